@@ -1,0 +1,41 @@
+# Two commands do all setup on a fresh machine: `make lab` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PYTEST_ARGS ?=
+
+.PHONY: lab test tour bench sandbox clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# Re-install whenever pyproject.toml changes.
+$(VENV)/.lab-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[lab]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null 2>&1 || true
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[lab,test]'
+	touch $@
+
+lab: $(VENV)/.lab-installed
+	$(BIN)/jupyter lab notebooks/01-tour.ipynb
+
+test: $(VENV)/.test-installed
+	bash scripts/ensure-chromium.sh
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+tour: $(VENV)/.test-installed
+	mkdir -p build
+	$(BIN)/jupyter nbconvert --to html --execute notebooks/01-tour.ipynb --output-dir build --output tour
+
+bench: $(VENV)/.test-installed
+	$(BIN)/python -m bench
+
+sandbox: $(VENV)/.lab-installed
+	$(BIN)/decoy-lab sandbox
+
+clean:
+	rm -rf build .pytest_cache
