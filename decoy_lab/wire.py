@@ -1,0 +1,248 @@
+"""The byte layouts of Decoy memory rows, declared once as data.
+
+One table per layout parses, builds and annotates (field names, offsets, lengths), so every
+other module names offsets through here and never slices bytes by hand:
+
+    vault           [0x01 version][0x01 mode][12-byte nonce][AES-256-GCM ciphertext][16-byte tag]
+    agent_envelope  [2-byte BE key length][RSA-OAEP-SHA256 wrapped key][12-byte IV][ciphertext][16-byte tag]
+    owner_envelope  [0x01][0x02] + agent_envelope
+
+All binary fields travel as standard padded base64 (spec: "All binary fields are standard
+padded base64"); `b64decode` refuses the url-safe alphabet, missing padding and whitespace.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from dataclasses import dataclass, field as dc_field
+from typing import Iterable
+
+from .errors import WireFormatError
+
+NONCE_LEN = 12
+TAG_LEN = 16
+KEY_LEN = 32
+VAULT_HEADER = b"\x01\x01"
+OWNER_HEADER = b"\x01\x02"
+
+KINDS = ("vault", "owner_envelope", "agent_envelope")
+
+_B64_RE = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+
+
+def b64encode(data: bytes) -> str:
+    """Standard padded base64, as every Decoy binary field is sent."""
+    return base64.b64encode(data).decode("ascii")
+
+
+def b64decode(text: str | bytes, *, field: str = "base64", kind: str | None = None) -> bytes:
+    """Strict standard padded base64. A wrong character, url-safe alphabet, missing padding or
+    whitespace is a WireFormatError that names the field and the character offset."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("ascii")
+        except UnicodeDecodeError as exc:
+            raise WireFormatError("base64 text is not ASCII", field=field, offset=exc.start, kind=kind) from None
+    if not isinstance(text, str):
+        raise WireFormatError(f"expected base64 text, got {type(text).__name__}", field=field, kind=kind)
+    for i, ch in enumerate(text):
+        if ch in "-_":
+            raise WireFormatError(f"url-safe base64 character {ch!r}; Decoy uses the standard alphabet (+ and /)",
+                                  field=field, offset=i, kind=kind)
+        if not (ch.isascii() and (ch.isalnum() or ch in "+/=")):
+            raise WireFormatError(f"character {ch!r} is not standard base64", field=field, offset=i, kind=kind)
+    eq = text.find("=")
+    if eq != -1 and (text[eq:] not in ("=", "==") or eq < len(text) - 2):
+        raise WireFormatError("padding '=' in the middle of base64 text", field=field, offset=eq, kind=kind)
+    if len(text) % 4:
+        raise WireFormatError(f"base64 text of {len(text)} characters is not padded to a multiple of 4",
+                              field=field, offset=len(text), kind=kind)
+    try:
+        out = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise WireFormatError(f"invalid base64: {exc}", field=field, offset=0, kind=kind) from None
+    if base64.b64encode(out).decode("ascii") != text:
+        # Non-zero bits in the padding: another encoder would not produce this text.
+        raise WireFormatError("base64 is not canonical (stray bits before the padding)", field=field,
+                              offset=max(0, len(text) - 3), kind=kind)
+    return out
+
+
+def kid(key: bytes) -> str:
+    """Key id: lowercase hex of the first 8 bytes of SHA-256(key)."""
+    return hashlib.sha256(key).digest()[:8].hex()
+
+
+@dataclass(frozen=True)
+class Field:
+    """One named run of bytes inside a layout."""
+
+    name: str
+    offset: int
+    length: int
+    value: bytes = dc_field(repr=False)
+    note: str = ""
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.length
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A parsed blob: its kind, its bytes and its fields in order."""
+
+    kind: str
+    data: bytes = dc_field(repr=False)
+    fields: tuple[Field, ...]
+
+    def __getitem__(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    def value(self, name: str) -> bytes:
+        return self[name].value
+
+    def to_dict(self) -> dict:
+        """JSON-friendly field table (values in hex), e.g. to export a parse."""
+        return {"kind": self.kind, "length": len(self.data),
+                "fields": [{"name": f.name, "offset": f.offset, "length": f.length,
+                            "hex": f.value.hex(), "note": f.note} for f in self.fields]}
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{f.name}[{f.offset}:{f.end}]" for f in self.fields)
+        return f"<Layout {self.kind} {len(self.data)} bytes: {parts}>"
+
+
+# The layouts as data: (name, fixed length or None for "the rest", constant or None, note).
+# "key_length" is the one length read from the data; "ciphertext" takes what the fixed fields leave.
+_ENVELOPE = (
+    ("key_length", 2, None, "big-endian length of wrapped_key"),
+    ("wrapped_key", "key_length", None, "RSA-OAEP-SHA256 encryption of the AES-256 key"),
+    ("iv", NONCE_LEN, None, "AES-GCM nonce"),
+    ("ciphertext", None, None, "AES-256-GCM ciphertext"),
+    ("tag", TAG_LEN, None, "AES-GCM authentication tag"),
+)
+SPECS: dict[str, tuple] = {
+    "vault": (
+        ("version", 1, b"\x01", "SealedBlob version 1"),
+        ("mode", 1, b"\x01", "mode 1 = VAULT (symmetric)"),
+        ("nonce", NONCE_LEN, None, "AES-GCM nonce"),
+        ("ciphertext", None, None, "AES-256-GCM ciphertext"),
+        ("tag", TAG_LEN, None, "AES-GCM authentication tag"),
+    ),
+    "owner_envelope": (
+        ("version", 1, b"\x01", "SealedBlob version 1"),
+        ("mode", 1, b"\x02", "mode 2 = ENVELOPE (to the owner's RSA key)"),
+    ) + _ENVELOPE,
+    "agent_envelope": _ENVELOPE,
+}
+
+
+def _as_bytes(data: bytes | bytearray | memoryview | str, kind: str | None) -> bytes:
+    if isinstance(data, str):
+        return b64decode(data, field="base64", kind=kind)
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    raise WireFormatError(f"expected bytes or base64 text, got {type(data).__name__}", kind=kind)
+
+
+def guess_kind(data: bytes) -> str:
+    """Tell the layout from the first bytes: 01 01 is a VAULT blob, 01 02 an owner envelope,
+    anything else is read as a headerless agent envelope."""
+    if data[:2] == VAULT_HEADER:
+        return "vault"
+    if data[:2] == OWNER_HEADER:
+        return "owner_envelope"
+    return "agent_envelope"
+
+
+def parse(data: bytes | str, kind: str | None = None) -> Layout:
+    """Split a blob into its named fields. Bytes or standard padded base64 text.
+
+    Any mismatch (truncation, wrong header, a key length that overruns) raises WireFormatError
+    naming the field and offset; no slice is ever taken past the end of the data.
+    """
+    raw = _as_bytes(data, kind)
+    if kind is None:
+        kind = guess_kind(raw)
+    if kind not in SPECS:
+        raise WireFormatError(f"unknown layout {kind!r}; known: {', '.join(KINDS)}")
+    spec = SPECS[kind]
+    fields: list[Field] = []
+    pos = 0
+    lengths: dict[str, int] = {}
+    for i, (name, length, const, note) in enumerate(spec):
+        if length is None:  # the variable part: everything but the fixed fields after it
+            rest = sum(int(l) for _, l, _, _ in spec[i + 1:])
+            length = len(raw) - pos - rest
+            if length < 0:
+                raise WireFormatError(f"truncated: {len(raw)} bytes leave no room for {name} and the "
+                                      f"{rest}-byte fields after it", field=name, offset=pos, kind=kind)
+        elif isinstance(length, str):
+            length = lengths[length]
+        if pos + length > len(raw):
+            what = "overruns the data" if name == "wrapped_key" else "is cut short"
+            raise WireFormatError(f"{name} needs {length} bytes at offset {pos} but only {len(raw) - pos} remain; "
+                                  f"the blob {what}", field=name, offset=pos, kind=kind)
+        value = raw[pos:pos + length]
+        if const is not None and value != const:
+            raise WireFormatError(f"{name} byte is 0x{value.hex()}, expected 0x{const.hex()} for {kind}",
+                                  field=name, offset=pos, kind=kind)
+        if name == "key_length":
+            lengths[name] = int.from_bytes(value, "big")
+            if lengths[name] == 0:
+                raise WireFormatError("key_length is 0: no wrapped key", field=name, offset=pos, kind=kind)
+            note = f"{note}: {lengths[name]}"
+        fields.append(Field(name, pos, length, value, note))
+        pos += length
+    # Everything after the variable field is fixed, so pos == len(raw) here by construction,
+    # except when the variable part is absent; check the ciphertext of an envelope is not negative.
+    if pos != len(raw):  # pragma: no cover - guarded by the arithmetic above
+        raise WireFormatError("trailing bytes after the tag", field="tag", offset=pos, kind=kind)
+    return Layout(kind, raw, tuple(fields))
+
+
+def build(kind: str, **values: bytes) -> bytes:
+    """Inverse of parse: join the named field values of `kind` (constants and key_length are
+    filled in when left out). `build(l.kind, **{f.name: f.value for f in l.fields}) == l.data`."""
+    if kind not in SPECS:
+        raise WireFormatError(f"unknown layout {kind!r}; known: {', '.join(KINDS)}")
+    out = bytearray()
+    for name, length, const, _ in SPECS[kind]:
+        if name == "key_length" and name not in values:
+            wk = values.get("wrapped_key", b"")
+            if not 0 < len(wk) < 65536:
+                raise WireFormatError(f"wrapped_key of {len(wk)} bytes cannot be framed", field="wrapped_key",
+                                      offset=len(out), kind=kind)
+            out += len(wk).to_bytes(2, "big")
+            continue
+        value = values.get(name, const)
+        if value is None:
+            raise WireFormatError(f"missing value for {name}", field=name, offset=len(out), kind=kind)
+        value = bytes(value)
+        if isinstance(length, int) and len(value) != length:
+            raise WireFormatError(f"{name} must be {length} bytes, got {len(value)}", field=name,
+                                  offset=len(out), kind=kind)
+        out += value
+    return bytes(out)
+
+
+def field_names(kind: str) -> list[str]:
+    return [name for name, *_ in SPECS[kind]]
+
+
+def describe(kinds: Iterable[str] = KINDS) -> str:
+    """The layouts as one line each, for help texts and notebooks."""
+    lines = []
+    for k in kinds:
+        parts = []
+        for name, length, const, _ in SPECS[k]:
+            size = "…" if length is None else (length if isinstance(length, int) else length)
+            parts.append(f"[{name}:{'0x' + const.hex() if const else size}]")
+        lines.append(f"{k}: {''.join(parts)}")
+    return "\n".join(lines)
