@@ -1,0 +1,403 @@
+"""The Map: a loaded vault as a networkx graph, and a readable matplotlib drawing of it.
+
+Pure functions. `build_graph` takes a Vault (anything with `.memories`, `.topics`, `.links`
+DataFrames) or those frames directly and returns a `TopicGraph` — a `networkx.DiGraph` with
+You (`"user"`) at the centre, one node per topic (`"topic:<id>"`) carrying its name, type and
+memory count, and one edge per relation row labelled with its relation type. `draw` places You
+in the middle and every topic on a ring by its distance from You, inside its parent's wedge,
+so nested topics sit behind the topic they belong to and labels never share a spoke.
+"""
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import networkx as nx
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+USER = "user"
+YOU = "You"
+USER_NAMES = frozenset({"default_user", "you", "user", "me"})
+
+ENTITY_TYPES = ("device", "document", "event", "goal", "hobby", "media", "organization", "person",
+                "pet", "place", "product", "project", "team", "trip", "")
+
+# One colour per entity type (colour-blind-friendly tab20 picks); "" (no type) is grey.
+TYPE_COLOURS: dict[str, str] = {
+    "device": "#1f77b4", "document": "#aec7e8", "event": "#ff7f0e", "goal": "#ffbb78",
+    "hobby": "#2ca02c", "media": "#98df8a", "organization": "#d62728", "person": "#ff9896",
+    "pet": "#9467bd", "place": "#c5b0d5", "product": "#8c564b", "project": "#e377c2",
+    "team": "#f7b6d2", "trip": "#17becf", "": "#bbbbbb",
+}
+USER_COLOUR = "#222222"
+RING_GAP = 1.35
+
+
+class TopicGraph(nx.DiGraph):
+    """A DiGraph that displays itself as the drawn map in IPython (`_repr_png_`)."""
+
+    def _repr_png_(self) -> bytes:
+        fig = draw(self)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+        return buf.getvalue()
+
+
+def topic_node(topic_id: str) -> str:
+    """The graph node for a topic id given as `topic:<id>` or a bare row id."""
+    text = str(topic_id)
+    return text if text.startswith("topic:") else f"topic:{text}"
+
+
+def shorten(label: str, width: int = 24) -> str:
+    """Cut a long label at a word boundary with an ellipsis, so the drawing stays readable."""
+    text = " ".join(str(label).split())
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    if space > width // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + "…"
+
+
+# ---------------------------------------------------------------------------------- building
+def _frames(source: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(memories, topics, links) from a Vault, a mapping of frames or a 3-tuple."""
+    if isinstance(source, Mapping):
+        parts = [source.get(k) for k in ("memories", "topics", "links")]
+    elif isinstance(source, tuple | list):
+        parts = list(source) + [None] * (3 - len(source))
+    else:
+        parts = [getattr(source, k, None) for k in ("memories", "topics", "links")]
+    return tuple(p if isinstance(p, pd.DataFrame) else pd.DataFrame() for p in parts[:3])  # type: ignore[return-value]
+
+
+def _get(row: Mapping[str, Any], *names: str, default: Any = None) -> Any:
+    """The first present, non-missing value among column spellings (frames may vary)."""
+    for n in names:
+        if n in row:
+            v = row[n]
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                continue
+            return v
+    return default
+
+
+def _as_list(value: Any) -> list:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return []
+    if isinstance(value, str):
+        return [value]
+    return list(value)
+
+
+def _endpoint(value: Any, name: Any, by_name: dict[str, str]) -> str | None:
+    """Resolve a relation end (an endpoint id, else a name) to a node; None when unknown."""
+    if value:
+        v = str(value)
+        if v == USER:
+            return USER
+        if v.startswith("topic:"):
+            return v
+        if v.startswith("account:"):
+            return v
+    if name is not None and str(name).strip().lower() in USER_NAMES:
+        return USER
+    if name:
+        return by_name.get(" ".join(str(name).lower().split()))
+    return None
+
+
+def build_graph(source: Any, *, topic: str | None = None, depth: int | None = None,
+                category: str | None = None) -> TopicGraph:
+    """The Map of a vault as a graph, optionally filtered.
+
+    `topic` (a name or `topic:<id>`) keeps that topic, the path from You to it and what is
+    nested under it; `depth` keeps topics at most that many hops from You; `category` keeps
+    the topics that hold a memory of that category and counts only those memories.
+    """
+    memories, topics, links = _frames(source)
+    G = TopicGraph()
+    G.add_node(USER, kind="user", name=YOU, label=YOU, type="", memories=0, color=USER_COLOUR)
+
+    alias: dict[str, str] = {}          # every copy's node -> the listed (oldest) node
+    by_name: dict[str, str] = {}
+    for row in topics.to_dict("records"):
+        node = topic_node(_get(row, "id", "topic_id"))
+        name = str(_get(row, "name", default=node))
+        ttype = str(_get(row, "type", "entity_type", default="") or "")
+        G.add_node(node, kind="topic", name=name, label=shorten(name), type=ttype,
+                   memories=0, color=TYPE_COLOURS.get(ttype, TYPE_COLOURS[""]), categories=set())
+        for copy in _as_list(_get(row, "ids")):
+            alias[topic_node(copy)] = node
+        by_name.setdefault(" ".join(name.lower().split()), node)
+
+    counted = False
+    for row in memories.to_dict("records"):
+        tid = _get(row, "topic_id")
+        if not tid:
+            continue
+        counted = True
+        node = alias.get(topic_node(tid), topic_node(tid))
+        if node not in G:  # a topic named only by a memory: its name from the memory, type unknown
+            name = str(_get(row, "topic", "entity_name", default=node))
+            G.add_node(node, kind="topic", name=name, label=shorten(name), type="", memories=0,
+                       color=TYPE_COLOURS[""], categories=set())
+            by_name.setdefault(" ".join(name.lower().split()), node)
+        cats = set(_as_list(_get(row, "categories")))
+        G.nodes[node]["categories"] |= cats
+        if category is None or category in cats:
+            G.nodes[node]["memories"] += 1
+    if not counted:  # no memory frame: fall back on the topic listing's own counts
+        for row in topics.to_dict("records"):
+            n = _get(row, "memories", default=0)
+            G.nodes[topic_node(_get(row, "id", "topic_id"))]["memories"] = n if isinstance(n, int) else len(_as_list(n))
+
+    for row in links.to_dict("records"):
+        ends = _as_list(_get(row, "endpoints"))
+        src = _endpoint(ends[0] if ends else _get(row, "from_id"), _get(row, "from", "source"), by_name)
+        dst = _endpoint(ends[1] if len(ends) > 1 else _get(row, "to_id"), _get(row, "to", "target"), by_name)
+        if not src or not dst or src == dst:
+            continue
+        src, dst = alias.get(src, src), alias.get(dst, dst)
+        for end, nm in ((src, _get(row, "from")), (dst, _get(row, "to"))):
+            if end not in G:
+                kind = "account" if end.startswith("account:") else "topic"
+                label = str(nm or end)
+                G.add_node(end, kind=kind, name=label, label=shorten(label), type="", memories=0,
+                           color=TYPE_COLOURS[""], categories=set())
+        rel = str(_get(row, "relation_type", "relationType", "relation", default="") or "")
+        G.add_edge(src, dst, relation=rel, label=shorten(rel, 20), id=_get(row, "id"))
+
+    # A topic with no relation you can see still belongs on the Map: hang it from You, unlabelled.
+    for node, data in list(G.nodes(data=True)):
+        if node != USER and G.in_degree(node) == 0:
+            G.add_edge(USER, node, relation="", label="", inferred=True)
+
+    _set_depths(G)
+    return _filter(G, topic=topic, depth=depth, category=category)
+
+
+def _set_depths(G: nx.DiGraph) -> None:
+    """`depth` = hops from You along relations; `parent` = the node it hangs from."""
+    dist = nx.single_source_shortest_path_length(G, USER)
+    for node in G:
+        G.nodes[node]["depth"] = dist.get(node, 1)
+        G.nodes[node]["parent"] = None
+    for node in G:
+        if node == USER:
+            continue
+        preds = sorted(G.predecessors(node), key=lambda p: (G.nodes[p]["depth"], str(p)))
+        preds = [p for p in preds if G.nodes[p]["depth"] < G.nodes[node]["depth"]] or preds
+        G.nodes[node]["parent"] = preds[0] if preds else USER
+
+
+def find_node(G: nx.DiGraph, name_or_id: str) -> str | None:
+    """The node for a topic given by `topic:<id>`, bare id, or name (normalized); None if absent."""
+    if name_or_id in G:
+        return name_or_id
+    if topic_node(name_or_id) in G:
+        return topic_node(name_or_id)
+    want = " ".join(str(name_or_id).strip().strip("\"'").lower().split())
+    for node, data in G.nodes(data=True):
+        if " ".join(str(data.get("name", "")).lower().split()) == want:
+            return node
+    return None
+
+
+def _filter(G: TopicGraph, *, topic: str | None, depth: int | None, category: str | None) -> TopicGraph:
+    keep = set(G)
+    if category is not None:
+        keep = {n for n in keep if n == USER or category in G.nodes[n].get("categories", set())}
+    if topic is not None:
+        node = find_node(G, topic)
+        if node is None:
+            raise KeyError(f"no topic named {topic!r} on the map")
+        tree = _children(G)
+        below = {node} | _descendants(tree, node)
+        path = set(nx.shortest_path(G, USER, node)) if nx.has_path(G, USER, node) else {USER, node}
+        keep &= below | path
+    if depth is not None:  # hops from You, or below the chosen topic when there is one
+        base = G.nodes[node]["depth"] if topic is not None else 0
+        keep = {n for n in keep if G.nodes[n]["depth"] <= base + depth}
+    keep.add(USER)
+    H = G.subgraph(keep).copy()
+    for node in H:  # a kept topic whose parent was filtered out hangs from You
+        if node != USER and H.nodes[node]["parent"] not in H:
+            H.nodes[node]["parent"] = USER
+    return H
+
+
+def _children(G: nx.DiGraph) -> dict[str, list[str]]:
+    tree: dict[str, list[str]] = {n: [] for n in G}
+    for node, data in G.nodes(data=True):
+        if node != USER and data.get("parent") in tree:
+            tree[data["parent"]].append(node)
+    for kids in tree.values():
+        kids.sort(key=lambda n: (str(G.nodes[n].get("name", "")).lower(), n))
+    return tree
+
+
+def _descendants(tree: dict[str, list[str]], node: str) -> set[str]:
+    out: set[str] = set()
+    stack = list(tree.get(node, []))
+    while stack:
+        n = stack.pop()
+        if n not in out:
+            out.add(n)
+            stack.extend(tree.get(n, []))
+    return out
+
+
+def memories_of(source: Any, G: nx.DiGraph, node: str) -> pd.DataFrame:
+    """The memories filed under one map node (topic copies included); You → memories with no topic."""
+    memories, topics, _ = _frames(source)
+    if memories.empty or "topic_id" not in memories:
+        return memories
+    if node == USER:
+        return memories[memories["topic_id"].isna() | (memories["topic_id"] == "")]
+    ids = {node}
+    for row in topics.to_dict("records"):
+        if topic_node(_get(row, "id", "topic_id")) == node:
+            ids |= {topic_node(i) for i in _as_list(_get(row, "ids"))}
+    nodes = memories["topic_id"].map(lambda t: topic_node(t) if isinstance(t, str) and t else None)
+    return memories[nodes.isin(ids)]
+
+
+# ----------------------------------------------------------------------------------- drawing
+def radial_layout(G: nx.DiGraph) -> dict[str, tuple[float, float]]:
+    """You at (0, 0); each topic on the ring of its depth, inside its parent's angular wedge.
+
+    A wedge is proportional to the number of leaves below it, so siblings spread evenly and a
+    nested topic sits just outside the topic it belongs to.
+    """
+    tree = _children(G)
+    leaves: dict[str, int] = {}
+
+    def count(n: str) -> int:
+        leaves[n] = max(1, sum(count(c) for c in tree[n]))
+        return leaves[n]
+
+    count(USER)
+    pos: dict[str, tuple[float, float]] = {USER: (0.0, 0.0)}
+    first = max(1.0, len(tree[USER]) / 25)
+
+    def radius(ring: int) -> float:  # rings far enough apart for a shortened label between them
+        return first + RING_GAP * (ring - 1)
+
+    def place(n: str, lo: float, hi: float, ring: int) -> None:
+        start = lo
+        for c in tree[n]:
+            span = (hi - lo) * leaves[c] / leaves[n]
+            mid = start + span / 2
+            pos[c] = (radius(ring) * math.cos(mid), radius(ring) * math.sin(mid))
+            place(c, start, start + span, ring + 1)
+            start += span
+
+    place(USER, math.pi / 2, math.pi / 2 + 2 * math.pi, 1)
+    for n in G:  # anything unreachable (should not happen) goes on an outer ring
+        pos.setdefault(n, (0.0, -radius(max((d for _, d in G.nodes(data="depth")), default=1) + 1)))
+    return pos
+
+
+def _size(count: int, many: bool) -> float:
+    base, step = (90, 70) if many else (260, 140)
+    return base + step * math.sqrt(max(0, count))
+
+
+def draw(G: nx.DiGraph, *, highlight: str | Iterable[str] | None = None, ax: Any = None,
+         title: str | None = None, label_width: int = 24) -> Figure:
+    """Draw the map and return its Figure (never shows it; never touches pyplot state).
+
+    Topics are coloured by type and sized by memory count; relation types label the edges;
+    labels are shortened and written along each spoke, so 50 topics stay legible.
+    `highlight` (node ids or names) rings those topics and fades the rest.
+    """
+    if ax is None:
+        n = G.number_of_nodes()
+        side = 7 if n <= 12 else 9 if n <= 30 else 11
+        fig = Figure(figsize=(side, side))
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    marked = _highlighted(G, highlight)
+    pos = radial_layout(G)
+    many = G.number_of_nodes() > 24
+
+    for u, v, data in G.edges(data=True):
+        (x1, y1), (x2, y2) = pos[u], pos[v]
+        faded = bool(marked) and not ({u, v} & marked)
+        ax.plot([x1, x2], [y1, y2], color="#999999", lw=1.0, alpha=0.25 if faded else 0.8,
+                ls=":" if data.get("inferred") else "-", zorder=1)
+        label = data.get("label") or ""
+        if label and not (faded and many):
+            t = 0.55
+            mx, my = x1 + (x2 - x1) * t, y1 + (y2 - y1) * t
+            ang = math.degrees(math.atan2(y2 - y1, x2 - x1))
+            if ang > 90 or ang < -90:
+                ang += 180
+            ax.text(mx, my, label, fontsize=6 if many else 7, color="#555555", rotation=ang,
+                    rotation_mode="anchor", ha="center", va="bottom", zorder=2,
+                    alpha=0.4 if faded else 1.0)
+
+    for node, data in G.nodes(data=True):
+        x, y = pos[node]
+        is_user = node == USER
+        faded = bool(marked) and node not in marked and not is_user
+        ax.scatter([x], [y], s=900 if is_user else _size(int(data.get("memories") or 0), many),
+                   c=data.get("color", TYPE_COLOURS[""]), alpha=0.3 if faded else 1.0,
+                   edgecolors="#d4a017" if node in marked else "white",
+                   linewidths=3.0 if node in marked else 1.0, zorder=3)
+        if is_user:
+            ax.text(x, y, YOU, color="white", fontsize=10, fontweight="bold", ha="center",
+                    va="center", zorder=4)
+            continue
+        text = shorten(str(data.get("name", node)), label_width if not many else min(label_width, 20))
+        count = int(data.get("memories") or 0)
+        if count:
+            text += f" ({count})"
+        ang = math.atan2(y, x)
+        deg = math.degrees(ang)
+        left = math.cos(ang) < 0
+        off = 0.12
+        ax.text(x + off * math.cos(ang), y + off * math.sin(ang), text,
+                fontsize=7 if many else 9, ha="right" if left else "left", va="center",
+                rotation=deg + 180 if left else deg, rotation_mode="anchor",
+                fontweight="bold" if node in marked else "normal",
+                alpha=0.45 if faded else 1.0, zorder=4)
+
+    lim = max(math.hypot(x, y) for x, y in pos.values()) + 1.5
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-lim, lim)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    _legend(ax, G)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def _highlighted(G: nx.DiGraph, highlight: str | Iterable[str] | None) -> set[str]:
+    if highlight is None:
+        return set()
+    items = [highlight] if isinstance(highlight, str) else list(highlight)
+    found = {find_node(G, h) for h in items}
+    return {n for n in found if n is not None}
+
+
+def _legend(ax: Any, G: nx.DiGraph) -> None:
+    from matplotlib.lines import Line2D
+
+    types = sorted({d.get("type", "") for n, d in G.nodes(data=True) if n != USER})
+    if not types:
+        return
+    handles = [Line2D([], [], marker="o", ls="", markersize=8, color=TYPE_COLOURS.get(t, TYPE_COLOURS[""]),
+                      label=t or "(no type)") for t in types]
+    ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=False, title="topic type",
+              title_fontsize=8)

@@ -1,0 +1,42 @@
+"""Shared fixtures (kept small)."""
+from __future__ import annotations
+
+import uuid
+
+import pandas as pd
+import pytest
+
+
+def make_frames(n_topics: int = 4, *, nested: int = 1, memories_per_topic: int = 2, seed: int = 7) -> dict:
+    """Hand-made Vault frames in the shape frames.py serves: topics hang from You, the last
+    `nested` topics hang from the first one; each topic holds memories; one memory about You."""
+    rnd = uuid.UUID(int=seed)
+    topics, links, memories = [], [], []
+    types = ["trip", "product", "project", "hobby", "", "person"]
+    cats = ["travel", "sports", "food", "music"]
+    for i in range(n_topics):
+        tid = f"topic:{uuid.UUID(int=rnd.int + i + 1)}"
+        name = f"Topic {i} " + "with a rather long name " * (i % 3 == 2)
+        topics.append({"id": tid, "name": name.strip(), "type": types[i % len(types)],
+                       "memories": memories_per_topic, "ids": [tid]})
+        parent = topics[0] if 0 < n_topics - nested <= i and i > 0 else None
+        if parent is None:
+            ends, frm, rel = ["user", tid], "default_user", "is planning"
+        else:
+            ends, frm, rel = [parent["id"], tid], parent["name"], "includes"
+        links.append({"id": str(uuid.uuid4()), "from": frm, "to": name.strip(), "relation_type": rel,
+                      "endpoints": ends})
+        for j in range(memories_per_topic):
+            memories.append({"id": str(uuid.uuid4()), "text": f"memory {j} of topic {i}", "topic": name.strip(),
+                             "topic_id": tid, "about": [tid], "categories": [cats[(i + j) % len(cats)]],
+                             "rev": 1, "kid": "00" * 8, "via": "self", "mine": j % 2 == 0,
+                             "author_kind": "agent"})
+    memories.append({"id": str(uuid.uuid4()), "text": "Prefers short answers.", "topic": None, "topic_id": None,
+                     "about": ["user"], "categories": ["user_preferences"], "rev": 1, "kid": "11" * 8,
+                     "via": "self", "mine": True, "author_kind": "agent"})
+    return {"memories": pd.DataFrame(memories), "topics": pd.DataFrame(topics), "links": pd.DataFrame(links)}
+
+
+@pytest.fixture
+def frames() -> dict:
+    return make_frames()
