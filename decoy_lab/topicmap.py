@@ -82,14 +82,19 @@ def _get(row: Mapping[str, Any], *names: str, default: Any = None) -> Any:
     for n in names:
         if n in row:
             v = row[n]
-            if v is None or (isinstance(v, float) and math.isnan(v)):
+            if _missing(v):
                 continue
             return v
     return default
 
 
+def _missing(value: Any) -> bool:
+    """None, NaN or pandas' NA (typed frames use NA for absent strings and numbers)."""
+    return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
+
+
 def _as_list(value: Any) -> list:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if _missing(value):
         return []
     if isinstance(value, str):
         return [value]

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import uuid
 
-import pandas as pd
 import pytest
+
+from decoy_lab.frames import LINK_COLUMNS, MEMORY_COLUMNS, TOPIC_COLUMNS, typed_frame
 
 
 def make_frames(n_topics: int = 4, *, nested: int = 1, memories_per_topic: int = 2, seed: int = 7) -> dict:
@@ -34,7 +35,12 @@ def make_frames(n_topics: int = 4, *, nested: int = 1, memories_per_topic: int =
     memories.append({"id": str(uuid.uuid4()), "text": "Prefers short answers.", "topic": None, "topic_id": None,
                      "about": ["user"], "categories": ["user_preferences"], "rev": 1, "kid": "11" * 8,
                      "via": "self", "mine": True, "author_kind": "agent"})
-    return {"memories": pd.DataFrame(memories), "topics": pd.DataFrame(topics), "links": pd.DataFrame(links)}
+    for t in topics:
+        t["memory_ids"] = [m["id"] for m in memories if m["topic_id"] == t["id"]]
+    for link in links:
+        link["from_id"], link["to_id"] = link["endpoints"]
+    return {"memories": typed_frame(memories, MEMORY_COLUMNS), "topics": typed_frame(topics, TOPIC_COLUMNS),
+            "links": typed_frame(links, LINK_COLUMNS)}
 
 
 @pytest.fixture
