@@ -19,6 +19,8 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .memory import normalize_topic_name
+
 USER = "user"
 YOU = "You"
 USER_NAMES = frozenset({"default_user", "you", "user", "me"})
@@ -208,9 +210,9 @@ def find_node(G: nx.DiGraph, name_or_id: str) -> str | None:
         return name_or_id
     if topic_node(name_or_id) in G:
         return topic_node(name_or_id)
-    want = " ".join(str(name_or_id).strip().strip("\"'").lower().split())
+    want = normalize_topic_name(str(name_or_id))
     for node, data in G.nodes(data=True):
-        if " ".join(str(data.get("name", "")).lower().split()) == want:
+        if node != USER and normalize_topic_name(str(data.get("name", ""))) == want:
             return node
     return None
 
@@ -272,6 +274,28 @@ def memories_of(source: Any, G: nx.DiGraph, node: str) -> pd.DataFrame:
             ids |= {topic_node(i) for i in _as_list(_get(row, "ids"))}
     nodes = memories["topic_id"].map(lambda t: topic_node(t) if isinstance(t, str) and t else None)
     return memories[nodes.isin(ids)]
+
+
+def select_memories(source: Any, *, topic: str | None = None, category: str | None = None,
+                    search: str | None = None, mine: bool = False) -> pd.DataFrame:
+    """The memories frame filtered as the table and the map filter it (one rule for both):
+    `topic` by name or id (copies included; "You" = no topic), `category`, `search` (case-
+    insensitive text match), `mine` (this connection wrote it)."""
+    memories, _, _ = _frames(source)
+    out = memories
+    if topic is not None:
+        G = build_graph(source)
+        node = USER if str(topic).strip().lower() in USER_NAMES else find_node(G, topic)
+        if node is None:
+            raise KeyError(f"no topic named {topic!r}")
+        out = memories_of(source, G, node)
+    if category is not None and "categories" in out:
+        out = out[out["categories"].map(lambda c: category in _as_list(c))]
+    if search:
+        out = out[out["text"].fillna("").str.contains(search, case=False, regex=False)]
+    if mine and "mine" in out:
+        out = out[out["mine"].fillna(False).astype(bool)]
+    return out
 
 
 # ----------------------------------------------------------------------------------- drawing

@@ -1,0 +1,80 @@
+"""Small display helpers shared by the widgets and magics: one Trace step as HTML (through
+hexdump.py, so secrets show as fingerprints unless revealed), status marks, and a progress
+bar for slow calls. Nothing here prints.
+"""
+from __future__ import annotations
+
+import html
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+
+T = TypeVar("T")
+
+OK_COLOUR, BAD_COLOUR, PENDING_COLOUR = "#1a7f37", "#cf222e", "#9a6700"
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def status_mark(ok: bool | None) -> str:
+    colour = OK_COLOUR if ok else BAD_COLOUR if ok is False else PENDING_COLOUR
+    mark = "✓" if ok else "✗" if ok is False else "…"
+    return f'<span style="color:{colour};font-weight:bold">{mark}</span>'
+
+
+def step_html(step: Any, index: int | None = None, *, reveal: bool = False) -> str:
+    """One Trace step, for the stepper: ✓/✗ and its name, then the reason it failed, its inputs
+    and output (hexdump's wording: secrets as fingerprints unless `reveal`) and its bytes as
+    an annotated, coloured dump."""
+    from . import hexdump
+
+    head = f"{index + 1}. " if index is not None else ""
+    parts = [f'<div class="decoy-step" style="font-family:system-ui,sans-serif;font-size:13px">'
+             f'<h4 style="margin:4px 0">{status_mark(step.ok)} {head}{esc(step.name)}</h4>']
+    for label, text in hexdump._step_lines(step, reveal):
+        if label == "reason":
+            parts.append(f'<div class="decoy-reason" style="border-left:4px solid {BAD_COLOUR};padding:4px 8px;'
+                         f'background:#ffebe9;margin:4px 0"><b>Why it failed:</b> {esc(text)}</div>')
+        else:
+            parts.append(f'<div style="margin:2px 0"><b style="display:inline-block;width:4.5em">{esc(label)}</b>'
+                         f'<code style="word-break:break-all">{esc(text)}</code></div>')
+    args = hexdump._step_dump_args(step, reveal)
+    if args is not None:
+        data, fields, secret = args
+        parts.append(hexdump.dump_html(data, fields, reveal=reveal, secret=secret))
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def with_progress(fn: Callable[[], T], desc: str, *, after: float = 1.0, poll: float = 0.1) -> T:
+    """Run `fn` in a worker thread; show a `tqdm.auto` bar if it takes longer than `after` s.
+
+    The bar is made in the calling thread, so in a notebook it lands in the running cell.
+    """
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name=f"decoy:{desc}", daemon=True)
+    worker.start()
+    worker.join(after)
+    if worker.is_alive():
+        from tqdm.auto import tqdm
+
+        start = time.monotonic()
+        with tqdm(desc=desc, total=None, unit="s", bar_format="{desc}: {elapsed}") as bar:
+            while worker.is_alive():
+                worker.join(poll)
+                bar.n = round(time.monotonic() - start, 1)
+                bar.refresh()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

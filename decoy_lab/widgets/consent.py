@@ -1,0 +1,88 @@
+"""Consent card: what this connection asked for, what the owner granted, what it holds now.
+
+Three columns a user can compare at a glance, so a narrowed approval or a grant that has since
+expired is visible, not a surprise at the next 403.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as W
+import pandas as pd
+
+from ..display import esc
+
+
+def rows_html(rows: Any) -> str:
+    """Permission rows (RFC 9396 dicts), an Access, or a DataFrame, as a compact HTML list."""
+    if rows is None:
+        return "<i>unknown</i>"
+    frame = _frame_of(rows)
+    if frame is not None:
+        if frame.empty:
+            return "<i>nothing</i>"
+        return frame.to_html(index=False, border=0, na_rep="", classes="decoy-consent-table")
+    items = list(rows) if isinstance(rows, (list, tuple)) else [rows]
+    if not items:
+        return "<i>nothing</i>"
+    lines = []
+    for row in items:
+        if isinstance(row, dict):
+            perms = row.get("permissions") or row.get("permission") or []
+            perms = [perms] if isinstance(perms, str) else list(perms)
+            sel = {k: v for k, v in row.items() if k not in ("permissions", "permission", "type")}
+            where = "; ".join(f"{k}: {', '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+                              for k, v in sel.items() if v not in (None, [], ""))
+            lines.append(f"<li><b>{esc(', '.join(perms))}</b>{' — ' + esc(where) if where else ''}</li>")
+        else:
+            lines.append(f"<li>{esc(row)}</li>")
+    return f"<ul style='margin:2px 0;padding-left:18px'>{''.join(lines)}</ul>"
+
+
+def _frame_of(value: Any) -> pd.DataFrame | None:
+    if isinstance(value, pd.DataFrame):
+        return value
+    for name in ("frame", "permissions", "table", "df"):
+        got = getattr(value, name, None)
+        if isinstance(got, pd.DataFrame):
+            return got
+    return None
+
+
+def summary_of(value: Any) -> str:
+    """The Access's plain one-line summary, when it has one."""
+    for name in ("summary", "text", "plain"):
+        got = getattr(value, name, None)
+        if isinstance(got, str) and got:
+            return got
+    return ""
+
+
+class ConsentCard(W.HTML):
+    """Asked · granted · held now, side by side (an HTML widget, so it renders anywhere)."""
+
+    def __init__(self, *, asked: Any = None, granted: Any = None, held: Any = None, name: str = ""):
+        super().__init__(self.render(asked=asked, granted=granted, held=held, name=name))
+        self.add_class("decoy-consent")
+
+    @classmethod
+    def for_connection(cls, conn: Any, *, asked: Any = None) -> "ConsentCard":
+        """Build the card from a Connection: its pairing ask, its first grant and `access()` now."""
+        held = conn.access()
+        return cls(asked=asked if asked is not None else getattr(conn, "asked", None),
+                   granted=getattr(conn, "granted", None), held=held, name=getattr(conn, "name", "") or "")
+
+    @staticmethod
+    def render(*, asked: Any, granted: Any, held: Any, name: str = "") -> str:
+        line = summary_of(held)
+        cell = "vertical-align:top;padding:6px 10px;border:1px solid #d0d7de;min-width:180px"
+        head = "background:#f6f8fa;padding:4px 10px;border:1px solid #d0d7de;text-align:left"
+        title = f"Consent — {esc(name)}" if name else "Consent"
+        return (
+            f'<div class="decoy-consent-card" style="font-family:sans-serif;margin:6px 0">'
+            f'<div style="font-weight:bold;margin-bottom:4px">{title}</div>'
+            + (f'<div style="margin-bottom:4px">{esc(line)}</div>' if line else "")
+            + f'<table style="border-collapse:collapse"><tr><th style="{head}">Asked</th>'
+            f'<th style="{head}">Granted by the owner</th><th style="{head}">Held now</th></tr>'
+            f'<tr><td style="{cell}">{rows_html(asked)}</td><td style="{cell}">{rows_html(granted)}</td>'
+            f'<td style="{cell}">{rows_html(held)}</td></tr></table></div>')
