@@ -1,0 +1,398 @@
+"""The memory side of the sandbox database: its tables and the queries over them.
+
+Tables (created by db.Store with `db.SCHEMA + memstore.SCHEMA`):
+
+- `memories`      one row per memory / topic / link: the ciphertext, the owner wrap, the key id
+                  and revision, and who wrote it (a connection, or the owner).
+- `memory_wraps`  one wrap of a memory key per recipient token, with the `via` reasons it was
+                  admitted for and the fingerprint of the recipient key it was made for (a wrap
+                  for a key the connection has since replaced is never served).
+- `memory_asks`   per token: when a read last asked the owner's phone again after `failed`.
+- `memory_share`  per token: when the owner's phone last reported it finished sharing.
+- `change_log`    the sync feed (ids only) with the prune floor in `sync_meta`.
+- `spaces`, `space_wraps`, `space_rows`: legacy space storage.
+
+Every function takes an open sqlite3 connection inside `store.tx()`; nothing here commits.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Iterable
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    id TEXT PRIMARY KEY,
+    kid TEXT NOT NULL,
+    rev INTEGER NOT NULL,
+    ciphertext TEXT NOT NULL,
+    owner_wrap TEXT NOT NULL,
+    author_kind TEXT NOT NULL,
+    author_token TEXT,
+    author_connection TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    key_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS memory_wraps (
+    memory_id TEXT NOT NULL,
+    token_id TEXT NOT NULL,
+    key_fp TEXT NOT NULL,
+    kid TEXT NOT NULL,
+    wrapped_key TEXT NOT NULL,
+    via TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (memory_id, token_id)
+);
+CREATE INDEX IF NOT EXISTS memory_wraps_token ON memory_wraps(token_id);
+CREATE TABLE IF NOT EXISTS memory_asks (
+    token_id TEXT PRIMARY KEY,
+    asked_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS memory_share (
+    token_id TEXT PRIMARY KEY,
+    completed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS change_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    bucket TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    op TEXT NOT NULL,
+    space_id TEXT,
+    holders TEXT,
+    at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sync_meta (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    floor INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS spaces (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    account_id TEXT,
+    skid TEXT NOT NULL,
+    owner_wrap TEXT NOT NULL,
+    created_by TEXT,
+    created_at REAL NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS spaces_kind_account ON spaces(kind, IFNULL(account_id, ''));
+CREATE TABLE IF NOT EXISTS space_wraps (
+    space_id TEXT NOT NULL,
+    token_id TEXT NOT NULL,
+    key_fp TEXT NOT NULL,
+    wrapped_key TEXT NOT NULL,
+    PRIMARY KEY (space_id, token_id)
+);
+CREATE TABLE IF NOT EXISTS space_rows (
+    id TEXT PRIMARY KEY,
+    space_id TEXT NOT NULL,
+    skid TEXT NOT NULL,
+    ciphertext TEXT NOT NULL,
+    rev INTEGER NOT NULL,
+    author_kind TEXT NOT NULL,
+    author_token TEXT,
+    owner_edited INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+"""
+
+
+def key_fp(public_key_b64: str | None) -> str:
+    """Which recipient key a wrap was made for: SHA-256 prefix of the base64 SPKI text."""
+    return hashlib.sha256((public_key_b64 or "").encode("ascii")).hexdigest()[:16]
+
+
+def iso(ts: float | None) -> str | None:
+    """Epoch seconds → RFC 3339 UTC with milliseconds, as the API serves timestamps."""
+    if ts is None:
+        return None
+    d = datetime.fromtimestamp(ts, timezone.utc)
+    return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
+
+
+# ── memories ────────────────────────────────────────────────────────────────────────────────
+
+@dataclass
+class MemoryRow:
+    """One stored memory row exactly as the server holds it (it never holds plaintext)."""
+
+    id: str
+    kid: str
+    rev: int
+    ciphertext: str
+    owner_wrap: str
+    author_kind: str
+    author_token: str | None
+    author_connection: str | None
+    created_at: float
+    updated_at: float
+    key_at: float
+
+
+@dataclass
+class Wrap:
+    """One wrap of a memory key to one recipient token."""
+
+    memory_id: str
+    token_id: str
+    key_fp: str
+    kid: str
+    wrapped_key: str
+    via: list[str] = field(default_factory=list)
+    created_at: float = 0.0
+
+
+_MEM_COLS = "id, kid, rev, ciphertext, owner_wrap, author_kind, author_token, author_connection, created_at, updated_at, key_at"
+
+
+def get_memory(con: sqlite3.Connection, memory_id: str) -> MemoryRow | None:
+    r = con.execute(f"SELECT {_MEM_COLS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return MemoryRow(*r) if r else None
+
+
+def all_memories(con: sqlite3.Connection) -> list[MemoryRow]:
+    """Every memory row, oldest first (ties by id so the order repeats)."""
+    return [MemoryRow(*r) for r in con.execute(f"SELECT {_MEM_COLS} FROM memories ORDER BY created_at, id")]
+
+
+def insert_memory(con: sqlite3.Connection, row: MemoryRow) -> None:
+    con.execute(f"INSERT INTO memories ({_MEM_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (row.id, row.kid, row.rev, row.ciphertext, row.owner_wrap, row.author_kind, row.author_token,
+                 row.author_connection, row.created_at, row.updated_at, row.key_at))
+
+
+def update_memory(con: sqlite3.Connection, memory_id: str, *, ciphertext: str, rev: int, now: float,
+                  kid: str | None = None, owner_wrap: str | None = None) -> None:
+    """A new revision; with `kid` and `owner_wrap` a new key (key_at moves too)."""
+    if kid is not None:
+        con.execute("UPDATE memories SET ciphertext=?, rev=?, updated_at=?, kid=?, owner_wrap=?, key_at=? WHERE id=?",
+                    (ciphertext, rev, now, kid, owner_wrap, now, memory_id))
+    else:
+        con.execute("UPDATE memories SET ciphertext=?, rev=?, updated_at=? WHERE id=?",
+                    (ciphertext, rev, now, memory_id))
+
+
+def delete_memory(con: sqlite3.Connection, memory_id: str) -> None:
+    con.execute("DELETE FROM memory_wraps WHERE memory_id = ?", (memory_id,))
+    con.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+
+
+def _wrap(r: tuple) -> Wrap:
+    return Wrap(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6])
+
+
+_WRAP_COLS = "memory_id, token_id, key_fp, kid, wrapped_key, via, created_at"
+
+
+def wraps_of(con: sqlite3.Connection, memory_id: str) -> list[Wrap]:
+    return [_wrap(r) for r in con.execute(
+        f"SELECT {_WRAP_COLS} FROM memory_wraps WHERE memory_id = ? ORDER BY created_at, token_id", (memory_id,))]
+
+
+def wraps_for_token(con: sqlite3.Connection, token_id: str) -> dict[str, Wrap]:
+    """memory id → this token's wrap (one query for a whole read)."""
+    return {r[0]: _wrap(r) for r in con.execute(
+        f"SELECT {_WRAP_COLS} FROM memory_wraps WHERE token_id = ?", (token_id,))}
+
+
+def all_wraps(con: sqlite3.Connection) -> dict[str, list[Wrap]]:
+    out: dict[str, list[Wrap]] = {}
+    for r in con.execute(f"SELECT {_WRAP_COLS} FROM memory_wraps ORDER BY created_at, token_id"):
+        out.setdefault(r[0], []).append(_wrap(r))
+    return out
+
+
+def get_wrap(con: sqlite3.Connection, memory_id: str, token_id: str) -> Wrap | None:
+    r = con.execute(f"SELECT {_WRAP_COLS} FROM memory_wraps WHERE memory_id = ? AND token_id = ?",
+                    (memory_id, token_id)).fetchone()
+    return _wrap(r) if r else None
+
+
+def put_wrap(con: sqlite3.Connection, w: Wrap) -> None:
+    """Insert or replace the wrap of `w.memory_id` for `w.token_id`."""
+    con.execute(f"INSERT OR REPLACE INTO memory_wraps ({_WRAP_COLS}) VALUES (?,?,?,?,?,?,?)",
+                (w.memory_id, w.token_id, w.key_fp, w.kid, w.wrapped_key, json.dumps(list(w.via)), w.created_at))
+
+
+def set_wrap_via(con: sqlite3.Connection, memory_id: str, token_id: str, via: Iterable[str]) -> None:
+    con.execute("UPDATE memory_wraps SET via = ? WHERE memory_id = ? AND token_id = ?",
+                (json.dumps(list(via)), memory_id, token_id))
+
+
+def delete_wraps(con: sqlite3.Connection, memory_id: str) -> None:
+    con.execute("DELETE FROM memory_wraps WHERE memory_id = ?", (memory_id,))
+
+
+# ── owner-phone bookkeeping ─────────────────────────────────────────────────────────────────
+
+def last_read_ask(con: sqlite3.Connection, token_id: str) -> float | None:
+    r = con.execute("SELECT asked_at FROM memory_asks WHERE token_id = ?", (token_id,)).fetchone()
+    return r[0] if r else None
+
+
+def record_read_ask(con: sqlite3.Connection, token_id: str, now: float) -> None:
+    con.execute("INSERT OR REPLACE INTO memory_asks (token_id, asked_at) VALUES (?, ?)", (token_id, now))
+
+
+def shared_complete_at(con: sqlite3.Connection, token_id: str) -> float | None:
+    r = con.execute("SELECT completed_at FROM memory_share WHERE token_id = ?", (token_id,)).fetchone()
+    return r[0] if r else None
+
+
+def set_shared_complete(con: sqlite3.Connection, token_id: str, now: float) -> None:
+    con.execute("INSERT OR REPLACE INTO memory_share (token_id, completed_at) VALUES (?, ?)", (token_id, now))
+
+
+def connection_key_time(con: sqlite3.Connection, token_id: str) -> float | None:
+    """When the token's current public key came to be (key_changed_at, else created_at).
+
+    Reads S1's `connections` table through its contract columns only.
+    """
+    try:
+        r = con.execute("SELECT key_changed_at, created_at FROM connections WHERE token_id = ?",
+                        (token_id,)).fetchone()
+    except sqlite3.OperationalError:
+        return None
+    if not r:
+        return None
+    return r[0] if r[0] is not None else r[1]
+
+
+# ── sync change log ─────────────────────────────────────────────────────────────────────────
+
+@dataclass
+class Change:
+    seq: int
+    bucket: str
+    item_id: str
+    op: str
+    space_id: str | None
+    holders: list[str] | None
+    at: float
+
+
+def log_change(con: sqlite3.Connection, bucket: str, item_id: str, op: str, now: float, *,
+               space_id: str | None = None, holders: Iterable[str] | None = None) -> int:
+    """Append one change (op: created / updated / destroyed); `holders` keeps who may hear of a
+    destroyed id (the tombstone's former holders)."""
+    cur = con.execute("INSERT INTO change_log (bucket, item_id, op, space_id, holders, at) VALUES (?,?,?,?,?,?)",
+                      (bucket, item_id, op, space_id, json.dumps(sorted(set(holders))) if holders is not None else None,
+                       now))
+    return int(cur.lastrowid)
+
+
+def changes_after(con: sqlite3.Connection, cursor: int, limit: int) -> list[Change]:
+    return [Change(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None, r[6]) for r in con.execute(
+        "SELECT seq, bucket, item_id, op, space_id, holders, at FROM change_log WHERE seq > ? ORDER BY seq LIMIT ?",
+        (cursor, limit))]
+
+
+def head(con: sqlite3.Connection) -> int:
+    r = con.execute("SELECT MAX(seq) FROM change_log").fetchone()
+    return int(r[0] or 0)
+
+
+def prune_floor(con: sqlite3.Connection) -> int:
+    r = con.execute("SELECT floor FROM sync_meta WHERE id = 1").fetchone()
+    return int(r[0]) if r else 0
+
+
+def prune(con: sqlite3.Connection, floor: int | None = None) -> int:
+    """Move the prune floor (default: the current head) and drop the log entries at or below it.
+    A cursor below the floor then answers 410. Returns the new floor."""
+    floor = head(con) if floor is None else int(floor)
+    con.execute("INSERT OR REPLACE INTO sync_meta (id, floor) VALUES (1, ?)", (floor,))
+    con.execute("DELETE FROM change_log WHERE seq <= ?", (floor,))
+    return floor
+
+
+# ── legacy spaces ───────────────────────────────────────────────────────────────────────────
+
+@dataclass
+class Space:
+    id: str
+    kind: str
+    account_id: str | None
+    skid: str
+    owner_wrap: str
+    created_by: str | None
+    created_at: float
+
+
+@dataclass
+class SpaceRow:
+    id: str
+    space_id: str
+    skid: str
+    ciphertext: str
+    rev: int
+    author_kind: str
+    author_token: str | None
+    owner_edited: int
+    created_at: float
+    updated_at: float
+
+
+_SPACE_COLS = "id, kind, account_id, skid, owner_wrap, created_by, created_at"
+_SROW_COLS = "id, space_id, skid, ciphertext, rev, author_kind, author_token, owner_edited, created_at, updated_at"
+
+
+def all_spaces(con: sqlite3.Connection) -> list[Space]:
+    return [Space(*r) for r in con.execute(f"SELECT {_SPACE_COLS} FROM spaces ORDER BY created_at, id")]
+
+
+def get_space(con: sqlite3.Connection, space_id: str) -> Space | None:
+    r = con.execute(f"SELECT {_SPACE_COLS} FROM spaces WHERE id = ?", (space_id,)).fetchone()
+    return Space(*r) if r else None
+
+
+def find_space(con: sqlite3.Connection, kind: str, account_id: str | None) -> Space | None:
+    r = con.execute(f"SELECT {_SPACE_COLS} FROM spaces WHERE kind = ? AND IFNULL(account_id, '') = ?",
+                    (kind, account_id or "")).fetchone()
+    return Space(*r) if r else None
+
+
+def insert_space(con: sqlite3.Connection, s: Space) -> None:
+    con.execute(f"INSERT INTO spaces ({_SPACE_COLS}) VALUES (?,?,?,?,?,?,?)",
+                (s.id, s.kind, s.account_id, s.skid, s.owner_wrap, s.created_by, s.created_at))
+
+
+def space_wrap(con: sqlite3.Connection, space_id: str, token_id: str) -> tuple[str, str] | None:
+    """(key_fp, wrapped_key) of the token's wrap of the space key, if any."""
+    r = con.execute("SELECT key_fp, wrapped_key FROM space_wraps WHERE space_id = ? AND token_id = ?",
+                    (space_id, token_id)).fetchone()
+    return (r[0], r[1]) if r else None
+
+
+def put_space_wrap(con: sqlite3.Connection, space_id: str, token_id: str, fp: str, wrapped_key: str) -> None:
+    con.execute("INSERT OR REPLACE INTO space_wraps (space_id, token_id, key_fp, wrapped_key) VALUES (?,?,?,?)",
+                (space_id, token_id, fp, wrapped_key))
+
+
+def space_rows(con: sqlite3.Connection, space_id: str) -> list[SpaceRow]:
+    return [SpaceRow(*r) for r in con.execute(
+        f"SELECT {_SROW_COLS} FROM space_rows WHERE space_id = ? ORDER BY created_at, id", (space_id,))]
+
+
+def get_space_row(con: sqlite3.Connection, row_id: str) -> SpaceRow | None:
+    r = con.execute(f"SELECT {_SROW_COLS} FROM space_rows WHERE id = ?", (row_id,)).fetchone()
+    return SpaceRow(*r) if r else None
+
+
+def insert_space_row(con: sqlite3.Connection, r: SpaceRow) -> None:
+    con.execute(f"INSERT INTO space_rows ({_SROW_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (r.id, r.space_id, r.skid, r.ciphertext, r.rev, r.author_kind, r.author_token, r.owner_edited,
+                 r.created_at, r.updated_at))
+
+
+def update_space_row(con: sqlite3.Connection, row_id: str, ciphertext: str, rev: int, now: float) -> None:
+    con.execute("UPDATE space_rows SET ciphertext = ?, rev = ?, updated_at = ? WHERE id = ?",
+                (ciphertext, rev, now, row_id))
+
+
+def delete_space_row(con: sqlite3.Connection, row_id: str) -> None:
+    con.execute("DELETE FROM space_rows WHERE id = ?", (row_id,))

@@ -1,0 +1,265 @@
+"""Legacy space storage: /api/agent/context/spaces, /grantees, /rows (GET/POST/PUT), /rows/delete.
+
+One Me space and one space per account, each with its own 32-byte space key (`skid` its key
+id); rows are VAULT blobs under the space key whose plaintext binds `space_id` and `row_id`.
+Coverage: the Me space needs `memory.read` (any selection), an account space `acctmem.read`
+on that account. Agents append rows; editing (`PUT`) needs `memory.edit` on every memory (or
+`acctmem.edit` on the account) — a connection whose edit is only on some categories or topics
+gets `409 MEMORY_MOVING`, as the spec describes, and nothing changes. Deleting works the same
+way with `memory.delete` (`moving` instead of `refused`).
+"""
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from . import memstore as ms
+from .memories import (MAX_DELETE, MAX_ROWS, agent_of, bad_request, envelope, insufficient, json_body, kid_text,
+                       live_agents, now_of, owner_public_key, problem, state_of, uuid_text, vault_blob)
+from .sharing import space_covered
+
+MOVING_RETRY = 60
+
+
+def _space_json(con: Any, s: ms.Space, agent: Any) -> dict:
+    wrap = ms.space_wrap(con, s.id, agent.token_id)
+    usable = wrap is not None and wrap[0] == ms.key_fp(agent.public_key)
+    return {"id": s.id, "kind": s.kind, "account_id": s.account_id, "skid": s.skid,
+            "wrapped_key": wrap[1] if usable else None}
+
+
+def _kind_and_account(kind: Any, account_id: Any, where: str) -> tuple[str, str | None]:
+    if kind not in ("me", "account"):
+        raise bad_request("INVALID_REQUEST", "kind must be \"me\" or \"account\"", "kind")
+    if kind == "account":
+        if account_id is None:
+            raise bad_request("INVALID_REQUEST", "account_id is required when kind is account", "account_id")
+        return kind, uuid_text(account_id, "account_id")
+    return kind, None
+
+
+def _probe(kind: str, account_id: str | None) -> ms.Space:
+    return ms.Space("", kind, account_id, "", "", None, 0.0)
+
+
+def _need_cover(agent: Any, kind: str, account_id: str | None) -> None:
+    if not space_covered(agent, _probe(kind, account_id)):
+        if kind == "me":
+            raise insufficient("memory.read", "this space needs memory.read")
+        raise insufficient("memory.read", "this account's space needs acctmem.read on it",
+                           reason=f"account:{account_id}")
+
+
+async def list_spaces(request: Request) -> JSONResponse:
+    state = state_of(request)
+    agent = await agent_of(request)
+    read = agent.access.read
+    with state.store.tx() as con:
+        spaces = [_space_json(con, s, agent) for s in ms.all_spaces(con) if space_covered(agent, s)]
+    return JSONResponse({"spaces": spaces, "me_granted": bool(read.all or read.categories or read.topics),
+                         "account_ids": None if read.account_wildcard else sorted(read.accounts)})
+
+
+async def create_space(request: Request) -> JSONResponse:
+    state = state_of(request)
+    agent = await agent_of(request)
+    body = await json_body(request)
+    kind, account_id = _kind_and_account(body.get("kind"), body.get("account_id"), "")
+    for k in ("skid", "own_wrap", "owner_wrap"):
+        if body.get(k) is None:
+            raise bad_request("INVALID_REQUEST", f"{k} is required", k)
+    skid = kid_text(body["skid"], "skid")
+    own_wrap = envelope(body["own_wrap"], "own_wrap", "agent_envelope", agent.public_key)
+    owner_wrap = envelope(body["owner_wrap"], "owner_wrap", "owner_envelope", owner_public_key(state))
+    _need_cover(agent, kind, account_id)
+    now = now_of(state)
+    with state.store.tx() as con:
+        agents = live_agents(con, now)
+        existing = ms.find_space(con, kind, account_id)
+        if existing is not None:
+            raise problem(409, "SPACE_EXISTS", "this space already exists: re-read GET /api/agent/context/spaces "
+                          "and use its key", space_id=existing.id)
+        space = ms.Space(str(uuid.uuid4()), kind, account_id, skid, owner_wrap, agent.token_id, now)
+        ms.insert_space(con, space)
+        ms.put_space_wrap(con, space.id, agent.token_id, ms.key_fp(agent.public_key), own_wrap)
+        fanned = 0
+        gws = body.get("grantee_wraps") or []
+        if not isinstance(gws, list):
+            raise bad_request("INVALID_REQUEST", "grantee_wraps must be an array", "grantee_wraps")
+        for i, w in enumerate(gws):
+            if not isinstance(w, dict) or not isinstance(w.get("token_id"), str):
+                raise bad_request("INVALID_REQUEST", f"grantee_wraps[{i}] needs token_id and wrapped_key",
+                                  f"grantee_wraps[{i}]")
+            recipient = agents.get(w["token_id"])
+            if recipient is None or recipient.token_id == agent.token_id or not space_covered(recipient, space):
+                continue  # wraps for agents the grant does not cover are dropped
+            wk = envelope(w.get("wrapped_key"), f"grantee_wraps[{i}].wrapped_key", "agent_envelope",
+                          recipient.public_key)
+            ms.put_space_wrap(con, space.id, recipient.token_id, ms.key_fp(recipient.public_key), wk)
+            fanned += 1
+        ms.log_change(con, "context_space", space.id, "created", now)
+        out = _space_json(con, space, agent)
+    return JSONResponse({"space": out, "fanned_out": fanned}, status_code=201)
+
+
+async def space_grantees(request: Request) -> JSONResponse:
+    state = state_of(request)
+    agent = await agent_of(request)
+    kind, account_id = _kind_and_account(request.query_params.get("kind"), request.query_params.get("account_id"),
+                                         "")
+    _need_cover(agent, kind, account_id)
+    probe = _probe(kind, account_id)
+    with state.store.tx() as con:
+        agents = live_agents(con, now_of(state))
+    return JSONResponse({"owner_public_key": owner_public_key(state),
+                         "grantees": [{"token_id": a.token_id, "public_key": a.public_key}
+                                      for a in agents.values()
+                                      if a.token_id != agent.token_id and a.public_key and space_covered(a, probe)]})
+
+
+def _space_for(con: Any, agent: Any, space_id: str) -> ms.Space:
+    space = ms.get_space(con, space_id)
+    if space is None:
+        raise problem(404, "NOT_FOUND", "no such space")
+    if not space_covered(agent, space):
+        _need_cover(agent, space.kind, space.account_id)
+    return space
+
+
+async def list_rows(request: Request) -> JSONResponse:
+    state = state_of(request)
+    agent = await agent_of(request)
+    space_id = uuid_text(request.query_params.get("space_id"), "space_id")
+    with state.store.tx() as con:
+        space = _space_for(con, agent, space_id)
+        rows = [{"id": r.id, "skid": r.skid, "rev": r.rev, "ciphertext": r.ciphertext, "author_kind": r.author_kind,
+                 "mine": r.author_token == agent.token_id, "created_at": ms.iso(r.created_at),
+                 "updated_at": ms.iso(r.updated_at)} for r in ms.space_rows(con, space.id)]
+    return JSONResponse({"space_id": space.id, "skid": space.skid, "rows": rows})
+
+
+async def create_rows(request: Request) -> JSONResponse:
+    state = state_of(request)
+    agent = await agent_of(request)
+    body = await json_body(request)
+    space_id = uuid_text(body.get("space_id"), "space_id")
+    rows = body.get("rows")
+    if not isinstance(rows, list) or not rows:
+        raise bad_request("INVALID_REQUEST", "rows must be a non-empty array", "rows")
+    if len(rows) > MAX_ROWS:
+        raise bad_request("TOO_MANY_ROWS", f"{len(rows)} rows; at most {MAX_ROWS} per request", "rows")
+    parsed = []
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict):
+            raise bad_request("INVALID_REQUEST", f"rows[{i}] must be an object", f"rows[{i}]")
+        parsed.append((uuid_text(r.get("id"), f"rows[{i}].id"), kid_text(r.get("skid"), f"rows[{i}].skid"),
+                       vault_blob(r.get("ciphertext"), f"rows[{i}].ciphertext")))
+    now = now_of(state)
+    created, existing = [], []
+    with state.store.tx() as con:
+        space = _space_for(con, agent, space_id)
+        for i, (rid, skid, ct) in enumerate(parsed):
+            if skid != space.skid:
+                raise bad_request("SKID_MISMATCH", f"rows[{i}].skid {skid} is not the space's current key id "
+                                  f"{space.skid}", f"rows[{i}].skid")
+    for rid, skid, ct in parsed:
+        with state.store.tx() as con:
+            if ms.get_space_row(con, rid) is not None:
+                existing.append(rid)
+                continue
+            ms.insert_space_row(con, ms.SpaceRow(rid, space_id, skid, ct, 1, "agent", agent.token_id, 0, now, now))
+            ms.log_change(con, "context_row", rid, "created", now, space_id=space_id)
+            created.append(rid)
+    return JSONResponse({"created": created, "existing": existing}, status_code=201)
+
+
+def _verb_on_space(agent: Any, space: ms.Space, verb: str) -> str:
+    """"yes", "moving" (a selective grant: the phone must move the row first) or "no"."""
+    sel = getattr(agent.access, verb)
+    if space.kind == "account":
+        return "yes" if sel.account_wildcard or space.account_id in sel.accounts else "no"
+    if sel.all:
+        return "yes"
+    return "moving" if sel.categories or sel.topics else "no"
+
+
+async def update_row(request: Request) -> JSONResponse:
+    state = state_of(request)
+    agent = await agent_of(request)
+    body = await json_body(request)
+    for k in ("id", "expected_rev", "ciphertext"):
+        if body.get(k) is None:
+            raise bad_request("INVALID_REQUEST", f"{k} is required", k)
+    rid = uuid_text(body["id"], "id")
+    rev = body["expected_rev"]
+    if not isinstance(rev, int) or isinstance(rev, bool) or rev < 1:
+        raise bad_request("INVALID_REQUEST", "expected_rev must be an integer ≥ 1", "expected_rev")
+    ct = vault_blob(body["ciphertext"], "ciphertext")
+    now = now_of(state)
+    with state.store.tx() as con:
+        row = ms.get_space_row(con, rid)
+        space = ms.get_space(con, row.space_id) if row else None
+        if row is None or space is None or not space_covered(agent, space):
+            raise problem(404, "NOT_FOUND", "no row with this id is visible to this connection")
+        allowed = _verb_on_space(agent, space, "write")
+        if allowed == "no":
+            raise insufficient("memory.edit", "editing a legacy row needs memory.edit on every memory (or "
+                               "acctmem.edit on its account)",
+                               reason=f"account:{space.account_id}" if space.kind == "account" else None)
+        if rev != row.rev:
+            raise problem(409, "REV_CONFLICT", "the row changed since it was read", current_rev=row.rev)
+        if allowed == "moving":
+            raise problem(409, "MEMORY_MOVING", "the owner's phone is asked to move this row to its own key; retry "
+                          "after retry_after_seconds", retry_after_seconds=MOVING_RETRY, current_rev=row.rev)
+        ms.update_space_row(con, rid, ct, row.rev + 1, now)
+        ms.log_change(con, "context_row", rid, "updated", now, space_id=space.id)
+    return JSONResponse({"id": rid, "rev": row.rev + 1, "updated_at": ms.iso(now)})
+
+
+async def delete_rows(request: Request) -> JSONResponse:
+    state = state_of(request)
+    agent = await agent_of(request)
+    body = await json_body(request)
+    ids = body.get("ids")
+    if not isinstance(ids, list) or not ids:
+        raise bad_request("INVALID_REQUEST", "ids must be a non-empty array", "ids")
+    if len(ids) > MAX_DELETE:
+        raise bad_request("TOO_MANY_IDS", f"{len(ids)} ids; at most {MAX_DELETE}", "ids")
+    ids = [uuid_text(v, f"ids[{i}]") for i, v in enumerate(ids)]
+    now = now_of(state)
+    deleted, refused, moving = [], [], []
+    with state.store.tx() as con:
+        for rid in dict.fromkeys(ids):
+            row = ms.get_space_row(con, rid)
+            space = ms.get_space(con, row.space_id) if row else None
+            if row is None or space is None or not space_covered(agent, space):
+                refused.append(rid)
+                continue
+            allowed = _verb_on_space(agent, space, "delete")
+            if allowed == "yes":
+                ms.delete_space_row(con, rid)
+                ms.log_change(con, "context_row", rid, "destroyed", now, space_id=space.id)
+                deleted.append(rid)
+            elif allowed == "moving":
+                moving.append(rid)
+            else:
+                refused.append(rid)
+    out: dict[str, Any] = {"deleted": deleted, "refused": refused}
+    if moving:
+        out.update(moving=moving, retry_after_seconds=MOVING_RETRY)
+    return JSONResponse(out)
+
+
+routes: list[Route] = [
+    Route("/api/agent/context/spaces", list_spaces, methods=["GET"]),
+    Route("/api/agent/context/spaces", create_space, methods=["POST"]),
+    Route("/api/agent/context/grantees", space_grantees, methods=["GET"]),
+    Route("/api/agent/context/rows", list_rows, methods=["GET"]),
+    Route("/api/agent/context/rows", create_rows, methods=["POST"]),
+    Route("/api/agent/context/rows", update_row, methods=["PUT"]),
+    Route("/api/agent/context/rows/delete", delete_rows, methods=["POST"]),
+]
