@@ -1,0 +1,271 @@
+"""What a connection holds (`GET /api/agent/policies`) and what it has asked for (grant requests).
+
+`Access` puts the plain summary first, as the spec says to read it (`access`, then the names in
+`policies[].permissions[].permissions` and `policies[].expires_at`, never `scopes`), and keeps
+every named permission with its selection and expiry in a DataFrame. The spec leaves the shape
+of `access` open beyond the memory part's `save`, `read`, `write` and `delete`; it is read
+defensively here (a selector object, a boolean, or a list of reasons are all understood).
+
+`GrantRequest` is one ask on the connection's single open request: `status`, `refresh()`, and
+`wait()` polling `GET /api/agent/grant-request?id=` until the owner answers.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import html
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import Connection
+
+VERBS = ("save", "read", "write", "delete")
+SELECTION_KEYS = ("account_id", "domain", "namespace_id", "record_type", "personal_id", "datatypes", "about")
+PENDING, FINISHED = "pending", frozenset({"approved", "denied", "expired", "revoked", "resolved",
+                                          "already_granted", "implicit"})
+
+
+def _utc(value: Any) -> pd.Timestamp | None:
+    if value in (None, ""):
+        return None
+    ts = pd.to_datetime(value, utc=True, errors="coerce")
+    return None if pd.isna(ts) else ts
+
+
+def describe_reach(value: Any) -> str:
+    """One verb's memory reach in words: "all memories", "categories food, travel", "nothing"."""
+    if value is None or value is False:
+        return "nothing"
+    if value is True:
+        return "yes"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) if value else "nothing"
+    if isinstance(value, dict):
+        if isinstance(value.get("text"), str):
+            return value["text"]
+        parts = []
+        if value.get("all"):
+            parts.append("all memories")
+        cats = value.get("categories") or value.get("datatypes") or []
+        if cats:
+            parts.append("categories " + ", ".join(cats))
+        topics = value.get("topics") or value.get("about") or []
+        if topics:
+            parts.append(f"{len(topics)} topic" + ("s" if len(topics) != 1 else "") + " (" + ", ".join(topics) + ")")
+        if value.get("account_wildcard"):
+            parts.append("memories about every account")
+        accounts = value.get("account_ids") or value.get("accounts") or []
+        if accounts:
+            parts.append(f"memories about {len(accounts)} account" + ("s" if len(accounts) != 1 else ""))
+        if value.get("own") or value.get("self"):
+            parts.append("its own memories")
+        return "; ".join(parts) if parts else "nothing"
+    return str(value)
+
+
+def _memory_part(access: Any) -> dict:
+    if not isinstance(access, dict):
+        return {}
+    for key in ("memories", "memory"):
+        if isinstance(access.get(key), dict):
+            return access[key]
+    return {}
+
+
+def _selection(row: dict) -> str:
+    parts = []
+    for k in SELECTION_KEYS:
+        v = row.get(k)
+        if v in (None, [], ""):
+            continue
+        parts.append(f"{k}=" + (",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)))
+    return "; ".join(parts) if parts else "all"
+
+
+@dataclass
+class Access:
+    """The connection's effective access, as `/policies` reports it."""
+
+    raw: dict = field(repr=False)
+
+    # -- the parts -------------------------------------------------------------------------
+    @property
+    def summary_raw(self) -> Any:
+        return self.raw.get("access")
+
+    @property
+    def memory(self) -> dict:
+        """The memory part of `access`: `save`, `read`, `write`, `delete`."""
+        return _memory_part(self.raw.get("access"))
+
+    @property
+    def can_save(self) -> bool:
+        v = self.memory.get("save")
+        return bool(v.get("allowed", True) if isinstance(v, dict) else v)
+
+    def reaches(self, verb: str) -> bool:
+        return describe_reach(self.memory.get(verb)) not in ("nothing", "no")
+
+    @property
+    def version(self) -> int | None:
+        a = self.raw.get("access")
+        v = a.get("version") if isinstance(a, dict) else None
+        if v is None:
+            v = self.raw.get("access_version")
+        return int(v) if isinstance(v, (int, float)) else None
+
+    @property
+    def policies(self) -> list[dict]:
+        return [p for p in self.raw.get("policies") or [] if isinstance(p, dict)]
+
+    @property
+    def names(self) -> set[str]:
+        """Every permission name held now."""
+        return {n for p in self.policies for row in p.get("permissions") or [] if isinstance(row, dict)
+                for n in row.get("permissions") or []}
+
+    @property
+    def token(self) -> dict:
+        return self.raw.get("token") or {}
+
+    @property
+    def scopes(self) -> list[str]:
+        return list(self.raw.get("scopes") or self.token.get("scopes") or [])
+
+    @property
+    def key_registered(self) -> bool | None:
+        return self.token.get("key_registered")
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """One row per named permission: policy, permission, selection, expires_at (UTC)."""
+        recs = []
+        for p in self.policies:
+            for row in p.get("permissions") or []:
+                if not isinstance(row, dict):
+                    continue
+                for name in row.get("permissions") or []:
+                    recs.append({"policy_id": p.get("id"), "permission": name, "selection": _selection(row),
+                                 "kind": row.get("kind"), "named": row.get("named"),
+                                 "expires_at": _utc(p.get("expires_at")),
+                                 "row": {k: v for k, v in row.items() if k not in ("type",)}})
+        df = pd.DataFrame(recs, columns=["policy_id", "permission", "selection", "kind", "named", "expires_at",
+                                         "row"])
+        for col in ("policy_id", "permission", "selection", "kind"):
+            df[col] = df[col].astype("string")
+        df["named"] = df["named"].astype("boolean")
+        df["expires_at"] = pd.to_datetime(df["expires_at"], utc=True)
+        return df
+
+    # -- the summary -------------------------------------------------------------------------
+    def summary_lines(self) -> list[str]:
+        a = self.raw.get("access")
+        lines = []
+        if isinstance(a, dict) and isinstance(a.get("text") or a.get("summary"), str):
+            lines.append(a.get("text") or a.get("summary"))
+        mem = self.memory
+        if mem:
+            lines.append("Memories: " + "; ".join(f"{verb} {describe_reach(mem.get(verb))}" for verb in VERBS
+                                                  if verb in mem))
+        elif not lines:
+            lines.append("Memories: nothing")
+        if isinstance(a, dict):
+            for key, value in a.items():
+                if key in ("memories", "memory", "text", "summary", "version") or value in (None, {}, []):
+                    continue
+                lines.append(f"{key.replace('_', ' ').capitalize()}: {describe_reach(value)}")
+        ends = sorted({str(p.get('expires_at')) for p in self.policies if p.get("expires_at")})
+        lines.append("Access ends: " + (", ".join(ends) if ends else "no end date (until revoked)"))
+        return lines
+
+    @property
+    def summary(self) -> str:
+        return "\n".join(self.summary_lines())
+
+    def __str__(self) -> str:
+        df = self.frame
+        table = df[["permission", "selection", "expires_at"]].to_string(index=False) if len(df) else "(no permissions)"
+        return self.summary + "\n\n" + table
+
+    def __repr__(self) -> str:
+        return f"<Access {sorted(self.names)} version={self.version}>"
+
+    def _repr_html_(self) -> str:
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in self.summary_lines())
+        df = self.frame
+        table = (df[["permission", "selection", "expires_at"]].to_html(index=False, na_rep="never", escape=True)
+                 if len(df) else "<p><em>No permissions held.</em></p>")
+        return (f"<div class='decoy-access'><strong>What this connection holds now</strong><ul>{items}</ul>"
+                f"{table}</div>")
+
+
+@dataclass
+class GrantRequest:
+    """One ask to the owner. `status`: pending, approved, denied, expired, revoked, resolved,
+    or already_granted (nothing was sent: the connection holds it)."""
+
+    conn: "Connection" = field(repr=False)
+    request_id: str | None
+    status: str
+    permissions: list[str] = field(default_factory=list)
+    bodies: list[dict] = field(default_factory=list, repr=False)
+    renewal: bool = False
+    combined: bool = False
+    ends_at: str | None = None
+    message: str | None = None
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def done(self) -> bool:
+        return self.status in FINISHED
+
+    @property
+    def granted(self) -> bool:
+        return self.status in ("approved", "resolved", "already_granted", "implicit")
+
+    def refresh(self) -> str:
+        """Ask the server where the request stands; returns the new status."""
+        if self.request_id is None:
+            return self.status
+        ans = self.conn._api.request("GET", "/api/agent/grant-request", params={"id": self.request_id})
+        self.raw = ans
+        self.status = ans.get("status", self.status)
+        return self.status
+
+    def wait(self, timeout: float = 600.0, interval: float = 3.0, *,
+             on_status: Callable[["GrantRequest"], Any] | None = None,
+             sleep: Callable[[float], Any] | None = None,
+             clock: Callable[[], float] = time.monotonic) -> "GrantRequest":
+        """Poll every `interval` s until the owner answers (or `timeout`); then re-read policies."""
+        sleep = sleep or self.conn._sleep
+        deadline = clock() + timeout
+        last = None
+        while not self.done:
+            if clock() >= deadline:
+                break
+            sleep(interval)
+            self.refresh()
+            if on_status is not None and self.status != last:
+                on_status(self)
+            last = self.status
+        if self.done:
+            self.conn._access = None  # what is held may have changed: read it again
+            self.conn.access()
+        return self
+
+    def __str__(self) -> str:
+        text = f"Grant request {self.request_id or '(none sent)'}: {self.status}"
+        if self.permissions:
+            text += " — asked for " + ", ".join(self.permissions)
+        if self.message:
+            text += f"\n{self.message}"
+        return text
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)

@@ -1,0 +1,736 @@
+"""`Connection`: pair with Decoy, keep the connection, read and write memories by the spec's rules.
+
+    with Sandbox.start() as sb:
+        conn = Connection.pair(sb.url, name="My notebook")
+        vault = conn.load()            # one GET, every row read; vault.memories is a DataFrame
+        mid = conn.save("Prefers aisle seats.", topic="Lisbon trip", categories=["travel"])
+        conn.edit(mid, text="Prefers window seats.")
+        conn.delete([mid])
+
+The rules it follows, so a user can trust what it shows and copy what it does:
+- an unknown outcome (network error, timeout, 5xx) resends the SAME sealed rows, never new ones,
+  up to `conn.retries` times with backoff; a definite refusal is never retried; `REV_CONFLICT`
+  re-reads, re-applies and retries; a 429 waits `retry_after_seconds`; `HOLDERS_MISSING` wraps the
+  new key to the listed holders and sends again;
+- topic rows written for a change that is then definitely refused are deleted (best effort), and
+  kept after an unknown outcome, which may have committed;
+- `/policies` is read at the start of a session and again whenever `access_version` changes.
+
+Pairing lives in pairing.py, the HTTP boundary in http.py, what a load holds in vault.py,
+access and grant requests in access.py, where a connection is saved in profiles.py.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import httpx
+
+from . import memory, sealing, wire
+from .access import Access, GrantRequest
+from .crypto import AgentKey
+from .errors import (APIError, DecoyError, GrantAlreadyRequested, HoldersMissing, InsufficientGrant,
+                     KidConflict, MemoryModelError, NotFound, PairingError, RevConflict, UnreadableRow)
+from .http import Api, Tokens, is_unknown_outcome, send_with_retries
+from .pairing import PairingHandle, authorization_details, selection_row
+from .profiles import Profile, ProfileStore
+from .trace import Trace
+from .vault import Vault, build_vault, space_row, unwrap_space_key
+
+log = logging.getLogger("decoy_lab.client")
+
+MEMORIES = "/api/agent/context/memories"
+DEFAULT_CLIENT_ID = "decoy-lab"
+SANDBOX_OPTIONS = ("owner_key", "approve", "seed", "db", "faults", "clock")
+_UNSET: Any = object()
+
+
+@dataclass
+class DeleteResult:
+    """What `delete` did: ids deleted, ids refused (and the server's remediation, if any)."""
+
+    deleted: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    remediation: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"deleted {len(self.deleted)}, refused {len(self.refused)}"
+
+
+@dataclass
+class SyncResult:
+    """What `sync` found: the ids that changed, and whether everything was reloaded."""
+
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    destroyed: list[str] = field(default_factory=list)
+    full_reload: bool = False
+    reason: str = ""
+    cursor: str | None = None
+    vault: Vault | None = field(default=None, repr=False)
+
+    @property
+    def changed(self) -> int:
+        return len(self.created) + len(self.updated) + len(self.destroyed)
+
+    def __str__(self) -> str:
+        if self.full_reload:
+            return f"full reload ({self.reason})"
+        return f"{len(self.created)} created, {len(self.updated)} updated, {len(self.destroyed)} destroyed"
+
+
+class Connection:
+    """One paired agent connection to a Decoy server (or the sandbox)."""
+
+    def __init__(self, base_url: str, *, agent_key: AgentKey, tokens: Tokens | None = None,
+                 client_id: str = DEFAULT_CLIENT_ID, name: str = "", profile: str | None = None,
+                 store: ProfileStore | None = None, http: httpx.Client | None = None,
+                 transport: httpx.BaseTransport | None = None, timeout: float = 30.0, retries: int = 5,
+                 backoff: float = 0.25, sleep: Callable[[float], Any] = time.sleep, workers: int | None = None,
+                 cursor: str | None = None, api: Api | None = None):
+        if not isinstance(agent_key, AgentKey):
+            raise TypeError("agent_key must be a decoy_lab.crypto.AgentKey")
+        self._agent_key = agent_key
+        self.name = name
+        self.client_id = client_id
+        self.profile = profile
+        self._store = store
+        self.retries = retries
+        self.backoff = backoff
+        self._sleep = sleep
+        self.workers = workers
+        self.cursor = cursor
+        self._api = api or Api(base_url, http=http, transport=transport, timeout=timeout, client_id=client_id)
+        self._api.client_id = client_id
+        if tokens is not None:
+            self._api.tokens = tokens
+        self._api.on_tokens = self._tokens_changed
+        self._key_cache = memory.KeyCache()  # kid -> raw key, this session only, never on disk
+        self._access: Access | None = None
+        self._vault: Vault | None = None
+        self._made_topics: list[memory.Topic] = []
+        self.sandbox_handle: Any = None
+        self._owns_sandbox = False
+        self.resends = 0  # how many times a write was sent again after an unknown outcome
+
+    # -- identity -----------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return self._api.base_url
+
+    @property
+    def agent_key(self) -> AgentKey:
+        return self._agent_key
+
+    @property
+    def tokens(self) -> Tokens | None:
+        return self._api.tokens
+
+    @property
+    def token_id(self) -> str | None:
+        return self.tokens.token_id if self.tokens else None
+
+    @property
+    def access_version(self) -> int | None:
+        return self.tokens.access_version if self.tokens else None
+
+    @property
+    def vault(self) -> Vault | None:
+        """The last load (None before the first)."""
+        return self._vault
+
+    def __repr__(self) -> str:
+        return (f"<Connection {self.name or self.client_id!r} to {self.base_url or '(in-process)'} "
+                f"token_id={self.token_id} key={self._agent_key.fingerprint} "
+                f"access_version={self.access_version} profile={self.profile!r}>")
+
+    __str__ = __repr__
+
+    # -- pairing --------------------------------------------------------------------------------
+    @classmethod
+    def start_pairing(cls, base_url: str, *, name: str, permissions: Iterable[str | dict] | None = None,
+                      client_id: str | None = None, profile: str | None = "default",
+                      on_link: Callable[[str, str], Any] | None = None,
+                      on_status: Callable[[PairingHandle], Any] | None = None, timeout: float = 600,
+                      retries: int = 5, agent_key: AgentKey | None = None, http: httpx.Client | None = None,
+                      transport: httpx.BaseTransport | None = None, store: ProfileStore | None = None,
+                      use_par: bool = True, poll_interval: float | None = None,
+                      wait: Callable[[float], Any] | None = None, clock: Callable[[], float] = time.monotonic,
+                      **options: Any) -> PairingHandle:
+        """Start pairing in a background thread and return its handle at once (for widgets).
+
+        Asks for `permissions` (names or rows; default memory.read + memory.save), sends this
+        agent's public key, polls as RFC 8628 says, and finishes only once `/policies` shows the
+        grant. `handle.result()` is the Connection."""
+        rows = authorization_details(permissions)
+        key = agent_key or AgentKey.generate()
+        client_id = client_id or DEFAULT_CLIENT_ID
+        api = Api(base_url, http=http, transport=transport, client_id=client_id,
+                  timeout=options.pop("timeout_http", 30.0))
+        if store is None and profile:
+            store = ProfileStore()
+
+        def finish(tokens: Tokens) -> "Connection":
+            conn = cls(base_url, agent_key=key, tokens=tokens, client_id=client_id, name=name, profile=profile,
+                       store=store, retries=retries, api=api, **options)
+            conn._await_grant(handle)
+            conn.save_profile()
+            return conn
+
+        handle = PairingHandle(api, name=name, client_id=client_id, rows=rows, agent_public_key=key.public_key_b64,
+                               finish=finish, on_link=on_link, on_status=on_status, use_par=use_par,
+                               poll_interval=poll_interval, wait=wait, clock=clock, timeout=timeout)
+        return handle.start()
+
+    @classmethod
+    def pair(cls, base_url: str, *, name: str, permissions: Iterable[str | dict] | None = None,
+             client_id: str | None = None, profile: str | None = "default",
+             on_link: Callable[[str, str], Any] | None = None, timeout: float = 600, retries: int = 5,
+             **options: Any) -> "Connection":
+        """Pair and wait: hands the link and code to `on_link` (printed when none is given)."""
+        if on_link is None:
+            def on_link(link: str, code: str) -> None:
+                print(f"Open {link} and approve in the Decoy app (code {code}).")
+        handle = cls.start_pairing(base_url, name=name, permissions=permissions, client_id=client_id,
+                                   profile=profile, on_link=on_link, timeout=timeout, retries=retries, **options)
+        try:
+            return handle.result(timeout + 120)
+        except KeyboardInterrupt:
+            handle.cancel()
+            raise
+
+    def _await_grant(self, handle: PairingHandle | None = None, attempts: int = 10) -> Access:
+        """Return once `/policies` shows a grant: an approved screen is not a working connection."""
+        for i in range(attempts):
+            acc = self.access()
+            if acc.policies:
+                return acc
+            if i + 1 < attempts:
+                if handle is not None:
+                    handle._pause(0.2)
+                else:
+                    self._sleep(0.2)
+        raise PairingError("the owner approved, but /policies shows no grant for this token", code="no_grant")
+
+    @classmethod
+    def sandbox(cls, **opts: Any) -> "Connection":
+        """Start the embedded sandbox and pair with it. Sandbox options (`owner_key`, `approve`,
+        `seed`, `db`, `faults`, `clock`) go to `Sandbox.start`, the rest to `pair`."""
+        from .sandbox import Sandbox
+
+        sb = Sandbox.start(**{k: opts.pop(k) for k in SANDBOX_OPTIONS if k in opts})
+        opts.setdefault("name", "decoy_lab notebook")
+        opts.setdefault("profile", None)
+        opts.setdefault("on_link", lambda link, code: None)
+        try:
+            conn = cls.pair(sb.url, **opts)
+        except BaseException:
+            sb.stop()
+            raise
+        conn.sandbox_handle = sb
+        conn._owns_sandbox = True
+        return conn
+
+    # -- profiles ---------------------------------------------------------------------------------
+    @classmethod
+    def resume(cls, profile: str = "default", *, store: ProfileStore | None = None, http: httpx.Client | None = None,
+               transport: httpx.BaseTransport | None = None, check: bool = True, **options: Any) -> "Connection":
+        """Restore a saved connection (same key, same token) and re-read what it holds now."""
+        store = store or ProfileStore()
+        p = store.load(profile)
+        if not p.private_key_pem or not p.access_token:
+            raise DecoyError(f"profile {profile!r} holds no key or token: pair again with Connection.pair(...)")
+        tokens = Tokens(access_token=p.access_token, refresh_token=p.refresh_token, token_id=p.token_id,
+                        access_version=p.access_version)
+        conn = cls(p.base_url, agent_key=AgentKey.from_pem(p.private_key_pem), tokens=tokens,
+                   client_id=p.client_id or DEFAULT_CLIENT_ID, name=p.connection_name, profile=profile, store=store,
+                   http=http, transport=transport, cursor=p.cursor, **options)
+        if check:
+            conn.access()
+        return conn
+
+    def to_profile(self) -> Profile:
+        t = self.tokens
+        return Profile(name=self.profile or "default", base_url=self.base_url, client_id=self.client_id,
+                       connection_name=self.name, token_id=self.token_id,
+                       access_token=t.access_token if t else None, refresh_token=t.refresh_token if t else None,
+                       private_key_pem=self._agent_key.to_pem(), access_version=self.access_version,
+                       cursor=self.cursor)
+
+    def save_profile(self) -> None:
+        """Write this connection to its profile (no-op when it has none)."""
+        if self.profile and self._store is not None:
+            self._store.save(self.to_profile())
+
+    def _tokens_changed(self, tokens: Tokens) -> None:
+        held = self._access.version if self._access is not None else None
+        self.save_profile()
+        if tokens.access_version is not None and held is not None and tokens.access_version != held:
+            log.info("access_version %s → %s: reading /policies again", held, tokens.access_version)
+            self._access = None
+            try:
+                self.access()
+            except DecoyError:  # the call that triggered the refresh will report any real problem
+                pass
+
+    # -- access ---------------------------------------------------------------------------------
+    def access(self, refresh: bool = True) -> Access:
+        """What this connection holds now (`GET /api/agent/policies`): summary first, then names."""
+        if self._access is not None and not refresh:
+            return self._access
+        acc = Access(self._api.request("GET", "/api/agent/policies"))
+        self._access = acc
+        t = self.tokens
+        if t is not None and acc.version is not None and acc.version != t.access_version:
+            t.access_version = acc.version
+            self.save_profile()
+        return acc
+
+    def send_grant_request(self, body: Mapping) -> GrantRequest:
+        """POST one ask to grant-request unchanged (e.g. a refusal's `permission_request`)."""
+        body = dict(body)
+
+        def send() -> Any:
+            return self._api.request("POST", "/api/agent/grant-request", json=body)
+
+        try:
+            ans = send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
+        except GrantAlreadyRequested as exc:
+            return GrantRequest(self, exc.request_id, "pending", bodies=[body], raw=exc.body,
+                                message="this exact ask is already open; waiting on it")
+        except APIError as exc:
+            if exc.code == "REVIEW_BUSY":
+                ans = send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
+            else:
+                raise
+        return GrantRequest(self, ans.get("request_id"), ans.get("status", "pending"),
+                            permissions=list(ans.get("permissions") or body.get("permissions") or []), bodies=[body],
+                            renewal=bool(ans.get("renewal")), combined=bool(ans.get("combined")),
+                            ends_at=ans.get("ends_at"), message=ans.get("message"), raw=ans)
+
+    def request_access(self, permissions: Sequence[str] | str, *, datatypes: Sequence[str] | None = None,
+                       about: Sequence[str] | str | None = None, account_id: str | None = None,
+                       reason: str) -> GrantRequest:
+        """Ask the owner for more on this same connection (never re-pair to widen access).
+
+        `about` takes topic ids or names of topics this connection can see. Names asked alone
+        (`memory.save`, …) become asks of their own, joining the one open request."""
+        if about is not None:
+            about = [about] if isinstance(about, str) else list(about)
+            about = [self._topic_id(a) for a in about]
+        bodies = selection_row(permissions, datatypes=datatypes, about=about, account_id=account_id)
+        result: GrantRequest | None = None
+        for body in bodies:
+            body["reason"] = reason
+            got = self.send_grant_request(body)
+            if result is None or got.status == "pending":
+                if result is not None:
+                    got.permissions = list(dict.fromkeys([*result.permissions, *got.permissions]))
+                    got.bodies = [*result.bodies, *got.bodies]
+                result = got
+        assert result is not None
+        return result
+
+    def _topic_id(self, value: str) -> str:
+        if value.startswith("topic:"):
+            return value
+        try:
+            uuid.UUID(value)
+            return f"topic:{value}"
+        except ValueError:
+            pass
+        found = self._find_topic(value)
+        if found is None:
+            raise MemoryModelError(f"no topic named {value!r} is visible to this connection; pass its topic:<id>")
+        return found.id
+
+    # -- reading ----------------------------------------------------------------------------------
+    def keys(self) -> memory.RecipientKeys:
+        """Who a new key is wrapped to, from `GET /api/agent/context/memory-grantees`."""
+        body = self._api.request("GET", "/api/agent/context/memory-grantees")
+        keys = memory.RecipientKeys.from_response(body, self._agent_key.public_key_b64)
+        if self.tokens is not None and not self.tokens.token_id and keys.self_token_id:
+            self.tokens.token_id = keys.self_token_id
+            self.save_profile()
+        return keys
+
+    def load(self) -> Vault:
+        """One GET of every row this connection may read, all of them read here; plus legacy
+        space rows. Unwrapped keys stay in memory by kid, so a reload costs no RSA work."""
+        answer = self._api.request("GET", MEMORIES)
+        spaces = self._load_spaces()
+        vault = build_vault(answer, self._agent_key, key_cache=self._key_cache, workers=self.workers,
+                            space_rows=spaces)
+        self._vault = vault
+        known = {i for t in vault.topic_list for i in t.ids}
+        self._made_topics = [t for t in self._made_topics if t.id not in known]
+        return vault
+
+    def _load_spaces(self) -> list:
+        try:
+            listing = self._api.request("GET", "/api/agent/context/spaces")
+        except APIError as exc:
+            if exc.status in (403, 404, 405):
+                return []
+            raise
+        out = []
+        for space in listing.get("spaces") or []:
+            if not isinstance(space, dict) or not space.get("id"):
+                continue
+            key, why = unwrap_space_key(space, self._agent_key, self._key_cache)
+            try:
+                got = self._api.request("GET", "/api/agent/context/rows", params={"space_id": space["id"]})
+            except APIError as exc:
+                if exc.status in (403, 404):
+                    continue
+                raise
+            out.extend(space_row(space, r, key, key_reason=why) for r in got.get("rows") or []
+                       if isinstance(r, dict))
+        return out
+
+    def _served(self) -> list[dict]:
+        return [r for r in self._api.request("GET", MEMORIES).get("memories") or [] if isinstance(r, dict)]
+
+    def _served_row(self, row_id: str) -> dict:
+        row = next((r for r in self._served() if r.get("id") == row_id), None)
+        if row is None:
+            raise NotFound(404, "NOT_FOUND", f"no memory {row_id} is served to this connection")
+        return row
+
+    def _topics(self) -> list[memory.Topic]:
+        if self._vault is None:
+            self.load()
+        assert self._vault is not None
+        return [*self._vault.topic_list, *self._made_topics]
+
+    def _find_topic(self, topic: Any) -> memory.Topic | None:
+        return memory.find_topic(self._topics(), topic)
+
+    # -- writing ----------------------------------------------------------------------------------
+    def _send(self, method: str, path: str, body: Any) -> Any:
+        """Send one write under the retry rules (the same body every time)."""
+        def retried(attempt: int, exc: BaseException) -> None:
+            self.resends += 1
+            log.info("%s %s: %s; sending the same body again (attempt %d)", method, path, type(exc).__name__,
+                     attempt + 1)
+        return send_with_retries(lambda: self._api.request(method, path, json=body), retries=self.retries,
+                                 backoff=self.backoff, sleep=self._sleep, on_retry=retried)
+
+    def _post_rows(self, rows: list[dict]) -> dict:
+        """POST rows; after any resend, read back and fill in what an earlier attempt missed."""
+        before = self.resends
+        ans = self._send("POST", MEMORIES, {"rows": rows})
+        if self.resends > before:
+            served = {r.get("id") for r in self._served()}
+            if any(r["id"] not in served for r in rows):
+                ans = self._send("POST", MEMORIES, {"rows": rows})
+        return ans
+
+    def _delete_quietly(self, ids: list[str]) -> None:
+        try:
+            self._api.request("POST", f"{MEMORIES}/delete", json={"ids": ids})
+        except DecoyError as exc:
+            log.info("could not remove topic rows %s: %s", ids, exc)
+
+    def _link(self, link: Any) -> tuple[str | None, Any]:
+        if link is None:
+            return None, None
+        if isinstance(link, str):
+            return link, None
+        if isinstance(link, Mapping):
+            rel = link.get("relation_type") or link.get("relationType")
+            parent = link.get("topic") or link.get("parent")
+            if parent is not None:
+                found = self._find_topic(parent)
+                if found is None:
+                    raise MemoryModelError(f"the parent topic {parent!r} is not visible to this connection")
+                parent = {"id": found.id, "name": found.name}
+            return rel, parent
+        raise MemoryModelError("link is a relation type (text) or {'relation_type': …, 'topic': parent}")
+
+    def _new_topic(self, keys: memory.RecipientKeys, name: str, topic_type: str, link: Any) -> memory.TopicRows:
+        rel, parent = self._link(link)
+        return memory.new_topic_rows(keys, name, type=topic_type, relation_type=rel, parent=parent)
+
+    def _remember_topic(self, made: memory.TopicRows, topic_type: str, memory_ids: list[str]) -> None:
+        self._made_topics.append(memory.Topic(made.topic_id, made.topic["name"], topic_type or "", memory_ids,
+                                              [made.topic_id]))
+
+    def save(self, text: str, *, topic: Any = None, topic_type: str = "", link: Any = None,
+             categories: Iterable[str] = (), account: str | None = None, metadata: Mapping | None = None) -> str:
+        """Save one memory; returns its id. A topic is reused by normalized name, or created with
+        its relation and this first memory in one POST."""
+        keys = self.keys()
+        rows: list[dict] = []
+        made = None
+        ref = None
+        if topic is not None:
+            found = self._find_topic(topic)
+            if found is not None:
+                ref = {"id": found.id, "name": found.name}
+            else:
+                if isinstance(topic, str) and topic.startswith("topic:"):
+                    raise MemoryModelError(f"{topic} is not a topic this connection can see")
+                name = topic if isinstance(topic, str) else (topic.get("name") if isinstance(topic, Mapping) else None)
+                if not isinstance(name, str):
+                    raise MemoryModelError("topic is a name, a topic:<id>, or {'id', 'name'}")
+                made = self._new_topic(keys, name, topic_type, link)
+                rows.extend(made.rows)
+                ref = made.topic
+        row = memory.new_memory_row(keys, text, topic=ref, categories=categories, account=account,
+                                    metadata=metadata)
+        rows.append(row)
+        try:
+            self._post_rows(rows)
+        except DecoyError as exc:
+            if made is not None and memory.is_definite_refusal(exc):
+                self._delete_quietly([r["id"] for r in made.rows])
+            raise
+        if made is not None:
+            self._remember_topic(made, topic_type, [row["id"]])
+        log.info("saved memory %s", row["id"])
+        return row["id"]
+
+    def edit(self, memory_id: str, *, text: Any = _UNSET, topic: Any = _UNSET, categories: Any = _UNSET,
+             topic_type: str = "", link: Any = None) -> dict:
+        """Edit a memory in place with `expected_rev`. `topic=None` returns it to You; a new topic
+        name creates the topic first (and removes it again if the edit is definitely refused)."""
+        changes = {k: v for k, v in (("text", text), ("topic", topic), ("categories", categories)) if v is not _UNSET}
+        if not changes:
+            raise MemoryModelError("edit needs text=, topic= or categories=")
+        keys = self.keys()
+        made = None
+        if changes.get("topic") is not None:
+            found = self._find_topic(changes["topic"])
+            if found is not None:
+                changes["topic"] = {"id": found.id, "name": found.name, "ids": list(found.ids)}
+            else:
+                name = changes["topic"]
+                if not isinstance(name, str) or name.startswith("topic:"):
+                    raise MemoryModelError(f"{name!r} is not a topic this connection can see")
+                made = self._new_topic(keys, name, topic_type, link)
+                self._post_rows(made.rows)
+                changes["topic"] = made.topic
+        try:
+            ans = self._edit_loop(memory_id, changes, keys)
+        except DecoyError as exc:
+            if made is not None:
+                if memory.is_definite_refusal(exc):
+                    self._delete_quietly([r["id"] for r in made.rows])
+                elif is_unknown_outcome(exc) and self._has_changes(memory_id, changes):
+                    self._remember_topic(made, topic_type, [memory_id])
+                    return {"id": memory_id, "outcome": "applied (confirmed by reading it back)"}
+            raise
+        if made is not None:
+            self._remember_topic(made, topic_type, [memory_id])
+        return ans
+
+    def _has_changes(self, memory_id: str, changes: Mapping) -> bool:
+        """Whether the served memory already reads as `changes` asks (after an unknown outcome)."""
+        try:
+            m = memory.read_memory_row(self._served_row(memory_id), self._agent_key, key_cache=self._key_cache)
+        except DecoyError:
+            return False
+        if m is None:
+            return False
+        if "text" in changes and m.text != changes["text"]:
+            return False
+        if "categories" in changes and set(m.categories) != set(changes["categories"] or ()):
+            return False
+        if "topic" in changes:
+            want = changes["topic"]
+            if want is None:
+                return m.topic is None and m.account is None
+            return m.topic is not None and memory.same_topic(m.topic, want)
+        return True
+
+    def _edit_loop(self, memory_id: str, changes: Mapping, keys: memory.RecipientKeys) -> dict:
+        served = self._served_row(memory_id)
+        conflicts = 0
+        while True:
+            body = memory.edit_memory_row(served, changes, self._agent_key, keys)
+            try:
+                return self._put(body)
+            except RevConflict:
+                conflicts += 1
+                if conflicts > self.retries:
+                    raise
+                log.info("memory %s changed since it was read (REV_CONFLICT): re-reading and re-applying", memory_id)
+                if self._has_changes(memory_id, changes):  # an earlier unanswered attempt already applied it
+                    return {"id": memory_id, "outcome": "already applied"}
+                served = self._served_row(memory_id)
+
+    def _put(self, body: dict) -> dict:
+        """PUT an edit; HOLDERS_MISSING → wrap the new key to each listed holder and send again."""
+        for _ in range(3):
+            try:
+                return self._send("PUT", MEMORIES, body)
+            except HoldersMissing as exc:
+                if not body.get("self_wrap") or not exc.missing:
+                    raise
+                key = sealing.unwrap_as_agent(body["self_wrap"], self._agent_key)
+                wraps = {w["token_id"]: w for w in body.get("grantee_wraps") or []}
+                for m in exc.missing:
+                    wraps[m["token_id"]] = {"token_id": m["token_id"], "via": list(m.get("via") or []),
+                                            "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, m["public_key"]))}
+                body = {**body, "grantee_wraps": list(wraps.values())}
+                log.info("HOLDERS_MISSING: wrapped the new key to %d more holders", len(exc.missing))
+        return self._send("PUT", MEMORIES, body)
+
+    def delete(self, ids: str | Iterable[str]) -> DeleteResult:
+        """Delete memories (or topic rows); returns which ids were deleted and which refused."""
+        ids = [ids] if isinstance(ids, str) else list(ids)
+        if not ids:
+            return DeleteResult()
+        known = {r.get("id") for r in self._vault.served} if self._vault is not None else set()
+        known |= {i.split(":", 1)[1] for t in self._made_topics for i in t.ids}
+        before = self.resends
+        ans = self._send("POST", f"{MEMORIES}/delete", {"ids": ids})
+        result = DeleteResult(list(ans.get("deleted") or []), list(ans.get("refused") or []),
+                              dict(ans.get("remediation") or {}))
+        if self.resends > before and result.refused:
+            # an earlier attempt may have deleted them before its answer was lost
+            served = {r.get("id") for r in self._served()}
+            gone = [i for i in result.refused if i not in served and i in known]
+            result.deleted += gone
+            result.refused = [i for i in result.refused if i not in gone]
+        return result
+
+    def share(self, memory_id: str) -> int:
+        """Wrap a memory's key to every connection whose grant reaches it (`memory-wraps`)."""
+        for attempt in range(2):
+            served = self._served_row(memory_id)
+            model = memory.read_row(served, self._agent_key, key_cache=self._key_cache)
+            if model is None:
+                raise UnreadableRow(memory_id, "opens, but is not a memory, topic or link")
+            key = self._key_cache[served["kid"]]
+            plain = memory.decode_plaintext(sealing.open_json(key, served["ciphertext"]), memory_id)
+            wraps = memory.grantee_wraps(key, plain, self.keys())
+            if not wraps:
+                return 0
+            try:
+                ans = self._send("POST", "/api/agent/context/memory-wraps",
+                                 {"row_id": memory_id, "kid": served["kid"], "wraps": wraps})
+                return int(ans.get("added") or 0)
+            except KidConflict:
+                if attempt:
+                    raise
+        return 0
+
+    # -- sync -------------------------------------------------------------------------------------
+    def _anchor(self) -> str | None:
+        head = self._api.request("GET", "/api/agent/sync/head").get("head")
+        self.cursor = str(head) if head is not None else None
+        self.save_profile()
+        return self.cursor
+
+    def sync(self) -> SyncResult:
+        """Follow the change cursor and reload only when something this connection sees changed.
+        Without a cursor: load everything and anchor. A pruned cursor (410): reload everything."""
+        if self.cursor is None:
+            vault = self.load()
+            return SyncResult(full_reload=True, reason="no cursor yet: loaded everything and anchored",
+                              cursor=self._anchor(), vault=vault)
+        cursor = self.cursor
+        res = SyncResult()
+        try:
+            while True:
+                ans = self._api.request("GET", "/api/agent/sync", params={"cursor": cursor})
+                for bucket in (ans.get("changes") or {}).values():
+                    if isinstance(bucket, dict):
+                        res.created += bucket.get("created") or []
+                        res.updated += bucket.get("updated") or []
+                        res.destroyed += bucket.get("destroyed") or []
+                cursor = str(ans.get("state", cursor))
+                if not ans.get("hasMore"):
+                    break
+        except APIError as exc:
+            if exc.status != 410:
+                raise
+            vault = self.load()
+            return SyncResult(full_reload=True, reason="the cursor was pruned (410): reloaded everything",
+                              cursor=self._anchor(), vault=vault)
+        self.cursor = cursor
+        self.save_profile()
+        res.cursor = cursor
+        if res.changed or self._vault is None:
+            self.load()
+        res.vault = self._vault
+        return res
+
+    # -- step-through -----------------------------------------------------------------------------
+    def unseal(self, row_id: str, *, trace: Trace | None = None) -> Trace:
+        """Re-run the read of one served row step by step (base64 decode, parse envelope,
+        RSA-OAEP unwrap, kid check, AES-GCM open, bind check) and return the Trace."""
+        trace = trace if trace is not None else Trace(f"unseal {row_id}")
+        vault = self._vault if self._vault is not None and self._vault.row(row_id) else self.load()
+        served = vault.served_row(row_id)
+        if served is None:
+            srow = next((r for r in vault.space_rows if r.id == row_id), None)
+            if srow is not None:
+                return self._unseal_space(srow, trace)
+            trace.add("find the served row", ok=False, inputs={"id": row_id},
+                      reason="this connection is not served a row with this id (it may be on its way, "
+                             "deleted, or outside this connection's grant)")
+            return trace
+        trace.add("find the served row", inputs={"id": row_id, "kid": served.get("kid"), "rev": served.get("rev"),
+                                                 "via": served.get("via")}, output="served")
+        try:
+            memory.read_row(served, self._agent_key, trace=trace)
+        except (UnreadableRow, DecoyError) as exc:
+            if trace.failed is None:
+                trace.add("read row", ok=False, reason=getattr(exc, "reason", None) or str(exc))
+        return trace
+
+    def _unseal_space(self, srow: Any, trace: Trace) -> Trace:
+        listing = self._api.request("GET", "/api/agent/context/spaces")
+        space = next((s for s in listing.get("spaces") or [] if s.get("id") == srow.space_id), None)
+        rows = self._api.request("GET", "/api/agent/context/rows", params={"space_id": srow.space_id})
+        row = next((r for r in rows.get("rows") or [] if r.get("id") == srow.id), None)
+        if space is None or row is None or not space.get("wrapped_key"):
+            trace.add("find the space row", ok=False, reason="the space or its key is not served to this connection")
+            return trace
+        try:
+            key = sealing.unwrap_as_agent(space["wrapped_key"], self._agent_key, trace=trace)
+            with trace.step("skid check", inputs={"served skid": space.get("skid")}) as s:
+                s.output = wire.kid(key)
+                if s.output != space.get("skid"):
+                    raise UnreadableRow(srow.id, f"the space key's fingerprint {s.output} is not the served skid")
+            sealing.open_space_row(row["ciphertext"], key, space_id=srow.space_id, row_id=srow.id, trace=trace)
+        except DecoyError:
+            pass
+        return trace
+
+    def seal_preview(self, text: str, topic: Any = None, categories: Iterable[str] = ()) -> tuple[dict, Trace]:
+        """Seal a memory exactly as `save` would, recording every step, and send nothing."""
+        trace = Trace("seal preview (not sent)")
+        keys = self.keys()
+        ref = None
+        if topic is not None:
+            found = self._find_topic(topic)
+            if found is not None:
+                ref = {"id": found.id, "name": found.name}
+            else:
+                made = memory.new_topic_rows(keys, topic if isinstance(topic, str) else str(topic))
+                trace.add("new topic", inputs={"name": made.topic["name"]}, output=made.topic_id,
+                          note="save() would create this topic and its relation row in the same POST")
+                ref = made.topic
+        row = memory.new_memory_row(keys, text, topic=ref, categories=categories, trace=trace)
+        return row, trace
+
+    # -- lifetime ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the HTTP client (and stop the sandbox this connection started)."""
+        self._api.close()
+        if self._owns_sandbox and self.sandbox_handle is not None:
+            self.sandbox_handle.stop()
+            self._owns_sandbox = False
+
+    def __enter__(self) -> "Connection":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

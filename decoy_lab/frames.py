@@ -1,0 +1,159 @@
+"""Decoded rows → pandas DataFrames. Pure functions: no I/O, no keys, no network.
+
+`DecodedRow` is what the client makes of one served row after opening it (or failing to):
+its kind (memory, topic, link, space_row, unreadable), the server's metadata and the labels
+from its plaintext. The frames give every column a fixed dtype so a notebook can filter and
+group without surprises: strings are pandas `string`, `rev` is `Int64`, flags are `boolean`,
+`created_at` / `updated_at` are UTC datetimes, and list columns (`categories`, `via`,
+`about`, `endpoints`, `ids`) hold Python lists.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+import pandas as pd
+
+MEMORY, TOPIC, LINK, SPACE_ROW, UNREADABLE, OTHER = "memory", "topic", "link", "space_row", "unreadable", "other"
+READABLE = "readable"
+
+
+@dataclass
+class DecodedRow:
+    """One served row as the client read it. `plaintext` never reaches a frame."""
+
+    id: str
+    kind: str
+    status: str = READABLE
+    reason: str | None = None
+    source: str = "memories"  # "memories" (per-memory store) or "space" (legacy space storage)
+    kid: str | None = None
+    rev: int | None = None
+    via: list[str] = field(default_factory=list)
+    mine: bool | None = None
+    author_kind: str | None = None
+    created_at: Any = None  # ISO text or datetime; the frames make both UTC datetimes
+    updated_at: Any = None
+    # a memory
+    text: str | None = None
+    about: list[str] = field(default_factory=list)
+    entity_name: str | None = None
+    topic_id: str | None = None
+    account: str | None = None
+    categories: list[str] = field(default_factory=list)
+    metadata: dict | None = None
+    # a topic
+    name: str | None = None
+    type: str | None = None
+    # a link
+    relation_type: str | None = None
+    rel_from: str | None = None
+    rel_to: str | None = None
+    endpoints: list[str] = field(default_factory=list)
+    # a legacy space row
+    space_id: str | None = None
+    space_kind: str | None = None
+    row_type: str | None = None
+    plaintext: Any = field(default=None, repr=False)
+
+    @property
+    def label(self) -> str:
+        """A short human description for tables of mixed rows."""
+        if self.kind == MEMORY or (self.kind == SPACE_ROW and self.text):
+            return self.text or ""
+        if self.kind == TOPIC or (self.kind == SPACE_ROW and self.name):
+            return f"{self.name} ({self.type})" if self.type else (self.name or "")
+        if self.kind == LINK or (self.kind == SPACE_ROW and self.relation_type):
+            return f"{self.rel_from} —{self.relation_type}→ {self.rel_to}"
+        return self.reason or ""
+
+
+# -- typed frame construction -----------------------------------------------------------------
+_STR, _INT, _BOOL, _TIME, _OBJ = "string", "Int64", "boolean", "datetime", "object"
+
+COMMON = {"kid": _STR, "rev": _INT, "via": _OBJ, "mine": _BOOL, "author_kind": _STR,
+          "created_at": _TIME, "updated_at": _TIME, "source": _STR}
+MEMORY_COLUMNS = {"id": _STR, "text": _STR, "topic": _STR, "topic_id": _STR, "about": _OBJ, "account": _STR,
+                  "categories": _OBJ, "metadata": _OBJ, **COMMON}
+TOPIC_COLUMNS = {"id": _STR, "name": _STR, "type": _STR, "memories": _INT, "memory_ids": _OBJ, "ids": _OBJ,
+                 "row_id": _STR,
+                 "readable": _BOOL, **COMMON}
+LINK_COLUMNS = {"id": _STR, "from": _STR, "to": _STR, "relation_type": _STR, "from_id": _STR, "to_id": _STR,
+                "endpoints": _OBJ, **COMMON}
+ROW_COLUMNS = {"id": _STR, "kind": _STR, "status": _STR, "reason": _STR, "label": _STR, "space_id": _STR,
+               **COMMON}
+
+
+def typed_frame(records: Sequence[dict], schema: dict[str, str]) -> pd.DataFrame:
+    """A DataFrame with exactly `schema`'s columns and dtypes, also when `records` is empty."""
+    data = {col: [r.get(col) for r in records] for col in schema}
+    out = {}
+    for col, kind in schema.items():
+        values = data[col]
+        if kind == _TIME:
+            out[col] = pd.to_datetime(pd.Series(values, dtype=object), utc=True, errors="coerce", format="ISO8601")
+        elif kind == _OBJ:
+            out[col] = pd.Series(values, dtype=object)
+        else:
+            out[col] = pd.Series(values, dtype=object).astype(kind)
+    return pd.DataFrame(out, columns=list(schema))
+
+
+def _common(r: DecodedRow) -> dict:
+    return {"kid": r.kid, "rev": r.rev, "via": list(r.via), "mine": r.mine, "author_kind": r.author_kind,
+            "created_at": r.created_at, "updated_at": r.updated_at, "source": r.source}
+
+
+def _age_key(r: DecodedRow) -> tuple:
+    ts = pd.to_datetime(r.created_at, utc=True, errors="coerce") if r.created_at is not None else None
+    return (0 if ts is None or pd.isna(ts) else 1, ts.value if ts is not None and not pd.isna(ts) else 0, r.id)
+
+
+# -- the frames -------------------------------------------------------------------------------
+def memories_frame(rows: Iterable[DecodedRow]) -> pd.DataFrame:
+    """Every readable memory, oldest first (space observations included, `source` = "space")."""
+    recs = []
+    for r in sorted((r for r in rows if r.kind == MEMORY or (r.kind == SPACE_ROW and r.text is not None)),
+                    key=_age_key):
+        recs.append({"id": r.id, "text": r.text, "topic": r.entity_name if r.topic_id else None,
+                     "topic_id": r.topic_id, "about": list(r.about), "account": r.account,
+                     "categories": list(r.categories), "metadata": r.metadata, **_common(r)})
+    return typed_frame(recs, MEMORY_COLUMNS)
+
+
+def topics_frame(topics: Sequence[Any], rows: Iterable[DecodedRow] = ()) -> pd.DataFrame:
+    """One row per listed topic (as `memory.build_topics` lists them: oldest first, same-name
+    copies once under the oldest id). `ids` names every copy, `memory_ids` their memories;
+    `readable` says whether the topic's own entity row was opened (else only a memory named it)."""
+    by_id = {r.id: r for r in rows if r.kind == TOPIC}
+    recs = []
+    for t in topics:
+        tid = getattr(t, "id")
+        row_id = tid.split(":", 1)[1] if tid.startswith("topic:") else tid
+        entity = by_id.get(row_id)
+        common = _common(entity) if entity else {"kid": None, "rev": None, "via": [], "mine": None,
+                                                  "author_kind": None, "created_at": getattr(t, "created_at", None),
+                                                  "updated_at": None, "source": "memories"}
+        mem_ids = list(getattr(t, "memories", []) or [])
+        recs.append({"id": tid, "name": getattr(t, "name", None), "type": getattr(t, "type", None),
+                     "memories": len(mem_ids), "memory_ids": mem_ids, "ids": list(getattr(t, "ids", []) or [tid]),
+                     "row_id": row_id, "readable": entity is not None, **common})
+    return typed_frame(recs, TOPIC_COLUMNS)
+
+
+def links_frame(rows: Iterable[DecodedRow]) -> pd.DataFrame:
+    """Every readable relation row: from → to with its relation type and endpoint ids."""
+    recs = []
+    for r in sorted((r for r in rows if r.kind == LINK), key=_age_key):
+        ends = list(r.endpoints)
+        recs.append({"id": r.id, "from": r.rel_from, "to": r.rel_to, "relation_type": r.relation_type,
+                     "from_id": ends[0] if ends else None, "to_id": ends[1] if len(ends) > 1 else None,
+                     "endpoints": ends, **_common(r)})
+    return typed_frame(recs, LINK_COLUMNS)
+
+
+def rows_frame(rows: Iterable[DecodedRow]) -> pd.DataFrame:
+    """Every row served, readable or not, with its kind, status and the reason it failed."""
+    recs = [{"id": r.id, "kind": r.kind, "status": r.status, "reason": r.reason, "label": r.label,
+             "space_id": r.space_id, **_common(r)} for r in rows]
+    return typed_frame(recs, ROW_COLUMNS)

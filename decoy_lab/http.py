@@ -1,0 +1,238 @@
+"""The HTTP boundary: one httpx client, the bearer token, errors translated once, retries.
+
+Everything the server answers becomes a value or a typed error from errors.py here, and
+nowhere else. Network errors and timeouts become `TransportError` (the outcome is unknown),
+5xx `ServerError`, and every other error status the matching `APIError` subclass carrying the
+server's `code`, `recovery` and message.
+
+Token handling follows the spec: a 401 with `recovery: refresh` refreshes once and repeats the
+call; `TOKEN_REVOKED` (`recovery: re_pair`) is a `TokenError` that says a new pairing is needed.
+The retry rule for writes lives in `send_with_retries`: an unknown outcome resends the SAME
+body, a definite refusal is never retried, a 429 waits `retry_after_seconds`.
+
+Logging names the method, path and status only: never a header, a body or a token.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, TypeVar
+
+import httpx
+
+from .errors import (APIError, DecoyError, RateLimited, ServerError, TokenError, TransportError,
+                     error_from_response)
+from .profiles import secret_fingerprint
+
+log = logging.getLogger("decoy_lab.http")
+T = TypeVar("T")
+
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+USER_AGENT = "decoy-lab/0.1 (+python-httpx)"
+
+
+@dataclass
+class Tokens:
+    """The connection's credentials. The repr shows fingerprints, never the tokens."""
+
+    access_token: str = field(repr=False)
+    refresh_token: str | None = field(default=None, repr=False)
+    token_id: str | None = None
+    expires_at: float | None = None
+    access_version: int | None = None
+
+    @classmethod
+    def from_response(cls, body: dict, *, previous: "Tokens | None" = None, now: float | None = None) -> "Tokens":
+        """Read a `/oauth/token` answer (either grant)."""
+        if not isinstance(body, dict) or not isinstance(body.get("access_token"), str):
+            raise DecoyError("the token answer carries no access_token")
+        now = time.time() if now is None else now
+        expires_in = body.get("expires_in")
+        version = body.get("access_version")
+        return cls(
+            access_token=body["access_token"],
+            refresh_token=body.get("refresh_token") or (previous.refresh_token if previous else None),
+            token_id=body.get("token_id") or (previous.token_id if previous else None),
+            expires_at=now + float(expires_in) if isinstance(expires_in, (int, float)) else None,
+            access_version=int(version) if isinstance(version, (int, float)) else
+            (previous.access_version if previous else None),
+        )
+
+    def __repr__(self) -> str:
+        return (f"Tokens(token={secret_fingerprint(self.access_token)}, "
+                f"refresh={secret_fingerprint(self.refresh_token)}, token_id={self.token_id!r}, "
+                f"access_version={self.access_version})")
+
+    __str__ = __repr__
+
+
+def is_unknown_outcome(exc: BaseException) -> bool:
+    """True when a write may have committed: no answer read, or a 5xx."""
+    return isinstance(exc, (TransportError, ServerError))
+
+
+class Api:
+    """Sends requests to one Decoy server with this connection's token.
+
+    `http` may be any `httpx.Client` (a Starlette `TestClient` runs the sandbox in-process);
+    `transport` builds a client on that transport (e.g. `httpx.MockTransport`).
+    `on_tokens(tokens)` is called after every refresh, so the profile can be saved.
+    """
+
+    def __init__(self, base_url: str, *, http: httpx.Client | None = None,
+                 transport: httpx.BaseTransport | None = None, timeout: float = 30.0,
+                 client_id: str = "", tokens: Tokens | None = None,
+                 on_tokens: Callable[[Tokens], None] | None = None):
+        self.base_url = (base_url or "").rstrip("/")
+        self._own_client = http is None
+        self.http = http if http is not None else httpx.Client(
+            transport=transport, timeout=timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=False)
+        self.client_id = client_id
+        self.tokens = tokens
+        self.on_tokens = on_tokens
+        self._refresh_lock = threading.Lock()
+        self.refreshes = 0  # how many times the token was refreshed (shown in status, checked in tests)
+
+    # -- plumbing -------------------------------------------------------------------------
+    def url(self, path: str) -> str:
+        if path.startswith("http://") or path.startswith("https://"):
+            return path
+        return f"{self.base_url}{path}" if self.base_url else path
+
+    def _send(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
+              data: dict | None = None, auth: bool = True) -> httpx.Response:
+        headers = {"Accept": "application/json"}
+        if auth:
+            if self.tokens is None:
+                raise TokenError(401, "NO_TOKEN", "this connection has no token yet: pair first",
+                                 recovery="re_pair")
+            headers["Authorization"] = f"Bearer {self.tokens.access_token}"
+        try:
+            resp = self.http.request(method, self.url(path), json=json, params=params, data=data,
+                                     headers=headers)
+        except httpx.HTTPError as exc:  # network error, timeout, dropped connection
+            log.info("%s %s → no answer (%s)", method, path, type(exc).__name__)
+            raise TransportError(f"{method} {path}: no answer ({type(exc).__name__}); "
+                                 "the outcome is unknown") from exc
+        log.debug("%s %s → %s", method, path, resp.status_code)
+        return resp
+
+    @staticmethod
+    def _body(resp: httpx.Response) -> Any:
+        if not resp.content:
+            return {}
+        try:
+            return resp.json()
+        except ValueError:
+            return {"message": resp.text[:300]}
+
+    # -- the one request function ---------------------------------------------------------
+    def request(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
+                auth: bool = True) -> Any:
+        """Send one request and return the parsed JSON answer, or raise a typed error."""
+        resp = self._send(method, path, json=json, params=params, auth=auth)
+        if resp.status_code == 401 and auth and self._should_refresh(resp):
+            self.refresh()
+            resp = self._send(method, path, json=json, params=params, auth=auth)
+        return self._answer(method, path, resp)
+
+    def _answer(self, method: str, path: str, resp: httpx.Response) -> Any:
+        body = self._body(resp)
+        if resp.status_code < 400:
+            if resp.content and not isinstance(body, (dict, list)):
+                raise TransportError(f"{method} {path}: the answer is not JSON; the outcome is unknown")
+            return body
+        raise self._error(resp.status_code, body)
+
+    def _should_refresh(self, resp: httpx.Response) -> bool:
+        body = self._body(resp)
+        if not isinstance(body, dict) or self.tokens is None or not self.tokens.refresh_token:
+            return False
+        return body.get("recovery") == "refresh" or body.get("code") in ("TOKEN_EXPIRED", "TOKEN_REPLACED")
+
+    @staticmethod
+    def _error(status: int, body: Any) -> APIError:
+        err = error_from_response(status, body)
+        if isinstance(err, TokenError):
+            if err.recovery == "re_pair" or err.code == "TOKEN_REVOKED":
+                err.message = ("the owner revoked this connection (TOKEN_REVOKED): a new pairing is needed — "
+                               "run Connection.pair(...) again; it starts a new connection that inherits nothing")
+                err.args = (f"HTTP {status} {err.code}: {err.message}",)
+            elif err.recovery == "continue":
+                err.message = (err.message or "this session of the connection ended") + \
+                    " — continue the same connection (reconnect with the same client_id); do not pair anew"
+                err.args = (f"HTTP {status} {err.code}: {err.message}",)
+        return err
+
+    # -- OAuth token endpoint -------------------------------------------------------------
+    def token_endpoint(self, form: dict[str, str]) -> tuple[int, dict]:
+        """POST /oauth/token form-encoded; returns (status, body) without raising on 4xx."""
+        resp = self._send("POST", "/oauth/token", data=form, auth=False)
+        body = self._body(resp)
+        return resp.status_code, body if isinstance(body, dict) else {}
+
+    def refresh(self) -> Tokens:
+        """Refresh the access token with the refresh token (once per expiry, thread-safe)."""
+        with self._refresh_lock:
+            before = self.tokens
+            if before is None or not before.refresh_token:
+                raise TokenError(401, "NO_REFRESH_TOKEN", "no refresh token: pair again", recovery="re_pair")
+            status, body = self.token_endpoint({"grant_type": "refresh_token",
+                                                "refresh_token": before.refresh_token,
+                                                "client_id": self.client_id})
+            if status >= 500:
+                raise ServerError(status, body.get("code") or body.get("error"), "the token refresh failed",
+                                  body=body)
+            if status != 200:
+                code = body.get("code") or body.get("error") or "invalid_grant"
+                if code == "TOKEN_REVOKED" or body.get("recovery") == "re_pair" or code == "invalid_grant":
+                    raise TokenError(status, code, "the refresh token was refused: the connection is revoked or "
+                                     "its refresh token is no longer valid — a new pairing is needed "
+                                     "(Connection.pair(...))", recovery="re_pair", body=body)
+                raise self._error(status, body)
+            self.tokens = Tokens.from_response(body, previous=before)
+            self.refreshes += 1
+            log.info("token refreshed (%s)", secret_fingerprint(self.tokens.access_token))
+        if self.on_tokens is not None:
+            self.on_tokens(self.tokens)
+        return self.tokens
+
+    def close(self) -> None:
+        if self._own_client:
+            self.http.close()
+
+    def __repr__(self) -> str:
+        return f"<Api {self.base_url or '(in-process)'} {self.tokens!r}>"
+
+
+def send_with_retries(send: Callable[[], T], *, retries: int, backoff: float = 0.25,
+                      sleep: Callable[[float], None] = time.sleep,
+                      on_retry: Callable[[int, BaseException], None] | None = None,
+                      max_backoff: float = 8.0) -> T:
+    """Call `send` (which must resend the SAME body) under the spec's retry rules.
+
+    Unknown outcome (TransportError, 5xx): try again up to `retries` more times, waiting
+    `backoff`, doubling each time. 429: wait `retry_after_seconds` (counts as an attempt).
+    Anything else is a definite answer and is raised at once.
+    """
+    attempt = 0
+    while True:
+        try:
+            return send()
+        except RateLimited as exc:
+            attempt += 1
+            if attempt > retries:
+                raise
+            wait = exc.retry_after if isinstance(exc.retry_after, (int, float)) else backoff
+            if on_retry:
+                on_retry(attempt, exc)
+            sleep(max(0.0, float(wait)))
+        except (TransportError, ServerError) as exc:
+            attempt += 1
+            if attempt > retries:
+                raise
+            if on_retry:
+                on_retry(attempt, exc)
+            sleep(min(max_backoff, backoff * (2 ** (attempt - 1))))

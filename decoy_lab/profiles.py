@@ -1,0 +1,231 @@
+"""Where a connection lives between sessions: one profile per name.
+
+A profile holds the base URL, client id, token, refresh token, the agent's private key,
+`access_version` and the sync cursor. The non-secret part is a JSON file in the user config
+directory (platformdirs; `DECOY_LAB_CONFIG_DIR` overrides it), mode 0600 in a 0700 directory.
+The secrets go to keyring when a working backend exists, and otherwise into the same 0600 file
+(headless Linux and Binder have no backend: that fallback is quiet, never an error).
+
+Nothing here prints a secret: `Profile.__repr__` shows fingerprints only.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from .errors import DecoyError
+
+APP_NAME = "decoy-lab"
+KEYRING_SERVICE = "decoy-lab"
+ENV_DIR = "DECOY_LAB_CONFIG_DIR"
+ENV_KEYRING = "DECOY_LAB_KEYRING"  # "0" turns keyring off, "1" insists on trying it
+SECRET_FIELDS = ("access_token", "refresh_token", "private_key_pem")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class ProfileError(DecoyError):
+    """A profile that does not exist, has a bad name, or cannot be read."""
+
+
+def secret_fingerprint(value: str | None) -> str:
+    """A short safe name for a secret: `sha256:` and the first 8 hex digits."""
+    if not value:
+        return "none"
+    return "sha256:" + hashlib.sha256(value.encode("utf-8")).hexdigest()[:8]
+
+
+@dataclass
+class Profile:
+    """One saved connection. Secrets are fields like the rest but never shown."""
+
+    name: str = "default"
+    base_url: str = ""
+    client_id: str = ""
+    connection_name: str = ""
+    token_id: str | None = None
+    access_token: str | None = field(default=None, repr=False)
+    refresh_token: str | None = field(default=None, repr=False)
+    private_key_pem: str | None = field(default=None, repr=False)
+    access_version: int | None = None
+    cursor: str | None = None
+    saved_at: float | None = None
+
+    def public_dict(self) -> dict[str, Any]:
+        """Everything but the secrets (what goes in the file when keyring holds them)."""
+        return {k: v for k, v in asdict(self).items() if k not in SECRET_FIELDS}
+
+    def secrets(self) -> dict[str, str | None]:
+        return {k: getattr(self, k) for k in SECRET_FIELDS}
+
+    def __repr__(self) -> str:
+        return (f"Profile(name={self.name!r}, base_url={self.base_url!r}, client_id={self.client_id!r}, "
+                f"token={secret_fingerprint(self.access_token)}, "
+                f"refresh={secret_fingerprint(self.refresh_token)}, "
+                f"key={'stored' if self.private_key_pem else 'none'}, access_version={self.access_version}, "
+                f"cursor={self.cursor!r})")
+
+    __str__ = __repr__
+
+
+def config_dir() -> Path:
+    """`DECOY_LAB_CONFIG_DIR`, or the platform's user config directory for decoy-lab."""
+    env = os.environ.get(ENV_DIR)
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def check_name(name: str) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ProfileError(f"profile name {name!r} must be 1-64 letters, digits, '.', '_' or '-', "
+                           "starting with a letter or digit")
+    return name
+
+
+# -- keyring, when a working backend exists ----------------------------------------------------
+def working_keyring() -> Any | None:
+    """The keyring module when a usable backend is configured, else None (quietly)."""
+    flag = os.environ.get(ENV_KEYRING)
+    if flag == "0":
+        return None
+    try:
+        import keyring
+        from keyring.backends import fail
+    except Exception:
+        return None
+    try:
+        backend = keyring.get_keyring()
+    except Exception:
+        return None
+    if isinstance(backend, fail.Keyring):
+        return None
+    try:
+        priority = float(getattr(backend, "priority", 1))
+    except Exception:
+        priority = 1
+    if priority <= 0 and flag != "1":
+        return None
+    # the chainer backend with nothing behind it is as good as none
+    if type(backend).__name__ == "ChainerBackend" and not getattr(backend, "backends", None):
+        return None
+    return keyring
+
+
+class ProfileStore:
+    """Reads and writes profiles: files 0600 in a 0700 directory, secrets in keyring if it works."""
+
+    def __init__(self, directory: str | os.PathLike | None = None, *, use_keyring: bool | None = None):
+        self.directory = Path(directory) if directory is not None else config_dir()
+        self._use_keyring = use_keyring
+
+    # -- paths ----------------------------------------------------------------------------
+    @property
+    def profiles_dir(self) -> Path:
+        return self.directory / "profiles"
+
+    def path(self, name: str) -> Path:
+        return self.profiles_dir / f"{check_name(name)}.json"
+
+    def _ensure_dir(self) -> None:
+        for d in (self.directory, self.profiles_dir):
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(d, 0o700)
+
+    def _keyring(self):
+        if self._use_keyring is False:
+            return None
+        return working_keyring()
+
+    # -- API ------------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        if not self.profiles_dir.is_dir():
+            return []
+        return sorted(p.stem for p in self.profiles_dir.glob("*.json"))
+
+    def exists(self, name: str) -> bool:
+        return self.path(name).is_file()
+
+    def save(self, profile: Profile) -> Path:
+        """Write the profile atomically (0600); secrets to keyring when it works."""
+        check_name(profile.name)
+        self._ensure_dir()
+        profile.saved_at = time.time()
+        data: dict[str, Any] = profile.public_dict()
+        kr = self._keyring()
+        stored_in_keyring = False
+        if kr is not None:
+            try:
+                kr.set_password(KEYRING_SERVICE, profile.name, json.dumps(profile.secrets()))
+                stored_in_keyring = True
+            except Exception:
+                stored_in_keyring = False  # a backend that fails at use: fall back quietly
+        if stored_in_keyring:
+            data["secrets"] = "keyring"
+        else:
+            data["secrets"] = "file"
+            data.update(profile.secrets())
+        target = self.path(profile.name)
+        fd, tmp = tempfile.mkstemp(prefix=f".{profile.name}.", suffix=".tmp", dir=self.profiles_dir)
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, indent=2, sort_keys=True)
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        os.chmod(target, 0o600)
+        return target
+
+    def load(self, name: str) -> Profile:
+        path = self.path(name)
+        if not path.is_file():
+            known = ", ".join(self.names()) or "none"
+            raise ProfileError(f"no saved profile {name!r} in {self.profiles_dir} (saved profiles: {known}); "
+                               "pair first with Connection.pair(...)")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ProfileError(f"profile {name!r} at {path} cannot be read: {exc}") from None
+        where = data.pop("secrets", "file")
+        if where == "keyring":
+            kr = self._keyring()
+            raw = None
+            if kr is not None:
+                try:
+                    raw = kr.get_password(KEYRING_SERVICE, name)
+                except Exception:
+                    raw = None
+            if raw is None:
+                raise ProfileError(f"profile {name!r} keeps its secrets in keyring, which is not available now")
+            data.update(json.loads(raw))
+        known = {f.name for f in fields(Profile)}
+        return Profile(**{k: v for k, v in data.items() if k in known})
+
+    def delete(self, name: str) -> bool:
+        path = self.path(name)
+        kr = self._keyring()
+        if kr is not None:
+            try:
+                kr.delete_password(KEYRING_SERVICE, name)
+            except Exception:
+                pass
+        if path.is_file():
+            path.unlink()
+            return True
+        return False
+
+    def __repr__(self) -> str:
+        return f"ProfileStore({str(self.directory)!r})"
