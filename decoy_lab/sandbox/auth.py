@@ -1,0 +1,102 @@
+"""Bearer token → `Agent`, or a 401 that says how to recover.
+
+401 codes: `TOKEN_EXPIRED` (recovery `refresh`: `POST /oauth/token` with the refresh token),
+`TOKEN_REVOKED` (recovery `re_pair`: the owner revoked the connection), `TOKEN_SUPERSEDED`
+(recovery `continue`: the connection was reconnected on a newer token), `TOKEN_INVALID`
+(recovery `re_pair`: not a token this sandbox issued) and `TOKEN_MISSING`.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+
+from starlette.requests import Request
+
+from . import grants
+from .app import HTTPProblem, state_of
+from .db import token_hash
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One connected agent as a request sees it."""
+
+    token_id: str
+    connection_id: str
+    name: str
+    public_key: str | None
+    access: grants.MemoryAccess
+    access_version: int
+    approved_at: float | None       # first approval of this connection
+    newest_grant_at: float | None   # newest live grant's approval
+    client_id: str = ""
+    key_changed_at: float | None = None
+    scopes: tuple[str, ...] = ()
+    token_expires_at: float | None = None
+    rows: tuple[grants.Row, ...] = field(default=(), repr=False)
+
+
+def agent_for(con: sqlite3.Connection, conn_row: sqlite3.Row, now: float,
+              token_expires_at: float | None = None) -> Agent:
+    """Build the Agent for one `connections` row from its live grants."""
+    token_id = conn_row["token_id"]
+    policies = grants.live_policies(con, token_id, now)
+    rows = grants.rows_of(policies)
+    first = con.execute("SELECT MIN(approved_at) FROM policies WHERE token_id=?", (token_id,)).fetchone()[0]
+    newest = max((p["approved_at"] for p in policies if p["approved_at"] is not None), default=None)
+    extra = json.loads(conn_row["scopes"] or "[]")
+    return Agent(token_id=token_id, connection_id=conn_row["connection_id"] or token_id, name=conn_row["name"],
+                 public_key=conn_row["public_key"], access=grants.memory_access_from_rows(rows),
+                 access_version=conn_row["access_version"], approved_at=first if first is None else float(first),
+                 newest_grant_at=newest, client_id=conn_row["client_id"] or "",
+                 key_changed_at=conn_row["key_changed_at"], scopes=tuple(grants.scopes_for(rows, extra)),
+                 token_expires_at=token_expires_at, rows=tuple(rows))
+
+
+def bearer(request: Request) -> str:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise HTTPProblem(401, "TOKEN_MISSING", "send Authorization: Bearer <access_token>", recovery="re_pair")
+    return token.strip()
+
+
+def agent_from_token(con: sqlite3.Connection, token: str, now: float) -> Agent:
+    cred = con.execute("SELECT * FROM credentials WHERE hash=? AND kind='access'", (token_hash(token),)).fetchone()
+    if cred is None:
+        raise HTTPProblem(401, "TOKEN_INVALID", "this is not a token this sandbox issued; pair again",
+                          recovery="re_pair")
+    conn_row = con.execute("SELECT * FROM connections WHERE token_id=?", (cred["token_id"],)).fetchone()
+    if conn_row is None or conn_row["revoked"]:
+        raise HTTPProblem(401, "TOKEN_REVOKED", "the owner revoked this connection; only a new pairing helps",
+                          recovery="re_pair")
+    if cred["state"] == "superseded":
+        raise HTTPProblem(401, "TOKEN_SUPERSEDED", "this connection was reconnected on a newer token; use that one",
+                          recovery="continue")
+    if now >= cred["expires_at"]:
+        raise HTTPProblem(401, "TOKEN_EXPIRED", "the access token expired; refresh it at POST /oauth/token",
+                          recovery="refresh")
+    return agent_for(con, conn_row, now, cred["expires_at"])
+
+
+def agent_from_request(request: Request, con: sqlite3.Connection | None = None) -> Agent:
+    """The Agent behind the request's bearer token, or raise HTTPProblem(401, …)."""
+    state = state_of(request)
+    token = bearer(request)
+    if con is not None:
+        return agent_from_token(con, token, state.now())
+    with state.store.tx() as c:
+        return agent_from_token(c, token, state.now())
+
+
+def live_agents(con: sqlite3.Connection, now: float) -> list[Agent]:
+    """Every connection that is not revoked (grantees and the sharing pass read these)."""
+    rows = con.execute("SELECT * FROM connections WHERE revoked=0 ORDER BY created_at, token_id").fetchall()
+    return [agent_for(con, r, now) for r in rows]
+
+
+def bump_access_version(con: sqlite3.Connection, token_id: str) -> int:
+    """Every change to what a connection holds bumps its access_version."""
+    con.execute("UPDATE connections SET access_version=access_version+1 WHERE token_id=?", (token_id,))
+    return con.execute("SELECT access_version FROM connections WHERE token_id=?", (token_id,)).fetchone()[0]

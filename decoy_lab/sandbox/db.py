@@ -1,0 +1,117 @@
+"""`Store`: the sandbox's one SQLite connection (WAL, one transaction per request).
+
+The connection side's tables live here (`SCHEMA`); the memory side adds its own
+(`memstore.SCHEMA`), created in the same database. Tokens are stored as SHA-256 hashes only.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+import threading
+from typing import Iterator
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS connections (
+  token_id TEXT PRIMARY KEY, connection_id TEXT, name TEXT, client_id TEXT, public_key TEXT,
+  created_at REAL, key_changed_at REAL, revoked INTEGER NOT NULL DEFAULT 0,
+  access_version INTEGER NOT NULL DEFAULT 1, revoked_at REAL, scopes TEXT NOT NULL DEFAULT '[]'
+);
+CREATE TABLE IF NOT EXISTS credentials (
+  hash TEXT PRIMARY KEY, token_id TEXT NOT NULL, kind TEXT NOT NULL,      -- access | refresh
+  issued_at REAL NOT NULL, expires_at REAL NOT NULL,
+  state TEXT NOT NULL DEFAULT 'live'                                   -- live | used | superseded
+);
+CREATE INDEX IF NOT EXISTS credentials_token ON credentials(token_id);
+CREATE TABLE IF NOT EXISTS policies (
+  id TEXT PRIMARY KEY, token_id TEXT NOT NULL, request_id TEXT, reason TEXT,
+  created_at REAL, approved_at REAL, expires_at REAL, revoked_at REAL,
+  rows TEXT NOT NULL                                                   -- JSON list of rows
+);
+CREATE INDEX IF NOT EXISTS policies_token ON policies(token_id);
+CREATE TABLE IF NOT EXISTS requests (
+  id TEXT PRIMARY KEY, token_id TEXT NOT NULL, status TEXT NOT NULL,   -- pending|approved|resolved|denied
+  entries TEXT NOT NULL, reasons TEXT NOT NULL DEFAULT '[]', renewal INTEGER NOT NULL DEFAULT 0,
+  ends_at REAL, created_at REAL, decided_at REAL, policy_id TEXT
+);
+CREATE INDEX IF NOT EXISTS requests_token ON requests(token_id, status);
+CREATE TABLE IF NOT EXISTS device_sessions (
+  device_hash TEXT PRIMARY KEY, user_code TEXT UNIQUE NOT NULL, request_id TEXT UNIQUE NOT NULL,
+  client_id TEXT NOT NULL, name TEXT NOT NULL, public_key TEXT, entries TEXT NOT NULL,
+  scopes TEXT NOT NULL DEFAULT '[]', warnings TEXT NOT NULL DEFAULT '[]',
+  created_at REAL, expires_at REAL, interval REAL, last_poll REAL,
+  status TEXT NOT NULL,                                                -- pending|approved|resolved|denied|consumed
+  token_id TEXT, policy_id TEXT
+);
+CREATE TABLE IF NOT EXISTS par_requests (
+  request_uri TEXT PRIMARY KEY, entries TEXT NOT NULL, scopes TEXT NOT NULL DEFAULT '[]',
+  client_id TEXT, expires_at REAL, used INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS asks (token_id TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS asks_token ON asks(token_id, at);
+"""
+
+
+def token_hash(token: str) -> str:
+    """What the store keeps instead of a token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _memory_schema() -> str:
+    try:
+        from .memstore import SCHEMA as MEMORY_SCHEMA
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.memstore":
+            raise
+        return ""
+    return MEMORY_SCHEMA
+
+
+class Store:
+    """One sqlite3 connection behind a lock; `with store.tx() as con:` is one transaction."""
+
+    def __init__(self, path: str = ":memory:"):
+        self.path = str(path)
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._con.row_factory = sqlite3.Row
+        if self.path != ":memory:":
+            self._con.execute("PRAGMA journal_mode=WAL")
+        self._con.execute("PRAGMA foreign_keys=ON")
+        self._con.executescript(SCHEMA + _memory_schema())
+
+    @contextlib.contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        """One transaction: commit when the block ends, roll back when it raises.
+        A nested `tx()` on the same thread joins the outer transaction."""
+        with self._lock:
+            con = self._con
+            if self._depth:  # already inside this thread's transaction: join it
+                self._depth += 1
+                try:
+                    yield con
+                finally:
+                    self._depth -= 1
+                return
+            con.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            else:
+                con.execute("COMMIT")
+            finally:
+                self._depth = 0
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._con.close()
+            except sqlite3.ProgrammingError:  # pragma: no cover - already closed
+                pass
+
+    def __repr__(self) -> str:
+        return f"Store({self.path!r})"
