@@ -635,7 +635,9 @@ def rotate(con: Any, agent: Any, agents: dict[str, Any], r: Reach, body: dict, c
         via = [v for v in w.via if holds(holder, v, row)]
         if not via or w.token_id in given:
             continue
-        gone = removed if removed is not None else {v for v in via if writes(agent, v, row)}
+        # Without removed_reasons, only reasons the caller holds write on count as removed
+        # (its write grants, not its authorship: a save-only author must name what it removes).
+        gone = removed if removed is not None else {v for v in via if v != "self" and agent.access.write.allows_via(v)}
         if any(v not in gone for v in via):
             missing.append({"token_id": holder.token_id, "public_key": holder.public_key, "via": via})
     if missing:
