@@ -334,7 +334,7 @@ def _classify(obj: dict, row_id: str) -> Plain:
         entity_name = _opt(obs, "entityName", str, row_id, "observation.")
         if len(about) > 1:
             _fail(row_id, f"a memory has exactly one about value, this one has {len(about)}")
-        if about and not (about[0] == "user" or about[0].startswith(("topic:", "account:"))):
+        if about and not (about[0] == "user" or re.fullmatch(r"(topic|account):\S+", about[0])):
             _fail(row_id, f"about {about[0]!r} is not user, topic:<id> or account:<id>")
         cats = _str_list(obj["categories"], "categories", row_id) if "categories" in obj else []
         return Plain("memory", row_id, obj, text=text, entity_name=entity_name, about=about,
@@ -438,7 +438,7 @@ def _sealed_row(key: bytes, plaintext: dict, keys: RecipientKeys, *, trace: Trac
     row = {"id": row_id, "kid": wire.kid(key), "ciphertext": wire.b64encode(blob),
            "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, keys.owner_public_key, trace=trace)),
            "self_wrap": wire.b64encode(sealing.wrap_to_agent(key, keys.agent_public_key, trace=trace))}
-    wraps = grantee_wraps(key, plain, keys)
+    wraps = grantee_wraps(key, plain, keys, trace=trace)
     if wraps:
         row["grantee_wraps"] = wraps
     self_via = _self_via(plain, keys)
@@ -468,18 +468,29 @@ class _TopicRef:
     ids: tuple[str, ...]
 
 
-def _topic_ref(topic: Any, what: str = "topic") -> _TopicRef:
-    """A topic given as {"id", "name"}, a Topic, a TopicEntity or a Memory's topic."""
+def _topic_parts(topic: Any) -> tuple[Any, Any, Any]:
+    """(id, name, ids) of a topic given as {"id", "name"}, a Topic, a TopicEntity, TopicRows or a
+    Memory (its topic)."""
+    if isinstance(topic, Memory):
+        topic = topic.topic
+    elif isinstance(topic, TopicRows):
+        topic = topic.topic
+    if topic is None:
+        return None, None, ()
     if isinstance(topic, Mapping):
-        tid, name, ids = topic.get("id"), topic.get("name"), topic.get("ids")
-    else:
-        tid, name, ids = getattr(topic, "topic_id", None) or getattr(topic, "id", None), \
-            getattr(topic, "name", None), getattr(topic, "ids", None)
+        return topic.get("id"), topic.get("name"), topic.get("ids") or ()
+    tid = getattr(topic, "topic_id", None) or getattr(topic, "id", None)
+    return tid, getattr(topic, "name", None), getattr(topic, "ids", None) or ()
+
+
+def _topic_ref(topic: Any, what: str = "topic") -> _TopicRef:
+    """A topic as new rows and edits name it: its id (`topic:<row id>`), name and every copy's id."""
+    tid, name, ids = _topic_parts(topic)
     if not isinstance(tid, str) or not tid or not isinstance(name, str) or not name.strip():
         raise MemoryModelError(f"{what} must be {{'id': 'topic:<row id>', 'name': …}} (from find_topic or "
                                f"new_topic_rows), got {topic!r}")
     tid = _as_topic_id(tid)
-    all_ids = tuple(dict.fromkeys([tid, *(_as_topic_id(i) for i in ids or ())]))
+    all_ids = tuple(dict.fromkeys([tid, *(_as_topic_id(i) for i in ids if isinstance(i, str) and i)]))
     return _TopicRef(tid, name, all_ids)
 
 
@@ -942,18 +953,10 @@ def find_topic(topics: Sequence[Topic], name_or_id: Any) -> Topic | None:
 
 
 def _topic_keys(value: Any) -> tuple[set[str], str]:
-    if value is None:
-        return set(), ""
-    if isinstance(value, Memory):
-        return _topic_keys(value.topic)
     if isinstance(value, str):
         return ({value}, "") if value.startswith("topic:") else (set(), normalize_topic_name(value))
-    if isinstance(value, Mapping):
-        tid, name, ids = value.get("id"), value.get("name"), value.get("ids")
-    else:
-        tid, name, ids = getattr(value, "topic_id", None) or getattr(value, "id", None), \
-            getattr(value, "name", None), getattr(value, "ids", None)
-    keys = {_as_topic_id(i) for i in [tid, *(ids or ())] if isinstance(i, str) and i}
+    tid, name, ids = _topic_parts(value)
+    keys = {_as_topic_id(i) for i in [tid, *ids] if isinstance(i, str) and i}
     return keys, normalize_topic_name(name) if isinstance(name, str) else ""
 
 
@@ -967,7 +970,7 @@ def same_topic(a: Any, b: Any) -> bool:
 
 # -- editing ------------------------------------------------------------------------------------
 def edit_memory_row(served_row: Mapping, changes: Mapping, agent_key: AgentKey, keys: RecipientKeys, *,
-                    trace: Trace | None = None) -> dict:
+                    trace: Trace | None = None, key_cache: MutableMapping[str, bytes] | None = None) -> dict:
     """A PUT body that re-seals the whole plaintext with only what changed.
 
     `changes` may hold `text`, `categories` and `topic` ({"id","name"}; None = back to You). Removing
@@ -984,7 +987,7 @@ def edit_memory_row(served_row: Mapping, changes: Mapping, agent_key: AgentKey, 
     rev = served_row.get("rev")
     if isinstance(rev, bool) or not isinstance(rev, int) or rev < 1:
         raise MemoryModelError("the row has no rev: pass the row as GET /api/agent/context/memories serves it")
-    _rid, key, plain = _open(served_row, agent_key, trace, None)
+    _rid, key, plain = _open(served_row, agent_key, trace, key_cache)
     if plain.kind != "memory":
         raise MemoryModelError(f"row {row_id} is a {plain.kind} row, not a memory: edit_memory_row edits memories")
     new = copy.deepcopy(plain.plaintext)
@@ -1062,7 +1065,8 @@ def attach_duplicate(served: Mapping, *, topic: Any = None, categories: Iterable
     else's memory is reported, never touched — and None when there is nothing to add."""
     if served.get("mine") is not True:
         return None
-    m = read_memory_row(served, agent_key)
+    cache = KeyCache()
+    m = read_memory_row(served, agent_key, key_cache=cache)
     if m is None or m.topic is not None or m.account is not None:
         return None
     changes: dict[str, Any] = {}
@@ -1073,7 +1077,7 @@ def attach_duplicate(served: Mapping, *, topic: Any = None, categories: Iterable
         changes["categories"] = [*m.categories, *extra]
     if not changes:
         return None
-    return edit_memory_row(served, changes, agent_key, keys, trace=trace)
+    return edit_memory_row(served, changes, agent_key, keys, trace=trace, key_cache=cache)
 
 
 # -- outcomes -----------------------------------------------------------------------------------

@@ -330,3 +330,29 @@ def test_recipient_keys_from_memory_grantees_answer(c):
     row = M.new_memory_row(keys, "x", categories=["food", "travel"])
     assert row["self_via"] == ["self", "category:food"]
     assert [w["via"] for w in row["grantee_wraps"]] == [["category:travel"]]
+
+
+def test_topic_given_as_any_model(c, keys):
+    """`topic` is `{"id", "name"}`; the models that carry one (TopicRows, a listed Topic, a Memory on the
+    topic) name the same topic."""
+    made = M.new_topic_rows(keys, "Lisbon trip")
+    on_topic = M.read_memory_row(serve(M.new_memory_row(keys, "a", topic=made)), c.agent)
+    listed = M.Topic(made.topic_id, "Lisbon trip", "", [], [made.topic_id])
+    entity = M.read_row(serve(made.rows[0]), c.agent)
+    for given in (made, made.topic, listed, on_topic, entity, {"id": made.topic_id[len("topic:"):], "name": "Lisbon trip"}):
+        m = M.read_memory_row(serve(M.new_memory_row(keys, "b", topic=given)), c.agent)
+        assert m.topic == made.topic, given
+
+
+def test_building_records_its_steps_without_the_key(c, keys):
+    from decoy_lab.trace import Trace
+
+    t = Trace("save")
+    row = M.new_memory_row(keys, "Prefers short answers.", trace=t)
+    names = [s.name for s in t.steps]
+    assert names[0] == "JSON encode (UTF-8)" and "AES-256-GCM seal" in names
+    assert names.count("RSA-OAEP-SHA256 wrap content key") == 2 + len(row.get("grantee_wraps", []))
+    key = sealing.unwrap_as_agent(row["self_wrap"], c.agent)
+    for s in t.steps:
+        assert key.hex() not in str(s.inputs) and wire.b64encode(key) not in str(s.inputs)
+        assert s.output != key or s.secret_output

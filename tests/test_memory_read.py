@@ -136,6 +136,7 @@ def test_altered_ciphertext_is_unreadable(c, vault):
     (lambda i: _plain(i, about="user"), "about must be a list of strings"),
     (lambda i: _plain(i, about=["user", "topic:t"]), "exactly one about"),
     (lambda i: _plain(i, about=["Lisbon"]), "not user, topic:<id> or account:<id>"),
+    (lambda i: _plain(i, about=["topic:"]), "not user, topic:<id> or account:<id>"),
     (lambda i: _plain(i, categories="travel"), "categories must be a list"),
     (lambda i: _plain(i, categories=[1]), "categories must be a list of strings"),
     (lambda i: _plain(i, metadata=["x"]), "metadata must be dict"),
