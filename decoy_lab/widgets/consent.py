@@ -40,13 +40,15 @@ def rows_html(rows: Any) -> str:
 
 
 def _frame_of(value: Any) -> pd.DataFrame | None:
-    if isinstance(value, pd.DataFrame):
-        return value
+    frame = value if isinstance(value, pd.DataFrame) else None
     for name in ("frame", "permissions", "table", "df"):
-        got = getattr(value, name, None)
+        got = getattr(value, name, None) if frame is None else None
         if isinstance(got, pd.DataFrame):
-            return got
-    return None
+            frame = got
+    if frame is None:
+        return None
+    cols = [c for c in ("permission", "selection", "expires_at") if c in frame]
+    return frame[cols] if cols else frame
 
 
 def summary_of(value: Any) -> str:
@@ -66,11 +68,16 @@ class ConsentCard(W.HTML):
         self.add_class("decoy-consent")
 
     @classmethod
-    def for_connection(cls, conn: Any, *, asked: Any = None) -> "ConsentCard":
-        """Build the card from a Connection: its pairing ask, its first grant and `access()` now."""
+    def for_connection(cls, conn: Any, *, asked: Any = None, granted: Any = None) -> "ConsentCard":
+        """Build the card from a Connection: what it asked, what was granted (by default the access
+        read when the pairing finished) and `access()` read now."""
+        if granted is None:
+            try:
+                granted = conn.access(refresh=False)
+            except TypeError:
+                granted = None
         held = conn.access()
-        return cls(asked=asked if asked is not None else getattr(conn, "asked", None),
-                   granted=getattr(conn, "granted", None), held=held, name=getattr(conn, "name", "") or "")
+        return cls(asked=asked, granted=granted, held=held, name=getattr(conn, "name", "") or "")
 
     @staticmethod
     def render(*, asked: Any, granted: Any, held: Any, name: str = "") -> str:
@@ -86,3 +93,7 @@ class ConsentCard(W.HTML):
             f'<th style="{head}">Granted by the owner</th><th style="{head}">Held now</th></tr>'
             f'<tr><td style="{cell}">{rows_html(asked)}</td><td style="{cell}">{rows_html(granted)}</td>'
             f'<td style="{cell}">{rows_html(held)}</td></tr></table></div>')
+
+    def _repr_mimebundle_(self, **kw: Any) -> dict:
+        """The widget, plus the card as HTML for viewers without widgets (exports, GitHub)."""
+        return {**(super()._repr_mimebundle_(**kw) or {}), "text/html": self.value}

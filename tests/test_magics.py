@@ -1,0 +1,198 @@
+"""`%decoy` in a real IPython InteractiveShell against the embedded sandbox."""
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+
+from decoy_lab import sealing, topicmap, wire
+from decoy_lab.trace import Trace
+from decoy_lab.widgets import PairingWidget, Stepper, SteppedTrace, VaultView
+
+
+@pytest.fixture(scope="module")
+def ip(tmp_path_factory):
+    os.environ["DECOY_LAB_CONFIG_DIR"] = str(tmp_path_factory.mktemp("decoy-config"))
+    shell = start_ipython()
+    shell.run_line_magic("load_ext", "decoy_lab")
+    return shell
+
+
+@pytest.fixture(scope="module")
+def magics(ip):
+    return ip.magics_manager.registry["DecoyMagics"]
+
+
+@pytest.fixture(scope="module")
+def connected(ip, magics):
+    """One sandbox pairing for the module (pairing polls at the server's interval)."""
+    ip.run_line_magic("config", "DecoyMagics.sandbox_options = {'seed': 'none'}")
+    conn = ip.run_line_magic("decoy", "connect --sandbox --name magic-tests")
+    yield conn
+    conn.close()
+    if magics.sandbox is not None:
+        magics.sandbox.stop()
+
+
+def decoy(ip, line, cell=None):
+    if cell is None:
+        return ip.run_line_magic("decoy", line)
+    return ip.run_cell_magic("decoy", line, cell)
+
+
+# -- settings and mistakes (no connection needed) ---------------------------------------------
+def test_config_traits_are_settable_with_percent_config(ip, magics):
+    ip.run_line_magic("config", 'DecoyMagics.profile = "work"')
+    ip.run_line_magic("config", "DecoyMagics.reveal = True")
+    try:
+        assert magics.profile == "work" and magics.reveal is True
+    finally:
+        ip.run_line_magic("config", 'DecoyMagics.profile = "default"')
+        ip.run_line_magic("config", "DecoyMagics.reveal = False")
+    assert magics.reveal is False
+
+
+@pytest.mark.parametrize("line, words", [
+    ("", "needs a sub-command"),
+    ("frobnicate", "unknown sub-command 'frobnicate'"),
+    ("unseal", "the following arguments are required: id"),
+    ("map --depth two", "invalid int value"),
+    ("memories --bogus", "unrecognized arguments: --bogus"),
+    ('seal "no closing quote', "No closing quotation"),
+    ("delete", "the following arguments are required: ids"),
+    ("request", "the following arguments are required: permissions"),
+])
+def test_bad_arguments_raise_usage_error_with_the_usage(ip, line, words):
+    with pytest.raises(UsageError) as err:
+        decoy(ip, line)
+    assert words in str(err.value) and "%decoy memories [--topic T]" in str(err.value)
+
+
+def test_commands_before_connecting_say_how_to_connect(ip, magics):
+    if magics.connection is not None:
+        pytest.skip("already connected in this module")
+    for line in ("memories", "status", "map", "unseal abc", "sync"):
+        with pytest.raises(UsageError, match="not connected"):
+            decoy(ip, line)
+
+
+def test_help_prints_every_sub_command(ip, capsys):
+    decoy(ip, "help")
+    out = capsys.readouterr().out
+    for name in ("connect", "status", "access", "request", "memories", "topics", "links", "rows", "map", "unseal",
+                 "seal", "save", "edit", "delete", "dump", "sync", "browse"):
+        assert name in out
+
+
+# -- against the sandbox ----------------------------------------------------------------------
+def test_connect_shows_the_pairing_widget_and_consent(connected, magics):
+    assert magics.connection is connected
+    w = magics.pairing
+    assert isinstance(w, PairingWidget) and w.handle.status == "done"
+    assert "Held now" in w._card.children[0].value and "memory.save" in w._card.children[0].value
+
+
+def test_save_then_memories_topics_links_rows_frames(ip, connected):
+    mid = decoy(ip, "save --topic 'Lisbon trip' --type trip --relation 'is planning' --categories travel",
+                "Flights booked for May; window seat.")
+    other = decoy(ip, "save --categories user_preferences", "Prefers short answers.")
+    df = decoy(ip, "memories")
+    assert isinstance(df, pd.DataFrame) and {mid, other} <= set(df["id"])
+    assert list(decoy(ip, "memories --topic 'lisbon  TRIP'")["id"]) == [mid]
+    assert list(decoy(ip, "memories --category user_preferences")["id"]) == [other]
+    assert list(decoy(ip, "memories --search 'WINDOW seat'")["id"]) == [mid]
+    assert set(decoy(ip, "memories --mine")["id"]) >= {mid, other}
+    topics = decoy(ip, "topics")
+    assert list(topics["name"]) == ["Lisbon trip"] and list(topics["type"]) == ["trip"]
+    links = decoy(ip, "links")
+    assert list(links["relation_type"]) == ["is planning"]
+    rows = decoy(ip, "rows")
+    assert {"memory", "topic", "link"} <= set(rows["kind"])
+    with pytest.raises(UsageError, match="no topic named"):
+        decoy(ip, "memories --topic Atlantis")
+
+
+def test_map_returns_the_graph_that_draws_itself(ip, connected):
+    decoy(ip, "save --topic 'Lisbon trip' --categories travel", "Hotel near Alfama.")
+    G = decoy(ip, "map")
+    assert isinstance(G, topicmap.TopicGraph)
+    tid = next(n for n, d in G.nodes(data=True) if d.get("name") == "Lisbon trip")
+    assert G.nodes[tid]["memories"] >= 2 and G.edges[topicmap.USER, tid]["relation"] == "is planning"
+    assert G._repr_png_().startswith(b"\x89PNG")
+    assert set(decoy(ip, "map --depth 0")) == {topicmap.USER}
+    assert set(decoy(ip, "map --category user_preferences")) == {topicmap.USER}
+    with pytest.raises(UsageError, match="--depth"):
+        decoy(ip, "map --depth -1")
+
+
+def test_unseal_returns_the_trace_shown_as_a_stepper(ip, connected):
+    mid = decoy(ip, "save", "Unseal me.")
+    t = decoy(ip, f"unseal {mid}")
+    assert isinstance(t, SteppedTrace) and isinstance(t, Trace) and t.ok and not t.reveal
+    names = [s.name for s in t.steps]
+    assert any("RSA-OAEP" in n for n in names) and any("AES-256-GCM" in n for n in names)
+    bundle = t._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert decoy(ip, f"unseal {mid} --reveal").reveal is True
+    missing = decoy(ip, "unseal 00000000-0000-0000-0000-000000000000")
+    assert not missing.ok and missing.failed.reason
+
+
+def test_seal_is_a_dry_run_showing_every_step(ip, connected):
+    before = len(decoy(ip, "memories"))
+    t = decoy(ip, "seal Just a preview --topic 'Lisbon trip' --categories travel")
+    assert t.ok and t.row["id"] and {"ciphertext", "owner_wrap", "self_wrap"} <= set(t.row)
+    assert len(decoy(ip, "memories")) == before
+    assert Stepper(t).index == 0
+
+
+def test_edit_and_delete(ip, connected):
+    mid = decoy(ip, "save --categories food", "Likes espresso.")
+    decoy(ip, f"edit {mid} --text 'Likes ristretto.'")
+    df = decoy(ip, "memories")
+    assert df.set_index("id").loc[mid, "text"] == "Likes ristretto."
+    decoy(ip, f"edit {mid}", "Likes flat whites.")
+    assert decoy(ip, "memories --search 'flat whites'")["id"].tolist() == [mid]
+    with pytest.raises(UsageError, match="say what changes"):
+        decoy(ip, f"edit {mid}")
+    res = decoy(ip, f"delete {mid}")
+    assert mid in res.deleted and mid not in set(decoy(ip, "memories")["id"])
+    with pytest.raises(UsageError, match="empty"):
+        decoy(ip, "save", "   ")
+
+
+def test_dump_dissects_and_opens_a_blob(ip, connected):
+    mid = decoy(ip, "save", "Dump me.")
+    served = connected.load().served_row(mid)
+    plain = decoy(ip, f"dump {served['ciphertext']}")
+    assert plain.steps[0].name == "parse vault" and [f.name for f in plain.steps[0].fields][:2] == ["version", "mode"]
+    assert not plain.ok  # a VAULT blob needs its memory key
+    key = sealing.unwrap_as_agent(served["wrapped_key"], connected.agent_key)
+    opened = decoy(ip, f"dump {served['ciphertext']} --key {wire.b64encode(key)}")
+    assert opened.ok and "Dump me." in str(opened.steps[-1].output)
+    env = decoy(ip, f"dump {served['wrapped_key']}")  # the connection's own agent key opens it
+    assert env.ok and env.steps[-1].secret_output
+    assert key.hex()[:32] not in env.to_html() and wire.kid(key) in env.to_html()
+    bad = decoy(ip, "dump AAAA")
+    assert not bad.ok
+
+
+def test_status_access_request_sync_browse(ip, connected):
+    with capture_output() as cap:
+        assert decoy(ip, "status") is connected
+    card = cap.outputs[0].data
+    assert "Asked" in card["text/html"] and "memory.save" in card["text/html"]
+    acc = decoy(ip, "access")
+    assert "memory.save" in acc.names
+    req = decoy(ip, "request memory.read --datatypes travel --reason 'to plan the trip'")
+    assert req.permissions == ["memory.read"] and req.status
+    res = decoy(ip, "sync")
+    assert res.vault is not None
+    view = decoy(ip, "browse")
+    assert isinstance(view, VaultView) and len(view.browser.frame) == len(connected.load().memories)
+    with pytest.raises(UsageError, match="no topic named"):
+        decoy(ip, "request memory.read --topic Atlantis --reason x")
