@@ -37,11 +37,11 @@ from .errors import (APIError, DecoyError, KidConflict, MemoryModelError, NotFou
 from .trace import Trace, tracer
 
 __all__ = [
-    "CATEGORIES", "ENTITY_TYPES", "USER_NAMES", "KeyCache", "Selectors", "Grantee", "RecipientKeys",
+    "CATEGORIES", "ENTITY_TYPES", "USER_NAMES", "USER_ENTITY", "KeyCache", "Selectors", "Grantee", "RecipientKeys",
     "Plain", "Memory", "TopicEntity", "Link", "Topic", "TopicRows", "Summary",
     "normalize_topic_name", "decode_plaintext", "reasons_for", "grantee_wraps",
     "new_memory_row", "new_topic_rows", "read_row", "read_graph_row", "read_memory_row",
-    "read_rows", "read_memory_rows", "summarize_rows", "build_topics", "list_topics", "find_topic",
+    "read_rows", "read_memory_rows", "summarize", "summarize_rows", "build_topics", "list_topics", "find_topic",
     "same_topic", "edit_memory_row", "attach_duplicate", "is_definite_refusal",
 ]
 
@@ -400,13 +400,13 @@ def reasons_for(selectors: Any, plain: Plain) -> list[str]:
 def grantee_wraps(key: bytes, plain: Plain, keys: RecipientKeys, *, trace: Trace | None = None) -> list[dict]:
     """`[{token_id, via, wrapped_key}]` for every other connection whose selectors reach the row
     (at most 100, the server's limit; the owner's phone shares with the rest)."""
-    out = []
+    out: list[dict] = []
     for g in keys.others():
         via = reasons_for(g.selectors, plain)
-        if via:
+        if via and len(out) < MAX_GRANTEE_WRAPS:
             out.append({"token_id": g.token_id, "via": via,
                         "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, g.public_key, trace=trace))})
-    return out[:MAX_GRANTEE_WRAPS]
+    return out
 
 
 def _self_via(plain: Plain, keys: RecipientKeys) -> list[str] | None:

@@ -356,3 +356,19 @@ def test_building_records_its_steps_without_the_key(c, keys):
     for s in t.steps:
         assert key.hex() not in str(s.inputs) and wire.b64encode(key) not in str(s.inputs)
         assert s.output != key or s.secret_output
+
+
+def test_no_plaintext_outside_ciphertext(c):
+    """Never put `text`, `categories` or account names in the HTTP body outside ciphertext."""
+    import json
+
+    keys = M.RecipientKeys(c.owner.public_key_b64, c.agent.public_key_b64)
+    topic = {"id": f"topic:{uuid.uuid4()}", "name": "Golf club headcovers"}
+    rows = [M.new_memory_row(keys, "Navy or grey covers", topic=topic, categories=["fashion"],
+                             metadata={"note": "from chat"}),
+            M.new_memory_row(keys, "Uses squash merges", account=ACCOUNT, categories=["technology"]),
+            *M.new_topic_rows(keys, "Lisbon trip", type="trip", relation_type="is planning").rows]
+    body = json.dumps({"rows": rows})
+    for secret in ("Navy", "fashion", "Golf", "from chat", "squash", ACCOUNT, "technology", "Lisbon", "trip",
+                   "planning", "default_user"):
+        assert secret not in body
