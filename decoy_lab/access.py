@@ -164,21 +164,20 @@ class Access:
 
     # -- the summary -------------------------------------------------------------------------
     def summary_lines(self) -> list[str]:
+        """The plain summary first (the server's sentence when it gives one), then memories, then
+        when access ends."""
         a = self.raw.get("access")
         lines = []
-        if isinstance(a, dict) and isinstance(a.get("text") or a.get("summary"), str):
-            lines.append(a.get("text") or a.get("summary"))
+        if isinstance(a, dict) and isinstance(a.get("summary") or a.get("text"), str):
+            lines.append(a.get("summary") or a.get("text"))
+        if isinstance(a, dict) and a.get("everything") is True:
+            lines.append("Everything in the vault (the whole-vault grant).")
         mem = self.memory
         if mem:
             lines.append("Memories: " + "; ".join(f"{verb} {describe_reach(mem.get(verb))}" for verb in VERBS
                                                   if verb in mem))
         elif not lines:
             lines.append("Memories: nothing")
-        if isinstance(a, dict):
-            for key, value in a.items():
-                if key in ("memories", "memory", "text", "summary", "version") or value in (None, {}, []):
-                    continue
-                lines.append(f"{key.replace('_', ' ').capitalize()}: {describe_reach(value)}")
         ends = sorted({str(p.get('expires_at')) for p in self.policies if p.get("expires_at")})
         lines.append("Access ends: " + (", ".join(ends) if ends else "no end date (until revoked)"))
         return lines

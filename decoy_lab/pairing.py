@@ -284,12 +284,15 @@ class PairingHandle:
         if self._on_link is not None:
             self._on_link(s.verification_uri_complete, s.user_code)
         self._set(WAITING, f"waiting for the owner to approve (code {s.user_code})")
+        first = True
         while True:
             left = deadline - self.clock()
             if left <= 0:
                 raise PairingError(f"the pairing link expired after {life:.0f} s without an approval; "
                                    "start a new pairing", code="expired_token")
-            self._pause(min(self.interval, left))
+            if not first:  # RFC 8628 §3.5: at least `interval` between polls (the first goes at once)
+                self._pause(min(self.interval, left))
+            first = False
             if self.clock() >= deadline:
                 raise PairingError(f"the pairing link expired after {life:.0f} s without an approval; "
                                    "start a new pairing", code="expired_token")
@@ -307,8 +310,10 @@ class PairingHandle:
                 continue  # transient: keep polling at the interval
             if code == "authorization_pending":
                 continue
-            if code == "slow_down":
-                self.interval += SLOW_DOWN_STEP
+            if code == "slow_down":  # +5 s for this and every later poll (or the server's own, if longer)
+                served = body.get("interval")
+                self.interval = max(self.interval + SLOW_DOWN_STEP,
+                                    float(served) if isinstance(served, (int, float)) else 0.0)
                 self._set(WAITING, f"the server asked to poll slower: every {self.interval:g} s")
                 continue
             if code == "access_denied":

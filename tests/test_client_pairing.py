@@ -140,7 +140,7 @@ def test_pairing_sends_par_rows_and_the_agent_key_and_hands_out_the_link(key):
     assert server.device_body["agent_public_key"] == key.public_key_b64
     assert server.device_body["name"] == "Test agent"
     assert h.status == "done" and conn.token_id == "tok-1" and conn.access_version == 1
-    assert h.waits == [5, 5], "polls every `interval` seconds"
+    assert h.waits == [5], "polls at once, then every `interval` seconds"
 
 
 def test_slow_down_adds_five_seconds_to_the_interval(key):
@@ -149,7 +149,7 @@ def test_slow_down_adds_five_seconds_to_the_interval(key):
     clock = FakeClock()
     h = start(server, key, clock)
     h.result(5)
-    assert h.waits == [2, 2, 7, 7, 12]
+    assert h.waits == [2, 7, 7, 12]
 
 
 def test_pairing_stops_at_expires_in(key):
@@ -160,7 +160,7 @@ def test_pairing_stops_at_expires_in(key):
     with pytest.raises(PairingError) as info:
         h.result(5)
     assert info.value.code == "expired_token" and h.status == "expired"
-    assert sum(h.waits) == pytest.approx(30) and server.polls() <= 6
+    assert sum(h.waits) == pytest.approx(30) and server.polls() <= 7
 
 
 def test_pairing_survives_transient_errors(key):

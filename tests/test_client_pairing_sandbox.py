@@ -1,0 +1,150 @@
+"""Pairing against the sandbox over real HTTP: slow_down, expiry, manual approval, a narrowed
+approval, a denial, token refresh and revocation, profiles. The sandbox runs on a FakeClock
+and the client's waits move that clock, so nothing here sleeps."""
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import uuid
+
+import pytest
+
+from decoy_lab.client import Connection
+from decoy_lab.crypto import AgentKey
+from decoy_lab.errors import PairingError, TokenError
+from decoy_lab.profiles import ProfileStore
+from decoy_lab.sandbox import FakeClock, Sandbox
+
+
+@pytest.fixture(scope="module")
+def clock() -> FakeClock:
+    return FakeClock(1_800_000_000.0)
+
+
+@pytest.fixture(scope="module")
+def sb(clock):
+    with Sandbox.start(approve="manual", seed="none", clock=clock) as sandbox:
+        sandbox.state.device_interval = 5
+        yield sandbox
+
+
+@pytest.fixture(scope="module")
+def key() -> AgentKey:
+    return AgentKey.generate()
+
+
+def start(sb, clock, key, on_wait=None, **kw):
+    """Start a pairing whose waits advance the sandbox clock (and may act as the owner)."""
+    handle_box = {}
+
+    def wait(seconds: float) -> None:
+        clock.advance(seconds)
+        if on_wait is not None:
+            on_wait(handle_box["h"])
+
+    kw.setdefault("profile", None)
+    kw.setdefault("client_id", f"pairing-test-{uuid.uuid4().hex[:8]}")  # a new connection, not a reconnect
+    h = Connection.start_pairing(sb.url, name=kw.pop("name", "Pairing test"), agent_key=key, wait=wait,
+                                 clock=clock, **kw)
+    handle_box["h"] = h
+    return h
+
+
+def test_manual_approval_after_a_few_polls(sb, clock, key):
+    """"Poll (every `interval` seconds, up to `expires_in`) until they approve, then exchange the code"."""
+    def owner(h):
+        if h.polls == 2:
+            sb.owner.approve(h.user_code)
+
+    h = start(sb, clock, key, on_wait=owner)
+    conn = h.result(10)
+    assert h.status == "done" and h.polls == 3 and h.waits == [5, 5]
+    assert conn.access().names == {"memory.read", "memory.save"}
+    assert conn.token_id in {c["token_id"] for c in sb.owner.connections()}
+
+
+def test_polling_too_fast_gets_slow_down_and_the_client_backs_off(sb, clock, key):
+    """RFC 8628: on `slow_down` the interval grows by 5 s for this and all later polls."""
+    def owner(h):
+        if h.polls == 3:
+            sb.owner.approve(h.user_code)
+
+    h = start(sb, clock, key, on_wait=owner, poll_interval=1)  # a client polling faster than asked
+    h.result(10)
+    assert h.waits[0] == 1 and h.waits[1] >= 6, h.waits
+    assert all(b >= a for a, b in zip(h.waits, h.waits[1:]))
+
+
+def test_pairing_link_expires(sb, clock, key):
+    """"Three clocks … the pairing link (`expires_in`, 600 s)": nobody approves, the link expires."""
+    h = start(sb, clock, key)
+    with pytest.raises(PairingError) as info:
+        h.result(10)
+    assert info.value.code == "expired_token" and h.status == "expired"
+    assert 590 <= sum(h.waits) <= 600 and h.polls <= 600 / 5 + 1
+
+
+def test_a_narrowed_approval_is_what_the_connection_holds(sb, clock, key):
+    """"The owner may approve more or less than you asked. Decide from this, never from scopes.\""""
+    def owner(h):
+        if h.polls == 1:
+            sb.owner.approve(h.user_code, narrow=[{"permissions": ["memory.read"], "datatypes": ["food"]}])
+
+    conn = start(sb, clock, key, on_wait=owner).result(10)
+    acc = conn.access()
+    assert acc.names == {"memory.read"} and not acc.can_save
+    assert acc.frame["selection"].tolist() == ["datatypes=food"]
+    assert "food" in acc.summary and "nothing" in str(acc)
+
+
+def test_a_denial_ends_the_pairing(sb, clock, key):
+    def owner(h):
+        if h.polls == 1:
+            sb.owner.deny(h.user_code)
+
+    h = start(sb, clock, key, on_wait=owner)
+    with pytest.raises(PairingError) as info:
+        h.result(10)
+    assert info.value.code == "access_denied" and h.status == "denied"
+
+
+def approved(sb, clock, key, **kw) -> Connection:
+    def owner(h):
+        sb.owner.approve(h.user_code)
+
+    return start(sb, clock, key, on_wait=owner, **kw).result(10)
+
+
+def test_an_expired_token_is_refreshed_once_and_the_call_repeated(sb, clock, key):
+    """"`401` … `recovery: refresh` (`TOKEN_EXPIRED`) → `POST /oauth/token` with `grant_type=refresh_token`\""""
+    conn = approved(sb, clock, key)
+    before = conn.tokens.access_token
+    clock.advance(sb.state.token_ttl + 1)
+    assert conn.access().names == {"memory.read", "memory.save"}
+    assert conn._api.refreshes == 1 and conn.tokens.access_token != before
+
+
+def test_a_revoked_connection_is_told_to_pair_again(sb, clock, key):
+    conn = approved(sb, clock, key)
+    sb.owner.revoke(conn.token_id)
+    with pytest.raises(TokenError) as info:
+        conn.keys()
+    assert info.value.code == "TOKEN_REVOKED" and "new pairing is needed" in str(info.value)
+
+
+def test_profile_is_saved_0600_and_resume_keeps_the_key(sb, clock, key, tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
+    caplog.set_level(logging.DEBUG)
+    store = ProfileStore(tmp_path / "cfg")
+    conn = approved(sb, clock, key, profile="work", store=store)
+    path = store.path("work")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(store.profiles_dir).st_mode) == 0o700
+    again = Connection.resume("work", store=store)
+    assert again.agent_key == conn.agent_key and again.token_id == conn.token_id
+    assert again.access().names == conn.access().names
+    text = caplog.text + repr(conn) + repr(again) + repr(store.load("work"))
+    pem_line = conn.agent_key.to_pem().splitlines()[2]
+    for secret in (conn.tokens.access_token, conn.tokens.refresh_token, pem_line):
+        assert secret not in text
