@@ -1,0 +1,51 @@
+"""What the benchmarks share in one run: sizes, keys, the rows, the sandbox and the figures
+that later targets are measured against (the machine's limit, the Node peer)."""
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from .data import Dataset, Sizes
+
+
+@dataclass
+class Context:
+    sizes: Sizes
+    workers: int
+    quick: bool = False
+    dataset: Dataset | None = None
+    served: list[dict] = field(default_factory=list)  # the rows as GET /memories served them
+    served_from: str = "sandbox"  # or "offline" when no sandbox could be started
+    sandbox: Any = None
+    conn: Any = None  # the decoy_lab Connection that owns the rows
+    token: str | None = None  # its bearer token, for raw HTTP timings
+    setup_error: str | None = None  # why the sandbox or the connection is unavailable
+    limit_rate: float | None = None  # (a) rows/s over all cores
+    node_rate: float | None = None  # (c) rows/s
+    rmr_rate: float | None = None  # (b) read_memory_rows rows/s
+    vault: Any = None  # the last Vault load() returned
+    say: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr, flush=True)
+
+
+def best_of(n: int, fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Run `fn` n times; return the fastest wall time and the last result."""
+    best, out = float("inf"), None
+    for _ in range(max(1, n)):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+@contextmanager
+def stopwatch() -> Iterator[list[float]]:
+    """`with stopwatch() as t: …` then `t[0]` is the elapsed seconds."""
+    box = [0.0]
+    t0 = time.perf_counter()
+    try:
+        yield box
+    finally:
+        box[0] = time.perf_counter() - t0
