@@ -221,6 +221,9 @@ def test_trace_never_holds_the_memory_key_unmarked(c, vault):
         if s.output == key:
             assert s.secret_output, s.name
         assert key.hex() not in str(s.inputs) and wire.b64encode(key) not in str(s.inputs)
+    shown = t.to_text() + t.to_html()
+    assert key.hex() not in shown and wire.b64encode(key) not in shown
+    assert " ".join(f"{b:02x}" for b in key[:8]) not in shown
 
 
 # -- key cache ------------------------------------------------------------------------------------
