@@ -124,28 +124,10 @@ async def _http_exc(request: Request, exc: Exception) -> JSONResponse:
                         headers=getattr(exc, "headers", None))
 
 
-def _memory_side() -> tuple[list, str | None, Any]:
-    """The memory-side route lists, with a note when a module is not there."""
-    import importlib
-
-    routes: list = []
-    missing = []
-    for name in ("memories", "spaces", "sync"):
-        try:
-            mod = importlib.import_module(f"{__package__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{name}":
-                raise
-            missing.append(name)
-            continue
-        routes.extend(getattr(mod, "routes", []))
-    return routes, ", ".join(missing) or None, None
-
-
 def create_app(db_path: str = ":memory:", *, owner_key: Any = None, approve: str = "auto", seed: str = "demo",
                faults: dict | None = None, clock: Callable[[], float] | None = None) -> Starlette:
     """A fresh sandbox app: its own store, owner phone and settings (no module-level state)."""
-    from . import oauth, policies, surface
+    from . import memories, oauth, policies, spaces, surface, sync
     from .db import Store
     from .owner import Owner
 
@@ -157,16 +139,14 @@ def create_app(db_path: str = ":memory:", *, owner_key: Any = None, approve: str
     state = SandboxState(store=store, clock=clock or time.time, approve=approve, seed=seed)
     state.owner = Owner(state, owner_key)
     state.faults = _faults(faults)
-    memory_routes, missing, _ = _memory_side()
-    if missing:
-        state.extra["missing_modules"] = missing
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         yield
         store.close()
 
-    app = Starlette(routes=[*oauth.routes, *policies.routes, *surface.routes, *memory_routes],
+    app = Starlette(routes=[*oauth.routes, *policies.routes, *surface.routes, *memories.routes,
+                            *spaces.routes, *sync.routes],
                     exception_handlers={HTTPProblem: _problem, HTTPException: _http_exc}, lifespan=lifespan)
     app.state.sb = state
     if seed == "demo":
@@ -175,10 +155,8 @@ def create_app(db_path: str = ":memory:", *, owner_key: Any = None, approve: str
 
 
 def _faults(settings: dict | None) -> Any:
-    try:
-        from .faults import Faults
-    except ModuleNotFoundError:
-        return settings or {}
+    from .faults import Faults
+
     return Faults.from_settings(settings)
 
 

@@ -11,6 +11,8 @@ import sqlite3
 import threading
 from typing import Iterator
 
+from .memstore import SCHEMA as MEMORY_SCHEMA
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS connections (
   token_id TEXT PRIMARY KEY, connection_id TEXT, name TEXT, client_id TEXT, public_key TEXT,
@@ -47,6 +49,7 @@ CREATE TABLE IF NOT EXISTS par_requests (
   request_uri TEXT PRIMARY KEY, entries TEXT NOT NULL, scopes TEXT NOT NULL DEFAULT '[]',
   client_id TEXT, expires_at REAL, used INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS sandbox_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS asks (token_id TEXT NOT NULL, at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS asks_token ON asks(token_id, at);
 """
@@ -55,16 +58,6 @@ CREATE INDEX IF NOT EXISTS asks_token ON asks(token_id, at);
 def token_hash(token: str) -> str:
     """What the store keeps instead of a token."""
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-def _memory_schema() -> str:
-    try:
-        from .memstore import SCHEMA as MEMORY_SCHEMA
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__package__}.memstore":
-            raise
-        return ""
-    return MEMORY_SCHEMA
 
 
 class Store:
@@ -79,7 +72,7 @@ class Store:
         if self.path != ":memory:":
             self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute("PRAGMA foreign_keys=ON")
-        self._con.executescript(SCHEMA + _memory_schema())
+        self._con.executescript(SCHEMA + MEMORY_SCHEMA)
 
     @contextlib.contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:

@@ -35,16 +35,22 @@ if TYPE_CHECKING:  # pragma: no cover
 RENEW_HOURS = 30 * 24
 
 
-def _load_key(owner_key: Any):
+def _load_key(state: "SandboxState", owner_key: Any):
+    """The owner key: the one given, else the one this database already holds, else a new one.
+    It is kept in the database so a file-backed sandbox reopens with the same owner (the rows'
+    owner wraps stay openable across restarts)."""
     from ..crypto import AgentKey
 
-    if owner_key is None:
-        return AgentKey.generate()
-    if isinstance(owner_key, AgentKey):
-        return owner_key
-    if isinstance(owner_key, (str, bytes)):
-        return AgentKey.from_pem(owner_key)
-    raise TypeError("owner_key must be an AgentKey, a PEM string/bytes, or None")
+    if owner_key is not None and not isinstance(owner_key, (AgentKey, str, bytes)):
+        raise TypeError("owner_key must be an AgentKey, a PEM string/bytes, or None")
+    with state.store.tx() as con:
+        if owner_key is None:
+            row = con.execute("SELECT value FROM sandbox_meta WHERE key='owner_key'").fetchone()
+            key = AgentKey.from_pem(row["value"]) if row else AgentKey.generate()
+        else:
+            key = owner_key if isinstance(owner_key, AgentKey) else AgentKey.from_pem(owner_key)
+        con.execute("INSERT OR REPLACE INTO sandbox_meta (key, value) VALUES ('owner_key', ?)", (key.to_pem(),))
+    return key
 
 
 def normalize_user_code(code: str) -> str:
@@ -56,7 +62,7 @@ class Owner:
 
     def __init__(self, state: "SandboxState", owner_key: Any = None):
         self.state = state
-        self.key = _load_key(owner_key)
+        self.key = _load_key(state, owner_key)
         self.renew_hours: float = RENEW_HOURS
 
     def __repr__(self) -> str:
@@ -141,8 +147,31 @@ class Owner:
     def rows(self) -> list[dict]:
         """Every stored row as stored (ids, kids, ciphertexts and all wraps)."""
         sharing = self._sharing()
-        fn = getattr(sharing, "stored_rows", None) or getattr(sharing, "rows")
-        return fn(self.state)
+        fn = getattr(sharing, "stored_rows", None) or getattr(sharing, "rows", None)
+        return fn(self.state) if fn is not None else self._stored_rows()
+
+    def _stored_rows(self) -> list[dict]:
+        from . import memstore as ms
+
+        out: list[dict] = []
+        with self.state.store.tx() as con:
+            for m in ms.all_memories(con):
+                wraps = ms.wraps_of(con, m.id)
+                own = next((w for w in wraps if w.token_id == m.author_token), None)
+                out.append({
+                    "id": m.id, "kind": "memory", "kid": m.kid, "rev": m.rev, "ciphertext": m.ciphertext,
+                    "owner_wrap": m.owner_wrap, "self_wrap": own.wrapped_key if own else None,
+                    "grantee_wraps": [{"token_id": w.token_id, "via": w.via, "kid": w.kid, "wrapped_key": w.wrapped_key}
+                                      for w in wraps if w is not own],
+                    "author": {"kind": m.author_kind, "token_id": m.author_token},
+                    "created_at": iso(m.created_at), "updated_at": iso(m.updated_at),
+                })
+            for r in con.execute("SELECT * FROM space_rows ORDER BY created_at, id"):
+                out.append({"id": r["id"], "kind": "space_row", "space_id": r["space_id"], "kid": r["skid"],
+                            "rev": r["rev"], "ciphertext": r["ciphertext"],
+                            "author": {"kind": r["author_kind"], "token_id": r["author_token"]},
+                            "created_at": iso(r["created_at"]), "updated_at": iso(r["updated_at"])})
+        return out
 
     def _sharing(self):
         try:

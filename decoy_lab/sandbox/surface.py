@@ -134,16 +134,16 @@ async def faults(request: Request) -> JSONResponse:
     _guard(request)
     state = state_of(request)
     body = await json_body(request)
+    from .faults import Faults
+
     try:
-        from .faults import Faults
-    except ModuleNotFoundError:
-        state.faults = body
-    else:
-        try:
+        if isinstance(state.faults, Faults):
+            state.faults.configure(body)  # the body replaces every setting and reseeds
+        else:
             state.faults = Faults.from_settings(body)
-        except (TypeError, ValueError) as exc:
-            raise HTTPProblem(400, "INVALID_FAULTS", str(exc)) from None
-    return JSONResponse({"faults": body})
+    except (TypeError, ValueError) as exc:
+        raise HTTPProblem(400, "INVALID_FAULTS", str(exc)) from None
+    return JSONResponse({"faults": state.faults.as_json()})
 
 
 async def clock(request: Request) -> JSONResponse:
