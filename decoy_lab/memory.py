@@ -1051,8 +1051,9 @@ def _move(new: dict, obs: dict, plain: Plain, topic: Any) -> None:
     if isinstance(topic, str) and topic.startswith("topic:") and topic == current:
         return
     ref = _topic_ref(topic)
-    if current.startswith("topic:") and (current in ref.ids or (
-            plain.entity_name is not None and normalize_topic_name(ref.name) == normalize_topic_name(plain.entity_name))):
+    same_name = plain.entity_name is not None and \
+        normalize_topic_name(ref.name) == normalize_topic_name(plain.entity_name)
+    if current.startswith("topic:") and (current in ref.ids or same_name):
         return  # the current topic, by any spelling: it stays where it is
     new["about"] = [ref.id]
     obs["entityName"] = ref.name
