@@ -339,7 +339,8 @@ def test_topic_given_as_any_model(c, keys):
     on_topic = M.read_memory_row(serve(M.new_memory_row(keys, "a", topic=made)), c.agent)
     listed = M.Topic(made.topic_id, "Lisbon trip", "", [], [made.topic_id])
     entity = M.read_row(serve(made.rows[0]), c.agent)
-    for given in (made, made.topic, listed, on_topic, entity, {"id": made.topic_id[len("topic:"):], "name": "Lisbon trip"}):
+    bare = {"id": made.topic_id[len("topic:"):], "name": "Lisbon trip"}
+    for given in (made, made.topic, listed, on_topic, entity, bare):
         m = M.read_memory_row(serve(M.new_memory_row(keys, "b", topic=given)), c.agent)
         assert m.topic == made.topic, given
 
