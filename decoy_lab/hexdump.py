@@ -321,6 +321,23 @@ def _step_dump_args(step: Any, reveal: bool) -> tuple[bytes, list[Field], set[st
     return data, fields, secret & names
 
 
+def _dumps(steps: Sequence[Any], reveal: bool) -> list[tuple[tuple | None, int]]:
+    """Per step: its dump arguments (or None) and the index of the step whose dump shows them —
+    itself, or an earlier step with the very same bytes, fields and masking."""
+    out: list[tuple[tuple | None, int]] = []
+    last_key, last_at = None, -1
+    for i, step in enumerate(steps):
+        args = _step_dump_args(step, reveal)
+        if args is None:
+            out.append((None, -1))
+            continue
+        key = (args[0], tuple((f.name, f.offset, f.length) for f in args[1]), frozenset(args[2]))
+        if key != last_key:
+            last_key, last_at = key, i
+        out.append((args, last_at))
+    return out
+
+
 def _headline(trace: Any) -> str:
     steps = list(getattr(trace, "steps", ()))
     title = getattr(trace, "title", "") or "trace"
@@ -356,28 +373,26 @@ def _step_lines(step: Any, reveal: bool) -> list[tuple[str, str]]:
 
 def trace_text(trace: "Trace", reveal: bool = False, *, width: int = 16, elide: int | None = 64) -> str:
     """Every step of a trace: number, ✓/✗ and name, the reason it failed, its inputs and output,
-    and an annotated dump of its bytes (a dump equal to the previous one is referred to)."""
+    and an annotated dump of its bytes (a dump equal to an earlier one is referred to by step)."""
     out = [_headline(trace)]
-    last: tuple | None = None
-    for n, step in enumerate(getattr(trace, "steps", ()), 1):
+    steps = list(getattr(trace, "steps", ()))
+    for n, (step, (args, shown_at)) in enumerate(zip(steps, _dumps(steps, reveal)), 1):
         out.append(f"{n:>2}. {_status(step)} {step.name}")
         for label, text in _step_lines(step, reveal):
             out.append(f"      {label:<8}{text}")
-        args = _step_dump_args(step, reveal)
-        if args is not None:
-            key = (args[0], tuple((f.name, f.offset, f.length) for f in args[1]), frozenset(args[2]))
-            if key == last:
-                out.append(f"      bytes   the same {_bytes_word(len(args[0]))} as the step before")
-            else:
-                dump = dump_text(args[0], args[1], width=width, elide=elide, reveal=reveal, secret=args[2])
-                out.extend("      " + line for line in dump.splitlines())
-            last = key
+        if args is None:
+            continue
+        if shown_at != n - 1:
+            out.append(f"      bytes   the same {_bytes_word(len(args[0]))} as step {shown_at + 1}")
+        else:
+            dump = dump_text(args[0], args[1], width=width, elide=elide, reveal=reveal, secret=args[2])
+            out.extend("      " + line for line in dump.splitlines())
     return "\n".join(out)
 
 
 def trace_html(trace: "Trace", reveal: bool = False, *, width: int = 16, elide: int | None = 64) -> str:
     """The trace as HTML: one block per step with a green ✓ or red ✗, the reason, inputs, output,
-    and its coloured dump in a <details> (open for the failing step). Inline styles only."""
+    and its coloured dump in a <details> (the one nearest the failure is open). Inline styles only."""
     steps = list(getattr(trace, "steps", ()))
     failed = next((s for s in steps if getattr(s, "ok", None) is False), None)
     head_colour = "#b42318" if failed is not None else "#1a7f37"
@@ -385,8 +400,11 @@ def trace_html(trace: "Trace", reveal: bool = False, *, width: int = 16, elide: 
              'font-size:13px;margin:4px 0">',
              f'<div style="font-weight:600;color:{head_colour};margin-bottom:4px">{_esc(_headline(trace))}</div>',
              '<ol style="margin:0;padding-left:1.6em">']
-    last: tuple | None = None
-    for step in steps:
+    # Open the dump nearest the failure (or the last one): the bytes the user most needs to see.
+    dumps = _dumps(steps, reveal)
+    stop = steps.index(failed) if failed is not None else len(steps) - 1
+    open_at = next((dumps[i][1] for i in range(stop, -1, -1) if dumps[i][0] is not None), -1)
+    for i, (step, (args, shown_at)) in enumerate(zip(steps, dumps)):
         ok = getattr(step, "ok", None)
         colour = "#1a7f37" if ok else ("#b42318" if ok is False else "#9a6700")
         parts.append(f'<li style="margin:3px 0;padding-left:6px;border-left:3px solid {colour}">'
@@ -397,19 +415,15 @@ def trace_html(trace: "Trace", reveal: bool = False, *, width: int = 16, elide: 
             parts.append(f'<div style="{style}"><span style="color:#666;display:inline-block;width:4.5em">'
                          f'{_esc(label)}</span><span style="{MONO};font-size:12px;word-break:break-all">'
                          f'{_esc(text)}</span></div>')
-        args = _step_dump_args(step, reveal)
-        if args is not None:
-            key = (args[0], tuple((f.name, f.offset, f.length) for f in args[1]), frozenset(args[2]))
-            if key == last:
-                parts.append(f'<div style="color:#666">bytes: the same {_esc(_bytes_word(len(args[0])))} '
-                             'as the step before</div>')
-            else:
-                is_open = " open" if step is failed or (failed is None and step is steps[-1]) else ""
-                summary = f"{_bytes_word(len(args[0]))}" + (f", {len(args[1])} fields" if args[1] else "")
-                parts.append(f'<details{is_open}><summary style="cursor:pointer;color:#555">{_esc(summary)}'
-                             f'</summary>{dump_html(args[0], args[1], width=width, elide=elide, reveal=reveal, secret=args[2])}'
-                             '</details>')
-            last = key
+        if args is not None and shown_at != i:
+            parts.append(f'<div style="color:#666">bytes: the same {_esc(_bytes_word(len(args[0])))} '
+                         f'as step {shown_at + 1}</div>')
+        elif args is not None:
+            is_open = " open" if i == open_at else ""
+            summary = f"{_bytes_word(len(args[0]))}" + (f", {len(args[1])} fields" if args[1] else "")
+            parts.append(f'<details{is_open}><summary style="cursor:pointer;color:#555">{_esc(summary)}'
+                         f'</summary>{dump_html(args[0], args[1], width=width, elide=elide, reveal=reveal, secret=args[2])}'
+                         '</details>')
         parts.append("</li>")
     parts.append("</ol></div>")
     return "".join(parts)

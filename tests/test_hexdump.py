@@ -280,7 +280,7 @@ def test_repeated_dump_is_referred_to_not_repeated():
     t.add("a", data=blob, fields=fields)
     t.add("b", data=blob, fields=fields)
     text = trace_text(t)
-    assert text.count("nonce[2:14]") == 1 and "the same 50 bytes as the step before" in text
+    assert text.count("nonce[2:14]") == 1 and "the same 50 bytes as step 1" in text
 
 
 def test_unfinished_and_empty_traces_render():
@@ -288,3 +288,17 @@ def test_unfinished_and_empty_traces_render():
     assert "no steps" in trace_text(t) and "no steps" in trace_html(t)
     t.add("pending", ok=None)
     assert "… pending" in trace_text(t) and "not finished" in trace_text(t)
+
+
+def test_trace_html_opens_the_dump_nearest_a_failure_that_has_no_bytes_of_its_own():
+    blob = vault_blob(20)
+    fields = wire.parse(blob).fields
+    t = Trace("x")
+    t.add("base64 decode", data=b"\x00" * 8)
+    t.add("parse", data=blob, fields=fields)
+    t.add("open", data=blob, fields=fields)  # same dump as "parse": shown there, referred to here
+    t.add("check", ok=False, reason="wrong")
+    p = parse_html(trace_html(t))
+    details = [attrs for tag, attrs in p.tags if tag == "details"]
+    assert [("open" in d) for d in details] == [False, True]
+    assert "the same 50 bytes as step 2" in "".join(p.text)
