@@ -231,7 +231,7 @@ class GrantRequest:
         """Ask the server where the request stands; returns the new status."""
         if self.request_id is None:
             return self.status
-        ans = self.conn._api.request("GET", "/api/agent/grant-request", params={"id": self.request_id})
+        ans = self.conn._get("/api/agent/grant-request", {"id": self.request_id})
         self.raw = ans
         self.status = ans.get("status", self.status)
         return self.status

@@ -281,7 +281,7 @@ class Connection:
         """What this connection holds now (`GET /api/agent/policies`): summary first, then names."""
         if self._access is not None and not refresh:
             return self._access
-        acc = Access(self._api.request("GET", "/api/agent/policies"))
+        acc = Access(self._get("/api/agent/policies"))
         self._access = acc
         t = self.tokens
         if t is not None and acc.version is not None and acc.version != t.access_version:
@@ -350,7 +350,7 @@ class Connection:
     # -- reading ----------------------------------------------------------------------------------
     def keys(self) -> memory.RecipientKeys:
         """Who a new key is wrapped to, from `GET /api/agent/context/memory-grantees`."""
-        body = self._api.request("GET", "/api/agent/context/memory-grantees")
+        body = self._get("/api/agent/context/memory-grantees")
         keys = memory.RecipientKeys.from_response(body, self._agent_key.public_key_b64)
         if self.tokens is not None and not self.tokens.token_id and keys.self_token_id:
             self.tokens.token_id = keys.self_token_id
@@ -360,7 +360,7 @@ class Connection:
     def load(self) -> Vault:
         """One GET of every row this connection may read, all of them read here; plus legacy
         space rows. Unwrapped keys stay in memory by kid, so a reload costs no RSA work."""
-        answer = self._api.request("GET", MEMORIES)
+        answer = self._get(MEMORIES)
         spaces = self._load_spaces()
         vault = build_vault(answer, self._agent_key, key_cache=self._key_cache, workers=self.workers,
                             space_rows=spaces)
@@ -371,7 +371,7 @@ class Connection:
 
     def _load_spaces(self) -> list:
         try:
-            listing = self._api.request("GET", "/api/agent/context/spaces")
+            listing = self._get("/api/agent/context/spaces")
         except APIError as exc:
             if exc.status in (403, 404, 405):
                 return []
@@ -382,7 +382,7 @@ class Connection:
                 continue
             key, why = unwrap_space_key(space, self._agent_key, self._key_cache)
             try:
-                got = self._api.request("GET", "/api/agent/context/rows", params={"space_id": space["id"]})
+                got = self._get("/api/agent/context/rows", {"space_id": space["id"]})
             except APIError as exc:
                 if exc.status in (403, 404):
                     continue
@@ -392,7 +392,7 @@ class Connection:
         return out
 
     def _served(self) -> list[dict]:
-        return [r for r in self._api.request("GET", MEMORIES).get("memories") or [] if isinstance(r, dict)]
+        return [r for r in self._get(MEMORIES).get("memories") or [] if isinstance(r, dict)]
 
     def _served_row(self, row_id: str) -> dict:
         row = next((r for r in self._served() if r.get("id") == row_id), None)
@@ -409,7 +409,12 @@ class Connection:
     def _find_topic(self, topic: Any) -> memory.Topic | None:
         return memory.find_topic(self._topics(), topic)
 
-    # -- writing ----------------------------------------------------------------------------------
+    # -- sending ----------------------------------------------------------------------------------
+    def _get(self, path: str, params: dict | None = None) -> Any:
+        """A read: safe to repeat, so an unknown outcome is simply asked again."""
+        return send_with_retries(lambda: self._api.request("GET", path, params=params), retries=self.retries,
+                                 backoff=self.backoff, sleep=self._sleep)
+
     def _send(self, method: str, path: str, body: Any) -> Any:
         """Send one write under the retry rules (the same body every time)."""
         def retried(attempt: int, exc: BaseException) -> None:
@@ -622,7 +627,7 @@ class Connection:
 
     # -- sync -------------------------------------------------------------------------------------
     def _anchor(self) -> str | None:
-        head = self._api.request("GET", "/api/agent/sync/head").get("head")
+        head = self._get("/api/agent/sync/head").get("head")
         self.cursor = str(head) if head is not None else None
         self.save_profile()
         return self.cursor
@@ -638,7 +643,7 @@ class Connection:
         res = SyncResult()
         try:
             while True:
-                ans = self._api.request("GET", "/api/agent/sync", params={"cursor": cursor})
+                ans = self._get("/api/agent/sync", {"cursor": cursor})
                 for bucket in (ans.get("changes") or {}).values():
                     if isinstance(bucket, dict):
                         res.created += bucket.get("created") or []
@@ -686,9 +691,9 @@ class Connection:
         return trace
 
     def _unseal_space(self, srow: Any, trace: Trace) -> Trace:
-        listing = self._api.request("GET", "/api/agent/context/spaces")
+        listing = self._get("/api/agent/context/spaces")
         space = next((s for s in listing.get("spaces") or [] if s.get("id") == srow.space_id), None)
-        rows = self._api.request("GET", "/api/agent/context/rows", params={"space_id": srow.space_id})
+        rows = self._get("/api/agent/context/rows", {"space_id": srow.space_id})
         row = next((r for r in rows.get("rows") or [] if r.get("id") == srow.id), None)
         if space is None or row is None or not space.get("wrapped_key"):
             trace.add("find the space row", ok=False, reason="the space or its key is not served to this connection")
