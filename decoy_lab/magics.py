@@ -29,7 +29,8 @@ USAGE = """\
 %decoy map [--topic T] [--depth N] [--category C]
 %decoy unseal ID [--reveal]
 %decoy seal TEXT [--topic T] [--categories C ...]        (a dry run: nothing is sent)
-%%decoy save [--topic T] [--type TYPE] [--relation R] [--categories C ...]   (the cell is the memory)
+%%decoy save [--topic T] [--type TYPE] [--relation R] [--parent TOPIC] [--categories C ...]
+                                                          (the cell body is the memory)
 %decoy edit ID [--text TEXT] [--topic T] [--categories C ...]   (or %%decoy edit ID: the cell is the text)
 %decoy delete ID [ID ...]
 %decoy dump BLOB [--key BASE64_KEY | --key PEM_FILE] [--owner] [--reveal]"""
@@ -97,6 +98,7 @@ def _parser() -> _Parser:
     p.add_argument("--topic")
     p.add_argument("--type", default="")
     p.add_argument("--relation")
+    p.add_argument("--parent")
     p.add_argument("--categories", nargs="+", default=[])
     p = cmd("edit", _edit)
     p.add_argument("id")
@@ -206,6 +208,8 @@ def _connect(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     if args.no_wait:
         return m.pairing
     conn = m.pairing.wait(m.pairing_timeout)
+    if url == getattr(m.sandbox, "url", None):
+        conn.sandbox_handle = m.sandbox  # the sandbox it paired with (its owner phone, its app-view)
     m._connected(conn)
     return conn  # the widget above shows the pairing and the consent card; the repr has no secrets
 
@@ -286,7 +290,7 @@ def _save(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     text = (cell or "").strip() or " ".join(args.text).strip()
     if not text:
         raise UsageError("%%decoy save: the cell body is the memory; it is empty")
-    link = {"relation_type": args.relation} if args.relation else None
+    link = {"relation_type": args.relation, "topic": args.parent} if args.relation or args.parent else None
     kw: dict[str, Any] = {"topic": args.topic, "categories": args.categories}
     if args.type:
         kw["topic_type"] = args.type

@@ -196,3 +196,14 @@ def test_status_access_request_sync_browse(ip, connected):
     assert isinstance(view, VaultView) and len(view.browser.frame) == len(connected.load().memories)
     with pytest.raises(UsageError, match="no topic named"):
         decoy(ip, "request memory.read --topic Atlantis --reason x")
+
+
+def test_save_a_nested_topic_under_its_parent(ip, connected):
+    """Spec: a relation "runs from default_user (You) by default, or from an existing topic"."""
+    decoy(ip, "save --topic Golf --type hobby --relation plays --categories sports", "Plays on Saturdays.")
+    decoy(ip, "save --topic 'Golf club headcovers' --type product --parent Golf --relation 'gear includes'",
+          "Wants knitted headcovers.")
+    G = decoy(ip, "map --topic golf")
+    golf, covers = (topicmap.find_node(G, n) for n in ("Golf", "Golf club headcovers"))
+    assert G.edges[golf, covers]["relation"] == "gear includes" and G.nodes[covers]["depth"] == 2
+    assert set(G) == {topicmap.USER, golf, covers}
