@@ -105,7 +105,9 @@ def test_par_adds_needs_and_device_uses_the_request_uri(client, agent_key):
     ({"permissions": ["memory.save", "memory.read"]}, "ASK_ALONE"),
     ({"permissions": ["everything"], "account_id": ACCOUNT}, "ASK_ALONE"),
     ({"permissions": ["memory.read"], "datatypes": ["snacks"]}, "INVALID_SELECTION"),
-    ({"kind": "memory", "actions": ["create"]}, "NAMED_PERMISSIONS_REQUIRED"),
+    ({"level": "read"}, "NAMED_PERMISSIONS_REQUIRED"),
+    ({"kind": "alias", "actions": ["read_metadata"]}, "NAMED_PERMISSIONS_REQUIRED"),
+    ({"kind": "memory", "actions": ["create", "read"]}, "ASK_ALONE"),
 ])
 def test_par_refuses_what_the_spec_refuses(client, row, code):
     """Unknown keys are refused here with 400 invalid_authorization_details; one selection per row;
@@ -114,6 +116,17 @@ def test_par_refuses_what_the_spec_refuses(client, row, code):
     assert r.status_code == 400
     assert r.json()["error"] == "invalid_authorization_details"
     assert r.json()["code"] == code
+
+
+def test_older_kind_actions_rows_are_translated(client):
+    """Older row forms (level, kind with actions) are still accepted for existing clients."""
+    r = client.post("/oauth/par", json={"authorization_details": [{"kind": "memory", "actions": ["create"]},
+                                                                  {"kind": "memory", "action": "write",
+                                                                   "datatypes": ["food"]}]})
+    assert r.status_code == 201
+    assert r.json()["authorization_details"] == [{"permissions": ["memory.save"]},
+                                                 {"permissions": ["memory.read", "memory.edit"],
+                                                  "datatypes": ["food"]}]
 
 
 def test_par_refuses_unknown_top_level_keys(client):

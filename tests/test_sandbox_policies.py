@@ -134,6 +134,15 @@ def test_asks_join_the_open_request_with_combined(manual, agent_key):
     assert read["categories"] == ["food"] and read["account_ids"] == [ACCOUNT]
 
 
+def test_reason_reaches_the_owner_as_one_line(manual, agent_key):
+    """reason is shown to the owner as one line: line breaks and control characters in it are replaced by a
+    space, and invisible characters are removed."""
+    tok = pair_agent(manual, agent_key, [{"permissions": ["memory.save"]}])
+    ask(manual, tok, {"permissions": ["memory.read"], "reason": "Plan\ndinners\x07you\u200b like"})
+    [item] = manual.get("/_sandbox/pending").json()["pending"]
+    assert item["kind"] == "grant" and item["reasons"] == ["Plan dinners you like"]
+
+
 def test_same_ask_while_pending_is_409_with_request_id(manual, agent_key):
     """Sending the same ask again is 409 GRANT_ALREADY_REQUESTED (wait on its request_id)."""
     tok = pair_agent(manual, agent_key, [{"permissions": ["memory.save"]}])

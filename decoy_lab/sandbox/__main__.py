@@ -4,15 +4,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .server import add_cli
+from .server import DESCRIPTION, add_arguments, run_args
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m decoy_lab.sandbox")
-    sub = parser.add_subparsers(dest="command")
-    add_cli(sub)
-    args = parser.parse_args(["sandbox", *(sys.argv[1:] if argv is None else argv)])
-    return args.run(args)
+    parser = argparse.ArgumentParser(prog="python -m decoy_lab.sandbox", description=DESCRIPTION)
+    add_arguments(parser)
+    return run_args(parser.parse_args(argv))
 
 
 if __name__ == "__main__":  # pragma: no cover

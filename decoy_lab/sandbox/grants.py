@@ -250,18 +250,53 @@ def _selection_value(key: str, value: Any) -> Any:
     raise RequestError("UNKNOWN_KEY", f"unknown key {key!r}")  # pragma: no cover - guarded by caller
 
 
+#: the older `{"kind", "actions"}` form, still accepted for existing clients: kind -> action -> name
+KIND_ACTIONS: dict[str, dict[str, str]] = {
+    "memory": {"create": "memory.save", "read": "memory.read", "read_metadata": "memory.read",
+               "unlock_content": "memory.read", "write": "memory.edit", "destroy": "memory.delete"},
+    "account": {"create": "account.create", "read_metadata": "account.read", "unlock_credential": "account.read",
+                "write": "account.edit", "destroy": "account.delete"},
+    "message": {"read_metadata": "acctmail.read", "unlock_content": "acctmail.read", "write": "acctmail.send",
+                "destroy": "acctmail.delete"},
+    "personal": {"read_metadata": "personal.read", "unlock_content": "personal.read", "write": "personal.edit",
+                 "destroy": "personal.delete"},
+}
+
+
+def _from_kind_actions(obj: dict[str, Any]) -> dict[str, Any]:
+    """Translate an older `{"kind", "actions"|"action", <selection>}` row into the named form."""
+    kind = obj.get("kind")
+    table = KIND_ACTIONS.get(kind) if isinstance(kind, str) else None
+    if table is None:
+        raise RequestError("NAMED_PERMISSIONS_REQUIRED", f"older form with kind {kind!r} is not accepted by the "
+                           "sandbox; ask by permission name: {\"permissions\": [...]}")
+    actions = obj.get("actions", obj.get("action"))
+    if isinstance(actions, str):
+        actions = [actions]
+    if not isinstance(actions, list) or not actions or not all(isinstance(a, str) for a in actions):
+        raise RequestError("INVALID_ROW", "the older form needs `actions` (a list) or `action`")
+    unknown = sorted({a for a in actions if a not in table})
+    if unknown:
+        raise RequestError("UNKNOWN_PERMISSION", f"unknown {kind} action(s) {unknown}; known: {sorted(table)}")
+    rest = {k: v for k, v in obj.items() if k not in ("kind", "actions", "action")}
+    return {"permissions": sorted({table[a] for a in actions}), **rest}
+
+
 def parse_row(obj: Any, *, allowed_extra: Iterable[str] = (), drop_webhook_read: bool = True) -> Row:
     """Validate one named-permission row and add its needs. Raises RequestError (400)."""
     if not isinstance(obj, dict):
         raise RequestError("INVALID_ROW", "each row must be an object with `permissions`")
     extra = set(allowed_extra)
     if "permissions" not in obj:
-        legacy = sorted(LEGACY_KEYS & obj.keys())
-        if legacy:
-            raise RequestError("NAMED_PERMISSIONS_REQUIRED",
-                               f"the older form ({', '.join(legacy)}) is not accepted by the sandbox; "
-                               "ask by permission name: {\"permissions\": [...]}")
-        raise RequestError("INVALID_ROW", "a row needs `permissions` (a list of permission names)")
+        if "kind" in obj:
+            obj = _from_kind_actions(obj)
+        else:
+            legacy = sorted(LEGACY_KEYS & obj.keys())
+            if legacy:
+                raise RequestError("NAMED_PERMISSIONS_REQUIRED",
+                                   f"the older form ({', '.join(legacy)}) is not accepted by the sandbox; "
+                                   "ask by permission name: {\"permissions\": [...]}")
+            raise RequestError("INVALID_ROW", "a row needs `permissions` (a list of permission names)")
     unknown = sorted(k for k in obj if k != "permissions" and k != "type" and k not in SELECTION_KEYS
                      and k not in extra)
     if unknown:

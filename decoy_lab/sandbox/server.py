@@ -127,17 +127,26 @@ def run(host: str = "127.0.0.1", port: int = 8787, db: str | None = None, approv
 def add_cli(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register `decoy-lab sandbox …` on the CLI's subparsers."""
     p = subparsers.add_parser("sandbox", help="run a local Decoy sandbox server (foreground)",
-                              description="Run a local Decoy server that follows the spec, with a simulated owner phone.")
+                              description=DESCRIPTION)
+    add_arguments(p)
+    p.set_defaults(run=run_args)
+    return p
+
+
+DESCRIPTION = "Run a local Decoy server that follows the spec, with a simulated owner phone."
+
+
+def run_args(args: argparse.Namespace) -> int:
+    """Run from parsed `sandbox` arguments (an omitted --host means loopback)."""
+    return run(args.host or "127.0.0.1", args.port, args.db, args.approve, args.owner_key, args.seed,
+               host_explicit=args.host is not None)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The `sandbox` options, shared by `decoy-lab sandbox` and `python -m decoy_lab.sandbox`."""
     p.add_argument("--host", default=None, help="address to bind (default 127.0.0.1; anything else prints a warning)")
     p.add_argument("--port", type=int, default=8787)
     p.add_argument("--db", default=None, help="SQLite file or :memory: (default: sandbox.sqlite3 in the user data directory)")
     p.add_argument("--approve", choices=["auto", "manual"], default="auto")
     p.add_argument("--owner-key", dest="owner_key", default=None, metavar="PEM_FILE")
     p.add_argument("--seed", choices=["demo", "none"], default="demo")
-
-    def _run(args: argparse.Namespace) -> int:
-        return run(args.host or "127.0.0.1", args.port, args.db, args.approve, args.owner_key, args.seed,
-                   host_explicit=args.host is not None)
-
-    p.set_defaults(run=_run)
-    return p
