@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from .wire import Field
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .trace import Step, Trace
+    from .trace import Trace
 
 __all__ = ["dump_text", "dump_html", "trace_text", "trace_html", "fingerprint"]
 
@@ -421,9 +421,9 @@ def trace_html(trace: "Trace", reveal: bool = False, *, width: int = 16, elide: 
         elif args is not None:
             is_open = " open" if i == open_at else ""
             summary = f"{_bytes_word(len(args[0]))}" + (f", {len(args[1])} fields" if args[1] else "")
+            dump = dump_html(args[0], args[1], width=width, elide=elide, reveal=reveal, secret=args[2])
             parts.append(f'<details{is_open}><summary style="cursor:pointer;color:#555">{_esc(summary)}'
-                         f'</summary>{dump_html(args[0], args[1], width=width, elide=elide, reveal=reveal, secret=args[2])}'
-                         '</details>')
+                         f'</summary>{dump}</details>')
         parts.append("</li>")
     parts.append("</ol></div>")
     return "".join(parts)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import uuid
 
 import pytest
@@ -14,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from decoy_lab import memory as M
 from decoy_lab import sealing, wire
 from decoy_lab.crypto import AgentKey, public_key_fingerprint, random_key
-from decoy_lab.errors import CryptoError, UnreadableRow
+from decoy_lab.errors import CryptoError, UnreadableRow, WireFormatError
 
 from interop_node import NodeRefused, requires_node, run_batch, run_node
 
@@ -166,7 +167,7 @@ def test_owner_wrap_holding_raw_bytes_is_refused_both_ways(py_keys, node_keys):
 def test_agent_envelope_is_not_an_owner_wrap_for_either_side(py_keys, node_keys):
     key = random_key()
     env = run_node({"op": "wrapToAgent", "key": b64(key), "publicKey": py_keys["owner"].public_key_b64})["envelope"]
-    with pytest.raises((CryptoError, wire.WireFormatError)):
+    with pytest.raises((CryptoError, WireFormatError)):
         sealing.unwrap_as_owner(env, py_keys["owner"])
     py_env = sealing.wrap_to_agent(key, node_keys["owner"]["publicKeyBase64"])
     with pytest.raises(NodeRefused):
@@ -190,7 +191,7 @@ def test_both_parsers_split_the_same_blobs_into_the_same_fields(py_keys):
 @pytest.mark.parametrize("text,offset", [("AQE-AAAA", 3), ("AQE_AAAA", 3), ("AQEAAA", 6), ("AQ EAAAA", 2)])
 def test_both_refuse_the_same_bad_base64_at_the_same_offset(text, offset):
     """All binary fields are standard padded base64."""
-    with pytest.raises(wire.WireFormatError) as err:
+    with pytest.raises(WireFormatError) as err:
         wire.parse(text)
     with pytest.raises(NodeRefused) as node_err:
         run_node({"op": "parse", "data": text})
@@ -282,7 +283,8 @@ def test_node_topic_rows_and_first_memory_open_in_python(py_keys):
               for r in rows[:2]]
     assert opened[0] == {"v": 2, "row_id": rows[0]["id"], "about": [],
                          "entity": {"name": "Golf club headcovers", "entityType": "product"}}
-    assert opened[1]["relation"] == {"from": "default_user", "to": "Golf club headcovers", "relationType": "is choosing"}
+    assert opened[1]["relation"] == {"from": "default_user", "to": "Golf club headcovers",
+                                     "relationType": "is choosing"}
     assert opened[1]["endpoints"] == ["user", f"topic:{topic_id}"] and topic_id == rows[0]["id"]
     assert M.read_memory_row(rows[0], py_keys["agent"]) is None  # graph rows are not memories
     assert M.read_memory_row(rows[1], py_keys["agent"]) is None
@@ -325,3 +327,36 @@ def test_cli_reports_bad_input_as_json():
     answer = run_node({"op": "no-such-op"}, check=False)
     assert answer == {"ok": False, "error": {"name": "UsageError", "message": 'unknown op "no-such-op"'}}
     json.dumps(answer)
+
+
+def test_both_parsers_accept_and_refuse_the_same_mangled_blobs(py_keys):
+    """Truncations, header flips and key-length edits of real blobs: the two independent parsers
+    agree on which parse, and split the ones that do into the same fields."""
+    rnd = random.Random(20261130)
+    key = random_key()
+    seeds = [sealing.seal_vault(key, b"x" * 40), sealing.wrap_to_agent(key, py_keys["agent"].public_key_b64),
+             sealing.wrap_to_owner(key, py_keys["owner"].public_key_b64)]
+    cases: list[tuple[bytes, str]] = []
+    for blob in seeds:
+        kind = wire.parse(blob).kind
+        for _ in range(25):
+            b = bytearray(blob)
+            how = rnd.choice(["cut", "flip", "len"])
+            if how == "cut":
+                b = b[:rnd.randrange(len(b))]
+            elif how == "flip":
+                b[rnd.randrange(min(4, len(b)))] ^= 1 << rnd.randrange(8)
+            else:
+                at = 0 if kind == "agent_envelope" else 2
+                b[at:at + 2] = rnd.randrange(0, 700).to_bytes(2, "big")
+            cases.append((bytes(b), kind))
+    answers = run_batch([{"op": "parse", "data": b64(b), "kind": k} for b, k in cases])
+    for (blob, kind), answer in zip(cases, answers):
+        try:
+            layout = wire.parse(blob, kind)
+        except WireFormatError:
+            assert not answer["ok"] and answer["error"]["name"] == "WireFormatError", (blob.hex(), answer)
+            continue
+        assert answer["ok"], (blob.hex(), answer)
+        assert [(f["name"], f["offset"], f["length"]) for f in answer["fields"]] == \
+               [(f.name, f.offset, f.length) for f in layout.fields]

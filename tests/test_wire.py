@@ -66,7 +66,8 @@ def test_owner_envelope_fields():
     """owner_wrap = [0x01][0x02] followed by the same envelope"""
     layout = wire.parse(owner())
     assert layout.kind == "owner_envelope"
-    assert [f.name for f in layout.fields] == ["version", "mode", "key_length", "wrapped_key", "iv", "ciphertext", "tag"]
+    assert [f.name for f in layout.fields] == ["version", "mode", "key_length", "wrapped_key", "iv", "ciphertext",
+                                               "tag"]
     assert table(layout)[2:] == [(n, o + 2, ln) for n, o, ln in table(wire.parse(envelope(b"A" * 44)))]
 
 
