@@ -9,6 +9,7 @@ Tables (created by db.Store with `db.SCHEMA + memstore.SCHEMA`):
                   for a key the connection has since replaced is never served).
 - `memory_asks`   per token: when a read last asked the owner's phone again after `failed`.
 - `memory_share`  per token: when the owner's phone last reported it finished sharing.
+- `memory_unopenable` the rows the owner's phone could not open on its last pass, and why.
 - `change_log`    the sync feed (ids only) with the prune floor in `sync_meta`.
 - `spaces`, `space_wraps`, `space_rows`: legacy space storage.
 
@@ -55,6 +56,12 @@ CREATE TABLE IF NOT EXISTS memory_asks (
 CREATE TABLE IF NOT EXISTS memory_share (
     token_id TEXT PRIMARY KEY,
     completed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS memory_unopenable (
+    memory_id TEXT PRIMARY KEY,
+    problem TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS change_log (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -245,6 +252,17 @@ def shared_complete_at(con: sqlite3.Connection, token_id: str) -> float | None:
 
 def set_shared_complete(con: sqlite3.Connection, token_id: str, now: float) -> None:
     con.execute("INSERT OR REPLACE INTO memory_share (token_id, completed_at) VALUES (?, ?)", (token_id, now))
+
+
+def set_unopenable(con: sqlite3.Connection, items: Iterable[tuple[str, str, str]], now: float) -> None:
+    """Replace the list of rows the phone could not open with (id, problem, reason) items."""
+    con.execute("DELETE FROM memory_unopenable")
+    con.executemany("INSERT OR REPLACE INTO memory_unopenable (memory_id, problem, reason, at) VALUES (?,?,?,?)",
+                    [(i, p, r, now) for i, p, r in items])
+
+
+def unopenable_ids(con: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in con.execute("SELECT memory_id FROM memory_unopenable")}
 
 
 def connection_key_time(con: sqlite3.Connection, token_id: str) -> float | None:

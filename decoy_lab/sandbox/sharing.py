@@ -197,6 +197,7 @@ def run_sharing_pass(state: Any) -> ShareReport:
                                          via, now))
                 report.shared += 1
                 report.per_connection[agent.token_id] = report.per_connection.get(agent.token_id, 0) + 1
+        ms.set_unopenable(con, [(u.id, u.problem, u.reason) for u in report.unreadable], now)
         report.spaces_shared = _converge_spaces(con, agents, owner_key)
         for agent in agents:
             ms.set_shared_complete(con, agent.token_id, now)
@@ -437,6 +438,14 @@ def report(con: Any, agent: Any, waiting: list[tuple[ms.MemoryRow, str]], wraps:
     out: dict[str, Any] = {}
     retry: list[int] = []
     failed_state = False
+    done = ms.shared_complete_at(con, agent.token_id)
+    if done is not None:
+        # The phone finished a pass after these came to be owed and shared nothing for them: its labels
+        # do not reach this connection (an account memory under `all`, say). A row it could not open
+        # stays owed: the phone never decided about it.
+        cannot = ms.unopenable_ids(con)
+        waiting = [(row, why) for row, why in waiting
+                   if why == "self" or row.id in cannot or owed_at(agent, row, why) > done]
     if waiting:
         newest = max(owed_at(agent, row, why) for row, why in waiting)
         elapsed = now - newest
