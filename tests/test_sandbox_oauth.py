@@ -166,6 +166,28 @@ def test_device_with_nothing_asked_warns_and_gets_read_only_default(client, agen
     assert pol["access"]["memories"]["read"]["all"] is False
 
 
+@pytest.mark.parametrize("uri, ignored", [
+    ("https://agent.example.com", False), ("http://agent.example.com", True), ("https://127.0.0.1", True),
+    ("https://localhost", True), ("https://agent.example.com:8443", True), ("https://u:p@agent.example.com", True),
+])
+def test_client_uri_must_be_a_public_https_site(client, uri, ignored):
+    """The host must be a public domain name: no IP address, localhost or internal name, no port and no
+    credentials; any other value is ignored and the answer's warnings carries client_uri_ignored."""
+    d = client.post("/oauth/device", json={"client_id": "a", "client_uri": uri,
+                                           "authorization_details": [{"permissions": ["memory.save"]}]}).json()
+    assert any(w.startswith("client_uri_ignored") for w in d.get("warnings", [])) is ignored
+    p = client.post("/oauth/par", json={"client_uri": uri, "logo_uri": "https://x.example.com/l.png",
+                                        "authorization_details": [{"permissions": ["memory.save"]}]}).json()
+    assert any(w.startswith("client_uri_ignored") for w in p["warnings"]) is ignored
+    assert any(w.startswith("logo_uri_ignored") for w in p["warnings"])
+
+
+def test_par_client_id_must_match_the_device_request(client):
+    uri = client.post("/oauth/par", json={"client_id": "one", "authorization_details": []}).json()["request_uri"]
+    r = client.post("/oauth/device", json={"client_id": "two", "request_uri": uri})
+    assert r.status_code == 400 and r.json()["error"] == "invalid_request"
+
+
 def test_device_webhook_read_alone_is_nothing_to_approve(client):
     """A request that names ONLY webhook.read … is refused with 400 NOTHING_TO_APPROVE."""
     r = client.post("/oauth/device", json={"client_id": "a", "scope": "webhook.read"})

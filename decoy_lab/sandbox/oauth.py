@@ -11,9 +11,10 @@ grant's end date: it only mints new credentials for the same connection.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -25,9 +26,11 @@ from .db import token_hash
 
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels, no look-alikes (RFC 8628 §6.1)
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
-PAR_KEYS = {"authorization_details", "scope", "client_id", "client_uri", "icon"}
+PAR_KEYS = {"authorization_details", "scope", "client_id", "client_uri", "icon", "logo_uri"}
 DEVICE_KEYS = {"request_uri", "name", "scopes", "scope", "authorization_details", "client_id", "platform",
-               "client_uri", "icon", "redirect_uri", "state", "agent_public_key", "keep"}
+               "client_uri", "icon", "logo_uri", "redirect_uri", "state", "agent_public_key", "keep"}
+_HOST_RE = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
+_INTERNAL_SUFFIXES = (".local", ".localhost", ".internal", ".lan", ".home", ".corp", ".test", ".invalid")
 
 
 class OAuthProblem(HTTPProblem):
@@ -120,6 +123,33 @@ def _client_id(body: dict[str, Any], *, required: bool) -> str | None:
     return cid.strip()
 
 
+def client_warnings(body: dict[str, Any]) -> list[str]:
+    """`client_uri_ignored` (with the reason) for a client_uri that is not a public https site,
+    and `logo_uri_ignored` when the request carried `logo_uri` (it is never used)."""
+    out: list[str] = []
+    uri = body.get("client_uri")
+    if uri is not None:
+        why = None
+        if not isinstance(uri, str) or len(uri) > 2048:
+            why = "not a string of at most 2048 characters"
+        else:
+            parts = urlsplit(uri)
+            host = (parts.hostname or "").lower()
+            if parts.scheme != "https":
+                why = "not https"
+            elif parts.username or parts.password:
+                why = "carries credentials"
+            elif parts.port is not None:
+                why = "carries a port"
+            elif not _HOST_RE.match(host) or host.endswith(_INTERNAL_SUFFIXES):
+                why = "the host is not a public domain name (IP address, localhost or internal name)"
+        if why:
+            out.append(f"client_uri_ignored: {why}")
+    if body.get("logo_uri") is not None:
+        out.append("logo_uri_ignored: logo_uri is not used; the icon comes from client_uri's favicon or `icon`")
+    return out
+
+
 # ── PAR ───────────────────────────────────────────────────────────────────────────────────
 
 async def par(request: Request) -> JSONResponse:
@@ -144,8 +174,12 @@ async def par(request: Request) -> JSONResponse:
         con.execute("INSERT INTO par_requests (request_uri, entries, scopes, client_id, expires_at) VALUES (?,?,?,?,?)",
                     (uri, json.dumps([r.as_json() for r in rows]), json.dumps(scopes), client_id,
                      now + state.device_ttl))
-    return JSONResponse({"request_uri": uri, "expires_in": state.device_ttl,
-                         "authorization_details": [r.as_json() for r in rows]}, status_code=201)
+    answer: dict[str, Any] = {"request_uri": uri, "expires_in": state.device_ttl,
+                              "authorization_details": [r.as_json() for r in rows]}
+    warnings = client_warnings(body)
+    if warnings:
+        answer["warnings"] = warnings
+    return JSONResponse(answer, status_code=201)
 
 
 # ── device authorization ──────────────────────────────────────────────────────────────────
@@ -185,7 +219,7 @@ async def device(request: Request) -> JSONResponse:
     if body.get("request_uri") is not None and body.get("authorization_details") is not None:
         raise OAuthProblem(400, "invalid_request", "send `request_uri` or `authorization_details`, not both")
     now = state.now()
-    warnings: list[str] = []
+    warnings = client_warnings(body)
     with state.store.tx() as con:
         legacy, named_scopes = _legacy_scopes(body)
         if body.get("request_uri") is not None:
