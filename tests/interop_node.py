@@ -5,6 +5,21 @@ Bytes cross as standard base64, private keys as PKCS#8 PEM, public keys as base6
 A refusal comes back as `NodeRefused` carrying the Node error's name, field, offset and step;
 `run_node(cmd, check=False)` returns the raw answer (`{"ok": False, "error": {...}}`) instead.
 Use `{"op": "batch", "commands": [...]}` to pay Node's start-up once for many commands.
+
+Commands (fields in camelCase; bytes as base64; answers add "ok": true):
+    generateKey {bits?}                         → privateKeyPem, publicKeyBase64
+    kid {key} · publicKeyFingerprint {publicKey} → kid · fingerprint
+    parse {data, kind?}                         → kind, fields [{name, offset, length, hex}]
+    sealVault {key, plaintext, nonce?} / openVault {key, blob}            → blob / plaintext
+    sealEnvelope / openEnvelope {payload|envelope, publicKey|privateKeyPem, owner}
+    wrapToAgent / wrapToOwner {key, publicKey}  → envelope
+    unwrapAsAgent / unwrapAsOwner {envelope, privateKeyPem} → key
+    newMemoryRow {keys, text, topic?, categories?, account?, metadata?}   → row
+    newTopicRows {keys, name, type?, link?: {relationType?, topic?}}       → topicId, rows
+    readMemoryRow {row (as served, with wrapped_key), privateKeyPem}       → memory (null for graph rows)
+    openRowAsOwner {row (with owner_wrap), privateKeyPem}                 → plaintext (the owner's app's view)
+    sealSpaceRow / openSpaceRow {key, plaintext|blob, spaceId, rowId}      → ciphertext / plaintext
+`keys` is {ownerPublicKey, agentPublicKey, grantees: [{token_id, public_key, selectors}]}.
 """
 from __future__ import annotations
 
