@@ -310,7 +310,7 @@ def _step_dump_args(step: Any, reveal: bool) -> tuple[bytes, list[Field], set[st
     data = getattr(step, "data", None)
     if data is None:
         return None
-    data = bytes(data)
+    data = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     fields = list(getattr(step, "fields", ()) or ())
     secret = set(getattr(step, "secret_fields", ()) or ())
     names = {f.name for f in fields}

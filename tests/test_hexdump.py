@@ -302,3 +302,9 @@ def test_trace_html_opens_the_dump_nearest_a_failure_that_has_no_bytes_of_its_ow
     details = [attrs for tag, attrs in p.tags if tag == "details"]
     assert [("open" in d) for d in details] == [False, True]
     assert "the same 50 bytes as step 2" in "".join(p.text)
+
+
+def test_step_data_given_as_text_is_dumped_as_utf8():
+    t = Trace("text")
+    t.add("JSON encode", data='{"a":"é"}')  # type: ignore[arg-type]
+    assert "7b 22 61 22 3a 22 c3 a9 22 7d" in trace_text(t)
