@@ -226,6 +226,13 @@ def test_token_pending_slow_down_then_approved(manual, clock, agent_key):
     assert again.json()["error"] == "invalid_grant"  # a device code is exchanged once
 
 
+def test_interval_is_configurable_on_the_state(manual, agent_key):
+    manual.app.state.sb.device_interval = 0
+    d = device(manual, agent_key, [{"permissions": ["memory.save"]}]).json()
+    assert d["interval"] == 0
+    assert [poll(manual, d["device_code"]).json()["error"] for _ in range(3)] == ["authorization_pending"] * 3
+
+
 def test_token_access_denied(manual, agent_key):
     d = device(manual, agent_key, [{"permissions": ["memory.save"]}]).json()
     assert manual.post("/_sandbox/deny", json={"ref": d["request_id"]}).json()["status"] == "denied"

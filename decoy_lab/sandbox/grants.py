@@ -375,14 +375,7 @@ def covers(held: Iterable[Row], asked: Row) -> bool:
     if any("everything" in h.permissions for h in held):
         return True
     for name in asked.permissions:
-        ok = False
-        for h in held:
-            if name not in h.permissions:
-                continue
-            if _selection_covers(h.sel, asked.sel):
-                ok = True
-                break
-        if not ok:
+        if not any(name in h.permissions and _selection_covers(h.sel, asked.sel) for h in held):
             return False
     return True
 
