@@ -58,26 +58,29 @@ def _visible(con: Any, agent: Any, c: ms.Change) -> bool:
     return _sees_space(con, agent, c.space_id)
 
 
-def coalesce(changes: list[ms.Change]) -> dict[str, dict[str, list[str]]]:
-    """Fold ordered changes so each id lands in one bucket (see the module docstring)."""
-    state: dict[tuple[str, str], str] = {}
+def coalesce(changes: list[ms.Change]) -> list[tuple[str, ms.Change]]:
+    """Fold ordered changes so each id lands in one bucket: (op, its last change), in first-seen order."""
+    state: dict[tuple[str, str], tuple[str, ms.Change]] = {}
     created: set[tuple[str, str]] = set()
     for c in changes:
         k = (c.bucket, c.item_id)
         if c.op == "created":
             created.add(k)
-            state[k] = "created"
+            state[k] = ("created", c)
         elif c.op == "updated":
-            state[k] = "created" if k in created else "updated"
+            state[k] = ("created" if k in created else "updated", c)
         elif c.op == "destroyed":
             if k in created:
                 state.pop(k, None)
             else:
-                state[k] = "destroyed"
+                state[k] = ("destroyed", c)
+    return list(state.values())
+
+
+def buckets(items: list[tuple[str, ms.Change]]) -> dict[str, dict[str, list[str]]]:
     out: dict[str, dict[str, list[str]]] = {}
-    for (bucket, item), op in state.items():
-        b = out.setdefault(bucket, {"created": [], "updated": [], "destroyed": []})
-        b[op].append(item)
+    for op, c in items:
+        out.setdefault(c.bucket, {"created": [], "updated": [], "destroyed": []})[op].append(c.item_id)
     return out
 
 
@@ -97,9 +100,9 @@ async def sync_changes(request: Request) -> JSONResponse:
         page = ms.changes_after(con, max(cur, floor if cur == 0 else cur), PAGE + 1)
         more = len(page) > PAGE
         page = page[:PAGE]
-        mine = [c for c in page if _visible(con, agent, c)]
+        mine = [(op, c) for op, c in coalesce(page) if _visible(con, agent, c)]
         last = page[-1].seq if page else max(cur, ms.head(con))
-    return JSONResponse({"state": str(last), "hasMore": more, "changes": coalesce(mine)})
+    return JSONResponse({"state": str(last), "hasMore": more, "changes": buckets(mine)})
 
 
 async def sync_head(request: Request) -> JSONResponse:

@@ -1,0 +1,199 @@
+"""Legacy space storage: spaces, grantees, rows (GET/POST/PUT) and rows/delete."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from decoy_lab import sealing, wire
+from decoy_lab.crypto import random_key
+
+from test_sandbox_memories_kit import Lab
+
+READ = {"permissions": ["memory.read"]}
+EDIT = {"permissions": ["memory.edit"]}
+DELETE = {"permissions": ["memory.delete"]}
+SPACES, ROWS = "/api/agent/context/spaces", "/api/agent/context/rows"
+
+
+@pytest.fixture
+def lab():
+    return Lab()
+
+
+def space_body(lab, peer, key, *grantees):
+    return {"kind": "me", "skid": wire.kid(key),
+            "own_wrap": wire.b64encode(sealing.wrap_to_agent(key, peer.key.public_key_b64)),
+            "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, lab.owner.public_key_b64)),
+            "grantee_wraps": [{"token_id": g.token_id,
+                               "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, g.key.public_key_b64))}
+                              for g in grantees]}
+
+
+def make_space(lab, peer, *grantees):
+    key = random_key()
+    r = peer.post(SPACES, space_body(lab, peer, key, *grantees))
+    assert r.status_code == 201, r.text
+    return r.json(), key
+
+
+def row_body(space_id, key, plain):
+    rid = str(uuid.uuid4())
+    return {"id": rid, "skid": wire.kid(key),
+            "ciphertext": wire.b64encode(sealing.seal_space_row(key, plain, space_id=space_id, row_id=rid))}
+
+
+OBS = {"observation": {"entityName": "default_user", "content": "Prefers meetings after 10 am."}}
+
+
+def test_create_list_and_read_a_space(lab):
+    """The Me space: create with own/owner wraps, list with `wrapped_key`, write and read rows that bind
+    `space_id` and `row_id`."""
+    writer = lab.pair("writer", READ)
+    other = lab.pair("other", READ)
+    saver = lab.pair("saver", "memory.save")  # not covered: its wrap is dropped
+    made, key = make_space(lab, writer, other, saver)
+    assert made["fanned_out"] == 1
+    sid = made["space"]["id"]
+    listed = writer.get(SPACES).json()
+    assert listed["me_granted"] is True and listed["account_ids"] == []
+    assert [s["id"] for s in listed["spaces"]] == [sid]
+    assert sealing.unwrap_as_agent(listed["spaces"][0]["wrapped_key"], writer.key) == key
+    assert sealing.unwrap_as_agent(other.get(SPACES).json()["spaces"][0]["wrapped_key"], other.key) == key
+    body = row_body(sid, key, OBS)
+    r = writer.post(ROWS, {"space_id": sid, "rows": [body]})
+    assert r.status_code == 201 and r.json() == {"created": [body["id"]], "existing": []}
+    assert writer.post(ROWS, {"space_id": sid, "rows": [body]}).json() == {"created": [], "existing": [body["id"]]}
+    got = other.get(ROWS, params={"space_id": sid}).json()
+    assert got["skid"] == wire.kid(key)
+    served = got["rows"][0]
+    assert served["mine"] is False and served["author_kind"] == "agent" and served["rev"] == 1
+    assert writer.get(ROWS, params={"space_id": sid}).json()["rows"][0]["mine"] is True
+    plain = sealing.open_space_row(served["ciphertext"], key, space_id=sid, row_id=served["id"])
+    assert plain["observation"]["content"] == "Prefers meetings after 10 am."
+
+
+def test_space_exists_is_409(lab):
+    """"Insert-only: if the space already exists you get `409 SPACE_EXISTS` with its `space_id`"."""
+    writer = lab.pair("writer", READ)
+    made, _ = make_space(lab, writer)
+    r = writer.post(SPACES, space_body(lab, writer, random_key()))
+    assert r.status_code == 409 and r.json()["code"] == "SPACE_EXISTS"
+    assert r.json()["space_id"] == made["space"]["id"]
+
+
+def test_space_needs_a_covering_grant(lab):
+    """The Me space "needs `memory.read`"; an account space `acctmem.read` on that account."""
+    saver = lab.pair("saver", "memory.save")
+    r = saver.post(SPACES, space_body(lab, saver, random_key()))
+    assert r.status_code == 403 and r.json()["code"] == "INSUFFICIENT_GRANT"
+    acct = str(uuid.uuid4())
+    body = dict(space_body(lab, saver, random_key()), kind="account", account_id=acct)
+    r = saver.post(SPACES, body)
+    assert r.status_code == 403 and r.json()["permission_request"]["permissions"] == ["acctmem.read"]
+    assert r.json()["permission_request"]["account_id"] == acct
+    accountant = lab.pair("acct", {"permissions": ["acctmem.read"], "account_id": acct})
+    body = dict(space_body(lab, accountant, random_key()), kind="account", account_id=acct)
+    assert accountant.post(SPACES, body).status_code == 201
+    assert accountant.get(SPACES).json()["account_ids"] == [acct]
+    assert accountant.get(SPACES).json()["me_granted"] is False
+
+
+def test_space_wraps_are_checked(lab):
+    writer = lab.pair("writer", READ)
+    key = random_key()
+    body = space_body(lab, writer, key)
+    assert writer.post(SPACES, dict(body, own_wrap=body["owner_wrap"])).json()["field"] == "own_wrap"
+    assert writer.post(SPACES, dict(body, owner_wrap=body["own_wrap"])).json()["field"] == "owner_wrap"
+    assert writer.post(SPACES, dict(body, skid="ABC")).status_code == 400
+    assert writer.post(SPACES, dict(body, kind="team")).status_code == 400
+
+
+def test_grantees_lists_covered_agents(lab):
+    writer = lab.pair("writer", READ)
+    other = lab.pair("other", READ)
+    lab.pair("saver", "memory.save")
+    g = writer.get("/api/agent/context/grantees", params={"kind": "me"}).json()
+    assert g["owner_public_key"] == lab.owner.public_key_b64
+    assert g["grantees"] == [{"token_id": other.token_id, "public_key": other.key.public_key_b64}]
+    assert lab.pair("x", "memory.save").get("/api/agent/context/grantees", params={"kind": "me"}).status_code == 403
+
+
+def test_rows_rules(lab):
+    """`skid` must equal the space's current key id; at most 200 rows; an unknown space is 404."""
+    writer = lab.pair("writer", READ)
+    made, key = make_space(lab, writer)
+    sid = made["space"]["id"]
+    bad = row_body(sid, random_key(), OBS)
+    r = writer.post(ROWS, {"space_id": sid, "rows": [bad]})
+    assert r.status_code == 400 and r.json()["code"] == "SKID_MISMATCH"
+    good = row_body(sid, key, OBS)
+    assert writer.post(ROWS, {"space_id": sid, "rows": [good] * 201}).status_code == 400
+    assert writer.post(ROWS, {"space_id": str(uuid.uuid4()), "rows": [good]}).status_code == 404
+    assert writer.post(ROWS, {"space_id": sid, "rows": [dict(good, text="x")]}).json()["code"] == "PLAINTEXT_REJECTED"
+    assert lab.pair("s", "memory.save").get(ROWS, params={"space_id": sid}).status_code == 403
+
+
+def test_edit_rows_needs_edit_on_every_memory(lab):
+    """PUT rows: "`409 REV_CONFLICT` and the `current_rev`"; a category-only editor gets `409 MEMORY_MOVING`."""
+    writer = lab.pair("writer", READ)
+    made, key = make_space(lab, writer)
+    sid = made["space"]["id"]
+    body = row_body(sid, key, OBS)
+    writer.post(ROWS, {"space_id": sid, "rows": [body]})
+    new_ct = wire.b64encode(sealing.seal_space_row(key, {"observation": {"entityName": "default_user",
+                                                                          "content": "after 11"}},
+                                                   space_id=sid, row_id=body["id"]))
+    edit = {"id": body["id"], "expected_rev": 1, "ciphertext": new_ct}
+    assert writer.put(ROWS, edit).status_code == 403
+    narrow = lab.pair("narrow", READ, {"permissions": ["memory.edit"], "datatypes": ["food"]})
+    r = narrow.put(ROWS, edit)
+    assert r.status_code == 409 and r.json()["code"] == "MEMORY_MOVING" and r.json()["retry_after_seconds"] > 0
+    editor = lab.pair("editor", READ, EDIT)
+    r = editor.put(ROWS, edit)
+    assert r.status_code == 200 and r.json()["rev"] == 2
+    r = editor.put(ROWS, edit)
+    assert r.status_code == 409 and r.json()["code"] == "REV_CONFLICT" and r.json()["current_rev"] == 2
+    assert editor.put(ROWS, dict(edit, id=str(uuid.uuid4()))).status_code == 404
+
+
+def test_delete_rows(lab):
+    """rows/delete: deleted, refused, or `moving` (with `retry_after_seconds`) for a selective grant."""
+    writer = lab.pair("writer", READ)
+    made, key = make_space(lab, writer)
+    sid = made["space"]["id"]
+    rows = [row_body(sid, key, OBS) for _ in range(3)]
+    writer.post(ROWS, {"space_id": sid, "rows": rows})
+    missing = str(uuid.uuid4())
+    assert writer.post(ROWS + "/delete", {"ids": [rows[0]["id"], missing]}).json() == \
+        {"deleted": [], "refused": [rows[0]["id"], missing]}
+    narrow = lab.pair("narrow", READ, {"permissions": ["memory.delete"], "datatypes": ["food"]})
+    r = narrow.post(ROWS + "/delete", {"ids": [rows[0]["id"]]}).json()
+    assert r["moving"] == [rows[0]["id"]] and r["retry_after_seconds"] > 0
+    deleter = lab.pair("deleter", READ, DELETE)
+    assert deleter.post(ROWS + "/delete", {"ids": [rows[0]["id"]]}).json() == {"deleted": [rows[0]["id"]],
+                                                                                "refused": []}
+    assert len(writer.get(ROWS, params={"space_id": sid}).json()["rows"]) == 2
+
+
+def test_owner_phone_converges_space_keys(lab):
+    """`wrapped_key` is "`null` when no wrap has reached you yet — the owner's device converges it"."""
+    writer = lab.pair("writer", READ)
+    made, key = make_space(lab, writer)
+    late = lab.pair("late", READ)
+    assert late.get(SPACES).json()["spaces"][0]["wrapped_key"] is None
+    assert lab.share().spaces_shared == 1
+    wrapped = late.get(SPACES).json()["spaces"][0]["wrapped_key"]
+    assert sealing.unwrap_as_agent(wrapped, late.key) == key
+
+
+def test_seeded_legacy_space_reads_after_the_phone_shares():
+    lab = Lab(seed="demo")
+    reader = lab.pair("reader", READ)
+    lab.share()
+    space = reader.get(SPACES).json()["spaces"][0]
+    key = sealing.unwrap_as_agent(space["wrapped_key"], reader.key)
+    rows = reader.get(ROWS, params={"space_id": space["id"]}).json()["rows"]
+    kinds = [next(k for k in ("entity", "observation", "relation") if k in
+                  sealing.open_space_row(r["ciphertext"], key, space_id=space["id"], row_id=r["id"])) for r in rows]
+    assert kinds == ["entity", "observation", "observation", "relation"]
