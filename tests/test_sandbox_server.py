@@ -91,10 +91,23 @@ def test_non_loopback_host_needs_explicit_flag_and_warns(capsys, monkeypatch):
 def test_cli_db_file_survives_a_restart(tmp_path, agent_key, monkeypatch):
     """The default database is a file …, so a restart loses nothing."""
     db = str(tmp_path / "s.sqlite3")
-    with Sandbox.start(seed="none", db=db) as sb:
+    with Sandbox.start(db=db) as sb:
         tok = pair_agent(sb.url, agent_key, [{"permissions": ["memory.save"]}])
         owner = sb.owner.key.fingerprint
-    with Sandbox.start(seed="none", db=db) as sb:
+        rows = len(sb.owner.rows())
+    with Sandbox.start(db=db) as sb:
+        assert len(sb.owner.rows()) == rows  # reopened, not seeded a second time
         r = httpx.get(f"{sb.url}/api/agent/policies", headers=bearer(tok))
         assert r.status_code == 200 and r.json()["access"]["memories"]["save"] is True
         assert sb.owner.key.fingerprint == owner  # the same owner phone, so its wraps still open
+
+
+def test_default_start_serves_the_demo_vault(agent_key):
+    """Sandbox.start(owner_key=None, approve="auto", seed="demo", db=":memory:", faults=None)."""
+    with Sandbox.start() as sb:
+        tok = pair_agent(sb.url, agent_key, [{"permissions": ["memory.read"]}], name="Tour")
+        with httpx.Client(base_url=sb.url) as c:
+            names = [x["name"] for x in c.get("/_sandbox/connections").json()["connections"]]
+            assert "Tour" in names and len(names) == 2  # the seeded demo agent, and us
+            assert len(c.get("/_sandbox/rows").json()["rows"]) >= 60
+            assert c.get("/api/agent/policies", headers=bearer(tok)).json()["access"]["memories"]["read"]["all"]

@@ -128,6 +128,7 @@ def create_app(db_path: str = ":memory:", *, owner_key: Any = None, approve: str
                faults: dict | None = None, clock: Callable[[], float] | None = None) -> Starlette:
     """A fresh sandbox app: its own store, owner phone and settings (no module-level state)."""
     from . import memories, oauth, policies, spaces, surface, sync
+    from . import seed as seed_mod
     from .db import Store
     from .owner import Owner
 
@@ -149,8 +150,13 @@ def create_app(db_path: str = ":memory:", *, owner_key: Any = None, approve: str
                             *spaces.routes, *sync.routes],
                     exception_handlers={HTTPProblem: _problem, HTTPException: _http_exc}, lifespan=lifespan)
     app.state.sb = state
-    if seed == "demo":
-        _seed(state)
+    with store.tx() as con:  # a database is seeded once: reopening a file keeps its vault as it is
+        seeded = con.execute("SELECT value FROM sandbox_meta WHERE key='seed'").fetchone() is not None
+    if not seeded:
+        if seed == "demo":
+            seed_mod.apply(state)
+        with store.tx() as con:
+            con.execute("INSERT OR REPLACE INTO sandbox_meta (key, value) VALUES ('seed', ?)", (seed,))
     return app
 
 
@@ -158,11 +164,3 @@ def _faults(settings: dict | None) -> Any:
     from .faults import Faults
 
     return Faults.from_settings(settings)
-
-
-def _seed(state: SandboxState) -> None:
-    try:
-        from . import seed as seed_mod
-    except ModuleNotFoundError:
-        return
-    seed_mod.apply(state)

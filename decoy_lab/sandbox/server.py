@@ -112,8 +112,6 @@ def run(host: str = "127.0.0.1", port: int = 8787, db: str | None = None, approv
               "loopback clients only.", file=sys.stderr)
     db_path = str(default_db_path()) if db is None else db
     owner_key = Path(owner_key_path).read_bytes() if owner_key_path else None
-    if db_path != ":memory:" and seed == "demo" and Path(db_path).exists() and Path(db_path).stat().st_size:
-        seed = "none"  # an existing vault is kept as it is, never seeded twice
     app = create_app(db_path, owner_key=owner_key, approve=approve, seed=seed)
     config = uvicorn.Config(app, host=host, port=port, loop="asyncio", log_level="warning")
     server = uvicorn.Server(config)
