@@ -16,8 +16,9 @@ The rules it follows, so a user can trust what it shows and copy what it does:
   kept after an unknown outcome, which may have committed;
 - `/policies` is read at the start of a session and again whenever `access_version` changes.
 
-Pairing lives in pairing.py, the HTTP boundary in http.py, what a load holds in vault.py,
-access and grant requests in access.py, where a connection is saved in profiles.py.
+Pairing lives in pairing.py, the HTTP boundary in http.py, the write rules in writes.py, what a
+load holds in vault.py, access and grant requests in access.py, where a connection is saved in
+profiles.py.
 """
 from __future__ import annotations
 
@@ -29,35 +30,22 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import httpx
 
-from . import memory, sealing, wire
+from . import memory, sealing, wire, writes
 from .access import Access, GrantRequest
 from .crypto import AgentKey
-from .errors import (APIError, DecoyError, GrantAlreadyRequested, HoldersMissing, InsufficientGrant,
-                     KidConflict, MemoryModelError, NotFound, PairingError, RevConflict, UnreadableRow)
-from .http import Api, Tokens, is_unknown_outcome, send_with_retries
+from .errors import APIError, DecoyError, GrantAlreadyRequested, MemoryModelError, NotFound, PairingError, UnreadableRow
+from .http import Api, Tokens, send_with_retries
 from .pairing import PairingHandle, authorization_details, selection_row
 from .profiles import Profile, ProfileStore
 from .trace import Trace
 from .vault import Vault, build_vault, space_row, unwrap_space_key
+from .writes import DeleteResult
 
 log = logging.getLogger("decoy_lab.client")
 
 MEMORIES = "/api/agent/context/memories"
 DEFAULT_CLIENT_ID = "decoy-lab"
 SANDBOX_OPTIONS = ("owner_key", "approve", "seed", "db", "faults", "clock")
-_UNSET: Any = object()
-
-
-@dataclass
-class DeleteResult:
-    """What `delete` did: ids deleted, ids refused (and the server's remediation, if any)."""
-
-    deleted: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    remediation: dict = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        return f"deleted {len(self.deleted)}, refused {len(self.refused)}"
 
 
 @dataclass
@@ -115,6 +103,7 @@ class Connection:
         self.sandbox_handle: Any = None
         self._owns_sandbox = False
         self.resends = 0  # how many times a write was sent again after an unknown outcome
+        self._written: set[str] = set()  # ids this session's writes sent (for reconciling deletes)
 
     # -- identity -----------------------------------------------------------------------------
     @property
@@ -168,8 +157,7 @@ class Connection:
         rows = authorization_details(permissions)
         key = agent_key or AgentKey.generate()
         client_id = client_id or DEFAULT_CLIENT_ID
-        api = Api(base_url, http=http, transport=transport, client_id=client_id,
-                  timeout=options.pop("timeout_http", 30.0))
+        api = Api(base_url, http=http, transport=transport, client_id=client_id)
         if store is None and profile:
             store = ProfileStore()
 
@@ -424,206 +412,32 @@ class Connection:
         return send_with_retries(lambda: self._api.request(method, path, json=body), retries=self.retries,
                                  backoff=self.backoff, sleep=self._sleep, on_retry=retried)
 
-    def _post_rows(self, rows: list[dict]) -> dict:
-        """POST rows; after any resend, read back and fill in what an earlier attempt missed."""
-        before = self.resends
-        ans = self._send("POST", MEMORIES, {"rows": rows})
-        if self.resends > before:
-            served = {r.get("id") for r in self._served()}
-            if any(r["id"] not in served for r in rows):
-                ans = self._send("POST", MEMORIES, {"rows": rows})
-        return ans
-
-    def _delete_quietly(self, ids: list[str]) -> None:
-        try:
-            self._api.request("POST", f"{MEMORIES}/delete", json={"ids": ids})
-        except DecoyError as exc:
-            log.info("could not remove topic rows %s: %s", ids, exc)
-
-    def _link(self, link: Any) -> tuple[str | None, Any]:
-        if link is None:
-            return None, None
-        if isinstance(link, str):
-            return link, None
-        if isinstance(link, Mapping):
-            rel = link.get("relation_type") or link.get("relationType")
-            parent = link.get("topic") or link.get("parent")
-            if parent is not None:
-                found = self._find_topic(parent)
-                if found is None:
-                    raise MemoryModelError(f"the parent topic {parent!r} is not visible to this connection")
-                parent = {"id": found.id, "name": found.name}
-            return rel, parent
-        raise MemoryModelError("link is a relation type (text) or {'relation_type': …, 'topic': parent}")
-
-    def _new_topic(self, keys: memory.RecipientKeys, name: str, topic_type: str, link: Any) -> memory.TopicRows:
-        rel, parent = self._link(link)
-        return memory.new_topic_rows(keys, name, type=topic_type, relation_type=rel, parent=parent)
-
-    def _remember_topic(self, made: memory.TopicRows, topic_type: str, memory_ids: list[str]) -> None:
-        self._made_topics.append(memory.Topic(made.topic_id, made.topic["name"], topic_type or "", memory_ids,
-                                              [made.topic_id]))
-
+    # -- writing (the rules live in writes.py) ----------------------------------------------------
     def save(self, text: str, *, topic: Any = None, topic_type: str = "", link: Any = None,
              categories: Iterable[str] = (), account: str | None = None, metadata: Mapping | None = None) -> str:
-        """Save one memory; returns its id. A topic is reused by normalized name, or created with
-        its relation and this first memory in one POST."""
-        keys = self.keys()
-        rows: list[dict] = []
-        made = None
-        ref = None
-        if topic is not None:
-            found = self._find_topic(topic)
-            if found is not None:
-                ref = {"id": found.id, "name": found.name}
-            else:
-                if isinstance(topic, str) and topic.startswith("topic:"):
-                    raise MemoryModelError(f"{topic} is not a topic this connection can see")
-                name = topic if isinstance(topic, str) else (topic.get("name") if isinstance(topic, Mapping) else None)
-                if not isinstance(name, str):
-                    raise MemoryModelError("topic is a name, a topic:<id>, or {'id', 'name'}")
-                made = self._new_topic(keys, name, topic_type, link)
-                rows.extend(made.rows)
-                ref = made.topic
-        row = memory.new_memory_row(keys, text, topic=ref, categories=categories, account=account,
-                                    metadata=metadata)
-        rows.append(row)
-        try:
-            self._post_rows(rows)
-        except DecoyError as exc:
-            if made is not None and memory.is_definite_refusal(exc):
-                self._delete_quietly([r["id"] for r in made.rows])
-            raise
-        if made is not None:
-            self._remember_topic(made, topic_type, [row["id"]])
-        log.info("saved memory %s", row["id"])
-        return row["id"]
+        """Save one memory; returns its id. `topic` (a name, `topic:<id>` or {'id', 'name'}) is
+        reused by normalized name, or created — with its relation (`link`: a relation type, or
+        {'relation_type', 'topic': parent}) and this first memory — in one POST."""
+        return writes.save(self, text, topic=topic, topic_type=topic_type, link=link, categories=categories,
+                           account=account, metadata=metadata)
 
-    def edit(self, memory_id: str, *, text: Any = _UNSET, topic: Any = _UNSET, categories: Any = _UNSET,
-             topic_type: str = "", link: Any = None) -> dict:
-        """Edit a memory in place with `expected_rev`. `topic=None` returns it to You; a new topic
-        name creates the topic first (and removes it again if the edit is definitely refused)."""
-        changes = {k: v for k, v in (("text", text), ("topic", topic), ("categories", categories)) if v is not _UNSET}
-        if not changes:
-            raise MemoryModelError("edit needs text=, topic= or categories=")
-        keys = self.keys()
-        made = None
-        if changes.get("topic") is not None:
-            found = self._find_topic(changes["topic"])
-            if found is not None:
-                changes["topic"] = {"id": found.id, "name": found.name, "ids": list(found.ids)}
-            else:
-                name = changes["topic"]
-                if not isinstance(name, str) or name.startswith("topic:"):
-                    raise MemoryModelError(f"{name!r} is not a topic this connection can see")
-                made = self._new_topic(keys, name, topic_type, link)
-                self._post_rows(made.rows)
-                changes["topic"] = made.topic
-        try:
-            ans = self._edit_loop(memory_id, changes, keys)
-        except DecoyError as exc:
-            if made is not None:
-                if memory.is_definite_refusal(exc):
-                    self._delete_quietly([r["id"] for r in made.rows])
-                elif is_unknown_outcome(exc) and self._has_changes(memory_id, changes):
-                    self._remember_topic(made, topic_type, [memory_id])
-                    return {"id": memory_id, "outcome": "applied (confirmed by reading it back)"}
-            raise
-        if made is not None:
-            self._remember_topic(made, topic_type, [memory_id])
-        return ans
-
-    def _has_changes(self, memory_id: str, changes: Mapping) -> bool:
-        """Whether the served memory already reads as `changes` asks (after an unknown outcome)."""
-        try:
-            m = memory.read_memory_row(self._served_row(memory_id), self._agent_key, key_cache=self._key_cache)
-        except DecoyError:
-            return False
-        if m is None:
-            return False
-        if "text" in changes and m.text != changes["text"]:
-            return False
-        if "categories" in changes and set(m.categories) != set(changes["categories"] or ()):
-            return False
-        if "topic" in changes:
-            want = changes["topic"]
-            if want is None:
-                return m.topic is None and m.account is None
-            return m.topic is not None and memory.same_topic(m.topic, want)
-        return True
-
-    def _edit_loop(self, memory_id: str, changes: Mapping, keys: memory.RecipientKeys) -> dict:
-        served = self._served_row(memory_id)
-        conflicts = 0
-        while True:
-            body = memory.edit_memory_row(served, changes, self._agent_key, keys)
-            try:
-                return self._put(body)
-            except RevConflict:
-                conflicts += 1
-                if conflicts > self.retries:
-                    raise
-                log.info("memory %s changed since it was read (REV_CONFLICT): re-reading and re-applying", memory_id)
-                if self._has_changes(memory_id, changes):  # an earlier unanswered attempt already applied it
-                    return {"id": memory_id, "outcome": "already applied"}
-                served = self._served_row(memory_id)
-
-    def _put(self, body: dict) -> dict:
-        """PUT an edit; HOLDERS_MISSING → wrap the new key to each listed holder and send again."""
-        for _ in range(3):
-            try:
-                return self._send("PUT", MEMORIES, body)
-            except HoldersMissing as exc:
-                if not body.get("self_wrap") or not exc.missing:
-                    raise
-                key = sealing.unwrap_as_agent(body["self_wrap"], self._agent_key)
-                wraps = {w["token_id"]: w for w in body.get("grantee_wraps") or []}
-                for m in exc.missing:
-                    wraps[m["token_id"]] = {"token_id": m["token_id"], "via": list(m.get("via") or []),
-                                            "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, m["public_key"]))}
-                body = {**body, "grantee_wraps": list(wraps.values())}
-                log.info("HOLDERS_MISSING: wrapped the new key to %d more holders", len(exc.missing))
-        return self._send("PUT", MEMORIES, body)
+    def edit(self, memory_id: str, *, text: Any = writes.UNSET, topic: Any = writes.UNSET,
+             categories: Any = writes.UNSET, topic_type: str = "", link: Any = None) -> dict:
+        """Edit a memory in place with `expected_rev`; removing a label rotates its key.
+        `topic=None` returns it to You; a new topic name creates the topic first (and removes
+        it again if the edit is definitely refused). Returns the server's answer (id, rev, …)."""
+        changes = {k: v for k, v in (("text", text), ("topic", topic), ("categories", categories))
+                   if v is not writes.UNSET}
+        return writes.edit(self, memory_id, changes, topic_type=topic_type, link=link)
 
     def delete(self, ids: str | Iterable[str]) -> DeleteResult:
         """Delete memories (or topic rows); returns which ids were deleted and which refused."""
-        ids = [ids] if isinstance(ids, str) else list(ids)
-        if not ids:
-            return DeleteResult()
-        known = {r.get("id") for r in self._vault.served} if self._vault is not None else set()
-        known |= {i.split(":", 1)[1] for t in self._made_topics for i in t.ids}
-        before = self.resends
-        ans = self._send("POST", f"{MEMORIES}/delete", {"ids": ids})
-        result = DeleteResult(list(ans.get("deleted") or []), list(ans.get("refused") or []),
-                              dict(ans.get("remediation") or {}))
-        if self.resends > before and result.refused:
-            # an earlier attempt may have deleted them before its answer was lost
-            served = {r.get("id") for r in self._served()}
-            gone = [i for i in result.refused if i not in served and i in known]
-            result.deleted += gone
-            result.refused = [i for i in result.refused if i not in gone]
-        return result
+        return writes.delete(self, ids)
 
     def share(self, memory_id: str) -> int:
-        """Wrap a memory's key to every connection whose grant reaches it (`memory-wraps`)."""
-        for attempt in range(2):
-            served = self._served_row(memory_id)
-            model = memory.read_row(served, self._agent_key, key_cache=self._key_cache)
-            if model is None:
-                raise UnreadableRow(memory_id, "opens, but is not a memory, topic or link")
-            key = self._key_cache[served["kid"]]
-            plain = memory.decode_plaintext(sealing.open_json(key, served["ciphertext"]), memory_id)
-            wraps = memory.grantee_wraps(key, plain, self.keys())
-            if not wraps:
-                return 0
-            try:
-                ans = self._send("POST", "/api/agent/context/memory-wraps",
-                                 {"row_id": memory_id, "kid": served["kid"], "wraps": wraps})
-                return int(ans.get("added") or 0)
-            except KidConflict:
-                if attempt:
-                    raise
-        return 0
+        """Wrap a memory's key to every connection whose grant reaches it (`memory-wraps`);
+        returns how many wraps the server added."""
+        return writes.share(self, memory_id)
 
     # -- sync -------------------------------------------------------------------------------------
     def _anchor(self) -> str | None:

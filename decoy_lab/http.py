@@ -112,7 +112,7 @@ class Api:
         try:
             resp = self.http.request(method, self.url(path), json=json, params=params, data=data,
                                      headers=headers)
-        except httpx.HTTPError as exc:  # network error, timeout, dropped connection
+        except (httpx.HTTPError, OSError) as exc:  # network error, timeout, dropped connection
             log.info("%s %s → no answer (%s)", method, path, type(exc).__name__)
             raise TransportError(f"{method} {path}: no answer ({type(exc).__name__}); "
                                  "the outcome is unknown") from exc

@@ -10,7 +10,7 @@ import pytest
 from decoy_lab import memory
 from decoy_lab.client import Connection
 from decoy_lab.crypto import AgentKey
-from decoy_lab.errors import HoldersMissing, InsufficientGrant, MemoryModelError, RevConflict
+from decoy_lab.errors import HoldersMissing, InsufficientGrant, MemoryModelError
 from decoy_lab.sandbox import Sandbox
 
 

@@ -1,0 +1,256 @@
+"""The spec's write rules, in one place: save, edit, delete and share over a Connection.
+
+- An unknown outcome (network error, timeout, 5xx) resends the SAME sealed rows or body, never
+  new ones (`Connection._send`, up to `conn.retries` times); after a resend the rows are read
+  back and sent once more if any is not served yet (the server fills in a missing wrap).
+- A definite refusal is never retried. `REV_CONFLICT` re-reads, re-applies and retries (and
+  stops when the served memory already reads as asked: an earlier unanswered attempt landed).
+- `HOLDERS_MISSING` wraps the rotated key to every listed holder and sends again.
+- Topic rows written for a change that is then definitely refused are deleted (best effort);
+  after an unknown outcome they are kept, since a committed memory may already use them.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+from . import memory, sealing, wire
+from .errors import DecoyError, HoldersMissing, KidConflict, MemoryModelError, RevConflict, UnreadableRow
+from .http import is_unknown_outcome
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import Connection
+
+log = logging.getLogger("decoy_lab.client")
+
+MEMORIES = "/api/agent/context/memories"
+UNSET: Any = object()
+
+
+@dataclass
+class DeleteResult:
+    """What `delete` did: ids deleted, ids refused (and the server's remediation, if any)."""
+
+    deleted: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    remediation: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"deleted {len(self.deleted)}, refused {len(self.refused)}"
+
+
+# -- sending rows -------------------------------------------------------------------------------
+def post_rows(conn: "Connection", rows: list[dict]) -> dict:
+    """POST rows; after any resend, read back and send the same rows once more if one is not served."""
+    before = conn.resends
+    ans = conn._send("POST", MEMORIES, {"rows": rows})
+    if conn.resends > before:
+        served = {r.get("id") for r in conn._served()}
+        if any(r["id"] not in served for r in rows):
+            ans = conn._send("POST", MEMORIES, {"rows": rows})
+    conn._written.update(r["id"] for r in rows)
+    return ans
+
+
+def delete_quietly(conn: "Connection", ids: list[str]) -> None:
+    """Best effort: remove rows this call wrote for a change that was refused."""
+    try:
+        conn._api.request("POST", f"{MEMORIES}/delete", json={"ids": ids})
+    except DecoyError as exc:
+        log.info("could not remove topic rows %s: %s", ids, exc)
+
+
+# -- topics -------------------------------------------------------------------------------------
+def resolve_link(conn: "Connection", link: Any) -> tuple[str | None, Any]:
+    """`link`: a relation type (from You), or {'relation_type': …, 'topic': parent name or id}."""
+    if link is None:
+        return None, None
+    if isinstance(link, str):
+        return link, None
+    if isinstance(link, Mapping):
+        rel = link.get("relation_type") or link.get("relationType")
+        parent = link.get("topic") or link.get("parent")
+        if parent is not None:
+            found = conn._find_topic(parent)
+            if found is None:
+                raise MemoryModelError(f"the parent topic {parent!r} is not visible to this connection")
+            parent = {"id": found.id, "name": found.name}
+        return rel, parent
+    raise MemoryModelError("link is a relation type (text) or {'relation_type': …, 'topic': parent}")
+
+
+def new_topic(conn: "Connection", keys: memory.RecipientKeys, name: str, topic_type: str,
+              link: Any) -> memory.TopicRows:
+    rel, parent = resolve_link(conn, link)
+    return memory.new_topic_rows(keys, name, type=topic_type, relation_type=rel, parent=parent)
+
+
+def remember_topic(conn: "Connection", made: memory.TopicRows, topic_type: str, memory_ids: list[str]) -> None:
+    """Keep a topic this session created findable before the next load lists it."""
+    conn._made_topics.append(memory.Topic(made.topic_id, made.topic["name"], topic_type or "", memory_ids,
+                                          [made.topic_id]))
+
+
+def _topic_name(topic: Any) -> str:
+    if isinstance(topic, str) and topic.startswith("topic:"):
+        raise MemoryModelError(f"{topic} is not a topic this connection can see")
+    name = topic if isinstance(topic, str) else (topic.get("name") if isinstance(topic, Mapping) else None)
+    if not isinstance(name, str):
+        raise MemoryModelError("topic is a name, a topic:<id>, or {'id', 'name'}")
+    return name
+
+
+# -- save ---------------------------------------------------------------------------------------
+def save(conn: "Connection", text: str, *, topic: Any = None, topic_type: str = "", link: Any = None,
+         categories: Iterable[str] = (), account: str | None = None, metadata: Mapping | None = None) -> str:
+    keys = conn.keys()
+    rows: list[dict] = []
+    made = None
+    ref = None
+    if topic is not None:
+        found = conn._find_topic(topic)
+        if found is not None:
+            ref = {"id": found.id, "name": found.name}
+        else:
+            made = new_topic(conn, keys, _topic_name(topic), topic_type, link)
+            rows.extend(made.rows)
+            ref = made.topic
+    row = memory.new_memory_row(keys, text, topic=ref, categories=categories, account=account, metadata=metadata)
+    rows.append(row)
+    try:
+        post_rows(conn, rows)
+    except DecoyError as exc:
+        if made is not None and memory.is_definite_refusal(exc):
+            delete_quietly(conn, [r["id"] for r in made.rows])
+        raise
+    if made is not None:
+        remember_topic(conn, made, topic_type, [row["id"]])
+    log.info("saved memory %s", row["id"])
+    return row["id"]
+
+
+# -- edit ---------------------------------------------------------------------------------------
+def edit(conn: "Connection", memory_id: str, changes: dict, *, topic_type: str = "", link: Any = None) -> dict:
+    if not changes:
+        raise MemoryModelError("edit needs text=, topic= or categories=")
+    keys = conn.keys()
+    made = None
+    if changes.get("topic") is not None:
+        found = conn._find_topic(changes["topic"])
+        if found is not None:
+            changes["topic"] = {"id": found.id, "name": found.name, "ids": list(found.ids)}
+        else:
+            made = new_topic(conn, keys, _topic_name(changes["topic"]), topic_type, link)
+            post_rows(conn, made.rows)
+            changes["topic"] = made.topic
+    try:
+        ans = edit_loop(conn, memory_id, changes, keys)
+    except DecoyError as exc:
+        if made is not None:
+            if memory.is_definite_refusal(exc):
+                delete_quietly(conn, [r["id"] for r in made.rows])
+            elif is_unknown_outcome(exc) and has_changes(conn, memory_id, changes):
+                remember_topic(conn, made, topic_type, [memory_id])
+                return {"id": memory_id, "outcome": "applied (confirmed by reading it back)"}
+        raise
+    if made is not None:
+        remember_topic(conn, made, topic_type, [memory_id])
+    return ans
+
+
+def has_changes(conn: "Connection", memory_id: str, changes: Mapping) -> bool:
+    """Whether the served memory already reads as `changes` asks (after an unknown outcome)."""
+    try:
+        m = memory.read_memory_row(conn._served_row(memory_id), conn.agent_key, key_cache=conn._key_cache)
+    except DecoyError:
+        return False
+    if m is None:
+        return False
+    if "text" in changes and m.text != changes["text"]:
+        return False
+    if "categories" in changes and set(m.categories) != set(changes["categories"] or ()):
+        return False
+    if "topic" in changes:
+        want = changes["topic"]
+        if want is None:
+            return m.topic is None and m.account is None
+        return m.topic is not None and memory.same_topic(m.topic, want)
+    return True
+
+
+def edit_loop(conn: "Connection", memory_id: str, changes: Mapping, keys: memory.RecipientKeys) -> dict:
+    """PUT with `expected_rev`; on REV_CONFLICT re-read, re-apply and try again."""
+    served = conn._served_row(memory_id)
+    conflicts = 0
+    while True:
+        body = memory.edit_memory_row(served, changes, conn.agent_key, keys)
+        try:
+            return put(conn, body)
+        except RevConflict:
+            conflicts += 1
+            if conflicts > conn.retries:
+                raise
+            log.info("memory %s changed since it was read (REV_CONFLICT): re-reading and re-applying", memory_id)
+            if has_changes(conn, memory_id, changes):  # an earlier unanswered attempt already applied it
+                return {"id": memory_id, "outcome": "already applied"}
+            served = conn._served_row(memory_id)
+
+
+def put(conn: "Connection", body: dict) -> dict:
+    """PUT an edit; HOLDERS_MISSING → wrap the new key to each listed holder and send again."""
+    for _ in range(3):
+        try:
+            return conn._send("PUT", MEMORIES, body)
+        except HoldersMissing as exc:
+            if not body.get("self_wrap") or not exc.missing:
+                raise
+            key = sealing.unwrap_as_agent(body["self_wrap"], conn.agent_key)
+            wraps = {w["token_id"]: w for w in body.get("grantee_wraps") or []}
+            for m in exc.missing:
+                wraps[m["token_id"]] = {"token_id": m["token_id"], "via": list(m.get("via") or []),
+                                        "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, m["public_key"]))}
+            body = {**body, "grantee_wraps": list(wraps.values())}
+            log.info("HOLDERS_MISSING: wrapped the new key to %d more holders", len(exc.missing))
+    return conn._send("PUT", MEMORIES, body)
+
+
+# -- delete and share ---------------------------------------------------------------------------
+def delete(conn: "Connection", ids: str | Iterable[str]) -> DeleteResult:
+    ids = [ids] if isinstance(ids, str) else list(ids)
+    if not ids:
+        return DeleteResult()
+    known = set(conn._written)
+    if conn.vault is not None:
+        known |= {r.get("id") for r in conn.vault.served}
+    before = conn.resends
+    ans = conn._send("POST", f"{MEMORIES}/delete", {"ids": ids})
+    result = DeleteResult(list(ans.get("deleted") or []), list(ans.get("refused") or []),
+                          dict(ans.get("remediation") or {}))
+    if conn.resends > before and result.refused:
+        # an earlier attempt may have deleted them before its answer was lost
+        served = {r.get("id") for r in conn._served()}
+        gone = [i for i in result.refused if i not in served and i in known]
+        result.deleted += gone
+        result.refused = [i for i in result.refused if i not in gone]
+    return result
+
+
+def share(conn: "Connection", memory_id: str) -> int:
+    for attempt in range(2):
+        served = conn._served_row(memory_id)
+        if memory.read_row(served, conn.agent_key, key_cache=conn._key_cache) is None:
+            raise UnreadableRow(memory_id, "opens, but is not a memory, topic or link")
+        key = conn._key_cache[served["kid"]]
+        plain = memory.decode_plaintext(sealing.open_json(key, served["ciphertext"]), memory_id)
+        wraps = memory.grantee_wraps(key, plain, conn.keys())
+        if not wraps:
+            return 0
+        try:
+            ans = conn._send("POST", "/api/agent/context/memory-wraps",
+                             {"row_id": memory_id, "kid": served["kid"], "wraps": wraps})
+            return int(ans.get("added") or 0)
+        except KidConflict:
+            if attempt:
+                raise
+    return 0
