@@ -119,13 +119,12 @@ class _NoTrace:
 
     @contextmanager
     def step(self, name: str, **kw: Any) -> Iterator[Step]:
-        yield _SCRATCH
+        yield Step(name)  # a fresh throwaway: nothing (no key) outlives the call
 
     def add(self, name: str, **kw: Any) -> Step:
-        return _SCRATCH
+        return Step(name)
 
 
-_SCRATCH = Step("scratch")
 NO_TRACE = _NoTrace()
 
 

@@ -185,6 +185,11 @@ def parse(data: bytes | str, kind: str | None = None) -> Layout:
                                       f"{rest}-byte fields after it", field=name, offset=pos, kind=kind)
         elif isinstance(length, str):
             length = lengths[length]
+            after = sum(l for _, l, _, _ in spec[i + 1:] if isinstance(l, int))
+            if pos + length + after > len(raw):
+                raise WireFormatError(f"{name} of {length} bytes (from {length_field_of(name)}) leaves no room for the "
+                                      f"{after} bytes of fields after it in {len(raw)} bytes: the key length overruns",
+                                      field=name, offset=pos, kind=kind)
         if pos + length > len(raw):
             what = "overruns the data" if name == "wrapped_key" else "is cut short"
             raise WireFormatError(f"{name} needs {length} bytes at offset {pos} but only {len(raw) - pos} remain; "
@@ -205,6 +210,10 @@ def parse(data: bytes | str, kind: str | None = None) -> Layout:
     if pos != len(raw):  # pragma: no cover - guarded by the arithmetic above
         raise WireFormatError("trailing bytes after the tag", field="tag", offset=pos, kind=kind)
     return Layout(kind, raw, tuple(fields))
+
+
+def length_field_of(name: str) -> str:
+    return "key_length" if name == "wrapped_key" else "its length field"
 
 
 def build(kind: str, **values: bytes) -> bytes:

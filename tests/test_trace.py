@@ -141,8 +141,6 @@ def test_no_trace_records_nothing_and_changes_nothing():
     assert sealing.open_vault(key, blob, trace=None) == b"x"
 
 
-@pytest.mark.xfail(strict=True, reason="trace._NoTrace yields one shared module-level Step, so the last raw key "
-                                       "a recipe unwrapped stays in trace._SCRATCH.output (see report)")
 def test_recipes_without_a_trace_keep_no_copy_of_the_key(agent):
     """Raw memory keys never linger where a user did not ask for them: with trace=None nothing is
     recorded, so no module-level object may still hold the key after the call."""

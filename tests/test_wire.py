@@ -203,8 +203,6 @@ def test_zero_key_length_is_refused():
     assert (err.field, err.offset) == ("key_length", 0)
 
 
-@pytest.mark.xfail(strict=True, reason="wire.parse blames 'ciphertext' when key_length leaves no room for the "
-                                       "IV and tag; the key length is what overruns (see report)")
 def test_key_length_that_eats_the_iv_and_tag_is_blamed_on_the_key_length():
     """A key length of 300 in a 318-byte envelope fits inside the data but leaves no room for the
     12-byte IV and 16-byte tag: the key length overruns, so the error should name wrapped_key
