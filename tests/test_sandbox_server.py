@@ -100,6 +100,7 @@ def test_cli_db_file_survives_a_restart(tmp_path, agent_key, monkeypatch):
         r = httpx.get(f"{sb.url}/api/agent/policies", headers=bearer(tok))
         assert r.status_code == 200 and r.json()["access"]["memories"]["save"] is True
         assert sb.owner.key.fingerprint == owner  # the same owner phone, so its wraps still open
+    assert (tmp_path / "s.sqlite3").stat().st_mode & 0o077 == 0  # it holds the owner's private key
 
 
 def test_default_start_serves_the_demo_vault(agent_key):

@@ -1,12 +1,14 @@
 """`Store`: the sandbox's one SQLite connection (WAL, one transaction per request).
 
 The connection side's tables live here (`SCHEMA`); the memory side adds its own
-(`memstore.SCHEMA`), created in the same database. Tokens are stored as SHA-256 hashes only.
+(`memstore.SCHEMA`), created in the same database. Tokens are stored as SHA-256 hashes only; the simulated owner's
+key is kept in `sandbox_meta`, so a database file is created readable by its user only.
 """
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import sqlite3
 import threading
 from typing import Iterator
@@ -70,6 +72,7 @@ class Store:
         self._con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._con.row_factory = sqlite3.Row
         if self.path != ":memory:":
+            os.chmod(self.path, 0o600)  # it holds the simulated owner's private key
             self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute("PRAGMA foreign_keys=ON")
         self._con.executescript(SCHEMA + MEMORY_SCHEMA)
