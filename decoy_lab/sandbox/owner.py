@@ -145,7 +145,8 @@ class Owner:
         return self._sharing().app_view(self.state)
 
     def rows(self) -> list[dict]:
-        """Every stored row as stored (ids, kids, ciphertexts and all wraps)."""
+        """Every stored row as stored (ids, kids, ciphertexts and all wraps). Served from the memory
+        store here unless sharing.py offers its own `stored_rows`."""
         sharing = self._sharing()
         fn = getattr(sharing, "stored_rows", None) or getattr(sharing, "rows", None)
         return fn(self.state) if fn is not None else self._stored_rows()
@@ -159,7 +160,7 @@ class Owner:
                 wraps = ms.wraps_of(con, m.id)
                 own = next((w for w in wraps if w.token_id == m.author_token), None)
                 out.append({
-                    "id": m.id, "kind": "memory", "kid": m.kid, "rev": m.rev, "ciphertext": m.ciphertext,
+                    "id": m.id, "kind": "memory_row", "kid": m.kid, "rev": m.rev, "ciphertext": m.ciphertext,
                     "owner_wrap": m.owner_wrap, "self_wrap": own.wrapped_key if own else None,
                     "grantee_wraps": [{"token_id": w.token_id, "via": w.via, "kid": w.kid, "wrapped_key": w.wrapped_key}
                                       for w in wraps if w is not own],
@@ -174,10 +175,8 @@ class Owner:
         return out
 
     def _sharing(self):
-        try:
-            from . import sharing
-        except ModuleNotFoundError as exc:
-            raise HTTPProblem(501, "NOT_AVAILABLE", "the memory side (sharing.py) is not installed") from exc
+        from . import sharing  # imported late: sharing.py imports auth, which imports this package's app
+
         return sharing
 
     # ── hooks the routes call inside their transaction ───────────────────────────────────
