@@ -153,13 +153,18 @@ class Connection:
 
         Asks for `permissions` (names or rows; default memory.read + memory.save), sends this
         agent's public key, polls as RFC 8628 says, and finishes only once `/policies` shows the
-        grant. `handle.result()` is the Connection."""
+        grant. `handle.result()` is the Connection. Pairing again under a saved profile for the
+        same server reuses its key and client id: a reconnect with the same key keeps its memories
+        readable (a new key would leave them `preparing` until the owner's phone shares again)."""
         rows = authorization_details(permissions)
+        if store is None and profile:
+            store = ProfileStore()
+        saved = cls._saved_identity(store, profile, base_url)
+        if agent_key is None and saved is not None:  # a reconnect keeps its key, so its memories stay readable
+            agent_key, client_id = saved[0], client_id or saved[1]
         key = agent_key or AgentKey.generate()
         client_id = client_id or DEFAULT_CLIENT_ID
         api = Api(base_url, http=http, transport=transport, client_id=client_id)
-        if store is None and profile:
-            store = ProfileStore()
 
         def finish(tokens: Tokens) -> "Connection":
             conn = cls(base_url, agent_key=key, tokens=tokens, client_id=client_id, name=name, profile=profile,
@@ -172,6 +177,20 @@ class Connection:
                                finish=finish, on_link=on_link, on_status=on_status, use_par=use_par,
                                poll_interval=poll_interval, wait=wait, clock=clock, timeout=timeout)
         return handle.start()
+
+    @staticmethod
+    def _saved_identity(store: ProfileStore | None, profile: str | None,
+                        base_url: str) -> tuple[AgentKey, str] | None:
+        """The key and client id a saved profile for this server holds (None when there is none)."""
+        if store is None or not profile or not store.exists(profile):
+            return None
+        try:
+            p = store.load(profile)
+        except DecoyError:
+            return None
+        if p.base_url.rstrip("/") != base_url.rstrip("/") or not p.private_key_pem:
+            return None
+        return AgentKey.from_pem(p.private_key_pem), p.client_id
 
     @classmethod
     def pair(cls, base_url: str, *, name: str, permissions: Iterable[str | dict] | None = None,

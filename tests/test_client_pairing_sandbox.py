@@ -148,3 +148,48 @@ def test_profile_is_saved_0600_and_resume_keeps_the_key(sb, clock, key, tmp_path
     pem_line = conn.agent_key.to_pem().splitlines()[2]
     for secret in (conn.tokens.access_token, conn.tokens.refresh_token, pem_line):
         assert secret not in text
+
+
+def test_pairing_again_under_a_saved_profile_keeps_the_key_and_the_memories(sb, clock, tmp_path, monkeypatch):
+    """"Approved reconnect with the same key keeps memories and their keys."""
+    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
+    store = ProfileStore(tmp_path / "cfg")
+
+    def owner(h):
+        sb.owner.approve(h.user_code)
+
+    def pair_once():
+        def wait(seconds):
+            clock.advance(seconds)
+        h = Connection.start_pairing(sb.url, name="Reconnect", profile="home", store=store, wait=wait, clock=clock,
+                                     on_status=lambda h: owner(h) if h.status == "waiting" else None)
+        return h.result(10)
+
+    first = pair_once()
+    mid = first.save("Kept across a reconnect.")
+    second = pair_once()
+    assert second.agent_key == first.agent_key and second.client_id == first.client_id
+    v = second.load()
+    assert v.memory(mid) is not None and not v.answer.get("preparing")
+
+
+def test_a_grant_request_waits_for_the_owner(sb, clock, key):
+    """"Poll `GET /api/agent/grant-request?id=` … then read `GET /api/agent/policies` for what you now hold"."""
+    conn = approved(sb, clock, key)
+    req = conn.request_access(["memory.edit"], datatypes=["travel"], reason="Fix travel notes")
+    assert req.status == "pending" and "memory.edit" in req.permissions
+    statuses = []
+    req.wait(timeout=60, interval=3, sleep=lambda s: sb.owner.approve(req.request_id),
+             on_status=lambda r: statuses.append(r.status))
+    assert statuses[-1] in ("approved", "resolved") and req.granted
+    assert "memory.edit" in conn.access(refresh=False).names
+    again = conn.request_access(["memory.edit"], datatypes=["travel"], reason="Fix travel notes")
+    assert again.status == "already_granted" and again.granted
+
+
+def test_a_denied_grant_request_leaves_access_unchanged(sb, clock, key):
+    conn = approved(sb, clock, key)
+    before = conn.access().names
+    req = conn.request_access(["memory.delete"], reason="Tidy up")
+    req.wait(timeout=60, interval=3, sleep=lambda s: sb.owner.deny(req.request_id))
+    assert req.status == "denied" and not req.granted and conn.access().names == before
