@@ -92,6 +92,33 @@ def remember_topic(conn: "Connection", made: memory.TopicRows, topic_type: str, 
                                           [made.topic_id]))
 
 
+def _waiting(conn: "Connection") -> dict:
+    """The last load's waiting fields, when rows this connection saved are still on their way
+    (others' topics it cannot open yet are not reachable: the spec lets it create its own)."""
+    answer = conn.vault.answer if conn.vault is not None else {}
+    return answer if answer.get("preparing") else {}
+
+
+def find_or_refuse_new(conn: "Connection", topic: Any) -> memory.Topic | None:
+    """The visible topic `topic` names, or None to create it. While rows this connection saved are
+    still `preparing` (after a reconnect with a new key), the topic may be among them: read once
+    more, and if it is still not visible refuse to create a second one ("do not … recreate a topic
+    again because it is not listed")."""
+    found = conn._find_topic(topic)
+    if found is not None or not _waiting(conn):
+        return found
+    conn.load()
+    found = conn._find_topic(topic)
+    waiting = _waiting(conn)
+    if found is None and waiting:
+        retry = waiting.get("retry_after_seconds")
+        raise MemoryModelError(
+            f"topic {topic!r} is not visible yet, and rows this connection saved are still on their way from "
+            f"the owner's phone (preparing); it may be one of them. Read again"
+            + (f" in {retry} s" if retry else " later") + " (conn.load()) and save then, so no second topic is made")
+    return found
+
+
 def _topic_name(topic: Any) -> str:
     if isinstance(topic, str) and topic.startswith("topic:"):
         raise MemoryModelError(f"{topic} is not a topic this connection can see")
@@ -109,7 +136,7 @@ def save(conn: "Connection", text: str, *, topic: Any = None, topic_type: str = 
     made = None
     ref = None
     if topic is not None:
-        found = conn._find_topic(topic)
+        found = find_or_refuse_new(conn, topic)
         if found is not None:
             ref = {"id": found.id, "name": found.name}
         else:
@@ -137,7 +164,7 @@ def edit(conn: "Connection", memory_id: str, changes: dict, *, topic_type: str =
     keys = conn.keys()
     made = None
     if changes.get("topic") is not None:
-        found = conn._find_topic(changes["topic"])
+        found = find_or_refuse_new(conn, changes["topic"])
         if found is not None:
             changes["topic"] = {"id": found.id, "name": found.name, "ids": list(found.ids)}
         else:

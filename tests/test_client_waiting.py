@@ -10,6 +10,7 @@ import pytest
 
 from decoy_lab.client import Connection
 from decoy_lab.crypto import AgentKey
+from decoy_lab.errors import MemoryModelError
 from decoy_lab.sandbox import FakeClock, Sandbox
 from decoy_lab.sandbox import sharing
 
@@ -95,3 +96,20 @@ def test_a_reload_of_unchanged_rows_does_no_rsa_work(sb, monkeypatch):
     again = conn.load()
     assert len(calls) == cold and again.summary == first.summary
     assert "KeyCache" in repr(conn._key_cache) and all(len(k) == 16 for k in conn._key_cache)
+
+
+def test_no_second_topic_while_the_first_may_still_be_on_its_way(sb):
+    """"Keep memory and topic IDs, and do not save a memory or recreate a topic again because it is
+    not listed. A new memory for a topic you cannot see yet waits for that read, then is saved.\""""
+    cid = f"topic-wait-{uuid.uuid4().hex[:6]}"
+    first = connect(sb, AgentKey.generate(), client_id=cid)
+    first.save("Tiles chosen.", topic="Bathroom remodel")
+    second = connect(sb, AgentKey.generate(), client_id=cid)  # a new key: its rows are preparing
+    second.load()
+    with pytest.raises(MemoryModelError, match="on their way"):
+        second.save("Grout colour: grey.", topic="bathroom REMODEL")
+    sb.owner.share()
+    mid = second.save("Grout colour: grey.", topic="bathroom REMODEL")
+    topics = second.load().topics
+    assert (topics["name"] == "Bathroom remodel").sum() == 1
+    assert second.vault.memory(mid).topic["name"] == "Bathroom remodel"
