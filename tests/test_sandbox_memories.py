@@ -327,3 +327,21 @@ def test_unauthenticated_is_401(lab):
     assert r.status_code == 401
     r = lab.client.post("/api/agent/context/memories", json={"rows": [{"id": str(uuid.uuid4())}]})
     assert r.status_code == 401
+
+
+def test_self_via_keeps_the_own_wrap_for_held_reasons_only(lab):
+    """`self_via`: "its own wrap is kept for these only, and with none it keeps no wrap"; without it the wrap
+    is kept "for the reasons the server can see that the saver holds"."""
+    saver = lab.pair("saver", "memory.save", {"permissions": ["memory.read"], "datatypes": ["food"]})
+    both = saver.new_row("ramen", categories=["food"])
+    assert both["self_via"] == ["self", "category:food"]  # memory.py works it out from memory-grantees' self
+    unheld = dict(saver.new_row("x", categories=["travel"]), self_via=["category:travel"])
+    none = dict(saver.new_row("y"), self_via=[])
+    bare = {k: v for k, v in saver.new_row("z").items() if k != "self_via"}
+    assert saver.save([both, unheld, none, bare]).status_code == 201
+    assert saver.served(both["id"])["via"] == ["self", "category:food"]
+    assert saver.served(bare["id"])["via"] == ["self"]
+    body = saver.memories()
+    assert sorted(body["preparing"]) == sorted([unheld["id"], none["id"]])  # no own wrap kept: owed to it
+    lab.share()  # the owner's phone shares its own memories back
+    assert saver.served(none["id"])["via"] == ["self"]

@@ -292,3 +292,31 @@ def test_node_sealed_rows_are_accepted_and_opened_by_the_owner(lab, alpha):
     assert m.text == "Navy or grey, no large logos." and m.via == ["all"]
     # and the author reads its own Node-sealed row back with memory.py
     assert alpha.read(mem["id"]).categories == ["sports", "fashion"]
+
+
+def test_labels_changed_by_a_non_author_do_not_decide_sharing(lab, alpha):
+    """"Only author- or owner-approved labels may determine new sharing": a Read & write connection that
+    relabels someone else's memory is shown to the owner, and the phone shares by the approved labels."""
+    editor = lab.pair("editor", {"permissions": ["memory.read"], "datatypes": ["travel"]},
+                      {"permissions": ["memory.edit"], "datatypes": ["travel"]})
+    music = lab.pair("music", {"permissions": ["memory.read"], "datatypes": ["music"]})
+    row = saved(alpha, "Fado night in Alfama.", categories=["travel"])
+    lab.share()
+    served = editor.served(row["id"])
+    key = sealing.unwrap_as_agent(served["wrapped_key"], editor.key)
+    plain = sealing.open_json(key, served["ciphertext"])
+    plain["categories"] = ["travel", "music"]
+    r = editor.put("/api/agent/context/memories", {"id": row["id"], "expected_rev": 1,
+                                                   "ciphertext": wire.b64encode(sealing.seal_json(key, plain))})
+    assert r.status_code == 200  # the server cannot see labels
+    report = lab.share()
+    assert [u["id"] for u in report.unapproved] == [row["id"]]
+    assert music.served(row["id"]) is None
+    entry = lab.view(row["id"])
+    assert entry["edited_by"] == "editor" and any("not the author" in p for p in entry["problems"])
+    # the author adding the same label is approved
+    body = memory.edit_memory_row(alpha.served(row["id"]), {"categories": ["travel", "music"]}, alpha.key,
+                                  alpha.keys())
+    assert alpha.put("/api/agent/context/memories", body).status_code == 200
+    assert lab.share().unapproved == []
+    assert music.served(row["id"])["via"] == ["category:music"]

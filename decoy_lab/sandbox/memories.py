@@ -7,8 +7,10 @@ enforced, so a client that breaks it is refused here as it would be by Decoy.
 
 Choices where the spec is silent or loose (documented, and read by the tests):
 - `self` is a live reason for the author connection while it holds `memory.save` ("what it
-  saved is its own to read and edit while it holds it"); the author's own wrap always carries
-  it, plus the `self_via` reasons it holds (or, without `self_via`, the server-visible ones).
+  saved is its own to read and edit while it holds it"). A row's own wrap is kept for exactly
+  the `self_via` reasons the saver holds (memory.py sends `["self", …]`; with none it keeps no
+  wrap, and the owner's phone shares it back later); without `self_via`, for `self` and the
+  server-visible reasons it holds.
 - The author counts as a writer of its own memory's labels (it "changes text, categories or
   topic"), so it may share into and remove them with `memory-wraps` and a rotation.
 - A rotation by anyone but the author is 403 AUTHOR_ONLY (nothing to ask for).
@@ -371,13 +373,25 @@ def admit(w: WrapIn, caller: Any, agents: dict[str, Any], row: ms.MemoryRow, *,
 
 
 def self_reasons(agent: Any, row: ms.MemoryRow, self_via: list[str] | None, extra: Iterable[str]) -> list[str]:
-    """The caller's own wrap: `self` (author holding save) plus the reasons it holds from
-    `self_via`, or without it the server-visible ones (`all`, the row's own topic, `extra`)."""
-    cands = list(self_via) if self_via is not None else \
-        (["all"] if agent.access.read.all else []) + [f"topic:{row.id}"] + list(extra)
+    """The reasons the saver's own wrap is kept for. With `self_via`: exactly those it holds
+    ("its own wrap is kept for these only, and with none it keeps no wrap"); without it: `self`
+    (its own memory while it holds save) and the reasons the server can see it holds — every
+    memory, the row's own topic, and the reasons on its admitted grantee wraps."""
+    if self_via is not None:
+        return [v for v in dict.fromkeys(self_via) if holds(agent, v, row)]
     out = ["self"] if holds(agent, "self", row) else []
-    for v in cands:
+    for v in (["all"] if agent.access.read.all else []) + [f"topic:{row.id}"] + list(extra):
         if v != "self" and v not in out and agent.access.read.allows_via(v):
+            out.append(v)
+    return out
+
+
+def rotated_self_reasons(agent: Any, row: ms.MemoryRow, reads_by: list[str], self_via: list[str] | None) -> list[str]:
+    """A rotation: "The caller's own wrap keeps the reasons it reads the memory by, plus any in
+    `self_via` it holds"."""
+    out = ["self"] if holds(agent, "self", row) else []
+    for v in list(reads_by) + list(self_via or []):
+        if v not in out and holds(agent, v, row):
             out.append(v)
     return out
 
@@ -529,7 +543,9 @@ async def save_memories(request: Request) -> JSONResponse:
                                agent.connection_id, now, now, now)
             ms.insert_memory(con, row)
             n, reasons = put_grantee_wraps(con, row, agent, agents, p.grantee_wraps, now, check_write=False)
-            store_wrap(con, row, agent, p.self_wrap, self_reasons(agent, row, p.self_via, reasons), now)
+            own = self_reasons(agent, row, p.self_via, reasons)
+            if own:  # "with none it keeps no wrap"
+                store_wrap(con, row, agent, p.self_wrap, own, now)
             ms.log_change(con, "context_memory", row.id, "created", now)
             created.append(p.id)
             counts[p.id] = n
@@ -562,8 +578,9 @@ def fill_missing(con: Any, row: ms.MemoryRow, agent: Any, agents: dict[str, Any]
     """The author's resend of the same id and key: fill in any wrap an earlier attempt missed."""
     _, reasons = put_grantee_wraps(con, row, agent, agents, p.grantee_wraps, now, check_write=False,
                                    only_missing=True)
-    if usable_wrap(ms.get_wrap(con, row.id, agent.token_id), row, agent) is None:
-        store_wrap(con, row, agent, p.self_wrap, self_reasons(agent, row, p.self_via, reasons), now)
+    own = self_reasons(agent, row, p.self_via, reasons)
+    if own and usable_wrap(ms.get_wrap(con, row.id, agent.token_id), row, agent) is None:
+        store_wrap(con, row, agent, p.self_wrap, own, now)
 
 
 async def edit_memory(request: Request) -> JSONResponse:
@@ -594,7 +611,8 @@ async def edit_memory(request: Request) -> JSONResponse:
                           current_rev=row.rev)
         answer: dict[str, Any] = {"id": row.id}
         if new_kid is None or new_kid == row.kid:
-            ms.update_memory(con, row.id, ciphertext=ciphertext, rev=row.rev + 1, now=now)
+            ms.update_memory(con, row.id, ciphertext=ciphertext, rev=row.rev + 1, now=now,
+                             editor_connection=agent.connection_id)
         else:
             answer.update(rotate(con, agent, agents, r, body, ciphertext, new_kid, now))
         ms.log_change(con, "context_memory", row.id, "updated", now)
@@ -646,12 +664,14 @@ def rotate(con: Any, agent: Any, agents: dict[str, Any], r: Reach, body: dict, c
     removed = removed or set()
     ms.delete_wraps(con, row.id)
     ms.update_memory(con, row.id, ciphertext=ciphertext, rev=row.rev + 1, now=now, kid=new_kid,
-                     owner_wrap=owner_wrap)
+                     owner_wrap=owner_wrap, editor_connection=agent.connection_id)
     row = ms.get_memory(con, row.id)
-    n, reasons = put_grantee_wraps(con, row, agent, agents, wraps_in, now, check_write=True,
+    n, _ = put_grantee_wraps(con, row, agent, agents, wraps_in, now, check_write=True,
                                    existing=had - removed, removed=removed)
-    keep = [v for v in r.via if v not in removed and v != "self"]
-    store_wrap(con, row, agent, self_wrap, self_reasons(agent, row, (self_via or []) + keep, reasons), now)
+    keep = [v for v in r.via if v not in removed]
+    own = rotated_self_reasons(agent, row, keep, self_via)
+    if own:
+        store_wrap(con, row, agent, self_wrap, own, now)
     return {"kid": new_kid, "grantee_wraps": n}
 
 

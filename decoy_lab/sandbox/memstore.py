@@ -10,6 +10,8 @@ Tables (created by db.Store with `db.SCHEMA + memstore.SCHEMA`):
 - `memory_asks`   per token: when a read last asked the owner's phone again after `failed`.
 - `memory_share`  per token: when the owner's phone last reported it finished sharing.
 - `memory_unopenable` the rows the owner's phone could not open on its last pass, and why.
+- `memory_labels`  the labels the owner's phone last accepted for a row (author or owner approved):
+                  a later edit by another connection that changes them does not decide sharing.
 - `change_log`    the sync feed (ids only) with the prune floor in `sync_meta`.
 - `spaces`, `space_wraps`, `space_rows`: legacy space storage.
 
@@ -36,7 +38,9 @@ CREATE TABLE IF NOT EXISTS memories (
     author_connection TEXT,
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
-    key_at REAL NOT NULL
+    key_at REAL NOT NULL,
+    editor_kind TEXT,
+    editor_connection TEXT
 );
 CREATE TABLE IF NOT EXISTS memory_wraps (
     memory_id TEXT NOT NULL,
@@ -56,6 +60,11 @@ CREATE TABLE IF NOT EXISTS memory_asks (
 CREATE TABLE IF NOT EXISTS memory_share (
     token_id TEXT PRIMARY KEY,
     completed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS memory_labels (
+    memory_id TEXT PRIMARY KEY,
+    rev INTEGER NOT NULL,
+    labels TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS memory_unopenable (
     memory_id TEXT PRIMARY KEY,
@@ -138,6 +147,15 @@ class MemoryRow:
     created_at: float
     updated_at: float
     key_at: float
+    editor_kind: str | None = None          # who made the current revision: "owner" / "agent"
+    editor_connection: str | None = None
+
+    @property
+    def edited_by_author(self) -> bool:
+        """Was the current revision written by the row's author (or the owner)?"""
+        if self.editor_kind is None or self.editor_kind == "owner":
+            return True
+        return self.author_kind == "agent" and self.editor_connection == self.author_connection
 
 
 @dataclass
@@ -153,7 +171,8 @@ class Wrap:
     created_at: float = 0.0
 
 
-_MEM_COLS = "id, kid, rev, ciphertext, owner_wrap, author_kind, author_token, author_connection, created_at, updated_at, key_at"
+_MEM_COLS = ("id, kid, rev, ciphertext, owner_wrap, author_kind, author_token, author_connection, created_at, "
+             "updated_at, key_at, editor_kind, editor_connection")
 
 
 def get_memory(con: sqlite3.Connection, memory_id: str) -> MemoryRow | None:
@@ -167,24 +186,25 @@ def all_memories(con: sqlite3.Connection) -> list[MemoryRow]:
 
 
 def insert_memory(con: sqlite3.Connection, row: MemoryRow) -> None:
-    con.execute(f"INSERT INTO memories ({_MEM_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    con.execute(f"INSERT INTO memories ({_MEM_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (row.id, row.kid, row.rev, row.ciphertext, row.owner_wrap, row.author_kind, row.author_token,
-                 row.author_connection, row.created_at, row.updated_at, row.key_at))
+                 row.author_connection, row.created_at, row.updated_at, row.key_at,
+                 row.editor_kind or row.author_kind, row.editor_connection or row.author_connection))
 
 
 def update_memory(con: sqlite3.Connection, memory_id: str, *, ciphertext: str, rev: int, now: float,
-                  kid: str | None = None, owner_wrap: str | None = None) -> None:
-    """A new revision; with `kid` and `owner_wrap` a new key (key_at moves too)."""
+                  kid: str | None = None, owner_wrap: str | None = None, editor_kind: str = "agent",
+                  editor_connection: str | None = None) -> None:
+    """A new revision by `editor_*`; with `kid` and `owner_wrap` a new key (key_at moves too)."""
+    con.execute("UPDATE memories SET ciphertext=?, rev=?, updated_at=?, editor_kind=?, editor_connection=? WHERE id=?",
+                (ciphertext, rev, now, editor_kind, editor_connection, memory_id))
     if kid is not None:
-        con.execute("UPDATE memories SET ciphertext=?, rev=?, updated_at=?, kid=?, owner_wrap=?, key_at=? WHERE id=?",
-                    (ciphertext, rev, now, kid, owner_wrap, now, memory_id))
-    else:
-        con.execute("UPDATE memories SET ciphertext=?, rev=?, updated_at=? WHERE id=?",
-                    (ciphertext, rev, now, memory_id))
+        con.execute("UPDATE memories SET kid=?, owner_wrap=?, key_at=? WHERE id=?", (kid, owner_wrap, now, memory_id))
 
 
 def delete_memory(con: sqlite3.Connection, memory_id: str) -> None:
     con.execute("DELETE FROM memory_wraps WHERE memory_id = ?", (memory_id,))
+    con.execute("DELETE FROM memory_labels WHERE memory_id = ?", (memory_id,))
     con.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
 
 
@@ -259,6 +279,17 @@ def set_unopenable(con: sqlite3.Connection, items: Iterable[tuple[str, str, str]
     con.execute("DELETE FROM memory_unopenable")
     con.executemany("INSERT OR REPLACE INTO memory_unopenable (memory_id, problem, reason, at) VALUES (?,?,?,?)",
                     [(i, p, r, now) for i, p, r in items])
+
+
+def approved_labels(con: sqlite3.Connection, memory_id: str) -> tuple[int, dict] | None:
+    """(rev, labels) the owner's phone last accepted for this row."""
+    r = con.execute("SELECT rev, labels FROM memory_labels WHERE memory_id = ?", (memory_id,)).fetchone()
+    return (r[0], json.loads(r[1])) if r else None
+
+
+def set_approved_labels(con: sqlite3.Connection, memory_id: str, rev: int, labels: dict) -> None:
+    con.execute("INSERT OR REPLACE INTO memory_labels (memory_id, rev, labels) VALUES (?,?,?)",
+                (memory_id, rev, json.dumps(labels, sort_keys=True)))
 
 
 def unopenable_ids(con: sqlite3.Connection) -> set[str]:

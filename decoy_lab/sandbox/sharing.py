@@ -22,6 +22,7 @@ auto_share_after=None)` turns the automatic pass off, as if the phone were switc
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,6 +127,37 @@ def open_row(row: ms.MemoryRow, owner_key: Any) -> Opened | Unopenable:
     return Opened(key, plain)
 
 
+def label_set(plain: memory.Plain) -> dict:
+    """The labels that decide who reads a row, as the phone remembers them."""
+    return {"categories": list(plain.categories), "about": list(plain.about), "endpoints": list(plain.endpoints)}
+
+
+def approval(con: Any, row: ms.MemoryRow, plain: memory.Plain) -> tuple[memory.Plain, str | None]:
+    """The plaintext whose labels decide sharing, and a problem when they are not approved.
+
+    "Only author- or owner-approved labels may determine new sharing": when another connection's
+    edit (a Read & write grant corrects text only) changed the labels the phone last accepted, the
+    phone keeps sharing by the accepted ones and says so.
+    """
+    if row.edited_by_author:
+        return plain, None
+    prev = ms.approved_labels(con, row.id)
+    if prev is None or prev[1] == label_set(plain):
+        return plain, None
+    editor = _connection_names(con).get(row.editor_connection or "", "another connection")
+    old = prev[1]
+    problem = (f"{editor}, which is not the author, changed the labels (now {_labels_text(label_set(plain))}, "
+               f"approved {_labels_text(old)}): the app shares by the approved labels only")
+    return dataclasses.replace(plain, categories=old["categories"], about=old["about"],
+                               endpoints=old["endpoints"]), problem
+
+
+def _labels_text(labels: dict) -> str:
+    parts = [f"category:{c}" for c in labels["categories"]] + [a for a in labels["about"] if a != "user"]
+    parts += [e for e in labels["endpoints"] if e != "user"]
+    return ", ".join(parts) or "no labels"
+
+
 # ── the sharing pass ───────────────────────────────────────────────────────────────────────
 
 @dataclass
@@ -140,6 +172,7 @@ class ShareReport:
     spaces_shared: int = 0
     per_connection: dict[str, int] = field(default_factory=dict)
     unreadable: list[Unopenable] = field(default_factory=list)
+    unapproved: list[dict] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -151,7 +184,8 @@ class ShareReport:
         return {"at": ms.iso(self.at), "rows": self.rows, "opened": self.opened, "shared": self.shared,
                 "updated": self.updated, "spaces_shared": self.spaces_shared,
                 "per_connection": dict(self.per_connection),
-                "unreadable": [u.as_dict() for u in self.unreadable], "text": self.text}
+                "unreadable": [u.as_dict() for u in self.unreadable], "unapproved": list(self.unapproved),
+                "text": self.text}
 
     def __repr__(self) -> str:
         return f"<ShareReport {self.text}>"
@@ -181,9 +215,14 @@ def run_sharing_pass(state: Any) -> ShareReport:
                 report.unreadable.append(opened)
                 continue
             report.opened += 1
+            plain, problem = approval(con, row, opened.plain)
+            if problem is not None:
+                report.unapproved.append({"id": row.id, "problem": problem})
+            elif row.edited_by_author:
+                ms.set_approved_labels(con, row.id, row.rev, label_set(plain))
             have = {w.token_id: w for w in wraps.get(row.id, [])}
             for agent in agents:
-                via = reasons(agent, row, opened.plain)
+                via = reasons(agent, row, plain)
                 if not via:
                     continue
                 cur = have.get(agent.token_id)
@@ -289,6 +328,11 @@ def app_view(state: Any) -> list[dict]:
                              problems=[o.reason])
             else:
                 entry.update(_describe(o.plain, topics, linked, filed))
+                _, problem = approval(con, row, o.plain)
+                if problem:
+                    entry["problems"].append(problem)
+            entry["edited_by"] = "the author" if row.edited_by_author else \
+                names.get(row.editor_connection or "", "another connection")
             out.append(entry)
         out.extend(_space_view(con, owner_key))
     return out
