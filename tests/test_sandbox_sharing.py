@@ -320,3 +320,18 @@ def test_labels_changed_by_a_non_author_do_not_decide_sharing(lab, alpha):
     assert alpha.put("/api/agent/context/memories", body).status_code == 200
     assert lab.share().unapproved == []
     assert music.served(row["id"])["via"] == ["category:music"]
+
+
+def test_check_row_before_sending(lab, alpha):
+    """An owner's-eye check of a row not yet sent: would the app open it, and what would it show?"""
+    from decoy_lab.trace import Trace
+    good = alpha.new_row("Prefers short answers.", categories=["user_preferences"])
+    t = Trace("owner opens")
+    entry = sharing.check_row(lab.state, good, trace=t)
+    assert entry["readable"] and entry["text"] == "Prefers short answers."
+    assert t.ok and any("kid check" in s.name for s in t.steps)
+    bad = bad_rows(alpha.keys(grantees=False))["owner_wrap"]
+    t = Trace("owner opens")
+    entry = sharing.check_row(lab.state, bad, trace=t)
+    assert entry["readable"] is False and entry["problem"] == "owner_wrap"
+    assert not t.ok and t.failed is not None

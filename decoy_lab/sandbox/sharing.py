@@ -100,23 +100,28 @@ PROBLEMS = {
 }
 
 
-def open_row(row: ms.MemoryRow, owner_key: Any) -> Opened | Unopenable:
-    """Open one stored row as the owner's app does, step by step, naming the step that fails."""
+def open_row(row: ms.MemoryRow, owner_key: Any, *, trace: Any = None) -> Opened | Unopenable:
+    """Open one stored row as the owner's app does, step by step, naming the step that fails.
+    With a `trace` (trace.Trace) every step is recorded for the step-through views."""
     try:
-        key = sealing.unwrap_as_owner(row.owner_wrap, owner_key)
+        key = sealing.unwrap_as_owner(row.owner_wrap, owner_key, trace=trace)
     except (CryptoError, WireFormatError) as exc:
         return Unopenable(row.id, "owner_wrap", f"{PROBLEMS['owner_wrap']}: {exc}")
+    if trace is not None:
+        with trace.step("kid check: SHA-256(key)[:8] == row kid",
+                        inputs={"row kid": row.kid, "key kid": wire.kid(key)}) as st:
+            st.output = "match" if wire.kid(key) == row.kid else "MISMATCH"
     if wire.kid(key) != row.kid:
         return Unopenable(row.id, "kid_mismatch", f"{PROBLEMS['kid_mismatch']}: owner_wrap holds key "
                           f"{wire.kid(key)}, the row says kid {row.kid}")
     try:
-        obj = sealing.open_json(key, row.ciphertext, row_id=row.id)
+        obj = sealing.open_json(key, row.ciphertext, row_id=row.id, trace=trace)
     except UnreadableRow as exc:
         return Unopenable(row.id, "json", f"{PROBLEMS['json']}: {exc.reason}")
     except (CryptoError, WireFormatError) as exc:
         return Unopenable(row.id, "ciphertext", f"{PROBLEMS['ciphertext']}: {exc}")
     try:
-        plain = memory.decode_plaintext(obj, row.id)
+        plain = memory.decode_plaintext(obj, row.id, trace=trace)
     except UnreadableRow as exc:
         problem = "fields"
         if isinstance(obj, dict) and obj.get("v") != 2:
@@ -125,6 +130,28 @@ def open_row(row: ms.MemoryRow, owner_key: Any) -> Opened | Unopenable:
             problem = "binding"
         return Unopenable(row.id, problem, f"{PROBLEMS[problem]}: {exc.reason}")
     return Opened(key, plain)
+
+
+def check_row(state: Any, row: dict, *, trace: Any = None) -> dict:
+    """Would the owner's app open this row? `row` is a POST-ready or stored row dict (id, kid,
+    ciphertext, owner_wrap). Answers like an app_view entry: readable with text and labels, or
+    the problem and reason; with `trace`, every step the app takes is recorded."""
+    probe = ms.MemoryRow(str(row.get("id")), str(row.get("kid")), int(row.get("rev") or 1),
+                         row.get("ciphertext") or "", row.get("owner_wrap") or "", "agent", None, None, 0.0, 0.0, 0.0)
+    opened = open_row(probe, state.owner.key, trace=trace)
+    if isinstance(opened, Unopenable):
+        return {"id": probe.id, "readable": False, "problem": opened.problem, "reason": opened.reason}
+    topics = {}
+    tid = opened.plain.topic_id
+    if tid and opened.plain.kind == "memory":
+        with state.store.tx() as con:
+            stored = ms.get_memory(con, tid[len("topic:"):])
+        o = open_row(stored, state.owner.key) if stored is not None else None
+        if isinstance(o, Opened) and o.plain.kind == "topic":
+            topics[tid] = o.plain
+    entry: dict[str, Any] = {"id": probe.id}
+    entry.update(_describe(opened.plain, topics, linked={opened.plain.topic_id}, filed={opened.plain.topic_id}))
+    return entry
 
 
 def label_set(plain: memory.Plain) -> dict:
@@ -174,11 +201,11 @@ class ShareReport:
     unreadable: list[Unopenable] = field(default_factory=list)
     unapproved: list[dict] = field(default_factory=list)
 
-    @property
-    def text(self) -> str:
-        bad = len(self.unreadable)
+    text: str = ""
+
+    def summary(self) -> str:
         return (f"{self.rows} rows, {self.opened} opened, {self.shared} new wraps, {self.updated} re-reasoned, "
-                f"{bad} the owner's app cannot open")
+                f"{len(self.unreadable)} the owner's app cannot open, {len(self.unapproved)} with unapproved labels")
 
     def as_dict(self) -> dict:
         return {"at": ms.iso(self.at), "rows": self.rows, "opened": self.opened, "shared": self.shared,
@@ -188,7 +215,7 @@ class ShareReport:
                 "text": self.text}
 
     def __repr__(self) -> str:
-        return f"<ShareReport {self.text}>"
+        return f"<ShareReport {self.summary()}>"
 
 
 def reasons(agent: Any, row: ms.MemoryRow, plain: memory.Plain) -> list[str]:
@@ -240,6 +267,7 @@ def run_sharing_pass(state: Any) -> ShareReport:
         report.spaces_shared = _converge_spaces(con, agents, owner_key)
         for agent in agents:
             ms.set_shared_complete(con, agent.token_id, now)
+    report.text = report.summary()
     state.extra.pop("phone_nudged_at", None)
     state.extra["last_share"] = report
     return report
