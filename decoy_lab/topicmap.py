@@ -205,12 +205,15 @@ def _set_depths(G: nx.DiGraph) -> None:
 
 
 def find_node(G: nx.DiGraph, name_or_id: str) -> str | None:
-    """The node for a topic given by `topic:<id>`, bare id, or name (normalized); None if absent."""
+    """The node for a topic given by `topic:<id>`, bare id, or name (normalized; "You" is the
+    user); None if absent."""
     if name_or_id in G:
         return name_or_id
     if topic_node(name_or_id) in G:
         return topic_node(name_or_id)
     want = normalize_topic_name(str(name_or_id))
+    if want in USER_NAMES:
+        return USER
     for node, data in G.nodes(data=True):
         if node != USER and normalize_topic_name(str(data.get("name", ""))) == want:
             return node

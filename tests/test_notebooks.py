@@ -121,6 +121,10 @@ def test_tour_runs_and_shows_table_map_stepper_without_secrets(tmp_path):
     assert len(found["widget"]) >= 4  # pairing, browser, stepper(s), consent card
     pairing = next(c for c in nb.cells if c.cell_type == "code" and "connect --sandbox" in c.source)
     assert any(WIDGET in o.get("data", {}) for o in outputs(pairing))
+    drawn = next(c for c in nb.cells if c.cell_type == "code" and "%decoy map" in c.source)
+    assert any("image/png" in o.get("data", {}) for o in outputs(drawn))
+    frame = next(c for c in nb.cells if c.cell_type == "code" and "df = %decoy memories" in c.source)
+    assert any("dataframe" in o.get("data", {}).get("text/html", "") for o in outputs(frame))
     assert_no_secrets(nb)
 
 

@@ -254,3 +254,13 @@ def test_table_and_map_are_two_views_of_one_vault():
     view.browser.set_filters(topic=vault.topics["id"].iloc[0])
     assert view.map._pick.value == vault.topics["id"].iloc[0]
     assert list(view.map.memories["id"]) == list(view.browser.frame["id"])
+
+
+def test_filters_start_on_a_visible_all_choice_and_you_lists_memories_without_a_topic():
+    vault = FakeVault(make_frames(2))
+    view = VaultView(vault)
+    for dd in (view.browser._topic, view.browser._category, view.map._pick, view.map._category, view.map._depth):
+        assert dd.index == 0 and dd.label == "(all)"  # a None value would show an empty control
+    view.map.pick("You")
+    assert view.browser._topic.value == topicmap.USER
+    assert list(view.browser.frame["text"]) == ["Prefers short answers."]

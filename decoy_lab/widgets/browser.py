@@ -16,25 +16,31 @@ from ..display import esc
 from .stepper import Stepper
 
 ALL = "(all)"
+ANY = ""  # the value of the "(all)" choice (ipywidgets shows no label for a None value)
+
+
+def chosen(value: Any) -> Any:
+    """A control's value as a filter: the "(all)" choice means no filter (None)."""
+    return None if value == ANY else value
 TABLE_COLUMNS = ["text", "topic", "categories", "mine", "updated_at"]
 
 
-def topic_options(vault: Any) -> list[tuple[str, str | None]]:
+def topic_options(vault: Any) -> list[tuple[str, str]]:
     """(label, value) pairs for a topic picker: all, You (no topic), then every listed topic."""
     topics = getattr(vault, "topics", pd.DataFrame())
-    opts: list[tuple[str, str | None]] = [(ALL, None), (topicmap.YOU, topicmap.USER)]
+    opts: list[tuple[str, str]] = [(ALL, ANY), (topicmap.YOU, topicmap.USER)]
     if not topics.empty:
         opts += [(str(r["name"]), str(r["id"])) for r in topics.to_dict("records")]
     return opts
 
 
-def category_options(vault: Any) -> list[tuple[str, str | None]]:
+def category_options(vault: Any) -> list[tuple[str, str]]:
     memories = getattr(vault, "memories", pd.DataFrame())
     cats: set[str] = set()
     if "categories" in memories:
         for c in memories["categories"]:
             cats |= set(c or [])
-    return [(ALL, None)] + [(c, c) for c in sorted(cats)]
+    return [(ALL, ANY)] + [(c, c) for c in sorted(cats)]
 
 
 def table_html(frame: pd.DataFrame, *, limit: int = 200) -> str:
@@ -45,6 +51,9 @@ def table_html(frame: pd.DataFrame, *, limit: int = 200) -> str:
     shown = frame[cols].head(limit).copy()
     if "categories" in shown:
         shown["categories"] = shown["categories"].map(lambda c: ", ".join(c or []))
+    for col in ("created_at", "updated_at"):
+        if col in shown and pd.api.types.is_datetime64_any_dtype(shown[col]):
+            shown[col] = shown[col].dt.strftime("%Y-%m-%d %H:%M")
     more = f"<div><i>… and {len(frame) - limit} more</i></div>" if len(frame) > limit else ""
     return (f"<div class='decoy-memory-table' style='max-height:320px;overflow-y:auto'>"
             f"<div style='color:#57606a'>{len(frame)} memories</div>"
@@ -74,8 +83,8 @@ class MemoryBrowser(W.VBox):
         self.connection = connection
         self.reveal = reveal
         self.frame = vault.memories
-        self._topic = W.Dropdown(description="topic", options=topic_options(vault), value=None)
-        self._category = W.Dropdown(description="category", options=category_options(vault), value=None)
+        self._topic = W.Dropdown(description="topic", options=topic_options(vault), value=ANY)
+        self._category = W.Dropdown(description="category", options=category_options(vault), value=ANY)
         self._search = W.Text(description="text", placeholder="search the text", continuous_update=False)
         self._mine = W.Checkbox(description="mine only", value=False, indent=False)
         self._table = W.HTML()
@@ -101,16 +110,17 @@ class MemoryBrowser(W.VBox):
                     search: str | object = ..., mine: bool | object = ...) -> None:
         """Set any filter from Python (the controls follow)."""
         if topic is not ...:
-            self._topic.value = topic
+            self._topic.value = ANY if topic is None else topic
         if category is not ...:
-            self._category.value = category
+            self._category.value = ANY if category is None else category
         if search is not ...:
             self._search.value = search
         if mine is not ...:
             self._mine.value = mine
 
     def refresh(self) -> None:
-        self.frame = topicmap.select_memories(self.vault, topic=self._topic.value, category=self._category.value,
+        self.frame = topicmap.select_memories(self.vault, topic=chosen(self._topic.value),
+                                              category=chosen(self._category.value),
                                               search=self._search.value or None, mine=self._mine.value)
         self._table.value = table_html(self.frame)
         opts = [(topicmap.shorten(str(r["text"]), 80), str(r["id"])) for r in self.frame.to_dict("records")]
@@ -162,7 +172,7 @@ class VaultView(W.Tab):
 
     def _from_table(self, change: dict) -> None:
         value = change["new"]
-        if value != topicmap.USER and self.map._pick.value != value:
+        if self.map._pick.value != value:
             self.map._pick.value = value
 
     def _from_map(self, change: dict) -> None:

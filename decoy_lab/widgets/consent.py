@@ -88,7 +88,7 @@ class ConsentCard(W.HTML):
         return (
             f'<div class="decoy-consent-card" style="font-family:sans-serif;margin:6px 0">'
             f'<div style="font-weight:bold;margin-bottom:4px">{title}</div>'
-            + (f'<div style="margin-bottom:4px">{esc(line)}</div>' if line else "")
+            + (f'<div style="margin-bottom:4px;white-space:pre-line">{esc(line)}</div>' if line else "")
             + f'<table style="border-collapse:collapse"><tr><th style="{head}">Asked</th>'
             f'<th style="{head}">Granted by the owner</th><th style="{head}">Held now</th></tr>'
             f'<tr><td style="{cell}">{rows_html(asked)}</td><td style="{cell}">{rows_html(granted)}</td>'

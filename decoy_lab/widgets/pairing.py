@@ -109,6 +109,7 @@ class PairingWidget(W.VBox):
             self._status.value = (f'<span class="decoy-pair-status" style="color:{colour}">'
                                   f'<b>{esc(status)}</b>: {esc(getattr(h, "message", ""))}{clock}</span>')
             self._cancel.disabled = status in FINAL or bool(getattr(h, "cancelled", False))
+            self._cancel.layout.display = "none" if status in FINAL else None
             done = status in FINAL and (not hasattr(h, "done") or h.done())
             if done and not self._finished:
                 self._finished = True

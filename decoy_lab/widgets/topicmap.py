@@ -9,7 +9,7 @@ from typing import Any
 import ipywidgets as W
 
 from .. import topicmap
-from .browser import ALL, category_options, table_html, topic_options
+from .browser import ALL, ANY, category_options, chosen, table_html, topic_options
 
 
 def png(fig: Any) -> bytes:
@@ -25,9 +25,9 @@ class TopicMapWidget(W.VBox):
         self.vault = vault
         self.graph = topicmap.build_graph(vault)
         self.memories = vault.memories.iloc[0:0]
-        self._pick = W.Dropdown(description="topic", options=topic_options(vault), value=None)
-        self._category = W.Dropdown(description="category", options=category_options(vault), value=None)
-        self._depth = W.Dropdown(description="depth", options=[(ALL, None), ("1", 1), ("2", 2), ("3", 3)], value=None)
+        self._pick = W.Dropdown(description="topic", options=topic_options(vault), value=ANY)
+        self._category = W.Dropdown(description="category", options=category_options(vault), value=ANY)
+        self._depth = W.Dropdown(description="depth", options=[(ALL, ANY), ("1", 1), ("2", 2), ("3", 3)], value=ANY)
         self._focus = W.Checkbox(description="only the picked topic and what it includes", value=False, indent=False)
         self._image = W.Image(format="png", layout=W.Layout(max_width="760px"))
         self._list = W.HTML()
@@ -42,18 +42,18 @@ class TopicMapWidget(W.VBox):
         node = None if topic is None else topicmap.find_node(topicmap.build_graph(self.vault), topic)
         if topic is not None and node is None:
             raise KeyError(f"no topic named {topic!r}")
-        self._pick.value = node
+        self._pick.value = ANY if node is None else node
 
     def refresh(self) -> None:
-        picked = self._pick.value
+        picked, category = chosen(self._pick.value), chosen(self._category.value)
         focus = picked if self._focus.value and picked not in (None, topicmap.USER) else None
-        self.graph = topicmap.build_graph(self.vault, topic=focus, depth=self._depth.value,
-                                          category=self._category.value)
+        self.graph = topicmap.build_graph(self.vault, topic=focus, depth=chosen(self._depth.value),
+                                          category=category)
         self._image.value = png(topicmap.draw(self.graph, highlight=picked if picked in self.graph else None))
         if picked is None:
             self.memories = self.vault.memories.iloc[0:0]
             self._list.value = "<i>Pick a topic to list its memories.</i>"
             return
-        self.memories = topicmap.select_memories(self.vault, topic=picked, category=self._category.value)
+        self.memories = topicmap.select_memories(self.vault, topic=picked, category=category)
         name = self.graph.nodes[picked]["name"] if picked in self.graph else picked
         self._list.value = f"<b>{topicmap.shorten(str(name), 60)}</b>" + table_html(self.memories)

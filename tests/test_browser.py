@@ -1,0 +1,150 @@
+"""End to end in a real browser: JupyterLab + Debian chromium + Playwright run the tour.
+
+The test starts its own JupyterLab (temporary HOME, config, data and runtime directories, a
+random token, a free port), opens the tour, runs every cell through JupyterLab's own command,
+and checks that the pairing widget, the memory table and the map rendered. A screenshot is
+kept at build/browser-tour.png.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+SHOT = ROOT / "build" / "browser-tour.png"
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium")]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def isolated_env(tmp: Path) -> dict[str, str]:
+    """A HOME and Jupyter dirs of the test's own, so no user setting leaks in or out."""
+    env = dict(os.environ)
+    dirs = {"HOME": tmp / "home", "JUPYTER_CONFIG_DIR": tmp / "jupyter-config",
+            "JUPYTER_RUNTIME_DIR": tmp / "jupyter-runtime", "IPYTHONDIR": tmp / "ipython",
+            "DECOY_LAB_CONFIG_DIR": tmp / "decoy-config", "XDG_CACHE_HOME": tmp / "cache"}
+    for key, path in dirs.items():
+        path.mkdir(parents=True, exist_ok=True)
+        env[key] = str(path)
+    # Keep the news prompt from covering the notebook.
+    labconfig = dirs["JUPYTER_CONFIG_DIR"] / "labconfig"
+    labconfig.mkdir()
+    (labconfig / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    # Render every cell (no virtual scrolling), so outputs far down the tour exist in the page.
+    tracker = dirs["JUPYTER_CONFIG_DIR"] / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+@pytest.fixture
+def lab(tmp_path):
+    """A JupyterLab server serving a copy of notebooks/; yields (base_url, token)."""
+    root = tmp_path / "work"
+    shutil.copytree(ROOT / "notebooks", root / "notebooks")
+    port, token = free_port(), secrets.token_hex(16)
+    env = isolated_env(tmp_path)
+    log = (tmp_path / "lab.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+         f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
+         f"--ServerApp.root_dir={root}", "--ServerApp.port_retries=0", "--LabApp.extension_manager=readonly",
+         *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{base}/api/status", params={"token": token}, timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("JupyterLab did not start:\n" + (tmp_path / "lab.log").read_text()[-3000:])
+            time.sleep(0.25)
+        yield base, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
+    from playwright.sync_api import expect, sync_playwright
+
+    base, token = lab
+    SHOT.parent.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{base}/lab/tree/notebooks/01-tour.ipynb?token={token}")
+            page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget "
+                                   "&& window.jupyterapp.shell.currentWidget.sessionContext "
+                                   "&& window.jupyterapp.shell.currentWidget.sessionContext.session "
+                                   "&& window.jupyterapp.shell.currentWidget.sessionContext.session.kernel",
+                                   timeout=90_000)
+            page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+                                   ".connectionStatus === 'connected'", timeout=90_000)
+            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            # Every cell has run when the last one shows an execution count and the kernel is idle.
+            page.wait_for_function(
+                "() => { const nb = window.jupyterapp.shell.currentWidget.content;"
+                " const cells = nb.widgets.filter(c => c.model.type === 'code');"
+                " const last = cells[cells.length - 1];"
+                " return last.model.executionCount !== null"
+                "  && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'; }",
+                timeout=240_000)
+            errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+            tracebacks = [t for t in errors.all_inner_texts() if "Traceback" in t or "Error" in t]
+            assert not tracebacks, tracebacks[:2]
+
+            pairing = page.locator(".decoy-pairing").first
+            expect(pairing).to_be_visible(timeout=30_000)
+            expect(pairing.locator(".decoy-pair-status")).to_contain_text("done")
+            expect(pairing.locator(".decoy-consent-card")).to_contain_text("Held now")
+            table = page.locator(".jp-RenderedHTMLCommon table.dataframe").first
+            expect(table).to_be_visible()
+            assert table.locator("tbody tr").count() >= 1
+            map_png = page.locator(".jp-RenderedImage img[src^='data:image/png']").first
+            expect(map_png).to_be_visible()
+            assert map_png.evaluate("img => img.naturalWidth") > 300
+            expect(page.locator(".decoy-stepper").first).to_be_attached()
+            expect(page.locator(".decoy-browser").first).to_be_attached()
+
+            # One picture with the pairing widget, the memory table and the map: hide the side
+            # bar, make the window tall, and scroll the pairing cell to the top.
+            page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
+            page.set_viewport_size({"width": 1300, "height": 3400})
+            pairing.evaluate("el => el.scrollIntoView({block: 'start'})")
+            page.wait_for_timeout(500)  # let the layout settle after the resize
+            page.screenshot(path=str(SHOT), full_page=False)
+            href = pairing.locator(".decoy-pair-link").get_attribute("href")
+            assert href and href.startswith("http://127.0.0.1:")  # the sandbox's pairing page
+        finally:
+            browser.close()
