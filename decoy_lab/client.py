@@ -225,13 +225,17 @@ class Connection:
     @classmethod
     def sandbox(cls, **opts: Any) -> "Connection":
         """Start the embedded sandbox and pair with it. Sandbox options (`owner_key`, `approve`,
-        `seed`, `db`, `faults`, `clock`) go to `Sandbox.start`, the rest to `pair`."""
+        `seed`, `db`, `faults`, `clock`) go to `Sandbox.start`, the rest to `pair`. With
+        `approve="manual"` the link is printed: approve it on the sandbox's owner page. The
+        connection is not saved to a profile unless `profile=` is given; `close()` stops the
+        sandbox it started (`conn.sandbox_handle`)."""
         from .sandbox import Sandbox
 
         sb = Sandbox.start(**{k: opts.pop(k) for k in SANDBOX_OPTIONS if k in opts})
         opts.setdefault("name", "decoy_lab notebook")
         opts.setdefault("profile", None)
-        opts.setdefault("on_link", lambda link, code: None)
+        if sb.state.approve == "auto":
+            opts.setdefault("on_link", lambda link, code: None)  # approved at once: nothing to show
         try:
             conn = cls.pair(sb.url, **opts)
         except BaseException:
@@ -365,12 +369,13 @@ class Connection:
         return keys
 
     def load(self) -> Vault:
-        """One GET of every row this connection may read, all of them read here; plus legacy
-        space rows. Unwrapped keys stay in memory by kid, so a reload costs no RSA work."""
+        """One GET of every row this connection may read, every row read here (in parallel); plus
+        legacy space rows. Unwrapped keys stay in memory by kid for the session (never on disk), and
+        rows unchanged since the last load are not opened again, so a reload costs no RSA work."""
         answer = self._get(MEMORIES)
         spaces = self._load_spaces()
         vault = build_vault(answer, self._agent_key, key_cache=self._key_cache, workers=self.workers,
-                            space_rows=spaces)
+                            space_rows=spaces, previous=self._vault)
         self._vault = vault
         known = {i for t in vault.topic_list for i in t.ids}
         self._made_topics = [t for t in self._made_topics if t.id not in known]
@@ -510,9 +515,11 @@ class Connection:
             srow = next((r for r in vault.space_rows if r.id == row_id), None)
             if srow is not None:
                 return self._unseal_space(srow, trace)
-            trace.add("find the served row", ok=False, inputs={"id": row_id},
-                      reason="this connection is not served a row with this id (it may be on its way, "
-                             "deleted, or outside this connection's grant)")
+            waiting = vault.row(row_id)
+            reason = (f"not served yet: {waiting.reason}" if waiting is not None else
+                      "this connection is not served a row with this id (it may be on its way, deleted, "
+                      "or outside this connection's grant)")
+            trace.add("find the served row", ok=False, inputs={"id": row_id}, reason=reason)
             return trace
         trace.add("find the served row", inputs={"id": row_id, "kid": served.get("kid"), "rev": served.get("rev"),
                                                  "via": served.get("via")}, output="served")

@@ -57,11 +57,31 @@ def decoded(row: Mapping, result: Any) -> DecodedRow:
     return DecodedRow(rid, frames.OTHER, reason="opens, but is neither a memory, a topic nor a link", **meta)
 
 
+def signature(row: Mapping) -> tuple:
+    """Everything the server says about a row: equal signatures read the same."""
+    via = row.get("via")
+    return (row.get("id"), row.get("kid"), row.get("rev"), row.get("ciphertext"), row.get("wrapped_key"),
+            tuple(via) if isinstance(via, list) else via, row.get("mine"), row.get("author_kind"),
+            row.get("created_at"), row.get("updated_at"))
+
+
 def read_served(rows: Sequence[Mapping], agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes],
-                workers: int | None = None) -> list[tuple[DecodedRow, Any]]:
-    """Read every served row in parallel; returns (DecodedRow, model-or-error) in served order."""
-    results = memory.read_rows(rows, agent_key, key_cache=key_cache, workers=workers)
-    return [(decoded(r, res), res) for r, res in zip(rows, results)]
+                workers: int | None = None, previous: Mapping[tuple, tuple[DecodedRow, Any]] | None = None,
+                ) -> list[tuple[DecodedRow, Any]]:
+    """Read every served row in parallel; returns (DecodedRow, model-or-error) in served order.
+    Rows whose signature is in `previous` (an earlier load) are taken from it unread."""
+    previous = previous or {}
+    sigs = [signature(r) for r in rows]
+    todo = [r for r, sig in zip(rows, sigs) if sig not in previous]
+    results = iter(memory.read_rows(todo, agent_key, key_cache=key_cache, workers=workers))
+    out = []
+    for r, sig in zip(rows, sigs):
+        if sig in previous:
+            out.append(previous[sig])
+        else:
+            res = next(results)
+            out.append((decoded(r, res), res))
+    return out
 
 
 # -- legacy space rows --------------------------------------------------------------------------
@@ -189,6 +209,17 @@ class Vault:
     models: list[Any] = field(default_factory=list, repr=False)
     answer: dict = field(default_factory=dict, repr=False)
     space_rows: list[DecodedRow] = field(default_factory=list, repr=False)
+    read: int = 0  # how many rows this load opened (the rest were unchanged since the previous load)
+
+    def by_signature(self) -> dict[tuple, tuple[DecodedRow, Any]]:
+        """(DecodedRow, model-or-error) by served signature, for the next load to reuse."""
+        models = {m.id: m for m in self.models}
+        out = {}
+        for row, d in zip(self.served, self.decoded_rows):
+            res = models.get(d.id) if d.kind not in (frames.UNREADABLE, frames.OTHER) else (
+                UnreadableRow(d.id, d.reason or "") if d.kind == frames.UNREADABLE else None)
+            out[signature(row)] = (d, res)
+        return out
 
     @cached_property
     def topic_list(self) -> list[memory.Topic]:
@@ -282,9 +313,13 @@ class Vault:
 
 
 def build_vault(answer: Mapping, agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes],
-                workers: int | None = None, space_rows: Iterable[DecodedRow] = ()) -> Vault:
+                workers: int | None = None, space_rows: Iterable[DecodedRow] = (),
+                previous: "Vault | None" = None) -> Vault:
+    """Read a memories GET answer into a Vault; rows unchanged since `previous` are not read again."""
     served = [r for r in answer.get("memories") or [] if isinstance(r, dict)]
-    pairs = read_served(served, agent_key, key_cache=key_cache, workers=workers)
+    before = previous.by_signature() if previous is not None else {}
+    pairs = read_served(served, agent_key, key_cache=key_cache, workers=workers, previous=before)
     return Vault(served=served, decoded_rows=[d for d, _ in pairs],
                  models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
-                 answer={k: v for k, v in answer.items() if k != "memories"}, space_rows=list(space_rows))
+                 answer={k: v for k, v in answer.items() if k != "memories"}, space_rows=list(space_rows),
+                 read=sum(1 for r in served if signature(r) not in before))

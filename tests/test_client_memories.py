@@ -235,10 +235,13 @@ def test_sync_follows_the_cursor_and_reloads_on_410(sb, writer, keys3):
     sb.owner.share()
     res = other.sync()
     assert mid in res.created + res.updated and res.vault.memory(mid) is not None
+    assert other.load().read == 0, "rows unchanged since the last load are not opened again"
     from decoy_lab.sandbox import memstore
+    writer.save("One more change before the prune.")
     with sb.state.store.tx() as con:
-        memstore.prune(con, memstore.head(con))
-    other.cursor = "1"
+        floor = memstore.prune(con, memstore.head(con))
+    assert floor > 1
+    other.cursor = str(floor - 1)  # a cursor from before the pruned floor
     res = other.sync()
     assert res.full_reload and "410" in res.reason
 
