@@ -345,3 +345,14 @@ def test_self_via_keeps_the_own_wrap_for_held_reasons_only(lab):
     assert sorted(body["preparing"]) == sorted([unheld["id"], none["id"]])  # no own wrap kept: owed to it
     lab.share()  # the owner's phone shares its own memories back
     assert saver.served(none["id"])["via"] == ["self"]
+
+
+def test_save_after_the_grant_ended_is_grant_expired(lab, alpha):
+    """"After the end date nothing is held, calls answer `403 GRANT_EXPIRED` with `permission_request`"."""
+    row = alpha.new_row("x")
+    lab.owner.expire(alpha.token_id)
+    lab.clock.advance(1)
+    r = alpha.save([row])
+    assert r.status_code == 403 and r.json()["code"] == "GRANT_EXPIRED"
+    assert r.json()["permission_request"]["permissions"] == ["memory.save"]
+    assert lab.stored(row["id"]) is None

@@ -195,14 +195,22 @@ def selection_for(permission: str, reason: str | None) -> tuple[str, dict | None
     return permission, None
 
 
-def insufficient(permission: str, message: str, reason: str | None = None) -> Exception:
-    """403 INSUFFICIENT_GRANT with the `permission_request` body that would fix it (grants.py)."""
+def insufficient(permission: str, message: str, reason: str | None = None, *, con: Any = None,
+                 agent: Any = None, now: float | None = None) -> Exception:
+    """403 INSUFFICIENT_GRANT with the `permission_request` body that would fix it (grants.py);
+    403 GRANT_EXPIRED instead when a grant that ended would have allowed it (given con/agent/now)."""
     from . import grants
     name, selection = selection_for(permission, reason)
     try:
-        return grants.insufficient(name, selection, message=message)
+        grants.permission_request(name, selection)
     except grants.RequestError:
-        return grants.insufficient(permission, None, message=message)
+        name, selection = permission, None
+    if con is not None and agent is not None and now is not None:
+        exc = grants.refusal(con, agent.token_id, now, name, selection, message=message)
+    else:
+        exc = grants.insufficient(name, selection, message=message)
+    exc.extra.setdefault("remediation", {"tool": "request_access", "args": exc.extra.get("permission_request")})
+    return exc
 
 
 def permission_request(permission: str, reason: str | None = None) -> dict:
@@ -243,13 +251,12 @@ def usable_wrap(wrap: ms.Wrap | None, row: ms.MemoryRow, agent: Any) -> ms.Wrap 
 
 
 def live_via(agent: Any, row: ms.MemoryRow, wrap: ms.Wrap | None) -> list[str]:
-    """The wrap's reasons rechecked against live grants (plus `all`, which the server can see)."""
+    """The wrap's reasons rechecked against live grants ("rechecks reasons … on every read").
+    A reason the wrap does not record is not added: a new grant reaches the row once the owner's
+    phone records it (until then the row is `preparing`)."""
     if wrap is None:
         return []
-    out = [v for v in wrap.via if holds(agent, v, row)]
-    if agent.access.read.all and "all" not in out:
-        out.append("all")
-    return out
+    return [v for v in wrap.via if holds(agent, v, row)]
 
 
 def owed_reason(agent: Any, row: ms.MemoryRow) -> str | None:
@@ -293,11 +300,6 @@ class Reach:
     @property
     def readable(self) -> bool:
         return self.wrap is not None and bool(self.via)
-
-    @property
-    def visible(self) -> bool:
-        """May the server admit this row exists to the agent (its author, or it reads it)."""
-        return self.readable
 
 
 def reach(con: Any, agent: Any, row: ms.MemoryRow) -> Reach:
@@ -497,15 +499,13 @@ def parse_row(r: Any, i: int, agent: Any, owner_pk: str | None, agents: dict[str
     )
 
 
-def save_permission_error() -> Exception:
-    return problem(
-        403, "INSUFFICIENT_GRANT",
-        'Saving memories needs the "Save memories" permission — it adds to the memory store every connected '
-        "agent reads.",
-        recovery="request_access", kind="memory", request_action="create",
-        request_endpoint="/api/agent/grant-request", permission_request={"permissions": ["memory.save"]},
-        required_permission="memory.save",
-        remediation={"tool": "request_access", "args": {"kind": "memory", "action": "create"}})
+def save_permission_error(con: Any, agent: Any, now: float) -> Exception:
+    """The spec's 403 for saving without memory.save (GRANT_EXPIRED when that grant ended)."""
+    exc = insufficient("memory.save", 'Saving memories needs the "Save memories" permission — it adds to the '
+                       "memory store every connected agent reads.", con=con, agent=agent, now=now)
+    exc.extra.update(kind="memory", request_action="create",
+                     remediation={"tool": "request_access", "args": {"kind": "memory", "action": "create"}})
+    return exc
 
 
 async def save_memories(request: Request) -> JSONResponse:
@@ -520,7 +520,8 @@ async def save_memories(request: Request) -> JSONResponse:
     if len(rows) > MAX_ROWS:
         raise bad_request("TOO_MANY_ROWS", f"{len(rows)} rows; at most {MAX_ROWS} per request", "rows")
     if not agent.access.save:
-        raise save_permission_error()
+        with state.store.tx() as con:
+            raise save_permission_error(con, agent, now_of(state))
     owner_pk = owner_public_key(state)
     if not owner_pk:
         raise problem(409, "OWNER_KEY_MISSING", "the owner has not finished key setup in the app; save later")
@@ -605,7 +606,7 @@ async def edit_memory(request: Request) -> JSONResponse:
         row = r.row
         if not can_edit(agent, row, r.via):
             raise insufficient("memory.edit", "editing this memory needs memory.edit on a reason this connection "
-                               "reads it through", reason=r.via[0] if r.via else None)
+                               "reads it through", reason=r.via[0] if r.via else None, con=con, agent=agent, now=now)
         if rev != row.rev:
             raise problem(409, "REV_CONFLICT", "the memory changed since it was read; re-read and re-apply",
                           current_rev=row.rev)
@@ -695,7 +696,7 @@ async def share_key(request: Request) -> JSONResponse:
         row = r.row
         if not can_edit(agent, row, r.via):
             raise insufficient("memory.edit", "sharing this memory's key needs memory.edit on it",
-                               reason=r.via[0] if r.via else None)
+                               reason=r.via[0] if r.via else None, con=con, agent=agent, now=now)
         if kid != row.kid:
             raise problem(409, "KID_CONFLICT", "the memory's key changed; re-read it before sharing", kid=row.kid)
         had = memory_reasons(ms.wraps_of(con, row.id), row)
