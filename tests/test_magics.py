@@ -207,3 +207,46 @@ def test_save_a_nested_topic_under_its_parent(ip, connected):
     golf, covers = (topicmap.find_node(G, n) for n in ("Golf", "Golf club headcovers"))
     assert G.edges[golf, covers]["relation"] == "gear includes" and G.nodes[covers]["depth"] == 2
     assert set(G) == {topicmap.USER, golf, covers}
+
+
+def test_connect_no_wait_never_blocks_and_commands_say_the_pairing_is_pending(ip, magics, connected):
+    """The pairing widget "never blocks the kernel": `--no-wait` returns at once; the owner
+    approves later (here the sandbox's manual owner phone)."""
+    from decoy_lab.sandbox import Sandbox
+
+    before = magics.connection, magics.pairing
+    with Sandbox.start(approve="manual", seed="none") as sb:
+        try:
+            magics.connection = None
+            w = decoy(ip, f"connect --url {sb.url} --no-wait --name waiting")
+            assert isinstance(w, PairingWidget)
+            code = None
+            for _ in range(200):  # the handle's thread asks for the link; no fixed sleep
+                if w.handle.user_code:
+                    code = w.handle.user_code
+                    break
+                w.handle._done.wait(0.05)
+            assert code and w.connection is None
+            with pytest.raises(UsageError, match="still waiting"):
+                decoy(ip, "memories")
+            sb.owner.approve(code)
+            conn = w.wait(60)
+            assert magics.connection is conn and conn.base_url == sb.url
+            assert isinstance(decoy(ip, "memories"), pd.DataFrame)
+            conn.close()
+        finally:
+            magics.connection, magics.pairing = before
+
+
+def test_connect_url_saves_a_profile_and_connect_profile_resumes_it(ip, magics, connected):
+    """Reconnecting keeps the same key: `connect --profile P` resumes what pairing stored."""
+    before = magics.connection, magics.pairing
+    try:
+        first = decoy(ip, f"connect --url {magics.sandbox.url} --profile work --name keeper")
+        again = decoy(ip, "connect --profile work")
+        assert again is not first and again.agent_key.fingerprint == first.agent_key.fingerprint
+        assert again.token_id == first.token_id and magics.connection is again
+        first.close()
+        again.close()
+    finally:
+        magics.connection, magics.pairing = before

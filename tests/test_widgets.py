@@ -264,3 +264,38 @@ def test_filters_start_on_a_visible_all_choice_and_you_lists_memories_without_a_
     view.map.pick("You")
     assert view.browser._topic.value == topicmap.USER
     assert list(view.browser.frame["text"]) == ["Prefers short answers."]
+
+
+# -- progress --------------------------------------------------------------------------------
+def test_progress_bar_only_for_slow_calls(monkeypatch):
+    """tqdm.auto appears when a call outlives `after`; a quick call shows nothing."""
+    import threading
+
+    import tqdm.auto
+
+    from decoy_lab.display import with_progress
+
+    made: list = []
+    release = threading.Event()
+
+    class Bar:
+        def __init__(self, **kw):
+            made.append(kw)
+            release.set()  # the slow call may finish once the bar is up
+            self.n = 0
+
+        def refresh(self):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+    assert with_progress(lambda: 7, "quick", after=30) == 7 and made == []
+    assert with_progress(lambda: release.wait(30) and "slow", "loading memories", after=0, poll=0.01) == "slow"
+    assert made and made[0]["desc"] == "loading memories"
+    with pytest.raises(ZeroDivisionError):
+        with_progress(lambda: 1 / 0, "broken", after=30)
