@@ -52,7 +52,11 @@ def test_none_is_empty():
     assert sharing.app_view(lab.state) == []
 
 
-def test_texts_repeat_for_a_seed():
-    a = sorted(e.get("text") or "" for e in sharing.app_view(Lab(seed="demo").state))
-    b = sorted(e.get("text") or "" for e in sharing.app_view(Lab(seed="demo").state))
-    assert a == b
+def test_ids_and_texts_repeat_for_a_seed():
+    def look(lab):
+        return [(e["id"], e.get("text"), e.get("name"), e["created_at"]) for e in sharing.app_view(lab.state)]
+    a, b = look(Lab(seed="demo")), look(Lab(seed="demo"))
+    assert a == b and len(a) == 88
+    assert len({x[0] for x in a}) == 88
+    # and memory.py draws random ids again afterwards
+    assert memory.uuid.uuid4() != memory.uuid.uuid4()

@@ -123,3 +123,24 @@ def test_pages_with_has_more(lab, alpha, monkeypatch):
 def test_unauthenticated_is_401(lab):
     assert lab.client.get("/api/agent/sync/head").status_code == 401
     assert lab.client.get("/api/agent/sync", params={"cursor": "0"}).status_code == 401
+
+
+def test_legacy_space_changes_follow_coverage(lab):
+    """"**Context** changes arrive as `context_space` … and `context_row`"; "A destroyed context id is sent
+    only to a token that can see every space (any personal grant plus every account)."""
+    from test_sandbox_spaces import make_space, row_body, OBS
+    writer = lab.pair("writer", {"permissions": ["memory.read"]})
+    every = lab.pair("every", {"permissions": ["memory.read"]}, {"permissions": ["memory.delete"]},
+                     {"permissions": ["acctmem.read"]})
+    saver = lab.pair("saver", "memory.save")
+    made, key = make_space(lab, writer)
+    sid = made["space"]["id"]
+    body = row_body(sid, key, OBS)
+    writer.post("/api/agent/context/rows", {"space_id": sid, "rows": [body]})
+    got = changes(writer, "0")["changes"]
+    assert got["context_space"]["created"] == [sid] and got["context_row"]["created"] == [body["id"]]
+    assert changes(saver, "0")["changes"] == {}
+    cursor = head(writer)
+    every.post("/api/agent/context/rows/delete", {"ids": [body["id"]]})
+    assert changes(every, cursor)["changes"]["context_row"]["destroyed"] == [body["id"]]
+    assert changes(writer, cursor)["changes"] == {}  # not every space: no destroyed context ids

@@ -8,16 +8,19 @@ is built by memory.py, so it is byte-for-byte what the Decoy app and agents writ
 that pairs later holds a key yet, so its first read shows `preparing` until the owner's phone
 shares (which it does on its own a few seconds later, see sharing.py).
 
-Texts, labels, authorship, order and timestamps repeat for a given `rng_seed`; ids and keys
-are fresh random values, as the app makes them. All content is synthetic.
+Texts, labels, authorship, order, ids and timestamps (relative to the sandbox clock) repeat for a
+given `rng_seed`; memory keys (so kids and ciphertexts) are fresh random values, as the app
+makes them. All content is synthetic.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+import types
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from .. import memory, sealing, wire
 from ..crypto import AgentKey, random_key
@@ -150,6 +153,21 @@ def _uuid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
+@contextlib.contextmanager
+def _seeded_ids(rng: random.Random) -> Iterator[None]:
+    """memory.py draws row ids from `uuid.uuid4`; while seeding, hand it seeded ones (through its own
+    module reference only) so the demo vault's ids repeat. Keys stay random."""
+    real = getattr(memory, "uuid", None)
+    if real is not uuid:  # memory.py no longer draws ids this way: keep its own
+        yield
+        return
+    memory.uuid = types.SimpleNamespace(UUID=uuid.UUID, uuid4=lambda: uuid.UUID(_uuid(rng)))
+    try:
+        yield
+    finally:
+        memory.uuid = real
+
+
 def _demo_agent(con: Any, rng: random.Random, now: float, key: AgentKey) -> str:
     """The simulated second agent: a connection holding memory.save (S1's tables, contract columns)."""
     token_id = _uuid(rng)
@@ -170,7 +188,7 @@ def _demo(state: Any, rng: random.Random) -> SeedReport:
     report = SeedReport("demo", accounts=[_uuid(rng) for _ in range(2)])
     owner_keys = memory.RecipientKeys(owner_pk, owner_pk)  # the owner's app: its own wrap is the owner wrap
     agent_keys = memory.RecipientKeys(owner_pk, agent_key.public_key_b64)
-    with state.store.tx() as con:
+    with state.store.tx() as con, _seeded_ids(rng):
         token_id = _demo_agent(con, rng, now, agent_key)
         report.demo_token_id = token_id
         t = now - 30 * DAY
