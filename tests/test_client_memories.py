@@ -256,3 +256,15 @@ def test_bad_input_is_a_typed_error(writer):
         writer.save("x", categories=["not-a-category"])
     with pytest.raises(MemoryModelError):
         writer.edit(str(uuid.uuid4()))
+
+
+def test_share_wraps_the_key_to_a_connection_granted_after_the_save(sb, writer):
+    """`memory-wraps`: "the writer wraps it to the newly eligible connections"; no owner pass needed."""
+    mid = writer.save("Prefers the 7:40 train.", categories=["health", "travel"])
+    late = connect(sb, AgentKey.generate(), [{"permissions": ["memory.read"], "datatypes": ["health"]}],
+                   name="Late reader")
+    assert late.load().memory(mid) is None
+    assert writer.share(mid) == 1
+    got = late.load().memory(mid)
+    assert got is not None and got.via == ["category:health"]
+    assert writer.share(mid) == 0, "nothing left to share"
