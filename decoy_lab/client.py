@@ -39,11 +39,10 @@ from .pairing import PairingHandle, authorization_details, selection_row
 from .profiles import Profile, ProfileStore
 from .trace import Trace
 from .vault import Vault, build_vault, space_row, unwrap_space_key
-from .writes import DeleteResult
+from .writes import MEMORIES, DeleteResult
 
 log = logging.getLogger("decoy_lab.client")
 
-MEMORIES = "/api/agent/context/memories"
 DEFAULT_CLIENT_ID = "decoy-lab"
 SANDBOX_OPTIONS = ("owner_key", "approve", "seed", "db", "faults", "clock")
 
@@ -71,7 +70,13 @@ class SyncResult:
 
 
 class Connection:
-    """One paired agent connection to a Decoy server (or the sandbox)."""
+    """One paired agent connection to a Decoy server (or the sandbox).
+
+    Made by `pair` / `start_pairing` / `sandbox` / `resume`, rarely by hand. `retries` bounds how
+    often a write with an unknown outcome is sent again (waiting `backoff` s, doubling; `sleep`
+    is injectable), `workers` how many threads read rows (default: one per core), and `http` /
+    `transport` let tests run against an in-process app.
+    """
 
     def __init__(self, base_url: str, *, agent_key: AgentKey, tokens: Tokens | None = None,
                  client_id: str = DEFAULT_CLIENT_ID, name: str = "", profile: str | None = None,
@@ -307,16 +312,17 @@ class Connection:
         def send() -> Any:
             return self._api.request("POST", "/api/agent/grant-request", json=body)
 
-        try:
-            ans = send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
-        except GrantAlreadyRequested as exc:
-            return GrantRequest(self, exc.request_id, "pending", bodies=[body], raw=exc.body,
-                                message="this exact ask is already open; waiting on it")
-        except APIError as exc:
-            if exc.code == "REVIEW_BUSY":
+        for attempt in range(self.retries + 1):
+            try:
                 ans = send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
-            else:
-                raise
+                break
+            except GrantAlreadyRequested as exc:  # also what a resend after a lost answer gets
+                return GrantRequest(self, exc.request_id, "pending", bodies=[body], raw=exc.body,
+                                    message="this exact ask is already open; waiting on it")
+            except APIError as exc:  # REVIEW_BUSY: other asks were being saved at that moment
+                if exc.code != "REVIEW_BUSY" or attempt == self.retries:
+                    raise
+                self._sleep(self.backoff)
         return GrantRequest(self, ans.get("request_id"), ans.get("status", "pending"),
                             permissions=list(ans.get("permissions") or body.get("permissions") or []), bodies=[body],
                             renewal=bool(ans.get("renewal")), combined=bool(ans.get("combined")),
