@@ -335,3 +335,15 @@ def test_check_row_before_sending(lab, alpha):
     entry = sharing.check_row(lab.state, bad, trace=t)
     assert entry["readable"] is False and entry["problem"] == "owner_wrap"
     assert not t.ok and t.failed is not None
+
+
+def test_own_memories_fail_after_seven_days_without_the_phone(lab, alpha):
+    """`failed`: "The ids of the memories THIS connection saved that have no key yet and that Decoy has
+    stopped asking the owner's phone for on its own"."""
+    row = saved(alpha)
+    again = lab.pair("alpha", "memory.save", key_name="alpha-other-key")
+    assert again.memories()["preparing"] == [row["id"]]
+    lab.clock.advance(7 * DAY + 60)
+    body = again.memories()
+    assert body["failed"] == [row["id"]] and body["failed_others"] == 0 and body["recovery"] == "stopped_asking"
+    assert "preparing" not in body and "do_not" not in body
