@@ -134,8 +134,16 @@ def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
             map_png = page.locator(".jp-RenderedImage img[src^='data:image/png']").first
             expect(map_png).to_be_visible()
             assert map_png.evaluate("img => img.naturalWidth") > 300
-            expect(page.locator(".decoy-stepper").first).to_be_attached()
             expect(page.locator(".decoy-browser").first).to_be_attached()
+
+            # The stepper answers clicks in the browser: Next moves to step 2, through the kernel.
+            stepper = page.locator(".decoy-stepper").first
+            stepper.scroll_into_view_if_needed()
+            expect(stepper).to_contain_text("step 1 of")
+            stepper.get_by_role("button", name="Next ▶").click()
+            expect(stepper).to_contain_text("step 2 of")
+            expect(stepper.locator(".decoy-step")).to_contain_text("2.")
+            stepper.screenshot(path=str(SHOT.with_name("browser-stepper.png")))
 
             # One picture with the pairing widget, the memory table and the map: hide the side
             # bar, make the window tall, and scroll the pairing cell to the top.
