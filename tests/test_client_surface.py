@@ -96,6 +96,7 @@ def test_done_when_the_demo_vault_loads_and_round_trips():
         conn.close()
 
 
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 def test_in_process_with_a_test_client_and_dropped_answers():
     """`http=` takes any httpx.Client, so the sandbox app runs in-process (no socket)."""
     from starlette.testclient import TestClient
