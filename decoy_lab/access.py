@@ -11,7 +11,6 @@ defensively here (a selector object, a boolean, or a list of reasons are all und
 """
 from __future__ import annotations
 
-import datetime as dt
 import html
 import time
 from dataclasses import dataclass, field
@@ -265,6 +264,3 @@ class GrantRequest:
             text += f"\n{self.message}"
         return text
 
-
-def utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)

@@ -477,8 +477,10 @@ class Connection:
         return self.cursor
 
     def sync(self) -> SyncResult:
-        """Follow the change cursor and reload only when something this connection sees changed.
-        Without a cursor: load everything and anchor. A pruned cursor (410): reload everything."""
+        """Follow the change cursor and reload only when something this connection sees changed
+        (or keys were still on their way at the last load); a reload opens only the rows that
+        changed. Without a cursor: load everything and anchor. A pruned cursor (410): reload
+        everything and anchor again."""
         if self.cursor is None:
             vault = self.load()
             return SyncResult(full_reload=True, reason="no cursor yet: loaded everything and anchored",
@@ -505,7 +507,9 @@ class Connection:
         self.cursor = cursor
         self.save_profile()
         res.cursor = cursor
-        if res.changed or self._vault is None:
+        waiting = self._vault is not None and any(self._vault.answer.get(k) for k in (
+            "preparing", "preparing_others", "preparing_unknown"))
+        if res.changed or self._vault is None or waiting:  # keys shared meanwhile log no change
             self.load()
         res.vault = self._vault
         return res

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from .errors import APIError, DecoyError, PairingCancelled, PairingError, TransportError
+from .errors import APIError, PairingCancelled, PairingError, TransportError
 from .http import DEVICE_GRANT, Api, Tokens
 
 log = logging.getLogger("decoy_lab.pairing")
@@ -324,14 +324,3 @@ class PairingHandle:
             desc = body.get("error_description") or body.get("message") or ""
             raise PairingError(f"the token exchange was refused: {code} {desc}".strip(), code=code)
 
-
-def wait_for(predicate: Callable[[], Any], *, attempts: int, pause: Callable[[float], Any],
-             interval: float) -> Any:
-    """Call `predicate` until it returns something truthy, pausing between tries."""
-    for i in range(attempts):
-        got = predicate()
-        if got:
-            return got
-        if i + 1 < attempts:
-            pause(interval)
-    raise DecoyError("gave up waiting")
