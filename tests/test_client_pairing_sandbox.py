@@ -12,7 +12,7 @@ import pytest
 
 from decoy_lab.client import Connection
 from decoy_lab.crypto import AgentKey
-from decoy_lab.errors import PairingError, TokenError
+from decoy_lab.errors import InsufficientGrant, PairingError, TokenError
 from decoy_lab.profiles import ProfileStore
 from decoy_lab.sandbox import FakeClock, Sandbox
 
@@ -193,3 +193,33 @@ def test_a_denied_grant_request_leaves_access_unchanged(sb, clock, key):
     req = conn.request_access(["memory.delete"], reason="Tidy up")
     req.wait(timeout=60, interval=3, sleep=lambda s: sb.owner.deny(req.request_id))
     assert req.status == "denied" and not req.granted and conn.access().names == before
+
+
+def test_access_ends_and_grant_expired_asks_again(sb, clock, key):
+    """"After it ends, calls answer `403 GRANT_EXPIRED` with `permission_request`: send it and the owner is asked."""
+    def owner(h):
+        sb.owner.approve(h.user_code, expires_in_hours=48)
+
+    conn = start(sb, clock, key, on_wait=owner).result(10)
+    frame = conn.access().frame
+    assert str(frame["expires_at"].dt.tz) == "UTC" and frame["expires_at"].notna().all()
+    assert "no end date" not in conn.access().summary
+    sb.owner.expire(conn.token_id)
+    with pytest.raises(InsufficientGrant) as info:
+        conn.save("After the end date.")
+    assert info.value.code == "GRANT_EXPIRED" and info.value.permission_request
+    req = info.value.request(conn)
+    req.wait(timeout=60, interval=3, sleep=lambda s: sb.owner.approve(req.request_id))
+    assert req.granted and conn.save("After the renewal.")
+
+
+def test_a_new_access_version_on_refresh_rereads_policies(sb, clock, key):
+    """"Re-read it … whenever the `access_version` you hold differs from the one a token response gives you"."""
+    conn = approved(sb, clock, key)
+    assert "memory.edit" not in conn.access().names
+    req = conn.send_grant_request({"permissions": ["memory.edit"], "reason": "Fix typos"})
+    sb.owner.approve(req.request_id)  # the owner changes the grant; the client has not looked yet
+    clock.advance(sb.state.token_ttl + 1)
+    conn.keys()  # any call: 401 → refresh → a new access_version → policies read again
+    assert conn._api.refreshes == 1
+    assert "memory.edit" in conn.access(refresh=False).names
