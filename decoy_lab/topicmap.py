@@ -42,6 +42,10 @@ RING_GAP = 1.35
 class TopicGraph(nx.DiGraph):
     """A DiGraph that displays itself as the drawn map in IPython (`_repr_png_`)."""
 
+    def __repr__(self) -> str:
+        topics = sum(1 for _, d in self.nodes(data=True) if d.get("kind") == "topic")
+        return f"<TopicGraph You + {topics} topics, {self.number_of_edges()} relations>"
+
     def _repr_png_(self) -> bytes:
         fig = draw(self)
         buf = io.BytesIO()

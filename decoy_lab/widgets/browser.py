@@ -106,6 +106,9 @@ class MemoryBrowser(W.VBox):
         self.add_class("decoy-browser")
         self.refresh()
 
+    def __repr__(self) -> str:
+        return f"<MemoryBrowser {len(self.frame)} of {len(self.vault.memories)} memories shown>"
+
     def set_filters(self, *, topic: str | None | object = ..., category: str | None | object = ...,
                     search: str | object = ..., mine: bool | object = ...) -> None:
         """Set any filter from Python (the controls follow)."""
@@ -169,6 +172,9 @@ class VaultView(W.Tab):
         self.set_title(1, "Map")
         self.browser._topic.observe(self._from_table, names="value")
         self.map._pick.observe(self._from_map, names="value")
+
+    def __repr__(self) -> str:
+        return f"<VaultView {self.browser!r} {self.map!r}>"
 
     def _from_table(self, change: dict) -> None:
         value = change["new"]

@@ -67,6 +67,9 @@ class ConsentCard(W.HTML):
         super().__init__(self.render(asked=asked, granted=granted, held=held, name=name))
         self.add_class("decoy-consent")
 
+    def __repr__(self) -> str:
+        return "<ConsentCard asked · granted by the owner · held now>"
+
     @classmethod
     def for_connection(cls, conn: Any, *, asked: Any = None, granted: Any = None) -> "ConsentCard":
         """Build the card from a Connection: what it asked, what was granted (by default the access

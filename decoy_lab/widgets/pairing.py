@@ -77,6 +77,10 @@ class PairingWidget(W.VBox):
         finally:
             self.refresh()
 
+    def __repr__(self) -> str:
+        h = self.handle
+        return f"<PairingWidget {h.status}: {getattr(h, 'message', '')}>"
+
     # -- rendering -----------------------------------------------------------------------------
     def _tick(self, period: float) -> None:
         while not self._stop.wait(period):

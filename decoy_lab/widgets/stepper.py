@@ -52,6 +52,9 @@ class Stepper(W.VBox):
         return (f'<div style="font-family:sans-serif"><b>{esc(trace.title or "trace")}</b> — '
                 f'<span style="color:{colour}">{verdict}</span> ({len(trace.steps)} steps)</div>')
 
+    def __repr__(self) -> str:
+        return f"<Stepper {self.trace.title!r} step {self.index + 1} of {len(self.trace.steps)}>"
+
     @property
     def step(self) -> Any:
         return self.trace.steps[self.index]

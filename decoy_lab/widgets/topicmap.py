@@ -37,6 +37,9 @@ class TopicMapWidget(W.VBox):
         self.add_class("decoy-topicmap")
         self.refresh()
 
+    def __repr__(self) -> str:
+        return f"<TopicMapWidget {self.graph!r} picked={self._pick.value or None!r}>"
+
     def pick(self, topic: str | None) -> None:
         """Pick a topic by `topic:<id>` or name (None for none)."""
         node = None if topic is None else topicmap.find_node(topicmap.build_graph(self.vault), topic)
