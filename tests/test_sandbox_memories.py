@@ -373,3 +373,16 @@ def test_node_sealed_rows_with_grantee_wraps_and_a_resend(lab, alpha):
     m = memory.read_memory_row(reader.served(row["id"]), reader.key)
     assert m.text == "Loves ramen." and m.via == ["category:food"]
     assert alpha.save([row]).json() == {"created": [], "existing": [row["id"]], "grantee_wraps": {}}
+
+
+def test_a_keyless_connection_cannot_save_and_is_owed_nothing(lab, alpha):
+    """Wraps are to a connection's public key: one paired without a key has no self_wrap to give."""
+    from decoy_lab.sandbox.testing import pair_agent
+    tok = pair_agent(lab.client, None, [{"permissions": ["memory.save"]}, {"permissions": ["memory.read"]}],
+                     name="keyless")
+    headers = {"Authorization": f"Bearer {tok['access_token']}"}
+    alpha.save([alpha.new_row("x")])
+    body = lab.client.get("/api/agent/context/memories", headers=headers).json()
+    assert body == {"memories": []}
+    r = lab.client.post("/api/agent/context/memories", json={"rows": [alpha.new_row("y")]}, headers=headers)
+    assert r.status_code == 409 and r.json()["code"] == "AGENT_KEY_MISSING"

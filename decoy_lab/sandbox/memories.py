@@ -449,6 +449,8 @@ async def list_memories(request: Request) -> JSONResponse:
     state = state_of(request)
     agent = await agent_of(request)
     now = now_of(state)
+    if not agent.public_key:  # nothing can ever be wrapped to a keyless connection: nothing is owed
+        return JSONResponse({"memories": []})
     sharing.maybe_share_on_read(state, now)
     with state.store.tx() as con:
         wraps = ms.wraps_for_token(con, agent.token_id)
@@ -525,6 +527,9 @@ async def save_memories(request: Request) -> JSONResponse:
     owner_pk = owner_public_key(state)
     if not owner_pk:
         raise problem(409, "OWNER_KEY_MISSING", "the owner has not finished key setup in the app; save later")
+    if not agent.public_key:
+        raise problem(409, "AGENT_KEY_MISSING", "this connection registered no agent public key, so no self_wrap "
+                      "can be for it: pair again with agent_public_key")
     now = now_of(state)
     with state.store.tx() as con:
         agents = live_agents(con, now)
