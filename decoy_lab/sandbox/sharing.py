@@ -435,12 +435,25 @@ def _space_view(con: Any, owner_key: Any) -> list[dict]:
             else:
                 try:
                     obj = sealing.open_space_row(r.ciphertext, key, space_id=space.id, row_id=r.id)
-                    entry.update(readable=True, graph=next((k for k in ("entity", "observation", "relation")
-                                                            if k in obj), "other"), plaintext=obj)
+                    graph = next((k for k in ("entity", "observation", "relation") if k in obj), "other")
+                    entry.update(readable=True, graph=graph, summary=_graph_summary(graph, obj),
+                                 categories=list(obj.get("categories") or []), plaintext=obj)
                 except DecoyError as exc:
                     entry.update(readable=False, problem="space_row", reason=str(exc), problems=[str(exc)])
             out.append(entry)
     return out
+
+
+def _graph_summary(graph: str, obj: dict) -> str:
+    """One line for a legacy graph row, as the app lists it."""
+    part = obj.get(graph) if isinstance(obj.get(graph), dict) else {}
+    if graph == "entity":
+        return f"topic {part.get('name')!r} ({part.get('entityType') or 'no type'})"
+    if graph == "observation":
+        return f"[{part.get('entityName')}] {part.get('content')}"
+    if graph == "relation":
+        return f"{part.get('from')} —{part.get('relationType')}→ {part.get('to')}"
+    return "neither entity, observation nor relation"
 
 
 def render(view: list[dict]) -> str:
@@ -459,8 +472,10 @@ def render(view: list[dict]) -> str:
             lines.append(f"{head} topic {e['name']!r} ({e['type'] or 'no type'})")
         elif e["kind"] == "link":
             lines.append(f"{head} {e['from']} —{e['relation']}→ {e['to']}")
+        elif e["kind"] == "space_row":
+            lines.append(f"{head} (legacy {e['space_kind']} space) {e['summary']}")
         else:
-            lines.append(f"{head} {json.dumps(e.get('plaintext', e.get('keys')))[:100]}")
+            lines.append(f"{head} {json.dumps(e.get('keys'))[:100]}")
         lines.extend(f"          ! {p}" for p in e.get("problems", []))
     return "\n".join(lines)
 
