@@ -17,6 +17,12 @@ Choices where the spec is silent or loose (documented, and read by the tests):
 - Unknown keys that do not look like plaintext are ignored; plaintext-looking keys anywhere
   are 400 PLAINTEXT_REJECTED. Every row of a POST is validated before any row is written.
 - Delete: the author (any time), or `memory.delete` on a reason it reads the memory through.
+- A PUT whose `kid` is absent or unchanged is a plain edit: any `owner_wrap`, `self_wrap` or
+  `grantee_wraps` in it are ignored (new wraps for an unchanged key go to `memory-wraps`).
+- A reason is live only if the stored wrap records it and a live grant still holds it; a new
+  grant reaches a row once the owner's phone records that reason (meanwhile: `preparing`).
+- Wraps are kept per recipient token and the recipient key they were made for: after a
+  reconnect with a new key the old wraps are never served.
 """
 from __future__ import annotations
 
