@@ -347,3 +347,19 @@ def test_own_memories_fail_after_seven_days_without_the_phone(lab, alpha):
     body = again.memories()
     assert body["failed"] == [row["id"]] and body["failed_others"] == 0 and body["recovery"] == "stopped_asking"
     assert "preparing" not in body and "do_not" not in body
+
+
+def test_app_view_flags_leaks_and_twins(lab, alpha):
+    """"never the account's name"; same-name topics "are listed once, as the app shows them"."""
+    keys = alpha.keys(grantees=False)
+    account = str(uuid.uuid4())
+    rid = str(uuid.uuid4())
+    leak = sealed_row(keys, {"v": 2, "row_id": rid, "observation": {"entityName": "GitHub", "content": "x"},
+                             "about": [f"account:{account}"]}, row_id=rid)
+    a = memory.new_topic_rows(keys, "Golf", type="hobby")
+    b = memory.new_topic_rows(keys, " golf ", type="hobby")
+    alpha.save([leak, *a.rows, *b.rows])
+    view = {e["id"]: e for e in sharing.app_view(lab.state)}
+    assert any("account's name" in p for p in view[rid]["problems"])
+    assert any("same name" in p for p in view[a.rows[0]["id"]]["problems"])
+    assert any("same name" in p for p in view[b.rows[0]["id"]]["problems"])

@@ -382,6 +382,9 @@ def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
                 problems.append(f"observation.entityName {p.entity_name!r} is not the topic's name {t.name!r}")
         elif p.about_label == "user" and p.entity_name not in (None, memory.USER_ENTITY):
             problems.append(f"about the user, but entityName is {p.entity_name!r}, not default_user")
+        elif p.account_id and p.entity_name:
+            problems.append(f"about an account, but entityName is {p.entity_name!r}: a memory never carries the "
+                            "account's name")
         unknown = [c for c in p.categories if c not in memory.CATEGORIES]
         if unknown:
             problems.append(f"categories the app does not know: {', '.join(unknown)}")
@@ -400,6 +403,16 @@ def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
             problems.append("no memory is filed under this topic")
         if p.entity_type and p.entity_type not in memory.ENTITY_TYPES:
             problems.append(f"entityType {p.entity_type!r} is not one the app knows")
+        name = p.name or ""
+        if name.strip().lower() in memory.USER_NAMES:
+            problems.append(f"the topic is named {name!r}: the user is never a topic")
+        if len(name) > memory.MAX_TOPIC_NAME:
+            problems.append(f"the name is {len(name)} characters; at most {memory.MAX_TOPIC_NAME}")
+        twins = [t for t_id, t in topics.items() if t_id != tid and t.name is not None
+                 and memory.normalize_topic_name(t.name) == memory.normalize_topic_name(name)]
+        if twins:
+            problems.append(f"{len(twins)} other topic(s) have the same name: the app shows them together under "
+                            "the oldest, and agents should reuse it")
         return {"kind": "topic", "readable": True, "name": p.name, "type": p.entity_type, "topic_id": tid,
                 "problems": problems}
     if p.kind == "link":
@@ -407,6 +420,11 @@ def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
         for e in ends:
             if e.startswith("topic:") and e not in topics:
                 problems.append(f"endpoint {e} is not a topic row that opens")
+        for end, name in zip(p.endpoints, (p.relation_from, p.relation_to)):
+            if end.startswith("account:") and name:
+                problems.append(f"the account end {end} carries the name {name!r}: an account end's name is empty")
+        if p.relation_type and len(p.relation_type) > memory.MAX_RELATION_TYPE:
+            problems.append(f"relationType is {len(p.relation_type)} characters; at most {memory.MAX_RELATION_TYPE}")
         to_id = p.endpoints[-1] if p.endpoints else None
         if to_id in topics and topics[to_id].name != p.relation_to:
             problems.append(f"relation.to {p.relation_to!r} is not the topic's name {topics[to_id].name!r}")
