@@ -37,6 +37,7 @@ TYPE_COLOURS: dict[str, str] = {
 }
 USER_COLOUR = "#222222"
 RING_GAP = 1.35
+FIRST_RING = 1.6
 
 
 class TopicGraph(nx.DiGraph):
@@ -310,26 +311,33 @@ def radial_layout(G: nx.DiGraph) -> dict[str, tuple[float, float]]:
     """You at (0, 0); each topic on the ring of its depth, inside its parent's angular wedge.
 
     A wedge is proportional to the number of leaves below it, so siblings spread evenly and a
-    nested topic sits just outside the topic it belongs to.
+    nested topic sits just outside the topic it belongs to. A topic with nested topics keeps
+    an empty slot in the middle of its wedge, so its own label runs out between its children.
     """
     tree = _children(G)
-    leaves: dict[str, int] = {}
+    slots: dict[str, int] = {}
 
     def count(n: str) -> int:
-        leaves[n] = max(1, sum(count(c) for c in tree[n]))
-        return leaves[n]
+        kids = sum(count(c) for c in tree[n])
+        slots[n] = kids + 1 if kids and n != USER else max(1, kids)
+        return slots[n]
 
     count(USER)
     pos: dict[str, tuple[float, float]] = {USER: (0.0, 0.0)}
-    first = max(1.0, len(tree[USER]) / 25)
+    first = max(FIRST_RING, len(tree[USER]) / 14)
 
     def radius(ring: int) -> float:  # rings far enough apart for a shortened label between them
         return first + RING_GAP * (ring - 1)
 
     def place(n: str, lo: float, hi: float, ring: int) -> None:
+        kids = tree[n]
+        unit = (hi - lo) / slots[n]
+        half = len(kids) // 2 if n != USER else -1
         start = lo
-        for c in tree[n]:
-            span = (hi - lo) * leaves[c] / leaves[n]
+        for i, c in enumerate(kids):
+            if i == half:  # the parent's label slot
+                start += unit
+            span = unit * slots[c]
             mid = start + span / 2
             pos[c] = (radius(ring) * math.cos(mid), radius(ring) * math.sin(mid))
             place(c, start, start + span, ring + 1)

@@ -102,7 +102,9 @@ def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+            page = context.new_page()
             page.goto(f"{base}/lab/tree/notebooks/01-tour.ipynb?token={token}")
             page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget "
                                    "&& window.jupyterapp.shell.currentWidget.sessionContext "
@@ -128,6 +130,9 @@ def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
             expect(pairing).to_be_visible(timeout=30_000)
             expect(pairing.locator(".decoy-pair-status")).to_contain_text("done")
             expect(pairing.locator(".decoy-consent-card")).to_contain_text("Held now")
+            code = pairing.locator(".decoy-user-code").inner_text().strip()
+            pairing.get_by_role("button", name="Copy code").click()
+            assert page.evaluate("() => navigator.clipboard.readText()") == code
             table = page.locator(".jp-RenderedHTMLCommon table.dataframe").first
             expect(table).to_be_visible()
             assert table.locator("tbody tr").count() >= 1

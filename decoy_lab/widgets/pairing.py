@@ -53,7 +53,9 @@ class PairingWidget(W.VBox):
         self._cancel = W.Button(description="Cancel", icon="times", button_style="warning")
         self._cancel.on_click(lambda _: self.cancel())
         self._card = W.VBox()
-        super().__init__([self._title, self._link, W.HBox([self._code, self._cancel]), self._status,
+        note = W.HTML('<span style="color:#57606a;font-size:90%">The token and the agent key stay in the '
+                      'profile store (or in memory for the sandbox); outputs show fingerprints only.</span>')
+        super().__init__([self._title, self._link, W.HBox([self._code, self._cancel]), self._status, note,
                           self._card])
         self.add_class("decoy-pairing")
         if hasattr(handle, "on_status"):
