@@ -35,9 +35,14 @@ def api_of(conn: Any):
 
 
 def start_sandbox(**opts: Any):
-    from decoy_lab.sandbox import Sandbox
+    """A sandbox whose simulated owner phone never runs its sharing pass on its own. The real
+    phone is another device; in the sandbox its pass would run inside a GET, on these cores
+    (an RSA unwrap per stored row), and be timed as if it were the server or the client."""
+    from decoy_lab.sandbox import Sandbox, sharing
 
-    return Sandbox.start(**opts)
+    sb = Sandbox.start(**opts)
+    sharing.configure(sb.state, auto_share_after=None)
+    return sb
 
 
 def pair(sb: Any, name: str, permissions: list[str] | None = None):
