@@ -386,3 +386,12 @@ def test_a_keyless_connection_cannot_save_and_is_owed_nothing(lab, alpha):
     assert body == {"memories": []}
     r = lab.client.post("/api/agent/context/memories", json={"rows": [alpha.new_row("y")]}, headers=headers)
     assert r.status_code == 409 and r.json()["code"] == "AGENT_KEY_MISSING"
+
+
+def test_unsealed_json_in_ciphertext_is_plaintext_rejected(lab, alpha):
+    """Text and labels "stay inside ciphertext": base64 of the plaintext JSON itself is refused as plaintext."""
+    row = alpha.new_row("x")
+    plain = wire.b64encode(b'{"v":2,"row_id":"%s","observation":{"content":"x"}}' % row["id"].encode())
+    r = alpha.save([reseal(row, ciphertext=plain)])
+    assert r.status_code == 400 and r.json()["code"] == "PLAINTEXT_REJECTED"
+    assert r.json()["field"] == "rows[0].ciphertext"

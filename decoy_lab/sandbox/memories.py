@@ -160,9 +160,22 @@ def vault_blob(value: Any, field: str) -> str:
     try:
         wire.parse(data, "vault")
     except WireFormatError as exc:
+        if _looks_like_json(data):
+            raise bad_request("PLAINTEXT_REJECTED", f"{field} is base64 of plaintext JSON, not a VAULT SealedBlob: "
+                              "seal it under the memory key first", field) from None
         raise bad_request("INVALID_CIPHERTEXT", f"{field} is not a VAULT SealedBlob: {exc}", field,
                           offset=exc.offset) from None
     return value
+
+
+def _looks_like_json(data: bytes) -> bool:
+    if not data[:1] in (b"{", b"["):
+        return False
+    try:
+        json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def uuid_text(value: Any, field: str) -> str:
