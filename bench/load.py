@@ -1,6 +1,9 @@
 """`Connection.load()` end to end from the sandbox: one GET of every row, every row read with
 the connection's key, the Vault built (DataFrames are lazy and measured by bench/frames.py).
 
+Each repeat builds a fresh `Connection` on the same key and token (an empty key cache), loads
+once cold and once more on the unchanged rows; the best of each counts.
+
 Targets: the first load ≥ 70 % of (a) and ≥ 1.5× the Node peer; a reload of the unchanged
 rows ≥ 10× faster than the first (keys cached by kid, so no RSA work).
 """
@@ -8,10 +11,18 @@ from __future__ import annotations
 
 import time
 
-from .context import Context, best_of
-from .report import Figure, missing, relative
+from .context import Context
+from .report import Figure, info, missing, relative
 
 FIRST, RELOAD = "load() first", "load() reload"
+
+
+def _fresh(conn):
+    """A new Connection object for the same paired connection: same key and token, empty cache."""
+    from decoy_lab.client import Connection
+
+    return Connection(conn.base_url, agent_key=conn.agent_key, tokens=conn.tokens, client_id=conn.client_id,
+                      name=conn.name, profile=None)
 
 
 def run(ctx: Context) -> list[Figure]:
@@ -20,22 +31,32 @@ def run(ctx: Context) -> list[Figure]:
         return [missing(FIRST, "≥ 70 % of (a)", why), missing(RELOAD, "≥ 10× faster than first", why)]
     n, memories = len(ctx.served), len(ctx.dataset.memory_ids)
 
-    ctx.say(f"load() of {n:,} rows, cold key cache")
-    t0 = time.perf_counter()
-    vault = ctx.conn.load()
-    t_first = time.perf_counter() - t0
-    got = vault.counts()["memories"] if hasattr(vault, "counts") else len(vault.memories)
-    if got != memories:
-        return [missing(FIRST, "≥ 70 % of (a)", f"load() read {got} memories, expected {memories}")]
-    ctx.say("load() again, unchanged rows")
-    t_again, again = best_of(max(ctx.sizes.repeats, 3), ctx.conn.load)
-    ctx.vault = again
+    ctx.say(f"load() of {n:,} rows: cold, then again on unchanged rows, {ctx.sizes.repeats}×")
+    t_first = t_again = float("inf")
+    for _ in range(ctx.sizes.repeats):
+        conn = _fresh(ctx.conn)
+        try:
+            t0 = time.perf_counter()
+            vault = conn.load()
+            t1 = time.perf_counter()
+            again = conn.load()
+            t2 = time.perf_counter()
+        finally:
+            conn.close()
+        for v in (vault, again):
+            got = v.counts()["memories"]
+            if got != memories:
+                return [missing(FIRST, "≥ 70 % of (a)", f"load() read {got} memories, expected {memories}")]
+        t_first, t_again = min(t_first, t1 - t0), min(t_again, t2 - t1)
+        ctx.vault = again
 
     rate = n / t_first
     figures = []
+    note = f"{n:,} rows in {t_first:.2f} s, GET and Vault included"
     if ctx.limit_rate:
-        figures.append(relative(FIRST, rate, "rows/s", ctx.limit_rate, 0.70, "≥ 70 % of (a)",
-                                f"{n:,} rows in {t_first:.2f} s, GET and Vault included"))
+        figures.append(relative(FIRST, rate, "rows/s", ctx.limit_rate, 0.70, "≥ 70 % of (a)", note))
+    else:
+        figures.append(info(FIRST, rate, "rows/s", note + "; (a) not measured in this run"))
     if ctx.node_rate:
         figures.append(relative("load() first vs Node", rate, "rows/s", ctx.node_rate, 1.5, "≥ 1.5× (c)"))
     figures.append(relative(RELOAD, t_first / t_again, "× faster", 1.0, 10.0, "≥ 10× faster than first",
