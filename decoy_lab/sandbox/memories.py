@@ -169,7 +169,7 @@ def vault_blob(value: Any, field: str) -> str:
 
 
 def _looks_like_json(data: bytes) -> bool:
-    if not data[:1] in (b"{", b"["):
+    if data[:1] not in (b"{", b"["):
         return False
     try:
         json.loads(data.decode("utf-8"))

@@ -323,7 +323,8 @@ def _connection_names(con: Any) -> dict[str, str]:
 def app_view(state: Any) -> list[dict]:
     """Every stored row as the owner's app sees it (memories, topics, links, legacy space rows).
 
-    Each entry: id, kind (memory/topic/link/space_row/other), readable, author, kid, rev,
+    Each entry: id, kind (memory/topic/link/space_row/other; "unknown" when it does not open),
+    readable, labels (via-style: category:…, topic:…, account:…), author, edited_by, kid, rev,
     timestamps, `shared_with` (connection name, token id, via) and `problems` (what looks wrong
     to the app even when the row opens); readable rows add text/categories/topic/about (a
     memory), name/type (a topic) or from/to/relation (a link); unreadable rows add `problem`
@@ -392,7 +393,7 @@ def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
             problems.append("a category is listed twice")
         if isinstance(p.metadata, dict) and any(k in p.metadata for k in ("topic", "topics", "topic_name")):
             problems.append("metadata names a topic: it files nothing; the memory is not under that topic")
-        return {"kind": "memory", "readable": True, "text": p.text, "categories": list(p.categories),
+        return {"kind": "memory", "readable": True, "text": p.text, "labels": p.labels, "categories": list(p.categories),
                 "about": p.about_label, "topic": topic, "account": p.account_id, "entity_name": p.entity_name,
                 "metadata": p.metadata, "problems": problems}
     if p.kind == "topic":
@@ -413,7 +414,8 @@ def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
         if twins:
             problems.append(f"{len(twins)} other topic(s) have the same name: the app shows them together under "
                             "the oldest, and agents should reuse it")
-        return {"kind": "topic", "readable": True, "name": p.name, "type": p.entity_type, "topic_id": tid,
+        return {"kind": "topic", "readable": True, "name": p.name, "labels": p.labels, "type": p.entity_type,
+                "topic_id": tid,
                 "problems": problems}
     if p.kind == "link":
         ends = [e for e in p.endpoints if e != "user"]
@@ -428,7 +430,7 @@ def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
         to_id = p.endpoints[-1] if p.endpoints else None
         if to_id in topics and topics[to_id].name != p.relation_to:
             problems.append(f"relation.to {p.relation_to!r} is not the topic's name {topics[to_id].name!r}")
-        return {"kind": "link", "readable": True, "from": p.relation_from, "to": p.relation_to,
+        return {"kind": "link", "readable": True, "labels": p.labels, "from": p.relation_from, "to": p.relation_to,
                 "relation": p.relation_type, "endpoints": list(p.endpoints), "problems": problems}
     return {"kind": "other", "readable": True, "keys": sorted(p.plaintext),
             "problems": ["neither observation, entity nor relation: the app shows nothing for it"]}
