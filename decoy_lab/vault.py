@@ -67,11 +67,11 @@ def signature(row: Mapping) -> tuple:
 
 def read_served(rows: Sequence[Mapping], agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes],
                 workers: int | None = None, previous: Mapping[tuple, tuple[DecodedRow, Any]] | None = None,
-                ) -> list[tuple[DecodedRow, Any]]:
+                sigs: Sequence[tuple] | None = None) -> list[tuple[DecodedRow, Any]]:
     """Read every served row in parallel; returns (DecodedRow, model-or-error) in served order.
     Rows whose signature is in `previous` (an earlier load) are taken from it unread."""
     previous = previous or {}
-    sigs = [signature(r) for r in rows]
+    sigs = sigs if sigs is not None else [signature(r) for r in rows]
     todo = [r for r, sig in zip(rows, sigs) if sig not in previous]
     results = iter(memory.read_rows(todo, agent_key, key_cache=key_cache, workers=workers))
     out = []
@@ -210,16 +210,13 @@ class Vault:
     answer: dict = field(default_factory=dict, repr=False)
     space_rows: list[DecodedRow] = field(default_factory=list, repr=False)
     read: int = 0  # how many rows this load opened (the rest were unchanged since the previous load)
+    results: list[Any] = field(default_factory=list, repr=False)  # model, None or UnreadableRow per served row
+    signatures: list[tuple] = field(default_factory=list, repr=False)
 
     def by_signature(self) -> dict[tuple, tuple[DecodedRow, Any]]:
         """(DecodedRow, model-or-error) by served signature, for the next load to reuse."""
-        models = {m.id: m for m in self.models}
-        out = {}
-        for row, d in zip(self.served, self.decoded_rows):
-            res = models.get(d.id) if d.kind not in (frames.UNREADABLE, frames.OTHER) else (
-                UnreadableRow(d.id, d.reason or "") if d.kind == frames.UNREADABLE else None)
-            out[signature(row)] = (d, res)
-        return out
+        sigs = self.signatures or [signature(r) for r in self.served]
+        return dict(zip(sigs, zip(self.decoded_rows, self.results)))
 
     @cached_property
     def topic_list(self) -> list[memory.Topic]:
@@ -318,8 +315,9 @@ def build_vault(answer: Mapping, agent_key: AgentKey, *, key_cache: MutableMappi
     """Read a memories GET answer into a Vault; rows unchanged since `previous` are not read again."""
     served = [r for r in answer.get("memories") or [] if isinstance(r, dict)]
     before = previous.by_signature() if previous is not None else {}
-    pairs = read_served(served, agent_key, key_cache=key_cache, workers=workers, previous=before)
+    sigs = [signature(r) for r in served]
+    pairs = read_served(served, agent_key, key_cache=key_cache, workers=workers, previous=before, sigs=sigs)
     return Vault(served=served, decoded_rows=[d for d, _ in pairs],
                  models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
                  answer={k: v for k, v in answer.items() if k != "memories"}, space_rows=list(space_rows),
-                 read=sum(1 for r in served if signature(r) not in before))
+                 read=sum(1 for sig in sigs if sig not in before), results=[m for _, m in pairs], signatures=sigs)
