@@ -154,8 +154,8 @@ class DecoyMagics(Magics):
             return _usage(self, None, None)
         try:
             return args.run(self, args, cell)
-        except (DecoyError, KeyError) as exc:
-            raise UsageError(f"%decoy {words[0]}: {exc.args[0] if isinstance(exc, KeyError) else exc}") from None
+        except DecoyError as exc:
+            raise UsageError(f"%decoy {words[0]}: {exc}") from None
 
     # -- shared helpers used by the sub-commands -------------------------------------------------
     def conn(self) -> Any:
@@ -237,15 +237,8 @@ def _access(m: DecoyMagics, args: Any, cell: str | None) -> Any:
 
 
 def _request(m: DecoyMagics, args: Any, cell: str | None) -> Any:
-    conn = m.conn()
-    about = None
-    if args.topic:
-        G = topicmap.build_graph(m.vault())
-        node = topicmap.find_node(G, args.topic)
-        if node is None or node == topicmap.USER:
-            raise UsageError(f"%decoy request: no topic named {args.topic!r} on your map")
-        about = [node]
-    return conn.request_access(args.permissions, datatypes=args.datatypes, about=about, reason=args.reason)
+    about = [args.topic] if args.topic else None  # a name or topic:<id>; the client resolves it
+    return m.conn().request_access(args.permissions, datatypes=args.datatypes, about=about, reason=args.reason)
 
 
 def _memories(m: DecoyMagics, args: Any, cell: str | None) -> Any:

@@ -19,6 +19,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .errors import MemoryModelError
 from .memory import normalize_topic_name
 
 USER = "user"
@@ -232,7 +233,7 @@ def _filter(G: TopicGraph, *, topic: str | None, depth: int | None, category: st
     if topic is not None:
         node = find_node(G, topic)
         if node is None:
-            raise KeyError(f"no topic named {topic!r} on the map")
+            raise MemoryModelError(f"no topic named {topic!r} on the map")
         tree = _children(G)
         below = {node} | _descendants(tree, node)
         path = set(nx.shortest_path(G, USER, node)) if nx.has_path(G, USER, node) else {USER, node}
@@ -295,7 +296,7 @@ def select_memories(source: Any, *, topic: str | None = None, category: str | No
         G = build_graph(source)
         node = USER if str(topic).strip().lower() in USER_NAMES else find_node(G, topic)
         if node is None:
-            raise KeyError(f"no topic named {topic!r}")
+            raise MemoryModelError(f"no topic named {topic!r} among the memories")
         out = memories_of(source, G, node)
     if category is not None and "categories" in out:
         out = out[out["categories"].map(lambda c: category in _as_list(c))]

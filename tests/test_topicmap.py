@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 from conftest import make_frames
 from decoy_lab import topicmap as tm
+from decoy_lab.errors import MemoryModelError
 
 matplotlib.use("Agg")
 
@@ -72,7 +73,7 @@ def test_filters_topic_depth_category(frames):
     has_travel = {r["topic_id"] for r in frames["memories"].to_dict("records") if "travel" in r["categories"]}
     assert set(travel) - {tm.USER} == has_travel - {None}
     assert all(travel.nodes[n]["memories"] == 1 for n in has_travel if n)
-    with pytest.raises(KeyError):
+    with pytest.raises(MemoryModelError):
         tm.build_graph(frames, topic="nope")
 
 

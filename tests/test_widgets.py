@@ -11,7 +11,7 @@ import pytest
 from conftest import make_frames
 from decoy_lab import sealing, topicmap, wire
 from decoy_lab.crypto import AgentKey, random_key
-from decoy_lab.errors import CryptoError, PairingError
+from decoy_lab.errors import CryptoError, MemoryModelError, PairingError
 from decoy_lab.trace import Trace
 from decoy_lab.widgets import (ConsentCard, MemoryBrowser, PairingWidget, Stepper, TopicMapWidget, VaultView,
                                shown)
@@ -241,7 +241,7 @@ def test_map_widget_pick_highlights_and_lists_memories():
     w._focus.value = False
     w._depth.set_state({"index": 1})  # one hop from You: the nested topics drop out
     assert set(w.graph) == {topicmap.USER, *vault.topics["id"].iloc[:-2]}
-    with pytest.raises(KeyError):
+    with pytest.raises(MemoryModelError):
         w.pick("nope")
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import ipywidgets as W
 
 from .. import topicmap
+from ..errors import MemoryModelError
 from .browser import ALL, ANY, category_options, chosen, table_html, topic_options
 
 
@@ -44,7 +45,7 @@ class TopicMapWidget(W.VBox):
         """Pick a topic by `topic:<id>` or name (None for none)."""
         node = None if topic is None else topicmap.find_node(topicmap.build_graph(self.vault), topic)
         if topic is not None and node is None:
-            raise KeyError(f"no topic named {topic!r}")
+            raise MemoryModelError(f"no topic named {topic!r} on the map")
         self._pick.value = ANY if node is None else node
 
     def refresh(self) -> None:
