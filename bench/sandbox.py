@@ -119,11 +119,14 @@ def _edit(w: Writer, api: Any, keys: Any, row_id: str, text: str, *, known: dict
     raise RuntimeError(f"memory {row_id}: 20 revision conflicts in a row")
 
 
-def _work(w: Writer, shared: dict, deadline: float, start: threading.Barrier) -> None:
+def _work(w: Writer, keys: Any, shared: dict, deadline: list[float], start: threading.Barrier) -> None:
     api = api_of(w.conn)
-    keys = w.conn.keys()
-    start.wait()
-    while time.monotonic() < deadline:
+    try:
+        start.wait(timeout=60)
+    except threading.BrokenBarrierError:
+        w.errors.append("the writers never started together")
+        return
+    while time.monotonic() < deadline[0]:
         roll = w.rng.random()
         try:
             if roll < 0.5 or len(w.mine) < 3:
@@ -184,23 +187,23 @@ def _run_writers(ctx: Context, conns: list, name: str, target: str) -> list[Figu
         return [missing(name, target, "the shared memory was not served back to its author")]
 
     writers = [Writer(i, c, random.Random(1000 + i)) for i, c in enumerate(conns)]
-    start = threading.Barrier(len(writers) + 1)
-    deadline = 0.0
-    threads = []
-    # Each writer starts from the shared memory as writer 0 sees it, and re-reads its own view on
-    # its first conflict.
+    # Each writer starts from the shared memory as it is served to it, with its recipients read once.
+    keys = {}
     for w in writers:
         view = _fresh(api_of(w.conn), shared["id"])
         if view is None:
             return [missing(name, target, f"writer {w.index} is not served the shared memory (grantee wrap)")]
         shared[w.index] = view
-    deadline = time.monotonic() + ctx.sizes.writer_seconds + 0.5
-    for w in writers:
-        t = threading.Thread(target=_work, args=(w, shared, deadline, start), daemon=True)
-        threads.append(t)
+        keys[w.index] = w.conn.keys()
+    start = threading.Barrier(len(writers) + 1)
+    deadline = [float("inf")]
+    threads = [threading.Thread(target=_work, args=(w, keys[w.index], shared, deadline, start), daemon=True)
+               for w in writers]
+    for t in threads:
         t.start()
     ctx.say(f"{len(writers)} writers for {ctx.sizes.writer_seconds:g} s")
-    start.wait()
+    deadline[0] = time.monotonic() + ctx.sizes.writer_seconds
+    start.wait(timeout=60)
     t0 = time.monotonic()
     for t in threads:
         t.join(ctx.sizes.writer_seconds + 120)
