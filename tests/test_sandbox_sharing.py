@@ -363,3 +363,15 @@ def test_app_view_flags_leaks_and_twins(lab, alpha):
     assert any("account's name" in p for p in view[rid]["problems"])
     assert any("same name" in p for p in view[a.rows[0]["id"]]["problems"])
     assert any("same name" in p for p in view[b.rows[0]["id"]]["problems"])
+
+
+def test_the_spec_example_row_is_accepted_but_the_owner_cannot_open_it(lab, alpha):
+    """"The example contains synthetic ciphertext and wraps for a discarded test key … Do not submit these
+    fixture wraps for a real user": the server takes them (it cannot tell), the owner's app cannot open them."""
+    from test_spec_examples import EXAMPLE_CIPHERTEXT, EXAMPLE_KID, EXAMPLE_OWNER_WRAP, EXAMPLE_SELF_WRAP
+    row = {"id": "11111111-1111-4111-8111-111111111111", "kid": EXAMPLE_KID, "ciphertext": EXAMPLE_CIPHERTEXT,
+           "owner_wrap": EXAMPLE_OWNER_WRAP, "self_wrap": EXAMPLE_SELF_WRAP}
+    assert alpha.save([row]).status_code == 201
+    (bad,) = lab.share().unreadable
+    assert bad.id == row["id"] and bad.problem == "owner_wrap"
+    assert lab.view(row["id"])["readable"] is False
