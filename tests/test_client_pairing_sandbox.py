@@ -45,10 +45,9 @@ def start(sb, clock, key, on_wait=None, **kw):
 
     kw.setdefault("profile", None)
     kw.setdefault("client_id", f"pairing-test-{uuid.uuid4().hex[:8]}")  # a new connection, not a reconnect
-    h = Connection.start_pairing(sb.url, name=kw.pop("name", "Pairing test"), agent_key=key, wait=wait,
-                                 clock=clock, **kw)
-    handle_box["h"] = h
-    return h
+    # the handle reaches `wait` through its first status change (the thread may poll before we return)
+    return Connection.start_pairing(sb.url, name=kw.pop("name", "Pairing test"), agent_key=key, wait=wait,
+                                    clock=clock, on_status=lambda h: handle_box.setdefault("h", h), **kw)
 
 
 def test_manual_approval_after_a_few_polls(sb, clock, key):
