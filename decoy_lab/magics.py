@@ -52,66 +52,36 @@ class _Help(Exception):
     pass
 
 
+_FLAG: dict[str, Any] = {"action": "store_true"}
+_MANY: dict[str, Any] = {"nargs": "+"}
+# sub-command -> its arguments (name, argparse options); the functions are bound in _parser().
+_SPEC: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "connect": [("--sandbox", _FLAG), ("--url", {}), ("--profile", {}), ("--name", {}),
+                ("--permission", {"nargs": "+", "dest": "permissions"}), ("--no-wait", _FLAG)],
+    "status": [], "access": [], "topics": [], "links": [], "rows": [], "sync": [], "browse": [], "help": [],
+    "request": [("permissions", _MANY), ("--datatypes", _MANY), ("--topic", {}), ("--reason", {"default": ""})],
+    "memories": [("--topic", {}), ("--category", {}), ("--search", {}), ("--mine", _FLAG)],
+    "map": [("--topic", {}), ("--depth", {"type": int}), ("--category", {})],
+    "unseal": [("id", {}), ("--reveal", _FLAG)],
+    "seal": [("text", _MANY), ("--topic", {}), ("--categories", {"nargs": "+", "default": []})],
+    "save": [("text", {"nargs": "*"}), ("--topic", {}), ("--type", {"default": ""}), ("--relation", {}),
+             ("--parent", {}), ("--categories", {"nargs": "+", "default": []})],
+    "edit": [("id", {}), ("--text", {}), ("--topic", {}), ("--categories", _MANY)],
+    "delete": [("ids", _MANY)],
+    "dump": [("blob", {}), ("--key", {}), ("--owner", _FLAG), ("--reveal", _FLAG)],
+}
+
+
 def _parser() -> _Parser:
     root = _Parser(prog="decoy", add_help=False)
     sub = root.add_subparsers(dest="command", parser_class=_Parser)
-
-    def cmd(name: str, fn: Callable[..., Any]) -> _Parser:
+    for name, arguments in _SPEC.items():
+        fn = globals()[f"_{name}"]
         p = sub.add_parser(name, prog=f"decoy {name}")
         p.set_defaults(run=fn)
         _COMMANDS[name] = fn
-        return p
-
-    p = cmd("connect", _connect)
-    p.add_argument("--sandbox", action="store_true")
-    p.add_argument("--url")
-    p.add_argument("--profile")
-    p.add_argument("--name")
-    p.add_argument("--permission", "--permissions", nargs="+", dest="permissions", default=None)
-    p.add_argument("--no-wait", action="store_true")
-    for name, fn in (("status", _status), ("access", _access), ("topics", _topics), ("links", _links),
-                     ("rows", _rows), ("sync", _sync), ("browse", _browse), ("help", _usage)):
-        cmd(name, fn)
-    p = cmd("request", _request)
-    p.add_argument("permissions", nargs="+")
-    p.add_argument("--datatypes", nargs="+")
-    p.add_argument("--topic")
-    p.add_argument("--reason", default="")
-    p = cmd("memories", _memories)
-    p.add_argument("--topic")
-    p.add_argument("--category")
-    p.add_argument("--search")
-    p.add_argument("--mine", action="store_true")
-    p = cmd("map", _map)
-    p.add_argument("--topic")
-    p.add_argument("--depth", type=int)
-    p.add_argument("--category")
-    p = cmd("unseal", _unseal)
-    p.add_argument("id")
-    p.add_argument("--reveal", action="store_true")
-    p = cmd("seal", _seal)
-    p.add_argument("text", nargs="+")
-    p.add_argument("--topic")
-    p.add_argument("--categories", nargs="+", default=[])
-    p = cmd("save", _save)
-    p.add_argument("text", nargs="*")
-    p.add_argument("--topic")
-    p.add_argument("--type", default="")
-    p.add_argument("--relation")
-    p.add_argument("--parent")
-    p.add_argument("--categories", nargs="+", default=[])
-    p = cmd("edit", _edit)
-    p.add_argument("id")
-    p.add_argument("--text")
-    p.add_argument("--topic")
-    p.add_argument("--categories", nargs="+")
-    p = cmd("delete", _delete)
-    p.add_argument("ids", nargs="+")
-    p = cmd("dump", _dump)
-    p.add_argument("blob")
-    p.add_argument("--key")
-    p.add_argument("--owner", action="store_true")
-    p.add_argument("--reveal", action="store_true")
+        for arg, options in arguments:
+            p.add_argument(arg, **options)
     return root
 
 
@@ -151,7 +121,7 @@ class DecoyMagics(Magics):
         try:
             args = _PARSER.parse_args(words)
         except _Help:
-            return _usage(self, None, None)
+            return _help(self, None, None)
         try:
             return args.run(self, args, cell)
         except DecoyError as exc:
@@ -179,7 +149,7 @@ class DecoyMagics(Magics):
 
 
 # -- sub-commands -----------------------------------------------------------------------------
-def _usage(m: DecoyMagics, args: Any, cell: str | None) -> None:
+def _help(m: DecoyMagics, args: Any, cell: str | None) -> None:
     print(USAGE)
 
 

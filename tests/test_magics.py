@@ -250,3 +250,9 @@ def test_connect_url_saves_a_profile_and_connect_profile_resumes_it(ip, magics, 
         again.close()
     finally:
         magics.connection, magics.pairing = before
+
+
+def test_dash_h_prints_the_sub_command_help_not_a_traceback(ip, capsys):
+    assert decoy(ip, "memories -h") is None
+    out = capsys.readouterr().out
+    assert "--category" in out and "%decoy memories" in out
