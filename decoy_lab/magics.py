@@ -302,7 +302,10 @@ def _dump(m: DecoyMagics, args: Any, cell: str | None) -> Any:
             key_b64 = args.key
     private_key = None
     if key_b64 is None and key_file is None:
-        if args.owner and m.sandbox is not None:
+        if args.owner:
+            if m.sandbox is None:
+                raise UsageError("%decoy dump --owner opens with the sandbox owner's key; connect with --sandbox "
+                                 "first, or give the owner's key as --key PEM_FILE")
             private_key = m.sandbox.owner.key
         elif m.connection is not None:
             private_key = m.connection.agent_key

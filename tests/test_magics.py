@@ -1,7 +1,6 @@
 """`%decoy` in a real IPython InteractiveShell against the embedded sandbox."""
 from __future__ import annotations
 
-import os
 
 import pandas as pd
 import pytest
@@ -16,10 +15,11 @@ from decoy_lab.widgets import PairingWidget, Stepper, SteppedTrace, VaultView
 
 @pytest.fixture(scope="module")
 def ip(tmp_path_factory):
-    os.environ["DECOY_LAB_CONFIG_DIR"] = str(tmp_path_factory.mktemp("decoy-config"))
-    shell = start_ipython()
-    shell.run_line_magic("load_ext", "decoy_lab")
-    return shell
+    with pytest.MonkeyPatch.context() as mp:  # profiles land in a temporary directory
+        mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("decoy-config")))
+        shell = start_ipython()
+        shell.run_line_magic("load_ext", "decoy_lab")
+        yield shell
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +165,7 @@ def test_edit_and_delete(ip, connected):
         decoy(ip, "save", "   ")
 
 
-def test_dump_dissects_and_opens_a_blob(ip, connected):
+def test_dump_dissects_and_opens_a_blob(ip, connected, tmp_path):
     mid = decoy(ip, "save", "Dump me.")
     served = connected.load().served_row(mid)
     plain = decoy(ip, f"dump {served['ciphertext']}")
@@ -179,6 +179,10 @@ def test_dump_dissects_and_opens_a_blob(ip, connected):
     assert key.hex()[:32] not in env.to_html() and wire.kid(key) in env.to_html()
     bad = decoy(ip, "dump AAAA")
     assert not bad.ok
+    pem = tmp_path / "agent.pem"
+    pem.write_text(connected.agent_key.to_pem())
+    by_file = decoy(ip, f"dump {served['wrapped_key']} --key {pem}")
+    assert by_file.ok and wire.kid(by_file.steps[-1].output) == served["kid"]
 
 
 def test_status_access_request_sync_browse(ip, connected):

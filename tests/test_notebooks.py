@@ -55,10 +55,10 @@ def secrets_of(text: str) -> list[str]:
 def run(path: Path, tmp_path: Path) -> nbformat.NotebookNode:
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(SECRETS_CELL))
-    env_dir = tmp_path / "config"
-    os.environ["DECOY_LAB_CONFIG_DIR"] = str(env_dir)  # the kernel inherits it: no profile lands in $HOME
-    NotebookClient(nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}},
-                   record_timing=False).execute()
+    with pytest.MonkeyPatch.context() as mp:  # the kernel inherits it: no profile lands in $HOME
+        mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path / "config"))
+        NotebookClient(nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}},
+                       record_timing=False).execute()
     return nb
 
 
