@@ -94,7 +94,8 @@ def run(ctx: Context) -> list[Figure]:
         t, opened = best_of(1, lambda: machine_limit(rows, key.private_key, 1))
         t_one = min(t_one, t)
         t, opened = best_of(1, lambda: machine_limit(rows, key.private_key, ctx.workers))
-        assert opened == n, f"the raw loop opened {opened} of {n} rows"
+        if opened != n:
+            raise RuntimeError(f"the raw loop opened {opened} of {n} rows")
         t_all = min(t_all, t)
         t, got = best_of(1, lambda: read_memory_rows(rows, key))
         t_rmr = min(t_rmr, t)
