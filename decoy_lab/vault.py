@@ -84,6 +84,14 @@ def read_served(rows: Sequence[Mapping], agent_key: AgentKey, *, key_cache: Muta
     return out
 
 
+def duplicate(row: Mapping) -> tuple[DecodedRow, UnreadableRow]:
+    """A further copy of an id already served in the same answer: reported, never read."""
+    reason = ("served more than once in the same answer: this id was already listed, so this copy is not read "
+              "(a faulty server or cache)")
+    return (DecodedRow(str(row.get("id")), frames.UNREADABLE, status="unreadable", reason=reason, **_meta(row)),
+            UnreadableRow(str(row.get("id")), reason))
+
+
 # -- legacy space rows --------------------------------------------------------------------------
 def space_row(space: Mapping, row: Mapping, space_key: bytes | None, *, key_reason: str | None = None) -> DecodedRow:
     """One legacy space row, opened with the space key and checked against its space and id."""
@@ -316,7 +324,18 @@ def build_vault(answer: Mapping, agent_key: AgentKey, *, key_cache: MutableMappi
     served = [r for r in answer.get("memories") or [] if isinstance(r, dict)]
     before = previous.by_signature() if previous is not None else {}
     sigs = [signature(r) for r in served]
-    pairs = read_served(served, agent_key, key_cache=key_cache, workers=workers, previous=before, sigs=sigs)
+    first, dups = [], {}
+    seen: set = set()
+    for i, r in enumerate(served):  # a faulty server or cache may list an id twice: read the first only
+        if r.get("id") in seen:
+            dups[i] = duplicate(r)
+        else:
+            seen.add(r.get("id"))
+            first.append(i)
+    read = read_served([served[i] for i in first], agent_key, key_cache=key_cache, workers=workers,
+                       previous=before, sigs=[sigs[i] for i in first])
+    by_index = dict(zip(first, read))
+    pairs = [dups[i] if i in dups else by_index[i] for i in range(len(served))]
     return Vault(served=served, decoded_rows=[d for d, _ in pairs],
                  models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
                  answer={k: v for k, v in answer.items() if k != "memories"}, space_rows=list(space_rows),

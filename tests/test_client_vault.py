@@ -1,0 +1,74 @@
+"""vault.py offline: reading a served answer into a Vault, duplicates, reuse on reload, the
+waiting states in words."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from decoy_lab import memory
+from decoy_lab.crypto import AgentKey
+from decoy_lab.vault import build_vault, explain_waiting
+
+
+@pytest.fixture(scope="module")
+def agent() -> AgentKey:
+    return AgentKey.generate()
+
+
+@pytest.fixture(scope="module")
+def rows(agent):
+    owner = AgentKey.generate()
+    keys = memory.RecipientKeys(owner.public_key_b64, agent.public_key_b64)
+    made = memory.new_topic_rows(keys, "Garden", type="hobby")
+    return [memory.new_memory_row(keys, "Tomatoes on the south wall.", topic=made.topic, categories=["hobbies"]),
+            memory.new_memory_row(keys, "Prefers tea."), *made.rows]
+
+
+def served(row: dict, rev: int = 1) -> dict:
+    """A posted row as the server would serve it back to its author."""
+    out = {k: v for k, v in row.items() if k in ("id", "kid", "ciphertext")}
+    return {**out, "wrapped_key": row["self_wrap"], "rev": rev, "via": ["self"], "mine": True,
+            "author_kind": "agent", "created_at": "2026-10-01T10:00:00Z", "updated_at": "2026-10-01T10:00:00Z"}
+
+
+def test_a_served_answer_becomes_memories_topics_and_links(agent, rows):
+    v = build_vault({"memories": [served(r) for r in rows]}, agent, key_cache=memory.KeyCache())
+    assert v.summary == "2 memories, 1 topic, 1 link, 0 unreadable"
+    m = v.memories.set_index("text").loc["Tomatoes on the south wall."]
+    assert m["topic"] == "Garden" and m["categories"] == ["hobbies"]
+    assert v.topics.iloc[0]["memories"] == 1 and v.links.iloc[0]["to"] == "Garden"
+
+
+def test_an_id_served_twice_is_read_once_and_the_copies_reported(agent, rows):
+    first, other = served(rows[0]), served(rows[1])
+    answer = {"memories": [first, other, copy.deepcopy(first), {**copy.deepcopy(other), "id": first["id"]}]}
+    v = build_vault(answer, agent, key_cache=memory.KeyCache())
+    mem = v.memories
+    assert sorted(mem["text"]) == ["Prefers tea.", "Tomatoes on the south wall."]
+    bad = v.rows[v.rows["status"] == "unreadable"]
+    assert list(bad["id"]) == [first["id"], first["id"]]
+    assert bad["reason"].str.contains("served more than once").all()
+    assert v.memory(first["id"]).text == "Tomatoes on the south wall."
+
+
+def test_a_reload_reuses_unchanged_rows_and_reads_changed_ones(agent, rows):
+    cache = memory.KeyCache()
+    v1 = build_vault({"memories": [served(r) for r in rows]}, agent, key_cache=cache)
+    assert v1.read == len(rows)
+    changed = [served(r) for r in rows]
+    changed[1]["rev"] = 2
+    v2 = build_vault({"memories": changed}, agent, key_cache=cache, previous=v1)
+    assert v2.read == 1 and v2.summary == v1.summary
+
+
+def test_waiting_states_are_explained_in_words_never_missing():
+    """`read_again_later`: "do not report the listed items as missing or pair again"."""
+    notes = explain_waiting({"preparing": ["a", "b"], "preparing_others": 3, "preparing_unknown": True,
+                             "retry_after_seconds": 60, "recovery": "read_again_later"})
+    assert len(notes) == 3 and "Read again in 60 s" in notes[0]
+    notes += explain_waiting({"failed": ["a"], "failed_others": 2, "failed_unknown": True,
+                              "recovery": "stopped_asking"})
+    text = " ".join(notes).lower()
+    assert "stopped asking" in text and "missing" not in text and "pair again" not in text
+    assert explain_waiting({}) == []
