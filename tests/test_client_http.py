@@ -213,3 +213,19 @@ def test_no_log_line_or_repr_shows_a_token_or_the_key(key, caplog):
     for secret in (ACCESS, REFRESH, "at-SECRET-0005", "rt-SECRET-0005", pem_body[:40]):
         assert secret not in text
     assert "Bearer" not in caplog.text and "/api/agent/policies" in caplog.text
+
+
+def test_a_refused_refresh_token_says_a_new_pairing_is_needed(key):
+    script = Script(**{"/api/agent/policies": [(401, {"code": "TOKEN_EXPIRED", "recovery": "refresh"})],
+                       "/oauth/token": [(400, {"error": "invalid_grant"})]})
+    with pytest.raises(TokenError) as e:
+        conn_for(script, key).access()
+    assert e.value.recovery == "re_pair" and "new pairing is needed" in str(e.value)
+
+
+def test_a_session_that_ended_is_continued_not_re_paired(key):
+    """"`recovery: continue` → `SESSION_ENDED` … the connection lives on"."""
+    script = Script(**{"/api/agent/policies": [(401, {"code": "SESSION_ENDED", "recovery": "continue"})]})
+    with pytest.raises(TokenError) as e:
+        conn_for(script, key).access()
+    assert "do not pair anew" in str(e.value) and not script.bodies("/oauth/token")
