@@ -5,7 +5,8 @@ its kind (memory, topic, link, space_row, unreadable), the server's metadata and
 from its plaintext. The frames give every column a fixed dtype so a notebook can filter and
 group without surprises: strings are pandas `string`, `rev` is `Int64`, flags are `boolean`,
 `created_at` / `updated_at` are UTC datetimes, and list columns (`categories`, `via`,
-`about`, `endpoints`, `ids`) hold Python lists.
+`endpoints`, `ids`, `memory_ids`) hold Python lists. A memory's `about` is its one value:
+"user", "topic:<id>" or "account:<id>".
 """
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ _STR, _INT, _BOOL, _TIME, _OBJ = "string", "Int64", "boolean", "datetime", "obje
 
 COMMON = {"kid": _STR, "rev": _INT, "via": _OBJ, "mine": _BOOL, "author_kind": _STR,
           "created_at": _TIME, "updated_at": _TIME, "source": _STR}
-MEMORY_COLUMNS = {"id": _STR, "text": _STR, "topic": _STR, "topic_id": _STR, "about": _OBJ, "account": _STR,
+MEMORY_COLUMNS = {"id": _STR, "text": _STR, "topic": _STR, "topic_id": _STR, "about": _STR, "account": _STR,
                   "categories": _OBJ, "metadata": _OBJ, **COMMON}
 TOPIC_COLUMNS = {"id": _STR, "name": _STR, "type": _STR, "memories": _INT, "memory_ids": _OBJ, "ids": _OBJ,
                  "row_id": _STR,
@@ -119,7 +120,7 @@ def memories_frame(rows: Iterable[DecodedRow]) -> pd.DataFrame:
         if not (r.kind == MEMORY or (r.kind == SPACE_ROW and r.text is not None)):
             continue
         recs.append({"id": r.id, "text": r.text, "topic": r.entity_name if r.topic_id else None,
-                     "topic_id": r.topic_id, "about": list(r.about), "account": r.account,
+                     "topic_id": r.topic_id, "about": r.about[0] if r.about else None, "account": r.account,
                      "categories": list(r.categories), "metadata": r.metadata, **_common(r)})
     return oldest_first(typed_frame(recs, MEMORY_COLUMNS))
 

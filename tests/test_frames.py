@@ -38,6 +38,8 @@ def test_memories_frame_has_typed_columns_and_lists():
     m2 = df.set_index("id").loc["m2"]
     assert m2["categories"] == ["travel", "user_preferences"] and m2["via"] == ["self"]
     assert m2["topic"] == "Lisbon trip" and m2["updated_at"] == pd.Timestamp("2026-10-04T07:00:00Z")
+    assert m2["about"] == m2["topic_id"] and df.set_index("id").loc["m1", "about"] == "user"
+    assert str(df["about"].dtype) == "string"
     assert df.set_index("id").loc["s1", "source"] == "space"
     assert pd.isna(df.set_index("id").loc["m1", "topic"])
 
