@@ -2,10 +2,12 @@
 
 `read_served(...)` turns a `GET /api/agent/context/memories` answer into `DecodedRow`s through
 memory.py's readers (in parallel, with the connection's key cache so a reload of unchanged rows
-costs no RSA work); unreadable rows stay, with the reason. Legacy space rows are read with the
-space key and marked `source="space"`. The answer's waiting states (`preparing`, `failed`,
-`preparing_unknown`, `failed_unknown`, `shared_complete`) are explained in words a user can act
-on: saved and on its way, or no longer asked for — never lost, and never a reason to start over.
+costs no RSA work, and rows whose served fields did not change since the previous load are not
+opened at all); unreadable rows stay, with the reason, and an id served twice is read once, its
+copies reported. Legacy space rows are read with the space key and marked `source="space"`.
+The answer's waiting states (`preparing`, `failed`, `preparing_unknown`, `failed_unknown`,
+`shared_complete`) are explained in words a user can act on: saved and on its way, or no longer
+asked for — never lost, and never a reason to start over.
 
 `Vault` holds the result: `.memories`, `.topics`, `.links`, `.rows` DataFrames (frames.py),
 `.summary`, `.served` (the raw rows), `.memory(id)`.
