@@ -44,6 +44,13 @@ from .writes import MEMORIES, DeleteResult
 log = logging.getLogger("decoy_lab.client")
 
 DEFAULT_CLIENT_ID = "decoy-lab"
+
+
+def new_client_id() -> str:
+    """A client id for a new connection. The server continues a live connection paired again
+    with the same client id (a reconnect), so each new pairing gets its own, and a saved profile
+    keeps it for the next reconnect."""
+    return f"{DEFAULT_CLIENT_ID}-{uuid.uuid4().hex[:12]}"
 SANDBOX_OPTIONS = ("owner_key", "approve", "seed", "db", "faults", "clock")
 
 
@@ -168,7 +175,7 @@ class Connection:
         if agent_key is None and saved is not None:  # a reconnect keeps its key, so its memories stay readable
             agent_key, client_id = saved[0], client_id or saved[1]
         key = agent_key or AgentKey.generate()
-        client_id = client_id or DEFAULT_CLIENT_ID
+        client_id = client_id or new_client_id()
         api = Api(base_url, http=http, transport=transport, client_id=client_id)
 
         def finish(tokens: Tokens) -> "Connection":

@@ -223,3 +223,14 @@ def test_device_code_and_tokens_stay_out_of_reprs(key):
     conn = h.result(5)
     for text in (repr(h), repr(h.session), repr(conn), str(conn), repr(conn.tokens)):
         assert "DEV-SECRET" not in text and "AT-SECRET" not in text and "RT-SECRET" not in text
+
+
+def test_each_new_pairing_gets_its_own_client_id(key):
+    """The server continues a live connection paired again with the same client_id (a reconnect)."""
+    ids = []
+    for _ in range(2):
+        server = FakeOAuth(["ok"], interval=1)
+        conn = start(server, key, FakeClock()).result(5)
+        ids.append(server.device_body["client_id"])
+        assert conn.client_id == ids[-1] and server.par_body["client_id"] == ids[-1]
+    assert ids[0] != ids[1] and all(i.startswith("decoy-lab-") for i in ids)
