@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from .errors import APIError, PairingCancelled, PairingError, TransportError
-from .http import DEVICE_GRANT, Api, Tokens
+from .http import DEVICE_GRANT, Api, Tokens, send_with_retries
 
 log = logging.getLogger("decoy_lab.pairing")
 
@@ -131,14 +131,17 @@ class DeviceSession:
 
 
 def start_device(api: Api, *, name: str, client_id: str, rows: list[dict], agent_public_key: str,
-                 use_par: bool = True) -> DeviceSession:
+                 use_par: bool = True, sleep: Callable[[float], Any] = time.sleep) -> DeviceSession:
     """PAR (when the server takes it) then `/oauth/device` with the request_uri and our key."""
     body: dict[str, Any] = {"name": name, "client_id": client_id, "agent_public_key": agent_public_key,
                             "platform": "oauth"}
+    def post(path: str, payload: dict) -> Any:  # a lost answer only costs an unused session: ask again
+        return send_with_retries(lambda: api.request("POST", path, json=payload, auth=False), retries=2,
+                                 backoff=0.5, sleep=sleep)
+
     if use_par:
         try:
-            par = api.request("POST", "/oauth/par", json={"client_id": client_id, "authorization_details": rows},
-                              auth=False)
+            par = post("/oauth/par", {"client_id": client_id, "authorization_details": rows})
             body["request_uri"] = par["request_uri"]
         except APIError as exc:
             if exc.status not in (404, 405):
@@ -146,7 +149,7 @@ def start_device(api: Api, *, name: str, client_id: str, rows: list[dict], agent
     if "request_uri" not in body:
         body["authorization_details"] = rows
     try:
-        ans = api.request("POST", "/oauth/device", json=body, auth=False)
+        ans = post("/oauth/device", body)
     except APIError as exc:
         raise PairingError(f"the pairing request was refused: {exc}", code=exc.code) from exc
     try:
@@ -274,7 +277,8 @@ class PairingHandle:
         if self._cancel.is_set():
             raise PairingCancelled("pairing cancelled", code="cancelled")
         s = start_device(self.api, name=self.name, client_id=self.client_id, rows=self.rows,
-                         agent_public_key=self.agent_public_key, use_par=self.use_par)
+                         agent_public_key=self.agent_public_key, use_par=self.use_par,
+                         sleep=self._wait or self._cancel.wait)
         self.session = s
         started = self.clock()
         life = s.expires_in if self.timeout is None else min(s.expires_in, self.timeout)

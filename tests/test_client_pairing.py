@@ -234,3 +234,19 @@ def test_each_new_pairing_gets_its_own_client_id(key):
         ids.append(server.device_body["client_id"])
         assert conn.client_id == ids[-1] and server.par_body["client_id"] == ids[-1]
     assert ids[0] != ids[1] and all(i.startswith("decoy-lab-") for i in ids)
+
+
+def test_a_lost_device_answer_is_asked_again(key):
+    server = FakeOAuth(["ok"], interval=1)
+    real = server.__call__
+    failures = [httpx.ConnectError("down")]
+
+    def flaky(request):
+        if request.url.path == "/oauth/device" and failures:
+            raise failures.pop()
+        return real(request)
+
+    h = Connection.start_pairing("http://sb", name="x", transport=httpx.MockTransport(flaky), profile=None,
+                                 agent_key=key, wait=FakeClock().wait)
+    assert h.result(10).token_id == "tok-1"
+    assert [p for _, p, _ in server.calls].count("/oauth/device") == 1
