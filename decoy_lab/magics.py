@@ -127,6 +127,8 @@ class DecoyMagics(Magics):
         except DecoyError as exc:
             raise UsageError(f"%decoy {words[0]}: {exc}") from None
 
+    decoy.__doc__ = f"{decoy.__doc__}\n\n{USAGE}"  # `%decoy?` shows every sub-command
+
     # -- shared helpers used by the sub-commands -------------------------------------------------
     def conn(self) -> Any:
         """The live Connection, or a UsageError that says how to get one."""

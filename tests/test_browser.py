@@ -139,7 +139,24 @@ def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
             map_png = page.locator(".jp-RenderedImage img[src^='data:image/png']").first
             expect(map_png).to_be_visible()
             assert map_png.evaluate("img => img.naturalWidth") > 300
-            expect(page.locator(".decoy-browser").first).to_be_attached()
+            # The table and the map are two views of one vault: pick a topic on the Map tab and
+            # the Memories tab filters to it (the round trip goes through the kernel).
+            view = page.locator(".decoy-browser").first.locator(
+                "xpath=ancestor::div[contains(@class,'jp-OutputArea-output')]")
+            view.get_by_role("tab", name="Map").click()
+            map_widget = view.locator(".decoy-topicmap")
+            picker = map_widget.locator("select").first
+            picker.select_option(index=2)  # (all), You, then the first topic
+            topic = picker.locator("option:checked").inner_text().replace("\xa0", " ").strip()
+            listed = map_widget.locator(".decoy-memory-table tbody tr td:nth-child(2)")
+            expect(listed.first).to_have_text(topic, timeout=20_000)
+            assert {t.replace("\xa0", " ") for t in listed.all_inner_texts()} == {topic}
+            view.get_by_role("tab", name="Memories").click()
+            table = view.locator(".decoy-browser .decoy-memory-table tbody tr td:nth-child(2)")
+            expect(view.locator(".decoy-browser select").first.locator("option:checked")).to_have_text(topic)
+            expect(table.first).to_have_text(topic)
+            assert {t.replace("\xa0", " ") for t in table.all_inner_texts()} == {topic}
+            assert table.count() == listed.count()
 
             # The stepper answers clicks in the browser: Next moves to step 2, through the kernel.
             stepper = page.locator(".decoy-stepper").first
