@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import math
+import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -119,10 +120,10 @@ def _endpoint(value: Any, name: Any, by_name: dict[str, str]) -> str | None:
             return v
         if v.startswith("account:"):
             return v
-    if name is not None and str(name).strip().lower() in USER_NAMES:
+    if name is not None and normalize_topic_name(str(name)) in USER_NAMES:
         return USER
     if name:
-        return by_name.get(" ".join(str(name).lower().split()))
+        return by_name.get(normalize_topic_name(str(name)))
     return None
 
 
@@ -148,7 +149,7 @@ def build_graph(source: Any, *, topic: str | None = None, depth: int | None = No
                    memories=0, color=TYPE_COLOURS.get(ttype, TYPE_COLOURS[""]), categories=set())
         for copy in _as_list(_get(row, "ids")):
             alias[topic_node(copy)] = node
-        by_name.setdefault(" ".join(name.lower().split()), node)
+        by_name.setdefault(normalize_topic_name(name), node)
 
     counted = False
     for row in memories.to_dict("records"):
@@ -161,7 +162,7 @@ def build_graph(source: Any, *, topic: str | None = None, depth: int | None = No
             name = str(_get(row, "topic", "entity_name", default=node))
             G.add_node(node, kind="topic", name=name, label=shorten(name), type="", memories=0,
                        color=TYPE_COLOURS[""], categories=set())
-            by_name.setdefault(" ".join(name.lower().split()), node)
+            by_name.setdefault(normalize_topic_name(name), node)
         cats = set(_as_list(_get(row, "categories")))
         G.nodes[node]["categories"] |= cats
         if category is None or category in cats:
@@ -169,7 +170,8 @@ def build_graph(source: Any, *, topic: str | None = None, depth: int | None = No
     if not counted:  # no memory frame: fall back on the topic listing's own counts
         for row in topics.to_dict("records"):
             n = _get(row, "memories", default=0)
-            G.nodes[topic_node(_get(row, "id", "topic_id"))]["memories"] = n if isinstance(n, int) else len(_as_list(n))
+            G.nodes[topic_node(_get(row, "id", "topic_id"))]["memories"] = (
+                int(n) if isinstance(n, numbers.Integral) else len(_as_list(n)))
 
     for row in links.to_dict("records"):
         ends = _as_list(_get(row, "endpoints"))
@@ -197,16 +199,19 @@ def build_graph(source: Any, *, topic: str | None = None, depth: int | None = No
 
 
 def _set_depths(G: nx.DiGraph) -> None:
-    """`depth` = hops from You along relations; `parent` = the node it hangs from."""
+    """`depth` = hops from You along relations; `parent` = the node it hangs from (the nearest
+    predecessor to You), so the drawing is a tree even when relations form a loop."""
     dist = nx.single_source_shortest_path_length(G, USER)
+    while len(dist) < len(G):  # a loop out of reach (two topics that include each other): hang one from You
+        G.add_edge(USER, next(n for n in G if n not in dist), relation="", label="", inferred=True)
+        dist = nx.single_source_shortest_path_length(G, USER)
     for node in G:
-        G.nodes[node]["depth"] = dist.get(node, 1)
+        G.nodes[node]["depth"] = dist[node]
         G.nodes[node]["parent"] = None
     for node in G:
         if node == USER:
             continue
-        preds = sorted(G.predecessors(node), key=lambda p: (G.nodes[p]["depth"], str(p)))
-        preds = [p for p in preds if G.nodes[p]["depth"] < G.nodes[node]["depth"]] or preds
+        preds = sorted((p for p in G.predecessors(node) if dist[p] < dist[node]), key=lambda p: (dist[p], str(p)))
         G.nodes[node]["parent"] = preds[0] if preds else USER
 
 

@@ -162,3 +162,32 @@ def test_draw_returns_a_figure_and_highlight_marks_a_topic(frames):
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     assert buf.getvalue()[:4] == b"\x89PNG"
+
+
+def test_topics_that_include_each_other_still_hang_from_you_at_distinct_places():
+    f = make_frames(3, nested=0)
+    links = f["links"].copy()
+    a, b = f["topics"]["id"].iloc[1], f["topics"]["id"].iloc[2]
+    links = links[~links["to_id"].isin([a, b])]
+    loop = pd.DataFrame([{"id": "l1", "from": "Topic 1", "to": "x", "relation_type": "includes", "endpoints": [a, b]},
+                         {"id": "l2", "from": "x", "to": "Topic 1", "relation_type": "includes", "endpoints": [b, a]}])
+    G = tm.build_graph({**f, "links": pd.concat([links, loop], ignore_index=True)})
+    assert G.nodes[a]["depth"] + G.nodes[b]["depth"] == 3  # one hangs from You, the other from it
+    pos = tm.radial_layout(G)
+    assert len({pos[n] for n in G}) == len(G)
+
+
+def test_topic_listing_counts_are_used_without_a_memory_frame(frames):
+    G = tm.build_graph({"topics": frames["topics"], "links": frames["links"]})
+    assert [G.nodes[t]["memories"] for t in frames["topics"]["id"]] == list(frames["topics"]["memories"])
+
+
+def test_select_memories_matches_the_map(frames):
+    """The table and the map filter by one rule: a topic by any spelling, "You" = no topic."""
+    G = tm.build_graph(frames)
+    tid = frames["topics"]["id"].iloc[0]
+    assert list(tm.select_memories(frames, topic="  TOPIC 0 ")["id"]) == list(tm.memories_of(frames, G, tid)["id"])
+    assert list(tm.select_memories(frames, topic="you")["text"]) == ["Prefers short answers."]
+    assert set(tm.select_memories(frames, category="travel", mine=True)["mine"]) == {True}
+    with pytest.raises(MemoryModelError):
+        tm.select_memories(frames, topic="Atlantis")
