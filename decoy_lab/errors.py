@@ -5,6 +5,7 @@
     ├── CryptoError(step)                     a seal/open step failed (GCM tag, RSA unwrap, kid …)
     ├── UnreadableRow(row_id, reason)         a served row this connection cannot read
     ├── MemoryModelError                      a row or edit the memory contract refuses
+    ├── ProfileError                          a saved connection that is missing or unreadable
     ├── PairingError(code)                    the device grant ended without a token
     │   └── PairingCancelled
     ├── TransportError                        the outcome of a request is unknown (network, timeout)
@@ -69,6 +70,10 @@ class UnreadableRow(DecoyError):
 
 class MemoryModelError(DecoyError, ValueError):
     """A memory, topic or edit that the memory contract refuses (raised before any request)."""
+
+
+class ProfileError(DecoyError):
+    """A profile that does not exist, has a bad name, or cannot be read."""
 
 
 class PairingError(DecoyError):

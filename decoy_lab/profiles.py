@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .errors import DecoyError
+from .errors import ProfileError
 
 APP_NAME = "decoy-lab"
 KEYRING_SERVICE = "decoy-lab"
@@ -28,10 +28,6 @@ ENV_DIR = "DECOY_LAB_CONFIG_DIR"
 ENV_KEYRING = "DECOY_LAB_KEYRING"  # "0" turns keyring off, "1" insists on trying it
 SECRET_FIELDS = ("access_token", "refresh_token", "private_key_pem")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-
-class ProfileError(DecoyError):
-    """A profile that does not exist, has a bad name, or cannot be read."""
 
 
 def secret_fingerprint(value: str | None) -> str:
