@@ -70,7 +70,7 @@ def with_progress(fn: Callable[[], T], desc: str, *, after: float = 1.0, poll: f
         from tqdm.auto import tqdm
 
         start = time.monotonic()
-        with tqdm(desc=desc, total=None, unit="s", bar_format="{desc}: {elapsed}") as bar:
+        with tqdm(desc=desc, total=None, unit="s", bar_format="{desc}: {elapsed}", leave=False) as bar:
             while worker.is_alive():
                 worker.join(poll)
                 bar.n = round(time.monotonic() - start, 1)

@@ -114,17 +114,21 @@ def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
             page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
                                    ".connectionStatus === 'connected'", timeout=90_000)
             page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            # Every cell has run when the last one shows an execution count and the kernel is idle.
+            # Every cell has run when the last one shows an execution count and the kernel is
+            # idle; an error stops run-all, so stop waiting as soon as one shows.
             page.wait_for_function(
                 "() => { const nb = window.jupyterapp.shell.currentWidget.content;"
                 " const cells = nb.widgets.filter(c => c.model.type === 'code');"
+                " const failed = cells.some(c => c.model.outputs.toJSON().some(o => o.output_type === 'error'));"
                 " const last = cells[cells.length - 1];"
-                " return last.model.executionCount !== null"
-                "  && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'; }",
+                " return failed || (last.model.executionCount !== null"
+                "  && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'); }",
                 timeout=240_000)
-            errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
-            tracebacks = [t for t in errors.all_inner_texts() if "Traceback" in t or "Error" in t]
-            assert not tracebacks, tracebacks[:2]
+            errors = page.evaluate(
+                "() => window.jupyterapp.shell.currentWidget.content.widgets"
+                ".flatMap(c => c.model.type === 'code' ? c.model.outputs.toJSON() : [])"
+                ".filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue)")
+            assert errors == [], errors
 
             pairing = page.locator(".decoy-pairing").first
             expect(pairing).to_be_visible(timeout=30_000)
