@@ -260,3 +260,13 @@ def test_dash_h_prints_the_sub_command_help_not_a_traceback(ip, capsys):
     assert decoy(ip, "memories -h") is None
     out = capsys.readouterr().out
     assert "--category" in out and "%decoy memories" in out
+
+
+def test_edit_moves_a_memory_between_topics_and_back_to_you(ip, connected):
+    """Spec: `editMemoryRow(served, {topic})`; `topic: null` returns it to You."""
+    mid = decoy(ip, "save --topic 'Lisbon trip' --categories travel", "Museum pass for two days.")
+    decoy(ip, f"edit {mid} --topic You")
+    assert mid in set(decoy(ip, "memories --topic you")["id"])
+    decoy(ip, f"edit {mid} --topic 'lisbon trip' --categories travel food")
+    row = decoy(ip, "memories --topic 'Lisbon trip'").set_index("id").loc[mid]
+    assert sorted(row["categories"]) == ["food", "travel"]
