@@ -253,8 +253,6 @@ def test_oversized_ciphertext_is_reported(world):
         conn.close()
 
 
-@pytest.mark.xfail(strict=True, reason="neither memory.read_rows nor vault.build_vault notices an id served "
-                                       "twice: both copies become memories (reported to their owners)")
 def test_duplicate_id_keeps_the_first_and_reports_the_copies(world, hostile):
     """A faulty server that serves one id twice — an exact copy, and a copy carrying another
     row's sound ciphertext and wrap — is put between client and sandbox by a proxy transport:
