@@ -191,3 +191,12 @@ def test_select_memories_matches_the_map(frames):
     assert set(tm.select_memories(frames, category="travel", mine=True)["mine"]) == {True}
     with pytest.raises(MemoryModelError):
         tm.select_memories(frames, topic="Atlantis")
+
+
+def test_a_crowded_map_labels_only_the_highlighted_topics_relations():
+    f = make_frames(120, nested=0, memories_per_topic=0)
+    G = tm.build_graph(f)
+    tid = f["topics"]["id"].iloc[5]
+    texts = [t.get_text() for t in tm.draw(G, highlight=tid).axes[0].texts]
+    assert texts.count("is planning") == 1
+    assert sum(t.get_text() == "is planning" for t in tm.draw(tm.build_graph(make_frames(20, nested=0))).axes[0].texts) == 20
