@@ -26,10 +26,11 @@ def status_mark(ok: bool | None) -> str:
     return f'<span style="color:{colour};font-weight:bold">{mark}</span>'
 
 
-def step_html(step: Any, index: int | None = None, *, reveal: bool = False) -> str:
+def step_html(step: Any, index: int | None = None, *, reveal: bool = False, before: Any = None) -> str:
     """One Trace step, for the stepper: ✓/✗ and its name, then the reason it failed, its inputs
     and output (hexdump's wording: secrets as fingerprints unless `reveal`) and its bytes as
-    an annotated, coloured dump."""
+    an annotated, coloured dump. A failing check with no bytes of its own names what it was
+    given: `before`, the step whose output it checked."""
     from . import hexdump
 
     head = f"{index + 1}. " if index is not None else ""
@@ -40,9 +41,13 @@ def step_html(step: Any, index: int | None = None, *, reveal: bool = False) -> s
             parts.append(f'<div class="decoy-reason" style="border-left:4px solid {BAD_COLOUR};padding:4px 8px;'
                          f'background:#ffebe9;margin:4px 0"><b>Why it failed:</b> {esc(text)}</div>')
         else:
-            parts.append(f'<div style="margin:2px 0"><b style="display:inline-block;width:4.5em">{esc(label)}</b>'
+            parts.append(f'<div style="margin:2px 0"><b style="display:inline-block;width:5.5em">{esc(label)}</b>'
                          f'<code style="word-break:break-all">{esc(text)}</code></div>')
     args = hexdump._step_dump_args(step, reveal)
+    if step.ok is False and args is None and before is not None and before.output is not None:
+        given = hexdump._value(before.output, secret=bool(getattr(before, "secret_output", False)), reveal=reveal)
+        parts.append(f'<div style="margin:2px 0"><b style="display:inline-block;width:5.5em">checked</b>'
+                     f'<code style="word-break:break-all">the output of “{esc(before.name)}”: {esc(given)}</code></div>')
     if args is not None:
         data, fields, secret = args
         parts.append(hexdump.dump_html(data, fields, reveal=reveal, secret=secret))

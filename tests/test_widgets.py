@@ -299,3 +299,15 @@ def test_progress_bar_only_for_slow_calls(monkeypatch):
     assert made and made[0]["desc"] == "loading memories"
     with pytest.raises(ZeroDivisionError):
         with_progress(lambda: 1 / 0, "broken", after=30)
+
+
+def test_a_failing_check_without_bytes_names_what_it_checked(agent_key):
+    """A failing step shows the inputs of the failing check (the step before's output, as a fingerprint)."""
+    key = random_key()
+    bad = sealing.seal_envelope(key, agent_key.public_key_b64, owner=True)  # raw key bytes, not base64 text
+    trace = Trace("owner check")
+    with pytest.raises(CryptoError):
+        sealing.unwrap_as_owner(bad, agent_key, trace=trace)
+    body = Stepper(trace)._body.value
+    assert "checked" in body and trace.steps[-2].name in body and wire.kid(key) in body
+    assert key.hex()[:32] not in body

@@ -72,7 +72,8 @@ class Stepper(W.VBox):
         self._prev.disabled = index == 0
         self._next.disabled = index == n - 1
         self._where.value = f"step {index + 1} of {n}"
-        self._body.value = step_html(self.step, index, reveal=self.reveal)
+        before = self.trace.steps[index - 1] if index > 0 else None
+        self._body.value = step_html(self.step, index, reveal=self.reveal, before=before)
 
     def _repr_mimebundle_(self, **kw: Any) -> dict:
         """The widget view, with the whole trace as static HTML for viewers without widgets."""
