@@ -405,11 +405,12 @@ def draw(G: nx.DiGraph, *, highlight: str | Iterable[str] | None = None, ax: Any
     nodes = [n for n in G if n != USER]
     xs = [pos[n][0] for n in nodes]
     ys = [pos[n][1] for n in nodes]
-    ax.scatter(xs, ys, s=[_size(int(G.nodes[n].get("memories") or 0), many) for n in nodes],
-               c=[G.nodes[n].get("color", TYPE_COLOURS[""]) for n in nodes],
-               alpha=[0.3 if marked and n not in marked else 1.0 for n in nodes],
-               edgecolors=["#d4a017" if n in marked else "white" for n in nodes],
-               linewidths=[3.0 if n in marked else 1.0 for n in nodes], zorder=3)
+    if nodes:
+        ax.scatter(xs, ys, s=[_size(int(G.nodes[n].get("memories") or 0), many) for n in nodes],
+                   c=[G.nodes[n].get("color", TYPE_COLOURS[""]) for n in nodes],
+                   alpha=[0.3 if marked and n not in marked else 1.0 for n in nodes],
+                   edgecolors=["#d4a017" if n in marked else "white" for n in nodes],
+                   linewidths=[3.0 if n in marked else 1.0 for n in nodes], zorder=3)
     ax.scatter([0.0], [0.0], s=900, c=USER_COLOUR, edgecolors="#d4a017" if USER in marked else "white",
                linewidths=3.0 if USER in marked else 1.0, zorder=3)
     ax.text(0.0, 0.0, YOU, color="white", fontsize=10, fontweight="bold", ha="center", va="center", zorder=4)

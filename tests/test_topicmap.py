@@ -200,3 +200,9 @@ def test_a_crowded_map_labels_only_the_highlighted_topics_relations():
     texts = [t.get_text() for t in tm.draw(G, highlight=tid).axes[0].texts]
     assert texts.count("is planning") == 1
     assert sum(t.get_text() == "is planning" for t in tm.draw(tm.build_graph(make_frames(20, nested=0))).axes[0].texts) == 20
+
+
+def test_an_empty_vault_is_just_you():
+    G = tm.build_graph({})
+    assert list(G) == [tm.USER]
+    assert G._repr_png_().startswith(b"\x89PNG") and tm.draw(G, highlight="You").axes[0].texts[0].get_text() == "You"
