@@ -117,11 +117,13 @@ def test_save_then_memories_topics_links_rows_frames(ip, connected):
 
 
 def test_map_returns_the_graph_that_draws_itself(ip, connected):
-    decoy(ip, "save --topic 'Lisbon trip' --categories travel", "Hotel near Alfama.")
+    decoy(ip, "save --topic 'Porto weekend' --type trip --relation 'is planning' --categories travel", "Train at 9.")
+    decoy(ip, "save --topic 'porto  weekend' --categories travel", "Hotel near Ribeira.")
     G = decoy(ip, "map")
     assert isinstance(G, topicmap.TopicGraph)
-    tid = next(n for n, d in G.nodes(data=True) if d.get("name") == "Lisbon trip")
-    assert G.nodes[tid]["memories"] >= 2 and G.edges[topicmap.USER, tid]["relation"] == "is planning"
+    tid = next(n for n, d in G.nodes(data=True) if d.get("name") == "Porto weekend")
+    assert G.nodes[tid]["memories"] == 2 and G.edges[topicmap.USER, tid]["relation"] == "is planning"
+    assert G.nodes[tid]["type"] == "trip"
     assert G._repr_png_().startswith(b"\x89PNG")
     assert set(decoy(ip, "map --depth 0")) == {topicmap.USER}
     assert set(decoy(ip, "map --category user_preferences")) == {topicmap.USER}
