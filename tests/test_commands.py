@@ -1,0 +1,412 @@
+"""`decoy-lab` connection commands against a real sandbox over HTTP.
+
+One sandbox and one paired profile for the whole module (pairing costs an RSA keygen); the
+config directory is a temporary one (DECOY_LAB_CONFIG_DIR, keyring off, so secrets sit in the
+profile file where the tests can read them and check that no output ever contains them).
+Commands run in-process through `decoy_lab.cli.main`, and a few through the real console script.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+from decoy_lab.cli import main
+from decoy_lab.profiles import ENV_DIR, ENV_KEYRING, ProfileStore
+
+SCRIPT = Path(sys.executable).with_name("decoy-lab")
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("config")
+
+
+@pytest.fixture(autouse=True)
+def _env(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_DIR, str(config))
+    monkeypatch.setenv(ENV_KEYRING, "0")
+    monkeypatch.setenv("COLUMNS", "120")
+
+
+@pytest.fixture(scope="module")
+def sandbox(config: Path) -> Iterator[object]:
+    from decoy_lab.sandbox import Sandbox
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(ENV_DIR, str(config))
+        mp.setenv(ENV_KEYRING, "0")
+        sb = Sandbox.start()
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["pair", sb.url, "--name", "CLI test"])
+        sb.paired = (code, out.getvalue(), err.getvalue())  # type: ignore[attr-defined]
+        sb.owner.share()  # the owner's phone shares the demo vault with the new connection
+        try:
+            yield sb
+        finally:
+            sb.stop()
+
+
+def secrets(config: Path) -> list[str]:
+    """Every secret a saved profile holds (read fresh: a refresh changes the tokens)."""
+    store = ProfileStore(config)
+    out = []
+    for name in store.names():
+        p = store.load(name)
+        out += [s for s in (p.access_token, p.refresh_token) if s]
+        if p.private_key_pem:
+            out += [line for line in p.private_key_pem.splitlines() if len(line) > 40]  # the PEM body
+    return out
+
+
+def assert_no_secret(config: Path, *texts: str) -> None:
+    joined = "\n".join(texts)
+    assert "PRIVATE KEY" not in joined
+    found = secrets(config)
+    assert found or not ProfileStore(config).names()  # a saved profile always has something to hide
+    for s in found:
+        assert s not in joined
+
+
+def cli(capsys: pytest.CaptureFixture, config: Path, *argv: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """Run `decoy-lab ARGV` in-process; returns (exit code, stdout, stderr), checked for secrets."""
+    capsys.readouterr()
+    if stdin is not None:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(sys, "stdin", io.StringIO(stdin))
+            code = main(list(argv))
+    else:
+        code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert_no_secret(config, out, err)
+    return code, out, err
+
+
+def vault(config: Path):
+    from decoy_lab.client import Connection
+
+    with Connection.resume("default", store=ProfileStore(config)) as conn:
+        return conn.load()
+
+
+def stored_rows(sb) -> int:
+    return len(httpx.get(f"{sb.url}/_sandbox/rows").json()["rows"])
+
+
+# -- pairing -------------------------------------------------------------------------------------
+def test_pair_prints_link_and_code_then_what_was_granted(sandbox, config):
+    code, out, err = sandbox.paired
+    assert code == 0, err
+    link = re.search(r"Open (\S+/connect\?code=(\S+))", out)
+    assert link, out
+    assert f"shows the code {link.group(2)}" in out
+    assert "saved as profile 'default'" in out
+    assert "memory.read" in out.split("Granted:")[1] and "memory.save" in out.split("Granted:")[1]
+    assert ProfileStore(config).exists("default")
+    assert_no_secret(config, out, err)
+
+
+def _read_until(stream, needle: str) -> str:
+    seen = ""
+    for line in stream:
+        seen += line
+        if needle in line:
+            return seen
+    raise AssertionError(f"{needle!r} never appeared; got {seen!r}")
+
+
+def _spawn(*argv: str, config: Path) -> subprocess.Popen:
+    env = {**os.environ, ENV_DIR: str(config), ENV_KEYRING: "0"}
+    return subprocess.Popen([str(SCRIPT), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, bufsize=1)
+
+
+@pytest.fixture
+def manual(sandbox):
+    """The owner's phone answers by hand for this test; polls every second."""
+    state = sandbox.state
+    before = state.approve, state.device_interval
+    state.approve, state.device_interval = "manual", 1
+    yield sandbox
+    state.approve, state.device_interval = before
+
+
+def test_pair_waits_for_the_owner_with_a_status_line(manual, config):
+    """The console script prints the link at once, shows the wait on stderr, then the grant."""
+    proc = _spawn("pair", manual.url, "--profile", "approved", "--permission", "memory.read", config=config)
+    try:
+        head = _read_until(proc.stdout, "shows the code")
+        code = re.search(r"shows the code (\S+)\.", head).group(1)
+        waiting = _read_until(proc.stderr, "waiting")
+        assert code in waiting
+        manual.owner.approve(code)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill() if proc.poll() is None else None
+    assert proc.returncode == 0, err
+    assert "saved as profile 'approved'" in out and "memory.read" in out.split("Granted:")[1]
+    assert ProfileStore(config).exists("approved")
+    assert_no_secret(config, head, waiting, out, err)
+
+
+def test_pair_ctrl_c_cancels_cleanly(manual, config):
+    proc = _spawn("pair", manual.url, "--profile", "cancelled", config=config)
+    try:
+        _read_until(proc.stdout, "shows the code")
+        _read_until(proc.stderr, "waiting")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill() if proc.poll() is None else None
+    assert proc.returncode == 130
+    assert "pairing cancelled" in err and "Traceback" not in err
+    assert not ProfileStore(config).exists("cancelled")
+
+
+# -- reading ---------------------------------------------------------------------------------------
+def test_memories_table_lists_every_readable_memory(sandbox, config, capsys):
+    v = vault(config)
+    assert len(v.memories) > 10
+    code, out, err = cli(capsys, config, "memories")
+    assert code == 0, err
+    header = out.splitlines()[0].split()
+    assert header == ["id", "topic", "categories", "text"]
+    listed = {line.split()[0] for line in out.splitlines()[1:]}
+    assert listed == set(v.memories["id"])
+    assert v.summary in err
+    assert all(len(line) <= 120 for line in out.splitlines())  # long text shortened to the width
+
+
+def test_memories_json_and_filters(sandbox, config, capsys):
+    v = vault(config)
+    code, out, _ = cli(capsys, config, "memories", "--json")
+    assert code == 0
+    records = json.loads(out)
+    assert {r["id"] for r in records} == set(v.memories["id"])
+    first = next(r for r in records if r["id"] == v.memories["id"].iloc[-1])
+    assert first["text"] == v.memories["text"].iloc[-1]
+    assert isinstance(first["categories"], list)
+
+    topic = v.topics["name"].iloc[0]
+    code, out, _ = cli(capsys, config, "memories", "--topic", topic, "--json")
+    got = json.loads(out)
+    assert got and all(r["topic"] == topic for r in got)
+    assert {r["id"] for r in got} == set(v.topics["memory_ids"].iloc[0])
+
+    code, out, _ = cli(capsys, config, "memories", "--category", "food", "--json")
+    assert json.loads(out) and all("food" in r["categories"] for r in json.loads(out))
+
+
+def test_topics_links_rows(sandbox, config, capsys):
+    v = vault(config)
+    code, out, _ = cli(capsys, config, "topics")
+    assert code == 0
+    for name in v.topics["name"]:
+        assert name in out
+    code, out, _ = cli(capsys, config, "topics", "--json")
+    assert [t["name"] for t in json.loads(out)] == list(v.topics["name"])
+    code, out, _ = cli(capsys, config, "links", "--json")
+    assert {r["id"] for r in json.loads(out)} == set(v.links["id"])
+    code, out, _ = cli(capsys, config, "rows")
+    assert code == 0 and out.splitlines()[0].split() == ["id", "kind", "status", "label"]
+
+
+def test_status_and_access_show_no_secret(sandbox, config, capsys):
+    code, out, _ = cli(capsys, config, "status")
+    assert code == 0
+    store = ProfileStore(config)
+    p = store.load("default")
+    assert p.token_id in out and sandbox.url in out
+    code, out, _ = cli(capsys, config, "status", "--json")
+    facts = json.loads(out)
+    assert facts["token_id"] == p.token_id and "memory.read" in facts["permissions"]
+    code, out, _ = cli(capsys, config, "access", "--json")
+    assert {r["permission"] for r in json.loads(out)["permissions"]} >= {"memory.read", "memory.save"}
+
+
+def test_unseal_good_row_exits_0(sandbox, config, capsys):
+    mid = vault(config).memories.query("source == 'memories'")["id"].iloc[0]
+    code, out, _ = cli(capsys, config, "unseal", mid)
+    assert code == 0
+    assert f"unseal {mid} — ✓ all" in out and "AES-256-GCM open" in out
+
+
+def test_unseal_reveal_shows_the_raw_key_only_when_asked(sandbox, config, capsys):
+    from decoy_lab.client import Connection
+
+    mid = vault(config).memories.query("source == 'memories'")["id"].iloc[0]
+    with Connection.resume("default", store=ProfileStore(config)) as conn:
+        trace = conn.unseal(mid)
+    raw_key = next(s.output for s in trace.steps if s.secret_output and isinstance(s.output, bytes)).hex()
+    _, hidden, _ = cli(capsys, config, "unseal", mid)
+    _, shown, _ = cli(capsys, config, "unseal", mid, "--reveal")
+    assert raw_key not in hidden and "secret 32 bytes" in hidden
+    assert raw_key in shown
+
+
+def test_unseal_a_row_not_served_exits_1(sandbox, config, capsys):
+    code, out, _ = cli(capsys, config, "unseal", str(uuid.uuid4()))
+    assert code == 1
+    assert "✗ find the served row" in out
+
+
+def test_seal_is_a_dry_run(sandbox, config, capsys):
+    before = stored_rows(sandbox)
+    code, out, err = cli(capsys, config, "seal", "Would", "like", "a", "window", "seat.", "--topic",
+                         "A topic never saved", "--categories", "travel")
+    assert code == 0
+    assert "seal preview (not sent) — ✓ all" in out and "new topic" in out
+    assert "nothing was sent" in err
+    assert stored_rows(sandbox) == before
+    assert "A topic never saved" not in json.dumps([r.get("name") for r in sandbox.owner.app_view()])
+
+
+# -- writing ---------------------------------------------------------------------------------------
+def test_save_list_edit_delete_round_trip(sandbox, config, capsys):
+    code, out, err = cli(capsys, config, "save", "-", "--topic", "Lisbon trip", "--categories", "travel",
+                         stdin="Wants a tram 28 ride at sunrise.\n")
+    assert code == 0, err
+    mid = out.strip()
+    assert UUID.match(mid)
+
+    code, out, _ = cli(capsys, config, "memories", "--mine", "--json")
+    mine = {r["id"]: r for r in json.loads(out)}
+    assert mine[mid]["text"] == "Wants a tram 28 ride at sunrise."
+    assert mine[mid]["topic"] == "Lisbon trip" and mine[mid]["categories"] == ["travel"]
+
+    code, out, _ = cli(capsys, config, "edit", mid, "--text", "Wants a tram 28 ride at dawn.", "--categories",
+                       "travel", "food")
+    assert code == 0 and out.strip() == f"edited {mid} (rev 2)"
+    code, out, _ = cli(capsys, config, "memories", "--search", "at dawn", "--json")
+    [edited] = json.loads(out)
+    assert edited["id"] == mid and edited["rev"] == 2 and edited["categories"] == ["travel", "food"]
+
+    seen = {r["id"]: r for r in sandbox.owner.app_view()}
+    assert seen[mid]["readable"] and seen[mid]["text"] == "Wants a tram 28 ride at dawn."
+    code, out, _ = cli(capsys, config, "app-view", sandbox.url, "--json")
+    assert {r["id"]: r["readable"] for r in json.loads(out)}[mid] is True
+
+    code, out, _ = cli(capsys, config, "delete", mid)
+    assert code == 0 and out.strip() == f"deleted  {mid}"
+    code, out, _ = cli(capsys, config, "memories", "--json")
+    assert mid not in {r["id"] for r in json.loads(out)}
+
+
+def test_delete_reports_refused_ids_and_exits_1(sandbox, config, capsys):
+    demo = vault(config).memories.query("source == 'memories' and mine == False")["id"].iloc[0]
+    code, out, _ = cli(capsys, config, "delete", demo, "--json")
+    assert code == 1
+    assert json.loads(out)["refused"] == [demo]
+    assert demo in set(vault(config).memories["id"])
+
+
+def test_sync_json(sandbox, config, capsys):
+    code, out, _ = cli(capsys, config, "sync", "--json")
+    assert code == 0
+    first = json.loads(out)
+    assert first["cursor"] is not None
+    code, out, _ = cli(capsys, config, "sync", "--json")
+    again = json.loads(out)
+    assert again["full_reload"] is False and again["created"] == again["destroyed"] == []
+
+
+# -- errors ----------------------------------------------------------------------------------------
+def test_missing_profile_is_a_clear_error(sandbox, config, capsys):
+    code, out, err = cli(capsys, config, "memories", "--profile", "nobody")
+    assert code == 2 and out == ""
+    assert err.startswith("error: no saved profile 'nobody'")
+    assert "decoy-lab pair URL --profile nobody" in err
+
+
+def test_no_profile_at_all(sandbox, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(ENV_DIR, str(tmp_path))
+    capsys.readouterr()
+    assert main(["status"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: no saved profile 'default'") and "saved profiles: none" in err
+
+
+def test_bad_profile_name(sandbox, config, capsys):
+    code, _, err = cli(capsys, config, "status", "--profile", "../etc")
+    assert code == 2
+    assert err.startswith("error: profile name '../etc' must be") and "hint" not in err
+
+
+def test_server_refusal_prints_code_and_recovery(sandbox, config, capsys):
+    """A revoked connection answers 401 TOKEN_REVOKED with recovery re_pair: say so, exit 2."""
+    code, out, err = cli(capsys, config, "pair", sandbox.url, "--profile", "revoked", "--name", "Revoked one")
+    assert code == 0, err
+    sandbox.owner.revoke(ProfileStore(config).load("revoked").token_id)
+    code, out, err = cli(capsys, config, "memories", "--profile", "revoked")
+    assert code == 2 and out == ""
+    assert err.startswith("error: HTTP 401 TOKEN_REVOKED") and "recovery: re_pair" in err
+    assert "decoy-lab pair URL --profile revoked" in err
+
+
+def test_bad_arguments_exit_2(sandbox, config, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["unseal"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["memories", "--no-such-flag"])
+    assert exc.value.code == 2
+    code, _, err = cli(capsys, config, "edit", str(uuid.uuid4()))
+    assert code == 2 and "say what changes" in err
+
+
+def test_app_view_help_says_sandbox_only(capsys):
+    with pytest.raises(SystemExit):
+        main(["app-view", "--help"])
+    assert "Sandbox only" in capsys.readouterr().out
+
+
+# -- the console script ------------------------------------------------------------------------------
+def test_console_script_memories_json(sandbox, config):
+    env = {**os.environ, ENV_DIR: str(config), ENV_KEYRING: "0"}
+    done = subprocess.run([str(SCRIPT), "memories", "--json"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert {r["id"] for r in json.loads(done.stdout)} == set(vault(config).memories["id"])
+    assert_no_secret(config, done.stdout, done.stderr)
+
+
+# -- asking for more -----------------------------------------------------------------------------------
+def test_request_for_a_topic_is_granted_on_the_same_connection(sandbox, config, capsys):
+    token_id = ProfileStore(config).load("default").token_id
+    code, out, err = cli(capsys, config, "request", "memory.edit", "--topic", "Lisbon trip", "--reason",
+                         "fix typos in the trip notes", "--wait", "--interval", "0.05", "--json")
+    assert code == 0, err
+    assert json.loads(out)["status"] == "approved" and json.loads(out)["granted"] is True
+    topic_id = vault(config).find_topic("Lisbon trip").id
+    code, out, _ = cli(capsys, config, "access", "--json")
+    rows = json.loads(out)["permissions"]
+    assert any(r["permission"] == "memory.edit" and topic_id in r["selection"] for r in rows)
+    assert ProfileStore(config).load("default").token_id == token_id  # widened, never re-paired
+
+
+def test_request_wait_reports_a_denial_and_exits_1(manual, config):
+    proc = _spawn("request", "memory.delete", "--reason", "tidy up", "--wait", "--interval", "0.2",
+                  config=config)
+    try:
+        waiting = _read_until(proc.stderr, "waiting for the owner")
+        [ask] = [p for p in manual.owner.pending() if p["kind"] == "grant"]
+        manual.owner.deny(ask["request_id"])
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill() if proc.poll() is None else None
+    assert proc.returncode == 1, err
+    assert f"Grant request {ask['request_id']}: denied" in out
+    assert_no_secret(config, waiting, out, err)
