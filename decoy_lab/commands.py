@@ -19,6 +19,7 @@ import argparse
 import json
 import shutil
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, TextIO
@@ -85,29 +86,43 @@ def table(df: Any, columns: list[str], *, long: tuple[str, ...] = (), width: int
 
 
 class StatusLine:
-    """One status line on stderr: rewritten in place on a terminal, else printed when it changes."""
+    """One status line on stderr: rewritten in place on a terminal, else printed when it changes.
+    `print` puts a line on stdout above it (safe from another thread)."""
 
     def __init__(self, stream: TextIO | None = None):
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._last = ""
-        self._shown = False
+        self._shown = ""
+        self._lock = threading.Lock()
 
     def show(self, text: str, steady: str | None = None) -> None:
         """`text` on a terminal; `steady` (text without a countdown) decides when to print otherwise."""
-        if self.tty:
-            self.stream.write("\r" + text[: shutil.get_terminal_size((120, 24)).columns - 1] + "\x1b[K")
-            self.stream.flush()
-            self._shown = True
-        elif (steady or text) != self._last:
-            self._last = steady or text
-            print(self._last, file=self.stream, flush=True)
+        with self._lock:
+            if self.tty:
+                text = text[: shutil.get_terminal_size((120, 24)).columns - 1]
+                if text != self._shown:
+                    self.stream.write("\r" + text + "\x1b[K")
+                    self.stream.flush()
+                    self._shown = text
+            elif (steady or text) != self._last:
+                self._last = steady or text
+                print(self._last, file=self.stream, flush=True)
 
-    def clear(self) -> None:
+    def _clear(self) -> None:
         if self.tty and self._shown:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
-            self._shown = False
+            self._shown = ""
+
+    def clear(self) -> None:
+        with self._lock:
+            self._clear()
+
+    def print(self, text: str) -> None:
+        with self._lock:
+            self._clear()
+            print(text, flush=True)
 
 
 def _countdown(seconds: float | None) -> str:
@@ -188,12 +203,13 @@ def cmd_pair(args: argparse.Namespace) -> int:
 
     rows = authorization_details(args.permissions or None)
 
+    status = StatusLine()
+
     def on_link(link: str, code: str) -> None:
-        print(f"Open {link}\nand approve in the Decoy app; it shows the code {code}.", flush=True)
+        status.print(f"Open {link}\nand approve in the Decoy app; it shows the code {code}.")
 
     handle = Connection.start_pairing(args.url, name=args.name, permissions=rows, profile=args.profile,
                                       on_link=on_link, timeout=args.timeout)
-    status = StatusLine()
     try:
         while not handle.done():
             status.show(f"{handle.status}: {handle.message}{_countdown(handle.seconds_left())}",

@@ -410,3 +410,26 @@ def test_request_wait_reports_a_denial_and_exits_1(manual, config):
     assert proc.returncode == 1, err
     assert f"Grant request {ask['request_id']}: denied" in out
     assert_no_secret(config, waiting, out, err)
+
+
+def test_status_line_rewrites_in_place_on_a_terminal_and_prints_changes_otherwise(capsys):
+    from decoy_lab.commands import StatusLine
+
+    class Term(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    term = Term()
+    line = StatusLine(term)
+    line.show("waiting — 9:59 left", steady="waiting")
+    line.show("waiting — 9:59 left", steady="waiting")
+    line.show("waiting — 9:58 left", steady="waiting")
+    line.print("Open LINK")
+    assert term.getvalue() == "\rwaiting — 9:59 left\x1b[K\rwaiting — 9:58 left\x1b[K\r\x1b[K"
+    assert capsys.readouterr().out == "Open LINK\n"
+
+    log = io.StringIO()
+    plain = StatusLine(log)
+    for text in ("waiting — 9:59 left", "waiting — 9:58 left", "approved — 9:58 left"):
+        plain.show(text, steady=text.split(" — ")[0])
+    assert log.getvalue() == "waiting\napproved\n"
