@@ -102,14 +102,17 @@ class APIError(DecoyError):
         self.recovery = recovery
         self.body = body if body is not None else {}
         self.message = message or ""
-        text = f"HTTP {status}"
-        if code:
-            text += f" {code}"
+        super().__init__(status, code, self.message)
+
+    def __str__(self) -> str:  # built from the fields, so a caller may reword `message`
+        text = f"HTTP {self.status}"
+        if self.code:
+            text += f" {self.code}"
         if self.message:
             text += f": {self.message}"
-        if recovery:
-            text += f" (recovery: {recovery})"
-        super().__init__(text)
+        if self.recovery:
+            text += f" (recovery: {self.recovery})"
+        return text
 
 
 class TokenError(APIError):

@@ -159,11 +159,9 @@ class Api:
             if err.recovery == "re_pair" or err.code == "TOKEN_REVOKED":
                 err.message = ("the owner revoked this connection (TOKEN_REVOKED): a new pairing is needed — "
                                "run Connection.pair(...) again; it starts a new connection that inherits nothing")
-                err.args = (f"HTTP {status} {err.code}: {err.message}",)
             elif err.recovery == "continue":
                 err.message = (err.message or "this session of the connection ended") + \
                     " — continue the same connection (reconnect with the same client_id); do not pair anew"
-                err.args = (f"HTTP {status} {err.code}: {err.message}",)
         return err
 
     # -- OAuth token endpoint -------------------------------------------------------------
