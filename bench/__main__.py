@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     m = machine()
     m.extra["load"] = f"{load_before:.2f} / {load_average():.2f}"
     print(f"decoy_lab benchmarks — {sizes.label}{' (quick)' if args.quick else ''}, "
-          f"rows served from the {ctx.served_from}")
+          f"rows {ctx.served_from}")
     for line in m.lines():
         print(line)
     if ctx.setup_error:

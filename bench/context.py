@@ -18,7 +18,7 @@ class Context:
     quick: bool = False
     dataset: Dataset | None = None
     served: list[dict] = field(default_factory=list)  # the rows as GET /memories served them
-    served_from: str = "sandbox"  # or "offline" when no sandbox could be started
+    served_from: str = "served by the sandbox"  # or "built offline" when no sandbox could be started
     sandbox: Any = None
     conn: Any = None  # the decoy_lab Connection that owns the rows
     token: str | None = None  # its bearer token, for raw HTTP timings

@@ -15,8 +15,8 @@ def write_readme(figures: list[Figure], machine: Machine, sizes: Sizes, *, quick
     when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     block = "\n".join([
         START,
-        f"Measured {when} with `python -m bench{' --quick' if quick else ''}` — {sizes.label}, rows served "
-        f"from the {served_from}.",
+        f"Measured {when} with `python -m bench{' --quick' if quick else ''}` — {sizes.label}, rows "
+        f"{served_from}.",
         "",
         *[f"- {line}" for line in machine.lines()],
         "",

@@ -79,7 +79,7 @@ def _online(ctx: Context) -> None:
     ctx.served = [r for r in answer.get("memories") or [] if isinstance(r, dict)]
     if len(ctx.served) != len(ctx.dataset):
         raise RuntimeError(f"GET /memories served {len(ctx.served)} of the {len(ctx.dataset)} rows saved")
-    ctx.served_from = "sandbox"
+    ctx.served_from = "served by the sandbox"
 
 
 def _offline(ctx: Context) -> None:
@@ -88,7 +88,7 @@ def _offline(ctx: Context) -> None:
     ctx.dataset = generate(agent, RecipientKeys(owner.public_key_b64, agent.public_key_b64), ctx.sizes,
                            workers=ctx.workers)
     ctx.served = as_served(ctx.dataset.rows)
-    ctx.served_from = "offline"
+    ctx.served_from = "built offline (no sandbox)"
 
 
 def prepare(ctx: Context, *, offline: bool = False) -> None:

@@ -29,7 +29,7 @@ def test_quick_bench_runs_every_benchmark(quick_run):
     out = quick_run.stdout
     assert "NOT MEASURED" not in out, out
     assert "crashed" not in out, out
-    assert "rows served from the sandbox" in out
+    assert "rows served by the sandbox" in out
 
 
 def test_quick_bench_prints_a_figure_for_each(quick_run):
