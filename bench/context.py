@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from .data import Dataset, Sizes
 
@@ -25,7 +24,6 @@ class Context:
     setup_error: str | None = None  # why the sandbox or the connection is unavailable
     limit_rate: float | None = None  # (a) rows/s over all cores
     node_rate: float | None = None  # (c) rows/s
-    rmr_rate: float | None = None  # (b) read_memory_rows rows/s
     vault: Any = None  # the last Vault load() returned
     say: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr, flush=True)
 
@@ -38,14 +36,3 @@ def best_of(n: int, fn: Callable[[], Any]) -> tuple[float, Any]:
         out = fn()
         best = min(best, time.perf_counter() - t0)
     return best, out
-
-
-@contextmanager
-def stopwatch() -> Iterator[list[float]]:
-    """`with stopwatch() as t: …` then `t[0]` is the elapsed seconds."""
-    box = [0.0]
-    t0 = time.perf_counter()
-    try:
-        yield box
-    finally:
-        box[0] = time.perf_counter() - t0

@@ -109,7 +109,6 @@ def run(ctx: Context) -> list[Figure]:
                                f"returned {len(got)} memories, expected {memories}: figures would mislead"))
         return figures
     rmr_rate = n / t_rmr
-    ctx.rmr_rate = rmr_rate
     figures.append(relative("read_memory_rows", rmr_rate, "rows/s", ctx.limit_rate, 0.85, "≥ 85 % of (a)",
                             f"{n:,} rows in {t_rmr:.2f} s"))
 
