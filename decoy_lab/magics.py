@@ -294,7 +294,7 @@ def _browse(m: DecoyMagics, args: Any, cell: str | None) -> Any:
 
 def _dump(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     from .dump import open_blob
-    from .widgets.stepper import dissect, shown
+    from .widgets.stepper import shown
 
     key_b64 = key_file = None
     if args.key:
@@ -312,7 +312,7 @@ def _dump(m: DecoyMagics, args: Any, cell: str | None) -> Any:
         elif m.connection is not None:
             private_key = m.connection.agent_key
     trace = open_blob(args.blob.strip(), key_b64=key_b64, key_file=key_file, private_key=private_key)
-    return shown(dissect(args.blob.strip(), trace), reveal=args.reveal or m.reveal)
+    return shown(trace, reveal=args.reveal or m.reveal)
 
 
 _PARSER = _parser()

@@ -14,7 +14,6 @@ the payload is AES-256-GCM sealed under that content key.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from . import wire

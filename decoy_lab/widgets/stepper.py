@@ -10,9 +10,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from .. import wire
 from ..display import BAD_COLOUR, OK_COLOUR, esc, step_html
-from ..errors import DecoyError
 from ..trace import Trace
 
 
@@ -98,21 +96,4 @@ def shown(trace: Trace, *, reveal: bool = False) -> SteppedTrace:
     out = SteppedTrace(trace.title)
     out.steps = trace.steps
     out.reveal = reveal
-    return out
-
-
-def dissect(blob: bytes | str, trace: Trace) -> Trace:
-    """Make sure a dump shows the blob's layout: when no step carries its fields (no key could
-    open it), put a "parse" step with the annotated bytes first."""
-    if any(getattr(s, "fields", None) for s in trace.steps):
-        return trace
-    try:
-        layout = wire.parse(blob)
-    except DecoyError:
-        return trace
-    out = Trace(trace.title or f"dump {layout.kind.replace('_', ' ')}")
-    out.add(f"parse {layout.kind.replace('_', ' ')}", data=layout.data, fields=layout.fields,
-            inputs={"bytes": len(layout.data)},
-            output=", ".join(f"{f.name}[{f.offset}:{f.offset + f.length}]" for f in layout.fields))
-    out.steps.extend(trace.steps)
     return out
