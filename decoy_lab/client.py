@@ -381,14 +381,15 @@ class Connection:
             self.save_profile()
         return keys
 
-    def load(self) -> Vault:
+    def load(self, *, progress: Callable[[int, int], None] | None = None) -> Vault:
         """One GET of every row this connection may read, every row read here (in parallel); plus
         legacy space rows. Unwrapped keys stay in memory by kid for the session (never on disk), and
-        rows unchanged since the last load are not opened again, so a reload costs no RSA work."""
+        rows unchanged since the last load are not opened again, so a reload costs no RSA work.
+        `progress(1, total)` is called as each row is read (from worker threads)."""
         answer = self._get(MEMORIES)
         spaces = self._load_spaces()
         vault = build_vault(answer, self._agent_key, key_cache=self._key_cache, workers=self.workers,
-                            space_rows=spaces, previous=self._vault)
+                            space_rows=spaces, previous=self._vault, progress=progress)
         self._vault = vault
         known = {i for t in vault.topic_list for i in t.ids}
         self._made_topics = [t for t in self._made_topics if t.id not in known]

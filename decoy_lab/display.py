@@ -55,16 +55,33 @@ def step_html(step: Any, index: int | None = None, *, reveal: bool = False, befo
     return "".join(parts)
 
 
-def with_progress(fn: Callable[[], T], desc: str, *, after: float = 1.0, poll: float = 0.1) -> T:
-    """Run `fn` in a worker thread; show a `tqdm.auto` bar if it takes longer than `after` s.
+class Progress:
+    """A thread-safe count that a long call advances (`progress(n, total)`) and a bar reads."""
 
-    The bar is made in the calling thread, so in a notebook it lands in the running cell.
+    def __init__(self) -> None:
+        self.done = 0
+        self.total: int | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, n: int, total: int | None = None) -> None:
+        with self._lock:
+            self.done += n
+            if total is not None:
+                self.total = total
+
+
+def with_progress(fn: Callable[[Progress], T], desc: str, *, after: float = 1.0, poll: float = 0.1) -> T:
+    """Run `fn(progress)` in a worker thread; show a `tqdm.auto` bar if it takes longer than
+    `after` seconds: rows done of the total when `fn` reports them, else the time elapsed.
+
+    The bar is made and updated in the calling thread, so in a notebook it lands in the running cell.
     """
     box: dict[str, Any] = {}
+    progress = Progress()
 
     def work() -> None:
         try:
-            box["value"] = fn()
+            box["value"] = fn(progress)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             box["error"] = exc
 
@@ -75,10 +92,15 @@ def with_progress(fn: Callable[[], T], desc: str, *, after: float = 1.0, poll: f
         from tqdm.auto import tqdm
 
         start = time.monotonic()
-        with tqdm(desc=desc, total=None, unit="s", bar_format="{desc}: {elapsed}", leave=False) as bar:
+        with tqdm(desc=desc, total=None, unit="rows", leave=False) as bar:
             while worker.is_alive():
                 worker.join(poll)
-                bar.n = round(time.monotonic() - start, 1)
+                if progress.total:
+                    bar.total = progress.total
+                    bar.n = progress.done
+                else:
+                    bar.n = round(time.monotonic() - start, 1)
+                    bar.unit = "s"
                 bar.refresh()
     if "error" in box:
         raise box["error"]

@@ -141,7 +141,7 @@ class DecoyMagics(Magics):
 
     def vault(self) -> Any:
         conn = self.conn()
-        return with_progress(conn.load, "loading memories")
+        return with_progress(lambda progress: conn.load(progress=progress), "loading memories")
 
     def _connected(self, conn: Any) -> None:
         if conn is self.connection:
@@ -170,7 +170,7 @@ def _connect(m: DecoyMagics, args: Any, cell: str | None) -> Any:
 
         if m.sandbox is None:
             opts = {"approve": "auto", **m.sandbox_options}
-            m.sandbox = with_progress(lambda: Sandbox.start(**opts), "starting the sandbox")
+            m.sandbox = with_progress(lambda _: Sandbox.start(**opts), "starting the sandbox")
         url, profile = m.sandbox.url, None
     handle = Connection.start_pairing(url, name=args.name or m.name,
                                       permissions=args.permissions or list(m.permissions), profile=profile)
@@ -283,7 +283,7 @@ def _delete(m: DecoyMagics, args: Any, cell: str | None) -> Any:
 
 
 def _sync(m: DecoyMagics, args: Any, cell: str | None) -> Any:
-    return with_progress(m.conn().sync, "syncing")
+    return with_progress(lambda _: m.conn().sync(), "syncing")
 
 
 def _browse(m: DecoyMagics, args: Any, cell: str | None) -> Any:

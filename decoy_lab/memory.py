@@ -24,7 +24,7 @@ import os
 import re
 import unicodedata
 import uuid
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -804,19 +804,25 @@ def read_memory_row(row: Mapping, agent_key: AgentKey, *, trace: Trace | None = 
 
 
 def read_rows(rows: Sequence[Mapping], agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes] | None = None,
-              workers: int | None = None) -> list[Row | None | UnreadableRow]:
+              workers: int | None = None, progress: Callable[[int, int], None] | None = None
+              ) -> list[Row | None | UnreadableRow]:
     """Read every row, in served order: a model, None (another kind) or the UnreadableRow it raised.
 
     Runs on a thread pool over all cores (the RSA unwrap releases the GIL); `workers=1` is serial.
+    `progress(1, total)` is called after each row, from the worker threads.
     """
     rows = list(rows)
     cache = key_cache if key_cache is not None else KeyCache()
+    total = len(rows)
 
     def one(row: Mapping) -> Row | None | UnreadableRow:
         try:
             return read_row(row, agent_key, key_cache=cache)
         except UnreadableRow as exc:
             return exc
+        finally:
+            if progress is not None:
+                progress(1, total)
 
     n = workers if workers is not None else (os.cpu_count() or 1)
     if n <= 1 or len(rows) < 2:

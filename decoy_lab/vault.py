@@ -69,13 +69,13 @@ def signature(row: Mapping) -> tuple:
 
 def read_served(rows: Sequence[Mapping], agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes],
                 workers: int | None = None, previous: Mapping[tuple, tuple[DecodedRow, Any]] | None = None,
-                sigs: Sequence[tuple] | None = None) -> list[tuple[DecodedRow, Any]]:
+                sigs: Sequence[tuple] | None = None, progress: Any = None) -> list[tuple[DecodedRow, Any]]:
     """Read every served row in parallel; returns (DecodedRow, model-or-error) in served order.
     Rows whose signature is in `previous` (an earlier load) are taken from it unread."""
     previous = previous or {}
     sigs = sigs if sigs is not None else [signature(r) for r in rows]
     todo = [r for r, sig in zip(rows, sigs) if sig not in previous]
-    results = iter(memory.read_rows(todo, agent_key, key_cache=key_cache, workers=workers))
+    results = iter(memory.read_rows(todo, agent_key, key_cache=key_cache, workers=workers, progress=progress))
     out = []
     for r, sig in zip(rows, sigs):
         if sig in previous:
@@ -321,7 +321,7 @@ class Vault:
 
 def build_vault(answer: Mapping, agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes],
                 workers: int | None = None, space_rows: Iterable[DecodedRow] = (),
-                previous: "Vault | None" = None) -> Vault:
+                previous: "Vault | None" = None, progress: Any = None) -> Vault:
     """Read a memories GET answer into a Vault; rows unchanged since `previous` are not read again."""
     served = [r for r in answer.get("memories") or [] if isinstance(r, dict)]
     before = previous.by_signature() if previous is not None else {}
@@ -335,7 +335,7 @@ def build_vault(answer: Mapping, agent_key: AgentKey, *, key_cache: MutableMappi
             seen.add(r.get("id"))
             first.append(i)
     read = read_served([served[i] for i in first], agent_key, key_cache=key_cache, workers=workers,
-                       previous=before, sigs=[sigs[i] for i in first])
+                       previous=before, sigs=[sigs[i] for i in first], progress=progress)
     by_index = dict(zip(first, read))
     pairs = [dups[i] if i in dups else by_index[i] for i in range(len(served))]
     return Vault(served=served, decoded_rows=[d for d, _ in pairs],

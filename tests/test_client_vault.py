@@ -72,3 +72,28 @@ def test_waiting_states_are_explained_in_words_never_missing():
     text = " ".join(notes).lower()
     assert "stopped asking" in text and "missing" not in text and "pair again" not in text
     assert explain_waiting({}) == []
+
+
+def test_load_reports_progress_per_row_read():
+    """`load(progress=…)` is called once per row read, with the number of rows to read."""
+    import threading
+
+    from decoy_lab import Connection, Sandbox
+
+    calls: list = []
+    lock = threading.Lock()
+
+    def progress(n, total):
+        with lock:
+            calls.append((n, total))
+
+    with Sandbox.start() as sb:
+        conn = Connection.pair(sb.url, name="progress", on_link=lambda *a: None, profile=None)
+        sb.owner.share()
+        vault = conn.load(progress=progress)
+        assert calls and all(c == (1, calls[0][1]) for c in calls)
+        assert len(calls) == calls[0][1] == len(vault.served)
+        calls.clear()
+        conn.load(progress=progress)
+        assert calls == []  # a reload of unchanged rows reads nothing
+        conn.close()

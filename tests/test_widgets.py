@@ -294,11 +294,50 @@ def test_progress_bar_only_for_slow_calls(monkeypatch):
             return False
 
     monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
-    assert with_progress(lambda: 7, "quick", after=30) == 7 and made == []
-    assert with_progress(lambda: release.wait(30) and "slow", "loading memories", after=0, poll=0.01) == "slow"
+    assert with_progress(lambda p: 7, "quick", after=30) == 7 and made == []
+    assert with_progress(lambda p: release.wait(30) and "slow", "loading memories", after=0, poll=0.01) == "slow"
     assert made and made[0]["desc"] == "loading memories"
     with pytest.raises(ZeroDivisionError):
-        with_progress(lambda: 1 / 0, "broken", after=30)
+        with_progress(lambda p: 1 / 0, "broken", after=30)
+
+
+def test_progress_bar_counts_rows_when_the_call_reports_them(monkeypatch):
+    """A load that reports `progress(1, total)` per row drives a bar of rows done of the total."""
+    import threading
+
+    import tqdm.auto
+
+    from decoy_lab.display import with_progress
+
+    bars: list = []
+    finish = threading.Event()
+
+    class Bar:
+        def __init__(self, **kw):
+            self.n, self.total, self.unit, self.seen = 0, None, kw.get("unit"), []
+            bars.append(self)
+
+        def refresh(self):
+            self.seen.append((self.n, self.total))
+            if self.n == 2:
+                finish.set()
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    def load(progress):
+        progress(1, 4)
+        progress(1, 4)
+        finish.wait(30)
+        progress(2, 4)
+        return "loaded"
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+    assert with_progress(load, "loading memories", after=0, poll=0.01) == "loaded"
+    assert (2, 4) in bars[0].seen and bars[0].unit == "rows"
 
 
 def test_a_failing_check_without_bytes_names_what_it_checked(agent_key):
