@@ -190,6 +190,17 @@ def uuid_text(value: Any, field: str) -> str:
     return value
 
 
+def edit_fields(body: dict) -> tuple[str, int, str]:
+    """The fields every PUT of a sealed row carries: (id, expected_rev, ciphertext), checked."""
+    for k in ("id", "expected_rev", "ciphertext"):
+        if body.get(k) is None:
+            raise bad_request("INVALID_REQUEST", f"{k} is required", k)
+    rev = body["expected_rev"]
+    if not isinstance(rev, int) or isinstance(rev, bool) or rev < 1:
+        raise bad_request("INVALID_REQUEST", "expected_rev must be an integer ≥ 1", "expected_rev")
+    return uuid_text(body["id"], "id"), rev, vault_blob(body["ciphertext"], "ciphertext")
+
+
 def kid_text(value: Any, field: str) -> str:
     if not isinstance(value, str) or not KID_RE.match(value):
         raise bad_request("INVALID_KID", f"{field} must be 16 lowercase hex characters (first 8 bytes of "
@@ -614,14 +625,7 @@ async def edit_memory(request: Request) -> JSONResponse:
     state = state_of(request)
     agent = await agent_of(request)
     body = await json_body(request)
-    for k in ("id", "expected_rev", "ciphertext"):
-        if body.get(k) is None:
-            raise bad_request("INVALID_REQUEST", f"{k} is required", k)
-    row_id = uuid_text(body["id"], "id")
-    rev = body["expected_rev"]
-    if not isinstance(rev, int) or isinstance(rev, bool) or rev < 1:
-        raise bad_request("INVALID_REQUEST", "expected_rev must be an integer ≥ 1", "expected_rev")
-    ciphertext = vault_blob(body["ciphertext"], "ciphertext")
+    row_id, rev, ciphertext = edit_fields(body)
     new_kid = kid_text(body["kid"], "kid") if body.get("kid") is not None else None
     now = now_of(state)
     with state.store.tx() as con:

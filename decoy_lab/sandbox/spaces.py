@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from . import memstore as ms
-from .memories import (MAX_DELETE, MAX_ROWS, agent_of, bad_request, envelope, insufficient, json_body, kid_text,
+from .memories import (MAX_DELETE, MAX_ROWS, agent_of, bad_request, edit_fields, envelope, insufficient, json_body, kid_text,
                        live_agents, now_of, owner_public_key, problem, state_of, uuid_text, vault_blob)
 from .sharing import space_covered
 
@@ -191,14 +191,7 @@ async def update_row(request: Request) -> JSONResponse:
     state = state_of(request)
     agent = await agent_of(request)
     body = await json_body(request)
-    for k in ("id", "expected_rev", "ciphertext"):
-        if body.get(k) is None:
-            raise bad_request("INVALID_REQUEST", f"{k} is required", k)
-    rid = uuid_text(body["id"], "id")
-    rev = body["expected_rev"]
-    if not isinstance(rev, int) or isinstance(rev, bool) or rev < 1:
-        raise bad_request("INVALID_REQUEST", "expected_rev must be an integer ≥ 1", "expected_rev")
-    ct = vault_blob(body["ciphertext"], "ciphertext")
+    rid, rev, ct = edit_fields(body)
     now = now_of(state)
     with state.store.tx() as con:
         row = ms.get_space_row(con, rid)
