@@ -10,17 +10,9 @@ from decoy_lab import memory, wire
 from decoy_lab.sandbox import memstore as ms
 
 from interop_node import requires_node, run_node
-from test_sandbox_memories_kit import Lab, reseal
+from test_sandbox_memories_kit import Lab, alpha, lab, reseal  # noqa: F401 (fixtures)
 
 
-@pytest.fixture
-def lab():
-    return Lab()
-
-
-@pytest.fixture
-def alpha(lab):
-    return lab.pair("alpha", "memory.save")
 
 
 def test_public_key_is_the_owner_key(lab, alpha):

@@ -8,7 +8,7 @@ import pytest
 from decoy_lab import memory, sealing, wire
 from decoy_lab.crypto import random_key
 
-from test_sandbox_memories_kit import Lab
+from test_sandbox_memories_kit import Lab, alpha, lab, saved  # noqa: F401 (fixtures)
 
 TRAVEL_READ = {"permissions": ["memory.read"], "datatypes": ["travel"]}
 TRAVEL_EDIT = {"permissions": ["memory.edit"], "datatypes": ["travel"]}
@@ -16,20 +16,7 @@ TRAVEL_DELETE = {"permissions": ["memory.delete"], "datatypes": ["travel"]}
 PUT = "/api/agent/context/memories"
 
 
-@pytest.fixture
-def lab():
-    return Lab()
 
-
-@pytest.fixture
-def alpha(lab):
-    return lab.pair("alpha", "memory.save")
-
-
-def saved(peer, text="Lisbon: Fridays only.", **kw):
-    row = peer.new_row(text, **kw)
-    assert peer.save([row]).status_code == 201
-    return row
 
 
 def key_of(peer, row_id):

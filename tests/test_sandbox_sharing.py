@@ -10,26 +10,13 @@ from decoy_lab.crypto import random_key
 from decoy_lab.sandbox import sharing
 
 from interop_node import requires_node, run_node
-from test_sandbox_memories_kit import Lab, sealed_row
+from test_sandbox_memories_kit import Lab, alpha, lab, saved, sealed_row  # noqa: F401 (fixtures)
 
 DAY = 86400
 ALL_READ = {"permissions": ["memory.read"]}
 
 
-@pytest.fixture
-def lab():
-    return Lab()
 
-
-@pytest.fixture
-def alpha(lab):
-    return lab.pair("alpha", "memory.save")
-
-
-def saved(peer, text="Lisbon: Fridays only.", **kw):
-    row = peer.new_row(text, **kw)
-    assert peer.save([row]).status_code == 201
-    return row
 
 
 # ── the schedule a read reports ───────────────────────────────────────────────────────────

@@ -8,17 +8,13 @@ import pytest
 from decoy_lab import sealing, wire
 from decoy_lab.crypto import random_key
 
-from test_sandbox_memories_kit import Lab
+from test_sandbox_memories_kit import Lab, lab  # noqa: F401 (fixtures)
 
 READ = {"permissions": ["memory.read"]}
 EDIT = {"permissions": ["memory.edit"]}
 DELETE = {"permissions": ["memory.delete"]}
 SPACES, ROWS = "/api/agent/context/spaces", "/api/agent/context/rows"
 
-
-@pytest.fixture
-def lab():
-    return Lab()
 
 
 def space_body(lab, peer, key, *grantees):

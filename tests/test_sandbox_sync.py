@@ -6,19 +6,11 @@ import pytest
 from decoy_lab.sandbox import memstore as ms
 from decoy_lab.sandbox import sync
 
-from test_sandbox_memories_kit import Lab
+from test_sandbox_memories_kit import Lab, alpha, lab  # noqa: F401 (fixtures)
 
 PUT = "/api/agent/context/memories"
 
 
-@pytest.fixture
-def lab():
-    return Lab()
-
-
-@pytest.fixture
-def alpha(lab):
-    return lab.pair("alpha", "memory.save")
 
 
 def head(peer) -> str:
