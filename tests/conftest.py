@@ -43,6 +43,22 @@ def make_frames(n_topics: int = 4, *, nested: int = 1, memories_per_topic: int =
             "links": typed_frame(links, LINK_COLUMNS)}
 
 
+@pytest.fixture(scope="session")
+def agent_key():
+    """One RSA-2048 agent key for a whole run (key generation is the slow part of many tests)."""
+    from decoy_lab.crypto import AgentKey
+
+    return AgentKey.generate()
+
+
+@pytest.fixture(scope="session")
+def owner_pem() -> str:
+    """A simulated owner phone's private key, as the sandbox takes it."""
+    from decoy_lab.crypto import AgentKey
+
+    return AgentKey.generate().to_pem()
+
+
 @pytest.fixture
 def frames() -> dict:
     return make_frames()

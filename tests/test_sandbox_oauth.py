@@ -16,16 +16,6 @@ T0 = 1_800_000_000.0
 ACCOUNT = "3f1c2a4e-0000-4000-8000-000000000001"
 
 
-@pytest.fixture(scope="module")
-def agent_key() -> AgentKey:
-    return AgentKey.generate()
-
-
-@pytest.fixture(scope="module")
-def owner_pem() -> str:
-    return AgentKey.generate().to_pem()
-
-
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock(T0)

@@ -5,7 +5,6 @@ import warnings
 
 import pytest
 
-from decoy_lab.crypto import AgentKey
 from decoy_lab.errors import InsufficientGrant, error_from_response
 from decoy_lab.sandbox import FakeClock, create_app, grants
 from decoy_lab.sandbox.testing import bearer, pair_agent
@@ -17,16 +16,6 @@ T0 = 1_800_000_000.0
 DAY = 86400
 ACCOUNT = "3f1c2a4e-0000-4000-8000-000000000001"
 TOPIC = "topic:8b0c5a9e-1111-4000-8000-000000000002"
-
-
-@pytest.fixture(scope="module")
-def agent_key() -> AgentKey:
-    return AgentKey.generate()
-
-
-@pytest.fixture(scope="module")
-def owner_pem() -> str:
-    return AgentKey.generate().to_pem()
 
 
 @pytest.fixture
