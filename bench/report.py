@@ -62,11 +62,8 @@ def missing(name: str, target: str, why: str) -> Figure:
 def _fmt(value: float | None, unit: str) -> str:
     if value is None:
         return "—"
-    if abs(value) >= 1000:
-        return f"{value:,.0f} {unit}"
-    if abs(value) >= 10:
-        return f"{value:.1f} {unit}"
-    return f"{value:.3f} {unit}"
+    text = f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+    return f"{text} {unit}".rstrip()
 
 
 def table(figures: list[Figure], *, judge: bool = True) -> str:

@@ -221,7 +221,7 @@ def _run_writers(ctx: Context, conns: list, name: str, target: str) -> list[Figu
                  "every writer's memories present exactly once with their last text"))
     return [check(name, total / elapsed, "writes/s", not errors and not problems, target,
                   f"{len(errors)} undesigned, {len(problems)} lost", detail),
-            info("writers: designed REV_CONFLICT answers", float(designed["REV_CONFLICT"]), "")]
+            info("writers: designed REV_CONFLICT answers", float(designed["REV_CONFLICT"]), "answers")]
 
 
 def _verify(writers: list[Writer], shared_id: str) -> list[str]:
