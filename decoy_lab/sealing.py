@@ -20,7 +20,7 @@ from . import wire
 from .crypto import (AgentKey, aes_gcm_open, aes_gcm_seal, key_fingerprint, load_public_key,
                      public_key_fingerprint, random_key, random_nonce, rsa_oaep_encrypt)
 from .errors import CryptoError, UnreadableRow, WireFormatError
-from .trace import Trace, tracer
+from .trace import NO_TRACE, Trace, tracer
 
 __all__ = ["seal_vault", "open_vault", "seal_json", "open_json", "wrap_to_agent", "unwrap_as_agent",
            "wrap_to_owner", "unwrap_as_owner", "seal_space_row", "open_space_row", "seal_envelope",
@@ -45,8 +45,9 @@ def _decode(blob: bytes | str, field: str, t) -> bytes:
 def _parse(raw: bytes, kind: str, t) -> wire.Layout:
     with t.step(f"parse {kind.replace('_', ' ')}", data=raw, inputs={"bytes": len(raw)}) as s:
         layout = wire.parse(raw, kind)
-        s.fields = layout.fields
-        s.output = ", ".join(f"{f.name}[{f.offset}:{f.end}]" for f in layout.fields)
+        if t is not NO_TRACE:
+            s.fields = layout.fields
+            s.output = ", ".join(f"{f.name}[{f.offset}:{f.end}]" for f in layout.fields)
     return layout
 
 
@@ -56,7 +57,7 @@ def seal_vault(key: bytes, plaintext: bytes, *, nonce: bytes | None = None, trac
     t = tracer(trace)
     nonce = nonce if nonce is not None else random_nonce()
     with t.step("AES-256-GCM seal", data=plaintext, secret_fields=frozenset(),
-                inputs={"key (kid)": key_fingerprint(key), "nonce": nonce.hex(), "plaintext bytes": len(plaintext)}) as s:
+                inputs=lambda: {"key (kid)": key_fingerprint(key), "nonce": nonce.hex(), "plaintext bytes": len(plaintext)}) as s:
         sealed = aes_gcm_seal(key, nonce, plaintext)
         s.output = f"{len(sealed) - wire.TAG_LEN} bytes ciphertext + 16-byte tag"
     with t.step("build VAULT blob") as s:
@@ -73,7 +74,7 @@ def open_vault(key: bytes, blob: bytes | str, *, trace: Trace | None = None, fie
     raw = _decode(blob, field, t)
     layout = _parse(raw, "vault", t)
     with t.step("AES-256-GCM open", data=raw, fields=layout.fields,
-                inputs={"key (kid)": key_fingerprint(key), "nonce": layout.value("nonce").hex()}) as s:
+                inputs=lambda: {"key (kid)": key_fingerprint(key), "nonce": layout.value("nonce").hex()}) as s:
         plain = aes_gcm_open(key, layout.value("nonce"), layout.value("ciphertext") + layout.value("tag"))
         s.output = _preview(plain)
     return plain
@@ -109,15 +110,15 @@ def seal_envelope(payload: bytes, public_key_b64: str, *, owner: bool, trace: Tr
     """A hybrid envelope: fresh content key → RSA-OAEP-SHA256; payload → AES-256-GCM."""
     t = tracer(trace)
     kind = "owner_envelope" if owner else "agent_envelope"
-    with t.step("load recipient public key", inputs={"public key (fingerprint)": _pk_fp(public_key_b64)}) as s:
+    with t.step("load recipient public key", inputs=lambda: {"public key (fingerprint)": _pk_fp(public_key_b64)}) as s:
         pub = load_public_key(public_key_b64)
         s.output = f"RSA-{pub.key_size}"
     content_key = random_key()
-    with t.step("RSA-OAEP-SHA256 wrap content key", inputs={"content key (kid)": key_fingerprint(content_key)}) as s:
+    with t.step("RSA-OAEP-SHA256 wrap content key", inputs=lambda: {"content key (kid)": key_fingerprint(content_key)}) as s:
         wrapped = rsa_oaep_encrypt(pub, content_key)
         s.output = f"{len(wrapped)} bytes"
     iv = random_nonce()
-    with t.step("AES-256-GCM seal payload", inputs={"iv": iv.hex(), "payload bytes": len(payload)},
+    with t.step("AES-256-GCM seal payload", inputs=lambda: {"iv": iv.hex(), "payload bytes": len(payload)},
                 data=payload, secret_fields=frozenset({"payload"}) if secret_payload else frozenset()) as s:
         sealed = aes_gcm_seal(content_key, iv, payload)
         s.output = f"{len(sealed)} bytes"
@@ -138,7 +139,7 @@ def open_envelope(envelope: bytes | str, key: AgentKey, *, owner: bool, trace: T
     raw = _decode(envelope, field, t)
     layout = _parse(raw, kind, t)
     with t.step("RSA-OAEP-SHA256 unwrap", data=raw, fields=layout.fields,
-                inputs={"private key (fingerprint)": key.fingerprint,
+                inputs=lambda: {"private key (fingerprint)": key.fingerprint,
                         "wrapped_key bytes": layout["wrapped_key"].length}) as s:
         if layout["wrapped_key"].length * 8 != key.key_size:
             s.note = (f"wrapped_key is {layout['wrapped_key'].length} bytes but this RSA-{key.key_size} key "
@@ -150,7 +151,7 @@ def open_envelope(envelope: bytes | str, key: AgentKey, *, owner: bool, trace: T
         s.output = content_key
         s.secret_output = True
     with t.step("AES-256-GCM open payload", data=raw, fields=layout.fields,
-                inputs={"iv": layout.value("iv").hex()}) as s:
+                inputs=lambda: {"iv": layout.value("iv").hex()}) as s:
         payload = aes_gcm_open(content_key, layout.value("iv"), layout.value("ciphertext") + layout.value("tag"))
         s.output = payload
         s.secret_output = True

@@ -43,6 +43,8 @@ class Trace:
     def add(self, name: str, *, ok: bool = True, data: bytes | None = None, fields=(), inputs=None,
             output: Any = None, reason: str | None = None, secret_output: bool = False,
             secret_fields=frozenset(), note: str = "") -> Step:
+        if callable(inputs):  # recipes pass a lambda so an untraced call never builds it
+            inputs = inputs()
         s = Step(name, ok, data, tuple(fields), dict(inputs or {}), output, reason, secret_output,
                  frozenset(secret_fields), note)
         self.steps.append(s)
@@ -114,15 +116,40 @@ def reason_of(exc: BaseException) -> str:
     return text
 
 
+class _Sink:
+    """A step that forgets whatever is written to it (so no key outlives an untraced call)."""
+
+    __slots__ = ()
+    name, ok, data, fields, inputs, output, reason, note = "", None, None, (), {}, None, None, ""
+    secret_output, secret_fields = False, frozenset()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        pass
+
+
+class _NullStep:
+    """The context manager an untraced recipe enters for each step: no recording, no allocation."""
+
+    __slots__ = ()
+    sink = _Sink()
+
+    def __enter__(self) -> Any:
+        return self.sink
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
 class _NoTrace:
     """Stands in when the caller passed no trace: records nothing, costs almost nothing."""
 
-    @contextmanager
-    def step(self, name: str, **kw: Any) -> Iterator[Step]:
-        yield Step(name)  # a fresh throwaway: nothing (no key) outlives the call
+    _null = _NullStep()
 
-    def add(self, name: str, **kw: Any) -> Step:
-        return Step(name)
+    def step(self, name: str, **kw: Any) -> _NullStep:
+        return self._null
+
+    def add(self, name: str, **kw: Any) -> Any:
+        return _NullStep.sink
 
 
 NO_TRACE = _NoTrace()
