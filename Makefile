@@ -20,8 +20,11 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[lab,test]'
 	touch $@
 
+# Jupyter refuses to run as root without --allow-root (containers, CI machines).
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
 lab: $(VENV)/.lab-installed
-	$(BIN)/jupyter lab notebooks/01-tour.ipynb
+	$(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/01-tour.ipynb
 
 test: $(VENV)/.test-installed
 	bash scripts/ensure-chromium.sh
