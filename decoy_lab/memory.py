@@ -753,10 +753,14 @@ def _row_key(row: Mapping, row_id: str, agent_key: AgentKey, trace: Trace | None
 def _open(row: Mapping, agent_key: AgentKey, trace: Trace | None,
           key_cache: MutableMapping[str, bytes] | None) -> tuple[str, bytes, Plain]:
     row_id = _row_id(row)
-    key = _row_key(row, row_id, agent_key, trace, key_cache)
     blob = row.get("ciphertext")
     if not isinstance(blob, str) or not blob:
         _fail(row_id, "the served row has no ciphertext")
+    size = len(blob) // 4 * 3 - (len(blob) - len(blob.rstrip("=")))
+    if size > MAX_CIPHERTEXT:  # checked before any RSA work: the API never stores such a row
+        _fail(row_id, f"the ciphertext decodes to {size:,} bytes, over the 100 KiB ({MAX_CIPHERTEXT:,}-byte) "
+                      "maximum: no row this large was stored through the API")
+    key = _row_key(row, row_id, agent_key, trace, key_cache)
     try:
         obj = sealing.open_json(key, blob, trace=trace, row_id=row_id)
     except UnreadableRow:

@@ -219,8 +219,6 @@ def test_summary_counts_each_bad_row_once(hostile):
     assert vault.summary.startswith(f"{len(hostile['good'])} memories, 1 topic, 1 link, {N_CASES} unreadable")
 
 
-@pytest.mark.xfail(strict=True, reason="memory.read_row does not refuse a ciphertext over the 100 KiB limit: "
-                                       "it reads as a memory (reported to the memory.py owner)")
 def test_oversized_ciphertext_is_reported(world):
     """Spec: "Maximum decoded size 100 KiB". The HTTP API refuses 100 KiB + 1 (checked first), so
     the row goes into the store directly, for a second connection; its good row stays readable."""
@@ -241,7 +239,7 @@ def test_oversized_ciphertext_is_reported(world):
         now = state.clock()
         with state.store.tx() as con:
             ms.insert_memory(con, ms.MemoryRow(rid, big["kid"], 1, big["ciphertext"], big["owner_wrap"], "agent",
-                                               conn.token_id, None, now, now, now))
+                                               conn.token_id, conn.token_id, now, now, now))
             ms.put_wrap(con, ms.Wrap(rid, conn.token_id, ms.key_fp(keys.agent_public_key), big["kid"],
                                      big["self_wrap"], ["self"], now))
         vault = conn.load()
