@@ -157,6 +157,12 @@ SPECS: dict[str, tuple] = {
 }
 
 
+# Each layout with, per field, the total of the fixed lengths after it (worked out once).
+_PLANS = {kind: tuple((name, length, const, note, sum(l for _, l, _, _ in spec[i + 1:] if isinstance(l, int)))
+                      for i, (name, length, const, note) in enumerate(spec))
+          for kind, spec in SPECS.items()}
+
+
 def _as_bytes(data: bytes | bytearray | memoryview | str, kind: str | None) -> bytes:
     if isinstance(data, str):
         return b64decode(data, field="base64", kind=kind)
@@ -186,20 +192,17 @@ def parse(data: bytes | str, kind: str | None = None) -> Layout:
         kind = guess_kind(raw)
     if kind not in SPECS:
         raise WireFormatError(f"unknown layout {kind!r}; known: {', '.join(KINDS)}")
-    spec = SPECS[kind]
     fields: list[Field] = []
     pos = 0
     lengths: dict[str, int] = {}
-    for i, (name, length, const, note) in enumerate(spec):
+    for name, length, const, note, after in _PLANS[kind]:
         if length is None:  # the variable part: everything but the fixed fields after it
-            rest = sum(int(l) for _, l, _, _ in spec[i + 1:])
-            length = len(raw) - pos - rest
+            length = len(raw) - pos - after
             if length < 0:
                 raise WireFormatError(f"truncated: {len(raw)} bytes leave no room for {name} and the "
-                                      f"{rest}-byte fields after it", field=name, offset=pos, kind=kind)
-        elif isinstance(length, str):
+                                      f"{after}-byte fields after it", field=name, offset=pos, kind=kind)
+        elif length.__class__ is str:
             length = lengths[length]
-            after = sum(l for _, l, _, _ in spec[i + 1:] if isinstance(l, int))
             if pos + length + after > len(raw):
                 raise WireFormatError(f"{name} of {length} bytes (from {length_field_of(name)}) leaves no room for the "
                                       f"{after} bytes of fields after it in {len(raw)} bytes: the key length overruns",

@@ -19,6 +19,7 @@ Every function takes an open sqlite3 connection inside `store.tx()`; nothing her
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -117,11 +118,13 @@ CREATE TABLE IF NOT EXISTS space_rows (
 """
 
 
+@functools.lru_cache(maxsize=1024)  # one hash per recipient key, not one per row served
 def key_fp(public_key_b64: str | None) -> str:
     """Which recipient key a wrap was made for: SHA-256 prefix of the base64 SPKI text."""
     return hashlib.sha256((public_key_b64 or "").encode("ascii")).hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=1 << 17)  # a read serves two timestamps a row, the same ones each read
 def iso(ts: float | None) -> str | None:
     """Epoch seconds → RFC 3339 UTC with milliseconds, as the API serves timestamps."""
     if ts is None:
@@ -208,8 +211,14 @@ def delete_memory(con: sqlite3.Connection, memory_id: str) -> None:
     con.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
 
 
+@functools.lru_cache(maxsize=4096)
+def _via(text: str) -> tuple[str, ...]:
+    """Stored reason lists repeat ('["self"]', '["all"]' …): parse each distinct text once."""
+    return tuple(json.loads(text))
+
+
 def _wrap(r: tuple) -> Wrap:
-    return Wrap(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6])
+    return Wrap(r[0], r[1], r[2], r[3], r[4], list(_via(r[5])), r[6])
 
 
 _WRAP_COLS = "memory_id, token_id, key_fp, kid, wrapped_key, via, created_at"
