@@ -808,25 +808,29 @@ def read_memory_row(row: Mapping, agent_key: AgentKey, *, trace: Trace | None = 
 
 
 def read_rows(rows: Sequence[Mapping], agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes] | None = None,
-              workers: int | None = None, progress: Callable[[int, int], None] | None = None
-              ) -> list[Row | None | UnreadableRow]:
+              workers: int | None = None, progress: Callable[[int, int], None] | None = None,
+              then: Callable[[Mapping, Any], Any] | None = None) -> list[Any]:
     """Read every row, in served order: a model, None (another kind) or the UnreadableRow it raised.
 
     Runs on a thread pool over all cores (the RSA unwrap releases the GIL); `workers=1` is serial.
-    `progress(1, total)` is called after each row, from the worker threads.
+    `progress(1, total)` is called after each row, from the worker threads. `then(row, result)`,
+    when given, runs in the workers too (so its Python work overlaps other rows' RSA work) and
+    its value takes the result's place.
     """
     rows = list(rows)
     cache = key_cache if key_cache is not None else KeyCache()
     total = len(rows)
 
-    def one(row: Mapping) -> Row | None | UnreadableRow:
+    def one(row: Mapping) -> Any:
         try:
-            return read_row(row, agent_key, key_cache=cache)
+            result: Any = read_row(row, agent_key, key_cache=cache)
         except UnreadableRow as exc:
-            return exc
-        finally:
-            if progress is not None:
-                progress(1, total)
+            result = exc
+        if then is not None:
+            result = then(row, result)
+        if progress is not None:
+            progress(1, total)
+        return result
 
     n = workers if workers is not None else (os.cpu_count() or 1)
     if n <= 1 or len(rows) < 2:

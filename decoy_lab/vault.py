@@ -75,15 +75,9 @@ def read_served(rows: Sequence[Mapping], agent_key: AgentKey, *, key_cache: Muta
     previous = previous or {}
     sigs = sigs if sigs is not None else [signature(r) for r in rows]
     todo = [r for r, sig in zip(rows, sigs) if sig not in previous]
-    results = iter(memory.read_rows(todo, agent_key, key_cache=key_cache, workers=workers, progress=progress))
-    out = []
-    for r, sig in zip(rows, sigs):
-        if sig in previous:
-            out.append(previous[sig])
-        else:
-            res = next(results)
-            out.append((decoded(r, res), res))
-    return out
+    results = iter(memory.read_rows(todo, agent_key, key_cache=key_cache, workers=workers, progress=progress,
+                                    then=lambda r, res: (decoded(r, res), res)))
+    return [previous[sig] if sig in previous else next(results) for sig in sigs]
 
 
 def duplicate(row: Mapping) -> tuple[DecodedRow, UnreadableRow]:
