@@ -187,7 +187,7 @@ class Access:
 
     def __str__(self) -> str:
         df = self.frame
-        table = df[["permission", "selection", "expires_at"]].to_string(index=False) if len(df) else "(no permissions)"
+        table = df[["permission", "selection", "expires_at"]].to_string(index=False, na_rep="never") if len(df) else "(no permissions)"
         return self.summary + "\n\n" + table
 
     def __repr__(self) -> str:

@@ -325,7 +325,7 @@ def cmd_memories(args: argparse.Namespace) -> int:
         vault = _load(conn)
         df = select_memories(vault, topic=args.topic, category=args.category, search=args.search, mine=args.mine)
         if not args.json:
-            note(f"{len(df)} of {vault.summary}")
+            note(f"{len(df)} shown (legacy space rows included) · vault: {vault.summary}")
         return _listing(args, df, ["id", "topic", "categories", "text"], ("topic", "text"), "memories")
 
 
