@@ -1,0 +1,57 @@
+"""The memory model: build, read and edit Decoy memory rows as the Decoy app and other agents do.
+
+This is the Python form of the helper functions the memory contract names (agent-memory.mjs):
+
+    new_memory_row / new_topic_rows      POST-ready rows: plaintext sealed under a fresh key,
+                                         wrapped to the owner, to this agent and to grantees
+    read_row / read_memory_row           served row -> Memory | TopicEntity | Link (or None),
+                                         raising UnreadableRow with the reason in words
+    read_memory_rows / summarize_rows    a whole GET answer, read in parallel
+    list_topics / find_topic / same_topic / normalize_topic_name
+    edit_memory_row / attach_duplicate   PUT bodies: re-seal with only what changed, rotate the
+                                         key when a label is removed
+    is_definite_refusal                  "did not happen" vs "may have committed"
+
+Every plaintext carries `"v": 2` and the row id it is bound to. One row is one of three kinds:
+an observation (a memory), an entity (a topic, id `topic:<row id>`) or a relation (a link).
+Access reasons (`via`) are worked out in one place, reach.py, from the labels inside the plaintext:
+`all`, `category:<c>`, `topic:<id>`, `account:<id>`, or `and:<a>+<b>` for a link between ends.
+
+One module per concern, each importing only those above it:
+
+    plaintext.py   the contract's vocabularies and limits, topic names, Plain and decode_plaintext
+    reach.py       Selectors, Grantee, RecipientKeys, reasons_for, grantee_wraps
+    read.py        KeyCache, Memory / TopicEntity / Link, read_row … read_rows, Summary, summarize
+    build.py       new_memory_row, new_topic_rows, TopicRows, and the topic references rows name
+    topics.py      Topic, build_topics, list_topics, find_topic, same_topic
+    edit.py        edit_memory_row, attach_duplicate, is_definite_refusal
+
+Import from the package (`from decoy_lab.memory import new_memory_row`), not from the modules.
+"""
+from __future__ import annotations
+
+import uuid as _uuid
+
+from .build import TopicRows, new_memory_row, new_topic_rows
+from .edit import attach_duplicate, edit_memory_row, is_definite_refusal
+from .plaintext import (CATEGORIES, DEFAULT_RELATION_FROM_TOPIC, DEFAULT_RELATION_FROM_USER, ENTITY_TYPES,
+                        MAX_CIPHERTEXT, MAX_GRANTEE_WRAPS, MAX_RELATION_TYPE, MAX_TOPIC_NAME, USER_ENTITY,
+                        USER_NAMES, Plain, decode_plaintext, normalize_topic_name)
+from .reach import Grantee, RecipientKeys, Selectors, grantee_wraps, reasons_for
+from .read import (KeyCache, Link, Memory, Row, Summary, TopicEntity, read_graph_row, read_memory_row,
+                   read_memory_rows, read_row, read_rows, summarize, summarize_rows)
+from .topics import Topic, build_topics, find_topic, list_topics, same_topic
+
+uuid = _uuid
+"""Where build.py draws row ids from, looked up here at call time: rebinding `decoy_lab.memory.uuid`
+(the sandbox's demo seeder does, so the demo vault's ids repeat) reaches every new row."""
+
+__all__ = [
+    "CATEGORIES", "DEFAULT_RELATION_FROM_TOPIC", "DEFAULT_RELATION_FROM_USER", "ENTITY_TYPES", "Grantee",
+    "KeyCache", "Link", "MAX_CIPHERTEXT", "MAX_GRANTEE_WRAPS", "MAX_RELATION_TYPE", "MAX_TOPIC_NAME", "Memory",
+    "Plain", "RecipientKeys", "Row", "Selectors", "Summary", "Topic", "TopicEntity", "TopicRows", "USER_ENTITY",
+    "USER_NAMES", "attach_duplicate", "build_topics", "decode_plaintext", "edit_memory_row", "find_topic",
+    "grantee_wraps", "is_definite_refusal", "list_topics", "new_memory_row", "new_topic_rows",
+    "normalize_topic_name", "read_graph_row", "read_memory_row", "read_memory_rows", "read_row", "read_rows",
+    "reasons_for", "same_topic", "summarize", "summarize_rows",
+]

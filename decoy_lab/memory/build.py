@@ -1,0 +1,208 @@
+"""Building POST-ready rows: a plaintext sealed under a fresh key, wrapped to the owner, to this
+agent and to every grantee it reaches; and the topic references new rows and edits name.
+
+Row ids are drawn from `decoy_lab.memory.uuid` at call time (see the package docstring).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .. import memory as _package
+from .. import sealing, wire
+from ..crypto import random_key
+from ..errors import MemoryModelError
+from ..trace import Trace
+from .plaintext import (CATEGORIES, DEFAULT_RELATION_FROM_TOPIC, DEFAULT_RELATION_FROM_USER, ENTITY_TYPES,
+                        MAX_CIPHERTEXT, MAX_RELATION_TYPE, MAX_TOPIC_NAME, USER_ENTITY, _is_user_name,
+                        decode_plaintext)
+from .reach import RecipientKeys, _as_account_id, _as_topic_id, _self_via, grantee_wraps
+from .read import Memory
+
+
+_METADATA_TOPIC_KEYS = ("topic", "topics", "topic_name")
+
+
+# -- building rows ------------------------------------------------------------------------------
+def _need_owner(keys: RecipientKeys) -> None:
+    if not isinstance(keys, RecipientKeys):
+        raise MemoryModelError("keys must be a RecipientKeys (owner_public_key, agent_public_key, grantees)")
+    if not keys.owner_public_key:
+        raise MemoryModelError("the owner must finish key setup in the Decoy app before memories can be saved "
+                               "(memory-grantees serves owner_public_key: null)")
+    if not keys.agent_public_key:
+        raise MemoryModelError("keys.agent_public_key is missing: this connection's own public key is needed "
+                               "for self_wrap")
+
+
+def _sealed_row(key: bytes, plaintext: dict, keys: RecipientKeys, *, trace: Trace | None = None) -> dict:
+    """Seal `plaintext` under `key` and wrap the key to the owner, this agent and the grantees."""
+    row_id = plaintext["row_id"]
+    plain = decode_plaintext(plaintext, row_id)  # we write only what we can read back
+    blob = sealing.seal_json(key, plaintext, trace=trace)
+    if len(blob) > MAX_CIPHERTEXT:
+        raise MemoryModelError(f"the sealed row is {len(blob)} bytes; the server takes at most {MAX_CIPHERTEXT} "
+                               "(100 KiB): split the text into several memories")
+    row = {"id": row_id, "kid": wire.kid(key), "ciphertext": wire.b64encode(blob),
+           "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, keys.owner_public_key, trace=trace)),
+           "self_wrap": wire.b64encode(sealing.wrap_to_agent(key, keys.agent_public_key, trace=trace))}
+    wraps = grantee_wraps(key, plain, keys, trace=trace)
+    if wraps:
+        row["grantee_wraps"] = wraps
+    self_via = _self_via(plain, keys)
+    if self_via is not None:
+        row["self_via"] = self_via
+    return row
+
+
+def _categories(values: Iterable[str] | str | None) -> list[str]:
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    out: list[str] = []
+    for c in values:
+        if not isinstance(c, str) or c not in CATEGORIES:
+            raise MemoryModelError(f"unknown category {c!r}; categories are mem0's: {', '.join(CATEGORIES)}")
+        if c not in out:
+            out.append(c)
+    return out
+
+
+@dataclass(frozen=True)
+class _TopicRef:
+    id: str
+    name: str
+    ids: tuple[str, ...]
+
+
+def _topic_parts(topic: Any) -> tuple[Any, Any, Any]:
+    """(id, name, ids) of a topic given as {"id", "name"}, a Topic, a TopicEntity, TopicRows or a
+    Memory (its topic)."""
+    if isinstance(topic, Memory):
+        topic = topic.topic
+    elif isinstance(topic, TopicRows):
+        topic = topic.topic
+    if topic is None:
+        return None, None, ()
+    if isinstance(topic, Mapping):
+        return topic.get("id"), topic.get("name"), topic.get("ids") or ()
+    tid = getattr(topic, "topic_id", None) or getattr(topic, "id", None)
+    return tid, getattr(topic, "name", None), getattr(topic, "ids", None) or ()
+
+
+def _topic_ref(topic: Any, what: str = "topic") -> _TopicRef:
+    """A topic as new rows and edits name it: its id (`topic:<row id>`), name and every copy's id."""
+    tid, name, ids = _topic_parts(topic)
+    if not isinstance(tid, str) or not tid or not isinstance(name, str) or not name.strip():
+        raise MemoryModelError(f"{what} must be {{'id': 'topic:<row id>', 'name': …}} (from find_topic or "
+                               f"new_topic_rows), got {topic!r}")
+    tid = _as_topic_id(tid)
+    all_ids = tuple(dict.fromkeys([tid, *(_as_topic_id(i) for i in ids if isinstance(i, str) and i)]))
+    return _TopicRef(tid, name, all_ids)
+
+
+def _account_uuid(account: str) -> str:
+    if not isinstance(account, str):
+        raise MemoryModelError(f"account is the granted account's uuid, got {type(account).__name__}")
+    value = _as_account_id(account.strip())
+    try:
+        _package.uuid.UUID(value)
+    except ValueError:
+        raise MemoryModelError(f"account must be the account's uuid (never its name), got {account!r}") from None
+    return value
+
+
+def new_memory_row(keys: RecipientKeys, text: str, *, topic: Any = None, categories: Iterable[str] = (),
+                   account: str | None = None, metadata: Mapping | None = None, about_hint: str | None = None,
+                   trace: Trace | None = None) -> dict:
+    """A POST-ready memory row `{id, kid, ciphertext, owner_wrap, self_wrap, grantee_wraps?, self_via?}`.
+
+    Exactly one `about`: the user (default), `topic` ({"id", "name"}) or `account` (its uuid).
+    """
+    _need_owner(keys)
+    if not isinstance(text, str) or not text.strip():
+        raise MemoryModelError("a memory needs non-empty text")
+    if topic is not None and account is not None:
+        raise MemoryModelError("a memory has exactly one about: the user, one topic or one account — "
+                               "not both a topic and an account")
+    cats = _categories(categories)
+    if metadata is not None:
+        if not isinstance(metadata, Mapping):
+            raise MemoryModelError(f"metadata is an object of free notes, got {type(metadata).__name__}")
+        named = [k for k in _METADATA_TOPIC_KEYS if k in metadata]
+        if named:
+            raise MemoryModelError(f"metadata.{named[0]} files nothing: a topic never goes in metadata. "
+                                   "Pass topic={'id': 'topic:<id>', 'name': …} to new_memory_row (find_topic "
+                                   "or new_topic_rows gives it)")
+    if about_hint is not None and not isinstance(about_hint, str):
+        raise MemoryModelError("about_hint is text")
+    row_id = str(_package.uuid.uuid4())
+    observation: dict[str, Any] = {}
+    if topic is not None:
+        ref = _topic_ref(topic)
+        observation["entityName"], about = ref.name, ref.id
+    elif account is not None:
+        about = f"account:{_account_uuid(account)}"  # never the account's name
+    else:
+        observation["entityName"], about = USER_ENTITY, "user"
+    observation["content"] = text
+    plaintext: dict[str, Any] = {"v": 2, "row_id": row_id, "observation": observation, "about": [about]}
+    if cats:
+        plaintext["categories"] = cats
+    if metadata is not None:
+        plaintext["metadata"] = dict(metadata)
+    if about_hint is not None:
+        plaintext["about_hint"] = about_hint
+    return _sealed_row(random_key(), plaintext, keys, trace=trace)
+
+
+@dataclass
+class TopicRows:
+    """A new topic: its id (`topic:<entity row id>`), `{"id", "name"}` for new_memory_row, and the
+    entity and relation rows to POST together with its first memory."""
+
+    topic_id: str
+    topic: dict
+    rows: list[dict]
+
+
+def new_topic_rows(keys: RecipientKeys, name: str, *, type: str | None = "", relation_type: str | None = None,
+                   parent: Any = None, trace: Trace | None = None) -> TopicRows:
+    """The entity row of a new topic and its one relation row, from You or from `parent`."""
+    _need_owner(keys)
+    if not isinstance(name, str) or not name.strip():
+        raise MemoryModelError("a topic needs a name")
+    name = name.strip()
+    if len(name) > MAX_TOPIC_NAME:
+        raise MemoryModelError(f"a topic name is at most {MAX_TOPIC_NAME} characters, this one is {len(name)}")
+    if _is_user_name(name):
+        raise MemoryModelError(f"{name!r} names the user, never a topic: save memories about the user with no "
+                               "topic instead")
+    etype = type or ""
+    if etype not in ("", *ENTITY_TYPES):
+        raise MemoryModelError(f"unknown topic type {etype!r}; use one of {', '.join(ENTITY_TYPES)}, or \"\"")
+    if parent is not None:
+        pref = _topic_ref(parent, "parent")
+        start, start_end = pref.name, pref.id
+        default = DEFAULT_RELATION_FROM_TOPIC
+    else:
+        start, start_end, default = USER_ENTITY, "user", DEFAULT_RELATION_FROM_USER
+    if relation_type is None:
+        relation_type = default
+    if not isinstance(relation_type, str) or not relation_type.strip():
+        raise MemoryModelError("relation_type is free text in active voice, e.g. 'is planning'")
+    relation_type = relation_type.strip()
+    if len(relation_type) > MAX_RELATION_TYPE:
+        raise MemoryModelError(f"relation_type is at most {MAX_RELATION_TYPE} characters, this one is "
+                               f"{len(relation_type)}")
+    entity_id, relation_id = str(_package.uuid.uuid4()), str(_package.uuid.uuid4())
+    topic_id = f"topic:{entity_id}"
+    entity = {"v": 2, "row_id": entity_id, "entity": {"name": name, "entityType": etype}, "about": []}
+    relation = {"v": 2, "row_id": relation_id,
+                "relation": {"from": start, "to": name, "relationType": relation_type},
+                "endpoints": [start_end, topic_id], "about": []}
+    rows = [_sealed_row(random_key(), entity, keys, trace=trace),
+            _sealed_row(random_key(), relation, keys, trace=trace)]
+    return TopicRows(topic_id, {"id": topic_id, "name": name}, rows)

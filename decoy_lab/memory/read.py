@@ -1,0 +1,328 @@
+"""Reading served rows: unwrap, kid check, open, bind check, into Memory / TopicEntity / Link.
+
+The readers raise UnreadableRow with the reason in words; read_rows reads a whole GET answer in
+parallel, and summarize counts what it found.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Union
+
+from .. import sealing, wire
+from ..crypto import AgentKey
+from ..errors import DecoyError, UnreadableRow
+from ..trace import Trace, tracer
+from .plaintext import MAX_CIPHERTEXT, Plain, _fail, _str_list, _type, decode_plaintext
+
+if TYPE_CHECKING:
+    from .topics import Topic
+
+
+# -- keys ---------------------------------------------------------------------------------------
+class KeyCache(dict):
+    """kid -> raw 32-byte memory key, filled by the readers so a reload of unchanged rows costs no
+    RSA work. A dict whose repr shows kids only: the keys are secrets."""
+
+    def __repr__(self) -> str:
+        return f"<KeyCache {len(self)} keys: {', '.join(sorted(self)[:8])}{' …' if len(self) > 8 else ''}>"
+
+    __str__ = __repr__
+
+
+# -- reading rows -------------------------------------------------------------------------------
+@dataclass
+class _Served:
+    """What the server says about a row, next to its ciphertext."""
+
+    rev: int | None = None
+    kid: str | None = None
+    via: list[str] = field(default_factory=list)
+    mine: bool = False
+    author_kind: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+@dataclass
+class Memory:
+    """A memory as this connection reads it."""
+
+    id: str
+    text: str
+    about: str  # "user", "topic:<id>" or "account:<id>"
+    entity_name: str | None = None
+    topic: dict | None = None  # {"id": "topic:<id>", "name": …}
+    account: str | None = None
+    categories: list[str] = field(default_factory=list)
+    metadata: dict = field(default_factory=dict)
+    rev: int | None = None
+    kid: str | None = None
+    via: list[str] = field(default_factory=list)
+    mine: bool = False
+    author_kind: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    about_hint: str | None = None
+
+    kind = "memory"
+
+
+@dataclass
+class TopicEntity:
+    """A topic's own entity row. `topic_id` is `topic:<id>`, how memories and grants name it."""
+
+    id: str
+    topic_id: str
+    name: str
+    type: str = ""
+    rev: int | None = None
+    kid: str | None = None
+    via: list[str] = field(default_factory=list)
+    mine: bool = False
+    author_kind: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    kind = "topic"
+
+
+@dataclass
+class Link:
+    """A relation row: `from_` --relation_type--> `to`, with the ends it joins (`endpoints`)."""
+
+    id: str
+    from_: str
+    to: str
+    relation_type: str
+    endpoints: list[str] = field(default_factory=list)
+    rev: int | None = None
+    kid: str | None = None
+    via: list[str] = field(default_factory=list)
+    mine: bool = False
+    author_kind: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    kind = "link"
+
+
+Row = Union[Memory, TopicEntity, Link]
+
+
+def _timestamp(value: Any, name: str, row_id: str) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, tz=timezone.utc)
+    if isinstance(value, str):
+        try:
+            dt = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+        except ValueError:
+            dt = None
+        if dt is not None:
+            return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+    _fail(row_id, f"the served {name} {value!r} is not an ISO 8601 date-time")
+
+
+def _served(row: Mapping, row_id: str) -> _Served:
+    via = row.get("via")
+    if via is None:
+        via = ["self"] if _is_posted(row) else []
+    rev = row.get("rev")
+    if rev is not None and (isinstance(rev, bool) or not isinstance(rev, int)):
+        _fail(row_id, f"the served rev must be an integer, got {_type(rev)}")
+    return _Served(rev=rev, kid=row.get("kid"), via=_str_list(via, "via", row_id),
+                   mine=bool(row.get("mine", _is_posted(row))), author_kind=row.get("author_kind"),
+                   created_at=_timestamp(row.get("created_at"), "created_at", row_id),
+                   updated_at=_timestamp(row.get("updated_at"), "updated_at", row_id))
+
+
+def _is_posted(row: Mapping) -> bool:
+    """A row as new_memory_row built it (self_wrap, no wrapped_key): ours, readable offline."""
+    return "wrapped_key" not in row and "self_wrap" in row
+
+
+def _row_id(row: Any) -> str:
+    if not isinstance(row, Mapping):
+        raise UnreadableRow(None, f"a served row is a JSON object, got {_type(row)}")
+    rid = row.get("id")
+    if not isinstance(rid, str) or not rid:
+        raise UnreadableRow(None, "the served row has no id")
+    return rid
+
+
+def _row_key(row: Mapping, row_id: str, agent_key: AgentKey, trace: Trace | None,
+             key_cache: MutableMapping[str, bytes] | None) -> bytes:
+    """Unwrap the row's key with this connection's private key and check it against `kid`."""
+    t = tracer(trace)
+    kid = row.get("kid")
+    if not isinstance(kid, str):
+        _fail(row_id, "the served row has no kid")
+    if key_cache is not None and kid in key_cache:
+        with t.step("key cache", inputs={"kid": kid}) as s:
+            s.output = f"kid {kid} was unwrapped and checked on an earlier read: no RSA work"
+        return key_cache[kid]
+    wrapped = row.get("wrapped_key") if "wrapped_key" in row else row.get("self_wrap")
+    if not isinstance(wrapped, str) or not wrapped:
+        _fail(row_id, "the served row carries no wrapped_key for this connection")
+    try:
+        key = sealing.unwrap_as_agent(wrapped, agent_key, trace=trace)
+    except (DecoyError, ValueError) as exc:
+        raise UnreadableRow(row_id, f"this connection's key does not open wrapped_key: {exc}") from exc
+    with t.step("kid check", inputs={"served kid": kid}) as s:
+        got = wire.kid(key)
+        s.output = got
+        if got != kid:
+            _fail(row_id, f"kid check failed: the row says {kid} but the unwrapped key's kid is {got}; "
+                          "the wrap and the ciphertext do not belong to the same key")
+    if key_cache is not None:
+        key_cache[kid] = key
+    return key
+
+
+def _open(row: Mapping, agent_key: AgentKey, trace: Trace | None,
+          key_cache: MutableMapping[str, bytes] | None) -> tuple[str, bytes, Plain]:
+    row_id = _row_id(row)
+    blob = row.get("ciphertext")
+    if not isinstance(blob, str) or not blob:
+        _fail(row_id, "the served row has no ciphertext")
+    size = len(blob) // 4 * 3 - (len(blob) - len(blob.rstrip("=")))
+    if size > MAX_CIPHERTEXT:  # checked before any RSA work: the API never stores such a row
+        _fail(row_id, f"the ciphertext decodes to {size:,} bytes, over the 100 KiB ({MAX_CIPHERTEXT:,}-byte) "
+                      "maximum: no row this large was stored through the API")
+    key = _row_key(row, row_id, agent_key, trace, key_cache)
+    try:
+        obj = sealing.open_json(key, blob, trace=trace, row_id=row_id)
+    except UnreadableRow:
+        raise
+    except (DecoyError, ValueError) as exc:
+        raise UnreadableRow(row_id, f"the ciphertext does not open under its key: {exc}") from exc
+    return row_id, key, decode_plaintext(obj, row_id, trace=trace)
+
+
+def _model(plain: Plain, meta: _Served) -> Row | None:
+    common = dict(rev=meta.rev, kid=meta.kid, via=meta.via, mine=meta.mine, author_kind=meta.author_kind,
+                  created_at=meta.created_at, updated_at=meta.updated_at)
+    if plain.kind == "memory":
+        about = plain.about_label
+        topic = {"id": about, "name": plain.entity_name or ""} if about.startswith("topic:") else None
+        return Memory(plain.row_id, plain.text or "", about, plain.entity_name, topic, plain.account_id,
+                      list(plain.categories), dict(plain.metadata or {}), about_hint=plain.about_hint, **common)
+    if plain.kind == "topic":
+        return TopicEntity(plain.row_id, plain.topic_id, plain.name or "", plain.entity_type or "", **common)
+    if plain.kind == "link":
+        return Link(plain.row_id, plain.relation_from or "", plain.relation_to or "", plain.relation_type or "",
+                    list(plain.endpoints), **common)
+    return None
+
+
+def read_row(row: Mapping, agent_key: AgentKey, *, trace: Trace | None = None,
+             key_cache: MutableMapping[str, bytes] | None = None) -> Row | None:
+    """Read any served row: a Memory, a TopicEntity or a Link (None for a row of another kind).
+
+    Steps: unwrap `wrapped_key`, kid check, open `ciphertext`, bind check (`v` == 2 and
+    `row_id` == id), field types. Raises UnreadableRow with the reason in words.
+    """
+    row_id, _key, plain = _open(row, agent_key, trace, key_cache)
+    return _model(plain, _served(row, row_id))
+
+
+read_graph_row = read_row
+
+
+def read_memory_row(row: Mapping, agent_key: AgentKey, *, trace: Trace | None = None,
+                    key_cache: MutableMapping[str, bytes] | None = None) -> Memory | None:
+    """Read one served memory. None for a graph row (topic or link): None never means unreadable."""
+    out = read_row(row, agent_key, trace=trace, key_cache=key_cache)
+    return out if isinstance(out, Memory) else None
+
+
+def read_rows(rows: Sequence[Mapping], agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes] | None = None,
+              workers: int | None = None, progress: Callable[[int, int], None] | None = None,
+              then: Callable[[Mapping, Any], Any] | None = None) -> list[Any]:
+    """Read every row, in served order: a model, None (another kind) or the UnreadableRow it raised.
+
+    Runs on a thread pool over all cores (the RSA unwrap releases the GIL); `workers=1` is serial.
+    `progress(1, total)` is called after each row, from the worker threads. `then(row, result)`,
+    when given, runs in the workers too (so its Python work overlaps other rows' RSA work) and
+    its value takes the result's place.
+    """
+    rows = list(rows)
+    cache = key_cache if key_cache is not None else KeyCache()
+    total = len(rows)
+
+    def one(row: Mapping) -> Any:
+        try:
+            result: Any = read_row(row, agent_key, key_cache=cache)
+        except UnreadableRow as exc:
+            result = exc
+        if then is not None:
+            result = then(row, result)
+        if progress is not None:
+            progress(1, total)
+        return result
+
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    if n <= 1 or len(rows) < 2:
+        return [one(r) for r in rows]
+    # Chunks, not one task per row: a task costs a few µs of GIL-held bookkeeping, a row ~40 µs.
+    size = max(1, min(64, len(rows) // (n * 4)))
+    chunks = [rows[i:i + size] for i in range(0, len(rows), size)]
+    with ThreadPoolExecutor(max_workers=min(n, len(chunks))) as pool:
+        return [r for chunk in pool.map(lambda c: [one(r) for r in c], chunks) for r in chunk]
+
+
+def read_memory_rows(rows: Sequence[Mapping], agent_key: AgentKey, topics: Sequence[Topic] | None = None, *,
+                     key_cache: MutableMapping[str, bytes] | None = None, workers: int | None = None) -> list[Memory]:
+    """The memories among `rows`, skipping topics, links and unreadable rows. With `topics`
+    (from list_topics) each memory's topic carries that topic's listed name."""
+    out = [r for r in read_rows(rows, agent_key, key_cache=key_cache, workers=workers) if isinstance(r, Memory)]
+    if topics:
+        by_id = {i: t for t in topics for i in t.ids}
+        for m in out:
+            if m.topic and m.topic["id"] in by_id:
+                m.topic = {"id": m.topic["id"], "name": by_id[m.topic["id"]].name}
+    return out
+
+
+@dataclass
+class Summary:
+    """Counts of one GET answer; print `text` first."""
+
+    memories: int
+    topics: int
+    links: int
+    unreadable: int
+    other: int
+    unreadable_ids: list[str]
+    text: str
+    unreadable_reasons: dict[str, str] = field(default_factory=dict)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def summarize(results: Sequence[Row | None | UnreadableRow]) -> Summary:
+    """A Summary of results from read_rows."""
+    mem = sum(isinstance(r, Memory) for r in results)
+    top = sum(isinstance(r, TopicEntity) for r in results)
+    lnk = sum(isinstance(r, Link) for r in results)
+    bad = [r for r in results if isinstance(r, UnreadableRow)]
+    other = len(results) - mem - top - lnk - len(bad)
+    text = ", ".join([_count(mem, "memory", "memories"), _count(top, "topic", "topics"),
+                      _count(lnk, "link", "links"), f"{len(bad)} unreadable"])
+    if other:
+        text += f", {other} other"
+    return Summary(mem, top, lnk, len(bad), other, [str(b.row_id) for b in bad], text,
+                   {str(b.row_id): b.reason for b in bad})
+
+
+def summarize_rows(rows: Sequence[Mapping], agent_key: AgentKey, *,
+                   key_cache: MutableMapping[str, bytes] | None = None, workers: int | None = None) -> Summary:
+    """`Summary(memories, topics, links, unreadable, other, unreadable_ids, text)` of a GET answer."""
+    return summarize(read_rows(rows, agent_key, key_cache=key_cache, workers=workers))
