@@ -373,3 +373,13 @@ def test_no_plaintext_outside_ciphertext(c):
     for secret in ("Navy", "fashion", "Golf", "from chat", "squash", ACCOUNT, "technology", "Lisbon", "trip",
                    "planning", "default_user"):
         assert secret not in body
+
+
+def test_given_row_ids_are_used_and_checked(keys):
+    """A seeded vault passes its own ids; anything but a lowercase hyphenated uuid is refused."""
+    rid = "0f8fad5b-d9cb-469f-a165-70867728950e"
+    assert M.new_memory_row(keys, "Seeded.", row_id=rid)["id"] == rid
+    made = M.new_topic_rows(keys, "Seeded topic", ids=(rid, "7c9e6679-7425-40de-944b-e07fc1f90ae7"))
+    assert made.topic_id == f"topic:{rid}" and [r["id"] for r in made.rows][1] == "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+    with pytest.raises(MemoryModelError, match="uuid"):
+        M.new_memory_row(keys, "Bad id.", row_id="0F8FAD5B-D9CB-469F-A165-70867728950E")

@@ -30,8 +30,6 @@ Import from the package (`from decoy_lab.memory import new_memory_row`), not fro
 """
 from __future__ import annotations
 
-import uuid as _uuid
-
 from .build import TopicRows, new_memory_row, new_topic_rows
 from .edit import attach_duplicate, edit_memory_row, is_definite_refusal
 from .plaintext import (CATEGORIES, DEFAULT_RELATION_FROM_TOPIC, DEFAULT_RELATION_FROM_USER, ENTITY_TYPES,
@@ -41,10 +39,6 @@ from .reach import Grantee, RecipientKeys, Selectors, grantee_wraps, reasons_for
 from .read import (KeyCache, Link, Memory, Row, Summary, TopicEntity, read_graph_row, read_memory_row,
                    read_memory_rows, read_row, read_rows, summarize, summarize_rows)
 from .topics import Topic, build_topics, find_topic, list_topics, same_topic
-
-uuid = _uuid
-"""Where build.py draws row ids from, looked up here at call time: rebinding `decoy_lab.memory.uuid`
-(the sandbox's demo seeder does, so the demo vault's ids repeat) reaches every new row."""
 
 __all__ = [
     "CATEGORIES", "DEFAULT_RELATION_FROM_TOPIC", "DEFAULT_RELATION_FROM_USER", "ENTITY_TYPES", "Grantee",

@@ -5,11 +5,12 @@ Row ids are drawn from `decoy_lab.memory.uuid` at call time (see the package doc
 """
 from __future__ import annotations
 
+import uuid
+
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .. import memory as _package
 from .. import sealing, wire
 from ..crypto import random_key
 from ..errors import MemoryModelError
@@ -103,12 +104,25 @@ def _topic_ref(topic: Any, what: str = "topic") -> _TopicRef:
     return _TopicRef(tid, name, all_ids)
 
 
+def _new_id(given: str | None = None, name: str = "row_id") -> str:
+    """A fresh uuid4 row id, or the caller's own (checked: lowercase hyphenated uuid form)."""
+    if given is None:
+        return str(uuid.uuid4())
+    try:
+        ok = isinstance(given, str) and str(uuid.UUID(given)) == given
+    except ValueError:
+        ok = False
+    if not ok:
+        raise MemoryModelError(f"{name} must be a lowercase hyphenated uuid, got {given!r}")
+    return given
+
+
 def _account_uuid(account: str) -> str:
     if not isinstance(account, str):
         raise MemoryModelError(f"account is the granted account's uuid, got {type(account).__name__}")
     value = _as_account_id(account.strip())
     try:
-        _package.uuid.UUID(value)
+        uuid.UUID(value)
     except ValueError:
         raise MemoryModelError(f"account must be the account's uuid (never its name), got {account!r}") from None
     return value
@@ -116,7 +130,7 @@ def _account_uuid(account: str) -> str:
 
 def new_memory_row(keys: RecipientKeys, text: str, *, topic: Any = None, categories: Iterable[str] = (),
                    account: str | None = None, metadata: Mapping | None = None, about_hint: str | None = None,
-                   trace: Trace | None = None) -> dict:
+                   trace: Trace | None = None, row_id: str | None = None) -> dict:
     """A POST-ready memory row `{id, kid, ciphertext, owner_wrap, self_wrap, grantee_wraps?, self_via?}`.
 
     Exactly one `about`: the user (default), `topic` ({"id", "name"}) or `account` (its uuid).
@@ -138,7 +152,7 @@ def new_memory_row(keys: RecipientKeys, text: str, *, topic: Any = None, categor
                                    "or new_topic_rows gives it)")
     if about_hint is not None and not isinstance(about_hint, str):
         raise MemoryModelError("about_hint is text")
-    row_id = str(_package.uuid.uuid4())
+    row_id = _new_id(row_id, "row_id")
     observation: dict[str, Any] = {}
     if topic is not None:
         ref = _topic_ref(topic)
@@ -169,8 +183,10 @@ class TopicRows:
 
 
 def new_topic_rows(keys: RecipientKeys, name: str, *, type: str | None = "", relation_type: str | None = None,
-                   parent: Any = None, trace: Trace | None = None) -> TopicRows:
-    """The entity row of a new topic and its one relation row, from You or from `parent`."""
+                   parent: Any = None, trace: Trace | None = None,
+                   ids: tuple[str, str] | None = None) -> TopicRows:
+    """The entity row of a new topic and its one relation row, from You or from `parent`.
+    `ids` (entity id, relation id) are fresh uuid4s unless given (a seeded demo vault)."""
     _need_owner(keys)
     if not isinstance(name, str) or not name.strip():
         raise MemoryModelError("a topic needs a name")
@@ -197,7 +213,7 @@ def new_topic_rows(keys: RecipientKeys, name: str, *, type: str | None = "", rel
     if len(relation_type) > MAX_RELATION_TYPE:
         raise MemoryModelError(f"relation_type is at most {MAX_RELATION_TYPE} characters, this one is "
                                f"{len(relation_type)}")
-    entity_id, relation_id = str(_package.uuid.uuid4()), str(_package.uuid.uuid4())
+    entity_id, relation_id = (_new_id(ids[0], "ids[0]"), _new_id(ids[1], "ids[1]")) if ids else (_new_id(), _new_id())
     topic_id = f"topic:{entity_id}"
     entity = {"v": 2, "row_id": entity_id, "entity": {"name": name, "entityType": etype}, "about": []}
     relation = {"v": 2, "row_id": relation_id,

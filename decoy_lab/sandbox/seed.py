@@ -14,13 +14,11 @@ makes them. All content is synthetic.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import random
-import types
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from .. import memory, sealing, wire
 from ..crypto import AgentKey, random_key
@@ -153,21 +151,6 @@ def _uuid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
-@contextlib.contextmanager
-def _seeded_ids(rng: random.Random) -> Iterator[None]:
-    """memory.py draws row ids from `uuid.uuid4`; while seeding, hand it seeded ones (through its own
-    module reference only) so the demo vault's ids repeat. Keys stay random."""
-    real = getattr(memory, "uuid", None)
-    if real is not uuid:  # memory.py no longer draws ids this way: keep its own
-        yield
-        return
-    memory.uuid = types.SimpleNamespace(UUID=uuid.UUID, uuid4=lambda: uuid.UUID(_uuid(rng)))
-    try:
-        yield
-    finally:
-        memory.uuid = real
-
-
 def _demo_agent(con: Any, rng: random.Random, now: float, key: AgentKey) -> str:
     """The simulated second agent: a connection holding memory.save (S1's tables, contract columns)."""
     token_id = _uuid(rng)
@@ -188,7 +171,7 @@ def _demo(state: Any, rng: random.Random) -> SeedReport:
     report = SeedReport("demo", accounts=[_uuid(rng) for _ in range(2)])
     owner_keys = memory.RecipientKeys(owner_pk, owner_pk)  # the owner's app: its own wrap is the owner wrap
     agent_keys = memory.RecipientKeys(owner_pk, agent_key.public_key_b64)
-    with state.store.tx() as con, _seeded_ids(rng):
+    with state.store.tx() as con:  # ids come from `rng`, so the demo vault's ids repeat; keys stay random
         token_id = _demo_agent(con, rng, now, agent_key)
         report.demo_token_id = token_id
         t = now - 30 * DAY
@@ -213,7 +196,7 @@ def _demo(state: Any, rng: random.Random) -> SeedReport:
         for key, tname, ttype, parent, relation in TOPICS:
             keys = agent_keys if authors[key] == "agent" else owner_keys
             made = memory.new_topic_rows(keys, tname, type=ttype, relation_type=relation,
-                                         parent=topics[parent] if parent else None)
+                                         parent=topics[parent] if parent else None, ids=(_uuid(rng), _uuid(rng)))
             topics[key] = made.topic
             report.topics[tname] = made.topic_id
             for row in made.rows:
@@ -225,7 +208,7 @@ def _demo(state: Any, rng: random.Random) -> SeedReport:
                 kw["account"] = report.accounts[int(where.split(":")[1])]
             elif where:
                 kw["topic"] = topics[where]
-            put(memory.new_memory_row(keys, text, **kw), author)
+            put(memory.new_memory_row(keys, text, row_id=_uuid(rng), **kw), author)
             report.memories += 1
         report.space_rows = _legacy_space(con, owner_pk, agent_key, token_id, rng, now)
     state.extra["seed_report"] = report
