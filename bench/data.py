@@ -1,4 +1,4 @@
-"""The one set of rows every benchmark works on: topics and memories sealed with memory.py.
+"""The one set of rows every benchmark works on: topics and memories sealed with decoy_lab.memory.
 
 Rows are built with `new_topic_rows` / `new_memory_row` (so they are exactly what a client
 writes), grouped into POST batches of at most 200 rows that keep each new topic's entity and

@@ -3,7 +3,7 @@
 1. `GET /api/agent/context/memories` answering the bench connection's full vault (10,000
    memories + their topic rows) — target ≤ 0.5 s, timed to the last byte received.
 2. 8 concurrent writers for 30 s, each its own paired connection and HTTP client, sending
-   what a client sends (rows from memory.py): new memories (some with a new topic in the
+   what a client sends (rows from decoy_lab.memory): new memories (some with a new topic in the
    same POST), edits and deletes of its own memories, and text corrections of one memory
    they all share (Read & write), so revisions really collide. Target: no errors but the
    designed ones — `409 REV_CONFLICT` (answered by re-reading and re-applying) and `429`.

@@ -20,7 +20,7 @@
         ├── RateLimited(retry_after)          429
         └── ServerError                       5xx (outcome unknown, like TransportError)
 
-`is_definite_refusal` (in memory.py) and the client's retry rules read this tree: a
+`is_definite_refusal` (in decoy_lab.memory) and the client's retry rules read this tree: a
 TransportError or ServerError means "may have committed", everything else under APIError
 means "did not happen".
 """

@@ -1,7 +1,7 @@
 """A loaded vault: every row one GET served, read with this connection's key, kept as data.
 
 `read_served(...)` turns a `GET /api/agent/context/memories` answer into `DecodedRow`s through
-memory.py's readers (in parallel, with the connection's key cache so a reload of unchanged rows
+decoy_lab.memory's readers (in parallel, with the connection's key cache so a reload of unchanged rows
 costs no RSA work, and rows whose served fields did not change since the previous load are not
 opened at all); unreadable rows stay, with the reason, and an id served twice is read once, its
 copies reported. Legacy space rows are read with the space key and marked `source="space"`.

@@ -326,7 +326,7 @@ def test_self_via_keeps_the_own_wrap_for_held_reasons_only(lab):
     is kept "for the reasons the server can see that the saver holds"."""
     saver = lab.pair("saver", "memory.save", {"permissions": ["memory.read"], "datatypes": ["food"]})
     both = saver.new_row("ramen", categories=["food"])
-    assert both["self_via"] == ["self", "category:food"]  # memory.py works it out from memory-grantees' self
+    assert both["self_via"] == ["self", "category:food"]  # decoy_lab.memory works it out from memory-grantees' self
     unheld = dict(saver.new_row("x", categories=["travel"]), self_via=["category:travel"])
     none = dict(saver.new_row("y"), self_via=[])
     bare = {k: v for k, v in saver.new_row("z").items() if k != "self_via"}
@@ -353,7 +353,7 @@ def test_save_after_the_grant_ended_is_grant_expired(lab, alpha):
 @requires_node
 def test_node_sealed_rows_with_grantee_wraps_and_a_resend(lab, alpha):
     """A row sealed by the independent Node implementation, wrapped to a grantee from memory-grantees:
-    the server admits the wrap, the grantee opens it with memory.py, and a resend is `existing`."""
+    the server admits the wrap, the grantee opens it with decoy_lab.memory, and a resend is `existing`."""
     reader = lab.pair("reader", {"permissions": ["memory.read"], "datatypes": ["food"]})
     g = alpha.grantees()
     keys = {"ownerPublicKey": g["owner_public_key"], "agentPublicKey": alpha.key.public_key_b64,

@@ -2,7 +2,7 @@
 
 `Lab` is one in-process sandbox on a fake clock (TestClient over create_app); `lab.pair(...)`
 runs the real device flow (auto-approve) and returns a `Peer` that talks to the API with its
-token and seals rows with memory.py for its own key.
+token and seals rows with decoy_lab.memory for its own key.
 """
 from __future__ import annotations
 
@@ -156,7 +156,7 @@ def reseal(row: dict, **changes: Any) -> dict:
 
 def sealed_row(keys: memory.RecipientKeys, plaintext: dict, *, row_id: str | None = None,
                key_bytes: bytes | None = None, owner_payload: bytes | None = None) -> dict:
-    """A row sealed by hand (for rows memory.py refuses to build): any plaintext, any owner payload."""
+    """A row sealed by hand (for rows decoy_lab.memory refuses to build): any plaintext, any owner payload."""
     row_id = row_id or str(uuid.uuid4())
     k = key_bytes or bytes(range(32))
     blob = sealing.seal_vault(k, sealing.json_bytes(plaintext))

@@ -35,7 +35,7 @@ def test_demo_vault_contents(demo):
 
 def test_a_new_reader_is_preparing_then_shared(demo):
     """A connection paired after the seed holds no key yet: its first read is `preparing`; the owner's phone
-    shares, and then it reads the vault with memory.py."""
+    shares, and then it reads the vault with decoy_lab.memory."""
     reader = demo.pair("tour", {"permissions": ["memory.read"]})
     first = reader.memories()
     assert first["memories"] == [] and first["preparing_others"] == 84

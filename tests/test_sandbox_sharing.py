@@ -257,7 +257,7 @@ def test_stored_rows_are_served_as_stored(lab, alpha):
 @requires_node
 def test_node_sealed_rows_are_accepted_and_opened_by_the_owner(lab, alpha):
     """Rows sealed by the Node implementation (written from the spec on WebCrypto) are POSTed, opened by
-    the owner's sharing pass, and shared with a reader that opens them with memory.py."""
+    the owner's sharing pass, and shared with a reader that opens them with decoy_lab.memory."""
     reader = lab.pair("reader", ALL_READ)
     g = alpha.grantees()
     keys = {"ownerPublicKey": g["owner_public_key"], "agentPublicKey": alpha.key.public_key_b64, "grantees": []}
@@ -277,7 +277,7 @@ def test_node_sealed_rows_are_accepted_and_opened_by_the_owner(lab, alpha):
     assert view[mem["id"]]["categories"] == ["sports", "fashion"]
     m = memory.read_memory_row(reader.served(mem["id"]), reader.key)
     assert m.text == "Navy or grey, no large logos." and m.via == ["all"]
-    # and the author reads its own Node-sealed row back with memory.py
+    # and the author reads its own Node-sealed row back with decoy_lab.memory
     assert alpha.read(mem["id"]).categories == ["sports", "fashion"]
 
 

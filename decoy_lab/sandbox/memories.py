@@ -8,7 +8,7 @@ enforced, so a client that breaks it is refused here as it would be by Decoy.
 Choices where the spec is silent or loose (documented, and read by the tests):
 - `self` is a live reason for the author connection while it holds `memory.save` ("what it
   saved is its own to read and edit while it holds it"). A row's own wrap is kept for exactly
-  the `self_via` reasons the saver holds (memory.py sends `["self", …]`; with none it keeps no
+  the `self_via` reasons the saver holds (decoy_lab.memory sends `["self", …]`; with none it keeps no
   wrap, and the owner's phone shares it back later); without `self_via`, for `self` and the
   server-visible reasons it holds.
 - The author counts as a writer of its own memory's labels (it "changes text, categories or

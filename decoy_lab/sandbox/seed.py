@@ -4,7 +4,7 @@ The demo vault is written by the owner and by a second simulated agent connectio
 planner (demo)", which holds only `memory.save`): 60 memories over a dozen topics — a trip
 with sub-topics, a project, hobbies, a purchase, a goal, an event, a pet … — every mem0
 category used, a few memories about accounts, and a legacy Me space with graph rows. Every row
-is built by memory.py, so it is byte-for-byte what the Decoy app and agents write; no agent
+is built by decoy_lab.memory, so it is byte-for-byte what the Decoy app and agents write; no agent
 that pairs later holds a key yet, so its first read shows `preparing` until the owner's phone
 shares (which it does on its own a few seconds later, see sharing.py).
 
