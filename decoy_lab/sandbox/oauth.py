@@ -166,7 +166,9 @@ async def par(request: Request) -> JSONResponse:
     if "authorization_details" not in body or body["authorization_details"] is None:
         raise OAuthProblem(400, "invalid_request", "`authorization_details` is required")
     rows = _rows(body["authorization_details"])
-    scopes, _ = _legacy_scopes(body)
+    scopes, named = _legacy_scopes(body)
+    if named and not scopes:  # only webhook.read: kept, so the device call can refuse NOTHING_TO_APPROVE
+        scopes = list(grants.IMPLICIT_SCOPES)
     client_id = _client_id(body, required=False)
     uri = "urn:ietf:params:oauth:request_uri:" + secrets.token_urlsafe(24)
     now = state.now()
@@ -230,7 +232,9 @@ async def device(request: Request) -> JSONResponse:
                 raise OAuthProblem(400, "invalid_request", "`client_id` differs from the PAR request's")
             con.execute("UPDATE par_requests SET used=1 WHERE request_uri=?", (p["request_uri"],))
             rows = [grants.Row.from_json(r) for r in json.loads(p["entries"])]
-            legacy = sorted(set(legacy) | set(json.loads(p["scopes"])))
+            par_scopes = json.loads(p["scopes"])
+            named_scopes = named_scopes or bool(par_scopes)  # "in `scopes`, `scope` or a PAR `scope`"
+            legacy = sorted(set(legacy) | {s for s in par_scopes if s not in grants.IMPLICIT_SCOPES})
         elif body.get("authorization_details") is not None:
             rows = _rows(body["authorization_details"])
         else:

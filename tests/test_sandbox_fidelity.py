@@ -1,0 +1,28 @@
+"""Spec rules the other sandbox tests leave out, each checked over HTTP against the sandbox.
+
+Every test quotes the sentence of the spec it checks; a lenient sandbox would fail it.
+"""
+from __future__ import annotations
+
+from test_sandbox_memories_kit import Lab, lab  # noqa: F401 (fixtures)
+
+
+# ── pairing ───────────────────────────────────────────────────────────────────────────────
+
+def test_par_scope_naming_only_webhook_read_is_nothing_to_approve(lab):
+    """"A request that names ONLY `webhook.read` (in `scopes`, `scope` or a PAR `scope`) and
+    carries no `authorization_details` is refused with `400 NOTHING_TO_APPROVE`"."""
+    par = lab.client.post("/oauth/par", json={"client_id": "w", "authorization_details": [],
+                                              "scope": "webhook.read"})
+    assert par.status_code == 201, par.text
+    r = lab.client.post("/oauth/device", json={"client_id": "w", "name": "W",
+                                               "request_uri": par.json()["request_uri"]})
+    assert r.status_code == 400, r.text
+    assert r.json()["code"] == "NOTHING_TO_APPROVE"
+    # Named beside a real scope, webhook.read is ignored and the request stands.
+    par = lab.client.post("/oauth/par", json={"client_id": "w", "authorization_details": [],
+                                              "scope": "webhook.read decoy.read"})
+    r = lab.client.post("/oauth/device", json={"client_id": "w", "name": "W",
+                                               "request_uri": par.json()["request_uri"]})
+    assert r.status_code == 200, r.text
+
