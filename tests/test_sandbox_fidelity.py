@@ -26,3 +26,17 @@ def test_par_scope_naming_only_webhook_read_is_nothing_to_approve(lab):
                                                "request_uri": par.json()["request_uri"]})
     assert r.status_code == 200, r.text
 
+
+# ── memories: preparing / failed ─────────────────────────────────────────────────────────
+
+def test_a_vault_key_holder_is_failed_unknown_at_once(lab):
+    """"For a connection that holds the vault key there is no first day of asks: its answer
+    carries `failed_unknown: true` at once." (`everything` is the whole-vault key.)"""
+    body = lab.pair("vault", "everything").memories()
+    assert body.get("failed_unknown") is True, body
+    assert "preparing_unknown" not in body
+    assert body.get("recovery") == "stopped_asking"
+    assert "retry_after_seconds" not in body and "waiting_on" not in body
+    # A category grant still gets its first day of asks.
+    cat = lab.pair("cat", {"permissions": ["memory.read"], "datatypes": ["food"]}).memories()
+    assert cat.get("preparing_unknown") is True and "failed_unknown" not in cat

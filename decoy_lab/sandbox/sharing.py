@@ -609,7 +609,14 @@ def _unknown_state(con: Any, agent: Any, wraps: dict[str, ms.Wrap], now: float) 
     done = ms.shared_complete_at(con, agent.token_id)
     if done is not None and done >= base:
         return ("shared_complete", done)
+    if holds_vault_key(agent):  # "there is no first day of asks: … `failed_unknown: true` at once"
+        return ("failed", base)
     return ("preparing", base) if now - base < DAY else ("failed", base)
+
+
+def holds_vault_key(agent: Any) -> bool:
+    """A connection granted `everything` holds the whole-vault key."""
+    return any("everything" in r.permissions for r in getattr(agent, "rows", ()))
 
 
 # ── every row as stored ────────────────────────────────────────────────────────────────────
