@@ -22,7 +22,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from .errors import MemoryModelError
-from .memory import normalize_topic_name
+from .memory import CATEGORIES, normalize_topic_name
 
 USER = "user"
 YOU = "You"
@@ -138,6 +138,7 @@ def build_graph(source: Any, *, topic: str | None = None, depth: int | None = No
     the topics that hold a memory of that category and counts only those memories.
     """
     memories, topics, links = _frames(source)
+    _check_category(category, memories)
     G = TopicGraph()
     G.add_node(USER, kind="user", name=YOU, label=YOU, type="", memories=0, color=USER_COLOUR)
 
@@ -292,12 +293,22 @@ def memories_of(source: Any, G: nx.DiGraph, node: str) -> pd.DataFrame:
     return memories[nodes.isin(ids)]
 
 
+def _check_category(category: str | None, memories: pd.DataFrame) -> None:
+    """A misspelt category is an error, not an empty result: mem0's list and any label in use."""
+    if category is None or category in CATEGORIES:
+        return
+    if "categories" in memories and any(category in _as_list(c) for c in memories["categories"]):
+        return
+    raise MemoryModelError(f"unknown category {category!r}; categories are mem0's: {', '.join(CATEGORIES)}")
+
+
 def select_memories(source: Any, *, topic: str | None = None, category: str | None = None,
                     search: str | None = None, mine: bool = False) -> pd.DataFrame:
     """The memories frame filtered as the table and the map filter it (one rule for both):
     `topic` by name or id (copies included; "You" = no topic), `category`, `search` (case-
     insensitive text match), `mine` (this connection wrote it)."""
     memories, _, _ = _frames(source)
+    _check_category(category, memories)
     out = memories
     if topic is not None:
         G = build_graph(source)

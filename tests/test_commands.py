@@ -209,6 +209,9 @@ def test_memories_json_and_filters(sandbox, config, capsys):
     code, out, _ = cli(capsys, config, "memories", "--category", "food", "--json")
     assert json.loads(out) and all("food" in r["categories"] for r in json.loads(out))
 
+    code, out, err = cli(capsys, config, "memories", "--category", "fodo")
+    assert code == 2 and "unknown category 'fodo'" in err and "food" in err  # not an empty table
+
 
 def test_topics_links_rows(sandbox, config, capsys):
     v = vault(config)

@@ -206,3 +206,14 @@ def test_an_empty_vault_is_just_you():
     G = tm.build_graph({})
     assert list(G) == [tm.USER]
     assert G._repr_png_().startswith(b"\x89PNG") and tm.draw(G, highlight="You").axes[0].texts[0].get_text() == "You"
+
+
+def test_an_unknown_category_is_an_error_that_lists_the_categories(frames):
+    """A misspelt category must not look like an empty vault: the table and the map both say so."""
+    with pytest.raises(MemoryModelError, match="unknown category 'travle'.*travel"):
+        tm.select_memories(frames, category="travle")
+    with pytest.raises(MemoryModelError, match="unknown category 'Travel'"):
+        tm.build_graph(frames, category="Travel")
+    assert tm.select_memories(frames, category="health").empty  # known but unused: just no rows
+    odd = frames["memories"].assign(categories=[["custom_label"]] * len(frames["memories"]))
+    assert len(tm.select_memories({**frames, "memories": odd}, category="custom_label")) == len(odd)
