@@ -119,9 +119,11 @@ class DecoyMagics(Magics):
         if words[0] not in _COMMANDS:
             raise UsageError(f"%decoy: unknown sub-command {words[0]!r}\n\nusage:\n{USAGE}")
         try:
-            args = _PARSER.parse_args(words)
+            args, extra = _PARSER.parse_known_args(words)
         except _Help:
             return _help(self, None, None)
+        if extra:  # reported here so the message names the sub-command, not the root parser
+            raise UsageError(f"%decoy {words[0]}: unrecognized arguments: {' '.join(extra)}\n\nusage:\n{USAGE}")
         try:
             return args.run(self, args, cell)
         except DecoyError as exc:

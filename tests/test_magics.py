@@ -65,11 +65,15 @@ def test_config_traits_are_settable_with_percent_config(ip, magics):
     ('seal "no closing quote', "No closing quotation"),
     ("delete", "the following arguments are required: ids"),
     ("request", "the following arguments are required: permissions"),
+    ("topics extra", "unrecognized arguments: extra"),
 ])
 def test_bad_arguments_raise_usage_error_with_the_usage(ip, line, words):
     with pytest.raises(UsageError) as err:
         decoy(ip, line)
     assert words in str(err.value) and "%decoy memories [--topic T]" in str(err.value)
+    assert "%decoy decoy" not in str(err.value)  # the message names the sub-command the user typed
+    if line.startswith("memories"):
+        assert str(err.value).startswith("%decoy memories: ")
 
 
 def test_commands_before_connecting_say_how_to_connect(ip, magics):
@@ -114,6 +118,9 @@ def test_save_then_memories_topics_links_rows_frames(ip, connected):
     assert {"memory", "topic", "link"} <= set(rows["kind"])
     with pytest.raises(UsageError, match="no topic named"):
         decoy(ip, "memories --topic Atlantis")
+    for line in ("memories --category travle", "map --category travle"):
+        with pytest.raises(UsageError, match="unknown category 'travle'"):
+            decoy(ip, line)
 
 
 def test_map_returns_the_graph_that_draws_itself(ip, connected):
