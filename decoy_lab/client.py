@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
+import urllib.parse
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -168,6 +169,7 @@ class Connection:
         grant. `handle.result()` is the Connection. Pairing again under a saved profile for the
         same server reuses its key and client id: a reconnect with the same key keeps its memories
         readable (a new key would leave them `preparing` until the owner's phone shares again)."""
+        _check_base_url(base_url)
         rows = authorization_details(permissions)
         if store is None and profile:
             store = ProfileStore()
@@ -597,3 +599,14 @@ class Connection:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _check_base_url(base_url: str) -> None:
+    """Refuse a server URL that is not http(s)://host before any thread starts, in plain words.
+    An empty URL is allowed: the requests then go to an in-process transport."""
+    if not base_url:
+        return
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise PairingError(f"{base_url!r} is not a server URL: give it as http://host:port or https://host",
+                           code="invalid_url")

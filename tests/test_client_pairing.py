@@ -250,3 +250,11 @@ def test_a_lost_device_answer_is_asked_again(key):
                                  agent_key=key, wait=FakeClock().wait)
     assert h.result(10).token_id == "tok-1"
     assert [p for _, p, _ in server.calls].count("/oauth/device") == 1
+
+
+@pytest.mark.parametrize("url", ["notaurl", "127.0.0.1:8787", "ftp://host", "http://"])
+def test_a_base_url_that_is_not_http_is_refused_before_anything_starts(key, url):
+    """A typo in the server URL gets a plain answer, not a network error from a background thread."""
+    with pytest.raises(PairingError, match="http://") as err:
+        Connection.start_pairing(url, name="x", agent_key=key, profile=None)
+    assert repr(url) in str(err.value) and err.value.code == "invalid_url"

@@ -283,3 +283,10 @@ def test_edit_moves_a_memory_between_topics_and_back_to_you(ip, connected):
     decoy(ip, f"edit {mid} --topic 'lisbon trip' --categories travel food")
     row = decoy(ip, "memories --topic 'Lisbon trip'").set_index("id").loc[mid]
     assert sorted(row["categories"]) == ["food", "travel"]
+
+
+def test_connect_to_a_url_that_is_not_http_says_so(ip):
+    with capture_output() as out:
+        with pytest.raises(UsageError, match=r"'notaurl' is not a server URL: give it as http://host:port"):
+            decoy(ip, "connect --url notaurl")
+    assert "PairingWidget" not in out.stdout  # refused before any widget or thread
