@@ -112,6 +112,10 @@ class Api:
         try:
             resp = self.http.request(method, self.url(path), json=json, params=params, data=data,
                                      headers=headers)
+        except httpx.ConnectError as exc:  # the request never left: say which server and what to check
+            log.info("%s %s → cannot connect", method, path)
+            raise TransportError(f"{method} {path}: cannot reach {self.base_url or 'the server'} ({exc}); "
+                                 "is the server running? Nothing was sent") from exc
         except (httpx.HTTPError, OSError) as exc:  # network error, timeout, dropped connection
             log.info("%s %s → no answer (%s)", method, path, type(exc).__name__)
             raise TransportError(f"{method} {path}: no answer ({type(exc).__name__}); "

@@ -229,3 +229,19 @@ def test_a_session_that_ended_is_continued_not_re_paired(key):
     with pytest.raises(TokenError) as e:
         conn_for(script, key).access()
     assert "do not pair anew" in str(e.value) and not script.bodies("/oauth/token")
+
+
+def test_an_unreachable_server_is_named_with_what_to_do(key):
+    """A refused connection never reached the server: say which server and what to check,
+    instead of calling a read's outcome "unknown"."""
+    conn = conn_for(Script(**{"__api__agent__policies": [httpx.ConnectError("[Errno 111] Connection refused")]}),
+                    key)
+    with pytest.raises(TransportError) as err:
+        conn.access()
+    text = str(err.value)
+    assert "cannot reach http://api" in text and "Connection refused" in text
+    assert "is the server running" in text and "outcome is unknown" not in text
+    # a dropped answer after sending is still an unknown outcome
+    conn = conn_for(Script(**{"__api__agent__policies": [httpx.ReadError("reset")]}), key)
+    with pytest.raises(TransportError, match="the outcome is unknown"):
+        conn.access()
