@@ -40,3 +40,23 @@ def test_a_vault_key_holder_is_failed_unknown_at_once(lab):
     # A category grant still gets its first day of asks.
     cat = lab.pair("cat", {"permissions": ["memory.read"], "datatypes": ["food"]}).memories()
     assert cat.get("preparing_unknown") is True and "failed_unknown" not in cat
+
+
+# ── legacy space rows ─────────────────────────────────────────────────────────────────────
+
+def test_a_legacy_row_the_owner_edited_is_404_to_a_put(lab):
+    """PUT rows: "A row the owner has edited belongs to the owner and is `404` to you.\""""
+    from decoy_lab import sealing, wire
+    from test_sandbox_spaces import EDIT, OBS, READ, ROWS, make_space, row_body
+
+    writer = lab.pair("writer", READ, EDIT)
+    made, key = make_space(lab, writer)
+    sid = made["space"]["id"]
+    body = row_body(sid, key, OBS)
+    assert writer.post(ROWS, {"space_id": sid, "rows": [body]}).status_code == 201
+    with lab.state.store.tx() as con:  # the owner edits the row on a device
+        con.execute("UPDATE space_rows SET owner_edited=1 WHERE id=?", (body["id"],))
+    ct = wire.b64encode(sealing.seal_space_row(key, OBS, space_id=sid, row_id=body["id"]))
+    r = writer.put(ROWS, {"id": body["id"], "expected_rev": 1, "ciphertext": ct})
+    assert r.status_code == 404, r.text
+    assert r.json()["code"] == "NOT_FOUND"

@@ -5,7 +5,8 @@ id); rows are VAULT blobs under the space key whose plaintext binds `space_id` a
 Coverage: the Me space needs `memory.read` (any selection), an account space `acctmem.read`
 on that account. Agents append rows; editing (`PUT`) needs `memory.edit` on every memory (or
 `acctmem.edit` on the account) — a connection whose edit is only on some categories or topics
-gets `409 MEMORY_MOVING`, as the spec describes, and nothing changes. Deleting works the same
+gets `409 MEMORY_MOVING`, as the spec describes, and nothing changes. A row the owner has edited
+on a device (`owner_edited`) belongs to the owner: a PUT of it is 404. Deleting works the same
 way with `memory.delete` (`moving` instead of `refused`).
 """
 from __future__ import annotations
@@ -196,7 +197,8 @@ async def update_row(request: Request) -> JSONResponse:
     with state.store.tx() as con:
         row = ms.get_space_row(con, rid)
         space = ms.get_space(con, row.space_id) if row else None
-        if row is None or space is None or not space_covered(agent, space):
+        if row is None or space is None or not space_covered(agent, space) or row.owner_edited:
+            # "A row the owner has edited belongs to the owner and is `404` to you."
             raise problem(404, "NOT_FOUND", "no row with this id is visible to this connection")
         allowed = _verb_on_space(agent, space, "write")
         if allowed == "no":
