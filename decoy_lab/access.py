@@ -34,8 +34,14 @@ def _utc(value: Any) -> pd.Timestamp | None:
     return None if pd.isna(ts) else ts
 
 
-def describe_reach(value: Any) -> str:
-    """One verb's memory reach in words: "all memories", "categories food, travel", "nothing"."""
+def _named(ids: Any, names: dict[str, str] | None) -> list[str]:
+    """Topic ids as their names where the connection has read them (the id otherwise)."""
+    return [(names or {}).get(str(t), str(t)) for t in ids]
+
+
+def describe_reach(value: Any, names: dict[str, str] | None = None) -> str:
+    """One verb's memory reach in words: "all memories", "categories food, travel", "nothing".
+    `names` maps `topic:<id>` to a topic's name, so a topic selection reads as its name."""
     if value is None or value is False:
         return "nothing"
     if value is True:
@@ -55,7 +61,8 @@ def describe_reach(value: Any) -> str:
             parts.append("categories " + ", ".join(cats))
         topics = value.get("topics") or value.get("about") or []
         if topics:
-            parts.append(f"{len(topics)} topic" + ("s" if len(topics) != 1 else "") + " (" + ", ".join(topics) + ")")
+            parts.append(f"{len(topics)} topic" + ("s" if len(topics) != 1 else "") + " ("
+                         + ", ".join(_named(topics, names)) + ")")
         if value.get("account_wildcard"):
             parts.append("memories about every account")
         accounts = value.get("account_ids") or value.get("accounts") or []
@@ -76,12 +83,14 @@ def _memory_part(access: Any) -> dict:
     return {}
 
 
-def _selection(row: dict) -> str:
+def _selection(row: dict, names: dict[str, str] | None = None) -> str:
     parts = []
     for k in SELECTION_KEYS:
         v = row.get(k)
         if v in (None, [], ""):
             continue
+        if k == "about" and isinstance(v, (list, tuple)):
+            v = _named(v, names)
         parts.append(f"{k}=" + (",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)))
     return "; ".join(parts) if parts else "all"
 
@@ -91,6 +100,8 @@ class Access:
     """The connection's effective access, as `/policies` reports it."""
 
     raw: dict = field(repr=False)
+    # `topic:<id>` -> name for the topics this connection has read, so selections show names
+    topic_names: dict[str, str] = field(default_factory=dict, repr=False)
 
     # -- the parts -------------------------------------------------------------------------
     @property
@@ -149,7 +160,7 @@ class Access:
                 if not isinstance(row, dict):
                     continue
                 for name in row.get("permissions") or []:
-                    recs.append({"policy_id": p.get("id"), "permission": name, "selection": _selection(row),
+                    recs.append({"policy_id": p.get("id"), "permission": name, "selection": _selection(row, self.topic_names),
                                  "kind": row.get("kind"), "named": row.get("named"),
                                  "expires_at": _utc(p.get("expires_at")),
                                  "row": {k: v for k, v in row.items() if k not in ("type",)}})
@@ -173,7 +184,7 @@ class Access:
             lines.append("Everything in the vault (the whole-vault grant).")
         mem = self.memory
         if mem:
-            lines.append("Memories: " + "; ".join(f"{verb} {describe_reach(mem.get(verb))}" for verb in VERBS
+            lines.append("Memories: " + "; ".join(f"{verb} {describe_reach(mem.get(verb), self.topic_names)}" for verb in VERBS
                                                   if verb in mem))
         elif not lines:
             lines.append("Memories: nothing")

@@ -306,13 +306,23 @@ class Connection:
         """What this connection holds now (`GET /api/agent/policies`): summary first, then names."""
         if self._access is not None and not refresh:
             return self._access
-        acc = Access(self._get("/api/agent/policies"))
+        acc = Access(self._get("/api/agent/policies"), topic_names=self._topic_names())
         self._access = acc
         t = self.tokens
         if t is not None and acc.version is not None and acc.version != t.access_version:
             t.access_version = acc.version
             self.save_profile()
         return acc
+
+    def _topic_names(self) -> dict[str, str]:
+        """`topic:<id>` -> name for every topic read so far (copies included); no extra request."""
+        topics = [*(self._vault.topic_list if self._vault is not None else []), *self._made_topics]
+        names: dict[str, str] = {}
+        for t in topics:
+            for tid in [t.id, *getattr(t, "ids", [])]:
+                tid = str(tid)
+                names.setdefault(tid if tid.startswith("topic:") else f"topic:{tid}", t.name)
+        return names
 
     def send_grant_request(self, body: Mapping) -> GrantRequest:
         """POST one ask to grant-request unchanged (e.g. a refusal's `permission_request`)."""
