@@ -27,6 +27,18 @@ def test_par_scope_naming_only_webhook_read_is_nothing_to_approve(lab):
     assert r.status_code == 200, r.text
 
 
+def test_an_expired_refresh_token_is_not_answered_as_token_expired(lab):
+    """"`401`: `recovery: refresh` (`TOKEN_EXPIRED`, `TOKEN_REPLACED`) → `POST /oauth/token` with
+    `grant_type=refresh_token`": a refresh that fails because the refresh token itself expired
+    must not carry a code the spec pairs with `refresh`, or a client refreshes forever."""
+    peer = lab.pair("alpha", "memory.save")
+    lab.clock.advance(lab.state.refresh_ttl + 1)
+    r = lab.client.post("/oauth/token", data={"grant_type": "refresh_token", "refresh_token": peer.refresh_token})
+    assert r.status_code == 400 and r.json()["error"] == "invalid_grant"
+    assert r.json()["recovery"] == "re_pair"
+    assert r.json()["code"] not in ("TOKEN_EXPIRED", "TOKEN_REPLACED")
+
+
 # ── memories: preparing / failed ─────────────────────────────────────────────────────────
 
 def test_a_vault_key_holder_is_failed_unknown_at_once(lab):

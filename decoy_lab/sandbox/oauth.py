@@ -7,6 +7,10 @@ form-encoded (RFC 6749): the device-code grant answers `authorization_pending`, 
 `access_token`, `refresh_token`, `token_type: "Bearer"`, `expires_in`, `access_version`,
 `scope`, `token_id` and the granted `authorization_details`. Refreshing never extends a
 grant's end date: it only mints new credentials for the same connection.
+
+A refresh grant that cannot succeed names its own code with `recovery: re_pair`
+(`REFRESH_TOKEN_EXPIRED`, `REFRESH_TOKEN_USED`, `TOKEN_REVOKED`, `TOKEN_INVALID`): the spec pairs
+`TOKEN_EXPIRED` with `recovery: refresh`, so that code is never the answer to a refresh that failed.
 """
 from __future__ import annotations
 
@@ -340,7 +344,8 @@ def _refresh_grant(con, state, form: dict[str, str], now: float) -> dict[str, An
         raise OAuthProblem(400, "invalid_grant", "this refresh_token was already used (they rotate)",
                            code="REFRESH_TOKEN_USED", recovery="re_pair")
     if now >= cred["expires_at"]:
-        raise OAuthProblem(400, "invalid_grant", "the refresh_token expired", code="TOKEN_EXPIRED", recovery="re_pair")
+        raise OAuthProblem(400, "invalid_grant", "the refresh_token expired", code="REFRESH_TOKEN_EXPIRED",
+                           recovery="re_pair")
     con.execute("UPDATE credentials SET state='used' WHERE hash=?", (cred["hash"],))
     return mint(con, state, conn["token_id"], now)
 
