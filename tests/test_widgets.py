@@ -15,6 +15,7 @@ from decoy_lab.errors import CryptoError, MemoryModelError, PairingError
 from decoy_lab.trace import Trace
 from decoy_lab.widgets import (ConsentCard, MemoryBrowser, PairingWidget, Stepper, TopicMapWidget, VaultView,
                                shown)
+from decoy_lab.widgets.browser import table_html
 
 
 @pytest.fixture(scope="module")
@@ -350,3 +351,14 @@ def test_a_failing_check_without_bytes_names_what_it_checked(agent_key):
     body = Stepper(trace)._body.value
     assert "checked" in body and trace.steps[-2].name in body and wire.kid(key) in body
     assert key.hex()[:32] not in body
+
+
+def test_the_memory_table_shows_you_for_no_topic_and_never_na():
+    """Typed frames hold pd.NA for "no topic" (about You): the table must show words, not <NA>."""
+    frames = make_frames(2)
+    mem = frames["memories"].astype({"topic": "string", "topic_id": "string"})
+    mem["kid"] = pd.array([None] * len(mem), dtype="string")
+    html = table_html(mem)
+    assert "NA&gt;" not in html and "<NA>" not in html and "nan" not in html
+    row = html.split("Prefers short answers.")[1].split("</tr>")[0]
+    assert "<td>You</td>" in row

@@ -51,6 +51,8 @@ def table_html(frame: pd.DataFrame, *, limit: int = 200) -> str:
     shown = frame[cols].head(limit).copy()
     if "categories" in shown:
         shown["categories"] = shown["categories"].map(lambda c: ", ".join(c or []))
+    if "topic" in shown:  # no topic = about You, as the map draws it (pandas would print <NA>)
+        shown["topic"] = shown["topic"].astype(object).where(shown["topic"].notna(), topicmap.YOU)
     for col in ("created_at", "updated_at"):
         if col in shown and pd.api.types.is_datetime64_any_dtype(shown[col]):
             shown[col] = shown[col].dt.strftime("%Y-%m-%d %H:%M")
