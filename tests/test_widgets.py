@@ -362,3 +362,12 @@ def test_the_memory_table_shows_you_for_no_topic_and_never_na():
     assert "NA&gt;" not in html and "<NA>" not in html and "nan" not in html
     row = html.split("Prefers short answers.")[1].split("</tr>")[0]
     assert "<td>You</td>" in row
+
+
+def test_consent_card_says_never_for_a_permission_with_no_end_date():
+    """Spec: `policies[].expires_at` null means the access has no end date; the card says so in words."""
+    held = pd.DataFrame({"permission": ["memory.read", "memory.edit"], "selection": ["all", "datatypes=travel"],
+                         "expires_at": pd.to_datetime([None, "2027-01-01T00:00:00Z"], utc=True)})
+    html = ConsentCard.render(asked=None, granted=None, held=held)
+    row = html.split("memory.read")[1].split("</tr>")[0]
+    assert "never" in row and "NaT" not in html and "2027-01-01" in html

@@ -21,6 +21,9 @@ def rows_html(rows: Any) -> str:
     if frame is not None:
         if frame.empty:
             return "<i>nothing</i>"
+        if "expires_at" in frame:  # no end date is the spec's null expires_at: say it as Access does
+            frame = frame.assign(expires_at=frame["expires_at"].astype(object).where(frame["expires_at"].notna(),
+                                                                                     "never"))
         return frame.to_html(index=False, border=0, na_rep="", classes="decoy-consent-table")
     items = list(rows) if isinstance(rows, (list, tuple)) else [rows]
     if not items:
