@@ -127,7 +127,8 @@ class DecoyMagics(Magics):
         try:
             return args.run(self, args, cell)
         except DecoyError as exc:
-            raise UsageError(f"%decoy {words[0]}: {exc}") from None
+            hint = _hint(exc)
+            raise UsageError(f"%decoy {words[0]}: {exc}" + (f"\n→ {hint}" if hint else "")) from None
 
     decoy.__doc__ = f"{decoy.__doc__}\n\n{USAGE}"  # `%decoy?` shows every sub-command
 
@@ -150,6 +151,17 @@ class DecoyMagics(Magics):
             return
         self.connection = conn
         self.granted = conn.access(refresh=False)
+
+
+def _hint(exc: DecoyError) -> str | None:
+    """The `%decoy` command that answers an error, where there is one (the message names the API call)."""
+    from .errors import InsufficientGrant, TokenError
+
+    if isinstance(exc, TokenError) and (exc.recovery == "re_pair" or exc.code == "TOKEN_REVOKED"):
+        return "pair anew in this notebook: %decoy connect --sandbox (or --url URL)"
+    if isinstance(exc, InsufficientGrant) and exc.required_permission:
+        return f'ask the owner for it: %decoy request {exc.required_permission} --reason "…"'
+    return None
 
 
 # -- sub-commands -----------------------------------------------------------------------------

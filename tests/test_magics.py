@@ -290,3 +290,27 @@ def test_connect_to_a_url_that_is_not_http_says_so(ip):
         with pytest.raises(UsageError, match=r"'notaurl' is not a server URL: give it as http://host:port"):
             decoy(ip, "connect --url notaurl")
     assert "PairingWidget" not in out.stdout  # refused before any widget or thread
+
+
+def test_a_revoked_connection_or_a_missing_grant_says_which_magic_to_run(ip, magics):
+    """A notebook user is told the `%decoy` command to run, not a Python call."""
+    from decoy_lab.errors import InsufficientGrant, TokenError
+
+    class Refused:
+        def __init__(self, exc):
+            self.exc = exc
+
+        def load(self, **_):
+            raise self.exc
+
+    before = magics.connection
+    try:
+        magics.connection = Refused(TokenError(401, "TOKEN_REVOKED", "revoked", recovery="re_pair"))
+        with pytest.raises(UsageError, match=r"TOKEN_REVOKED.*\n→ pair anew in this notebook: %decoy connect"):
+            decoy(ip, "memories")
+        magics.connection = Refused(InsufficientGrant(403, "INSUFFICIENT_GRANT", "needs memory.edit",
+                                                      required_permission="memory.edit"))
+        with pytest.raises(UsageError, match=r"%decoy request memory.edit --reason"):
+            decoy(ip, "topics")
+    finally:
+        magics.connection = before
