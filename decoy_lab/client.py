@@ -539,6 +539,8 @@ class Connection:
         """Re-run the read of one served row step by step (base64 decode, parse envelope,
         RSA-OAEP unwrap, kid check, AES-GCM open, bind check) and return the Trace."""
         trace = trace if trace is not None else Trace(f"unseal {row_id}")
+        if row_id.startswith("topic:"):  # a topic's id as listed: `topic:<entity row id>`
+            row_id = row_id.removeprefix("topic:")
         vault = self._vault if self._vault is not None and self._vault.row(row_id) else self.load()
         served = vault.served_row(row_id)
         if served is None:

@@ -212,6 +212,16 @@ def test_unseal_steps_through_one_row(writer):
     assert t.ok
 
 
+def test_unseal_takes_a_topic_id_as_the_topics_frame_shows_it(writer):
+    """Spec: a topic is named `topic:<entity row id>` in `about`; the topics frame lists that id,
+    so unseal opens the topic's entity row from it."""
+    writer.save("Filed under a topic.", topic="Unseal topic", categories=["misc"])
+    tid = writer.load().topics.set_index("name").loc["Unseal topic", "id"]
+    assert tid.startswith("topic:")
+    t = writer.unseal(tid)
+    assert t.ok and t.steps[0].inputs["id"] == tid.removeprefix("topic:")
+
+
 def test_unseal_names_the_failing_step_for_a_tampered_row(writer):
     mid = writer.save("Tamper with me.")
     v = writer.load()
