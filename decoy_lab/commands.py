@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import threading
@@ -169,6 +170,10 @@ def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
         except KeyboardInterrupt:
             note("interrupted")
             return INTERRUPTED
+        except BrokenPipeError:  # `decoy-lab … | head`: the reader has what it wanted
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit does not fail again
+            return 0
     run.__doc__ = fn.__doc__
     return run
 

@@ -386,6 +386,16 @@ def test_console_script_memories_json(sandbox, config):
     assert_no_secret(config, done.stdout, done.stderr)
 
 
+def test_output_piped_into_a_reader_that_stops_early_is_not_a_traceback(sandbox, config):
+    """`decoy-lab memories | head -1`: the reader closing the pipe ends the command quietly."""
+    env = {**os.environ, ENV_DIR: str(config), ENV_KEYRING: "0"}
+    proc = subprocess.Popen([str(SCRIPT), "rows"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdout.close()  # closed before the command writes: its first write meets a broken pipe
+    _, err = proc.communicate(timeout=120)
+    assert b"Traceback" not in err and b"BrokenPipeError" not in err, err.decode()
+    assert proc.returncode == 0
+
+
 # -- asking for more -----------------------------------------------------------------------------------
 def test_request_for_a_topic_is_granted_on_the_same_connection(sandbox, config, capsys):
     token_id = ProfileStore(config).load("default").token_id
