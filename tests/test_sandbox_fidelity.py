@@ -54,6 +54,31 @@ def test_a_vault_key_holder_is_failed_unknown_at_once(lab):
     assert cat.get("preparing_unknown") is True and "failed_unknown" not in cat
 
 
+# ── memories: rotation ───────────────────────────────────────────────────────────────────
+
+def test_a_rotation_cannot_remove_all_or_self(lab):
+    """PUT: "The new key must be wrapped to every connection that reads the memory now, except
+    those that read it only by a label the edit removes"; `removed_reasons`: "The labels
+    (`category:…`, `topic:…`, `account:…`) the edit removes". `all` is no label: a reader of
+    every memory cannot be cut off by naming it."""
+    from test_sandbox_memories_edit import PUT, rotation
+    from test_sandbox_memories_kit import saved
+
+    alpha = lab.pair("alpha", "memory.save", "memory.edit")
+    reader = lab.pair("reader", "memory.read")
+    row = saved(alpha)
+    assert reader.served(row["id"])["via"] == ["all"]
+    for removed in (["all"], ["self"], ["and:topic:a+topic:b"]):
+        body, _ = rotation(alpha, row["id"], lab, removed_reasons=removed)
+        r = alpha.put(PUT, body)
+        assert r.status_code == 400 and r.json()["field"] == "removed_reasons", (removed, r.text)
+    body, _ = rotation(alpha, row["id"], lab)  # without removed_reasons: `all` is not taken as removed
+    r = alpha.put(PUT, body)
+    assert r.status_code == 409 and r.json()["code"] == "HOLDERS_MISSING", r.text
+    assert [m["token_id"] for m in r.json()["missing"]] == [reader.token_id]
+    assert lab.stored(row["id"]).kid == row["kid"] and reader.served(row["id"]) is not None
+
+
 # ── legacy space rows ─────────────────────────────────────────────────────────────────────
 
 def test_a_legacy_row_the_owner_edited_is_404_to_a_put(lab):

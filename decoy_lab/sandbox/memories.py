@@ -17,6 +17,9 @@ Choices where the spec is silent or loose (documented, and read by the tests):
 - Unknown keys that do not look like plaintext are ignored; plaintext-looking keys anywhere
   are 400 PLAINTEXT_REJECTED. Every row of a POST is validated before any row is written.
 - Delete: the author (any time), or `memory.delete` on a reason it reads the memory through.
+- `removed_reasons` holds labels only (`category:`, `topic:`, `account:`): `all`, `self` and an
+  `and:` reason are not labels, no edit removes them, so naming one is 400 and a holder reading
+  by one is always owed a wrap of the new key (409 HOLDERS_MISSING otherwise).
 - A PUT whose `kid` is absent or unchanged is a plain edit: any `owner_wrap`, `self_wrap` or
   `grantee_wraps` in it are ignored (new wraps for an unchanged key go to `memory-wraps`).
 - A reason is live only if the stored wrap records it and a live grant still holds it; a new
@@ -304,6 +307,14 @@ def owed_reason(agent: Any, row: ms.MemoryRow) -> str | None:
 def memory_reasons(wraps: Iterable[ms.Wrap], row: ms.MemoryRow) -> set[str]:
     """The reasons the memory already has: every non-self reason on a wrap of its current key."""
     return {v for w in wraps if w.kid == row.kid for v in w.via if v != "self"}
+
+
+LABEL_PREFIXES = ("category:", "topic:", "account:")
+
+
+def is_label(reason: str) -> bool:
+    """A reason an edit can remove: a category, a topic or an account (never `all`, `self` or `and:`)."""
+    return reason.startswith(LABEL_PREFIXES)
 
 
 def can_edit(agent: Any, row: ms.MemoryRow, via: list[str]) -> bool:
@@ -666,6 +677,9 @@ def rotate(con: Any, agent: Any, agents: dict[str, Any], r: Reach, body: dict, c
     removed_given = body.get("removed_reasons")
     removed: set[str] | None = set(str_list(removed_given, "removed_reasons")) if removed_given is not None else None
     for v in removed or ():
+        if not is_label(v):
+            raise bad_request("INVALID_REQUEST", f"removed_reasons lists the labels an edit removes (category:…, "
+                              f"topic:…, account:…); {v!r} is not a label, so no edit removes it", "removed_reasons")
         if not writes(agent, v, row):
             raise insufficient("memory.edit", f"removing the label {v!r} needs memory.edit on it", reason=v)
     wraps_in = parse_wraps(body.get("grantee_wraps"), "grantee_wraps", agents)
@@ -684,7 +698,7 @@ def rotate(con: Any, agent: Any, agents: dict[str, Any], r: Reach, body: dict, c
             continue
         # Without removed_reasons, only reasons the caller holds write on count as removed
         # (its write grants, not its authorship: a save-only author must name what it removes).
-        gone = removed if removed is not None else {v for v in via if v != "self" and agent.access.write.allows_via(v)}
+        gone = removed if removed is not None else {v for v in via if is_label(v) and agent.access.write.allows_via(v)}
         if any(v not in gone for v in via):
             missing.append({"token_id": holder.token_id, "public_key": holder.public_key, "via": via})
     if missing:
