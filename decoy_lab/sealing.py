@@ -150,6 +150,7 @@ def open_envelope(envelope: bytes | str, key: AgentKey, *, owner: bool, trace: T
                               step="RSA-OAEP-SHA256 unwrap")
         s.output = content_key
         s.secret_output = True
+        s.note = s.note or "the envelope's own content key (fresh for every wrap), not the memory key it carries"
     with t.step("AES-256-GCM open payload", data=raw, fields=layout.fields,
                 inputs=lambda: {"iv": layout.value("iv").hex()}) as s:
         payload = aes_gcm_open(content_key, layout.value("iv"), layout.value("ciphertext") + layout.value("tag"))
