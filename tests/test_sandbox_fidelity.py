@@ -39,6 +39,18 @@ def test_an_expired_refresh_token_is_not_answered_as_token_expired(lab):
     assert r.json()["code"] not in ("TOKEN_EXPIRED", "TOKEN_REPLACED")
 
 
+
+# ── grant-request ─────────────────────────────────────────────────────────────────────────
+
+def test_grant_request_without_a_token_is_401_whatever_the_body(lab):
+    """grant-request: "security: agentAuth" and "x-permissions: any live agent token" — a call
+    without one is `401` with its `recovery`, as on every other agent route, even with a bad body."""
+    for body in (b"not json", b"[]", b'{"permissions": ["nope"]}'):
+        r = lab.client.post("/api/agent/grant-request", content=body, headers={"content-type": "application/json"})
+        assert r.status_code == 401, (body, r.text)
+        assert r.json()["recovery"]
+
+
 # ── memories: preparing / failed ─────────────────────────────────────────────────────────
 
 def test_a_vault_key_holder_is_failed_unknown_at_once(lab):

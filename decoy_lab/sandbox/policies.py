@@ -223,6 +223,7 @@ def _ask(con: sqlite3.Connection, state, agent: Agent, body: dict[str, Any], now
 async def grant_request_create(request: Request) -> JSONResponse:
     state = state_of(request)
     now = state.now()
+    agent_from_request(request)  # a request without a live token is 401 before its body is read
     body = await json_body(request)
     with state.store.tx() as con:  # the ask counts even when it is refused below
         agent = agent_from_request(request, con)
