@@ -13,6 +13,7 @@ warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testcli
 from starlette.testclient import TestClient  # noqa: E402
 
 T0 = 1_800_000_000.0
+YEAR = 365 * 86400  # "the token (`token.expires_at`, about a year, renewable with the refresh token)"
 ACCOUNT = "3f1c2a4e-0000-4000-8000-000000000001"
 
 
@@ -210,7 +211,7 @@ def test_token_pending_slow_down_then_approved(manual, clock, agent_key):
     tok = poll(manual, d["device_code"])
     assert tok.status_code == 200
     body = tok.json()
-    assert body["token_type"] == "Bearer" and body["expires_in"] == 3600
+    assert body["token_type"] == "Bearer" and body["expires_in"] == YEAR  # the token lives "about a year"
     assert {"access_token", "refresh_token", "access_version"} <= body.keys()
     again = poll(manual, d["device_code"])
     assert again.json()["error"] == "invalid_grant"  # a device code is exchanged once
@@ -255,7 +256,9 @@ def test_expired_access_token_is_401_refresh_and_refresh_works(client, clock, ag
     """401: recovery: refresh (TOKEN_EXPIRED) → POST /oauth/token with grant_type=refresh_token."""
     tok = pair_agent(client, agent_key, [{"permissions": ["memory.save"]}])
     assert client.get("/api/agent/policies", headers=bearer(tok)).status_code == 200
-    clock.advance(3600)
+    clock.advance(YEAR - 1)
+    assert client.get("/api/agent/policies", headers=bearer(tok)).status_code == 200
+    clock.advance(1)
     r = client.get("/api/agent/policies", headers=bearer(tok))
     assert r.status_code == 401
     assert r.json()["code"] == "TOKEN_EXPIRED" and r.json()["recovery"] == "refresh"

@@ -71,7 +71,7 @@ def test_policies_access_first_then_token_scopes_policies(auto, agent_key):
     assert all("expires_at" in p for p in body["policies"])
     # no scope for memories; the mail row brings its scopes
     assert "message.write" in body["scopes"] and not any(s.startswith("memory") for s in body["scopes"])
-    assert body["token"]["key_registered"] is True and body["token"]["expires_in"] == 3600
+    assert body["token"]["key_registered"] is True and body["token"]["expires_in"] == 365 * 86400  # "about a year"
     assert body["implicit_scopes"] == ["webhook.read"]
 
 

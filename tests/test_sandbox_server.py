@@ -40,7 +40,7 @@ def test_pairing_and_step_up_over_real_http(sandbox, agent_key):
         sandbox.owner.approve(rid["request_id"])  # the Python owner surface, same as /_sandbox/approve
         assert c.get("/api/agent/grant-request", params={"id": rid["request_id"]}).json()["status"] == "approved"
         assert c.get("/api/agent/policies").json()["access"]["memories"]["read"]["categories"] == ["food"]
-        c.post("/_sandbox/clock", json={"advance": 3600})
+        c.post("/_sandbox/clock", json={"advance": 365 * 86400})  # the token lives "about a year"
         r = c.get("/api/agent/policies")
         assert r.status_code == 401 and r.json()["recovery"] == "refresh"
 

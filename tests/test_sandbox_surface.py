@@ -117,8 +117,12 @@ def test_clock_moves_through_http(client, agent_key):
     """Tests need to move time through HTTP too."""
     tok = pair_agent(client, agent_key, [{"permissions": ["memory.read"]}])
     assert client.get("/_sandbox/clock").json() == {"now": T0, "iso": "2027-01-15T08:00:00Z", "adjustable": True}
+    year = 365 * 86400  # the token lives "about a year"
     r = client.post("/_sandbox/clock", json={"advance": 3600})
     assert r.status_code == 200 and r.json()["now"] == T0 + 3600
+    assert client.get("/api/agent/policies", headers=bearer(tok)).status_code == 200
+    r = client.post("/_sandbox/clock", json={"advance": year - 3600})
+    assert r.status_code == 200 and r.json()["now"] == T0 + year
     assert client.get("/api/agent/policies", headers=bearer(tok)).json()["code"] == "TOKEN_EXPIRED"
     assert client.post("/_sandbox/clock", json={"advance": -5}).status_code == 400
 

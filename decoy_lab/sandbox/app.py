@@ -81,8 +81,8 @@ class SandboxState:
     seed: str = "none"
     device_interval: int = 5        # seconds between device-code polls (tests may set 0)
     device_ttl: int = 600           # a pairing link lives 10 minutes
-    token_ttl: int = 3600           # an access token's life; refresh to continue
-    refresh_ttl: int = 365 * 86400  # the refresh token's life (about a year)
+    token_ttl: int = 365 * 86400    # "the token (`token.expires_at`, about a year, renewable with the refresh token)"
+    refresh_ttl: int = 2 * 365 * 86400  # outlives the token, so a year-old token can still be renewed
     extra: dict[str, Any] = field(default_factory=dict)
 
     def now(self) -> float:
