@@ -40,6 +40,24 @@ def test_an_expired_refresh_token_is_not_answered_as_token_expired(lab):
 
 
 
+
+def test_a_reconnect_is_the_same_client_id_whatever_the_name(lab):
+    """401 recovery: "with no registered browser, reconnect with the same `client_id`"; a Reconnect
+    "with the same `client_id`" keeps the connection ("its access unchanged"), so a new display
+    name does not make a new connection: it keeps its token id, its grants and its authorship."""
+    from decoy_lab.sandbox.testing import pair_agent
+    from test_sandbox_memories_kit import key
+
+    first = pair_agent(lab.client, key("alpha"), [{"permissions": ["memory.save"]}], name="Alpha",
+                       client_id="alpha-agent")
+    again = pair_agent(lab.client, key("alpha"), [], name="Alpha (renamed)", client_id="alpha-agent")
+    assert again["token_id"] == first["token_id"]
+    pol = lab.client.get("/api/agent/policies", headers={"Authorization": f"Bearer {again['access_token']}"}).json()
+    assert pol["access"]["memories"]["save"] is True and pol["token"]["name"] == "Alpha (renamed)"
+    other = pair_agent(lab.client, key("alpha"), [], name="Alpha", client_id="another-agent")
+    assert other["token_id"] != first["token_id"]
+
+
 # ── grant-request ─────────────────────────────────────────────────────────────────────────
 
 def test_grant_request_without_a_token_is_401_whatever_the_body(lab):

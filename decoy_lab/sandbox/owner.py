@@ -265,9 +265,10 @@ class Owner:
         return {"ok": True, "kind": kind, "request_id": rec["id"], "status": "denied"}
 
     def _connect(self, con: sqlite3.Connection, sess: sqlite3.Row, now: float) -> str:
-        """The connection a pairing continues (same client_id + name, not revoked), or a new one."""
-        conn = con.execute("SELECT * FROM connections WHERE client_id=? AND name=? AND revoked=0"
-                           " ORDER BY created_at DESC LIMIT 1", (sess["client_id"], sess["name"])).fetchone()
+        """The connection a pairing continues ("reconnect with the same `client_id`", not revoked; the
+        name it sends replaces the connection's), or a new one."""
+        conn = con.execute("SELECT * FROM connections WHERE client_id=? AND revoked=0"
+                           " ORDER BY created_at DESC LIMIT 1", (sess["client_id"],)).fetchone()
         scopes = json.loads(sess["scopes"])
         if conn is None:
             token_id = grants.new_id()
@@ -277,6 +278,7 @@ class Owner:
                          json.dumps(sorted(set(scopes)))))
             return token_id
         token_id = conn["token_id"]
+        con.execute("UPDATE connections SET name=? WHERE token_id=?", (sess["name"], token_id))
         new_key = sess["public_key"]
         if new_key and new_key != conn["public_key"]:
             changed_at = now if conn["public_key"] else conn["key_changed_at"]
