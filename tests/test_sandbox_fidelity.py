@@ -109,6 +109,30 @@ def test_a_rotation_cannot_remove_all_or_self(lab):
     assert lab.stored(row["id"]).kid == row["kid"] and reader.served(row["id"]) is not None
 
 
+
+def test_its_own_memory_after_save_ended_is_grant_expired_not_404(lab):
+    """"After it ends, calls answer `403 GRANT_EXPIRED` with `permission_request`: send it and the
+    owner is asked"; "An owned-but-ungranted resource answers `403 INSUFFICIENT_GRANT`". A
+    memory its author saved is no secret to it, so an edit after `memory.save` ended is not 404."""
+    from test_sandbox_memories_edit import PUT
+    from test_sandbox_memories_kit import saved
+
+    alpha = lab.pair("alpha", "memory.save")
+    row = saved(alpha)
+    served = alpha.served(row["id"])
+    lab.owner.expire(alpha.token_id)
+    r = alpha.put(PUT, {"id": row["id"], "expected_rev": 1, "ciphertext": served["ciphertext"]})
+    assert r.status_code == 403, r.text
+    assert r.json()["code"] == "GRANT_EXPIRED" and r.json()["permission_request"] == {"permissions": ["memory.save"]}
+    r = alpha.post("/api/agent/context/memory-wraps", {"row_id": row["id"], "kid": row["kid"], "wraps": []})
+    assert r.status_code == 403 and r.json()["code"] == "GRANT_EXPIRED", r.text
+    assert lab.stored(row["id"]).rev == 1  # nothing changed
+    # Someone else's memory it cannot see stays a plain 404.
+    other = lab.pair("other", "memory.save")
+    r = other.put(PUT, {"id": row["id"], "expected_rev": 1, "ciphertext": served["ciphertext"]})
+    assert r.status_code == 404
+
+
 # ── legacy space rows ─────────────────────────────────────────────────────────────────────
 
 def test_a_legacy_row_the_owner_edited_is_404_to_a_put(lab):

@@ -17,6 +17,9 @@ Choices where the spec is silent or loose (documented, and read by the tests):
 - Unknown keys that do not look like plaintext are ignored; plaintext-looking keys anywhere
   are 400 PLAINTEXT_REJECTED. Every row of a POST is validated before any row is written.
 - Delete: the author (any time), or `memory.delete` on a reason it reads the memory through.
+- Its author's PUT or memory-wraps after `memory.save` ended is 403 GRANT_EXPIRED with the
+  `permission_request` (INSUFFICIENT_GRANT when the grant was revoked): "After it ends, calls
+  answer `403 GRANT_EXPIRED` with `permission_request`"; the memory is its own, so no 404.
 - `removed_reasons` holds labels only (`category:`, `topic:`, `account:`): `all`, `self` and an
   `and:` reason are not labels, no edit removes them, so naming one is 400 and a holder reading
   by one is always owed a wrap of the new key (409 HOLDERS_MISSING otherwise).
@@ -352,13 +355,19 @@ def live_agents(con: Any, now: float) -> dict[str, Any]:
     return {a.token_id: a for a in auth.live_agents(con, now)}
 
 
-def visible_or_404(con: Any, agent: Any, row_id: str) -> Reach:
-    """The row as this agent reaches it; 404 for a missing id and for one it cannot see alike."""
+def visible_or_404(con: Any, agent: Any, row_id: str, now: float | None = None) -> Reach:
+    """The row as this agent reaches it; 404 for a missing id and for one it cannot see alike.
+    Its own memory after `memory.save` ended (or was taken away) is no secret to its author: 403
+    GRANT_EXPIRED (or INSUFFICIENT_GRANT) with the `permission_request` that gives it back."""
     row = ms.get_memory(con, row_id)
     if row is not None:
         r = reach(con, agent, row)
         if r.readable or is_author(agent, row) and agent.access.save:
             return r
+        if is_author(agent, row):
+            raise insufficient("memory.save", "this connection saved this memory, but it no longer holds "
+                               '"Save memories", which makes what it saved its own to read and edit',
+                               con=con, agent=agent, now=now)
     raise problem(404, "NOT_FOUND", "no memory with this id is visible to this connection")
 
 
@@ -641,7 +650,7 @@ async def edit_memory(request: Request) -> JSONResponse:
     now = now_of(state)
     with state.store.tx() as con:
         agents = live_agents(con, now)
-        r = visible_or_404(con, agent, row_id)
+        r = visible_or_404(con, agent, row_id, now)
         row = r.row
         if not can_edit(agent, row, r.via):
             raise insufficient("memory.edit", "editing this memory needs memory.edit on a reason this connection "
@@ -734,7 +743,7 @@ async def share_key(request: Request) -> JSONResponse:
     with state.store.tx() as con:
         agents = live_agents(con, now)
         wraps_in = parse_wraps(body["wraps"], "wraps", agents)
-        r = visible_or_404(con, agent, row_id)
+        r = visible_or_404(con, agent, row_id, now)
         row = r.row
         if not can_edit(agent, row, r.via):
             raise insufficient("memory.edit", "sharing this memory's key needs memory.edit on it",
