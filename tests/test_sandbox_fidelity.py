@@ -4,6 +4,8 @@ Every test quotes the sentence of the spec it checks; a lenient sandbox would fa
 """
 from __future__ import annotations
 
+import pytest
+
 from test_sandbox_memories_kit import Lab, lab  # noqa: F401 (fixtures)
 
 
@@ -82,6 +84,26 @@ def test_a_vault_key_holder_is_failed_unknown_at_once(lab):
     # A category grant still gets its first day of asks.
     cat = lab.pair("cat", {"permissions": ["memory.read"], "datatypes": ["food"]}).memories()
     assert cat.get("preparing_unknown") is True and "failed_unknown" not in cat
+
+
+# ── memories: plaintext ───────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize("key, value", [
+    ("topics", ["Lisbon trip"]), ("topic_id", "topic:0f0e"), ("datatypes", ["food"]), ("tags", ["travel"]),
+    ("relation_type", "is planning"), ("entity_type", "trip"), ("account", "Netflix"),
+    ("service_name", "Netflix"), ("username", "alex"), ("password", "hunter2"), ("email", "a@example.com"),
+    ("domain", "netflix.com"),
+])
+def test_labels_account_names_and_credentials_are_plaintext_rejected(lab, key, value):
+    """"Never put `text`, `categories` or account names in the HTTP body outside ciphertext";
+    "Categories/topics/account labels stay encrypted"; "Keep credentials out of this memory
+    store" — a row carrying one beside its ciphertext is 400 PLAINTEXT_REJECTED and not stored."""
+    alpha = lab.pair("alpha", "memory.save")
+    row = alpha.new_row("Prefers aisle seats.")
+    r = alpha.save([dict(row, **{key: value})])
+    assert r.status_code == 400 and r.json()["code"] == "PLAINTEXT_REJECTED", r.text
+    assert lab.stored(row["id"]) is None
 
 
 # ── memories: rotation ───────────────────────────────────────────────────────────────────

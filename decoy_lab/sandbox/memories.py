@@ -62,6 +62,12 @@ PLAINTEXT_KEYS = frozenset(k.lower() for k in (
     "relation", "relations", "relationType", "about", "about_hint", "topic", "topic_name", "topic_type",
     "account_name", "metadata", "plaintext", "title", "summary", "memory", "note", "notes", "fact", "facts",
     "description", "body", "message",
+    # labels and account names ("Categories/topics/account labels stay encrypted"; "Never put
+    # `text`, `categories` or account names in the HTTP body outside ciphertext") and credentials
+    # ("Keep credentials out of this memory store")
+    "topics", "topic_id", "topic_ids", "relation_type", "entity_type", "datatypes", "tags", "tag", "keywords",
+    "account", "accounts", "account_names", "service_name", "service", "username", "password", "secret",
+    "email", "domain", "site",
 ))
 
 
