@@ -13,7 +13,12 @@ Choices where the spec is silent or loose (documented, and read by the tests):
   server-visible reasons it holds.
 - The author counts as a writer of its own memory's labels (it "changes text, categories or
   topic"), so it may share into and remove them with `memory-wraps` and a rotation.
-- A rotation by anyone but the author is 403 AUTHOR_ONLY (nothing to ask for).
+- A rotation by anyone but the author is 403 AUTHOR_ONLY (nothing to ask for): the memory
+  contract says "agent-initiated rotation is author-only", where the PUT operation names only
+  `memory.edit`. memory-wraps follows its operation ("Needs `memory.edit` on the memory", each
+  wrap kept only for a reason the caller writes), where the contract's table says "author only":
+  the operation's write limit is the narrower, checkable rule, so a non-author writer may share
+  into exactly the places it can write, and nowhere else.
 - Unknown keys that do not look like plaintext are ignored; plaintext-looking keys anywhere
   are 400 PLAINTEXT_REJECTED. Every row of a POST is validated before any row is written.
 - Delete: the author (any time), or `memory.delete` on a reason it reads the memory through.
