@@ -12,7 +12,9 @@
   kind and author, or the id and why the app cannot open it, plus the problems the app would
   show a careful owner (a stale topic name, a memory filed under a topic that does not exist …).
 - `report(...)` builds the `preparing` / `failed` / `preparing_unknown` … part of a read, on the
-  spec's schedule, from the state's clock.
+  spec's schedule, from the state's clock. A connection granted `everything` is the one that
+  "holds the vault key" (`everything` is the whole-vault key's grant), so it has no first day of
+  asks: `failed_unknown` at once.
 
 When does the phone run? Not inside a save (so a test can always observe `preparing` first).
 It runs when asked (`Owner.share()`, `POST /_sandbox/share`) and, like the real phone
