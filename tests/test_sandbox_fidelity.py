@@ -86,6 +86,35 @@ def test_a_vault_key_holder_is_failed_unknown_at_once(lab):
     assert cat.get("preparing_unknown") is True and "failed_unknown" not in cat
 
 
+
+def test_a_failed_unknown_read_asks_the_phone_at_most_once_a_day(lab):
+    """`failed_unknown`: "Two things still ask the phone for it: a reconnect itself sends one push,
+    and a read may ask once more, at most once a day per owner." The phone is off at first, so
+    every push is lost (`phone_nudged_at` is the push waiting for it); then it is switched on."""
+    from decoy_lab.sandbox import sharing
+    from test_sandbox_memories_kit import saved
+
+    def asked() -> bool:
+        return lab.state.extra.pop("phone_nudged_at", None) is not None
+
+    alpha = lab.pair("alpha", "memory.save")
+    foodie = lab.pair("foodie", {"permissions": ["memory.read"], "datatypes": ["food"]})
+    fan = lab.pair("fan", {"permissions": ["memory.read"], "datatypes": ["music"]})
+    ramen = saved(alpha, "Loves ramen.", categories=["food"], grantees=False)
+    jazz = saved(alpha, "Listens to jazz.", categories=["music"], grantees=False)
+    asked()
+    lab.clock.advance(2 * 86400)
+    assert foodie.memories().get("failed_unknown") is True and asked()  # this read asks the phone
+    lab.clock.advance(3600)
+    assert fan.memories().get("failed_unknown") is True and not asked()  # the owner was asked today
+    lab.clock.advance(86400)
+    assert fan.memories().get("failed_unknown") is True  # a day later a read asks again …
+    sharing.configure(lab.state, auto_share_after=5)  # … and this time the phone is on to answer
+    lab.clock.advance(10)
+    assert fan.served(jazz["id"])["via"] == ["category:music"]
+    assert foodie.served(ramen["id"])["via"] == ["category:food"]
+
+
 # ── memories: plaintext ───────────────────────────────────────────────────────────────────
 
 

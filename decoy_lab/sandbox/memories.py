@@ -529,6 +529,8 @@ async def list_memories(request: Request) -> JSONResponse:
         body.update(sharing.report(con, agent, waiting, wraps, now))
     if waiting:
         sharing.nudge(state, now)  # the first read that finds something owed asks the phone at once
+    elif body.get("failed_unknown"):
+        sharing.ask_for_unknown(state, now)
     return JSONResponse(body)
 
 

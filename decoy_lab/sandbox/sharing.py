@@ -14,7 +14,8 @@
 - `report(...)` builds the `preparing` / `failed` / `preparing_unknown` … part of a read, on the
   spec's schedule, from the state's clock. A connection granted `everything` is the one that
   "holds the vault key" (`everything` is the whole-vault key's grant), so it has no first day of
-  asks: `failed_unknown` at once.
+  asks: `failed_unknown` at once. A read answered `failed_unknown` asks the phone once more, at
+  most once a day for the owner (`ask_for_unknown`); the answer itself stays `failed_unknown`.
 
 When does the phone run? Not inside a save (so a test can always observe `preparing` first).
 It runs when asked (`Owner.share()`, `POST /_sandbox/share`) and, like the real phone
@@ -53,6 +54,17 @@ def _auto_after(state: Any) -> float | None:
 def nudge(state: Any, now: float) -> None:
     """Something is owed: the phone is asked (once; the pass clears it)."""
     state.extra.setdefault("phone_nudged_at", now)
+
+
+def ask_for_unknown(state: Any, now: float) -> bool:
+    """A `failed_unknown` read: "a read may ask once more, at most once a day per owner" (the
+    sandbox has one owner). True when this read asks the phone."""
+    last = state.extra.get("unknown_read_ask_at")
+    if last is not None and now - last < DAY:
+        return False
+    state.extra["unknown_read_ask_at"] = now
+    nudge(state, now)
+    return True
 
 
 def note_write(state: Any) -> None:
