@@ -115,6 +115,26 @@ def test_a_failed_unknown_read_asks_the_phone_at_most_once_a_day(lab):
     assert foodie.served(ramen["id"])["via"] == ["category:food"]
 
 
+
+def test_a_reconnect_sends_the_phone_one_push():
+    """"Two things still ask the phone for it: a reconnect itself sends one push, …" — a
+    connection with only a category grant reconnects with a new key; the phone answers that push,
+    so what it reads is shared to the new key without waiting for a day's ask."""
+    from test_sandbox_memories_kit import saved
+
+    lab = Lab(auto_share_after=5)
+    alpha = lab.pair("alpha", "memory.save")
+    foodie = lab.pair("foodie", {"permissions": ["memory.read"], "datatypes": ["food"]})
+    ramen = saved(alpha, "Loves ramen.", categories=["food"], grantees=False)
+    lab.clock.advance(10)
+    assert foodie.served(ramen["id"]) is not None  # the save's push was answered
+    lab.clock.advance(2 * 86400)
+    again = lab.pair("foodie", {"permissions": ["memory.read"], "datatypes": ["food"]}, key_name="foodie-new-key")
+    assert again.token_id == foodie.token_id
+    lab.clock.advance(10)
+    assert again.served(ramen["id"])["via"] == ["category:food"]
+
+
 # ── memories: plaintext ───────────────────────────────────────────────────────────────────
 
 

@@ -6,9 +6,10 @@ surface), by user code or request id, optionally narrowed to other rows. Every c
 connection holds bumps its `access_version`.
 
 Choices where the spec is silent:
-- **Reconnect.** A pairing approved for the same `client_id` and `name` as a live (unrevoked)
-  connection continues that connection: same `token_id`, grants and memories kept, the new
-  rows added; tokens issued before answer `401 TOKEN_SUPERSEDED`. The same public key changes
+- **Reconnect.** A pairing approved for the same `client_id` as a live (unrevoked) connection
+  continues that connection ("reconnect with the same `client_id`"): same `token_id`, grants and
+  memories kept, the new rows added, the name it sent replacing the old one; tokens issued
+  before answer `401 TOKEN_SUPERSEDED`. "A reconnect itself sends one push" to the phone. The same public key changes
   nothing else; a different one replaces it and records `key_changed_at` (the memory side
   reports earlier rows as `preparing` until the sharing pass wraps them to the new key).
   A revoked connection is never continued: pairing again makes a new one that inherits nothing.
@@ -232,7 +233,11 @@ class Owner:
         if kind == "pairing":
             if now >= rec["expires_at"]:
                 raise HTTPProblem(409, "PAIRING_EXPIRED", "the pairing link expired; the agent must start again")
+            reconnect = con.execute("SELECT 1 FROM connections WHERE client_id=? AND revoked=0",
+                                    (rec["client_id"],)).fetchone() is not None
             token_id = self._connect(con, rec, now)
+            if reconnect:  # "a reconnect itself sends one push"
+                self._sharing().nudge(self.state, now)
             policy_id = self._grant(con, token_id, rows, hours, now, rec["request_id"], "Pairing")
             con.execute("UPDATE device_sessions SET status=?, token_id=?, policy_id=? WHERE request_id=?",
                         (status, token_id, policy_id, rec["request_id"]))
