@@ -135,6 +135,28 @@ def test_a_reconnect_sends_the_phone_one_push():
     assert again.served(ramen["id"])["via"] == ["category:food"]
 
 
+
+def test_preparing_unknown_asks_the_phone_on_the_first_day_schedule():
+    """`preparing_unknown`: "Decoy asks the owner's phone for it during the first day after this
+    connection's approval or newest grant (about 1, 16 and 46 minutes and 4 hours after it)" —
+    so a category grant approved after the memory was saved is shared once the phone is asked."""
+    from test_sandbox_memories_kit import saved
+
+    lab = Lab(auto_share_after=5)
+    alpha = lab.pair("alpha", "memory.save")
+    ramen = saved(alpha, "Loves ramen.", categories=["food"], grantees=False)
+    lab.clock.advance(10)
+    alpha.memories()  # the phone answers the save's push: nothing else is pending
+    foodie = lab.pair("foodie", {"permissions": ["memory.read"], "datatypes": ["food"]})
+    assert foodie.memories()["preparing_unknown"] is True
+    lab.clock.advance(30)
+    assert foodie.served(ramen["id"]) is None  # reading more often does not ask more often
+    lab.clock.advance(31)  # about a minute after the approval the phone is asked
+    assert foodie.memories()["preparing_unknown"] is True
+    lab.clock.advance(10)
+    assert foodie.served(ramen["id"])["via"] == ["category:food"]
+
+
 # ── memories: plaintext ───────────────────────────────────────────────────────────────────
 
 

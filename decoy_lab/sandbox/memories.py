@@ -531,6 +531,8 @@ async def list_memories(request: Request) -> JSONResponse:
         sharing.nudge(state, now)  # the first read that finds something owed asks the phone at once
     elif body.get("failed_unknown"):
         sharing.ask_for_unknown(state, now)
+    elif body.get("preparing_unknown"):
+        sharing.ask_for_preparing_unknown(state, agent, now)
     return JSONResponse(body)
 
 

@@ -16,6 +16,8 @@
   "holds the vault key" (`everything` is the whole-vault key's grant), so it has no first day of
   asks: `failed_unknown` at once. A read answered `failed_unknown` asks the phone once more, at
   most once a day for the owner (`ask_for_unknown`); the answer itself stays `failed_unknown`.
+  While `preparing_unknown`, the phone is asked on the spec's first-day schedule
+  (`ask_for_preparing_unknown`: about 1, 16 and 46 minutes and 4 hours after the grant).
 
 When does the phone run? Not inside a save (so a test can always observe `preparing` first).
 It runs when asked (`Owner.share()`, `POST /_sandbox/share`) and, like the real phone
@@ -63,6 +65,23 @@ def ask_for_unknown(state: Any, now: float) -> bool:
     if last is not None and now - last < DAY:
         return False
     state.extra["unknown_read_ask_at"] = now
+    nudge(state, now)
+    return True
+
+
+UNKNOWN_ASKS = (60.0, 16 * 60.0, 46 * 60.0, 4 * 3600.0)
+
+
+def ask_for_preparing_unknown(state: Any, agent: Any, now: float) -> bool:
+    """`preparing_unknown`: "Decoy asks the owner's phone for it during the first day after this
+    connection's approval or newest grant (about 1, 16 and 46 minutes and 4 hours after it)".
+    Asks due by now and not yet sent are sent (one push); reading more often asks no more often."""
+    base = unknown_base(agent)
+    due = [base + t for t in UNKNOWN_ASKS if base + t <= now]
+    sent = state.extra.setdefault("unknown_asks_sent", {})
+    if not due or sent.get(agent.token_id, float("-inf")) >= due[-1]:
+        return False
+    sent[agent.token_id] = due[-1]
     nudge(state, now)
     return True
 
@@ -611,6 +630,12 @@ def report(con: Any, agent: Any, waiting: list[tuple[ms.MemoryRow, str]], wraps:
     return out
 
 
+def unknown_base(agent: Any) -> float:
+    """When the first day of asks for grants the server cannot see into starts: this
+    connection's approval, its newest grant or its newest key, whichever is latest."""
+    return max(float(agent.newest_grant_at or 0.0), float(agent.approved_at or 0.0), _key_time(agent))
+
+
 def _unknown_state(con: Any, agent: Any, wraps: dict[str, ms.Wrap], now: float) -> tuple[str, float] | None:
     """("preparing" | "failed" | "shared_complete", since) for grants the server cannot see into."""
     read = agent.access.read
@@ -619,7 +644,7 @@ def _unknown_state(con: Any, agent: Any, wraps: dict[str, ms.Wrap], now: float) 
     fp = ms.key_fp(agent.public_key)
     if any(w.key_fp == fp and any(v != "self" for v in w.via) for w in wraps.values()):
         return None  # something has been shared with its current key under a grant
-    base = max(float(agent.newest_grant_at or 0.0), float(agent.approved_at or 0.0), _key_time(agent))
+    base = unknown_base(agent)
     done = ms.shared_complete_at(con, agent.token_id)
     if done is not None and done >= base:
         return ("shared_complete", done)
