@@ -226,6 +226,17 @@ def test_its_own_memory_after_save_ended_is_grant_expired_not_404(lab):
     assert r.status_code == 404
 
 
+
+# ── sync ──────────────────────────────────────────────────────────────────────────────────
+
+def test_a_cursor_past_any_issued_state_is_400_not_a_server_error(lab):
+    """sync `cursor`: "Client-held change-log cursor" (`^\\d+$`), answered `200`, `400` or `410` —
+    a cursor too large for any state this server issued is a `400`, never a 5xx."""
+    peer = lab.pair("alpha", "memory.save")
+    r = peer.get("/api/agent/sync", params={"cursor": "9" * 30})
+    assert r.status_code == 400 and r.json()["code"] == "INVALID_CURSOR", r.text
+
+
 # ── legacy space rows ─────────────────────────────────────────────────────────────────────
 
 def test_a_legacy_row_the_owner_edited_is_404_to_a_put(lab):

@@ -23,6 +23,7 @@ from .memories import agent_of, bad_request, is_author, live_via, problem, state
 from .sharing import space_covered
 
 PAGE = 500
+MAX_CURSOR = 2 ** 63 - 1  # the largest change seq the store can hold
 _CURSOR = re.compile(r"^\d+$")
 
 
@@ -92,6 +93,9 @@ async def sync_changes(request: Request) -> JSONResponse:
         raise bad_request("INVALID_CURSOR", "cursor is required: a non-negative integer (\"0\" replays the "
                           "retained window)", "cursor")
     cur = int(cursor)
+    if cur > MAX_CURSOR:
+        raise bad_request("INVALID_CURSOR", "cursor is beyond any state this server issued; re-list, then re-anchor "
+                          "at /api/agent/sync/head", "cursor")
     with state.store.tx() as con:
         floor = ms.prune_floor(con)
         if cur and cur < floor:
