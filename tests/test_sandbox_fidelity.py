@@ -237,6 +237,34 @@ def test_a_cursor_past_any_issued_state_is_400_not_a_server_error(lab):
     assert r.status_code == 400 and r.json()["code"] == "INVALID_CURSOR", r.text
 
 
+
+def test_a_memory_shared_later_reaches_the_sync_feed(lab):
+    """sync: "the SAME JMAP-shaped change-log cursor feed …, so a full-access surface … refreshes in
+    O(changed rows) and its durable cache converges cheaply", "narrowed to what this token may
+    see": a memory that becomes readable to a connection (the owner's phone, or its author with
+    memory-wraps, shares the key) shows up in that connection's feed after its cursor."""
+    from test_sandbox_memories_edit import WRAPS, key_of, wraps_body
+    from test_sandbox_memories_kit import saved
+
+    alpha = lab.pair("alpha", "memory.save")
+    reader = lab.pair("reader", "memory.read")
+    late = lab.pair("late", "memory.read")
+    row = saved(alpha, grantees=False)
+    state = reader.get("/api/agent/sync", params={"cursor": "0"}).json()
+    assert state["changes"] == {}  # not readable yet
+    lab.share()
+    r = reader.get("/api/agent/sync", params={"cursor": state["state"]}).json()
+    assert row["id"] in r["changes"]["context_memory"]["updated"], r
+    # A key shared by its author reaches the feed the same way.
+    other = saved(alpha, "Tuesdays too.", grantees=False)
+    cursor = late.get("/api/agent/sync/head").json()["head"]
+    assert late.served(other["id"]) is None  # the phone has not shared this one
+    key = key_of(alpha, other["id"])
+    assert alpha.post(WRAPS, wraps_body(other["id"], other["kid"], key, (late, ["all"]))).json() == {"added": 1}
+    r = late.get("/api/agent/sync", params={"cursor": cursor}).json()
+    assert other["id"] in r["changes"]["context_memory"]["updated"], r
+
+
 # ── legacy space rows ─────────────────────────────────────────────────────────────────────
 
 def test_a_legacy_row_the_owner_edited_is_404_to_a_put(lab):

@@ -766,7 +766,7 @@ async def share_key(request: Request) -> JSONResponse:
         if kid != row.kid:
             raise problem(409, "KID_CONFLICT", "the memory's key changed; re-read it before sharing", kid=row.kid)
         had = memory_reasons(ms.wraps_of(con, row.id), row)
-        added = 0
+        added, changed = 0, False
         for w in wraps_in:
             via = admit(w, agent, agents, row, check_write=True, existing=had)
             if not via:
@@ -774,10 +774,15 @@ async def share_key(request: Request) -> JSONResponse:
             recipient = agents[w.token_id]
             cur = usable_wrap(ms.get_wrap(con, row.id, w.token_id), row, recipient)
             if cur is not None:
-                ms.set_wrap_via(con, row.id, w.token_id, list(dict.fromkeys(cur.via + via)))
+                grown = list(dict.fromkeys(cur.via + via))
+                if grown != cur.via:
+                    ms.set_wrap_via(con, row.id, w.token_id, grown)
+                    changed = True
                 continue
             store_wrap(con, row, recipient, w.wrapped_key, via, now)
             added += 1
+        if added or changed:  # newly readable to someone: the sync feed carries it
+            ms.log_change(con, "context_memory", row.id, "updated", now)
     sharing.note_write(state)
     return JSONResponse({"added": added})
 

@@ -281,6 +281,7 @@ def run_sharing_pass(state: Any) -> ShareReport:
             elif row.edited_by_author:
                 ms.set_approved_labels(con, row.id, row.rev, label_set(plain))
             have = {w.token_id: w for w in wraps.get(row.id, [])}
+            before = report.shared + report.updated
             for agent in agents:
                 via = reasons(agent, row, plain)
                 if not via:
@@ -296,6 +297,8 @@ def run_sharing_pass(state: Any) -> ShareReport:
                                          via, now))
                 report.shared += 1
                 report.per_connection[agent.token_id] = report.per_connection.get(agent.token_id, 0) + 1
+            if report.shared + report.updated > before:  # newly readable: the sync feed carries it
+                ms.log_change(con, "context_memory", row.id, "updated", now)
         ms.set_unopenable(con, [(u.id, u.problem, u.reason) for u in report.unreadable], now)
         report.spaces_shared = _converge_spaces(con, agents, owner_key)
         for agent in agents:
