@@ -7,8 +7,9 @@ Narrowed to the token's grants: a memory id only when the token reads it now (or
 author); a destroyed memory only to its former holders (the tombstone); a legacy id only in
 a space the token is covered for, and a destroyed one only to a token that sees every space.
 A memory that becomes readable to a connection later (the owner's phone or memory-wraps shares
-its key) is logged as `updated`, so a feed-driven cache converges. `cursor=0` replays the retained window; a cursor below the prune floor is 410 (tests move the
-floor with `memstore.prune`).
+its key) is logged as `updated`, so a feed-driven cache converges. `cursor=0` replays the
+retained window; a cursor below the prune floor is 410 (tests move the floor with
+`memstore.prune`); one past any state the store can hold is 400 INVALID_CURSOR.
 """
 from __future__ import annotations
 
