@@ -157,6 +157,31 @@ def test_preparing_unknown_asks_the_phone_on_the_first_day_schedule():
     assert foodie.served(ramen["id"])["via"] == ["category:food"]
 
 
+
+def test_after_failed_only_the_daily_read_asks_the_phone(lab):
+    """"After that the memory is listed under `failed` (`recovery: "stopped_asking"`): Decoy has
+    stopped asking on its own. Reading again later may ask the phone once more, at most once a
+    day; the read that asks lists the memory under `preparing` with a short retry time." The
+    phone is off for a week (its pushes are lost), then on: a `failed` read does not ask it."""
+    from decoy_lab.sandbox import sharing
+    from test_sandbox_memories_kit import saved
+
+    alpha = lab.pair("alpha", "memory.save")
+    reader = lab.pair("reader", "memory.read")
+    row = saved(alpha, grantees=False)
+    assert reader.memories()["preparing_others"] == 1
+    lab.clock.advance(7 * 86400 + 3600)
+    lab.state.extra.pop("phone_nudged_at", None)  # every push so far went to a phone that was off
+    sharing.configure(lab.state, auto_share_after=5)
+    assert reader.memories()["failed_others"] == 1
+    lab.clock.advance(10)
+    assert reader.memories()["failed_others"] == 1 and reader.served(row["id"]) is None
+    lab.clock.advance(86400)
+    assert reader.memories()["retry_after_seconds"] == 30  # the daily read that asks
+    lab.clock.advance(10)
+    assert reader.served(row["id"]) is not None
+
+
 # ── memories: plaintext ───────────────────────────────────────────────────────────────────
 
 

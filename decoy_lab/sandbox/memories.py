@@ -527,8 +527,10 @@ async def list_memories(request: Request) -> JSONResponse:
                     waiting.append((row, why))
         body = {"memories": served}
         body.update(sharing.report(con, agent, waiting, wraps, now))
-    if waiting:
-        sharing.nudge(state, now)  # the first read that finds something owed asks the phone at once
+    if waiting and "failed_others" not in body:
+        # the first read that finds something owed asks the phone at once; after `failed` only the
+        # once-a-day read that asks again (it answers `preparing`) does: "stopped asking on its own"
+        sharing.nudge(state, now)
     elif body.get("failed_unknown"):
         sharing.ask_for_unknown(state, now)
     elif body.get("preparing_unknown"):
