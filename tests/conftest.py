@@ -59,6 +59,34 @@ def owner_pem() -> str:
     return AgentKey.generate().to_pem()
 
 
+@pytest.fixture(scope="module")
+def c():
+    """The memory tests' cast: an owner, this agent and grantees, with their keys (memory_support)."""
+    from memory_support import cast
+
+    return cast()
+
+
+@pytest.fixture(scope="module")
+def keys(c):
+    """RecipientKeys for the cast's agent."""
+    return c.keys()
+
+
+@pytest.fixture
+def lab():
+    """A fresh in-process sandbox with helpers to pair peers (test_sandbox_memories_kit.Lab)."""
+    from test_sandbox_memories_kit import Lab
+
+    return Lab()
+
+
+@pytest.fixture
+def alpha(lab):
+    """A sandbox connection that holds only memory.save."""
+    return lab.pair("alpha", "memory.save")
+
+
 @pytest.fixture
 def frames() -> dict:
     return make_frames()

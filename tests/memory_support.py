@@ -98,3 +98,4 @@ def open_plaintext(row: dict, reader: AgentKey, wrapped: str | None = None) -> d
 def owner_key_of(row: dict, owner: AgentKey) -> bytes:
     """The key as the owner's app recovers it from owner_wrap."""
     return sealing.unwrap_as_owner(row["owner_wrap"], owner)
+

@@ -9,19 +9,10 @@ import pytest
 from decoy_lab import memory as M
 from decoy_lab import sealing, wire
 from decoy_lab.errors import MemoryModelError
-from memory_support import cast, open_plaintext, owner_key_of, serve
+from memory_support import open_plaintext, owner_key_of, serve
 
 ACCOUNT = "0b9f4c1e-3d2a-4e5f-8a7b-1c2d3e4f5a6b"
 
-
-@pytest.fixture(scope="module")
-def c():
-    return cast()
-
-
-@pytest.fixture(scope="module")
-def keys(c):
-    return c.keys()
 
 
 # -- plaintext shapes, quoted from the contract --------------------------------------------------

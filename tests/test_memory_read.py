@@ -11,17 +11,8 @@ from decoy_lab import sealing, wire
 from decoy_lab.crypto import random_key
 from decoy_lab.errors import UnreadableRow
 from decoy_lab.trace import Trace
-from memory_support import cast, craft, serve
+from memory_support import craft, serve
 
-
-@pytest.fixture(scope="module")
-def c():
-    return cast()
-
-
-@pytest.fixture(scope="module")
-def keys(c):
-    return c.keys()
 
 
 @pytest.fixture(scope="module")

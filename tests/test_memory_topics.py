@@ -7,17 +7,8 @@ import pytest
 
 from decoy_lab import memory as M
 from decoy_lab.errors import MemoryModelError
-from memory_support import cast, serve, stamp
+from memory_support import serve, stamp
 
-
-@pytest.fixture(scope="module")
-def c():
-    return cast()
-
-
-@pytest.fixture(scope="module")
-def keys(c):
-    return c.keys()
 
 
 @pytest.mark.parametrize("raw,norm", [

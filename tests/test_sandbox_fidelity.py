@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_sandbox_memories_kit import Lab, lab  # noqa: F401 (fixtures)
+from test_sandbox_memories_kit import Lab
 
 
 # ── pairing ───────────────────────────────────────────────────────────────────────────────

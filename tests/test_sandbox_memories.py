@@ -10,7 +10,7 @@ from decoy_lab import memory, wire
 from decoy_lab.sandbox import memstore as ms
 
 from interop_node import requires_node, run_node
-from test_sandbox_memories_kit import Lab, alpha, lab, reseal  # noqa: F401 (fixtures)
+from test_sandbox_memories_kit import reseal
 
 
 

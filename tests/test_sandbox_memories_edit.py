@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
 
 from decoy_lab import memory, sealing, wire
 from decoy_lab.crypto import random_key
 
-from test_sandbox_memories_kit import Lab, alpha, lab, saved  # noqa: F401 (fixtures)
+from test_sandbox_memories_kit import saved
 
 TRAVEL_READ = {"permissions": ["memory.read"], "datatypes": ["travel"]}
 TRAVEL_EDIT = {"permissions": ["memory.edit"], "datatypes": ["travel"]}

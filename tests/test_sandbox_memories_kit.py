@@ -12,7 +12,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
 from starlette.testclient import TestClient
 
 from decoy_lab import memory, sealing, wire
@@ -165,18 +164,6 @@ def sealed_row(keys: memory.RecipientKeys, plaintext: dict, *, row_id: str | Non
     return {"id": row_id, "kid": wire.kid(k), "ciphertext": wire.b64encode(blob),
             "owner_wrap": wire.b64encode(owner),
             "self_wrap": wire.b64encode(sealing.wrap_to_agent(k, keys.agent_public_key))}
-
-
-# Fixtures and helpers the sandbox memory tests share (imported by name into each test module).
-@pytest.fixture
-def lab() -> Lab:
-    return Lab()
-
-
-@pytest.fixture
-def alpha(lab: Lab):
-    """A connection that holds only memory.save."""
-    return lab.pair("alpha", "memory.save")
 
 
 def saved(peer, text: str = "Lisbon: Fridays only.", **kw: Any) -> dict:

@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
 
 from decoy_lab import memory, sealing, wire
 from decoy_lab.crypto import random_key
 from decoy_lab.sandbox import sharing
 
 from interop_node import requires_node, run_node
-from test_sandbox_memories_kit import Lab, alpha, lab, saved, sealed_row  # noqa: F401 (fixtures)
+from test_sandbox_memories_kit import Lab, saved, sealed_row
 
 DAY = 86400
 ALL_READ = {"permissions": ["memory.read"]}

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
 
 from decoy_lab import sealing, wire
 from decoy_lab.crypto import random_key
 
-from test_sandbox_memories_kit import Lab, lab  # noqa: F401 (fixtures)
+from test_sandbox_memories_kit import Lab
 
 READ = {"permissions": ["memory.read"]}
 EDIT = {"permissions": ["memory.edit"]}

@@ -6,7 +6,6 @@ import pytest
 from decoy_lab.sandbox import memstore as ms
 from decoy_lab.sandbox import sync
 
-from test_sandbox_memories_kit import Lab, alpha, lab  # noqa: F401 (fixtures)
 
 PUT = "/api/agent/context/memories"
 

@@ -218,6 +218,16 @@ def edit_fields(body: dict) -> tuple[str, int, str]:
     return uuid_text(body["id"], "id"), rev, vault_blob(body["ciphertext"], "ciphertext")
 
 
+def delete_ids(body: dict) -> list[str]:
+    """The `ids` of a delete body: a non-empty array of at most MAX_DELETE uuids."""
+    ids = body.get("ids")
+    if not isinstance(ids, list) or not ids:
+        raise bad_request("INVALID_REQUEST", "ids must be a non-empty array", "ids")
+    if len(ids) > MAX_DELETE:
+        raise bad_request("TOO_MANY_IDS", f"{len(ids)} ids; at most {MAX_DELETE}", "ids")
+    return [uuid_text(v, f"ids[{i}]") for i, v in enumerate(ids)]
+
+
 def kid_text(value: Any, field: str) -> str:
     if not isinstance(value, str) or not KID_RE.match(value):
         raise bad_request("INVALID_KID", f"{field} must be 16 lowercase hex characters (first 8 bytes of "
@@ -794,13 +804,7 @@ async def delete_memories(request: Request) -> JSONResponse:
     from . import sharing
     state = state_of(request)
     agent = await agent_of(request)
-    body = await json_body(request)
-    ids = body.get("ids")
-    if not isinstance(ids, list) or not ids:
-        raise bad_request("INVALID_REQUEST", "ids must be a non-empty array", "ids")
-    if len(ids) > MAX_DELETE:
-        raise bad_request("TOO_MANY_IDS", f"{len(ids)} ids; at most {MAX_DELETE}", "ids")
-    ids = [uuid_text(v, f"ids[{i}]") for i, v in enumerate(ids)]
+    ids = delete_ids(await json_body(request))
     now = now_of(state)
     deleted, refused, remediation = [], [], {}
     with state.store.tx() as con:

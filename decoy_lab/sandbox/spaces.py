@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from . import memstore as ms
-from .memories import (MAX_DELETE, MAX_ROWS, agent_of, bad_request, edit_fields, envelope, insufficient, json_body, kid_text,
+from .memories import (MAX_ROWS, agent_of, bad_request, delete_ids, edit_fields, envelope, insufficient, json_body, kid_text,
                        live_agents, now_of, owner_public_key, problem, state_of, uuid_text, vault_blob)
 from .sharing import space_covered
 
@@ -218,13 +218,7 @@ async def update_row(request: Request) -> JSONResponse:
 async def delete_rows(request: Request) -> JSONResponse:
     state = state_of(request)
     agent = await agent_of(request)
-    body = await json_body(request)
-    ids = body.get("ids")
-    if not isinstance(ids, list) or not ids:
-        raise bad_request("INVALID_REQUEST", "ids must be a non-empty array", "ids")
-    if len(ids) > MAX_DELETE:
-        raise bad_request("TOO_MANY_IDS", f"{len(ids)} ids; at most {MAX_DELETE}", "ids")
-    ids = [uuid_text(v, f"ids[{i}]") for i, v in enumerate(ids)]
+    ids = delete_ids(await json_body(request))
     now = now_of(state)
     deleted, refused, moving = [], [], []
     with state.store.tx() as con:
