@@ -19,6 +19,7 @@ from decoy_lab.crypto import AgentKey
 from decoy_lab.sandbox import memstore as ms
 from decoy_lab.sandbox import sharing
 from decoy_lab.sandbox.app import FakeClock, create_app
+from decoy_lab.sandbox.testing import pair_agent
 
 T0 = 1_800_000_000.0  # a fixed start, so timestamps repeat
 
@@ -103,27 +104,10 @@ class Lab:
         self.owner = self.state.owner
 
     def pair(self, name: str, *perms: Any, key_name: str | None = None) -> Peer:
+        """A connection paired through the real device flow (auto-approved), holding `perms`."""
         k = key(key_name or name)
-        try:
-            from decoy_lab.sandbox.testing import pair_agent  # S1's shortcut, when present
-        except ImportError:
-            pair_agent = None
-        if pair_agent is not None:
-            tok = pair_agent(self.client, k, permissions=rows_for(*perms), name=name)
-        else:
-            tok = self._device_flow(k, name, rows_for(*perms))
+        tok = pair_agent(self.client, k, permissions=rows_for(*perms), name=name)
         return Peer(self, name, k, tok["access_token"], tok["token_id"], tok.get("refresh_token", ""))
-
-    def _device_flow(self, k: AgentKey, name: str, rows: list[dict]) -> dict:
-        r = self.client.post("/oauth/device", json={"client_id": f"test-{name}", "name": name,
-                                                    "agent_public_key": k.public_key_b64,
-                                                    "authorization_details": rows})
-        assert r.status_code == 200, r.text
-        t = self.client.post("/oauth/token", data={"grant_type": "urn:ietf:params:oauth:grant-type:device_code",
-                                                    "device_code": r.json()["device_code"],
-                                                    "client_id": f"test-{name}"})
-        assert t.status_code == 200, t.text
-        return t.json()
 
     def ask(self, peer: Peer, body: dict) -> dict:
         """A grant request (auto-approved)."""

@@ -308,7 +308,7 @@ def unopenable_ids(con: sqlite3.Connection) -> set[str]:
 def connection_key_time(con: sqlite3.Connection, token_id: str) -> float | None:
     """When the token's current public key came to be (key_changed_at, else created_at).
 
-    Reads S1's `connections` table through its contract columns only.
+    Reads the `connections` table (owned by the OAuth side) through its stable columns only.
     """
     try:
         r = con.execute("SELECT key_changed_at, created_at FROM connections WHERE token_id = ?",

@@ -152,7 +152,7 @@ def _uuid(rng: random.Random) -> str:
 
 
 def _demo_agent(con: Any, rng: random.Random, now: float, key: AgentKey) -> str:
-    """The simulated second agent: a connection holding memory.save (S1's tables, contract columns)."""
+    """The simulated second agent: a connection holding memory.save (rows in the connection tables that oauth.py owns)."""
     token_id = _uuid(rng)
     con.execute("INSERT INTO connections (token_id, connection_id, name, client_id, public_key, created_at,"
                 " key_changed_at, revoked, access_version) VALUES (?,?,?,?,?,?,NULL,0,1)",
