@@ -48,7 +48,11 @@ def open_blob(blob: bytes | str | wire.Layout, *, key: bytes | None = None, key_
             sealing.unwrap_as_owner(raw, private_key, trace=trace)
         else:  # no key fits: still show the layout, field by field
             with trace.step(f"parse {kind.replace('_', ' ')}", data=raw, inputs={"bytes": len(raw)}) as s:
-                layout = wire.parse(raw, kind)
+                try:
+                    layout = wire.parse(raw, kind)
+                except DecoyError as exc:
+                    s.fields = getattr(exc, "fields", ())  # the partial layout, failing bytes marked
+                    raise
                 s.fields = layout.fields
                 s.output = ", ".join(f"{f.name}[{f.offset}:{f.end}]" for f in layout.fields)
             trace.add("need a key", ok=False, reason=_NEEDS[kind])

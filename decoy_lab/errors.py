@@ -41,6 +41,7 @@ class WireFormatError(DecoyError, ValueError):
         self.field = field
         self.offset = offset
         self.kind = kind
+        self.fields: tuple = ()  # the fields parsed before the failure (wire.parse fills it in)
         where = []
         if kind:
             where.append(kind)

@@ -44,7 +44,11 @@ def _decode(blob: bytes | str, field: str, t) -> bytes:
 
 def _parse(raw: bytes, kind: str, t) -> wire.Layout:
     with t.step(f"parse {kind.replace('_', ' ')}", data=raw, inputs={"bytes": len(raw)}) as s:
-        layout = wire.parse(raw, kind)
+        try:
+            layout = wire.parse(raw, kind)
+        except WireFormatError as exc:
+            s.fields = exc.fields  # the partial layout, with the failing bytes marked
+            raise
         if t is not NO_TRACE:
             s.fields = layout.fields
             s.output = ", ".join(f"{f.name}[{f.offset}:{f.end}]" for f in layout.fields)

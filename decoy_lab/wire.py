@@ -193,6 +193,21 @@ def parse(data: bytes | str, kind: str | None = None) -> Layout:
     if kind not in SPECS:
         raise WireFormatError(f"unknown layout {kind!r}; known: {', '.join(KINDS)}")
     fields: list[Field] = []
+    try:
+        _split(raw, kind, fields)
+    except WireFormatError as exc:
+        # Keep the fields read before the failure, and mark the bytes from the failing offset on,
+        # so a dump shows the partial layout with the error where it happened.
+        exc.fields = tuple(fields)
+        if exc.offset is not None and exc.offset < len(raw):
+            exc.fields += (Field(f"✗ {exc.field or 'here'}", exc.offset, len(raw) - exc.offset, raw[exc.offset:],
+                                 "parsing failed here"),)
+        raise
+    return Layout(kind, raw, tuple(fields))
+
+
+def _split(raw: bytes, kind: str, fields: list[Field]) -> None:
+    """Walk the layout's plan over `raw`, appending each field; raise at the first misfit."""
     pos = 0
     lengths: dict[str, int] = {}
     for name, length, const, note, after in _PLANS[kind]:
@@ -226,7 +241,6 @@ def parse(data: bytes | str, kind: str | None = None) -> Layout:
     # except when the variable part is absent; check the ciphertext of an envelope is not negative.
     if pos != len(raw):  # pragma: no cover - guarded by the arithmetic above
         raise WireFormatError("trailing bytes after the tag", field="tag", offset=pos, kind=kind)
-    return Layout(kind, raw, tuple(fields))
 
 
 def length_field_of(name: str) -> str:

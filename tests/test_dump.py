@@ -5,6 +5,7 @@ import sys
 import pytest
 
 from decoy_lab import crypto, sealing, wire
+from decoy_lab.errors import WireFormatError
 from decoy_lab.dump import open_blob
 
 
@@ -53,3 +54,20 @@ def test_cli_dump_prints_fields_and_exits_nonzero_when_opening_fails(rsa_key, tm
     assert wrong.returncode == 1 and "tag mismatch" in wrong.stdout
     garbage = subprocess.run([sys.executable, "-m", "decoy_lab.cli", "dump", "AQE"], capture_output=True, text=True)
     assert garbage.returncode == 2 and "padded" in garbage.stderr
+
+
+def test_a_failed_parse_keeps_the_partial_layout_with_the_failure_marked():
+    """A truncated envelope: the trace's parse step shows the fields read before the failure and
+    marks the bytes from the failing offset, instead of no layout at all."""
+    key, agent = crypto.random_key(), crypto.AgentKey.generate()
+    env = sealing.wrap_to_agent(key, agent.public_key_b64)
+    cut = env[:100]  # key_length says 256, only 98 bytes follow
+    with pytest.raises(WireFormatError) as err:
+        wire.parse(cut, "agent_envelope")
+    assert [f.name for f in err.value.fields] == ["key_length", "✗ wrapped_key"]
+    assert err.value.fields[-1].offset == 2 and err.value.fields[-1].length == 98
+    for trace in (open_blob(cut), open_blob(cut, private_key=agent)):
+        step = trace.failed
+        assert step.name == "parse agent envelope"
+        assert [f.name for f in step.fields] == ["key_length", "✗ wrapped_key"]
+        assert "✗ wrapped_key" in trace.to_text() and "overruns" in step.reason
