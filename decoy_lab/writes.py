@@ -161,6 +161,7 @@ def save(conn: "Connection", text: str, *, topic: Any = None, topic_type: str = 
 def edit(conn: "Connection", memory_id: str, changes: dict, *, topic_type: str = "", link: Any = None) -> dict:
     if not changes:
         raise MemoryModelError("edit needs text=, topic= or categories=")
+    _refuse_legacy(conn, memory_id)
     keys = conn.keys()
     made = None
     if changes.get("topic") is not None:
@@ -184,6 +185,15 @@ def edit(conn: "Connection", memory_id: str, changes: dict, *, topic_type: str =
     if made is not None:
         remember_topic(conn, made, topic_type, [memory_id])
     return ans
+
+
+def _refuse_legacy(conn: "Connection", row_id: str) -> None:
+    """A legacy space row is shown with the memories but is not in the per-memory store: say so
+    before a PUT that could only answer 404."""
+    vault = conn.vault
+    if vault is not None and any(r.id == row_id for r in vault.space_rows):
+        raise MemoryModelError(f"{row_id} is a legacy space row: it is read-only here (the owner's phone "
+                               "moves such rows to the per-memory store, where they can be edited)")
 
 
 def has_changes(conn: "Connection", memory_id: str, changes: Mapping) -> bool:

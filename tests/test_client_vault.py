@@ -97,3 +97,21 @@ def test_load_reports_progress_per_row_read():
         conn.load(progress=progress)
         assert calls == []  # a reload of unchanged rows reads nothing
         conn.close()
+
+
+def test_editing_a_legacy_space_row_is_refused_with_why():
+    """Legacy space rows appear with the memories (source "space") but are not in the per-memory
+    store: an edit says so instead of sending a PUT that can only answer 404."""
+    import pytest
+
+    from decoy_lab import Connection, Sandbox
+    from decoy_lab.errors import MemoryModelError
+
+    with Sandbox.start() as sb:
+        conn = Connection.pair(sb.url, name="legacy", on_link=lambda *a: None, profile=None)
+        sb.owner.share()
+        memories = conn.load().memories
+        legacy = memories[memories["source"] == "space"]["id"].iloc[0]
+        with pytest.raises(MemoryModelError, match="legacy space row"):
+            conn.edit(legacy, text="changed")
+        conn.close()
