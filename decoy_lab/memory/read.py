@@ -34,9 +34,10 @@ class KeyCache(dict):
 
 
 # -- reading rows -------------------------------------------------------------------------------
-@dataclass
-class _Served:
-    """What the server says about a row, next to its ciphertext."""
+@dataclass(kw_only=True)
+class Served:
+    """What the server says about a row, next to its ciphertext: the same for every kind, so each
+    model below carries these as keyword-only fields."""
 
     rev: int | None = None
     kid: str | None = None
@@ -48,7 +49,7 @@ class _Served:
 
 
 @dataclass
-class Memory:
+class Memory(Served):
     """A memory as this connection reads it."""
 
     id: str
@@ -59,39 +60,25 @@ class Memory:
     account: str | None = None
     categories: list[str] = field(default_factory=list)
     metadata: dict = field(default_factory=dict)
-    rev: int | None = None
-    kid: str | None = None
-    via: list[str] = field(default_factory=list)
-    mine: bool = False
-    author_kind: str | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
     about_hint: str | None = None
 
     kind = "memory"
 
 
 @dataclass
-class TopicEntity:
+class TopicEntity(Served):
     """A topic's own entity row. `topic_id` is `topic:<id>`, how memories and grants name it."""
 
     id: str
     topic_id: str
     name: str
     type: str = ""
-    rev: int | None = None
-    kid: str | None = None
-    via: list[str] = field(default_factory=list)
-    mine: bool = False
-    author_kind: str | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
 
     kind = "topic"
 
 
 @dataclass
-class Link:
+class Link(Served):
     """A relation row: `from_` --relation_type--> `to`, with the ends it joins (`endpoints`)."""
 
     id: str
@@ -99,13 +86,6 @@ class Link:
     to: str
     relation_type: str
     endpoints: list[str] = field(default_factory=list)
-    rev: int | None = None
-    kid: str | None = None
-    via: list[str] = field(default_factory=list)
-    mine: bool = False
-    author_kind: str | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
 
     kind = "link"
 
@@ -128,14 +108,14 @@ def _timestamp(value: Any, name: str, row_id: str) -> datetime | None:
     _fail(row_id, f"the served {name} {value!r} is not an ISO 8601 date-time")
 
 
-def _served(row: Mapping, row_id: str) -> _Served:
+def _served(row: Mapping, row_id: str) -> Served:
     via = row.get("via")
     if via is None:
         via = ["self"] if _is_posted(row) else []
     rev = row.get("rev")
     if rev is not None and (isinstance(rev, bool) or not isinstance(rev, int)):
         _fail(row_id, f"the served rev must be an integer, got {_type(rev)}")
-    return _Served(rev=rev, kid=row.get("kid"), via=_str_list(via, "via", row_id),
+    return Served(rev=rev, kid=row.get("kid"), via=_str_list(via, "via", row_id),
                    mine=bool(row.get("mine", _is_posted(row))), author_kind=row.get("author_kind"),
                    created_at=_timestamp(row.get("created_at"), "created_at", row_id),
                    updated_at=_timestamp(row.get("updated_at"), "updated_at", row_id))
@@ -204,9 +184,8 @@ def _open(row: Mapping, agent_key: AgentKey, trace: Trace | None,
     return row_id, key, decode_plaintext(obj, row_id, trace=trace)
 
 
-def _model(plain: Plain, meta: _Served) -> Row | None:
-    common = dict(rev=meta.rev, kid=meta.kid, via=meta.via, mine=meta.mine, author_kind=meta.author_kind,
-                  created_at=meta.created_at, updated_at=meta.updated_at)
+def _model(plain: Plain, meta: Served) -> Row | None:
+    common = vars(meta)  # the Served fields, passed on to whichever model the row is
     if plain.kind == "memory":
         about = plain.about_label
         topic = {"id": about, "name": plain.entity_name or ""} if about.startswith("topic:") else None
