@@ -35,6 +35,7 @@ from . import memory, sealing, wire, writes
 from .access import Access, GrantRequest
 from .crypto import AgentKey
 from .errors import APIError, DecoyError, GrantAlreadyRequested, MemoryModelError, NotFound, PairingError, UnreadableRow
+from .gcpause import gc_paused
 from .http import Api, Tokens, send_with_retries
 from .pairing import PairingHandle, authorization_details, selection_row
 from .profiles import Profile, ProfileStore
@@ -398,10 +399,11 @@ class Connection:
         legacy space rows. Unwrapped keys stay in memory by kid for the session (never on disk), and
         rows unchanged since the last load are not opened again, so a reload costs no RSA work.
         `progress(1, total)` is called as each row is read (from worker threads)."""
-        answer = self._get(MEMORIES)
-        spaces = self._load_spaces()
-        vault = build_vault(answer, self._agent_key, key_cache=self._key_cache, workers=self.workers,
-                            space_rows=spaces, previous=self._vault, progress=progress)
+        with gc_paused():  # thousands of long-lived, cycle-free objects: collector scans only cost
+            answer = self._get(MEMORIES)
+            spaces = self._load_spaces()
+            vault = build_vault(answer, self._agent_key, key_cache=self._key_cache, workers=self.workers,
+                                space_rows=spaces, previous=self._vault, progress=progress)
         self._vault = vault
         known = {i for t in vault.topic_list for i in t.ids}
         self._made_topics = [t for t in self._made_topics if t.id not in known]

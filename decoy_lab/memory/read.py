@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Union
 from .. import sealing, wire
 from ..crypto import AgentKey
 from ..errors import DecoyError, UnreadableRow
+from ..gcpause import gc_paused
 from ..trace import Trace, tracer
 from .plaintext import MAX_CIPHERTEXT, Plain, _fail, _str_list, _type, decode_plaintext
 
@@ -246,13 +247,14 @@ def read_rows(rows: Sequence[Mapping], agent_key: AgentKey, *, key_cache: Mutabl
         return result
 
     n = workers if workers is not None else (os.cpu_count() or 1)
-    if n <= 1 or len(rows) < 2:
-        return [one(r) for r in rows]
-    # Chunks, not one task per row: a task costs a few µs of GIL-held bookkeeping, a row ~40 µs.
-    size = max(1, min(64, len(rows) // (n * 4)))
-    chunks = [rows[i:i + size] for i in range(0, len(rows), size)]
-    with ThreadPoolExecutor(max_workers=min(n, len(chunks))) as pool:
-        return [r for chunk in pool.map(lambda c: [one(r) for r in c], chunks) for r in chunk]
+    with gc_paused():  # one model per row, none in a cycle: collector scans would only cost time
+        if n <= 1 or len(rows) < 2:
+            return [one(r) for r in rows]
+        # Chunks, not one task per row: a task costs a few µs of GIL-held bookkeeping, a row ~40 µs.
+        size = max(1, min(64, len(rows) // (n * 4)))
+        chunks = [rows[i:i + size] for i in range(0, len(rows), size)]
+        with ThreadPoolExecutor(max_workers=min(n, len(chunks))) as pool:
+            return [r for chunk in pool.map(lambda c: [one(r) for r in c], chunks) for r in chunk]
 
 
 def read_memory_rows(rows: Sequence[Mapping], agent_key: AgentKey, topics: Sequence[Topic] | None = None, *,

@@ -51,6 +51,7 @@ from starlette.routing import Route
 
 from .. import crypto, wire
 from ..errors import WireFormatError
+from ..gcpause import gc_paused
 from . import auth, memstore as ms
 from .faults import faulty
 
@@ -523,7 +524,7 @@ async def list_memories(request: Request) -> JSONResponse:
     if not agent.public_key:  # nothing can ever be wrapped to a keyless connection: nothing is owed
         return JSONResponse({"memories": []})
     sharing.maybe_share_on_read(state, now)
-    with state.store.tx() as con:
+    with gc_paused(), state.store.tx() as con:  # one row object per stored row: no cycles to find
         wraps = ms.wraps_for_token(con, agent.token_id)
         served, waiting = [], []
         for row in ms.all_memories(con):
