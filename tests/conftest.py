@@ -87,6 +87,17 @@ def alpha(lab):
     return lab.pair("alpha", "memory.save")
 
 
+@pytest.fixture(scope="module")
+def sb():
+    """An empty sandbox on a loopback port, one per test module, pairing without a poll wait.
+    Modules that need another kind (a fake clock, manual approval) define their own `sb`."""
+    from decoy_lab.sandbox import Sandbox
+
+    with Sandbox.start(seed="none") as sandbox:
+        sandbox.state.device_interval = 0
+        yield sandbox
+
+
 @pytest.fixture
 def frames() -> dict:
     return make_frames()

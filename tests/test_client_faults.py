@@ -10,17 +10,9 @@ import pytest
 
 from decoy_lab.client import Connection
 from decoy_lab.crypto import AgentKey
-from decoy_lab.sandbox import Sandbox
 
 SAVES = 110
 TOPICS = [f"Project {c}" for c in "ABCDEFG"]
-
-
-@pytest.fixture(scope="module")
-def sb():
-    with Sandbox.start(seed="none") as sandbox:
-        sandbox.state.device_interval = 0
-        yield sandbox
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,6 @@ from decoy_lab import memory
 from decoy_lab.client import Connection
 from decoy_lab.crypto import AgentKey
 from decoy_lab.errors import HoldersMissing, InsufficientGrant, MemoryModelError
-from decoy_lab.sandbox import Sandbox
-
-
-@pytest.fixture(scope="module")
-def sb():
-    with Sandbox.start(seed="none") as sandbox:
-        sandbox.state.device_interval = 0
-        yield sandbox
 
 
 @pytest.fixture(scope="module")
