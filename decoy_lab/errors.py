@@ -16,6 +16,7 @@
         ├── RevConflict(current_rev)          409 REV_CONFLICT
         ├── KidConflict                       409 KID_CONFLICT
         ├── HoldersMissing(missing)           409 HOLDERS_MISSING
+        ├── MemoryMoving(retry_after, current_rev)  409 MEMORY_MOVING (a legacy row moving to its own key)
         ├── GrantAlreadyRequested(request_id) 409 GRANT_ALREADY_REQUESTED
         ├── RateLimited(retry_after)          429
         └── ServerError                       5xx (outcome unknown, like TransportError)
@@ -160,6 +161,16 @@ class HoldersMissing(APIError):
         self.missing = list(missing or [])
 
 
+class MemoryMoving(APIError):
+    """409 MEMORY_MOVING: the owner's phone is moving a legacy space row to its own key; nothing
+    changed. Retry after `retry_after` seconds, under the per-memory rule once it has moved."""
+
+    def __init__(self, *args: Any, retry_after: float | None = None, current_rev: int | None = None, **kw: Any):
+        super().__init__(*args, **kw)
+        self.retry_after = retry_after
+        self.current_rev = current_rev
+
+
 class GrantAlreadyRequested(APIError):
     """409 GRANT_ALREADY_REQUESTED: an open request exists; wait on `request_id`."""
 
@@ -184,6 +195,7 @@ _BY_CODE = {
     "REV_CONFLICT": RevConflict,
     "KID_CONFLICT": KidConflict,
     "HOLDERS_MISSING": HoldersMissing,
+    "MEMORY_MOVING": MemoryMoving,
     "GRANT_ALREADY_REQUESTED": GrantAlreadyRequested,
 }
 
@@ -211,6 +223,9 @@ def error_from_response(status: int, body: Any) -> APIError:
         return RevConflict(status, code, message, current_rev=b.get("current_rev"), **kw)
     if cls is HoldersMissing:
         return HoldersMissing(status, code, message, missing=b.get("missing"), **kw)
+    if cls is MemoryMoving:
+        return MemoryMoving(status, code, message, retry_after=b.get("retry_after_seconds"),
+                            current_rev=b.get("current_rev"), **kw)
     if cls is GrantAlreadyRequested:
         return GrantAlreadyRequested(status, code, message, request_id=b.get("request_id"), **kw)
     if cls is not None:

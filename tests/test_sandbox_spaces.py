@@ -129,27 +129,48 @@ def test_rows_rules(lab):
     assert lab.pair("s", "memory.save").get(ROWS, params={"space_id": sid}).status_code == 403
 
 
+def own_row(peer, sid, key, plain=OBS):
+    """A row `peer` writes into the space, and a PUT body that re-seals it with new content."""
+    body = row_body(sid, key, plain)
+    assert peer.post(ROWS, {"space_id": sid, "rows": [body]}).status_code == 201
+    changed = {**plain, "observation": {**plain["observation"], "content": "after 11"}}
+    ct = wire.b64encode(sealing.seal_space_row(key, changed, space_id=sid, row_id=body["id"]))
+    return body["id"], {"id": body["id"], "expected_rev": 1, "ciphertext": ct}
+
+
 def test_edit_rows_needs_edit_on_every_memory(lab):
-    """PUT rows: "`409 REV_CONFLICT` and the `current_rev`"; a category-only editor gets `409 MEMORY_MOVING`."""
+    """PUT rows: "`409 REV_CONFLICT` and the `current_rev`"; a category-only editor gets `409 MEMORY_MOVING`;
+    "Saving a row gives no access to it"."""
     writer = lab.pair("writer", READ)
     made, key = make_space(lab, writer)
     sid = made["space"]["id"]
-    body = row_body(sid, key, OBS)
-    writer.post(ROWS, {"space_id": sid, "rows": [body]})
-    new_ct = wire.b64encode(sealing.seal_space_row(key, {"observation": {"entityName": "default_user",
-                                                                          "content": "after 11"}},
-                                                   space_id=sid, row_id=body["id"]))
-    edit = {"id": body["id"], "expected_rev": 1, "ciphertext": new_ct}
+    _, edit = own_row(writer, sid, key)
     assert writer.put(ROWS, edit).status_code == 403
     narrow = lab.pair("narrow", READ, {"permissions": ["memory.edit"], "datatypes": ["food"]})
-    r = narrow.put(ROWS, edit)
+    _, narrow_edit = own_row(narrow, sid, key)
+    r = narrow.put(ROWS, narrow_edit)
     assert r.status_code == 409 and r.json()["code"] == "MEMORY_MOVING" and r.json()["retry_after_seconds"] > 0
+    assert r.json()["current_rev"] == 1
     editor = lab.pair("editor", READ, EDIT)
-    r = editor.put(ROWS, edit)
+    _, mine = own_row(editor, sid, key)
+    r = editor.put(ROWS, mine)
     assert r.status_code == 200 and r.json()["rev"] == 2
-    r = editor.put(ROWS, edit)
+    r = editor.put(ROWS, mine)
     assert r.status_code == 409 and r.json()["code"] == "REV_CONFLICT" and r.json()["current_rev"] == 2
-    assert editor.put(ROWS, dict(edit, id=str(uuid.uuid4()))).status_code == 404
+    assert editor.put(ROWS, dict(mine, id=str(uuid.uuid4()))).status_code == 404
+
+
+def test_edit_rows_only_rows_this_agent_wrote(lab):
+    """PUT rows x-permissions: "only rows this agent wrote (and the owner hasn't since edited)": another
+    connection's row is `404`, even to one holding `memory.edit` on every memory."""
+    writer = lab.pair("writer", READ, EDIT)
+    made, key = make_space(lab, writer)
+    sid = made["space"]["id"]
+    _, edit = own_row(writer, sid, key)
+    other = lab.pair("other", READ, EDIT)
+    r = other.put(ROWS, edit)
+    assert r.status_code == 404 and r.json()["code"] == "NOT_FOUND"
+    assert writer.put(ROWS, edit).status_code == 200
 
 
 def test_delete_rows(lab):
@@ -192,3 +213,71 @@ def test_seeded_legacy_space_reads_after_the_phone_shares():
     kinds = [next(k for k in ("entity", "observation", "relation") if k in
                   sealing.open_space_row(r["ciphertext"], key, space_id=space["id"], row_id=r["id"])) for r in rows]
     assert kinds == ["entity", "observation", "observation", "relation"]
+
+
+# ── the owner's phone moves a row to its own key ─────────────────────────────────────────────
+
+FOOD = {"permissions": ["memory.read", "memory.edit"], "datatypes": ["food"]}
+FOOD_OBS = {"observation": {"entityName": "default_user", "content": "Allergic to peanuts."}, "categories": ["food"],
+            "metadata": {"source": "chat"}}
+
+
+def test_memory_moving_changes_nothing_until_the_phone_moves_the_row(lab):
+    """"A connection whose permission is on some categories or topics gets `409 MEMORY_MOVING` … the owner's
+    phone is asked to move the row to its own key … Nothing is changed meanwhile.\""""
+    writer = lab.pair("writer", READ)
+    made, key = make_space(lab, writer)
+    sid = made["space"]["id"]
+    narrow = lab.pair("narrow", FOOD)
+    rid, edit = own_row(narrow, sid, key, FOOD_OBS)
+    before = narrow.get(ROWS, params={"space_id": sid}).json()["rows"]
+    assert narrow.put(ROWS, edit).json()["code"] == "MEMORY_MOVING"
+    assert narrow.get(ROWS, params={"space_id": sid}).json()["rows"] == before, "nothing is changed meanwhile"
+    assert lab.stored(rid) is None
+    report = lab.share()
+    assert lab.state.extra["last_legacy_moves"].moved == [rid]
+    assert [r["id"] for r in narrow.get(ROWS, params={"space_id": sid}).json()["rows"]] == []
+    stored = lab.stored(rid)
+    assert stored.rev == 1 and stored.author_token == narrow.token_id
+    assert report.per_connection.get(narrow.token_id) == 1, "wrapped to the connection its category reaches"
+    m = narrow.read(rid)
+    assert (m.text, m.categories, m.topic, m.metadata) == ("Allergic to peanuts.", ["food"], None, {"source": "chat"})
+    served = narrow.served(rid)
+    assert served["created_at"] == before[0]["created_at"], "it keeps when it was first added"
+    assert narrow.put(ROWS, edit).status_code == 404, "moved: the legacy route no longer holds it"
+    view = lab.view(rid)
+    assert view["readable"] and view["kind"] == "memory" and not view["problems"]
+
+
+def test_a_moved_observation_takes_its_entity_and_link_along(lab):
+    """A legacy observation about an entity becomes a memory on the topic of that name: the entity row moves
+    along as the topic (same id), with the relation that places it on the Map."""
+    narrow = lab.pair("narrow", FOOD)
+    made, key = make_space(lab, narrow)
+    sid = made["space"]["id"]
+    entity = row_body(sid, key, {"entity": {"name": "Home kitchen", "entityType": "place"}})
+    link = row_body(sid, key, {"relation": {"from": "default_user", "to": "Home kitchen", "relationType": "cooks in"}})
+    narrow.post(ROWS, {"space_id": sid, "rows": [entity, link]})
+    obs = {"observation": {"entityName": "Home kitchen", "content": "Gas hob, no oven."}, "categories": ["food"]}
+    rid, edit = own_row(narrow, sid, key, obs)
+    assert narrow.put(ROWS, edit).json()["code"] == "MEMORY_MOVING"
+    lab.share()
+    moves = lab.state.extra["last_legacy_moves"]
+    assert moves.moved == [rid] and sorted(moves.along) == sorted([entity["id"], link["id"]])
+    assert narrow.get(ROWS, params={"space_id": sid}).json()["rows"] == []
+    memory_view, topic_view, link_view = (lab.view(i) for i in (rid, entity["id"], link["id"]))
+    assert memory_view["topic"]["id"] == f"topic:{entity['id']}" and memory_view["entity_name"] == "Home kitchen"
+    assert topic_view["kind"] == "topic" and topic_view["type"] == "place" and not topic_view["problems"]
+    assert link_view["endpoints"] == ["user", f"topic:{entity['id']}"] and link_view["relation"] == "cooks in"
+
+
+def test_rows_delete_moving_asks_the_phone_too(lab):
+    """rows/delete: "`moving` (with `retry_after_seconds`) while the owner's phone moves a row to its own key"."""
+    narrow = lab.pair("narrow", {"permissions": ["memory.read", "memory.delete"], "datatypes": ["food"]})
+    made, key = make_space(lab, narrow)
+    sid = made["space"]["id"]
+    rid, _ = own_row(narrow, sid, key, FOOD_OBS)
+    assert narrow.post(ROWS + "/delete", {"ids": [rid]}).json()["moving"] == [rid]
+    lab.share()
+    assert lab.stored(rid) is not None
+    assert narrow.post("/api/agent/context/memories/delete", {"ids": [rid]}).json()["deleted"] == [rid]

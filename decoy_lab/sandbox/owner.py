@@ -138,7 +138,8 @@ class Owner:
 
     # ── delegated to the memory side (sharing.py) ────────────────────────────────────────
     def share(self):
-        """Run the sharing pass the owner's app runs (wrap keys to every connection they now reach)."""
+        """Run the sharing pass the owner's app runs: move the legacy rows it was asked to move to
+        their own keys (moves.py), then wrap keys to every connection they now reach."""
         return self._sharing().run_sharing_pass(self.state)
 
     def app_view(self) -> list[dict]:

@@ -7,7 +7,8 @@
   wraps the key to every live connection whose grants now reach it (all, category, topic —
   a topic's own entity row, a link whose non-user ends are all granted, as an `and:` reason —
   account), recording `via`. Rows it cannot open are reported with the reason. Legacy space
-  keys are converged the same way. Afterwards every live connection is marked `shared_complete`.
+  keys are converged the same way, and legacy rows it was asked to move get their own keys
+  first (moves.py). Afterwards every live connection is marked `shared_complete`.
 - `app_view(state)` is every row as the owner's app shows it: text, categories, topic, about,
   kind and author, or the id and why the app cannot open it, plus the problems the app would
   show a careful owner (a stale topic name, a memory filed under a topic that does not exist …).
@@ -260,7 +261,11 @@ def reasons(agent: Any, row: ms.MemoryRow, plain: memory.Plain) -> list[str]:
 
 
 def run_sharing_pass(state: Any) -> ShareReport:
-    """Open every row as the owner and wrap its key to each connection that should read it."""
+    """Open every row as the owner and wrap its key to each connection that should read it.
+    Legacy rows the phone was asked to move are moved first, so their new keys are shared here."""
+    from . import moves  # imported late: moves uses this module's row opening
+
+    moves.move_asked(state)
     now = float(state.clock())
     owner_key = state.owner.key
     report = ShareReport(at=now)

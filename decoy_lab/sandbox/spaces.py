@@ -3,11 +3,18 @@
 One Me space and one space per account, each with its own 32-byte space key (`skid` its key
 id); rows are VAULT blobs under the space key whose plaintext binds `space_id` and `row_id`.
 Coverage: the Me space needs `memory.read` (any selection), an account space `acctmem.read`
-on that account. Agents append rows; editing (`PUT`) needs `memory.edit` on every memory (or
-`acctmem.edit` on the account) — a connection whose edit is only on some categories or topics
-gets `409 MEMORY_MOVING`, as the spec describes, and nothing changes. A row the owner has edited
-on a device (`owner_edited`) belongs to the owner: a PUT of it is 404. Deleting works the same
-way with `memory.delete` (`moving` instead of `refused`).
+on that account. Agents append rows. Deleting needs `memory.delete` on every memory (or
+`acctmem.delete` on the account); a selective one puts the row under `moving`.
+
+Editing (`PUT`): the spec states two rules, and both are enforced. The PUT itself: "only rows
+this agent wrote (and the owner hasn't since edited)" — any other row is `404`, as "a row the
+owner has edited belongs to the owner and is `404` to you". The rows description: it "takes
+`memory.edit` … on it, whoever saved it" and "saving a row gives no access to it" — read here as
+"even its writer needs memory.edit", the one reading that keeps both sentences true. Edit on
+every memory (or `acctmem.edit` on the account) edits in place; edit on only some categories or
+topics gets `409 MEMORY_MOVING` with `retry_after_seconds` and `current_rev`, nothing changes,
+and the owner's phone is asked to move the row to its own key (moves.py). Once moved, the row is
+a memory in the per-memory store and this route answers 404 for it.
 """
 from __future__ import annotations
 
@@ -19,11 +26,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from . import memstore as ms
+from . import moves
+from .faults import faulty
 from .memories import (MAX_ROWS, agent_of, bad_request, delete_ids, edit_fields, envelope, insufficient, json_body, kid_text,
                        live_agents, now_of, owner_public_key, problem, state_of, uuid_text, vault_blob)
 from .sharing import space_covered
 
-MOVING_RETRY = 60
+MOVING_RETRY = 5  # the phone answers its push within about this (sharing.DEFAULT_AUTO_SHARE_AFTER)
 
 
 def _space_json(con: Any, s: ms.Space, agent: Any) -> dict:
@@ -197,9 +206,12 @@ async def update_row(request: Request) -> JSONResponse:
     with state.store.tx() as con:
         row = ms.get_space_row(con, rid)
         space = ms.get_space(con, row.space_id) if row else None
-        if row is None or space is None or not space_covered(agent, space) or row.owner_edited:
-            # "A row the owner has edited belongs to the owner and is `404` to you."
-            raise problem(404, "NOT_FOUND", "no row with this id is visible to this connection")
+        if row is None or space is None or not space_covered(agent, space) or row.owner_edited \
+                or row.author_token != agent.token_id:
+            # "only rows this agent wrote (and the owner hasn't since edited)"; "a row the owner has
+            # edited belongs to the owner and is `404` to you"
+            raise problem(404, "NOT_FOUND", "no row with this id that this connection wrote (and the owner has "
+                          "not edited since) is in a space it is granted")
         allowed = _verb_on_space(agent, space, "write")
         if allowed == "no":
             raise insufficient("memory.edit", "editing a legacy row needs memory.edit on every memory (or "
@@ -208,6 +220,7 @@ async def update_row(request: Request) -> JSONResponse:
         if rev != row.rev:
             raise problem(409, "REV_CONFLICT", "the row changed since it was read", current_rev=row.rev)
         if allowed == "moving":
+            moves.ask(state, [rid], now)
             raise problem(409, "MEMORY_MOVING", "the owner's phone is asked to move this row to its own key; retry "
                           "after retry_after_seconds", retry_after_seconds=MOVING_RETRY, current_rev=row.rev)
         ms.update_space_row(con, rid, ct, row.rev + 1, now)
@@ -239,16 +252,17 @@ async def delete_rows(request: Request) -> JSONResponse:
                 refused.append(rid)
     out: dict[str, Any] = {"deleted": deleted, "refused": refused}
     if moving:
+        moves.ask(state, moving, now)
         out.update(moving=moving, retry_after_seconds=MOVING_RETRY)
     return JSONResponse(out)
 
 
 routes: list[Route] = [
     Route("/api/agent/context/spaces", list_spaces, methods=["GET"]),
-    Route("/api/agent/context/spaces", create_space, methods=["POST"]),
+    Route("/api/agent/context/spaces", faulty(create_space), methods=["POST"]),
     Route("/api/agent/context/grantees", space_grantees, methods=["GET"]),
     Route("/api/agent/context/rows", list_rows, methods=["GET"]),
-    Route("/api/agent/context/rows", create_rows, methods=["POST"]),
-    Route("/api/agent/context/rows", update_row, methods=["PUT"]),
-    Route("/api/agent/context/rows/delete", delete_rows, methods=["POST"]),
+    Route("/api/agent/context/rows", faulty(create_rows), methods=["POST"]),
+    Route("/api/agent/context/rows", faulty(update_row), methods=["PUT"]),
+    Route("/api/agent/context/rows/delete", faulty(delete_rows), methods=["POST"]),
 ]
