@@ -127,7 +127,7 @@ async def _http_exc(request: Request, exc: Exception) -> JSONResponse:
 def create_app(db_path: str = ":memory:", *, owner_key: Any = None, approve: str = "auto", seed: str = "demo",
                faults: dict | None = None, clock: Callable[[], float] | None = None) -> Starlette:
     """A fresh sandbox app: its own store, owner phone and settings (no module-level state)."""
-    from . import memories, oauth, policies, spaces, surface, sync
+    from . import memories, oauth, policies, spaces, surface, sync, token_admin
     from . import seed as seed_mod
     from .db import Store
     from .owner import Owner
@@ -146,8 +146,8 @@ def create_app(db_path: str = ":memory:", *, owner_key: Any = None, approve: str
         yield
         store.close()
 
-    app = Starlette(routes=[*oauth.routes, *policies.routes, *surface.routes, *memories.routes,
-                            *spaces.routes, *sync.routes],
+    app = Starlette(routes=[*oauth.routes, *token_admin.routes, *policies.routes, *surface.routes,
+                            *memories.routes, *spaces.routes, *sync.routes],
                     exception_handlers={HTTPProblem: _problem, HTTPException: _http_exc}, lifespan=lifespan)
     app.state.sb = state
     with store.tx() as con:  # a database is seeded once: reopening a file keeps its vault as it is

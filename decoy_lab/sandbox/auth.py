@@ -1,7 +1,9 @@
 """Bearer token → `Agent`, or a 401 that says how to recover.
 
 401 codes: `TOKEN_EXPIRED` (recovery `refresh`: `POST /oauth/token` with the refresh token),
-`TOKEN_REVOKED` (recovery `re_pair`: the owner revoked the connection), `TOKEN_SUPERSEDED`
+`TOKEN_REPLACED` (recovery `refresh`: a refresh grant has since minted a newer access token for the
+connection; refreshing with the current refresh token renews it), `TOKEN_REVOKED` (recovery
+`re_pair`: the owner revoked the connection, or it was ended at `POST /oauth/revoke`), `TOKEN_SUPERSEDED`
 (recovery `continue`: the connection was reconnected on a newer token), `TOKEN_INVALID`
 (recovery `re_pair`: not a token this sandbox issued) and `TOKEN_MISSING`.
 """
@@ -69,15 +71,30 @@ def agent_from_token(con: sqlite3.Connection, token: str, now: float) -> Agent:
                           recovery="re_pair")
     conn_row = con.execute("SELECT * FROM connections WHERE token_id=?", (cred["token_id"],)).fetchone()
     if conn_row is None or conn_row["revoked"]:
-        raise HTTPProblem(401, "TOKEN_REVOKED", "the owner revoked this connection; only a new pairing helps",
+        raise HTTPProblem(401, "TOKEN_REVOKED", "this connection was revoked; only a new pairing helps",
                           recovery="re_pair")
     if cred["state"] == "superseded":
         raise HTTPProblem(401, "TOKEN_SUPERSEDED", "this connection was reconnected on a newer token; use that one",
                           recovery="continue")
+    if cred["state"] == "replaced":
+        raise HTTPProblem(401, "TOKEN_REPLACED", "a refresh replaced this access token; refresh again at "
+                          "POST /oauth/token with the current refresh token", recovery="refresh")
     if now >= cred["expires_at"]:
         raise HTTPProblem(401, "TOKEN_EXPIRED", "the access token expired; refresh it at POST /oauth/token",
                           recovery="refresh")
     return agent_for(con, conn_row, now, cred["expires_at"])
+
+
+def live_credential(con: sqlite3.Connection, token: str, now: float) -> tuple[sqlite3.Row, sqlite3.Row] | None:
+    """The credential (access or refresh) and its connection when `token` is live: issued here,
+    not expired, used, replaced or superseded, and its connection not revoked (RFC 7662 `active`)."""
+    cred = con.execute("SELECT * FROM credentials WHERE hash=?", (token_hash(token),)).fetchone()
+    if cred is None or cred["state"] != "live" or now >= cred["expires_at"]:
+        return None
+    conn_row = con.execute("SELECT * FROM connections WHERE token_id=?", (cred["token_id"],)).fetchone()
+    if conn_row is None or conn_row["revoked"]:
+        return None
+    return cred, conn_row
 
 
 def agent_from_request(request: Request, con: sqlite3.Connection | None = None) -> Agent:

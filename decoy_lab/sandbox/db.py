@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS connections (
 CREATE TABLE IF NOT EXISTS credentials (
   hash TEXT PRIMARY KEY, token_id TEXT NOT NULL, kind TEXT NOT NULL,      -- access | refresh
   issued_at REAL NOT NULL, expires_at REAL NOT NULL,
-  state TEXT NOT NULL DEFAULT 'live'                                   -- live | used | superseded
+  state TEXT NOT NULL DEFAULT 'live'                    -- live | used (refresh) | replaced (access) | superseded
 );
 CREATE INDEX IF NOT EXISTS credentials_token ON credentials(token_id);
 CREATE TABLE IF NOT EXISTS policies (

@@ -11,6 +11,8 @@ grant's end date: it only mints new credentials for the same connection.
 A refresh grant that cannot succeed names its own code with `recovery: re_pair`
 (`REFRESH_TOKEN_EXPIRED`, `REFRESH_TOKEN_USED`, `TOKEN_REVOKED`, `TOKEN_INVALID`): the spec pairs
 `TOKEN_EXPIRED` with `recovery: refresh`, so that code is never the answer to a refresh that failed.
+A refresh replaces the connection's access tokens: an older one then answers `401 TOKEN_REPLACED`
+(`recovery: refresh`). Introspection (RFC 7662) and revocation (RFC 7009) live in token_admin.py.
 """
 from __future__ import annotations
 
@@ -62,6 +64,10 @@ async def authorization_server(request: Request) -> JSONResponse:
         "device_authorization_endpoint": f"{base}/oauth/device",
         "token_endpoint": f"{base}/oauth/token",
         "pushed_authorization_request_endpoint": f"{base}/oauth/par",
+        "introspection_endpoint": f"{base}/oauth/introspect",
+        "revocation_endpoint": f"{base}/oauth/revoke",
+        "introspection_endpoint_auth_methods_supported": ["none"],  # public clients name their client_id
+        "revocation_endpoint_auth_methods_supported": ["none"],
         "grant_types_supported": [DEVICE_GRANT, "refresh_token"],
         "response_types_supported": [],
         "token_endpoint_auth_methods_supported": ["none"],
@@ -154,12 +160,28 @@ def client_warnings(body: dict[str, Any]) -> list[str]:
     return out
 
 
+def is_form(request: Request) -> bool:
+    return request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded")
+
+
+async def form_body(request: Request) -> dict[str, str]:
+    """A form-encoded body as a dict (the last value of a repeated key wins), or 400 invalid_request."""
+    if not is_form(request):
+        raise OAuthProblem(400, "invalid_request",
+                           f"POST {request.url.path} is form-encoded (application/x-www-form-urlencoded)")
+    try:
+        parsed = parse_qs((await request.body()).decode(), keep_blank_values=True)
+    except UnicodeDecodeError:
+        raise OAuthProblem(400, "invalid_request", "the form is not UTF-8") from None
+    return {k: v[-1] for k, v in parsed.items()}
+
+
 # ── PAR ───────────────────────────────────────────────────────────────────────────────────
 
 async def par(request: Request) -> JSONResponse:
     state = state_of(request)
-    if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
-        form = {k: v[-1] for k, v in parse_qs((await request.body()).decode(), keep_blank_values=True).items()}
+    if is_form(request):
+        form = await form_body(request)
         try:
             body: dict[str, Any] = {**form, "authorization_details": json.loads(form.get("authorization_details", "null"))}
         except json.JSONDecodeError:
@@ -335,7 +357,7 @@ def _refresh_grant(con, state, form: dict[str, str], now: float) -> dict[str, An
     if form.get("client_id") and form["client_id"] != conn["client_id"]:
         raise OAuthProblem(400, "invalid_grant", "`client_id` does not match this connection")
     if conn["revoked"]:
-        raise OAuthProblem(400, "invalid_grant", "the owner revoked this connection", code="TOKEN_REVOKED",
+        raise OAuthProblem(400, "invalid_grant", "this connection was revoked", code="TOKEN_REVOKED",
                            recovery="re_pair")
     if cred["state"] == "superseded":
         raise OAuthProblem(400, "invalid_grant", "this connection was reconnected on a newer token",
@@ -347,18 +369,14 @@ def _refresh_grant(con, state, form: dict[str, str], now: float) -> dict[str, An
         raise OAuthProblem(400, "invalid_grant", "the refresh_token expired", code="REFRESH_TOKEN_EXPIRED",
                            recovery="re_pair")
     con.execute("UPDATE credentials SET state='used' WHERE hash=?", (cred["hash"],))
+    con.execute("UPDATE credentials SET state='replaced' WHERE token_id=? AND kind='access' AND state='live'",
+                (conn["token_id"],))
     return mint(con, state, conn["token_id"], now)
 
 
 async def token(request: Request) -> JSONResponse:
     state = state_of(request)
-    if not request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
-        raise OAuthProblem(400, "invalid_request", "POST /oauth/token is form-encoded (application/x-www-form-urlencoded)")
-    try:
-        parsed = parse_qs((await request.body()).decode(), keep_blank_values=True, strict_parsing=False)
-    except UnicodeDecodeError:
-        raise OAuthProblem(400, "invalid_request", "the form is not UTF-8") from None
-    form = {k: v[-1] for k, v in parsed.items()}
+    form = await form_body(request)
     grant_type = form.get("grant_type")
     now = state.now()
     if grant_type not in (DEVICE_GRANT, "refresh_token"):
