@@ -6,6 +6,8 @@
 - A definite refusal is never retried. `REV_CONFLICT` re-reads, re-applies and retries (and
   stops when the served memory already reads as asked: an earlier unanswered attempt landed).
 - `HOLDERS_MISSING` wraps the rotated key to every listed holder and sends again.
+- A legacy space row is edited in its space (legacy.py); once the owner's phone has moved it to
+  its own key (`MEMORY_MOVING`), the same changes apply to it here under the per-memory rule.
 - Topic rows written for a change that is then definitely refused are deleted (best effort);
   after an unknown outcome they are kept, since a committed memory may already use them.
 """
@@ -15,7 +17,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from . import memory, sealing, wire
+from . import legacy, memory, sealing, wire
 from .errors import DecoyError, HoldersMissing, KidConflict, MemoryModelError, RevConflict, UnreadableRow
 from .http import is_unknown_outcome
 
@@ -161,7 +163,11 @@ def save(conn: "Connection", text: str, *, topic: Any = None, topic_type: str = 
 def edit(conn: "Connection", memory_id: str, changes: dict, *, topic_type: str = "", link: Any = None) -> dict:
     if not changes:
         raise MemoryModelError("edit needs text=, topic= or categories=")
-    _refuse_legacy(conn, memory_id)
+    if legacy.is_space_row(conn, memory_id):
+        done = legacy.edit(conn, memory_id, changes)
+        if done is not None:
+            return done
+        log.info("legacy row %s now lives in the per-memory store: editing it there", memory_id)
     keys = conn.keys()
     made = None
     if changes.get("topic") is not None:
@@ -185,15 +191,6 @@ def edit(conn: "Connection", memory_id: str, changes: dict, *, topic_type: str =
     if made is not None:
         remember_topic(conn, made, topic_type, [memory_id])
     return ans
-
-
-def _refuse_legacy(conn: "Connection", row_id: str) -> None:
-    """A legacy space row is shown with the memories but is not in the per-memory store: say so
-    before a PUT that could only answer 404."""
-    vault = conn.vault
-    if vault is not None and any(r.id == row_id for r in vault.space_rows):
-        raise MemoryModelError(f"{row_id} is a legacy space row: it is read-only here (the owner's phone "
-                               "moves such rows to the per-memory store, where they can be edited)")
 
 
 def has_changes(conn: "Connection", memory_id: str, changes: Mapping) -> bool:

@@ -99,19 +99,19 @@ def test_load_reports_progress_per_row_read():
         conn.close()
 
 
-def test_editing_a_legacy_space_row_is_refused_with_why():
-    """Legacy space rows appear with the memories (source "space") but are not in the per-memory
-    store: an edit says so instead of sending a PUT that can only answer 404."""
+def test_editing_someone_elses_legacy_space_row_is_refused_with_why():
+    """Legacy space rows appear with the memories (source "space"); PUT rows edits "only rows this agent
+    wrote": another connection's row is refused, and the error says why."""
     import pytest
 
     from decoy_lab import Connection, Sandbox
-    from decoy_lab.errors import MemoryModelError
+    from decoy_lab.errors import NotFound
 
     with Sandbox.start() as sb:
         conn = Connection.pair(sb.url, name="legacy", on_link=lambda *a: None, profile=None)
         sb.owner.share()
         memories = conn.load().memories
         legacy = memories[memories["source"] == "space"]["id"].iloc[0]
-        with pytest.raises(MemoryModelError, match="legacy space row"):
+        with pytest.raises(NotFound, match="legacy space row"):
             conn.edit(legacy, text="changed")
         conn.close()
