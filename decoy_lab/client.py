@@ -405,8 +405,9 @@ class Connection:
             vault = build_vault(answer, self._agent_key, key_cache=self._key_cache, workers=self.workers,
                                 space_rows=spaces, previous=self._vault, progress=progress)
         self._vault = vault
-        known = {i for t in vault.topic_list for i in t.ids}
-        self._made_topics = [t for t in self._made_topics if t.id not in known]
+        if self._made_topics:  # topics made since the last load are listed by the server now
+            known = {i for t in vault.topic_list for i in t.ids}
+            self._made_topics = [t for t in self._made_topics if t.id not in known]
         return vault
 
     def _load_spaces(self) -> list:

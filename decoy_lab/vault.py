@@ -67,17 +67,30 @@ def signature(row: Mapping) -> tuple:
             row.get("created_at"), row.get("updated_at"))
 
 
+Earlier = Mapping[str, "tuple[tuple, tuple[DecodedRow, Any]]"]  # id -> (signature, what it read as)
+
+
 def read_served(rows: Sequence[Mapping], agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes],
-                workers: int | None = None, previous: Mapping[tuple, tuple[DecodedRow, Any]] | None = None,
-                sigs: Sequence[tuple] | None = None, progress: Any = None) -> list[tuple[DecodedRow, Any]]:
-    """Read every served row in parallel; returns (DecodedRow, model-or-error) in served order.
-    Rows whose signature is in `previous` (an earlier load) are taken from it unread."""
+                workers: int | None = None, previous: Earlier | None = None,
+                sigs: Sequence[tuple] | None = None, progress: Any = None) -> tuple[list[tuple[DecodedRow, Any]], int]:
+    """Read every served row in parallel; returns (DecodedRow, model-or-error) in served order and
+    how many rows were opened. A row whose id an earlier load read with an equal signature is
+    taken from it unread (looked up by id and compared, so the long base64 strings are compared
+    once, never hashed)."""
     previous = previous or {}
     sigs = sigs if sigs is not None else [signature(r) for r in rows]
-    todo = [r for r, sig in zip(rows, sigs) if sig not in previous]
+    reused: list = []
+    todo = []
+    for r, sig in zip(rows, sigs):
+        hit = previous.get(sig[0]) if isinstance(sig[0], str) else None  # a hostile id may be any JSON
+        if hit is not None and hit[0] == sig:
+            reused.append(hit[1])
+        else:
+            reused.append(None)
+            todo.append(r)
     results = iter(memory.read_rows(todo, agent_key, key_cache=key_cache, workers=workers, progress=progress,
                                     then=lambda r, res: (decoded(r, res), res)))
-    return [previous[sig] if sig in previous else next(results) for sig in sigs]
+    return [p if p is not None else next(results) for p in reused], len(todo)
 
 
 def duplicate(row: Mapping) -> tuple[DecodedRow, UnreadableRow]:
@@ -217,10 +230,15 @@ class Vault:
     results: list[Any] = field(default_factory=list, repr=False)  # model, None or UnreadableRow per served row
     signatures: list[tuple] = field(default_factory=list, repr=False)
 
-    def by_signature(self) -> dict[tuple, tuple[DecodedRow, Any]]:
-        """(DecodedRow, model-or-error) by served signature, for the next load to reuse."""
+    def earlier(self) -> Earlier:
+        """id -> (signature, (DecodedRow, model-or-error)) of each id as first served, for the next
+        load to reuse."""
         sigs = self.signatures or [signature(r) for r in self.served]
-        return dict(zip(sigs, zip(self.decoded_rows, self.results)))
+        out: dict = {}
+        for sig, pair in zip(sigs, zip(self.decoded_rows, self.results)):
+            if isinstance(sig[0], str) and sig[0] not in out:  # a further copy of an id is reported, never read
+                out[sig[0]] = (sig, pair)
+        return out
 
     @cached_property
     def topic_list(self) -> list[memory.Topic]:
@@ -318,21 +336,24 @@ def build_vault(answer: Mapping, agent_key: AgentKey, *, key_cache: MutableMappi
                 previous: "Vault | None" = None, progress: Any = None) -> Vault:
     """Read a memories GET answer into a Vault; rows unchanged since `previous` are not read again."""
     served = [r for r in answer.get("memories") or [] if isinstance(r, dict)]
-    before = previous.by_signature() if previous is not None else {}
+    before = previous.earlier() if previous is not None else {}
     sigs = [signature(r) for r in served]
     first, dups = [], {}
     seen: set = set()
     for i, r in enumerate(served):  # a faulty server or cache may list an id twice: read the first only
-        if r.get("id") in seen:
+        rid = r.get("id")
+        if not isinstance(rid, str):  # an id of another JSON type: the reader reports it
+            first.append(i)
+        elif rid in seen:
             dups[i] = duplicate(r)
         else:
-            seen.add(r.get("id"))
+            seen.add(rid)
             first.append(i)
-    read = read_served([served[i] for i in first], agent_key, key_cache=key_cache, workers=workers,
-                       previous=before, sigs=[sigs[i] for i in first], progress=progress)
+    read, opened = read_served([served[i] for i in first], agent_key, key_cache=key_cache, workers=workers,
+                               previous=before, sigs=[sigs[i] for i in first], progress=progress)
     by_index = dict(zip(first, read))
     pairs = [dups[i] if i in dups else by_index[i] for i in range(len(served))]
     return Vault(served=served, decoded_rows=[d for d, _ in pairs],
                  models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
                  answer={k: v for k, v in answer.items() if k != "memories"}, space_rows=list(space_rows),
-                 read=sum(1 for sig in sigs if sig not in before), results=[m for _, m in pairs], signatures=sigs)
+                 read=opened, results=[m for _, m in pairs], signatures=sigs)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import re
 from dataclasses import dataclass, field as dc_field
 from typing import Iterable, NamedTuple
 
@@ -29,8 +28,6 @@ OWNER_HEADER = b"\x01\x02"
 
 KINDS = ("vault", "owner_envelope", "agent_envelope")
 
-# Whole text in standard padded form: what every valid field matches (the fast path).
-_B64_STRICT = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z")
 
 
 def b64encode(data: bytes) -> str:
@@ -41,12 +38,18 @@ def b64encode(data: bytes) -> str:
 def b64decode(text: str | bytes, *, field: str = "base64", kind: str | None = None) -> bytes:
     """Strict standard padded base64. A wrong character, url-safe alphabet, missing padding or
     whitespace is a WireFormatError that names the field and the character offset."""
-    if isinstance(text, str) and _B64_STRICT.match(text):
-        out = binascii.a2b_base64(text, strict_mode=True)
-        tail = len(out) % 3
-        if not tail or base64.b64encode(out[-tail:]).decode("ascii") == text[-4:]:
-            return out
-        # else: stray bits before the padding; the checks below say so
+    # The fast path: a whole number of 4-character groups that strict decoding accepts is exactly
+    # standard padded base64 (strict mode alone lets a padded group be cut short, as in "3iSg=").
+    if isinstance(text, str) and not len(text) % 4:
+        try:
+            out = binascii.a2b_base64(text, strict_mode=True)
+        except (binascii.Error, ValueError):
+            out = None  # the checks below find the first offending character
+        if out is not None:
+            tail = len(out) % 3
+            if not tail or base64.b64encode(out[-tail:]).decode("ascii") == text[-4:]:
+                return out
+            # else: stray bits before the padding; the checks below say so
     return _b64decode_checked(text, field, kind)
 
 
@@ -191,7 +194,7 @@ def parse(data: bytes | str, kind: str | None = None) -> Layout:
     if kind is None:
         kind = guess_kind(raw)
     if kind not in SPECS:
-        raise WireFormatError(f"unknown layout {kind!r}; known: {', '.join(KINDS)}")
+        raise _unknown(kind)
     fields: list[Field] = []
     try:
         _split(raw, kind, fields)
@@ -204,6 +207,37 @@ def parse(data: bytes | str, kind: str | None = None) -> Layout:
                                  "parsing failed here"),)
         raise
     return Layout(kind, raw, tuple(fields))
+
+
+def _unknown(kind: object) -> WireFormatError:
+    return WireFormatError(f"unknown layout {kind!r}; known: {', '.join(KINDS)}")
+
+
+# What aead_parts needs of each layout, read off SPECS: the constant header, and whether a
+# key_length + wrapped_key pair follows it (the fields after are nonce/iv, ciphertext, tag).
+_HEADERS = {kind: b"".join(const for _, _, const, _ in spec if const is not None) for kind, spec in SPECS.items()}
+_KEYED = {kind: any(name == "key_length" for name, *_ in spec) for kind, spec in SPECS.items()}
+
+
+def aead_parts(raw: bytes, kind: str) -> tuple[bytes | None, bytes, bytes]:
+    """(wrapped_key or None, nonce, ciphertext + tag): what opening a blob of `kind` needs, sliced
+    straight from the bytes without building a Layout (the bulk-read path). A blob that does not
+    fit is handed to parse(), which raises the WireFormatError naming the field and offset."""
+    header = _HEADERS.get(kind)
+    if header is None:
+        raise _unknown(kind)
+    if raw[:len(header)] == header:
+        pos, wrapped = len(header), None
+        sound = True
+        if _KEYED[kind]:
+            n = int.from_bytes(raw[pos:pos + 2], "big")
+            wrapped, pos = raw[pos + 2:pos + 2 + n], pos + 2 + n
+            sound = n > 0
+        if sound and len(raw) >= pos + NONCE_LEN + TAG_LEN:
+            return wrapped, raw[pos:pos + NONCE_LEN], raw[pos + NONCE_LEN:]
+    layout = parse(raw, kind)  # raises for every blob the slicing above refused
+    fields = [f.value for f in layout.fields]  # pragma: no cover - reached only if the two disagree
+    return (layout.value("wrapped_key") if _KEYED[kind] else None), fields[-3], fields[-2] + fields[-1]
 
 
 def _split(raw: bytes, kind: str, fields: list[Field]) -> None:
@@ -251,7 +285,7 @@ def build(kind: str, **values: bytes) -> bytes:
     """Inverse of parse: join the named field values of `kind` (constants and key_length are
     filled in when left out). `build(l.kind, **{f.name: f.value for f in l.fields}) == l.data`."""
     if kind not in SPECS:
-        raise WireFormatError(f"unknown layout {kind!r}; known: {', '.join(KINDS)}")
+        raise _unknown(kind)
     out = bytearray()
     for name, length, const, _ in SPECS[kind]:
         if name == "key_length" and name not in values:

@@ -272,3 +272,25 @@ def test_duplicate_id_keeps_the_first_and_reports_the_copies(world, hostile):
     copies = _reason_rows(vault, rid)
     assert len(copies) == 2
     assert copies["reason"].str.contains(r"more than once|duplicate|twice", case=False, regex=True).all()
+
+
+def test_ids_of_other_json_types_are_reported_and_reload_reuses_nothing_wrongly(world, hostile):
+    """"Wrong field types" reaches the served `id` itself: a faulty server that serves ids as a
+    list, an object, a number or not at all must not stop the load (an unhashable id once did) —
+    each such row is reported, every good row kept, and a reload of the same answer agrees."""
+    sb, conn = world["sb"], world["conn"]
+    extra = [{"id": [1, 2], "kid": "0" * 16, "ciphertext": "AAAA", "wrapped_key": "AAAA"},
+             {"id": {"a": 1}, "kid": "0" * 16}, {"id": 7}, {"kid": "0" * 16, "ciphertext": "AAAA"}]
+    proxy = httpx.Client(transport=DuplicatingTransport(extra))
+    try:
+        c = Connection(sb.url, agent_key=conn.agent_key, tokens=conn.tokens, http=proxy)
+        first, again = c.load(), c.load()
+    finally:
+        proxy.close()
+    for vault in (first, again):
+        texts = dict(zip(vault.memories["id"], vault.memories["text"]))
+        assert all(texts.get(i) == t for i, t in hostile["good"].items())
+        assert vault.summary == first.summary
+        bad = vault.rows[vault.rows["status"] == "unreadable"]
+        assert bad["reason"].str.contains("no id").sum() == len(extra)
+    assert again.read == len(extra), "rows without a usable id are read again, never matched to an earlier one"

@@ -8,6 +8,7 @@ wrong slice."
 from __future__ import annotations
 
 import base64
+import binascii
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -206,3 +207,53 @@ def test_minimal_truncations_name_a_field(kind):
         assert err.value.field in names and err.value.kind == kind
         refused += 1
     assert refused == smallest
+
+
+def _parts_from_parse(raw: bytes, kind: str):
+    """What aead_parts must return, worked out from the full Layout."""
+    layout = wire.parse(raw, kind)
+    nonce = layout.value("nonce" if kind == "vault" else "iv")
+    wrapped = None if kind == "vault" else layout.value("wrapped_key")
+    return wrapped, nonce, layout.value("ciphertext") + layout.value("tag")
+
+
+@FAST
+@given(valid_blobs())
+def test_aead_parts_agrees_with_parse_on_every_valid_blob(blob):
+    """The bulk-read slicing gives exactly the fields parse() names, for every valid blob."""
+    kind, _, raw = blob
+    assert wire.aead_parts(raw, kind) == _parts_from_parse(raw, kind)
+
+
+@FAST
+@given(st.one_of(st.binary(max_size=400), valid_blobs().map(lambda b: b[2][:len(b[2]) // 2] + b[2][-3:])),
+       st.sampled_from(wire.KINDS))
+def test_aead_parts_refuses_what_parse_refuses_with_the_same_error(raw, kind):
+    """On arbitrary and damaged bytes aead_parts either agrees with parse() or raises the very
+    WireFormatError parse() raises (same field, same offset)."""
+    try:
+        expected = _parts_from_parse(raw, kind)
+    except WireFormatError as exc:
+        with pytest.raises(WireFormatError) as got:
+            wire.aead_parts(raw, kind)
+        assert (got.value.field, got.value.offset, str(got.value)) == (exc.field, exc.offset, str(exc))
+    else:
+        assert wire.aead_parts(raw, kind) == expected
+
+
+@FAST
+@given(st.one_of(st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=", max_size=24),
+                 st.binary(max_size=12).map(lambda b: wire.b64encode(b))))
+def test_b64decode_accepts_exactly_the_canonical_text(text: str):
+    """Accepted text is the standard padded encoding of what it decodes to, character for
+    character; anything else is a WireFormatError (e.g. "3iSg=", a short padded group)."""
+    try:
+        out = wire.b64decode(text)
+    except WireFormatError:
+        try:
+            canonical = base64.b64encode(base64.b64decode(text, validate=True)).decode() == text
+        except binascii.Error:
+            canonical = False
+        assert not canonical, f"{text!r} is canonical base64 and was refused"
+    else:
+        assert wire.b64encode(out) == text

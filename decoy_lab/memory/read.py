@@ -144,7 +144,7 @@ def _row_key(row: Mapping, row_id: str, agent_key: AgentKey, trace: Trace | None
     if not isinstance(kid, str):
         _fail(row_id, "the served row has no kid")
     if key_cache is not None and kid in key_cache:
-        with t.step("key cache", inputs={"kid": kid}) as s:
+        with t.step("key cache", inputs=lambda: {"kid": kid}) as s:
             s.output = f"kid {kid} was unwrapped and checked on an earlier read: no RSA work"
         return key_cache[kid]
     wrapped = row.get("wrapped_key") if "wrapped_key" in row else row.get("self_wrap")
@@ -154,7 +154,7 @@ def _row_key(row: Mapping, row_id: str, agent_key: AgentKey, trace: Trace | None
         key = sealing.unwrap_as_agent(wrapped, agent_key, trace=trace)
     except (DecoyError, ValueError) as exc:
         raise UnreadableRow(row_id, f"this connection's key does not open wrapped_key: {exc}") from exc
-    with t.step("kid check", inputs={"served kid": kid}) as s:
+    with t.step("kid check", inputs=lambda: {"served kid": kid}) as s:
         got = wire.kid(key)
         s.output = got
         if got != kid:

@@ -46,13 +46,13 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .. import crypto, wire
 from ..errors import WireFormatError
 from ..gcpause import gc_paused
-from . import auth, memstore as ms
+from . import auth, memstore as ms, readcache
 from .faults import faulty
 
 MAX_ROWS = 200
@@ -515,8 +515,30 @@ def served_row(r: Reach, agent: Any) -> dict:
             "author_kind": row.author_kind, "created_at": ms.iso(row.created_at), "updated_at": ms.iso(row.updated_at)}
 
 
-async def list_memories(request: Request) -> JSONResponse:
-    """GET memories — every row this connection may open now, plus the preparing/failed report."""
+def listing(con: Any, agent: Any) -> readcache.Listing:
+    """Every row this connection may open now, encoded, and the rows owed to it that it cannot."""
+    wraps = ms.wraps_for_token(con, agent.token_id)
+    served, waiting = [], []
+    for row in ms.all_memories(con):
+        r = Reach(row, usable_wrap(wraps.get(row.id), row, agent))
+        r.via = live_via(agent, row, r.wrap)
+        if r.readable:
+            served.append(served_row(r, agent))
+        else:
+            why = owed_reason(agent, row)
+            if why is not None:
+                waiting.append((row, why))
+    return readcache.Listing(readcache.stamp(con, agent), encode(served), len(served), waiting, wraps)
+
+
+def encode(obj: Any) -> bytes:
+    """JSON as the API sends it (compact UTF-8, what JSONResponse writes)."""
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+async def list_memories(request: Request) -> Response:
+    """GET memories — every row this connection may open now, plus the preparing/failed report.
+    The array is kept (readcache) until a row, a wrap or this connection's access changes."""
     from . import sharing
     state = state_of(request)
     agent = await agent_of(request)
@@ -524,29 +546,24 @@ async def list_memories(request: Request) -> JSONResponse:
     if not agent.public_key:  # nothing can ever be wrapped to a keyless connection: nothing is owed
         return JSONResponse({"memories": []})
     sharing.maybe_share_on_read(state, now)
+    cache = readcache.of(state)
     with gc_paused(), state.store.tx() as con:  # one row object per stored row: no cycles to find
-        wraps = ms.wraps_for_token(con, agent.token_id)
-        served, waiting = [], []
-        for row in ms.all_memories(con):
-            r = Reach(row, usable_wrap(wraps.get(row.id), row, agent))
-            r.via = live_via(agent, row, r.wrap)
-            if r.readable:
-                served.append(served_row(r, agent))
-            else:
-                why = owed_reason(agent, row)
-                if why is not None:
-                    waiting.append((row, why))
-        body = {"memories": served}
-        body.update(sharing.report(con, agent, waiting, wraps, now))
-    if waiting and "failed_others" not in body:
+        found = cache.get(agent.token_id, readcache.stamp(con, agent))
+        if found is None:
+            found = listing(con, agent)
+            cache.put(agent.token_id, found)
+        report = sharing.report(con, agent, found.waiting, found.wraps, now)
+    if found.waiting and "failed_others" not in report:
         # the first read that finds something owed asks the phone at once; after `failed` only the
         # once-a-day read that asks again (it answers `preparing`) does: "stopped asking on its own"
         sharing.nudge(state, now)
-    elif body.get("failed_unknown"):
+    elif report.get("failed_unknown"):
         sharing.ask_for_unknown(state, now)
-    elif body.get("preparing_unknown"):
+    elif report.get("preparing_unknown"):
         sharing.ask_for_preparing_unknown(state, agent, now)
-    return JSONResponse(body)
+    rest = encode(report)[1:] if report else b"}"
+    return Response(b'{"memories":' + found.memories_json + (b"," if report else b"") + rest,
+                    media_type="application/json")
 
 
 @dataclass

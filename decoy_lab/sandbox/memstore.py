@@ -7,6 +7,8 @@ Tables (created by db.Store with `db.SCHEMA + memstore.SCHEMA`):
 - `memory_wraps`  one wrap of a memory key per recipient token, with the `via` reasons it was
                   admitted for and the fingerprint of the recipient key it was made for (a wrap
                   for a key the connection has since replaced is never served).
+- `memory_generation` one counter that SQLite triggers move on every change to `memories` or
+                  `memory_wraps`, however it is made: what a cached read answer is checked against.
 - `memory_asks`   per token: when a read last asked the owner's phone again after `failed`.
 - `memory_share`  per token: when the owner's phone last reported it finished sharing.
 - `memory_unopenable` the rows the owner's phone could not open on its last pass, and why.
@@ -54,6 +56,17 @@ CREATE TABLE IF NOT EXISTS memory_wraps (
     PRIMARY KEY (memory_id, token_id)
 );
 CREATE INDEX IF NOT EXISTS memory_wraps_token ON memory_wraps(token_id);
+CREATE TABLE IF NOT EXISTS memory_generation (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    n INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO memory_generation (id, n) VALUES (1, 0);
+CREATE TRIGGER IF NOT EXISTS memories_ins AFTER INSERT ON memories BEGIN UPDATE memory_generation SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS memories_upd AFTER UPDATE ON memories BEGIN UPDATE memory_generation SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS memories_del AFTER DELETE ON memories BEGIN UPDATE memory_generation SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS wraps_ins AFTER INSERT ON memory_wraps BEGIN UPDATE memory_generation SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS wraps_upd AFTER UPDATE ON memory_wraps BEGIN UPDATE memory_generation SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS wraps_del AFTER DELETE ON memory_wraps BEGIN UPDATE memory_generation SET n = n + 1; END;
 CREATE TABLE IF NOT EXISTS memory_asks (
     token_id TEXT PRIMARY KEY,
     asked_at REAL NOT NULL
@@ -186,6 +199,11 @@ def get_memory(con: sqlite3.Connection, memory_id: str) -> MemoryRow | None:
 def all_memories(con: sqlite3.Connection) -> list[MemoryRow]:
     """Every memory row, oldest first (ties by id so the order repeats)."""
     return [MemoryRow(*r) for r in con.execute(f"SELECT {_MEM_COLS} FROM memories ORDER BY created_at, id")]
+
+
+def generation(con: sqlite3.Connection) -> int:
+    """Moves on every insert, update or delete of a memory or a wrap (SQLite triggers)."""
+    return con.execute("SELECT n FROM memory_generation WHERE id = 1").fetchone()[0]
 
 
 def insert_memory(con: sqlite3.Connection, row: MemoryRow) -> None:
