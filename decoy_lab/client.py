@@ -110,6 +110,7 @@ class Connection:
         if tokens is not None:
             self._api.tokens = tokens
         self._api.on_tokens = self._tokens_changed
+        self._api.saved_tokens = self._saved_tokens
         self._key_cache = memory.KeyCache()  # kid -> raw key, this session only, never on disk
         self._access: Access | None = None
         self._vault: Vault | None = None
@@ -302,6 +303,30 @@ class Connection:
             except DecoyError:  # the call that triggered the refresh will report any real problem
                 pass
 
+    def _saved_tokens(self) -> Tokens | None:
+        """The tokens this connection's saved profile holds now: another process using the same
+        profile may have refreshed them (None without a profile, or when it holds another connection)."""
+        if not self.profile or self._store is None:
+            return None
+        try:
+            p = self._store.load(self.profile)
+        except DecoyError:
+            return None
+        if p.base_url.rstrip("/") != self.base_url.rstrip("/") or p.token_id != self.token_id or not p.access_token:
+            return None
+        return Tokens(access_token=p.access_token, refresh_token=p.refresh_token, token_id=p.token_id,
+                      access_version=p.access_version)
+
+    def unpair(self) -> None:
+        """End this connection at the server (RFC 7009 revocation: its tokens stop working, and
+        pairing again makes a new connection that inherits nothing), then delete its saved profile.
+        When the server cannot be reached the profile is kept, so the revocation can be tried again."""
+        saved_here = self._saved_tokens() is not None
+        send_with_retries(self._api.revoke, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
+        self._access = None
+        if saved_here:
+            self._store.delete(self.profile)  # type: ignore[union-attr]
+
     # -- access ---------------------------------------------------------------------------------
     def access(self, refresh: bool = True) -> Access:
         """What this connection holds now (`GET /api/agent/policies`): summary first, then names."""
@@ -332,17 +357,11 @@ class Connection:
         def send() -> Any:
             return self._api.request("POST", "/api/agent/grant-request", json=body)
 
-        for attempt in range(self.retries + 1):
-            try:
-                ans = send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
-                break
-            except GrantAlreadyRequested as exc:  # also what a resend after a lost answer gets
-                return GrantRequest(self, exc.request_id, "pending", bodies=[body], raw=exc.body,
-                                    message="this exact ask is already open; waiting on it")
-            except APIError as exc:  # REVIEW_BUSY: other asks were being saved at that moment
-                if exc.code != "REVIEW_BUSY" or attempt == self.retries:
-                    raise
-                self._sleep(self.backoff)
+        try:  # REVIEW_BUSY is sent again (bounded, with backoff) like an unknown outcome
+            ans = send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
+        except GrantAlreadyRequested as exc:  # also what a resend after a lost answer gets
+            return GrantRequest(self, exc.request_id, "pending", bodies=[body], raw=exc.body,
+                                message="this exact ask is already open; waiting on it")
         return GrantRequest(self, ans.get("request_id"), ans.get("status", "pending"),
                             permissions=list(ans.get("permissions") or body.get("permissions") or []), bodies=[body],
                             renewal=bool(ans.get("renewal")), combined=bool(ans.get("combined")),

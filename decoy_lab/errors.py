@@ -8,6 +8,7 @@
     ├── ProfileError                          a saved connection that is missing or unreadable
     ├── PairingError(code)                    the device grant ended without a token
     │   └── PairingCancelled
+    ├── RevocationUnavailable                 the server advertises no revocation endpoint
     ├── TransportError                        the outcome of a request is unknown (network, timeout)
     └── APIError(status, code, recovery, body)  the server answered with an error
         ├── TokenError(recovery)              401: refresh, or pair again (TOKEN_REVOKED)
@@ -18,6 +19,7 @@
         ├── HoldersMissing(missing)           409 HOLDERS_MISSING
         ├── MemoryMoving(retry_after, current_rev)  409 MEMORY_MOVING (a legacy row moving to its own key)
         ├── GrantAlreadyRequested(request_id) 409 GRANT_ALREADY_REQUESTED
+        ├── ReviewBusy(sends)                 409 REVIEW_BUSY (sent again, bounded)
         ├── RateLimited(retry_after)          429
         └── ServerError                       5xx (outcome unknown, like TransportError)
 
@@ -88,6 +90,11 @@ class PairingError(DecoyError):
 
 class PairingCancelled(PairingError):
     """The user cancelled a pairing that was still waiting for the owner."""
+
+
+class RevocationUnavailable(DecoyError):
+    """The server's metadata names no `revocation_endpoint` (RFC 8414), so an agent cannot end its
+    own connection there; the owner ends it in the Decoy app."""
 
 
 class TransportError(DecoyError):
@@ -179,6 +186,19 @@ class GrantAlreadyRequested(APIError):
         self.request_id = request_id
 
 
+class ReviewBusy(APIError):
+    """409 REVIEW_BUSY: other asks from this connection were being saved at the same moment; the
+    same ask is sent again after a short backoff. `sends` counts the sends when the client gave up."""
+
+    sends: int = 1
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if self.sends > 1:
+            text += f" — still busy after {self.sends} sends; this ask was not added: send it again in a moment"
+        return text
+
+
 class RateLimited(APIError):
     """429: wait `retry_after` seconds before asking again."""
 
@@ -197,6 +217,7 @@ _BY_CODE = {
     "HOLDERS_MISSING": HoldersMissing,
     "MEMORY_MOVING": MemoryMoving,
     "GRANT_ALREADY_REQUESTED": GrantAlreadyRequested,
+    "REVIEW_BUSY": ReviewBusy,
 }
 
 

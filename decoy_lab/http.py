@@ -5,10 +5,15 @@ nowhere else. Network errors and timeouts become `TransportError` (the outcome i
 5xx `ServerError`, and every other error status the matching `APIError` subclass carrying the
 server's `code`, `recovery` and message.
 
-Token handling follows the spec: a 401 with `recovery: refresh` refreshes once and repeats the
-call; `TOKEN_REVOKED` (`recovery: re_pair`) is a `TokenError` that says a new pairing is needed.
+Token handling follows the spec: a 401 with `recovery: refresh` (`TOKEN_EXPIRED`,
+`TOKEN_REPLACED`) refreshes once and repeats the call — unless another thread, or another process
+sharing the saved profile (`saved_tokens`), already holds a newer access token: that one is used,
+because refreshing again would replace it. `TOKEN_REVOKED` (`recovery: re_pair`) is a `TokenError`
+that says a new pairing is needed. `revoke` ends the connection at the server's RFC 7009
+revocation endpoint, found in its RFC 8414 metadata.
 The retry rule for writes lives in `send_with_retries`: an unknown outcome resends the SAME
-body, a definite refusal is never retried, a 429 waits `retry_after_seconds`.
+body, a definite refusal is never retried, a 429 waits `retry_after_seconds`, and `REVIEW_BUSY`
+("send this one again") is resent after a short backoff.
 
 Logging names the method, path and status only: never a header, a body or a token.
 """
@@ -22,14 +27,15 @@ from typing import Any, Callable, TypeVar
 
 import httpx
 
-from .errors import (APIError, DecoyError, RateLimited, ServerError, TokenError, TransportError,
-                     error_from_response)
+from .errors import (APIError, DecoyError, RateLimited, ReviewBusy, RevocationUnavailable, ServerError, TokenError,
+                     TransportError, error_from_response)
 from .profiles import secret_fingerprint
 
 log = logging.getLogger("decoy_lab.http")
 T = TypeVar("T")
 
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+METADATA_PATH = "/.well-known/oauth-authorization-server"
 USER_AGENT = "decoy-lab/0.1 (+python-httpx)"
 
 
@@ -78,7 +84,8 @@ class Api:
 
     `http` may be any `httpx.Client` (a Starlette `TestClient` runs the sandbox in-process);
     `transport` builds a client on that transport (e.g. `httpx.MockTransport`).
-    `on_tokens(tokens)` is called after every refresh, so the profile can be saved.
+    `on_tokens(tokens)` is called after every refresh, so the profile can be saved;
+    `saved_tokens()` returns the tokens the saved profile holds now (None without one).
     """
 
     def __init__(self, base_url: str, *, http: httpx.Client | None = None,
@@ -92,6 +99,8 @@ class Api:
         self.client_id = client_id
         self.tokens = tokens
         self.on_tokens = on_tokens
+        self.saved_tokens: Callable[[], Tokens | None] | None = None
+        self._metadata: dict | None = None
         self._refresh_lock = threading.Lock()
         self.refreshes = 0  # how many times the token was refreshed (shown in status, checked in tests)
 
@@ -136,9 +145,10 @@ class Api:
     def request(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
                 auth: bool = True) -> Any:
         """Send one request and return the parsed JSON answer, or raise a typed error."""
+        sent = self.tokens.access_token if auth and self.tokens is not None else None
         resp = self._send(method, path, json=json, params=params, auth=auth)
         if resp.status_code == 401 and auth and self._should_refresh(resp):
-            self.refresh()
+            self.refresh(refused=sent)
             resp = self._send(method, path, json=json, params=params, auth=auth)
         return self._answer(method, path, resp)
 
@@ -175,31 +185,80 @@ class Api:
         body = self._body(resp)
         return resp.status_code, body if isinstance(body, dict) else {}
 
-    def refresh(self) -> Tokens:
-        """Refresh the access token with the refresh token (once per expiry, thread-safe)."""
+    def _newer_than(self, refused: str) -> Tokens | None:
+        """Tokens newer than the `refused` access token: this Api's own (another thread refreshed)
+        or the saved profile's (another process refreshed the same connection)."""
+        if self.tokens is not None and self.tokens.access_token != refused:
+            return self.tokens
+        saved = self.saved_tokens() if self.saved_tokens is not None else None
+        if saved is not None and saved.access_token != refused:
+            return saved
+        return None
+
+    def refresh(self, refused: str | None = None) -> Tokens:
+        """Refresh the access token with the refresh token (thread-safe). `refused` is the access
+        token a 401 refused: when a newer one is already at hand, it is used and nothing is sent."""
         with self._refresh_lock:
-            before = self.tokens
-            if before is None or not before.refresh_token:
-                raise TokenError(401, "NO_REFRESH_TOKEN", "no refresh token: pair again", recovery="re_pair")
-            status, body = self.token_endpoint({"grant_type": "refresh_token",
-                                                "refresh_token": before.refresh_token,
-                                                "client_id": self.client_id})
-            if status >= 500:
-                raise ServerError(status, body.get("code") or body.get("error"), "the token refresh failed",
-                                  body=body)
-            if status != 200:
-                code = body.get("code") or body.get("error") or "invalid_grant"
-                if code == "TOKEN_REVOKED" or body.get("recovery") == "re_pair" or code == "invalid_grant":
-                    raise TokenError(status, code, "the refresh token was refused: the connection is revoked or "
-                                     "its refresh token is no longer valid — a new pairing is needed "
-                                     "(Connection.pair(...))", recovery="re_pair", body=body)
-                raise self._error(status, body)
-            self.tokens = Tokens.from_response(body, previous=before)
-            self.refreshes += 1
-            log.info("token refreshed (%s)", secret_fingerprint(self.tokens.access_token))
+            held = self.tokens
+            newer = self._newer_than(refused) if refused is not None else None
+            if newer is held and held is not None:
+                return held  # another thread refreshed while this one waited for the lock
+            if newer is not None:
+                self.tokens = newer
+                log.info("using the newer saved token (%s)", secret_fingerprint(newer.access_token))
+            else:
+                self.tokens = self._renewed(held)
+                self.refreshes += 1
+                log.info("token refreshed (%s)", secret_fingerprint(self.tokens.access_token))
         if self.on_tokens is not None:
             self.on_tokens(self.tokens)
         return self.tokens
+
+    def _renewed(self, before: Tokens | None) -> Tokens:
+        """`POST /oauth/token` with `grant_type=refresh_token`; the new Tokens or a typed error."""
+        if before is None or not before.refresh_token:
+            raise TokenError(401, "NO_REFRESH_TOKEN", "no refresh token: pair again", recovery="re_pair")
+        status, body = self.token_endpoint({"grant_type": "refresh_token", "refresh_token": before.refresh_token,
+                                            "client_id": self.client_id})
+        if status >= 500:
+            raise ServerError(status, body.get("code") or body.get("error"), "the token refresh failed", body=body)
+        if status != 200:
+            code = body.get("code") or body.get("error") or "invalid_grant"
+            if code == "TOKEN_REVOKED" or body.get("recovery") == "re_pair" or code == "invalid_grant":
+                raise TokenError(status, code, "the refresh token was refused: the connection is revoked or "
+                                 "its refresh token is no longer valid — a new pairing is needed "
+                                 "(Connection.pair(...))", recovery="re_pair", body=body)
+            raise self._error(status, body)
+        return Tokens.from_response(body, previous=before)
+
+    # -- RFC 8414 metadata and RFC 7009 revocation ---------------------------------------
+    def metadata(self) -> dict:
+        """The server's authorization-server metadata (read once)."""
+        if self._metadata is None:
+            body = self.request("GET", METADATA_PATH, auth=False)
+            self._metadata = body if isinstance(body, dict) else {}
+        return self._metadata
+
+    def revoke(self) -> None:
+        """End this connection at the server's revocation endpoint (RFC 7009): the refresh token is
+        revoked (the access token when there is none), which ends the connection's tokens. A 200
+        also answers a token the server no longer knows, so revoking twice is safe; afterwards this
+        Api holds no token. A 5xx is a ServerError: the token may still be live, revoke again."""
+        if self.tokens is None:
+            raise TokenError(401, "NO_TOKEN", "this connection holds no token: there is nothing to revoke",
+                             recovery="re_pair")
+        endpoint = self.metadata().get("revocation_endpoint")
+        if not isinstance(endpoint, str) or not endpoint.startswith(("http://", "https://", "/")):
+            raise RevocationUnavailable(f"{self.base_url or 'the server'} advertises no revocation_endpoint: "
+                                        "end this connection in the Decoy app (Connected Apps)")
+        t = self.tokens
+        token, hint = (t.refresh_token, "refresh_token") if t.refresh_token else (t.access_token, "access_token")
+        resp = self._send("POST", endpoint, data={"token": token, "token_type_hint": hint,
+                                                  "client_id": self.client_id}, auth=False)
+        if resp.status_code != 200:
+            raise self._error(resp.status_code, self._body(resp))
+        log.info("revoked the %s (%s)", hint, secret_fingerprint(token))
+        self.tokens = None
 
     def close(self) -> None:
         if self._own_client:
@@ -215,9 +274,9 @@ def send_with_retries(send: Callable[[], T], *, retries: int, backoff: float = 0
                       max_backoff: float = 8.0) -> T:
     """Call `send` (which must resend the SAME body) under the spec's retry rules.
 
-    Unknown outcome (TransportError, 5xx): try again up to `retries` more times, waiting
-    `backoff`, doubling each time. 429: wait `retry_after_seconds` (counts as an attempt).
-    Anything else is a definite answer and is raised at once.
+    Unknown outcome (TransportError, 5xx) or `REVIEW_BUSY` ("send this one again"): try again up
+    to `retries` more times, waiting `backoff`, doubling each time. 429: wait `retry_after_seconds`
+    (counts as an attempt). Anything else is a definite answer and is raised at once.
     """
     attempt = 0
     while True:
@@ -231,9 +290,11 @@ def send_with_retries(send: Callable[[], T], *, retries: int, backoff: float = 0
             if on_retry:
                 on_retry(attempt, exc)
             sleep(max(0.0, float(wait)))
-        except (TransportError, ServerError) as exc:
+        except (TransportError, ServerError, ReviewBusy) as exc:
             attempt += 1
             if attempt > retries:
+                if isinstance(exc, ReviewBusy):
+                    exc.sends = attempt
                 raise
             if on_retry:
                 on_retry(attempt, exc)

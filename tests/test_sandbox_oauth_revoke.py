@@ -134,7 +134,8 @@ def test_revoking_the_refresh_token_ends_the_connection(http, paired):
     req = http.post("/api/agent/grant-request", headers=bearer(paired), json={"permissions": ["memory.read"],
                                                                             "reason": "left open"})
     assert req.status_code in (200, 201)
-    assert revoke(http, paired["refresh_token"], paired["client_id"], token_type_hint="refresh_token").status_code == 200
+    r = revoke(http, paired["refresh_token"], paired["client_id"], token_type_hint="refresh_token")
+    assert r.status_code == 200
     call = http.get("/api/agent/policies", headers=bearer(paired))
     assert call.status_code == 401 and call.json()["code"] == "TOKEN_REVOKED" and call.json()["recovery"] == "re_pair"
     again = refresh(http, paired)

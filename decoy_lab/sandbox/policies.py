@@ -22,13 +22,21 @@ a renewal (`201 pending, renewal: true`, repeats `200` with the same body) insid
 `409 GRANT_ALREADY_REQUESTED` for an ask the open request already holds, `409 REVIEW_FULL` past
 200 entries, `429 RATE_LIMITED` past 10 asks a minute. A renewal is its own request, apart from
 an open request for more access.
+
+`409 REVIEW_BUSY` ("other asks from this connection were being saved at the same moment; send
+this one again"): one ask per connection is saved at a time. The store serializes the writes
+themselves, so the window guarded is the whole ask, from its token check through reading its body
+to its commit; an ask arriving meanwhile is refused before anything is read or counted (it does
+not count toward the 10 a minute).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sqlite3
-from typing import Any
+import threading
+from typing import Any, Iterator
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -140,6 +148,35 @@ async def policies(request: Request) -> JSONResponse:
 
 # ── grant-request ─────────────────────────────────────────────────────────────────────────
 
+class AsksBeingSaved:
+    """The connections whose ask is being saved right now (one sandbox's, on `state.extra`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._saving: set[str] = set()
+
+    @classmethod
+    def of(cls, state) -> "AsksBeingSaved":
+        return state.extra.setdefault("asks_being_saved", cls())
+
+    def holds(self, token_id: str) -> bool:
+        with self._lock:
+            return token_id in self._saving
+
+    @contextlib.contextmanager
+    def saving(self, token_id: str) -> Iterator[None]:
+        with self._lock:
+            if token_id in self._saving:
+                raise HTTPProblem(409, "REVIEW_BUSY", "other asks from this connection were being saved at the "
+                                  "same moment; send this one again")
+            self._saving.add(token_id)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._saving.discard(token_id)
+
+
 def _rate_limit(con: sqlite3.Connection, token_id: str, now: float) -> None:
     recent = [r[0] for r in con.execute("SELECT at FROM asks WHERE token_id=? AND at>? ORDER BY at",
                                         (token_id, now - 60))]
@@ -223,17 +260,18 @@ def _ask(con: sqlite3.Connection, state, agent: Agent, body: dict[str, Any], now
 async def grant_request_create(request: Request) -> JSONResponse:
     state = state_of(request)
     now = state.now()
-    agent_from_request(request)  # a request without a live token is 401 before its body is read
-    body = await json_body(request)
-    with state.store.tx() as con:  # the ask counts even when it is refused below
-        agent = agent_from_request(request, con)
-        _rate_limit(con, agent.token_id, now)
-    with state.store.tx() as con:
-        agent = agent_from_request(request, con)
-        try:
-            status, out = _ask(con, state, agent, dict(body), now)
-        except grants.RequestError as exc:
-            raise HTTPProblem(400, exc.code, exc.message) from None
+    asker = agent_from_request(request)  # a request without a live token is 401 before its body is read
+    with AsksBeingSaved.of(state).saving(asker.token_id):
+        body = await json_body(request)
+        with state.store.tx() as con:  # the ask counts even when it is refused below
+            agent = agent_from_request(request, con)
+            _rate_limit(con, agent.token_id, now)
+        with state.store.tx() as con:
+            agent = agent_from_request(request, con)
+            try:
+                status, out = _ask(con, state, agent, dict(body), now)
+            except grants.RequestError as exc:
+                raise HTTPProblem(400, exc.code, exc.message) from None
     return JSONResponse(out, status_code=status)
 
 
