@@ -4,6 +4,7 @@
     decoy-lab memories --topic "Lisbon trip"                      # a table; --json for machines
     ID=$(decoy-lab save "Prefers aisle seats." --topic "Lisbon trip" --categories travel)
     decoy-lab unseal "$ID"                                        # every step of reading it
+    decoy-lab unpair                                              # end the connection, forget it
 
 Each command resumes the connection saved under `--profile` (default "default") and calls
 the same Connection / Vault / topicmap functions the notebook calls; this module only parses
@@ -25,7 +26,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, TextIO
 
-from .errors import DecoyError, InsufficientGrant, ProfileError, TokenError
+from .errors import DecoyError, InsufficientGrant, ProfileError, ServerError, TokenError, TransportError
 
 DEFAULT_PROFILE = "default"
 DEFAULT_NAME = "decoy-lab command line"
@@ -149,6 +150,8 @@ def _hint(exc: DecoyError, args: argparse.Namespace) -> str | None:
         return f"this connection needs a new pairing: decoy-lab pair URL{flag}"
     if isinstance(exc, InsufficientGrant) and exc.required_permission:
         return f"ask the owner for it: decoy-lab request {exc.required_permission} --reason \"…\"{flag}"
+    if getattr(args, "command", None) == "unpair" and isinstance(exc, (TransportError, ServerError)):
+        return f"the profile was kept: run decoy-lab unpair{flag} again, or forget it here only with --local"
     return None
 
 
@@ -304,6 +307,28 @@ def cmd_request(args: argparse.Namespace) -> int:
                 print()
                 print(conn.access(refresh=False).summary)
         return 1 if args.wait and not req.granted else 0
+
+
+def cmd_unpair(args: argparse.Namespace) -> int:
+    """End the saved connection at the server (its tokens are revoked) and delete its profile."""
+    from .client import Connection
+    from .profiles import ProfileStore
+
+    store = ProfileStore()
+    if args.local:
+        saved = store.load(args.profile)
+        store.delete(args.profile)
+        print(f"Deleted profile {args.profile!r} (token id {saved.token_id}) on this machine only.")
+        note(f"the connection stays live at {saved.base_url} until the owner revokes it in the Decoy app")
+        return 0
+    conn = Connection.resume(args.profile, store=store, check=False)  # a revoked one can still be forgotten
+    token_id, key = conn.token_id, conn.agent_key.fingerprint
+    try:
+        conn.unpair()
+    finally:
+        conn.close()
+    print(f"Ended connection {token_id} (key {key}) at {conn.base_url} and deleted profile {args.profile!r}.")
+    return 0
 
 
 # -- reading ----------------------------------------------------------------------------------------
@@ -485,7 +510,7 @@ def _parents() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
 
 
 def add_connection_commands(subparsers: argparse._SubParsersAction) -> None:
-    """Register pair, status, access, request, memories, topics, links, rows, unseal, seal, save,
+    """Register pair, unpair, status, access, request, memories, topics, links, rows, unseal, seal, save,
     edit, delete, sync and app-view on the `decoy-lab` command's subparsers."""
     profile, as_json = _parents()
     many: dict[str, Any] = {"nargs": "+"}
@@ -503,6 +528,10 @@ def add_connection_commands(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--permission", dest="permissions", action="extend", nargs="+", metavar="P",
                    help="a permission to ask for (repeatable; default memory.read and memory.save)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the approval (default 600)")
+
+    p = add("unpair", cmd_unpair, "end the saved connection at the server and delete its profile")
+    p.add_argument("--local", action="store_true",
+                   help="only delete the profile here (the server is unreachable); the connection stays live")
 
     add("status", cmd_status, "the saved connection and what it may do", as_json)
     add("access", cmd_access, "what the connection holds now, permission by permission", as_json)

@@ -23,6 +23,7 @@ from .errors import DecoyError
 
 USAGE = """\
 %decoy connect [--sandbox] [--url URL] [--profile P] [--name N] [--permission P ...] [--no-wait]
+%decoy unpair [--profile P]                               (end the connection, delete its profile)
 %decoy status | access | topics | links | rows | sync | browse | help
 %decoy request PERM ... [--datatypes C ...] [--topic NAME] [--reason TEXT]
 %decoy memories [--topic T] [--category C] [--search TEXT] [--mine]
@@ -58,6 +59,7 @@ _MANY: dict[str, Any] = {"nargs": "+"}
 _SPEC: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "connect": [("--sandbox", _FLAG), ("--url", {}), ("--profile", {}), ("--name", {}),
                 ("--permission", {"nargs": "+", "dest": "permissions"}), ("--no-wait", _FLAG)],
+    "unpair": [("--profile", {})],
     "status": [], "access": [], "topics": [], "links": [], "rows": [], "sync": [], "browse": [], "help": [],
     "request": [("permissions", _MANY), ("--datatypes", _MANY), ("--topic", {}), ("--reason", {"default": ""})],
     "memories": [("--topic", {}), ("--category", {}), ("--search", {}), ("--mine", _FLAG)],
@@ -198,6 +200,26 @@ def _connect(m: DecoyMagics, args: Any, cell: str | None) -> Any:
         conn.sandbox_handle = m.sandbox  # the sandbox it paired with (its owner phone, its app-view)
     m._connected(conn)
     return conn  # the widget above shows the pairing and the consent card; the repr has no secrets
+
+
+def _unpair(m: DecoyMagics, args: Any, cell: str | None) -> None:
+    """End the connection at the server and delete its saved profile; `--profile P` a saved one."""
+    from .client import Connection
+
+    current = m.connection
+    if args.profile and (current is None or current.profile != args.profile):
+        conn = Connection.resume(args.profile, check=False)  # a revoked one can still be forgotten
+    else:
+        conn = m.conn()
+    token_id, profile = conn.token_id, conn.profile
+    try:
+        conn.unpair()
+    finally:
+        conn.close()
+    if conn is current:
+        m.connection = m.granted = None
+    done = f"Ended connection {token_id} (key {conn.agent_key.fingerprint})"
+    print(done + (f" and deleted profile {profile!r}." if profile else "."))
 
 
 def _has_profile(name: str) -> bool:

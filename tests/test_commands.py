@@ -359,6 +359,44 @@ def test_server_refusal_prints_code_and_recovery(sandbox, config, capsys):
     assert "decoy-lab pair URL --profile revoked" in err
 
 
+def test_unpair_ends_the_connection_and_deletes_the_profile(sandbox, config, capsys):
+    """RFC 7009 §2.1: the client revokes its refresh token; the spec: "`recovery: re_pair` (`TOKEN_REVOKED`)
+    → only a new owner-approved pairing, which inherits nothing"."""
+    code, _, err = cli(capsys, config, "pair", sandbox.url, "--profile", "leaving", "--name", "Leaving one")
+    assert code == 0, err
+    saved = ProfileStore(config).load("leaving")
+    hidden = secrets(config)
+    code, out, err = cli(capsys, config, "unpair", "--profile", "leaving")
+    assert code == 0, err
+    assert f"Ended connection {saved.token_id}" in out and "deleted profile 'leaving'" in out
+    assert all(s not in out + err for s in hidden)  # fingerprints only, never the tokens or the key
+    assert not ProfileStore(config).exists("leaving")
+    r = httpx.get(f"{sandbox.url}/api/agent/policies", headers={"Authorization": f"Bearer {saved.access_token}"})
+    assert r.status_code == 401 and r.json()["code"] == "TOKEN_REVOKED"
+    code, _, err = cli(capsys, config, "unpair", "--profile", "leaving")
+    assert code == 2 and err.startswith("error: no saved profile 'leaving'")
+
+
+def test_unpair_local_only_forgets_the_profile_and_says_the_connection_lives_on(sandbox, config, capsys):
+    from argparse import Namespace
+
+    from decoy_lab.commands import _hint
+    from decoy_lab.errors import TransportError
+
+    code, _, err = cli(capsys, config, "pair", sandbox.url, "--profile", "offline", "--name", "Offline one")
+    assert code == 0, err
+    saved = ProfileStore(config).load("offline")
+    code, out, err = cli(capsys, config, "unpair", "--profile", "offline", "--local")
+    assert code == 0 and "on this machine only" in out and "stays live" in err
+    assert not ProfileStore(config).exists("offline")
+    r = httpx.get(f"{sandbox.url}/api/agent/policies", headers={"Authorization": f"Bearer {saved.access_token}"})
+    assert r.status_code == 200
+    # an unreachable server keeps the profile and says how to go on
+    hint = _hint(TransportError("cannot reach"), Namespace(command="unpair", profile="offline"))
+    assert hint == "the profile was kept: run decoy-lab unpair --profile offline again, or forget it here only " \
+                   "with --local"
+
+
 def test_bad_arguments_exit_2(sandbox, config, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["unseal"])

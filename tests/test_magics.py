@@ -269,6 +269,39 @@ def test_connect_url_saves_a_profile_and_connect_profile_resumes_it(ip, magics, 
         magics.connection, magics.pairing = before
 
 
+def test_unpair_ends_the_connection_and_deletes_its_profile(ip, magics, connected):
+    """RFC 7009 §2.1 revocation; the spec: "`recovery: re_pair` (`TOKEN_REVOKED`) → only a new
+    owner-approved pairing, which inherits nothing"."""
+    import httpx
+
+    from decoy_lab.profiles import ProfileStore
+
+    def answer(conn, token):
+        auth = {"Authorization": f"Bearer {token}"}
+        return httpx.get(f"{conn.base_url}/api/agent/policies", headers=auth).json()
+
+    before = magics.connection, magics.pairing
+    try:
+        conn = decoy(ip, f"connect --url {magics.sandbox.url} --profile leaving --name leaver")
+        token, token_id = conn.tokens.access_token, conn.token_id
+        with capture_output() as out:
+            assert decoy(ip, "unpair") is None
+        assert f"Ended connection {token_id}" in out.stdout and "deleted profile 'leaving'" in out.stdout
+        assert token not in out.stdout and magics.connection is None
+        assert not ProfileStore().exists("leaving") and answer(conn, token)["code"] == "TOKEN_REVOKED"
+        with pytest.raises(UsageError, match="not connected"):
+            decoy(ip, "unpair")
+        other = decoy(ip, f"connect --url {magics.sandbox.url} --profile saved --name saved")
+        magics.connection = before[0]  # a saved profile is ended without being the current connection
+        with capture_output() as out:
+            decoy(ip, "unpair --profile saved")
+        assert "deleted profile 'saved'" in out.stdout and magics.connection is before[0]
+        assert answer(other, other.tokens.access_token)["code"] == "TOKEN_REVOKED"
+        other.close()
+    finally:
+        magics.connection, magics.pairing = before
+
+
 def test_dash_h_prints_the_sub_command_help_not_a_traceback(ip, capsys):
     assert decoy(ip, "memories -h") is None
     out = capsys.readouterr().out
