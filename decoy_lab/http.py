@@ -158,7 +158,11 @@ class Api:
             if resp.content and not isinstance(body, (dict, list)):
                 raise TransportError(f"{method} {path}: the answer is not JSON; the outcome is unknown")
             return body
-        raise self._error(resp.status_code, body)
+        err = self._error(resp.status_code, body)
+        retry_after = resp.headers.get("retry-after", "")
+        if isinstance(err, RateLimited) and err.retry_after is None and retry_after.strip().isdigit():
+            err.retry_after = int(retry_after)  # a 429 that says when only in its header
+        raise err
 
     def _should_refresh(self, resp: httpx.Response) -> bool:
         body = self._body(resp)
@@ -180,10 +184,15 @@ class Api:
 
     # -- OAuth token endpoint -------------------------------------------------------------
     def token_endpoint(self, form: dict[str, str]) -> tuple[int, dict]:
-        """POST /oauth/token form-encoded; returns (status, body) without raising on 4xx."""
+        """POST /oauth/token form-encoded; returns (status, body) without raising on 4xx. A
+        `Retry-After` header (in seconds) is read into `retry_after_seconds` when the body has none."""
         resp = self._send("POST", "/oauth/token", data=form, auth=False)
         body = self._body(resp)
-        return resp.status_code, body if isinstance(body, dict) else {}
+        body = body if isinstance(body, dict) else {}
+        retry_after = resp.headers.get("retry-after", "")
+        if "retry_after_seconds" not in body and retry_after.strip().isdigit():
+            body["retry_after_seconds"] = int(retry_after)
+        return resp.status_code, body
 
     def _newer_than(self, refused: str) -> Tokens | None:
         """Tokens newer than the `refused` access token: this Api's own (another thread refreshed)

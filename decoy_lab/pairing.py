@@ -8,7 +8,9 @@ near-empty screen.
 
 `PairingHandle` runs the flow in a background thread, so a notebook widget never blocks the
 kernel: PAR → `/oauth/device` → poll `/oauth/token` every `interval` seconds (+5 s on
-`slow_down`), stopping at `expires_in`, riding out transient errors, cancellable at any moment.
+`slow_down`), stopping at `expires_in`, cancellable at any moment. Transient errors are ridden out:
+no answer doubles the interval (RFC 8628 §3.5: "clients MUST unilaterally reduce their polling
+frequency before retrying"), and a 429 or 5xx waits its `Retry-After` before the next poll.
 `result()` returns what the `finish` step built from the token (the Connection).
 """
 from __future__ import annotations
@@ -30,6 +32,7 @@ SELECTION_KEYS = ("account_id", "domain", "namespace_id", "record_type", "person
 ROW_KEYS = frozenset(("permissions", "type") + SELECTION_KEYS)
 DEFAULT_PERMISSIONS = ("memory.read", "memory.save")
 SLOW_DOWN_STEP = 5.0
+BACKOFF_CAP = 60.0  # doubling after lost answers stops here (a longer interval from the server stays)
 
 # statuses a PairingHandle passes through
 STARTING, WAITING, APPROVED, DONE = "starting", "waiting", "approved", "done"
@@ -289,14 +292,15 @@ class PairingHandle:
             self._on_link(s.verification_uri_complete, s.user_code)
         self._set(WAITING, f"waiting for the owner to approve (code {s.user_code})")
         first = True
+        hold = 0.0  # a 429 / 5xx's Retry-After: the next poll waits at least this long
         while True:
             left = deadline - self.clock()
             if left <= 0:
                 raise PairingError(f"the pairing link expired after {life:.0f} s without an approval; "
                                    "start a new pairing", code="expired_token")
             if not first:  # RFC 8628 §3.5: at least `interval` between polls (the first goes at once)
-                self._pause(min(self.interval, left))
-            first = False
+                self._pause(min(max(self.interval, hold), left))
+            first, hold = False, 0.0
             if self.clock() >= deadline:
                 raise PairingError(f"the pairing link expired after {life:.0f} s without an approval; "
                                    "start a new pairing", code="expired_token")
@@ -305,13 +309,16 @@ class PairingHandle:
                 status, body = self.api.token_endpoint({"grant_type": DEVICE_GRANT, "device_code": s.device_code,
                                                         "client_id": self.client_id})
             except TransportError as exc:
-                log.info("pairing poll: no answer (%s); polling on", exc)
+                self.interval = max(self.interval, min(self.interval * 2 or 1.0, BACKOFF_CAP))
+                log.info("pairing poll: no answer (%s); polling every %g s", exc, self.interval)
                 continue
             if status == 200:
                 return Tokens.from_response(body)
             code = body.get("error") or body.get("code") or f"http_{status}"
-            if status >= 500 or status == 429:
-                continue  # transient: keep polling at the interval
+            if status >= 500 or status == 429:  # transient: poll on, after its Retry-After if longer
+                served = body.get("retry_after_seconds")
+                hold = float(served) if isinstance(served, (int, float)) and served > 0 else 0.0
+                continue
             if code == "authorization_pending":
                 continue
             if code == "slow_down":  # +5 s for this and every later poll (or the server's own, if longer)

@@ -65,6 +65,8 @@ class FakeOAuth:
             step = self.script.pop(0) if self.script else "authorization_pending"
             if isinstance(step, Exception):
                 raise step
+            if isinstance(step, httpx.Response):
+                return step
             if step == "ok":
                 return httpx.Response(200, json={"access_token": "AT-SECRET", "refresh_token": "RT-SECRET",
                                                  "token_type": "Bearer", "expires_in": 3600, "access_version": 1,
@@ -168,6 +170,46 @@ def test_pairing_survives_transient_errors(key):
     clock = FakeClock()
     conn = start(server, key, clock).result(5)
     assert server.polls() == 5 and conn.tokens.access_token == "AT-SECRET"
+
+
+def test_no_answer_doubles_the_polling_interval(key):
+    """RFC 8628 §3.5: "On encountering a connection timeout, clients MUST unilaterally reduce their polling
+    frequency before retrying. The use of an exponential backoff algorithm to achieve this, such as
+    doubling the polling interval on each such connection timeout, is RECOMMENDED." (The sandbox cannot
+    drop a poll's answer, so this runs against a scripted server.)"""
+    server = FakeOAuth([httpx.ReadTimeout("slow"), httpx.ConnectError("down"), "authorization_pending", "ok"],
+                       interval=2)
+    h = start(server, key, FakeClock())
+    h.result(5)
+    assert h.waits == [4, 8, 8] and server.polls() == 4
+
+
+def test_a_rate_limited_poll_waits_its_retry_after_once(key):
+    """A `429` (the spec's `PairingRateLimited`) or a 503 with `Retry-After` delays the next poll that
+    long; later polls go back to `interval`. (The spec states no pairing limit the sandbox could enforce.)"""
+    limited = httpx.Response(429, headers={"Retry-After": "30"}, json={"error": "rate_limited"})
+    busy = httpx.Response(503, json={"error": "unavailable", "retry_after_seconds": 12})
+    server = FakeOAuth([limited, "authorization_pending", busy, "ok"], interval=2)
+    h = start(server, key, FakeClock())
+    h.result(5)
+    assert h.waits == [30, 2, 12]
+
+
+def test_a_rate_limited_pairing_request_waits_the_retry_after_header(key):
+    """PAR answers `'429': { $ref: '#/components/responses/PairingRateLimited' }`: wait, then ask again."""
+    answers = [httpx.Response(429, headers={"Retry-After": "7"}, json={"code": "RATE_LIMITED"})]
+    server = FakeOAuth(["ok"])
+
+    def par_limited_once(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/oauth/par" and answers:
+            return answers.pop()
+        return server(request)
+
+    clock = FakeClock()
+    h = Connection.start_pairing("http://sb", name="Test agent", transport=httpx.MockTransport(par_limited_once),
+                                 profile=None, agent_key=key, wait=clock.wait, clock=clock)
+    h.result(5)
+    assert h.waits == [] and clock.now == 1007.0  # the PAR retry waited 7 s; the first poll went at once
 
 
 def test_denial_is_a_pairing_error_with_the_code(key):
