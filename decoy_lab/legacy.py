@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from . import sealing, wire
 from .errors import MemoryModelError, MemoryMoving, NotFound, RevConflict, UnreadableRow
-from .memory.build import _categories
+from .memory.build import checked_categories
 from .vault import unwrap_space_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -133,7 +133,7 @@ def sealed_edit(row: SpaceRow, changes: Mapping) -> dict:
             raise MemoryModelError("a memory needs non-empty text")
         obs["content"] = text
     if "categories" in changes:
-        cats = _categories(changes["categories"])
+        cats = checked_categories(changes["categories"])
         if set(cats) != set(new.get("categories") or ()):  # the same set leaves the list as it was
             if cats:
                 new["categories"] = cats
@@ -148,6 +148,6 @@ def reads_as(plain: Mapping, changes: Mapping) -> bool:
     obs = plain.get("observation") if isinstance(plain.get("observation"), dict) else {}
     if "text" in changes and obs.get("content") != changes["text"]:
         return False
-    if "categories" in changes and set(plain.get("categories") or ()) != set(_categories(changes["categories"])):
+    if "categories" in changes and set(plain.get("categories") or ()) != set(checked_categories(changes["categories"])):
         return False
     return True

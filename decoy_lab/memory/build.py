@@ -57,7 +57,8 @@ def _sealed_row(key: bytes, plaintext: dict, keys: RecipientKeys, *, trace: Trac
     return row
 
 
-def _categories(values: Iterable[str] | str | None) -> list[str]:
+def checked_categories(values: Iterable[str] | str | None) -> list[str]:
+    """Known categories, each once, in the order given; an unknown one is a MemoryModelError."""
     if values is None:
         return []
     if isinstance(values, str):
@@ -141,7 +142,7 @@ def new_memory_row(keys: RecipientKeys, text: str, *, topic: Any = None, categor
     if topic is not None and account is not None:
         raise MemoryModelError("a memory has exactly one about: the user, one topic or one account — "
                                "not both a topic and an account")
-    cats = _categories(categories)
+    cats = checked_categories(categories)
     if metadata is not None:
         if not isinstance(metadata, Mapping):
             raise MemoryModelError(f"metadata is an object of free notes, got {type(metadata).__name__}")

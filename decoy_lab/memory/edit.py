@@ -12,7 +12,7 @@ from ..crypto import AgentKey, random_key
 from ..errors import (APIError, KidConflict, MemoryModelError, NotFound, RevConflict, ServerError,
                       TransportError)
 from ..trace import Trace
-from .build import _categories, _need_owner, _sealed_row, _topic_ref
+from .build import _need_owner, _sealed_row, _topic_ref, checked_categories
 from .plaintext import USER_ENTITY, Plain, decode_plaintext, normalize_topic_name
 from .reach import RecipientKeys
 from .read import KeyCache, _open, _row_id, read_memory_row
@@ -56,7 +56,7 @@ def edit_memory_row(served_row: Mapping, changes: Mapping, agent_key: AgentKey, 
         given = changes["categories"]
         given = [given] if isinstance(given, str) else list(given or ())
         if set(given) != set(plain.categories):  # same set: leave the list byte-identical
-            cats = _categories(given)
+            cats = checked_categories(given)
             if cats:
                 new["categories"] = cats
             else:
@@ -126,7 +126,7 @@ def attach_duplicate(served: Mapping, *, topic: Any = None, categories: Iterable
     changes: dict[str, Any] = {}
     if topic is not None:
         changes["topic"] = topic
-    extra = [c for c in _categories(categories) if c not in m.categories]
+    extra = [c for c in checked_categories(categories) if c not in m.categories]
     if extra:
         changes["categories"] = [*m.categories, *extra]
     if not changes:
