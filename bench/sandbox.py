@@ -32,26 +32,39 @@ DESIGNED = (RevConflict, RateLimited)
 
 
 def run(ctx: Context) -> list[Figure]:
-    figures = [_get_timing(ctx)]
+    figures = _get_timing(ctx)
     figures += _writers(ctx)
     return figures
 
 
 # -- 1. GET /memories ---------------------------------------------------------------------------
-def _get_timing(ctx: Context) -> Figure:
+def _get_timing(ctx: Context) -> list[Figure]:
+    """Timed cold (the sandbox's kept answer dropped first: every row and wrap read, checked against
+    live grants and encoded), which is what the target judges; and warm (nothing changed since the
+    last read, so the kept answer is sent), shown for what a reload meets."""
     name = f"sandbox GET /memories ({len(ctx.served):,} rows)"
     if ctx.conn is None:
-        return missing(name, f"≤ {GET_BUDGET} s", ctx.setup_error or "no sandbox")
+        return [missing(name, f"≤ {GET_BUDGET} s", ctx.setup_error or "no sandbox")]
+    from decoy_lab.sandbox import readcache
+
     api = api_of(ctx.conn)
     headers = {"Authorization": f"Bearer {api.tokens.access_token}", "Accept": "application/json"}
+    cache = readcache.of(ctx.sandbox.state)
 
-    def fetch() -> int:
+    def fetch(cold: bool) -> int:
+        if cold:
+            cache.clear()
         resp = api.http.get(api.url(MEMORIES), headers=headers)
         resp.raise_for_status()
         return len(resp.content)
 
-    t, size = best_of(max(ctx.sizes.repeats, 3), fetch)
-    return within(name, t, GET_BUDGET, f"≤ {GET_BUDGET} s", f"{size / 1e6:.1f} MB answer, received in full")
+    repeats = max(ctx.sizes.repeats, 3)
+    t, size = best_of(repeats, lambda: fetch(True))
+    warm, _ = best_of(repeats, lambda: fetch(False))
+    return [within(name, t, GET_BUDGET, f"≤ {GET_BUDGET} s",
+                   f"{size / 1e6:.1f} MB answer, received in full; nothing kept from an earlier read"),
+            info("sandbox GET /memories, unchanged since the last read", warm, "s",
+                 "the sandbox sends the answer it kept (no row, wrap or grant changed)")]
 
 
 # -- 2. concurrent writers -------------------------------------------------------------------------
