@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS memory_wraps (
     PRIMARY KEY (memory_id, token_id)
 );
 CREATE INDEX IF NOT EXISTS memory_wraps_token ON memory_wraps(token_id);
+CREATE INDEX IF NOT EXISTS memories_order ON memories(created_at, id);  -- reads list oldest first
 CREATE TABLE IF NOT EXISTS memory_generation (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     n INTEGER NOT NULL
