@@ -175,8 +175,9 @@ class Api:
         err = error_from_response(status, body)
         if isinstance(err, TokenError):
             if err.recovery == "re_pair" or err.code == "TOKEN_REVOKED":
-                err.message = ("the owner revoked this connection (TOKEN_REVOKED): a new pairing is needed — "
-                               "run Connection.pair(...) again; it starts a new connection that inherits nothing")
+                err.message = ("this connection was revoked (TOKEN_REVOKED: the owner ended it, or it was "
+                               "unpaired): a new pairing is needed — run Connection.pair(...) again; it starts a "
+                               "new connection that inherits nothing")
             elif err.recovery == "continue":
                 err.message = (err.message or "this session of the connection ended") + \
                     " — continue the same connection (reconnect with the same client_id); do not pair anew"
