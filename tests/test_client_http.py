@@ -245,3 +245,16 @@ def test_an_unreachable_server_is_named_with_what_to_do(key):
     conn = conn_for(Script(**{"__api__agent__policies": [httpx.ReadError("reset")]}), key)
     with pytest.raises(TransportError, match="the outcome is unknown"):
         conn.access()
+
+
+def test_unpair_without_an_advertised_revocation_endpoint_says_where_to_end_it(key):
+    """RFC 8414 §2: `revocation_endpoint` is OPTIONAL metadata. Without it nothing is sent, the token
+    and the profile stay, and the user is told to end the connection in the Decoy app. (The sandbox
+    always advertises one, so this runs against a scripted server.)"""
+    from decoy_lab.errors import RevocationUnavailable
+
+    script = Script(**{"/.well-known/oauth-authorization-server": [(200, {"issuer": "http://api"})]})
+    conn = conn_for(script, key)
+    with pytest.raises(RevocationUnavailable, match="Connected Apps"):
+        conn.unpair()
+    assert conn.tokens is not None and [r.url.path for r in script.seen] == ["/.well-known/oauth-authorization-server"]
