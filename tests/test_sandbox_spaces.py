@@ -174,22 +174,28 @@ def test_edit_rows_only_rows_this_agent_wrote(lab):
 
 
 def test_delete_rows(lab):
-    """rows/delete: deleted, refused, or `moving` (with `retry_after_seconds`) for a selective grant."""
+    """rows/delete: "Deletes rows by id, in spaces you are still granted, that you hold `memory.delete` … on …
+    everything else comes back in `refused`"; GET rows: "`mine` is true for rows your token wrote — the only rows
+    you may delete". Both hold: a row is deleted only when it is `mine` and the permission covers it."""
     writer = lab.pair("writer", READ)
     made, key = make_space(lab, writer)
     sid = made["space"]["id"]
     rows = [row_body(sid, key, OBS) for _ in range(3)]
     writer.post(ROWS, {"space_id": sid, "rows": rows})
-    missing = str(uuid.uuid4())
-    assert writer.post(ROWS + "/delete", {"ids": [rows[0]["id"], missing]}).json() == \
-        {"deleted": [], "refused": [rows[0]["id"], missing]}
-    narrow = lab.pair("narrow", READ, {"permissions": ["memory.delete"], "datatypes": ["food"]})
-    r = narrow.post(ROWS + "/delete", {"ids": [rows[0]["id"]]}).json()
-    assert r["moving"] == [rows[0]["id"]] and r["retry_after_seconds"] > 0
+    theirs, missing = rows[0]["id"], str(uuid.uuid4())
+    assert writer.post(ROWS + "/delete", {"ids": [theirs, missing]}).json() == \
+        {"deleted": [], "refused": [theirs, missing], "remediation": {theirs: {"permissions": ["memory.delete"]}}}, \
+        "its own row without memory.delete: refused with the grant request that unlocks it"
     deleter = lab.pair("deleter", READ, DELETE)
-    assert deleter.post(ROWS + "/delete", {"ids": [rows[0]["id"]]}).json() == {"deleted": [rows[0]["id"]],
-                                                                                "refused": []}
-    assert len(writer.get(ROWS, params={"space_id": sid}).json()["rows"]) == 2
+    narrow = lab.pair("narrow", READ, {"permissions": ["memory.delete"], "datatypes": ["food"]})
+    for other in (deleter, narrow):
+        assert other.post(ROWS + "/delete", {"ids": [theirs]}).json() == {"deleted": [], "refused": [theirs]}, \
+            "another connection's row: refused (nothing it can ask for unlocks it), never moving"
+    own = row_body(sid, key, OBS)
+    deleter.post(ROWS, {"space_id": sid, "rows": [own]})
+    assert deleter.post(ROWS + "/delete", {"ids": [own["id"], theirs]}).json() == {"deleted": [own["id"]],
+                                                                                    "refused": [theirs]}
+    assert len(writer.get(ROWS, params={"space_id": sid}).json()["rows"]) == 3
 
 
 def test_owner_phone_converges_space_keys(lab):

@@ -127,11 +127,13 @@ def test_legacy_space_changes_follow_coverage(lab):
     made, key = make_space(lab, writer)
     sid = made["space"]["id"]
     body = row_body(sid, key, OBS)
-    writer.post("/api/agent/context/rows", {"space_id": sid, "rows": [body]})
+    # written by the connection that deletes it: "`mine` is true for rows your token wrote — the only
+    # rows you may delete"
+    every.post("/api/agent/context/rows", {"space_id": sid, "rows": [body]})
     got = changes(writer, "0")["changes"]
     assert got["context_space"]["created"] == [sid] and got["context_row"]["created"] == [body["id"]]
     assert changes(saver, "0")["changes"] == {}
     cursor = head(writer)
-    every.post("/api/agent/context/rows/delete", {"ids": [body["id"]]})
+    assert every.post("/api/agent/context/rows/delete", {"ids": [body["id"]]}).json()["deleted"] == [body["id"]]
     assert changes(every, cursor)["changes"]["context_row"]["destroyed"] == [body["id"]]
     assert changes(writer, cursor)["changes"] == {}  # not every space: no destroyed context ids

@@ -3,8 +3,7 @@
 One Me space and one space per account, each with its own 32-byte space key (`skid` its key
 id); rows are VAULT blobs under the space key whose plaintext binds `space_id` and `row_id`.
 Coverage: the Me space needs `memory.read` (any selection), an account space `acctmem.read`
-on that account. Agents append rows. Deleting needs `memory.delete` on every memory (or
-`acctmem.delete` on the account); a selective one puts the row under `moving`.
+on that account. Agents append rows.
 
 Editing (`PUT`): the spec states two rules, and both are enforced. The PUT itself: "only rows
 this agent wrote (and the owner hasn't since edited)" — any other row is `404`, as "a row the
@@ -15,6 +14,16 @@ every memory (or `acctmem.edit` on the account) edits in place; edit on only som
 topics gets `409 MEMORY_MOVING` with `retry_after_seconds` and `current_rev`, nothing changes,
 and the owner's phone is asked to move the row to its own key (moves.py). Once moved, the row is
 a memory in the per-memory store and this route answers 404 for it.
+
+Deleting (`rows/delete`) likewise states two rules, and both are enforced: the route deletes rows
+"that you hold `memory.delete` or `acctmem.delete` on", and the rows listing says "`mine` is true
+for rows your token wrote — the only rows you may delete". A row is deleted only when it is `mine`
+AND the permission covers it; a selective permission puts it under `moving`. Every other id is
+`refused`: another connection's row (nothing this connection can ask for unlocks it: the owner
+deletes it from their device), a missing one, or its own row without the permission — only that
+last one carries a `remediation`, the grant request that unlocks deleting it, as memories/delete
+does. A row the owner has edited is refused too: the spec says only of PUT that it "belongs to the
+owner", but deleting it would discard the owner's edit, so the same reading holds here.
 """
 from __future__ import annotations
 
@@ -29,7 +38,8 @@ from . import memstore as ms
 from . import moves
 from .faults import faulty
 from .memories import (MAX_ROWS, agent_of, bad_request, delete_ids, edit_fields, envelope, insufficient, json_body, kid_text,
-                       live_agents, now_of, owner_public_key, problem, state_of, uuid_text, vault_blob)
+                       live_agents, now_of, owner_public_key, permission_request, problem, state_of, uuid_text,
+                       vault_blob)
 from .sharing import space_covered
 
 MOVING_RETRY = 5  # the phone answers its push within about this (sharing.DEFAULT_AUTO_SHARE_AFTER)
@@ -131,6 +141,11 @@ async def space_grantees(request: Request) -> JSONResponse:
                                       if a.token_id != agent.token_id and a.public_key and space_covered(a, probe)]})
 
 
+def _mine(row: ms.SpaceRow, agent: Any) -> bool:
+    """"`mine` is true for rows your token wrote"."""
+    return row.author_token == agent.token_id
+
+
 def _space_for(con: Any, agent: Any, space_id: str) -> ms.Space:
     space = ms.get_space(con, space_id)
     if space is None:
@@ -147,7 +162,7 @@ async def list_rows(request: Request) -> JSONResponse:
     with state.store.tx() as con:
         space = _space_for(con, agent, space_id)
         rows = [{"id": r.id, "skid": r.skid, "rev": r.rev, "ciphertext": r.ciphertext, "author_kind": r.author_kind,
-                 "mine": r.author_token == agent.token_id, "created_at": ms.iso(r.created_at),
+                 "mine": _mine(r, agent), "created_at": ms.iso(r.created_at),
                  "updated_at": ms.iso(r.updated_at)} for r in ms.space_rows(con, space.id)]
     return JSONResponse({"space_id": space.id, "skid": space.skid, "rows": rows})
 
@@ -207,7 +222,7 @@ async def update_row(request: Request) -> JSONResponse:
         row = ms.get_space_row(con, rid)
         space = ms.get_space(con, row.space_id) if row else None
         if row is None or space is None or not space_covered(agent, space) or row.owner_edited \
-                or row.author_token != agent.token_id:
+                or not _mine(row, agent):
             # "only rows this agent wrote (and the owner hasn't since edited)"; "a row the owner has
             # edited belongs to the owner and is `404` to you"
             raise problem(404, "NOT_FOUND", "no row with this id that this connection wrote (and the owner has "
@@ -233,12 +248,15 @@ async def delete_rows(request: Request) -> JSONResponse:
     agent = await agent_of(request)
     ids = delete_ids(await json_body(request))
     now = now_of(state)
-    deleted, refused, moving = [], [], []
+    deleted, refused, moving, remediation = [], [], [], {}
     with state.store.tx() as con:
         for rid in dict.fromkeys(ids):
             row = ms.get_space_row(con, rid)
             space = ms.get_space(con, row.space_id) if row else None
-            if row is None or space is None or not space_covered(agent, space):
+            if row is None or space is None or not space_covered(agent, space) or not _mine(row, agent) \
+                    or row.owner_edited:
+                # "the only rows you may delete" are `mine`, and the permission must cover them too (module doc);
+                # missing, not granted and not yours look the same
                 refused.append(rid)
                 continue
             allowed = _verb_on_space(agent, space, "delete")
@@ -250,7 +268,11 @@ async def delete_rows(request: Request) -> JSONResponse:
                 moving.append(rid)
             else:
                 refused.append(rid)
+                remediation[rid] = permission_request(
+                    "memory.delete", f"account:{space.account_id}" if space.kind == "account" else None)
     out: dict[str, Any] = {"deleted": deleted, "refused": refused}
+    if remediation:
+        out["remediation"] = remediation
     if moving:
         moves.ask(state, moving, now)
         out.update(moving=moving, retry_after_seconds=MOVING_RETRY)
