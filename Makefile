@@ -30,9 +30,11 @@ test: $(VENV)/.test-installed
 	bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# build/tour.html loads its widget scripts from build/vendor/: keep the two together.
 tour: $(VENV)/.test-installed
-	mkdir -p build
-	$(BIN)/jupyter nbconvert --to html --execute notebooks/01-tour.ipynb --output-dir build --output tour
+	bash scripts/vendor-widgets.sh build/vendor
+	$(BIN)/jupyter nbconvert --config scripts/tour_nbconvert_config.py --to html --execute \
+	  notebooks/01-tour.ipynb --output-dir build --output tour
 
 bench: $(VENV)/.test-installed
 	$(BIN)/python -m bench
