@@ -469,16 +469,17 @@ def cmd_edit(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    """Delete memories or topic rows; prints which were deleted and which refused (exit 1 if any)."""
+    """Delete memories, topic rows or legacy space rows; prints which were deleted and which refused,
+    and why (exit 1 if any was refused)."""
     with connection(args) as conn:
         res = conn.delete(args.ids)
     if args.json:
-        print_json({"deleted": res.deleted, "refused": res.refused, "remediation": res.remediation})
+        print_json({"deleted": res.deleted, "refused": res.refused, "why": res.why, "remediation": res.remediation})
     else:
         for rid in res.deleted:
             print(f"deleted  {rid}")
         for rid in res.refused:
-            print(f"refused  {rid}")
+            print(f"refused  {rid}" + (f"  ({res.why[rid]})" if res.why.get(rid) else ""))
         if res.remediation:
             note(f"the server says: {json.dumps(res.remediation, ensure_ascii=False)}")
     return 1 if res.refused else 0

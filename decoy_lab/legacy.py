@@ -14,12 +14,26 @@
   author changes text and labels; another connection with Read & write corrects the text only).
 - A legacy row has no topic of its own to change (its entity is named inside the plaintext), so
   a topic change is refused here; it works once the row is a memory.
+
+Deleting legacy rows: `POST /api/agent/context/rows/delete` (`delete`).
+- Only rows this connection wrote (`mine`) can be deleted, and only with `memory.delete` (or
+  `acctmem.delete` on the account) covering them; every other id is refused, and each refusal
+  says why (another connection's row, a missing permission with the grant request that unlocks
+  it, or a row no longer in its space).
+- An unknown outcome resends the same ids (`Connection._send`). A row of ours the resend reports
+  refused, and that the reload no longer finds anywhere, was deleted by the attempt whose answer
+  was lost: it counts as deleted, not as refused.
+- `moving`: wait `retry_after_seconds` as for an edit (`wait_for_move`), reload, and send again
+  the rows still in their space, up to `conn.retries` waits. A row served as a memory by then is
+  handed back in `moved`, for the caller to delete under the per-memory rule (writes.py); one
+  still moving after the last wait is reported refused, with nothing deleted.
 """
 from __future__ import annotations
 
 import copy
+import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from . import sealing, wire
@@ -33,6 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger("decoy_lab.client")
 
 ROWS = "/api/agent/context/rows"
+ROWS_DELETE = f"{ROWS}/delete"
 SPACES = "/api/agent/context/spaces"
 MOVING_WAIT_CAP = 60.0  # seconds: a longer retry_after is waited in steps, each followed by a reload
 
@@ -48,10 +63,14 @@ class SpaceRow:
     plain: dict
 
 
-def is_space_row(conn: "Connection", row_id: str) -> bool:
-    """Whether `row_id` is a legacy space row in the last load (loading first when there is none)."""
+def space_row_ids(conn: "Connection") -> set[str]:
+    """The legacy space rows in the last load (loading first when there is none)."""
     vault = conn.vault if conn.vault is not None else conn.load()
-    return any(r.id == row_id for r in vault.space_rows)
+    return {r.id for r in vault.space_rows}
+
+
+def is_space_row(conn: "Connection", row_id: str) -> bool:
+    return row_id in space_row_ids(conn)
 
 
 def edit(conn: "Connection", row_id: str, changes: Mapping) -> dict | None:
@@ -75,10 +94,7 @@ def edit(conn: "Connection", row_id: str, changes: Mapping) -> dict | None:
             moving += 1
             if moving > conn.retries:
                 raise
-            wait = min(MOVING_WAIT_CAP, max(0.0, float(exc.retry_after or 1)))
-            log.info("legacy row %s is moving to its own key (MEMORY_MOVING): reading again in %s s", row_id, wait)
-            conn._sleep(wait)
-            conn.load()
+            wait_for_move(conn, [row_id], exc.retry_after)
             current = read(conn, row_id)
         except NotFound as exc:
             conn.load()  # moved since it was read, or not a row this connection may edit here
@@ -92,6 +108,16 @@ def edit(conn: "Connection", row_id: str, changes: Mapping) -> dict | None:
     if conn.vault.served_row(row_id) is not None:
         return None
     raise NotFound(404, "NOT_FOUND", f"{row_id} is neither in its legacy space nor served as a memory")
+
+
+def wait_for_move(conn: "Connection", row_ids: list[str], retry_after: float | None) -> None:
+    """Wait the `retry_after_seconds` the server named (at most MOVING_WAIT_CAP), then reload to see
+    which rows the owner's phone has moved to their own keys."""
+    wait = min(MOVING_WAIT_CAP, max(0.0, float(retry_after or 1)))
+    log.info("legacy rows %s are moving to their own keys (MEMORY_MOVING): reading again in %s s",
+             ", ".join(row_ids), wait)
+    conn._sleep(wait)
+    conn.load()
 
 
 def _check(changes: Mapping) -> None:
@@ -151,3 +177,79 @@ def reads_as(plain: Mapping, changes: Mapping) -> bool:
     if "categories" in changes and set(plain.get("categories") or ()) != set(checked_categories(changes["categories"])):
         return False
     return True
+
+
+# -- delete -------------------------------------------------------------------------------------
+@dataclass
+class RowsDeleted:
+    """What rows/delete came to: ids deleted, ids refused (id → why), the server's remediation, and
+    ids the owner's phone has moved to their own keys (to delete as memories)."""
+
+    deleted: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
+    remediation: dict = field(default_factory=dict)
+    moved: list[str] = field(default_factory=list)
+
+
+def delete(conn: "Connection", row_ids: list[str]) -> RowsDeleted:
+    """Delete legacy space rows (ids the last load lists as space rows)."""
+    out = RowsDeleted()
+    vault = conn.vault if conn.vault is not None else conn.load()
+    mine = {r.id: r.mine for r in vault.space_rows}  # as read before anything was deleted
+    pending, waits = list(row_ids), 0
+    while pending:
+        before = conn.resends
+        ans = conn._send("POST", ROWS_DELETE, {"ids": pending})
+        out.deleted += list(ans.get("deleted") or [])
+        out.remediation.update(ans.get("remediation") or {})
+        refused, moving = list(ans.get("refused") or []), list(ans.get("moving") or [])
+        waiting = bool(moving) and waits < conn.retries
+        if waiting:
+            waits += 1
+            wait_for_move(conn, moving, ans.get("retry_after_seconds"))
+        elif refused or moving:
+            conn.load()  # where each refused row is now
+        lost_answer = conn.resends > before
+        in_spaces = space_row_ids(conn)
+        for rid in refused:
+            place = _where(conn, rid, in_spaces)
+            if place == "memory":
+                out.moved.append(rid)  # moved since it was read: the per-memory rule decides
+            elif place is None and lost_answer and mine.get(rid):
+                out.deleted.append(rid)  # deleted by the attempt whose answer was lost
+            else:
+                out.refused[rid] = _why_refused(place, mine.get(rid), out.remediation.get(rid))
+        pending = []
+        for rid in moving:
+            place = _where(conn, rid, in_spaces)
+            if place == "memory":
+                out.moved.append(rid)
+            elif waiting:
+                pending.append(rid)  # still in its space, or seen in neither (a load across the move): ask again
+            else:
+                out.refused[rid] = (f"still moving to its own key after {waits} waits (the owner's phone has not "
+                                    f"moved it yet); nothing was deleted: try again in "
+                                    f"{ans.get('retry_after_seconds') or 'a few'} s")
+    return out
+
+
+def _where(conn: "Connection", row_id: str, in_spaces: set[str]) -> str | None:
+    """"memory", "space" or None: where the last load finds `row_id`. A load that read the spaces and
+    the memories either side of a move may find it in both: served as a memory, it has moved."""
+    if conn.vault.served_row(row_id) is not None:
+        return "memory"
+    return "space" if row_id in in_spaces else None
+
+
+def _why_refused(place: str | None, mine: bool | None, remediation: Mapping | None) -> str:
+    if remediation:
+        wanted = ", ".join(remediation.get("permissions") or []) or "a permission"
+        return (f"this connection wrote it but does not hold {wanted} on it: ask the owner with POST "
+                f"/api/agent/grant-request {json.dumps(remediation, sort_keys=True)}")
+    if mine is False:
+        return ("written by another connection: only rows this connection wrote may be deleted (the owner can "
+                "delete it from their device)")
+    if place is None:
+        return "no longer in its space, nor served as a memory (deleted or moved by someone else)"
+    return ("refused: the owner has edited it (it is theirs now), or this connection is no longer granted its "
+            "space")

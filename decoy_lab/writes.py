@@ -8,11 +8,14 @@
 - `HOLDERS_MISSING` wraps the rotated key to every listed holder and sends again.
 - A legacy space row is edited in its space (legacy.py); once the owner's phone has moved it to
   its own key (`MEMORY_MOVING`), the same changes apply to it here under the per-memory rule.
+  Deleting is the same: legacy row ids go to rows/delete, and those moved meanwhile are deleted
+  here as memories; one call takes memory ids and legacy row ids mixed.
 - Topic rows written for a change that is then definitely refused are deleted (best effort);
   after an unknown outcome they are kept, since a committed memory may already use them.
 """
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
@@ -32,14 +35,22 @@ UNSET: Any = object()
 
 @dataclass
 class DeleteResult:
-    """What `delete` did: ids deleted, ids refused (and the server's remediation, if any)."""
+    """What `delete` did: ids deleted, ids refused, why each was refused (id → reason) and the
+    server's remediation (id → the grant request that unlocks deleting it), if any."""
 
     deleted: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     remediation: dict = field(default_factory=dict)
+    why: dict[str, str] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return f"deleted {len(self.deleted)}, refused {len(self.refused)}"
+
+    def add(self, other: "DeleteResult") -> None:
+        self.deleted += other.deleted
+        self.refused += other.refused
+        self.remediation.update(other.remediation)
+        self.why.update(other.why)
 
 
 # -- sending rows -------------------------------------------------------------------------------
@@ -251,9 +262,28 @@ def put(conn: "Connection", body: dict) -> dict:
 
 # -- delete and share ---------------------------------------------------------------------------
 def delete(conn: "Connection", ids: str | Iterable[str]) -> DeleteResult:
+    """Delete memories and legacy space rows, in one call."""
     ids = [ids] if isinstance(ids, str) else list(ids)
     if not ids:
         return DeleteResult()
+    space_rows = legacy.space_row_ids(conn)
+    rows = [i for i in ids if i in space_rows]
+    memory_ids = [i for i in ids if i not in space_rows]
+    result = DeleteResult()
+    if memory_ids:
+        result.add(delete_memories(conn, memory_ids))
+    if rows:
+        done = legacy.delete(conn, rows)
+        result.add(DeleteResult(done.deleted, list(done.refused), done.remediation, done.refused))
+        if done.moved:
+            log.info("legacy rows %s now live in the per-memory store: deleting them there", ", ".join(done.moved))
+            result.add(delete_memories(conn, done.moved))
+    return result
+
+
+def delete_memories(conn: "Connection", ids: list[str]) -> DeleteResult:
+    """POST memories/delete; after a resend, a refused id that was ours and is no longer served was
+    deleted by the attempt whose answer was lost."""
     known = set(conn._written)
     if conn.vault is not None:
         known |= {r.get("id") for r in conn.vault.served}
@@ -262,12 +292,19 @@ def delete(conn: "Connection", ids: str | Iterable[str]) -> DeleteResult:
     result = DeleteResult(list(ans.get("deleted") or []), list(ans.get("refused") or []),
                           dict(ans.get("remediation") or {}))
     if conn.resends > before and result.refused:
-        # an earlier attempt may have deleted them before its answer was lost
         served = {r.get("id") for r in conn._served()}
         gone = [i for i in result.refused if i not in served and i in known]
         result.deleted += gone
         result.refused = [i for i in result.refused if i not in gone]
+    result.why = {i: _why_memory_refused(result.remediation.get(i)) for i in result.refused}
     return result
+
+
+def _why_memory_refused(remediation: Mapping | None) -> str:
+    if remediation:
+        return ("this connection may not delete it: ask the owner with POST /api/agent/grant-request "
+                f"{json.dumps(remediation, sort_keys=True)}")
+    return "missing, or not a memory this connection may delete (its own, or with memory.delete on it)"
 
 
 def share(conn: "Connection", memory_id: str) -> int:
