@@ -503,7 +503,8 @@ class Connection:
         return writes.edit(self, memory_id, changes, topic_type=topic_type, link=link)
 
     def delete(self, ids: str | Iterable[str]) -> DeleteResult:
-        """Delete memories (or topic rows); returns which ids were deleted and which refused."""
+        """Delete memories, topic rows or legacy space rows (mixed in one call); returns which ids
+        were deleted and which refused, and why (writes.py, legacy.py)."""
         return writes.delete(self, ids)
 
     def share(self, memory_id: str) -> int:
