@@ -198,6 +198,26 @@ def test_delete_rows(lab):
     assert len(writer.get(ROWS, params={"space_id": sid}).json()["rows"]) == 3
 
 
+def test_delete_rows_in_an_account_space(lab):
+    """rows/delete deletes rows "that you hold `memory.delete` or `acctmem.delete` on": in an account's space
+    the writer's own row needs `acctmem.delete` on that account, and the refusal names that grant."""
+    acct = str(uuid.uuid4())
+    reader = lab.pair("reader", {"permissions": ["acctmem.read"], "account_id": acct})
+    key = random_key()
+    r = reader.post(SPACES, dict(space_body(lab, reader, key), kind="account", account_id=acct))
+    sid = r.json()["space"]["id"]
+    row = row_body(sid, key, OBS)
+    reader.post(ROWS, {"space_id": sid, "rows": [row]})
+    assert reader.post(ROWS + "/delete", {"ids": [row["id"]]}).json() == {
+        "deleted": [], "refused": [row["id"]],
+        "remediation": {row["id"]: {"permissions": ["acctmem.delete"], "account_id": acct}}}
+    deleter = lab.pair("deleter", {"permissions": ["acctmem.read", "acctmem.delete"], "account_id": acct})
+    own = row_body(sid, key, OBS)
+    deleter.post(ROWS, {"space_id": sid, "rows": [own]})
+    assert deleter.post(ROWS + "/delete", {"ids": [own["id"], row["id"]]}).json() == {"deleted": [own["id"]],
+                                                                                       "refused": [row["id"]]}
+
+
 def test_owner_phone_converges_space_keys(lab):
     """`wrapped_key` is "`null` when no wrap has reached you yet — the owner's device converges it"."""
     writer = lab.pair("writer", READ)
