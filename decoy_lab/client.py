@@ -40,7 +40,7 @@ from .http import Api, Tokens, send_with_retries
 from .pairing import PairingHandle, authorization_details, selection_row
 from .profiles import Profile, ProfileStore
 from .trace import Trace
-from .vault import Vault, build_vault, space_row, unwrap_space_key
+from .vault import Vault, read_vault, space_row, unwrap_space_key
 from .writes import MEMORIES, DeleteResult
 
 log = logging.getLogger("decoy_lab.client")
@@ -414,15 +414,19 @@ class Connection:
         return keys
 
     def load(self, *, progress: Callable[[int, int], None] | None = None) -> Vault:
-        """One GET of every row this connection may read, every row read here (in parallel); plus
-        legacy space rows. Unwrapped keys stay in memory by kid for the session (never on disk), and
+        """One GET of every row this connection may read, every row read here (in parallel, as the
+        answer arrives); plus legacy space rows. Unwrapped keys stay in memory by kid for the session (never on disk), and
         rows unchanged since the last load are not opened again, so a reload costs no RSA work.
         `progress(1, total)` is called as each row is read (from worker threads)."""
+        def read() -> Vault:  # rows are opened while the rest of the answer downloads
+            with self._api.stream_array(MEMORIES, "memories") as answer:
+                return read_vault(answer, self._agent_key, rest=lambda: answer.rest, key_cache=self._key_cache,
+                                  workers=self.workers, space_rows=spaces, previous=self._vault,
+                                  progress=progress)
+
         with gc_paused():  # thousands of long-lived, cycle-free objects: collector scans only cost
-            answer = self._get(MEMORIES)
             spaces = self._load_spaces()
-            vault = build_vault(answer, self._agent_key, key_cache=self._key_cache, workers=self.workers,
-                                space_rows=spaces, previous=self._vault, progress=progress)
+            vault = send_with_retries(read, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
         self._vault = vault
         if self._made_topics:  # topics made since the last load are listed by the server now
             known = {i for t in vault.topic_list for i in t.ids}

@@ -19,16 +19,18 @@ Logging names the method, path and status only: never a header, a body or a toke
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import httpx
 
 from .errors import (APIError, DecoyError, RateLimited, ReviewBusy, RevocationUnavailable, ServerError, TokenError,
                      TransportError, error_from_response)
+from .jsonstream import ArrayStream
 from .profiles import secret_fingerprint
 
 log = logging.getLogger("decoy_lab.http")
@@ -110,17 +112,20 @@ class Api:
             return path
         return f"{self.base_url}{path}" if self.base_url else path
 
-    def _send(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
-              data: dict | None = None, auth: bool = True) -> httpx.Response:
+    def _headers(self, auth: bool) -> dict[str, str]:
         headers = {"Accept": "application/json"}
         if auth:
             if self.tokens is None:
                 raise TokenError(401, "NO_TOKEN", "this connection has no token yet: pair first",
                                  recovery="re_pair")
             headers["Authorization"] = f"Bearer {self.tokens.access_token}"
+        return headers
+
+    @contextlib.contextmanager
+    def _transport_errors(self, method: str, path: str) -> Iterator[None]:
+        """httpx's errors as TransportError, saying whether anything can have reached the server."""
         try:
-            resp = self.http.request(method, self.url(path), json=json, params=params, data=data,
-                                     headers=headers)
+            yield
         except httpx.ConnectError as exc:  # the request never left: say which server and what to check
             log.info("%s %s → cannot connect", method, path)
             raise TransportError(f"{method} {path}: cannot reach {self.base_url or 'the server'} ({exc}); "
@@ -129,6 +134,13 @@ class Api:
             log.info("%s %s → no answer (%s)", method, path, type(exc).__name__)
             raise TransportError(f"{method} {path}: no answer ({type(exc).__name__}); "
                                  "the outcome is unknown") from exc
+
+    def _send(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
+              data: dict | None = None, auth: bool = True) -> httpx.Response:
+        headers = self._headers(auth)
+        with self._transport_errors(method, path):
+            resp = self.http.request(method, self.url(path), json=json, params=params, data=data,
+                                     headers=headers)
         log.debug("%s %s → %s", method, path, resp.status_code)
         return resp
 
@@ -151,6 +163,31 @@ class Api:
             self.refresh(refused=sent)
             resp = self._send(method, path, json=json, params=params, auth=auth)
         return self._answer(method, path, resp)
+
+    def stream_array(self, path: str, key: str) -> "StreamedArray":
+        """GET `path` and hand out the elements of its answer's `key` array while the body is still
+        arriving (so a large read can be worked on as it downloads); the answer's other members
+        are in `.rest` once the elements are used up. Close it (it is a context manager).
+        An error status is read whole and raised exactly as `request` raises it."""
+        sent = self.tokens.access_token if self.tokens is not None else None
+        for attempt in (0, 1):
+            headers = self._headers(True)
+            with self._transport_errors("GET", path):
+                opened = self.http.stream("GET", self.url(path), headers=headers)
+                resp = opened.__enter__()
+            log.debug("GET %s → %s (streamed)", path, resp.status_code)
+            if resp.status_code == 200:
+                return StreamedArray(self, path, key, opened, resp)
+            try:
+                with self._transport_errors("GET", path):
+                    resp.read()
+            finally:
+                opened.__exit__(None, None, None)
+            if attempt == 0 and resp.status_code == 401 and self._should_refresh(resp):
+                self.refresh(refused=sent)
+                continue
+            return StreamedArray.whole(self._answer("GET", path, resp), key)  # raises for an error status
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _answer(self, method: str, path: str, resp: httpx.Response) -> Any:
         body = self._body(resp)
@@ -276,6 +313,53 @@ class Api:
 
     def __repr__(self) -> str:
         return f"<Api {self.base_url or '(in-process)'} {self.tokens!r}>"
+
+
+class StreamedArray:
+    """The elements of one array of a JSON answer, handed out as the body arrives (jsonstream);
+    `rest` holds the answer's other members once iteration has finished. A dropped connection
+    or a body that is not JSON is a TransportError (the read can simply be asked again)."""
+
+    def __init__(self, api: Api | None, path: str, key: str, opened: Any = None, resp: httpx.Response | None = None):
+        self._api, self.path, self.key = api, path, key
+        self._opened, self._resp = opened, resp
+        self.rest: dict[str, Any] = {}
+        self._elements: list[Any] | None = None
+
+    @classmethod
+    def whole(cls, body: Any, key: str) -> "StreamedArray":
+        """An answer that was read in one piece (not a streamed 200)."""
+        out = cls(None, "", key)
+        body = body if isinstance(body, dict) else {}
+        items = body.get(key)
+        out._elements = items if isinstance(items, list) else []
+        out.rest = {k: v for k, v in body.items() if k != key}
+        return out
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._elements is not None:
+            yield from self._elements
+            return
+        parser = ArrayStream(self.key)
+        assert self._api is not None and self._resp is not None
+        with self._api._transport_errors("GET", self.path):
+            try:
+                for chunk in self._resp.iter_bytes():
+                    yield from parser.feed(chunk)
+                self.rest = parser.close()
+            except ValueError as exc:
+                raise TransportError(f"GET {self.path}: the answer is not JSON ({exc}); ask again") from None
+
+    def close(self) -> None:
+        if self._opened is not None:
+            opened, self._opened = self._opened, None
+            opened.__exit__(None, None, None)
+
+    def __enter__(self) -> "StreamedArray":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 def send_with_retries(send: Callable[[], T], *, retries: int, backoff: float = 0.25,

@@ -1,9 +1,9 @@
 """A loaded vault: every row one GET served, read with this connection's key, kept as data.
 
-`read_served(...)` turns a `GET /api/agent/context/memories` answer into `DecodedRow`s through
-decoy_lab.memory's readers (in parallel, with the connection's key cache so a reload of unchanged rows
-costs no RSA work, and rows whose served fields did not change since the previous load are not
-opened at all); unreadable rows stay, with the reason, and an id served twice is read once, its
+`read_vault(...)` turns the rows of a `GET /api/agent/context/memories` answer — while it is
+still arriving — into `DecodedRow`s through decoy_lab.memory's readers (in parallel, with the
+connection's key cache so a reload of unchanged rows costs no RSA work, and rows whose served
+fields did not change since the previous load are not opened at all); unreadable rows stay, with the reason, and an id served twice is read once, its
 copies reported. Legacy space rows are read with the space key and marked `source="space"`.
 The answer's waiting states (`preparing`, `failed`, `preparing_unknown`, `failed_unknown`,
 `shared_complete`) are explained in words a user can act on: saved and on its way, or no longer
@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable, Mapping, MutableMapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping
 
 import pandas as pd
 
@@ -59,38 +59,9 @@ def decoded(row: Mapping, result: Any) -> DecodedRow:
     return DecodedRow(rid, frames.OTHER, reason="opens, but is neither a memory, a topic nor a link", **meta)
 
 
-def signature(row: Mapping) -> tuple:
-    """Everything the server says about a row: equal signatures read the same."""
-    via = row.get("via")
-    return (row.get("id"), row.get("kid"), row.get("rev"), row.get("ciphertext"), row.get("wrapped_key"),
-            tuple(via) if isinstance(via, list) else via, row.get("mine"), row.get("author_kind"),
-            row.get("created_at"), row.get("updated_at"))
-
-
-Earlier = Mapping[str, "tuple[tuple, tuple[DecodedRow, Any]]"]  # id -> (signature, what it read as)
-
-
-def read_served(rows: Sequence[Mapping], agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes],
-                workers: int | None = None, previous: Earlier | None = None,
-                sigs: Sequence[tuple] | None = None, progress: Any = None) -> tuple[list[tuple[DecodedRow, Any]], int]:
-    """Read every served row in parallel; returns (DecodedRow, model-or-error) in served order and
-    how many rows were opened. A row whose id an earlier load read with an equal signature is
-    taken from it unread (looked up by id and compared, so the long base64 strings are compared
-    once, never hashed)."""
-    previous = previous or {}
-    sigs = sigs if sigs is not None else [signature(r) for r in rows]
-    reused: list = []
-    todo = []
-    for r, sig in zip(rows, sigs):
-        hit = previous.get(sig[0]) if isinstance(sig[0], str) else None  # a hostile id may be any JSON
-        if hit is not None and hit[0] == sig:
-            reused.append(hit[1])
-        else:
-            reused.append(None)
-            todo.append(r)
-    results = iter(memory.read_rows(todo, agent_key, key_cache=key_cache, workers=workers, progress=progress,
-                                    then=lambda r, res: (decoded(r, res), res)))
-    return [p if p is not None else next(results) for p in reused], len(todo)
+# id -> (the row as served, what it read as). A row served again exactly as before (dict equality:
+# every field, the long base64 strings compared, never hashed) reads the same.
+Earlier = Mapping[str, "tuple[dict, tuple[DecodedRow, Any]]"]
 
 
 def duplicate(row: Mapping) -> tuple[DecodedRow, UnreadableRow]:
@@ -228,16 +199,15 @@ class Vault:
     space_rows: list[DecodedRow] = field(default_factory=list, repr=False)
     read: int = 0  # how many rows this load opened (the rest were unchanged since the previous load)
     results: list[Any] = field(default_factory=list, repr=False)  # model, None or UnreadableRow per served row
-    signatures: list[tuple] = field(default_factory=list, repr=False)
 
     def earlier(self) -> Earlier:
-        """id -> (signature, (DecodedRow, model-or-error)) of each id as first served, for the next
-        load to reuse."""
-        sigs = self.signatures or [signature(r) for r in self.served]
+        """id -> (the row as served, (DecodedRow, model-or-error)) of each id as first served, for the
+        next load to reuse."""
         out: dict = {}
-        for sig, pair in zip(sigs, zip(self.decoded_rows, self.results)):
-            if isinstance(sig[0], str) and sig[0] not in out:  # a further copy of an id is reported, never read
-                out[sig[0]] = (sig, pair)
+        for row, pair in zip(self.served, zip(self.decoded_rows, self.results)):
+            rid = row.get("id")
+            if isinstance(rid, str) and rid not in out:  # a further copy of an id is reported, never read
+                out[rid] = (row, pair)
         return out
 
     @cached_property
@@ -334,26 +304,51 @@ class Vault:
 def build_vault(answer: Mapping, agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes],
                 workers: int | None = None, space_rows: Iterable[DecodedRow] = (),
                 previous: "Vault | None" = None, progress: Any = None) -> Vault:
-    """Read a memories GET answer into a Vault; rows unchanged since `previous` are not read again."""
-    served = [r for r in answer.get("memories") or [] if isinstance(r, dict)]
+    """Read a memories GET answer (already parsed) into a Vault; see read_vault."""
+    rest = {k: v for k, v in answer.items() if k != "memories"}
+    return read_vault(answer.get("memories") or [], agent_key, rest=lambda: rest, key_cache=key_cache,
+                      workers=workers, space_rows=space_rows, previous=previous, progress=progress)
+
+
+def read_vault(rows: Iterable[Any], agent_key: AgentKey, *, rest: Callable[[], Mapping],
+               key_cache: MutableMapping[str, bytes], workers: int | None = None,
+               space_rows: Iterable[DecodedRow] = (), previous: "Vault | None" = None,
+               progress: Any = None) -> Vault:
+    """Read served rows — a list, or rows still arriving from a streamed GET — into a Vault, in
+    parallel as they come. `rest()` gives the answer's other members once the rows are used up.
+
+    A row that `previous` read, served again exactly as then, is taken from it unread (looked up
+    by id and compared field for field, so the long base64 strings are compared, never hashed); a further copy of an
+    id already served is reported, never read; an id of another JSON type is left to the reader,
+    which reports it."""
     before = previous.earlier() if previous is not None else {}
-    sigs = [signature(r) for r in served]
-    first, dups = [], {}
-    seen: set = set()
-    for i, r in enumerate(served):  # a faulty server or cache may list an id twice: read the first only
-        rid = r.get("id")
-        if not isinstance(rid, str):  # an id of another JSON type: the reader reports it
-            first.append(i)
-        elif rid in seen:
-            dups[i] = duplicate(r)
-        else:
-            seen.add(rid)
-            first.append(i)
-    read, opened = read_served([served[i] for i in first], agent_key, key_cache=key_cache, workers=workers,
-                               previous=before, sigs=[sigs[i] for i in first], progress=progress)
-    by_index = dict(zip(first, read))
-    pairs = [dups[i] if i in dups else by_index[i] for i in range(len(served))]
+    served: list[dict] = []
+    slots: list[Any] = []  # per served row: what it reads as, or None while it is being read
+    seen: set[str] = set()
+
+    def to_open() -> Iterator[dict]:
+        for r in rows:
+            if not isinstance(r, dict):
+                continue
+            served.append(r)
+            rid = r.get("id")
+            if isinstance(rid, str):
+                if rid in seen:  # a faulty server or cache may list an id twice: read the first only
+                    slots.append(duplicate(r))
+                    continue
+                seen.add(rid)
+                hit = before.get(rid)
+                if hit is not None and hit[0] == r:
+                    slots.append(hit[1])
+                    continue
+            slots.append(None)
+            yield r
+
+    results = memory.read_rows(to_open(), agent_key, key_cache=key_cache, workers=workers, progress=progress,
+                               then=lambda r, res: (decoded(r, res), res))
+    fresh = iter(results)
+    pairs = [s if s is not None else next(fresh) for s in slots]
     return Vault(served=served, decoded_rows=[d for d, _ in pairs],
                  models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
-                 answer={k: v for k, v in answer.items() if k != "memories"}, space_rows=list(space_rows),
-                 read=opened, results=[m for _, m in pairs], signatures=sigs)
+                 answer=dict(rest()), space_rows=list(space_rows), read=len(results),
+                 results=[m for _, m in pairs])

@@ -6,7 +6,7 @@ parallel, and summarize counts what it found.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence, Sized
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -221,19 +221,24 @@ def read_memory_row(row: Mapping, agent_key: AgentKey, *, trace: Trace | None = 
     return out if isinstance(out, Memory) else None
 
 
-def read_rows(rows: Sequence[Mapping], agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes] | None = None,
+STREAM_CHUNK = 16  # rows per pool task while rows are still arriving: small, so reading starts early
+
+
+def read_rows(rows: Iterable[Mapping], agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes] | None = None,
               workers: int | None = None, progress: Callable[[int, int], None] | None = None,
               then: Callable[[Mapping, Any], Any] | None = None) -> list[Any]:
     """Read every row, in served order: a model, None (another kind) or the UnreadableRow it raised.
 
     Runs on a thread pool over all cores (the RSA unwrap releases the GIL); `workers=1` is serial.
-    `progress(1, total)` is called after each row, from the worker threads. `then(row, result)`,
-    when given, runs in the workers too (so its Python work overlaps other rows' RSA work) and
-    its value takes the result's place.
+    `rows` may be a list or rows still arriving (an iterator over a streamed answer): each chunk
+    goes to the pool as soon as it is complete, so reading overlaps receiving.
+    `progress(1, total)` is called after each row, from the worker threads; `total` counts the
+    rows known so far. `then(row, result)`, when given, runs in the workers too (so its Python
+    work overlaps other rows' RSA work) and its value takes the result's place.
     """
-    rows = list(rows)
     cache = key_cache if key_cache is not None else KeyCache()
-    total = len(rows)
+    streamed = not isinstance(rows, Sized)
+    known = [0 if streamed else len(rows)]  # rows received so far
 
     def one(row: Mapping) -> Any:
         try:
@@ -243,18 +248,35 @@ def read_rows(rows: Sequence[Mapping], agent_key: AgentKey, *, key_cache: Mutabl
         if then is not None:
             result = then(row, result)
         if progress is not None:
-            progress(1, total)
+            progress(1, known[0])
         return result
+
+    def chunk_of(chunk: list[Mapping]) -> list[Any]:
+        return [one(r) for r in chunk]
 
     n = workers if workers is not None else (os.cpu_count() or 1)
     with gc_paused():  # one model per row, none in a cycle: collector scans would only cost time
-        if n <= 1 or len(rows) < 2:
-            return [one(r) for r in rows]
+        if n <= 1:
+            out = []
+            for r in rows:
+                if streamed:
+                    known[0] += 1
+                out.append(one(r))
+            return out
         # Chunks, not one task per row: a task costs a few µs of GIL-held bookkeeping, a row ~40 µs.
-        size = max(1, min(64, len(rows) // (n * 4)))
-        chunks = [rows[i:i + size] for i in range(0, len(rows), size)]
-        with ThreadPoolExecutor(max_workers=min(n, len(chunks))) as pool:
-            return [r for chunk in pool.map(lambda c: [one(r) for r in c], chunks) for r in chunk]
+        size = STREAM_CHUNK if streamed else max(1, min(64, known[0] // (n * 4)))
+        with ThreadPoolExecutor(max_workers=n) as pool:
+            futures, chunk = [], []
+            for r in rows:
+                if streamed:
+                    known[0] += 1
+                chunk.append(r)
+                if len(chunk) == size:
+                    futures.append(pool.submit(chunk_of, chunk))
+                    chunk = []
+            if chunk:
+                futures.append(pool.submit(chunk_of, chunk))
+            return [r for f in futures for r in f.result()]
 
 
 def read_memory_rows(rows: Sequence[Mapping], agent_key: AgentKey, topics: Sequence[Topic] | None = None, *,

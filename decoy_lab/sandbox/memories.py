@@ -43,10 +43,10 @@ import json
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import crypto, wire
@@ -515,20 +515,26 @@ def served_row(r: Reach, agent: Any) -> dict:
             "author_kind": row.author_kind, "created_at": ms.iso(row.created_at), "updated_at": ms.iso(row.updated_at)}
 
 
-def listing(con: Any, agent: Any) -> readcache.Listing:
-    """Every row this connection may open now, encoded, and the rows owed to it that it cannot."""
-    wraps = ms.wraps_for_token(con, agent.token_id)
-    served, waiting = [], []
-    for row in ms.all_memories(con):
-        r = Reach(row, usable_wrap(wraps.get(row.id), row, agent))
-        r.via = live_via(agent, row, r.wrap)
-        if r.readable:
-            served.append(served_row(r, agent))
-        else:
-            why = owed_reason(agent, row)
-            if why is not None:
-                waiting.append((row, why))
-    return readcache.Listing(readcache.stamp(con, agent), encode(served), len(served), waiting, wraps)
+STREAM_ROWS = 256  # rows per chunk of a streamed answer: the client starts opening them meanwhile
+
+
+def served_chunks(agent: Any, rows: list[ms.MemoryRow], wraps: dict[str, ms.Wrap],
+                  waiting: list) -> Iterator[bytes]:
+    """The rows this connection may open now, encoded a chunk at a time (comma-joined, no
+    brackets); the rows owed to it that it cannot open yet are appended to `waiting`."""
+    for start in range(0, len(rows), STREAM_ROWS):
+        served = []
+        for row in rows[start:start + STREAM_ROWS]:
+            r = Reach(row, usable_wrap(wraps.get(row.id), row, agent))
+            r.via = live_via(agent, row, r.wrap)
+            if r.readable:
+                served.append(served_row(r, agent))
+            else:
+                why = owed_reason(agent, row)
+                if why is not None:
+                    waiting.append((row, why))
+        if served:
+            yield encode(served)[1:-1]
 
 
 def encode(obj: Any) -> bytes:
@@ -538,7 +544,11 @@ def encode(obj: Any) -> bytes:
 
 async def list_memories(request: Request) -> Response:
     """GET memories — every row this connection may open now, plus the preparing/failed report.
-    The array is kept (readcache) until a row, a wrap or this connection's access changes."""
+
+    The array is streamed as it is worked out (10,000 rows are 13 MB: the client opens the first
+    ones meanwhile) and then kept (readcache) until a row, a wrap or this connection's access
+    changes; an unchanged read sends the kept array. The report follows the array and is always
+    worked out afresh, as it depends on the clock."""
     from . import sharing
     state = state_of(request)
     agent = await agent_of(request)
@@ -548,12 +558,35 @@ async def list_memories(request: Request) -> Response:
     sharing.maybe_share_on_read(state, now)
     cache = readcache.of(state)
     with gc_paused(), state.store.tx() as con:  # one row object per stored row: no cycles to find
-        found = cache.get(agent.token_id, readcache.stamp(con, agent))
-        if found is None:
-            found = listing(con, agent)
-            cache.put(agent.token_id, found)
-        report = sharing.report(con, agent, found.waiting, found.wraps, now)
-    if found.waiting and "failed_others" not in report:
+        stamp = readcache.stamp(con, agent)
+        found = cache.get(agent.token_id, stamp)
+        if found is None:  # one snapshot of rows and wraps, read in this transaction
+            rows, wraps = ms.all_memories(con), ms.wraps_for_token(con, agent.token_id)
+    if found is not None:
+        return Response(b'{"memories":' + found.memories_json + _after_array(state, agent, found, now),
+                        media_type="application/json")
+
+    def fresh() -> Iterator[bytes]:
+        waiting: list = []
+        parts: list[bytes] = []
+        yield b'{"memories":['
+        for part in served_chunks(agent, rows, wraps, waiting):
+            yield b"," + part if parts else part
+            parts.append(part)
+        listing = readcache.Listing(stamp, b"[" + b",".join(parts) + b"]", waiting, wraps)
+        cache.put(agent.token_id, listing)
+        yield b"]" + _after_array(state, agent, listing, now)
+
+    return StreamingResponse(fresh(), media_type="application/json")
+
+
+def _after_array(state: Any, agent: Any, listing: readcache.Listing, now: float) -> bytes:
+    """The rest of a memories answer: the preparing/failed report, then `}`; asking the owner's
+    phone as the report says."""
+    from . import sharing
+    with state.store.tx() as con:
+        report = sharing.report(con, agent, listing.waiting, listing.wraps, now)
+    if listing.waiting and "failed_others" not in report:
         # the first read that finds something owed asks the phone at once; after `failed` only the
         # once-a-day read that asks again (it answers `preparing`) does: "stopped asking on its own"
         sharing.nudge(state, now)
@@ -561,9 +594,7 @@ async def list_memories(request: Request) -> Response:
         sharing.ask_for_unknown(state, now)
     elif report.get("preparing_unknown"):
         sharing.ask_for_preparing_unknown(state, agent, now)
-    rest = encode(report)[1:] if report else b"}"
-    return Response(b'{"memories":' + found.memories_json + (b"," if report else b"") + rest,
-                    media_type="application/json")
+    return b"," + encode(report)[1:] if report else b"}"
 
 
 @dataclass

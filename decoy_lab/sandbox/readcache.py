@@ -30,7 +30,6 @@ class Listing:
 
     stamp: tuple
     memories_json: bytes  # the encoded `memories` array, `[...]`
-    count: int
     waiting: list  # [(MemoryRow, why)] rows owed to this connection that it cannot open yet
     wraps: dict  # memory id -> this token's Wrap (the report looks at them)
 

@@ -1,0 +1,166 @@
+"""Read one array of a JSON object while the answer is still arriving.
+
+`GET /api/agent/context/memories` answers `{"memories": [...], "preparing": [...], ...}` in one
+body of about 1.3 KB a row (13 MB for 10,000 memories). `ArrayStream` takes the body in chunks
+as they come off the network and hands out each element of the named array as soon as it is
+complete, so rows can be opened while the rest downloads; the object's other members are kept
+and returned at the end.
+
+Only complete values are ever handed out: a value is taken once the byte after it has arrived
+(so `12` is never mistaken for the start of `123`), and anything that is not JSON, or not an
+object at the top, raises ValueError naming the character offset. Standard library only: each
+value is parsed by `json.JSONDecoder.raw_decode`, so what is accepted is exactly what
+`json.loads` accepts.
+"""
+from __future__ import annotations
+
+import codecs
+import json
+from typing import Any, Iterable, Iterator
+
+_WS = " \t\n\r"
+_NUMBER_GOES_ON = "0123456789.eE+-"
+_decoder = json.JSONDecoder()
+
+
+class ArrayStream:
+    """Feed chunks with `feed(chunk)` (each call yields the elements completed by it), then call
+    `close()` for the object's other members. Elements of `key` are never kept here."""
+
+    def __init__(self, key: str):
+        self.key = key
+        self.rest: dict[str, Any] = {}
+        self.count = 0  # elements handed out so far
+        self._text = ""
+        self._pos = 0  # where parsing resumes in _text
+        self._offset = 0  # characters dropped from the front of _text (for error offsets)
+        self._utf8 = codecs.getincrementaldecoder("utf-8")()
+        self._state = "start"  # what may come next (see _run)
+        self._member: str | None = None
+
+    # -- public -----------------------------------------------------------------------------
+    def feed(self, chunk: bytes) -> list[Any]:
+        try:
+            self._text = self._text[self._pos:] + self._utf8.decode(chunk)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"the answer is not UTF-8 (byte {exc.start} of a chunk)") from None
+        self._offset += self._pos
+        self._pos = 0
+        return self._run(final=False)
+
+    def close(self) -> dict[str, Any]:
+        """The object's members other than `key` (which must have been an array, if present)."""
+        try:
+            self._text = self._text[self._pos:] + self._utf8.decode(b"", final=True)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"the answer ends inside a UTF-8 character (byte {exc.start})") from None
+        self._offset += self._pos
+        self._pos = 0
+        self._run(final=True)  # an element completed only now means the answer was cut short
+        if self._state != "done":
+            raise ValueError(f"the answer ends early, at character {self._offset + len(self._text)}")
+        if self._text[self._pos:].strip(_WS):
+            raise ValueError(f"extra data after the JSON object at character {self._offset + self._pos}")
+        return self.rest
+
+    # -- parsing ------------------------------------------------------------------------------
+    def _skip(self) -> int:
+        text, pos = self._text, self._pos
+        while pos < len(text) and text[pos] in _WS:
+            pos += 1
+        self._pos = pos
+        return pos
+
+    def _fail(self, what: str) -> ValueError:
+        return ValueError(f"{what} at character {self._offset + self._pos}")
+
+    def _value(self, final: bool) -> tuple[bool, Any]:
+        """(True, value) when a whole value starts at _pos; (False, None) when more text is needed."""
+        try:
+            value, end = _decoder.raw_decode(self._text, self._pos)
+        except json.JSONDecodeError as exc:
+            if final:
+                raise ValueError(f"not JSON: {exc.msg} at character {self._offset + exc.pos}") from None
+            return False, None
+        except RecursionError:
+            raise self._fail("JSON nested too deeply") from None
+        if not final and (end >= len(self._text) or (self._text[end] in _NUMBER_GOES_ON
+                                                     and isinstance(value, (int, float)))):
+            return False, None  # "12" may be the start of "123", "0" of "0.5"
+        self._pos = end
+        return True, value
+
+    def _run(self, final: bool) -> list[Any]:
+        """Advance through the text; the states name what may come next:
+        start → obj_open → (name) colon → value → obj_sep → obj_key → … → done,
+        and for `key`'s array: items_open → items_sep ⇄ items_elem → obj_sep."""
+        out: list[Any] = []
+        text = self._text
+        while True:
+            pos = self._skip()
+            if pos >= len(text):
+                return out
+            ch, state = text[pos], self._state
+            if state == "start":
+                if ch != "{":
+                    raise self._fail("the answer is not a JSON object")
+                self._pos, self._state = pos + 1, "obj_open"
+            elif state in ("obj_open", "obj_key"):
+                if ch == "}" and state == "obj_open":
+                    self._pos, self._state = pos + 1, "done"
+                    continue
+                if ch != '"':
+                    raise self._fail("expected a member name")
+                ok, name = self._value(final)
+                if not ok:
+                    return out
+                self._member, self._state = name, "colon"
+            elif state == "colon":
+                if ch != ":":
+                    raise self._fail("expected ':' after a member name")
+                self._pos, self._state = pos + 1, "value"
+            elif state == "value":
+                if self._member == self.key and ch == "[":
+                    self._pos, self._state = pos + 1, "items_open"
+                    continue
+                ok, value = self._value(final)
+                if not ok:
+                    return out
+                self.rest[self._member] = value
+                self._state = "obj_sep"
+            elif state == "obj_sep":
+                if ch not in ",}":
+                    raise self._fail("expected ',' or '}' after a member")
+                self._pos, self._state = pos + 1, ("obj_key" if ch == "," else "done")
+            elif state == "items_sep":
+                if ch not in ",]":
+                    raise self._fail(f"expected ',' or ']' in {self.key}")
+                self._pos, self._state = pos + 1, ("items_elem" if ch == "," else "obj_sep")
+            elif state in ("items_open", "items_elem"):
+                if ch == "]" and state == "items_open":
+                    self._pos, self._state = pos + 1, "obj_sep"
+                    continue
+                if ch in ",]":
+                    raise self._fail(f"expected an element of {self.key}")
+                ok, value = self._value(final)
+                if not ok:
+                    return out
+                self._state = "items_sep"
+                self.count += 1
+                out.append(value)
+            else:  # done: anything but whitespace is extra data
+                raise self._fail("extra data after the JSON object")
+
+
+def stream_array(chunks: Iterable[bytes], key: str) -> tuple[Iterator[Any], dict[str, Any]]:
+    """Convenience for tests and one-shot use: (iterator of elements, dict filled in once the
+    iterator is exhausted with the other members)."""
+    parser = ArrayStream(key)
+    rest: dict[str, Any] = {}
+
+    def elements() -> Iterator[Any]:
+        for chunk in chunks:
+            yield from parser.feed(chunk)
+        rest.update(parser.close())
+
+    return elements(), rest

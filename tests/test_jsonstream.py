@@ -1,0 +1,84 @@
+"""jsonstream.ArrayStream against json.loads: the same elements and members, whatever the chunking."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from decoy_lab.jsonstream import ArrayStream, stream_array
+
+FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+                    st.text(max_size=12))
+values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                      st.dictionaries(st.text(max_size=6), inner, max_size=4)),
+                      max_leaves=12)
+
+
+@st.composite
+def answers(draw) -> tuple[bytes, list, dict]:
+    rows = draw(st.lists(values, max_size=12))
+    rest = draw(st.dictionaries(st.text(max_size=8).filter(lambda k: k != "memories"), values, max_size=4))
+    members = [(k, v) for k, v in rest.items()]
+    at = draw(st.integers(min_value=0, max_value=len(members)))
+    members.insert(at, ("memories", rows))
+    indent = draw(st.sampled_from([None, 1]))
+    text = json.dumps(dict(members), indent=indent, ensure_ascii=draw(st.booleans()))
+    return text.encode("utf-8"), rows, rest
+
+
+def _chunks(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
+    return [data[a:b] for a, b in zip(points, points[1:])]
+
+
+@FAST
+@given(answers(), st.lists(st.integers(min_value=0, max_value=10_000), max_size=20))
+def test_same_elements_and_members_as_json_loads_for_any_chunking(answer, cuts):
+    data, rows, rest = answer
+    elements, got_rest = stream_array(_chunks(data, cuts), "memories")
+    assert list(elements) == rows
+    assert got_rest == rest
+
+
+@FAST
+@given(answers())
+def test_byte_by_byte(answer):
+    """Every cut, multi-byte UTF-8 characters split in two included."""
+    data, rows, rest = answer
+    elements, got_rest = stream_array([data[i:i + 1] for i in range(len(data))], "memories")
+    assert list(elements) == rows and got_rest == rest
+
+
+def test_elements_come_out_as_soon_as_they_are_complete():
+    p = ArrayStream("memories")
+    assert p.feed(b'{"memories": [{"id": 1}, {"id": 2') == [{"id": 1}]
+    assert p.feed(b'}, 12') == [{"id": 2}]
+    assert p.feed(b'3') == [], "a number is taken only once the byte after it has arrived"
+    assert p.feed(b'], "preparing": ["a"]}') == [123]
+    assert p.close() == {"preparing": ["a"]}
+
+
+def test_an_answer_without_the_array_gives_no_elements():
+    elements, rest = stream_array([b'{"code": "X", "message": "m"}'], "memories")
+    assert list(elements) == [] and rest == {"code": "X", "message": "m"}
+
+
+@pytest.mark.parametrize("body", [
+    b"", b"[1, 2]", b'{"memories": [1, 2', b'{"memories": [1 2]}', b'{"memories": [1,]}', b'{"memories": [,1]}',
+    b'{"memories" [1]}', b'{"memories": [1]} x', b'{"a": 1,}', b'{"a": tru}', b'{"memories": [{"a": 1]}',
+    b'\xff{"memories": []}', b'{"memories": ["\xe2\x82"]}', b"{'memories': []}",
+])
+def test_malformed_answers_raise_value_error(body):
+    for chunking in ([body], [body[i:i + 1] for i in range(len(body))]):
+        with pytest.raises(ValueError):
+            elements, _ = stream_array(chunking, "memories")
+            list(elements)
+
+
+def test_error_names_the_character_offset():
+    with pytest.raises(ValueError, match=r"character 19"):
+        list(stream_array([b'{"memories": [1, 2 3]}'], "memories")[0])
