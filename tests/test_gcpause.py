@@ -48,3 +48,42 @@ def test_overlapping_pauses_from_two_threads_end_with_the_collector_back_on():
     release.set()
     t.join(10)
     assert gc.isenabled()
+
+
+class _Node:
+    def __init__(self):
+        self.other = None
+
+
+def test_what_a_pause_made_goes_to_the_oldest_generation_unscanned():
+    gc.collect()
+    with gc_paused():
+        made = [[i] for i in range(5000)]
+    assert gc.get_count()[0] < 100, "no young objects left to scan one generation at a time"
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    assert all(id(m) in oldest for m in made[::500])
+
+
+def test_a_cycle_made_during_a_pause_is_still_collected():
+    import weakref
+
+    with gc_paused():
+        a, b = _Node(), _Node()
+        a.other, b.other = b, a
+        ref = weakref.ref(a)
+        del a, b
+    assert ref() is not None  # only a cycle keeps it: reference counting cannot free it
+    gc.collect()
+    assert ref() is None
+
+
+def test_objects_the_process_froze_itself_stay_frozen():
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with gc_paused():
+            [[i] for i in range(100)]
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
