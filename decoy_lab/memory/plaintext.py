@@ -109,6 +109,9 @@ class Plain:
         return []
 
 
+_ABOUT = re.compile(r"(topic|account):\S+")
+
+
 def _fail(row_id: str | None, reason: str):
     raise UnreadableRow(row_id, reason)
 
@@ -147,9 +150,9 @@ def decode_plaintext(obj: Any, row_id: str, *, trace: Trace | None = None) -> Pl
     """
     t = tracer(trace)
     with t.step("bind check: v == 2 and row_id == id",
-                inputs={"v": obj.get("v") if isinstance(obj, dict) else None,
-                        "row_id": obj.get("row_id") if isinstance(obj, dict) else None,
-                        "served id": row_id}) as s:
+                inputs=lambda: {"v": obj.get("v") if isinstance(obj, dict) else None,
+                                "row_id": obj.get("row_id") if isinstance(obj, dict) else None,
+                                "served id": row_id}) as s:
         if not isinstance(obj, dict):
             _fail(row_id, f"the plaintext is not a JSON object but {_type(obj)}")
         v = obj.get("v")
@@ -161,7 +164,8 @@ def decode_plaintext(obj: Any, row_id: str, *, trace: Trace | None = None) -> Pl
         s.output = "bound"
     with t.step("field types") as s:
         plain = _classify(obj, row_id)
-        s.output = f"{plain.kind}: " + (", ".join(plain.labels) or "no labels")
+        if trace is not None:  # the labels are worked out only to be shown
+            s.output = f"{plain.kind}: " + (", ".join(plain.labels) or "no labels")
     return plain
 
 
@@ -175,7 +179,7 @@ def _classify(obj: dict, row_id: str) -> Plain:
         entity_name = _opt(obs, "entityName", str, row_id, "observation.")
         if len(about) > 1:
             _fail(row_id, f"a memory has exactly one about value, this one has {len(about)}")
-        if about and not (about[0] == "user" or re.fullmatch(r"(topic|account):\S+", about[0])):
+        if about and not (about[0] == "user" or _ABOUT.fullmatch(about[0])):
             _fail(row_id, f"about {about[0]!r} is not user, topic:<id> or account:<id>")
         cats = _str_list(obj["categories"], "categories", row_id) if "categories" in obj else []
         return Plain("memory", row_id, obj, text=text, entity_name=entity_name, about=about,
