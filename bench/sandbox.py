@@ -118,12 +118,13 @@ def _edit(w: Writer, api: Any, keys: Any, row_id: str, text: str, *, known: dict
     """PUT a text correction; on REV_CONFLICT re-read and re-apply (the designed answer)."""
     agent_key = w.conn.agent_key
     served = known
-    for _ in range(20):
+    for attempt in range(20):
         body = edit_memory_row(served, {"text": text}, agent_key, keys)
         try:
             answer = api.request("PUT", MEMORIES, json=body)
         except RevConflict:
             w.designed["REV_CONFLICT"] += 1
+            time.sleep(w.rng.uniform(0, 0.01 * (attempt + 1)))  # jitter: eight writers on one row take turns
             served = _fresh(api, row_id)
             if served is None:
                 raise RuntimeError(f"memory {row_id} vanished during a conflict")

@@ -3,8 +3,9 @@
 - An unknown outcome (network error, timeout, 5xx) resends the SAME sealed rows or body, never
   new ones (`Connection._send`, up to `conn.retries` times); after a resend the rows are read
   back and sent once more if any is not served yet (the server fills in a missing wrap).
-- A definite refusal is never retried. `REV_CONFLICT` re-reads, re-applies and retries (and
-  stops when the served memory already reads as asked: an earlier unanswered attempt landed).
+- A definite refusal is never retried. `REV_CONFLICT` re-reads, re-applies and retries after a
+  short random wait, so writers racing on one memory take turns (and stops when the served
+  memory already reads as asked: an earlier unanswered attempt landed).
 - `HOLDERS_MISSING` wraps the rotated key to every listed holder and sends again.
 - A legacy space row is edited in its space (legacy.py); once the owner's phone has moved it to
   its own key (`MEMORY_MOVING`), the same changes apply to it here under the per-memory rule.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
@@ -237,6 +239,7 @@ def edit_loop(conn: "Connection", memory_id: str, changes: Mapping, keys: memory
             if conflicts > conn.retries:
                 raise
             log.info("memory %s changed since it was read (REV_CONFLICT): re-reading and re-applying", memory_id)
+            conn._sleep(random.uniform(0, conn.backoff * conflicts))  # writers racing on one memory take turns
             if has_changes(conn, memory_id, changes):  # an earlier unanswered attempt already applied it
                 return {"id": memory_id, "outcome": "already applied"}
             served = conn._served_row(memory_id)

@@ -103,3 +103,25 @@ def _generation(lab) -> int:
 
     with lab.state.store.tx() as con:
         return ms.generation(con)
+
+
+def test_a_large_answer_is_streamed_and_kept_byte_for_byte(lab, alpha):
+    """More rows than one chunk: the streamed answer is one valid JSON object with every row
+    once, and the kept answer sent next is the same bytes."""
+    from decoy_lab.sandbox.memories import STREAM_ROWS
+
+    keys = alpha.keys()
+    n = STREAM_ROWS + 57
+    from decoy_lab import memory
+
+    rows = [memory.new_memory_row(keys, f"row {i}") for i in range(n)]
+    for start in range(0, n, 200):
+        assert alpha.save(rows[start:start + 200]).status_code == 201
+    streamed = alpha.get("/api/agent/context/memories")
+    assert streamed.headers.get("content-length") is None, "sent in chunks"
+    hits = _cache(lab).hits
+    kept = alpha.get("/api/agent/context/memories")
+    assert _cache(lab).hits == hits + 1
+    assert kept.content == streamed.content
+    served = [m["id"] for m in streamed.json()["memories"]]
+    assert len(served) == n and sorted(served) == sorted(r["id"] for r in rows)

@@ -43,7 +43,7 @@ import json
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, AsyncIterator, Iterable, Iterator
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -515,26 +515,24 @@ def served_row(r: Reach, agent: Any) -> dict:
             "author_kind": row.author_kind, "created_at": ms.iso(row.created_at), "updated_at": ms.iso(row.updated_at)}
 
 
-STREAM_ROWS = 256  # rows per chunk of a streamed answer: the client starts opening them meanwhile
+STREAM_ROWS = 256  # rows per chunk of a large answer: the client starts opening them meanwhile
 
 
-def served_chunks(agent: Any, rows: list[ms.MemoryRow], wraps: dict[str, ms.Wrap],
-                  waiting: list) -> Iterator[bytes]:
-    """The rows this connection may open now, encoded a chunk at a time (comma-joined, no
-    brackets); the rows owed to it that it cannot open yet are appended to `waiting`."""
-    for start in range(0, len(rows), STREAM_ROWS):
-        served = []
-        for row in rows[start:start + STREAM_ROWS]:
-            r = Reach(row, usable_wrap(wraps.get(row.id), row, agent))
-            r.via = live_via(agent, row, r.wrap)
-            if r.readable:
-                served.append(served_row(r, agent))
-            else:
-                why = owed_reason(agent, row)
-                if why is not None:
-                    waiting.append((row, why))
-        if served:
-            yield encode(served)[1:-1]
+def readable(con: Any, agent: Any) -> tuple[list[Reach], list, dict[str, ms.Wrap]]:
+    """Every row this connection may open now, the rows owed to it that it cannot open yet
+    ((row, why) pairs), and its wraps: one snapshot, read in the caller's transaction."""
+    wraps = ms.wraps_for_token(con, agent.token_id)
+    served, waiting = [], []
+    for row in ms.all_memories(con):
+        r = Reach(row, usable_wrap(wraps.get(row.id), row, agent))
+        r.via = live_via(agent, row, r.wrap)
+        if r.readable:
+            served.append(r)
+        else:
+            why = owed_reason(agent, row)
+            if why is not None:
+                waiting.append((row, why))
+    return served, waiting, wraps
 
 
 def encode(obj: Any) -> bytes:
@@ -545,10 +543,10 @@ def encode(obj: Any) -> bytes:
 async def list_memories(request: Request) -> Response:
     """GET memories — every row this connection may open now, plus the preparing/failed report.
 
-    The array is streamed as it is worked out (10,000 rows are 13 MB: the client opens the first
-    ones meanwhile) and then kept (readcache) until a row, a wrap or this connection's access
-    changes; an unchanged read sends the kept array. The report follows the array and is always
-    worked out afresh, as it depends on the clock."""
+    Rows, wraps and the report come from one transaction. The array is kept (readcache) until a
+    row, a wrap or this connection's access changes, and an unchanged read sends it again; a
+    large array is encoded and sent a chunk at a time (10,000 rows are 13 MB: the client opens
+    the first ones meanwhile). The report is always worked out afresh: it follows the clock."""
     from . import sharing
     state = state_of(request)
     agent = await agent_of(request)
@@ -560,33 +558,12 @@ async def list_memories(request: Request) -> Response:
     with gc_paused(), state.store.tx() as con:  # one row object per stored row: no cycles to find
         stamp = readcache.stamp(con, agent)
         found = cache.get(agent.token_id, stamp)
-        if found is None:  # one snapshot of rows and wraps, read in this transaction
-            rows, wraps = ms.all_memories(con), ms.wraps_for_token(con, agent.token_id)
-    if found is not None:
-        return Response(b'{"memories":' + found.memories_json + _after_array(state, agent, found, now),
-                        media_type="application/json")
-
-    def fresh() -> Iterator[bytes]:
-        waiting: list = []
-        parts: list[bytes] = []
-        yield b'{"memories":['
-        for part in served_chunks(agent, rows, wraps, waiting):
-            yield b"," + part if parts else part
-            parts.append(part)
-        listing = readcache.Listing(stamp, b"[" + b",".join(parts) + b"]", waiting, wraps)
-        cache.put(agent.token_id, listing)
-        yield b"]" + _after_array(state, agent, listing, now)
-
-    return StreamingResponse(fresh(), media_type="application/json")
-
-
-def _after_array(state: Any, agent: Any, listing: readcache.Listing, now: float) -> bytes:
-    """The rest of a memories answer: the preparing/failed report, then `}`; asking the owner's
-    phone as the report says."""
-    from . import sharing
-    with state.store.tx() as con:
-        report = sharing.report(con, agent, listing.waiting, listing.wraps, now)
-    if listing.waiting and "failed_others" not in report:
+        if found is None:
+            served, waiting, wraps = readable(con, agent)
+        else:
+            waiting, wraps = found.waiting, found.wraps
+        report = sharing.report(con, agent, waiting, wraps, now)
+    if waiting and "failed_others" not in report:
         # the first read that finds something owed asks the phone at once; after `failed` only the
         # once-a-day read that asks again (it answers `preparing`) does: "stopped asking on its own"
         sharing.nudge(state, now)
@@ -594,7 +571,32 @@ def _after_array(state: Any, agent: Any, listing: readcache.Listing, now: float)
         sharing.ask_for_unknown(state, now)
     elif report.get("preparing_unknown"):
         sharing.ask_for_preparing_unknown(state, agent, now)
-    return b"," + encode(report)[1:] if report else b"}"
+    tail = b"," + encode(report)[1:] if report else b"}"
+    if found is not None:
+        return Response(b'{"memories":' + found.memories_json + tail, media_type="application/json")
+
+    def chunks() -> Iterator[bytes]:
+        for start in range(0, len(served), STREAM_ROWS):
+            yield encode([served_row(r, agent) for r in served[start:start + STREAM_ROWS]])[1:-1]
+
+    def keep(parts: list[bytes]) -> bytes:
+        array = b"[" + b",".join(parts) + b"]"
+        cache.put(agent.token_id, readcache.Listing(stamp, array, waiting, wraps))
+        return array
+
+    if len(served) <= STREAM_ROWS:
+        return Response(b'{"memories":' + keep(list(chunks())) + tail, media_type="application/json")
+
+    async def streamed() -> AsyncIterator[bytes]:  # on the event loop: no thread hop per chunk
+        parts: list[bytes] = []
+        yield b'{"memories":['
+        for part in chunks():
+            yield b"," + part if parts else part
+            parts.append(part)
+        keep(parts)
+        yield b"]" + tail
+
+    return StreamingResponse(streamed(), media_type="application/json")
 
 
 @dataclass
