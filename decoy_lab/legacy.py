@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Mapping
 from . import sealing, wire
 from .errors import MemoryModelError, MemoryMoving, NotFound, RevConflict, UnreadableRow
 from .memory.build import checked_categories
+from .memory.edit import apply_text
 from .vault import unwrap_space_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -153,11 +154,7 @@ def sealed_edit(row: SpaceRow, changes: Mapping) -> dict:
     if not isinstance(obs, dict):
         raise MemoryModelError(f"{row.id} is a legacy entity or relation row: only an observation has text and "
                                "categories to edit")
-    if "text" in changes:
-        text = changes["text"]
-        if not isinstance(text, str) or not text.strip():
-            raise MemoryModelError("a memory needs non-empty text")
-        obs["content"] = text
+    apply_text(obs, changes)
     if "categories" in changes:
         cats = checked_categories(changes["categories"])
         if set(cats) != set(new.get("categories") or ()):  # the same set leaves the list as it was

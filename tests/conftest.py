@@ -88,6 +88,24 @@ def alpha(lab):
 
 
 @pytest.fixture(scope="module")
+def clock():
+    """A clock the tests of one module move by hand (`clock.advance(seconds)`)."""
+    from decoy_lab.sandbox import FakeClock
+
+    return FakeClock(1_800_000_000.0)
+
+
+@pytest.fixture(scope="module")
+def clocked_sb(clock):
+    """An empty sandbox on `clock`, one per test module, pairing without a poll wait."""
+    from decoy_lab.sandbox import Sandbox
+
+    with Sandbox.start(seed="none", clock=clock) as sandbox:
+        sandbox.state.device_interval = 0
+        yield sandbox
+
+
+@pytest.fixture(scope="module")
 def sb():
     """An empty sandbox on a loopback port, one per test module, pairing without a poll wait.
     Modules that need another kind (a fake clock, manual approval) define their own `sb`."""

@@ -14,12 +14,7 @@ from decoy_lab.client import Connection
 from decoy_lab.crypto import AgentKey
 from decoy_lab.errors import InsufficientGrant, PairingError, TokenError
 from decoy_lab.profiles import ProfileStore
-from decoy_lab.sandbox import FakeClock, Sandbox
-
-
-@pytest.fixture(scope="module")
-def clock() -> FakeClock:
-    return FakeClock(1_800_000_000.0)
+from decoy_lab.sandbox import Sandbox
 
 
 @pytest.fixture(scope="module")

@@ -11,23 +11,15 @@ import pytest
 from decoy_lab.client import Connection
 from decoy_lab.crypto import AgentKey
 from decoy_lab.errors import MemoryModelError
-from decoy_lab.sandbox import FakeClock, Sandbox
 from decoy_lab.sandbox import sharing
 
 DAY = 86400
 
 
 @pytest.fixture(scope="module")
-def clock() -> FakeClock:
-    return FakeClock(1_800_000_000.0)
-
-
-@pytest.fixture(scope="module")
-def sb(clock):
-    with Sandbox.start(seed="none", clock=clock) as sandbox:
-        sandbox.state.device_interval = 0
-        sharing.configure(sandbox.state, auto_share_after=None)  # the phone answers only when asked
-        yield sandbox
+def sb(clocked_sb):
+    sharing.configure(clocked_sb.state, auto_share_after=None)  # the phone answers only when asked
+    return clocked_sb
 
 
 def connect(sb, key, permissions=None, client_id=None) -> Connection:

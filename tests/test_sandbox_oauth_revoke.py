@@ -7,7 +7,6 @@ import uuid
 import httpx
 import pytest
 
-from decoy_lab.sandbox import FakeClock, Sandbox
 from decoy_lab.sandbox.testing import bearer, pair_agent
 
 SPEC_METADATA = ("RFC 8414 discovery document for Decoy's OAuth authorization server. Advertises the "
@@ -15,15 +14,8 @@ SPEC_METADATA = ("RFC 8414 discovery document for Decoy's OAuth authorization se
 
 
 @pytest.fixture(scope="module")
-def clock() -> FakeClock:
-    return FakeClock(1_800_000_000.0)
-
-
-@pytest.fixture(scope="module")
-def sb(clock):
-    with Sandbox.start(seed="none", clock=clock) as sandbox:
-        sandbox.state.device_interval = 0
-        yield sandbox
+def sb(clocked_sb):
+    return clocked_sb
 
 
 @pytest.fixture

@@ -22,6 +22,15 @@ _MEMORY_CHANGES = frozenset({"text", "categories", "topic"})
 
 
 # -- editing ------------------------------------------------------------------------------------
+def apply_text(observation: dict, changes: Mapping) -> None:
+    """Put `changes["text"]`, when given, into an observation's content; it must be non-empty."""
+    if "text" in changes:
+        text = changes["text"]
+        if not isinstance(text, str) or not text.strip():
+            raise MemoryModelError("a memory needs non-empty text")
+        observation["content"] = text
+
+
 def edit_memory_row(served_row: Mapping, changes: Mapping, agent_key: AgentKey, keys: RecipientKeys, *,
                     trace: Trace | None = None, key_cache: MutableMapping[str, bytes] | None = None) -> dict:
     """A PUT body that re-seals the whole plaintext with only what changed.
@@ -45,11 +54,7 @@ def edit_memory_row(served_row: Mapping, changes: Mapping, agent_key: AgentKey, 
         raise MemoryModelError(f"row {row_id} is a {plain.kind} row, not a memory: edit_memory_row edits memories")
     new = copy.deepcopy(plain.plaintext)
     obs = new["observation"]
-    if "text" in changes:
-        text = changes["text"]
-        if not isinstance(text, str) or not text.strip():
-            raise MemoryModelError("a memory needs non-empty text")
-        obs["content"] = text
+    apply_text(obs, changes)
     if "topic" in changes:
         _move(new, obs, plain, changes["topic"])
     if "categories" in changes:
