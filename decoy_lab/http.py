@@ -15,6 +15,10 @@ The retry rule for writes lives in `send_with_retries`: an unknown outcome resen
 body, a definite refusal is never retried, a 429 waits `retry_after_seconds`, and `REVIEW_BUSY`
 ("send this one again") is resent after a short backoff.
 
+`stream_array` reads a large answer as it arrives (jsonstream.py), handing out the rows of one
+array while the rest downloads; a body cut off or broken on the way is a TransportError (ask
+again), never a shorter list.
+
 Logging names the method, path and status only: never a header, a body or a token.
 """
 from __future__ import annotations
@@ -186,7 +190,7 @@ class Api:
             if attempt == 0 and resp.status_code == 401 and self._should_refresh(resp):
                 self.refresh(refused=sent)
                 continue
-            return StreamedArray.whole(self._answer("GET", path, resp), key)  # raises for an error status
+            return StreamedArray.whole(self._answer("GET", path, resp), key, path)  # raises for an error status
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _answer(self, method: str, path: str, resp: httpx.Response) -> Any:
@@ -327,14 +331,20 @@ class StreamedArray:
         self._elements: list[Any] | None = None
 
     @classmethod
-    def whole(cls, body: Any, key: str) -> "StreamedArray":
+    def whole(cls, body: Any, key: str, path: str = "") -> "StreamedArray":
         """An answer that was read in one piece (not a streamed 200)."""
-        out = cls(None, "", key)
+        out = cls(None, path, key)
         body = body if isinstance(body, dict) else {}
-        items = body.get(key)
-        out._elements = items if isinstance(items, list) else []
+        items = body.get(key, [])
+        if not isinstance(items, list):
+            raise out._not_a_list(items)
+        out._elements = items
         out.rest = {k: v for k, v in body.items() if k != key}
         return out
+
+    def _not_a_list(self, value: Any) -> TransportError:
+        kind = "null" if value is None else type(value).__name__
+        return TransportError(f"GET {self.path}: the answer's {self.key} is {kind}, not a list; ask again")
 
     def __iter__(self) -> Iterator[Any]:
         if self._elements is not None:
@@ -349,6 +359,8 @@ class StreamedArray:
                 self.rest = parser.close()
             except ValueError as exc:
                 raise TransportError(f"GET {self.path}: the answer is not JSON ({exc}); ask again") from None
+        if self.key in self.rest:  # the member was there, and not an array
+            raise self._not_a_list(self.rest[self.key])
 
     def close(self) -> None:
         if self._opened is not None:
