@@ -12,7 +12,7 @@ REQUIREJS=2.3.8
 dest=${1:-build/vendor}
 want="@jupyter-widgets/html-manager@$HTML_MANAGER requirejs@$REQUIREJS"
 if [ "$(cat "$dest/VERSIONS" 2>/dev/null)" = "$want" ] \
-   && [ -s "$dest/embed-amd.js" ] && [ -s "$dest/require.js" ]; then
+   && [ -s "$dest/embed-amd.js" ] && [ -s "$dest/require.js" ] && [ -s "$dest/LICENSES.txt" ]; then
   exit 0
 fi
 
@@ -39,8 +39,22 @@ fi
 # embed-amd.js bundles the renderer with @jupyter-widgets/base and controls; the woff2 files
 # are Font Awesome's, for button icons.
 tar -xzf "$tmp"/jupyter-widgets-html-manager-*.tgz -C "$tmp" --wildcards \
-  package/dist/embed-amd.js 'package/dist/*.woff2'
-tar -xzf "$tmp"/requirejs-*.tgz -C "$tmp" package/require.js
+  package/dist/embed-amd.js 'package/dist/*.woff2' package/dist/embed.js.LICENSE.txt package/package.json
+license() { node -p "require('$1').license" 2>/dev/null || echo "see its package.json"; }
+manager_license=$(license "$tmp/package/package.json")
+tar -xzf "$tmp"/requirejs-*.tgz -C "$tmp" package/require.js package/package.json
+requirejs_license=$(license "$tmp/package/package.json")
+# The notices travel with the files (the bundle's own list covers the libraries inside it).
+{
+  echo "Files in this folder come unchanged from npm packages, except where noted."
+  echo "- embed-amd.js: @jupyter-widgets/html-manager $HTML_MANAGER ($manager_license, Project Jupyter);"
+  echo "  the notices of the libraries bundled in it follow at the end of this file."
+  echo "- *.woff2: Font Awesome's fonts as shipped in that package (SIL OFL 1.1)."
+  echo "- require.js: requirejs $REQUIREJS ($requirejs_license; its header carries the notice), with a"
+  echo "  requirejs.config() call appended that maps the renderer's module names to this folder."
+  echo
+  cat "$tmp/package/dist/embed.js.LICENSE.txt"
+} >"$tmp/LICENSES.txt"
 # The renderer finds its fonts beside the AMD modules' URLs, which require.js derives from the
 # module names: map those names to this directory.
 cat >>"$tmp/package/require.js" <<'JS'
@@ -52,7 +66,7 @@ cat >>"$tmp/package/require.js" <<'JS'
 JS
 mkdir -p "$dest"
 # Copy then rename, so a concurrent build never reads a half-written file.
-for f in "$tmp"/package/dist/embed-amd.js "$tmp"/package/dist/*.woff2 "$tmp"/package/require.js; do
+for f in "$tmp"/package/dist/embed-amd.js "$tmp"/package/dist/*.woff2 "$tmp"/package/require.js "$tmp/LICENSES.txt"; do
   cp "$f" "$dest/.$(basename "$f").$$" && mv -f "$dest/.$(basename "$f").$$" "$dest/$(basename "$f")"
 done
 echo "$want" >"$dest/VERSIONS"
