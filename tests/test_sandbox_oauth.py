@@ -7,6 +7,7 @@ import pytest
 
 from decoy_lab.crypto import AgentKey
 from decoy_lab.sandbox import FakeClock, create_app
+from decoy_lab.sandbox.oauth import REFRESH_REPLAY_SECONDS
 from decoy_lab.sandbox.testing import DEVICE_GRANT, bearer, pair_agent
 
 warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
@@ -268,9 +269,32 @@ def test_expired_access_token_is_401_refresh_and_refresh_works(client, clock, ag
     assert body["token_type"] == "Bearer" and body["token_id"] == tok["token_id"]
     assert body["access_version"] == tok["access_version"]
     assert client.get("/api/agent/policies", headers=bearer(body)).status_code == 200
-    # refresh tokens rotate: the old one is spent
+    # refresh tokens rotate: once the short window for a lost answer is over, the old one is spent
+    clock.advance(REFRESH_REPLAY_SECONDS + 1)
     reuse = client.post("/oauth/token", data={"grant_type": "refresh_token", "refresh_token": tok["refresh_token"]})
     assert reuse.status_code == 400 and reuse.json()["error"] == "invalid_grant"
+    assert reuse.json()["code"] == "REFRESH_TOKEN_USED"
+
+
+def test_a_refresh_whose_answer_was_lost_can_be_sent_again(client, clock, agent_key):
+    """The project's rule for writes: "a network failure after a write is resolved by resending".
+    The same refresh sent again soon after gets a new pair; the pair the lost answer carried is
+    retired (its refresh token is spent, its access token replaced), and the window counts from
+    the first use, so a third send after it is refused."""
+    tok = pair_agent(client, agent_key, [{"permissions": ["memory.save"]}])
+    form = {"grant_type": "refresh_token", "refresh_token": tok["refresh_token"]}
+    lost = client.post("/oauth/token", data=form).json()  # committed; say its answer never arrived
+    clock.advance(30)
+    again = client.post("/oauth/token", data=form)
+    assert again.status_code == 200 and again.json()["token_id"] == tok["token_id"]
+    assert client.get("/api/agent/policies", headers=bearer(again.json())).status_code == 200
+    gone = client.get("/api/agent/policies", headers=bearer(lost))
+    assert gone.status_code == 401 and gone.json()["code"] == "TOKEN_REPLACED"
+    spent = client.post("/oauth/token", data={"grant_type": "refresh_token", "refresh_token": lost["refresh_token"]})
+    assert spent.status_code == 400 and spent.json()["code"] == "REFRESH_TOKEN_USED"
+    clock.advance(REFRESH_REPLAY_SECONDS)
+    late = client.post("/oauth/token", data=form)
+    assert late.status_code == 400 and late.json()["code"] == "REFRESH_TOKEN_USED"
 
 
 def test_revoked_connection_is_401_re_pair(client, agent_key):

@@ -24,7 +24,8 @@ CREATE TABLE IF NOT EXISTS connections (
 CREATE TABLE IF NOT EXISTS credentials (
   hash TEXT PRIMARY KEY, token_id TEXT NOT NULL, kind TEXT NOT NULL,      -- access | refresh
   issued_at REAL NOT NULL, expires_at REAL NOT NULL,
-  state TEXT NOT NULL DEFAULT 'live'                    -- live | used (refresh) | replaced (access) | superseded
+  state TEXT NOT NULL DEFAULT 'live',                   -- live | used / retired (refresh) | replaced (access) | superseded
+  used_at REAL                                          -- when a refresh token was first used
 );
 CREATE INDEX IF NOT EXISTS credentials_token ON credentials(token_id);
 CREATE TABLE IF NOT EXISTS policies (
@@ -76,6 +77,9 @@ class Store:
             self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute("PRAGMA foreign_keys=ON")
         self._con.executescript(SCHEMA + MEMORY_SCHEMA)
+        # CREATE TABLE IF NOT EXISTS leaves a table of an older database file as it was
+        if "used_at" not in {r[1] for r in self._con.execute("PRAGMA table_info(credentials)")}:
+            self._con.execute("ALTER TABLE credentials ADD COLUMN used_at REAL")
 
     @contextlib.contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:

@@ -8,6 +8,13 @@ form-encoded (RFC 6749): the device-code grant answers `authorization_pending`, 
 `scope`, `token_id` and the granted `authorization_details`. Refreshing never extends a
 grant's end date: it only mints new credentials for the same connection.
 
+Refresh tokens rotate. The spec says nothing of an answer lost on the way, and the project's rule
+is that a network failure after a write is resolved by sending the same request again: so a
+refresh token used less than `REFRESH_REPLAY_SECONDS` ago is honoured once more (the pair its first
+use minted is retired, and the window still counts from that first use); after that it answers
+`REFRESH_TOKEN_USED`. A stolen token replayed inside the window would win the same way: that is
+the price of the window, and why it is short.
+
 A refresh grant that cannot succeed names its own code with `recovery: re_pair`
 (`REFRESH_TOKEN_EXPIRED`, `REFRESH_TOKEN_USED`, `TOKEN_REVOKED`, `TOKEN_INVALID`): the spec pairs
 `TOKEN_EXPIRED` with `recovery: refresh`, so that code is never the answer to a refresh that failed.
@@ -346,6 +353,9 @@ def _device_grant(con, state, form: dict[str, str], now: float) -> dict[str, Any
     return mint(con, state, sess["token_id"], now)
 
 
+REFRESH_REPLAY_SECONDS = 120  # how long a used refresh token may be sent again (a lost answer)
+
+
 def _refresh_grant(con, state, form: dict[str, str], now: float) -> dict[str, Any]:
     token = form.get("refresh_token")
     if not token:
@@ -362,13 +372,18 @@ def _refresh_grant(con, state, form: dict[str, str], now: float) -> dict[str, An
     if cred["state"] == "superseded":
         raise OAuthProblem(400, "invalid_grant", "this connection was reconnected on a newer token",
                            code="TOKEN_SUPERSEDED", recovery="continue")
-    if cred["state"] == "used":
+    replay = cred["state"] == "used" and now - (cred["used_at"] or 0.0) <= REFRESH_REPLAY_SECONDS
+    if cred["state"] in ("used", "retired") and not replay:
         raise OAuthProblem(400, "invalid_grant", "this refresh_token was already used (they rotate)",
                            code="REFRESH_TOKEN_USED", recovery="re_pair")
     if now >= cred["expires_at"]:
         raise OAuthProblem(400, "invalid_grant", "the refresh_token expired", code="REFRESH_TOKEN_EXPIRED",
                            recovery="re_pair")
-    con.execute("UPDATE credentials SET state='used' WHERE hash=?", (cred["hash"],))
+    if replay:  # sent again soon after its use: that answer was lost on the way
+        con.execute("UPDATE credentials SET state='retired' WHERE token_id=? AND kind='refresh' AND state='live'",
+                    (conn["token_id"],))  # the pair it minted: never replayable itself
+    else:
+        con.execute("UPDATE credentials SET state='used', used_at=? WHERE hash=?", (now, cred["hash"]))
     con.execute("UPDATE credentials SET state='replaced' WHERE token_id=? AND kind='access' AND state='live'",
                 (conn["token_id"],))
     return mint(con, state, conn["token_id"], now)
