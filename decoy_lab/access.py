@@ -18,11 +18,15 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import pandas as pd
 
+from .http import expect_object
+
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Connection
 
 VERBS = ("save", "read", "write", "delete")
 SELECTION_KEYS = ("account_id", "domain", "namespace_id", "record_type", "personal_id", "datatypes", "about")
+# The members of a grant-request answer that are read, and their shapes (http.expect_object).
+ASKED = {"request_id": str, "status": str, "permissions": list[str], "ends_at": str, "message": str}
 PENDING, FINISHED = "pending", frozenset({"approved", "denied", "expired", "revoked", "resolved",
                                           "already_granted", "implicit"})
 
@@ -32,6 +36,32 @@ def _utc(value: Any) -> pd.Timestamp | None:
         return None
     ts = pd.to_datetime(value, utc=True, errors="coerce")
     return None if pd.isna(ts) else ts
+
+
+def read_policies(answer: Any) -> dict:
+    """A policies answer, checked where `Access` relies on its shape: the lists it walks and the
+    objects it reads. A member of another shape is a TransportError that names it (ask again);
+    a policy or permission row that is not an object is skipped, as before."""
+    where = "GET /api/agent/policies"
+    expect_object(answer, where, policies=list, token=dict, scopes=list[str], access_version=float)
+    expect_object(answer.get("token") or {}, f"{where}: token", scopes=list[str], key_registered=bool)
+    if isinstance(answer.get("access"), dict):
+        expect_object(answer["access"], f"{where}: access", version=float)
+    for i, policy in enumerate(answer.get("policies") or []):
+        if isinstance(policy, dict):
+            expect_object(policy, f"{where}: policies[{i}]", permissions=list, expires_at=str)
+            for j, row in enumerate(policy.get("permissions") or []):
+                if isinstance(row, dict):
+                    expect_object(row, f"{where}: policies[{i}].permissions[{j}]", permissions=list[str],
+                                  named=bool)
+    return answer
+
+
+def _listed(value: Any) -> list:
+    """A selector member as a list: the spec leaves its shape open, so one value is a list of one."""
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value] if value not in (None, False, "", {}) else []
 
 
 def _named(ids: Any, names: dict[str, str] | None) -> list[str]:
@@ -56,16 +86,16 @@ def describe_reach(value: Any, names: dict[str, str] | None = None) -> str:
         parts = []
         if value.get("all"):
             parts.append("all memories")
-        cats = value.get("categories") or value.get("datatypes") or []
+        cats = _listed(value.get("categories") or value.get("datatypes"))
         if cats:
-            parts.append("categories " + ", ".join(cats))
-        topics = value.get("topics") or value.get("about") or []
+            parts.append("categories " + ", ".join(map(str, cats)))
+        topics = _listed(value.get("topics") or value.get("about"))
         if topics:
             parts.append(f"{len(topics)} topic" + ("s" if len(topics) != 1 else "") + " ("
                          + ", ".join(_named(topics, names)) + ")")
         if value.get("account_wildcard"):
             parts.append("memories about every account")
-        accounts = value.get("account_ids") or value.get("accounts") or []
+        accounts = _listed(value.get("account_ids") or value.get("accounts"))
         if accounts:
             parts.append(f"memories about {len(accounts)} account" + ("s" if len(accounts) != 1 else ""))
         if value.get("own") or value.get("self"):
@@ -241,7 +271,7 @@ class GrantRequest:
         """Ask the server where the request stands; returns the new status."""
         if self.request_id is None:
             return self.status
-        ans = self.conn._get("/api/agent/grant-request", {"id": self.request_id})
+        ans = self.conn._get("/api/agent/grant-request", {"id": self.request_id}, **ASKED)
         self.raw = ans
         self.status = ans.get("status", self.status)
         return self.status

@@ -32,15 +32,17 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import httpx
 
 from . import memory, sealing, wire, writes
-from .access import Access, GrantRequest
+from .access import ASKED, Access, GrantRequest, read_policies
 from .crypto import AgentKey
-from .errors import APIError, DecoyError, GrantAlreadyRequested, MemoryModelError, NotFound, PairingError, UnreadableRow
+from .errors import (APIError, DecoyError, GrantAlreadyRequested, MemoryModelError, NotFound, PairingError,
+                     TransportError, UnreadableRow)
 from .gcpause import gc_paused
-from .http import Api, Tokens, send_with_retries
+from .http import Api, Tokens, expect_object, send_with_retries
+from .legacy import ROWS, SPACES
 from .pairing import PairingHandle, authorization_details, selection_row
 from .profiles import Profile, ProfileStore
 from .trace import Trace
-from .vault import Vault, read_vault, space_row, unwrap_space_key
+from .vault import WAITING_MEMBERS, Vault, read_vault, space_row, unwrap_space_key
 from .writes import MEMORIES, DeleteResult
 
 log = logging.getLogger("decoy_lab.client")
@@ -332,7 +334,7 @@ class Connection:
         """What this connection holds now (`GET /api/agent/policies`): summary first, then names."""
         if self._access is not None and not refresh:
             return self._access
-        acc = Access(self._get("/api/agent/policies"), topic_names=self._topic_names())
+        acc = Access(read_policies(self._get("/api/agent/policies")), topic_names=self._topic_names())
         self._access = acc
         t = self.tokens
         if t is not None and acc.version is not None and acc.version != t.access_version:
@@ -354,8 +356,9 @@ class Connection:
         """POST one ask to grant-request unchanged (e.g. a refusal's `permission_request`)."""
         body = dict(body)
 
-        def send() -> Any:
-            return self._api.request("POST", "/api/agent/grant-request", json=body)
+        def send() -> dict:
+            return expect_object(self._api.request("POST", "/api/agent/grant-request", json=body),
+                                 "POST /api/agent/grant-request", **ASKED)
 
         try:  # REVIEW_BUSY is sent again (bounded, with backoff) like an unknown outcome
             ans = send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
@@ -406,7 +409,7 @@ class Connection:
     # -- reading ----------------------------------------------------------------------------------
     def keys(self) -> memory.RecipientKeys:
         """Who a new key is wrapped to, from `GET /api/agent/context/memory-grantees`."""
-        body = self._get("/api/agent/context/memory-grantees")
+        body = self._get("/api/agent/context/memory-grantees", owner_public_key=str, grantees=list)
         keys = memory.RecipientKeys.from_response(body, self._agent_key.public_key_b64)
         if self.tokens is not None and not self.tokens.token_id and keys.self_token_id:
             self.tokens.token_id = keys.self_token_id
@@ -420,9 +423,11 @@ class Connection:
         `progress(1, total)` is called as each row is read (from worker threads)."""
         def read() -> Vault:  # rows are opened while the rest of the answer downloads
             with self._api.stream_array(MEMORIES, "memories") as answer:
-                return read_vault(answer, self._agent_key, rest=lambda: answer.rest, key_cache=self._key_cache,
-                                  workers=self.workers, space_rows=spaces, previous=self._vault,
-                                  progress=progress)
+                vault = read_vault(answer, self._agent_key, rest=lambda: answer.rest, key_cache=self._key_cache,
+                                   workers=self.workers, space_rows=spaces, previous=self._vault,
+                                   progress=progress)
+            expect_object(vault.answer, f"GET {MEMORIES}", **WAITING_MEMBERS)  # counted and shown next
+            return vault
 
         with gc_paused():  # thousands of long-lived, cycle-free objects: collector scans only cost
             spaces = self._load_spaces()
@@ -435,18 +440,18 @@ class Connection:
 
     def _load_spaces(self) -> list:
         try:
-            listing = self._get("/api/agent/context/spaces")
+            listing = self._get(SPACES, spaces=list)
         except APIError as exc:
             if exc.status in (403, 404, 405):
                 return []
             raise
         out = []
         for space in listing.get("spaces") or []:
-            if not isinstance(space, dict) or not space.get("id"):
+            if not isinstance(space, dict) or not isinstance(space.get("id"), str) or not space["id"]:
                 continue
             key, why = unwrap_space_key(space, self._agent_key, self._key_cache)
             try:
-                got = self._get("/api/agent/context/rows", {"space_id": space["id"]})
+                got = self._get(ROWS, {"space_id": space["id"]}, rows=list)
             except APIError as exc:
                 if exc.status in (403, 404):
                     continue
@@ -456,7 +461,7 @@ class Connection:
         return out
 
     def _served(self) -> list[dict]:
-        return [r for r in self._get(MEMORIES).get("memories") or [] if isinstance(r, dict)]
+        return [r for r in self._get(MEMORIES, memories=list).get("memories") or [] if isinstance(r, dict)]
 
     def _served_row(self, row_id: str) -> dict:
         row = next((r for r in self._served() if r.get("id") == row_id), None)
@@ -474,19 +479,28 @@ class Connection:
         return memory.find_topic(self._topics(), topic)
 
     # -- sending ----------------------------------------------------------------------------------
-    def _get(self, path: str, params: dict | None = None) -> Any:
-        """A read: safe to repeat, so an unknown outcome is simply asked again."""
-        return send_with_retries(lambda: self._api.request("GET", path, params=params), retries=self.retries,
-                                 backoff=self.backoff, sleep=self._sleep)
+    def _get(self, path: str, params: dict | None = None, **members: Any) -> dict:
+        """A read: safe to repeat, so an unknown outcome — or an answer that is not an object with
+        `members` of the shapes named (http.expect_object) — is simply asked again."""
+        def read() -> dict:
+            return expect_object(self._api.request("GET", path, params=params), f"GET {path}", **members)
+        return send_with_retries(read, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
 
-    def _send(self, method: str, path: str, body: Any) -> Any:
-        """Send one write under the retry rules (the same body every time)."""
+    def _send(self, method: str, path: str, body: Any) -> dict:
+        """Send one write under the retry rules (the same body every time). An answer that is not an
+        object with the members `writes.WRITE_ANSWERS` names for its route is an unknown outcome,
+        like a lost one: the same body is sent again, and it is never taken for success or refusal."""
+        members = writes.WRITE_ANSWERS.get((method, path), {})
+
+        def send() -> dict:
+            return expect_object(self._api.request(method, path, json=body), f"{method} {path}", **members)
+
         def retried(attempt: int, exc: BaseException) -> None:
             self.resends += 1
             log.info("%s %s: %s; sending the same body again (attempt %d)", method, path, type(exc).__name__,
                      attempt + 1)
-        return send_with_retries(lambda: self._api.request(method, path, json=body), retries=self.retries,
-                                 backoff=self.backoff, sleep=self._sleep, on_retry=retried)
+        return send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self._sleep,
+                                 on_retry=retried)
 
     # -- writing (the rules live in writes.py) ----------------------------------------------------
     def save(self, text: str, *, topic: Any = None, topic_type: str = "", link: Any = None,
@@ -518,7 +532,7 @@ class Connection:
 
     # -- sync -------------------------------------------------------------------------------------
     def _anchor(self) -> str | None:
-        head = self._get("/api/agent/sync/head").get("head")
+        head = self._get("/api/agent/sync/head", head=(str, int)).get("head")
         self.cursor = str(head) if head is not None else None
         self.save_profile()
         return self.cursor
@@ -536,15 +550,20 @@ class Connection:
         res = SyncResult()
         try:
             while True:
-                ans = self._get("/api/agent/sync", {"cursor": cursor})
-                for bucket in (ans.get("changes") or {}).values():
+                ans = self._get("/api/agent/sync", {"cursor": cursor}, changes=dict, state=(str, int))
+                for name, bucket in (ans.get("changes") or {}).items():
                     if isinstance(bucket, dict):
+                        expect_object(bucket, f"GET /api/agent/sync: changes.{name}", created=list[str],
+                                      updated=list[str], destroyed=list[str])
                         res.created += bucket.get("created") or []
                         res.updated += bucket.get("updated") or []
                         res.destroyed += bucket.get("destroyed") or []
-                cursor = str(ans.get("state", cursor))
+                before, cursor = cursor, str(ans.get("state", cursor))
                 if not ans.get("hasMore"):
                     break
+                if cursor == before:  # "more" from the same place would be asked for forever
+                    raise TransportError("GET /api/agent/sync: hasMore is set but the state did not move; "
+                                         "sync again later")
         except APIError as exc:
             if exc.status != 410:
                 raise
@@ -590,10 +609,11 @@ class Connection:
         return trace
 
     def _unseal_space(self, srow: Any, trace: Trace) -> Trace:
-        listing = self._get("/api/agent/context/spaces")
-        space = next((s for s in listing.get("spaces") or [] if s.get("id") == srow.space_id), None)
-        rows = self._get("/api/agent/context/rows", {"space_id": srow.space_id})
-        row = next((r for r in rows.get("rows") or [] if r.get("id") == srow.id), None)
+        listing = self._get(SPACES, spaces=list)
+        spaces = listing.get("spaces") or []
+        space = next((s for s in spaces if isinstance(s, dict) and s.get("id") == srow.space_id), None)
+        rows = self._get(ROWS, {"space_id": srow.space_id}, rows=list)
+        row = next((r for r in rows.get("rows") or [] if isinstance(r, dict) and r.get("id") == srow.id), None)
         if space is None or row is None or not space.get("wrapped_key"):
             trace.add("find the space row", ok=False, reason="the space or its key is not served to this connection")
             return trace
@@ -603,7 +623,8 @@ class Connection:
                 s.output = wire.kid(key)
                 if s.output != space.get("skid"):
                     raise UnreadableRow(srow.id, f"the space key's fingerprint {s.output} is not the served skid")
-            sealing.open_space_row(row["ciphertext"], key, space_id=srow.space_id, row_id=srow.id, trace=trace)
+            sealing.open_space_row(row.get("ciphertext") or "", key, space_id=srow.space_id, row_id=srow.id,
+                                   trace=trace)
         except DecoyError:
             pass
         return trace

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import threading
 import time
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, TypeVar
 
@@ -61,15 +63,18 @@ class Tokens:
         if not isinstance(body, dict) or not isinstance(body.get("access_token"), str):
             raise DecoyError("the token answer carries no access_token")
         now = time.time() if now is None else now
-        expires_in = body.get("expires_in")
-        version = body.get("access_version")
+        expires_in, version = body.get("expires_in"), body.get("access_version")
+        refresh_token, token_id = body.get("refresh_token"), body.get("token_id")
+        for name, value, shape in (("refresh_token", refresh_token, str), ("token_id", token_id, str),
+                                   ("expires_in", expires_in, float), ("access_version", version, int)):
+            if value is not None and not fits(value, shape):
+                raise DecoyError(f"the token answer's {name} is {json_kind(value)}, not {_shape_name(shape)}")
         return cls(
             access_token=body["access_token"],
-            refresh_token=body.get("refresh_token") or (previous.refresh_token if previous else None),
-            token_id=body.get("token_id") or (previous.token_id if previous else None),
-            expires_at=now + float(expires_in) if isinstance(expires_in, (int, float)) else None,
-            access_version=int(version) if isinstance(version, (int, float)) else
-            (previous.access_version if previous else None),
+            refresh_token=refresh_token or (previous.refresh_token if previous else None),
+            token_id=token_id or (previous.token_id if previous else None),
+            expires_at=now + float(expires_in) if expires_in is not None else None,
+            access_version=version if version is not None else (previous.access_version if previous else None),
         )
 
     def __repr__(self) -> str:
@@ -78,6 +83,69 @@ class Tokens:
                 f"access_version={self.access_version})")
 
     __str__ = __repr__
+
+
+# -- reading the shape of an answer ----------------------------------------------------------------
+def fits(value: Any, shape: Any) -> bool:
+    """Whether a JSON value has `shape`: a type, a tuple of types, or list[shape]. `int` excludes
+    booleans, and `float` means any finite number (a wait or a count can be used as it is)."""
+    if typing.get_origin(shape) is list:
+        (item,) = typing.get_args(shape)
+        return isinstance(value, list) and all(fits(v, item) for v in value)
+    if isinstance(shape, tuple):
+        return any(fits(value, s) for s in shape)
+    if isinstance(value, bool):
+        return shape is bool
+    if shape is float:
+        try:
+            return isinstance(value, (int, float)) and math.isfinite(value)
+        except OverflowError:  # an integer too large for a float
+            return False
+    return isinstance(value, shape)
+
+
+def json_kind(value: Any) -> str:
+    """A JSON value's kind in words (never the value, which may hold a secret)."""
+    for kind, name in ((type(None), "null"), (bool, "a boolean"), ((int, float), "a number"), (str, "text"),
+                       (list, "a list"), (dict, "an object")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
+def expect_object(answer: Any, where: str, **members: Any) -> dict:
+    """`answer` itself, when it is a JSON object whose named members are absent, null or of the
+    given shape (see `fits`). Otherwise a TransportError naming the member: an answer that cannot
+    be read is treated like a lost one, so a read is asked again and a write sent again unchanged."""
+    if not isinstance(answer, dict):
+        raise TransportError(f"{where}: the answer is {json_kind(answer)}, not an object; the outcome is unknown")
+    for name, shape in members.items():
+        value = answer.get(name)
+        if value is not None and not fits(value, shape):
+            raise TransportError(f"{where}: the answer's {name} is not {_shape_name(shape)} (it is "
+                                 f"{json_kind(value)}); the outcome is unknown")
+    return answer
+
+
+def _shape_name(shape: Any) -> str:
+    if isinstance(shape, tuple):
+        return " or ".join(map(_shape_name, shape))
+    names = {str: "text", int: "an integer", float: "a number", bool: "a boolean", dict: "an object",
+             list: "a list"}
+    return names.get(shape) or str(shape)
+
+
+# The members of an error answer that errors.py reads, and their shapes: one of another type is left
+# out of the typed error (it stays in `body`), so a hostile error answer is still the error of its status.
+ERROR_MEMBERS = {"code": str, "error": str, "message": str, "error_description": str, "detail": str,
+                 "recovery": str, "retry_after_seconds": float, "current_rev": int, "missing": list[dict],
+                 "request_id": str, "permission_request": dict, "required_permission": str}
+
+
+def _readable_error_members(body: Any) -> Any:
+    if not isinstance(body, dict):
+        return body
+    return {k: v for k, v in body.items() if k not in ERROR_MEMBERS or fits(v, ERROR_MEMBERS[k])}
 
 
 def is_unknown_outcome(exc: BaseException) -> bool:
@@ -194,11 +262,15 @@ class Api:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _answer(self, method: str, path: str, resp: httpx.Response) -> Any:
-        body = self._body(resp)
         if resp.status_code < 400:
-            if resp.content and not isinstance(body, (dict, list)):
+            try:  # a success that cannot be read is no success: like a lost answer, its outcome is unknown
+                body = resp.json() if resp.content else {}
+            except ValueError:
+                body = None
+            if not isinstance(body, (dict, list)):
                 raise TransportError(f"{method} {path}: the answer is not JSON; the outcome is unknown")
             return body
+        body = self._body(resp)
         err = self._error(resp.status_code, body)
         retry_after = resp.headers.get("retry-after", "")
         if isinstance(err, RateLimited) and err.retry_after is None and retry_after.strip().isdigit():
@@ -213,7 +285,8 @@ class Api:
 
     @staticmethod
     def _error(status: int, body: Any) -> APIError:
-        err = error_from_response(status, body)
+        err = error_from_response(status, _readable_error_members(body))
+        err.body = body if body is not None else {}
         if isinstance(err, TokenError):
             if err.recovery == "re_pair" or err.code == "TOKEN_REVOKED":
                 err.message = ("this connection was revoked (TOKEN_REVOKED: the owner ended it, or it was "
@@ -392,7 +465,7 @@ def send_with_retries(send: Callable[[], T], *, retries: int, backoff: float = 0
             attempt += 1
             if attempt > retries:
                 raise
-            wait = exc.retry_after if isinstance(exc.retry_after, (int, float)) else backoff
+            wait = exc.retry_after if fits(exc.retry_after, float) else backoff
             if on_retry:
                 on_retry(attempt, exc)
             sleep(max(0.0, float(wait)))

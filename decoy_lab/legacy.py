@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from . import sealing, wire
 from .errors import MemoryModelError, MemoryMoving, NotFound, RevConflict, UnreadableRow
+from .http import fits, json_kind
 from .memory.build import checked_categories
 from .memory.edit import apply_text
 from .vault import unwrap_space_key
@@ -133,18 +134,22 @@ def read(conn: "Connection", row_id: str) -> SpaceRow | None:
     where = next((r for r in conn.vault.space_rows if r.id == row_id), None) if conn.vault is not None else None
     if where is None:
         return None
-    space = next((s for s in conn._get(SPACES).get("spaces") or [] if s.get("id") == where.space_id), None)
+    spaces = conn._get(SPACES, spaces=list).get("spaces") or []
+    space = next((s for s in spaces if isinstance(s, dict) and s.get("id") == where.space_id), None)
     if space is None:
         return None
-    rows = conn._get(ROWS, {"space_id": where.space_id}).get("rows") or []
+    rows = conn._get(ROWS, {"space_id": where.space_id}, rows=list).get("rows") or []
     row = next((r for r in rows if isinstance(r, dict) and r.get("id") == row_id), None)
     if row is None:
         return None
+    if not fits(row.get("rev"), int):
+        raise UnreadableRow(row_id, f"its space serves it with a rev that is {json_kind(row.get('rev'))}, "
+                                    "not an integer: it cannot be edited safely")
     key, why = unwrap_space_key(space, conn.agent_key, conn._key_cache)
     if key is None:
         raise UnreadableRow(row_id, why or "the space key does not open")
     plain = sealing.open_space_row(row.get("ciphertext") or "", key, space_id=where.space_id, row_id=row_id)
-    return SpaceRow(where.space_id, row_id, int(row.get("rev") or 0), key, plain)
+    return SpaceRow(where.space_id, row_id, row["rev"], key, plain)
 
 
 def sealed_edit(row: SpaceRow, changes: Mapping) -> dict:
@@ -240,7 +245,8 @@ def _where(conn: "Connection", row_id: str, in_spaces: set[str]) -> str | None:
 
 def _why_refused(place: str | None, mine: bool | None, remediation: Mapping | None) -> str:
     if remediation:
-        wanted = ", ".join(remediation.get("permissions") or []) or "a permission"
+        asked = remediation.get("permissions") if isinstance(remediation, Mapping) else None
+        wanted = ", ".join(map(str, asked)) if isinstance(asked, list) and asked else "a permission"
         return (f"this connection wrote it but does not hold {wanted} on it: ask the owner with POST "
                 f"/api/agent/grant-request {json.dumps(remediation, sort_keys=True)}")
     if mine is False:

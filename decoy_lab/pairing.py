@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from .errors import APIError, PairingCancelled, PairingError, TransportError
-from .http import DEVICE_GRANT, Api, Tokens, send_with_retries
+from .http import DEVICE_GRANT, Api, Tokens, expect_object, fits, send_with_retries
 
 log = logging.getLogger("decoy_lab.pairing")
 
@@ -33,6 +33,9 @@ ROW_KEYS = frozenset(("permissions", "type") + SELECTION_KEYS)
 DEFAULT_PERMISSIONS = ("memory.read", "memory.save")
 SLOW_DOWN_STEP = 5.0
 BACKOFF_CAP = 60.0  # doubling after lost answers stops here (a longer interval from the server stays)
+# The members of the device answer that are read, and their shapes (http.expect_object).
+DEVICE_ANSWER = {"device_code": str, "user_code": str, "verification_uri": str, "verification_uri_complete": str,
+                 "expires_in": float, "interval": float, "warnings": list}
 
 # statuses a PairingHandle passes through
 STARTING, WAITING, APPROVED, DONE = "starting", "waiting", "approved", "done"
@@ -138,13 +141,16 @@ def start_device(api: Api, *, name: str, client_id: str, rows: list[dict], agent
     """PAR (when the server takes it) then `/oauth/device` with the request_uri and our key."""
     body: dict[str, Any] = {"name": name, "client_id": client_id, "agent_public_key": agent_public_key,
                             "platform": "oauth"}
-    def post(path: str, payload: dict) -> Any:  # a lost answer only costs an unused session: ask again
-        return send_with_retries(lambda: api.request("POST", path, json=payload, auth=False), retries=2,
-                                 backoff=0.5, sleep=sleep)
+    def post(path: str, payload: dict, **members: Any) -> dict:
+        def send() -> dict:  # a lost or unreadable answer only costs an unused session: ask again
+            return expect_object(api.request("POST", path, json=payload, auth=False), f"POST {path}", **members)
+        return send_with_retries(send, retries=2, backoff=0.5, sleep=sleep)
 
     if use_par:
         try:
-            par = post("/oauth/par", {"client_id": client_id, "authorization_details": rows})
+            par = post("/oauth/par", {"client_id": client_id, "authorization_details": rows}, request_uri=str)
+            if not par.get("request_uri"):
+                raise PairingError("the PAR answer carries no request_uri", code="bad_response")
             body["request_uri"] = par["request_uri"]
         except APIError as exc:
             if exc.status not in (404, 405):
@@ -152,7 +158,7 @@ def start_device(api: Api, *, name: str, client_id: str, rows: list[dict], agent
     if "request_uri" not in body:
         body["authorization_details"] = rows
     try:
-        ans = post("/oauth/device", body)
+        ans = post("/oauth/device", body, **DEVICE_ANSWER)
     except APIError as exc:
         raise PairingError(f"the pairing request was refused: {exc}", code=exc.code) from exc
     try:
@@ -314,17 +320,17 @@ class PairingHandle:
                 continue
             if status == 200:
                 return Tokens.from_response(body)
-            code = body.get("error") or body.get("code") or f"http_{status}"
+            code = next((c for c in (body.get("error"), body.get("code")) if isinstance(c, str) and c),
+                        f"http_{status}")
             if status >= 500 or status == 429:  # transient: poll on, after its Retry-After if longer
                 served = body.get("retry_after_seconds")
-                hold = float(served) if isinstance(served, (int, float)) and served > 0 else 0.0
+                hold = float(served) if fits(served, float) and served > 0 else 0.0
                 continue
             if code == "authorization_pending":
                 continue
             if code == "slow_down":  # +5 s for this and every later poll (or the server's own, if longer)
                 served = body.get("interval")
-                self.interval = max(self.interval + SLOW_DOWN_STEP,
-                                    float(served) if isinstance(served, (int, float)) else 0.0)
+                self.interval = max(self.interval + SLOW_DOWN_STEP, float(served) if fits(served, float) else 0.0)
                 self._set(WAITING, f"the server asked to poll slower: every {self.interval:g} s")
                 continue
             if code == "access_denied":

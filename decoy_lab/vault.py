@@ -27,6 +27,9 @@ from .errors import DecoyError, UnreadableRow
 from .frames import DecodedRow
 
 WAITING = "waiting"  # kind of a row the server listed by id only (preparing / failed)
+# The waiting members of a memories answer that are counted and shown, and their shapes (http.expect_object).
+WAITING_MEMBERS = {"preparing": list, "failed": list, "preparing_others": int, "failed_others": int,
+                   "retry_after_seconds": float, "preparing_total": int}
 
 
 # -- served rows → DecodedRow -----------------------------------------------------------------

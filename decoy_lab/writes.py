@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from . import legacy, memory, sealing, wire
 from .errors import DecoyError, HoldersMissing, KidConflict, MemoryModelError, RevConflict, UnreadableRow
-from .http import is_unknown_outcome
+from .http import fits, is_unknown_outcome
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Connection
@@ -33,6 +33,19 @@ log = logging.getLogger("decoy_lab.client")
 
 MEMORIES = "/api/agent/context/memories"
 UNSET: Any = object()
+WRAPS = "/api/agent/context/memory-wraps"
+# Each write's answer, by route: the members read from it and their shapes (http.expect_object). An
+# answer that does not fit is an unknown outcome, like a lost one: the same body is sent again.
+EDITED = {"id": str, "rev": int}
+WRITE_ANSWERS: dict[tuple[str, str], dict[str, Any]] = {
+    ("POST", MEMORIES): {"created": list[str], "existing": list[str]},
+    ("PUT", MEMORIES): EDITED,
+    ("POST", f"{MEMORIES}/delete"): {"deleted": list[str], "refused": list[str], "remediation": dict},
+    ("POST", WRAPS): {"added": int},
+    ("PUT", legacy.ROWS): EDITED,
+    ("POST", legacy.ROWS_DELETE): {"deleted": list[str], "refused": list[str], "moving": list[str],
+                                   "remediation": dict, "retry_after_seconds": float},
+}
 
 
 @dataclass
@@ -251,8 +264,8 @@ def put(conn: "Connection", body: dict) -> dict:
         try:
             return conn._send("PUT", MEMORIES, body)
         except HoldersMissing as exc:
-            if not body.get("self_wrap") or not exc.missing:
-                raise
+            if not body.get("self_wrap") or not exc.missing or not all(map(_wrappable, exc.missing)):
+                raise  # still the definite refusal it is: nothing was changed
             key = sealing.unwrap_as_agent(body["self_wrap"], conn.agent_key)
             wraps = {w["token_id"]: w for w in body.get("grantee_wraps") or []}
             for m in exc.missing:
@@ -261,6 +274,12 @@ def put(conn: "Connection", body: dict) -> dict:
             body = {**body, "grantee_wraps": list(wraps.values())}
             log.info("HOLDERS_MISSING: wrapped the new key to %d more holders", len(exc.missing))
     return conn._send("PUT", MEMORIES, body)
+
+
+def _wrappable(holder: Mapping) -> bool:
+    """Whether a holder HOLDERS_MISSING lists names what a wrap needs (its token id and public key)."""
+    return (fits(holder.get("token_id"), str) and fits(holder.get("public_key"), str)
+            and (holder.get("via") is None or fits(holder.get("via"), list[str])))
 
 
 # -- delete and share ---------------------------------------------------------------------------
@@ -321,8 +340,7 @@ def share(conn: "Connection", memory_id: str) -> int:
         if not wraps:
             return 0
         try:
-            ans = conn._send("POST", "/api/agent/context/memory-wraps",
-                             {"row_id": memory_id, "kid": served["kid"], "wraps": wraps})
+            ans = conn._send("POST", WRAPS, {"row_id": memory_id, "kid": served["kid"], "wraps": wraps})
             return int(ans.get("added") or 0)
         except KidConflict:
             if attempt:

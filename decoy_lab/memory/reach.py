@@ -24,6 +24,14 @@ def _as_account_id(value: str) -> str:
     return value[len("account:"):] if value.startswith("account:") else value
 
 
+def _texts(selectors: Mapping, name: str) -> list[str]:
+    """A selector list as text: ids and names are read as given, anything else is refused."""
+    value = selectors.get(name) or []
+    if not isinstance(value, (list, tuple, set, frozenset)):
+        raise MemoryModelError(f"grant selectors' {name} is {type(value).__name__}, not a list")
+    return [str(v) for v in value]
+
+
 @dataclass(frozen=True)
 class Selectors:
     """What a connection reads, as memory-grantees serves it:
@@ -47,9 +55,9 @@ class Selectors:
         if not isinstance(value, Mapping):
             raise MemoryModelError(f"grant selectors are a JSON object, got {type(value).__name__}")
         return cls(all=bool(value.get("all")),
-                   categories=frozenset(str(c) for c in value.get("categories") or ()),
-                   topics=frozenset(_as_topic_id(str(t)) for t in value.get("topics") or ()),
-                   account_ids=frozenset(_as_account_id(str(a)) for a in value.get("account_ids") or ()),
+                   categories=frozenset(_texts(value, "categories")),
+                   topics=frozenset(_as_topic_id(t) for t in _texts(value, "topics")),
+                   account_ids=frozenset(_as_account_id(a) for a in _texts(value, "account_ids")),
                    account_wildcard=bool(value.get("account_wildcard")))
 
     def as_json(self) -> dict:
@@ -109,6 +117,8 @@ class RecipientKeys:
     def from_response(cls, body: Mapping, agent_public_key: str) -> "RecipientKeys":
         """From a `GET /api/agent/context/memory-grantees` answer."""
         me = body.get("self") or {}
+        if not isinstance(me, Mapping):
+            raise MemoryModelError(f"memory-grantees' self is {type(me).__name__}, not an object")
         return cls(body.get("owner_public_key"), agent_public_key, body.get("grantees") or (),
                    self_selectors=me.get("selectors") if me else None, self_token_id=me.get("token_id"))
 
