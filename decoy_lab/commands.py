@@ -396,13 +396,14 @@ def cmd_seal(args: argparse.Namespace) -> int:
 
 def cmd_app_view(args: argparse.Namespace) -> int:
     """Every stored row as the sandbox owner's app sees it (GET /_sandbox/app-view)."""
-    from .http import Api
+    from .http import Api, expect_object
     from .profiles import ProfileStore
 
     url = args.url or ProfileStore().load(args.profile).base_url
     api = Api(url)
     try:
-        rows = api.request("GET", "/_sandbox/app-view", auth=False).get("rows") or []
+        rows = expect_object(api.request("GET", "/_sandbox/app-view", auth=False), "GET /_sandbox/app-view",
+                             rows=list[dict]).get("rows") or []
     finally:
         api.close()
     if args.json:

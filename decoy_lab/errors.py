@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .shapes import fits
+
 
 class DecoyError(Exception):
     """Base of every decoy_lab error."""
@@ -221,9 +223,18 @@ _BY_CODE = {
 }
 
 
+# The members of an error answer read below, and their shapes: one of another type is left out of
+# the typed error (it stays in `body`), so a hostile error answer is still the error of its status.
+ERROR_MEMBERS = {"code": str, "error": str, "message": str, "error_description": str, "detail": str,
+                 "recovery": str, "retry_after_seconds": float, "current_rev": int, "missing": list[dict],
+                 "request_id": str, "permission_request": dict, "required_permission": str}
+
+
 def error_from_response(status: int, body: Any) -> APIError:
     """Turn an HTTP error answer into the matching typed error (one place for the mapping)."""
-    b = body if isinstance(body, dict) else {}
+    b = {k: v for k, v in body.items() if k not in ERROR_MEMBERS or fits(v, ERROR_MEMBERS[k])} \
+        if isinstance(body, dict) else {}
+    body = body if body is not None else {}
     code = b.get("code") or (b.get("error") if isinstance(b.get("error"), str) else None)
     message = b.get("message") or b.get("error_description") or b.get("detail") or ""
     kw: dict[str, Any] = {"recovery": b.get("recovery"), "body": body}

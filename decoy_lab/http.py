@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import threading
 import time
-import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, TypeVar
 
@@ -37,6 +35,7 @@ import httpx
 from .errors import (APIError, DecoyError, RateLimited, ReviewBusy, RevocationUnavailable, ServerError, TokenError,
                      TransportError, error_from_response)
 from .jsonstream import ArrayStream
+from .shapes import fits, json_kind, shape_name
 from .profiles import secret_fingerprint
 
 log = logging.getLogger("decoy_lab.http")
@@ -68,7 +67,7 @@ class Tokens:
         for name, value, shape in (("refresh_token", refresh_token, str), ("token_id", token_id, str),
                                    ("expires_in", expires_in, float), ("access_version", version, int)):
             if value is not None and not fits(value, shape):
-                raise DecoyError(f"the token answer's {name} is {json_kind(value)}, not {_shape_name(shape)}")
+                raise DecoyError(f"the token answer's {name} is {json_kind(value)}, not {shape_name(shape)}")
         return cls(
             access_token=body["access_token"],
             refresh_token=refresh_token or (previous.refresh_token if previous else None),
@@ -86,33 +85,6 @@ class Tokens:
 
 
 # -- reading the shape of an answer ----------------------------------------------------------------
-def fits(value: Any, shape: Any) -> bool:
-    """Whether a JSON value has `shape`: a type, a tuple of types, or list[shape]. `int` excludes
-    booleans, and `float` means any finite number (a wait or a count can be used as it is)."""
-    if typing.get_origin(shape) is list:
-        (item,) = typing.get_args(shape)
-        return isinstance(value, list) and all(fits(v, item) for v in value)
-    if isinstance(shape, tuple):
-        return any(fits(value, s) for s in shape)
-    if isinstance(value, bool):
-        return shape is bool
-    if shape is float:
-        try:
-            return isinstance(value, (int, float)) and math.isfinite(value)
-        except OverflowError:  # an integer too large for a float
-            return False
-    return isinstance(value, shape)
-
-
-def json_kind(value: Any) -> str:
-    """A JSON value's kind in words (never the value, which may hold a secret)."""
-    for kind, name in ((type(None), "null"), (bool, "a boolean"), ((int, float), "a number"), (str, "text"),
-                       (list, "a list"), (dict, "an object")):
-        if isinstance(value, kind):
-            return name
-    return type(value).__name__
-
-
 def expect_object(answer: Any, where: str, **members: Any) -> dict:
     """`answer` itself, when it is a JSON object whose named members are absent, null or of the
     given shape (see `fits`). Otherwise a TransportError naming the member: an answer that cannot
@@ -122,30 +94,9 @@ def expect_object(answer: Any, where: str, **members: Any) -> dict:
     for name, shape in members.items():
         value = answer.get(name)
         if value is not None and not fits(value, shape):
-            raise TransportError(f"{where}: the answer's {name} is not {_shape_name(shape)} (it is "
+            raise TransportError(f"{where}: the answer's {name} is not {shape_name(shape)} (it is "
                                  f"{json_kind(value)}); the outcome is unknown")
     return answer
-
-
-def _shape_name(shape: Any) -> str:
-    if isinstance(shape, tuple):
-        return " or ".join(map(_shape_name, shape))
-    names = {str: "text", int: "an integer", float: "a number", bool: "a boolean", dict: "an object",
-             list: "a list"}
-    return names.get(shape) or str(shape)
-
-
-# The members of an error answer that errors.py reads, and their shapes: one of another type is left
-# out of the typed error (it stays in `body`), so a hostile error answer is still the error of its status.
-ERROR_MEMBERS = {"code": str, "error": str, "message": str, "error_description": str, "detail": str,
-                 "recovery": str, "retry_after_seconds": float, "current_rev": int, "missing": list[dict],
-                 "request_id": str, "permission_request": dict, "required_permission": str}
-
-
-def _readable_error_members(body: Any) -> Any:
-    if not isinstance(body, dict):
-        return body
-    return {k: v for k, v in body.items() if k not in ERROR_MEMBERS or fits(v, ERROR_MEMBERS[k])}
 
 
 def is_unknown_outcome(exc: BaseException) -> bool:
@@ -285,8 +236,7 @@ class Api:
 
     @staticmethod
     def _error(status: int, body: Any) -> APIError:
-        err = error_from_response(status, _readable_error_members(body))
-        err.body = body if body is not None else {}
+        err = error_from_response(status, body)
         if isinstance(err, TokenError):
             if err.recovery == "re_pair" or err.code == "TOKEN_REVOKED":
                 err.message = ("this connection was revoked (TOKEN_REVOKED: the owner ended it, or it was "
@@ -447,6 +397,9 @@ class StreamedArray:
         self.close()
 
 
+MAX_RATE_LIMIT_WAIT = 300.0  # seconds: a longer 429 wait is reported, not slept through
+
+
 def send_with_retries(send: Callable[[], T], *, retries: int, backoff: float = 0.25,
                       sleep: Callable[[float], None] = time.sleep,
                       on_retry: Callable[[int, BaseException], None] | None = None,
@@ -455,7 +408,8 @@ def send_with_retries(send: Callable[[], T], *, retries: int, backoff: float = 0
 
     Unknown outcome (TransportError, 5xx) or `REVIEW_BUSY` ("send this one again"): try again up
     to `retries` more times, waiting `backoff`, doubling each time. 429: wait `retry_after_seconds`
-    (counts as an attempt). Anything else is a definite answer and is raised at once.
+    (counts as an attempt), unless it is over MAX_RATE_LIMIT_WAIT: then the RateLimited error, which
+    carries the wait, is raised at once. Anything else is a definite answer and is raised at once.
     """
     attempt = 0
     while True:
@@ -466,6 +420,8 @@ def send_with_retries(send: Callable[[], T], *, retries: int, backoff: float = 0
             if attempt > retries:
                 raise
             wait = exc.retry_after if fits(exc.retry_after, float) else backoff
+            if wait > MAX_RATE_LIMIT_WAIT:  # not a pause to sit through inside one call: say so now
+                raise
             if on_retry:
                 on_retry(attempt, exc)
             sleep(max(0.0, float(wait)))

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from . import sealing, wire
 from .errors import MemoryModelError, MemoryMoving, NotFound, RevConflict, UnreadableRow
-from .http import fits, json_kind
+from .shapes import fits, json_kind
 from .memory.build import checked_categories
 from .memory.edit import apply_text
 from .vault import unwrap_space_key

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from .errors import APIError, PairingCancelled, PairingError, TransportError
-from .http import DEVICE_GRANT, Api, Tokens, expect_object, fits, send_with_retries
+from .http import DEVICE_GRANT, Api, Tokens, expect_object, send_with_retries
+from .shapes import fits
 
 log = logging.getLogger("decoy_lab.pairing")
 

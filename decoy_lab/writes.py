@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from . import legacy, memory, sealing, wire
 from .errors import DecoyError, HoldersMissing, KidConflict, MemoryModelError, RevConflict, UnreadableRow
-from .http import fits, is_unknown_outcome
+from .http import is_unknown_outcome
+from .shapes import fits
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Connection
@@ -313,12 +314,19 @@ def delete_memories(conn: "Connection", ids: list[str]) -> DeleteResult:
     ans = conn._send("POST", f"{MEMORIES}/delete", {"ids": ids})
     result = DeleteResult(list(ans.get("deleted") or []), list(ans.get("refused") or []),
                           dict(ans.get("remediation") or {}))
-    if conn.resends > before and result.refused:
+    # Every id is answered for: "missing or ineligible ids are refused". One the answer leaves out
+    # is settled by reading what is served now, like a refusal after a lost answer.
+    unmentioned = [i for i in dict.fromkeys(ids) if i not in result.deleted and i not in result.refused]
+    still: set = set()
+    if (conn.resends > before and result.refused) or unmentioned:
         served = {r.get("id") for r in conn._served()}
-        gone = [i for i in result.refused if i not in served and i in known]
+        gone = [i for i in [*result.refused, *unmentioned] if i not in served and i in known]
+        still = {i for i in unmentioned if i in served}
         result.deleted += gone
-        result.refused = [i for i in result.refused if i not in gone]
+        result.refused = [i for i in [*result.refused, *unmentioned] if i not in gone]
     result.why = {i: _why_memory_refused(result.remediation.get(i)) for i in result.refused}
+    result.why.update({i: "the server's answer named it neither deleted nor refused, and it is still served: "
+                          "not deleted" for i in still})
     return result
 
 

@@ -12,7 +12,7 @@ from decoy_lab.client import Connection
 from decoy_lab.crypto import AgentKey
 from decoy_lab.errors import (InsufficientGrant, NotFound, RateLimited, RevConflict, ServerError, TokenError,
                               TransportError)
-from decoy_lab.http import Api, Tokens, send_with_retries
+from decoy_lab.http import MAX_RATE_LIMIT_WAIT, Api, Tokens, send_with_retries
 
 ACCESS, REFRESH = "at-SECRET-0001", "rt-SECRET-0001"
 
@@ -190,6 +190,20 @@ def test_429_waits_retry_after_seconds():
         return "done"
 
     assert send_with_retries(send, retries=2, sleep=sleeps.append) == "done" and sleeps == [7]
+
+
+def test_a_429_wait_too_long_for_one_call_is_reported_at_once():
+    """A server asking for hours (or for 1e9 s) is not slept through inside a call: the
+    RateLimited error carries the wait, and nothing was sent twice."""
+    sent, sleeps = [], []
+
+    def send():
+        sent.append(1)
+        raise RateLimited(429, "RATE_LIMITED", retry_after=MAX_RATE_LIMIT_WAIT + 1)
+
+    with pytest.raises(RateLimited) as got:
+        send_with_retries(send, retries=3, sleep=sleeps.append)
+    assert got.value.retry_after == MAX_RATE_LIMIT_WAIT + 1 and sent == [1] and sleeps == []
 
 
 def test_grant_request_waits_on_429_and_joins_an_open_request(key):

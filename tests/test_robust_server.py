@@ -446,3 +446,29 @@ def test_a_legacy_row_read_again_meets_any_answer_with_a_result_or_a_typed_error
         returns_or_typed_error(lambda: conn.edit(SPACE_ROW_ID, text="new text"))
     else:
         returns_or_typed_error(lambda: conn.unseal(SPACE_ROW_ID).to_text())
+
+
+def test_an_id_the_delete_answer_leaves_out_is_settled_by_reading_again():
+    """"Missing or ineligible ids are refused": every id is answered for. An answer that names an id
+    neither deleted nor refused is settled by reading what is served now; one still served is
+    reported as not deleted, saying why — never dropped from the result."""
+    out = check(DELETE, (200, json.dumps({"deleted": [], "refused": []}).encode()),
+                lambda conn: conn.delete([GOOD["id"]]))
+    assert not isinstance(out, DecoyError)
+    assert out.deleted == [] and out.refused == [GOOD["id"]]
+    assert "neither deleted nor refused" in out.why[GOOD["id"]]
+
+
+@pytest.mark.parametrize("body", [{"code": {"a": 1}}, {"error": ["x"], "message": 5}, {"code": "REV_CONFLICT",
+                                  "current_rev": "3"}, {"code": "HOLDERS_MISSING", "missing": 5},
+                                  {"retry_after_seconds": "soon"}, [1, 2], "text", None])
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 409, 429, 503])
+def test_error_from_response_reads_any_body(status, body):
+    """The one mapping from an error answer to a typed error takes any body as it is: wrong-typed
+    members are left out of the typed fields and kept in `body`."""
+    from decoy_lab.errors import error_from_response
+
+    err = error_from_response(status, body)
+    assert isinstance(err, APIError) and err.status == status
+    assert err.code is None or isinstance(err.code, str)
+    str(err), repr(err)
