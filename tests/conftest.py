@@ -52,6 +52,20 @@ def agent_key():
 
 
 @pytest.fixture(scope="session")
+def agent(agent_key):
+    """The agent key under the short name the format tests use."""
+    return agent_key
+
+
+@pytest.fixture(scope="session")
+def owner():
+    """A second RSA-2048 key, the owner's, for a whole run."""
+    from decoy_lab.crypto import AgentKey
+
+    return AgentKey.generate()
+
+
+@pytest.fixture(scope="session")
 def owner_pem() -> str:
     """A simulated owner phone's private key, as the sandbox takes it."""
     from decoy_lab.crypto import AgentKey

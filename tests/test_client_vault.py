@@ -12,11 +12,6 @@ from decoy_lab.vault import build_vault, explain_waiting
 
 
 @pytest.fixture(scope="module")
-def agent() -> AgentKey:
-    return AgentKey.generate()
-
-
-@pytest.fixture(scope="module")
 def rows(agent):
     owner = AgentKey.generate()
     keys = memory.RecipientKeys(owner.public_key_b64, agent.public_key_b64)

@@ -12,16 +12,6 @@ from decoy_lab.crypto import AgentKey, random_key
 from decoy_lab.errors import CryptoError, UnreadableRow, WireFormatError
 
 
-@pytest.fixture(scope="module")
-def agent() -> AgentKey:
-    return AgentKey.generate()
-
-
-@pytest.fixture(scope="module")
-def owner() -> AgentKey:
-    return AgentKey.generate()
-
-
 # -- VAULT ---------------------------------------------------------------------------------------
 def test_vault_known_answer_nist_gcm_test_case_14():
     """AES-256-GCM, no AAD (GCM spec test case 14: zero key, zero IV, 16 zero bytes)."""

@@ -9,19 +9,9 @@ import pytest
 
 from decoy_lab import memory as M
 from decoy_lab import sealing, wire
-from decoy_lab.crypto import AgentKey, random_key
+from decoy_lab.crypto import random_key
 from decoy_lab.errors import CryptoError, UnreadableRow, WireFormatError
 from decoy_lab.trace import Trace
-
-
-@pytest.fixture(scope="module")
-def agent() -> AgentKey:
-    return AgentKey.generate()
-
-
-@pytest.fixture(scope="module")
-def owner() -> AgentKey:
-    return AgentKey.generate()
 
 
 def names(t: Trace) -> list[tuple[str, bool | None]]:
