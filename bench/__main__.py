@@ -4,6 +4,7 @@ Runs every benchmark in one process on one set of rows and prints each figure ne
 target. Exit status 0 when every benchmark ran (a MISS is a figure, not a failure); 2 when a
 benchmark crashed (its figure then reads NOT MEASURED with the reason).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,8 +15,8 @@ import traceback
 from . import frames, load, sandbox, stage, topicmap, unwrap
 from .context import Context
 from .data import FULL, QUICK
-from .report import Figure, load_average, machine, missing, table
 from .readme import write_readme
+from .report import Figure, load_average, machine, missing, table
 
 BENCHMARKS = {"unwrap": unwrap, "load": load, "frames": frames, "topicmap": topicmap, "sandbox": sandbox}
 
@@ -56,8 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
     m = machine()
     m.extra["load"] = f"{load_before:.2f} / {load_average():.2f}"
-    print(f"decoy_lab benchmarks — {sizes.label}{' (quick)' if args.quick else ''}, "
-          f"rows {ctx.served_from}")
+    print(f"decoy_lab benchmarks — {sizes.label}{' (quick)' if args.quick else ''}, rows {ctx.served_from}")
     for line in m.lines():
         print(line)
     if ctx.setup_error:

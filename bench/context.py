@@ -1,11 +1,13 @@
 """What the benchmarks share in one run: sizes, keys, the rows, the sandbox and the figures
 that later targets are measured against (the machine's limit, the Node peer)."""
+
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .data import Dataset, Sizes
 

@@ -4,12 +4,13 @@ Rows are built with `new_topic_rows` / `new_memory_row` (so they are exactly wha
 writes), grouped into POST batches of at most 200 rows that keep each new topic's entity and
 relation rows in the same request as its first memory, as the spec asks.
 """
+
 from __future__ import annotations
 
 import random
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from decoy_lab.crypto import AgentKey
 from decoy_lab.memory import CATEGORIES, ENTITY_TYPES, RecipientKeys, new_memory_row, new_topic_rows
@@ -35,8 +36,26 @@ class Sizes:
 FULL = Sizes(memories=10_000, topics=500, writer_seconds=30.0)
 QUICK = Sizes(memories=1_000, topics=50, writer_seconds=5.0)
 
-_WORDS = ("flight", "budget", "receipt", "meeting", "recipe", "training", "deadline", "colour", "size",
-          "warranty", "schedule", "allergy", "preference", "playlist", "route", "booking", "draft", "review")
+_WORDS = (
+    "flight",
+    "budget",
+    "receipt",
+    "meeting",
+    "recipe",
+    "training",
+    "deadline",
+    "colour",
+    "size",
+    "warranty",
+    "schedule",
+    "allergy",
+    "preference",
+    "playlist",
+    "route",
+    "booking",
+    "draft",
+    "review",
+)
 
 
 @dataclass
@@ -62,8 +81,7 @@ def _text(rng: random.Random, topic: str, i: int) -> str:
     return f"{topic}: note {i}. {words}."
 
 
-def generate(agent_key: AgentKey, keys: RecipientKeys, sizes: Sizes, *, workers: int = 2,
-             seed: int = 6) -> Dataset:
+def generate(agent_key: AgentKey, keys: RecipientKeys, sizes: Sizes, *, workers: int = 2, seed: int = 6) -> Dataset:
     """`sizes.topics` topics and `sizes.memories` memories spread over them, sealed for `keys`.
 
     Sealing costs two RSA public-key operations per row (~0.1 ms each); threads share it out.
@@ -71,14 +89,23 @@ def generate(agent_key: AgentKey, keys: RecipientKeys, sizes: Sizes, *, workers:
     rng = random.Random(seed)
     names = [f"Project {i:04d} {rng.choice(_WORDS)}" for i in range(sizes.topics)]
     types = [rng.choice(("", *ENTITY_TYPES)) for _ in names]
-    plan = [(i % max(sizes.topics, 1), _text(rng, names[i % max(sizes.topics, 1)], i),
-             rng.sample(CATEGORIES, rng.randint(0, 3))) for i in range(sizes.memories)]
+    plan = [
+        (
+            i % max(sizes.topics, 1),
+            _text(rng, names[i % max(sizes.topics, 1)], i),
+            rng.sample(CATEGORIES, rng.randint(0, 3)),
+        )
+        for i in range(sizes.memories)
+    ]
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         topics = list(pool.map(lambda nt: new_topic_rows(keys, nt[0], type=nt[1]), zip(names, types)))
-        memories = list(pool.map(
-            lambda p: new_memory_row(keys, p[1], topic=topics[p[0]].topic if topics else None, categories=p[2]),
-            plan))
+        memories = list(
+            pool.map(
+                lambda p: new_memory_row(keys, p[1], topic=topics[p[0]].topic if topics else None, categories=p[2]),
+                plan,
+            )
+        )
 
     # Each topic travels with its first memory; the rest fill batches of at most MAX_BATCH rows.
     first: dict[int, int] = {}
@@ -94,14 +121,27 @@ def generate(agent_key: AgentKey, keys: RecipientKeys, sizes: Sizes, *, workers:
         if len(batches[-1]) + len(g) > MAX_BATCH:
             batches.append([])
         batches[-1].extend(g)
-    return Dataset(agent_key, keys, [b for b in batches if b], [m["id"] for m in memories],
-                   [tr.topic_id for tr in topics])
+    return Dataset(
+        agent_key, keys, [b for b in batches if b], [m["id"] for m in memories], [tr.topic_id for tr in topics]
+    )
 
 
 def as_served(rows: list[dict]) -> list[dict]:
     """POST-ready rows in the shape GET /memories serves them to their author (for runs without
     a sandbox): `wrapped_key` is the self wrap."""
-    now = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
-    return [{"id": r["id"], "kid": r["kid"], "rev": 1, "ciphertext": r["ciphertext"], "wrapped_key": r["self_wrap"],
-             "via": list(r.get("self_via") or ["self"]), "mine": True, "author_kind": "agent",
-             "created_at": now, "updated_at": now} for r in rows]
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    return [
+        {
+            "id": r["id"],
+            "kid": r["kid"],
+            "rev": 1,
+            "ciphertext": r["ciphertext"],
+            "wrapped_key": r["self_wrap"],
+            "via": list(r.get("self_via") or ["self"]),
+            "mine": True,
+            "author_kind": "agent",
+            "created_at": now,
+            "updated_at": now,
+        }
+        for r in rows
+    ]

@@ -8,6 +8,7 @@ the answer the sandbox keeps between reads, loads once cold and once more on the
 Targets: the first load ≥ 70 % of (a) and ≥ 1.5× the Node peer; a reload of the unchanged
 rows ≥ 10× faster than the first (keys cached by kid, so no RSA work).
 """
+
 from __future__ import annotations
 
 import time
@@ -22,8 +23,14 @@ def _fresh(conn):
     """A new Connection object for the same paired connection: same key and token, empty cache."""
     from decoy_lab.client import Connection
 
-    return Connection(conn.base_url, agent_key=conn.agent_key, tokens=conn.tokens, client_id=conn.client_id,
-                      name=conn.name, profile=None)
+    return Connection(
+        conn.base_url,
+        agent_key=conn.agent_key,
+        tokens=conn.tokens,
+        client_id=conn.client_id,
+        name=conn.name,
+        profile=None,
+    )
 
 
 def run(ctx: Context) -> list[Figure]:
@@ -63,6 +70,15 @@ def run(ctx: Context) -> list[Figure]:
         figures.append(info(FIRST, rate, "rows/s", note + "; (a) not measured in this run"))
     if ctx.node_rate:
         figures.append(relative("load() first vs Node", rate, "rows/s", ctx.node_rate, 1.5, "≥ 1.5× (c)"))
-    figures.append(relative(RELOAD, t_first / t_again, "× faster", 1.0, 10.0, "≥ 10× faster than first",
-                            f"{t_again:.3f} s for {n:,} unchanged rows"))
+    figures.append(
+        relative(
+            RELOAD,
+            t_first / t_again,
+            "× faster",
+            1.0,
+            10.0,
+            "≥ 10× faster than first",
+            f"{t_again:.3f} s for {n:,} unchanged rows",
+        )
+    )
     return figures

@@ -1,4 +1,5 @@
 """Keep bench/README.md's "Latest figures" section in step with a run (`--write-readme`)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -12,17 +13,18 @@ START, END = "<!-- figures:start -->", "<!-- figures:end -->"
 
 
 def write_readme(figures: list[Figure], machine: Machine, sizes: Sizes, *, quick: bool, served_from: str) -> None:
-    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    block = "\n".join([
-        START,
-        f"Measured {when} with `python -m bench{' --quick' if quick else ''}` — {sizes.label}, rows "
-        f"{served_from}.",
-        "",
-        *[f"- {line}" for line in machine.lines()],
-        "",
-        markdown(figures),
-        END,
-    ])
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    block = "\n".join(
+        [
+            START,
+            f"Measured {when} with `python -m bench{' --quick' if quick else ''}` — {sizes.label}, rows {served_from}.",
+            "",
+            *[f"- {line}" for line in machine.lines()],
+            "",
+            markdown(figures),
+            END,
+        ]
+    )
     text = README.read_text(encoding="utf-8") if README.exists() else f"# Benchmarks\n\n{START}\n{END}\n"
     head, _, rest = text.partition(START)
     _, _, tail = rest.partition(END)

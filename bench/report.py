@@ -1,4 +1,5 @@
 """Figures, targets and the machine they were measured on."""
+
 from __future__ import annotations
 
 import os
@@ -31,8 +32,7 @@ class Figure:
         return "PASS" if self.ok else "MISS"
 
 
-def relative(name: str, value: float, unit: str, base: float, need: float, target: str,
-             note: str = "") -> Figure:
+def relative(name: str, value: float, unit: str, base: float, need: float, target: str, note: str = "") -> Figure:
     """A figure that must reach `need` × `base` (e.g. ≥ 85 % of the machine's limit)."""
     ratio = value / base
     return Figure(name, value, unit, target, f"{ratio:.2f} (need ≥ {need:g})", ratio >= need, note)
@@ -70,14 +70,21 @@ def table(figures: list[Figure], *, judge: bool = True) -> str:
     """Figures as an aligned text table; with `judge`, PASS / MISS and the ratio."""
     rows = [("figure", "measured", "target", "ratio", "verdict")]
     for f in figures:
-        rows.append((f.name, _fmt(f.value, f.unit), f.target if judge else "", f.ratio if judge else "",
-                     f.verdict if judge else ""))
+        rows.append(
+            (
+                f.name,
+                _fmt(f.value, f.unit),
+                f.target if judge else "",
+                f.ratio if judge else "",
+                f.verdict if judge else "",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = []
     for r in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     notes = [f"  · {f.name}: {f.note}" for f in figures if f.note]
-    return "\n".join(lines + (["", "notes:"] + notes if notes else []))
+    return "\n".join(lines + (["", "notes:", *notes] if notes else []))
 
 
 def markdown(figures: list[Figure]) -> str:
@@ -86,7 +93,7 @@ def markdown(figures: list[Figure]) -> str:
     for f in figures:
         out.append(f"| {f.name} | {_fmt(f.value, f.unit)} | {f.target} | {f.ratio} | {f.verdict} |")
     notes = [f"- **{f.name}**: {f.note}" for f in figures if f.note]
-    return "\n".join(out + ([""] + notes if notes else []))
+    return "\n".join(out + (["", *notes] if notes else []))
 
 
 def cpu_count() -> int:
@@ -108,11 +115,15 @@ class Machine:
     extra: dict = field(default_factory=dict)
 
     def lines(self) -> list[str]:
-        out = [f"nproc {self.nproc}; CPU {self.cpu}", f"Python {self.python}; cryptography {self.cryptography} "
-               f"({self.openssl}); Node {self.node}"]
+        out = [
+            f"nproc {self.nproc}; CPU {self.cpu}",
+            f"Python {self.python}; cryptography {self.cryptography} ({self.openssl}); Node {self.node}",
+        ]
         if "load" in self.extra:
-            out.append(f"load average (1 min) before / after the run: {self.extra['load']}"
-                       " — other work on these cores skews every figure")
+            out.append(
+                f"load average (1 min) before / after the run: {self.extra['load']}"
+                " — other work on these cores skews every figure"
+            )
         return out
 
 
@@ -140,5 +151,6 @@ def machine() -> Machine:
     node_version = "not installed"
     if node:
         node_version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
-    return Machine(cpu_count(), cpu, sys.version.split()[0], cryptography.__version__,
-                   backend.openssl_version_text(), node_version)
+    return Machine(
+        cpu_count(), cpu, sys.version.split()[0], cryptography.__version__, backend.openssl_version_text(), node_version
+    )

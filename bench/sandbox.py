@@ -10,6 +10,7 @@
    Afterwards one read checks that every writer's memories are there exactly once with
    their last text, and the shared memory carries the last correction that succeeded.
 """
+
 from __future__ import annotations
 
 import random
@@ -61,10 +62,21 @@ def _get_timing(ctx: Context) -> list[Figure]:
     repeats = max(ctx.sizes.repeats, 3)
     t, size = best_of(repeats, lambda: fetch(True))
     warm, _ = best_of(repeats, lambda: fetch(False))
-    return [within(name, t, GET_BUDGET, f"≤ {GET_BUDGET} s",
-                   f"{size / 1e6:.1f} MB answer, received in full; nothing kept from an earlier read"),
-            info("sandbox GET /memories, unchanged since the last read", warm, "s",
-                 "the sandbox sends the answer it kept (no row, wrap or grant changed)")]
+    return [
+        within(
+            name,
+            t,
+            GET_BUDGET,
+            f"≤ {GET_BUDGET} s",
+            f"{size / 1e6:.1f} MB answer, received in full; nothing kept from an earlier read",
+        ),
+        info(
+            "sandbox GET /memories, unchanged since the last read",
+            warm,
+            "s",
+            "the sandbox sends the answer it kept (no row, wrap or grant changed)",
+        ),
+    ]
 
 
 # -- 2. concurrent writers -------------------------------------------------------------------------
@@ -90,8 +102,15 @@ class Writer:
 
 
 def _served_form(posted: dict, rev: int) -> dict:
-    return {"id": posted["id"], "kid": posted["kid"], "rev": rev, "ciphertext": posted["ciphertext"],
-            "wrapped_key": posted["self_wrap"], "mine": True, "via": ["self"]}
+    return {
+        "id": posted["id"],
+        "kid": posted["kid"],
+        "rev": rev,
+        "ciphertext": posted["ciphertext"],
+        "wrapped_key": posted["self_wrap"],
+        "mine": True,
+        "via": ["self"],
+    }
 
 
 def _fresh(api: Any, row_id: str) -> dict | None:
@@ -211,8 +230,9 @@ def _run_writers(ctx: Context, conns: list, name: str, target: str) -> list[Figu
         keys[w.index] = w.conn.keys()
     start = threading.Barrier(len(writers) + 1)
     deadline = [float("inf")]
-    threads = [threading.Thread(target=_work, args=(w, keys[w.index], shared, deadline, start), daemon=True)
-               for w in writers]
+    threads = [
+        threading.Thread(target=_work, args=(w, keys[w.index], shared, deadline, start), daemon=True) for w in writers
+    ]
     for t in threads:
         t.start()
     ctx.say(f"{len(writers)} writers for {ctx.sizes.writer_seconds:g} s")
@@ -228,14 +248,28 @@ def _run_writers(ctx: Context, conns: list, name: str, target: str) -> list[Figu
     errors = [e for w in writers for e in w.errors]
     total = ops["save"] + ops["edit"] + ops["delete"] + ops["shared edit"]
     problems = _verify(writers, shared["id"])
-    detail = (f"{total:,} writes ({', '.join(f'{k} {v}' for k, v in sorted(ops.items()))}); designed answers: "
-              f"{dict(designed) or 'none'}; undesigned errors: {len(errors)}"
-              + (f" — first: {errors[0]}" if errors else "")
-              + (f"; check after: {problems[0]} (+{len(problems) - 1} more)" if problems else "; check after: "
-                 "every writer's memories present exactly once with their last text"))
-    return [check(name, total / elapsed, "writes/s", not errors and not problems, target,
-                  f"{len(errors)} undesigned, {len(problems)} lost", detail),
-            info("writers: designed REV_CONFLICT answers", float(designed["REV_CONFLICT"]), "answers")]
+    detail = (
+        f"{total:,} writes ({', '.join(f'{k} {v}' for k, v in sorted(ops.items()))}); designed answers: "
+        f"{dict(designed) or 'none'}; undesigned errors: {len(errors)}"
+        + (f" — first: {errors[0]}" if errors else "")
+        + (
+            f"; check after: {problems[0]} (+{len(problems) - 1} more)"
+            if problems
+            else "; check after: every writer's memories present exactly once with their last text"
+        )
+    )
+    return [
+        check(
+            name,
+            total / elapsed,
+            "writes/s",
+            not errors and not problems,
+            target,
+            f"{len(errors)} undesigned, {len(problems)} lost",
+            detail,
+        ),
+        info("writers: designed REV_CONFLICT answers", float(designed["REV_CONFLICT"]), "answers"),
+    ]
 
 
 def _verify(writers: list[Writer], shared_id: str) -> list[str]:

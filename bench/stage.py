@@ -6,6 +6,7 @@ Without a sandbox (`--offline`, or when it cannot start) the rows are sealed for
 and shaped as the server would serve them to their author; the benchmarks that need HTTP
 report NOT MEASURED with the reason.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -50,8 +51,9 @@ def pair(sb: Any, name: str, permissions: list[str] | None = None):
     run never touches the user's saved connections."""
     from decoy_lab.client import Connection
 
-    return Connection.pair(sb.url, name=name, permissions=permissions or BENCH_PERMISSIONS, profile=None,
-                           on_link=lambda link, code: None)
+    return Connection.pair(
+        sb.url, name=name, permissions=permissions or BENCH_PERMISSIONS, profile=None, on_link=lambda link, code: None
+    )
 
 
 def upload(api: Any, batches: list[list[dict]]) -> int:
@@ -85,8 +87,9 @@ def _online(ctx: Context) -> None:
 def _offline(ctx: Context) -> None:
     agent, owner = AgentKey.generate(), AgentKey.generate()
     ctx.say(f"sealing {ctx.sizes.label} offline")
-    ctx.dataset = generate(agent, RecipientKeys(owner.public_key_b64, agent.public_key_b64), ctx.sizes,
-                           workers=ctx.workers)
+    ctx.dataset = generate(
+        agent, RecipientKeys(owner.public_key_b64, agent.public_key_b64), ctx.sizes, workers=ctx.workers
+    )
     ctx.served = as_served(ctx.dataset.rows)
     ctx.served_from = "built offline (no sandbox)"
 

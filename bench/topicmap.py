@@ -1,5 +1,6 @@
 """The topic map of the loaded vault: `build_graph`, `draw`, and rendering the Figure to PNG (what
 a notebook does to show it). Target: 500 topics / 10,000 memories in ≤ 3 s."""
+
 from __future__ import annotations
 
 import io
@@ -33,5 +34,8 @@ def run(ctx: Context) -> list[Figure]:
             parts = {"build_graph": t1 - t0, "draw": t2 - t1, "render PNG": t3 - t2}
         topics = sum(1 for _, d in G.nodes(data=True) if d.get("kind") == "topic")
     split = ", ".join(f"{k} {v:.2f} s" for k, v in parts.items())
-    return [within(f"topic map ({topics} topics / {len(vault.memories):,} memories)", best, BUDGET,
-                   f"≤ {BUDGET:g} s", split)]
+    return [
+        within(
+            f"topic map ({topics} topics / {len(vault.memories):,} memories)", best, BUDGET, f"≤ {BUDGET:g} s", split
+        )
+    ]

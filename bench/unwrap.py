@@ -7,6 +7,7 @@
 
 Targets: (b) ≥ 85 % of (a) and ≥ 1.5 × (c).
 """
+
 from __future__ import annotations
 
 import base64
@@ -40,10 +41,10 @@ def _raw_open(rows: list[dict], private_key) -> int:
     for row in rows:
         env = b64(row["wrapped_key"])
         n = int.from_bytes(env[:2], "big")
-        content_key = private_key.decrypt(env[2:2 + n], OAEP)
-        key = AESGCM(content_key).decrypt(env[2 + n:2 + n + wire.NONCE_LEN], env[2 + n + wire.NONCE_LEN:], None)
+        content_key = private_key.decrypt(env[2 : 2 + n], OAEP)
+        key = AESGCM(content_key).decrypt(env[2 + n : 2 + n + wire.NONCE_LEN], env[2 + n + wire.NONCE_LEN :], None)
         blob = b64(row["ciphertext"])
-        AESGCM(key).decrypt(blob[len(wire.VAULT_HEADER):VAULT_BODY], blob[VAULT_BODY:], None)
+        AESGCM(key).decrypt(blob[len(wire.VAULT_HEADER) : VAULT_BODY], blob[VAULT_BODY:], None)
         opened += 1
     return opened
 
@@ -63,10 +64,15 @@ def node_peer(rows: list[dict], agent_key, workers: int, repeats: int) -> dict:
     node = shutil.which("node")
     if not node:
         raise RuntimeError("node is not on PATH")
-    pkcs8 = agent_key.private_key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
-                                                serialization.NoEncryption())
-    payload = {"pkcs8_b64": base64.b64encode(pkcs8).decode("ascii"), "repeats": repeats, "in_flight": 64,
-               "rows": [{k: r[k] for k in ("id", "kid", "ciphertext", "wrapped_key")} for r in rows]}
+    pkcs8 = agent_key.private_key.private_bytes(
+        serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    payload = {
+        "pkcs8_b64": base64.b64encode(pkcs8).decode("ascii"),
+        "repeats": repeats,
+        "in_flight": 64,
+        "rows": [{k: r[k] for k in ("id", "kid", "ciphertext", "wrapped_key")} for r in rows],
+    }
     fd, path = tempfile.mkstemp(prefix="decoy-bench-", suffix=".json")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -102,15 +108,35 @@ def run(ctx: Context) -> list[Figure]:
     single = n / t_one
     ctx.limit_rate = n / t_all
     figures.append(info("(a) machine limit, 1 thread", single, "rows/s"))
-    figures.append(info(f"(a) machine limit, {ctx.workers} threads", ctx.limit_rate, "rows/s",
-                        f"{n:,} rows in {t_all:.2f} s ({ctx.limit_rate / single:.2f}× one thread)"))
+    figures.append(
+        info(
+            f"(a) machine limit, {ctx.workers} threads",
+            ctx.limit_rate,
+            "rows/s",
+            f"{n:,} rows in {t_all:.2f} s ({ctx.limit_rate / single:.2f}× one thread)",
+        )
+    )
     if len(got) != memories:
-        figures.append(missing("read_memory_rows", "≥ 85 % of (a)",
-                               f"returned {len(got)} memories, expected {memories}: figures would mislead"))
+        figures.append(
+            missing(
+                "read_memory_rows",
+                "≥ 85 % of (a)",
+                f"returned {len(got)} memories, expected {memories}: figures would mislead",
+            )
+        )
         return figures
     rmr_rate = n / t_rmr
-    figures.append(relative("read_memory_rows", rmr_rate, "rows/s", ctx.limit_rate, 0.85, "≥ 85 % of (a)",
-                            f"{n:,} rows in {t_rmr:.2f} s"))
+    figures.append(
+        relative(
+            "read_memory_rows",
+            rmr_rate,
+            "rows/s",
+            ctx.limit_rate,
+            0.85,
+            "≥ 85 % of (a)",
+            f"{n:,} rows in {t_rmr:.2f} s",
+        )
+    )
 
     ctx.say("(c) Node WebCrypto peer")
     try:
@@ -120,13 +146,24 @@ def run(ctx: Context) -> list[Figure]:
         figures.append(missing("read_memory_rows vs Node", "≥ 1.5× (c)", "the Node peer did not run"))
         return figures
     if peer.get("memories") != memories or peer.get("unreadable"):
-        figures.append(missing("(c) Node WebCrypto peer", "",
-                               f"the peer read {peer.get('memories')} memories and {peer.get('unreadable')} "
-                               f"unreadable rows; expected {memories} and 0"))
+        figures.append(
+            missing(
+                "(c) Node WebCrypto peer",
+                "",
+                f"the peer read {peer.get('memories')} memories and {peer.get('unreadable')} "
+                f"unreadable rows; expected {memories} and 0",
+            )
+        )
         return figures
     ctx.node_rate = n / peer["best_seconds"]
-    figures.append(info("(c) Node WebCrypto peer", ctx.node_rate, "rows/s",
-                        f"{n:,} rows in {peer['best_seconds']:.2f} s, UV_THREADPOOL_SIZE={ctx.workers}, "
-                        f"{ctx.node_rate / ctx.limit_rate:.0%} of (a)"))
+    figures.append(
+        info(
+            "(c) Node WebCrypto peer",
+            ctx.node_rate,
+            "rows/s",
+            f"{n:,} rows in {peer['best_seconds']:.2f} s, UV_THREADPOOL_SIZE={ctx.workers}, "
+            f"{ctx.node_rate / ctx.limit_rate:.0%} of (a)",
+        )
+    )
     figures.append(relative("read_memory_rows vs Node", rmr_rate, "rows/s", ctx.node_rate, 1.5, "≥ 1.5× (c)"))
     return figures

@@ -9,6 +9,7 @@
 
 Public names load on first use, so `import decoy_lab` (and the `decoy-lab` command) stays quick.
 """
+
 from __future__ import annotations
 
 from importlib import import_module

@@ -9,12 +9,14 @@ defensively here (a selector object, a boolean, or a list of reasons are all und
 `GrantRequest` is one ask on the connection's single open request: `status`, `refresh()`, and
 `wait()` polling `GET /api/agent/grant-request?id=` until the owner answers.
 """
+
 from __future__ import annotations
 
 import html
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -27,8 +29,10 @@ VERBS = ("save", "read", "write", "delete")
 SELECTION_KEYS = ("account_id", "domain", "namespace_id", "record_type", "personal_id", "datatypes", "about")
 # The members of a grant-request answer that are read, and their shapes (http.expect_object).
 ASKED = {"request_id": str, "status": str, "permissions": list[str], "ends_at": str, "message": str}
-PENDING, FINISHED = "pending", frozenset({"approved", "denied", "expired", "revoked", "resolved",
-                                          "already_granted", "implicit"})
+PENDING, FINISHED = (
+    "pending",
+    frozenset({"approved", "denied", "expired", "revoked", "resolved", "already_granted", "implicit"}),
+)
 
 
 def _utc(value: Any) -> pd.Timestamp | None:
@@ -52,8 +56,7 @@ def read_policies(answer: Any) -> dict:
             expect_object(policy, f"{where}: policies[{i}]", permissions=list, expires_at=str)
             for j, row in enumerate(policy.get("permissions") or []):
                 if isinstance(row, dict):
-                    expect_object(row, f"{where}: policies[{i}].permissions[{j}]", permissions=list[str],
-                                  named=bool)
+                    expect_object(row, f"{where}: policies[{i}].permissions[{j}]", permissions=list[str], named=bool)
     return answer
 
 
@@ -91,8 +94,13 @@ def describe_reach(value: Any, names: dict[str, str] | None = None) -> str:
             parts.append("categories " + ", ".join(map(str, cats)))
         topics = _listed(value.get("topics") or value.get("about"))
         if topics:
-            parts.append(f"{len(topics)} topic" + ("s" if len(topics) != 1 else "") + " ("
-                         + ", ".join(_named(topics, names)) + ")")
+            parts.append(
+                f"{len(topics)} topic"
+                + ("s" if len(topics) != 1 else "")
+                + " ("
+                + ", ".join(_named(topics, names))
+                + ")"
+            )
         if value.get("account_wildcard"):
             parts.append("memories about every account")
         accounts = _listed(value.get("account_ids") or value.get("accounts"))
@@ -166,8 +174,13 @@ class Access:
     @property
     def names(self) -> set[str]:
         """Every permission name held now."""
-        return {n for p in self.policies for row in p.get("permissions") or [] if isinstance(row, dict)
-                for n in row.get("permissions") or []}
+        return {
+            n
+            for p in self.policies
+            for row in p.get("permissions") or []
+            if isinstance(row, dict)
+            for n in row.get("permissions") or []
+        }
 
     @property
     def token(self) -> dict:
@@ -190,12 +203,18 @@ class Access:
                 if not isinstance(row, dict):
                     continue
                 for name in row.get("permissions") or []:
-                    recs.append({"policy_id": p.get("id"), "permission": name, "selection": _selection(row, self.topic_names),
-                                 "kind": row.get("kind"), "named": row.get("named"),
-                                 "expires_at": _utc(p.get("expires_at")),
-                                 "row": {k: v for k, v in row.items() if k not in ("type",)}})
-        df = pd.DataFrame(recs, columns=["policy_id", "permission", "selection", "kind", "named", "expires_at",
-                                         "row"])
+                    recs.append(
+                        {
+                            "policy_id": p.get("id"),
+                            "permission": name,
+                            "selection": _selection(row, self.topic_names),
+                            "kind": row.get("kind"),
+                            "named": row.get("named"),
+                            "expires_at": _utc(p.get("expires_at")),
+                            "row": {k: v for k, v in row.items() if k not in ("type",)},
+                        }
+                    )
+        df = pd.DataFrame(recs, columns=["policy_id", "permission", "selection", "kind", "named", "expires_at", "row"])
         for col in ("policy_id", "permission", "selection", "kind"):
             df[col] = df[col].astype("string")
         df["named"] = df["named"].astype("boolean")
@@ -214,11 +233,15 @@ class Access:
             lines.append("Everything in the vault (the whole-vault grant).")
         mem = self.memory
         if mem:
-            lines.append("Memories: " + "; ".join(f"{verb} {describe_reach(mem.get(verb), self.topic_names)}" for verb in VERBS
-                                                  if verb in mem))
+            lines.append(
+                "Memories: "
+                + "; ".join(
+                    f"{verb} {describe_reach(mem.get(verb), self.topic_names)}" for verb in VERBS if verb in mem
+                )
+            )
         elif not lines:
             lines.append("Memories: nothing")
-        ends = sorted({str(p.get('expires_at')) for p in self.policies if p.get("expires_at")})
+        ends = sorted({str(p.get("expires_at")) for p in self.policies if p.get("expires_at")})
         lines.append("Access ends: " + (", ".join(ends) if ends else "no end date (until revoked)"))
         return lines
 
@@ -228,7 +251,11 @@ class Access:
 
     def __str__(self) -> str:
         df = self.frame
-        table = df[["permission", "selection", "expires_at"]].to_string(index=False, na_rep="never") if len(df) else "(no permissions)"
+        table = (
+            df[["permission", "selection", "expires_at"]].to_string(index=False, na_rep="never")
+            if len(df)
+            else "(no permissions)"
+        )
         return self.summary + "\n\n" + table
 
     def __repr__(self) -> str:
@@ -237,10 +264,12 @@ class Access:
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(line)}</li>" for line in self.summary_lines())
         df = self.frame
-        table = (df[["permission", "selection", "expires_at"]].to_html(index=False, na_rep="never", escape=True)
-                 if len(df) else "<p><em>No permissions held.</em></p>")
-        return (f"<div class='decoy-access'><strong>What this connection holds now</strong><ul>{items}</ul>"
-                f"{table}</div>")
+        table = (
+            df[["permission", "selection", "expires_at"]].to_html(index=False, na_rep="never", escape=True)
+            if len(df)
+            else "<p><em>No permissions held.</em></p>"
+        )
+        return f"<div class='decoy-access'><strong>What this connection holds now</strong><ul>{items}</ul>{table}</div>"
 
 
 @dataclass
@@ -248,7 +277,7 @@ class GrantRequest:
     """One ask to the owner. `status`: pending, approved, denied, expired, revoked, resolved,
     or already_granted (nothing was sent: the connection holds it)."""
 
-    conn: "Connection" = field(repr=False)
+    conn: Connection = field(repr=False)
     request_id: str | None
     status: str
     permissions: list[str] = field(default_factory=list)
@@ -276,10 +305,15 @@ class GrantRequest:
         self.status = ans.get("status", self.status)
         return self.status
 
-    def wait(self, timeout: float = 600.0, interval: float = 3.0, *,
-             on_status: Callable[["GrantRequest"], Any] | None = None,
-             sleep: Callable[[float], Any] | None = None,
-             clock: Callable[[], float] = time.monotonic) -> "GrantRequest":
+    def wait(
+        self,
+        timeout: float = 600.0,
+        interval: float = 3.0,
+        *,
+        on_status: Callable[[GrantRequest], Any] | None = None,
+        sleep: Callable[[float], Any] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> GrantRequest:
         """Poll every `interval` s until the owner answers (or `timeout`); then re-read policies."""
         sleep = sleep or self.conn._sleep
         deadline = clock() + timeout
@@ -304,4 +338,3 @@ class GrantRequest:
         if self.message:
             text += f"\n{self.message}"
         return text
-

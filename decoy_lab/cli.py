@@ -2,6 +2,7 @@
 
 Each sub-command is a small function over the same modules the notebook uses.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,22 @@ def _cmd_tour(args: argparse.Namespace) -> int:
     root = Path(args.notebooks)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
-    return subprocess.call([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute",
-                            str(root / "01-tour.ipynb"), "--output-dir", str(out), "--output", "tour"])
+    return subprocess.call(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "html",
+            "--execute",
+            str(root / "01-tour.ipynb"),
+            "--output-dir",
+            str(out),
+            "--output",
+            "tour",
+        ]
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

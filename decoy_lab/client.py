@@ -20,22 +20,32 @@ Pairing lives in pairing.py, the HTTP boundary in http.py, the write rules in wr
 load holds in vault.py, access and grant requests in access.py, where a connection is saved in
 profiles.py.
 """
+
 from __future__ import annotations
 
 import logging
 import time
 import urllib.parse
 import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import httpx
 
 from . import memory, sealing, wire, writes
 from .access import ASKED, Access, GrantRequest, read_policies
 from .crypto import AgentKey
-from .errors import (APIError, DecoyError, GrantAlreadyRequested, MemoryModelError, NotFound, PairingError,
-                     TransportError, UnreadableRow)
+from .errors import (
+    APIError,
+    DecoyError,
+    GrantAlreadyRequested,
+    MemoryModelError,
+    NotFound,
+    PairingError,
+    TransportError,
+    UnreadableRow,
+)
 from .gcpause import gc_paused
 from .http import Api, Tokens, expect_object, send_with_retries
 from .legacy import ROWS, SPACES
@@ -55,6 +65,8 @@ def new_client_id() -> str:
     with the same client id (a reconnect), so each new pairing gets its own, and a saved profile
     keeps it for the next reconnect."""
     return f"{DEFAULT_CLIENT_ID}-{uuid.uuid4().hex[:12]}"
+
+
 SANDBOX_OPTIONS = ("owner_key", "approve", "seed", "db", "faults", "clock")
 
 
@@ -89,12 +101,26 @@ class Connection:
     `transport` let tests run against an in-process app.
     """
 
-    def __init__(self, base_url: str, *, agent_key: AgentKey, tokens: Tokens | None = None,
-                 client_id: str = DEFAULT_CLIENT_ID, name: str = "", profile: str | None = None,
-                 store: ProfileStore | None = None, http: httpx.Client | None = None,
-                 transport: httpx.BaseTransport | None = None, timeout: float = 30.0, retries: int = 5,
-                 backoff: float = 0.25, sleep: Callable[[float], Any] = time.sleep, workers: int | None = None,
-                 cursor: str | None = None, api: Api | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        agent_key: AgentKey,
+        tokens: Tokens | None = None,
+        client_id: str = DEFAULT_CLIENT_ID,
+        name: str = "",
+        profile: str | None = None,
+        store: ProfileStore | None = None,
+        http: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = 30.0,
+        retries: int = 5,
+        backoff: float = 0.25,
+        sleep: Callable[[float], Any] = time.sleep,
+        workers: int | None = None,
+        cursor: str | None = None,
+        api: Api | None = None,
+    ):
         if not isinstance(agent_key, AgentKey):
             raise TypeError("agent_key must be a decoy_lab.crypto.AgentKey")
         self._agent_key = agent_key
@@ -149,23 +175,38 @@ class Connection:
         return self._vault
 
     def __repr__(self) -> str:
-        return (f"<Connection {self.name or self.client_id!r} to {self.base_url or '(in-process)'} "
-                f"token_id={self.token_id} key={self._agent_key.fingerprint} "
-                f"access_version={self.access_version} profile={self.profile!r}>")
+        return (
+            f"<Connection {self.name or self.client_id!r} to {self.base_url or '(in-process)'} "
+            f"token_id={self.token_id} key={self._agent_key.fingerprint} "
+            f"access_version={self.access_version} profile={self.profile!r}>"
+        )
 
     __str__ = __repr__
 
     # -- pairing --------------------------------------------------------------------------------
     @classmethod
-    def start_pairing(cls, base_url: str, *, name: str, permissions: Iterable[str | dict] | None = None,
-                      client_id: str | None = None, profile: str | None = "default",
-                      on_link: Callable[[str, str], Any] | None = None,
-                      on_status: Callable[[PairingHandle], Any] | None = None, timeout: float = 600,
-                      retries: int = 5, agent_key: AgentKey | None = None, http: httpx.Client | None = None,
-                      transport: httpx.BaseTransport | None = None, store: ProfileStore | None = None,
-                      use_par: bool = True, poll_interval: float | None = None,
-                      wait: Callable[[float], Any] | None = None, clock: Callable[[], float] = time.monotonic,
-                      **options: Any) -> PairingHandle:
+    def start_pairing(
+        cls,
+        base_url: str,
+        *,
+        name: str,
+        permissions: Iterable[str | dict] | None = None,
+        client_id: str | None = None,
+        profile: str | None = "default",
+        on_link: Callable[[str, str], Any] | None = None,
+        on_status: Callable[[PairingHandle], Any] | None = None,
+        timeout: float = 600,
+        retries: int = 5,
+        agent_key: AgentKey | None = None,
+        http: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        store: ProfileStore | None = None,
+        use_par: bool = True,
+        poll_interval: float | None = None,
+        wait: Callable[[float], Any] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        **options: Any,
+    ) -> PairingHandle:
         """Start pairing in a background thread and return its handle at once (for widgets).
 
         Asks for `permissions` (names or rows; default memory.read + memory.save), sends this
@@ -184,21 +225,42 @@ class Connection:
         client_id = client_id or new_client_id()
         api = Api(base_url, http=http, transport=transport, client_id=client_id)
 
-        def finish(tokens: Tokens) -> "Connection":
-            conn = cls(base_url, agent_key=key, tokens=tokens, client_id=client_id, name=name, profile=profile,
-                       store=store, retries=retries, api=api, **options)
+        def finish(tokens: Tokens) -> Connection:
+            conn = cls(
+                base_url,
+                agent_key=key,
+                tokens=tokens,
+                client_id=client_id,
+                name=name,
+                profile=profile,
+                store=store,
+                retries=retries,
+                api=api,
+                **options,
+            )
             conn._await_grant(handle)
             conn.save_profile()
             return conn
 
-        handle = PairingHandle(api, name=name, client_id=client_id, rows=rows, agent_public_key=key.public_key_b64,
-                               finish=finish, on_link=on_link, on_status=on_status, use_par=use_par,
-                               poll_interval=poll_interval, wait=wait, clock=clock, timeout=timeout)
+        handle = PairingHandle(
+            api,
+            name=name,
+            client_id=client_id,
+            rows=rows,
+            agent_public_key=key.public_key_b64,
+            finish=finish,
+            on_link=on_link,
+            on_status=on_status,
+            use_par=use_par,
+            poll_interval=poll_interval,
+            wait=wait,
+            clock=clock,
+            timeout=timeout,
+        )
         return handle.start()
 
     @staticmethod
-    def _saved_identity(store: ProfileStore | None, profile: str | None,
-                        base_url: str) -> tuple[AgentKey, str] | None:
+    def _saved_identity(store: ProfileStore | None, profile: str | None, base_url: str) -> tuple[AgentKey, str] | None:
         """The key and client id a saved profile for this server holds (None when there is none)."""
         if store is None or not profile or not store.exists(profile):
             return None
@@ -211,16 +273,36 @@ class Connection:
         return AgentKey.from_pem(p.private_key_pem), p.client_id
 
     @classmethod
-    def pair(cls, base_url: str, *, name: str, permissions: Iterable[str | dict] | None = None,
-             client_id: str | None = None, profile: str | None = "default",
-             on_link: Callable[[str, str], Any] | None = None, timeout: float = 600, retries: int = 5,
-             **options: Any) -> "Connection":
+    def pair(
+        cls,
+        base_url: str,
+        *,
+        name: str,
+        permissions: Iterable[str | dict] | None = None,
+        client_id: str | None = None,
+        profile: str | None = "default",
+        on_link: Callable[[str, str], Any] | None = None,
+        timeout: float = 600,
+        retries: int = 5,
+        **options: Any,
+    ) -> Connection:
         """Pair and wait: hands the link and code to `on_link` (printed when none is given)."""
         if on_link is None:
+
             def on_link(link: str, code: str) -> None:
                 print(f"Open {link} and approve in the Decoy app (code {code}).")
-        handle = cls.start_pairing(base_url, name=name, permissions=permissions, client_id=client_id,
-                                   profile=profile, on_link=on_link, timeout=timeout, retries=retries, **options)
+
+        handle = cls.start_pairing(
+            base_url,
+            name=name,
+            permissions=permissions,
+            client_id=client_id,
+            profile=profile,
+            on_link=on_link,
+            timeout=timeout,
+            retries=retries,
+            **options,
+        )
         try:
             return handle.result(timeout + 120)
         except KeyboardInterrupt:
@@ -241,7 +323,7 @@ class Connection:
         raise PairingError("the owner approved, but /policies shows no grant for this token", code="no_grant")
 
     @classmethod
-    def sandbox(cls, **opts: Any) -> "Connection":
+    def sandbox(cls, **opts: Any) -> Connection:
         """Start the embedded sandbox and pair with it. Sandbox options (`owner_key`, `approve`,
         `seed`, `db`, `faults`, `clock`) go to `Sandbox.start`, the rest to `pair`. With
         `approve="manual"` the link is printed: approve it on the sandbox's owner page. The
@@ -265,29 +347,58 @@ class Connection:
 
     # -- profiles ---------------------------------------------------------------------------------
     @classmethod
-    def resume(cls, profile: str = "default", *, store: ProfileStore | None = None, http: httpx.Client | None = None,
-               transport: httpx.BaseTransport | None = None, check: bool = True, **options: Any) -> "Connection":
+    def resume(
+        cls,
+        profile: str = "default",
+        *,
+        store: ProfileStore | None = None,
+        http: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        check: bool = True,
+        **options: Any,
+    ) -> Connection:
         """Restore a saved connection (same key, same token) and re-read what it holds now."""
         store = store or ProfileStore()
         p = store.load(profile)
         if not p.private_key_pem or not p.access_token:
             raise DecoyError(f"profile {profile!r} holds no key or token: pair again with Connection.pair(...)")
-        tokens = Tokens(access_token=p.access_token, refresh_token=p.refresh_token, token_id=p.token_id,
-                        access_version=p.access_version)
-        conn = cls(p.base_url, agent_key=AgentKey.from_pem(p.private_key_pem), tokens=tokens,
-                   client_id=p.client_id or DEFAULT_CLIENT_ID, name=p.connection_name, profile=profile, store=store,
-                   http=http, transport=transport, cursor=p.cursor, **options)
+        tokens = Tokens(
+            access_token=p.access_token,
+            refresh_token=p.refresh_token,
+            token_id=p.token_id,
+            access_version=p.access_version,
+        )
+        conn = cls(
+            p.base_url,
+            agent_key=AgentKey.from_pem(p.private_key_pem),
+            tokens=tokens,
+            client_id=p.client_id or DEFAULT_CLIENT_ID,
+            name=p.connection_name,
+            profile=profile,
+            store=store,
+            http=http,
+            transport=transport,
+            cursor=p.cursor,
+            **options,
+        )
         if check:
             conn.access()
         return conn
 
     def to_profile(self) -> Profile:
         t = self.tokens
-        return Profile(name=self.profile or "default", base_url=self.base_url, client_id=self.client_id,
-                       connection_name=self.name, token_id=self.token_id,
-                       access_token=t.access_token if t else None, refresh_token=t.refresh_token if t else None,
-                       private_key_pem=self._agent_key.to_pem(), access_version=self.access_version,
-                       cursor=self.cursor)
+        return Profile(
+            name=self.profile or "default",
+            base_url=self.base_url,
+            client_id=self.client_id,
+            connection_name=self.name,
+            token_id=self.token_id,
+            access_token=t.access_token if t else None,
+            refresh_token=t.refresh_token if t else None,
+            private_key_pem=self._agent_key.to_pem(),
+            access_version=self.access_version,
+            cursor=self.cursor,
+        )
 
     def save_profile(self) -> None:
         """Write this connection to its profile (no-op when it has none)."""
@@ -316,8 +427,12 @@ class Connection:
             return None
         if p.base_url.rstrip("/") != self.base_url.rstrip("/") or p.token_id != self.token_id or not p.access_token:
             return None
-        return Tokens(access_token=p.access_token, refresh_token=p.refresh_token, token_id=p.token_id,
-                      access_version=p.access_version)
+        return Tokens(
+            access_token=p.access_token,
+            refresh_token=p.refresh_token,
+            token_id=p.token_id,
+            access_version=p.access_version,
+        )
 
     def unpair(self) -> None:
         """End this connection at the server (RFC 7009 revocation: its tokens stop working, and
@@ -357,22 +472,45 @@ class Connection:
         body = dict(body)
 
         def send() -> dict:
-            return expect_object(self._api.request("POST", "/api/agent/grant-request", json=body),
-                                 "POST /api/agent/grant-request", **ASKED)
+            return expect_object(
+                self._api.request("POST", "/api/agent/grant-request", json=body),
+                "POST /api/agent/grant-request",
+                **ASKED,
+            )
 
         try:  # REVIEW_BUSY is sent again (bounded, with backoff) like an unknown outcome
             ans = send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
         except GrantAlreadyRequested as exc:  # also what a resend after a lost answer gets
-            return GrantRequest(self, exc.request_id, "pending", bodies=[body], raw=exc.body,
-                                message="this exact ask is already open; waiting on it")
-        return GrantRequest(self, ans.get("request_id"), ans.get("status", "pending"),
-                            permissions=list(ans.get("permissions") or body.get("permissions") or []), bodies=[body],
-                            renewal=bool(ans.get("renewal")), combined=bool(ans.get("combined")),
-                            ends_at=ans.get("ends_at"), message=ans.get("message"), raw=ans)
+            return GrantRequest(
+                self,
+                exc.request_id,
+                "pending",
+                bodies=[body],
+                raw=exc.body,
+                message="this exact ask is already open; waiting on it",
+            )
+        return GrantRequest(
+            self,
+            ans.get("request_id"),
+            ans.get("status", "pending"),
+            permissions=list(ans.get("permissions") or body.get("permissions") or []),
+            bodies=[body],
+            renewal=bool(ans.get("renewal")),
+            combined=bool(ans.get("combined")),
+            ends_at=ans.get("ends_at"),
+            message=ans.get("message"),
+            raw=ans,
+        )
 
-    def request_access(self, permissions: Sequence[str] | str, *, datatypes: Sequence[str] | None = None,
-                       about: Sequence[str] | str | None = None, account_id: str | None = None,
-                       reason: str) -> GrantRequest:
+    def request_access(
+        self,
+        permissions: Sequence[str] | str,
+        *,
+        datatypes: Sequence[str] | None = None,
+        about: Sequence[str] | str | None = None,
+        account_id: str | None = None,
+        reason: str,
+    ) -> GrantRequest:
         """Ask the owner for more on this same connection (never re-pair to widen access).
 
         `about` takes topic ids or names of topics this connection can see. Names asked alone
@@ -421,11 +559,19 @@ class Connection:
         answer arrives); plus legacy space rows. Unwrapped keys stay in memory by kid for the session (never on disk), and
         rows unchanged since the last load are not opened again, so a reload costs no RSA work.
         `progress(1, total)` is called as each row is read (from worker threads)."""
+
         def read() -> Vault:  # rows are opened while the rest of the answer downloads
             with self._api.stream_array(MEMORIES, "memories") as answer:
-                vault = read_vault(answer, self._agent_key, rest=lambda: answer.rest, key_cache=self._key_cache,
-                                   workers=self.workers, space_rows=spaces, previous=self._vault,
-                                   progress=progress)
+                vault = read_vault(
+                    answer,
+                    self._agent_key,
+                    rest=lambda: answer.rest,
+                    key_cache=self._key_cache,
+                    workers=self.workers,
+                    space_rows=spaces,
+                    previous=self._vault,
+                    progress=progress,
+                )
             expect_object(vault.answer, f"GET {MEMORIES}", **WAITING_MEMBERS)  # counted and shown next
             return vault
 
@@ -456,8 +602,7 @@ class Connection:
                 if exc.status in (403, 404):
                     continue
                 raise
-            out.extend(space_row(space, r, key, key_reason=why) for r in got.get("rows") or []
-                       if isinstance(r, dict))
+            out.extend(space_row(space, r, key, key_reason=why) for r in got.get("rows") or [] if isinstance(r, dict))
         return out
 
     def _served(self) -> list[dict]:
@@ -482,8 +627,10 @@ class Connection:
     def _get(self, path: str, params: dict | None = None, **members: Any) -> dict:
         """A read: safe to repeat, so an unknown outcome — or an answer that is not an object with
         `members` of the shapes named (http.expect_object) — is simply asked again."""
+
         def read() -> dict:
             return expect_object(self._api.request("GET", path, params=params), f"GET {path}", **members)
+
         return send_with_retries(read, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
 
     def _send(self, method: str, path: str, body: Any) -> dict:
@@ -497,27 +644,54 @@ class Connection:
 
         def retried(attempt: int, exc: BaseException) -> None:
             self.resends += 1
-            log.info("%s %s: %s; sending the same body again (attempt %d)", method, path, type(exc).__name__,
-                     attempt + 1)
-        return send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self._sleep,
-                                 on_retry=retried)
+            log.info(
+                "%s %s: %s; sending the same body again (attempt %d)", method, path, type(exc).__name__, attempt + 1
+            )
+
+        return send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self._sleep, on_retry=retried)
 
     # -- writing (the rules live in writes.py) ----------------------------------------------------
-    def save(self, text: str, *, topic: Any = None, topic_type: str = "", link: Any = None,
-             categories: Iterable[str] = (), account: str | None = None, metadata: Mapping | None = None) -> str:
+    def save(
+        self,
+        text: str,
+        *,
+        topic: Any = None,
+        topic_type: str = "",
+        link: Any = None,
+        categories: Iterable[str] = (),
+        account: str | None = None,
+        metadata: Mapping | None = None,
+    ) -> str:
         """Save one memory; returns its id. `topic` (a name, `topic:<id>` or {'id', 'name'}) is
         reused by normalized name, or created — with its relation (`link`: a relation type, or
         {'relation_type', 'topic': parent}) and this first memory — in one POST."""
-        return writes.save(self, text, topic=topic, topic_type=topic_type, link=link, categories=categories,
-                           account=account, metadata=metadata)
+        return writes.save(
+            self,
+            text,
+            topic=topic,
+            topic_type=topic_type,
+            link=link,
+            categories=categories,
+            account=account,
+            metadata=metadata,
+        )
 
-    def edit(self, memory_id: str, *, text: Any = writes.UNSET, topic: Any = writes.UNSET,
-             categories: Any = writes.UNSET, topic_type: str = "", link: Any = None) -> dict:
+    def edit(
+        self,
+        memory_id: str,
+        *,
+        text: Any = writes.UNSET,
+        topic: Any = writes.UNSET,
+        categories: Any = writes.UNSET,
+        topic_type: str = "",
+        link: Any = None,
+    ) -> dict:
         """Edit a memory in place with `expected_rev`; removing a label rotates its key.
         `topic=None` returns it to You; a new topic name creates the topic first (and removes
         it again if the edit is definitely refused). Returns the server's answer (id, rev, …)."""
-        changes = {k: v for k, v in (("text", text), ("topic", topic), ("categories", categories))
-                   if v is not writes.UNSET}
+        changes = {
+            k: v for k, v in (("text", text), ("topic", topic), ("categories", categories)) if v is not writes.UNSET
+        }
         return writes.edit(self, memory_id, changes, topic_type=topic_type, link=link)
 
     def delete(self, ids: str | Iterable[str]) -> DeleteResult:
@@ -544,8 +718,12 @@ class Connection:
         everything and anchor again."""
         if self.cursor is None:
             vault = self.load()
-            return SyncResult(full_reload=True, reason="no cursor yet: loaded everything and anchored",
-                              cursor=self._anchor(), vault=vault)
+            return SyncResult(
+                full_reload=True,
+                reason="no cursor yet: loaded everything and anchored",
+                cursor=self._anchor(),
+                vault=vault,
+            )
         cursor = self.cursor
         res = SyncResult()
         try:
@@ -553,8 +731,13 @@ class Connection:
                 ans = self._get("/api/agent/sync", {"cursor": cursor}, changes=dict, state=(str, int))
                 for name, bucket in (ans.get("changes") or {}).items():
                     if isinstance(bucket, dict):
-                        expect_object(bucket, f"GET /api/agent/sync: changes.{name}", created=list[str],
-                                      updated=list[str], destroyed=list[str])
+                        expect_object(
+                            bucket,
+                            f"GET /api/agent/sync: changes.{name}",
+                            created=list[str],
+                            updated=list[str],
+                            destroyed=list[str],
+                        )
                         res.created += bucket.get("created") or []
                         res.updated += bucket.get("updated") or []
                         res.destroyed += bucket.get("destroyed") or []
@@ -562,19 +745,25 @@ class Connection:
                 if not ans.get("hasMore"):
                     break
                 if cursor == before:  # "more" from the same place would be asked for forever
-                    raise TransportError("GET /api/agent/sync: hasMore is set but the state did not move; "
-                                         "sync again later")
+                    raise TransportError(
+                        "GET /api/agent/sync: hasMore is set but the state did not move; sync again later"
+                    )
         except APIError as exc:
             if exc.status != 410:
                 raise
             vault = self.load()
-            return SyncResult(full_reload=True, reason="the cursor was pruned (410): reloaded everything",
-                              cursor=self._anchor(), vault=vault)
+            return SyncResult(
+                full_reload=True,
+                reason="the cursor was pruned (410): reloaded everything",
+                cursor=self._anchor(),
+                vault=vault,
+            )
         self.cursor = cursor
         self.save_profile()
         res.cursor = cursor
-        waiting = self._vault is not None and any(self._vault.answer.get(k) for k in (
-            "preparing", "preparing_others", "preparing_unknown"))
+        waiting = self._vault is not None and any(
+            self._vault.answer.get(k) for k in ("preparing", "preparing_others", "preparing_unknown")
+        )
         if res.changed or self._vault is None or waiting:  # keys shared meanwhile log no change
             self.load()
         res.vault = self._vault
@@ -594,13 +783,19 @@ class Connection:
             if srow is not None:
                 return self._unseal_space(srow, trace)
             waiting = vault.row(row_id)
-            reason = (f"not served yet: {waiting.reason}" if waiting is not None else
-                      "this connection is not served a row with this id (it may be on its way, deleted, "
-                      "or outside this connection's grant)")
+            reason = (
+                f"not served yet: {waiting.reason}"
+                if waiting is not None
+                else "this connection is not served a row with this id (it may be on its way, deleted, "
+                "or outside this connection's grant)"
+            )
             trace.add("find the served row", ok=False, inputs={"id": row_id}, reason=reason)
             return trace
-        trace.add("find the served row", inputs={"id": row_id, "kid": served.get("kid"), "rev": served.get("rev"),
-                                                 "via": served.get("via")}, output="served")
+        trace.add(
+            "find the served row",
+            inputs={"id": row_id, "kid": served.get("kid"), "rev": served.get("rev"), "via": served.get("via")},
+            output="served",
+        )
         try:
             memory.read_row(served, self._agent_key, trace=trace)
         except (UnreadableRow, DecoyError) as exc:
@@ -623,8 +818,9 @@ class Connection:
                 s.output = wire.kid(key)
                 if s.output != space.get("skid"):
                     raise UnreadableRow(srow.id, f"the space key's fingerprint {s.output} is not the served skid")
-            sealing.open_space_row(row.get("ciphertext") or "", key, space_id=srow.space_id, row_id=srow.id,
-                                   trace=trace)
+            sealing.open_space_row(
+                row.get("ciphertext") or "", key, space_id=srow.space_id, row_id=srow.id, trace=trace
+            )
         except DecoyError:
             pass
         return trace
@@ -640,8 +836,12 @@ class Connection:
                 ref = {"id": found.id, "name": found.name}
             else:
                 made = memory.new_topic_rows(keys, topic if isinstance(topic, str) else str(topic))
-                trace.add("new topic", inputs={"name": made.topic["name"]}, output=made.topic_id,
-                          note="save() would create this topic and its relation row in the same POST")
+                trace.add(
+                    "new topic",
+                    inputs={"name": made.topic["name"]},
+                    output=made.topic_id,
+                    note="save() would create this topic and its relation row in the same POST",
+                )
                 ref = made.topic
         row = memory.new_memory_row(keys, text, topic=ref, categories=categories, trace=trace)
         return row, trace
@@ -654,7 +854,7 @@ class Connection:
             self.sandbox_handle.stop()
             self._owns_sandbox = False
 
-    def __enter__(self) -> "Connection":
+    def __enter__(self) -> Connection:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -668,5 +868,6 @@ def _check_base_url(base_url: str) -> None:
         return
     parts = urllib.parse.urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise PairingError(f"{base_url!r} is not a server URL: give it as http://host:port or https://host",
-                           code="invalid_url")
+        raise PairingError(
+            f"{base_url!r} is not a server URL: give it as http://host:port or https://host", code="invalid_url"
+        )

@@ -14,6 +14,7 @@ never printed (`--reveal` shows raw keys in traces). Exit codes: 0 done, 1 a ste
 the work failed (unseal, seal, delete, request --wait), 2 bad arguments or a `DecoyError`
 (printed as `error: …` with the server's code and recovery), 130 interrupted.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,9 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TextIO
+from typing import Any, TextIO
 
 from .errors import DecoyError, InsufficientGrant, ProfileError, ServerError, TokenError, TransportError
 
@@ -63,8 +65,9 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def table(df: Any, columns: list[str], *, long: tuple[str, ...] = (), width: int | None = None,
-          empty: str = "(none)") -> str:
+def table(
+    df: Any, columns: list[str], *, long: tuple[str, ...] = (), width: int | None = None, empty: str = "(none)"
+) -> str:
     """`columns` of `df` as left-aligned text through `DataFrame.to_string`; the `long` text
     columns are shortened (at a word, with an ellipsis) so a row fits `width` (the terminal's,
     or $COLUMNS)."""
@@ -149,7 +152,7 @@ def _hint(exc: DecoyError, args: argparse.Namespace) -> str | None:
     if isinstance(exc, TokenError) and (exc.recovery == "re_pair" or exc.code == "TOKEN_REVOKED"):
         return f"this connection needs a new pairing: decoy-lab pair URL{flag}"
     if isinstance(exc, InsufficientGrant) and exc.required_permission:
-        return f"ask the owner for it: decoy-lab request {exc.required_permission} --reason \"…\"{flag}"
+        return f'ask the owner for it: decoy-lab request {exc.required_permission} --reason "…"{flag}'
     if getattr(args, "command", None) == "unpair" and isinstance(exc, (TransportError, ServerError)):
         return f"the profile was kept: run decoy-lab unpair{flag} again, or forget it here only with --local"
     return None
@@ -157,6 +160,7 @@ def _hint(exc: DecoyError, args: argparse.Namespace) -> str | None:
 
 def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """Run a command: a DecoyError → `error: …` on stderr and exit 2; Ctrl-C → exit 130."""
+
     def run(args: argparse.Namespace) -> int:
         try:
             return int(fn(args) or 0)
@@ -177,6 +181,7 @@ def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit does not fail again
             return 0
+
     run.__doc__ = fn.__doc__
     return run
 
@@ -216,12 +221,15 @@ def cmd_pair(args: argparse.Namespace) -> int:
     def on_link(link: str, code: str) -> None:
         status.print(f"Open {link}\nand approve in the Decoy app; it shows the code {code}.")
 
-    handle = Connection.start_pairing(args.url, name=args.name, permissions=rows, profile=args.profile,
-                                      on_link=on_link, timeout=args.timeout)
+    handle = Connection.start_pairing(
+        args.url, name=args.name, permissions=rows, profile=args.profile, on_link=on_link, timeout=args.timeout
+    )
     try:
         while not handle.done():
-            status.show(f"{handle.status}: {handle.message}{_countdown(handle.seconds_left())}",
-                        steady=f"{handle.status}: {handle.message}")
+            status.show(
+                f"{handle.status}: {handle.message}{_countdown(handle.seconds_left())}",
+                steady=f"{handle.status}: {handle.message}",
+            )
             time.sleep(0.2)
     except KeyboardInterrupt:
         handle.cancel()
@@ -236,8 +244,10 @@ def cmd_pair(args: argparse.Namespace) -> int:
     conn = handle.result(0)
     try:
         acc = conn.access(refresh=False)
-        print(f"Paired {conn.name!r} with {conn.base_url} — saved as profile {args.profile!r} "
-              f"(token id {conn.token_id}, key {conn.agent_key.fingerprint})")
+        print(
+            f"Paired {conn.name!r} with {conn.base_url} — saved as profile {args.profile!r} "
+            f"(token id {conn.token_id}, key {conn.agent_key.fingerprint})"
+        )
         print("Asked for: " + "; ".join(_row_text(r) for r in rows))
         print("Granted:")
         print(str(acc))
@@ -247,8 +257,11 @@ def cmd_pair(args: argparse.Namespace) -> int:
 
 
 def _row_text(row: dict) -> str:
-    sel = [f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in row.items()
-           if k not in ("permissions", "type")]
+    sel = [
+        f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}"
+        for k, v in row.items()
+        if k not in ("permissions", "type")
+    ]
     return ", ".join(row.get("permissions") or []) + (f" ({'; '.join(sel)})" if sel else "")
 
 
@@ -256,10 +269,16 @@ def cmd_status(args: argparse.Namespace) -> int:
     """Which connection a profile holds and what it may do (never its tokens or key)."""
     with connection(args) as conn:
         acc = conn.access(refresh=False)
-        facts = {"profile": args.profile, "server": conn.base_url, "name": conn.name,
-                 "client_id": conn.client_id, "token_id": conn.token_id,
-                 "key_fingerprint": conn.agent_key.fingerprint, "access_version": conn.access_version,
-                 "sync_cursor": conn.cursor}
+        facts = {
+            "profile": args.profile,
+            "server": conn.base_url,
+            "name": conn.name,
+            "client_id": conn.client_id,
+            "token_id": conn.token_id,
+            "key_fingerprint": conn.agent_key.fingerprint,
+            "access_version": conn.access_version,
+            "sync_cursor": conn.cursor,
+        }
         if args.json:
             print_json({**facts, "access": acc.summary_lines(), "permissions": sorted(acc.names)})
             return 0
@@ -275,8 +294,13 @@ def cmd_access(args: argparse.Namespace) -> int:
     with connection(args) as conn:
         acc = conn.access(refresh=False)
         if args.json:
-            print_json({"summary": acc.summary_lines(), "version": acc.version,
-                        "permissions": frame_records(acc.frame.drop(columns=["row"]))})
+            print_json(
+                {
+                    "summary": acc.summary_lines(),
+                    "version": acc.version,
+                    "permissions": frame_records(acc.frame.drop(columns=["row"])),
+                }
+            )
         else:
             print(str(acc))
     return 0
@@ -291,16 +315,28 @@ def cmd_request(args: argparse.Namespace) -> int:
             status = StatusLine()
             status.show(f"{req.status}: waiting for the owner to answer")
             try:
-                req.wait(args.timeout, args.interval, on_status=lambda r: status.show(
-                    f"the owner answered: {r.status}" if r.done else f"{r.status}: waiting for the owner"))
+                req.wait(
+                    args.timeout,
+                    args.interval,
+                    on_status=lambda r: status.show(
+                        f"the owner answered: {r.status}" if r.done else f"{r.status}: waiting for the owner"
+                    ),
+                )
             except KeyboardInterrupt:
                 status.clear()
                 note(f"stopped waiting; the request stays open ({req.request_id})")
                 return INTERRUPTED
             status.clear()
         if args.json:
-            print_json({"request_id": req.request_id, "status": req.status, "permissions": req.permissions,
-                        "granted": req.granted, "message": req.message})
+            print_json(
+                {
+                    "request_id": req.request_id,
+                    "status": req.status,
+                    "permissions": req.permissions,
+                    "granted": req.granted,
+                    "message": req.message,
+                }
+            )
         else:
             print(str(req))
             if args.wait and req.done:
@@ -402,8 +438,12 @@ def cmd_app_view(args: argparse.Namespace) -> int:
     url = args.url or ProfileStore().load(args.profile).base_url
     api = Api(url)
     try:
-        rows = expect_object(api.request("GET", "/_sandbox/app-view", auth=False), "GET /_sandbox/app-view",
-                             rows=list[dict]).get("rows") or []
+        rows = (
+            expect_object(
+                api.request("GET", "/_sandbox/app-view", auth=False), "GET /_sandbox/app-view", rows=list[dict]
+            ).get("rows")
+            or []
+        )
     finally:
         api.close()
     if args.json:
@@ -411,11 +451,21 @@ def cmd_app_view(args: argparse.Namespace) -> int:
         return 0
     import pandas as pd
 
-    df = pd.DataFrame([{"id": r.get("id"), "kind": r.get("kind"), "readable": bool(r.get("readable")),
-                        "shared": len(r.get("shared_with") or []), "problems": len(r.get("problems") or []),
-                        "what": _app_label(r)} for r in rows if isinstance(r, dict)])
-    print(table(df, ["id", "kind", "readable", "shared", "problems", "what"], long=("what",),
-                empty="(no rows)"))
+    df = pd.DataFrame(
+        [
+            {
+                "id": r.get("id"),
+                "kind": r.get("kind"),
+                "readable": bool(r.get("readable")),
+                "shared": len(r.get("shared_with") or []),
+                "problems": len(r.get("problems") or []),
+                "what": _app_label(r),
+            }
+            for r in rows
+            if isinstance(r, dict)
+        ]
+    )
+    print(table(df, ["id", "kind", "readable", "shared", "problems", "what"], long=("what",), empty="(no rows)"))
     return 0
 
 
@@ -491,9 +541,17 @@ def cmd_sync(args: argparse.Namespace) -> int:
     with connection(args) as conn:
         res = conn.sync()
     if args.json:
-        print_json({"created": res.created, "updated": res.updated, "destroyed": res.destroyed,
-                    "full_reload": res.full_reload, "reason": res.reason, "cursor": res.cursor,
-                    "summary": res.vault.summary if res.vault is not None else None})
+        print_json(
+            {
+                "created": res.created,
+                "updated": res.updated,
+                "destroyed": res.destroyed,
+                "full_reload": res.full_reload,
+                "reason": res.reason,
+                "cursor": res.cursor,
+                "summary": res.vault.summary if res.vault is not None else None,
+            }
+        )
     else:
         print(str(res))
         if res.vault is not None:
@@ -504,8 +562,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
 # -- registration -------------------------------------------------------------------------------------
 def _parents() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     profile = argparse.ArgumentParser(add_help=False)
-    profile.add_argument("--profile", default=DEFAULT_PROFILE,
-                         help=f"the saved connection to use (default {DEFAULT_PROFILE!r})")
+    profile.add_argument(
+        "--profile", default=DEFAULT_PROFILE, help=f"the saved connection to use (default {DEFAULT_PROFILE!r})"
+    )
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print machine-readable JSON instead of a table")
     return profile, as_json
@@ -517,23 +576,36 @@ def add_connection_commands(subparsers: argparse._SubParsersAction) -> None:
     profile, as_json = _parents()
     many: dict[str, Any] = {"nargs": "+"}
 
-    def add(name: str, fn: Callable[[argparse.Namespace], int], help: str, *parents: argparse.ArgumentParser,
-            description: str | None = None) -> argparse.ArgumentParser:
-        p = subparsers.add_parser(name, help=help, description=description or fn.__doc__,
-                                  parents=[profile, *parents])
+    def add(
+        name: str,
+        fn: Callable[[argparse.Namespace], int],
+        help: str,
+        *parents: argparse.ArgumentParser,
+        description: str | None = None,
+    ) -> argparse.ArgumentParser:
+        p = subparsers.add_parser(name, help=help, description=description or fn.__doc__, parents=[profile, *parents])
         p.set_defaults(run=guarded(fn))
         return p
 
     p = add("pair", cmd_pair, "pair with a Decoy server and save the connection (--profile)")
     p.add_argument("url", metavar="URL", help="the server's base URL, e.g. http://127.0.0.1:8787")
     p.add_argument("--name", default=DEFAULT_NAME, help=f"the name the owner sees (default {DEFAULT_NAME!r})")
-    p.add_argument("--permission", dest="permissions", action="extend", nargs="+", metavar="P",
-                   help="a permission to ask for (repeatable; default memory.read and memory.save)")
+    p.add_argument(
+        "--permission",
+        dest="permissions",
+        action="extend",
+        nargs="+",
+        metavar="P",
+        help="a permission to ask for (repeatable; default memory.read and memory.save)",
+    )
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the approval (default 600)")
 
     p = add("unpair", cmd_unpair, "end the saved connection at the server and delete its profile")
-    p.add_argument("--local", action="store_true",
-                   help="only delete the profile here (the server is unreachable); the connection stays live")
+    p.add_argument(
+        "--local",
+        action="store_true",
+        help="only delete the profile here (the server is unreachable); the connection stays live",
+    )
 
     add("status", cmd_status, "the saved connection and what it may do", as_json)
     add("access", cmd_access, "what the connection holds now, permission by permission", as_json)
@@ -586,7 +658,12 @@ def add_connection_commands(subparsers: argparse._SubParsersAction) -> None:
 
     add("sync", cmd_sync, "follow the change cursor; reload only what changed", as_json)
 
-    p = add("app-view", cmd_app_view, "sandbox only: every row as the owner's app sees it", as_json,
-            description="Sandbox only: every stored row as the simulated owner's app sees it, from the "
-                        "sandbox's /_sandbox/app-view (loopback only). A real Decoy server has no such view.")
+    p = add(
+        "app-view",
+        cmd_app_view,
+        "sandbox only: every row as the owner's app sees it",
+        as_json,
+        description="Sandbox only: every stored row as the simulated owner's app sees it, from the "
+        "sandbox's /_sandbox/app-view (loopback only). A real Decoy server has no such view.",
+    )
     p.add_argument("url", nargs="?", metavar="URL", help="the sandbox URL (default: the profile's server)")

@@ -1,5 +1,6 @@
 """The primitives: AES-256-GCM, RSA-OAEP-SHA256 and the agent's RSA key. No formats here
 (wire.py has the layouts, sealing.py the recipes that join the two)."""
+
 from __future__ import annotations
 
 import base64
@@ -44,8 +45,9 @@ def aes_gcm_open(key: bytes, nonce: bytes, ciphertext_and_tag: bytes) -> bytes:
     try:
         return AESGCM(key).decrypt(nonce, ciphertext_and_tag, None)
     except InvalidTag:
-        raise CryptoError("GCM tag mismatch: the ciphertext, nonce or tag was altered, or the key is wrong",
-                          step="AES-256-GCM open") from None
+        raise CryptoError(
+            "GCM tag mismatch: the ciphertext, nonce or tag was altered, or the key is wrong", step="AES-256-GCM open"
+        ) from None
 
 
 def load_public_key(b64_spki: str) -> rsa.RSAPublicKey:
@@ -75,9 +77,11 @@ def rsa_oaep_decrypt(private_key: rsa.RSAPrivateKey, data: bytes) -> bytes:
     try:
         return private_key.decrypt(data, OAEP)
     except ValueError:
-        raise CryptoError("RSA-OAEP-SHA256 decryption failed: the key was wrapped to another public key, "
-                          "with other padding or hash, or the wrapped bytes were altered",
-                          step="RSA-OAEP-SHA256 unwrap") from None
+        raise CryptoError(
+            "RSA-OAEP-SHA256 decryption failed: the key was wrapped to another public key, "
+            "with other padding or hash, or the wrapped bytes were altered",
+            step="RSA-OAEP-SHA256 unwrap",
+        ) from None
 
 
 class AgentKey:
@@ -86,37 +90,40 @@ class AgentKey:
     The repr shows only a fingerprint; `to_pem()` is the one way to get the private key out.
     """
 
-    __slots__ = ("private_key", "public_key", "_spki")
+    __slots__ = ("_spki", "private_key", "public_key")
 
     def __init__(self, private_key: rsa.RSAPrivateKey):
         if not isinstance(private_key, rsa.RSAPrivateKey):
             raise TypeError("AgentKey needs an RSA private key")
         self.private_key = private_key
         self.public_key = private_key.public_key()
-        self._spki = self.public_key.public_bytes(serialization.Encoding.DER,
-                                                  serialization.PublicFormat.SubjectPublicKeyInfo)
+        self._spki = self.public_key.public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
 
     @classmethod
-    def generate(cls, bits: int = 2048) -> "AgentKey":
+    def generate(cls, bits: int = 2048) -> AgentKey:
         return cls(rsa.generate_private_key(public_exponent=65537, key_size=bits))
 
     @classmethod
-    def from_pem(cls, text: str | bytes) -> "AgentKey":
+    def from_pem(cls, text: str | bytes) -> AgentKey:
         """PKCS#8 ("BEGIN PRIVATE KEY") or PKCS#1 ("BEGIN RSA PRIVATE KEY") PEM."""
         data = text.encode("ascii") if isinstance(text, str) else bytes(text)
         try:
             key = serialization.load_pem_private_key(data, password=None)
         except (ValueError, TypeError) as exc:
-            raise WireFormatError(f"not an unencrypted RSA private key in PEM: {exc}", field="private_key",
-                                  offset=0) from None
+            raise WireFormatError(
+                f"not an unencrypted RSA private key in PEM: {exc}", field="private_key", offset=0
+            ) from None
         if not isinstance(key, rsa.RSAPrivateKey):
             raise WireFormatError("the PEM holds a key that is not RSA", field="private_key", offset=0)
         return cls(key)
 
     def to_pem(self) -> str:
         """PKCS#8 PEM. This is the secret: store it 0600, never print it."""
-        return self.private_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                              serialization.NoEncryption()).decode("ascii")
+        return self.private_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ).decode("ascii")
 
     @property
     def public_key_b64(self) -> str:

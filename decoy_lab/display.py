@@ -2,6 +2,7 @@
 hexdump.py, so secrets show as fingerprints unless revealed), status marks, and a progress
 bar for slow calls. Nothing here prints.
 """
+
 from __future__ import annotations
 
 import html
@@ -9,7 +10,6 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
-
 
 T = TypeVar("T")
 
@@ -34,20 +34,28 @@ def step_html(step: Any, index: int | None = None, *, reveal: bool = False, befo
     from . import hexdump
 
     head = f"{index + 1}. " if index is not None else ""
-    parts = [f'<div class="decoy-step" style="font-family:system-ui,sans-serif;font-size:13px">'
-             f'<h4 style="margin:4px 0">{status_mark(step.ok)} {head}{esc(step.name)}</h4>']
+    parts = [
+        f'<div class="decoy-step" style="font-family:system-ui,sans-serif;font-size:13px">'
+        f'<h4 style="margin:4px 0">{status_mark(step.ok)} {head}{esc(step.name)}</h4>'
+    ]
     for label, text in hexdump._step_lines(step, reveal):
         if label == "reason":
-            parts.append(f'<div class="decoy-reason" style="border-left:4px solid {BAD_COLOUR};padding:4px 8px;'
-                         f'background:#ffebe9;margin:4px 0"><b>Why it failed:</b> {esc(text)}</div>')
+            parts.append(
+                f'<div class="decoy-reason" style="border-left:4px solid {BAD_COLOUR};padding:4px 8px;'
+                f'background:#ffebe9;margin:4px 0"><b>Why it failed:</b> {esc(text)}</div>'
+            )
         else:
-            parts.append(f'<div style="margin:2px 0"><b style="display:inline-block;width:5.5em">{esc(label)}</b>'
-                         f'<code style="word-break:break-all">{esc(text)}</code></div>')
+            parts.append(
+                f'<div style="margin:2px 0"><b style="display:inline-block;width:5.5em">{esc(label)}</b>'
+                f'<code style="word-break:break-all">{esc(text)}</code></div>'
+            )
     args = hexdump._step_dump_args(step, reveal)
     if step.ok is False and args is None and before is not None and before.output is not None:
         given = hexdump._value(before.output, secret=bool(getattr(before, "secret_output", False)), reveal=reveal)
-        parts.append(f'<div style="margin:2px 0"><b style="display:inline-block;width:5.5em">checked</b>'
-                     f'<code style="word-break:break-all">the output of “{esc(before.name)}”: {esc(given)}</code></div>')
+        parts.append(
+            f'<div style="margin:2px 0"><b style="display:inline-block;width:5.5em">checked</b>'
+            f'<code style="word-break:break-all">the output of “{esc(before.name)}”: {esc(given)}</code></div>'
+        )
     if args is not None:
         data, fields, secret = args
         parts.append(hexdump.dump_html(data, fields, reveal=reveal, secret=secret))
@@ -82,7 +90,7 @@ def with_progress(fn: Callable[[Progress], T], desc: str, *, after: float = 1.0,
     def work() -> None:
         try:
             box["value"] = fn(progress)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+        except BaseException as exc:
             box["error"] = exc
 
     worker = threading.Thread(target=work, name=f"decoy:{desc}", daemon=True)

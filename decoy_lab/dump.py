@@ -4,6 +4,7 @@ One place for "what does this base64 hold?", shared by `%decoy dump` and `decoy-
 A VAULT blob opens with a 32-byte memory key; an agent envelope with an agent's RSA key; an
 owner envelope with the owner's RSA key (the sandbox's simulated phone has one).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,8 +21,14 @@ _NEEDS = {
 }
 
 
-def open_blob(blob: bytes | str | wire.Layout, *, key: bytes | None = None, key_b64: str | None = None,
-              key_file: str | Path | None = None, private_key: AgentKey | None = None) -> Trace:
+def open_blob(
+    blob: bytes | str | wire.Layout,
+    *,
+    key: bytes | None = None,
+    key_b64: str | None = None,
+    key_file: str | Path | None = None,
+    private_key: AgentKey | None = None,
+) -> Trace:
     """Parse `blob` and open it with whichever key fits its kind; every step is in the Trace.
 
     Without a fitting key the trace still shows the annotated layout, then a failing "need a

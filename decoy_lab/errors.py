@@ -27,6 +27,7 @@
 TransportError or ServerError means "may have committed", everything else under APIError
 means "did not happen".
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -41,8 +42,7 @@ class DecoyError(Exception):
 class WireFormatError(DecoyError, ValueError):
     """Bytes or base64 that do not fit a layout. Names the field and the byte offset."""
 
-    def __init__(self, message: str, *, field: str | None = None, offset: int | None = None,
-                 kind: str | None = None):
+    def __init__(self, message: str, *, field: str | None = None, offset: int | None = None, kind: str | None = None):
         self.field = field
         self.offset = offset
         self.kind = kind
@@ -106,8 +106,15 @@ class TransportError(DecoyError):
 class APIError(DecoyError):
     """The server answered with an error status. Carries its `code`, `recovery` and body."""
 
-    def __init__(self, status: int, code: str | None = None, message: str | None = None, *,
-                 recovery: str | None = None, body: Any = None):
+    def __init__(
+        self,
+        status: int,
+        code: str | None = None,
+        message: str | None = None,
+        *,
+        recovery: str | None = None,
+        body: Any = None,
+    ):
         self.status = status
         self.code = code
         self.recovery = recovery
@@ -133,8 +140,9 @@ class TokenError(APIError):
 class InsufficientGrant(APIError):
     """403 that names what to ask for. `request(conn)` sends `permission_request` unchanged."""
 
-    def __init__(self, *args: Any, permission_request: dict | None = None,
-                 required_permission: str | None = None, **kw: Any):
+    def __init__(
+        self, *args: Any, permission_request: dict | None = None, required_permission: str | None = None, **kw: Any
+    ):
         super().__init__(*args, **kw)
         self.permission_request = permission_request
         self.required_permission = required_permission
@@ -225,15 +233,29 @@ _BY_CODE = {
 
 # The members of an error answer read below, and their shapes: one of another type is left out of
 # the typed error (it stays in `body`), so a hostile error answer is still the error of its status.
-ERROR_MEMBERS = {"code": str, "error": str, "message": str, "error_description": str, "detail": str,
-                 "recovery": str, "retry_after_seconds": float, "current_rev": int, "missing": list[dict],
-                 "request_id": str, "permission_request": dict, "required_permission": str}
+ERROR_MEMBERS = {
+    "code": str,
+    "error": str,
+    "message": str,
+    "error_description": str,
+    "detail": str,
+    "recovery": str,
+    "retry_after_seconds": float,
+    "current_rev": int,
+    "missing": list[dict],
+    "request_id": str,
+    "permission_request": dict,
+    "required_permission": str,
+}
 
 
 def error_from_response(status: int, body: Any) -> APIError:
     """Turn an HTTP error answer into the matching typed error (one place for the mapping)."""
-    b = {k: v for k, v in body.items() if k not in ERROR_MEMBERS or fits(v, ERROR_MEMBERS[k])} \
-        if isinstance(body, dict) else {}
+    b = (
+        {k: v for k, v in body.items() if k not in ERROR_MEMBERS or fits(v, ERROR_MEMBERS[k])}
+        if isinstance(body, dict)
+        else {}
+    )
     body = body if body is not None else {}
     code = b.get("code") or (b.get("error") if isinstance(b.get("error"), str) else None)
     message = b.get("message") or b.get("error_description") or b.get("detail") or ""
@@ -247,17 +269,26 @@ def error_from_response(status: int, body: Any) -> APIError:
         return ServerError(status, code, message, **kw)
     if status == 404:
         return NotFound(status, code, message, **kw)
-    if status == 403 and (b.get("permission_request") or code in ("INSUFFICIENT_GRANT", "GRANT_EXPIRED", "SCOPE_MISSING")):
-        return InsufficientGrant(status, code, message, permission_request=b.get("permission_request"),
-                                 required_permission=b.get("required_permission"), **kw)
+    if status == 403 and (
+        b.get("permission_request") or code in ("INSUFFICIENT_GRANT", "GRANT_EXPIRED", "SCOPE_MISSING")
+    ):
+        return InsufficientGrant(
+            status,
+            code,
+            message,
+            permission_request=b.get("permission_request"),
+            required_permission=b.get("required_permission"),
+            **kw,
+        )
     cls = _BY_CODE.get(code or "")
     if cls is RevConflict:
         return RevConflict(status, code, message, current_rev=b.get("current_rev"), **kw)
     if cls is HoldersMissing:
         return HoldersMissing(status, code, message, missing=b.get("missing"), **kw)
     if cls is MemoryMoving:
-        return MemoryMoving(status, code, message, retry_after=b.get("retry_after_seconds"),
-                            current_rev=b.get("current_rev"), **kw)
+        return MemoryMoving(
+            status, code, message, retry_after=b.get("retry_after_seconds"), current_rev=b.get("current_rev"), **kw
+        )
     if cls is GrantAlreadyRequested:
         return GrantAlreadyRequested(status, code, message, request_id=b.get("request_id"), **kw)
     if cls is not None:

@@ -8,10 +8,12 @@ group without surprises: strings are pandas `string`, `rev` is `Int64`, flags ar
 `endpoints`, `ids`, `memory_ids`) hold Python lists. A memory's `about` is its one value:
 "user", "topic:<id>" or "account:<id>".
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -72,17 +74,49 @@ class DecodedRow:
 # -- typed frame construction -----------------------------------------------------------------
 _STR, _INT, _BOOL, _TIME, _OBJ = "string", "Int64", "boolean", "datetime", "object"
 
-COMMON = {"kid": _STR, "rev": _INT, "via": _OBJ, "mine": _BOOL, "author_kind": _STR,
-          "created_at": _TIME, "updated_at": _TIME, "source": _STR}
-MEMORY_COLUMNS = {"id": _STR, "text": _STR, "topic": _STR, "topic_id": _STR, "about": _STR, "account": _STR,
-                  "categories": _OBJ, "metadata": _OBJ, **COMMON}
-TOPIC_COLUMNS = {"id": _STR, "name": _STR, "type": _STR, "memories": _INT, "memory_ids": _OBJ, "ids": _OBJ,
-                 "row_id": _STR,
-                 "readable": _BOOL, **COMMON}
-LINK_COLUMNS = {"id": _STR, "from": _STR, "to": _STR, "relation_type": _STR, "from_id": _STR, "to_id": _STR,
-                "endpoints": _OBJ, **COMMON}
-ROW_COLUMNS = {"id": _STR, "kind": _STR, "status": _STR, "reason": _STR, "label": _STR, "space_id": _STR,
-               **COMMON}
+COMMON = {
+    "kid": _STR,
+    "rev": _INT,
+    "via": _OBJ,
+    "mine": _BOOL,
+    "author_kind": _STR,
+    "created_at": _TIME,
+    "updated_at": _TIME,
+    "source": _STR,
+}
+MEMORY_COLUMNS = {
+    "id": _STR,
+    "text": _STR,
+    "topic": _STR,
+    "topic_id": _STR,
+    "about": _STR,
+    "account": _STR,
+    "categories": _OBJ,
+    "metadata": _OBJ,
+    **COMMON,
+}
+TOPIC_COLUMNS = {
+    "id": _STR,
+    "name": _STR,
+    "type": _STR,
+    "memories": _INT,
+    "memory_ids": _OBJ,
+    "ids": _OBJ,
+    "row_id": _STR,
+    "readable": _BOOL,
+    **COMMON,
+}
+LINK_COLUMNS = {
+    "id": _STR,
+    "from": _STR,
+    "to": _STR,
+    "relation_type": _STR,
+    "from_id": _STR,
+    "to_id": _STR,
+    "endpoints": _OBJ,
+    **COMMON,
+}
+ROW_COLUMNS = {"id": _STR, "kind": _STR, "status": _STR, "reason": _STR, "label": _STR, "space_id": _STR, **COMMON}
 
 
 def typed_frame(records: Sequence[dict], schema: dict[str, str]) -> pd.DataFrame:
@@ -101,8 +135,16 @@ def typed_frame(records: Sequence[dict], schema: dict[str, str]) -> pd.DataFrame
 
 
 def _common(r: DecodedRow) -> dict:
-    return {"kid": r.kid, "rev": r.rev, "via": list(r.via), "mine": r.mine, "author_kind": r.author_kind,
-            "created_at": r.created_at, "updated_at": r.updated_at, "source": r.source}
+    return {
+        "kid": r.kid,
+        "rev": r.rev,
+        "via": list(r.via),
+        "mine": r.mine,
+        "author_kind": r.author_kind,
+        "created_at": r.created_at,
+        "updated_at": r.updated_at,
+        "source": r.source,
+    }
 
 
 def oldest_first(df: pd.DataFrame) -> pd.DataFrame:
@@ -119,9 +161,19 @@ def memories_frame(rows: Iterable[DecodedRow]) -> pd.DataFrame:
     for r in rows:
         if not (r.kind == MEMORY or (r.kind == SPACE_ROW and r.text is not None)):
             continue
-        recs.append({"id": r.id, "text": r.text, "topic": r.entity_name if r.topic_id else None,
-                     "topic_id": r.topic_id, "about": r.about[0] if r.about else None, "account": r.account,
-                     "categories": list(r.categories), "metadata": r.metadata, **_common(r)})
+        recs.append(
+            {
+                "id": r.id,
+                "text": r.text,
+                "topic": r.entity_name if r.topic_id else None,
+                "topic_id": r.topic_id,
+                "about": r.about[0] if r.about else None,
+                "account": r.account,
+                "categories": list(r.categories),
+                "metadata": r.metadata,
+                **_common(r),
+            }
+        )
     return oldest_first(typed_frame(recs, MEMORY_COLUMNS))
 
 
@@ -132,16 +184,37 @@ def topics_frame(topics: Sequence[Any], rows: Iterable[DecodedRow] = ()) -> pd.D
     by_id = {r.id: r for r in rows if r.kind == TOPIC}
     recs = []
     for t in topics:
-        tid = getattr(t, "id")
+        tid = t.id
         row_id = tid.split(":", 1)[1] if tid.startswith("topic:") else tid
         entity = by_id.get(row_id)
-        common = _common(entity) if entity else {"kid": None, "rev": None, "via": [], "mine": None,
-                                                  "author_kind": None, "created_at": getattr(t, "created_at", None),
-                                                  "updated_at": None, "source": "memories"}
+        common = (
+            _common(entity)
+            if entity
+            else {
+                "kid": None,
+                "rev": None,
+                "via": [],
+                "mine": None,
+                "author_kind": None,
+                "created_at": getattr(t, "created_at", None),
+                "updated_at": None,
+                "source": "memories",
+            }
+        )
         mem_ids = list(getattr(t, "memories", []) or [])
-        recs.append({"id": tid, "name": getattr(t, "name", None), "type": getattr(t, "type", None),
-                     "memories": len(mem_ids), "memory_ids": mem_ids, "ids": list(getattr(t, "ids", []) or [tid]),
-                     "row_id": row_id, "readable": entity is not None, **common})
+        recs.append(
+            {
+                "id": tid,
+                "name": getattr(t, "name", None),
+                "type": getattr(t, "type", None),
+                "memories": len(mem_ids),
+                "memory_ids": mem_ids,
+                "ids": list(getattr(t, "ids", []) or [tid]),
+                "row_id": row_id,
+                "readable": entity is not None,
+                **common,
+            }
+        )
     return typed_frame(recs, TOPIC_COLUMNS)
 
 
@@ -150,14 +223,33 @@ def links_frame(rows: Iterable[DecodedRow]) -> pd.DataFrame:
     recs = []
     for r in (r for r in rows if r.kind == LINK):
         ends = list(r.endpoints)
-        recs.append({"id": r.id, "from": r.rel_from, "to": r.rel_to, "relation_type": r.relation_type,
-                     "from_id": ends[0] if ends else None, "to_id": ends[1] if len(ends) > 1 else None,
-                     "endpoints": ends, **_common(r)})
+        recs.append(
+            {
+                "id": r.id,
+                "from": r.rel_from,
+                "to": r.rel_to,
+                "relation_type": r.relation_type,
+                "from_id": ends[0] if ends else None,
+                "to_id": ends[1] if len(ends) > 1 else None,
+                "endpoints": ends,
+                **_common(r),
+            }
+        )
     return oldest_first(typed_frame(recs, LINK_COLUMNS))
 
 
 def rows_frame(rows: Iterable[DecodedRow]) -> pd.DataFrame:
     """Every row served, readable or not, with its kind, status and the reason it failed."""
-    recs = [{"id": r.id, "kind": r.kind, "status": r.status, "reason": r.reason, "label": r.label,
-             "space_id": r.space_id, **_common(r)} for r in rows]
+    recs = [
+        {
+            "id": r.id,
+            "kind": r.kind,
+            "status": r.status,
+            "reason": r.reason,
+            "label": r.label,
+            "space_id": r.space_id,
+            **_common(r),
+        }
+        for r in rows
+    ]
     return typed_frame(recs, ROW_COLUMNS)

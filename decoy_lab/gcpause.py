@@ -15,12 +15,13 @@ times jump by a tenth from one run to the next. Nothing is leaked: reference cou
 objects as usual, and a cycle among them is found by the next full collection. A process that
 froze objects itself keeps them frozen: the move is skipped then.
 """
+
 from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 _lock = threading.Lock()
 _depth = 0

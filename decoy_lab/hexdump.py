@@ -12,25 +12,26 @@ Secret bytes (raw keys, the key text inside an owner wrap) are replaced by "•�
 fingerprint (the first 8 bytes of their SHA-256, which for a memory key is its kid) unless the
 caller passes `reveal=True`.
 """
+
 from __future__ import annotations
 
 import hashlib
 import html
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .wire import Field
 
 if TYPE_CHECKING:  # pragma: no cover
     from .trace import Trace
 
-__all__ = ["dump_text", "dump_html", "trace_text", "trace_html", "fingerprint"]
+__all__ = ["dump_html", "dump_text", "fingerprint", "trace_html", "trace_text"]
 
 MASK_HEX = "••"
 MASK_CHAR = "•"
-PALETTE = ("#fde2e4", "#d8f0c8", "#cde4f5", "#fff0b8", "#e6daf7", "#cff3e4", "#fbd9c4", "#dbe2f7",
-           "#f7d6ea", "#ebeccb")
+PALETTE = ("#fde2e4", "#d8f0c8", "#cde4f5", "#fff0b8", "#e6daf7", "#cff3e4", "#fbd9c4", "#dbe2f7", "#f7d6ea", "#ebeccb")
 MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,'DejaVu Sans Mono',monospace"
 
 
@@ -67,8 +68,9 @@ class _Plan:
     gaps: tuple[tuple[int, int], ...]
 
 
-def _plan(data: bytes, fields: Sequence[Field], width: int, elide: int | None, secret: Iterable[str],
-          reveal: bool) -> _Plan:
+def _plan(
+    data: bytes, fields: Sequence[Field], width: int, elide: int | None, secret: Iterable[str], reveal: bool
+) -> _Plan:
     if width < 1:
         raise ValueError("width must be at least 1")
     data = bytes(data or b"")
@@ -79,8 +81,9 @@ def _plan(data: bytes, fields: Sequence[Field], width: int, elide: int | None, s
         start, end = max(0, f.offset), min(n, f.offset + f.length)
         if end < start:
             end = start
-        spans.append(_Span(len(spans), f.name, start, end, f.note or "", f.name in secret and not reveal,
-                           data[start:end]))
+        spans.append(
+            _Span(len(spans), f.name, start, end, f.note or "", f.name in secret and not reveal, data[start:end])
+        )
     owner = [-1] * n
     for s in spans:
         for i in range(s.start, s.end):
@@ -149,8 +152,15 @@ def _secret_label(s: _Span) -> str:
 
 
 # -- text ---------------------------------------------------------------------------------------
-def dump_text(data: bytes, fields: Sequence[Field] = (), *, width: int = 16, elide: int | None = 64,
-              reveal: bool = True, secret: Iterable[str] = ()) -> str:
+def dump_text(
+    data: bytes,
+    fields: Sequence[Field] = (),
+    *,
+    width: int = 16,
+    elide: int | None = 64,
+    reveal: bool = True,
+    secret: Iterable[str] = (),
+) -> str:
     """offset | hex | ASCII with a legend and a margin naming the fields that start on each row.
 
     A "|" between two hex bytes is a field boundary. Fields longer than `elide` bytes keep their
@@ -208,17 +218,26 @@ def _span_style(s: _Span) -> str:
     return f"background:{_colour(s)};color:#111;border-radius:2px"
 
 
-def dump_html(data: bytes, fields: Sequence[Field] = (), *, width: int = 16, elide: int | None = 64,
-              reveal: bool = True, secret: Iterable[str] = ()) -> str:
+def dump_html(
+    data: bytes,
+    fields: Sequence[Field] = (),
+    *,
+    width: int = 16,
+    elide: int | None = 64,
+    reveal: bool = True,
+    secret: Iterable[str] = (),
+) -> str:
     """The same dump as HTML: one colour per field (hex and ASCII), a legend with name, offset,
     length and note, hover titles. Inline styles only; every text is escaped."""
     plan = _plan(data, fields, width, elide, secret, reveal)
     parts = [f'<div class="decoy-hexdump" style="{MONO};font-size:12px;line-height:1.45;margin:4px 0">']
     if plan.spans:
-        parts.append('<table style="border-collapse:collapse;margin:0 0 6px 0;font-size:12px">'
-                     '<tr style="text-align:left;color:#666"><th style="padding:1px 8px 1px 0"></th>'
-                     '<th style="padding:1px 8px 1px 0">field</th><th style="padding:1px 8px 1px 0">offset</th>'
-                     '<th style="padding:1px 8px 1px 0">length</th><th style="padding:1px 8px 1px 0">note</th></tr>')
+        parts.append(
+            '<table style="border-collapse:collapse;margin:0 0 6px 0;font-size:12px">'
+            '<tr style="text-align:left;color:#666"><th style="padding:1px 8px 1px 0"></th>'
+            '<th style="padding:1px 8px 1px 0">field</th><th style="padding:1px 8px 1px 0">offset</th>'
+            '<th style="padding:1px 8px 1px 0">length</th><th style="padding:1px 8px 1px 0">note</th></tr>'
+        )
         for s in plan.spans:
             note = _secret_label(s) if s.masked else s.note
             parts.append(
@@ -226,19 +245,23 @@ def dump_html(data: bytes, fields: Sequence[Field] = (), *, width: int = 16, eli
                 f'width:1.4em">&nbsp;</span></td><td style="padding:1px 8px 1px 0"><b>{_esc(s.name)}</b></td>'
                 f'<td style="padding:1px 8px 1px 0">{s.start}</td>'
                 f'<td style="padding:1px 8px 1px 0">{_esc(_bytes_word(s.length))}</td>'
-                f'<td style="padding:1px 8px 1px 0">{_esc(note)}</td></tr>')
+                f'<td style="padding:1px 8px 1px 0">{_esc(note)}</td></tr>'
+            )
         for a, b in plan.gaps:
-            parts.append(f'<tr><td></td><td style="padding:1px 8px 1px 0;color:#666">(no field)</td>'
-                         f'<td style="padding:1px 8px 1px 0">{a}</td>'
-                         f'<td style="padding:1px 8px 1px 0">{_esc(_bytes_word(b - a))}</td><td></td></tr>')
+            parts.append(
+                f'<tr><td></td><td style="padding:1px 8px 1px 0;color:#666">(no field)</td>'
+                f'<td style="padding:1px 8px 1px 0">{a}</td>'
+                f'<td style="padding:1px 8px 1px 0">{_esc(_bytes_word(b - a))}</td><td></td></tr>'
+            )
         parts.append("</table>")
     else:
         parts.append(f'<div style="color:#666">{_esc(_bytes_word(len(plan.data)))}</div>')
     parts.append('<pre style="margin:0;padding:0;background:none;white-space:pre;overflow-x:auto">')
     for kind, start, end, name in plan.rows:
         if kind == "elided":
-            parts.append(f'<span style="color:#777;font-style:italic">{"":7}{_esc(_elided(end - start, name))}'
-                         '</span>\n')
+            parts.append(
+                f'<span style="color:#777;font-style:italic">{"":7}{_esc(_elided(end - start, name))}</span>\n'
+            )
             continue
         hex_html, asc_html = [], []
         i = start
@@ -255,17 +278,20 @@ def dump_html(data: bytes, fields: Sequence[Field] = (), *, width: int = 16, eli
                 asc_html.append(_esc(asc))
             else:
                 s = plan.spans[o]
-                title = _esc(f"{s.name} [{s.start}:{s.end}] {_bytes_word(s.length)}"
-                             + (f" — {_secret_label(s)}" if s.masked else (f" — {s.note}" if s.note else "")))
+                title = _esc(
+                    f"{s.name} [{s.start}:{s.end}] {_bytes_word(s.length)}"
+                    + (f" — {_secret_label(s)}" if s.masked else (f" — {s.note}" if s.note else ""))
+                )
                 hex_html.append(f'<span style="{_span_style(s)}" title="{title}">{_esc(hx)}</span>')
                 asc_html.append(f'<span style="{_span_style(s)}" title="{title}">{_esc(asc)}</span>')
             i = j
         pad = " " * (3 * width - 1 - (3 * (end - start) - 1))
         starts = [s for s in plan.spans if start <= s.start < end and s.length]
         margin = "  ".join(f'<span style="color:#555">{_esc(_span_label(s))}</span>' for s in starts)
-        parts.append(f'<span style="color:#888">{start:06x}</span> {" ".join(hex_html)}{pad}  '
-                     f'|{"".join(asc_html)}{" " * (width - (end - start))}|'
-                     + (f"  {margin}" if margin else "") + "\n")
+        parts.append(
+            f'<span style="color:#888">{start:06x}</span> {" ".join(hex_html)}{pad}  '
+            f"|{''.join(asc_html)}{' ' * (width - (end - start))}|" + (f"  {margin}" if margin else "") + "\n"
+        )
     parts.append("</pre></div>")
     return "".join(parts)
 
@@ -361,17 +387,22 @@ def _step_lines(step: Any, reveal: bool) -> list[tuple[str, str]]:
     secret_names = set(getattr(step, "secret_fields", ()) or ())
     inputs = getattr(step, "inputs", None) or {}
     if inputs:
-        rows.append(("inputs", " · ".join(f"{k}: {_value(v, secret=k in secret_names, reveal=reveal, limit=80)}"
-                                          for k, v in inputs.items())))
+        rows.append(
+            (
+                "inputs",
+                " · ".join(
+                    f"{k}: {_value(v, secret=k in secret_names, reveal=reveal, limit=80)}" for k, v in inputs.items()
+                ),
+            )
+        )
     if getattr(step, "output", None) is not None:
-        rows.append(("output", _value(step.output, secret=bool(getattr(step, "secret_output", False)),
-                                      reveal=reveal)))
+        rows.append(("output", _value(step.output, secret=bool(getattr(step, "secret_output", False)), reveal=reveal)))
     if getattr(step, "note", ""):
         rows.append(("note", str(step.note)))
     return rows
 
 
-def trace_text(trace: "Trace", reveal: bool = False, *, width: int = 16, elide: int | None = 64) -> str:
+def trace_text(trace: Trace, reveal: bool = False, *, width: int = 16, elide: int | None = 64) -> str:
     """Every step of a trace: number, ✓/✗ and name, the reason it failed, its inputs and output,
     and an annotated dump of its bytes (a dump equal to an earlier one is referred to by step)."""
     out = [_headline(trace)]
@@ -390,16 +421,18 @@ def trace_text(trace: "Trace", reveal: bool = False, *, width: int = 16, elide: 
     return "\n".join(out)
 
 
-def trace_html(trace: "Trace", reveal: bool = False, *, width: int = 16, elide: int | None = 64) -> str:
+def trace_html(trace: Trace, reveal: bool = False, *, width: int = 16, elide: int | None = 64) -> str:
     """The trace as HTML: one block per step with a green ✓ or red ✗, the reason, inputs, output,
     and its coloured dump in a <details> (the one nearest the failure is open). Inline styles only."""
     steps = list(getattr(trace, "steps", ()))
     failed = next((s for s in steps if getattr(s, "ok", None) is False), None)
     head_colour = "#b42318" if failed is not None else "#1a7f37"
-    parts = ['<div class="decoy-trace" style="font-family:system-ui,-apple-system,Segoe UI,sans-serif;'
-             'font-size:13px;margin:4px 0">',
-             f'<div style="font-weight:600;color:{head_colour};margin-bottom:4px">{_esc(_headline(trace))}</div>',
-             '<ol style="margin:0;padding-left:1.6em">']
+    parts = [
+        '<div class="decoy-trace" style="font-family:system-ui,-apple-system,Segoe UI,sans-serif;'
+        'font-size:13px;margin:4px 0">',
+        f'<div style="font-weight:600;color:{head_colour};margin-bottom:4px">{_esc(_headline(trace))}</div>',
+        '<ol style="margin:0;padding-left:1.6em">',
+    ]
     # Open the dump nearest the failure (or the last one): the bytes the user most needs to see.
     dumps = _dumps(steps, reveal)
     stop = steps.index(failed) if failed is not None else len(steps) - 1
@@ -407,23 +440,31 @@ def trace_html(trace: "Trace", reveal: bool = False, *, width: int = 16, elide: 
     for i, (step, (args, shown_at)) in enumerate(zip(steps, dumps)):
         ok = getattr(step, "ok", None)
         colour = "#1a7f37" if ok else ("#b42318" if ok is False else "#9a6700")
-        parts.append(f'<li style="margin:3px 0;padding-left:6px;border-left:3px solid {colour}">'
-                     f'<span style="color:{colour};font-weight:700">{_status(step)}</span> '
-                     f'<b>{_esc(step.name)}</b>')
+        parts.append(
+            f'<li style="margin:3px 0;padding-left:6px;border-left:3px solid {colour}">'
+            f'<span style="color:{colour};font-weight:700">{_status(step)}</span> '
+            f"<b>{_esc(step.name)}</b>"
+        )
         for label, text in _step_lines(step, reveal):
             style = "color:#b42318" if label == "reason" else ""
-            parts.append(f'<div style="{style}"><span style="color:#666;display:inline-block;width:4.5em">'
-                         f'{_esc(label)}</span><span style="{MONO};font-size:12px;word-break:break-all">'
-                         f'{_esc(text)}</span></div>')
+            parts.append(
+                f'<div style="{style}"><span style="color:#666;display:inline-block;width:4.5em">'
+                f'{_esc(label)}</span><span style="{MONO};font-size:12px;word-break:break-all">'
+                f"{_esc(text)}</span></div>"
+            )
         if args is not None and shown_at != i:
-            parts.append(f'<div style="color:#666">bytes: the same {_esc(_bytes_word(len(args[0])))} '
-                         f'as step {shown_at + 1}</div>')
+            parts.append(
+                f'<div style="color:#666">bytes: the same {_esc(_bytes_word(len(args[0])))} '
+                f"as step {shown_at + 1}</div>"
+            )
         elif args is not None:
             is_open = " open" if i == open_at else ""
             summary = f"{_bytes_word(len(args[0]))}" + (f", {len(args[1])} fields" if args[1] else "")
             dump = dump_html(args[0], args[1], width=width, elide=elide, reveal=reveal, secret=args[2])
-            parts.append(f'<details{is_open}><summary style="cursor:pointer;color:#555">{_esc(summary)}'
-                         f'</summary>{dump}</details>')
+            parts.append(
+                f'<details{is_open}><summary style="cursor:pointer;color:#555">{_esc(summary)}'
+                f"</summary>{dump}</details>"
+            )
         parts.append("</li>")
     parts.append("</ol></div>")
     return "".join(parts)

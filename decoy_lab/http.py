@@ -21,22 +21,33 @@ again), never a shorter list.
 
 Logging names the method, path and status only: never a header, a body or a token.
 """
+
 from __future__ import annotations
 
 import contextlib
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
-from .errors import (APIError, DecoyError, RateLimited, ReviewBusy, RevocationUnavailable, ServerError, TokenError,
-                     TransportError, error_from_response)
+from .errors import (
+    APIError,
+    DecoyError,
+    RateLimited,
+    ReviewBusy,
+    RevocationUnavailable,
+    ServerError,
+    TokenError,
+    TransportError,
+    error_from_response,
+)
 from .jsonstream import ArrayStream
-from .shapes import fits, json_kind, shape_name
 from .profiles import secret_fingerprint
+from .shapes import fits, json_kind, shape_name
 
 log = logging.getLogger("decoy_lab.http")
 T = TypeVar("T")
@@ -57,15 +68,19 @@ class Tokens:
     access_version: int | None = None
 
     @classmethod
-    def from_response(cls, body: dict, *, previous: "Tokens | None" = None, now: float | None = None) -> "Tokens":
+    def from_response(cls, body: dict, *, previous: Tokens | None = None, now: float | None = None) -> Tokens:
         """Read a `/oauth/token` answer (either grant)."""
         if not isinstance(body, dict) or not isinstance(body.get("access_token"), str):
             raise DecoyError("the token answer carries no access_token")
         now = time.time() if now is None else now
         expires_in, version = body.get("expires_in"), body.get("access_version")
         refresh_token, token_id = body.get("refresh_token"), body.get("token_id")
-        for name, value, shape in (("refresh_token", refresh_token, str), ("token_id", token_id, str),
-                                   ("expires_in", expires_in, float), ("access_version", version, int)):
+        for name, value, shape in (
+            ("refresh_token", refresh_token, str),
+            ("token_id", token_id, str),
+            ("expires_in", expires_in, float),
+            ("access_version", version, int),
+        ):
             if value is not None and not fits(value, shape):
                 raise DecoyError(f"the token answer's {name} is {json_kind(value)}, not {shape_name(shape)}")
         return cls(
@@ -77,9 +92,11 @@ class Tokens:
         )
 
     def __repr__(self) -> str:
-        return (f"Tokens(token={secret_fingerprint(self.access_token)}, "
-                f"refresh={secret_fingerprint(self.refresh_token)}, token_id={self.token_id!r}, "
-                f"access_version={self.access_version})")
+        return (
+            f"Tokens(token={secret_fingerprint(self.access_token)}, "
+            f"refresh={secret_fingerprint(self.refresh_token)}, token_id={self.token_id!r}, "
+            f"access_version={self.access_version})"
+        )
 
     __str__ = __repr__
 
@@ -94,8 +111,10 @@ def expect_object(answer: Any, where: str, **members: Any) -> dict:
     for name, shape in members.items():
         value = answer.get(name)
         if value is not None and not fits(value, shape):
-            raise TransportError(f"{where}: the answer's {name} is not {shape_name(shape)} (it is "
-                                 f"{json_kind(value)}); the outcome is unknown")
+            raise TransportError(
+                f"{where}: the answer's {name} is not {shape_name(shape)} (it is "
+                f"{json_kind(value)}); the outcome is unknown"
+            )
     return answer
 
 
@@ -113,14 +132,26 @@ class Api:
     `saved_tokens()` returns the tokens the saved profile holds now (None without one).
     """
 
-    def __init__(self, base_url: str, *, http: httpx.Client | None = None,
-                 transport: httpx.BaseTransport | None = None, timeout: float = 30.0,
-                 client_id: str = "", tokens: Tokens | None = None,
-                 on_tokens: Callable[[Tokens], None] | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        http: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = 30.0,
+        client_id: str = "",
+        tokens: Tokens | None = None,
+        on_tokens: Callable[[Tokens], None] | None = None,
+    ):
         self.base_url = (base_url or "").rstrip("/")
         self._own_client = http is None
-        self.http = http if http is not None else httpx.Client(
-            transport=transport, timeout=timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=False)
+        self.http = (
+            http
+            if http is not None
+            else httpx.Client(
+                transport=transport, timeout=timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=False
+            )
+        )
         self.client_id = client_id
         self.tokens = tokens
         self.on_tokens = on_tokens
@@ -131,7 +162,7 @@ class Api:
 
     # -- plumbing -------------------------------------------------------------------------
     def url(self, path: str) -> str:
-        if path.startswith("http://") or path.startswith("https://"):
+        if path.startswith(("http://", "https://")):
             return path
         return f"{self.base_url}{path}" if self.base_url else path
 
@@ -139,8 +170,7 @@ class Api:
         headers = {"Accept": "application/json"}
         if auth:
             if self.tokens is None:
-                raise TokenError(401, "NO_TOKEN", "this connection has no token yet: pair first",
-                                 recovery="re_pair")
+                raise TokenError(401, "NO_TOKEN", "this connection has no token yet: pair first", recovery="re_pair")
             headers["Authorization"] = f"Bearer {self.tokens.access_token}"
         return headers
 
@@ -151,19 +181,27 @@ class Api:
             yield
         except httpx.ConnectError as exc:  # the request never left: say which server and what to check
             log.info("%s %s → cannot connect", method, path)
-            raise TransportError(f"{method} {path}: cannot reach {self.base_url or 'the server'} ({exc}); "
-                                 "is the server running? Nothing was sent") from exc
+            raise TransportError(
+                f"{method} {path}: cannot reach {self.base_url or 'the server'} ({exc}); "
+                "is the server running? Nothing was sent"
+            ) from exc
         except (httpx.HTTPError, OSError) as exc:  # network error, timeout, dropped connection
             log.info("%s %s → no answer (%s)", method, path, type(exc).__name__)
-            raise TransportError(f"{method} {path}: no answer ({type(exc).__name__}); "
-                                 "the outcome is unknown") from exc
+            raise TransportError(f"{method} {path}: no answer ({type(exc).__name__}); the outcome is unknown") from exc
 
-    def _send(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
-              data: dict | None = None, auth: bool = True) -> httpx.Response:
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict | None = None,
+        data: dict | None = None,
+        auth: bool = True,
+    ) -> httpx.Response:
         headers = self._headers(auth)
         with self._transport_errors(method, path):
-            resp = self.http.request(method, self.url(path), json=json, params=params, data=data,
-                                     headers=headers)
+            resp = self.http.request(method, self.url(path), json=json, params=params, data=data, headers=headers)
         log.debug("%s %s → %s", method, path, resp.status_code)
         return resp
 
@@ -177,8 +215,9 @@ class Api:
             return {"message": resp.text[:300]}
 
     # -- the one request function ---------------------------------------------------------
-    def request(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
-                auth: bool = True) -> Any:
+    def request(
+        self, method: str, path: str, *, json: Any = None, params: dict | None = None, auth: bool = True
+    ) -> Any:
         """Send one request and return the parsed JSON answer, or raise a typed error."""
         sent = self.tokens.access_token if auth and self.tokens is not None else None
         resp = self._send(method, path, json=json, params=params, auth=auth)
@@ -187,7 +226,7 @@ class Api:
             resp = self._send(method, path, json=json, params=params, auth=auth)
         return self._answer(method, path, resp)
 
-    def stream_array(self, path: str, key: str) -> "StreamedArray":
+    def stream_array(self, path: str, key: str) -> StreamedArray:
         """GET `path` and hand out the elements of its answer's `key` array while the body is still
         arriving (so a large read can be worked on as it downloads); the answer's other members
         are in `.rest` once the elements are used up. Close it (it is a context manager).
@@ -239,12 +278,15 @@ class Api:
         err = error_from_response(status, body)
         if isinstance(err, TokenError):
             if err.recovery == "re_pair" or err.code == "TOKEN_REVOKED":
-                err.message = ("this connection was revoked (TOKEN_REVOKED: the owner ended it, or it was "
-                               "unpaired): a new pairing is needed — run Connection.pair(...) again; it starts a "
-                               "new connection that inherits nothing")
+                err.message = (
+                    "this connection was revoked (TOKEN_REVOKED: the owner ended it, or it was "
+                    "unpaired): a new pairing is needed — run Connection.pair(...) again; it starts a "
+                    "new connection that inherits nothing"
+                )
             elif err.recovery == "continue":
-                err.message = (err.message or "this session of the connection ended") + \
-                    " — continue the same connection (reconnect with the same client_id); do not pair anew"
+                err.message = (
+                    err.message or "this session of the connection ended"
+                ) + " — continue the same connection (reconnect with the same client_id); do not pair anew"
         return err
 
     # -- OAuth token endpoint -------------------------------------------------------------
@@ -292,16 +334,23 @@ class Api:
         """`POST /oauth/token` with `grant_type=refresh_token`; the new Tokens or a typed error."""
         if before is None or not before.refresh_token:
             raise TokenError(401, "NO_REFRESH_TOKEN", "no refresh token: pair again", recovery="re_pair")
-        status, body = self.token_endpoint({"grant_type": "refresh_token", "refresh_token": before.refresh_token,
-                                            "client_id": self.client_id})
+        status, body = self.token_endpoint(
+            {"grant_type": "refresh_token", "refresh_token": before.refresh_token, "client_id": self.client_id}
+        )
         if status >= 500:
             raise ServerError(status, body.get("code") or body.get("error"), "the token refresh failed", body=body)
         if status != 200:
             code = body.get("code") or body.get("error") or "invalid_grant"
             if code == "TOKEN_REVOKED" or body.get("recovery") == "re_pair" or code == "invalid_grant":
-                raise TokenError(status, code, "the refresh token was refused: the connection is revoked or "
-                                 "its refresh token is no longer valid — a new pairing is needed "
-                                 "(Connection.pair(...))", recovery="re_pair", body=body)
+                raise TokenError(
+                    status,
+                    code,
+                    "the refresh token was refused: the connection is revoked or "
+                    "its refresh token is no longer valid — a new pairing is needed "
+                    "(Connection.pair(...))",
+                    recovery="re_pair",
+                    body=body,
+                )
             raise self._error(status, body)
         return Tokens.from_response(body, previous=before)
 
@@ -319,16 +368,20 @@ class Api:
         also answers a token the server no longer knows, so revoking twice is safe; afterwards this
         Api holds no token. A 5xx is a ServerError: the token may still be live, revoke again."""
         if self.tokens is None:
-            raise TokenError(401, "NO_TOKEN", "this connection holds no token: there is nothing to revoke",
-                             recovery="re_pair")
+            raise TokenError(
+                401, "NO_TOKEN", "this connection holds no token: there is nothing to revoke", recovery="re_pair"
+            )
         endpoint = self.metadata().get("revocation_endpoint")
         if not isinstance(endpoint, str) or not endpoint.startswith(("http://", "https://", "/")):
-            raise RevocationUnavailable(f"{self.base_url or 'the server'} advertises no revocation_endpoint: "
-                                        "end this connection in the Decoy app (Connected Apps)")
+            raise RevocationUnavailable(
+                f"{self.base_url or 'the server'} advertises no revocation_endpoint: "
+                "end this connection in the Decoy app (Connected Apps)"
+            )
         t = self.tokens
         token, hint = (t.refresh_token, "refresh_token") if t.refresh_token else (t.access_token, "access_token")
-        resp = self._send("POST", endpoint, data={"token": token, "token_type_hint": hint,
-                                                  "client_id": self.client_id}, auth=False)
+        resp = self._send(
+            "POST", endpoint, data={"token": token, "token_type_hint": hint, "client_id": self.client_id}, auth=False
+        )
         if resp.status_code != 200:
             raise self._error(resp.status_code, self._body(resp))
         log.info("revoked the %s (%s)", hint, secret_fingerprint(token))
@@ -354,7 +407,7 @@ class StreamedArray:
         self._elements: list[Any] | None = None
 
     @classmethod
-    def whole(cls, body: Any, key: str, path: str = "") -> "StreamedArray":
+    def whole(cls, body: Any, key: str, path: str = "") -> StreamedArray:
         """An answer that was read in one piece (not a streamed 200)."""
         out = cls(None, path, key)
         body = body if isinstance(body, dict) else {}
@@ -390,7 +443,7 @@ class StreamedArray:
             opened, self._opened = self._opened, None
             opened.__exit__(None, None, None)
 
-    def __enter__(self) -> "StreamedArray":
+    def __enter__(self) -> StreamedArray:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -400,10 +453,15 @@ class StreamedArray:
 MAX_RATE_LIMIT_WAIT = 300.0  # seconds: a longer 429 wait is reported, not slept through
 
 
-def send_with_retries(send: Callable[[], T], *, retries: int, backoff: float = 0.25,
-                      sleep: Callable[[float], None] = time.sleep,
-                      on_retry: Callable[[int, BaseException], None] | None = None,
-                      max_backoff: float = 8.0) -> T:
+def send_with_retries(
+    send: Callable[[], T],
+    *,
+    retries: int,
+    backoff: float = 0.25,
+    sleep: Callable[[float], None] = time.sleep,
+    on_retry: Callable[[int, BaseException], None] | None = None,
+    max_backoff: float = 8.0,
+) -> T:
     """Call `send` (which must resend the SAME body) under the spec's retry rules.
 
     Unknown outcome (TransportError, 5xx) or `REVIEW_BUSY` ("send this one again"): try again up

@@ -12,11 +12,13 @@ object at the top, raises ValueError naming the character offset. Standard libra
 value is parsed by `json.JSONDecoder.raw_decode`, so what is accepted is exactly what
 `json.loads` accepts.
 """
+
 from __future__ import annotations
 
 import codecs
 import json
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 _WS = " \t\n\r"
 _NUMBER_GOES_ON = "0123456789.eE+-"
@@ -41,7 +43,7 @@ class ArrayStream:
     # -- public -----------------------------------------------------------------------------
     def feed(self, chunk: bytes) -> list[Any]:
         try:
-            self._text = self._text[self._pos:] + self._utf8.decode(chunk)
+            self._text = self._text[self._pos :] + self._utf8.decode(chunk)
         except UnicodeDecodeError as exc:
             raise ValueError(f"the answer is not UTF-8 (byte {exc.start} of a chunk)") from None
         self._offset += self._pos
@@ -51,7 +53,7 @@ class ArrayStream:
     def close(self) -> dict[str, Any]:
         """The object's members other than `key` (which must have been an array, if present)."""
         try:
-            self._text = self._text[self._pos:] + self._utf8.decode(b"", final=True)
+            self._text = self._text[self._pos :] + self._utf8.decode(b"", final=True)
         except UnicodeDecodeError as exc:
             raise ValueError(f"the answer ends inside a UTF-8 character (byte {exc.start})") from None
         self._offset += self._pos
@@ -59,7 +61,7 @@ class ArrayStream:
         self._run(final=True)  # an element completed only now means the answer was cut short
         if self._state != "done":
             raise ValueError(f"the answer ends early, at character {self._offset + len(self._text)}")
-        if self._text[self._pos:].strip(_WS):
+        if self._text[self._pos :].strip(_WS):
             raise ValueError(f"extra data after the JSON object at character {self._offset + self._pos}")
         return self.rest
 
@@ -84,8 +86,9 @@ class ArrayStream:
             return False, None
         except RecursionError:
             raise self._fail("JSON nested too deeply") from None
-        if not final and (end >= len(self._text) or (self._text[end] in _NUMBER_GOES_ON
-                                                     and isinstance(value, (int, float)))):
+        if not final and (
+            end >= len(self._text) or (self._text[end] in _NUMBER_GOES_ON and isinstance(value, (int, float)))
+        ):
             return False, None  # "12" may be the start of "123", "0" of "0.5"
         self._pos = end
         return True, value

@@ -28,19 +28,21 @@ Deleting legacy rows: `POST /api/agent/context/rows/delete` (`delete`).
   handed back in `moved`, for the caller to delete under the per-memory rule (writes.py); one
   still moving after the last wait is reported refused, with nothing deleted.
 """
+
 from __future__ import annotations
 
 import copy
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from . import sealing, wire
 from .errors import MemoryModelError, MemoryMoving, NotFound, RevConflict, UnreadableRow
-from .shapes import fits, json_kind
 from .memory.build import checked_categories
 from .memory.edit import apply_text
+from .shapes import fits, json_kind
 from .vault import unwrap_space_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,17 +67,17 @@ class SpaceRow:
     plain: dict
 
 
-def space_row_ids(conn: "Connection") -> set[str]:
+def space_row_ids(conn: Connection) -> set[str]:
     """The legacy space rows in the last load (loading first when there is none)."""
     vault = conn.vault if conn.vault is not None else conn.load()
     return {r.id for r in vault.space_rows}
 
 
-def is_space_row(conn: "Connection", row_id: str) -> bool:
+def is_space_row(conn: Connection, row_id: str) -> bool:
     return row_id in space_row_ids(conn)
 
 
-def edit(conn: "Connection", row_id: str, changes: Mapping) -> dict | None:
+def edit(conn: Connection, row_id: str, changes: Mapping) -> dict | None:
     """Edit a legacy row in its space. Returns the server's answer, or None once the row has moved
     to the per-memory store (apply `changes` there)."""
     _check(changes)
@@ -102,8 +104,10 @@ def edit(conn: "Connection", row_id: str, changes: Mapping) -> dict | None:
             conn.load()  # moved since it was read, or not a row this connection may edit here
             if conn.vault.served_row(row_id) is not None:
                 return None
-            exc.message = (f"{row_id} is a legacy space row this connection cannot edit: only rows it wrote, and "
-                           f"the owner has not edited since, can be ({exc.message})")
+            exc.message = (
+                f"{row_id} is a legacy space row this connection cannot edit: only rows it wrote, and "
+                f"the owner has not edited since, can be ({exc.message})"
+            )
             raise
     if conn.vault is None or conn.vault.served_row(row_id) is None:
         conn.load()
@@ -112,23 +116,26 @@ def edit(conn: "Connection", row_id: str, changes: Mapping) -> dict | None:
     raise NotFound(404, "NOT_FOUND", f"{row_id} is neither in its legacy space nor served as a memory")
 
 
-def wait_for_move(conn: "Connection", row_ids: list[str], retry_after: float | None) -> None:
+def wait_for_move(conn: Connection, row_ids: list[str], retry_after: float | None) -> None:
     """Wait the `retry_after_seconds` the server named (at most MOVING_WAIT_CAP), then reload to see
     which rows the owner's phone has moved to their own keys."""
     wait = min(MOVING_WAIT_CAP, max(0.0, float(retry_after or 1)))
-    log.info("legacy rows %s are moving to their own keys (MEMORY_MOVING): reading again in %s s",
-             ", ".join(row_ids), wait)
+    log.info(
+        "legacy rows %s are moving to their own keys (MEMORY_MOVING): reading again in %s s", ", ".join(row_ids), wait
+    )
     conn._sleep(wait)
     conn.load()
 
 
 def _check(changes: Mapping) -> None:
     if "topic" in changes:
-        raise MemoryModelError("a legacy space row's topic cannot be changed in its space: change its text or "
-                               "categories, or its topic once the owner's phone has moved it to its own key")
+        raise MemoryModelError(
+            "a legacy space row's topic cannot be changed in its space: change its text or "
+            "categories, or its topic once the owner's phone has moved it to its own key"
+        )
 
 
-def read(conn: "Connection", row_id: str) -> SpaceRow | None:
+def read(conn: Connection, row_id: str) -> SpaceRow | None:
     """The row as its space serves it now (None when the last load holds no such legacy row or its
     space no longer does)."""
     where = next((r for r in conn.vault.space_rows if r.id == row_id), None) if conn.vault is not None else None
@@ -143,8 +150,11 @@ def read(conn: "Connection", row_id: str) -> SpaceRow | None:
     if row is None:
         return None
     if not fits(row.get("rev"), int):
-        raise UnreadableRow(row_id, f"its space serves it with a rev that is {json_kind(row.get('rev'))}, "
-                                    "not an integer: it cannot be edited safely")
+        raise UnreadableRow(
+            row_id,
+            f"its space serves it with a rev that is {json_kind(row.get('rev'))}, "
+            "not an integer: it cannot be edited safely",
+        )
     key, why = unwrap_space_key(space, conn.agent_key, conn._key_cache)
     if key is None:
         raise UnreadableRow(row_id, why or "the space key does not open")
@@ -157,8 +167,9 @@ def sealed_edit(row: SpaceRow, changes: Mapping) -> dict:
     new = copy.deepcopy(row.plain)
     obs = new.get("observation")
     if not isinstance(obs, dict):
-        raise MemoryModelError(f"{row.id} is a legacy entity or relation row: only an observation has text and "
-                               "categories to edit")
+        raise MemoryModelError(
+            f"{row.id} is a legacy entity or relation row: only an observation has text and categories to edit"
+        )
     apply_text(obs, changes)
     if "categories" in changes:
         cats = checked_categories(changes["categories"])
@@ -176,9 +187,9 @@ def reads_as(plain: Mapping, changes: Mapping) -> bool:
     obs = plain.get("observation") if isinstance(plain.get("observation"), dict) else {}
     if "text" in changes and obs.get("content") != changes["text"]:
         return False
-    if "categories" in changes and set(plain.get("categories") or ()) != set(checked_categories(changes["categories"])):
-        return False
-    return True
+    return not (
+        "categories" in changes and set(plain.get("categories") or ()) != set(checked_categories(changes["categories"]))
+    )
 
 
 # -- delete -------------------------------------------------------------------------------------
@@ -193,7 +204,7 @@ class RowsDeleted:
     moved: list[str] = field(default_factory=list)
 
 
-def delete(conn: "Connection", row_ids: list[str]) -> RowsDeleted:
+def delete(conn: Connection, row_ids: list[str]) -> RowsDeleted:
     """Delete legacy space rows (ids the last load lists as space rows)."""
     out = RowsDeleted()
     vault = conn.vault if conn.vault is not None else conn.load()
@@ -229,14 +240,16 @@ def delete(conn: "Connection", row_ids: list[str]) -> RowsDeleted:
             elif waiting:
                 pending.append(rid)  # still in its space, or seen in neither (a load across the move): ask again
             else:
-                out.refused[rid] = (f"still moving to its own key after {waits} waits (the owner's phone has not "
-                                    f"moved it yet); nothing was deleted: try again in "
-                                    f"{ans.get('retry_after_seconds') or 'a few'} s")
+                out.refused[rid] = (
+                    f"still moving to its own key after {waits} waits (the owner's phone has not "
+                    f"moved it yet); nothing was deleted: try again in "
+                    f"{ans.get('retry_after_seconds') or 'a few'} s"
+                )
     return out
 
 
-def _where(conn: "Connection", row_id: str, in_spaces: set[str]) -> str | None:
-    """"memory", "space" or None: where the last load finds `row_id`. A load that read the spaces and
+def _where(conn: Connection, row_id: str, in_spaces: set[str]) -> str | None:
+    """ "memory", "space" or None: where the last load finds `row_id`. A load that read the spaces and
     the memories either side of a move may find it in both: served as a memory, it has moved."""
     if conn.vault.served_row(row_id) is not None:
         return "memory"
@@ -247,12 +260,15 @@ def _why_refused(place: str | None, mine: bool | None, remediation: Mapping | No
     if remediation:
         asked = remediation.get("permissions") if isinstance(remediation, Mapping) else None
         wanted = ", ".join(map(str, asked)) if isinstance(asked, list) and asked else "a permission"
-        return (f"this connection wrote it but does not hold {wanted} on it: ask the owner with POST "
-                f"/api/agent/grant-request {json.dumps(remediation, sort_keys=True)}")
+        return (
+            f"this connection wrote it but does not hold {wanted} on it: ask the owner with POST "
+            f"/api/agent/grant-request {json.dumps(remediation, sort_keys=True)}"
+        )
     if mine is False:
-        return ("written by another connection: only rows this connection wrote may be deleted (the owner can "
-                "delete it from their device)")
+        return (
+            "written by another connection: only rows this connection wrote may be deleted (the owner can "
+            "delete it from their device)"
+        )
     if place is None:
         return "no longer in its space, nor served as a memory (deleted or moved by someone else)"
-    return ("refused: the owner has edited it (it is theirs now), or this connection is no longer granted its "
-            "space")
+    return "refused: the owner has edited it (it is theirs now), or this connection is no longer granted its space"

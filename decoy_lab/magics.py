@@ -5,12 +5,14 @@ function that calls client / memory / topicmap / widgets and returns its value (
 `df = %decoy memories` works) with a display that suits it. Settings are traitlets:
 `%config DecoyMagics.profile = "work"`. Mistakes raise `UsageError` with the usage.
 """
+
 from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -57,17 +59,36 @@ _FLAG: dict[str, Any] = {"action": "store_true"}
 _MANY: dict[str, Any] = {"nargs": "+"}
 # sub-command -> its arguments (name, argparse options); the functions are bound in _parser().
 _SPEC: dict[str, list[tuple[str, dict[str, Any]]]] = {
-    "connect": [("--sandbox", _FLAG), ("--url", {}), ("--profile", {}), ("--name", {}),
-                ("--permission", {"nargs": "+", "dest": "permissions"}), ("--no-wait", _FLAG)],
+    "connect": [
+        ("--sandbox", _FLAG),
+        ("--url", {}),
+        ("--profile", {}),
+        ("--name", {}),
+        ("--permission", {"nargs": "+", "dest": "permissions"}),
+        ("--no-wait", _FLAG),
+    ],
     "unpair": [("--profile", {})],
-    "status": [], "access": [], "topics": [], "links": [], "rows": [], "sync": [], "browse": [], "help": [],
+    "status": [],
+    "access": [],
+    "topics": [],
+    "links": [],
+    "rows": [],
+    "sync": [],
+    "browse": [],
+    "help": [],
     "request": [("permissions", _MANY), ("--datatypes", _MANY), ("--topic", {}), ("--reason", {"default": ""})],
     "memories": [("--topic", {}), ("--category", {}), ("--search", {}), ("--mine", _FLAG)],
     "map": [("--topic", {}), ("--depth", {"type": int}), ("--category", {})],
     "unseal": [("id", {}), ("--reveal", _FLAG)],
     "seal": [("text", _MANY), ("--topic", {}), ("--categories", {"nargs": "+", "default": []})],
-    "save": [("text", {"nargs": "*"}), ("--topic", {}), ("--type", {"default": ""}), ("--relation", {}),
-             ("--parent", {}), ("--categories", {"nargs": "+", "default": []})],
+    "save": [
+        ("text", {"nargs": "*"}),
+        ("--topic", {}),
+        ("--type", {"default": ""}),
+        ("--relation", {}),
+        ("--parent", {}),
+        ("--categories", {"nargs": "+", "default": []}),
+    ],
     "edit": [("id", {}), ("--text", {}), ("--topic", {}), ("--categories", _MANY)],
     "delete": [("ids", _MANY)],
     "dump": [("blob", {}), ("--key", {}), ("--owner", _FLAG), ("--reveal", _FLAG)],
@@ -95,19 +116,23 @@ class DecoyMagics(Magics):
     profile = Unicode("default", help="Profile that stores the connection (key, tokens).").tag(config=True)
     reveal = Bool(False, help="Show raw keys in traces (otherwise fingerprints only).").tag(config=True)
     name = Unicode("decoy_lab notebook", help="The connection's name the owner sees when pairing.").tag(config=True)
-    permissions = List(Unicode(), default_value=["memory.read", "memory.save"],
-                       help="What `connect` asks for when no --permission is given.").tag(config=True)
+    permissions = List(
+        Unicode(),
+        default_value=["memory.read", "memory.save"],
+        help="What `connect` asks for when no --permission is given.",
+    ).tag(config=True)
     pairing_timeout = Float(600.0, help="Seconds `connect` waits for the owner's approval.").tag(config=True)
-    sandbox_options = Dict(help="Options for the embedded sandbox `connect --sandbox` starts "
-                                "(e.g. {'seed': 'none', 'approve': 'manual'}).").tag(config=True)
+    sandbox_options = Dict(
+        help="Options for the embedded sandbox `connect --sandbox` starts (e.g. {'seed': 'none', 'approve': 'manual'})."
+    ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kw: Any):
         super().__init__(shell=shell, **kw)
         self.connection: Any = None
-        self.pairing: Any = None   # the PairingWidget of the latest `connect`
-        self.sandbox: Any = None   # the embedded Sandbox, when `connect` started one
-        self.asked: Any = None     # the permission rows the pairing asked for
-        self.granted: Any = None   # the Access read when the pairing finished
+        self.pairing: Any = None  # the PairingWidget of the latest `connect`
+        self.sandbox: Any = None  # the embedded Sandbox, when `connect` started one
+        self.asked: Any = None  # the permission rows the pairing asked for
+        self.granted: Any = None  # the Access read when the pairing finished
 
     @line_cell_magic
     def decoy(self, line: str = "", cell: str | None = None) -> Any:
@@ -139,8 +164,10 @@ class DecoyMagics(Magics):
         """The live Connection, or a UsageError that says how to get one."""
         if self.connection is None:
             if self.pairing is not None and self.pairing.connection is None and self.pairing.error is None:
-                raise UsageError("the pairing is still waiting for the owner's approval (see the pairing "
-                                 "widget above); run this again once it says done")
+                raise UsageError(
+                    "the pairing is still waiting for the owner's approval (see the pairing "
+                    "widget above); run this again once it says done"
+                )
             raise UsageError("not connected: run `%decoy connect --sandbox` (or `--url URL`) first")
         return self.connection
 
@@ -188,8 +215,9 @@ def _connect(m: DecoyMagics, args: Any, cell: str | None) -> Any:
             opts = {"approve": "auto", **m.sandbox_options}
             m.sandbox = with_progress(lambda _: Sandbox.start(**opts), "starting the sandbox")
         url, profile = m.sandbox.url, None
-    handle = Connection.start_pairing(url, name=args.name or m.name,
-                                      permissions=args.permissions or list(m.permissions), profile=profile)
+    handle = Connection.start_pairing(
+        url, name=args.name or m.name, permissions=args.permissions or list(m.permissions), profile=profile
+    )
     m.asked = handle.rows
     m.pairing = PairingWidget(handle, on_done=m._connected)
     display(m.pairing)
@@ -250,8 +278,9 @@ def _request(m: DecoyMagics, args: Any, cell: str | None) -> Any:
 
 
 def _memories(m: DecoyMagics, args: Any, cell: str | None) -> Any:
-    return topicmap.select_memories(m.vault(), topic=args.topic, category=args.category, search=args.search,
-                                    mine=args.mine)
+    return topicmap.select_memories(
+        m.vault(), topic=args.topic, category=args.category, search=args.search, mine=args.mine
+    )
 
 
 def _topics(m: DecoyMagics, args: Any, cell: str | None) -> Any:
@@ -342,8 +371,10 @@ def _dump(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     if key_b64 is None and key_file is None:
         if args.owner:
             if m.sandbox is None:
-                raise UsageError("%decoy dump --owner opens with the sandbox owner's key; connect with --sandbox "
-                                 "first, or give the owner's key as --key PEM_FILE")
+                raise UsageError(
+                    "%decoy dump --owner opens with the sandbox owner's key; connect with --sandbox "
+                    "first, or give the owner's key as --key PEM_FILE"
+                )
             private_key = m.sandbox.owner.key
         elif m.connection is not None:
             private_key = m.connection.agent_key

@@ -13,14 +13,16 @@ no answer doubles the interval (RFC 8628 §3.5: "clients MUST unilaterally reduc
 frequency before retrying"), and a 429 or 5xx waits its `Retry-After` before the next poll.
 `result()` returns what the `finish` step built from the token (the Connection).
 """
+
 from __future__ import annotations
 
 import datetime as dt
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from .errors import APIError, PairingCancelled, PairingError, TransportError
 from .http import DEVICE_GRANT, Api, Tokens, expect_object, send_with_retries
@@ -30,13 +32,20 @@ log = logging.getLogger("decoy_lab.pairing")
 
 ASKED_ALONE = frozenset({"account.create", "memory.save", "everything"})
 SELECTION_KEYS = ("account_id", "domain", "namespace_id", "record_type", "personal_id", "datatypes", "about")
-ROW_KEYS = frozenset(("permissions", "type") + SELECTION_KEYS)
+ROW_KEYS = frozenset(("permissions", "type", *SELECTION_KEYS))
 DEFAULT_PERMISSIONS = ("memory.read", "memory.save")
 SLOW_DOWN_STEP = 5.0
 BACKOFF_CAP = 60.0  # doubling after lost answers stops here (a longer interval from the server stays)
 # The members of the device answer that are read, and their shapes (http.expect_object).
-DEVICE_ANSWER = {"device_code": str, "user_code": str, "verification_uri": str, "verification_uri_complete": str,
-                 "expires_in": float, "interval": float, "warnings": list}
+DEVICE_ANSWER = {
+    "device_code": str,
+    "user_code": str,
+    "verification_uri": str,
+    "verification_uri_complete": str,
+    "expires_in": float,
+    "interval": float,
+    "warnings": list,
+}
 
 # statuses a PairingHandle passes through
 STARTING, WAITING, APPROVED, DONE = "starting", "waiting", "approved", "done"
@@ -54,8 +63,10 @@ def check_row(row: dict) -> dict:
         raise _bad(f"a permission row must be a dict, got {type(row).__name__}")
     unknown = sorted(set(row) - ROW_KEYS)
     if unknown:
-        raise _bad(f"unknown keys in a permission row: {', '.join(unknown)} "
-                   f"(a row takes permissions and one of {', '.join(SELECTION_KEYS)})")
+        raise _bad(
+            f"unknown keys in a permission row: {', '.join(unknown)} "
+            f"(a row takes permissions and one of {', '.join(SELECTION_KEYS)})"
+        )
     perms = row.get("permissions")
     if isinstance(perms, str):
         perms = [perms]
@@ -80,8 +91,9 @@ def authorization_details(permissions: Iterable[str | dict] | str | None = None)
         permissions = [permissions]
     items = list(permissions)
     if not items:
-        raise _bad("always ask for something: name at least one permission "
-                   "(the default is memory.read and memory.save)")
+        raise _bad(
+            "always ask for something: name at least one permission (the default is memory.read and memory.save)"
+        )
     shared: list[str] = []
     rows: list[dict] = []
     for item in items:
@@ -97,9 +109,14 @@ def authorization_details(permissions: Iterable[str | dict] | str | None = None)
     return rows
 
 
-def selection_row(permissions: Sequence[str] | str, *, datatypes: Sequence[str] | None = None,
-                  about: Sequence[str] | str | None = None, account_id: str | None = None,
-                  **selection: Any) -> list[dict]:
+def selection_row(
+    permissions: Sequence[str] | str,
+    *,
+    datatypes: Sequence[str] | None = None,
+    about: Sequence[str] | str | None = None,
+    account_id: str | None = None,
+    **selection: Any,
+) -> list[dict]:
     """Bodies for grant-request: one selection, names asked alone split into their own asks."""
     names = [permissions] if isinstance(permissions, str) else list(permissions)
     if not names:
@@ -108,8 +125,12 @@ def selection_row(permissions: Sequence[str] | str, *, datatypes: Sequence[str] 
         about = [about]
     if about:
         about = [a if a.startswith("topic:") else f"topic:{a}" for a in about]
-    sel = {"datatypes": list(datatypes) if datatypes else None, "about": list(about) if about else None,
-           "account_id": account_id, **selection}
+    sel = {
+        "datatypes": list(datatypes) if datatypes else None,
+        "about": list(about) if about else None,
+        "account_id": account_id,
+        **selection,
+    }
     sel = {k: v for k, v in sel.items() if v not in (None, [], "")}
     rows: list[dict] = []
     rest = [n for n in names if n not in ASKED_ALONE]
@@ -137,14 +158,28 @@ class DeviceSession:
     warnings: list = field(default_factory=list)
 
 
-def start_device(api: Api, *, name: str, client_id: str, rows: list[dict], agent_public_key: str,
-                 use_par: bool = True, sleep: Callable[[float], Any] = time.sleep) -> DeviceSession:
+def start_device(
+    api: Api,
+    *,
+    name: str,
+    client_id: str,
+    rows: list[dict],
+    agent_public_key: str,
+    use_par: bool = True,
+    sleep: Callable[[float], Any] = time.sleep,
+) -> DeviceSession:
     """PAR (when the server takes it) then `/oauth/device` with the request_uri and our key."""
-    body: dict[str, Any] = {"name": name, "client_id": client_id, "agent_public_key": agent_public_key,
-                            "platform": "oauth"}
+    body: dict[str, Any] = {
+        "name": name,
+        "client_id": client_id,
+        "agent_public_key": agent_public_key,
+        "platform": "oauth",
+    }
+
     def post(path: str, payload: dict, **members: Any) -> dict:
         def send() -> dict:  # a lost or unreadable answer only costs an unused session: ask again
             return expect_object(api.request("POST", path, json=payload, auth=False), f"POST {path}", **members)
+
         return send_with_retries(send, retries=2, backoff=0.5, sleep=sleep)
 
     if use_par:
@@ -164,11 +199,14 @@ def start_device(api: Api, *, name: str, client_id: str, rows: list[dict], agent
         raise PairingError(f"the pairing request was refused: {exc}", code=exc.code) from exc
     try:
         return DeviceSession(
-            device_code=ans["device_code"], user_code=ans["user_code"],
+            device_code=ans["device_code"],
+            user_code=ans["user_code"],
             verification_uri=ans.get("verification_uri") or ans["verification_uri_complete"],
             verification_uri_complete=ans.get("verification_uri_complete") or ans["verification_uri"],
-            expires_in=float(ans.get("expires_in") or 600), interval=float(ans.get("interval") or 5),
-            warnings=list(ans.get("warnings") or []))
+            expires_in=float(ans.get("expires_in") or 600),
+            interval=float(ans.get("interval") or 5),
+            warnings=list(ans.get("warnings") or []),
+        )
     except (KeyError, TypeError) as exc:
         raise PairingError(f"the device answer lacks {exc}", code="bad_response") from None
 
@@ -177,11 +215,23 @@ class PairingHandle:
     """A pairing running in a background thread. Watch `.status`, show `.link` and `.user_code`,
     `.cancel()` at any time, and `.result(timeout)` for the Connection."""
 
-    def __init__(self, api: Api, *, name: str, client_id: str, rows: list[dict], agent_public_key: str,
-                 finish: Callable[[Tokens], Any], on_link: Callable[[str, str], Any] | None = None,
-                 on_status: Callable[["PairingHandle"], Any] | None = None, use_par: bool = True,
-                 poll_interval: float | None = None, wait: Callable[[float], Any] | None = None,
-                 clock: Callable[[], float] = time.monotonic, timeout: float | None = None):
+    def __init__(
+        self,
+        api: Api,
+        *,
+        name: str,
+        client_id: str,
+        rows: list[dict],
+        agent_public_key: str,
+        finish: Callable[[Tokens], Any],
+        on_link: Callable[[str, str], Any] | None = None,
+        on_status: Callable[[PairingHandle], Any] | None = None,
+        use_par: bool = True,
+        poll_interval: float | None = None,
+        wait: Callable[[float], Any] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        timeout: float | None = None,
+    ):
         self.api, self.name, self.client_id, self.rows = api, name, client_id, rows
         self.agent_public_key = agent_public_key
         self._finish, self._on_link, self.on_status = finish, on_link, on_status
@@ -213,7 +263,7 @@ class PairingHandle:
     def warnings(self) -> list:
         return self.session.warnings if self.session else []
 
-    def start(self) -> "PairingHandle":
+    def start(self) -> PairingHandle:
         self._thread.start()
         return self
 
@@ -231,13 +281,14 @@ class PairingHandle:
     def seconds_left(self) -> float | None:
         if self.expires_at is None:
             return None
-        return max(0.0, (self.expires_at - dt.datetime.now(dt.timezone.utc)).total_seconds())
+        return max(0.0, (self.expires_at - dt.datetime.now(dt.UTC)).total_seconds())
 
     def result(self, timeout: float | None = None) -> Any:
         """Wait for the pairing to finish; the Connection, or the error that ended it."""
         if not self._done.wait(timeout):
-            raise TimeoutError(f"pairing still {self.status} after {timeout} s (the handle keeps running; "
-                               "call .cancel() to stop it)")
+            raise TimeoutError(
+                f"pairing still {self.status} after {timeout} s (the handle keeps running; call .cancel() to stop it)"
+            )
         if self.error is not None:
             raise self.error
         return self._result
@@ -286,14 +337,20 @@ class PairingHandle:
     def _device_flow(self) -> Tokens:
         if self._cancel.is_set():
             raise PairingCancelled("pairing cancelled", code="cancelled")
-        s = start_device(self.api, name=self.name, client_id=self.client_id, rows=self.rows,
-                         agent_public_key=self.agent_public_key, use_par=self.use_par,
-                         sleep=self._wait or self._cancel.wait)
+        s = start_device(
+            self.api,
+            name=self.name,
+            client_id=self.client_id,
+            rows=self.rows,
+            agent_public_key=self.agent_public_key,
+            use_par=self.use_par,
+            sleep=self._wait or self._cancel.wait,
+        )
         self.session = s
         started = self.clock()
         life = s.expires_in if self.timeout is None else min(s.expires_in, self.timeout)
         deadline = started + life
-        self.expires_at = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=s.expires_in)
+        self.expires_at = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=s.expires_in)
         self.interval = float(self.poll_interval if self.poll_interval is not None else s.interval)
         if self._on_link is not None:
             self._on_link(s.verification_uri_complete, s.user_code)
@@ -303,26 +360,32 @@ class PairingHandle:
         while True:
             left = deadline - self.clock()
             if left <= 0:
-                raise PairingError(f"the pairing link expired after {life:.0f} s without an approval; "
-                                   "start a new pairing", code="expired_token")
+                raise PairingError(
+                    f"the pairing link expired after {life:.0f} s without an approval; start a new pairing",
+                    code="expired_token",
+                )
             if not first:  # RFC 8628 §3.5: at least `interval` between polls (the first goes at once)
                 self._pause(min(max(self.interval, hold), left))
             first, hold = False, 0.0
             if self.clock() >= deadline:
-                raise PairingError(f"the pairing link expired after {life:.0f} s without an approval; "
-                                   "start a new pairing", code="expired_token")
+                raise PairingError(
+                    f"the pairing link expired after {life:.0f} s without an approval; start a new pairing",
+                    code="expired_token",
+                )
             self.polls += 1
             try:
-                status, body = self.api.token_endpoint({"grant_type": DEVICE_GRANT, "device_code": s.device_code,
-                                                        "client_id": self.client_id})
+                status, body = self.api.token_endpoint(
+                    {"grant_type": DEVICE_GRANT, "device_code": s.device_code, "client_id": self.client_id}
+                )
             except TransportError as exc:
                 self.interval = max(self.interval, min(self.interval * 2 or 1.0, BACKOFF_CAP))
                 log.info("pairing poll: no answer (%s); polling every %g s", exc, self.interval)
                 continue
             if status == 200:
                 return Tokens.from_response(body)
-            code = next((c for c in (body.get("error"), body.get("code")) if isinstance(c, str) and c),
-                        f"http_{status}")
+            code = next(
+                (c for c in (body.get("error"), body.get("code")) if isinstance(c, str) and c), f"http_{status}"
+            )
             if status >= 500 or status == 429:  # transient: poll on, after its Retry-After if longer
                 served = body.get("retry_after_seconds")
                 hold = float(served) if fits(served, float) and served > 0 else 0.0
@@ -337,8 +400,8 @@ class PairingHandle:
             if code == "access_denied":
                 raise PairingError("the owner declined this pairing; nothing was granted", code="access_denied")
             if code == "expired_token":
-                raise PairingError("the pairing link expired before the owner approved; start a new pairing",
-                                   code="expired_token")
+                raise PairingError(
+                    "the pairing link expired before the owner approved; start a new pairing", code="expired_token"
+                )
             desc = body.get("error_description") or body.get("message") or ""
             raise PairingError(f"the token exchange was refused: {code} {desc}".strip(), code=code)
-

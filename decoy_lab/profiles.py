@@ -8,6 +8,7 @@ The secrets go to keyring when a working backend exists, and otherwise into the 
 
 Nothing here prints a secret: `Profile.__repr__` shows fingerprints only.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -61,11 +62,13 @@ class Profile:
         return {k: getattr(self, k) for k in SECRET_FIELDS}
 
     def __repr__(self) -> str:
-        return (f"Profile(name={self.name!r}, base_url={self.base_url!r}, client_id={self.client_id!r}, "
-                f"token={secret_fingerprint(self.access_token)}, "
-                f"refresh={secret_fingerprint(self.refresh_token)}, "
-                f"key={'stored' if self.private_key_pem else 'none'}, access_version={self.access_version}, "
-                f"cursor={self.cursor!r})")
+        return (
+            f"Profile(name={self.name!r}, base_url={self.base_url!r}, client_id={self.client_id!r}, "
+            f"token={secret_fingerprint(self.access_token)}, "
+            f"refresh={secret_fingerprint(self.refresh_token)}, "
+            f"key={'stored' if self.private_key_pem else 'none'}, access_version={self.access_version}, "
+            f"cursor={self.cursor!r})"
+        )
 
     __str__ = __repr__
 
@@ -82,8 +85,9 @@ def config_dir() -> Path:
 
 def check_name(name: str) -> str:
     if not isinstance(name, str) or not _NAME.match(name):
-        raise ProfileError(f"profile name {name!r} must be 1-64 letters, digits, '.', '_' or '-', "
-                           "starting with a letter or digit")
+        raise ProfileError(
+            f"profile name {name!r} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
     return name
 
 
@@ -189,8 +193,10 @@ class ProfileStore:
         path = self.path(name)
         if not path.is_file():
             known = ", ".join(self.names()) or "none"
-            raise ProfileError(f"no saved profile {name!r} in {self.profiles_dir} (saved profiles: {known}); "
-                               "pair first with Connection.pair(...)")
+            raise ProfileError(
+                f"no saved profile {name!r} in {self.profiles_dir} (saved profiles: {known}); "
+                "pair first with Connection.pair(...)"
+            )
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:

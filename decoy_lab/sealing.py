@@ -11,20 +11,42 @@ record its steps into a Trace (see trace.py) so the workbench can show them byte
 An envelope is hybrid: a fresh content key is RSA-OAEP-SHA256 encrypted to the recipient, and
 the payload is AES-256-GCM sealed under that content key.
 """
+
 from __future__ import annotations
 
 import json
 from typing import Any
 
 from . import wire
-from .crypto import (AgentKey, aes_gcm_open, aes_gcm_seal, key_fingerprint, load_public_key,
-                     public_key_fingerprint, random_key, random_nonce, rsa_oaep_encrypt)
+from .crypto import (
+    AgentKey,
+    aes_gcm_open,
+    aes_gcm_seal,
+    key_fingerprint,
+    load_public_key,
+    public_key_fingerprint,
+    random_key,
+    random_nonce,
+    rsa_oaep_encrypt,
+)
 from .errors import CryptoError, UnreadableRow, WireFormatError
 from .trace import NO_TRACE, Trace, tracer
 
-__all__ = ["seal_vault", "open_vault", "seal_json", "open_json", "wrap_to_agent", "unwrap_as_agent",
-           "wrap_to_owner", "unwrap_as_owner", "seal_space_row", "open_space_row", "seal_envelope",
-           "open_envelope", "json_bytes"]
+__all__ = [
+    "json_bytes",
+    "open_envelope",
+    "open_json",
+    "open_space_row",
+    "open_vault",
+    "seal_envelope",
+    "seal_json",
+    "seal_space_row",
+    "seal_vault",
+    "unwrap_as_agent",
+    "unwrap_as_owner",
+    "wrap_to_agent",
+    "wrap_to_owner",
+]
 
 
 def json_bytes(obj: Any) -> bytes:
@@ -37,7 +59,9 @@ def _decode(blob: bytes | str, field: str, t) -> bytes:
         return bytes(blob)
     if t is NO_TRACE:
         return wire.b64decode(blob, field=field)
-    with t.step("base64 decode", inputs={"field": field, "characters": len(blob) if isinstance(blob, str) else None}) as s:
+    with t.step(
+        "base64 decode", inputs={"field": field, "characters": len(blob) if isinstance(blob, str) else None}
+    ) as s:
         raw = wire.b64decode(blob, field=field)
         s.output = f"{len(raw)} bytes"
         s.data = raw
@@ -62,12 +86,16 @@ def seal_vault(key: bytes, plaintext: bytes, *, nonce: bytes | None = None, trac
     """AES-256-GCM under `key` (no AAD), framed as a VAULT SealedBlob."""
     t = tracer(trace)
     nonce = nonce if nonce is not None else random_nonce()
-    with t.step("AES-256-GCM seal", data=plaintext, secret_fields=frozenset(),
-                inputs=lambda: {"key (kid)": key_fingerprint(key), "nonce": nonce.hex(), "plaintext bytes": len(plaintext)}) as s:
+    with t.step(
+        "AES-256-GCM seal",
+        data=plaintext,
+        secret_fields=frozenset(),
+        inputs=lambda: {"key (kid)": key_fingerprint(key), "nonce": nonce.hex(), "plaintext bytes": len(plaintext)},
+    ) as s:
         sealed = aes_gcm_seal(key, nonce, plaintext)
         s.output = f"{len(sealed) - wire.TAG_LEN} bytes ciphertext + 16-byte tag"
     with t.step("build VAULT blob") as s:
-        blob = wire.build("vault", nonce=nonce, ciphertext=sealed[:-wire.TAG_LEN], tag=sealed[-wire.TAG_LEN:])
+        blob = wire.build("vault", nonce=nonce, ciphertext=sealed[: -wire.TAG_LEN], tag=sealed[-wire.TAG_LEN :])
         s.data = blob
         s.fields = wire.parse(blob, "vault").fields
         s.output = wire.b64encode(blob)
@@ -82,8 +110,12 @@ def open_vault(key: bytes, blob: bytes | str, *, trace: Trace | None = None, fie
         _, nonce, sealed = wire.aead_parts(raw, "vault")
         return aes_gcm_open(key, nonce, sealed)
     layout = _parse(raw, "vault", t)
-    with t.step("AES-256-GCM open", data=raw, fields=layout.fields,
-                inputs=lambda: {"key (kid)": key_fingerprint(key), "nonce": layout.value("nonce").hex()}) as s:
+    with t.step(
+        "AES-256-GCM open",
+        data=raw,
+        fields=layout.fields,
+        inputs=lambda: {"key (kid)": key_fingerprint(key), "nonce": layout.value("nonce").hex()},
+    ) as s:
         plain = aes_gcm_open(key, layout.value("nonce"), layout.value("ciphertext") + layout.value("tag"))
         s.output = _preview(plain)
     return plain
@@ -91,7 +123,9 @@ def open_vault(key: bytes, blob: bytes | str, *, trace: Trace | None = None, fie
 
 def seal_json(key: bytes, obj: Any, *, trace: Trace | None = None) -> bytes:
     t = tracer(trace)
-    with t.step("JSON encode (UTF-8)", inputs={"keys": list(obj) if isinstance(obj, dict) else type(obj).__name__}) as s:
+    with t.step(
+        "JSON encode (UTF-8)", inputs={"keys": list(obj) if isinstance(obj, dict) else type(obj).__name__}
+    ) as s:
         plain = json_bytes(obj)
         s.data = plain
         s.output = f"{len(plain)} bytes"
@@ -114,8 +148,9 @@ def open_json(key: bytes, blob: bytes | str, *, trace: Trace | None = None, row_
 
 
 # -- envelopes --------------------------------------------------------------------------------
-def seal_envelope(payload: bytes, public_key_b64: str, *, owner: bool, trace: Trace | None = None,
-                  secret_payload: bool = True) -> bytes:
+def seal_envelope(
+    payload: bytes, public_key_b64: str, *, owner: bool, trace: Trace | None = None, secret_payload: bool = True
+) -> bytes:
     """A hybrid envelope: fresh content key → RSA-OAEP-SHA256; payload → AES-256-GCM."""
     t = tracer(trace)
     kind = "owner_envelope" if owner else "agent_envelope"
@@ -123,25 +158,33 @@ def seal_envelope(payload: bytes, public_key_b64: str, *, owner: bool, trace: Tr
         pub = load_public_key(public_key_b64)
         s.output = f"RSA-{pub.key_size}"
     content_key = random_key()
-    with t.step("RSA-OAEP-SHA256 wrap content key", inputs=lambda: {"content key (kid)": key_fingerprint(content_key)}) as s:
+    with t.step(
+        "RSA-OAEP-SHA256 wrap content key", inputs=lambda: {"content key (kid)": key_fingerprint(content_key)}
+    ) as s:
         wrapped = rsa_oaep_encrypt(pub, content_key)
         s.output = f"{len(wrapped)} bytes"
     iv = random_nonce()
-    with t.step("AES-256-GCM seal payload", inputs=lambda: {"iv": iv.hex(), "payload bytes": len(payload)},
-                data=payload, secret_fields=frozenset({"payload"}) if secret_payload else frozenset()) as s:
+    with t.step(
+        "AES-256-GCM seal payload",
+        inputs=lambda: {"iv": iv.hex(), "payload bytes": len(payload)},
+        data=payload,
+        secret_fields=frozenset({"payload"}) if secret_payload else frozenset(),
+    ) as s:
         sealed = aes_gcm_seal(content_key, iv, payload)
         s.output = f"{len(sealed)} bytes"
     with t.step(f"build {kind.replace('_', ' ')}") as s:
-        blob = wire.build(kind, wrapped_key=wrapped, iv=iv, ciphertext=sealed[:-wire.TAG_LEN],
-                          tag=sealed[-wire.TAG_LEN:])
+        blob = wire.build(
+            kind, wrapped_key=wrapped, iv=iv, ciphertext=sealed[: -wire.TAG_LEN], tag=sealed[-wire.TAG_LEN :]
+        )
         s.data = blob
         s.fields = wire.parse(blob, kind).fields
         s.output = wire.b64encode(blob)
     return blob
 
 
-def open_envelope(envelope: bytes | str, key: AgentKey, *, owner: bool, trace: Trace | None = None,
-                  field: str = "wrapped_key") -> bytes:
+def open_envelope(
+    envelope: bytes | str, key: AgentKey, *, owner: bool, trace: Trace | None = None, field: str = "wrapped_key"
+) -> bytes:
     """Parse an envelope, unwrap its content key with `key`, and open the payload."""
     t = tracer(trace)
     kind = "owner_envelope" if owner else "agent_envelope"
@@ -150,18 +193,27 @@ def open_envelope(envelope: bytes | str, key: AgentKey, *, owner: bool, trace: T
         wrapped, iv, sealed = wire.aead_parts(raw, kind)
         return aes_gcm_open(_content_key(key, wrapped), iv, sealed)
     layout = _parse(raw, kind, t)
-    with t.step("RSA-OAEP-SHA256 unwrap", data=raw, fields=layout.fields,
-                inputs=lambda: {"private key (fingerprint)": key.fingerprint,
-                        "wrapped_key bytes": layout["wrapped_key"].length}) as s:
+    with t.step(
+        "RSA-OAEP-SHA256 unwrap",
+        data=raw,
+        fields=layout.fields,
+        inputs=lambda: {
+            "private key (fingerprint)": key.fingerprint,
+            "wrapped_key bytes": layout["wrapped_key"].length,
+        },
+    ) as s:
         if layout["wrapped_key"].length * 8 != key.key_size:
-            s.note = (f"wrapped_key is {layout['wrapped_key'].length} bytes but this RSA-{key.key_size} key "
-                      f"expects {key.key_size // 8}: it was wrapped to another key")
+            s.note = (
+                f"wrapped_key is {layout['wrapped_key'].length} bytes but this RSA-{key.key_size} key "
+                f"expects {key.key_size // 8}: it was wrapped to another key"
+            )
         content_key = _content_key(key, layout.value("wrapped_key"))
         s.output = content_key
         s.secret_output = True
         s.note = s.note or "the envelope's own content key (fresh for every wrap), not the memory key it carries"
-    with t.step("AES-256-GCM open payload", data=raw, fields=layout.fields,
-                inputs=lambda: {"iv": layout.value("iv").hex()}) as s:
+    with t.step(
+        "AES-256-GCM open payload", data=raw, fields=layout.fields, inputs=lambda: {"iv": layout.value("iv").hex()}
+    ) as s:
         payload = aes_gcm_open(content_key, layout.value("iv"), layout.value("ciphertext") + layout.value("tag"))
         s.output = payload
         s.secret_output = True
@@ -172,8 +224,10 @@ def _content_key(key: AgentKey, wrapped: bytes) -> bytes:
     """RSA-OAEP-SHA256 unwrap of an envelope's own content key, which must be an AES-256 key."""
     content_key = key.decrypt(wrapped)
     if len(content_key) != wire.KEY_LEN:
-        raise CryptoError(f"the RSA plaintext is {len(content_key)} bytes; an AES-256 content key is 32",
-                          step="RSA-OAEP-SHA256 unwrap")
+        raise CryptoError(
+            f"the RSA plaintext is {len(content_key)} bytes; an AES-256 content key is 32",
+            step="RSA-OAEP-SHA256 unwrap",
+        )
     return content_key
 
 
@@ -188,10 +242,14 @@ def unwrap_as_agent(envelope: bytes | str, agent_key: AgentKey, *, trace: Trace 
     payload = open_envelope(envelope, agent_key, owner=False, trace=trace)
     with tracer(trace).step("memory key check: 32 raw bytes", inputs=lambda: {"payload bytes": len(payload)}) as s:
         if len(payload) != wire.KEY_LEN:
-            hint = (" — it looks like the 44-character base64 text an owner wrap carries"
-                    if _is_b64_key_text(payload) else "")
-            raise CryptoError(f"the envelope holds {len(payload)} bytes, not a raw 32-byte key{hint}",
-                              step="memory key check")
+            hint = (
+                " — it looks like the 44-character base64 text an owner wrap carries"
+                if _is_b64_key_text(payload)
+                else ""
+            )
+            raise CryptoError(
+                f"the envelope holds {len(payload)} bytes, not a raw 32-byte key{hint}", step="memory key check"
+            )
         s.output = payload
         s.secret_output = True
         if trace is not None:  # a hash per row is wasted on a bulk read
@@ -209,14 +267,17 @@ def unwrap_as_owner(envelope: bytes | str, owner_key: AgentKey, *, trace: Trace 
     """Open an owner_wrap as the owner's app does: the plaintext must be the 44-character
     standard base64 text of a 32-byte key; raw key bytes are refused."""
     payload = open_envelope(envelope, owner_key, owner=True, trace=trace, field="owner_wrap")
-    with tracer(trace).step("owner plaintext check: 44-char base64 text",
-                            inputs={"payload bytes": len(payload)}) as s:
+    with tracer(trace).step("owner plaintext check: 44-char base64 text", inputs={"payload bytes": len(payload)}) as s:
         if len(payload) == wire.KEY_LEN and not _is_b64_key_text(payload):
-            raise CryptoError("the owner wrap holds 32 raw bytes; the owner's app expects the 44-character "
-                              "base64 TEXT of the key", step="owner plaintext check")
+            raise CryptoError(
+                "the owner wrap holds 32 raw bytes; the owner's app expects the 44-character base64 TEXT of the key",
+                step="owner plaintext check",
+            )
         if not _is_b64_key_text(payload):
-            raise CryptoError(f"the owner wrap holds {len(payload)} bytes that are not the 44-character base64 "
-                              "text of a 32-byte key", step="owner plaintext check")
+            raise CryptoError(
+                f"the owner wrap holds {len(payload)} bytes that are not the 44-character base64 text of a 32-byte key",
+                step="owner plaintext check",
+            )
         key = wire.b64decode(payload.decode("ascii"), field="owner_wrap plaintext")
         s.output = key
         s.secret_output = True
@@ -227,17 +288,22 @@ def unwrap_as_owner(envelope: bytes | str, owner_key: AgentKey, *, trace: Trace 
 # -- legacy space rows ------------------------------------------------------------------------
 def seal_space_row(space_key: bytes, plaintext: dict, *, space_id: str, row_id: str) -> bytes:
     """A legacy space row: VAULT under the space key; plaintext carries space_id and row_id."""
-    body = {"space_id": space_id, "row_id": row_id, **{k: v for k, v in plaintext.items()
-                                                       if k not in ("space_id", "row_id")}}
+    body = {
+        "space_id": space_id,
+        "row_id": row_id,
+        **{k: v for k, v in plaintext.items() if k not in ("space_id", "row_id")},
+    }
     return seal_json(space_key, body)
 
 
-def open_space_row(blob: bytes | str, space_key: bytes, *, space_id: str, row_id: str,
-                   trace: Trace | None = None) -> dict:
+def open_space_row(
+    blob: bytes | str, space_key: bytes, *, space_id: str, row_id: str, trace: Trace | None = None
+) -> dict:
     """Open a legacy space row and check it is bound to the space and row it was served under."""
     obj = open_json(space_key, blob, trace=trace, row_id=row_id)
-    with tracer(trace).step("bind check: space_id and row_id",
-                            inputs={"served space_id": space_id, "served row_id": row_id}) as s:
+    with tracer(trace).step(
+        "bind check: space_id and row_id", inputs={"served space_id": space_id, "served row_id": row_id}
+    ) as s:
         if not isinstance(obj, dict):
             raise UnreadableRow(row_id, "plaintext is not a JSON object")
         if obj.get("space_id") != space_id:
@@ -251,8 +317,9 @@ def open_space_row(blob: bytes | str, space_key: bytes, *, space_id: str, row_id
 # -- helpers ----------------------------------------------------------------------------------
 def _check_key(key: bytes) -> None:
     if not isinstance(key, (bytes, bytearray)) or len(key) != wire.KEY_LEN:
-        raise CryptoError(f"a memory key is 32 bytes, got {len(key) if hasattr(key, '__len__') else key!r}",
-                          step="key check")
+        raise CryptoError(
+            f"a memory key is 32 bytes, got {len(key) if hasattr(key, '__len__') else key!r}", step="key check"
+        )
 
 
 def _is_b64_key_text(payload: bytes) -> bool:

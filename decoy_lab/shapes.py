@@ -3,6 +3,7 @@
 Used wherever a server answer is read (http.py, errors.py, the readers), so an answer of the
 wrong shape is named the same way everywhere, and never printed: it may hold a secret.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,14 @@ def fits(value: Any, shape: Any) -> bool:
 
 def json_kind(value: Any) -> str:
     """A JSON value's kind in words (never the value, which may hold a secret)."""
-    for kind, name in ((type(None), "null"), (bool, "a boolean"), ((int, float), "a number"), (str, "text"),
-                       (list, "a list"), (dict, "an object")):
+    for kind, name in (
+        (type(None), "null"),
+        (bool, "a boolean"),
+        ((int, float), "a number"),
+        (str, "text"),
+        (list, "a list"),
+        (dict, "an object"),
+    ):
         if isinstance(value, kind):
             return name
     return type(value).__name__
@@ -40,6 +47,5 @@ def json_kind(value: Any) -> str:
 def shape_name(shape: Any) -> str:
     if isinstance(shape, tuple):
         return " or ".join(map(shape_name, shape))
-    names = {str: "text", int: "an integer", float: "a number", bool: "a boolean", dict: "an object",
-             list: "a list"}
+    names = {str: "text", int: "an integer", float: "a number", bool: "a boolean", dict: "an object", list: "a list"}
     return names.get(shape) or str(shape)

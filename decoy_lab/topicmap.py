@@ -7,6 +7,7 @@ memory count, and one edge per relation row labelled with its relation type. `dr
 in the middle and every topic on a ring by its distance from You, inside its parent's wedge,
 so nested topics sit behind the topic they belong to and labels never share a spoke.
 """
+
 from __future__ import annotations
 
 import io
@@ -28,15 +29,41 @@ USER = "user"
 YOU = "You"
 USER_NAMES = frozenset({"default_user", "you", "user", "me"})
 
-ENTITY_TYPES = ("device", "document", "event", "goal", "hobby", "media", "organization", "person",
-                "pet", "place", "product", "project", "team", "trip", "")
+ENTITY_TYPES = (
+    "device",
+    "document",
+    "event",
+    "goal",
+    "hobby",
+    "media",
+    "organization",
+    "person",
+    "pet",
+    "place",
+    "product",
+    "project",
+    "team",
+    "trip",
+    "",
+)
 
 # One colour per entity type (colour-blind-friendly tab20 picks); "" (no type) is grey.
 TYPE_COLOURS: dict[str, str] = {
-    "device": "#1f77b4", "document": "#aec7e8", "event": "#ff7f0e", "goal": "#ffbb78",
-    "hobby": "#2ca02c", "media": "#98df8a", "organization": "#d62728", "person": "#ff9896",
-    "pet": "#9467bd", "place": "#c5b0d5", "product": "#8c564b", "project": "#e377c2",
-    "team": "#f7b6d2", "trip": "#17becf", "": "#bbbbbb",
+    "device": "#1f77b4",
+    "document": "#aec7e8",
+    "event": "#ff7f0e",
+    "goal": "#ffbb78",
+    "hobby": "#2ca02c",
+    "media": "#98df8a",
+    "organization": "#d62728",
+    "person": "#ff9896",
+    "pet": "#9467bd",
+    "place": "#c5b0d5",
+    "product": "#8c564b",
+    "project": "#e377c2",
+    "team": "#f7b6d2",
+    "trip": "#17becf",
+    "": "#bbbbbb",
 }
 USER_COLOUR = "#222222"
 RING_GAP = 1.35
@@ -129,8 +156,9 @@ def _endpoint(value: Any, name: Any, by_name: dict[str, str]) -> str | None:
     return None
 
 
-def build_graph(source: Any, *, topic: str | None = None, depth: int | None = None,
-                category: str | None = None) -> TopicGraph:
+def build_graph(
+    source: Any, *, topic: str | None = None, depth: int | None = None, category: str | None = None
+) -> TopicGraph:
     """The Map of a vault as a graph, optionally filtered.
 
     `topic` (a name or `topic:<id>`) keeps that topic, the path from You to it and what is
@@ -142,14 +170,22 @@ def build_graph(source: Any, *, topic: str | None = None, depth: int | None = No
     G = TopicGraph()
     G.add_node(USER, kind="user", name=YOU, label=YOU, type="", memories=0, color=USER_COLOUR)
 
-    alias: dict[str, str] = {}          # every copy's node -> the listed (oldest) node
+    alias: dict[str, str] = {}  # every copy's node -> the listed (oldest) node
     by_name: dict[str, str] = {}
     for row in topics.to_dict("records"):
         node = topic_node(_get(row, "id", "topic_id"))
         name = str(_get(row, "name", default=node))
         ttype = str(_get(row, "type", "entity_type", default="") or "")
-        G.add_node(node, kind="topic", name=name, label=shorten(name), type=ttype,
-                   memories=0, color=TYPE_COLOURS.get(ttype, TYPE_COLOURS[""]), categories=set())
+        G.add_node(
+            node,
+            kind="topic",
+            name=name,
+            label=shorten(name),
+            type=ttype,
+            memories=0,
+            color=TYPE_COLOURS.get(ttype, TYPE_COLOURS[""]),
+            categories=set(),
+        )
         for copy in _as_list(_get(row, "ids")):
             alias[topic_node(copy)] = node
         by_name.setdefault(normalize_topic_name(name), node)
@@ -163,8 +199,16 @@ def build_graph(source: Any, *, topic: str | None = None, depth: int | None = No
         node = alias.get(topic_node(tid), topic_node(tid))
         if node not in G:  # a topic named only by a memory: its name from the memory, type unknown
             name = str(_get(row, "topic", "entity_name", default=node))
-            G.add_node(node, kind="topic", name=name, label=shorten(name), type="", memories=0,
-                       color=TYPE_COLOURS[""], categories=set())
+            G.add_node(
+                node,
+                kind="topic",
+                name=name,
+                label=shorten(name),
+                type="",
+                memories=0,
+                color=TYPE_COLOURS[""],
+                categories=set(),
+            )
             by_name.setdefault(normalize_topic_name(name), node)
         cats = set(_as_list(_get(row, "categories")))
         G.nodes[node]["categories"] |= cats
@@ -174,7 +218,8 @@ def build_graph(source: Any, *, topic: str | None = None, depth: int | None = No
         for row in topics.to_dict("records"):
             n = _get(row, "memories", default=0)
             G.nodes[topic_node(_get(row, "id", "topic_id"))]["memories"] = (
-                int(n) if isinstance(n, numbers.Integral) else len(_as_list(n)))
+                int(n) if isinstance(n, numbers.Integral) else len(_as_list(n))
+            )
 
     for row in links.to_dict("records"):
         ends = _as_list(_get(row, "endpoints"))
@@ -187,13 +232,21 @@ def build_graph(source: Any, *, topic: str | None = None, depth: int | None = No
             if end not in G:
                 kind = "account" if end.startswith("account:") else "topic"
                 label = str(nm or end)
-                G.add_node(end, kind=kind, name=label, label=shorten(label), type="", memories=0,
-                           color=TYPE_COLOURS[""], categories=set())
+                G.add_node(
+                    end,
+                    kind=kind,
+                    name=label,
+                    label=shorten(label),
+                    type="",
+                    memories=0,
+                    color=TYPE_COLOURS[""],
+                    categories=set(),
+                )
         rel = str(_get(row, "relation_type", "relationType", "relation", default="") or "")
         G.add_edge(src, dst, relation=rel, label=shorten(rel, 20), id=_get(row, "id"))
 
     # A topic with no relation you can see still belongs on the Map: hang it from You, unlabelled.
-    for node, data in list(G.nodes(data=True)):
+    for node, _data in list(G.nodes(data=True)):
         if node != USER and G.in_degree(node) == 0:
             G.add_edge(USER, node, relation="", label="", inferred=True)
 
@@ -302,8 +355,9 @@ def _check_category(category: str | None, memories: pd.DataFrame) -> None:
     raise MemoryModelError(f"unknown category {category!r}; categories are mem0's: {', '.join(CATEGORIES)}")
 
 
-def select_memories(source: Any, *, topic: str | None = None, category: str | None = None,
-                    search: str | None = None, mine: bool = False) -> pd.DataFrame:
+def select_memories(
+    source: Any, *, topic: str | None = None, category: str | None = None, search: str | None = None, mine: bool = False
+) -> pd.DataFrame:
     """The memories frame filtered as the table and the map filter it (one rule for both):
     `topic` by name or id (copies included; "You" = no topic), `category`, `search` (case-
     insensitive text match), `mine` (this connection wrote it)."""
@@ -373,8 +427,14 @@ def _size(count: int, many: bool) -> float:
     return base + step * math.sqrt(max(0, count))
 
 
-def draw(G: nx.DiGraph, *, highlight: str | Iterable[str] | None = None, ax: Any = None,
-         title: str | None = None, label_width: int = 24) -> Figure:
+def draw(
+    G: nx.DiGraph,
+    *,
+    highlight: str | Iterable[str] | None = None,
+    ax: Any = None,
+    title: str | None = None,
+    label_width: int = 24,
+) -> Figure:
     """Draw the map and return its Figure (never shows it; never touches pyplot state).
 
     Topics are coloured by type and sized by memory count; relation types label the edges;
@@ -406,24 +466,54 @@ def draw(G: nx.DiGraph, *, highlight: str | Iterable[str] | None = None, ax: Any
             ang = math.degrees(math.atan2(y2 - y1, x2 - x1))
             if ang > 90 or ang < -90:
                 ang += 180
-            ax.text(mx, my, label, fontsize=6 if many else 7, color="#555555", rotation=ang,
-                    rotation_mode="anchor", ha="center", va="bottom", zorder=2,
-                    alpha=0.4 if faded else 1.0)
+            ax.text(
+                mx,
+                my,
+                label,
+                fontsize=6 if many else 7,
+                color="#555555",
+                rotation=ang,
+                rotation_mode="anchor",
+                ha="center",
+                va="bottom",
+                zorder=2,
+                alpha=0.4 if faded else 1.0,
+            )
     for (faded, inferred), segs in segments.items():  # one collection per style: fast at 500 topics
-        ax.add_collection(LineCollection(segs, colors="#999999", linewidths=1.0, alpha=0.25 if faded else 0.8,
-                                         linestyles=":" if inferred else "-", zorder=1))
+        ax.add_collection(
+            LineCollection(
+                segs,
+                colors="#999999",
+                linewidths=1.0,
+                alpha=0.25 if faded else 0.8,
+                linestyles=":" if inferred else "-",
+                zorder=1,
+            )
+        )
 
     nodes = [n for n in G if n != USER]
     xs = [pos[n][0] for n in nodes]
     ys = [pos[n][1] for n in nodes]
     if nodes:
-        ax.scatter(xs, ys, s=[_size(int(G.nodes[n].get("memories") or 0), many) for n in nodes],
-                   c=[G.nodes[n].get("color", TYPE_COLOURS[""]) for n in nodes],
-                   alpha=[0.3 if marked and n not in marked else 1.0 for n in nodes],
-                   edgecolors=["#d4a017" if n in marked else "white" for n in nodes],
-                   linewidths=[3.0 if n in marked else 1.0 for n in nodes], zorder=3)
-    ax.scatter([0.0], [0.0], s=900, c=USER_COLOUR, edgecolors="#d4a017" if USER in marked else "white",
-               linewidths=3.0 if USER in marked else 1.0, zorder=3)
+        ax.scatter(
+            xs,
+            ys,
+            s=[_size(int(G.nodes[n].get("memories") or 0), many) for n in nodes],
+            c=[G.nodes[n].get("color", TYPE_COLOURS[""]) for n in nodes],
+            alpha=[0.3 if marked and n not in marked else 1.0 for n in nodes],
+            edgecolors=["#d4a017" if n in marked else "white" for n in nodes],
+            linewidths=[3.0 if n in marked else 1.0 for n in nodes],
+            zorder=3,
+        )
+    ax.scatter(
+        [0.0],
+        [0.0],
+        s=900,
+        c=USER_COLOUR,
+        edgecolors="#d4a017" if USER in marked else "white",
+        linewidths=3.0 if USER in marked else 1.0,
+        zorder=3,
+    )
     ax.text(0.0, 0.0, YOU, color="white", fontsize=10, fontweight="bold", ha="center", va="center", zorder=4)
     width = label_width if not many else min(label_width, 20)
     for node in nodes:
@@ -438,11 +528,19 @@ def draw(G: nx.DiGraph, *, highlight: str | Iterable[str] | None = None, ax: Any
         deg = math.degrees(ang)
         left = math.cos(ang) < 0
         off = 0.12
-        ax.text(x + off * math.cos(ang), y + off * math.sin(ang), text,
-                fontsize=7 if many else 9, ha="right" if left else "left", va="center",
-                rotation=deg + 180 if left else deg, rotation_mode="anchor",
-                fontweight="bold" if node in marked else "normal",
-                alpha=0.45 if faded else 1.0, zorder=4)
+        ax.text(
+            x + off * math.cos(ang),
+            y + off * math.sin(ang),
+            text,
+            fontsize=7 if many else 9,
+            ha="right" if left else "left",
+            va="center",
+            rotation=deg + 180 if left else deg,
+            rotation_mode="anchor",
+            fontweight="bold" if node in marked else "normal",
+            alpha=0.45 if faded else 1.0,
+            zorder=4,
+        )
 
     lim = max(math.hypot(x, y) for x, y in pos.values()) + 1.5
     ax.set_xlim(-lim, lim)
@@ -469,7 +567,10 @@ def _legend(ax: Any, G: nx.DiGraph) -> None:
     types = sorted({d.get("type", "") for n, d in G.nodes(data=True) if n != USER})
     if not types:
         return
-    handles = [Line2D([], [], marker="o", ls="", markersize=8, color=TYPE_COLOURS.get(t, TYPE_COLOURS[""]),
-                      label=t or "(no type)") for t in types]
-    ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=False, title="topic type",
-              title_fontsize=8)
+    handles = [
+        Line2D(
+            [], [], marker="o", ls="", markersize=8, color=TYPE_COLOURS.get(t, TYPE_COLOURS[""]), label=t or "(no type)"
+        )
+        for t in types
+    ]
+    ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=False, title="topic type", title_fontsize=8)

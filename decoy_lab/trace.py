@@ -5,11 +5,13 @@ whether it passed or why not. A failing step keeps every step before it, like a 
 tree, so a user sees exactly which check stopped the row. Text and HTML views render through
 hexdump.py; the stepper widget renders the same Trace.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from .wire import Field
 
@@ -40,22 +42,60 @@ class Trace:
         self.steps: list[Step] = []
 
     # -- recording ---------------------------------------------------------------------------
-    def add(self, name: str, *, ok: bool = True, data: bytes | None = None, fields=(), inputs=None,
-            output: Any = None, reason: str | None = None, secret_output: bool = False,
-            secret_fields=frozenset(), note: str = "") -> Step:
+    def add(
+        self,
+        name: str,
+        *,
+        ok: bool = True,
+        data: bytes | None = None,
+        fields=(),
+        inputs=None,
+        output: Any = None,
+        reason: str | None = None,
+        secret_output: bool = False,
+        secret_fields=frozenset(),
+        note: str = "",
+    ) -> Step:
         if callable(inputs):  # recipes pass a lambda so an untraced call never builds it
             inputs = inputs()
-        s = Step(name, ok, data, tuple(fields), dict(inputs or {}), output, reason, secret_output,
-                 frozenset(secret_fields), note)
+        s = Step(
+            name,
+            ok,
+            data,
+            tuple(fields),
+            dict(inputs or {}),
+            output,
+            reason,
+            secret_output,
+            frozenset(secret_fields),
+            note,
+        )
         self.steps.append(s)
         return s
 
     @contextmanager
-    def step(self, name: str, *, data: bytes | None = None, fields=(), inputs=None,
-             secret_output: bool = False, secret_fields=frozenset(), note: str = "") -> Iterator[Step]:
+    def step(
+        self,
+        name: str,
+        *,
+        data: bytes | None = None,
+        fields=(),
+        inputs=None,
+        secret_output: bool = False,
+        secret_fields=frozenset(),
+        note: str = "",
+    ) -> Iterator[Step]:
         """Record one step; an exception inside marks it failed with the reason and re-raises."""
-        s = self.add(name, ok=None, data=data, fields=fields, inputs=inputs, secret_output=secret_output,
-                     secret_fields=secret_fields, note=note)
+        s = self.add(
+            name,
+            ok=None,
+            data=data,
+            fields=fields,
+            inputs=inputs,
+            secret_output=secret_output,
+            secret_fields=secret_fields,
+            note=note,
+        )
         try:
             yield s
         except Exception as exc:
@@ -65,7 +105,7 @@ class Trace:
         if s.ok is None:
             s.ok = True
 
-    def extend(self, other: "Trace") -> None:
+    def extend(self, other: Trace) -> None:
         self.steps.extend(other.steps)
 
     # -- reading -----------------------------------------------------------------------------
@@ -112,7 +152,7 @@ def reason_of(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     step = getattr(exc, "step", None)
     if step and text.startswith(f"{step}: "):
-        text = text[len(step) + 2:]
+        text = text[len(step) + 2 :]
     return text
 
 

@@ -12,12 +12,14 @@ asked for — never lost, and never a reason to start over.
 `Vault` holds the result: `.memories`, `.topics`, `.links`, `.rows` DataFrames (frames.py),
 `.summary`, `.served` (the raw rows), `.memory(id)`.
 """
+
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping
+from typing import Any
 
 import pandas as pd
 
@@ -28,19 +30,28 @@ from .frames import DecodedRow
 
 WAITING = "waiting"  # kind of a row the server listed by id only (preparing / failed)
 # The waiting members of a memories answer that are counted and shown, and their shapes (http.expect_object).
-WAITING_MEMBERS = {"preparing": list, "failed": list, "preparing_others": int, "failed_others": int,
-                   "retry_after_seconds": float, "preparing_total": int}
+WAITING_MEMBERS = {
+    "preparing": list,
+    "failed": list,
+    "preparing_others": int,
+    "failed_others": int,
+    "retry_after_seconds": float,
+    "preparing_total": int,
+}
 
 
 # -- served rows → DecodedRow -----------------------------------------------------------------
 def _meta(row: Mapping) -> dict:
     via = row.get("via")
-    return {"kid": row.get("kid") if isinstance(row.get("kid"), str) else None,
-            "rev": row.get("rev") if isinstance(row.get("rev"), int) and not isinstance(row.get("rev"), bool) else None,
-            "via": [v for v in via if isinstance(v, str)] if isinstance(via, list) else [],
-            "mine": row.get("mine") if isinstance(row.get("mine"), bool) else None,
-            "author_kind": row.get("author_kind") if isinstance(row.get("author_kind"), str) else None,
-            "created_at": row.get("created_at"), "updated_at": row.get("updated_at")}
+    return {
+        "kid": row.get("kid") if isinstance(row.get("kid"), str) else None,
+        "rev": row.get("rev") if isinstance(row.get("rev"), int) and not isinstance(row.get("rev"), bool) else None,
+        "via": [v for v in via if isinstance(v, str)] if isinstance(via, list) else [],
+        "mine": row.get("mine") if isinstance(row.get("mine"), bool) else None,
+        "author_kind": row.get("author_kind") if isinstance(row.get("author_kind"), str) else None,
+        "created_at": row.get("created_at"),
+        "updated_at": row.get("updated_at"),
+    }
 
 
 def decoded(row: Mapping, result: Any) -> DecodedRow:
@@ -51,14 +62,32 @@ def decoded(row: Mapping, result: Any) -> DecodedRow:
         return DecodedRow(rid, frames.UNREADABLE, status="unreadable", reason=result.reason, **meta)
     if isinstance(result, memory.Memory):
         topic_id = result.topic["id"] if result.topic else None
-        return DecodedRow(rid, frames.MEMORY, text=result.text, about=[result.about], entity_name=result.entity_name,
-                          topic_id=topic_id, account=result.account, categories=list(result.categories),
-                          metadata=result.metadata or None, plaintext=result, **meta)
+        return DecodedRow(
+            rid,
+            frames.MEMORY,
+            text=result.text,
+            about=[result.about],
+            entity_name=result.entity_name,
+            topic_id=topic_id,
+            account=result.account,
+            categories=list(result.categories),
+            metadata=result.metadata or None,
+            plaintext=result,
+            **meta,
+        )
     if isinstance(result, memory.TopicEntity):
         return DecodedRow(rid, frames.TOPIC, name=result.name, type=result.type, plaintext=result, **meta)
     if isinstance(result, memory.Link):
-        return DecodedRow(rid, frames.LINK, relation_type=result.relation_type, rel_from=result.from_,
-                          rel_to=result.to, endpoints=list(result.endpoints), plaintext=result, **meta)
+        return DecodedRow(
+            rid,
+            frames.LINK,
+            relation_type=result.relation_type,
+            rel_from=result.from_,
+            rel_to=result.to,
+            endpoints=list(result.endpoints),
+            plaintext=result,
+            **meta,
+        )
     return DecodedRow(rid, frames.OTHER, reason="opens, but is neither a memory, a topic nor a link", **meta)
 
 
@@ -69,10 +98,14 @@ Earlier = Mapping[str, "tuple[dict, tuple[DecodedRow, Any]]"]
 
 def duplicate(row: Mapping) -> tuple[DecodedRow, UnreadableRow]:
     """A further copy of an id already served in the same answer: reported, never read."""
-    reason = ("served more than once in the same answer: this id was already listed, so this copy is not read "
-              "(a faulty server or cache)")
-    return (DecodedRow(str(row.get("id")), frames.UNREADABLE, status="unreadable", reason=reason, **_meta(row)),
-            UnreadableRow(str(row.get("id")), reason))
+    reason = (
+        "served more than once in the same answer: this id was already listed, so this copy is not read "
+        "(a faulty server or cache)"
+    )
+    return (
+        DecodedRow(str(row.get("id")), frames.UNREADABLE, status="unreadable", reason=reason, **_meta(row)),
+        UnreadableRow(str(row.get("id")), reason),
+    )
 
 
 # -- legacy space rows --------------------------------------------------------------------------
@@ -80,15 +113,23 @@ def space_row(space: Mapping, row: Mapping, space_key: bytes | None, *, key_reas
     """One legacy space row, opened with the space key and checked against its space and id."""
     rid = str(row.get("id"))
     meta = _meta(row)
-    base = dict(source="space", space_id=str(space.get("id")), space_kind=space.get("kind"),
-                row_type=row.get("row_type"), **meta)
+    base = dict(
+        source="space",
+        space_id=str(space.get("id")),
+        space_kind=space.get("kind"),
+        row_type=row.get("row_type"),
+        **meta,
+    )
     if space_key is None:
-        return DecodedRow(rid, frames.SPACE_ROW, status="unreadable",
-                          reason=key_reason or "the space key has not been shared with this connection yet",
-                          **base)
+        return DecodedRow(
+            rid,
+            frames.SPACE_ROW,
+            status="unreadable",
+            reason=key_reason or "the space key has not been shared with this connection yet",
+            **base,
+        )
     try:
-        obj = sealing.open_space_row(row.get("ciphertext") or "", space_key, space_id=str(space.get("id")),
-                                     row_id=rid)
+        obj = sealing.open_space_row(row.get("ciphertext") or "", space_key, space_id=str(space.get("id")), row_id=rid)
     except UnreadableRow as exc:
         return DecodedRow(rid, frames.SPACE_ROW, status="unreadable", reason=exc.reason, **base)
     except DecoyError as exc:
@@ -110,12 +151,15 @@ def space_row(space: Mapping, row: Mapping, space_key: bytes | None, *, key_reas
     return out
 
 
-def unwrap_space_key(space: Mapping, agent_key: AgentKey, key_cache: MutableMapping[str, bytes]) -> tuple[bytes | None, str | None]:
+def unwrap_space_key(
+    space: Mapping, agent_key: AgentKey, key_cache: MutableMapping[str, bytes]
+) -> tuple[bytes | None, str | None]:
     """The space key from the space's `wrapped_key`, checked against its `skid` (cached by skid)."""
     skid, wrapped = space.get("skid"), space.get("wrapped_key")
     if not wrapped:
-        return None, ("the space key has not reached this connection yet; the owner's device shares it "
-                      "in the background")
+        return None, (
+            "the space key has not reached this connection yet; the owner's device shares it in the background"
+        )
     if isinstance(skid, str) and skid in key_cache:
         return key_cache[skid], None
     try:
@@ -141,38 +185,52 @@ def explain_waiting(answer: Mapping) -> list[str]:
     again = f" Read again in {retry} s and carry on with what is readable meanwhile." if retry else ""
     preparing = answer.get("preparing") or []
     if preparing:
-        notes.append(f"{_n(len(preparing), 'row', 'rows')} this connection saved (topic rows included) "
-                     "are stored and waiting for the owner's phone to share their keys with this connection's "
-                     "current key; Decoy is asking the phone in the background. Keep their ids and do not save "
-                     "them again." + again)
+        notes.append(
+            f"{_n(len(preparing), 'row', 'rows')} this connection saved (topic rows included) "
+            "are stored and waiting for the owner's phone to share their keys with this connection's "
+            "current key; Decoy is asking the phone in the background. Keep their ids and do not save "
+            "them again." + again
+        )
     others = answer.get("preparing_others") or 0
     if others:
-        notes.append(f"{_n(others, 'memory', 'memories')} saved by the owner or other connections "
-                     "are granted to this connection and on their way: the owner's phone has not shared "
-                     "their keys yet." + again)
+        notes.append(
+            f"{_n(others, 'memory', 'memories')} saved by the owner or other connections "
+            "are granted to this connection and on their way: the owner's phone has not shared "
+            "their keys yet." + again
+        )
     if answer.get("preparing_unknown"):
-        notes.append("This connection holds a grant by category, topic or account, and no key has been shared "
-                     "under it yet; Decoy is asking the owner's phone during the first day. This says nothing "
-                     "about whether matching memories exist." + again)
+        notes.append(
+            "This connection holds a grant by category, topic or account, and no key has been shared "
+            "under it yet; Decoy is asking the owner's phone during the first day. This says nothing "
+            "about whether matching memories exist." + again
+        )
     failed = answer.get("failed") or []
     if failed:
-        notes.append(f"{_n(len(failed), 'row', 'rows')} this connection saved still have no key for its "
-                     "current key, and Decoy has stopped asking the owner's phone on its own (stopped_asking). "
-                     "They are stored: they read normally as soon as the phone shares them, and a later read may "
-                     "ask the phone once more. Carry on with what is readable; if the task needs them now, ask "
-                     "the owner once to open Decoy.")
+        notes.append(
+            f"{_n(len(failed), 'row', 'rows')} this connection saved still have no key for its "
+            "current key, and Decoy has stopped asking the owner's phone on its own (stopped_asking). "
+            "They are stored: they read normally as soon as the phone shares them, and a later read may "
+            "ask the phone once more. Carry on with what is readable; if the task needs them now, ask "
+            "the owner once to open Decoy."
+        )
     failed_others = answer.get("failed_others") or 0
     if failed_others:
-        notes.append(f"{_n(failed_others, 'memory', 'memories')} saved by others are granted but unshared, "
-                     "and Decoy has stopped asking the owner's phone for them on its own (stopped_asking).")
+        notes.append(
+            f"{_n(failed_others, 'memory', 'memories')} saved by others are granted but unshared, "
+            "and Decoy has stopped asking the owner's phone for them on its own (stopped_asking)."
+        )
     if answer.get("failed_unknown"):
-        notes.append("Nothing has been shared under this connection's category, topic or account grants, and "
-                     "Decoy is not asking the owner's phone for it on its own (stopped_asking); Decoy cannot "
-                     "tell whether such memories exist. Carry on with what is readable.")
+        notes.append(
+            "Nothing has been shared under this connection's category, topic or account grants, and "
+            "Decoy is not asking the owner's phone for it on its own (stopped_asking); Decoy cannot "
+            "tell whether such memories exist. Carry on with what is readable."
+        )
     if answer.get("shared_complete"):
         at = answer.get("shared_complete_at")
-        notes.append("The owner's device reports it has shared everything it can under this connection's "
-                     "grants" + (f" (at {at})." if at else "."))
+        notes.append(
+            "The owner's device reports it has shared everything it can under this connection's "
+            "grants" + (f" (at {at})." if at else ".")
+        )
     if answer.get("preparing_capped"):
         notes.append(f"The id lists were cut to 500 ids each; {answer.get('preparing_total')} rows wait in all.")
     return notes
@@ -182,11 +240,25 @@ def waiting_rows(answer: Mapping) -> list[DecodedRow]:
     """The ids the server listed under `preparing` / `failed`, as rows with a status and reason."""
     out = []
     for rid in answer.get("preparing") or []:
-        out.append(DecodedRow(str(rid), WAITING, status="preparing", mine=True,
-                              reason="saved; waiting for the owner's phone to share its key with this connection"))
+        out.append(
+            DecodedRow(
+                str(rid),
+                WAITING,
+                status="preparing",
+                mine=True,
+                reason="saved; waiting for the owner's phone to share its key with this connection",
+            )
+        )
     for rid in answer.get("failed") or []:
-        out.append(DecodedRow(str(rid), WAITING, status="failed", mine=True,
-                              reason="saved; Decoy stopped asking the owner's phone to share its key (stopped_asking)"))
+        out.append(
+            DecodedRow(
+                str(rid),
+                WAITING,
+                status="failed",
+                mine=True,
+                reason="saved; Decoy stopped asking the owner's phone to share its key (stopped_asking)",
+            )
+        )
     return out
 
 
@@ -244,22 +316,34 @@ class Vault:
 
     def counts(self) -> dict[str, int]:
         kinds = [r.kind for r in self.decoded_rows]
-        return {"memories": kinds.count(frames.MEMORY), "topics": kinds.count(frames.TOPIC),
-                "links": kinds.count(frames.LINK), "unreadable": kinds.count(frames.UNREADABLE),
-                "other": kinds.count(frames.OTHER), "space_rows": len(self.space_rows)}
+        return {
+            "memories": kinds.count(frames.MEMORY),
+            "topics": kinds.count(frames.TOPIC),
+            "links": kinds.count(frames.LINK),
+            "unreadable": kinds.count(frames.UNREADABLE),
+            "other": kinds.count(frames.OTHER),
+            "space_rows": len(self.space_rows),
+        }
 
     @property
     def summary(self) -> str:
         """One line: "72 memories, 8 topics, 8 links, 0 unreadable" (+ space rows, + waiting)."""
         c = self.counts()
-        text = ", ".join([_n(c["memories"], "memory", "memories"), _n(c["topics"], "topic", "topics"),
-                          _n(c["links"], "link", "links"), f"{c['unreadable']} unreadable"])
+        text = ", ".join(
+            [
+                _n(c["memories"], "memory", "memories"),
+                _n(c["topics"], "topic", "topics"),
+                _n(c["links"], "link", "links"),
+                f"{c['unreadable']} unreadable",
+            ]
+        )
         if c["other"]:
             text += f", {c['other']} other"
         if c["space_rows"]:
             bad = sum(r.status != frames.READABLE for r in self.space_rows)
-            text += f"; {_n(c['space_rows'], 'legacy space row', 'legacy space rows')}" + \
-                (f" ({bad} unreadable)" if bad else "")
+            text += f"; {_n(c['space_rows'], 'legacy space row', 'legacy space rows')}" + (
+                f" ({bad} unreadable)" if bad else ""
+            )
         waiting = len(self.answer.get("preparing") or []) + int(self.answer.get("preparing_others") or 0)
         if waiting:
             text += f"; {waiting} on their way from the owner's phone"
@@ -298,25 +382,50 @@ class Vault:
         bad = self.unreadable()
         bad_html = "".join(f"<li><code>{html.escape(i)}</code>: {html.escape(r)}</li>" for i, r in bad.items())
         table = self.memories[["text", "topic", "categories", "updated_at"]].head(20).to_html(index=False, escape=True)
-        return (f"<div class='decoy-vault'><strong>{html.escape(self.summary)}</strong>"
-                + (f"<ul>{notes}</ul>" if notes else "")
-                + (f"<details><summary>Unreadable rows</summary><ul>{bad_html}</ul></details>" if bad else "")
-                + table + "</div>")
+        return (
+            f"<div class='decoy-vault'><strong>{html.escape(self.summary)}</strong>"
+            + (f"<ul>{notes}</ul>" if notes else "")
+            + (f"<details><summary>Unreadable rows</summary><ul>{bad_html}</ul></details>" if bad else "")
+            + table
+            + "</div>"
+        )
 
 
-def build_vault(answer: Mapping, agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes],
-                workers: int | None = None, space_rows: Iterable[DecodedRow] = (),
-                previous: "Vault | None" = None, progress: Any = None) -> Vault:
+def build_vault(
+    answer: Mapping,
+    agent_key: AgentKey,
+    *,
+    key_cache: MutableMapping[str, bytes],
+    workers: int | None = None,
+    space_rows: Iterable[DecodedRow] = (),
+    previous: Vault | None = None,
+    progress: Any = None,
+) -> Vault:
     """Read a memories GET answer (already parsed) into a Vault; see read_vault."""
     rest = {k: v for k, v in answer.items() if k != "memories"}
-    return read_vault(answer.get("memories") or [], agent_key, rest=lambda: rest, key_cache=key_cache,
-                      workers=workers, space_rows=space_rows, previous=previous, progress=progress)
+    return read_vault(
+        answer.get("memories") or [],
+        agent_key,
+        rest=lambda: rest,
+        key_cache=key_cache,
+        workers=workers,
+        space_rows=space_rows,
+        previous=previous,
+        progress=progress,
+    )
 
 
-def read_vault(rows: Iterable[Any], agent_key: AgentKey, *, rest: Callable[[], Mapping],
-               key_cache: MutableMapping[str, bytes], workers: int | None = None,
-               space_rows: Iterable[DecodedRow] = (), previous: "Vault | None" = None,
-               progress: Any = None) -> Vault:
+def read_vault(
+    rows: Iterable[Any],
+    agent_key: AgentKey,
+    *,
+    rest: Callable[[], Mapping],
+    key_cache: MutableMapping[str, bytes],
+    workers: int | None = None,
+    space_rows: Iterable[DecodedRow] = (),
+    previous: Vault | None = None,
+    progress: Any = None,
+) -> Vault:
     """Read served rows — a list, or rows still arriving from a streamed GET — into a Vault, in
     parallel as they come. `rest()` gives the answer's other members once the rows are used up.
 
@@ -347,11 +456,22 @@ def read_vault(rows: Iterable[Any], agent_key: AgentKey, *, rest: Callable[[], M
             slots.append(None)
             yield r
 
-    results = memory.read_rows(to_open(), agent_key, key_cache=key_cache, workers=workers, progress=progress,
-                               then=lambda r, res: (decoded(r, res), res))
+    results = memory.read_rows(
+        to_open(),
+        agent_key,
+        key_cache=key_cache,
+        workers=workers,
+        progress=progress,
+        then=lambda r, res: (decoded(r, res), res),
+    )
     fresh = iter(results)
     pairs = [s if s is not None else next(fresh) for s in slots]
-    return Vault(served=served, decoded_rows=[d for d, _ in pairs],
-                 models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
-                 answer=dict(rest()), space_rows=list(space_rows), read=len(results),
-                 results=[m for _, m in pairs])
+    return Vault(
+        served=served,
+        decoded_rows=[d for d, _ in pairs],
+        models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
+        answer=dict(rest()),
+        space_rows=list(space_rows),
+        read=len(results),
+        results=[m for _, m in pairs],
+    )

@@ -10,13 +10,16 @@ other module names offsets through here and never slices bytes by hand:
 All binary fields travel as standard padded base64 (spec: "All binary fields are standard
 padded base64"); `b64decode` refuses the url-safe alphabet, missing padding and whitespace.
 """
+
 from __future__ import annotations
 
 import base64
 import binascii
 import hashlib
-from dataclasses import dataclass, field as dc_field
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import NamedTuple
 
 from .errors import WireFormatError
 
@@ -27,7 +30,6 @@ VAULT_HEADER = b"\x01\x01"
 OWNER_HEADER = b"\x01\x02"
 
 KINDS = ("vault", "owner_envelope", "agent_envelope")
-
 
 
 def b64encode(data: bytes) -> str:
@@ -64,24 +66,36 @@ def _b64decode_checked(text: str | bytes, field: str, kind: str | None) -> bytes
         raise WireFormatError(f"expected base64 text, got {type(text).__name__}", field=field, kind=kind)
     for i, ch in enumerate(text):
         if ch in "-_":
-            raise WireFormatError(f"url-safe base64 character {ch!r}; Decoy uses the standard alphabet (+ and /)",
-                                  field=field, offset=i, kind=kind)
+            raise WireFormatError(
+                f"url-safe base64 character {ch!r}; Decoy uses the standard alphabet (+ and /)",
+                field=field,
+                offset=i,
+                kind=kind,
+            )
         if not (ch.isascii() and (ch.isalnum() or ch in "+/=")):
             raise WireFormatError(f"character {ch!r} is not standard base64", field=field, offset=i, kind=kind)
     eq = text.find("=")
     if eq != -1 and (text[eq:] not in ("=", "==") or eq < len(text) - 2):
         raise WireFormatError("padding '=' in the middle of base64 text", field=field, offset=eq, kind=kind)
     if len(text) % 4:
-        raise WireFormatError(f"base64 text of {len(text)} characters is not padded to a multiple of 4",
-                              field=field, offset=len(text), kind=kind)
+        raise WireFormatError(
+            f"base64 text of {len(text)} characters is not padded to a multiple of 4",
+            field=field,
+            offset=len(text),
+            kind=kind,
+        )
     try:
         out = base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise WireFormatError(f"invalid base64: {exc}", field=field, offset=0, kind=kind) from None
     if base64.b64encode(out).decode("ascii") != text:
         # Non-zero bits in the padding: another encoder would not produce this text.
-        raise WireFormatError("base64 is not canonical (stray bits before the padding)", field=field,
-                              offset=max(0, len(text) - 3), kind=kind)
+        raise WireFormatError(
+            "base64 is not canonical (stray bits before the padding)",
+            field=field,
+            offset=max(0, len(text) - 3),
+            kind=kind,
+        )
     return out
 
 
@@ -126,9 +140,14 @@ class Layout:
 
     def to_dict(self) -> dict:
         """JSON-friendly field table (values in hex), e.g. to export a parse."""
-        return {"kind": self.kind, "length": len(self.data),
-                "fields": [{"name": f.name, "offset": f.offset, "length": f.length,
-                            "hex": f.value.hex(), "note": f.note} for f in self.fields]}
+        return {
+            "kind": self.kind,
+            "length": len(self.data),
+            "fields": [
+                {"name": f.name, "offset": f.offset, "length": f.length, "hex": f.value.hex(), "note": f.note}
+                for f in self.fields
+            ],
+        }
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{f.name}[{f.offset}:{f.end}]" for f in self.fields)
@@ -155,15 +174,20 @@ SPECS: dict[str, tuple] = {
     "owner_envelope": (
         ("version", 1, b"\x01", "SealedBlob version 1"),
         ("mode", 1, b"\x02", "mode 2 = ENVELOPE (to the owner's RSA key)"),
-    ) + _ENVELOPE,
+        *_ENVELOPE,
+    ),
     "agent_envelope": _ENVELOPE,
 }
 
 
 # Each layout with, per field, the total of the fixed lengths after it (worked out once).
-_PLANS = {kind: tuple((name, length, const, note, sum(l for _, l, _, _ in spec[i + 1:] if isinstance(l, int)))
-                      for i, (name, length, const, note) in enumerate(spec))
-          for kind, spec in SPECS.items()}
+_PLANS = {
+    kind: tuple(
+        (name, length, const, note, sum(n for _, n, _, _ in spec[i + 1 :] if isinstance(n, int)))
+        for i, (name, length, const, note) in enumerate(spec)
+    )
+    for kind, spec in SPECS.items()
+}
 
 
 def _as_bytes(data: bytes | bytearray | memoryview | str, kind: str | None) -> bytes:
@@ -203,8 +227,15 @@ def parse(data: bytes | str, kind: str | None = None) -> Layout:
         # so a dump shows the partial layout with the error where it happened.
         exc.fields = tuple(fields)
         if exc.offset is not None and exc.offset < len(raw):
-            exc.fields += (Field(f"✗ {exc.field or 'here'}", exc.offset, len(raw) - exc.offset, raw[exc.offset:],
-                                 "parsing failed here"),)
+            exc.fields += (
+                Field(
+                    f"✗ {exc.field or 'here'}",
+                    exc.offset,
+                    len(raw) - exc.offset,
+                    raw[exc.offset :],
+                    "parsing failed here",
+                ),
+            )
         raise
     return Layout(kind, raw, tuple(fields))
 
@@ -226,15 +257,15 @@ def aead_parts(raw: bytes, kind: str) -> tuple[bytes | None, bytes, bytes]:
     header = _HEADERS.get(kind)
     if header is None:
         raise _unknown(kind)
-    if raw[:len(header)] == header:
+    if raw[: len(header)] == header:
         pos, wrapped = len(header), None
         sound = True
         if _KEYED[kind]:
-            n = int.from_bytes(raw[pos:pos + 2], "big")
-            wrapped, pos = raw[pos + 2:pos + 2 + n], pos + 2 + n
+            n = int.from_bytes(raw[pos : pos + 2], "big")
+            wrapped, pos = raw[pos + 2 : pos + 2 + n], pos + 2 + n
             sound = n > 0
         if sound and len(raw) >= pos + NONCE_LEN + TAG_LEN:
-            return wrapped, raw[pos:pos + NONCE_LEN], raw[pos + NONCE_LEN:]
+            return wrapped, raw[pos : pos + NONCE_LEN], raw[pos + NONCE_LEN :]
     layout = parse(raw, kind)  # raises for every blob the slicing above refused
     fields = [f.value for f in layout.fields]  # pragma: no cover - reached only if the two disagree
     return (layout.value("wrapped_key") if _KEYED[kind] else None), fields[-3], fields[-2] + fields[-1]
@@ -248,22 +279,38 @@ def _split(raw: bytes, kind: str, fields: list[Field]) -> None:
         if length is None:  # the variable part: everything but the fixed fields after it
             length = len(raw) - pos - after
             if length < 0:
-                raise WireFormatError(f"truncated: {len(raw)} bytes leave no room for {name} and the "
-                                      f"{after}-byte fields after it", field=name, offset=pos, kind=kind)
+                raise WireFormatError(
+                    f"truncated: {len(raw)} bytes leave no room for {name} and the {after}-byte fields after it",
+                    field=name,
+                    offset=pos,
+                    kind=kind,
+                )
         elif length.__class__ is str:
             length = lengths[length]
             if pos + length + after > len(raw):
-                raise WireFormatError(f"{name} of {length} bytes (from {length_field_of(name)}) leaves no room for the "
-                                      f"{after} bytes of fields after it in {len(raw)} bytes: the key length overruns",
-                                      field=name, offset=pos, kind=kind)
+                raise WireFormatError(
+                    f"{name} of {length} bytes (from {length_field_of(name)}) leaves no room for the "
+                    f"{after} bytes of fields after it in {len(raw)} bytes: the key length overruns",
+                    field=name,
+                    offset=pos,
+                    kind=kind,
+                )
         if pos + length > len(raw):
             what = "overruns the data" if name == "wrapped_key" else "is cut short"
-            raise WireFormatError(f"{name} needs {length} bytes at offset {pos} but only {len(raw) - pos} remain; "
-                                  f"the blob {what}", field=name, offset=pos, kind=kind)
-        value = raw[pos:pos + length]
+            raise WireFormatError(
+                f"{name} needs {length} bytes at offset {pos} but only {len(raw) - pos} remain; the blob {what}",
+                field=name,
+                offset=pos,
+                kind=kind,
+            )
+        value = raw[pos : pos + length]
         if const is not None and value != const:
-            raise WireFormatError(f"{name} byte is 0x{value.hex()}, expected 0x{const.hex()} for {kind}",
-                                  field=name, offset=pos, kind=kind)
+            raise WireFormatError(
+                f"{name} byte is 0x{value.hex()}, expected 0x{const.hex()} for {kind}",
+                field=name,
+                offset=pos,
+                kind=kind,
+            )
         if name == "key_length":
             lengths[name] = int.from_bytes(value, "big")
             if lengths[name] == 0:
@@ -291,8 +338,9 @@ def build(kind: str, **values: bytes) -> bytes:
         if name == "key_length" and name not in values:
             wk = values.get("wrapped_key", b"")
             if not 0 < len(wk) < 65536:
-                raise WireFormatError(f"wrapped_key of {len(wk)} bytes cannot be framed", field="wrapped_key",
-                                      offset=len(out), kind=kind)
+                raise WireFormatError(
+                    f"wrapped_key of {len(wk)} bytes cannot be framed", field="wrapped_key", offset=len(out), kind=kind
+                )
             out += len(wk).to_bytes(2, "big")
             continue
         value = values.get(name, const)
@@ -300,8 +348,9 @@ def build(kind: str, **values: bytes) -> bytes:
             raise WireFormatError(f"missing value for {name}", field=name, offset=len(out), kind=kind)
         value = bytes(value)
         if isinstance(length, int) and len(value) != length:
-            raise WireFormatError(f"{name} must be {length} bytes, got {len(value)}", field=name,
-                                  offset=len(out), kind=kind)
+            raise WireFormatError(
+                f"{name} must be {length} bytes, got {len(value)}", field=name, offset=len(out), kind=kind
+            )
         out += value
     return bytes(out)
 
@@ -316,7 +365,7 @@ def describe(kinds: Iterable[str] = KINDS) -> str:
     for k in kinds:
         parts = []
         for name, length, const, _ in SPECS[k]:
-            size = "…" if length is None else (length if isinstance(length, int) else length)
+            size = "…" if length is None else length
             parts.append(f"[{name}:{'0x' + const.hex() if const else size}]")
         lines.append(f"{k}: {''.join(parts)}")
     return "\n".join(lines)

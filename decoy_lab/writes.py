@@ -14,13 +14,15 @@
 - Topic rows written for a change that is then definitely refused are deleted (best effort);
   after an unknown outcome they are kept, since a committed memory may already use them.
 """
+
 from __future__ import annotations
 
 import json
 import logging
 import random
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from . import legacy, memory, sealing, wire
 from .errors import DecoyError, HoldersMissing, KidConflict, MemoryModelError, RevConflict, UnreadableRow
@@ -44,8 +46,13 @@ WRITE_ANSWERS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", f"{MEMORIES}/delete"): {"deleted": list[str], "refused": list[str], "remediation": dict},
     ("POST", WRAPS): {"added": int},
     ("PUT", legacy.ROWS): EDITED,
-    ("POST", legacy.ROWS_DELETE): {"deleted": list[str], "refused": list[str], "moving": list[str],
-                                   "remediation": dict, "retry_after_seconds": float},
+    ("POST", legacy.ROWS_DELETE): {
+        "deleted": list[str],
+        "refused": list[str],
+        "moving": list[str],
+        "remediation": dict,
+        "retry_after_seconds": float,
+    },
 }
 
 
@@ -62,7 +69,7 @@ class DeleteResult:
     def __str__(self) -> str:
         return f"deleted {len(self.deleted)}, refused {len(self.refused)}"
 
-    def add(self, other: "DeleteResult") -> None:
+    def add(self, other: DeleteResult) -> None:
         self.deleted += other.deleted
         self.refused += other.refused
         self.remediation.update(other.remediation)
@@ -70,7 +77,7 @@ class DeleteResult:
 
 
 # -- sending rows -------------------------------------------------------------------------------
-def post_rows(conn: "Connection", rows: list[dict]) -> dict:
+def post_rows(conn: Connection, rows: list[dict]) -> dict:
     """POST rows; after any resend, read back and send the same rows once more if one is not served."""
     before = conn.resends
     ans = conn._send("POST", MEMORIES, {"rows": rows})
@@ -82,7 +89,7 @@ def post_rows(conn: "Connection", rows: list[dict]) -> dict:
     return ans
 
 
-def delete_quietly(conn: "Connection", ids: list[str]) -> None:
+def delete_quietly(conn: Connection, ids: list[str]) -> None:
     """Best effort: remove rows this call wrote for a change that was refused."""
     try:
         conn._api.request("POST", f"{MEMORIES}/delete", json={"ids": ids})
@@ -91,7 +98,7 @@ def delete_quietly(conn: "Connection", ids: list[str]) -> None:
 
 
 # -- topics -------------------------------------------------------------------------------------
-def resolve_link(conn: "Connection", link: Any) -> tuple[str | None, Any]:
+def resolve_link(conn: Connection, link: Any) -> tuple[str | None, Any]:
     """`link`: a relation type (from You), or {'relation_type': …, 'topic': parent name or id}."""
     if link is None:
         return None, None
@@ -109,26 +116,26 @@ def resolve_link(conn: "Connection", link: Any) -> tuple[str | None, Any]:
     raise MemoryModelError("link is a relation type (text) or {'relation_type': …, 'topic': parent}")
 
 
-def new_topic(conn: "Connection", keys: memory.RecipientKeys, name: str, topic_type: str,
-              link: Any) -> memory.TopicRows:
+def new_topic(conn: Connection, keys: memory.RecipientKeys, name: str, topic_type: str, link: Any) -> memory.TopicRows:
     rel, parent = resolve_link(conn, link)
     return memory.new_topic_rows(keys, name, type=topic_type, relation_type=rel, parent=parent)
 
 
-def remember_topic(conn: "Connection", made: memory.TopicRows, topic_type: str, memory_ids: list[str]) -> None:
+def remember_topic(conn: Connection, made: memory.TopicRows, topic_type: str, memory_ids: list[str]) -> None:
     """Keep a topic this session created findable before the next load lists it."""
-    conn._made_topics.append(memory.Topic(made.topic_id, made.topic["name"], topic_type or "", memory_ids,
-                                          [made.topic_id]))
+    conn._made_topics.append(
+        memory.Topic(made.topic_id, made.topic["name"], topic_type or "", memory_ids, [made.topic_id])
+    )
 
 
-def _waiting(conn: "Connection") -> dict:
+def _waiting(conn: Connection) -> dict:
     """The last load's waiting fields, when rows this connection saved are still on their way
     (others' topics it cannot open yet are not reachable: the spec lets it create its own)."""
     answer = conn.vault.answer if conn.vault is not None else {}
     return answer if answer.get("preparing") else {}
 
 
-def find_or_refuse_new(conn: "Connection", topic: Any) -> memory.Topic | None:
+def find_or_refuse_new(conn: Connection, topic: Any) -> memory.Topic | None:
     """The visible topic `topic` names, or None to create it. While rows this connection saved are
     still `preparing` (after a reconnect with a new key), the topic may be among them: read once
     more, and if it is still not visible refuse to create a second one ("do not … recreate a topic
@@ -144,7 +151,9 @@ def find_or_refuse_new(conn: "Connection", topic: Any) -> memory.Topic | None:
         raise MemoryModelError(
             f"topic {topic!r} is not visible yet, and rows this connection saved are still on their way from "
             f"the owner's phone (preparing); it may be one of them. Read again"
-            + (f" in {retry} s" if retry else " later") + " (conn.load()) and save then, so no second topic is made")
+            + (f" in {retry} s" if retry else " later")
+            + " (conn.load()) and save then, so no second topic is made"
+        )
     return found
 
 
@@ -158,8 +167,17 @@ def _topic_name(topic: Any) -> str:
 
 
 # -- save ---------------------------------------------------------------------------------------
-def save(conn: "Connection", text: str, *, topic: Any = None, topic_type: str = "", link: Any = None,
-         categories: Iterable[str] = (), account: str | None = None, metadata: Mapping | None = None) -> str:
+def save(
+    conn: Connection,
+    text: str,
+    *,
+    topic: Any = None,
+    topic_type: str = "",
+    link: Any = None,
+    categories: Iterable[str] = (),
+    account: str | None = None,
+    metadata: Mapping | None = None,
+) -> str:
     keys = conn.keys()
     rows: list[dict] = []
     made = None
@@ -187,7 +205,7 @@ def save(conn: "Connection", text: str, *, topic: Any = None, topic_type: str = 
 
 
 # -- edit ---------------------------------------------------------------------------------------
-def edit(conn: "Connection", memory_id: str, changes: dict, *, topic_type: str = "", link: Any = None) -> dict:
+def edit(conn: Connection, memory_id: str, changes: dict, *, topic_type: str = "", link: Any = None) -> dict:
     if not changes:
         raise MemoryModelError("edit needs text=, topic= or categories=")
     if legacy.is_space_row(conn, memory_id):
@@ -220,7 +238,7 @@ def edit(conn: "Connection", memory_id: str, changes: dict, *, topic_type: str =
     return ans
 
 
-def has_changes(conn: "Connection", memory_id: str, changes: Mapping) -> bool:
+def has_changes(conn: Connection, memory_id: str, changes: Mapping) -> bool:
     """Whether the served memory already reads as `changes` asks (after an unknown outcome)."""
     try:
         m = memory.read_memory_row(conn._served_row(memory_id), conn.agent_key, key_cache=conn._key_cache)
@@ -240,7 +258,7 @@ def has_changes(conn: "Connection", memory_id: str, changes: Mapping) -> bool:
     return True
 
 
-def edit_loop(conn: "Connection", memory_id: str, changes: Mapping, keys: memory.RecipientKeys) -> dict:
+def edit_loop(conn: Connection, memory_id: str, changes: Mapping, keys: memory.RecipientKeys) -> dict:
     """PUT with `expected_rev`; on REV_CONFLICT re-read, re-apply and try again."""
     served = conn._served_row(memory_id)
     conflicts = 0
@@ -259,7 +277,7 @@ def edit_loop(conn: "Connection", memory_id: str, changes: Mapping, keys: memory
             served = conn._served_row(memory_id)
 
 
-def put(conn: "Connection", body: dict) -> dict:
+def put(conn: Connection, body: dict) -> dict:
     """PUT an edit; HOLDERS_MISSING → wrap the new key to each listed holder and send again."""
     for _ in range(3):
         try:
@@ -270,8 +288,11 @@ def put(conn: "Connection", body: dict) -> dict:
             key = sealing.unwrap_as_agent(body["self_wrap"], conn.agent_key)
             wraps = {w["token_id"]: w for w in body.get("grantee_wraps") or []}
             for m in exc.missing:
-                wraps[m["token_id"]] = {"token_id": m["token_id"], "via": list(m.get("via") or []),
-                                        "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, m["public_key"]))}
+                wraps[m["token_id"]] = {
+                    "token_id": m["token_id"],
+                    "via": list(m.get("via") or []),
+                    "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, m["public_key"])),
+                }
             body = {**body, "grantee_wraps": list(wraps.values())}
             log.info("HOLDERS_MISSING: wrapped the new key to %d more holders", len(exc.missing))
     return conn._send("PUT", MEMORIES, body)
@@ -279,12 +300,15 @@ def put(conn: "Connection", body: dict) -> dict:
 
 def _wrappable(holder: Mapping) -> bool:
     """Whether a holder HOLDERS_MISSING lists names what a wrap needs (its token id and public key)."""
-    return (fits(holder.get("token_id"), str) and fits(holder.get("public_key"), str)
-            and (holder.get("via") is None or fits(holder.get("via"), list[str])))
+    return (
+        fits(holder.get("token_id"), str)
+        and fits(holder.get("public_key"), str)
+        and (holder.get("via") is None or fits(holder.get("via"), list[str]))
+    )
 
 
 # -- delete and share ---------------------------------------------------------------------------
-def delete(conn: "Connection", ids: str | Iterable[str]) -> DeleteResult:
+def delete(conn: Connection, ids: str | Iterable[str]) -> DeleteResult:
     """Delete memories and legacy space rows, in one call."""
     ids = [ids] if isinstance(ids, str) else list(ids)
     if not ids:
@@ -304,7 +328,7 @@ def delete(conn: "Connection", ids: str | Iterable[str]) -> DeleteResult:
     return result
 
 
-def delete_memories(conn: "Connection", ids: list[str]) -> DeleteResult:
+def delete_memories(conn: Connection, ids: list[str]) -> DeleteResult:
     """POST memories/delete; after a resend, a refused id that was ours and is no longer served was
     deleted by the attempt whose answer was lost."""
     known = set(conn._written)
@@ -312,8 +336,9 @@ def delete_memories(conn: "Connection", ids: list[str]) -> DeleteResult:
         known |= {r.get("id") for r in conn.vault.served}
     before = conn.resends
     ans = conn._send("POST", f"{MEMORIES}/delete", {"ids": ids})
-    result = DeleteResult(list(ans.get("deleted") or []), list(ans.get("refused") or []),
-                          dict(ans.get("remediation") or {}))
+    result = DeleteResult(
+        list(ans.get("deleted") or []), list(ans.get("refused") or []), dict(ans.get("remediation") or {})
+    )
     # Every id is answered for: "missing or ineligible ids are refused". One the answer leaves out
     # is settled by reading what is served now, like a refusal after a lost answer.
     unmentioned = [i for i in dict.fromkeys(ids) if i not in result.deleted and i not in result.refused]
@@ -325,19 +350,24 @@ def delete_memories(conn: "Connection", ids: list[str]) -> DeleteResult:
         result.deleted += gone
         result.refused = [i for i in [*result.refused, *unmentioned] if i not in gone]
     result.why = {i: _why_memory_refused(result.remediation.get(i)) for i in result.refused}
-    result.why.update({i: "the server's answer named it neither deleted nor refused, and it is still served: "
-                          "not deleted" for i in still})
+    result.why.update(
+        dict.fromkeys(
+            still, "the server's answer named it neither deleted nor refused, and it is still served: not deleted"
+        )
+    )
     return result
 
 
 def _why_memory_refused(remediation: Mapping | None) -> str:
     if remediation:
-        return ("this connection may not delete it: ask the owner with POST /api/agent/grant-request "
-                f"{json.dumps(remediation, sort_keys=True)}")
+        return (
+            "this connection may not delete it: ask the owner with POST /api/agent/grant-request "
+            f"{json.dumps(remediation, sort_keys=True)}"
+        )
     return "missing, or not a memory this connection may delete (its own, or with memory.delete on it)"
 
 
-def share(conn: "Connection", memory_id: str) -> int:
+def share(conn: Connection, memory_id: str) -> int:
     for attempt in range(2):
         served = conn._served_row(memory_id)
         if memory.read_row(served, conn.agent_key, key_cache=conn._key_cache) is None:

@@ -21,6 +21,7 @@ Commands (fields in camelCase; bytes as base64; answers add "ok": true):
     sealSpaceRow / openSpaceRow {key, plaintext|blob, spaceId, rowId}      → ciphertext / plaintext
 `keys` is {ownerPublicKey, agentPublicKey, grantees: [{token_id, public_key, selectors}]}.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,8 +55,7 @@ def run_node(cmd: dict, *, check: bool = True, timeout: float = 60.0) -> dict:
     """Send one JSON command to tests/interop/cli.mjs and return its JSON answer."""
     if NODE is None:
         pytest.skip("node is not installed")
-    proc = subprocess.run([NODE, str(CLI)], input=json.dumps(cmd), capture_output=True, text=True,
-                          timeout=timeout)
+    proc = subprocess.run([NODE, str(CLI)], input=json.dumps(cmd), capture_output=True, text=True, timeout=timeout)
     if not proc.stdout:
         raise RuntimeError(f"node produced no answer (exit {proc.returncode}): {proc.stderr.strip()}")
     answer = json.loads(proc.stdout)

@@ -1,6 +1,7 @@
 """Smoke test for bench/: `python -m bench --quick --no-targets` runs every benchmark and prints
 a figure for each. No timing is asserted here: performance is judged by `make bench`, never by
 a timed unit test."""
+
 from __future__ import annotations
 
 import re
@@ -11,17 +12,30 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FIGURES = ["(a) machine limit, 1 thread", "read_memory_rows", "(c) Node WebCrypto peer", "load() first",
-           "load() reload", "DataFrames (1,000 memories)", "topic map (50 topics / 1,000 memories)",
-           "sandbox GET /memories", "8 concurrent writers, 5 s"]
+FIGURES = [
+    "(a) machine limit, 1 thread",
+    "read_memory_rows",
+    "(c) Node WebCrypto peer",
+    "load() first",
+    "load() reload",
+    "DataFrames (1,000 memories)",
+    "topic map (50 topics / 1,000 memories)",
+    "sandbox GET /memories",
+    "8 concurrent writers, 5 s",
+]
 
 pytestmark = pytest.mark.timeout(400)
 
 
 @pytest.fixture(scope="module")
 def quick_run() -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bench", "--quick", "--no-targets"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=360)
+    return subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--no-targets"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=360,
+    )
 
 
 def test_quick_bench_runs_every_benchmark(quick_run):

@@ -5,6 +5,7 @@ random token, a free port), opens the tour, runs every cell through JupyterLab's
 and checks that the pairing widget, the memory table and the map rendered. A screenshot is
 kept at build/browser-tour.png.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,12 +23,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SHOT = ROOT / "build" / "browser-tour.png"
 
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"),
+]
 
 
 def free_port() -> int:
@@ -39,17 +49,23 @@ def free_port() -> int:
 def isolated_env(tmp: Path) -> dict[str, str]:
     """A HOME and Jupyter dirs of the test's own, so no user setting leaks in or out."""
     env = dict(os.environ)
-    dirs = {"HOME": tmp / "home", "JUPYTER_CONFIG_DIR": tmp / "jupyter-config",
-            "JUPYTER_RUNTIME_DIR": tmp / "jupyter-runtime", "IPYTHONDIR": tmp / "ipython",
-            "DECOY_LAB_CONFIG_DIR": tmp / "decoy-config", "XDG_CACHE_HOME": tmp / "cache"}
+    dirs = {
+        "HOME": tmp / "home",
+        "JUPYTER_CONFIG_DIR": tmp / "jupyter-config",
+        "JUPYTER_RUNTIME_DIR": tmp / "jupyter-runtime",
+        "IPYTHONDIR": tmp / "ipython",
+        "DECOY_LAB_CONFIG_DIR": tmp / "decoy-config",
+        "XDG_CACHE_HOME": tmp / "cache",
+    }
     for key, path in dirs.items():
         path.mkdir(parents=True, exist_ok=True)
         env[key] = str(path)
     # Keep the news prompt from covering the notebook.
     labconfig = dirs["JUPYTER_CONFIG_DIR"] / "labconfig"
     labconfig.mkdir()
-    (labconfig / "page_config.json").write_text(json.dumps(
-        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    (labconfig / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
     # Render every cell (no virtual scrolling), so outputs far down the tour exist in the page.
     tracker = dirs["JUPYTER_CONFIG_DIR"] / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
     tracker.mkdir(parents=True)
@@ -67,11 +83,26 @@ def lab(tmp_path):
     env = isolated_env(tmp_path)
     log = (tmp_path / "lab.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
-         f"--ServerApp.root_dir={root}", "--ServerApp.port_retries=0", "--LabApp.extension_manager=readonly",
-         *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            f"--port={port}",
+            "--ip=127.0.0.1",
+            f"--IdentityProvider.token={token}",
+            "--LabApp.expose_app_in_browser=True",
+            f"--ServerApp.root_dir={root}",
+            "--ServerApp.port_retries=0",
+            "--LabApp.extension_manager=readonly",
+            *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
+        ],
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -106,13 +137,18 @@ def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
             context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
             page = context.new_page()
             page.goto(f"{base}/lab/tree/notebooks/01-tour.ipynb?token={token}")
-            page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget "
-                                   "&& window.jupyterapp.shell.currentWidget.sessionContext "
-                                   "&& window.jupyterapp.shell.currentWidget.sessionContext.session "
-                                   "&& window.jupyterapp.shell.currentWidget.sessionContext.session.kernel",
-                                   timeout=90_000)
-            page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
-                                   ".connectionStatus === 'connected'", timeout=90_000)
+            page.wait_for_function(
+                "() => window.jupyterapp && window.jupyterapp.shell.currentWidget "
+                "&& window.jupyterapp.shell.currentWidget.sessionContext "
+                "&& window.jupyterapp.shell.currentWidget.sessionContext.session "
+                "&& window.jupyterapp.shell.currentWidget.sessionContext.session.kernel",
+                timeout=90_000,
+            )
+            page.wait_for_function(
+                "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+                ".connectionStatus === 'connected'",
+                timeout=90_000,
+            )
             page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
             # Every cell has run when the last one shows an execution count and the kernel is
             # idle; an error stops run-all, so stop waiting as soon as one shows.
@@ -123,11 +159,13 @@ def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
                 " const last = cells[cells.length - 1];"
                 " return failed || (last.model.executionCount !== null"
                 "  && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'); }",
-                timeout=240_000)
+                timeout=240_000,
+            )
             errors = page.evaluate(
                 "() => window.jupyterapp.shell.currentWidget.content.widgets"
                 ".flatMap(c => c.model.type === 'code' ? c.model.outputs.toJSON() : [])"
-                ".filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue)")
+                ".filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue)"
+            )
             assert errors == [], errors
 
             pairing = page.locator(".decoy-pairing").first
@@ -146,7 +184,8 @@ def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
             # The table and the map are two views of one vault: pick a topic on the Map tab and
             # the Memories tab filters to it (the round trip goes through the kernel).
             view = page.locator(".decoy-browser").first.locator(
-                "xpath=ancestor::div[contains(@class,'jp-OutputArea-output')]")
+                "xpath=ancestor::div[contains(@class,'jp-OutputArea-output')]"
+            )
             view.get_by_role("tab", name="Map").click()
             map_widget = view.locator(".decoy-topicmap")
             picker = map_widget.locator("select").first

@@ -1,6 +1,7 @@
 """Reliability under injected faults, over real HTTP: answers dropped after the commit and 5xx
 before it, on well over 100 writes. Checked through the owner's app-view: zero duplicates, zero
 lost writes, no orphan topics, every row readable."""
+
 from __future__ import annotations
 
 import collections
@@ -18,10 +19,17 @@ TOPICS = [f"Project {c}" for c in "ABCDEFG"]
 @pytest.fixture(scope="module")
 def run(sb):
     """Pair without faults, then write under them; returns what the client believes it did."""
-    conn = Connection.pair(sb.url, name="Faulty network", profile=None, agent_key=AgentKey.generate(),
-                           permissions=["memory.read", "memory.edit", "memory.delete", "memory.save"],
-                           client_id=f"faults-{uuid.uuid4().hex[:6]}", on_link=lambda *a: None,
-                           retries=15, backoff=0)
+    conn = Connection.pair(
+        sb.url,
+        name="Faulty network",
+        profile=None,
+        agent_key=AgentKey.generate(),
+        permissions=["memory.read", "memory.edit", "memory.delete", "memory.save"],
+        client_id=f"faults-{uuid.uuid4().hex[:6]}",
+        on_link=lambda *a: None,
+        retries=15,
+        backoff=0,
+    )
     sb.state.faults.configure({"drop_after_commit": 0.2, "error_5xx": 0.2, "seed": 20261130})
     saved: dict[str, str] = {}
     for i in range(SAVES):
@@ -33,7 +41,7 @@ def run(sb):
     for text, mid in list(saved.items())[:20]:
         conn.edit(mid, text=text + " (edited)")
         edited[mid] = text + " (edited)"
-    deleted = conn.delete([mid for mid in list(saved.values())[20:30]])
+    deleted = conn.delete(list(list(saved.values())[20:30]))
     counts = dict(sb.state.faults.counts)
     sb.state.faults.configure({})
     return {"conn": conn, "saved": saved, "edited": edited, "deleted": deleted, "counts": counts}
@@ -45,7 +53,7 @@ def test_faults_really_fired(run):
 
 
 def test_no_write_is_lost_or_duplicated(sb, run):
-    """"If the outcome is unknown … POST the same sealed rows again: the server stores each id once"."""
+    """ "If the outcome is unknown … POST the same sealed rows again: the server stores each id once"."""
     rows = [r for r in sb.owner.app_view() if r["kind"] == "memory"]
     texts = collections.Counter(r["text"] for r in rows)
     assert max(texts.values()) == 1, "no duplicate memory"

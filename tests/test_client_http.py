@@ -1,5 +1,6 @@
 """The HTTP boundary: typed errors, token refresh, the write retry rules, secrets kept out of
 logs. Scripted answers on httpx.MockTransport; sleeps are injected and recorded."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,15 @@ import pytest
 
 from decoy_lab.client import Connection
 from decoy_lab.crypto import AgentKey
-from decoy_lab.errors import (InsufficientGrant, NotFound, RateLimited, RevConflict, ServerError, TokenError,
-                              TransportError)
+from decoy_lab.errors import (
+    InsufficientGrant,
+    NotFound,
+    RateLimited,
+    RevConflict,
+    ServerError,
+    TokenError,
+    TransportError,
+)
 from decoy_lab.http import MAX_RATE_LIMIT_WAIT, Api, Tokens, send_with_retries
 
 ACCESS, REFRESH = "at-SECRET-0001", "rt-SECRET-0001"
@@ -23,8 +31,10 @@ def key() -> AgentKey:
 
 
 def policies(version: int) -> dict:
-    return {"access": {"version": version, "memories": {"save": True}},
-            "policies": [{"id": "p", "expires_at": None, "permissions": [{"permissions": ["memory.save"]}]}]}
+    return {
+        "access": {"version": version, "memories": {"save": True}},
+        "policies": [{"id": "p", "expires_at": None, "permissions": [{"permissions": ["memory.save"]}]}],
+    }
 
 
 class Script:
@@ -51,21 +61,40 @@ class Script:
 
 def conn_for(script: Script, key: AgentKey, **kw) -> Connection:
     sleeps: list[float] = []
-    conn = Connection("http://api", agent_key=key, tokens=Tokens(ACCESS, REFRESH, "tok", access_version=1),
-                      transport=httpx.MockTransport(script), sleep=sleeps.append, backoff=0.5, **kw)
+    conn = Connection(
+        "http://api",
+        agent_key=key,
+        tokens=Tokens(ACCESS, REFRESH, "tok", access_version=1),
+        transport=httpx.MockTransport(script),
+        sleep=sleeps.append,
+        backoff=0.5,
+        **kw,
+    )
     conn.sleeps = sleeps  # type: ignore[attr-defined]
     return conn
 
 
 # -- errors -------------------------------------------------------------------------------------
 def test_every_error_answer_becomes_a_typed_error_with_code_and_recovery():
-    script = Script(**{"/a": [(403, {"code": "INSUFFICIENT_GRANT", "message": "needs memory.save",
-                                     "recovery": "request_access",
-                                     "permission_request": {"permissions": ["memory.save"]}})],
-                       "/b": [(409, {"code": "REV_CONFLICT", "current_rev": 4})],
-                       "/c": [(404, {"code": "NOT_FOUND"})],
-                       "/d": [(503, {"code": "UNAVAILABLE"})],
-                       "/e": [httpx.ReadTimeout("slow")]})
+    script = Script(
+        **{
+            "/a": [
+                (
+                    403,
+                    {
+                        "code": "INSUFFICIENT_GRANT",
+                        "message": "needs memory.save",
+                        "recovery": "request_access",
+                        "permission_request": {"permissions": ["memory.save"]},
+                    },
+                )
+            ],
+            "/b": [(409, {"code": "REV_CONFLICT", "current_rev": 4})],
+            "/c": [(404, {"code": "NOT_FOUND"})],
+            "/d": [(503, {"code": "UNAVAILABLE"})],
+            "/e": [httpx.ReadTimeout("slow")],
+        }
+    )
     api = Api("http://api", transport=httpx.MockTransport(script), tokens=Tokens(ACCESS))
     with pytest.raises(InsufficientGrant) as e:
         api.request("POST", "/a", json={})
@@ -82,12 +111,16 @@ def test_every_error_answer_becomes_a_typed_error_with_code_and_recovery():
 
 
 def test_insufficient_grant_request_sends_the_permission_request_unchanged(key):
-    """"Send `permission_request` as the body of `grant-request`, unchanged"."""
+    """ "Send `permission_request` as the body of `grant-request`, unchanged"."""
     ask = {"permissions": ["memory.save"], "reason": "Save what you tell me"}
-    script = Script(**{"/api/agent/context/memory-grantees": [(403, {"code": "INSUFFICIENT_GRANT",
-                                                                     "permission_request": ask})],
-                       "/api/agent/grant-request": [(201, {"request_id": "r1", "status": "pending",
-                                                          "permissions": ["memory.save"]})]})
+    script = Script(
+        **{
+            "/api/agent/context/memory-grantees": [(403, {"code": "INSUFFICIENT_GRANT", "permission_request": ask})],
+            "/api/agent/grant-request": [
+                (201, {"request_id": "r1", "status": "pending", "permissions": ["memory.save"]})
+            ],
+        }
+    )
     conn = conn_for(script, key)
     with pytest.raises(InsufficientGrant) as e:
         conn.keys()
@@ -98,11 +131,23 @@ def test_insufficient_grant_request_sends_the_permission_request_unchanged(key):
 
 # -- tokens -------------------------------------------------------------------------------------
 def test_401_with_recovery_refresh_refreshes_once_and_retries(key, tmp_path):
-    """"`recovery: refresh` (`TOKEN_EXPIRED`) → POST /oauth/token with grant_type=refresh_token"."""
-    script = Script(**{"/api/agent/policies": [(401, {"code": "TOKEN_EXPIRED", "recovery": "refresh"}),
-                                               (200, policies(1))],
-                       "/oauth/token": [(200, {"access_token": "at-SECRET-0002", "refresh_token": "rt-SECRET-0002",
-                                               "expires_in": 3600, "access_version": 1})]})
+    """ "`recovery: refresh` (`TOKEN_EXPIRED`) → POST /oauth/token with grant_type=refresh_token"."""
+    script = Script(
+        **{
+            "/api/agent/policies": [(401, {"code": "TOKEN_EXPIRED", "recovery": "refresh"}), (200, policies(1))],
+            "/oauth/token": [
+                (
+                    200,
+                    {
+                        "access_token": "at-SECRET-0002",
+                        "refresh_token": "rt-SECRET-0002",
+                        "expires_in": 3600,
+                        "access_version": 1,
+                    },
+                )
+            ],
+        }
+    )
     conn = conn_for(script, key)
     conn.access()
     assert conn.tokens.access_token == "at-SECRET-0002" and conn._api.refreshes == 1
@@ -113,8 +158,12 @@ def test_401_with_recovery_refresh_refreshes_once_and_retries(key, tmp_path):
 
 
 def test_a_second_401_is_not_refreshed_again(key):
-    script = Script(**{"/api/agent/policies": [(401, {"code": "TOKEN_EXPIRED", "recovery": "refresh"})],
-                       "/oauth/token": [(200, {"access_token": "at-SECRET-0003", "expires_in": 10})]})
+    script = Script(
+        **{
+            "/api/agent/policies": [(401, {"code": "TOKEN_EXPIRED", "recovery": "refresh"})],
+            "/oauth/token": [(200, {"access_token": "at-SECRET-0003", "expires_in": 10})],
+        }
+    )
     with pytest.raises(TokenError):
         conn_for(script, key).access()
     assert len(script.bodies("/oauth/token")) == 1
@@ -129,11 +178,17 @@ def test_token_revoked_says_a_new_pairing_is_needed(key):
 
 
 def test_policies_are_read_again_when_the_refresh_brings_a_new_access_version(key):
-    """"Re-read it … whenever the `access_version` you hold differs from the one a token response gives you"."""
-    script = Script(**{"/api/agent/policies": [(200, policies(1)), (200, policies(2))],
-                       "/api/agent/context/memory-grantees": [(401, {"code": "TOKEN_EXPIRED", "recovery": "refresh"}),
-                                                              (200, {"owner_public_key": None, "grantees": []})],
-                       "/oauth/token": [(200, {"access_token": "at-SECRET-0004", "access_version": 2})]})
+    """ "Re-read it … whenever the `access_version` you hold differs from the one a token response gives you"."""
+    script = Script(
+        **{
+            "/api/agent/policies": [(200, policies(1)), (200, policies(2))],
+            "/api/agent/context/memory-grantees": [
+                (401, {"code": "TOKEN_EXPIRED", "recovery": "refresh"}),
+                (200, {"owner_public_key": None, "grantees": []}),
+            ],
+            "/oauth/token": [(200, {"access_token": "at-SECRET-0004", "access_version": 2})],
+        }
+    )
     conn = conn_for(script, key)
     assert conn.access().version == 1
     conn.keys()
@@ -180,7 +235,7 @@ def test_a_definite_refusal_is_never_retried():
 
 
 def test_429_waits_retry_after_seconds():
-    """"`429`: wait `retry_after_seconds`"."""
+    """ "`429`: wait `retry_after_seconds`"."""
     sent, sleeps = [], []
 
     def send():
@@ -207,8 +262,14 @@ def test_a_429_wait_too_long_for_one_call_is_reported_at_once():
 
 
 def test_grant_request_waits_on_429_and_joins_an_open_request(key):
-    script = Script(**{"/api/agent/grant-request": [(429, {"code": "RATE_LIMITED", "retry_after_seconds": 12}),
-                                                    (409, {"code": "GRANT_ALREADY_REQUESTED", "request_id": "r9"})]})
+    script = Script(
+        **{
+            "/api/agent/grant-request": [
+                (429, {"code": "RATE_LIMITED", "retry_after_seconds": 12}),
+                (409, {"code": "GRANT_ALREADY_REQUESTED", "request_id": "r9"}),
+            ]
+        }
+    )
     conn = conn_for(script, key)
     req = conn.send_grant_request({"permissions": ["memory.read"], "reason": "x"})
     assert conn.sleeps == [12] and (req.request_id, req.status) == ("r9", "pending")
@@ -216,9 +277,12 @@ def test_grant_request_waits_on_429_and_joins_an_open_request(key):
 
 # -- secrets ------------------------------------------------------------------------------------
 def test_no_log_line_or_repr_shows_a_token_or_the_key(key, caplog):
-    script = Script(**{"/api/agent/policies": [(401, {"code": "TOKEN_EXPIRED", "recovery": "refresh"}),
-                                               (200, policies(1))],
-                       "/oauth/token": [(200, {"access_token": "at-SECRET-0005", "refresh_token": "rt-SECRET-0005"})]})
+    script = Script(
+        **{
+            "/api/agent/policies": [(401, {"code": "TOKEN_EXPIRED", "recovery": "refresh"}), (200, policies(1))],
+            "/oauth/token": [(200, {"access_token": "at-SECRET-0005", "refresh_token": "rt-SECRET-0005"})],
+        }
+    )
     caplog.set_level(logging.DEBUG)
     conn = conn_for(script, key)
     conn.access()
@@ -230,15 +294,19 @@ def test_no_log_line_or_repr_shows_a_token_or_the_key(key, caplog):
 
 
 def test_a_refused_refresh_token_says_a_new_pairing_is_needed(key):
-    script = Script(**{"/api/agent/policies": [(401, {"code": "TOKEN_EXPIRED", "recovery": "refresh"})],
-                       "/oauth/token": [(400, {"error": "invalid_grant"})]})
+    script = Script(
+        **{
+            "/api/agent/policies": [(401, {"code": "TOKEN_EXPIRED", "recovery": "refresh"})],
+            "/oauth/token": [(400, {"error": "invalid_grant"})],
+        }
+    )
     with pytest.raises(TokenError) as e:
         conn_for(script, key).access()
     assert e.value.recovery == "re_pair" and "new pairing is needed" in str(e.value)
 
 
 def test_a_session_that_ended_is_continued_not_re_paired(key):
-    """"`recovery: continue` → `SESSION_ENDED` … the connection lives on"."""
+    """ "`recovery: continue` → `SESSION_ENDED` … the connection lives on"."""
     script = Script(**{"/api/agent/policies": [(401, {"code": "SESSION_ENDED", "recovery": "continue"})]})
     with pytest.raises(TokenError) as e:
         conn_for(script, key).access()
@@ -248,15 +316,14 @@ def test_a_session_that_ended_is_continued_not_re_paired(key):
 def test_an_unreachable_server_is_named_with_what_to_do(key):
     """A refused connection never reached the server: say which server and what to check,
     instead of calling a read's outcome "unknown"."""
-    conn = conn_for(Script(**{"__api__agent__policies": [httpx.ConnectError("[Errno 111] Connection refused")]}),
-                    key)
+    conn = conn_for(Script(__api__agent__policies=[httpx.ConnectError("[Errno 111] Connection refused")]), key)
     with pytest.raises(TransportError) as err:
         conn.access()
     text = str(err.value)
     assert "cannot reach http://api" in text and "Connection refused" in text
     assert "is the server running" in text and "outcome is unknown" not in text
     # a dropped answer after sending is still an unknown outcome
-    conn = conn_for(Script(**{"__api__agent__policies": [httpx.ReadError("reset")]}), key)
+    conn = conn_for(Script(__api__agent__policies=[httpx.ReadError("reset")]), key)
     with pytest.raises(TransportError, match="the outcome is unknown"):
         conn.access()
 

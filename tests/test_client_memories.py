@@ -1,5 +1,6 @@
 """Reading and writing memories through Connection against the sandbox over real HTTP, checked
 through the owner's app-view (what the owner's phone can open)."""
+
 from __future__ import annotations
 
 import uuid
@@ -18,8 +19,16 @@ def keys3() -> list[AgentKey]:
 
 
 def connect(sb, key, permissions=None, name="Memory test") -> Connection:
-    return Connection.pair(sb.url, name=name, permissions=permissions, profile=None, agent_key=key,
-                           client_id=f"mem-{uuid.uuid4().hex[:8]}", on_link=lambda *a: None, backoff=0)
+    return Connection.pair(
+        sb.url,
+        name=name,
+        permissions=permissions,
+        profile=None,
+        agent_key=key,
+        client_id=f"mem-{uuid.uuid4().hex[:8]}",
+        on_link=lambda *a: None,
+        backoff=0,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +41,14 @@ def view(sb) -> dict[str, dict]:
 
 
 def test_save_creates_topic_relation_and_memory_in_one_post_and_the_owner_reads_them(sb, writer):
-    """"Otherwise create the entity, its relation and the first memories in **one** POST"."""
-    mid = writer.save("Direct morning flights run on Tuesdays and Fridays.", topic="Lisbon trip", topic_type="trip",
-                      link="is planning", categories=["travel"])
+    """ "Otherwise create the entity, its relation and the first memories in **one** POST"."""
+    mid = writer.save(
+        "Direct morning flights run on Tuesdays and Fridays.",
+        topic="Lisbon trip",
+        topic_type="trip",
+        link="is planning",
+        categories=["travel"],
+    )
     v = writer.load()
     mem = v.memory(mid)
     assert mem.text.startswith("Direct morning") and mem.categories == ["travel"] and mem.mine
@@ -48,7 +62,7 @@ def test_save_creates_topic_relation_and_memory_in_one_post_and_the_owner_reads_
 
 
 def test_a_topic_is_reused_by_normalized_name(writer):
-    """"An exact normalized match reuses the oldest topic"."""
+    """ "An exact normalized match reuses the oldest topic"."""
     a = writer.save("Wants a hotel near Alfama.", topic="  “lisbon   TRIP” ", categories=["travel"])
     v = writer.load()
     assert (v.topics["name"].str.lower() == "lisbon trip").sum() == 1
@@ -87,7 +101,7 @@ def test_edit_moves_a_memory_to_a_new_topic_and_back_to_you(sb, writer):
 
 
 def test_rev_conflict_rereads_and_reapplies(writer, monkeypatch):
-    """"`409 REV_CONFLICT` means it changed since you read it: re-read, re-apply, retry."""
+    """ "`409 REV_CONFLICT` means it changed since you read it: re-read, re-apply, retry."""
     mid = writer.save("Budget: 2000 EUR.", categories=["travel"])
     stale = dict(writer._served_row(mid))
     writer.edit(mid, categories=["travel", "misc"])  # someone else's change lands first
@@ -107,7 +121,7 @@ def test_rev_conflict_rereads_and_reapplies(writer, monkeypatch):
 
 
 def test_holders_missing_wraps_to_the_listed_holders_and_sends_again(sb, writer, keys3, monkeypatch):
-    """"`409 HOLDERS_MISSING` lists each connection left out …: wrap the new key to them and send it again"."""
+    """ "`409 HOLDERS_MISSING` lists each connection left out …: wrap the new key to them and send it again"."""
     reader = connect(sb, keys3[1], ["memory.read"], name="Reader")
     mid = writer.save("Gate code is on the booking.", categories=["travel", "misc"])
     sb.owner.share()
@@ -165,7 +179,7 @@ def test_two_grants_see_exactly_what_they_allow_and_a_category_grant_reaches_a_n
 
 
 def test_without_memory_save_the_refusal_asks_and_the_grant_arrives(sb, keys3):
-    """"Send `permission_request` as the body of `grant-request`, unchanged, then retry the call."""
+    """ "Send `permission_request` as the body of `grant-request`, unchanged, then retry the call."""
     reader = connect(sb, keys3[2], ["memory.read"], name="Asks to save")
     with pytest.raises(InsufficientGrant) as info:
         reader.save("Should not land yet.")
@@ -180,8 +194,7 @@ def test_without_memory_save_the_refusal_asks_and_the_grant_arrives(sb, keys3):
 def test_request_access_by_topic_name(sb, writer, keys3):
     asker = connect(sb, keys3[1], ["memory.save"], name="Topic asker")
     tid = writer.load().find_topic("Lisbon trip").id
-    req = asker.request_access(["memory.read"], about=tid,
-                               reason="Plan the Lisbon trip")
+    req = asker.request_access(["memory.read"], about=tid, reason="Plan the Lisbon trip")
     assert req.status in ("pending", "approved")
     req.wait(timeout=5, interval=0)
     assert any(r.get("about") for r in asker.access().frame["row"])
@@ -197,8 +210,14 @@ def test_unseal_steps_through_one_row(writer):
     writer.load()
     t = writer.unseal(mid)
     names = [s.name for s in t.steps]
-    for step in ("base64 decode", "parse agent envelope", "RSA-OAEP-SHA256 unwrap", "kid check",
-                 "AES-256-GCM open", "bind check: v == 2 and row_id == id"):
+    for step in (
+        "base64 decode",
+        "parse agent envelope",
+        "RSA-OAEP-SHA256 unwrap",
+        "kid check",
+        "AES-256-GCM open",
+        "bind check: v == 2 and row_id == id",
+    ):
         assert step in names
     assert t.ok
 
@@ -243,6 +262,7 @@ def test_sync_follows_the_cursor_and_reloads_on_410(sb, writer, keys3):
     assert mid in res.created + res.updated and res.vault.memory(mid) is not None
     assert other.load().read == 0, "rows unchanged since the last load are not opened again"
     from decoy_lab.sandbox import memstore
+
     writer.save("One more change before the prune.")
     with sb.state.store.tx() as con:
         floor = memstore.prune(con, memstore.head(con))
@@ -267,8 +287,9 @@ def test_bad_input_is_a_typed_error(writer):
 def test_share_wraps_the_key_to_a_connection_granted_after_the_save(sb, writer):
     """`memory-wraps`: "the writer wraps it to the newly eligible connections"; no owner pass needed."""
     mid = writer.save("Prefers the 7:40 train.", categories=["health", "travel"])
-    late = connect(sb, AgentKey.generate(), [{"permissions": ["memory.read"], "datatypes": ["health"]}],
-                   name="Late reader")
+    late = connect(
+        sb, AgentKey.generate(), [{"permissions": ["memory.read"], "datatypes": ["health"]}], name="Late reader"
+    )
     assert late.load().memory(mid) is None
     assert writer.share(mid) == 1
     got = late.load().memory(mid)

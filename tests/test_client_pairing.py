@@ -1,5 +1,6 @@
 """Pairing rules, unit-tested against a scripted server on httpx.MockTransport (no sleeps:
 the handle's `wait` and `clock` are injected)."""
+
 from __future__ import annotations
 
 import json
@@ -57,10 +58,17 @@ class FakeOAuth:
             return httpx.Response(201, json={"request_uri": "urn:decoy:par:1", "expires_in": 600})
         if path == "/oauth/device":
             self.device_body = body
-            return httpx.Response(200, json={"device_code": "DEV-SECRET", "user_code": "ABCD-EFGH",
-                                             "verification_uri": "https://sb/connect",
-                                             "verification_uri_complete": "https://sb/connect?code=ABCD-EFGH",
-                                             "expires_in": self.expires_in, "interval": self.interval})
+            return httpx.Response(
+                200,
+                json={
+                    "device_code": "DEV-SECRET",
+                    "user_code": "ABCD-EFGH",
+                    "verification_uri": "https://sb/connect",
+                    "verification_uri_complete": "https://sb/connect?code=ABCD-EFGH",
+                    "expires_in": self.expires_in,
+                    "interval": self.interval,
+                },
+            )
         if path == "/oauth/token":
             step = self.script.pop(0) if self.script else "authorization_pending"
             if isinstance(step, Exception):
@@ -68,9 +76,17 @@ class FakeOAuth:
             if isinstance(step, httpx.Response):
                 return step
             if step == "ok":
-                return httpx.Response(200, json={"access_token": "AT-SECRET", "refresh_token": "RT-SECRET",
-                                                 "token_type": "Bearer", "expires_in": 3600, "access_version": 1,
-                                                 "token_id": "tok-1"})
+                return httpx.Response(
+                    200,
+                    json={
+                        "access_token": "AT-SECRET",
+                        "refresh_token": "RT-SECRET",
+                        "token_type": "Bearer",
+                        "expires_in": 3600,
+                        "access_version": 1,
+                        "token_id": "tok-1",
+                    },
+                )
             if isinstance(step, int):
                 return httpx.Response(step, json={"error": "server_error"})
             return httpx.Response(400, json={"error": step})
@@ -78,11 +94,22 @@ class FakeOAuth:
             if self.policies_empty > 0:
                 self.policies_empty -= 1
                 return httpx.Response(200, json={"access": {"version": 1}, "policies": []})
-            return httpx.Response(200, json={
-                "access": {"version": 1, "memories": {"save": True, "read": {"all": True}}},
-                "policies": [{"id": "p1", "expires_at": None,
-                              "permissions": [{"permissions": ["memory.read"], "named": True},
-                                              {"permissions": ["memory.save"], "named": True}]}]})
+            return httpx.Response(
+                200,
+                json={
+                    "access": {"version": 1, "memories": {"save": True, "read": {"all": True}}},
+                    "policies": [
+                        {
+                            "id": "p1",
+                            "expires_at": None,
+                            "permissions": [
+                                {"permissions": ["memory.read"], "named": True},
+                                {"permissions": ["memory.save"], "named": True},
+                            ],
+                        }
+                    ],
+                },
+            )
         return httpx.Response(404, json={"code": "NOT_FOUND"})
 
     def polls(self) -> int:
@@ -90,20 +117,31 @@ class FakeOAuth:
 
 
 def start(server: FakeOAuth, key: AgentKey, clock: FakeClock, **kw):
-    return Connection.start_pairing("http://sb", name="Test agent", transport=httpx.MockTransport(server),
-                                    profile=None, agent_key=key, wait=clock.wait, clock=clock, **kw)
+    return Connection.start_pairing(
+        "http://sb",
+        name="Test agent",
+        transport=httpx.MockTransport(server),
+        profile=None,
+        agent_key=key,
+        wait=clock.wait,
+        clock=clock,
+        **kw,
+    )
 
 
 # -- what is asked ------------------------------------------------------------------------------
 def test_default_ask_is_memory_read_and_memory_save_in_rows_of_their_own():
-    """"`memory.save` … asked alone"; the default is memory.read and memory.save."""
+    """ "`memory.save` … asked alone"; the default is memory.read and memory.save."""
     assert authorization_details() == [{"permissions": ["memory.read"]}, {"permissions": ["memory.save"]}]
 
 
 def test_plain_names_share_a_row_and_alone_names_get_their_own():
     rows = authorization_details(["memory.read", "memory.edit", "everything", "account.create"])
-    assert rows == [{"permissions": ["memory.read", "memory.edit"]}, {"permissions": ["everything"]},
-                    {"permissions": ["account.create"]}]
+    assert rows == [
+        {"permissions": ["memory.read", "memory.edit"]},
+        {"permissions": ["everything"]},
+        {"permissions": ["account.create"]},
+    ]
 
 
 def test_full_rows_pass_through_and_bad_rows_are_refused():
@@ -124,8 +162,10 @@ def test_selection_row_splits_alone_names_and_prefixes_topic_ids():
     assert rows == [{"permissions": ["memory.read"], "about": ["topic:abc"]}, {"permissions": ["memory.save"]}]
     with pytest.raises(PairingError):
         selection_row(["memory.save"], datatypes=["food"])
-    assert selection_row(["memory.read", "memory.save"]) == [{"permissions": ["memory.read"]},
-                                                             {"permissions": ["memory.save"]}]
+    assert selection_row(["memory.read", "memory.save"]) == [
+        {"permissions": ["memory.read"]},
+        {"permissions": ["memory.save"]},
+    ]
 
 
 # -- the device flow ------------------------------------------------------------------------------
@@ -136,8 +176,10 @@ def test_pairing_sends_par_rows_and_the_agent_key_and_hands_out_the_link(key):
     h = start(server, key, clock, on_link=lambda link, code: links.append((link, code)))
     conn = h.result(5)
     assert links == [("https://sb/connect?code=ABCD-EFGH", "ABCD-EFGH")]
-    assert server.par_body["authorization_details"] == [{"permissions": ["memory.read"]},
-                                                        {"permissions": ["memory.save"]}]
+    assert server.par_body["authorization_details"] == [
+        {"permissions": ["memory.read"]},
+        {"permissions": ["memory.save"]},
+    ]
     assert server.device_body["request_uri"] == "urn:decoy:par:1"
     assert server.device_body["agent_public_key"] == key.public_key_b64
     assert server.device_body["name"] == "Test agent"
@@ -155,7 +197,7 @@ def test_slow_down_adds_five_seconds_to_the_interval(key):
 
 
 def test_pairing_stops_at_expires_in(key):
-    """"Poll (every `interval` seconds, up to `expires_in`)"."""
+    """ "Poll (every `interval` seconds, up to `expires_in`)"."""
     server = FakeOAuth([], interval=5, expires_in=30)
     clock = FakeClock()
     h = start(server, key, clock)
@@ -177,8 +219,9 @@ def test_no_answer_doubles_the_polling_interval(key):
     frequency before retrying. The use of an exponential backoff algorithm to achieve this, such as
     doubling the polling interval on each such connection timeout, is RECOMMENDED." (The sandbox cannot
     drop a poll's answer, so this runs against a scripted server.)"""
-    server = FakeOAuth([httpx.ReadTimeout("slow"), httpx.ConnectError("down"), "authorization_pending", "ok"],
-                       interval=2)
+    server = FakeOAuth(
+        [httpx.ReadTimeout("slow"), httpx.ConnectError("down"), "authorization_pending", "ok"], interval=2
+    )
     h = start(server, key, FakeClock())
     h.result(5)
     assert h.waits == [4, 8, 8] and server.polls() == 4
@@ -206,8 +249,15 @@ def test_a_rate_limited_pairing_request_waits_the_retry_after_header(key):
         return server(request)
 
     clock = FakeClock()
-    h = Connection.start_pairing("http://sb", name="Test agent", transport=httpx.MockTransport(par_limited_once),
-                                 profile=None, agent_key=key, wait=clock.wait, clock=clock)
+    h = Connection.start_pairing(
+        "http://sb",
+        name="Test agent",
+        transport=httpx.MockTransport(par_limited_once),
+        profile=None,
+        agent_key=key,
+        wait=clock.wait,
+        clock=clock,
+    )
     h.result(5)
     assert h.waits == [] and clock.now == 1007.0  # the PAR retry waited 7 s; the first poll went at once
 
@@ -236,8 +286,15 @@ def test_cancel_stops_a_waiting_pairing_and_reports_status(key):
     def wait(seconds: float) -> None:
         gate.wait(2)
 
-    h = Connection.start_pairing("http://sb", name="x", transport=httpx.MockTransport(server), profile=None,
-                                 agent_key=key, wait=wait, on_status=lambda hd: statuses.append(hd.status))
+    h = Connection.start_pairing(
+        "http://sb",
+        name="x",
+        transport=httpx.MockTransport(server),
+        profile=None,
+        agent_key=key,
+        wait=wait,
+        on_status=lambda hd: statuses.append(hd.status),
+    )
     while h.status != "waiting":
         threading.Event().wait(0.01)
     assert h.link == "https://sb/connect?code=ABCD-EFGH" and h.user_code == "ABCD-EFGH"
@@ -250,7 +307,7 @@ def test_cancel_stops_a_waiting_pairing_and_reports_status(key):
 
 
 def test_pair_returns_only_once_policies_show_the_grant(key):
-    """"An approved screen is not a working connection until /oauth/token returned a token and
+    """ "An approved screen is not a working connection until /oauth/token returned a token and
     /policies shows the grant."""
     server = FakeOAuth(["ok"], interval=1, policies_empty=2)
     conn = start(server, key, FakeClock()).result(5)
@@ -288,8 +345,9 @@ def test_a_lost_device_answer_is_asked_again(key):
             raise failures.pop()
         return real(request)
 
-    h = Connection.start_pairing("http://sb", name="x", transport=httpx.MockTransport(flaky), profile=None,
-                                 agent_key=key, wait=FakeClock().wait)
+    h = Connection.start_pairing(
+        "http://sb", name="x", transport=httpx.MockTransport(flaky), profile=None, agent_key=key, wait=FakeClock().wait
+    )
     assert h.result(10).token_id == "tok-1"
     assert [p for _, p, _ in server.calls].count("/oauth/device") == 1
 

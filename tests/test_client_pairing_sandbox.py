@@ -1,6 +1,7 @@
 """Pairing against the sandbox over real HTTP: slow_down, expiry, manual approval, a narrowed
 approval, a denial, token refresh and revocation, profiles. The sandbox runs on a FakeClock
 and the client's waits move that clock, so nothing here sleeps."""
+
 from __future__ import annotations
 
 import logging
@@ -41,12 +42,20 @@ def start(sb, clock, key, on_wait=None, **kw):
     kw.setdefault("profile", None)
     kw.setdefault("client_id", f"pairing-test-{uuid.uuid4().hex[:8]}")  # a new connection, not a reconnect
     # the handle reaches `wait` through its first status change (the thread may poll before we return)
-    return Connection.start_pairing(sb.url, name=kw.pop("name", "Pairing test"), agent_key=key, wait=wait,
-                                    clock=clock, on_status=lambda h: handle_box.setdefault("h", h), **kw)
+    return Connection.start_pairing(
+        sb.url,
+        name=kw.pop("name", "Pairing test"),
+        agent_key=key,
+        wait=wait,
+        clock=clock,
+        on_status=lambda h: handle_box.setdefault("h", h),
+        **kw,
+    )
 
 
 def test_manual_approval_after_a_few_polls(sb, clock, key):
-    """"Poll (every `interval` seconds, up to `expires_in`) until they approve, then exchange the code"."""
+    """ "Poll (every `interval` seconds, up to `expires_in`) until they approve, then exchange the code"."""
+
     def owner(h):
         if h.polls == 2:
             sb.owner.approve(h.user_code)
@@ -60,6 +69,7 @@ def test_manual_approval_after_a_few_polls(sb, clock, key):
 
 def test_polling_too_fast_gets_slow_down_and_the_client_backs_off(sb, clock, key):
     """RFC 8628: on `slow_down` the interval grows by 5 s for this and all later polls."""
+
     def owner(h):
         if h.polls == 3:
             sb.owner.approve(h.user_code)
@@ -71,7 +81,7 @@ def test_polling_too_fast_gets_slow_down_and_the_client_backs_off(sb, clock, key
 
 
 def test_pairing_link_expires(sb, clock, key):
-    """"Three clocks … the pairing link (`expires_in`, 600 s)": nobody approves, the link expires."""
+    """ "Three clocks … the pairing link (`expires_in`, 600 s)": nobody approves, the link expires."""
     h = start(sb, clock, key)
     with pytest.raises(PairingError) as info:
         h.result(10)
@@ -80,7 +90,8 @@ def test_pairing_link_expires(sb, clock, key):
 
 
 def test_a_narrowed_approval_is_what_the_connection_holds(sb, clock, key):
-    """"The owner may approve more or less than you asked. Decide from this, never from scopes.\""""
+    """ "The owner may approve more or less than you asked. Decide from this, never from scopes.\""""
+
     def owner(h):
         if h.polls == 1:
             sb.owner.approve(h.user_code, narrow=[{"permissions": ["memory.read"], "datatypes": ["food"]}])
@@ -111,7 +122,7 @@ def approved(sb, clock, key, **kw) -> Connection:
 
 
 def test_an_expired_token_is_refreshed_once_and_the_call_repeated(sb, clock, key):
-    """"`401` … `recovery: refresh` (`TOKEN_EXPIRED`) → `POST /oauth/token` with `grant_type=refresh_token`\""""
+    """ "`401` … `recovery: refresh` (`TOKEN_EXPIRED`) → `POST /oauth/token` with `grant_type=refresh_token`\""""
     conn = approved(sb, clock, key)
     before = conn.tokens.access_token
     clock.advance(sb.state.token_ttl + 1)
@@ -145,7 +156,7 @@ def test_profile_is_saved_0600_and_resume_keeps_the_key(sb, clock, key, tmp_path
 
 
 def test_pairing_again_under_a_saved_profile_keeps_the_key_and_the_memories(sb, clock, tmp_path, monkeypatch):
-    """"Approved reconnect with the same key keeps memories and their keys."""
+    """ "Approved reconnect with the same key keeps memories and their keys."""
     monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
     store = ProfileStore(tmp_path / "cfg")
 
@@ -155,8 +166,16 @@ def test_pairing_again_under_a_saved_profile_keeps_the_key_and_the_memories(sb, 
     def pair_once():
         def wait(seconds):
             clock.advance(seconds)
-        h = Connection.start_pairing(sb.url, name="Reconnect", profile="home", store=store, wait=wait, clock=clock,
-                                     on_status=lambda h: owner(h) if h.status == "waiting" else None)
+
+        h = Connection.start_pairing(
+            sb.url,
+            name="Reconnect",
+            profile="home",
+            store=store,
+            wait=wait,
+            clock=clock,
+            on_status=lambda h: owner(h) if h.status == "waiting" else None,
+        )
         return h.result(10)
 
     first = pair_once()
@@ -168,13 +187,17 @@ def test_pairing_again_under_a_saved_profile_keeps_the_key_and_the_memories(sb, 
 
 
 def test_a_grant_request_waits_for_the_owner(sb, clock, key):
-    """"Poll `GET /api/agent/grant-request?id=` … then read `GET /api/agent/policies` for what you now hold"."""
+    """ "Poll `GET /api/agent/grant-request?id=` … then read `GET /api/agent/policies` for what you now hold"."""
     conn = approved(sb, clock, key)
     req = conn.request_access(["memory.edit"], datatypes=["travel"], reason="Fix travel notes")
     assert req.status == "pending" and "memory.edit" in req.permissions
     statuses = []
-    req.wait(timeout=60, interval=3, sleep=lambda s: sb.owner.approve(req.request_id),
-             on_status=lambda r: statuses.append(r.status))
+    req.wait(
+        timeout=60,
+        interval=3,
+        sleep=lambda s: sb.owner.approve(req.request_id),
+        on_status=lambda r: statuses.append(r.status),
+    )
     assert statuses[-1] in ("approved", "resolved") and req.granted
     assert "memory.edit" in conn.access(refresh=False).names
     again = conn.request_access(["memory.edit"], datatypes=["travel"], reason="Fix travel notes")
@@ -190,7 +213,8 @@ def test_a_denied_grant_request_leaves_access_unchanged(sb, clock, key):
 
 
 def test_access_ends_and_grant_expired_asks_again(sb, clock, key):
-    """"After it ends, calls answer `403 GRANT_EXPIRED` with `permission_request`: send it and the owner is asked."""
+    """ "After it ends, calls answer `403 GRANT_EXPIRED` with `permission_request`: send it and the owner is asked."""
+
     def owner(h):
         sb.owner.approve(h.user_code, expires_in_hours=48)
 
@@ -208,7 +232,7 @@ def test_access_ends_and_grant_expired_asks_again(sb, clock, key):
 
 
 def test_a_new_access_version_on_refresh_rereads_policies(sb, clock, key):
-    """"Re-read it … whenever the `access_version` you hold differs from the one a token response gives you"."""
+    """ "Re-read it … whenever the `access_version` you hold differs from the one a token response gives you"."""
     conn = approved(sb, clock, key)
     assert "memory.edit" not in conn.access().names
     req = conn.send_grant_request({"permissions": ["memory.edit"], "reason": "Fix typos"})

@@ -5,6 +5,7 @@ rotates the refresh token when it commits. A proxy transport lets the refresh re
 and drops its answer; the client's call that needed the refresh must still succeed, on the same
 connection, without a new pairing.
 """
+
 from __future__ import annotations
 
 import httpx
@@ -34,8 +35,14 @@ class DropFirstRefreshAnswer(httpx.BaseTransport):
 
 def test_the_refresh_is_sent_again_and_the_call_succeeds(clocked_sb, clock):
     proxy = DropFirstRefreshAnswer()
-    conn = Connection.pair(clocked_sb.url, name="lost refresh", permissions=["memory.read", "memory.save"],
-                           profile=None, on_link=lambda link, code: None, http=httpx.Client(transport=proxy))
+    conn = Connection.pair(
+        clocked_sb.url,
+        name="lost refresh",
+        permissions=["memory.read", "memory.save"],
+        profile=None,
+        on_link=lambda link, code: None,
+        http=httpx.Client(transport=proxy),
+    )
     conn.backoff = 0.0
     token_id = conn.tokens.token_id
     clock.advance(YEAR + 1)  # the access token has expired: the next call refreshes first

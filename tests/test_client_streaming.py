@@ -4,6 +4,7 @@ A proxy transport sits between the client and a real sandbox and controls how th
 `GET /api/agent/context/memories` arrives: in two halves with a gate between them, cut off by a
 dropped connection, or cut short.
 """
+
 from __future__ import annotations
 
 import threading
@@ -49,8 +50,9 @@ class Proxy(httpx.BaseTransport):
         data = resp.content
         at = int(len(data) * self.cut)
         rest = b"" if self.truncate else data[at:]
-        return httpx.Response(200, headers={"content-type": "application/json"},
-                              stream=Body([data[:at], rest], self.between))
+        return httpx.Response(
+            200, headers={"content-type": "application/json"}, stream=Body([data[:at], rest], self.between)
+        )
 
     def close(self) -> None:
         self.inner.close()
@@ -58,8 +60,13 @@ class Proxy(httpx.BaseTransport):
 
 @pytest.fixture(scope="module")
 def saved(sb):
-    conn = Connection.pair(sb.url, name="streaming", permissions=["memory.read", "memory.save"], profile=None,
-                           on_link=lambda link, code: None)
+    conn = Connection.pair(
+        sb.url,
+        name="streaming",
+        permissions=["memory.read", "memory.save"],
+        profile=None,
+        on_link=lambda link, code: None,
+    )
     keys = conn.keys()
     rows = [memory.new_memory_row(keys, f"streamed memory {i}") for i in range(N)]
     conn._send("POST", MEMORIES, {"rows": rows})
@@ -68,8 +75,14 @@ def saved(sb):
 
 
 def _through(conn, proxy) -> Connection:
-    return Connection(conn.base_url, agent_key=conn.agent_key, tokens=conn.tokens,
-                      http=httpx.Client(transport=proxy), retries=2, backoff=0.0)
+    return Connection(
+        conn.base_url,
+        agent_key=conn.agent_key,
+        tokens=conn.tokens,
+        http=httpx.Client(transport=proxy),
+        retries=2,
+        backoff=0.0,
+    )
 
 
 def test_rows_are_opened_before_the_answer_has_finished_arriving(saved):
@@ -86,6 +99,7 @@ def test_rows_are_opened_before_the_answer_has_finished_arriving(saved):
 def test_a_connection_dropped_mid_body_is_read_again(saved):
     """A read is safe to repeat: a body cut off by a network error is asked for again, and the
     vault holds every row once."""
+
     def drop():
         raise httpx.ReadError("connection reset mid-body")
 

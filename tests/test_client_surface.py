@@ -1,5 +1,6 @@
 """The rest of what a notebook sees: legacy space rows included and marked, `Connection.sandbox`,
 and the text/HTML of Access and Vault (with no secret in them)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -15,8 +16,9 @@ from decoy_lab.sandbox import Sandbox
 
 @pytest.fixture(scope="module")
 def conn():
-    c = Connection.sandbox(seed="none", permissions=["memory.read", "memory.edit", "memory.save"],
-                           agent_key=AgentKey.generate())
+    c = Connection.sandbox(
+        seed="none", permissions=["memory.read", "memory.edit", "memory.save"], agent_key=AgentKey.generate()
+    )
     yield c
     c.close()
 
@@ -34,21 +36,37 @@ def make_space(conn: Connection, texts: list[str]) -> tuple[str, list[str]]:
     """Write a legacy Me space and rows as an older client would (through the raw API)."""
     key = random_key()
     owner = conn.keys().owner_public_key
-    ans = conn._api.request("POST", "/api/agent/context/spaces", json={
-        "kind": "me", "skid": wire.kid(key),
-        "own_wrap": wire.b64encode(sealing.wrap_to_agent(key, conn.agent_key.public_key_b64)),
-        "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, owner)), "grantee_wraps": []})
+    ans = conn._api.request(
+        "POST",
+        "/api/agent/context/spaces",
+        json={
+            "kind": "me",
+            "skid": wire.kid(key),
+            "own_wrap": wire.b64encode(sealing.wrap_to_agent(key, conn.agent_key.public_key_b64)),
+            "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, owner)),
+            "grantee_wraps": [],
+        },
+    )
     space_id = ans["space"]["id"]
     ids = [str(uuid.uuid4()) for _ in texts]
-    rows = [{"id": rid, "skid": wire.kid(key), "ciphertext": wire.b64encode(sealing.seal_space_row(
-        key, {"observation": {"entityName": "default_user", "content": t}}, space_id=space_id, row_id=rid))}
-        for rid, t in zip(ids, texts)]
+    rows = [
+        {
+            "id": rid,
+            "skid": wire.kid(key),
+            "ciphertext": wire.b64encode(
+                sealing.seal_space_row(
+                    key, {"observation": {"entityName": "default_user", "content": t}}, space_id=space_id, row_id=rid
+                )
+            ),
+        }
+        for rid, t in zip(ids, texts)
+    ]
     conn._api.request("POST", "/api/agent/context/rows", json={"space_id": space_id, "rows": rows})
     return space_id, ids
 
 
 def test_legacy_space_rows_are_included_and_marked(conn):
-    """"Legacy space rows included and marked"; their plaintext binds space_id and row_id."""
+    """ "Legacy space rows included and marked"; their plaintext binds space_id and row_id."""
     space_id, ids = make_space(conn, ["Legacy: likes jazz.", "Legacy: lives in Porto."])
     v = conn.load()
     mem = v.memories.set_index("id")
@@ -83,8 +101,13 @@ def test_done_when_the_demo_vault_loads_and_round_trips():
     """Issue 4, done when: pair with `Sandbox.start()`, `conn.load().memories` shows the demo vault,
     save / edit / delete round-trip, and the owner's app-view shows every row written as readable."""
     with Sandbox.start() as sb:
-        conn = Connection.pair(sb.url, name="Done-when check", profile=None, on_link=lambda *a: None,
-                               permissions=["memory.read", "memory.edit", "memory.delete", "memory.save"])
+        conn = Connection.pair(
+            sb.url,
+            name="Done-when check",
+            profile=None,
+            on_link=lambda *a: None,
+            permissions=["memory.read", "memory.edit", "memory.delete", "memory.save"],
+        )
         sb.owner.share()
         v = conn.load()
         assert len(v.memories) >= 40 and len(v.topics) >= 8 and v.counts()["unreadable"] == 0
@@ -106,8 +129,15 @@ def test_in_process_with_a_test_client_and_dropped_answers():
     app = create_app(":memory:", seed="none")
     with TestClient(app) as tc:
         app.state.sb.device_interval = 0
-        c = Connection.pair("", http=tc, name="In process", profile=None, on_link=lambda *a: None,
-                            agent_key=AgentKey.generate(), backoff=0)
+        c = Connection.pair(
+            "",
+            http=tc,
+            name="In process",
+            profile=None,
+            on_link=lambda *a: None,
+            agent_key=AgentKey.generate(),
+            backoff=0,
+        )
         app.state.sb.faults.configure({"drop_after_commit": 0.5, "seed": 3})
         ids = [c.save(f"In-process fact {i}") for i in range(8)]
         app.state.sb.faults.configure({})

@@ -1,5 +1,6 @@
 """The client's token handling against the sandbox over real HTTP: ending a pairing
 (`Connection.unpair`, RFC 7009) and recovering from `401 TOKEN_REPLACED`."""
+
 from __future__ import annotations
 
 import logging
@@ -22,8 +23,15 @@ def store(tmp_path, monkeypatch) -> ProfileStore:
 
 
 def pair(url: str, store: ProfileStore | None, profile: str | None = "work", **kw) -> Connection:
-    return Connection.pair(url, name="Token test", profile=profile, store=store, on_link=lambda link, code: None,
-                           client_id=f"token-test-{uuid.uuid4().hex[:8]}", **kw)
+    return Connection.pair(
+        url,
+        name="Token test",
+        profile=profile,
+        store=store,
+        on_link=lambda link, code: None,
+        client_id=f"token-test-{uuid.uuid4().hex[:8]}",
+        **kw,
+    )
 
 
 def policies_code(url: str, access_token: str) -> int | str:
@@ -32,6 +40,7 @@ def policies_code(url: str, access_token: str) -> int | str:
 
 
 # ── ending a pairing ──────────────────────────────────────────────────────────────────────
+
 
 def test_unpair_revokes_at_the_server_and_deletes_the_profile(sb, store, caplog):
     """RFC 7009 §2.1: revoking the refresh token ends its tokens; the spec: "`recovery: re_pair`
@@ -78,8 +87,9 @@ def test_unpair_keeps_the_profile_when_the_server_cannot_be_reached(store):
 
 # ── TOKEN_REPLACED ────────────────────────────────────────────────────────────────────────
 
+
 def test_a_token_replaced_by_another_process_is_taken_from_the_saved_profile(sb, store):
-    """"`401`: `recovery: refresh` (`TOKEN_EXPIRED`, `TOKEN_REPLACED`) → `POST /oauth/token` with
+    """ "`401`: `recovery: refresh` (`TOKEN_EXPIRED`, `TOKEN_REPLACED`) → `POST /oauth/token` with
     `grant_type=refresh_token` renews the same connection" — when another process sharing the profile
     already renewed it, its newer token is used instead (refreshing again would replace that one)."""
     first = pair(sb.url, store)
@@ -100,8 +110,12 @@ def test_a_replaced_token_with_nothing_newer_at_hand_is_refreshed_and_the_call_r
     replaced = conn.tokens.access_token
     conn._api.refresh()  # the server replaced `replaced`; this holder kept it with the current refresh token
     current = conn.tokens
-    conn._api.tokens = Tokens(access_token=replaced, refresh_token=current.refresh_token,
-                              token_id=current.token_id, access_version=current.access_version)
+    conn._api.tokens = Tokens(
+        access_token=replaced,
+        refresh_token=current.refresh_token,
+        token_id=current.token_id,
+        access_version=current.access_version,
+    )
     assert conn.access().names == {"memory.read", "memory.save"}
     assert conn._api.refreshes == 2 and conn.tokens.access_token not in (replaced, current.access_token)
     conn.close()

@@ -1,5 +1,6 @@
 """vault.py offline: reading a served answer into a Vault, duplicates, reuse on reload, the
 waiting states in words."""
+
 from __future__ import annotations
 
 import copy
@@ -16,15 +17,26 @@ def rows(agent):
     owner = AgentKey.generate()
     keys = memory.RecipientKeys(owner.public_key_b64, agent.public_key_b64)
     made = memory.new_topic_rows(keys, "Garden", type="hobby")
-    return [memory.new_memory_row(keys, "Tomatoes on the south wall.", topic=made.topic, categories=["hobbies"]),
-            memory.new_memory_row(keys, "Prefers tea."), *made.rows]
+    return [
+        memory.new_memory_row(keys, "Tomatoes on the south wall.", topic=made.topic, categories=["hobbies"]),
+        memory.new_memory_row(keys, "Prefers tea."),
+        *made.rows,
+    ]
 
 
 def served(row: dict, rev: int = 1) -> dict:
     """A posted row as the server would serve it back to its author."""
     out = {k: v for k, v in row.items() if k in ("id", "kid", "ciphertext")}
-    return {**out, "wrapped_key": row["self_wrap"], "rev": rev, "via": ["self"], "mine": True,
-            "author_kind": "agent", "created_at": "2026-10-01T10:00:00Z", "updated_at": "2026-10-01T10:00:00Z"}
+    return {
+        **out,
+        "wrapped_key": row["self_wrap"],
+        "rev": rev,
+        "via": ["self"],
+        "mine": True,
+        "author_kind": "agent",
+        "created_at": "2026-10-01T10:00:00Z",
+        "updated_at": "2026-10-01T10:00:00Z",
+    }
 
 
 def test_a_served_answer_becomes_memories_topics_and_links(agent, rows):
@@ -59,11 +71,19 @@ def test_a_reload_reuses_unchanged_rows_and_reads_changed_ones(agent, rows):
 
 def test_waiting_states_are_explained_in_words_never_missing():
     """`read_again_later`: "do not report the listed items as missing or pair again"."""
-    notes = explain_waiting({"preparing": ["a", "b"], "preparing_others": 3, "preparing_unknown": True,
-                             "retry_after_seconds": 60, "recovery": "read_again_later"})
+    notes = explain_waiting(
+        {
+            "preparing": ["a", "b"],
+            "preparing_others": 3,
+            "preparing_unknown": True,
+            "retry_after_seconds": 60,
+            "recovery": "read_again_later",
+        }
+    )
     assert len(notes) == 3 and "Read again in 60 s" in notes[0]
-    notes += explain_waiting({"failed": ["a"], "failed_others": 2, "failed_unknown": True,
-                              "recovery": "stopped_asking"})
+    notes += explain_waiting(
+        {"failed": ["a"], "failed_others": 2, "failed_unknown": True, "recovery": "stopped_asking"}
+    )
     text = " ".join(notes).lower()
     assert "stopped asking" in text and "missing" not in text and "pair again" not in text
     assert explain_waiting({}) == []

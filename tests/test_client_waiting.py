@@ -2,6 +2,7 @@
 `preparing`, after 7 days `failed` (stopped_asking); a category grant is `preparing_unknown` then
 `failed_unknown`. Explained in words — never "missing", never "pair again" — and kept in `.rows`.
 Also: a reload of unchanged rows does no RSA work."""
+
 from __future__ import annotations
 
 import uuid
@@ -23,8 +24,15 @@ def sb(clocked_sb):
 
 
 def connect(sb, key, permissions=None, client_id=None) -> Connection:
-    return Connection.pair(sb.url, name="Waiting test", permissions=permissions, profile=None, agent_key=key,
-                           client_id=client_id or f"wait-{uuid.uuid4().hex[:8]}", on_link=lambda *a: None)
+    return Connection.pair(
+        sb.url,
+        name="Waiting test",
+        permissions=permissions,
+        profile=None,
+        agent_key=key,
+        client_id=client_id or f"wait-{uuid.uuid4().hex[:8]}",
+        on_link=lambda *a: None,
+    )
 
 
 def honest(notes: list[str]) -> None:
@@ -33,7 +41,7 @@ def honest(notes: list[str]) -> None:
 
 
 def test_a_reconnect_with_a_new_key_lists_its_rows_as_preparing_then_failed(sb, clock):
-    """"With a new key … reports them as `preparing` … after that they are reported as `failed` with
+    """ "With a new key … reports them as `preparing` … after that they are reported as `failed` with
     `recovery: "stopped_asking"`"."""
     cid = f"reconnect-{uuid.uuid4().hex[:6]}"
     first = connect(sb, AgentKey.generate(), client_id=cid)
@@ -74,7 +82,7 @@ def test_a_category_grant_is_preparing_unknown_then_failed_unknown(sb, clock):
 
 
 def test_a_reload_of_unchanged_rows_does_no_rsa_work(sb, monkeypatch):
-    """"Unwrapped keys are kept in memory by kid for the session … so a reload of unchanged rows costs
+    """ "Unwrapped keys are kept in memory by kid for the session … so a reload of unchanged rows costs
     no RSA work."""
     conn = connect(sb, AgentKey.generate(), ["memory.read", "memory.save"])
     for i in range(4):
@@ -91,7 +99,7 @@ def test_a_reload_of_unchanged_rows_does_no_rsa_work(sb, monkeypatch):
 
 
 def test_no_second_topic_while_the_first_may_still_be_on_its_way(sb):
-    """"Keep memory and topic IDs, and do not save a memory or recreate a topic again because it is
+    """ "Keep memory and topic IDs, and do not save a memory or recreate a topic again because it is
     not listed. A new memory for a topic you cannot see yet waits for that read, then is saved.\""""
     cid = f"topic-wait-{uuid.uuid4().hex[:6]}"
     first = connect(sb, AgentKey.generate(), client_id=cid)

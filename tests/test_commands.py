@@ -5,6 +5,7 @@ config directory is a temporary one (DECOY_LAB_CONFIG_DIR, keyring off, so secre
 profile file where the tests can read them and check that no output ever contains them).
 Commands run in-process through `decoy_lab.cli.main`, and a few through the real console script.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -16,8 +17,8 @@ import signal
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
@@ -130,8 +131,9 @@ def _read_until(stream, needle: str) -> str:
 
 def _spawn(*argv: str, config: Path) -> subprocess.Popen:
     env = {**os.environ, ENV_DIR: str(config), ENV_KEYRING: "0"}
-    return subprocess.Popen([str(SCRIPT), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, bufsize=1)
+    return subprocess.Popen(
+        [str(SCRIPT), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, bufsize=1
+    )
 
 
 @pytest.fixture
@@ -168,7 +170,7 @@ def test_pair_ctrl_c_cancels_cleanly(manual, config):
         _read_until(proc.stdout, "shows the code")
         _read_until(proc.stderr, "waiting")
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        _out, err = proc.communicate(timeout=30)
     finally:
         proc.kill() if proc.poll() is None else None
     assert proc.returncode == 130
@@ -268,8 +270,20 @@ def test_unseal_a_row_not_served_exits_1(sandbox, config, capsys):
 
 def test_seal_is_a_dry_run(sandbox, config, capsys):
     before = stored_rows(sandbox)
-    code, out, err = cli(capsys, config, "seal", "Would", "like", "a", "window", "seat.", "--topic",
-                         "A topic never saved", "--categories", "travel")
+    code, out, err = cli(
+        capsys,
+        config,
+        "seal",
+        "Would",
+        "like",
+        "a",
+        "window",
+        "seat.",
+        "--topic",
+        "A topic never saved",
+        "--categories",
+        "travel",
+    )
     assert code == 0
     assert "seal preview (not sent) — ✓ all" in out and "new topic" in out
     assert "nothing was sent" in err
@@ -279,8 +293,17 @@ def test_seal_is_a_dry_run(sandbox, config, capsys):
 
 # -- writing ---------------------------------------------------------------------------------------
 def test_save_list_edit_delete_round_trip(sandbox, config, capsys):
-    code, out, err = cli(capsys, config, "save", "-", "--topic", "Lisbon trip", "--categories", "travel",
-                         stdin="Wants a tram 28 ride at sunrise.\n")
+    code, out, err = cli(
+        capsys,
+        config,
+        "save",
+        "-",
+        "--topic",
+        "Lisbon trip",
+        "--categories",
+        "travel",
+        stdin="Wants a tram 28 ride at sunrise.\n",
+    )
     assert code == 0, err
     mid = out.strip()
     assert UUID.match(mid)
@@ -290,8 +313,9 @@ def test_save_list_edit_delete_round_trip(sandbox, config, capsys):
     assert mine[mid]["text"] == "Wants a tram 28 ride at sunrise."
     assert mine[mid]["topic"] == "Lisbon trip" and mine[mid]["categories"] == ["travel"]
 
-    code, out, _ = cli(capsys, config, "edit", mid, "--text", "Wants a tram 28 ride at dawn.", "--categories",
-                       "travel", "food")
+    code, out, _ = cli(
+        capsys, config, "edit", mid, "--text", "Wants a tram 28 ride at dawn.", "--categories", "travel", "food"
+    )
     assert code == 0 and out.strip() == f"edited {mid} (rev 2)"
     code, out, _ = cli(capsys, config, "memories", "--search", "at dawn", "--json")
     [edited] = json.loads(out)
@@ -393,8 +417,10 @@ def test_unpair_local_only_forgets_the_profile_and_says_the_connection_lives_on(
     assert r.status_code == 200
     # an unreachable server keeps the profile and says how to go on
     hint = _hint(TransportError("cannot reach"), Namespace(command="unpair", profile="offline"))
-    assert hint == "the profile was kept: run decoy-lab unpair --profile offline again, or forget it here only " \
-                   "with --local"
+    assert (
+        hint == "the profile was kept: run decoy-lab unpair --profile offline again, or forget it here only "
+        "with --local"
+    )
 
 
 def test_bad_arguments_exit_2(sandbox, config, capsys):
@@ -417,8 +443,7 @@ def test_app_view_help_says_sandbox_only(capsys):
 # -- the console script ------------------------------------------------------------------------------
 def test_console_script_memories_json(sandbox, config):
     env = {**os.environ, ENV_DIR: str(config), ENV_KEYRING: "0"}
-    done = subprocess.run([str(SCRIPT), "memories", "--json"], capture_output=True, text=True, env=env,
-                          timeout=120)
+    done = subprocess.run([str(SCRIPT), "memories", "--json"], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert {r["id"] for r in json.loads(done.stdout)} == set(vault(config).memories["id"])
     assert_no_secret(config, done.stdout, done.stderr)
@@ -437,8 +462,20 @@ def test_output_piped_into_a_reader_that_stops_early_is_not_a_traceback(sandbox,
 # -- asking for more -----------------------------------------------------------------------------------
 def test_request_for_a_topic_is_granted_on_the_same_connection(sandbox, config, capsys):
     token_id = ProfileStore(config).load("default").token_id
-    code, out, err = cli(capsys, config, "request", "memory.edit", "--topic", "Lisbon trip", "--reason",
-                         "fix typos in the trip notes", "--wait", "--interval", "0.05", "--json")
+    code, out, err = cli(
+        capsys,
+        config,
+        "request",
+        "memory.edit",
+        "--topic",
+        "Lisbon trip",
+        "--reason",
+        "fix typos in the trip notes",
+        "--wait",
+        "--interval",
+        "0.05",
+        "--json",
+    )
     assert code == 0, err
     assert json.loads(out)["status"] == "approved" and json.loads(out)["granted"] is True
     topic_id = vault(config).find_topic("Lisbon trip").id
@@ -449,8 +486,7 @@ def test_request_for_a_topic_is_granted_on_the_same_connection(sandbox, config, 
 
 
 def test_request_wait_reports_a_denial_and_exits_1(manual, config):
-    proc = _spawn("request", "memory.delete", "--reason", "tidy up", "--wait", "--interval", "0.2",
-                  config=config)
+    proc = _spawn("request", "memory.delete", "--reason", "tidy up", "--wait", "--interval", "0.2", config=config)
     try:
         waiting = _read_until(proc.stderr, "waiting for the owner")
         [ask] = [p for p in manual.owner.pending() if p["kind"] == "grant"]

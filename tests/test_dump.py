@@ -1,12 +1,13 @@
 """`open_blob` and `decoy-lab dump`: any pasted blob is annotated, and opened when a key fits."""
+
 import subprocess
 import sys
 
 import pytest
 
 from decoy_lab import crypto, sealing, wire
-from decoy_lab.errors import WireFormatError
 from decoy_lab.dump import open_blob
+from decoy_lab.errors import WireFormatError
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +46,18 @@ def test_missing_key_and_bad_base64_are_failing_steps_not_exceptions():
 def test_cli_dump_prints_fields_and_exits_nonzero_when_opening_fails(rsa_key, tmp_path):
     key = crypto.random_key()
     blob = wire.b64encode(sealing.seal_vault(key, b"hello"))
-    ok = subprocess.run([sys.executable, "-m", "decoy_lab.cli", "dump", blob, "--key", wire.b64encode(key)],
-                        capture_output=True, text=True)
+    ok = subprocess.run(
+        [sys.executable, "-m", "decoy_lab.cli", "dump", blob, "--key", wire.b64encode(key)],
+        capture_output=True,
+        text=True,
+    )
     assert ok.returncode == 0, ok.stderr
     assert "nonce" in ok.stdout and "AES-256-GCM open" in ok.stdout
-    wrong = subprocess.run([sys.executable, "-m", "decoy_lab.cli", "dump", blob, "--key",
-                            wire.b64encode(bytes(32))], capture_output=True, text=True)
+    wrong = subprocess.run(
+        [sys.executable, "-m", "decoy_lab.cli", "dump", blob, "--key", wire.b64encode(bytes(32))],
+        capture_output=True,
+        text=True,
+    )
     assert wrong.returncode == 1 and "tag mismatch" in wrong.stdout
     garbage = subprocess.run([sys.executable, "-m", "decoy_lab.cli", "dump", "AQE"], capture_output=True, text=True)
     assert garbage.returncode == 2 and "padded" in garbage.stderr

@@ -1,4 +1,5 @@
 """frames.py: decoded rows → typed DataFrames (pure functions)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -14,17 +15,57 @@ from decoy_lab.memory import Topic
 def rows() -> list[DecodedRow]:
     t = "11111111-1111-4111-8111-111111111111"
     return [
-        DecodedRow(t, frames.TOPIC, name="Lisbon trip", type="trip", kid="a" * 16, rev=1, via=["all"], mine=False,
-                   author_kind="owner", created_at="2026-10-01T10:00:00Z", updated_at="2026-10-01T10:00:00Z"),
-        DecodedRow("m2", frames.MEMORY, text="Window seat.", about=[f"topic:{t}"], entity_name="Lisbon trip",
-                   topic_id=f"topic:{t}", categories=["travel", "user_preferences"], kid="b" * 16, rev=3,
-                   via=["self"], mine=True, author_kind="agent",
-                   created_at=dt.datetime(2026, 10, 3, 9, tzinfo=dt.timezone.utc),
-                   updated_at="2026-10-04T09:00:00+02:00"),
-        DecodedRow("m1", frames.MEMORY, text="Short answers.", about=["user"], entity_name="default_user",
-                   kid="c" * 16, rev=1, via=["all"], mine=False, author_kind="owner", created_at="2026-10-02T08:00:00Z"),
-        DecodedRow("l1", frames.LINK, relation_type="is planning", rel_from="default_user", rel_to="Lisbon trip",
-                   endpoints=["user", f"topic:{t}"], created_at="2026-10-01T10:00:01Z"),
+        DecodedRow(
+            t,
+            frames.TOPIC,
+            name="Lisbon trip",
+            type="trip",
+            kid="a" * 16,
+            rev=1,
+            via=["all"],
+            mine=False,
+            author_kind="owner",
+            created_at="2026-10-01T10:00:00Z",
+            updated_at="2026-10-01T10:00:00Z",
+        ),
+        DecodedRow(
+            "m2",
+            frames.MEMORY,
+            text="Window seat.",
+            about=[f"topic:{t}"],
+            entity_name="Lisbon trip",
+            topic_id=f"topic:{t}",
+            categories=["travel", "user_preferences"],
+            kid="b" * 16,
+            rev=3,
+            via=["self"],
+            mine=True,
+            author_kind="agent",
+            created_at=dt.datetime(2026, 10, 3, 9, tzinfo=dt.UTC),
+            updated_at="2026-10-04T09:00:00+02:00",
+        ),
+        DecodedRow(
+            "m1",
+            frames.MEMORY,
+            text="Short answers.",
+            about=["user"],
+            entity_name="default_user",
+            kid="c" * 16,
+            rev=1,
+            via=["all"],
+            mine=False,
+            author_kind="owner",
+            created_at="2026-10-02T08:00:00Z",
+        ),
+        DecodedRow(
+            "l1",
+            frames.LINK,
+            relation_type="is planning",
+            rel_from="default_user",
+            rel_to="Lisbon trip",
+            endpoints=["user", f"topic:{t}"],
+            created_at="2026-10-01T10:00:01Z",
+        ),
         DecodedRow("bad", frames.UNREADABLE, status="unreadable", reason="GCM tag mismatch", kid="d" * 16, rev=2),
         DecodedRow("s1", frames.SPACE_ROW, source="space", space_id="sp", text="Legacy fact.", rev=1),
     ]
@@ -53,8 +94,10 @@ def test_empty_frames_keep_their_columns_and_dtypes(fn):
 
 def test_topics_frame_counts_memories_and_marks_unread_entities():
     t = "11111111-1111-4111-8111-111111111111"
-    topics = [Topic(f"topic:{t}", "Lisbon trip", "trip", ["m2"], [f"topic:{t}", "topic:copy"]),
-              Topic("topic:unseen", "Golf", None, ["x", "y"], ["topic:unseen"])]
+    topics = [
+        Topic(f"topic:{t}", "Lisbon trip", "trip", ["m2"], [f"topic:{t}", "topic:copy"]),
+        Topic("topic:unseen", "Golf", None, ["x", "y"], ["topic:unseen"]),
+    ]
     df = frames.topics_frame(topics, rows())
     first, second = df.iloc[0], df.iloc[1]
     assert (first["name"], first["memories"], first["readable"], first["kid"]) == ("Lisbon trip", 1, True, "a" * 16)
@@ -65,8 +108,12 @@ def test_topics_frame_counts_memories_and_marks_unread_entities():
 
 def test_links_and_rows_frames():
     links = frames.links_frame(rows())
-    assert links.iloc[0][["from", "to", "relation_type", "from_id"]].tolist() == \
-        ["default_user", "Lisbon trip", "is planning", "user"]
+    assert links.iloc[0][["from", "to", "relation_type", "from_id"]].tolist() == [
+        "default_user",
+        "Lisbon trip",
+        "is planning",
+        "user",
+    ]
     allrows = frames.rows_frame(rows()).set_index("id")
     assert allrows.loc["bad", "status"] == "unreadable" and allrows.loc["bad", "reason"] == "GCM tag mismatch"
     assert allrows.loc["l1", "label"] == "default_user —is planning→ Lisbon trip"

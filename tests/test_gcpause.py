@@ -1,5 +1,6 @@
 """gc_paused: the cyclic collector is off inside, nested pauses hold it off, and the state the
 process had before comes back afterwards (also after an exception)."""
+
 import gc
 import threading
 
@@ -16,9 +17,8 @@ def test_paused_inside_and_restored_after_nesting_and_errors():
             assert not gc.isenabled()
         assert not gc.isenabled()  # the outer pause still holds
     assert gc.isenabled()
-    with pytest.raises(ZeroDivisionError):
-        with gc_paused():
-            1 / 0
+    with pytest.raises(ZeroDivisionError), gc_paused():
+        1 / 0
     assert gc.isenabled()
 
 

@@ -3,6 +3,7 @@ while another ask from the same connection is being saved, and the client sends 
 again (bounded, with backoff) or says clearly that it gave up.
 
 An ask is held "being saved" by sending its body in two halves and holding the second back."""
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,12 @@ class HeldAsk:
             yield raw[5:]
 
         def send() -> None:
-            self.response = httpx.post(f"{sb.url}/api/agent/grant-request", content=halves(), timeout=30,
-                                       headers={**bearer(access_token), "Content-Type": "application/json"})
+            self.response = httpx.post(
+                f"{sb.url}/api/agent/grant-request",
+                content=halves(),
+                timeout=30,
+                headers={**bearer(access_token), "Content-Type": "application/json"},
+            )
 
         self._thread = threading.Thread(target=send, daemon=True)
         self._thread.start()
@@ -67,12 +72,15 @@ def manual_owner(sb):
 
 
 def ask(sb, tok: dict, permissions: list[str]):
-    return httpx.post(f"{sb.url}/api/agent/grant-request", headers=bearer(tok),
-                      json={"permissions": permissions, "reason": "busy test"})
+    return httpx.post(
+        f"{sb.url}/api/agent/grant-request",
+        headers=bearer(tok),
+        json={"permissions": permissions, "reason": "busy test"},
+    )
 
 
 def test_an_ask_while_another_is_being_saved_is_review_busy(sb, tok, manual_owner):
-    """"`REVIEW_BUSY` — other asks from this connection were being saved at the same moment; send this
+    """ "`REVIEW_BUSY` — other asks from this connection were being saved at the same moment; send this
     one again."""
     held = HeldAsk(sb, tok["access_token"], tok["token_id"], {"permissions": ["memory.read"], "reason": "first"})
     busy = ask(sb, tok, ["memory.edit"])
@@ -93,7 +101,7 @@ def test_another_connection_is_never_busy_for_it(sb, tok, manual_owner):
 
 
 def test_a_busy_ask_is_not_counted_toward_ten_a_minute(sb, tok, manual_owner):
-    """"At most 10 asks a minute per connection (`429 RATE_LIMITED`, wait `retry_after_seconds`)" — a
+    """ "At most 10 asks a minute per connection (`429 RATE_LIMITED`, wait `retry_after_seconds`)" — a
     REVIEW_BUSY ask was refused before anything was read, so it is not one of the ten."""
     held = HeldAsk(sb, tok["access_token"], tok["token_id"], {"permissions": ["memory.read"], "reason": "first"})
     for _ in range(12):
@@ -107,18 +115,26 @@ def test_a_busy_ask_is_not_counted_toward_ten_a_minute(sb, tok, manual_owner):
 
 # ── the client ─────────────────────────────────────────────────────────────────────────────
 
+
 @pytest.fixture
 def conn(sb, manual_owner):
     sb.state.approve = "auto"  # the pairing itself is approved at once
-    c = Connection.pair(sb.url, name="Busy client", profile=None, on_link=lambda link, code: None,
-                        client_id=f"busy-client-{uuid.uuid4().hex[:8]}", retries=3, backoff=0.05)
+    c = Connection.pair(
+        sb.url,
+        name="Busy client",
+        profile=None,
+        on_link=lambda link, code: None,
+        client_id=f"busy-client-{uuid.uuid4().hex[:8]}",
+        retries=3,
+        backoff=0.05,
+    )
     sb.state.approve = "manual"
     yield c
     c.close()
 
 
 def test_the_client_sends_the_same_ask_again_after_review_busy(sb, conn):
-    """"`REVIEW_BUSY` — other asks from this connection were being saved at the same moment; send this
+    """ "`REVIEW_BUSY` — other asks from this connection were being saved at the same moment; send this
     one again."""
     held = HeldAsk(sb, conn.tokens.access_token, conn.token_id, HELD_BODY)
     waits: list[float] = []

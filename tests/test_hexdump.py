@@ -1,4 +1,5 @@
 """hexdump.py: annotated dumps as text and HTML, and the trace views built on them."""
+
 from __future__ import annotations
 
 import hashlib
@@ -180,7 +181,7 @@ def test_html_dump_is_balanced_with_a_distinct_colour_and_legend_row_per_field()
     for f in layout.fields:
         assert re.search(rf"{f.name}\s*{f.offset}\s*{f.length} bytes?", text), f.name
     colours = {}
-    for tag, attrs in p.tags:
+    for _tag, attrs in p.tags:
         title = attrs.get("title", "")
         m = re.match(r"(\w+) \[", title)
         if m:
@@ -230,8 +231,7 @@ def hand_trace() -> tuple[Trace, bytes, bytes]:
     key = bytes(range(32))
     blob = vault_blob(20)
     t = Trace("hand-made")
-    t.add("parse vault", data=blob, fields=wire.parse(blob).fields, inputs={"bytes": len(blob)},
-          output="5 fields")
+    t.add("parse vault", data=blob, fields=wire.parse(blob).fields, inputs={"bytes": len(blob)}, output="5 fields")
     t.add("unwrap", inputs={"wrapped": "x"}, output=key, secret_output=True)
     t.add("seal payload", data=key, secret_fields=frozenset({"payload"}), inputs={"payload bytes": 32})
     t.add("AES-256-GCM open", ok=False, reason="GCM tag mismatch: <altered>", inputs={"nonce": NONCE.hex()})
@@ -239,7 +239,7 @@ def hand_trace() -> tuple[Trace, bytes, bytes]:
 
 
 def test_trace_text_lists_each_step_with_status_reason_inputs_output_and_dump():
-    t, key, blob = hand_trace()
+    t, _key, _blob = hand_trace()
     text = trace_text(t)
     assert text.splitlines()[0] == "hand-made — ✗ failed at step 4 of 4: AES-256-GCM open"
     assert re.search(r"^\s*1\. ✓ parse vault$", text, re.M)
@@ -259,7 +259,7 @@ def test_trace_views_show_secrets_only_as_fingerprints_unless_revealed():
 
 
 def test_trace_html_marks_the_failing_step_and_opens_its_details():
-    t, key, blob = hand_trace()
+    t, _key, blob = hand_trace()
     t.steps[-1].data = blob
     t.steps[-1].fields = wire.parse(blob).fields
     t.steps[-1].data = blob + b"!"  # a different dump, so it is shown, not referred to

@@ -2,6 +2,7 @@
 Node's WebCrypto. What Python seals, Node opens, and what Node seals, Python opens — VAULT
 blobs, agent wraps, owner wraps (both directions, each through its own owner-side check),
 whole memory and topic rows, and legacy space rows."""
+
 from __future__ import annotations
 
 import json
@@ -11,13 +12,12 @@ import uuid
 
 import pytest
 from cryptography.hazmat.primitives import serialization
+from interop_node import NodeRefused, requires_node, run_batch, run_node
 
 from decoy_lab import memory as M
 from decoy_lab import sealing, wire
 from decoy_lab.crypto import AgentKey, public_key_fingerprint, random_key
 from decoy_lab.errors import CryptoError, UnreadableRow, WireFormatError
-
-from interop_node import NodeRefused, requires_node, run_batch, run_node
 
 pytestmark = requires_node
 b64 = wire.b64encode
@@ -36,8 +36,16 @@ def node_keys() -> dict[str, dict]:
 
 def served(row: dict, wrapped_key: str | None = None) -> dict:
     """A POST row as GET /api/agent/context/memories serves it to its author."""
-    return {"id": row["id"], "kid": row["kid"], "rev": 1, "ciphertext": row["ciphertext"],
-            "wrapped_key": wrapped_key or row["self_wrap"], "via": ["self"], "mine": True, "author_kind": "agent"}
+    return {
+        "id": row["id"],
+        "kid": row["kid"],
+        "rev": 1,
+        "ciphertext": row["ciphertext"],
+        "wrapped_key": wrapped_key or row["self_wrap"],
+        "via": ["self"],
+        "mine": True,
+        "author_kind": "agent",
+    }
 
 
 # -- keys ----------------------------------------------------------------------------------------
@@ -52,9 +60,13 @@ def test_keys_cross_as_pkcs8_pem_and_base64_spki(node_keys, py_keys):
 
 def test_node_reads_a_pkcs1_pem_from_python(py_keys):
     key = random_key()
-    pkcs1 = py_keys["agent"].private_key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption()).decode()
+    pkcs1 = (
+        py_keys["agent"]
+        .private_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+        )
+        .decode()
+    )
     assert "BEGIN RSA PRIVATE KEY" in pkcs1
     env = sealing.wrap_to_agent(key, py_keys["agent"].public_key_b64)
     out = run_node({"op": "unwrapAsAgent", "envelope": b64(env), "privateKeyPem": pkcs1})
@@ -105,8 +117,14 @@ def test_agent_wrap_python_to_node(node_keys):
     env = sealing.wrap_to_agent(key, node_keys["agent"]["publicKeyBase64"])
     out = run_node({"op": "unwrapAsAgent", "envelope": b64(env), "privateKeyPem": node_keys["agent"]["privateKeyPem"]})
     assert wire.b64decode(out["key"]) == key
-    payload = run_node({"op": "openEnvelope", "envelope": b64(env), "owner": False,
-                        "privateKeyPem": node_keys["agent"]["privateKeyPem"]})["payload"]
+    payload = run_node(
+        {
+            "op": "openEnvelope",
+            "envelope": b64(env),
+            "owner": False,
+            "privateKeyPem": node_keys["agent"]["privateKeyPem"],
+        }
+    )["payload"]
     assert wire.b64decode(payload) == key  # raw bytes, not text
 
 
@@ -153,8 +171,9 @@ def test_owner_wrap_node_to_python(py_keys):
 def test_owner_wrap_holding_raw_bytes_is_refused_both_ways(py_keys, node_keys):
     """… whose plaintext is the ASCII base64 text (44 characters) of the key, not the raw bytes."""
     key = random_key()
-    node_env = run_node({"op": "sealEnvelope", "payload": b64(key), "owner": True,
-                         "publicKey": py_keys["owner"].public_key_b64})["envelope"]
+    node_env = run_node(
+        {"op": "sealEnvelope", "payload": b64(key), "owner": True, "publicKey": py_keys["owner"].public_key_b64}
+    )["envelope"]
     with pytest.raises(CryptoError) as err:
         sealing.unwrap_as_owner(node_env, py_keys["owner"])
     assert err.value.step == "owner plaintext check"
@@ -178,14 +197,17 @@ def test_agent_envelope_is_not_an_owner_wrap_for_either_side(py_keys, node_keys)
 def test_both_parsers_split_the_same_blobs_into_the_same_fields(py_keys):
     key = random_key()
     blobs = [sealing.seal_vault(key, b"x" * n) for n in (0, 1, 300)]
-    blobs += [sealing.wrap_to_agent(key, py_keys["agent"].public_key_b64),
-              sealing.wrap_to_owner(key, py_keys["owner"].public_key_b64)]
+    blobs += [
+        sealing.wrap_to_agent(key, py_keys["agent"].public_key_b64),
+        sealing.wrap_to_owner(key, py_keys["owner"].public_key_b64),
+    ]
     answers = run_batch([{"op": "parse", "data": b64(b)} for b in blobs])
     for blob, answer in zip(blobs, answers):
         layout = wire.parse(blob)
         assert answer["kind"] == layout.kind
-        assert [(f["name"], f["offset"], f["length"], f["hex"]) for f in answer["fields"]] == \
-               [(f.name, f.offset, f.length, f.value.hex()) for f in layout.fields]
+        assert [(f["name"], f["offset"], f["length"], f["hex"]) for f in answer["fields"]] == [
+            (f.name, f.offset, f.length, f.value.hex()) for f in layout.fields
+        ]
 
 
 @pytest.mark.parametrize("text,offset", [("AQE-AAAA", 3), ("AQE_AAAA", 3), ("AQEAAA", 6), ("AQ EAAAA", 2)])
@@ -200,24 +222,34 @@ def test_both_refuse_the_same_bad_base64_at_the_same_offset(text, offset):
 
 # -- whole rows ----------------------------------------------------------------------------------
 def py_recipients(py_keys, node_keys, *, agent: str = "node", owner: str = "node") -> M.RecipientKeys:
-    pick = lambda side, who: (node_keys[who]["publicKeyBase64"] if side == "node"  # noqa: E731
-                              else py_keys[who].public_key_b64)
+    def pick(side, who):
+        return node_keys[who]["publicKeyBase64"] if side == "node" else py_keys[who].public_key_b64
+
     return M.RecipientKeys(pick(owner, "owner"), pick(agent, "agent"))
 
 
 def node_recipients(py_keys, *, grantees=()) -> dict:
-    return {"ownerPublicKey": py_keys["owner"].public_key_b64, "agentPublicKey": py_keys["agent"].public_key_b64,
-            "grantees": list(grantees)}
+    return {
+        "ownerPublicKey": py_keys["owner"].public_key_b64,
+        "agentPublicKey": py_keys["agent"].public_key_b64,
+        "grantees": list(grantees),
+    }
 
 
 def test_python_memory_row_opens_in_node_as_agent_and_as_owner(py_keys, node_keys):
     topic = {"id": f"topic:{uuid.uuid4()}", "name": "Golf club headcovers"}
-    row = M.new_memory_row(py_recipients(py_keys, node_keys), "Needs covers for a 460cc driver.",
-                           topic=topic, categories=["sports", "user_preferences", "sports"])
-    mem, owner = run_batch([
-        {"op": "readMemoryRow", "row": served(row), "privateKeyPem": node_keys["agent"]["privateKeyPem"]},
-        {"op": "openRowAsOwner", "row": row, "privateKeyPem": node_keys["owner"]["privateKeyPem"]},
-    ])
+    row = M.new_memory_row(
+        py_recipients(py_keys, node_keys),
+        "Needs covers for a 460cc driver.",
+        topic=topic,
+        categories=["sports", "user_preferences", "sports"],
+    )
+    mem, owner = run_batch(
+        [
+            {"op": "readMemoryRow", "row": served(row), "privateKeyPem": node_keys["agent"]["privateKeyPem"]},
+            {"op": "openRowAsOwner", "row": row, "privateKeyPem": node_keys["owner"]["privateKeyPem"]},
+        ]
+    )
     assert mem["ok"] and owner["ok"], (mem, owner)
     m = mem["memory"]
     assert m["id"] == row["id"] and m["text"] == "Needs covers for a 460cc driver."
@@ -229,8 +261,16 @@ def test_python_memory_row_opens_in_node_as_agent_and_as_owner(py_keys, node_key
 
 def test_node_memory_row_opens_in_python_as_agent_and_as_owner(py_keys):
     account = str(uuid.uuid4())
-    row = run_node({"op": "newMemoryRow", "keys": node_recipients(py_keys), "text": "Uses squash merges.",
-                    "account": account, "categories": ["technology"], "metadata": {"source": "chat"}})["row"]
+    row = run_node(
+        {
+            "op": "newMemoryRow",
+            "keys": node_recipients(py_keys),
+            "text": "Uses squash merges.",
+            "account": account,
+            "categories": ["technology"],
+            "metadata": {"source": "chat"},
+        }
+    )["row"]
     assert set(row) == {"id", "kid", "ciphertext", "owner_wrap", "self_wrap"}
     m = M.read_memory_row(served(row), py_keys["agent"])
     assert m.text == "Uses squash merges." and m.about == f"account:{account}" and m.account == account
@@ -238,17 +278,37 @@ def test_node_memory_row_opens_in_python_as_agent_and_as_owner(py_keys):
     key = sealing.unwrap_as_owner(row["owner_wrap"], py_keys["owner"])
     assert wire.kid(key) == row["kid"]
     plain = sealing.open_json(key, row["ciphertext"])
-    assert plain == {"v": 2, "row_id": row["id"], "observation": {"content": "Uses squash merges."},
-                     "about": [f"account:{account}"], "categories": ["technology"], "metadata": {"source": "chat"}}
+    assert plain == {
+        "v": 2,
+        "row_id": row["id"],
+        "observation": {"content": "Uses squash merges."},
+        "about": [f"account:{account}"],
+        "categories": ["technology"],
+        "metadata": {"source": "chat"},
+    }
 
 
 def test_node_row_with_grantee_wraps_opens_for_the_grantee_in_python(py_keys):
     grantee = AgentKey.generate()
-    g = {"token_id": str(uuid.uuid4()), "public_key": grantee.public_key_b64,
-         "selectors": {"all": False, "categories": ["travel"], "topics": [], "account_ids": [],
-                       "account_wildcard": False}}
-    row = run_node({"op": "newMemoryRow", "keys": node_recipients(py_keys, grantees=[g]),
-                    "text": "Direct morning flights run on Tuesdays.", "categories": ["travel"]})["row"]
+    g = {
+        "token_id": str(uuid.uuid4()),
+        "public_key": grantee.public_key_b64,
+        "selectors": {
+            "all": False,
+            "categories": ["travel"],
+            "topics": [],
+            "account_ids": [],
+            "account_wildcard": False,
+        },
+    }
+    row = run_node(
+        {
+            "op": "newMemoryRow",
+            "keys": node_recipients(py_keys, grantees=[g]),
+            "text": "Direct morning flights run on Tuesdays.",
+            "categories": ["travel"],
+        }
+    )["row"]
     (wrap,) = row["grantee_wraps"]
     assert wrap["token_id"] == g["token_id"] and wrap["via"] == ["category:travel"]
     m = M.read_memory_row(served(row, wrap["wrapped_key"]), grantee)
@@ -257,11 +317,14 @@ def test_node_row_with_grantee_wraps_opens_for_the_grantee_in_python(py_keys):
 
 def test_python_topic_rows_open_in_node(py_keys, node_keys):
     made = M.new_topic_rows(py_recipients(py_keys, node_keys), "Lisbon trip", type="trip", relation_type="is planning")
-    entity, relation = made.rows
+    entity, _relation = made.rows
     answers = run_batch(
-        [{"op": "readMemoryRow", "row": served(r), "privateKeyPem": node_keys["agent"]["privateKeyPem"]}
-         for r in made.rows]
-        + [{"op": "openRowAsOwner", "row": r, "privateKeyPem": node_keys["owner"]["privateKeyPem"]} for r in made.rows])
+        [
+            {"op": "readMemoryRow", "row": served(r), "privateKeyPem": node_keys["agent"]["privateKeyPem"]}
+            for r in made.rows
+        ]
+        + [{"op": "openRowAsOwner", "row": r, "privateKeyPem": node_keys["owner"]["privateKeyPem"]} for r in made.rows]
+    )
     assert all(a["ok"] for a in answers), answers
     assert answers[0]["memory"] is None and answers[1]["memory"] is None  # graph rows, not memories
     ent, rel = answers[2]["plaintext"], answers[3]["plaintext"]
@@ -273,18 +336,41 @@ def test_python_topic_rows_open_in_node(py_keys, node_keys):
 
 def test_node_topic_rows_and_first_memory_open_in_python(py_keys):
     keys = node_recipients(py_keys)
-    made = run_node({"op": "newTopicRows", "keys": keys, "name": "Golf club headcovers", "type": "product",
-                     "link": {"relationType": "is choosing"}})
+    made = run_node(
+        {
+            "op": "newTopicRows",
+            "keys": keys,
+            "name": "Golf club headcovers",
+            "type": "product",
+            "link": {"relationType": "is choosing"},
+        }
+    )
     topic_id = made["topicId"]
-    mem = run_node({"op": "newMemoryRow", "keys": keys, "text": "Chose the synthetic leather set.",
-                    "topic": {"id": topic_id, "name": "Golf club headcovers"}, "categories": ["sports", "fashion"]})
+    mem = run_node(
+        {
+            "op": "newMemoryRow",
+            "keys": keys,
+            "text": "Chose the synthetic leather set.",
+            "topic": {"id": topic_id, "name": "Golf club headcovers"},
+            "categories": ["sports", "fashion"],
+        }
+    )
     rows = [served(r) for r in made["rows"] + [mem["row"]]]
-    opened = [sealing.open_json(sealing.unwrap_as_agent(r["wrapped_key"], py_keys["agent"]), r["ciphertext"])
-              for r in rows[:2]]
-    assert opened[0] == {"v": 2, "row_id": rows[0]["id"], "about": [],
-                         "entity": {"name": "Golf club headcovers", "entityType": "product"}}
-    assert opened[1]["relation"] == {"from": "default_user", "to": "Golf club headcovers",
-                                     "relationType": "is choosing"}
+    opened = [
+        sealing.open_json(sealing.unwrap_as_agent(r["wrapped_key"], py_keys["agent"]), r["ciphertext"])
+        for r in rows[:2]
+    ]
+    assert opened[0] == {
+        "v": 2,
+        "row_id": rows[0]["id"],
+        "about": [],
+        "entity": {"name": "Golf club headcovers", "entityType": "product"},
+    }
+    assert opened[1]["relation"] == {
+        "from": "default_user",
+        "to": "Golf club headcovers",
+        "relationType": "is choosing",
+    }
     assert opened[1]["endpoints"] == ["user", f"topic:{topic_id}"] and topic_id == rows[0]["id"]
     assert M.read_memory_row(rows[0], py_keys["agent"]) is None  # graph rows are not memories
     assert M.read_memory_row(rows[1], py_keys["agent"]) is None
@@ -302,8 +388,14 @@ def test_a_row_bound_to_another_id_is_unreadable_on_both_sides(py_keys, node_key
     with pytest.raises(UnreadableRow):
         M.read_memory_row(moved, py_keys["agent"])
     node_row = M.new_memory_row(py_recipients(py_keys, node_keys), "Prefers short answers.")
-    answer = run_node({"op": "readMemoryRow", "row": served(node_row) | {"id": moved["id"]},
-                       "privateKeyPem": node_keys["agent"]["privateKeyPem"]}, check=False)
+    answer = run_node(
+        {
+            "op": "readMemoryRow",
+            "row": served(node_row) | {"id": moved["id"]},
+            "privateKeyPem": node_keys["agent"]["privateKeyPem"],
+        },
+        check=False,
+    )
     assert answer["error"]["name"] == "UnreadableRow" and "row_id" in answer["error"]["reason"]
 
 
@@ -315,10 +407,14 @@ def test_space_rows_both_ways():
     py_blob = sealing.seal_space_row(key, body, space_id=space, row_id=rid)
     out = run_node({"op": "openSpaceRow", "blob": b64(py_blob), "key": b64(key), "spaceId": space, "rowId": rid})
     assert out["plaintext"] == {"space_id": space, "row_id": rid, **body}
-    node_blob = run_node({"op": "sealSpaceRow", "key": b64(key), "plaintext": body, "spaceId": space,
-                          "rowId": rid})["ciphertext"]
-    assert sealing.open_space_row(node_blob, key, space_id=space, row_id=rid) == {"space_id": space, "row_id": rid,
-                                                                                  **body}
+    node_blob = run_node({"op": "sealSpaceRow", "key": b64(key), "plaintext": body, "spaceId": space, "rowId": rid})[
+        "ciphertext"
+    ]
+    assert sealing.open_space_row(node_blob, key, space_id=space, row_id=rid) == {
+        "space_id": space,
+        "row_id": rid,
+        **body,
+    }
     with pytest.raises(UnreadableRow):
         sealing.open_space_row(node_blob, key, space_id=str(uuid.uuid4()), row_id=rid)
 
@@ -334,8 +430,11 @@ def test_both_parsers_accept_and_refuse_the_same_mangled_blobs(py_keys):
     agree on which parse, and split the ones that do into the same fields."""
     rnd = random.Random(20261130)
     key = random_key()
-    seeds = [sealing.seal_vault(key, b"x" * 40), sealing.wrap_to_agent(key, py_keys["agent"].public_key_b64),
-             sealing.wrap_to_owner(key, py_keys["owner"].public_key_b64)]
+    seeds = [
+        sealing.seal_vault(key, b"x" * 40),
+        sealing.wrap_to_agent(key, py_keys["agent"].public_key_b64),
+        sealing.wrap_to_owner(key, py_keys["owner"].public_key_b64),
+    ]
     cases: list[tuple[bytes, str]] = []
     for blob in seeds:
         kind = wire.parse(blob).kind
@@ -343,12 +442,12 @@ def test_both_parsers_accept_and_refuse_the_same_mangled_blobs(py_keys):
             b = bytearray(blob)
             how = rnd.choice(["cut", "flip", "len"])
             if how == "cut":
-                b = b[:rnd.randrange(len(b))]
+                b = b[: rnd.randrange(len(b))]
             elif how == "flip":
                 b[rnd.randrange(min(4, len(b)))] ^= 1 << rnd.randrange(8)
             else:
                 at = 0 if kind == "agent_envelope" else 2
-                b[at:at + 2] = rnd.randrange(0, 700).to_bytes(2, "big")
+                b[at : at + 2] = rnd.randrange(0, 700).to_bytes(2, "big")
             cases.append((bytes(b), kind))
     answers = run_batch([{"op": "parse", "data": b64(b), "kind": k} for b, k in cases])
     for (blob, kind), answer in zip(cases, answers):
@@ -358,5 +457,6 @@ def test_both_parsers_accept_and_refuse_the_same_mangled_blobs(py_keys):
             assert not answer["ok"] and answer["error"]["name"] == "WireFormatError", (blob.hex(), answer)
             continue
         assert answer["ok"], (blob.hex(), answer)
-        assert [(f["name"], f["offset"], f["length"]) for f in answer["fields"]] == \
-               [(f.name, f.offset, f.length) for f in layout.fields]
+        assert [(f["name"], f["offset"], f["length"]) for f in answer["fields"]] == [
+            (f.name, f.offset, f.length) for f in layout.fields
+        ]

@@ -1,6 +1,8 @@
 """jsonstream.ArrayStream against json.loads: the same elements and members, whatever the chunking."""
+
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -11,11 +13,14 @@ from decoy_lab.jsonstream import ArrayStream, stream_array
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                    st.text(max_size=12))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                      st.dictionaries(st.text(max_size=6), inner, max_size=4)),
-                      max_leaves=12)
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12)
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)),
+    max_leaves=12,
+)
 
 
 @st.composite
@@ -32,7 +37,7 @@ def answers(draw) -> tuple[bytes, list, dict]:
 
 def _chunks(data: bytes, cuts: list[int]) -> list[bytes]:
     points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
-    return [data[a:b] for a, b in zip(points, points[1:])]
+    return [data[a:b] for a, b in itertools.pairwise(points)]
 
 
 @FAST
@@ -49,15 +54,15 @@ def test_same_elements_and_members_as_json_loads_for_any_chunking(answer, cuts):
 def test_byte_by_byte(answer):
     """Every cut, multi-byte UTF-8 characters split in two included."""
     data, rows, rest = answer
-    elements, got_rest = stream_array([data[i:i + 1] for i in range(len(data))], "memories")
+    elements, got_rest = stream_array([data[i : i + 1] for i in range(len(data))], "memories")
     assert list(elements) == rows and got_rest == rest
 
 
 def test_elements_come_out_as_soon_as_they_are_complete():
     p = ArrayStream("memories")
     assert p.feed(b'{"memories": [{"id": 1}, {"id": 2') == [{"id": 1}]
-    assert p.feed(b'}, 12') == [{"id": 2}]
-    assert p.feed(b'3') == [], "a number is taken only once the byte after it has arrived"
+    assert p.feed(b"}, 12") == [{"id": 2}]
+    assert p.feed(b"3") == [], "a number is taken only once the byte after it has arrived"
     assert p.feed(b'], "preparing": ["a"]}') == [123]
     assert p.close() == {"preparing": ["a"]}
 
@@ -67,13 +72,27 @@ def test_an_answer_without_the_array_gives_no_elements():
     assert list(elements) == [] and rest == {"code": "X", "message": "m"}
 
 
-@pytest.mark.parametrize("body", [
-    b"", b"[1, 2]", b'{"memories": [1, 2', b'{"memories": [1 2]}', b'{"memories": [1,]}', b'{"memories": [,1]}',
-    b'{"memories" [1]}', b'{"memories": [1]} x', b'{"a": 1,}', b'{"a": tru}', b'{"memories": [{"a": 1]}',
-    b'\xff{"memories": []}', b'{"memories": ["\xe2\x82"]}', b"{'memories': []}",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"[1, 2]",
+        b'{"memories": [1, 2',
+        b'{"memories": [1 2]}',
+        b'{"memories": [1,]}',
+        b'{"memories": [,1]}',
+        b'{"memories" [1]}',
+        b'{"memories": [1]} x',
+        b'{"a": 1,}',
+        b'{"a": tru}',
+        b'{"memories": [{"a": 1]}',
+        b'\xff{"memories": []}',
+        b'{"memories": ["\xe2\x82"]}',
+        b"{'memories': []}",
+    ],
+)
 def test_malformed_answers_raise_value_error(body):
-    for chunking in ([body], [body[i:i + 1] for i in range(len(body))]):
+    for chunking in ([body], [body[i : i + 1] for i in range(len(body))]):
         with pytest.raises(ValueError):
             elements, _ = stream_array(chunking, "memories")
             list(elements)

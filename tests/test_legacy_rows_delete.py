@@ -2,17 +2,18 @@
 /api/agent/context/rows/delete` for the rows this connection wrote, every other id refused with why,
 `moving` waited out until the owner's phone has moved the row to its own key (then deleted as a
 memory), and the same ids resent after a lost answer."""
+
 from __future__ import annotations
 
 import json
 import uuid
 
 import httpx
+from test_legacy_rows_edit import clock, connect, obs, sb, write_legacy  # noqa: F401 (clock, sb: fixtures)
 
 from decoy_lab import sealing, wire
 from decoy_lab.client import Connection
 from decoy_lab.sandbox import sharing
-from test_legacy_rows_edit import clock, connect, obs, sb, write_legacy  # noqa: F401 (clock, sb: fixtures)
 
 ROWS = "/api/agent/context/rows"
 DELETE = f"{ROWS}/delete"
@@ -58,10 +59,21 @@ def recorded(sb, clock, permissions, rec: Recorder, **kw) -> Connection:
 def add_rows(conn: Connection, space_id: str, key: bytes, plains: list[dict]) -> list[str]:
     """Rows this connection writes into a space whose key it was given."""
     ids = [str(uuid.uuid4()) for _ in plains]
-    conn._api.request("POST", ROWS, json={"space_id": space_id, "rows": [
-        {"id": rid, "skid": wire.kid(key),
-         "ciphertext": wire.b64encode(sealing.seal_space_row(key, p, space_id=space_id, row_id=rid))}
-        for rid, p in zip(ids, plains)]})
+    conn._api.request(
+        "POST",
+        ROWS,
+        json={
+            "space_id": space_id,
+            "rows": [
+                {
+                    "id": rid,
+                    "skid": wire.kid(key),
+                    "ciphertext": wire.b64encode(sealing.seal_space_row(key, p, space_id=space_id, row_id=rid)),
+                }
+                for rid, p in zip(ids, plains)
+            ],
+        },
+    )
     return ids
 
 
@@ -78,7 +90,7 @@ def test_own_rows_are_deleted_with_memories_in_one_call(sb, clock):
     `acctmem.delete` on"; GET rows: "`mine` is true for rows your token wrote — the only rows you may delete".
     Memory ids and legacy row ids go to their own routes from one `delete`."""
     rec = Recorder()
-    conn = recorded(sb, clock, EVERY + ["memory.save"], rec)
+    conn = recorded(sb, clock, [*EVERY, "memory.save"], rec)
     space_id, _, [gone, kept] = write_legacy(conn, [obs("Likes espresso."), obs("Cycles to work.")])
     mid = conn.save("Prefers window seats.", categories=["travel"])
     conn.load()
@@ -129,7 +141,7 @@ def test_moving_waits_for_the_phone_then_deletes_the_moved_memory(sb, clock):
     sleeps: list[float] = []
     rec = Recorder()
     conn = recorded(sb, clock, FOOD_ONLY, rec, sleeps=sleeps)
-    space_id, _, [rid, other] = write_legacy(conn, [obs("Likes espresso."), obs("Cycles to work.", ["sports"])])
+    _space_id, _, [rid, other] = write_legacy(conn, [obs("Likes espresso."), obs("Cycles to work.", ["sports"])])
     conn.load()
     rec.clear()
     res = conn.delete([rid])
@@ -144,7 +156,7 @@ def test_moving_waits_for_the_phone_then_deletes_the_moved_memory(sb, clock):
 
 
 def test_moving_is_bounded_when_the_phone_never_answers(sb, clock):
-    """"Nothing is changed meanwhile": with the owner's phone off, `delete` waits `retries` times, then reports
+    """ "Nothing is changed meanwhile": with the owner's phone off, `delete` waits `retries` times, then reports
     the row refused, saying it is still moving, and the row is where it was."""
     sharing.configure(sb.state, auto_share_after=None)
     sleeps: list[float] = []
@@ -158,13 +170,14 @@ def test_moving_is_bounded_when_the_phone_never_answers(sb, clock):
 
 
 def test_a_lost_answer_resends_the_same_ids_and_counts_already_gone_as_deleted(sb, clock):
-    """"If the outcome is unknown (a timeout, a dropped connection, a 5xx), POST the same sealed rows again":
+    """ "If the outcome is unknown (a timeout, a dropped connection, a 5xx), POST the same sealed rows again":
     the delete that committed and lost its answer is resent byte for byte; the resend finds the rows already
     gone (`refused`), and they count as deleted — nothing is deleted twice and nothing else is lost."""
     rec = Recorder()
     conn = recorded(sb, clock, EVERY, rec)
-    space_id, _, [a, b, kept] = write_legacy(conn, [obs("Likes espresso."), obs("Cycles to work."),
-                                                    obs("Reads before bed.")])
+    space_id, _, [a, b, kept] = write_legacy(
+        conn, [obs("Likes espresso."), obs("Cycles to work."), obs("Reads before bed.")]
+    )
     conn.load()
     rec.clear()
     conn._sleep = lambda s: sb.state.faults.configure({})  # the backoff before the resend: the network heals

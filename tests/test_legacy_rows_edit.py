@@ -2,6 +2,7 @@
 /api/agent/context/rows` re-sealed with the space key, the same sealed body after a lost answer,
 REV_CONFLICT re-read and re-applied, and `409 MEMORY_MOVING` waited out until the owner's phone has
 moved the row to its own key, where the per-memory rule decides the edit."""
+
 from __future__ import annotations
 
 import json
@@ -60,23 +61,44 @@ def connect(sb, clock, permissions, sleeps=None, recorder=None, **kw) -> Connect
 
     http = httpx.Client(base_url=sb.url, timeout=10, event_hooks={"request": [recorder]} if recorder else {})
     kw.setdefault("profile", None)
-    return Connection.pair(sb.url, name="Legacy editor", permissions=permissions,
-                           agent_key=AgentKey.generate(), client_id=f"legacy-{uuid.uuid4().hex[:8]}",
-                           on_link=lambda *a: None, sleep=sleep, http=http, backoff=0, **kw)
+    return Connection.pair(
+        sb.url,
+        name="Legacy editor",
+        permissions=permissions,
+        agent_key=AgentKey.generate(),
+        client_id=f"legacy-{uuid.uuid4().hex[:8]}",
+        on_link=lambda *a: None,
+        sleep=sleep,
+        http=http,
+        backoff=0,
+        **kw,
+    )
 
 
 def write_legacy(conn: Connection, plains: list[dict]) -> tuple[str, bytes, list[str]]:
     """A Me space and rows written the way an older client did (through the raw API)."""
     key = random_key()
     owner = conn.keys().owner_public_key
-    space_id = conn._api.request("POST", SPACES, json={
-        "kind": "me", "skid": wire.kid(key),
-        "own_wrap": wire.b64encode(sealing.wrap_to_agent(key, conn.agent_key.public_key_b64)),
-        "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, owner)), "grantee_wraps": []})["space"]["id"]
+    space_id = conn._api.request(
+        "POST",
+        SPACES,
+        json={
+            "kind": "me",
+            "skid": wire.kid(key),
+            "own_wrap": wire.b64encode(sealing.wrap_to_agent(key, conn.agent_key.public_key_b64)),
+            "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, owner)),
+            "grantee_wraps": [],
+        },
+    )["space"]["id"]
     ids = [str(uuid.uuid4()) for _ in plains]
-    rows = [{"id": rid, "skid": wire.kid(key),
-             "ciphertext": wire.b64encode(sealing.seal_space_row(key, p, space_id=space_id, row_id=rid))}
-            for rid, p in zip(ids, plains)]
+    rows = [
+        {
+            "id": rid,
+            "skid": wire.kid(key),
+            "ciphertext": wire.b64encode(sealing.seal_space_row(key, p, space_id=space_id, row_id=rid)),
+        }
+        for rid, p in zip(ids, plains)
+    ]
     conn._api.request("POST", ROWS, json={"space_id": space_id, "rows": rows})
     return space_id, key, ids
 
@@ -106,9 +128,13 @@ def test_edit_reseals_with_the_space_key_keeping_id_first_added_time_and_other_k
     after = served_legacy(conn, space_id, rid)
     assert after["created_at"] == before["created_at"] and after["updated_at"] != before["updated_at"]
     plain = sealing.open_space_row(after["ciphertext"], key, space_id=space_id, row_id=rid)
-    assert plain == {"space_id": space_id, "row_id": rid, "observation": {"entityName": "default_user",
-                                                                           "content": "Likes ristretto."},
-                     "categories": ["food", "user_preferences"], "metadata": {"source": "chat"}}
+    assert plain == {
+        "space_id": space_id,
+        "row_id": rid,
+        "observation": {"entityName": "default_user", "content": "Likes ristretto."},
+        "categories": ["food", "user_preferences"],
+        "metadata": {"source": "chat"},
+    }
     row = conn.load().memories.set_index("id").loc[rid]
     assert row["source"] == "space" and row["text"] == "Likes ristretto."
     view = next(e for e in sb.owner.app_view() if e["id"] == rid)
@@ -117,7 +143,7 @@ def test_edit_reseals_with_the_space_key_keeping_id_first_added_time_and_other_k
 
 
 def test_a_lost_answer_resends_the_same_sealed_body(sb, clock):
-    """"If the outcome is unknown (a timeout, a dropped connection, a 5xx), POST the same sealed rows again …
+    """ "If the outcome is unknown (a timeout, a dropped connection, a 5xx), POST the same sealed rows again …
     Never build new rows for a retry": the PUT that committed and lost its answer is resent byte for byte, and
     the REV_CONFLICT it then meets is read back as already applied."""
     rec = Recorder()
@@ -132,8 +158,10 @@ def test_a_lost_answer_resends_the_same_sealed_body(sb, clock):
     assert ans["outcome"] == "already applied" and ans["rev"] == 2
     row = served_legacy(conn, space_id, rid)
     assert row["rev"] == 2, "it landed once"
-    assert sealing.open_space_row(row["ciphertext"], key, space_id=space_id,
-                                  row_id=rid)["observation"]["content"] == "Likes ristretto."
+    assert (
+        sealing.open_space_row(row["ciphertext"], key, space_id=space_id, row_id=rid)["observation"]["content"]
+        == "Likes ristretto."
+    )
     conn.close()
 
 
@@ -155,8 +183,7 @@ def test_rev_conflict_rereads_and_reapplies(sb, clock):
     ans = conn.edit(rid, text="Likes ristretto.")
     assert ans["rev"] == 3 and len(rec.bodies) == 3  # ours, theirs, ours re-applied
     assert [json.loads(b)["expected_rev"] for b in (rec.bodies[0], rec.bodies[2])] == [1, 2]
-    plain = sealing.open_space_row(served_legacy(conn, space_id, rid)["ciphertext"], key, space_id=space_id,
-                                   row_id=rid)
+    plain = sealing.open_space_row(served_legacy(conn, space_id, rid)["ciphertext"], key, space_id=space_id, row_id=rid)
     assert plain["observation"]["content"] == "Likes ristretto." and plain["categories"] == ["food", "misc"]
     conn.close()
 
@@ -191,7 +218,7 @@ def test_after_the_move_the_per_memory_rule_decides(sb, clock):
     categories or topic"."""
     rec = Recorder()
     conn = connect(sb, clock, FOOD_ONLY, recorder=rec)
-    space_id, key, [rid] = write_legacy(conn, [obs("Likes espresso.")])
+    _space_id, _key, [rid] = write_legacy(conn, [obs("Likes espresso.")])
     conn.load()
     ans = conn.edit(rid, categories=["food", "user_preferences"])
     assert rec.paths == [ROWS, "/api/agent/context/memories"] and ans["rev"] == 2
@@ -203,7 +230,7 @@ def test_after_the_move_the_per_memory_rule_decides(sb, clock):
 
 
 def test_memory_moving_is_bounded_when_the_phone_never_answers(sb, clock):
-    """"Nothing is changed meanwhile": with the owner's phone off, the edit gives up after `retries` waits
+    """ "Nothing is changed meanwhile": with the owner's phone off, the edit gives up after `retries` waits
     with the typed error, and the row is as it was."""
     sharing.configure(sb.state, auto_share_after=None)
     sleeps: list[float] = []
@@ -214,8 +241,11 @@ def test_memory_moving_is_bounded_when_the_phone_never_answers(sb, clock):
         conn.edit(rid, text="Likes ristretto.")
     assert err.value.current_rev == 1 and err.value.retry_after == 5 and sleeps == [5, 5]
     row = served_legacy(conn, space_id, rid)
-    assert row["rev"] == 1 and sealing.open_space_row(row["ciphertext"], key, space_id=space_id,
-                                                      row_id=rid)["observation"]["content"] == "Likes espresso."
+    assert (
+        row["rev"] == 1
+        and sealing.open_space_row(row["ciphertext"], key, space_id=space_id, row_id=rid)["observation"]["content"]
+        == "Likes espresso."
+    )
     conn.close()
 
 
@@ -246,7 +276,6 @@ def test_the_decoy_lab_edit_command_edits_a_legacy_row(sb, clock, tmp_path, monk
     capsys.readouterr()
     assert main(["edit", rid, "--text", "Likes cortado."]) == 0
     assert capsys.readouterr().out.strip() == f"edited {rid} (rev 2)"
-    plain = sealing.open_space_row(served_legacy(conn, space_id, rid)["ciphertext"], key, space_id=space_id,
-                                   row_id=rid)
+    plain = sealing.open_space_row(served_legacy(conn, space_id, rid)["ciphertext"], key, space_id=space_id, row_id=rid)
     assert plain["observation"]["content"] == "Likes cortado."
     conn.close()

@@ -1,6 +1,6 @@
 """`%decoy` in a real IPython InteractiveShell against the embedded sandbox."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import pandas as pd
 import pytest
@@ -10,7 +10,7 @@ from IPython.utils.capture import capture_output
 
 from decoy_lab import sealing, topicmap, wire
 from decoy_lab.trace import Trace
-from decoy_lab.widgets import PairingWidget, Stepper, SteppedTrace, VaultView
+from decoy_lab.widgets import PairingWidget, SteppedTrace, Stepper, VaultView
 
 
 @pytest.fixture(scope="module")
@@ -56,17 +56,20 @@ def test_config_traits_are_settable_with_percent_config(ip, magics):
     assert magics.reveal is False
 
 
-@pytest.mark.parametrize("line, words", [
-    ("", "needs a sub-command"),
-    ("frobnicate", "unknown sub-command 'frobnicate'"),
-    ("unseal", "the following arguments are required: id"),
-    ("map --depth two", "invalid int value"),
-    ("memories --bogus", "unrecognized arguments: --bogus"),
-    ('seal "no closing quote', "No closing quotation"),
-    ("delete", "the following arguments are required: ids"),
-    ("request", "the following arguments are required: permissions"),
-    ("topics extra", "unrecognized arguments: extra"),
-])
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        ("", "needs a sub-command"),
+        ("frobnicate", "unknown sub-command 'frobnicate'"),
+        ("unseal", "the following arguments are required: id"),
+        ("map --depth two", "invalid int value"),
+        ("memories --bogus", "unrecognized arguments: --bogus"),
+        ('seal "no closing quote', "No closing quotation"),
+        ("delete", "the following arguments are required: ids"),
+        ("request", "the following arguments are required: permissions"),
+        ("topics extra", "unrecognized arguments: extra"),
+    ],
+)
 def test_bad_arguments_raise_usage_error_with_the_usage(ip, line, words):
     with pytest.raises(UsageError) as err:
         decoy(ip, line)
@@ -87,8 +90,25 @@ def test_commands_before_connecting_say_how_to_connect(ip, magics):
 def test_help_prints_every_sub_command(ip, capsys):
     decoy(ip, "help")
     out = capsys.readouterr().out
-    for name in ("connect", "status", "access", "request", "memories", "topics", "links", "rows", "map", "unseal",
-                 "seal", "save", "edit", "delete", "dump", "sync", "browse"):
+    for name in (
+        "connect",
+        "status",
+        "access",
+        "request",
+        "memories",
+        "topics",
+        "links",
+        "rows",
+        "map",
+        "unseal",
+        "seal",
+        "save",
+        "edit",
+        "delete",
+        "dump",
+        "sync",
+        "browse",
+    ):
         assert name in out
 
 
@@ -101,8 +121,11 @@ def test_connect_shows_the_pairing_widget_and_consent(connected, magics):
 
 
 def test_save_then_memories_topics_links_rows_frames(ip, connected):
-    mid = decoy(ip, "save --topic 'Lisbon trip' --type trip --relation 'is planning' --categories travel",
-                "Flights booked for May; window seat.")
+    mid = decoy(
+        ip,
+        "save --topic 'Lisbon trip' --type trip --relation 'is planning' --categories travel",
+        "Flights booked for May; window seat.",
+    )
     other = decoy(ip, "save --categories user_preferences", "Prefers short answers.")
     df = decoy(ip, "memories")
     assert isinstance(df, pd.DataFrame) and {mid, other} <= set(df["id"])
@@ -218,8 +241,11 @@ def test_status_access_request_sync_browse(ip, connected):
 def test_save_a_nested_topic_under_its_parent(ip, connected):
     """Spec: a relation "runs from default_user (You) by default, or from an existing topic"."""
     decoy(ip, "save --topic Golf --type hobby --relation plays --categories sports", "Plays on Saturdays.")
-    decoy(ip, "save --topic 'Golf club headcovers' --type product --parent Golf --relation 'gear includes'",
-          "Wants knitted headcovers.")
+    decoy(
+        ip,
+        "save --topic 'Golf club headcovers' --type product --parent Golf --relation 'gear includes'",
+        "Wants knitted headcovers.",
+    )
     G = decoy(ip, "map --topic golf")
     golf, covers = (topicmap.find_node(G, n) for n in ("Golf", "Golf club headcovers"))
     assert G.edges[golf, covers]["relation"] == "gear includes" and G.nodes[covers]["depth"] == 2
@@ -341,8 +367,9 @@ def test_a_revoked_connection_or_a_missing_grant_says_which_magic_to_run(ip, mag
         magics.connection = Refused(TokenError(401, "TOKEN_REVOKED", "revoked", recovery="re_pair"))
         with pytest.raises(UsageError, match=r"TOKEN_REVOKED.*\n→ pair anew in this notebook: %decoy connect"):
             decoy(ip, "memories")
-        magics.connection = Refused(InsufficientGrant(403, "INSUFFICIENT_GRANT", "needs memory.edit",
-                                                      required_permission="memory.edit"))
+        magics.connection = Refused(
+            InsufficientGrant(403, "INSUFFICIENT_GRANT", "needs memory.edit", required_permission="memory.edit")
+        )
         with pytest.raises(UsageError, match=r"%decoy request memory.edit --reason"):
             decoy(ip, "topics")
     finally:

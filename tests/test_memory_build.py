@@ -1,18 +1,18 @@
 """Building rows: new_memory_row and new_topic_rows, their plaintext shapes, wraps and refusals."""
+
 from __future__ import annotations
 
 import re
 import uuid
 
 import pytest
+from memory_support import open_plaintext, owner_key_of, serve
 
 from decoy_lab import memory as M
 from decoy_lab import sealing, wire
 from decoy_lab.errors import MemoryModelError
-from memory_support import open_plaintext, owner_key_of, serve
 
 ACCOUNT = "0b9f4c1e-3d2a-4e5f-8a7b-1c2d3e4f5a6b"
-
 
 
 # -- plaintext shapes, quoted from the contract --------------------------------------------------
@@ -21,8 +21,10 @@ def test_user_memory_plaintext_is_the_spec_shape(c, keys):
     "content":"Prefers short answers."},"about":["user"],"categories":["user_preferences"]}`"""
     row = M.new_memory_row(keys, "Prefers short answers.", categories=["user_preferences"])
     plain = open_plaintext(row, c.agent)
-    expected = ('{"v":2,"row_id":"%s","observation":{"entityName":"default_user","content":"Prefers short answers."},'
-                '"about":["user"],"categories":["user_preferences"]}' % row["id"])
+    expected = (
+        '{{"v":2,"row_id":"{}","observation":{{"entityName":"default_user","content":"Prefers short answers."}},'
+        '"about":["user"],"categories":["user_preferences"]}}'.format(row["id"])
+    )
     assert sealing.json_bytes(plain).decode() == expected
 
 
@@ -32,19 +34,23 @@ def test_account_memory_plaintext_is_the_spec_shape(c, keys):
     row = M.new_memory_row(keys, "Uses squash merges.", account=ACCOUNT)
     plain = open_plaintext(row, c.agent)
     assert sealing.json_bytes(plain).decode() == (
-        '{"v":2,"row_id":"%s","observation":{"content":"Uses squash merges."},"about":["account:%s"]}'
-        % (row["id"], ACCOUNT))
+        '{{"v":2,"row_id":"{}","observation":{{"content":"Uses squash merges."}},"about":["account:{}"]}}'.format(
+            row["id"], ACCOUNT
+        )
+    )
 
 
 def test_topic_memory_plaintext_is_the_spec_shape(c, keys):
     """attached to a topic: `{"v":2,"row_id":"<id>","observation":{"entityName":"Golf club headcovers",
     "content":"..."},"about":["topic:<topic entity row id>"],"categories":["sports","fashion"]}`"""
     tid = f"topic:{uuid.uuid4()}"
-    row = M.new_memory_row(keys, "...", topic={"id": tid, "name": "Golf club headcovers"},
-                           categories=["sports", "fashion"])
+    row = M.new_memory_row(
+        keys, "...", topic={"id": tid, "name": "Golf club headcovers"}, categories=["sports", "fashion"]
+    )
     assert sealing.json_bytes(open_plaintext(row, c.agent)).decode() == (
-        '{"v":2,"row_id":"%s","observation":{"entityName":"Golf club headcovers","content":"..."},'
-        '"about":["%s"],"categories":["sports","fashion"]}' % (row["id"], tid))
+        '{{"v":2,"row_id":"{}","observation":{{"entityName":"Golf club headcovers","content":"..."}},'
+        '"about":["{}"],"categories":["sports","fashion"]}}'.format(row["id"], tid)
+    )
 
 
 def test_topic_rows_are_the_spec_shapes(c, keys):
@@ -57,11 +63,14 @@ def test_topic_rows_are_the_spec_shapes(c, keys):
     assert made.topic_id == f"topic:{entity['id']}"
     assert made.topic == {"id": made.topic_id, "name": "Golf club headcovers"}
     assert sealing.json_bytes(open_plaintext(entity, c.agent)).decode() == (
-        '{"v":2,"row_id":"%s","entity":{"name":"Golf club headcovers","entityType":"product"},"about":[]}'
-        % entity["id"])
+        '{{"v":2,"row_id":"{}","entity":{{"name":"Golf club headcovers","entityType":"product"}},"about":[]}}'.format(
+            entity["id"]
+        )
+    )
     assert sealing.json_bytes(open_plaintext(relation, c.agent)).decode() == (
-        '{"v":2,"row_id":"%s","relation":{"from":"default_user","to":"Golf club headcovers",'
-        '"relationType":"is choosing"},"endpoints":["user","%s"],"about":[]}' % (relation["id"], made.topic_id))
+        '{{"v":2,"row_id":"{}","relation":{{"from":"default_user","to":"Golf club headcovers",'
+        '"relationType":"is choosing"}},"endpoints":["user","{}"],"about":[]}}'.format(relation["id"], made.topic_id)
+    )
 
 
 def test_relation_defaults_from_you_and_from_a_topic(c, keys):
@@ -243,7 +252,9 @@ def test_account_memory_reached_only_through_the_account(c):
     keys = c.keys(accounts=[ACCOUNT])
     row = M.new_memory_row(keys, "Uses squash merges.", account=ACCOUNT, categories=["travel"])
     assert {t: w["via"] for t, w in _wraps(row).items()} == {
-        "tok-topic": [f"account:{ACCOUNT}"], "tok-all": [f"account:{ACCOUNT}"]}
+        "tok-topic": [f"account:{ACCOUNT}"],
+        "tok-all": [f"account:{ACCOUNT}"],
+    }
 
 
 def test_new_topic_rows_wrapped_to_every_memory_grantee_only(c, keys):
@@ -263,25 +274,36 @@ def test_child_topic_relation_needs_both_ends(c):
 
 def _link(ends):
     row_id = str(uuid.uuid4())
-    return M.decode_plaintext({"v": 2, "row_id": row_id, "relation": {"from": "a", "to": "b", "relationType": "r"},
-                               "endpoints": ends, "about": []}, row_id)
+    return M.decode_plaintext(
+        {
+            "v": 2,
+            "row_id": row_id,
+            "relation": {"from": "a", "to": "b", "relationType": "r"},
+            "endpoints": ends,
+            "about": [],
+        },
+        row_id,
+    )
 
 
 A, B = f"topic:{uuid.uuid4()}", f"topic:{uuid.uuid4()}"
 
 
-@pytest.mark.parametrize("ends,selectors,via", [
-    (["user", B], {"topics": [B]}, [B]),
-    (["user", B], {"topics": [A]}, []),
-    (["user", B], {"all": True}, ["all"]),
-    ([A, B], {"topics": [A, B]}, [f"and:{A}+{B}"]),
-    ([A, B], {"topics": [A]}, []),
-    ([A, B], {"all": True, "topics": [A, B]}, ["all", f"and:{A}+{B}"]),
-    ([A, f"account:{ACCOUNT}"], {"topics": [A], "account_ids": [ACCOUNT]}, [f"and:{A}+account:{ACCOUNT}"]),
-    ([A, f"account:{ACCOUNT}"], {"all": True}, []),
-    ([A, f"account:{ACCOUNT}"], {"all": True, "account_wildcard": True}, [f"and:{A}+account:{ACCOUNT}"]),
-    ([A, f"account:{ACCOUNT}"], {"categories": ["travel"], "account_ids": [ACCOUNT]}, []),
-])
+@pytest.mark.parametrize(
+    "ends,selectors,via",
+    [
+        (["user", B], {"topics": [B]}, [B]),
+        (["user", B], {"topics": [A]}, []),
+        (["user", B], {"all": True}, ["all"]),
+        ([A, B], {"topics": [A, B]}, [f"and:{A}+{B}"]),
+        ([A, B], {"topics": [A]}, []),
+        ([A, B], {"all": True, "topics": [A, B]}, ["all", f"and:{A}+{B}"]),
+        ([A, f"account:{ACCOUNT}"], {"topics": [A], "account_ids": [ACCOUNT]}, [f"and:{A}+account:{ACCOUNT}"]),
+        ([A, f"account:{ACCOUNT}"], {"all": True}, []),
+        ([A, f"account:{ACCOUNT}"], {"all": True, "account_wildcard": True}, [f"and:{A}+account:{ACCOUNT}"]),
+        ([A, f"account:{ACCOUNT}"], {"categories": ["travel"], "account_ids": [ACCOUNT]}, []),
+    ],
+)
 def test_link_reasons(ends, selectors, via):
     """A relation needs access to every non-user end; losing either grant invalidates the all-of reason.
     Do not leak an ungranted endpoint through a relation."""
@@ -290,8 +312,9 @@ def test_link_reasons(ends, selectors, via):
 
 def test_topic_grants_in_bare_form_are_understood():
     row_id = str(uuid.uuid4())
-    topic = M.decode_plaintext({"v": 2, "row_id": row_id, "entity": {"name": "G", "entityType": ""}, "about": []},
-                               row_id)
+    topic = M.decode_plaintext(
+        {"v": 2, "row_id": row_id, "entity": {"name": "G", "entityType": ""}, "about": []}, row_id
+    )
     assert M.reasons_for({"topics": [row_id]}, topic) == [f"topic:{row_id}"]
     assert M.reasons_for({"categories": ["travel"]}, topic) == []
 
@@ -311,10 +334,18 @@ def test_this_connection_is_never_its_own_grantee(c):
 
 
 def test_recipient_keys_from_memory_grantees_answer(c):
-    body = {"owner_public_key": c.owner.public_key_b64,
-            "self": {"token_id": "tok-self", "selectors": {"all": False, "categories": ["food"]}},
-            "grantees": [{"token_id": "tok-travel", "public_key": c.travel.public_key_b64,
-                          "connection_id": "con-travel", "selectors": {"categories": ["travel"]}}]}
+    body = {
+        "owner_public_key": c.owner.public_key_b64,
+        "self": {"token_id": "tok-self", "selectors": {"all": False, "categories": ["food"]}},
+        "grantees": [
+            {
+                "token_id": "tok-travel",
+                "public_key": c.travel.public_key_b64,
+                "connection_id": "con-travel",
+                "selectors": {"categories": ["travel"]},
+            }
+        ],
+    }
     keys = M.RecipientKeys.from_response(body, c.agent.public_key_b64)
     assert keys.self_token_id == "tok-self" and keys.grantees[0].selectors.categories == {"travel"}
     assert keys.owner_public_key not in repr(keys) and "grantees=1" in repr(keys)
@@ -330,7 +361,7 @@ def test_topic_given_as_any_model(c, keys):
     on_topic = M.read_memory_row(serve(M.new_memory_row(keys, "a", topic=made)), c.agent)
     listed = M.Topic(made.topic_id, "Lisbon trip", "", [], [made.topic_id])
     entity = M.read_row(serve(made.rows[0]), c.agent)
-    bare = {"id": made.topic_id[len("topic:"):], "name": "Lisbon trip"}
+    bare = {"id": made.topic_id[len("topic:") :], "name": "Lisbon trip"}
     for given in (made, made.topic, listed, on_topic, entity, bare):
         m = M.read_memory_row(serve(M.new_memory_row(keys, "b", topic=given)), c.agent)
         assert m.topic == made.topic, given
@@ -356,13 +387,27 @@ def test_no_plaintext_outside_ciphertext(c):
 
     keys = M.RecipientKeys(c.owner.public_key_b64, c.agent.public_key_b64)
     topic = {"id": f"topic:{uuid.uuid4()}", "name": "Golf club headcovers"}
-    rows = [M.new_memory_row(keys, "Navy or grey covers", topic=topic, categories=["fashion"],
-                             metadata={"note": "from chat"}),
-            M.new_memory_row(keys, "Uses squash merges", account=ACCOUNT, categories=["technology"]),
-            *M.new_topic_rows(keys, "Lisbon trip", type="trip", relation_type="is planning").rows]
+    rows = [
+        M.new_memory_row(
+            keys, "Navy or grey covers", topic=topic, categories=["fashion"], metadata={"note": "from chat"}
+        ),
+        M.new_memory_row(keys, "Uses squash merges", account=ACCOUNT, categories=["technology"]),
+        *M.new_topic_rows(keys, "Lisbon trip", type="trip", relation_type="is planning").rows,
+    ]
     body = json.dumps({"rows": rows})
-    for secret in ("Navy", "fashion", "Golf", "from chat", "squash", ACCOUNT, "technology", "Lisbon", "trip",
-                   "planning", "default_user"):
+    for secret in (
+        "Navy",
+        "fashion",
+        "Golf",
+        "from chat",
+        "squash",
+        ACCOUNT,
+        "technology",
+        "Lisbon",
+        "trip",
+        "planning",
+        "default_user",
+    ):
         assert secret not in body
 
 

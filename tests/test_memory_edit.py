@@ -1,16 +1,23 @@
 """Editing: edit_memory_row (re-seal, rotation on label removal, author rules), attach_duplicate,
 and is_definite_refusal."""
+
 from __future__ import annotations
 
 import uuid
 
 import pytest
+from memory_support import apply_put, cast, craft, open_plaintext, owner_key_of, serve
 
 from decoy_lab import memory as M
 from decoy_lab import sealing, wire
-from decoy_lab.errors import (CryptoError, MemoryModelError, ServerError, TransportError, UnreadableRow,
-                              error_from_response)
-from memory_support import apply_put, cast, craft, open_plaintext, owner_key_of, serve
+from decoy_lab.errors import (
+    CryptoError,
+    MemoryModelError,
+    ServerError,
+    TransportError,
+    UnreadableRow,
+    error_from_response,
+)
 
 GOLF = {"id": f"topic:{uuid.uuid4()}", "name": "Golf club headcovers"}
 GOLF_COPY = {"id": f"topic:{uuid.uuid4()}", "name": "golf club headcovers"}
@@ -40,10 +47,15 @@ def test_text_edit_keeps_key_and_every_other_field(c, keys):
     """Re-seal the whole existing plaintext with only what changed … and send `{id, expected_rev,
     ciphertext}`. Keep every other field, and the id."""
     row_id = str(uuid.uuid4())
-    original = {"v": 2, "row_id": row_id, "observation": {"entityName": "Golf club headcovers", "content": "old",
-                                                         "confidence": 0.9},
-                "about": [GOLF["id"]], "categories": ["sports"], "metadata": {"source": "chat"},
-                "x_future": {"kept": True}}
+    original = {
+        "v": 2,
+        "row_id": row_id,
+        "observation": {"entityName": "Golf club headcovers", "content": "old", "confidence": 0.9},
+        "about": [GOLF["id"]],
+        "categories": ["sports"],
+        "metadata": {"source": "chat"},
+        "x_future": {"kept": True},
+    }
     served = craft(original, c.agent, row_id=row_id)
     served["rev"] = 3
     body = M.edit_memory_row(served, {"text": "new"}, c.agent, keys)
@@ -57,8 +69,12 @@ def test_text_edit_keeps_key_and_every_other_field(c, keys):
 
 def test_the_spec_correction_flow(c, keys):
     """The person adds a 5-hybrid. Correct the fit memory by id: same row, topic and categories."""
-    fit = M.new_memory_row(keys, "Needs: covers for a 460cc driver, a 3-wood and a 4-hybrid.", topic=GOLF,
-                           categories=["sports", "user_preferences"])
+    fit = M.new_memory_row(
+        keys,
+        "Needs: covers for a 460cc driver, a 3-wood and a 4-hybrid.",
+        topic=GOLF,
+        categories=["sports", "user_preferences"],
+    )
     current = serve(fit)
     corrected = M.read_memory_row(current, c.agent).text.replace("and a 4-hybrid", "a 4-hybrid and a 5-hybrid")
     body = M.edit_memory_row(current, {"text": corrected}, c.agent, keys)
@@ -142,10 +158,16 @@ def test_rotation_needs_the_owner_key(c, keys):
 
 
 # -- the current topic, by any spelling -------------------------------------------------------------
-@pytest.mark.parametrize("naming", [
-    GOLF, {"id": GOLF_COPY["id"], "name": "  “GOLF club   headcovers”"}, GOLF_COPY, GOLF["id"],
-    {"id": GOLF["id"], "name": "Golf club headcovers", "ids": [GOLF["id"], GOLF_COPY["id"]]},
-])
+@pytest.mark.parametrize(
+    "naming",
+    [
+        GOLF,
+        {"id": GOLF_COPY["id"], "name": "  “GOLF club   headcovers”"},
+        GOLF_COPY,
+        GOLF["id"],
+        {"id": GOLF["id"], "name": "Golf club headcovers", "ids": [GOLF["id"], GOLF_COPY["id"]]},
+    ],
+)
 def test_naming_the_current_topic_leaves_it_where_it_is(c, keys, naming):
     """Naming the memory's current topic, by any spelling, leaves it where it is rather than moving it to
     the oldest same-name copy."""
@@ -167,8 +189,12 @@ def test_non_author_may_correct_text_only(c, keys):
     assert after == {**before, "observation": {**before["observation"], "content": "fixed"}}
     # the same labels, even named in another order or spelling, are no change
     M.edit_memory_row(served, {"text": "a", "categories": ["fashion", "sports"], "topic": GOLF_COPY}, c.agent, keys)
-    for changes in ({"categories": ["sports"]}, {"categories": ["sports", "fashion", "travel"]},
-                    {"topic": LISBON}, {"topic": None}):
+    for changes in (
+        {"categories": ["sports"]},
+        {"categories": ["sports", "fashion", "travel"]},
+        {"topic": LISBON},
+        {"topic": None},
+    ):
         with pytest.raises(MemoryModelError, match="author or the owner"):
             M.edit_memory_row(served, {"text": "fixed", **changes}, c.agent, keys)
 
@@ -190,14 +216,17 @@ def test_account_memory_stays_with_its_account(c, keys):
     assert _open_body(body, _key(served, c))["about"] == [f"account:{account}"]
 
 
-@pytest.mark.parametrize("changes,match", [
-    ({"metadata": {"topic": "x"}}, "not metadata"),
-    ({"about": ["user"]}, "not about"),
-    ({"text": ""}, "non-empty"),
-    ({"categories": ["sport"]}, "mem0"),
-    ({"topic": "Golf"}, "find_topic"),
-    ("text", "mapping"),
-])
+@pytest.mark.parametrize(
+    "changes,match",
+    [
+        ({"metadata": {"topic": "x"}}, "not metadata"),
+        ({"about": ["user"]}, "not about"),
+        ({"text": ""}, "non-empty"),
+        ({"categories": ["sport"]}, "mem0"),
+        ({"topic": "Golf"}, "find_topic"),
+        ("text", "mapping"),
+    ],
+)
 def test_bad_changes_refused(c, keys, changes, match):
     served = serve(M.new_memory_row(keys, "x"))
     with pytest.raises(MemoryModelError, match=match):
@@ -243,17 +272,20 @@ def test_attach_duplicate_leaves_others_alone(c, keys, how):
 
 
 # -- is_definite_refusal ---------------------------------------------------------------------------
-@pytest.mark.parametrize("status,body,definite", [
-    (403, {"code": "INSUFFICIENT_GRANT"}, True),
-    (403, {"error": "forbidden"}, True),
-    (404, {"code": "NOT_FOUND"}, True),
-    (409, {"code": "REV_CONFLICT", "current_rev": 4}, True),
-    (409, {"code": "KID_CONFLICT"}, True),
-    (409, {"code": "HOLDERS_MISSING", "missing": []}, False),
-    (500, {}, False),
-    (503, {"code": "UNAVAILABLE"}, False),
-    (400, {"code": "BAD_REQUEST"}, False),
-])
+@pytest.mark.parametrize(
+    "status,body,definite",
+    [
+        (403, {"code": "INSUFFICIENT_GRANT"}, True),
+        (403, {"error": "forbidden"}, True),
+        (404, {"code": "NOT_FOUND"}, True),
+        (409, {"code": "REV_CONFLICT", "current_rev": 4}, True),
+        (409, {"code": "KID_CONFLICT"}, True),
+        (409, {"code": "HOLDERS_MISSING", "missing": []}, False),
+        (500, {}, False),
+        (503, {"code": "UNAVAILABLE"}, False),
+        (400, {"code": "BAD_REQUEST"}, False),
+    ],
+)
 def test_is_definite_refusal(status, body, definite):
     """if that PUT is definitely refused (`403`, `404`, `409 REV_CONFLICT` or `KID_CONFLICT`;
     `isDefiniteRefusal`) … After a network error, a timeout or a 5xx the PUT may have committed."""

@@ -1,16 +1,17 @@
 """Memory rows across implementations: rows built here open in the independent Node/WebCrypto reading
 of the spec (tests/interop/memory.mjs), as the agent and as the owner's app, and rows built there
 read here. One Node process for the whole module."""
+
 from __future__ import annotations
 
 import uuid
 
 import pytest
+from interop_node import requires_node, run_batch
+from memory_support import cast, open_plaintext, serve
 
 from decoy_lab import memory as M
 from decoy_lab import sealing
-from interop_node import requires_node, run_batch
-from memory_support import cast, open_plaintext, serve
 
 pytestmark = requires_node
 
@@ -28,8 +29,13 @@ def py_rows(c):
     made = M.new_topic_rows(keys, "Golf club headcovers", type="product", relation_type="is choosing")
     return {
         "user": M.new_memory_row(keys, "Prefers short answers. ✓ naïve", categories=["user_preferences"]),
-        "topic": M.new_memory_row(keys, "Navy or grey, no large logos.", topic=made.topic,
-                                  categories=["fashion", "user_preferences"], metadata={"source": "chat"}),
+        "topic": M.new_memory_row(
+            keys,
+            "Navy or grey, no large logos.",
+            topic=made.topic,
+            categories=["fashion", "user_preferences"],
+            metadata={"source": "chat"},
+        ),
         "account": M.new_memory_row(keys, "Uses squash merges.", account=ACCOUNT),
         "entity": made.rows[0],
         "relation": made.rows[1],
@@ -40,21 +46,40 @@ def py_rows(c):
 def node(c, py_rows):
     """Every Node answer this module needs, from one batch."""
     agent_pem, owner_pem = c.agent.to_pem(), c.owner.to_pem()
-    node_keys = {"ownerPublicKey": c.owner.public_key_b64, "agentPublicKey": c.agent.public_key_b64,
-                 "grantees": [{"token_id": "tok-travel", "public_key": c.travel.public_key_b64,
-                               "selectors": {"categories": ["travel"]}}]}
+    node_keys = {
+        "ownerPublicKey": c.owner.public_key_b64,
+        "agentPublicKey": c.agent.public_key_b64,
+        "grantees": [
+            {"token_id": "tok-travel", "public_key": c.travel.public_key_b64, "selectors": {"categories": ["travel"]}}
+        ],
+    }
     names = list(py_rows)
     cmds = [{"op": "readMemoryRow", "row": serve(py_rows[n]), "privateKeyPem": agent_pem} for n in names]
     cmds += [{"op": "openRowAsOwner", "row": py_rows[n], "privateKeyPem": owner_pem} for n in names]
-    cmds += [{"op": "newMemoryRow", "text": "Window seat on long flights.", "categories": ["travel", "travel"],
-              "keys": node_keys},
-             {"op": "newTopicRows", "name": "Lisbon trip", "type": "trip", "link": {"relationType": "is planning"},
-              "keys": node_keys}]
+    cmds += [
+        {
+            "op": "newMemoryRow",
+            "text": "Window seat on long flights.",
+            "categories": ["travel", "travel"],
+            "keys": node_keys,
+        },
+        {
+            "op": "newTopicRows",
+            "name": "Lisbon trip",
+            "type": "trip",
+            "link": {"relationType": "is planning"},
+            "keys": node_keys,
+        },
+    ]
     answers = run_batch(cmds)
     assert all(a["ok"] for a in answers), [a.get("error") for a in answers if not a["ok"]]
     n = len(names)
-    return {"read": dict(zip(names, answers[:n])), "owner": dict(zip(names, answers[n:2 * n])),
-            "memory": answers[2 * n]["row"], "topic": answers[2 * n + 1]}
+    return {
+        "read": dict(zip(names, answers[:n])),
+        "owner": dict(zip(names, answers[n : 2 * n])),
+        "memory": answers[2 * n]["row"],
+        "topic": answers[2 * n + 1],
+    }
 
 
 def test_python_memories_read_in_node(py_rows, node):
@@ -78,7 +103,11 @@ def test_node_memory_reads_here(c, node):
     row = node["memory"]
     m = M.read_memory_row(serve(row), c.agent)
     assert (m.text, m.about, m.entity_name, m.categories) == (
-        "Window seat on long flights.", "user", "default_user", ["travel"])
+        "Window seat on long flights.",
+        "user",
+        "default_user",
+        ["travel"],
+    )
     assert sealing.unwrap_as_owner(row["owner_wrap"], c.owner) == sealing.unwrap_as_agent(row["self_wrap"], c.agent)
     g = M.read_memory_row(serve(row, to="tok-travel", mine=False), c.travel)
     assert g.text == m.text and g.via == ["category:travel"]

@@ -1,18 +1,18 @@
 """Reading rows: read_row / read_memory_row, their refusals and traces, read_memory_rows, summaries."""
+
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
+from memory_support import craft, serve
 
 from decoy_lab import memory as M
 from decoy_lab import sealing, wire
 from decoy_lab.crypto import random_key
 from decoy_lab.errors import UnreadableRow
 from decoy_lab.trace import Trace
-from memory_support import craft, serve
-
 
 
 @pytest.fixture(scope="module")
@@ -31,12 +31,16 @@ def test_read_memory_row_returns_the_memory_with_served_metadata(c, vault):
     served = vault["rows"][2]
     m = M.read_memory_row(served, c.agent)
     assert isinstance(m, M.Memory)
-    assert (m.id, m.text, m.about, m.entity_name) == (served["id"], "Direct flights on Tuesdays and Fridays.",
-                                                     vault["made"].topic_id, "Lisbon trip")
+    assert (m.id, m.text, m.about, m.entity_name) == (
+        served["id"],
+        "Direct flights on Tuesdays and Fridays.",
+        vault["made"].topic_id,
+        "Lisbon trip",
+    )
     assert m.topic == vault["made"].topic and m.account is None and m.categories == ["travel"]
     assert (m.rev, m.kid, m.via, m.mine, m.author_kind) == (1, served["kid"], ["self"], True, "agent")
     assert m.created_at == datetime.fromisoformat(served["created_at"].replace("Z", "+00:00"))
-    assert m.created_at.tzinfo == timezone.utc and m.metadata == {}
+    assert m.created_at.tzinfo == UTC and m.metadata == {}
 
 
 def test_graph_rows_are_not_memories(c, vault):
@@ -50,7 +54,11 @@ def test_graph_rows_are_not_memories(c, vault):
     link = M.read_graph_row(relation, c.agent)
     assert isinstance(link, M.Link)
     assert (link.from_, link.to, link.relation_type, link.endpoints) == (
-        "default_user", "Lisbon trip", "is planning", ["user", vault["made"].topic_id])
+        "default_user",
+        "Lisbon trip",
+        "is planning",
+        ["user", vault["made"].topic_id],
+    )
 
 
 def test_account_memory_reads_its_account(c, keys):
@@ -65,11 +73,14 @@ def test_a_row_as_built_reads_offline(c, keys):
     assert m.text == "offline" and m.mine and m.via == ["self"] and m.rev is None
 
 
-@pytest.mark.parametrize("stamp,expected", [
-    ("2026-10-05T08:10:00Z", datetime(2026, 10, 5, 8, 10, tzinfo=timezone.utc)),
-    ("2026-10-05T10:10:00.250+02:00", datetime(2026, 10, 5, 8, 10, 0, 250000, tzinfo=timezone.utc)),
-    ("2026-10-05T08:10:00", datetime(2026, 10, 5, 8, 10, tzinfo=timezone.utc)),
-])
+@pytest.mark.parametrize(
+    "stamp,expected",
+    [
+        ("2026-10-05T08:10:00Z", datetime(2026, 10, 5, 8, 10, tzinfo=UTC)),
+        ("2026-10-05T10:10:00.250+02:00", datetime(2026, 10, 5, 8, 10, 0, 250000, tzinfo=UTC)),
+        ("2026-10-05T08:10:00", datetime(2026, 10, 5, 8, 10, tzinfo=UTC)),
+    ],
+)
 def test_timestamps_are_utc_datetimes(c, vault, stamp, expected):
     served = dict(vault["rows"][4], created_at=stamp, updated_at=stamp)
     m = M.read_memory_row(served, c.agent)
@@ -114,29 +125,41 @@ def test_altered_ciphertext_is_unreadable(c, vault):
         M.read_memory_row(served, c.agent)
 
 
-@pytest.mark.parametrize("obj,reason", [
-    (lambda i: _plain(i, v=1), "v is 1, not 2"),
-    (lambda i: _plain(i, v="2"), "not 2"),
-    (lambda i: _plain(i, v=True), "not 2"),
-    (lambda i: {k: v for k, v in _plain(i).items() if k != "v"}, "v is None"),
-    (lambda i: _plain("another-row"), "bound to row_id 'another-row'"),
-    (lambda i: [1, 2], "not a JSON object"),
-    (lambda i: _plain(i, observation={"content": 5}), "observation.content must be str"),
-    (lambda i: _plain(i, observation={"entityName": "x"}), "observation.content is missing"),
-    (lambda i: _plain(i, observation="text"), "observation must be an object"),
-    (lambda i: _plain(i, about="user"), "about must be a list of strings"),
-    (lambda i: _plain(i, about=["user", "topic:t"]), "exactly one about"),
-    (lambda i: _plain(i, about=["Lisbon"]), "not user, topic:<id> or account:<id>"),
-    (lambda i: _plain(i, about=["topic:"]), "not user, topic:<id> or account:<id>"),
-    (lambda i: _plain(i, categories="travel"), "categories must be a list"),
-    (lambda i: _plain(i, categories=[1]), "categories must be a list of strings"),
-    (lambda i: _plain(i, metadata=["x"]), "metadata must be dict"),
-    (lambda i: {"v": 2, "row_id": i, "entity": {"name": 7}, "about": []}, "entity.name must be str"),
-    (lambda i: {"v": 2, "row_id": i, "relation": {"from": "a", "to": "b"}, "about": []},
-     "relation.relationType is missing"),
-    (lambda i: {"v": 2, "row_id": i, "relation": {"from": "a", "to": "b", "relationType": "r"}, "endpoints": "a"},
-     "endpoints must be a list"),
-])
+@pytest.mark.parametrize(
+    "obj,reason",
+    [
+        (lambda i: _plain(i, v=1), "v is 1, not 2"),
+        (lambda i: _plain(i, v="2"), "not 2"),
+        (lambda i: _plain(i, v=True), "not 2"),
+        (lambda i: {k: v for k, v in _plain(i).items() if k != "v"}, "v is None"),
+        (lambda i: _plain("another-row"), "bound to row_id 'another-row'"),
+        (lambda i: [1, 2], "not a JSON object"),
+        (lambda i: _plain(i, observation={"content": 5}), "observation.content must be str"),
+        (lambda i: _plain(i, observation={"entityName": "x"}), "observation.content is missing"),
+        (lambda i: _plain(i, observation="text"), "observation must be an object"),
+        (lambda i: _plain(i, about="user"), "about must be a list of strings"),
+        (lambda i: _plain(i, about=["user", "topic:t"]), "exactly one about"),
+        (lambda i: _plain(i, about=["Lisbon"]), "not user, topic:<id> or account:<id>"),
+        (lambda i: _plain(i, about=["topic:"]), "not user, topic:<id> or account:<id>"),
+        (lambda i: _plain(i, categories="travel"), "categories must be a list"),
+        (lambda i: _plain(i, categories=[1]), "categories must be a list of strings"),
+        (lambda i: _plain(i, metadata=["x"]), "metadata must be dict"),
+        (lambda i: {"v": 2, "row_id": i, "entity": {"name": 7}, "about": []}, "entity.name must be str"),
+        (
+            lambda i: {"v": 2, "row_id": i, "relation": {"from": "a", "to": "b"}, "about": []},
+            "relation.relationType is missing",
+        ),
+        (
+            lambda i: {
+                "v": 2,
+                "row_id": i,
+                "relation": {"from": "a", "to": "b", "relationType": "r"},
+                "endpoints": "a",
+            },
+            "endpoints must be a list",
+        ),
+    ],
+)
 def test_unbound_or_mistyped_plaintext_is_unreadable(c, obj, reason):
     """… or one that opens and is not bound to its id or has a field of the wrong type. Check the
     plaintext's `v` is 2 and `row_id` equals the served `id`."""
@@ -171,8 +194,16 @@ def test_decode_plaintext_classifies_with_labels():
     assert (p.kind, p.labels, p.topic_id, p.text) == ("memory", ["category:travel", "topic:t1"], "topic:t1", "x")
     p = M.decode_plaintext({"v": 2, "row_id": "e", "entity": {"name": "G", "entityType": ""}, "about": []}, "e")
     assert (p.kind, p.labels, p.name) == ("topic", ["topic:e"], "G")
-    p = M.decode_plaintext({"v": 2, "row_id": "l", "relation": {"from": "a", "to": "b", "relationType": "r"},
-                            "endpoints": ["user", "topic:e"], "about": []}, "l")
+    p = M.decode_plaintext(
+        {
+            "v": 2,
+            "row_id": "l",
+            "relation": {"from": "a", "to": "b", "relationType": "r"},
+            "endpoints": ["user", "topic:e"],
+            "about": [],
+        },
+        "l",
+    )
     assert (p.kind, p.labels) == ("link", ["topic:e"])
 
 
@@ -181,8 +212,13 @@ def test_a_read_records_every_step(c, vault):
     t = Trace("read")
     M.read_memory_row(vault["rows"][2], c.agent, trace=t)
     names = [s.name for s in t.steps]
-    for name in ("RSA-OAEP-SHA256 unwrap", "kid check", "AES-256-GCM open", "bind check: v == 2 and row_id == id",
-                 "field types"):
+    for name in (
+        "RSA-OAEP-SHA256 unwrap",
+        "kid check",
+        "AES-256-GCM open",
+        "bind check: v == 2 and row_id == id",
+        "field types",
+    ):
         assert name in names
     assert names.index("kid check") < names.index("AES-256-GCM open") < names.index("field types")
     assert t.ok and t.failed is None
@@ -193,7 +229,7 @@ def test_a_failed_read_keeps_the_steps_before_it(c):
     with pytest.raises(UnreadableRow):
         M.read_memory_row(craft(_plain("r1"), c.agent, row_id="r1", kid="ab" * 8), c.agent, trace=t)
     assert t.failed.name == "kid check" and "kid check failed" in t.failed.reason
-    assert all(s.ok for s in t.steps[:t.steps.index(t.failed)])
+    assert all(s.ok for s in t.steps[: t.steps.index(t.failed)])
     t = Trace("read")
     with pytest.raises(UnreadableRow):
         M.read_memory_row(craft(_plain("other"), c.agent, row_id="r1"), c.agent, trace=t)
@@ -259,7 +295,7 @@ def test_read_memory_rows_names_topics_from_the_listing(c, keys):
     stale = M.new_memory_row(keys, "x", topic={"id": made.topic_id, "name": "lisbon TRIP (old)"})
     rows = [serve(r) for r in [*made.rows, stale]]
     topics = M.list_topics(rows, c.agent)
-    m, = M.read_memory_rows(rows, c.agent, topics)
+    (m,) = M.read_memory_rows(rows, c.agent, topics)
     assert m.topic == {"id": made.topic_id, "name": "Lisbon trip"}
 
 

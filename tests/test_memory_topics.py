@@ -1,29 +1,32 @@
 """Topics: normalize_topic_name, list_topics (oldest first, same names once), find_topic, same_topic."""
+
 from __future__ import annotations
 
 import uuid
 
 import pytest
+from memory_support import serve, stamp
 
 from decoy_lab import memory as M
 from decoy_lab.errors import MemoryModelError
-from memory_support import serve, stamp
 
 
-
-@pytest.mark.parametrize("raw,norm", [
-    ("Golf club headcovers", "golf club headcovers"),
-    ("  Golf   club\theadcovers\n", "golf club headcovers"),
-    ('"Golf club headcovers"', "golf club headcovers"),
-    ("“Golf club headcovers”", "golf club headcovers"),
-    ("‘Lisbon trip’", "lisbon trip"),
-    ("`Lisbon trip`", "lisbon trip"),
-    ("' Lisbon  Trip '", "lisbon trip"),
-    ("ＧＯＬＦ", "golf"),  # NFKC folds full-width letters
-    ("ﬁshing", "fishing"),  # NFKC folds the ligature
-    ("Bob's bakery", "bob's bakery"),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    "raw,norm",
+    [
+        ("Golf club headcovers", "golf club headcovers"),
+        ("  Golf   club\theadcovers\n", "golf club headcovers"),
+        ('"Golf club headcovers"', "golf club headcovers"),
+        ("“Golf club headcovers”", "golf club headcovers"),
+        ("‘Lisbon trip’", "lisbon trip"),
+        ("`Lisbon trip`", "lisbon trip"),
+        ("' Lisbon  Trip '", "lisbon trip"),
+        ("ＧＯＬＦ", "golf"),  # NFKC folds full-width letters
+        ("ﬁshing", "fishing"),  # NFKC folds the ligature
+        ("Bob's bakery", "bob's bakery"),
+        ("", ""),
+    ],
+)
 def test_normalize_topic_name(raw, norm):
     """Compare names normalized: NFKC, lowercase, whitespace collapsed, trimmed, and surrounding quotes
     (`"`, `'`, `“`, `”`, `‘`, `’`, backtick) stripped."""
@@ -46,12 +49,27 @@ def _store(c, keys):
     m3 = M.new_memory_row(keys, "Thursday evening slot.", topic=hidden)
     m4 = M.new_memory_row(keys, "Likes scales.", topic={"id": hidden["id"], "name": "Piano lessons (Thu)"})
     m5 = M.new_memory_row(keys, "Prefers short answers.")
-    served = [serve(lisbon.rows[0], created=stamp(30)), serve(lisbon.rows[1], created=stamp(30)),
-              serve(golf2.rows[0], created=stamp(20)), serve(golf2.rows[1], created=stamp(20)),
-              serve(golf.rows[0], created=stamp(10)), serve(golf.rows[1], created=stamp(10)),
-              serve(m1, created=stamp(40)), serve(m2, created=stamp(41)), serve(m3, created=stamp(5)),
-              serve(m4, created=stamp(50)), serve(m5, created=stamp(51))]
-    return dict(golf=golf, golf2=golf2, lisbon=lisbon, hidden=hidden, mems=[m1, m2, m3, m4, m5], served=served)
+    served = [
+        serve(lisbon.rows[0], created=stamp(30)),
+        serve(lisbon.rows[1], created=stamp(30)),
+        serve(golf2.rows[0], created=stamp(20)),
+        serve(golf2.rows[1], created=stamp(20)),
+        serve(golf.rows[0], created=stamp(10)),
+        serve(golf.rows[1], created=stamp(10)),
+        serve(m1, created=stamp(40)),
+        serve(m2, created=stamp(41)),
+        serve(m3, created=stamp(5)),
+        serve(m4, created=stamp(50)),
+        serve(m5, created=stamp(51)),
+    ]
+    return {
+        "golf": golf,
+        "golf2": golf2,
+        "lisbon": lisbon,
+        "hidden": hidden,
+        "mems": [m1, m2, m3, m4, m5],
+        "served": served,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +83,7 @@ def test_list_topics_oldest_first_same_names_once(c, store):
     its name, with `ids` naming every copy and `memories` combining their memories."""
     topics = M.list_topics(store["served"], c.agent)
     assert [t.name for t in topics] == ["Piano lessons (Thu)", "Golf", "Lisbon trip"]
-    piano, golf, lisbon = topics
+    _piano, golf, lisbon = topics
     assert golf.id == store["golf"].topic_id and golf.type == "hobby"
     assert golf.ids == [store["golf"].topic_id, store["golf2"].topic_id]
     assert sorted(golf.memories) == sorted([store["mems"][0]["id"], store["mems"][1]["id"]])

@@ -1,5 +1,6 @@
 """Every notebook runs top to bottom against the embedded sandbox (nbclient, a real kernel);
 its outputs hold what it promises, and no output carries secret material."""
+
 from __future__ import annotations
 
 import base64
@@ -17,7 +18,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
 # Appended after the notebook's own cells: collects every secret the run could have leaked.
-SECRETS_CELL = r'''
+SECRETS_CELL = r"""
 import json as _json, base64 as _b64
 from decoy_lab import sealing as _s, wire as _w
 _m = get_ipython().magics_manager.registry["DecoyMagics"]
@@ -33,7 +34,7 @@ for _r in conn.load().served:
         continue
     _out["memory_keys"] += [_k.hex(), _w.b64encode(_k)]
 print("SECRETS:" + _json.dumps(_out))
-'''
+"""
 
 
 def secrets_of(text: str) -> list[str]:
@@ -57,13 +58,14 @@ def run(path: Path, tmp_path: Path) -> nbformat.NotebookNode:
     nb.cells.append(nbformat.v4.new_code_cell(SECRETS_CELL))
     with pytest.MonkeyPatch.context() as mp:  # the kernel inherits it: no profile lands in $HOME
         mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path / "config"))
-        NotebookClient(nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}},
-                       record_timing=False).execute()
+        NotebookClient(
+            nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}, record_timing=False
+        ).execute()
     return nb
 
 
 def outputs(cell) -> list[dict]:
-    return [o for o in cell.get("outputs", [])]
+    return list(cell.get("outputs", []))
 
 
 def text_of(output: dict) -> str:

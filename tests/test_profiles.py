@@ -1,4 +1,5 @@
 """Profiles: files 0600 in a 0700 directory, secrets in keyring when one works, never in a repr."""
+
 from __future__ import annotations
 
 import json
@@ -10,13 +11,24 @@ import pytest
 from decoy_lab import profiles
 from decoy_lab.profiles import Profile, ProfileError, ProfileStore
 
-SECRETS = {"access_token": "at-VERY-SECRET", "refresh_token": "rt-VERY-SECRET",
-           "private_key_pem": "-----BEGIN PRIVATE KEY-----\nPEM-VERY-SECRET\n-----END PRIVATE KEY-----\n"}
+SECRETS = {
+    "access_token": "at-VERY-SECRET",
+    "refresh_token": "rt-VERY-SECRET",
+    "private_key_pem": "-----BEGIN PRIVATE KEY-----\nPEM-VERY-SECRET\n-----END PRIVATE KEY-----\n",
+}
 
 
 def sample(name: str = "default") -> Profile:
-    return Profile(name=name, base_url="http://127.0.0.1:8787", client_id="decoy-lab", connection_name="Notebook",
-                   token_id="tok-1", access_version=3, cursor="17", **SECRETS)
+    return Profile(
+        name=name,
+        base_url="http://127.0.0.1:8787",
+        client_id="decoy-lab",
+        connection_name="Notebook",
+        token_id="tok-1",
+        access_version=3,
+        cursor="17",
+        **SECRETS,
+    )
 
 
 def mode(path) -> int:
@@ -24,14 +36,19 @@ def mode(path) -> int:
 
 
 def test_round_trip_with_file_secrets_and_modes(tmp_path):
-    """"files 0600 in a 0700 directory"."""
+    """ "files 0600 in a 0700 directory"."""
     store = ProfileStore(tmp_path / "cfg", use_keyring=False)
     path = store.save(sample())
     assert mode(path) == 0o600
     assert mode(tmp_path / "cfg") == 0o700 and mode(tmp_path / "cfg" / "profiles") == 0o700
     back = store.load("default")
     assert back.access_token == SECRETS["access_token"] and back.private_key_pem == SECRETS["private_key_pem"]
-    assert (back.base_url, back.access_version, back.cursor, back.token_id) == ("http://127.0.0.1:8787", 3, "17", "tok-1")
+    assert (back.base_url, back.access_version, back.cursor, back.token_id) == (
+        "http://127.0.0.1:8787",
+        3,
+        "17",
+        "tok-1",
+    )
     assert store.names() == ["default"]
 
 

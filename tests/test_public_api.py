@@ -1,12 +1,27 @@
 """The public surface is small, explicit and pinned (a change here is a deliberate API change)."""
+
 import subprocess
 import sys
 
 import decoy_lab
 
-PINNED = ["Access", "AgentKey", "Connection", "DecoyError", "GrantRequest", "Memory", "RecipientKeys",
-          "Sandbox", "Trace", "UnreadableRow", "Vault", "WireFormatError", "__version__",
-          "load_ipython_extension", "open_blob"]
+PINNED = [
+    "Access",
+    "AgentKey",
+    "Connection",
+    "DecoyError",
+    "GrantRequest",
+    "Memory",
+    "RecipientKeys",
+    "Sandbox",
+    "Trace",
+    "UnreadableRow",
+    "Vault",
+    "WireFormatError",
+    "__version__",
+    "load_ipython_extension",
+    "open_blob",
+]
 
 
 def test_all_is_sorted_pinned_and_every_name_resolves():
@@ -17,7 +32,7 @@ def test_all_is_sorted_pinned_and_every_name_resolves():
 
 def test_unknown_names_are_attribute_errors():
     try:
-        decoy_lab.NoSuchThing  # noqa: B018
+        decoy_lab.NoSuchThing
     except AttributeError as exc:
         assert "NoSuchThing" in str(exc)
     else:

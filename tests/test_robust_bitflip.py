@@ -7,6 +7,7 @@ IV, ciphertext or tag bit fails the AES-GCM open. Every position is counted and 
 Spec: "Check `kid` against it, open `ciphertext` …" — AES-256-GCM authenticates the whole
 blob and RSA-OAEP checks its padding, so no altered bit may yield a key or a plaintext.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,7 @@ from decoy_lab.crypto import AgentKey
 from decoy_lab.errors import CryptoError, WireFormatError
 from decoy_lab.trace import Trace
 
-PARSE = {"vault": "parse vault", "agent_envelope": "parse agent envelope",
-         "owner_envelope": "parse owner envelope"}
+PARSE = {"vault": "parse vault", "agent_envelope": "parse agent envelope", "owner_envelope": "parse owner envelope"}
 RSA_STEP = "RSA-OAEP-SHA256 unwrap"
 GCM_VAULT = "AES-256-GCM open"
 GCM_PAYLOAD = "AES-256-GCM open payload"
@@ -34,9 +34,9 @@ class Outcome:
 
     bit: int
     error: type | None
-    step: str | None       # the Trace's failing step
+    step: str | None  # the Trace's failing step
     error_step: str | None  # CryptoError.step
-    field: str | None      # WireFormatError.field
+    field: str | None  # WireFormatError.field
     reason: str | None
 
 
@@ -53,14 +53,21 @@ def _flip(data: bytes, bit: int) -> bytes:
 
 def _sweep(blob: bytes, open_fn) -> list[Outcome]:
     """Open every single-bit variant of `blob` (threads: the RSA work releases the GIL)."""
+
     def one(bit: int) -> Outcome:
         trace = Trace()
         try:
             open_fn(_flip(blob, bit), trace)
         except (WireFormatError, CryptoError) as exc:
             failed = trace.failed
-            return Outcome(bit, type(exc), failed.name if failed else None, getattr(exc, "step", None),
-                           getattr(exc, "field", None), failed.reason if failed else None)
+            return Outcome(
+                bit,
+                type(exc),
+                failed.name if failed else None,
+                getattr(exc, "step", None),
+                getattr(exc, "field", None),
+                failed.reason if failed else None,
+            )
         except Exception as exc:  # an untyped error is a finding: record it so the test names it
             return Outcome(bit, type(exc), None, None, None, repr(exc))
         return Outcome(bit, None, None, None, None, None)
@@ -91,7 +98,7 @@ def _expect_envelope(layout: wire.Layout, o: Outcome, kind: str) -> tuple[type, 
     if name in ("version", "mode"):
         return WireFormatError, PARSE[kind]
     if name == "key_length":
-        new_len = int.from_bytes(_flip(layout.data, o.bit)[layout["key_length"].offset:][:2], "big")
+        new_len = int.from_bytes(_flip(layout.data, o.bit)[layout["key_length"].offset :][:2], "big")
         fixed = layout["key_length"].end + wire.NONCE_LEN + wire.TAG_LEN
         if new_len == 0 or fixed + new_len > total:
             return WireFormatError, PARSE[kind]
@@ -103,8 +110,14 @@ def _expect_envelope(layout: wire.Layout, o: Outcome, kind: str) -> tuple[type, 
 
 def test_vault_blob_every_bit(keys):
     key = os.urandom(32)
-    plain = sealing.json_bytes({"v": 2, "row_id": "r-1", "observation": {"entityName": "default_user",
-                                "content": "Prefers short answers."}, "about": ["user"]})
+    plain = sealing.json_bytes(
+        {
+            "v": 2,
+            "row_id": "r-1",
+            "observation": {"entityName": "default_user", "content": "Prefers short answers."},
+            "about": ["user"],
+        }
+    )
     blob = sealing.seal_vault(key, plain)
     assert sealing.open_vault(key, blob) == plain  # the unflipped blob opens
     layout = wire.parse(blob, "vault")

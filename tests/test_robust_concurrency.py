@@ -10,6 +10,7 @@ re-seal with `edit_memory_row`, PUT with `expected_rev`; on REV_CONFLICT read ag
 to the new text. A lost update would drop a token, so the final text must carry all 200 tokens,
 each once and in each writer's own order, and the revision must have moved exactly 200 times.
 """
+
 from __future__ import annotations
 
 import re
@@ -34,8 +35,9 @@ def _served(api: Api, row_id: str) -> dict:
     return next(r for r in api.request("GET", MEMORIES)["memories"] if r["id"] == row_id)
 
 
-def _append_loop(conn: Connection, api: Api, row_id: str, tag: str, start: threading.Barrier,
-                 out: dict, errors: list) -> None:
+def _append_loop(
+    conn: Connection, api: Api, row_id: str, tag: str, start: threading.Barrier, out: dict, errors: list
+) -> None:
     cache = KeyCache()
     conflicts = 0
     try:
@@ -58,9 +60,11 @@ def _append_loop(conn: Connection, api: Api, row_id: str, tag: str, start: threa
 @pytest.fixture(scope="module")
 def race():
     with Sandbox.start(seed="none") as sb:
+
         def pair(name: str, permissions: list[str]) -> Connection:
-            return Connection.pair(sb.url, name=name, permissions=permissions, profile=None,
-                                   on_link=lambda link, code: None)
+            return Connection.pair(
+                sb.url, name=name, permissions=permissions, profile=None, on_link=lambda link, code: None
+            )
 
         author = pair("author", ["memory.read", "memory.save"])
         editor = pair("editor", ["memory.read", "memory.edit"])
@@ -73,8 +77,10 @@ def race():
         start = threading.Barrier(2)
         conflicts: dict = {}
         errors: list = []
-        threads = [threading.Thread(target=_append_loop, args=(c, a, row["id"], tag, start, conflicts, errors))
-                   for c, a, tag in ((author, api_a, "A"), (editor, api_e, "E"))]
+        threads = [
+            threading.Thread(target=_append_loop, args=(c, a, row["id"], tag, start, conflicts, errors))
+            for c, a, tag in ((author, api_a, "A"), (editor, api_e, "E"))
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -82,8 +88,14 @@ def race():
         final = _served(api_a, row["id"])
         text = read_memory_row(final, author.agent_key).text
         view = next(r for r in sb.owner.app_view() if r["id"] == row["id"])
-        yield {"text": text, "rev": final["rev"], "conflicts": conflicts, "errors": errors, "view": view,
-               "alive": [t.is_alive() for t in threads]}
+        yield {
+            "text": text,
+            "rev": final["rev"],
+            "conflicts": conflicts,
+            "errors": errors,
+            "view": view,
+            "alive": [t.is_alive() for t in threads],
+        }
         for c in (api_a, api_e):
             c.close()
         author.close()
@@ -104,7 +116,7 @@ def test_no_lost_update(race):
     counts = Counter(tokens[1:])
     assert len(tokens) == 1 + 2 * EDITS, f"{2 * EDITS - (len(tokens) - 1)} updates lost"
     for tag in ("A", "E"):
-        mine = [int(t[1:]) for t in tokens[1:] if re.fullmatch(fr"{tag}\d+", t)]
+        mine = [int(t[1:]) for t in tokens[1:] if re.fullmatch(rf"{tag}\d+", t)]
         assert mine == list(range(EDITS)), f"writer {tag}'s edits are missing or out of order"
     assert all(n == 1 for n in counts.values())
 

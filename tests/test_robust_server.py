@@ -7,12 +7,14 @@ prints from the result is built too, since `decoy-lab status/memories/...` reads
 A write whose answer cannot be read has an unknown outcome: it is sent again with the same body,
 exactly like a write whose answer was lost, and never reported as done or as refused.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -31,34 +33,86 @@ STATUSES = st.sampled_from([200, 201, 400, 401, 403, 404, 409, 410, 429, 500])
 # -- a legacy space this agent holds the key of, with one sound row ---------------------------------
 SPACE_KEY = bytes(range(32))
 SPACE_ID, SPACE_ROW_ID = str(uuid.UUID(int=1)), str(uuid.UUID(int=2))
-SPACE = {"id": SPACE_ID, "kind": "me", "account_id": None, "skid": wire.kid(SPACE_KEY),
-         "wrapped_key": wire.b64encode(sealing.wrap_to_agent(SPACE_KEY, AGENT.public_key_b64))}
-SPACE_ROW = {"id": SPACE_ROW_ID, "skid": SPACE["skid"], "rev": 1, "author_kind": "agent", "mine": True,
-             "created_at": "2026-11-30T10:00:00.000Z", "updated_at": "2026-11-30T10:00:00.000Z",
-             "ciphertext": wire.b64encode(sealing.seal_space_row(
-                 SPACE_KEY, {"observation": {"content": "a legacy row", "entityName": "default_user"}},
-                 space_id=SPACE_ID, row_id=SPACE_ROW_ID))}
+SPACE = {
+    "id": SPACE_ID,
+    "kind": "me",
+    "account_id": None,
+    "skid": wire.kid(SPACE_KEY),
+    "wrapped_key": wire.b64encode(sealing.wrap_to_agent(SPACE_KEY, AGENT.public_key_b64)),
+}
+SPACE_ROW = {
+    "id": SPACE_ROW_ID,
+    "skid": SPACE["skid"],
+    "rev": 1,
+    "author_kind": "agent",
+    "mine": True,
+    "created_at": "2026-11-30T10:00:00.000Z",
+    "updated_at": "2026-11-30T10:00:00.000Z",
+    "ciphertext": wire.b64encode(
+        sealing.seal_space_row(
+            SPACE_KEY,
+            {"observation": {"content": "a legacy row", "entityName": "default_user"}},
+            space_id=SPACE_ID,
+            row_id=SPACE_ROW_ID,
+        )
+    ),
+}
 
-TOKEN = {"access_token": "AT-2", "refresh_token": "RT-2", "token_type": "Bearer", "expires_in": 3600,
-         "access_version": 1, "token_id": "tok-1"}
-POLICIES = {"access": {"version": 1, "summary": "Reads everything.", "memories": {"save": True, "read": {"all": True}}},
-            "policies": [{"id": "p1", "expires_at": "2027-01-01T00:00:00Z",
-                          "permissions": [{"permissions": ["memory.read", "memory.save"], "named": True,
-                                           "datatypes": ["food"]}]}],
-            "token": {"scopes": ["memory"], "key_registered": True}}
+TOKEN = {
+    "access_token": "AT-2",
+    "refresh_token": "RT-2",
+    "token_type": "Bearer",
+    "expires_in": 3600,
+    "access_version": 1,
+    "token_id": "tok-1",
+}
+POLICIES = {
+    "access": {"version": 1, "summary": "Reads everything.", "memories": {"save": True, "read": {"all": True}}},
+    "policies": [
+        {
+            "id": "p1",
+            "expires_at": "2027-01-01T00:00:00Z",
+            "permissions": [{"permissions": ["memory.read", "memory.save"], "named": True, "datatypes": ["food"]}],
+        }
+    ],
+    "token": {"scopes": ["memory"], "key_registered": True},
+}
 
 # What a sound server answers, by (method, path): the answer every call gets unless it is the hostile one.
 SOUND: dict[tuple[str, str], tuple[int, Any]] = {
     ("GET", "/api/agent/policies"): (200, POLICIES),
-    ("GET", "/api/agent/context/memory-grantees"): (200, {
-        "owner_public_key": OWNER.public_key_b64, "self": {"token_id": "tok-1", "selectors": {"all": True}},
-        "grantees": [{"token_id": "tok-2", "public_key": OWNER.public_key_b64, "connection_id": "c2",
-                      "selectors": {"all": True}}]}),
-    ("GET", MEMORIES): (200, {"memories": [SERVED_GOOD], "preparing": [str(uuid.UUID(int=3))], "failed": [],
-                              "preparing_others": 2, "failed_others": 1, "preparing_unknown": True,
-                              "failed_unknown": False, "retry_after_seconds": 30, "shared_complete": True,
-                              "shared_complete_at": "2026-11-30T10:00:00.000Z", "preparing_capped": True,
-                              "preparing_total": 3}),
+    ("GET", "/api/agent/context/memory-grantees"): (
+        200,
+        {
+            "owner_public_key": OWNER.public_key_b64,
+            "self": {"token_id": "tok-1", "selectors": {"all": True}},
+            "grantees": [
+                {
+                    "token_id": "tok-2",
+                    "public_key": OWNER.public_key_b64,
+                    "connection_id": "c2",
+                    "selectors": {"all": True},
+                }
+            ],
+        },
+    ),
+    ("GET", MEMORIES): (
+        200,
+        {
+            "memories": [SERVED_GOOD],
+            "preparing": [str(uuid.UUID(int=3))],
+            "failed": [],
+            "preparing_others": 2,
+            "failed_others": 1,
+            "preparing_unknown": True,
+            "failed_unknown": False,
+            "retry_after_seconds": 30,
+            "shared_complete": True,
+            "shared_complete_at": "2026-11-30T10:00:00.000Z",
+            "preparing_capped": True,
+            "preparing_total": 3,
+        },
+    ),
     ("POST", MEMORIES): (201, {"created": [GOOD["id"]], "existing": [], "grantee_wraps": {}}),
     ("PUT", MEMORIES): (200, {"id": GOOD["id"], "rev": 2, "kid": GOOD["kid"]}),
     ("POST", f"{MEMORIES}/delete"): (200, {"deleted": [GOOD["id"]], "refused": [], "remediation": {}}),
@@ -66,23 +120,47 @@ SOUND: dict[tuple[str, str], tuple[int, Any]] = {
     ("GET", "/api/agent/context/spaces"): (200, {"spaces": [SPACE], "me_granted": True}),
     ("GET", "/api/agent/context/rows"): (200, {"space_id": SPACE_ID, "skid": SPACE["skid"], "rows": [SPACE_ROW]}),
     ("PUT", "/api/agent/context/rows"): (200, {"id": SPACE_ROW_ID, "rev": 2}),
-    ("POST", "/api/agent/context/rows/delete"): (200, {"deleted": [SPACE_ROW_ID], "refused": [], "moving": [],
-                                                       "remediation": {}, "retry_after_seconds": 5}),
-    ("GET", "/api/agent/sync"): (200, {"state": "7", "hasMore": False,
-                                       "changes": {"memories": {"created": [GOOD["id"]], "updated": [],
-                                                                "destroyed": []}}}),
+    ("POST", "/api/agent/context/rows/delete"): (
+        200,
+        {"deleted": [SPACE_ROW_ID], "refused": [], "moving": [], "remediation": {}, "retry_after_seconds": 5},
+    ),
+    ("GET", "/api/agent/sync"): (
+        200,
+        {
+            "state": "7",
+            "hasMore": False,
+            "changes": {"memories": {"created": [GOOD["id"]], "updated": [], "destroyed": []}},
+        },
+    ),
     ("GET", "/api/agent/sync/head"): (200, {"head": "7"}),
-    ("POST", "/api/agent/grant-request"): (201, {"request_id": "req-1", "status": "pending",
-                                                 "permissions": ["memory.edit"], "renewal": False,
-                                                 "combined": False, "ends_at": None, "message": "asked"}),
+    ("POST", "/api/agent/grant-request"): (
+        201,
+        {
+            "request_id": "req-1",
+            "status": "pending",
+            "permissions": ["memory.edit"],
+            "renewal": False,
+            "combined": False,
+            "ends_at": None,
+            "message": "asked",
+        },
+    ),
     ("GET", "/api/agent/grant-request"): (200, {"request_id": "req-1", "status": "approved"}),
     ("GET", "/.well-known/oauth-authorization-server"): (200, {"revocation_endpoint": "/oauth/revoke"}),
     ("POST", "/oauth/revoke"): (200, {}),
     ("POST", "/oauth/token"): (200, TOKEN),
     ("POST", "/oauth/par"): (201, {"request_uri": "urn:decoy:par:1", "expires_in": 600}),
-    ("POST", "/oauth/device"): (200, {"device_code": "DEV", "user_code": "ABCD-EFGH", "expires_in": 600,
-                                      "verification_uri": "https://sb/connect", "interval": 5,
-                                      "verification_uri_complete": "https://sb/connect?code=ABCD-EFGH"}),
+    ("POST", "/oauth/device"): (
+        200,
+        {
+            "device_code": "DEV",
+            "user_code": "ABCD-EFGH",
+            "expires_in": 600,
+            "verification_uri": "https://sb/connect",
+            "interval": 5,
+            "verification_uri_complete": "https://sb/connect?code=ABCD-EFGH",
+        },
+    ),
 }
 
 
@@ -105,8 +183,14 @@ class Server:
     """Every route answers soundly but `hostile`, which serves the given status and bytes
     (`times` times, then soundly again; None: always)."""
 
-    def __init__(self, hostile: tuple[str, str] | None = None, status: int = 200, body: bytes = b"",
-                 times: int | None = None, first: dict | None = None):
+    def __init__(
+        self,
+        hostile: tuple[str, str] | None = None,
+        status: int = 200,
+        body: bytes = b"",
+        times: int | None = None,
+        first: dict | None = None,
+    ):
         self.hostile, self.status, self.body, self.times = hostile, status, body, times
         self.first = dict(first or {})  # route -> (status, JSON) answered once, before anything else
         self.sent: list[tuple[str, str, bytes]] = []
@@ -126,8 +210,17 @@ class Server:
 
 def connect(server: Server, **kw: Any) -> Connection:
     tokens = Tokens(access_token="AT-1", refresh_token="RT-1", token_id="tok-1", access_version=1)
-    return Connection("http://decoy.invalid", agent_key=AGENT, tokens=tokens, profile=None,
-                      transport=httpx.MockTransport(server), retries=1, backoff=0.0, sleep=lambda s: None, **kw)
+    return Connection(
+        "http://decoy.invalid",
+        agent_key=AGENT,
+        tokens=tokens,
+        profile=None,
+        transport=httpx.MockTransport(server),
+        retries=1,
+        backoff=0.0,
+        sleep=lambda s: None,
+        **kw,
+    )
 
 
 def returns_or_typed_error(call: Callable[[], Any]) -> Any:
@@ -153,16 +246,28 @@ ASK, ASKED = ("POST", "/api/agent/grant-request"), ("GET", "/api/agent/grant-req
 SAVE, EDIT, DELETE = ("POST", MEMORIES), ("PUT", MEMORIES), ("POST", f"{MEMORIES}/delete")
 WRAPS = ("POST", "/api/agent/context/memory-wraps")
 ROW_EDIT, ROW_DELETE = ("PUT", "/api/agent/context/rows"), ("POST", "/api/agent/context/rows/delete")
-TOKEN_ROUTE, METADATA, REVOKE = ("POST", "/oauth/token"), ("GET", "/.well-known/oauth-authorization-server"), \
-    ("POST", "/oauth/revoke")
+TOKEN_ROUTE, METADATA, REVOKE = (
+    ("POST", "/oauth/token"),
+    ("GET", "/.well-known/oauth-authorization-server"),
+    ("POST", "/oauth/revoke"),
+)
 PAR, DEVICE = ("POST", "/oauth/par"), ("POST", "/oauth/device")
 
 
 # -- reads ------------------------------------------------------------------------------------------
 def shown_access(conn: Connection) -> Any:
     acc = conn.access()
-    return acc.summary, str(acc), repr(acc), acc._repr_html_(), acc.can_save, acc.reaches("read"), acc.scopes, \
-        acc.key_registered, sorted(acc.names)
+    return (
+        acc.summary,
+        str(acc),
+        repr(acc),
+        acc._repr_html_(),
+        acc.can_save,
+        acc.reaches("read"),
+        acc.scopes,
+        acc.key_registered,
+        sorted(acc.names),
+    )
 
 
 def shown_vault(conn: Connection) -> Any:
@@ -210,9 +315,11 @@ def test_any_space_rows_answer_loads_or_raises_a_typed_error(answer):
 @given(answers(SYNC))
 def test_any_sync_answer_syncs_or_raises_a_typed_error(answer):
     """Following the cursor survives any sync answer."""
+
     def sync(conn: Connection) -> Any:
         conn.cursor = "1"
         return str(conn.sync())
+
     check(SYNC, answer, sync)
 
 
@@ -234,10 +341,12 @@ def test_any_grant_request_answer_is_a_request_or_a_typed_error(answer):
 @given(answers(ASKED))
 def test_any_grant_request_status_answer_is_waited_on_or_raises_a_typed_error(answer):
     """Waiting on an ask survives any status answer."""
+
     def wait(conn: Connection) -> Any:
         req = conn.request_access(["memory.edit"], reason="to fix typos")
         clock = iter(range(0, 10**6, 3))
         return str(req.wait(10, 3, sleep=lambda s: None, clock=lambda: next(clock)))
+
     check(ASKED, answer, wait)
 
 
@@ -253,9 +362,11 @@ def test_any_save_answer_ends_in_an_id_or_a_typed_error(answer):
 @given(answers(EDIT))
 def test_any_edit_answer_is_an_object_or_a_typed_error(answer):
     """An edit whose answer is anything returns an object (`decoy-lab edit` prints its id and rev)."""
+
     def edit(conn: Connection) -> Any:
         ans = conn.edit(GOOD["id"], text="new text")
         return f"edited {ans.get('id')}" + (f" (rev {ans['rev']})" if ans.get("rev") is not None else "")
+
     check(EDIT, answer, edit)
 
 
@@ -308,9 +419,18 @@ def pair(server: Server) -> Any:
 
     def wait(seconds: float) -> None:  # time passes while waiting, even when a hostile interval is 0
         clock[0] += max(seconds, 1.0)
-    handle = Connection.start_pairing("http://decoy.invalid", name="robust", transport=httpx.MockTransport(server),
-                                      profile=None, agent_key=AGENT, wait=wait, clock=lambda: clock[0], timeout=60,
-                                      retries=1)
+
+    handle = Connection.start_pairing(
+        "http://decoy.invalid",
+        name="robust",
+        transport=httpx.MockTransport(server),
+        profile=None,
+        agent_key=AGENT,
+        wait=wait,
+        clock=lambda: clock[0],
+        timeout=60,
+        retries=1,
+    )
     return returns_or_typed_error(lambda: handle.result(20))
 
 
@@ -333,23 +453,34 @@ def test_any_metadata_or_revoke_answer_unpairs_or_raises_a_typed_error(hostile):
 
 
 # -- the crashes found, kept as examples ------------------------------------------------------------
-@pytest.mark.parametrize("route, body, call, member", [
-    (POLICY_ROUTE, [], shown_access, "not an object"),
-    (POLICY_ROUTE, {"policies": True}, shown_access, "policies"),
-    (POLICY_ROUTE, {"token": {"scopes": True}}, shown_access, "scopes"),
-    (POLICY_ROUTE, {"policies": [{"permissions": [{"permissions": [["memory.read"]]}]}]}, shown_access,
-     "permissions"),
-    (GRANTEES, {"grantees": 5}, lambda conn: conn.save("a memory"), "grantees"),
-    (SPACES, [], shown_vault, "not an object"),
-    (ROWS, {"rows": {"id": "x"}}, shown_vault, "rows"),
-    (HEAD, {"head": []}, lambda conn: conn.sync(), "head"),
-    (ASK, {"permissions": True}, lambda conn: conn.request_access("memory.edit", reason="typos"), "permissions"),
-    (DELETE, {"refused": [["x"]]}, lambda conn: conn.delete([GOOD["id"]]), "refused"),
-    (ROW_DELETE, {"moving": [SPACE_ROW_ID], "retry_after_seconds": []}, lambda conn: conn.delete([SPACE_ROW_ID]),
-     "retry_after_seconds"),
-    (WRAPS, {"added": "1"}, lambda conn: conn.share(GOOD["id"]), "added"),
-    (EDIT, [], lambda conn: conn.edit(GOOD["id"], text="new text"), "not an object"),
-])
+@pytest.mark.parametrize(
+    "route, body, call, member",
+    [
+        (POLICY_ROUTE, [], shown_access, "not an object"),
+        (POLICY_ROUTE, {"policies": True}, shown_access, "policies"),
+        (POLICY_ROUTE, {"token": {"scopes": True}}, shown_access, "scopes"),
+        (
+            POLICY_ROUTE,
+            {"policies": [{"permissions": [{"permissions": [["memory.read"]]}]}]},
+            shown_access,
+            "permissions",
+        ),
+        (GRANTEES, {"grantees": 5}, lambda conn: conn.save("a memory"), "grantees"),
+        (SPACES, [], shown_vault, "not an object"),
+        (ROWS, {"rows": {"id": "x"}}, shown_vault, "rows"),
+        (HEAD, {"head": []}, lambda conn: conn.sync(), "head"),
+        (ASK, {"permissions": True}, lambda conn: conn.request_access("memory.edit", reason="typos"), "permissions"),
+        (DELETE, {"refused": [["x"]]}, lambda conn: conn.delete([GOOD["id"]]), "refused"),
+        (
+            ROW_DELETE,
+            {"moving": [SPACE_ROW_ID], "retry_after_seconds": []},
+            lambda conn: conn.delete([SPACE_ROW_ID]),
+            "retry_after_seconds",
+        ),
+        (WRAPS, {"added": "1"}, lambda conn: conn.share(GOOD["id"]), "added"),
+        (EDIT, [], lambda conn: conn.edit(GOOD["id"], text="new text"), "not an object"),
+    ],
+)
 def test_an_answer_of_the_wrong_shape_is_a_transport_error_naming_the_member(route, body, call, member):
     """Each of these once ended in a TypeError or AttributeError; now the error says which answer and
     which member is wrong, and that the outcome is unknown (so it is asked, or sent, again)."""
@@ -365,9 +496,15 @@ def test_a_sync_answer_that_has_more_without_moving_is_an_error_not_an_endless_l
         conn.sync()
 
 
-@pytest.mark.parametrize("body", [{"code": {"nested": 1}}, {"code": "HOLDERS_MISSING", "missing": 5},
-                                  {"code": "REV_CONFLICT", "current_rev": "3", "message": ["x"]},
-                                  {"code": "HOLDERS_MISSING", "missing": [{"token_id": "t", "public_key": "k", "via": 5}]}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"code": {"nested": 1}},
+        {"code": "HOLDERS_MISSING", "missing": 5},
+        {"code": "REV_CONFLICT", "current_rev": "3", "message": ["x"]},
+        {"code": "HOLDERS_MISSING", "missing": [{"token_id": "t", "public_key": "k", "via": 5}]},
+    ],
+)
 def test_an_error_answer_of_the_wrong_shape_is_still_the_error_of_its_status(body):
     """Members of an error answer with the wrong type are left out of the typed error (they stay in
     `body`): a 409 stays a definite APIError, never a TypeError from building it."""
@@ -383,9 +520,15 @@ def test_a_retry_after_too_large_for_a_number_waits_the_usual_backoff():
     assert conn.access().policies and waits == [0.0]
 
 
-@pytest.mark.parametrize("route, body, status", [(PAR, [], 201), (DEVICE, {"device_code": "D", "interval": "5"}, 200),
-                                                 (TOKEN_ROUTE, {"error": {"x": 1}}, 400),
-                                                 (TOKEN_ROUTE, {"access_token": "AT", "expires_in": [1]}, 200)])
+@pytest.mark.parametrize(
+    "route, body, status",
+    [
+        (PAR, [], 201),
+        (DEVICE, {"device_code": "D", "interval": "5"}, 200),
+        (TOKEN_ROUTE, {"error": {"x": 1}}, 400),
+        (TOKEN_ROUTE, {"access_token": "AT", "expires_in": [1]}, 200),
+    ],
+)
 def test_a_pairing_answer_of_the_wrong_shape_ends_the_pairing_with_a_typed_error(route, body, status):
     """A broken PAR, device or token answer ends the pairing with a DecoyError, never a TypeError."""
     assert isinstance(pair(Server(route, status, json.dumps(body).encode())), DecoyError)
@@ -432,8 +575,10 @@ def test_a_write_whose_answers_never_read_has_an_unknown_outcome(route, write):
 
 
 @FEW
-@given(st.sampled_from([SPACES, ROWS]).flatmap(lambda r: st.tuples(st.just(r), answers(r))),
-       st.sampled_from(["edit", "unseal"]))
+@given(
+    st.sampled_from([SPACES, ROWS]).flatmap(lambda r: st.tuples(st.just(r), answers(r))),
+    st.sampled_from(["edit", "unseal"]),
+)
 def test_a_legacy_row_read_again_meets_any_answer_with_a_result_or_a_typed_error(hostile, step):
     """Editing or stepping through a loaded legacy row reads its space and rows again: whatever those
     answers are then, the call returns or fails typed."""
@@ -449,19 +594,30 @@ def test_a_legacy_row_read_again_meets_any_answer_with_a_result_or_a_typed_error
 
 
 def test_an_id_the_delete_answer_leaves_out_is_settled_by_reading_again():
-    """"Missing or ineligible ids are refused": every id is answered for. An answer that names an id
+    """ "Missing or ineligible ids are refused": every id is answered for. An answer that names an id
     neither deleted nor refused is settled by reading what is served now; one still served is
     reported as not deleted, saying why — never dropped from the result."""
-    out = check(DELETE, (200, json.dumps({"deleted": [], "refused": []}).encode()),
-                lambda conn: conn.delete([GOOD["id"]]))
+    out = check(
+        DELETE, (200, json.dumps({"deleted": [], "refused": []}).encode()), lambda conn: conn.delete([GOOD["id"]])
+    )
     assert not isinstance(out, DecoyError)
     assert out.deleted == [] and out.refused == [GOOD["id"]]
     assert "neither deleted nor refused" in out.why[GOOD["id"]]
 
 
-@pytest.mark.parametrize("body", [{"code": {"a": 1}}, {"error": ["x"], "message": 5}, {"code": "REV_CONFLICT",
-                                  "current_rev": "3"}, {"code": "HOLDERS_MISSING", "missing": 5},
-                                  {"retry_after_seconds": "soon"}, [1, 2], "text", None])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"code": {"a": 1}},
+        {"error": ["x"], "message": 5},
+        {"code": "REV_CONFLICT", "current_rev": "3"},
+        {"code": "HOLDERS_MISSING", "missing": 5},
+        {"retry_after_seconds": "soon"},
+        [1, 2],
+        "text",
+        None,
+    ],
+)
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 409, 429, 503])
 def test_error_from_response_reads_any_body(status, body):
     """The one mapping from an error answer to a typed error takes any body as it is: wrong-typed

@@ -14,6 +14,7 @@ The writes go through `Connection.save / edit / delete`, whose retry rules are u
 repeats the same call, as a user would; if the client had given up on a write that in fact
 committed, that repeat would create a duplicate, and the exactly-once check fails.
 """
+
 from __future__ import annotations
 
 import random
@@ -57,8 +58,15 @@ def _again(intent: Intent, what: str, call):
 @pytest.fixture(scope="module")
 def soak():
     with Sandbox.start(seed="none", faults=FAULTS) as sb:
-        conn = Connection.pair(sb.url, name="soak", profile=None, on_link=lambda link, code: None, retries=12,
-                               backoff=0.0, sleep=lambda seconds: None)
+        conn = Connection.pair(
+            sb.url,
+            name="soak",
+            profile=None,
+            on_link=lambda link, code: None,
+            retries=12,
+            backoff=0.0,
+            sleep=lambda seconds: None,
+        )
         rng = random.Random(500)
         intent = Intent()
         for i in range(WRITES):
@@ -126,7 +134,8 @@ def test_every_intended_memory_exactly_once_with_its_last_text(soak):
     memories = [r for r in soak["view"] if r.get("kind") == "memory"]
     ids = Counter(r["id"] for r in memories)
     assert set(ids) == set(intent.live), (
-        f"missing {sorted(set(intent.live) - set(ids))[:3]}, unexpected {sorted(set(ids) - set(intent.live))[:3]}")
+        f"missing {sorted(set(intent.live) - set(ids))[:3]}, unexpected {sorted(set(ids) - set(intent.live))[:3]}"
+    )
     by_text = Counter(r["text"] for r in memories)
     dupes = [t for t, n in by_text.items() if n > 1]
     assert not dupes, f"{len(dupes)} memories saved twice, first: {dupes[0]!r}"
@@ -145,11 +154,11 @@ def test_every_topic_once_with_its_link_and_memories(soak):
     intent = soak["intent"]
     topics = [r for r in soak["view"] if r.get("kind") == "topic"]
     names = Counter(t["name"] for t in topics)
-    assert names == Counter({name: 1 for name in intent.topics}), "a topic is missing or was created twice"
+    assert names == Counter(dict.fromkeys(intent.topics, 1)), "a topic is missing or was created twice"
     for t in topics:
         assert not t["problems"], f"topic {t['name']!r}: {t['problems']}"  # orphan: no link or no memory
     links = [r for r in soak["view"] if r.get("kind") == "link"]
-    assert Counter(link["to"] for link in links) == Counter({name: 1 for name in intent.topics})
+    assert Counter(link["to"] for link in links) == Counter(dict.fromkeys(intent.topics, 1))
     filed = Counter((r["topic"] or {}).get("name") for r in soak["view"] if r.get("kind") == "memory")
     for name, n in intent.topics.items():
         assert filed[name] == n, f"topic {name!r} holds {filed[name]} memories, {n} were filed"

@@ -17,6 +17,7 @@ cannot, because the HTTP API refuses to store them, and the test proves that ref
   `existing`), so a proxy transport between the client and the sandbox adds a second copy of a
   good row to the GET answer, as a faulty server or cache would serve it.
 """
+
 from __future__ import annotations
 
 import copy
@@ -51,15 +52,22 @@ class Case:
 def _sealed(keys: RecipientKeys, plaintext: bytes, row_id: str, *, kid: str | None = None) -> dict:
     """A POST-ready row whose VAULT blob holds exactly `plaintext`, with real owner and self wraps."""
     key = random_key()
-    return {"id": row_id, "kid": kid or wire.kid(key),
-            "ciphertext": wire.b64encode(sealing.seal_vault(key, plaintext)),
-            "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, keys.owner_public_key)),
-            "self_wrap": wire.b64encode(sealing.wrap_to_agent(key, keys.agent_public_key))}
+    return {
+        "id": row_id,
+        "kid": kid or wire.kid(key),
+        "ciphertext": wire.b64encode(sealing.seal_vault(key, plaintext)),
+        "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, keys.owner_public_key)),
+        "self_wrap": wire.b64encode(sealing.wrap_to_agent(key, keys.agent_public_key)),
+    }
 
 
 def _memory(row_id: str, **changes) -> dict:
-    obj = {"v": 2, "row_id": row_id, "observation": {"entityName": "default_user", "content": "hostile"},
-           "about": ["user"]}
+    obj = {
+        "v": 2,
+        "row_id": row_id,
+        "observation": {"entityName": "default_user", "content": "hostile"},
+        "about": ["user"],
+    }
     obj.update(changes)
     return obj
 
@@ -136,17 +144,29 @@ def hostile(world):
     add("v = '2' (text)", _sealed(keys, sealing.json_bytes(_memory(rid, v="2")), rid), r"\bv\b.*not 2")
     # Wrong field types.
     rid = str(uuid.uuid4())
-    add("content is a number", _sealed(keys, sealing.json_bytes(
-        _memory(rid, observation={"entityName": "default_user", "content": 42})), rid), r"content must be str")
+    add(
+        "content is a number",
+        _sealed(keys, sealing.json_bytes(_memory(rid, observation={"entityName": "default_user", "content": 42})), rid),
+        r"content must be str",
+    )
     rid = str(uuid.uuid4())
-    add("categories is text", _sealed(keys, sealing.json_bytes(_memory(rid, categories="travel")), rid),
-        r"categories must be a list")
+    add(
+        "categories is text",
+        _sealed(keys, sealing.json_bytes(_memory(rid, categories="travel")), rid),
+        r"categories must be a list",
+    )
     rid = str(uuid.uuid4())
-    add("about is text", _sealed(keys, sealing.json_bytes(_memory(rid, about="user")), rid),
-        r"about must be a list")
+    add("about is text", _sealed(keys, sealing.json_bytes(_memory(rid, about="user")), rid), r"about must be a list")
     rid = str(uuid.uuid4())
-    add("topic name is null", _sealed(keys, sealing.json_bytes(
-        {"v": 2, "row_id": rid, "entity": {"name": None, "entityType": ""}, "about": []}), rid), r"entity\.name")
+    add(
+        "topic name is null",
+        _sealed(
+            keys,
+            sealing.json_bytes({"v": 2, "row_id": rid, "entity": {"name": None, "entityType": ""}, "about": []}),
+            rid,
+        ),
+        r"entity\.name",
+    )
     rid = str(uuid.uuid4())
     add("plaintext is a list", _sealed(keys, sealing.json_bytes([2, rid]), rid), r"not a JSON object")
     # Invalid UTF-8 inside an otherwise JSON-looking plaintext.
@@ -156,7 +176,8 @@ def hostile(world):
     # JSON nested 20,000 deep (well under 100 KiB).
     rid = str(uuid.uuid4())
     deep = sealing.json_bytes(_memory(rid)).replace(
-        b'"about"', b'"metadata":{"n":' + b"[" * 20000 + b"]" * 20000 + b'},"about"', 1)
+        b'"about"', b'"metadata":{"n":' + b"[" * 20000 + b"]" * 20000 + b'},"about"', 1
+    )
     assert len(deep) < LIMIT
     add("JSON nested 20,000 deep", _sealed(keys, deep, rid), r"JSON|nest|depth|recursion")
 
@@ -164,8 +185,14 @@ def hostile(world):
     assert answer.status_code == 201, answer.text
     assert sorted(answer.json()["created"]) == sorted(r["id"] for r in rows)
     vault = conn.load()
-    return {"vault": vault, "cases": cases, "good": good_texts, "topic": topic, "in_topic": in_topic,
-            "served": len(posted) + len(rows)}
+    return {
+        "vault": vault,
+        "cases": cases,
+        "good": good_texts,
+        "topic": topic,
+        "in_topic": in_topic,
+        "served": len(posted) + len(rows),
+    }
 
 
 def _reason_rows(vault, row_id: str):
@@ -238,10 +265,28 @@ def test_oversized_ciphertext_is_reported(world):
         state = sb.state
         now = state.clock()
         with state.store.tx() as con:
-            ms.insert_memory(con, ms.MemoryRow(rid, big["kid"], 1, big["ciphertext"], big["owner_wrap"], "agent",
-                                               conn.token_id, conn.token_id, now, now, now))
-            ms.put_wrap(con, ms.Wrap(rid, conn.token_id, ms.key_fp(keys.agent_public_key), big["kid"],
-                                     big["self_wrap"], ["self"], now))
+            ms.insert_memory(
+                con,
+                ms.MemoryRow(
+                    rid,
+                    big["kid"],
+                    1,
+                    big["ciphertext"],
+                    big["owner_wrap"],
+                    "agent",
+                    conn.token_id,
+                    conn.token_id,
+                    now,
+                    now,
+                    now,
+                ),
+            )
+            ms.put_wrap(
+                con,
+                ms.Wrap(
+                    rid, conn.token_id, ms.key_fp(keys.agent_public_key), big["kid"], big["self_wrap"], ["self"], now
+                ),
+            )
         vault = conn.load()
         assert list(vault.memories["id"]) == [good["id"]]
         reported = _reason_rows(vault, rid)
@@ -275,12 +320,16 @@ def test_duplicate_id_keeps_the_first_and_reports_the_copies(world, hostile):
 
 
 def test_ids_of_other_json_types_are_reported_and_reload_reuses_nothing_wrongly(world, hostile):
-    """"Wrong field types" reaches the served `id` itself: a faulty server that serves ids as a
+    """ "Wrong field types" reaches the served `id` itself: a faulty server that serves ids as a
     list, an object, a number or not at all must not stop the load (an unhashable id once did) —
     each such row is reported, every good row kept, and a reload of the same answer agrees."""
     sb, conn = world["sb"], world["conn"]
-    extra = [{"id": [1, 2], "kid": "0" * 16, "ciphertext": "AAAA", "wrapped_key": "AAAA"},
-             {"id": {"a": 1}, "kid": "0" * 16}, {"id": 7}, {"kid": "0" * 16, "ciphertext": "AAAA"}]
+    extra = [
+        {"id": [1, 2], "kid": "0" * 16, "ciphertext": "AAAA", "wrapped_key": "AAAA"},
+        {"id": {"a": 1}, "kid": "0" * 16},
+        {"id": 7},
+        {"kid": "0" * 16, "ciphertext": "AAAA"},
+    ]
     proxy = httpx.Client(transport=DuplicatingTransport(extra))
     try:
         c = Connection(sb.url, agent_key=conn.agent_key, tokens=conn.tokens, http=proxy)

@@ -5,6 +5,7 @@ Spec (issue 2): "Truncation, a wrong header, a key length that overruns, url-saf
 base64 → WireFormatError naming the field and offset. Never an IndexError, never a silent
 wrong slice."
 """
+
 from __future__ import annotations
 
 import base64
@@ -61,8 +62,10 @@ def test_parse_arbitrary_text_only_raises_wire_format_error(text: str, kind):
 
 
 @FAST
-@given(text=st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ \n",
-                    max_size=400), kind=st.sampled_from(KINDS))
+@given(
+    text=st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ \n", max_size=400),
+    kind=st.sampled_from(KINDS),
+)
 def test_parse_base64_like_text_only_raises_wire_format_error(text: str, kind):
     """Text from the base64 alphabets (standard, url-safe, padding, whitespace) reaches the
     deeper checks more often than arbitrary unicode does."""
@@ -115,8 +118,7 @@ def test_b64decode_arbitrary_text_only_raises_wire_format_error(text: str):
 
 
 @FAST
-@given(data=st.binary(min_size=1, max_size=200).filter(
-    lambda d: set(base64.urlsafe_b64encode(d)) & set(b"-_")))
+@given(data=st.binary(min_size=1, max_size=200).filter(lambda d: set(base64.urlsafe_b64encode(d)) & set(b"-_")))
 def test_url_safe_base64_is_refused_with_offset(data: bytes):
     """Spec: "All binary fields are standard padded base64" — the url-safe alphabet is refused."""
     text = base64.urlsafe_b64encode(data).decode("ascii")
@@ -226,8 +228,10 @@ def test_aead_parts_agrees_with_parse_on_every_valid_blob(blob):
 
 
 @FAST
-@given(st.one_of(st.binary(max_size=400), valid_blobs().map(lambda b: b[2][:len(b[2]) // 2] + b[2][-3:])),
-       st.sampled_from(wire.KINDS))
+@given(
+    st.one_of(st.binary(max_size=400), valid_blobs().map(lambda b: b[2][: len(b[2]) // 2] + b[2][-3:])),
+    st.sampled_from(wire.KINDS),
+)
 def test_aead_parts_refuses_what_parse_refuses_with_the_same_error(raw, kind):
     """On arbitrary and damaged bytes aead_parts either agrees with parse() or raises the very
     WireFormatError parse() raises (same field, same offset)."""
@@ -242,8 +246,12 @@ def test_aead_parts_refuses_what_parse_refuses_with_the_same_error(raw, kind):
 
 
 @FAST
-@given(st.one_of(st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=", max_size=24),
-                 st.binary(max_size=12).map(lambda b: wire.b64encode(b))))
+@given(
+    st.one_of(
+        st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=", max_size=24),
+        st.binary(max_size=12).map(lambda b: wire.b64encode(b)),
+    )
+)
 def test_b64decode_accepts_exactly_the_canonical_text(text: str):
     """Accepted text is the standard padded encoding of what it decodes to, character for
     character; anything else is a WireFormatError (e.g. "3iSg=", a short padded group)."""

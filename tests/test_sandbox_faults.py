@@ -1,12 +1,12 @@
 """Seeded faults on the memory routes: 5xx before commit, a dropped answer after commit."""
+
 from __future__ import annotations
 
 import httpx
 import pytest
+from test_sandbox_memories_kit import Lab, key
 
 from decoy_lab.sandbox.faults import ConnectionDropped, Faults
-
-from test_sandbox_memories_kit import Lab, key
 
 
 def test_error_5xx_answers_503_before_commit():
@@ -24,7 +24,7 @@ def test_error_5xx_answers_503_before_commit():
 
 
 def test_drop_after_commit_commits_then_aborts():
-    """"the write commits and the answer is dropped (the client sees a network error)"; resending the same
+    """ "the write commits and the answer is dropped (the client sees a network error)"; resending the same
     sealed rows then finds them under `existing`."""
     lab = Lab()
     alpha = lab.pair("alpha", "memory.save")
@@ -52,14 +52,23 @@ def outcomes(seed):
 
 
 def test_seeded_runs_repeat():
-    """"Seeded, so a run repeats."""
+    """ "Seeded, so a run repeats."""
     a, b = outcomes(11), outcomes(11)
     assert a == b and {200, 503} == set(a)
     assert outcomes(12) != a
 
 
-@pytest.mark.parametrize("settings", [{"error_5xx": 2}, {"drop_after_commit": -0.1}, {"latency_ms": -1},
-                                      {"bogus": 1}, {"error_5xx": True}, {"seed": 1.5}])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"error_5xx": 2},
+        {"drop_after_commit": -0.1},
+        {"latency_ms": -1},
+        {"bogus": 1},
+        {"error_5xx": True},
+        {"seed": 1.5},
+    ],
+)
 def test_bad_settings_are_refused(settings):
     with pytest.raises(ValueError):
         Faults.from_settings(settings)
@@ -67,8 +76,13 @@ def test_bad_settings_are_refused(settings):
 
 def test_settings_round_trip():
     f = Faults.from_settings({"error_5xx": 0.25, "latency_ms": 10, "seed": 5})
-    assert f.as_json() == {"error_5xx": 0.25, "drop_after_commit": 0.0, "latency_ms": 10, "seed": 5,
-                           "counts": {"error_5xx": 0, "drop_after_commit": 0}}
+    assert f.as_json() == {
+        "error_5xx": 0.25,
+        "drop_after_commit": 0.0,
+        "latency_ms": 10,
+        "seed": 5,
+        "counts": {"error_5xx": 0, "drop_after_commit": 0},
+    }
     assert f.active and not Faults.from_settings(None).active and not Faults.from_settings({}).active
 
 

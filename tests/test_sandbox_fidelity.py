@@ -2,35 +2,33 @@
 
 Every test quotes the sentence of the spec it checks; a lenient sandbox would fail it.
 """
+
 from __future__ import annotations
 
 import pytest
-
 from test_sandbox_memories_kit import Lab
-
 
 # ── pairing ───────────────────────────────────────────────────────────────────────────────
 
+
 def test_par_scope_naming_only_webhook_read_is_nothing_to_approve(lab):
-    """"A request that names ONLY `webhook.read` (in `scopes`, `scope` or a PAR `scope`) and
+    """ "A request that names ONLY `webhook.read` (in `scopes`, `scope` or a PAR `scope`) and
     carries no `authorization_details` is refused with `400 NOTHING_TO_APPROVE`"."""
-    par = lab.client.post("/oauth/par", json={"client_id": "w", "authorization_details": [],
-                                              "scope": "webhook.read"})
+    par = lab.client.post("/oauth/par", json={"client_id": "w", "authorization_details": [], "scope": "webhook.read"})
     assert par.status_code == 201, par.text
-    r = lab.client.post("/oauth/device", json={"client_id": "w", "name": "W",
-                                               "request_uri": par.json()["request_uri"]})
+    r = lab.client.post("/oauth/device", json={"client_id": "w", "name": "W", "request_uri": par.json()["request_uri"]})
     assert r.status_code == 400, r.text
     assert r.json()["code"] == "NOTHING_TO_APPROVE"
     # Named beside a real scope, webhook.read is ignored and the request stands.
-    par = lab.client.post("/oauth/par", json={"client_id": "w", "authorization_details": [],
-                                              "scope": "webhook.read decoy.read"})
-    r = lab.client.post("/oauth/device", json={"client_id": "w", "name": "W",
-                                               "request_uri": par.json()["request_uri"]})
+    par = lab.client.post(
+        "/oauth/par", json={"client_id": "w", "authorization_details": [], "scope": "webhook.read decoy.read"}
+    )
+    r = lab.client.post("/oauth/device", json={"client_id": "w", "name": "W", "request_uri": par.json()["request_uri"]})
     assert r.status_code == 200, r.text
 
 
 def test_an_expired_refresh_token_is_not_answered_as_token_expired(lab):
-    """"`401`: `recovery: refresh` (`TOKEN_EXPIRED`, `TOKEN_REPLACED`) → `POST /oauth/token` with
+    """ "`401`: `recovery: refresh` (`TOKEN_EXPIRED`, `TOKEN_REPLACED`) → `POST /oauth/token` with
     `grant_type=refresh_token`": a refresh that fails because the refresh token itself expired
     must not carry a code the spec pairs with `refresh`, or a client refreshes forever."""
     peer = lab.pair("alpha", "memory.save")
@@ -41,17 +39,17 @@ def test_an_expired_refresh_token_is_not_answered_as_token_expired(lab):
     assert r.json()["code"] not in ("TOKEN_EXPIRED", "TOKEN_REPLACED")
 
 
-
-
 def test_a_reconnect_is_the_same_client_id_whatever_the_name(lab):
     """401 recovery: "with no registered browser, reconnect with the same `client_id`"; a Reconnect
     "with the same `client_id`" keeps the connection ("its access unchanged"), so a new display
     name does not make a new connection: it keeps its token id, its grants and its authorship."""
-    from decoy_lab.sandbox.testing import pair_agent
     from test_sandbox_memories_kit import key
 
-    first = pair_agent(lab.client, key("alpha"), [{"permissions": ["memory.save"]}], name="Alpha",
-                       client_id="alpha-agent")
+    from decoy_lab.sandbox.testing import pair_agent
+
+    first = pair_agent(
+        lab.client, key("alpha"), [{"permissions": ["memory.save"]}], name="Alpha", client_id="alpha-agent"
+    )
     again = pair_agent(lab.client, key("alpha"), [], name="Alpha (renamed)", client_id="alpha-agent")
     assert again["token_id"] == first["token_id"]
     pol = lab.client.get("/api/agent/policies", headers={"Authorization": f"Bearer {again['access_token']}"}).json()
@@ -61,6 +59,7 @@ def test_a_reconnect_is_the_same_client_id_whatever_the_name(lab):
 
 
 # ── grant-request ─────────────────────────────────────────────────────────────────────────
+
 
 def test_grant_request_without_a_token_is_401_whatever_the_body(lab):
     """grant-request: "security: agentAuth" and "x-permissions: any live agent token" — a call
@@ -73,8 +72,9 @@ def test_grant_request_without_a_token_is_401_whatever_the_body(lab):
 
 # ── memories: preparing / failed ─────────────────────────────────────────────────────────
 
+
 def test_a_vault_key_holder_is_failed_unknown_at_once(lab):
-    """"For a connection that holds the vault key there is no first day of asks: its answer
+    """ "For a connection that holds the vault key there is no first day of asks: its answer
     carries `failed_unknown: true` at once." (`everything` is the whole-vault key.)"""
     body = lab.pair("vault", "everything").memories()
     assert body.get("failed_unknown") is True, body
@@ -86,13 +86,13 @@ def test_a_vault_key_holder_is_failed_unknown_at_once(lab):
     assert cat.get("preparing_unknown") is True and "failed_unknown" not in cat
 
 
-
 def test_a_failed_unknown_read_asks_the_phone_at_most_once_a_day(lab):
     """`failed_unknown`: "Two things still ask the phone for it: a reconnect itself sends one push,
     and a read may ask once more, at most once a day per owner." The phone is off at first, so
     every push is lost (`phone_nudged_at` is the push waiting for it); then it is switched on."""
-    from decoy_lab.sandbox import sharing
     from test_sandbox_memories_kit import saved
+
+    from decoy_lab.sandbox import sharing
 
     def asked() -> bool:
         return lab.state.extra.pop("phone_nudged_at", None) is not None
@@ -115,9 +115,8 @@ def test_a_failed_unknown_read_asks_the_phone_at_most_once_a_day(lab):
     assert foodie.served(ramen["id"])["via"] == ["category:food"]
 
 
-
 def test_a_reconnect_sends_the_phone_one_push():
-    """"Two things still ask the phone for it: a reconnect itself sends one push, …" — a
+    """ "Two things still ask the phone for it: a reconnect itself sends one push, …" — a
     connection with only a category grant reconnects with a new key; the phone answers that push,
     so what it reads is shared to the new key without waiting for a day's ask."""
     from test_sandbox_memories_kit import saved
@@ -133,7 +132,6 @@ def test_a_reconnect_sends_the_phone_one_push():
     assert again.token_id == foodie.token_id
     lab.clock.advance(10)
     assert again.served(ramen["id"])["via"] == ["category:food"]
-
 
 
 def test_preparing_unknown_asks_the_phone_on_the_first_day_schedule():
@@ -157,14 +155,14 @@ def test_preparing_unknown_asks_the_phone_on_the_first_day_schedule():
     assert foodie.served(ramen["id"])["via"] == ["category:food"]
 
 
-
 def test_after_failed_only_the_daily_read_asks_the_phone(lab):
-    """"After that the memory is listed under `failed` (`recovery: "stopped_asking"`): Decoy has
+    """ "After that the memory is listed under `failed` (`recovery: "stopped_asking"`): Decoy has
     stopped asking on its own. Reading again later may ask the phone once more, at most once a
     day; the read that asks lists the memory under `preparing` with a short retry time." The
     phone is off for a week (its pushes are lost), then on: a `failed` read does not ask it."""
-    from decoy_lab.sandbox import sharing
     from test_sandbox_memories_kit import saved
+
+    from decoy_lab.sandbox import sharing
 
     alpha = lab.pair("alpha", "memory.save")
     reader = lab.pair("reader", "memory.read")
@@ -185,14 +183,25 @@ def test_after_failed_only_the_daily_read_asks_the_phone(lab):
 # ── memories: plaintext ───────────────────────────────────────────────────────────────────
 
 
-@pytest.mark.parametrize("key, value", [
-    ("topics", ["Lisbon trip"]), ("topic_id", "topic:0f0e"), ("datatypes", ["food"]), ("tags", ["travel"]),
-    ("relation_type", "is planning"), ("entity_type", "trip"), ("account", "Netflix"),
-    ("service_name", "Netflix"), ("username", "alex"), ("password", "hunter2"), ("email", "a@example.com"),
-    ("domain", "netflix.com"),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("topics", ["Lisbon trip"]),
+        ("topic_id", "topic:0f0e"),
+        ("datatypes", ["food"]),
+        ("tags", ["travel"]),
+        ("relation_type", "is planning"),
+        ("entity_type", "trip"),
+        ("account", "Netflix"),
+        ("service_name", "Netflix"),
+        ("username", "alex"),
+        ("password", "hunter2"),
+        ("email", "a@example.com"),
+        ("domain", "netflix.com"),
+    ],
+)
 def test_labels_account_names_and_credentials_are_plaintext_rejected(lab, key, value):
-    """"Never put `text`, `categories` or account names in the HTTP body outside ciphertext";
+    """ "Never put `text`, `categories` or account names in the HTTP body outside ciphertext";
     "Categories/topics/account labels stay encrypted"; "Keep credentials out of this memory
     store" — a row carrying one beside its ciphertext is 400 PLAINTEXT_REJECTED and not stored."""
     alpha = lab.pair("alpha", "memory.save")
@@ -203,6 +212,7 @@ def test_labels_account_names_and_credentials_are_plaintext_rejected(lab, key, v
 
 
 # ── memories: rotation ───────────────────────────────────────────────────────────────────
+
 
 def test_a_rotation_cannot_remove_all_or_self(lab):
     """PUT: "The new key must be wrapped to every connection that reads the memory now, except
@@ -227,9 +237,8 @@ def test_a_rotation_cannot_remove_all_or_self(lab):
     assert lab.stored(row["id"]).kid == row["kid"] and reader.served(row["id"]) is not None
 
 
-
 def test_its_own_memory_after_save_ended_is_grant_expired_not_404(lab):
-    """"After it ends, calls answer `403 GRANT_EXPIRED` with `permission_request`: send it and the
+    """ "After it ends, calls answer `403 GRANT_EXPIRED` with `permission_request`: send it and the
     owner is asked"; "An owned-but-ungranted resource answers `403 INSUFFICIENT_GRANT`". A
     memory its author saved is no secret to it, so an edit after `memory.save` ended is not 404."""
     from test_sandbox_memories_edit import PUT
@@ -251,8 +260,8 @@ def test_its_own_memory_after_save_ended_is_grant_expired_not_404(lab):
     assert r.status_code == 404
 
 
-
 # ── sync ──────────────────────────────────────────────────────────────────────────────────
+
 
 def test_a_cursor_past_any_issued_state_is_400_not_a_server_error(lab):
     """sync `cursor`: "Client-held change-log cursor" (`^\\d+$`), answered `200`, `400` or `410` —
@@ -260,7 +269,6 @@ def test_a_cursor_past_any_issued_state_is_400_not_a_server_error(lab):
     peer = lab.pair("alpha", "memory.save")
     r = peer.get("/api/agent/sync", params={"cursor": "9" * 30})
     assert r.status_code == 400 and r.json()["code"] == "INVALID_CURSOR", r.text
-
 
 
 def test_a_memory_shared_later_reaches_the_sync_feed(lab):
@@ -292,10 +300,12 @@ def test_a_memory_shared_later_reaches_the_sync_feed(lab):
 
 # ── legacy space rows ─────────────────────────────────────────────────────────────────────
 
+
 def test_a_legacy_row_the_owner_edited_is_404_to_a_put(lab):
     """PUT rows: "A row the owner has edited belongs to the owner and is `404` to you.\""""
-    from decoy_lab import sealing, wire
     from test_sandbox_spaces import EDIT, OBS, READ, ROWS, make_space, row_body
+
+    from decoy_lab import sealing, wire
 
     writer = lab.pair("writer", READ, EDIT)
     made, key = make_space(lab, writer)

@@ -1,18 +1,16 @@
 """POST / GET /api/agent/context/memories, memory-grantees and public-key, over HTTP."""
+
 from __future__ import annotations
 
 import base64
 import uuid
 
 import pytest
-
-from decoy_lab import memory, wire
-from decoy_lab.sandbox import memstore as ms
-
 from interop_node import requires_node, run_node
 from test_sandbox_memories_kit import reseal
 
-
+from decoy_lab import memory, wire
+from decoy_lab.sandbox import memstore as ms
 
 
 def test_public_key_is_the_owner_key(lab, alpha):
@@ -39,7 +37,7 @@ def test_memory_grantees_shape(lab, alpha):
 
 
 def test_save_needs_memory_save(lab):
-    """"Without it, `POST /api/agent/context/memories` returns `403 INSUFFICIENT_GRANT`."""
+    """ "Without it, `POST /api/agent/context/memories` returns `403 INSUFFICIENT_GRANT`."""
     reader = lab.pair("reader", "memory.read")
     row = memory.new_memory_row(reader.keys(), "x")
     r = reader.save([row])
@@ -58,8 +56,18 @@ def test_save_and_read_back(lab, alpha):
     assert r.status_code == 201
     assert r.json() == {"created": [row["id"]], "existing": [], "grantee_wraps": {row["id"]: 0}}
     served = alpha.served(row["id"])
-    assert set(served) == {"id", "kid", "rev", "ciphertext", "wrapped_key", "via", "mine", "author_kind",
-                           "created_at", "updated_at"}
+    assert set(served) == {
+        "id",
+        "kid",
+        "rev",
+        "ciphertext",
+        "wrapped_key",
+        "via",
+        "mine",
+        "author_kind",
+        "created_at",
+        "updated_at",
+    }
     assert served["kid"] == row["kid"] and served["rev"] == 1 and served["ciphertext"] == row["ciphertext"]
     assert served["via"] == ["self"] and served["mine"] is True and served["author_kind"] == "agent"
     assert served["created_at"].endswith("Z")
@@ -69,7 +77,7 @@ def test_save_and_read_back(lab, alpha):
 
 
 def test_resend_is_existing_and_fills_missing_wraps(lab, alpha):
-    """"When its author resends the same rows (same id and key), they come back under `existing`
+    """ "When its author resends the same rows (same id and key), they come back under `existing`
     and any missing wrap is filled in"."""
     row = alpha.new_row("Lisbon flight: Fridays only.", categories=["travel"])
     reader = lab.pair("reader", {"permissions": ["memory.read"], "datatypes": ["travel"]})
@@ -78,9 +86,18 @@ def test_resend_is_existing_and_fills_missing_wraps(lab, alpha):
     assert reader.served(row["id"]) is None
     # the resend carries a wrap for the grantee: same id, same key
     from decoy_lab import sealing
+
     key = sealing.unwrap_as_agent(first["self_wrap"], alpha.key)
-    resend = dict(first, grantee_wraps=[{"token_id": reader.token_id, "via": ["category:travel"],
-                                         "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, reader.key.public_key_b64))}])
+    resend = dict(
+        first,
+        grantee_wraps=[
+            {
+                "token_id": reader.token_id,
+                "via": ["category:travel"],
+                "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, reader.key.public_key_b64)),
+            }
+        ],
+    )
     r = alpha.save([resend])
     assert r.status_code == 201 and r.json()["existing"] == [row["id"]] and r.json()["created"] == []
     assert reader.served(row["id"])["via"] == ["category:travel"]
@@ -94,7 +111,7 @@ def test_resend_is_existing_and_fills_missing_wraps(lab, alpha):
 
 
 def test_resend_writes_nothing_of_the_row_again(lab, alpha):
-    """"an id that already exists appears in existing and nothing of it is written again"."""
+    """ "an id that already exists appears in existing and nothing of it is written again"."""
     row = alpha.new_row("v1")
     alpha.save([row])
     other = alpha.new_row("a different text")
@@ -107,7 +124,7 @@ def test_resend_writes_nothing_of_the_row_again(lab, alpha):
 
 
 def test_another_connections_resend_adds_nothing(lab, alpha):
-    """"anyone else's resend of an id adds nothing"."""
+    """ "anyone else's resend of an id adds nothing"."""
     row = alpha.new_row("mine")
     alpha.save([row])
     beta = lab.pair("beta", "memory.save")
@@ -121,7 +138,7 @@ def test_another_connections_resend_adds_nothing(lab, alpha):
 
 
 def test_batch_is_not_atomic_but_each_row_is(lab, alpha, monkeypatch):
-    """"Each row lands together with its wraps or not at all" and "the batch as a whole is not atomic"."""
+    """ "Each row lands together with its wraps or not at all" and "the batch as a whole is not atomic"."""
     r1, r2 = alpha.new_row("one"), alpha.new_row("two")
     real = ms.put_wrap
 
@@ -149,7 +166,7 @@ def test_at_most_200_rows(lab, alpha):
 
 
 def test_ciphertext_at_most_100_kib(lab, alpha):
-    """"Maximum decoded size 100 KiB"."""
+    """ "Maximum decoded size 100 KiB"."""
     row = alpha.new_row("x")
     big = wire.build("vault", nonce=b"\0" * 12, ciphertext=b"\0" * (100 * 1024 - 29), tag=b"\0" * 16)
     assert len(big) == 100 * 1024 + 1
@@ -170,13 +187,15 @@ def test_kid_is_16_lowercase_hex(lab, alpha, kid):
 @pytest.mark.parametrize("field", ["ciphertext", "owner_wrap", "self_wrap"])
 @pytest.mark.parametrize("spoil", ["urlsafe", "unpadded", "whitespace"])
 def test_standard_padded_base64_everywhere(lab, alpha, field, spoil):
-    """"All binary fields are standard padded base64"."""
+    """ "All binary fields are standard padded base64"."""
     row = alpha.new_row("x" * 40)
     raw = base64.b64decode(row[field])
     padded = raw + b"\0" * ((1 - len(raw)) % 3)  # a length that needs "==" padding
-    text = {"urlsafe": "-_" + row[field][2:],
-            "unpadded": base64.b64encode(padded).decode().rstrip("="),
-            "whitespace": row[field][:20] + "\n" + row[field][20:]}[spoil]
+    text = {
+        "urlsafe": "-_" + row[field][2:],
+        "unpadded": base64.b64encode(padded).decode().rstrip("="),
+        "whitespace": row[field][:20] + "\n" + row[field][20:],
+    }[spoil]
     r = alpha.save([reseal(row, **{field: text})])
     assert r.status_code == 400
     assert r.json()["code"] == "INVALID_BASE64" and r.json()["field"] == f"rows[0].{field}"
@@ -192,7 +211,7 @@ def test_self_wrap_must_be_a_headerless_agent_envelope(lab, alpha):
 
 
 def test_owner_wrap_needs_the_0102_header(lab, alpha):
-    """"`owner_wrap` = `[0x01][0x02]` followed by the same envelope"."""
+    """ "`owner_wrap` = `[0x01][0x02]` followed by the same envelope"."""
     row = alpha.new_row("x")
     r = alpha.save([reseal(row, owner_wrap=row["self_wrap"])])
     assert r.status_code == 400 and r.json()["code"] == "INVALID_WRAP"
@@ -210,22 +229,30 @@ def test_ciphertext_must_be_a_vault_blob(lab, alpha):
 @pytest.mark.parametrize("where", ["row", "top", "grantee"])
 @pytest.mark.parametrize("key", ["text", "categories", "content", "name", "label", "value", "observation", "entity"])
 def test_plaintext_keys_rejected_anywhere(lab, alpha, where, key):
-    """"Never put `text`, `categories` or account names in the HTTP body outside ciphertext."""
+    """ "Never put `text`, `categories` or account names in the HTTP body outside ciphertext."""
     row = alpha.new_row("x")
     if where == "row":
         body = {"rows": [reseal(row, **{key: "Prefers short answers."})]}
     elif where == "top":
         body = {"rows": [row], key: ["travel"]}
     else:
-        body = {"rows": [reseal(row, grantee_wraps=[{"token_id": alpha.token_id, "via": ["all"],
-                                                       "wrapped_key": row["self_wrap"], key: "x"}])]}
+        body = {
+            "rows": [
+                reseal(
+                    row,
+                    grantee_wraps=[
+                        {"token_id": alpha.token_id, "via": ["all"], "wrapped_key": row["self_wrap"], key: "x"}
+                    ],
+                )
+            ]
+        }
     r = alpha.post("/api/agent/context/memories", body)
     assert r.status_code == 400 and r.json()["code"] == "PLAINTEXT_REJECTED"
     assert lab.stored(row["id"]) is None
 
 
 def test_both_wraps_required(lab, alpha):
-    """"Both wraps are required." """
+    """ "Both wraps are required." """
     row = alpha.new_row("x")
     for missing in ("owner_wrap", "self_wrap", "kid", "id", "ciphertext"):
         body = {k: v for k, v in row.items() if k != missing}
@@ -239,17 +266,21 @@ def test_id_is_a_uuid(lab, alpha):
 
 
 def test_grantee_wraps_only_for_reasons_the_recipient_holds(lab, alpha):
-    """"It accepts other-recipient wraps only for reasons that recipient holds; `self` cannot be used
+    """ "It accepts other-recipient wraps only for reasons that recipient holds; `self` cannot be used
     for another connection." """
     travel = lab.pair("travel", {"permissions": ["memory.read"], "datatypes": ["travel"]})
     food = lab.pair("food", {"permissions": ["memory.read"], "datatypes": ["food"]})
     from decoy_lab import sealing
+
     row = alpha.new_row("Lisbon", categories=["travel"], grantees=False)
     key = sealing.unwrap_as_agent(row["self_wrap"], alpha.key)
 
     def wrap_for(peer, via):
-        return {"token_id": peer.token_id, "via": via,
-                "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, peer.key.public_key_b64))}
+        return {
+            "token_id": peer.token_id,
+            "via": via,
+            "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, peer.key.public_key_b64)),
+        }
 
     row["grantee_wraps"] = [wrap_for(travel, ["category:travel", "category:food"]), wrap_for(food, ["self"])]
     r = alpha.save([row])
@@ -261,7 +292,7 @@ def test_grantee_wraps_only_for_reasons_the_recipient_holds(lab, alpha):
 
 
 def test_memory_py_row_with_grantees_reaches_them_at_once(lab, alpha):
-    """"With `grantees` from `memory-grantees`, the helper wraps each new row to them at once"."""
+    """ "With `grantees` from `memory-grantees`, the helper wraps each new row to them at once"."""
     reader = lab.pair("reader", {"permissions": ["memory.read"], "datatypes": ["travel"]})
     row = alpha.new_row("Lisbon", categories=["travel"])
     assert alpha.save([row]).json()["grantee_wraps"] == {row["id"]: 1}
@@ -269,7 +300,7 @@ def test_memory_py_row_with_grantees_reaches_them_at_once(lab, alpha):
 
 
 def test_via_is_rechecked_against_live_grants(lab, alpha):
-    """"The server rechecks reasons against live grants on every read."""
+    """ "The server rechecks reasons against live grants on every read."""
     reader = lab.pair("reader", {"permissions": ["memory.read"], "datatypes": ["travel"]})
     row = alpha.new_row("Lisbon", categories=["travel"])
     alpha.save([row])
@@ -288,8 +319,11 @@ def test_revoked_policy_drops_the_reason(lab, alpha):
     f = alpha.new_row("Loves ramen", categories=["food"])
     alpha.save([t, f])
     with lab.state.store.tx() as con:
-        pol = [r["id"] for r in con.execute("SELECT id, rows FROM policies WHERE token_id=?", (reader.token_id,))
-               if "travel" in r["rows"]]
+        pol = [
+            r["id"]
+            for r in con.execute("SELECT id, rows FROM policies WHERE token_id=?", (reader.token_id,))
+            if "travel" in r["rows"]
+        ]
     assert pol
     for p in pol:
         lab.owner.revoke(reader.token_id, p)
@@ -340,7 +374,7 @@ def test_self_via_keeps_the_own_wrap_for_held_reasons_only(lab):
 
 
 def test_save_after_the_grant_ended_is_grant_expired(lab, alpha):
-    """"After the end date nothing is held, calls answer `403 GRANT_EXPIRED` with `permission_request`"."""
+    """ "After the end date nothing is held, calls answer `403 GRANT_EXPIRED` with `permission_request`"."""
     row = alpha.new_row("x")
     lab.owner.expire(alpha.token_id)
     lab.clock.advance(1)
@@ -356,8 +390,11 @@ def test_node_sealed_rows_with_grantee_wraps_and_a_resend(lab, alpha):
     the server admits the wrap, the grantee opens it with decoy_lab.memory, and a resend is `existing`."""
     reader = lab.pair("reader", {"permissions": ["memory.read"], "datatypes": ["food"]})
     g = alpha.grantees()
-    keys = {"ownerPublicKey": g["owner_public_key"], "agentPublicKey": alpha.key.public_key_b64,
-            "grantees": g["grantees"]}
+    keys = {
+        "ownerPublicKey": g["owner_public_key"],
+        "agentPublicKey": alpha.key.public_key_b64,
+        "grantees": g["grantees"],
+    }
     row = run_node({"op": "newMemoryRow", "text": "Loves ramen.", "categories": ["food"], "keys": keys})["row"]
     assert row["grantee_wraps"][0]["via"] == ["category:food"]
     r = alpha.save([row])
@@ -370,8 +407,10 @@ def test_node_sealed_rows_with_grantee_wraps_and_a_resend(lab, alpha):
 def test_a_keyless_connection_cannot_save_and_is_owed_nothing(lab, alpha):
     """Wraps are to a connection's public key: one paired without a key has no self_wrap to give."""
     from decoy_lab.sandbox.testing import pair_agent
-    tok = pair_agent(lab.client, None, [{"permissions": ["memory.save"]}, {"permissions": ["memory.read"]}],
-                     name="keyless")
+
+    tok = pair_agent(
+        lab.client, None, [{"permissions": ["memory.save"]}, {"permissions": ["memory.read"]}], name="keyless"
+    )
     headers = {"Authorization": f"Bearer {tok['access_token']}"}
     alpha.save([alpha.new_row("x")])
     body = lab.client.get("/api/agent/context/memories", headers=headers).json()

@@ -1,21 +1,18 @@
 """PUT memories (edits and key rotation), memory-wraps and memories/delete, over HTTP."""
+
 from __future__ import annotations
 
 import uuid
 
+from test_sandbox_memories_kit import saved
 
 from decoy_lab import memory, sealing, wire
 from decoy_lab.crypto import random_key
-
-from test_sandbox_memories_kit import saved
 
 TRAVEL_READ = {"permissions": ["memory.read"], "datatypes": ["travel"]}
 TRAVEL_EDIT = {"permissions": ["memory.edit"], "datatypes": ["travel"]}
 TRAVEL_DELETE = {"permissions": ["memory.delete"], "datatypes": ["travel"]}
 PUT = "/api/agent/context/memories"
-
-
-
 
 
 def key_of(peer, row_id):
@@ -37,13 +34,22 @@ def rotation(peer, row_id, lab, *, grantees=(), drop=(), **extra):
     old = key_of(peer, row_id)
     plain = sealing.open_json(old, served["ciphertext"])
     new = random_key()
-    body = {"id": row_id, "expected_rev": served["rev"], "kid": wire.kid(new),
-            "ciphertext": wire.b64encode(sealing.seal_json(new, plain)),
-            "owner_wrap": wire.b64encode(sealing.wrap_to_owner(new, lab.owner.public_key_b64)),
-            "self_wrap": wire.b64encode(sealing.wrap_to_agent(new, peer.key.public_key_b64)),
-            "grantee_wraps": [{"token_id": g.token_id, "via": via,
-                               "wrapped_key": wire.b64encode(sealing.wrap_to_agent(new, g.key.public_key_b64))}
-                              for g, via in grantees]}
+    body = {
+        "id": row_id,
+        "expected_rev": served["rev"],
+        "kid": wire.kid(new),
+        "ciphertext": wire.b64encode(sealing.seal_json(new, plain)),
+        "owner_wrap": wire.b64encode(sealing.wrap_to_owner(new, lab.owner.public_key_b64)),
+        "self_wrap": wire.b64encode(sealing.wrap_to_agent(new, peer.key.public_key_b64)),
+        "grantee_wraps": [
+            {
+                "token_id": g.token_id,
+                "via": via,
+                "wrapped_key": wire.b64encode(sealing.wrap_to_agent(new, g.key.public_key_b64)),
+            }
+            for g, via in grantees
+        ],
+    }
     for k in drop:
         body.pop(k)
     body.update(extra)
@@ -52,8 +58,9 @@ def rotation(peer, row_id, lab, *, grantees=(), drop=(), **extra):
 
 # ── PUT ───────────────────────────────────────────────────────────────────────────────────
 
+
 def test_author_edits_text_and_rev_moves(lab, alpha):
-    """"update the same memory by id, do not add another"; the answer carries id, rev and updated_at."""
+    """ "update the same memory by id, do not add another"; the answer carries id, rev and updated_at."""
     row = saved(alpha)
     lab.clock.advance(60)
     r = alpha.put(PUT, reseal_text(alpha, row["id"], "Lisbon: Fridays and Tuesdays."))
@@ -73,7 +80,7 @@ def test_memory_py_edit_is_accepted(lab, alpha):
 
 
 def test_stale_expected_rev_is_409_with_current_rev(lab, alpha):
-    """"On `409 REV_CONFLICT`, read current content and reconcile rather than overwrite"."""
+    """ "On `409 REV_CONFLICT`, read current content and reconcile rather than overwrite"."""
     row = saved(alpha)
     body = reseal_text(alpha, row["id"], "first")
     assert alpha.put(PUT, body).status_code == 200
@@ -94,7 +101,7 @@ def test_reader_without_edit_is_403_with_a_request(lab, alpha):
 
 
 def test_edit_holder_corrects_text(lab, alpha):
-    """"a matching Read & write grant corrects the text only" — allowed by memory.edit on its reason."""
+    """ "a matching Read & write grant corrects the text only" — allowed by memory.edit on its reason."""
     editor = lab.pair("editor", TRAVEL_READ, TRAVEL_EDIT)
     row = saved(alpha, categories=["travel"])
     r = editor.put(PUT, reseal_text(editor, row["id"], "Lisbon: corrected by the editor."))
@@ -109,7 +116,7 @@ def test_edit_grant_on_another_label_does_not_reach(lab, alpha):
 
 
 def test_someone_elses_invisible_memory_is_404_like_a_missing_one(lab, alpha):
-    """"an id that is not yours → 404, never a confirmation it exists"."""
+    """ "an id that is not yours → 404, never a confirmation it exists"."""
     row = saved(alpha)
     beta = lab.pair("beta", "memory.save", "memory.edit")  # edits only what it reads: reads nothing of alpha's
     body = reseal_text(alpha, row["id"], "x")
@@ -131,8 +138,9 @@ def test_put_validates_like_post(lab, alpha):
 
 # ── rotation ──────────────────────────────────────────────────────────────────────────────
 
+
 def test_rotation_removing_a_label_drops_the_reader(lab, alpha):
-    """"When the author removes a label … rotate the key so a connection that only had it through that
+    """ "When the author removes a label … rotate the key so a connection that only had it through that
     label stops getting it … A rotation removes every wrap of the old key."""
     reader = lab.pair("reader", TRAVEL_READ)
     row = saved(alpha, categories=["travel", "food"])
@@ -149,25 +157,27 @@ def test_rotation_removing_a_label_drops_the_reader(lab, alpha):
 
 
 def test_rotation_missing_a_holder_is_409_holders_missing(lab, alpha):
-    """"`409 HOLDERS_MISSING` lists each connection left out (`token_id`, `public_key`, `via`)"."""
+    """ "`409 HOLDERS_MISSING` lists each connection left out (`token_id`, `public_key`, `via`)"."""
     reader = lab.pair("reader", TRAVEL_READ)
     row = saved(alpha, categories=["travel", "food"])
     body, _ = rotation(alpha, row["id"], lab, removed_reasons=["category:food"])
     r = alpha.put(PUT, body)
     assert r.status_code == 409 and r.json()["code"] == "HOLDERS_MISSING"
-    assert r.json()["missing"] == [{"token_id": reader.token_id, "public_key": reader.key.public_key_b64,
-                                    "via": ["category:travel"]}]
+    assert r.json()["missing"] == [
+        {"token_id": reader.token_id, "public_key": reader.key.public_key_b64, "via": ["category:travel"]}
+    ]
     assert r.json()["current_rev"] == 1
     assert lab.stored(row["id"]).kid == row["kid"]  # nothing changed
-    body2, new = rotation(alpha, row["id"], lab, grantees=[(reader, ["category:travel"])],
-                          removed_reasons=["category:food"])
+    body2, new = rotation(
+        alpha, row["id"], lab, grantees=[(reader, ["category:travel"])], removed_reasons=["category:food"]
+    )
     r = alpha.put(PUT, body2)
     assert r.status_code == 200 and r.json()["grantee_wraps"] == 1
     assert sealing.unwrap_as_agent(reader.served(row["id"])["wrapped_key"], reader.key) == new
 
 
 def test_rotation_without_removed_reasons_counts_left_out_holders_missing(lab, alpha):
-    """"Without this field, the reasons of the connections left out of `grantee_wraps` that the caller
+    """ "Without this field, the reasons of the connections left out of `grantee_wraps` that the caller
     writes are taken as removed" — a save-only author writes no grant, so the reader is missing."""
     reader = lab.pair("reader", TRAVEL_READ)
     row = saved(alpha, categories=["travel"])
@@ -177,7 +187,7 @@ def test_rotation_without_removed_reasons_counts_left_out_holders_missing(lab, a
 
 
 def test_rotation_needs_owner_and_self_wraps(lab, alpha):
-    """"With a new `kid` it also carries `owner_wrap`, `self_wrap`"."""
+    """ "With a new `kid` it also carries `owner_wrap`, `self_wrap`"."""
     row = saved(alpha)
     for k in ("owner_wrap", "self_wrap"):
         body, _ = rotation(alpha, row["id"], lab, drop=[k])
@@ -189,7 +199,7 @@ def test_rotation_needs_owner_and_self_wraps(lab, alpha):
 
 
 def test_rotation_is_author_only(lab, alpha):
-    """"agent-initiated rotation is author-only"."""
+    """ "agent-initiated rotation is author-only"."""
     editor = lab.pair("editor", TRAVEL_READ, TRAVEL_EDIT)
     row = saved(alpha, categories=["travel"])
     body, _ = rotation(editor, row["id"], lab)
@@ -199,7 +209,7 @@ def test_rotation_is_author_only(lab, alpha):
 
 
 def test_rotation_keeps_grantee_wraps_only_for_held_reasons(lab, alpha):
-    """"A grantee wrap is kept only for a reason its recipient holds"."""
+    """ "A grantee wrap is kept only for a reason its recipient holds"."""
     reader = lab.pair("reader", TRAVEL_READ)
     other = lab.pair("other", {"permissions": ["memory.read"], "datatypes": ["music"]})
     row = saved(alpha, categories=["travel"])
@@ -214,14 +224,22 @@ WRAPS = "/api/agent/context/memory-wraps"
 
 
 def wraps_body(row_id, kid, key, *pairs):
-    return {"row_id": row_id, "kid": kid,
-            "wraps": [{"token_id": p.token_id, "via": via,
-                       "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, p.key.public_key_b64))}
-                      for p, via in pairs]}
+    return {
+        "row_id": row_id,
+        "kid": kid,
+        "wraps": [
+            {
+                "token_id": p.token_id,
+                "via": via,
+                "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, p.key.public_key_b64)),
+            }
+            for p, via in pairs
+        ],
+    }
 
 
 def test_share_a_key_to_a_newly_eligible_reader(lab, alpha):
-    """"when labels are only added, keep the key and add wraps with `POST memory-wraps`"."""
+    """ "when labels are only added, keep the key and add wraps with `POST memory-wraps`"."""
     row = saved(alpha, categories=["travel"])
     reader = lab.pair("reader", TRAVEL_READ)  # paired after the save: no wrap yet
     assert reader.served(row["id"]) is None
@@ -241,7 +259,7 @@ def test_share_refuses_reasons_the_recipient_lacks_and_self(lab, alpha):
 
 
 def test_share_with_a_stale_kid_is_409_kid_conflict(lab, alpha):
-    """"A stale key in the share endpoint returns `409 KID_CONFLICT`."""
+    """ "A stale key in the share endpoint returns `409 KID_CONFLICT`."""
     reader = lab.pair("reader", TRAVEL_READ)
     row = saved(alpha, categories=["travel"])
     body = memory.edit_memory_row(alpha.served(row["id"]), {"categories": []}, alpha.key, alpha.keys())
@@ -285,7 +303,7 @@ DELETE = "/api/agent/context/memories/delete"
 
 
 def test_author_deletes(lab, alpha):
-    """"`{ids}` → `{deleted,refused}`; author or Full access"."""
+    """ "`{ids}` → `{deleted,refused}`; author or Full access"."""
     row = saved(alpha)
     r = alpha.post(DELETE, {"ids": [row["id"]]})
     assert r.status_code == 200 and r.json() == {"deleted": [row["id"]], "refused": []}
@@ -294,7 +312,7 @@ def test_author_deletes(lab, alpha):
 
 
 def test_delete_refuses_missing_and_ineligible_ids(lab, alpha):
-    """"Missing or ineligible ids are refused" — with a remediation only for what the caller sees."""
+    """ "Missing or ineligible ids are refused" — with a remediation only for what the caller sees."""
     reader = lab.pair("reader", TRAVEL_READ)
     row = saved(alpha, categories=["travel"])
     hidden = saved(alpha, "not shared")

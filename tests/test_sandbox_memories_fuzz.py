@@ -1,33 +1,81 @@
 """Any body to the memory routes gets a typed answer, never a server error (hypothesis)."""
+
 from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from test_sandbox_memories_kit import Lab
 
-ROUTES = [("POST", "/api/agent/context/memories"), ("PUT", "/api/agent/context/memories"),
-          ("POST", "/api/agent/context/memories/delete"), ("POST", "/api/agent/context/memory-wraps"),
-          ("POST", "/api/agent/context/spaces"), ("POST", "/api/agent/context/rows"),
-          ("PUT", "/api/agent/context/rows"), ("POST", "/api/agent/context/rows/delete")]
-KEYS = ["rows", "id", "kid", "ciphertext", "owner_wrap", "self_wrap", "self_via", "grantee_wraps", "token_id",
-        "via", "wrapped_key", "expected_rev", "row_id", "wraps", "ids", "removed_reasons", "space_id", "skid",
-        "kind", "own_wrap", "account_id"]
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 300), st.text(max_size=30),
-                    st.sampled_from(["AQE=", "AQIBAA==", "0123456789abcdef", "11111111-1111-4111-8111-111111111111",
-                                     "self", "all", "category:travel", "me"]))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                       st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)),
-                      max_leaves=12)
+ROUTES = [
+    ("POST", "/api/agent/context/memories"),
+    ("PUT", "/api/agent/context/memories"),
+    ("POST", "/api/agent/context/memories/delete"),
+    ("POST", "/api/agent/context/memory-wraps"),
+    ("POST", "/api/agent/context/spaces"),
+    ("POST", "/api/agent/context/rows"),
+    ("PUT", "/api/agent/context/rows"),
+    ("POST", "/api/agent/context/rows/delete"),
+]
+KEYS = [
+    "rows",
+    "id",
+    "kid",
+    "ciphertext",
+    "owner_wrap",
+    "self_wrap",
+    "self_via",
+    "grantee_wraps",
+    "token_id",
+    "via",
+    "wrapped_key",
+    "expected_rev",
+    "row_id",
+    "wraps",
+    "ids",
+    "removed_reasons",
+    "space_id",
+    "skid",
+    "kind",
+    "own_wrap",
+    "account_id",
+]
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 300),
+    st.text(max_size=30),
+    st.sampled_from(
+        [
+            "AQE=",
+            "AQIBAA==",
+            "0123456789abcdef",
+            "11111111-1111-4111-8111-111111111111",
+            "self",
+            "all",
+            "category:travel",
+            "me",
+        ]
+    ),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)),
+    max_leaves=12,
+)
 bodies = st.dictionaries(st.sampled_from(KEYS), values, max_size=6)
 
 
 @pytest.fixture(scope="module")
 def peer():
     lab = Lab()
-    return lab.pair("fuzz", "memory.save", {"permissions": ["memory.read"]}, {"permissions": ["memory.edit"]},
-                    {"permissions": ["memory.delete"]})
+    return lab.pair(
+        "fuzz",
+        "memory.save",
+        {"permissions": ["memory.read"]},
+        {"permissions": ["memory.edit"]},
+        {"permissions": ["memory.delete"]},
+    )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -45,8 +93,11 @@ def base_row(peer):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(field=st.sampled_from(["id", "kid", "ciphertext", "owner_wrap", "self_wrap", "self_via", "grantee_wraps"]),
-       value=values, drop=st.booleans())
+@given(
+    field=st.sampled_from(["id", "kid", "ciphertext", "owner_wrap", "self_wrap", "self_via", "grantee_wraps"]),
+    value=values,
+    drop=st.booleans(),
+)
 def test_one_spoiled_field_of_a_good_row(peer, base_row, field, value, drop):
     """A good row with one field replaced or removed: refused with a typed answer, or taken; never a 500."""
     row = dict(base_row)

@@ -4,6 +4,7 @@
 runs the real device flow (auto-approve) and returns a `Peer` that talks to the API with its
 token and seals rows with decoy_lab.memory for its own key.
 """
+
 from __future__ import annotations
 
 import copy
@@ -24,7 +25,7 @@ from decoy_lab.sandbox.testing import pair_agent
 T0 = 1_800_000_000.0  # a fixed start, so timestamps repeat
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def key(name: str) -> AgentKey:
     """One RSA key per name for the whole session (keygen is slow)."""
     return AgentKey.generate()
@@ -39,7 +40,7 @@ def rows_for(*perms: Any) -> list[dict]:
 class Peer:
     """One paired connection: its key, token and a few JSON helpers."""
 
-    lab: "Lab"
+    lab: Lab
     name: str
     key: AgentKey
     token: str
@@ -97,7 +98,7 @@ class Lab:
         self.clock = FakeClock(T0)
         self.app = create_app(":memory:", seed=seed, clock=self.clock, owner_key=key("owner"), faults=faults)
         self.state = self.app.state.sb
-        self.state.token_ttl = 10 ** 9  # tests move the clock by days; tokens must outlive that
+        self.state.token_ttl = 10**9  # tests move the clock by days; tokens must outlive that
         self.state.device_interval = 0
         sharing.configure(self.state, auto_share_after=auto_share_after)
         self.client = TestClient(self.app)
@@ -137,17 +138,28 @@ def reseal(row: dict, **changes: Any) -> dict:
     return out
 
 
-def sealed_row(keys: memory.RecipientKeys, plaintext: dict, *, row_id: str | None = None,
-               key_bytes: bytes | None = None, owner_payload: bytes | None = None) -> dict:
+def sealed_row(
+    keys: memory.RecipientKeys,
+    plaintext: dict,
+    *,
+    row_id: str | None = None,
+    key_bytes: bytes | None = None,
+    owner_payload: bytes | None = None,
+) -> dict:
     """A row sealed by hand (for rows decoy_lab.memory refuses to build): any plaintext, any owner payload."""
     row_id = row_id or str(uuid.uuid4())
     k = key_bytes or bytes(range(32))
     blob = sealing.seal_vault(k, sealing.json_bytes(plaintext))
-    owner = sealing.seal_envelope(owner_payload if owner_payload is not None else wire.b64encode(k).encode(),
-                                  keys.owner_public_key, owner=True)
-    return {"id": row_id, "kid": wire.kid(k), "ciphertext": wire.b64encode(blob),
-            "owner_wrap": wire.b64encode(owner),
-            "self_wrap": wire.b64encode(sealing.wrap_to_agent(k, keys.agent_public_key))}
+    owner = sealing.seal_envelope(
+        owner_payload if owner_payload is not None else wire.b64encode(k).encode(), keys.owner_public_key, owner=True
+    )
+    return {
+        "id": row_id,
+        "kid": wire.kid(k),
+        "ciphertext": wire.b64encode(blob),
+        "owner_wrap": wire.b64encode(owner),
+        "self_wrap": wire.b64encode(sealing.wrap_to_agent(k, keys.agent_public_key)),
+    }
 
 
 def saved(peer, text: str = "Lisbon: Fridays only.", **kw: Any) -> dict:

@@ -1,14 +1,14 @@
 """The seed vaults: "demo" has something real to show; "none" is empty."""
+
 from __future__ import annotations
 
 from collections import Counter
 
 import pytest
+from test_sandbox_memories_kit import Lab
 
 from decoy_lab import memory
 from decoy_lab.sandbox import seed, sharing
-
-from test_sandbox_memories_kit import Lab
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,12 @@ def test_a_new_reader_is_preparing_then_shared(demo):
     assert "preparing_others" not in after  # the 3 account memories are not owed to an all-memories reader
     served = after["memories"]
     summary = memory.summarize_rows(served, reader.key)
-    assert (summary.memories, summary.topics, summary.links, summary.unreadable) == (57, 12, 12, 0)  # 3 are about accounts
+    assert (summary.memories, summary.topics, summary.links, summary.unreadable) == (
+        57,
+        12,
+        12,
+        0,
+    )  # 3 are about accounts
 
 
 def test_none_is_empty():
@@ -55,6 +60,7 @@ def test_none_is_empty():
 def test_ids_and_texts_repeat_for_a_seed():
     def look(lab):
         return [(e["id"], e.get("text"), e.get("name"), e["created_at"]) for e in sharing.app_view(lab.state)]
+
     a, b = look(Lab(seed="demo")), look(Lab(seed="demo"))
     assert a == b and len(a) == 88
     assert len({x[0] for x in a}) == 88

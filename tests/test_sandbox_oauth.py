@@ -1,4 +1,5 @@
 """Pairing against the sandbox over HTTP: discovery, PAR, device authorization, token grants."""
+
 from __future__ import annotations
 
 import warnings
@@ -48,11 +49,13 @@ def device(client: TestClient, key: AgentKey | None, rows=None, **extra):
 
 
 def poll(client: TestClient, device_code: str, client_id: str = "my-agent"):
-    return client.post("/oauth/token", data={"grant_type": DEVICE_GRANT, "device_code": device_code,
-                                             "client_id": client_id})
+    return client.post(
+        "/oauth/token", data={"grant_type": DEVICE_GRANT, "device_code": device_code, "client_id": client_id}
+    )
 
 
 # ── discovery ─────────────────────────────────────────────────────────────────────────────
+
 
 def test_discovery_documents_point_at_the_endpoints(client):
     """Discovery at /.well-known/oauth-authorization-server and /.well-known/oauth-protected-resource."""
@@ -68,16 +71,32 @@ def test_discovery_documents_point_at_the_endpoints(client):
 
 # ── PAR ───────────────────────────────────────────────────────────────────────────────────
 
+
 def test_par_adds_needs_and_device_uses_the_request_uri(client, agent_key):
     """Needs are added for you: ask for acctmail.send and the answer's permissions lists acctmail.read too."""
-    r = client.post("/oauth/par", json={"client_id": "my-agent", "authorization_details": [
-        {"permissions": ["acctmail.send"], "account_id": ACCOUNT}, {"permissions": ["memory.delete"]}]})
+    r = client.post(
+        "/oauth/par",
+        json={
+            "client_id": "my-agent",
+            "authorization_details": [
+                {"permissions": ["acctmail.send"], "account_id": ACCOUNT},
+                {"permissions": ["memory.delete"]},
+            ],
+        },
+    )
     assert r.status_code == 201, r.text
     rows = r.json()["authorization_details"]
     assert rows[0]["permissions"] == ["acctmail.read", "acctmail.send"]
     assert rows[1]["permissions"] == ["memory.read", "memory.edit", "memory.delete"]
-    d = client.post("/oauth/device", json={"client_id": "my-agent", "name": "A", "request_uri": r.json()["request_uri"],
-                                           "agent_public_key": agent_key.public_key_b64})
+    d = client.post(
+        "/oauth/device",
+        json={
+            "client_id": "my-agent",
+            "name": "A",
+            "request_uri": r.json()["request_uri"],
+            "agent_public_key": agent_key.public_key_b64,
+        },
+    )
     assert d.status_code == 200
     assert d.json()["authorization_details"] == rows
     tok = poll(client, d.json()["device_code"]).json()
@@ -87,20 +106,23 @@ def test_par_adds_needs_and_device_uses_the_request_uri(client, agent_key):
     assert again.status_code == 400 and again.json()["error"] == "invalid_request_uri"
 
 
-@pytest.mark.parametrize("row, code", [
-    ({"permissions": ["memory.read"], "resource_id": ACCOUNT}, "UNKNOWN_KEY"),
-    ({"permissions": ["memory.read"], "level": "read"}, "UNKNOWN_KEY"),
-    ({"permissions": ["memory.fly"]}, "UNKNOWN_PERMISSION"),
-    ({"permissions": ["memory.read"], "datatypes": ["food"], "about": ["topic:x1"]}, "ONE_SELECTION"),
-    ({"permissions": ["memory.read"], "account_id": ACCOUNT}, "SELECTION_NOT_TAKEN"),
-    ({"permissions": ["acctmail.read"], "domain": "netflix.com"}, "SELECTION_NOT_TAKEN"),
-    ({"permissions": ["memory.save", "memory.read"]}, "ASK_ALONE"),
-    ({"permissions": ["everything"], "account_id": ACCOUNT}, "ASK_ALONE"),
-    ({"permissions": ["memory.read"], "datatypes": ["snacks"]}, "INVALID_SELECTION"),
-    ({"level": "read"}, "NAMED_PERMISSIONS_REQUIRED"),
-    ({"kind": "alias", "actions": ["read_metadata"]}, "NAMED_PERMISSIONS_REQUIRED"),
-    ({"kind": "memory", "actions": ["create", "read"]}, "ASK_ALONE"),
-])
+@pytest.mark.parametrize(
+    "row, code",
+    [
+        ({"permissions": ["memory.read"], "resource_id": ACCOUNT}, "UNKNOWN_KEY"),
+        ({"permissions": ["memory.read"], "level": "read"}, "UNKNOWN_KEY"),
+        ({"permissions": ["memory.fly"]}, "UNKNOWN_PERMISSION"),
+        ({"permissions": ["memory.read"], "datatypes": ["food"], "about": ["topic:x1"]}, "ONE_SELECTION"),
+        ({"permissions": ["memory.read"], "account_id": ACCOUNT}, "SELECTION_NOT_TAKEN"),
+        ({"permissions": ["acctmail.read"], "domain": "netflix.com"}, "SELECTION_NOT_TAKEN"),
+        ({"permissions": ["memory.save", "memory.read"]}, "ASK_ALONE"),
+        ({"permissions": ["everything"], "account_id": ACCOUNT}, "ASK_ALONE"),
+        ({"permissions": ["memory.read"], "datatypes": ["snacks"]}, "INVALID_SELECTION"),
+        ({"level": "read"}, "NAMED_PERMISSIONS_REQUIRED"),
+        ({"kind": "alias", "actions": ["read_metadata"]}, "NAMED_PERMISSIONS_REQUIRED"),
+        ({"kind": "memory", "actions": ["create", "read"]}, "ASK_ALONE"),
+    ],
+)
 def test_par_refuses_what_the_spec_refuses(client, row, code):
     """Unknown keys are refused here with 400 invalid_authorization_details; one selection per row;
     account.create, memory.save and everything are asked alone."""
@@ -112,13 +134,20 @@ def test_par_refuses_what_the_spec_refuses(client, row, code):
 
 def test_older_kind_actions_rows_are_translated(client):
     """Older row forms (level, kind with actions) are still accepted for existing clients."""
-    r = client.post("/oauth/par", json={"authorization_details": [{"kind": "memory", "actions": ["create"]},
-                                                                  {"kind": "memory", "action": "write",
-                                                                   "datatypes": ["food"]}]})
+    r = client.post(
+        "/oauth/par",
+        json={
+            "authorization_details": [
+                {"kind": "memory", "actions": ["create"]},
+                {"kind": "memory", "action": "write", "datatypes": ["food"]},
+            ]
+        },
+    )
     assert r.status_code == 201
-    assert r.json()["authorization_details"] == [{"permissions": ["memory.save"]},
-                                                 {"permissions": ["memory.read", "memory.edit"],
-                                                  "datatypes": ["food"]}]
+    assert r.json()["authorization_details"] == [
+        {"permissions": ["memory.save"]},
+        {"permissions": ["memory.read", "memory.edit"], "datatypes": ["food"]},
+    ]
 
 
 def test_par_refuses_unknown_top_level_keys(client):
@@ -128,14 +157,25 @@ def test_par_refuses_unknown_top_level_keys(client):
 
 def test_account_rows_may_mix_families_on_one_account(client):
     """One row may mix account.*, acctmail.* and acctmem.* on one account_id."""
-    r = client.post("/oauth/par", json={"authorization_details": [
-        {"permissions": ["account.read", "acctmail.read", "acctmem.edit"], "account_id": ACCOUNT}]})
+    r = client.post(
+        "/oauth/par",
+        json={
+            "authorization_details": [
+                {"permissions": ["account.read", "acctmail.read", "acctmem.edit"], "account_id": ACCOUNT}
+            ]
+        },
+    )
     assert r.status_code == 201
     assert r.json()["authorization_details"][0]["permissions"] == [
-        "account.read", "acctmail.read", "acctmem.read", "acctmem.edit"]
+        "account.read",
+        "acctmail.read",
+        "acctmem.read",
+        "acctmem.edit",
+    ]
 
 
 # ── device authorization ──────────────────────────────────────────────────────────────────
+
 
 def test_device_answer_has_the_rfc8628_fields(client, agent_key):
     """POST /oauth/device answers device_code, user_code, verification_uri(_complete), expires_in 600, interval."""
@@ -158,18 +198,33 @@ def test_device_with_nothing_asked_warns_and_gets_read_only_default(client, agen
     assert pol["access"]["memories"]["read"]["all"] is False
 
 
-@pytest.mark.parametrize("uri, ignored", [
-    ("https://agent.example.com", False), ("http://agent.example.com", True), ("https://127.0.0.1", True),
-    ("https://localhost", True), ("https://agent.example.com:8443", True), ("https://u:p@agent.example.com", True),
-])
+@pytest.mark.parametrize(
+    "uri, ignored",
+    [
+        ("https://agent.example.com", False),
+        ("http://agent.example.com", True),
+        ("https://127.0.0.1", True),
+        ("https://localhost", True),
+        ("https://agent.example.com:8443", True),
+        ("https://u:p@agent.example.com", True),
+    ],
+)
 def test_client_uri_must_be_a_public_https_site(client, uri, ignored):
     """The host must be a public domain name: no IP address, localhost or internal name, no port and no
     credentials; any other value is ignored and the answer's warnings carries client_uri_ignored."""
-    d = client.post("/oauth/device", json={"client_id": "a", "client_uri": uri,
-                                           "authorization_details": [{"permissions": ["memory.save"]}]}).json()
+    d = client.post(
+        "/oauth/device",
+        json={"client_id": "a", "client_uri": uri, "authorization_details": [{"permissions": ["memory.save"]}]},
+    ).json()
     assert any(w.startswith("client_uri_ignored") for w in d.get("warnings", [])) is ignored
-    p = client.post("/oauth/par", json={"client_uri": uri, "logo_uri": "https://x.example.com/l.png",
-                                        "authorization_details": [{"permissions": ["memory.save"]}]}).json()
+    p = client.post(
+        "/oauth/par",
+        json={
+            "client_uri": uri,
+            "logo_uri": "https://x.example.com/l.png",
+            "authorization_details": [{"permissions": ["memory.save"]}],
+        },
+    ).json()
     assert any(w.startswith("client_uri_ignored") for w in p["warnings"]) is ignored
     assert any(w.startswith("logo_uri_ignored") for w in p["warnings"])
 
@@ -195,6 +250,7 @@ def test_device_requires_client_id_and_a_real_public_key(client):
 
 
 # ── token: device grant ───────────────────────────────────────────────────────────────────
+
 
 def test_token_pending_slow_down_then_approved(manual, clock, agent_key):
     """authorization_pending until the owner answers; slow_down when polled faster than interval."""
@@ -243,8 +299,9 @@ def test_token_expired_after_ten_minutes(manual, clock, agent_key):
 
 def test_token_is_form_encoded_and_checks_client_id(client, agent_key):
     d = device(client, agent_key, [{"permissions": ["memory.save"]}]).json()
-    r = client.post("/oauth/token", json={"grant_type": DEVICE_GRANT, "device_code": d["device_code"],
-                                          "client_id": "my-agent"})
+    r = client.post(
+        "/oauth/token", json={"grant_type": DEVICE_GRANT, "device_code": d["device_code"], "client_id": "my-agent"}
+    )
     assert r.status_code == 400 and r.json()["error"] == "invalid_request"
     assert poll(client, d["device_code"], client_id="someone-else").json()["error"] == "invalid_grant"
     r = client.post("/oauth/token", data={"grant_type": "password"})
@@ -252,6 +309,7 @@ def test_token_is_form_encoded_and_checks_client_id(client, agent_key):
 
 
 # ── tokens: expiry, refresh, revocation ───────────────────────────────────────────────────
+
 
 def test_expired_access_token_is_401_refresh_and_refresh_works(client, clock, agent_key):
     """401: recovery: refresh (TOKEN_EXPIRED) → POST /oauth/token with grant_type=refresh_token."""
@@ -307,8 +365,11 @@ def test_revoked_connection_is_401_re_pair(client, agent_key):
     assert ref.status_code == 400 and ref.json()["code"] == "TOKEN_REVOKED"
     again = pair_agent(client, agent_key, [{"permissions": ["memory.read"]}])
     assert again["token_id"] != tok["token_id"]  # a new connection
-    names = [r["permissions"] for p in client.get("/api/agent/policies", headers=bearer(again)).json()["policies"]
-             for r in p["permissions"]]
+    names = [
+        r["permissions"]
+        for p in client.get("/api/agent/policies", headers=bearer(again)).json()["policies"]
+        for r in p["permissions"]
+    ]
     assert names == [["memory.read"]]  # nothing inherited
 
 
@@ -327,8 +388,9 @@ def test_refresh_never_extends_grant_expiry(manual, clock, agent_key):
     ends = pol["policies"][0]["expires_at"]
     for _ in range(3):  # three refreshes over three hours
         clock.advance(3600)
-        tok = manual.post("/oauth/token", data={"grant_type": "refresh_token",
-                                                "refresh_token": tok["refresh_token"]}).json()
+        tok = manual.post(
+            "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": tok["refresh_token"]}
+        ).json()
     pol = manual.get("/api/agent/policies", headers=bearer(tok)).json()
     assert pol["policies"][0]["expires_at"] == ends
     assert pol["policies"][0]["status"] == "expired"
@@ -336,6 +398,7 @@ def test_refresh_never_extends_grant_expiry(manual, clock, agent_key):
 
 
 # ── reconnect ─────────────────────────────────────────────────────────────────────────────
+
 
 def test_reconnect_same_key_keeps_connection(client, agent_key):
     """Approved reconnect with the same key keeps memories and their keys."""

@@ -1,5 +1,6 @@
 """Token introspection (RFC 7662), revocation (RFC 7009) and TOKEN_REPLACED, against the sandbox
 over real HTTP. The sandbox runs on a FakeClock so expiry needs no sleeping."""
+
 from __future__ import annotations
 
 import uuid
@@ -9,8 +10,10 @@ import pytest
 
 from decoy_lab.sandbox.testing import bearer, pair_agent
 
-SPEC_METADATA = ("RFC 8414 discovery document for Decoy's OAuth authorization server. Advertises the "
-                 "device-authorization, token, PAR, introspection, and revocation endpoints")
+SPEC_METADATA = (
+    "RFC 8414 discovery document for Decoy's OAuth authorization server. Advertises the "
+    "device-authorization, token, PAR, introspection, and revocation endpoints"
+)
 
 
 @pytest.fixture(scope="module")
@@ -41,18 +44,25 @@ def revoke(http, token: str, client_id: str, **extra):
 
 
 def refresh(http, tok: dict):
-    return http.post("/oauth/token", data={"grant_type": "refresh_token", "refresh_token": tok["refresh_token"],
-                                           "client_id": tok["client_id"]})
+    return http.post(
+        "/oauth/token",
+        data={"grant_type": "refresh_token", "refresh_token": tok["refresh_token"], "client_id": tok["client_id"]},
+    )
 
 
 # ── discovery ─────────────────────────────────────────────────────────────────────────────
 
+
 def test_metadata_advertises_introspection_and_revocation(http):
-    """"Advertises the device-authorization, token, PAR, introspection, and revocation endpoints"."""
+    """ "Advertises the device-authorization, token, PAR, introspection, and revocation endpoints"."""
     doc = http.get("/.well-known/oauth-authorization-server").json()
-    for key, path in (("device_authorization_endpoint", "/oauth/device"), ("token_endpoint", "/oauth/token"),
-                      ("pushed_authorization_request_endpoint", "/oauth/par"),
-                      ("introspection_endpoint", "/oauth/introspect"), ("revocation_endpoint", "/oauth/revoke")):
+    for key, path in (
+        ("device_authorization_endpoint", "/oauth/device"),
+        ("token_endpoint", "/oauth/token"),
+        ("pushed_authorization_request_endpoint", "/oauth/par"),
+        ("introspection_endpoint", "/oauth/introspect"),
+        ("revocation_endpoint", "/oauth/revoke"),
+    ):
         assert doc[key] == doc["issuer"] + path, key
     # RFC 8414 §2: the client authentication each endpoint takes (public clients: none)
     assert doc["introspection_endpoint_auth_methods_supported"] == ["none"]
@@ -60,6 +70,7 @@ def test_metadata_advertises_introspection_and_revocation(http):
 
 
 # ── introspection (RFC 7662) ──────────────────────────────────────────────────────────────
+
 
 def test_a_live_access_token_is_active_with_its_grant(http, paired, clock):
     """RFC 7662 §2.2: "active … REQUIRED"; scope, client_id, token_type, exp, iat, sub, iss are the
@@ -69,8 +80,10 @@ def test_a_live_access_token_is_active_with_its_grant(http, paired, clock):
     body = r.json()
     assert body["active"] is True and body["client_id"] == paired["client_id"]
     assert body["token_type"] == "Bearer" and body["sub"] == body["token_id"] == paired["token_id"]
-    assert body["scope"] == paired["token"]["scope"] and body["iss"] == http.get(
-        "/.well-known/oauth-authorization-server").json()["issuer"]
+    assert (
+        body["scope"] == paired["token"]["scope"]
+        and body["iss"] == http.get("/.well-known/oauth-authorization-server").json()["issuer"]
+    )
     assert body["authorization_details"] == [{"permissions": ["memory.save"]}]
     assert body["iat"] == int(clock()) and body["exp"] == body["iat"] + paired["token"]["expires_in"]
 
@@ -112,6 +125,7 @@ def test_introspection_needs_a_client_id_and_a_token_in_a_form(http, paired):
 
 # ── revocation (RFC 7009) ─────────────────────────────────────────────────────────────────
 
+
 def test_revoking_an_unknown_token_still_answers_200(http):
     """RFC 7009 §2.2: "The authorization server responds with HTTP status code 200 if the token has been
     revoked successfully or if the client submitted an invalid token"."""
@@ -123,8 +137,9 @@ def test_revoking_the_refresh_token_ends_the_connection(http, paired):
     """RFC 7009 §2.1: "If the particular token is a refresh token … the authorization server SHOULD also
     invalidate all access tokens based on the same authorization grant"; the spec: "`recovery: re_pair`
     (`TOKEN_REVOKED`) → only a new owner-approved pairing, which inherits nothing"."""
-    req = http.post("/api/agent/grant-request", headers=bearer(paired), json={"permissions": ["memory.read"],
-                                                                            "reason": "left open"})
+    req = http.post(
+        "/api/agent/grant-request", headers=bearer(paired), json={"permissions": ["memory.read"], "reason": "left open"}
+    )
     assert req.status_code in (200, 201)
     r = revoke(http, paired["refresh_token"], paired["client_id"], token_type_hint="refresh_token")
     assert r.status_code == 200
@@ -160,8 +175,9 @@ def test_another_clients_token_is_refused_and_stays_live(http, paired):
 
 # ── TOKEN_REPLACED ────────────────────────────────────────────────────────────────────────
 
+
 def test_an_access_token_replaced_by_a_refresh_answers_token_replaced(http, paired):
-    """"`401`: `recovery: refresh` (`TOKEN_EXPIRED`, `TOKEN_REPLACED`) → `POST /oauth/token` with
+    """ "`401`: `recovery: refresh` (`TOKEN_EXPIRED`, `TOKEN_REPLACED`) → `POST /oauth/token` with
     `grant_type=refresh_token` renews the same connection"."""
     new = refresh(http, paired).json()
     old = http.get("/api/agent/policies", headers=bearer(paired))

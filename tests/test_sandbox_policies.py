@@ -1,4 +1,5 @@
 """GET /api/agent/policies and the grant-request loop against the sandbox, over HTTP."""
+
 from __future__ import annotations
 
 import warnings
@@ -51,17 +52,29 @@ def policies(client, tok):
 
 # ── policies ──────────────────────────────────────────────────────────────────────────────
 
+
 def test_policies_access_first_then_token_scopes_policies(auto, agent_key):
     """Read `access`, then the names in policies[].permissions[].permissions — not scopes."""
-    tok = pair_agent(auto, agent_key, [{"permissions": ["memory.edit"], "datatypes": ["food", "travel"]},
-                                       {"permissions": ["acctmem.read"], "account_id": ACCOUNT},
-                                       {"permissions": ["acctmail.send"], "account_id": ACCOUNT}])
+    tok = pair_agent(
+        auto,
+        agent_key,
+        [
+            {"permissions": ["memory.edit"], "datatypes": ["food", "travel"]},
+            {"permissions": ["acctmem.read"], "account_id": ACCOUNT},
+            {"permissions": ["acctmail.send"], "account_id": ACCOUNT},
+        ],
+    )
     body = policies(auto, tok)
-    assert list(body)[0] == "access"
+    assert next(iter(body)) == "access"
     mem = body["access"]["memories"]
     assert mem["save"] is False
-    assert mem["read"] == {"all": False, "categories": ["food", "travel"], "topics": [], "account_ids": [ACCOUNT],
-                           "account_wildcard": False}
+    assert mem["read"] == {
+        "all": False,
+        "categories": ["food", "travel"],
+        "topics": [],
+        "account_ids": [ACCOUNT],
+        "account_wildcard": False,
+    }
     assert mem["write"]["categories"] == ["food", "travel"] and mem["write"]["account_ids"] == []
     assert mem["delete"]["categories"] == [] and "food" in mem["summary"]
     assert body["access"]["version"] == body["access_version"] == tok["access_version"]
@@ -82,6 +95,7 @@ def test_everything_reaches_all_memories_and_save(auto, agent_key):
 
 
 # ── grant-request ─────────────────────────────────────────────────────────────────────────
+
 
 def test_new_request_is_201_pending_then_approved(manual, agent_key):
     """201 with status: pending and a request_id … status is pending, approved, …"""
@@ -165,15 +179,18 @@ def test_rate_limit_past_ten_a_minute(manual, clock, agent_key):
     assert ask(manual, tok, {"permissions": ["memory.read"], "datatypes": [cats[10]]}).status_code == 201
 
 
-@pytest.mark.parametrize("body, code", [
-    ({"permissions": ["memory.read"], "kind": "memory"}, "UNKNOWN_KEY"),
-    ({"permissions": ["memory.read"], "resource_id": ACCOUNT}, "UNKNOWN_KEY"),
-    ({"permissions": ["memory.teleport"]}, "UNKNOWN_PERMISSION"),
-    ({"permissions": ["memory.save"], "datatypes": ["food"]}, "ASK_ALONE"),
-    ({"permissions": ["account.create", "account.read"]}, "ASK_ALONE"),
-    ({"permissions": ["everything", "memory.read"]}, "ASK_ALONE"),
-    ({"permissions": ["memory.read"], "datatypes": ["food"], "about": [TOPIC]}, "ONE_SELECTION"),
-])
+@pytest.mark.parametrize(
+    "body, code",
+    [
+        ({"permissions": ["memory.read"], "kind": "memory"}, "UNKNOWN_KEY"),
+        ({"permissions": ["memory.read"], "resource_id": ACCOUNT}, "UNKNOWN_KEY"),
+        ({"permissions": ["memory.teleport"]}, "UNKNOWN_PERMISSION"),
+        ({"permissions": ["memory.save"], "datatypes": ["food"]}, "ASK_ALONE"),
+        ({"permissions": ["account.create", "account.read"]}, "ASK_ALONE"),
+        ({"permissions": ["everything", "memory.read"]}, "ASK_ALONE"),
+        ({"permissions": ["memory.read"], "datatypes": ["food"], "about": [TOPIC]}, "ONE_SELECTION"),
+    ],
+)
 def test_bad_asks_are_400_and_store_nothing(manual, agent_key, body, code):
     """The ask was refused and nothing was stored: an unknown permission, a selection the permission does
     not take, a key that does not belong with permissions."""
@@ -197,8 +214,9 @@ def test_narrowed_approval_reads_resolved(manual, agent_key):
     """resolved (answered with changes: the request is gone and the owner's edited grant stands)."""
     tok = pair_agent(manual, agent_key, [{"permissions": ["memory.save"]}])
     rid = ask(manual, tok, {"permissions": ["memory.read"]}).json()["request_id"]
-    manual.post("/_sandbox/approve", json={"ref": rid, "narrow": [{"permissions": ["memory.read"],
-                                                                   "datatypes": ["music"]}]})
+    manual.post(
+        "/_sandbox/approve", json={"ref": rid, "narrow": [{"permissions": ["memory.read"], "datatypes": ["music"]}]}
+    )
     assert status(manual, tok, rid) == "resolved"
     read = policies(manual, tok)["access"]["memories"]["read"]
     assert read["all"] is False and read["categories"] == ["music"]
@@ -214,8 +232,9 @@ def test_revoked_and_expired_request_status(manual, clock, agent_key):
     manual.post("/_sandbox/approve", json={"ref": rid2, "expires_in_hours": 1})
     assert status(manual, tok, rid2) == "approved"
     clock.advance(3600)
-    tok = manual.post("/oauth/token", data={"grant_type": "refresh_token",
-                                            "refresh_token": tok["refresh_token"]}).json()
+    tok = manual.post(
+        "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": tok["refresh_token"]}
+    ).json()
     assert status(manual, tok, rid2) == "expired"
 
 
@@ -225,13 +244,13 @@ def test_another_tokens_request_reads_resolved_and_unknown_is_404(auto, agent_ke
     b = pair_agent(auto, agent_key, [{"permissions": ["memory.save"]}], name="B")
     rid = ask(auto, a, {"permissions": ["memory.read"]}).json()["request_id"]
     assert status(auto, b, rid) == "resolved"
-    r = auto.get("/api/agent/grant-request", params={"id": "00000000-0000-4000-8000-000000000000"},
-                 headers=bearer(a))
+    r = auto.get("/api/agent/grant-request", params={"id": "00000000-0000-4000-8000-000000000000"}, headers=bearer(a))
     assert r.status_code == 404
     assert auto.get("/api/agent/grant-request", headers=bearer(a)).status_code == 400
 
 
 # ── expiry and renewal ────────────────────────────────────────────────────────────────────
+
 
 def test_renewal_only_inside_the_last_seven_days(manual, clock, agent_key):
     """Earlier than 7 days, the same ask answers 200 already_granted (with ends_at and permissions) …
@@ -245,8 +264,9 @@ def test_renewal_only_inside_the_last_seven_days(manual, clock, agent_key):
     ends = early.json()["ends_at"]
     assert ends is not None and early.json()["permissions"] == ["memory.read"]
     clock.advance(3 * DAY + 60)  # now 7 days minus a minute before the end
-    tok = manual.post("/oauth/token", data={"grant_type": "refresh_token",
-                                            "refresh_token": tok["refresh_token"]}).json()
+    tok = manual.post(
+        "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": tok["refresh_token"]}
+    ).json()
     renew = ask(manual, tok, {"permissions": ["memory.read"]})
     assert renew.status_code == 201
     body = renew.json()
@@ -273,6 +293,7 @@ def test_expire_then_calls_need_a_new_request(manual, agent_key):
 
 # ── refusals ──────────────────────────────────────────────────────────────────────────────
 
+
 def test_insufficient_body_round_trips_to_grant_request(manual, agent_key):
     """Send permission_request as the body of grant-request, unchanged."""
     problem = grants.insufficient("memory.edit", {"about": [TOPIC]})
@@ -291,8 +312,10 @@ def test_refusal_says_grant_expired_after_the_end_date(auto, agent_key):
     tok = pair_agent(auto, agent_key, [{"permissions": ["memory.read"], "datatypes": ["food"]}])
     state = auto.app.state.sb
     with state.store.tx() as con:
-        assert grants.refusal(con, tok["token_id"], state.now(), "memory.read", {"datatypes": ["food"]}).code \
-            == "INSUFFICIENT_GRANT"  # held: a refusal for it would not be about expiry
+        assert (
+            grants.refusal(con, tok["token_id"], state.now(), "memory.read", {"datatypes": ["food"]}).code
+            == "INSUFFICIENT_GRANT"
+        )  # held: a refusal for it would not be about expiry
     state.owner.expire(tok["token_id"])
     with state.store.tx() as con:
         p = grants.refusal(con, tok["token_id"], state.now(), "memory.read", {"datatypes": ["food"]})
@@ -303,8 +326,7 @@ def test_refusal_says_grant_expired_after_the_end_date(auto, agent_key):
 
 def test_selector_allows_via():
     """`via` records the access reason: self, all, category:<c>, topic:<id>, account:<id>, or an all-of reason."""
-    sel = grants.Selector(categories=frozenset({"food"}), topics=frozenset({TOPIC}),
-                          accounts=frozenset({ACCOUNT}))
+    sel = grants.Selector(categories=frozenset({"food"}), topics=frozenset({TOPIC}), accounts=frozenset({ACCOUNT}))
     assert sel.allows_via("category:food") and not sel.allows_via("category:music")
     assert sel.allows_via(TOPIC) and sel.allows_via(f"account:{ACCOUNT}")
     assert not sel.allows_via("self") and not sel.allows_via("all")

@@ -6,12 +6,13 @@ therefore only ever served while nothing it depends on changed: a write of any k
 wraps (through the API or straight into SQLite), the connection's live grants (which can end with
 no write at all), its key.
 """
+
 from __future__ import annotations
+
+from test_sandbox_memories_kit import saved
 
 from decoy_lab import wire
 from decoy_lab.sandbox import readcache
-
-from test_sandbox_memories_kit import saved
 
 
 def _cache(lab) -> readcache.ReadCache:
@@ -42,15 +43,18 @@ def test_a_write_straight_into_sqlite_is_seen_on_the_next_read(lab, alpha):
 
 
 def test_a_grant_that_ends_with_no_write_stops_serving_its_rows(lab, alpha):
-    """"Every via reason is rechecked against live grants": a grant passing its end time changes
+    """ "Every via reason is rechecked against live grants": a grant passing its end time changes
     nothing in the database, and the next read no longer serves what only it reached."""
     reader = lab.pair("reader", {"permissions": ["memory.read"], "datatypes": ["food"]})
     lab.ask(reader, {"permissions": ["memory.read"], "datatypes": ["travel"], "reason": "trips"})
     row = saved(alpha, "Window seat on long flights.", categories=["travel"])
     assert reader.served(row["id"])["via"] == ["category:travel"]
     with lab.state.store.tx() as con:
-        travel = [pid for pid, rows in con.execute("SELECT id, rows FROM policies WHERE token_id=?",
-                                                    (reader.token_id,)) if "travel" in rows]
+        travel = [
+            pid
+            for pid, rows in con.execute("SELECT id, rows FROM policies WHERE token_id=?", (reader.token_id,))
+            if "travel" in rows
+        ]
         assert len(travel) == 1
         con.execute("UPDATE policies SET expires_at=? WHERE id=?", (lab.clock() + 60, travel[0]))
     assert reader.served(row["id"]) is not None, "the grant is still live"
@@ -116,7 +120,7 @@ def test_a_large_answer_is_streamed_and_kept_byte_for_byte(lab, alpha):
 
     rows = [memory.new_memory_row(keys, f"row {i}") for i in range(n)]
     for start in range(0, n, 200):
-        assert alpha.save(rows[start:start + 200]).status_code == 201
+        assert alpha.save(rows[start : start + 200]).status_code == 201
     streamed = alpha.get("/api/agent/context/memories")
     assert streamed.headers.get("content-length") is None, "sent in chunks"
     hits = _cache(lab).hits

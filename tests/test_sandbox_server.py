@@ -1,4 +1,5 @@
 """The sandbox over real HTTP: Sandbox.start in a background thread, httpx as the client, and the CLI."""
+
 from __future__ import annotations
 
 import argparse
@@ -47,10 +48,12 @@ def test_pairing_and_step_up_over_real_http(sandbox, agent_key):
 
 def test_start_does_not_touch_the_callers_event_loop(agent_key):
     """Never run it on the kernel's own loop: starting from inside a running loop works."""
+
     async def inside() -> int:
         with Sandbox.start(seed="none") as sb:
             async with httpx.AsyncClient(base_url=sb.url) as c:
                 return (await c.get("/.well-known/oauth-authorization-server")).status_code
+
     assert asyncio.run(inside()) == 200
 
 
@@ -69,8 +72,23 @@ def test_cli_options_and_defaults(tmp_path, monkeypatch):
     add_cli(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["sandbox"])
     assert (args.host, args.port, args.db, args.approve, args.seed) == (None, 8787, None, "auto", "demo")
-    args = parser.parse_args(["sandbox", "--host", "0.0.0.0", "--port", "9", "--db", ":memory:",
-                              "--approve", "manual", "--owner-key", "k.pem", "--seed", "none"])
+    args = parser.parse_args(
+        [
+            "sandbox",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "9",
+            "--db",
+            ":memory:",
+            "--approve",
+            "manual",
+            "--owner-key",
+            "k.pem",
+            "--seed",
+            "none",
+        ]
+    )
     assert (args.host, args.approve, args.owner_key, args.seed) == ("0.0.0.0", "manual", "k.pem", "none")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     path = default_db_path()

@@ -1,27 +1,25 @@
 """The owner's phone: the sharing pass, the app view, and what a read says while keys are owed."""
+
 from __future__ import annotations
 
 import uuid
 
+from interop_node import requires_node, run_node
+from test_sandbox_memories_kit import Lab, saved, sealed_row
 
 from decoy_lab import memory, sealing, wire
 from decoy_lab.crypto import random_key
 from decoy_lab.sandbox import sharing
 
-from interop_node import requires_node, run_node
-from test_sandbox_memories_kit import Lab, saved, sealed_row
-
 DAY = 86400
 ALL_READ = {"permissions": ["memory.read"]}
 
 
-
-
-
 # ── the schedule a read reports ───────────────────────────────────────────────────────────
 
+
 def test_others_memories_are_preparing_then_failed_on_schedule(lab, alpha):
-    """"5 during the first 15 minutes, 60 during the first hour, 300 during the first 4 hours, then 3600";
+    """ "5 during the first 15 minutes, 60 during the first hour, 300 during the first 4 hours, then 3600";
     "Decoy asks for 7 days … After that the memory is listed under `failed` (`recovery: "stopped_asking"`)"."""
     reader = lab.pair("reader", ALL_READ)
     saved(alpha, grantees=False)
@@ -41,7 +39,7 @@ def test_others_memories_are_preparing_then_failed_on_schedule(lab, alpha):
 
 
 def test_a_late_read_asks_once_more_at_most_once_a_day(lab, alpha):
-    """"Reading again later may ask the phone once more, at most once a day; the read that asks lists the
+    """ "Reading again later may ask the phone once more, at most once a day; the read that asks lists the
     memory under `preparing` with a short retry time" (30)."""
     reader = lab.pair("reader", ALL_READ)
     saved(alpha, grantees=False)
@@ -55,7 +53,7 @@ def test_a_late_read_asks_once_more_at_most_once_a_day(lab, alpha):
 
 
 def test_own_memories_after_a_reconnect_with_a_new_key(lab, alpha):
-    """"With a new key the connection keeps authorship, but its earlier memories … are reported as
+    """ "With a new key the connection keeps authorship, but its earlier memories … are reported as
     `preparing` with `waiting_on: "owner_phone"`" until the owner's app shares their keys again."""
     row = saved(alpha)
     lab.clock.advance(60)
@@ -73,7 +71,7 @@ def test_own_memories_after_a_reconnect_with_a_new_key(lab, alpha):
 
 
 def test_preparing_unknown_then_failed_unknown(lab):
-    """"`preparing_unknown: true` with no IDs during the first day of asks, then `failed_unknown: true` with
+    """ "`preparing_unknown: true` with no IDs during the first day of asks, then `failed_unknown: true` with
     `recovery: "stopped_asking"`; neither says whether matching memories exist."""
     reader = lab.pair("reader", {"permissions": ["memory.read"], "datatypes": ["food"]})
     body = reader.memories()
@@ -87,7 +85,7 @@ def test_preparing_unknown_then_failed_unknown(lab):
 
 
 def test_shared_complete_after_a_pass(lab):
-    """"`shared_complete: true` takes the place of both when the owner's device has reported that it finished
+    """ "`shared_complete: true` takes the place of both when the owner's device has reported that it finished
     sharing memories with this connection after its newest grant"."""
     reader = lab.pair("reader", {"permissions": ["memory.read"], "about": [f"topic:{uuid.uuid4()}"]})
     lab.clock.advance(10)
@@ -108,7 +106,7 @@ def test_unknown_state_ends_once_something_is_shared(lab, alpha):
 
 
 def test_the_phone_answers_a_read_after_the_first_retry():
-    """"Decoy asks the owner's phone … at once on the first read": with the phone on, a read after
+    """ "Decoy asks the owner's phone … at once on the first read": with the phone on, a read after
     `retry_after_seconds` finds the key shared."""
     lab = Lab(auto_share_after=5)
     alpha = lab.pair("alpha", "memory.save")
@@ -122,14 +120,16 @@ def test_the_phone_answers_a_read_after_the_first_retry():
 
 # ── the pass: who gets which key, for which reason ────────────────────────────────────────
 
+
 def test_pass_wraps_by_category_topic_relation_and_account(lab, alpha):
     """A topic grant "reaches the entity row, its memories, and a relation whose other ends are also
     granted"; a category grant reaches memories with that category; an account grant its memories."""
     keys = alpha.keys(grantees=False)
     trip = memory.new_topic_rows(keys, "Lisbon trip", type="trip")
     flights = memory.new_topic_rows(keys, "Flights", parent={"id": trip.topic_id, "name": "Lisbon trip"})
-    in_trip = memory.new_memory_row(keys, "Hotel near the river.", topic={"id": trip.topic_id, "name": "Lisbon trip"},
-                                    categories=["travel"])
+    in_trip = memory.new_memory_row(
+        keys, "Hotel near the river.", topic={"id": trip.topic_id, "name": "Lisbon trip"}, categories=["travel"]
+    )
     in_flights = memory.new_memory_row(keys, "Friday 08:10 direct.", topic={"id": flights.topic_id, "name": "Flights"})
     food = memory.new_memory_row(keys, "Loves ramen.", categories=["food"])
     account = str(uuid.uuid4())
@@ -169,11 +169,23 @@ def test_pass_reaches_a_new_grant_and_records_via(lab, alpha):
 
 # ── rows the owner's app cannot open ──────────────────────────────────────────────────────
 
+
 def bad_rows(keys):
     good_key = random_key()
     rid = str(uuid.uuid4())
-    plain = lambda row_id, **kw: {"v": 2, "row_id": row_id, "observation": {"entityName": "default_user",  # noqa: E731
-                                                                            "content": "x"}, "about": ["user"], **kw}
+
+    def plain(row_id, **kw):
+        return {
+            "v": 2,
+            "row_id": row_id,
+            "observation": {
+                "entityName": "default_user",
+                "content": "x",
+            },
+            "about": ["user"],
+            **kw,
+        }
+
     raw_owner = sealed_row(keys, plain(rid), row_id=rid, key_bytes=good_key, owner_payload=good_key)
     kid_id = str(uuid.uuid4())
     kid_row = sealed_row(keys, plain(kid_id), row_id=kid_id)
@@ -183,14 +195,18 @@ def bad_rows(keys):
     v1_id = str(uuid.uuid4())
     v1 = sealed_row(keys, plain(v1_id, v=1), row_id=v1_id)
     k = random_key()
-    junk = {"id": str(uuid.uuid4()), "kid": wire.kid(k), "ciphertext": wire.b64encode(sealing.seal_vault(k, b"{not json")),
-            "owner_wrap": wire.b64encode(sealing.wrap_to_owner(k, keys.owner_public_key)),
-            "self_wrap": wire.b64encode(sealing.wrap_to_agent(k, keys.agent_public_key))}
+    junk = {
+        "id": str(uuid.uuid4()),
+        "kid": wire.kid(k),
+        "ciphertext": wire.b64encode(sealing.seal_vault(k, b"{not json")),
+        "owner_wrap": wire.b64encode(sealing.wrap_to_owner(k, keys.owner_public_key)),
+        "self_wrap": wire.b64encode(sealing.wrap_to_agent(k, keys.agent_public_key)),
+    }
     return {"owner_wrap": raw_owner, "kid_mismatch": kid_row, "binding": moved, "version": v1, "json": junk}
 
 
 def test_rows_the_app_cannot_open_are_reported_with_the_reason(lab, alpha):
-    """"The server never decrypts, so it accepts a wrongly sealed row and the app silently can't read it" —
+    """ "The server never decrypts, so it accepts a wrongly sealed row and the app silently can't read it" —
     the owner's phone reports each such row and why (bad owner wrap, kid mismatch, not bound, bad JSON, v)."""
     reader = lab.pair("reader", ALL_READ)
     rows = bad_rows(alpha.keys(grantees=False))
@@ -210,12 +226,14 @@ def test_rows_the_app_cannot_open_are_reported_with_the_reason(lab, alpha):
 
 # ── the owner's app view ──────────────────────────────────────────────────────────────────
 
+
 def test_app_view_shows_text_labels_topic_and_author(lab, alpha):
     """app_view: every row as the owner's app sees it (text, categories, topic name, about, kind, author)."""
     keys = alpha.keys(grantees=False)
     trip = memory.new_topic_rows(keys, "Lisbon trip", type="trip", relation_type="is planning")
-    m = memory.new_memory_row(keys, "Hotel near the river.", topic={"id": trip.topic_id, "name": "Lisbon trip"},
-                              categories=["travel", "food"])
+    m = memory.new_memory_row(
+        keys, "Hotel near the river.", topic={"id": trip.topic_id, "name": "Lisbon trip"}, categories=["travel", "food"]
+    )
     alpha.save([*trip.rows, m])
     view = {e["id"]: e for e in sharing.app_view(lab.state)}
     mem = view[m["id"]]
@@ -253,6 +271,7 @@ def test_stored_rows_are_served_as_stored(lab, alpha):
 
 # ── an independent implementation ─────────────────────────────────────────────────────────
 
+
 @requires_node
 def test_node_sealed_rows_are_accepted_and_opened_by_the_owner(lab, alpha):
     """Rows sealed by the Node implementation (written from the spec on WebCrypto) are POSTed, opened by
@@ -260,11 +279,24 @@ def test_node_sealed_rows_are_accepted_and_opened_by_the_owner(lab, alpha):
     reader = lab.pair("reader", ALL_READ)
     g = alpha.grantees()
     keys = {"ownerPublicKey": g["owner_public_key"], "agentPublicKey": alpha.key.public_key_b64, "grantees": []}
-    topic = run_node({"op": "newTopicRows", "name": "Golf club headcovers", "type": "product",
-                      "link": {"relationType": "is choosing"}, "keys": keys})
-    mem = run_node({"op": "newMemoryRow", "text": "Navy or grey, no large logos.",
-                    "topic": {"id": topic["topicId"], "name": "Golf club headcovers"},
-                    "categories": ["sports", "fashion"], "keys": keys})["row"]
+    topic = run_node(
+        {
+            "op": "newTopicRows",
+            "name": "Golf club headcovers",
+            "type": "product",
+            "link": {"relationType": "is choosing"},
+            "keys": keys,
+        }
+    )
+    mem = run_node(
+        {
+            "op": "newMemoryRow",
+            "text": "Navy or grey, no large logos.",
+            "topic": {"id": topic["topicId"], "name": "Golf club headcovers"},
+            "categories": ["sports", "fashion"],
+            "keys": keys,
+        }
+    )["row"]
     rows = [*topic["rows"], mem]
     r = alpha.save(rows)
     assert r.status_code == 201 and sorted(r.json()["created"]) == sorted(x["id"] for x in rows)
@@ -281,10 +313,13 @@ def test_node_sealed_rows_are_accepted_and_opened_by_the_owner(lab, alpha):
 
 
 def test_labels_changed_by_a_non_author_do_not_decide_sharing(lab, alpha):
-    """"Only author- or owner-approved labels may determine new sharing": a Read & write connection that
+    """ "Only author- or owner-approved labels may determine new sharing": a Read & write connection that
     relabels someone else's memory is shown to the owner, and the phone shares by the approved labels."""
-    editor = lab.pair("editor", {"permissions": ["memory.read"], "datatypes": ["travel"]},
-                      {"permissions": ["memory.edit"], "datatypes": ["travel"]})
+    editor = lab.pair(
+        "editor",
+        {"permissions": ["memory.read"], "datatypes": ["travel"]},
+        {"permissions": ["memory.edit"], "datatypes": ["travel"]},
+    )
     music = lab.pair("music", {"permissions": ["memory.read"], "datatypes": ["music"]})
     row = saved(alpha, "Fado night in Alfama.", categories=["travel"])
     lab.share()
@@ -292,8 +327,10 @@ def test_labels_changed_by_a_non_author_do_not_decide_sharing(lab, alpha):
     key = sealing.unwrap_as_agent(served["wrapped_key"], editor.key)
     plain = sealing.open_json(key, served["ciphertext"])
     plain["categories"] = ["travel", "music"]
-    r = editor.put("/api/agent/context/memories", {"id": row["id"], "expected_rev": 1,
-                                                   "ciphertext": wire.b64encode(sealing.seal_json(key, plain))})
+    r = editor.put(
+        "/api/agent/context/memories",
+        {"id": row["id"], "expected_rev": 1, "ciphertext": wire.b64encode(sealing.seal_json(key, plain))},
+    )
     assert r.status_code == 200  # the server cannot see labels
     report = lab.share()
     assert [u["id"] for u in report.unapproved] == [row["id"]]
@@ -301,8 +338,7 @@ def test_labels_changed_by_a_non_author_do_not_decide_sharing(lab, alpha):
     entry = lab.view(row["id"])
     assert entry["edited_by"] == "editor" and any("not the author" in p for p in entry["problems"])
     # the author adding the same label is approved
-    body = memory.edit_memory_row(alpha.served(row["id"]), {"categories": ["travel", "music"]}, alpha.key,
-                                  alpha.keys())
+    body = memory.edit_memory_row(alpha.served(row["id"]), {"categories": ["travel", "music"]}, alpha.key, alpha.keys())
     assert alpha.put("/api/agent/context/memories", body).status_code == 200
     assert lab.share().unapproved == []
     assert music.served(row["id"])["via"] == ["category:music"]
@@ -311,6 +347,7 @@ def test_labels_changed_by_a_non_author_do_not_decide_sharing(lab, alpha):
 def test_check_row_before_sending(lab, alpha):
     """An owner's-eye check of a row not yet sent: would the app open it, and what would it show?"""
     from decoy_lab.trace import Trace
+
     good = alpha.new_row("Prefers short answers.", categories=["user_preferences"])
     t = Trace("owner opens")
     entry = sharing.check_row(lab.state, good, trace=t)
@@ -336,12 +373,20 @@ def test_own_memories_fail_after_seven_days_without_the_phone(lab, alpha):
 
 
 def test_app_view_flags_leaks_and_twins(lab, alpha):
-    """"never the account's name"; same-name topics "are listed once, as the app shows them"."""
+    """ "never the account's name"; same-name topics "are listed once, as the app shows them"."""
     keys = alpha.keys(grantees=False)
     account = str(uuid.uuid4())
     rid = str(uuid.uuid4())
-    leak = sealed_row(keys, {"v": 2, "row_id": rid, "observation": {"entityName": "GitHub", "content": "x"},
-                             "about": [f"account:{account}"]}, row_id=rid)
+    leak = sealed_row(
+        keys,
+        {
+            "v": 2,
+            "row_id": rid,
+            "observation": {"entityName": "GitHub", "content": "x"},
+            "about": [f"account:{account}"],
+        },
+        row_id=rid,
+    )
     a = memory.new_topic_rows(keys, "Golf", type="hobby")
     b = memory.new_topic_rows(keys, " golf ", type="hobby")
     alpha.save([leak, *a.rows, *b.rows])
@@ -352,11 +397,17 @@ def test_app_view_flags_leaks_and_twins(lab, alpha):
 
 
 def test_the_spec_example_row_is_accepted_but_the_owner_cannot_open_it(lab, alpha):
-    """"The example contains synthetic ciphertext and wraps for a discarded test key … Do not submit these
+    """ "The example contains synthetic ciphertext and wraps for a discarded test key … Do not submit these
     fixture wraps for a real user": the server takes them (it cannot tell), the owner's app cannot open them."""
     from test_spec_examples import EXAMPLE_CIPHERTEXT, EXAMPLE_KID, EXAMPLE_OWNER_WRAP, EXAMPLE_SELF_WRAP
-    row = {"id": "11111111-1111-4111-8111-111111111111", "kid": EXAMPLE_KID, "ciphertext": EXAMPLE_CIPHERTEXT,
-           "owner_wrap": EXAMPLE_OWNER_WRAP, "self_wrap": EXAMPLE_SELF_WRAP}
+
+    row = {
+        "id": "11111111-1111-4111-8111-111111111111",
+        "kid": EXAMPLE_KID,
+        "ciphertext": EXAMPLE_CIPHERTEXT,
+        "owner_wrap": EXAMPLE_OWNER_WRAP,
+        "self_wrap": EXAMPLE_SELF_WRAP,
+    }
     assert alpha.save([row]).status_code == 201
     (bad,) = lab.share().unreadable
     assert bad.id == row["id"] and bad.problem == "owner_wrap"

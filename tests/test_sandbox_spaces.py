@@ -1,13 +1,13 @@
 """Legacy space storage: spaces, grantees, rows (GET/POST/PUT) and rows/delete."""
+
 from __future__ import annotations
 
 import uuid
 
+from test_sandbox_memories_kit import Lab
 
 from decoy_lab import sealing, wire
 from decoy_lab.crypto import random_key
-
-from test_sandbox_memories_kit import Lab
 
 READ = {"permissions": ["memory.read"]}
 EDIT = {"permissions": ["memory.edit"]}
@@ -15,14 +15,17 @@ DELETE = {"permissions": ["memory.delete"]}
 SPACES, ROWS = "/api/agent/context/spaces", "/api/agent/context/rows"
 
 
-
 def space_body(lab, peer, key, *grantees):
-    return {"kind": "me", "skid": wire.kid(key),
-            "own_wrap": wire.b64encode(sealing.wrap_to_agent(key, peer.key.public_key_b64)),
-            "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, lab.owner.public_key_b64)),
-            "grantee_wraps": [{"token_id": g.token_id,
-                               "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, g.key.public_key_b64))}
-                              for g in grantees]}
+    return {
+        "kind": "me",
+        "skid": wire.kid(key),
+        "own_wrap": wire.b64encode(sealing.wrap_to_agent(key, peer.key.public_key_b64)),
+        "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, lab.owner.public_key_b64)),
+        "grantee_wraps": [
+            {"token_id": g.token_id, "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, g.key.public_key_b64))}
+            for g in grantees
+        ],
+    }
 
 
 def make_space(lab, peer, *grantees):
@@ -34,8 +37,11 @@ def make_space(lab, peer, *grantees):
 
 def row_body(space_id, key, plain):
     rid = str(uuid.uuid4())
-    return {"id": rid, "skid": wire.kid(key),
-            "ciphertext": wire.b64encode(sealing.seal_space_row(key, plain, space_id=space_id, row_id=rid))}
+    return {
+        "id": rid,
+        "skid": wire.kid(key),
+        "ciphertext": wire.b64encode(sealing.seal_space_row(key, plain, space_id=space_id, row_id=rid)),
+    }
 
 
 OBS = {"observation": {"entityName": "default_user", "content": "Prefers meetings after 10 am."}}
@@ -69,7 +75,7 @@ def test_create_list_and_read_a_space(lab):
 
 
 def test_space_exists_is_409(lab):
-    """"Insert-only: if the space already exists you get `409 SPACE_EXISTS` with its `space_id`"."""
+    """ "Insert-only: if the space already exists you get `409 SPACE_EXISTS` with its `space_id`"."""
     writer = lab.pair("writer", READ)
     made, _ = make_space(lab, writer)
     r = writer.post(SPACES, space_body(lab, writer, random_key()))
@@ -183,18 +189,23 @@ def test_delete_rows(lab):
     rows = [row_body(sid, key, OBS) for _ in range(3)]
     writer.post(ROWS, {"space_id": sid, "rows": rows})
     theirs, missing = rows[0]["id"], str(uuid.uuid4())
-    assert writer.post(ROWS + "/delete", {"ids": [theirs, missing]}).json() == \
-        {"deleted": [], "refused": [theirs, missing], "remediation": {theirs: {"permissions": ["memory.delete"]}}}, \
-        "its own row without memory.delete: refused with the grant request that unlocks it"
+    assert writer.post(ROWS + "/delete", {"ids": [theirs, missing]}).json() == {
+        "deleted": [],
+        "refused": [theirs, missing],
+        "remediation": {theirs: {"permissions": ["memory.delete"]}},
+    }, "its own row without memory.delete: refused with the grant request that unlocks it"
     deleter = lab.pair("deleter", READ, DELETE)
     narrow = lab.pair("narrow", READ, {"permissions": ["memory.delete"], "datatypes": ["food"]})
     for other in (deleter, narrow):
-        assert other.post(ROWS + "/delete", {"ids": [theirs]}).json() == {"deleted": [], "refused": [theirs]}, \
+        assert other.post(ROWS + "/delete", {"ids": [theirs]}).json() == {"deleted": [], "refused": [theirs]}, (
             "another connection's row: refused (nothing it can ask for unlocks it), never moving"
+        )
     own = row_body(sid, key, OBS)
     deleter.post(ROWS, {"space_id": sid, "rows": [own]})
-    assert deleter.post(ROWS + "/delete", {"ids": [own["id"], theirs]}).json() == {"deleted": [own["id"]],
-                                                                                    "refused": [theirs]}
+    assert deleter.post(ROWS + "/delete", {"ids": [own["id"], theirs]}).json() == {
+        "deleted": [own["id"]],
+        "refused": [theirs],
+    }
     assert len(writer.get(ROWS, params={"space_id": sid}).json()["rows"]) == 3
 
 
@@ -209,19 +220,23 @@ def test_delete_rows_in_an_account_space(lab):
     row = row_body(sid, key, OBS)
     reader.post(ROWS, {"space_id": sid, "rows": [row]})
     assert reader.post(ROWS + "/delete", {"ids": [row["id"]]}).json() == {
-        "deleted": [], "refused": [row["id"]],
-        "remediation": {row["id"]: {"permissions": ["acctmem.delete"], "account_id": acct}}}
+        "deleted": [],
+        "refused": [row["id"]],
+        "remediation": {row["id"]: {"permissions": ["acctmem.delete"], "account_id": acct}},
+    }
     deleter = lab.pair("deleter", {"permissions": ["acctmem.read", "acctmem.delete"], "account_id": acct})
     own = row_body(sid, key, OBS)
     deleter.post(ROWS, {"space_id": sid, "rows": [own]})
-    assert deleter.post(ROWS + "/delete", {"ids": [own["id"], row["id"]]}).json() == {"deleted": [own["id"]],
-                                                                                       "refused": [row["id"]]}
+    assert deleter.post(ROWS + "/delete", {"ids": [own["id"], row["id"]]}).json() == {
+        "deleted": [own["id"]],
+        "refused": [row["id"]],
+    }
 
 
 def test_owner_phone_converges_space_keys(lab):
     """`wrapped_key` is "`null` when no wrap has reached you yet — the owner's device converges it"."""
     writer = lab.pair("writer", READ)
-    made, key = make_space(lab, writer)
+    _made, key = make_space(lab, writer)
     late = lab.pair("late", READ)
     assert late.get(SPACES).json()["spaces"][0]["wrapped_key"] is None
     assert lab.share().spaces_shared == 1
@@ -236,20 +251,29 @@ def test_seeded_legacy_space_reads_after_the_phone_shares():
     space = reader.get(SPACES).json()["spaces"][0]
     key = sealing.unwrap_as_agent(space["wrapped_key"], reader.key)
     rows = reader.get(ROWS, params={"space_id": space["id"]}).json()["rows"]
-    kinds = [next(k for k in ("entity", "observation", "relation") if k in
-                  sealing.open_space_row(r["ciphertext"], key, space_id=space["id"], row_id=r["id"])) for r in rows]
+    kinds = [
+        next(
+            k
+            for k in ("entity", "observation", "relation")
+            if k in sealing.open_space_row(r["ciphertext"], key, space_id=space["id"], row_id=r["id"])
+        )
+        for r in rows
+    ]
     assert kinds == ["entity", "observation", "observation", "relation"]
 
 
 # ── the owner's phone moves a row to its own key ─────────────────────────────────────────────
 
 FOOD = {"permissions": ["memory.read", "memory.edit"], "datatypes": ["food"]}
-FOOD_OBS = {"observation": {"entityName": "default_user", "content": "Allergic to peanuts."}, "categories": ["food"],
-            "metadata": {"source": "chat"}}
+FOOD_OBS = {
+    "observation": {"entityName": "default_user", "content": "Allergic to peanuts."},
+    "categories": ["food"],
+    "metadata": {"source": "chat"},
+}
 
 
 def test_memory_moving_changes_nothing_until_the_phone_moves_the_row(lab):
-    """"A connection whose permission is on some categories or topics gets `409 MEMORY_MOVING` … the owner's
+    """ "A connection whose permission is on some categories or topics gets `409 MEMORY_MOVING` … the owner's
     phone is asked to move the row to its own key … Nothing is changed meanwhile.\""""
     writer = lab.pair("writer", READ)
     made, key = make_space(lab, writer)

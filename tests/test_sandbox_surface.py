@@ -1,4 +1,5 @@
 """The owner surface under /_sandbox/: loopback only, and the same operations as `Owner`."""
+
 from __future__ import annotations
 
 import warnings
@@ -41,16 +42,26 @@ def client(app) -> TestClient:
 
 
 def start_pairing(client, key, rows, name="Bot"):
-    body = {"client_id": name.lower(), "name": name, "agent_public_key": key.public_key_b64,
-            "authorization_details": rows}
+    body = {
+        "client_id": name.lower(),
+        "name": name,
+        "agent_public_key": key.public_key_b64,
+        "authorization_details": rows,
+    }
     return client.post("/oauth/device", json=body).json()
 
 
 def test_non_loopback_clients_are_refused(app):
     """Owner surface … loopback only."""
     remote = TestClient(app, client=("203.0.113.7", 50000))
-    for method, path in [("GET", "/_sandbox/pending"), ("POST", "/_sandbox/approve"), ("POST", "/_sandbox/clock"),
-                         ("GET", "/_sandbox/rows"), ("POST", "/_sandbox/faults"), ("POST", "/_sandbox/revoke")]:
+    for method, path in [
+        ("GET", "/_sandbox/pending"),
+        ("POST", "/_sandbox/approve"),
+        ("POST", "/_sandbox/clock"),
+        ("GET", "/_sandbox/rows"),
+        ("POST", "/_sandbox/faults"),
+        ("POST", "/_sandbox/revoke"),
+    ]:
         r = remote.request(method, path, json={})
         assert r.status_code == 403 and r.json()["code"] == "LOOPBACK_ONLY", path
     # the agent API itself is not loopback-restricted
@@ -70,22 +81,25 @@ def test_pending_lists_pairings_in_the_owners_words(client, agent_key):
     [item] = client.get("/_sandbox/pending").json()["pending"]
     assert item["kind"] == "pairing" and item["user_code"] == d["user_code"] and item["name"] == "Bot"
     assert item["key_fingerprint"] == agent_key.fingerprint
-    assert item["permissions"] == [{"permissions": ["memory.read", "memory.edit", "memory.delete"],
-                                    "datatypes": ["food"]}]
+    assert item["permissions"] == [
+        {"permissions": ["memory.read", "memory.edit", "memory.delete"], "datatypes": ["food"]}
+    ]
     assert item["headlines"][0] == "Read memories in food"
     page = client.get("/connect", params={"code": d["user_code"]})
     assert page.status_code == 200 and "Read memories in food" in page.text and d["request_id"] in page.text
 
 
 def test_approve_by_user_code_narrowed(client, agent_key):
-    """"manual" waits for the owner surface, which can also narrow or deny."""
+    """ "manual" waits for the owner surface, which can also narrow or deny."""
     d = start_pairing(client, agent_key, [{"permissions": ["memory.edit"]}])
     code = d["user_code"].lower().replace("-", "")  # the owner may type it loosely
-    r = client.post("/_sandbox/approve", json={"ref": code, "narrow": [{"permissions": ["memory.read"],
-                                                                        "datatypes": ["travel"]}]})
+    r = client.post(
+        "/_sandbox/approve", json={"ref": code, "narrow": [{"permissions": ["memory.read"], "datatypes": ["travel"]}]}
+    )
     assert r.status_code == 200 and r.json()["status"] == "resolved"
-    tok = client.post("/oauth/token", data={"grant_type": DEVICE_GRANT, "device_code": d["device_code"],
-                                            "client_id": "bot"}).json()
+    tok = client.post(
+        "/oauth/token", data={"grant_type": DEVICE_GRANT, "device_code": d["device_code"], "client_id": "bot"}
+    ).json()
     mem = client.get("/api/agent/policies", headers=bearer(tok)).json()["access"]["memories"]
     assert mem["read"]["categories"] == ["travel"] and mem["write"]["categories"] == []
     again = client.post("/_sandbox/approve", json={"ref": d["request_id"]})

@@ -1,4 +1,5 @@
 """GET /api/agent/sync?cursor= and /api/agent/sync/head: ids only, narrowed to grants, 410 when pruned."""
+
 from __future__ import annotations
 
 import pytest
@@ -6,10 +7,7 @@ import pytest
 from decoy_lab.sandbox import memstore as ms
 from decoy_lab.sandbox import sync
 
-
 PUT = "/api/agent/context/memories"
-
-
 
 
 def head(peer) -> str:
@@ -25,47 +23,53 @@ def changes(peer, cursor):
 
 
 def test_head_moves_and_changes_are_ids_only(lab, alpha):
-    """"IDs only, never content"; head is the "Latest change seq" ("0" when nothing was logged)."""
+    """ "IDs only, never content"; head is the "Latest change seq" ("0" when nothing was logged)."""
     assert head(alpha) == "0"
     row = alpha.new_row("x")
     alpha.save([row])
     h = head(alpha)
     assert int(h) > 0
     body = changes(alpha, "0")
-    assert body == {"state": h, "hasMore": False,
-                    "changes": {"context_memory": {"created": [row["id"]], "updated": [], "destroyed": []}}}
+    assert body == {
+        "state": h,
+        "hasMore": False,
+        "changes": {"context_memory": {"created": [row["id"]], "updated": [], "destroyed": []}},
+    }
     assert changes(alpha, h)["changes"] == {}
 
 
 def test_narrowed_to_what_the_token_reads(lab, alpha):
-    """"narrowed to what this token may see": an id appears once the token reads the memory."""
+    """ "narrowed to what this token may see": an id appears once the token reads the memory."""
     reader = lab.pair("reader", {"permissions": ["memory.read"], "datatypes": ["travel"]})
     other = lab.pair("other", {"permissions": ["memory.read"], "datatypes": ["food"]})
     t = alpha.new_row("Lisbon", categories=["travel"])
     f = alpha.new_row("hidden", categories=["music"])
     alpha.save([t, f])
-    assert changes(reader, "0")["changes"] == {"context_memory": {"created": [t["id"]], "updated": [],
-                                                                  "destroyed": []}}
+    assert changes(reader, "0")["changes"] == {"context_memory": {"created": [t["id"]], "updated": [], "destroyed": []}}
     assert changes(other, "0")["changes"] == {}
 
 
 def test_coalesced_into_one_bucket(lab, alpha):
-    """"coalesced so each id appears in exactly one bucket"."""
+    """ "coalesced so each id appears in exactly one bucket"."""
     from test_sandbox_memories_edit import reseal_text
+
     row = alpha.new_row("v1")
     alpha.save([row])
     start = head(alpha)
     alpha.put(PUT, reseal_text(alpha, row["id"], "v2"))
     assert changes(alpha, "0")["changes"]["context_memory"]["created"] == [row["id"]]
-    assert changes(alpha, start)["changes"]["context_memory"] == {"created": [], "updated": [row["id"]],
-                                                                   "destroyed": []}
+    assert changes(alpha, start)["changes"]["context_memory"] == {
+        "created": [],
+        "updated": [row["id"]],
+        "destroyed": [],
+    }
     alpha.post("/api/agent/context/memories/delete", {"ids": [row["id"]]})
     assert changes(alpha, start)["changes"]["context_memory"]["destroyed"] == [row["id"]]
     assert changes(alpha, "0")["changes"] == {}  # created and destroyed inside the window
 
 
 def test_destroyed_only_to_former_holders(lab, alpha):
-    """"Tombstones restrict sync deletion events to former holders."""
+    """ "Tombstones restrict sync deletion events to former holders."""
     reader = lab.pair("reader", {"permissions": ["memory.read"], "datatypes": ["travel"]})
     bystander = lab.pair("bystander", {"permissions": ["memory.read"], "datatypes": ["food"]})
     row = alpha.new_row("Lisbon", categories=["travel"])
@@ -77,7 +81,7 @@ def test_destroyed_only_to_former_holders(lab, alpha):
 
 
 def test_pruned_cursor_is_410(lab, alpha):
-    """"410 — Cursor predates the pruned floor — full-resync"; `cursor=0` replays the retained window."""
+    """ "410 — Cursor predates the pruned floor — full-resync"; `cursor=0` replays the retained window."""
     a, b = alpha.new_row("a"), alpha.new_row("b")
     alpha.save([a])
     old = head(alpha)
@@ -97,7 +101,7 @@ def test_cursor_is_required_digits(lab, alpha, cursor):
 
 
 def test_pages_with_has_more(lab, alpha, monkeypatch):
-    """"`hasMore: true` → call again immediately" with the returned state."""
+    """ "`hasMore: true` → call again immediately" with the returned state."""
     monkeypatch.setattr(sync, "PAGE", 2)
     rows = [alpha.new_row(f"m{i}") for i in range(5)]
     alpha.save(rows)
@@ -117,12 +121,14 @@ def test_unauthenticated_is_401(lab):
 
 
 def test_legacy_space_changes_follow_coverage(lab):
-    """"**Context** changes arrive as `context_space` … and `context_row`"; "A destroyed context id is sent
+    """ "**Context** changes arrive as `context_space` … and `context_row`"; "A destroyed context id is sent
     only to a token that can see every space (any personal grant plus every account)."""
-    from test_sandbox_spaces import make_space, row_body, OBS
+    from test_sandbox_spaces import OBS, make_space, row_body
+
     writer = lab.pair("writer", {"permissions": ["memory.read"]})
-    every = lab.pair("every", {"permissions": ["memory.read"]}, {"permissions": ["memory.delete"]},
-                     {"permissions": ["acctmem.read"]})
+    every = lab.pair(
+        "every", {"permissions": ["memory.read"]}, {"permissions": ["memory.delete"]}, {"permissions": ["acctmem.read"]}
+    )
     saver = lab.pair("saver", "memory.save")
     made, key = make_space(lab, writer)
     sid = made["space"]["id"]

@@ -1,4 +1,5 @@
 """sealing.py: every recipe round-trips, and every refusal is typed and names its step."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,12 @@ from decoy_lab.errors import CryptoError, UnreadableRow, WireFormatError
 def test_vault_known_answer_nist_gcm_test_case_14():
     """AES-256-GCM, no AAD (GCM spec test case 14: zero key, zero IV, 16 zero bytes)."""
     blob = sealing.seal_vault(bytes(32), bytes(16), nonce=bytes(12))
-    assert blob == (b"\x01\x01" + bytes(12) + bytes.fromhex("cea7403d4d606b6e074ec5d3baf39d18")
-                    + bytes.fromhex("d0d1c8a799996bf0265b98b5d48ab919"))
+    assert blob == (
+        b"\x01\x01"
+        + bytes(12)
+        + bytes.fromhex("cea7403d4d606b6e074ec5d3baf39d18")
+        + bytes.fromhex("d0d1c8a799996bf0265b98b5d48ab919")
+    )
     assert sealing.open_vault(bytes(32), blob) == bytes(16)
 
 
@@ -114,9 +119,11 @@ def test_agent_wrap_uses_oaep_sha256_with_mgf1_sha256(agent):
     wrapped = env.value("wrapped_key")
     sha256 = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
     assert len(agent.private_key.decrypt(wrapped, sha256)) == 32
-    for wrong in (padding.OAEP(mgf=padding.MGF1(hashes.SHA1()), algorithm=hashes.SHA1(), label=None),
-                  padding.OAEP(mgf=padding.MGF1(hashes.SHA1()), algorithm=hashes.SHA256(), label=None),
-                  padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=b"x")):
+    for wrong in (
+        padding.OAEP(mgf=padding.MGF1(hashes.SHA1()), algorithm=hashes.SHA1(), label=None),
+        padding.OAEP(mgf=padding.MGF1(hashes.SHA1()), algorithm=hashes.SHA256(), label=None),
+        padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=b"x"),
+    ):
         with pytest.raises(ValueError):
             agent.private_key.decrypt(wrapped, wrong)
 
@@ -146,8 +153,9 @@ def test_agent_envelope_holding_key_text_is_refused(agent):
 
 
 def test_wrapped_key_from_a_pkcs1_pem_opens_too(agent):
-    pkcs1 = agent.private_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                                            serialization.NoEncryption())
+    pkcs1 = agent.private_key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+    )
     again = AgentKey.from_pem(pkcs1)
     key = random_key()
     assert sealing.unwrap_as_agent(sealing.wrap_to_agent(key, agent.public_key_b64), again) == key
@@ -185,13 +193,17 @@ def test_owner_wrap_round_trip_and_plaintext_is_44_char_base64_text(owner):
     assert sealing.unwrap_as_owner(wire.b64encode(env), owner) == key
 
 
-@pytest.mark.parametrize("payload_of", [
-    lambda k: k,                                                    # the raw 32 bytes
-    lambda k: wire.b64encode(k).rstrip("=").encode(),               # unpadded text (43 chars)
-    lambda k: wire.b64encode(b"\xfb\xff" * 16).replace("+", "-").replace("/", "_").encode(),  # url-safe text
-    lambda k: wire.b64encode(k + b"\x00").encode(),                 # 33 bytes of key
-    lambda k: k.hex().encode(),                                     # hex text
-], ids=["raw-bytes", "unpadded", "url-safe", "33-bytes", "hex"])
+@pytest.mark.parametrize(
+    "payload_of",
+    [
+        lambda k: k,  # the raw 32 bytes
+        lambda k: wire.b64encode(k).rstrip("=").encode(),  # unpadded text (43 chars)
+        lambda k: wire.b64encode(b"\xfb\xff" * 16).replace("+", "-").replace("/", "_").encode(),  # url-safe text
+        lambda k: wire.b64encode(k + b"\x00").encode(),  # 33 bytes of key
+        lambda k: k.hex().encode(),  # hex text
+    ],
+    ids=["raw-bytes", "unpadded", "url-safe", "33-bytes", "hex"],
+)
 def test_owner_wrap_whose_plaintext_is_not_the_base64_text_is_refused(owner, payload_of):
     """… the ASCII base64 text (44 characters) of the key, not the raw bytes."""
     env = sealing.seal_envelope(payload_of(random_key()), owner.public_key_b64, owner=True)
@@ -231,8 +243,9 @@ def test_space_row_round_trip_binds_space_and_row():
 def test_space_row_served_elsewhere_is_unreadable():
     """… drop a row that does not match (a server cannot move a row between spaces unnoticed)."""
     key = random_key()
-    blob = sealing.seal_space_row(key, {"entity": {"name": "Decoy", "entityType": "project"}}, space_id=SPACE,
-                                  row_id=ROW)
+    blob = sealing.seal_space_row(
+        key, {"entity": {"name": "Decoy", "entityType": "project"}}, space_id=SPACE, row_id=ROW
+    )
     with pytest.raises(UnreadableRow) as err:
         sealing.open_space_row(blob, key, space_id=ROW, row_id=ROW)
     assert "space_id" in err.value.reason
@@ -243,8 +256,9 @@ def test_space_row_served_elsewhere_is_unreadable():
 
 def test_space_row_plaintext_cannot_override_its_binding():
     key = random_key()
-    blob = sealing.seal_space_row(key, {"space_id": "other", "row_id": "other", "entity": {}}, space_id=SPACE,
-                                  row_id=ROW)
+    blob = sealing.seal_space_row(
+        key, {"space_id": "other", "row_id": "other", "entity": {}}, space_id=SPACE, row_id=ROW
+    )
     assert sealing.open_space_row(blob, key, space_id=SPACE, row_id=ROW)["space_id"] == SPACE
 
 

@@ -5,6 +5,7 @@ example row and the legacy spaces example); when the spec file is next to the re
 checks they still match it. The spec says of them: "Examples use synthetic ciphertext and
 discarded test keys", so they can be parsed and dumped, never opened.
 """
+
 from __future__ import annotations
 
 import os
@@ -12,40 +13,47 @@ import re
 from pathlib import Path
 
 import pytest
+from interop_node import requires_node, run_batch
 
 from decoy_lab import sealing, wire
 from decoy_lab.crypto import AgentKey, random_key
 from decoy_lab.errors import CryptoError, WireFormatError
 from decoy_lab.hexdump import dump_text
 
-from interop_node import requires_node, run_batch
-
 # POST /api/agent/context/memories, requestBody example, rows[0] (kid 5e45d83427d094d8).
 EXAMPLE_KID = "5e45d83427d094d8"
 EXAMPLE_CIPHERTEXT = (
     "AQHYBr7qawBSHirhp7FCw/+kUJOg1bupon41gCmcyH0cKjo7i4OSUJxRmDXeEw4unq1yRVN6HiQv/sixJIgyaJFHWf0JUbpMnhiSxnTD"
     "cTKLkcBKLss1nNw0HeJdX1frcZ9bEZMSsGWDqhEKHsHbXZUyP9HaPcaMkIsUj0pr4fD5BlVDQRDS45SiF30JFl59znZff4rGxJbPVZN+"
-    "fOqQRXkJcOJrdsrC5Is7Ad9w5EnRRPab62ALVyXKahsjkg==")
+    "fOqQRXkJcOJrdsrC5Is7Ad9w5EnRRPab62ALVyXKahsjkg=="
+)
 EXAMPLE_OWNER_WRAP = (
     "AQIBAK18oN1WIoJFUcST6J4VUdGVGJJ45NQVsdz+wKgueR7xsM4XGPQpzq+wmahf3DoXnrsbhn9v8+OScZzpgmadR0YbMDIbfYW5v6QD"
     "gRqX+/+DDDUalXYmQu2ng9BDSalcMl15NNVgklfjT7CE8UQK+AFIJasLQwTYCoH4vWhDl9jiFZIVIXUY9++w1YoQLMTCxLGC/i3aG8Mj"
     "pLlcf8ns5YHYGric2xr70lnq93Ib+reXTEjwYS3BocLhElhVf+wFteo2HeDrKifC1mzZHuaX3YrZ2OHBKsoJ2FDzh7v2u2W6TI0yaBkz"
     "PQLtyLE8G+2DIAUVux2NhWHYuzNXQ4qjrbMyqVsaa66HFMOFD6TI27RvDPOc90TZgPfhM8VhrMSVGDVp2prcHulyRrGOpS0z7Bvy7XWe"
-    "5Re9JNsyNOMQXcuoaTs+YBFAu4I=")
+    "5Re9JNsyNOMQXcuoaTs+YBFAu4I="
+)
 EXAMPLE_SELF_WRAP = (
     "AQBN7UA0MS7gKpdwFyJokbYLMPHh1XG+w4TsosfQFCOmZm+SGEnOvUBsM51Opqe4EdRxS6QMQAZd0oPRbvjP7na5qLBEaKywCQvd7R37"
     "FGejE1JbucnN31wx0X9Rc+x7qFtJRvWds5NXPxnuH7HroDSx3CKkpHerPC5BSt6KHOovWTLnBEf+lzHf8zBdpHP+VN8h0Qlde0eRpq0t"
     "LPJBs0KRB3PtZeJfQrgW8Jli21s+O1moH9SWJ2p+V5+A/1BWF3IuxQBpIGDT9HjyNja5iI0D+zvNyBCklOuYUHh7ApnF8cPj4WT6G2SK"
     "t/fnUEpYo606eWiKnPRGNxqpRz3jFdsVQi/fSotd1sNqpZ5j7N1ZAfPBB0QGNRnxXh0zTWNghJs4+1fDx046Baim7cSyRIDtaUfZS9yY"
-    "YvYm3Wpp")
+    "YvYm3Wpp"
+)
 # GET/POST /api/agent/context/rows example (legacy spaces), rows[0].ciphertext.
 EXAMPLE_SPACE_ROW = (
     "AQH/zyVeFbI9TII3KTognIbw/7OkWo8mgLz9np4O5YZD6O4ddc79ojMI3M8FD7LCGz9VD4of876P1mNxkENs5P3hxpWTOall7ACqU9RU"
     "oDKLZyWvmzWaSX3I4YCc+g3sBCZX0mgGqc4YIeBK5JMPfMj1Cw5rbUX2ZX2bNkZE9kuxeum5dT356NsAafWP645D6zUlMoOXj845A/0P"
-    "V1mon8zGaGF9GHFkgZQeuR6gg9qY0kQs6mIpy2Fud+diV6z/fXyBnZod6mPAmDg+9Kvt4gcibHtzjRsshYc=")
+    "V1mon8zGaGF9GHFkgZQeuR6gg9qY0kQs6mIpy2Fud+diV6z/fXyBnZod6mPAmDg+9Kvt4gcibHtzjRsshYc="
+)
 
-EXAMPLES = {"ciphertext": EXAMPLE_CIPHERTEXT, "owner_wrap": EXAMPLE_OWNER_WRAP, "self_wrap": EXAMPLE_SELF_WRAP,
-            "space_row": EXAMPLE_SPACE_ROW}
+EXAMPLES = {
+    "ciphertext": EXAMPLE_CIPHERTEXT,
+    "owner_wrap": EXAMPLE_OWNER_WRAP,
+    "self_wrap": EXAMPLE_SELF_WRAP,
+    "space_row": EXAMPLE_SPACE_ROW,
+}
 
 
 def spec_path() -> Path:
@@ -62,7 +70,7 @@ def test_the_copied_blobs_are_the_spec_text():
     if not path.exists():
         pytest.skip(f"spec not found at {path}")
     text = path.read_text()
-    block = text[text.index("=== /api/agent/context/memories"):]
+    block = text[text.index("=== /api/agent/context/memories") :]
     for name in ("ciphertext", "owner_wrap", "self_wrap"):
         m = re.search(rf"example: rows: .*?{name}: >- (\S+)", block, re.S)
         assert m and m.group(1) == EXAMPLES[name], name
@@ -75,8 +83,13 @@ def test_example_ciphertext_is_a_vault_blob():
     [AES-256-GCM ciphertext][16-byte tag]`, no AAD."""
     layout = wire.parse(EXAMPLE_CIPHERTEXT)
     assert layout.kind == "vault" and len(layout.data) == 190
-    assert layout_table(layout) == [("version", 0, 1), ("mode", 1, 1), ("nonce", 2, 12), ("ciphertext", 14, 160),
-                                    ("tag", 174, 16)]
+    assert layout_table(layout) == [
+        ("version", 0, 1),
+        ("mode", 1, 1),
+        ("nonce", 2, 12),
+        ("ciphertext", 14, 160),
+        ("tag", 174, 16),
+    ]
     assert layout.value("version") == b"\x01" and layout.value("mode") == b"\x01"
     assert layout.value("nonce") == wire.b64decode(EXAMPLE_CIPHERTEXT)[2:14]
 
@@ -87,8 +100,15 @@ def test_example_owner_wrap_is_an_envelope_with_a_256_byte_key_and_44_byte_plain
     public key is RSA-2048"."""
     layout = wire.parse(EXAMPLE_OWNER_WRAP)
     assert layout.kind == "owner_envelope" and len(layout.data) == 332
-    assert layout_table(layout) == [("version", 0, 1), ("mode", 1, 1), ("key_length", 2, 2), ("wrapped_key", 4, 256),
-                                    ("iv", 260, 12), ("ciphertext", 272, 44), ("tag", 316, 16)]
+    assert layout_table(layout) == [
+        ("version", 0, 1),
+        ("mode", 1, 1),
+        ("key_length", 2, 2),
+        ("wrapped_key", 4, 256),
+        ("iv", 260, 12),
+        ("ciphertext", 272, 44),
+        ("tag", 316, 16),
+    ]
     assert int.from_bytes(layout.value("key_length"), "big") == 256
     # AES-GCM ciphertext is as long as its plaintext: 44 bytes, the base64 text of a 32-byte key.
     assert layout["ciphertext"].length == len(wire.b64encode(bytes(32))) == 44
@@ -99,8 +119,13 @@ def test_example_self_wrap_is_a_headerless_envelope_of_a_raw_32_byte_key():
     [12-byte IV][AES-256-GCM ciphertext][16-byte tag]`, whose plaintext is the raw 32-byte memory key."""
     layout = wire.parse(EXAMPLE_SELF_WRAP)
     assert layout.kind == "agent_envelope" and len(layout.data) == 318
-    assert layout_table(layout) == [("key_length", 0, 2), ("wrapped_key", 2, 256), ("iv", 258, 12),
-                                    ("ciphertext", 270, 32), ("tag", 302, 16)]
+    assert layout_table(layout) == [
+        ("key_length", 0, 2),
+        ("wrapped_key", 2, 256),
+        ("iv", 258, 12),
+        ("ciphertext", 270, 32),
+        ("tag", 302, 16),
+    ]
 
 
 def test_example_space_row_is_a_vault_blob():
@@ -123,11 +148,14 @@ def test_examples_rebuild_byte_for_byte(name):
     assert wire.b64encode(layout.data) == EXAMPLES[name]
 
 
-@pytest.mark.parametrize("name,kind,field,offset", [
-    ("self_wrap", "owner_envelope", "mode", 1),   # 01 00 …: not the ENVELOPE header 01 02
-    ("ciphertext", "owner_envelope", "mode", 1),  # 01 01 is VAULT
-    ("owner_wrap", "vault", "mode", 1),
-])
+@pytest.mark.parametrize(
+    "name,kind,field,offset",
+    [
+        ("self_wrap", "owner_envelope", "mode", 1),  # 01 00 …: not the ENVELOPE header 01 02
+        ("ciphertext", "owner_envelope", "mode", 1),  # 01 01 is VAULT
+        ("owner_wrap", "vault", "mode", 1),
+    ],
+)
 def test_examples_under_the_wrong_layout_are_refused_at_the_header(name, kind, field, offset):
     with pytest.raises(WireFormatError) as err:
         wire.parse(EXAMPLES[name], kind)
@@ -147,8 +175,15 @@ def test_examples_use_discarded_keys_so_opening_fails_with_a_named_step():
 def test_example_dump_names_every_field():
     layout = wire.parse(EXAMPLE_OWNER_WRAP)
     text = dump_text(layout.data, layout.fields)
-    for label in ("version[0:1]", "mode[1:2]", "key_length[2:4]", "wrapped_key[4:260]", "iv[260:272]",
-                  "ciphertext[272:316]", "tag[316:332]"):
+    for label in (
+        "version[0:1]",
+        "mode[1:2]",
+        "key_length[2:4]",
+        "wrapped_key[4:260]",
+        "iv[260:272]",
+        "ciphertext[272:316]",
+        "tag[316:332]",
+    ):
         assert label in text
     assert "… " in text and "bytes of wrapped_key" in text
 

@@ -1,4 +1,5 @@
 """topicmap: a vault's frames → the Map graph, its filters, and a readable drawing."""
+
 from __future__ import annotations
 
 import io
@@ -6,9 +7,9 @@ import io
 import matplotlib
 import pandas as pd
 import pytest
+from conftest import make_frames
 from matplotlib.figure import Figure
 
-from conftest import make_frames
 from decoy_lab import topicmap as tm
 from decoy_lab.errors import MemoryModelError
 
@@ -31,8 +32,9 @@ def test_you_at_the_centre_and_every_topic_linked(frames):
 def test_size_from_memory_count_and_colour_from_type():
     f = make_frames(3, nested=0, memories_per_topic=0)
     tid = f["topics"]["id"].iloc[1]
-    extra = pd.DataFrame([{"id": f"m{i}", "text": "x", "topic": "Topic 1", "topic_id": tid, "categories": ["food"]}
-                          for i in range(5)])
+    extra = pd.DataFrame(
+        [{"id": f"m{i}", "text": "x", "topic": "Topic 1", "topic_id": tid, "categories": ["food"]} for i in range(5)]
+    )
     G = tm.build_graph({**f, "memories": pd.concat([f["memories"], extra])})
     assert G.nodes[tid]["memories"] == 5
     assert G.nodes[f["topics"]["id"].iloc[0]]["memories"] == 0
@@ -43,8 +45,15 @@ def test_topic_known_only_from_a_memory_hangs_from_you(frames):
     """Spec: visible topics include "every topic:<id> named by a memory you can open (its name
     from that memory's entityName, its type unknown)"."""
     mem = frames["memories"].copy()
-    mem = mem.astype(object); mem.loc[len(mem)] = {"id": "m-x", "text": "y", "topic": "Hidden trip", "topic_id": "topic:zzz",
-                         "about": ["topic:zzz"], "categories": ["travel"]}
+    mem = mem.astype(object)
+    mem.loc[len(mem)] = {
+        "id": "m-x",
+        "text": "y",
+        "topic": "Hidden trip",
+        "topic_id": "topic:zzz",
+        "about": ["topic:zzz"],
+        "categories": ["travel"],
+    }
     G = tm.build_graph({**frames, "memories": mem})
     assert G.nodes["topic:zzz"]["name"] == "Hidden trip" and G.nodes["topic:zzz"]["type"] == ""
     assert G.edges[tm.USER, "topic:zzz"].get("inferred") is True
@@ -56,7 +65,8 @@ def test_copies_of_a_topic_count_under_the_listed_one(frames):
     first = topics["id"].iloc[0]
     topics.at[0, "ids"] = [first, "topic:copy"]
     mem = frames["memories"].copy()
-    mem = mem.astype(object); mem.loc[len(mem)] = {"id": "m-c", "text": "c", "topic": "Topic 0", "topic_id": "topic:copy", "categories": []}
+    mem = mem.astype(object)
+    mem.loc[len(mem)] = {"id": "m-c", "text": "c", "topic": "Topic 0", "topic_id": "topic:copy", "categories": []}
     G = tm.build_graph({**frames, "topics": topics, "memories": mem})
     assert "topic:copy" not in G
     assert G.nodes[first]["memories"] == 3
@@ -120,8 +130,9 @@ def _label_quads(fig: Figure) -> list[list[tuple[float, float]]]:
         x0 = -w if t.get_ha() == "right" else (-w / 2 if t.get_ha() == "center" else 0)
         corners = [(x0, -h / 2), (x0 + w, -h / 2), (x0 + w, h / 2), (x0, h / 2)]
         a = math.radians(rot)
-        quads.append([(ax_ + x * math.cos(a) - y * math.sin(a), ay_ + x * math.sin(a) + y * math.cos(a))
-                      for x, y in corners])
+        quads.append(
+            [(ax_ + x * math.cos(a) - y * math.sin(a), ay_ + x * math.sin(a) + y * math.cos(a)) for x, y in corners]
+        )
     return quads
 
 
@@ -145,8 +156,9 @@ def test_fifty_topics_draw_without_overlapping_topic_labels():
     fig = tm.draw(tm.build_graph(f))
     quads = _label_quads(fig)
     assert len(quads) >= 50
-    clashes = [(i, j) for i in range(len(quads)) for j in range(i + 1, len(quads))
-               if not _separated(quads[i], quads[j])]
+    clashes = [
+        (i, j) for i in range(len(quads)) for j in range(i + 1, len(quads)) if not _separated(quads[i], quads[j])
+    ]
     assert clashes == []
 
 
@@ -169,8 +181,12 @@ def test_topics_that_include_each_other_still_hang_from_you_at_distinct_places()
     links = f["links"].copy()
     a, b = f["topics"]["id"].iloc[1], f["topics"]["id"].iloc[2]
     links = links[~links["to_id"].isin([a, b])]
-    loop = pd.DataFrame([{"id": "l1", "from": "Topic 1", "to": "x", "relation_type": "includes", "endpoints": [a, b]},
-                         {"id": "l2", "from": "x", "to": "Topic 1", "relation_type": "includes", "endpoints": [b, a]}])
+    loop = pd.DataFrame(
+        [
+            {"id": "l1", "from": "Topic 1", "to": "x", "relation_type": "includes", "endpoints": [a, b]},
+            {"id": "l2", "from": "x", "to": "Topic 1", "relation_type": "includes", "endpoints": [b, a]},
+        ]
+    )
     G = tm.build_graph({**f, "links": pd.concat([links, loop], ignore_index=True)})
     assert G.nodes[a]["depth"] + G.nodes[b]["depth"] == 3  # one hangs from You, the other from it
     pos = tm.radial_layout(G)
@@ -199,7 +215,10 @@ def test_a_crowded_map_labels_only_the_highlighted_topics_relations():
     tid = f["topics"]["id"].iloc[5]
     texts = [t.get_text() for t in tm.draw(G, highlight=tid).axes[0].texts]
     assert texts.count("is planning") == 1
-    assert sum(t.get_text() == "is planning" for t in tm.draw(tm.build_graph(make_frames(20, nested=0))).axes[0].texts) == 20
+    assert (
+        sum(t.get_text() == "is planning" for t in tm.draw(tm.build_graph(make_frames(20, nested=0))).axes[0].texts)
+        == 20
+    )
 
 
 def test_an_empty_vault_is_just_you():

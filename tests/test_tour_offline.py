@@ -3,6 +3,7 @@ builds it (vendored scripts, scripts/tour_nbconvert_config.py) into a temporary 
 opened from disk in chromium with every http(s) request aborted, and each widget view must
 render. Skips only when the npm registry (source of the vendored scripts) cannot be reached.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,9 @@ pytestmark = [*browser_marks, pytest.mark.notebook]
 @pytest.fixture
 def tour(tmp_path) -> Path:
     """A fresh tour.html with vendor/ beside it, built in tmp_path (no race with `make tour`)."""
-    vendor = subprocess.run(["bash", "scripts/vendor-widgets.sh", "build/vendor"], cwd=ROOT,
-                            capture_output=True, text=True, timeout=120)
+    vendor = subprocess.run(
+        ["bash", "scripts/vendor-widgets.sh", "build/vendor"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     if vendor.returncode == 3:  # the script's code for "npm cannot be reached"
         pytest.skip("npm cannot be reached to vendor the widget scripts: " + vendor.stderr.strip())
     assert vendor.returncode == 0, vendor.stderr
@@ -32,9 +34,28 @@ def tour(tmp_path) -> Path:
     shutil.copytree(ROOT / "build" / "vendor", out / "vendor")
     env = {**os.environ, "DECOY_LAB_CONFIG_DIR": str(tmp_path / "config")}  # no profile lands in $HOME
     run = subprocess.run(
-        [sys.executable, "-m", "jupyter", "nbconvert", "--config", "scripts/tour_nbconvert_config.py",
-         "--to", "html", "--execute", "notebooks/01-tour.ipynb", "--output-dir", str(out), "--output", "tour"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--config",
+            "scripts/tour_nbconvert_config.py",
+            "--to",
+            "html",
+            "--execute",
+            "notebooks/01-tour.ipynb",
+            "--output-dir",
+            str(out),
+            "--output",
+            "tour",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return out / "tour.html"
 
@@ -68,8 +89,10 @@ def test_tour_html_renders_widgets_with_no_network(tour):
             expect(stepper).to_be_visible()
             expect(page.get_by_role("button", name="Next ▶").first).to_be_visible()
             # Button icons come from the vendored Font Awesome, found through require.js's paths.
-            assert page.evaluate("() => document.fonts.ready.then(fs => [...fs].some("
-                                 "f => f.family.includes('Font Awesome') && f.status === 'loaded'))")
+            assert page.evaluate(
+                "() => document.fonts.ready.then(fs => [...fs].some("
+                "f => f.family.includes('Font Awesome') && f.status === 'loaded'))"
+            )
             assert online == [], f"the page asked the network for {online}"
             assert failed == [], f"requests failed: {failed}"
         finally:

@@ -3,6 +3,7 @@ step that failed, with a reason a user can act on; secrets show only as fingerpr
 
 ARCHITECTURE.md: "A failing step keeps the steps before it (like a partial parse tree) and says
 what went wrong in words a user can act on"."""
+
 from __future__ import annotations
 
 import pytest
@@ -80,8 +81,13 @@ def test_owner_wrap_of_raw_bytes_fails_the_plaintext_check_after_opening(owner):
 def test_memory_read_trace_names_the_kid_check(agent, owner):
     keys = M.RecipientKeys(owner.public_key_b64, agent.public_key_b64)
     row = M.new_memory_row(keys, "Prefers short answers.")
-    served = {"id": row["id"], "kid": "0" * 16, "rev": 1, "ciphertext": row["ciphertext"],
-              "wrapped_key": row["self_wrap"]}
+    served = {
+        "id": row["id"],
+        "kid": "0" * 16,
+        "rev": 1,
+        "ciphertext": row["ciphertext"],
+        "wrapped_key": row["self_wrap"],
+    }
     t = Trace()
     with pytest.raises(UnreadableRow):
         M.read_memory_row(served, agent, trace=t)
@@ -138,8 +144,11 @@ def test_recipes_without_a_trace_keep_no_copy_of_the_key(agent):
 
     key = random_key()
     sealing.unwrap_as_agent(sealing.wrap_to_agent(key, agent.public_key_b64), agent)
-    held = [name for name, v in vars(trace_module).items()
-            if isinstance(v, trace_module.Step) and (v.output == key or v.data == key)]
+    held = [
+        name
+        for name, v in vars(trace_module).items()
+        if isinstance(v, trace_module.Step) and (v.output == key or v.data == key)
+    ]
     assert held == []
 
 
@@ -148,9 +157,8 @@ def test_step_context_marks_an_exception_as_the_failed_step_and_reraises():
     t = Trace("manual")
     with t.step("first") as s:
         s.output = 1
-    with pytest.raises(CryptoError):
-        with t.step("second"):
-            raise CryptoError("bad tag", step="second")
+    with pytest.raises(CryptoError), t.step("second"):
+        raise CryptoError("bad tag", step="second")
     assert names(t) == [("first", True), ("second", False)]
     assert t.failed.reason == "bad tag"  # the step name is not repeated inside the reason
     assert not t.ok

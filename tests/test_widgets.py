@@ -1,4 +1,5 @@
 """Widgets without a browser: buttons clicked, front-end state set, HTML inspected."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -7,14 +8,13 @@ from typing import Any
 
 import pandas as pd
 import pytest
-
 from conftest import make_frames
+
 from decoy_lab import sealing, topicmap, wire
 from decoy_lab.crypto import AgentKey, random_key
 from decoy_lab.errors import CryptoError, MemoryModelError, PairingError
 from decoy_lab.trace import Trace
-from decoy_lab.widgets import (ConsentCard, MemoryBrowser, PairingWidget, Stepper, TopicMapWidget, VaultView,
-                               shown)
+from decoy_lab.widgets import ConsentCard, MemoryBrowser, PairingWidget, Stepper, TopicMapWidget, VaultView, shown
 from decoy_lab.widgets.browser import table_html
 
 
@@ -84,14 +84,15 @@ def test_empty_trace_stepper_disables_buttons():
 
 
 # -- pairing and consent -------------------------------------------------------------------------
-NOW = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.UTC)
 
 
 @dataclass
 class FakeAccess:
     summary: str = "Can save memories; reads what it saved."
-    frame: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
-        [{"permission": "memory.save", "selection": "", "expires": None}]))
+    frame: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame([{"permission": "memory.save", "selection": "", "expires": None}])
+    )
 
 
 class FakeConnection:
@@ -180,8 +181,11 @@ def test_pairing_ticker_thread_updates_without_anyone_waiting():
 
 
 def test_consent_card_lists_selections():
-    html = ConsentCard.render(asked=[{"permissions": ["memory.read"], "datatypes": ["travel", "food"]}],
-                              granted=[{"permissions": ["memory.read"], "datatypes": ["travel"]}], held=None)
+    html = ConsentCard.render(
+        asked=[{"permissions": ["memory.read"], "datatypes": ["travel", "food"]}],
+        granted=[{"permissions": ["memory.read"], "datatypes": ["travel"]}],
+        held=None,
+    )
     assert "datatypes: travel, food" in html and "datatypes: travel<" in html and "unknown" in html
 
 
@@ -366,8 +370,13 @@ def test_the_memory_table_shows_you_for_no_topic_and_never_na():
 
 def test_consent_card_says_never_for_a_permission_with_no_end_date():
     """Spec: `policies[].expires_at` null means the access has no end date; the card says so in words."""
-    held = pd.DataFrame({"permission": ["memory.read", "memory.edit"], "selection": ["all", "datatypes=travel"],
-                         "expires_at": pd.to_datetime([None, "2027-01-01T00:00:00Z"], utc=True)})
+    held = pd.DataFrame(
+        {
+            "permission": ["memory.read", "memory.edit"],
+            "selection": ["all", "datatypes=travel"],
+            "expires_at": pd.to_datetime([None, "2027-01-01T00:00:00Z"], utc=True),
+        }
+    )
     html = ConsentCard.render(asked=None, granted=None, held=held)
     row = html.split("memory.read")[1].split("</tr>")[0]
     assert "never" in row and "NaT" not in html and "2027-01-01" in html

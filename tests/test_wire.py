@@ -4,6 +4,7 @@ WireFormatError that names the field and the offset (never an IndexError, never 
 Issue 2: "Truncation, a wrong header, a key length that overruns, url-safe or unpadded base64 →
 WireFormatError naming the field and offset."
 """
+
 from __future__ import annotations
 
 import base64
@@ -47,8 +48,13 @@ def test_vault_fields():
     """[0x01 version][0x01 mode][12-byte random nonce][AES-256-GCM ciphertext][16-byte tag]"""
     layout = wire.parse(vault(b"abc"))
     assert layout.kind == "vault"
-    assert table(layout) == [("version", 0, 1), ("mode", 1, 1), ("nonce", 2, 12), ("ciphertext", 14, 3),
-                             ("tag", 17, 16)]
+    assert table(layout) == [
+        ("version", 0, 1),
+        ("mode", 1, 1),
+        ("nonce", 2, 12),
+        ("ciphertext", 14, 3),
+        ("tag", 17, 16),
+    ]
     assert layout.value("nonce") == NONCE and layout.value("ciphertext") == b"abc" and layout.value("tag") == TAG
     assert layout["tag"].end == len(layout.data)
 
@@ -57,8 +63,13 @@ def test_agent_envelope_fields():
     """[2-byte BE key length][RSA-OAEP-SHA256 wrapped AES-256 key][12-byte IV][AES-256-GCM ciphertext][16-byte tag]"""
     layout = wire.parse(envelope())
     assert layout.kind == "agent_envelope"
-    assert table(layout) == [("key_length", 0, 2), ("wrapped_key", 2, 256), ("iv", 258, 12), ("ciphertext", 270, 32),
-                             ("tag", 302, 16)]
+    assert table(layout) == [
+        ("key_length", 0, 2),
+        ("wrapped_key", 2, 256),
+        ("iv", 258, 12),
+        ("ciphertext", 270, 32),
+        ("tag", 302, 16),
+    ]
     assert layout.value("key_length") == b"\x01\x00" and layout.value("wrapped_key") == WRAPPED
 
 
@@ -66,8 +77,15 @@ def test_owner_envelope_fields():
     """owner_wrap = [0x01][0x02] followed by the same envelope"""
     layout = wire.parse(owner())
     assert layout.kind == "owner_envelope"
-    assert [f.name for f in layout.fields] == ["version", "mode", "key_length", "wrapped_key", "iv", "ciphertext",
-                                               "tag"]
+    assert [f.name for f in layout.fields] == [
+        "version",
+        "mode",
+        "key_length",
+        "wrapped_key",
+        "iv",
+        "ciphertext",
+        "tag",
+    ]
     assert table(layout)[2:] == [(n, o + 2, ln) for n, o, ln in table(wire.parse(envelope(b"A" * 44)))]
 
 
@@ -77,8 +95,11 @@ def test_key_length_is_big_endian():
     assert layout.value("key_length") == b"\x01\xff" and layout["wrapped_key"].length == 511
 
 
-@pytest.mark.parametrize("blob", [vault(), vault(b""), envelope(), envelope(b""), owner()],
-                         ids=["vault", "vault-empty", "envelope", "envelope-empty", "owner"])
+@pytest.mark.parametrize(
+    "blob",
+    [vault(), vault(b""), envelope(), envelope(b""), owner()],
+    ids=["vault", "vault-empty", "envelope", "envelope-empty", "owner"],
+)
 def test_build_is_the_inverse_of_parse_from_bytes_and_base64(blob):
     for source in (blob, wire.b64encode(blob)):
         layout = wire.parse(source)
@@ -93,7 +114,7 @@ def test_fields_tile_the_blob_exactly():
         layout = wire.parse(blob)
         pos = 0
         for f in layout.fields:
-            assert f.offset == pos and blob[f.offset:f.end] == f.value
+            assert f.offset == pos and blob[f.offset : f.end] == f.value
             pos = f.end
         assert pos == len(blob)
 
@@ -127,17 +148,20 @@ def test_b64_is_standard_and_padded():
     assert wire.b64decode("+/+/AA==") == data
 
 
-@pytest.mark.parametrize("text,offset,words", [
-    ("-_-_AA==", 0, "url-safe"),
-    ("+/+_AA==", 3, "url-safe"),
-    ("+/+/AA", 6, "padded"),
-    ("+/+/A", 5, "padded"),
-    ("+/+/ AA=", 4, "not standard base64"),
-    ("+/+/\nAA=", 4, "not standard base64"),
-    ("+/+/A=A=", 5, "padding"),
-    ("+/+/AB==", 5, "canonical"),  # stray bits before the padding
-    ("+/+/é===", 4, "not standard base64"),
-])
+@pytest.mark.parametrize(
+    "text,offset,words",
+    [
+        ("-_-_AA==", 0, "url-safe"),
+        ("+/+_AA==", 3, "url-safe"),
+        ("+/+/AA", 6, "padded"),
+        ("+/+/A", 5, "padded"),
+        ("+/+/ AA=", 4, "not standard base64"),
+        ("+/+/\nAA=", 4, "not standard base64"),
+        ("+/+/A=A=", 5, "padding"),
+        ("+/+/AB==", 5, "canonical"),  # stray bits before the padding
+        ("+/+/é===", 4, "not standard base64"),
+    ],
+)
 def test_bad_base64_names_the_field_and_offset(text, offset, words):
     with pytest.raises(WireFormatError) as err:
         wire.b64decode(text, field="owner_wrap")
@@ -161,8 +185,9 @@ def test_parse_of_unpadded_base64_is_refused_at_its_end():
 
 
 # -- refusals ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("kind,blob", [("vault", vault(b"")), ("agent_envelope", envelope(b"")),
-                                       ("owner_envelope", owner(b""))])
+@pytest.mark.parametrize(
+    "kind,blob", [("vault", vault(b"")), ("agent_envelope", envelope(b"")), ("owner_envelope", owner(b""))]
+)
 def test_every_truncation_below_the_minimum_is_a_wire_error(kind, blob):
     """A blob cut short anywhere before its fixed fields are complete is refused with a field
     and an offset inside the data; there is no length at which an IndexError escapes."""
@@ -179,12 +204,15 @@ def test_truncated_vault_names_the_field_cut_short():
     assert err.field in ("nonce", "ciphertext", "tag")
 
 
-@pytest.mark.parametrize("data,kind,field,offset", [
-    (b"\x02\x01" + bytes(28), "vault", "version", 0),
-    (b"\x01\x02" + bytes(28), "vault", "mode", 1),
-    (b"\x01\x01" + envelope()[2:], "owner_envelope", "mode", 1),
-    (b"\x00\x02" + envelope(), "owner_envelope", "version", 0),
-])
+@pytest.mark.parametrize(
+    "data,kind,field,offset",
+    [
+        (b"\x02\x01" + bytes(28), "vault", "version", 0),
+        (b"\x01\x02" + bytes(28), "vault", "mode", 1),
+        (b"\x01\x01" + envelope()[2:], "owner_envelope", "mode", 1),
+        (b"\x00\x02" + envelope(), "owner_envelope", "version", 0),
+    ],
+)
 def test_wrong_header_names_the_header_byte(data, kind, field, offset):
     err = refused(data, kind)
     assert (err.field, err.offset) == (field, offset)

@@ -28,24 +28,85 @@ One module per concern, each importing only those above it:
 
 Import from the package (`from decoy_lab.memory import new_memory_row`), not from the modules.
 """
+
 from __future__ import annotations
 
 from .build import TopicRows, new_memory_row, new_topic_rows
 from .edit import attach_duplicate, edit_memory_row, is_definite_refusal
-from .plaintext import (CATEGORIES, DEFAULT_RELATION_FROM_TOPIC, DEFAULT_RELATION_FROM_USER, ENTITY_TYPES,
-                        MAX_CIPHERTEXT, MAX_GRANTEE_WRAPS, MAX_RELATION_TYPE, MAX_TOPIC_NAME, USER_ENTITY,
-                        USER_NAMES, Plain, decode_plaintext, normalize_topic_name)
+from .plaintext import (
+    CATEGORIES,
+    DEFAULT_RELATION_FROM_TOPIC,
+    DEFAULT_RELATION_FROM_USER,
+    ENTITY_TYPES,
+    MAX_CIPHERTEXT,
+    MAX_GRANTEE_WRAPS,
+    MAX_RELATION_TYPE,
+    MAX_TOPIC_NAME,
+    USER_ENTITY,
+    USER_NAMES,
+    Plain,
+    decode_plaintext,
+    normalize_topic_name,
+)
 from .reach import Grantee, RecipientKeys, Selectors, grantee_wraps, reasons_for
-from .read import (KeyCache, Link, Memory, Row, Summary, TopicEntity, read_graph_row, read_memory_row,
-                   read_memory_rows, read_row, read_rows, summarize, summarize_rows)
+from .read import (
+    KeyCache,
+    Link,
+    Memory,
+    Row,
+    Summary,
+    TopicEntity,
+    read_graph_row,
+    read_memory_row,
+    read_memory_rows,
+    read_row,
+    read_rows,
+    summarize,
+    summarize_rows,
+)
 from .topics import Topic, build_topics, find_topic, list_topics, same_topic
 
 __all__ = [
-    "CATEGORIES", "DEFAULT_RELATION_FROM_TOPIC", "DEFAULT_RELATION_FROM_USER", "ENTITY_TYPES", "Grantee",
-    "KeyCache", "Link", "MAX_CIPHERTEXT", "MAX_GRANTEE_WRAPS", "MAX_RELATION_TYPE", "MAX_TOPIC_NAME", "Memory",
-    "Plain", "RecipientKeys", "Row", "Selectors", "Summary", "Topic", "TopicEntity", "TopicRows", "USER_ENTITY",
-    "USER_NAMES", "attach_duplicate", "build_topics", "decode_plaintext", "edit_memory_row", "find_topic",
-    "grantee_wraps", "is_definite_refusal", "list_topics", "new_memory_row", "new_topic_rows",
-    "normalize_topic_name", "read_graph_row", "read_memory_row", "read_memory_rows", "read_row", "read_rows",
-    "reasons_for", "same_topic", "summarize", "summarize_rows",
+    "CATEGORIES",
+    "DEFAULT_RELATION_FROM_TOPIC",
+    "DEFAULT_RELATION_FROM_USER",
+    "ENTITY_TYPES",
+    "MAX_CIPHERTEXT",
+    "MAX_GRANTEE_WRAPS",
+    "MAX_RELATION_TYPE",
+    "MAX_TOPIC_NAME",
+    "USER_ENTITY",
+    "USER_NAMES",
+    "Grantee",
+    "KeyCache",
+    "Link",
+    "Memory",
+    "Plain",
+    "RecipientKeys",
+    "Row",
+    "Selectors",
+    "Summary",
+    "Topic",
+    "TopicEntity",
+    "TopicRows",
+    "attach_duplicate",
+    "build_topics",
+    "decode_plaintext",
+    "edit_memory_row",
+    "find_topic",
+    "grantee_wraps",
+    "is_definite_refusal",
+    "list_topics",
+    "new_memory_row",
+    "new_topic_rows",
+    "normalize_topic_name",
+    "read_graph_row",
+    "read_memory_row",
+    "read_memory_rows",
+    "read_row",
+    "read_rows",
+    "reasons_for",
+    "same_topic",
+    "summarize",
+    "summarize_rows",
 ]

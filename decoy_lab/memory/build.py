@@ -3,10 +3,10 @@ agent and to every grantee it reaches; and the topic references new rows and edi
 
 Row ids are drawn from `decoy_lab.memory.uuid` at call time (see the package docstring).
 """
+
 from __future__ import annotations
 
 import uuid
-
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,12 +15,20 @@ from .. import sealing, wire
 from ..crypto import random_key
 from ..errors import MemoryModelError
 from ..trace import Trace
-from .plaintext import (CATEGORIES, DEFAULT_RELATION_FROM_TOPIC, DEFAULT_RELATION_FROM_USER, ENTITY_TYPES,
-                        MAX_CIPHERTEXT, MAX_RELATION_TYPE, MAX_TOPIC_NAME, USER_ENTITY, _is_user_name,
-                        decode_plaintext)
+from .plaintext import (
+    CATEGORIES,
+    DEFAULT_RELATION_FROM_TOPIC,
+    DEFAULT_RELATION_FROM_USER,
+    ENTITY_TYPES,
+    MAX_CIPHERTEXT,
+    MAX_RELATION_TYPE,
+    MAX_TOPIC_NAME,
+    USER_ENTITY,
+    _is_user_name,
+    decode_plaintext,
+)
 from .reach import RecipientKeys, _as_account_id, _as_topic_id, _self_via, grantee_wraps
 from .read import Memory
-
 
 _METADATA_TOPIC_KEYS = ("topic", "topics", "topic_name")
 
@@ -30,11 +38,14 @@ def _need_owner(keys: RecipientKeys) -> None:
     if not isinstance(keys, RecipientKeys):
         raise MemoryModelError("keys must be a RecipientKeys (owner_public_key, agent_public_key, grantees)")
     if not keys.owner_public_key:
-        raise MemoryModelError("the owner must finish key setup in the Decoy app before memories can be saved "
-                               "(memory-grantees serves owner_public_key: null)")
+        raise MemoryModelError(
+            "the owner must finish key setup in the Decoy app before memories can be saved "
+            "(memory-grantees serves owner_public_key: null)"
+        )
     if not keys.agent_public_key:
-        raise MemoryModelError("keys.agent_public_key is missing: this connection's own public key is needed "
-                               "for self_wrap")
+        raise MemoryModelError(
+            "keys.agent_public_key is missing: this connection's own public key is needed for self_wrap"
+        )
 
 
 def _sealed_row(key: bytes, plaintext: dict, keys: RecipientKeys, *, trace: Trace | None = None) -> dict:
@@ -43,11 +54,17 @@ def _sealed_row(key: bytes, plaintext: dict, keys: RecipientKeys, *, trace: Trac
     plain = decode_plaintext(plaintext, row_id)  # we write only what we can read back
     blob = sealing.seal_json(key, plaintext, trace=trace)
     if len(blob) > MAX_CIPHERTEXT:
-        raise MemoryModelError(f"the sealed row is {len(blob)} bytes; the server takes at most {MAX_CIPHERTEXT} "
-                               "(100 KiB): split the text into several memories")
-    row = {"id": row_id, "kid": wire.kid(key), "ciphertext": wire.b64encode(blob),
-           "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, keys.owner_public_key, trace=trace)),
-           "self_wrap": wire.b64encode(sealing.wrap_to_agent(key, keys.agent_public_key, trace=trace))}
+        raise MemoryModelError(
+            f"the sealed row is {len(blob)} bytes; the server takes at most {MAX_CIPHERTEXT} "
+            "(100 KiB): split the text into several memories"
+        )
+    row = {
+        "id": row_id,
+        "kid": wire.kid(key),
+        "ciphertext": wire.b64encode(blob),
+        "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, keys.owner_public_key, trace=trace)),
+        "self_wrap": wire.b64encode(sealing.wrap_to_agent(key, keys.agent_public_key, trace=trace)),
+    }
     wraps = grantee_wraps(key, plain, keys, trace=trace)
     if wraps:
         row["grantee_wraps"] = wraps
@@ -82,9 +99,7 @@ class _TopicRef:
 def _topic_parts(topic: Any) -> tuple[Any, Any, Any]:
     """(id, name, ids) of a topic given as {"id", "name"}, a Topic, a TopicEntity, TopicRows or a
     Memory (its topic)."""
-    if isinstance(topic, Memory):
-        topic = topic.topic
-    elif isinstance(topic, TopicRows):
+    if isinstance(topic, (Memory, TopicRows)):
         topic = topic.topic
     if topic is None:
         return None, None, ()
@@ -98,8 +113,9 @@ def _topic_ref(topic: Any, what: str = "topic") -> _TopicRef:
     """A topic as new rows and edits name it: its id (`topic:<row id>`), name and every copy's id."""
     tid, name, ids = _topic_parts(topic)
     if not isinstance(tid, str) or not tid or not isinstance(name, str) or not name.strip():
-        raise MemoryModelError(f"{what} must be {{'id': 'topic:<row id>', 'name': …}} (from find_topic or "
-                               f"new_topic_rows), got {topic!r}")
+        raise MemoryModelError(
+            f"{what} must be {{'id': 'topic:<row id>', 'name': …}} (from find_topic or new_topic_rows), got {topic!r}"
+        )
     tid = _as_topic_id(tid)
     all_ids = tuple(dict.fromkeys([tid, *(_as_topic_id(i) for i in ids if isinstance(i, str) and i)]))
     return _TopicRef(tid, name, all_ids)
@@ -129,9 +145,18 @@ def _account_uuid(account: str) -> str:
     return value
 
 
-def new_memory_row(keys: RecipientKeys, text: str, *, topic: Any = None, categories: Iterable[str] = (),
-                   account: str | None = None, metadata: Mapping | None = None, about_hint: str | None = None,
-                   trace: Trace | None = None, row_id: str | None = None) -> dict:
+def new_memory_row(
+    keys: RecipientKeys,
+    text: str,
+    *,
+    topic: Any = None,
+    categories: Iterable[str] = (),
+    account: str | None = None,
+    metadata: Mapping | None = None,
+    about_hint: str | None = None,
+    trace: Trace | None = None,
+    row_id: str | None = None,
+) -> dict:
     """A POST-ready memory row `{id, kid, ciphertext, owner_wrap, self_wrap, grantee_wraps?, self_via?}`.
 
     Exactly one `about`: the user (default), `topic` ({"id", "name"}) or `account` (its uuid).
@@ -140,17 +165,20 @@ def new_memory_row(keys: RecipientKeys, text: str, *, topic: Any = None, categor
     if not isinstance(text, str) or not text.strip():
         raise MemoryModelError("a memory needs non-empty text")
     if topic is not None and account is not None:
-        raise MemoryModelError("a memory has exactly one about: the user, one topic or one account — "
-                               "not both a topic and an account")
+        raise MemoryModelError(
+            "a memory has exactly one about: the user, one topic or one account — not both a topic and an account"
+        )
     cats = checked_categories(categories)
     if metadata is not None:
         if not isinstance(metadata, Mapping):
             raise MemoryModelError(f"metadata is an object of free notes, got {type(metadata).__name__}")
         named = [k for k in _METADATA_TOPIC_KEYS if k in metadata]
         if named:
-            raise MemoryModelError(f"metadata.{named[0]} files nothing: a topic never goes in metadata. "
-                                   "Pass topic={'id': 'topic:<id>', 'name': …} to new_memory_row (find_topic "
-                                   "or new_topic_rows gives it)")
+            raise MemoryModelError(
+                f"metadata.{named[0]} files nothing: a topic never goes in metadata. "
+                "Pass topic={'id': 'topic:<id>', 'name': …} to new_memory_row (find_topic "
+                "or new_topic_rows gives it)"
+            )
     if about_hint is not None and not isinstance(about_hint, str):
         raise MemoryModelError("about_hint is text")
     row_id = _new_id(row_id, "row_id")
@@ -183,9 +211,16 @@ class TopicRows:
     rows: list[dict]
 
 
-def new_topic_rows(keys: RecipientKeys, name: str, *, type: str | None = "", relation_type: str | None = None,
-                   parent: Any = None, trace: Trace | None = None,
-                   ids: tuple[str, str] | None = None) -> TopicRows:
+def new_topic_rows(
+    keys: RecipientKeys,
+    name: str,
+    *,
+    type: str | None = "",
+    relation_type: str | None = None,
+    parent: Any = None,
+    trace: Trace | None = None,
+    ids: tuple[str, str] | None = None,
+) -> TopicRows:
     """The entity row of a new topic and its one relation row, from You or from `parent`.
     `ids` (entity id, relation id) are fresh uuid4s unless given (a seeded demo vault)."""
     _need_owner(keys)
@@ -195,11 +230,12 @@ def new_topic_rows(keys: RecipientKeys, name: str, *, type: str | None = "", rel
     if len(name) > MAX_TOPIC_NAME:
         raise MemoryModelError(f"a topic name is at most {MAX_TOPIC_NAME} characters, this one is {len(name)}")
     if _is_user_name(name):
-        raise MemoryModelError(f"{name!r} names the user, never a topic: save memories about the user with no "
-                               "topic instead")
+        raise MemoryModelError(
+            f"{name!r} names the user, never a topic: save memories about the user with no topic instead"
+        )
     etype = type or ""
     if etype not in ("", *ENTITY_TYPES):
-        raise MemoryModelError(f"unknown topic type {etype!r}; use one of {', '.join(ENTITY_TYPES)}, or \"\"")
+        raise MemoryModelError(f'unknown topic type {etype!r}; use one of {", ".join(ENTITY_TYPES)}, or ""')
     if parent is not None:
         pref = _topic_ref(parent, "parent")
         start, start_end = pref.name, pref.id
@@ -212,14 +248,21 @@ def new_topic_rows(keys: RecipientKeys, name: str, *, type: str | None = "", rel
         raise MemoryModelError("relation_type is free text in active voice, e.g. 'is planning'")
     relation_type = relation_type.strip()
     if len(relation_type) > MAX_RELATION_TYPE:
-        raise MemoryModelError(f"relation_type is at most {MAX_RELATION_TYPE} characters, this one is "
-                               f"{len(relation_type)}")
+        raise MemoryModelError(
+            f"relation_type is at most {MAX_RELATION_TYPE} characters, this one is {len(relation_type)}"
+        )
     entity_id, relation_id = (_new_id(ids[0], "ids[0]"), _new_id(ids[1], "ids[1]")) if ids else (_new_id(), _new_id())
     topic_id = f"topic:{entity_id}"
     entity = {"v": 2, "row_id": entity_id, "entity": {"name": name, "entityType": etype}, "about": []}
-    relation = {"v": 2, "row_id": relation_id,
-                "relation": {"from": start, "to": name, "relationType": relation_type},
-                "endpoints": [start_end, topic_id], "about": []}
-    rows = [_sealed_row(random_key(), entity, keys, trace=trace),
-            _sealed_row(random_key(), relation, keys, trace=trace)]
+    relation = {
+        "v": 2,
+        "row_id": relation_id,
+        "relation": {"from": start, "to": name, "relationType": relation_type},
+        "endpoints": [start_end, topic_id],
+        "about": [],
+    }
+    rows = [
+        _sealed_row(random_key(), entity, keys, trace=trace),
+        _sealed_row(random_key(), relation, keys, trace=trace),
+    ]
     return TopicRows(topic_id, {"id": topic_id, "name": name}, rows)

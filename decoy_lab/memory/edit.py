@@ -1,6 +1,7 @@
 """Editing: PUT bodies that re-seal a memory with only what changed (rotating the key when a
 label is removed), filing a duplicate in an add flow, and telling a refusal from an unknown outcome.
 """
+
 from __future__ import annotations
 
 import copy
@@ -9,14 +10,12 @@ from typing import Any
 
 from .. import sealing, wire
 from ..crypto import AgentKey, random_key
-from ..errors import (APIError, KidConflict, MemoryModelError, NotFound, RevConflict, ServerError,
-                      TransportError)
+from ..errors import APIError, KidConflict, MemoryModelError, NotFound, RevConflict, ServerError, TransportError
 from ..trace import Trace
 from .build import _need_owner, _sealed_row, _topic_ref, checked_categories
 from .plaintext import USER_ENTITY, Plain, decode_plaintext, normalize_topic_name
 from .reach import RecipientKeys
 from .read import KeyCache, _open, _row_id, read_memory_row
-
 
 _MEMORY_CHANGES = frozenset({"text", "categories", "topic"})
 
@@ -31,8 +30,15 @@ def apply_text(observation: dict, changes: Mapping) -> None:
         observation["content"] = text
 
 
-def edit_memory_row(served_row: Mapping, changes: Mapping, agent_key: AgentKey, keys: RecipientKeys, *,
-                    trace: Trace | None = None, key_cache: MutableMapping[str, bytes] | None = None) -> dict:
+def edit_memory_row(
+    served_row: Mapping,
+    changes: Mapping,
+    agent_key: AgentKey,
+    keys: RecipientKeys,
+    *,
+    trace: Trace | None = None,
+    key_cache: MutableMapping[str, bytes] | None = None,
+) -> dict:
     """A PUT body that re-seals the whole plaintext with only what changed.
 
     `changes` may hold `text`, `categories` and `topic` ({"id","name"}; None = back to You). Removing
@@ -66,13 +72,17 @@ def edit_memory_row(served_row: Mapping, changes: Mapping, agent_key: AgentKey, 
                 new["categories"] = cats
             else:
                 new.pop("categories", None)
-    relabelled = (new.get("about") != plain.plaintext.get("about")
-                  or new.get("categories") != plain.plaintext.get("categories")
-                  or obs.get("entityName") != plain.plaintext["observation"].get("entityName"))
+    relabelled = (
+        new.get("about") != plain.plaintext.get("about")
+        or new.get("categories") != plain.plaintext.get("categories")
+        or obs.get("entityName") != plain.plaintext["observation"].get("entityName")
+    )
     if relabelled and served_row.get("mine") is not True:
-        raise MemoryModelError("only the memory's author or the owner may relabel it: a connection editing "
-                               "someone else's memory may correct its text and must leave its categories "
-                               "and topic byte-identical")
+        raise MemoryModelError(
+            "only the memory's author or the owner may relabel it: a connection editing "
+            "someone else's memory may correct its text and must leave its categories "
+            "and topic byte-identical"
+        )
     after = decode_plaintext(new, row_id)
     removed = [label for label in plain.labels if label not in after.labels]
     body: dict[str, Any] = {"id": row_id, "expected_rev": rev}
@@ -99,8 +109,7 @@ def _move(new: dict, obs: dict, plain: Plain, topic: Any) -> None:
     if current.startswith("account:"):
         if topic is None:
             return  # not on a topic, and a memory about an account stays with it
-        raise MemoryModelError("a memory about an account stays with that account; it cannot be filed under "
-                               "a topic")
+        raise MemoryModelError("a memory about an account stays with that account; it cannot be filed under a topic")
     if topic is None:
         if current != "user":
             new["about"] = ["user"]
@@ -109,16 +118,24 @@ def _move(new: dict, obs: dict, plain: Plain, topic: Any) -> None:
     if isinstance(topic, str) and topic.startswith("topic:") and topic == current:
         return
     ref = _topic_ref(topic)
-    same_name = plain.entity_name is not None and \
-        normalize_topic_name(ref.name) == normalize_topic_name(plain.entity_name)
+    same_name = plain.entity_name is not None and normalize_topic_name(ref.name) == normalize_topic_name(
+        plain.entity_name
+    )
     if current.startswith("topic:") and (current in ref.ids or same_name):
         return  # the current topic, by any spelling: it stays where it is
     new["about"] = [ref.id]
     obs["entityName"] = ref.name
 
 
-def attach_duplicate(served: Mapping, *, topic: Any = None, categories: Iterable[str] = (),
-                     agent_key: AgentKey, keys: RecipientKeys, trace: Trace | None = None) -> dict | None:
+def attach_duplicate(
+    served: Mapping,
+    *,
+    topic: Any = None,
+    categories: Iterable[str] = (),
+    agent_key: AgentKey,
+    keys: RecipientKeys,
+    trace: Trace | None = None,
+) -> dict | None:
     """In an add flow: a PUT body filing this connection's own duplicate under `topic` (adding
     `categories`), when it is `mine` and has no topic or account yet. None otherwise — someone
     else's memory is reported, never touched — and None when there is nothing to add."""

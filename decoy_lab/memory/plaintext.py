@@ -3,6 +3,7 @@
 decode_plaintext is the one place a decrypted plaintext is judged: the binding (`"v": 2` and the
 served row id), every field's type, and the kind (memory / topic / link) with its labels.
 """
+
 from __future__ import annotations
 
 import re
@@ -14,15 +15,42 @@ from typing import Any
 from ..errors import MemoryModelError, UnreadableRow
 from ..trace import Trace, tracer
 
-
 # -- the contract's vocabularies ----------------------------------------------------------------
-CATEGORIES = ("personal_details", "family", "professional_details", "sports", "travel", "food", "music",
-              "health", "technology", "hobbies", "fashion", "entertainment", "milestones",
-              "user_preferences", "misc")
+CATEGORIES = (
+    "personal_details",
+    "family",
+    "professional_details",
+    "sports",
+    "travel",
+    "food",
+    "music",
+    "health",
+    "technology",
+    "hobbies",
+    "fashion",
+    "entertainment",
+    "milestones",
+    "user_preferences",
+    "misc",
+)
 """mem0's categories: the only values `categories` may hold."""
 
-ENTITY_TYPES = ("device", "document", "event", "goal", "hobby", "media", "organization", "person", "pet",
-                "place", "product", "project", "team", "trip")
+ENTITY_TYPES = (
+    "device",
+    "document",
+    "event",
+    "goal",
+    "hobby",
+    "media",
+    "organization",
+    "person",
+    "pet",
+    "place",
+    "product",
+    "project",
+    "team",
+    "trip",
+)
 """A topic's `entityType` is one of these, or "" when no type is given."""
 
 USER_NAMES = frozenset({"default_user", "you", "user", "me"})
@@ -92,7 +120,7 @@ class Plain:
     @property
     def account_id(self) -> str | None:
         a = self.about_label if self.kind == "memory" else ""
-        return a[len("account:"):] if a.startswith("account:") else None
+        return a[len("account:") :] if a.startswith("account:") else None
 
     @property
     def labels(self) -> list[str]:
@@ -130,7 +158,7 @@ def _opt(obj: Mapping, key: str, typ: type | tuple, row_id: str, where: str) -> 
     if key not in obj:
         return None
     value = obj[key]
-    if not isinstance(value, typ) or isinstance(value, bool) and typ is not bool:
+    if not isinstance(value, typ) or (isinstance(value, bool) and typ is not bool):
         names = " or ".join(t.__name__ for t in (typ if isinstance(typ, tuple) else (typ,)))
         _fail(row_id, f"{where}{key} must be {names}, got {_type(value)}")
     return value
@@ -149,18 +177,25 @@ def decode_plaintext(obj: Any, row_id: str, *, trace: Trace | None = None) -> Pl
     raises UnreadableRow. Used by the readers and by the sandbox's owner phone.
     """
     t = tracer(trace)
-    with t.step("bind check: v == 2 and row_id == id",
-                inputs=lambda: {"v": obj.get("v") if isinstance(obj, dict) else None,
-                                "row_id": obj.get("row_id") if isinstance(obj, dict) else None,
-                                "served id": row_id}) as s:
+    with t.step(
+        "bind check: v == 2 and row_id == id",
+        inputs=lambda: {
+            "v": obj.get("v") if isinstance(obj, dict) else None,
+            "row_id": obj.get("row_id") if isinstance(obj, dict) else None,
+            "served id": row_id,
+        },
+    ) as s:
         if not isinstance(obj, dict):
             _fail(row_id, f"the plaintext is not a JSON object but {_type(obj)}")
         v = obj.get("v")
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v != 2:
             _fail(row_id, f"the plaintext's v is {v!r}, not 2: not a memory row this helper can read")
         if obj.get("row_id") != row_id:
-            _fail(row_id, f"the plaintext is bound to row_id {obj.get('row_id')!r}, not to the served id "
-                          f"{row_id!r}: a ciphertext moved from another row")
+            _fail(
+                row_id,
+                f"the plaintext is bound to row_id {obj.get('row_id')!r}, not to the served id "
+                f"{row_id!r}: a ciphertext moved from another row",
+            )
         s.output = "bound"
     with t.step("field types") as s:
         plain = _classify(obj, row_id)
@@ -182,22 +217,42 @@ def _classify(obj: dict, row_id: str) -> Plain:
         if about and not (about[0] == "user" or _ABOUT.fullmatch(about[0])):
             _fail(row_id, f"about {about[0]!r} is not user, topic:<id> or account:<id>")
         cats = _str_list(obj["categories"], "categories", row_id) if "categories" in obj else []
-        return Plain("memory", row_id, obj, text=text, entity_name=entity_name, about=about,
-                     categories=cats, metadata=_opt(obj, "metadata", dict, row_id, ""),
-                     about_hint=_opt(obj, "about_hint", str, row_id, ""))
+        return Plain(
+            "memory",
+            row_id,
+            obj,
+            text=text,
+            entity_name=entity_name,
+            about=about,
+            categories=cats,
+            metadata=_opt(obj, "metadata", dict, row_id, ""),
+            about_hint=_opt(obj, "about_hint", str, row_id, ""),
+        )
     if "entity" in obj:
         ent = obj["entity"]
         if not isinstance(ent, dict):
             _fail(row_id, f"entity must be an object, got {_type(ent)}")
-        return Plain("topic", row_id, obj, name=_req(ent, "name", str, row_id, "entity."),
-                     entity_type=_opt(ent, "entityType", str, row_id, "entity.") or "", about=about)
+        return Plain(
+            "topic",
+            row_id,
+            obj,
+            name=_req(ent, "name", str, row_id, "entity."),
+            entity_type=_opt(ent, "entityType", str, row_id, "entity.") or "",
+            about=about,
+        )
     if "relation" in obj:
         rel = obj["relation"]
         if not isinstance(rel, dict):
             _fail(row_id, f"relation must be an object, got {_type(rel)}")
         ends = _str_list(obj["endpoints"], "endpoints", row_id) if "endpoints" in obj else []
-        return Plain("link", row_id, obj, relation_from=_req(rel, "from", str, row_id, "relation."),
-                     relation_to=_req(rel, "to", str, row_id, "relation."),
-                     relation_type=_req(rel, "relationType", str, row_id, "relation."),
-                     endpoints=ends, about=about)
+        return Plain(
+            "link",
+            row_id,
+            obj,
+            relation_from=_req(rel, "from", str, row_id, "relation."),
+            relation_to=_req(rel, "to", str, row_id, "relation."),
+            relation_type=_req(rel, "relationType", str, row_id, "relation."),
+            endpoints=ends,
+            about=about,
+        )
     return Plain("other", row_id, obj, about=about)

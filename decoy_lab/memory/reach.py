@@ -3,6 +3,7 @@
 Access reasons are worked out here, in one place, from the labels inside the plaintext:
 `all`, `category:<c>`, `topic:<id>`, `account:<id>`, or `and:<a>+<b>` for a link between ends.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -21,7 +22,7 @@ def _as_topic_id(value: str) -> str:
 
 
 def _as_account_id(value: str) -> str:
-    return value[len("account:"):] if value.startswith("account:") else value
+    return value[len("account:") :] if value.startswith("account:") else value
 
 
 def _texts(selectors: Mapping, name: str) -> list[str]:
@@ -44,7 +45,7 @@ class Selectors:
     account_wildcard: bool = False
 
     @classmethod
-    def from_json(cls, value: Any) -> "Selectors":
+    def from_json(cls, value: Any) -> Selectors:
         """From the served JSON object (or anything with `as_json()`); None is "nothing"."""
         if value is None:
             return cls()
@@ -54,15 +55,22 @@ class Selectors:
             value = value.as_json()
         if not isinstance(value, Mapping):
             raise MemoryModelError(f"grant selectors are a JSON object, got {type(value).__name__}")
-        return cls(all=bool(value.get("all")),
-                   categories=frozenset(_texts(value, "categories")),
-                   topics=frozenset(_as_topic_id(t) for t in _texts(value, "topics")),
-                   account_ids=frozenset(_as_account_id(a) for a in _texts(value, "account_ids")),
-                   account_wildcard=bool(value.get("account_wildcard")))
+        return cls(
+            all=bool(value.get("all")),
+            categories=frozenset(_texts(value, "categories")),
+            topics=frozenset(_as_topic_id(t) for t in _texts(value, "topics")),
+            account_ids=frozenset(_as_account_id(a) for a in _texts(value, "account_ids")),
+            account_wildcard=bool(value.get("account_wildcard")),
+        )
 
     def as_json(self) -> dict:
-        return {"all": self.all, "categories": sorted(self.categories), "topics": sorted(self.topics),
-                "account_ids": sorted(self.account_ids), "account_wildcard": self.account_wildcard}
+        return {
+            "all": self.all,
+            "categories": sorted(self.categories),
+            "topics": sorted(self.topics),
+            "account_ids": sorted(self.account_ids),
+            "account_wildcard": self.account_wildcard,
+        }
 
     def reaches_end(self, end: str) -> bool:
         """Whether a link end (`topic:<id>` or `account:<id>`) is granted."""
@@ -83,15 +91,19 @@ class Grantee:
     selectors: Selectors = Selectors()
 
     @classmethod
-    def from_json(cls, value: Any) -> "Grantee":
+    def from_json(cls, value: Any) -> Grantee:
         if isinstance(value, Grantee):
             return value
         if not isinstance(value, Mapping) or not value.get("token_id") or not value.get("public_key"):
-            raise MemoryModelError("a grantee is {token_id, public_key, connection_id, selectors} "
-                                   "as memory-grantees serves it")
-        return cls(str(value["token_id"]), str(value["public_key"]),
-                   value.get("connection_id") or str(value["token_id"]),
-                   Selectors.from_json(value.get("selectors")))
+            raise MemoryModelError(
+                "a grantee is {token_id, public_key, connection_id, selectors} as memory-grantees serves it"
+            )
+        return cls(
+            str(value["token_id"]),
+            str(value["public_key"]),
+            value.get("connection_id") or str(value["token_id"]),
+            Selectors.from_json(value.get("selectors")),
+        )
 
 
 @dataclass
@@ -114,19 +126,27 @@ class RecipientKeys:
             self.self_selectors = Selectors.from_json(self.self_selectors)
 
     @classmethod
-    def from_response(cls, body: Mapping, agent_public_key: str) -> "RecipientKeys":
+    def from_response(cls, body: Mapping, agent_public_key: str) -> RecipientKeys:
         """From a `GET /api/agent/context/memory-grantees` answer."""
         me = body.get("self") or {}
         if not isinstance(me, Mapping):
             raise MemoryModelError(f"memory-grantees' self is {type(me).__name__}, not an object")
-        return cls(body.get("owner_public_key"), agent_public_key, body.get("grantees") or (),
-                   self_selectors=me.get("selectors") if me else None, self_token_id=me.get("token_id"))
+        return cls(
+            body.get("owner_public_key"),
+            agent_public_key,
+            body.get("grantees") or (),
+            self_selectors=me.get("selectors") if me else None,
+            self_token_id=me.get("token_id"),
+        )
 
     def others(self) -> list[Grantee]:
         """The grantees that are not this connection."""
-        return [g for g in self.grantees
-                if g.public_key != self.agent_public_key and (self.self_token_id is None
-                                                              or g.token_id != self.self_token_id)]
+        return [
+            g
+            for g in self.grantees
+            if g.public_key != self.agent_public_key
+            and (self.self_token_id is None or g.token_id != self.self_token_id)
+        ]
 
     def __repr__(self) -> str:
         from ..crypto import public_key_fingerprint
@@ -138,8 +158,11 @@ class RecipientKeys:
                 return public_key_fingerprint(b64)
             except DecoyError:
                 return "(not base64)"
-        return (f"RecipientKeys(owner={fp(self.owner_public_key)}, agent={fp(self.agent_public_key)}, "
-                f"grantees={len(self.grantees)}, self_via={'yes' if self.self_selectors else 'no'})")
+
+        return (
+            f"RecipientKeys(owner={fp(self.owner_public_key)}, agent={fp(self.agent_public_key)}, "
+            f"grantees={len(self.grantees)}, self_via={'yes' if self.self_selectors else 'no'})"
+        )
 
 
 # -- access reasons -----------------------------------------------------------------------------
@@ -188,8 +211,13 @@ def grantee_wraps(key: bytes, plain: Plain, keys: RecipientKeys, *, trace: Trace
     for g in keys.others():
         via = reasons_for(g.selectors, plain)
         if via and len(out) < MAX_GRANTEE_WRAPS:
-            out.append({"token_id": g.token_id, "via": via,
-                        "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, g.public_key, trace=trace))})
+            out.append(
+                {
+                    "token_id": g.token_id,
+                    "via": via,
+                    "wrapped_key": wire.b64encode(sealing.wrap_to_agent(key, g.public_key, trace=trace)),
+                }
+            )
     return out
 
 

@@ -3,14 +3,15 @@
 The readers raise UnreadableRow with the reason in words; read_rows reads a whole GET answer in
 parallel, and summarize counts what it found.
 """
+
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence, Sized
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Union
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from .. import sealing, wire
 from ..crypto import AgentKey
@@ -91,21 +92,21 @@ class Link(Served):
     kind = "link"
 
 
-Row = Union[Memory, TopicEntity, Link]
+Row = Memory | TopicEntity | Link
 
 
 def _timestamp(value: Any, name: str, row_id: str) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, tz=timezone.utc)
+        return datetime.fromtimestamp(value, tz=UTC)
     if isinstance(value, str):
         try:
             dt = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
         except ValueError:
             dt = None
         if dt is not None:
-            return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+            return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
     _fail(row_id, f"the served {name} {value!r} is not an ISO 8601 date-time")
 
 
@@ -116,10 +117,15 @@ def _served(row: Mapping, row_id: str) -> Served:
     rev = row.get("rev")
     if rev is not None and (isinstance(rev, bool) or not isinstance(rev, int)):
         _fail(row_id, f"the served rev must be an integer, got {_type(rev)}")
-    return Served(rev=rev, kid=row.get("kid"), via=_str_list(via, "via", row_id),
-                   mine=bool(row.get("mine", _is_posted(row))), author_kind=row.get("author_kind"),
-                   created_at=_timestamp(row.get("created_at"), "created_at", row_id),
-                   updated_at=_timestamp(row.get("updated_at"), "updated_at", row_id))
+    return Served(
+        rev=rev,
+        kid=row.get("kid"),
+        via=_str_list(via, "via", row_id),
+        mine=bool(row.get("mine", _is_posted(row))),
+        author_kind=row.get("author_kind"),
+        created_at=_timestamp(row.get("created_at"), "created_at", row_id),
+        updated_at=_timestamp(row.get("updated_at"), "updated_at", row_id),
+    )
 
 
 def _is_posted(row: Mapping) -> bool:
@@ -136,8 +142,9 @@ def _row_id(row: Any) -> str:
     return rid
 
 
-def _row_key(row: Mapping, row_id: str, agent_key: AgentKey, trace: Trace | None,
-             key_cache: MutableMapping[str, bytes] | None) -> bytes:
+def _row_key(
+    row: Mapping, row_id: str, agent_key: AgentKey, trace: Trace | None, key_cache: MutableMapping[str, bytes] | None
+) -> bytes:
     """Unwrap the row's key with this connection's private key and check it against `kid`."""
     t = tracer(trace)
     kid = row.get("kid")
@@ -158,23 +165,30 @@ def _row_key(row: Mapping, row_id: str, agent_key: AgentKey, trace: Trace | None
         got = wire.kid(key)
         s.output = got
         if got != kid:
-            _fail(row_id, f"kid check failed: the row says {kid} but the unwrapped key's kid is {got}; "
-                          "the wrap and the ciphertext do not belong to the same key")
+            _fail(
+                row_id,
+                f"kid check failed: the row says {kid} but the unwrapped key's kid is {got}; "
+                "the wrap and the ciphertext do not belong to the same key",
+            )
     if key_cache is not None:
         key_cache[kid] = key
     return key
 
 
-def _open(row: Mapping, agent_key: AgentKey, trace: Trace | None,
-          key_cache: MutableMapping[str, bytes] | None) -> tuple[str, bytes, Plain]:
+def _open(
+    row: Mapping, agent_key: AgentKey, trace: Trace | None, key_cache: MutableMapping[str, bytes] | None
+) -> tuple[str, bytes, Plain]:
     row_id = _row_id(row)
     blob = row.get("ciphertext")
     if not isinstance(blob, str) or not blob:
         _fail(row_id, "the served row has no ciphertext")
     size = len(blob) // 4 * 3 - (len(blob) - len(blob.rstrip("=")))
     if size > MAX_CIPHERTEXT:  # checked before any RSA work: the API never stores such a row
-        _fail(row_id, f"the ciphertext decodes to {size:,} bytes, over the 100 KiB ({MAX_CIPHERTEXT:,}-byte) "
-                      "maximum: no row this large was stored through the API")
+        _fail(
+            row_id,
+            f"the ciphertext decodes to {size:,} bytes, over the 100 KiB ({MAX_CIPHERTEXT:,}-byte) "
+            "maximum: no row this large was stored through the API",
+        )
     key = _row_key(row, row_id, agent_key, trace, key_cache)
     try:
         obj = sealing.open_json(key, blob, trace=trace, row_id=row_id)
@@ -190,18 +204,39 @@ def _model(plain: Plain, meta: Served) -> Row | None:
     if plain.kind == "memory":
         about = plain.about_label
         topic = {"id": about, "name": plain.entity_name or ""} if about.startswith("topic:") else None
-        return Memory(plain.row_id, plain.text or "", about, plain.entity_name, topic, plain.account_id,
-                      list(plain.categories), dict(plain.metadata or {}), about_hint=plain.about_hint, **common)
+        return Memory(
+            plain.row_id,
+            plain.text or "",
+            about,
+            plain.entity_name,
+            topic,
+            plain.account_id,
+            list(plain.categories),
+            dict(plain.metadata or {}),
+            about_hint=plain.about_hint,
+            **common,
+        )
     if plain.kind == "topic":
         return TopicEntity(plain.row_id, plain.topic_id, plain.name or "", plain.entity_type or "", **common)
     if plain.kind == "link":
-        return Link(plain.row_id, plain.relation_from or "", plain.relation_to or "", plain.relation_type or "",
-                    list(plain.endpoints), **common)
+        return Link(
+            plain.row_id,
+            plain.relation_from or "",
+            plain.relation_to or "",
+            plain.relation_type or "",
+            list(plain.endpoints),
+            **common,
+        )
     return None
 
 
-def read_row(row: Mapping, agent_key: AgentKey, *, trace: Trace | None = None,
-             key_cache: MutableMapping[str, bytes] | None = None) -> Row | None:
+def read_row(
+    row: Mapping,
+    agent_key: AgentKey,
+    *,
+    trace: Trace | None = None,
+    key_cache: MutableMapping[str, bytes] | None = None,
+) -> Row | None:
     """Read any served row: a Memory, a TopicEntity or a Link (None for a row of another kind).
 
     Steps: unwrap `wrapped_key`, kid check, open `ciphertext`, bind check (`v` == 2 and
@@ -214,8 +249,13 @@ def read_row(row: Mapping, agent_key: AgentKey, *, trace: Trace | None = None,
 read_graph_row = read_row
 
 
-def read_memory_row(row: Mapping, agent_key: AgentKey, *, trace: Trace | None = None,
-                    key_cache: MutableMapping[str, bytes] | None = None) -> Memory | None:
+def read_memory_row(
+    row: Mapping,
+    agent_key: AgentKey,
+    *,
+    trace: Trace | None = None,
+    key_cache: MutableMapping[str, bytes] | None = None,
+) -> Memory | None:
     """Read one served memory. None for a graph row (topic or link): None never means unreadable."""
     out = read_row(row, agent_key, trace=trace, key_cache=key_cache)
     return out if isinstance(out, Memory) else None
@@ -224,9 +264,15 @@ def read_memory_row(row: Mapping, agent_key: AgentKey, *, trace: Trace | None = 
 STREAM_CHUNK = 16  # rows per pool task while rows are still arriving: small, so reading starts early
 
 
-def read_rows(rows: Iterable[Mapping], agent_key: AgentKey, *, key_cache: MutableMapping[str, bytes] | None = None,
-              workers: int | None = None, progress: Callable[[int, int], None] | None = None,
-              then: Callable[[Mapping, Any], Any] | None = None) -> list[Any]:
+def read_rows(
+    rows: Iterable[Mapping],
+    agent_key: AgentKey,
+    *,
+    key_cache: MutableMapping[str, bytes] | None = None,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    then: Callable[[Mapping, Any], Any] | None = None,
+) -> list[Any]:
     """Read every row, in served order: a model, None (another kind) or the UnreadableRow it raised.
 
     Runs on a thread pool over all cores (the RSA unwrap releases the GIL); `workers=1` is serial.
@@ -279,8 +325,14 @@ def read_rows(rows: Iterable[Mapping], agent_key: AgentKey, *, key_cache: Mutabl
             return [r for f in futures for r in f.result()]
 
 
-def read_memory_rows(rows: Sequence[Mapping], agent_key: AgentKey, topics: Sequence[Topic] | None = None, *,
-                     key_cache: MutableMapping[str, bytes] | None = None, workers: int | None = None) -> list[Memory]:
+def read_memory_rows(
+    rows: Sequence[Mapping],
+    agent_key: AgentKey,
+    topics: Sequence[Topic] | None = None,
+    *,
+    key_cache: MutableMapping[str, bytes] | None = None,
+    workers: int | None = None,
+) -> list[Memory]:
     """The memories among `rows`, skipping topics, links and unreadable rows. With `topics`
     (from list_topics) each memory's topic carries that topic's listed name."""
     out = [r for r in read_rows(rows, agent_key, key_cache=key_cache, workers=workers) if isinstance(r, Memory)]
@@ -310,22 +362,34 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def summarize(results: Sequence[Row | None | UnreadableRow]) -> Summary:
+def summarize(results: Sequence[Row | UnreadableRow | None]) -> Summary:
     """A Summary of results from read_rows."""
     mem = sum(isinstance(r, Memory) for r in results)
     top = sum(isinstance(r, TopicEntity) for r in results)
     lnk = sum(isinstance(r, Link) for r in results)
     bad = [r for r in results if isinstance(r, UnreadableRow)]
     other = len(results) - mem - top - lnk - len(bad)
-    text = ", ".join([_count(mem, "memory", "memories"), _count(top, "topic", "topics"),
-                      _count(lnk, "link", "links"), f"{len(bad)} unreadable"])
+    text = ", ".join(
+        [
+            _count(mem, "memory", "memories"),
+            _count(top, "topic", "topics"),
+            _count(lnk, "link", "links"),
+            f"{len(bad)} unreadable",
+        ]
+    )
     if other:
         text += f", {other} other"
-    return Summary(mem, top, lnk, len(bad), other, [str(b.row_id) for b in bad], text,
-                   {str(b.row_id): b.reason for b in bad})
+    return Summary(
+        mem, top, lnk, len(bad), other, [str(b.row_id) for b in bad], text, {str(b.row_id): b.reason for b in bad}
+    )
 
 
-def summarize_rows(rows: Sequence[Mapping], agent_key: AgentKey, *,
-                   key_cache: MutableMapping[str, bytes] | None = None, workers: int | None = None) -> Summary:
+def summarize_rows(
+    rows: Sequence[Mapping],
+    agent_key: AgentKey,
+    *,
+    key_cache: MutableMapping[str, bytes] | None = None,
+    workers: int | None = None,
+) -> Summary:
     """`Summary(memories, topics, links, unreadable, other, unreadable_ids, text)` of a GET answer."""
     return summarize(read_rows(rows, agent_key, key_cache=key_cache, workers=workers))

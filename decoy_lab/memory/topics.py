@@ -1,11 +1,12 @@
 """Topics as a connection lists them: entity rows plus the topics memories name, same-name
 copies listed once under the oldest id; finding and comparing topics by name or id.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..crypto import AgentKey
@@ -30,8 +31,8 @@ class Topic:
     created_at: datetime | None = None
 
 
-_NEVER = datetime.max.replace(tzinfo=timezone.utc)
-_DAWN = datetime.min.replace(tzinfo=timezone.utc)
+_NEVER = datetime.max.replace(tzinfo=UTC)
+_DAWN = datetime.min.replace(tzinfo=UTC)
 
 
 def build_topics(items: Iterable[Any]) -> list[Topic]:
@@ -49,7 +50,7 @@ def build_topics(items: Iterable[Any]) -> list[Topic]:
     for tid, mems in memories.items():
         if tid in entities:
             continue
-        newest = max(mems, key=lambda m: (m.updated_at or m.created_at or _DAWN))
+        newest = max(mems, key=lambda m: m.updated_at or m.created_at or _DAWN)
         oldest = min((m.created_at for m in mems if m.created_at), default=None)
         found.append(Topic(tid, newest.entity_name or "", None, [m.id for m in mems], [tid], oldest))
     found.sort(key=lambda t: (t.created_at or _NEVER, t.id))
@@ -67,12 +68,20 @@ def build_topics(items: Iterable[Any]) -> list[Topic]:
     return out
 
 
-def list_topics(rows: Sequence[Mapping], agent_key: AgentKey, *,
-                key_cache: MutableMapping[str, bytes] | None = None, workers: int | None = None) -> list[Topic]:
+def list_topics(
+    rows: Sequence[Mapping],
+    agent_key: AgentKey,
+    *,
+    key_cache: MutableMapping[str, bytes] | None = None,
+    workers: int | None = None,
+) -> list[Topic]:
     """Every topic this connection can see: each topic row it opens, plus each `topic:<id>` named by
     a memory it opens. Oldest first; same normalized name listed once, under the oldest id."""
-    return build_topics(r for r in read_rows(rows, agent_key, key_cache=key_cache, workers=workers)
-                        if isinstance(r, (Memory, TopicEntity)))
+    return build_topics(
+        r
+        for r in read_rows(rows, agent_key, key_cache=key_cache, workers=workers)
+        if isinstance(r, (Memory, TopicEntity))
+    )
 
 
 def find_topic(topics: Sequence[Topic], name_or_id: Any) -> Topic | None:

@@ -3,6 +3,7 @@
 `create_app(db_path, …)` builds the Starlette app (for in-process tests);
 `Sandbox.start(…)` serves one on a free loopback port in a background thread.
 """
+
 from __future__ import annotations
 
 from .app import FakeClock, HTTPProblem, create_app

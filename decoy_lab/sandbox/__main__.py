@@ -1,4 +1,5 @@
 """`python -m decoy_lab.sandbox [--host …] [--port …] …` — the same as `decoy-lab sandbox`."""
+
 from __future__ import annotations
 
 import argparse

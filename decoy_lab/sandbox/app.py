@@ -6,14 +6,16 @@ JSON body `{"error": code, "code": code, "message": message, **extra}`. `Sandbox
 tests turn (`device_interval`, `token_ttl`). Intra-package imports stay inside `create_app` so
 route modules can import `HTTPProblem` from here without a cycle.
 """
+
 from __future__ import annotations
 
 import contextlib
 import json
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -73,15 +75,15 @@ class FakeClock:
 class SandboxState:
     """Everything a request handler needs, on `app.state.sb`."""
 
-    store: "Store"
+    store: Store
     clock: Callable[[], float] = time.time
     approve: str = "auto"
-    owner: "Owner" = None  # type: ignore[assignment]
+    owner: Owner = None  # type: ignore[assignment]
     faults: Any = None
     seed: str = "none"
-    device_interval: int = 5        # seconds between device-code polls (tests may set 0)
-    device_ttl: int = 600           # a pairing link lives 10 minutes
-    token_ttl: int = 365 * 86400    # "the token (`token.expires_at`, about a year, renewable with the refresh token)"
+    device_interval: int = 5  # seconds between device-code polls (tests may set 0)
+    device_ttl: int = 600  # a pairing link lives 10 minutes
+    token_ttl: int = 365 * 86400  # "the token (`token.expires_at`, about a year, renewable with the refresh token)"
     refresh_ttl: int = 2 * 365 * 86400  # outlives the token, so a year-old token can still be renewed
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -93,7 +95,7 @@ def iso(ts: float | None) -> str | None:
     """Epoch seconds → RFC 3339 UTC (`2027-01-01T00:00:00Z`), None stays None."""
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def state_of(request: Request) -> SandboxState:
@@ -120,12 +122,22 @@ async def _problem(request: Request, exc: Exception) -> JSONResponse:
 async def _http_exc(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
     code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, f"HTTP_{exc.status_code}")
-    return JSONResponse({"error": code, "code": code, "message": str(exc.detail)}, status_code=exc.status_code,
-                        headers=getattr(exc, "headers", None))
+    return JSONResponse(
+        {"error": code, "code": code, "message": str(exc.detail)},
+        status_code=exc.status_code,
+        headers=getattr(exc, "headers", None),
+    )
 
 
-def create_app(db_path: str = ":memory:", *, owner_key: Any = None, approve: str = "auto", seed: str = "demo",
-               faults: dict | None = None, clock: Callable[[], float] | None = None) -> Starlette:
+def create_app(
+    db_path: str = ":memory:",
+    *,
+    owner_key: Any = None,
+    approve: str = "auto",
+    seed: str = "demo",
+    faults: dict | None = None,
+    clock: Callable[[], float] | None = None,
+) -> Starlette:
     """A fresh sandbox app: its own store, owner phone and settings (no module-level state)."""
     from . import memories, oauth, policies, spaces, surface, sync, token_admin
     from . import seed as seed_mod
@@ -146,9 +158,19 @@ def create_app(db_path: str = ":memory:", *, owner_key: Any = None, approve: str
         yield
         store.close()
 
-    app = Starlette(routes=[*oauth.routes, *token_admin.routes, *policies.routes, *surface.routes,
-                            *memories.routes, *spaces.routes, *sync.routes],
-                    exception_handlers={HTTPProblem: _problem, HTTPException: _http_exc}, lifespan=lifespan)
+    app = Starlette(
+        routes=[
+            *oauth.routes,
+            *token_admin.routes,
+            *policies.routes,
+            *surface.routes,
+            *memories.routes,
+            *spaces.routes,
+            *sync.routes,
+        ],
+        exception_handlers={HTTPProblem: _problem, HTTPException: _http_exc},
+        lifespan=lifespan,
+    )
     app.state.sb = state
     with store.tx() as con:  # a database is seeded once: reopening a file keeps its vault as it is
         seeded = con.execute("SELECT value FROM sandbox_meta WHERE key='seed'").fetchone() is not None

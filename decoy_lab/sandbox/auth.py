@@ -7,6 +7,7 @@ connection; refreshing with the current refresh token renews it), `TOKEN_REVOKED
 (recovery `continue`: the connection was reconnected on a newer token), `TOKEN_INVALID`
 (recovery `re_pair`: not a token this sandbox issued) and `TOKEN_MISSING`.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,8 @@ class Agent:
     public_key: str | None
     access: grants.MemoryAccess
     access_version: int
-    approved_at: float | None       # first approval of this connection
-    newest_grant_at: float | None   # newest live grant's approval
+    approved_at: float | None  # first approval of this connection
+    newest_grant_at: float | None  # newest live grant's approval
     client_id: str = ""
     key_changed_at: float | None = None
     scopes: tuple[str, ...] = ()
@@ -39,8 +40,9 @@ class Agent:
     rows: tuple[grants.Row, ...] = field(default=(), repr=False)
 
 
-def agent_for(con: sqlite3.Connection, conn_row: sqlite3.Row, now: float,
-              token_expires_at: float | None = None) -> Agent:
+def agent_for(
+    con: sqlite3.Connection, conn_row: sqlite3.Row, now: float, token_expires_at: float | None = None
+) -> Agent:
     """Build the Agent for one `connections` row from its live grants."""
     token_id = conn_row["token_id"]
     policies = grants.live_policies(con, token_id, now)
@@ -48,12 +50,21 @@ def agent_for(con: sqlite3.Connection, conn_row: sqlite3.Row, now: float,
     first = con.execute("SELECT MIN(approved_at) FROM policies WHERE token_id=?", (token_id,)).fetchone()[0]
     newest = max((p["approved_at"] for p in policies if p["approved_at"] is not None), default=None)
     extra = json.loads(conn_row["scopes"] or "[]")
-    return Agent(token_id=token_id, connection_id=conn_row["connection_id"] or token_id, name=conn_row["name"],
-                 public_key=conn_row["public_key"], access=grants.memory_access_from_rows(rows),
-                 access_version=conn_row["access_version"], approved_at=first if first is None else float(first),
-                 newest_grant_at=newest, client_id=conn_row["client_id"] or "",
-                 key_changed_at=conn_row["key_changed_at"], scopes=tuple(grants.scopes_for(rows, extra)),
-                 token_expires_at=token_expires_at, rows=tuple(rows))
+    return Agent(
+        token_id=token_id,
+        connection_id=conn_row["connection_id"] or token_id,
+        name=conn_row["name"],
+        public_key=conn_row["public_key"],
+        access=grants.memory_access_from_rows(rows),
+        access_version=conn_row["access_version"],
+        approved_at=first if first is None else float(first),
+        newest_grant_at=newest,
+        client_id=conn_row["client_id"] or "",
+        key_changed_at=conn_row["key_changed_at"],
+        scopes=tuple(grants.scopes_for(rows, extra)),
+        token_expires_at=token_expires_at,
+        rows=tuple(rows),
+    )
 
 
 def bearer(request: Request) -> str:
@@ -67,21 +78,32 @@ def bearer(request: Request) -> str:
 def agent_from_token(con: sqlite3.Connection, token: str, now: float) -> Agent:
     cred = con.execute("SELECT * FROM credentials WHERE hash=? AND kind='access'", (token_hash(token),)).fetchone()
     if cred is None:
-        raise HTTPProblem(401, "TOKEN_INVALID", "this is not a token this sandbox issued; pair again",
-                          recovery="re_pair")
+        raise HTTPProblem(
+            401, "TOKEN_INVALID", "this is not a token this sandbox issued; pair again", recovery="re_pair"
+        )
     conn_row = con.execute("SELECT * FROM connections WHERE token_id=?", (cred["token_id"],)).fetchone()
     if conn_row is None or conn_row["revoked"]:
-        raise HTTPProblem(401, "TOKEN_REVOKED", "this connection was revoked; only a new pairing helps",
-                          recovery="re_pair")
+        raise HTTPProblem(
+            401, "TOKEN_REVOKED", "this connection was revoked; only a new pairing helps", recovery="re_pair"
+        )
     if cred["state"] == "superseded":
-        raise HTTPProblem(401, "TOKEN_SUPERSEDED", "this connection was reconnected on a newer token; use that one",
-                          recovery="continue")
+        raise HTTPProblem(
+            401,
+            "TOKEN_SUPERSEDED",
+            "this connection was reconnected on a newer token; use that one",
+            recovery="continue",
+        )
     if cred["state"] == "replaced":
-        raise HTTPProblem(401, "TOKEN_REPLACED", "a refresh replaced this access token; refresh again at "
-                          "POST /oauth/token with the current refresh token", recovery="refresh")
+        raise HTTPProblem(
+            401,
+            "TOKEN_REPLACED",
+            "a refresh replaced this access token; refresh again at POST /oauth/token with the current refresh token",
+            recovery="refresh",
+        )
     if now >= cred["expires_at"]:
-        raise HTTPProblem(401, "TOKEN_EXPIRED", "the access token expired; refresh it at POST /oauth/token",
-                          recovery="refresh")
+        raise HTTPProblem(
+            401, "TOKEN_EXPIRED", "the access token expired; refresh it at POST /oauth/token", recovery="refresh"
+        )
     return agent_for(con, conn_row, now, cred["expires_at"])
 
 

@@ -4,6 +4,7 @@ The connection side's tables live here (`SCHEMA`); the memory side adds its own
 (`memstore.SCHEMA`), created in the same database. Tokens are stored as SHA-256 hashes only; the simulated owner's
 key is kept in `sandbox_meta`, so a database file is created readable by its user only.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -11,7 +12,7 @@ import hashlib
 import os
 import sqlite3
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 from .memstore import SCHEMA as MEMORY_SCHEMA
 

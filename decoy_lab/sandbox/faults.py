@@ -11,13 +11,15 @@ Settings (`create_app(faults=…)`, `POST /_sandbox/faults` replaces them, `{}` 
 - `latency_ms` n     — every memory route waits n ms first.
 - `seed` s           — the random generator's seed, so a run repeats exactly.
 """
+
 from __future__ import annotations
 
 import asyncio
 import random
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -44,7 +46,7 @@ class Faults:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def from_settings(cls, settings: dict | None) -> "Faults":
+    def from_settings(cls, settings: dict | None) -> Faults:
         """Validate settings; unknown keys or out-of-range values raise ValueError."""
         f = cls()
         f.configure(settings)
@@ -79,8 +81,13 @@ class Faults:
     replace = configure
 
     def as_json(self) -> dict:
-        return {"error_5xx": self.error_5xx, "drop_after_commit": self.drop_after_commit,
-                "latency_ms": self.latency_ms, "seed": self.seed, "counts": dict(self.counts)}
+        return {
+            "error_5xx": self.error_5xx,
+            "drop_after_commit": self.drop_after_commit,
+            "latency_ms": self.latency_ms,
+            "seed": self.seed,
+            "counts": dict(self.counts),
+        }
 
     settings = property(as_json)
 
@@ -103,7 +110,7 @@ def _faults_of(request: Request) -> Faults | None:
     return f if isinstance(f, Faults) and f.active else None
 
 
-class faulty:  # noqa: N801 - used like a decorator
+class faulty:
     """Wrap a memory route so the sandbox's faults apply to it (an ASGI app, for Route)."""
 
     def __init__(self, endpoint: Callable[[Request], Awaitable[Response]]):
@@ -118,17 +125,27 @@ class faulty:  # noqa: N801 - used like a decorator
             if faults.latency_ms:
                 await asyncio.sleep(faults.latency_ms / 1000)
             if faults.roll("error_5xx"):
-                body = {"error": "SERVICE_UNAVAILABLE", "code": "SERVICE_UNAVAILABLE",
-                        "message": "injected fault: 503 before commit (nothing was written)",
-                        "retry_after_seconds": 1}
+                body = {
+                    "error": "SERVICE_UNAVAILABLE",
+                    "code": "SERVICE_UNAVAILABLE",
+                    "message": "injected fault: 503 before commit (nothing was written)",
+                    "retry_after_seconds": 1,
+                }
                 await JSONResponse(body, status_code=503, headers={"Retry-After": "1"})(scope, receive, send)
                 return
         response = await self.endpoint(request)
         if faults is not None and scope.get("method") in WRITES and faults.roll("drop_after_commit"):
             # The write is committed. Send the status line and headers, then abort: the body
             # never arrives and the client cannot learn the outcome.
-            await send({"type": "http.response.start", "status": response.status_code,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"content-length", str(len(response.body) or 1).encode())]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": response.status_code,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(response.body) or 1).encode()),
+                    ],
+                }
+            )
             raise ConnectionDropped("injected fault: the write committed and the connection was dropped")
         await response(scope, receive, send)

@@ -16,6 +16,7 @@ about one account (`account_id`) or every account (none: `account_wildcard`); `e
 reaches all of it; `memory.save` sets `save` (a connection's own memories are the `self`
 reason, which no Selector grants).
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,9 @@ import re
 import sqlite3
 import unicodedata
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from .app import HTTPProblem
 
@@ -73,17 +75,36 @@ SELECTION_KEYS: dict[str, frozenset[str]] = {
     "about": frozenset({"memory"}),
 }
 #: keys that together make one selection (personal's record_type and/or personal_id)
-SELECTION_GROUP = {"account_id": "account_id", "domain": "domain", "namespace_id": "namespace_id",
-                   "record_type": "personal", "personal_id": "personal", "datatypes": "datatypes",
-                   "about": "about"}
+SELECTION_GROUP = {
+    "account_id": "account_id",
+    "domain": "domain",
+    "namespace_id": "namespace_id",
+    "record_type": "personal",
+    "personal_id": "personal",
+    "datatypes": "datatypes",
+    "about": "about",
+}
 RECORD_TYPES = ("identities", "emails", "cards")
 #: mem0's categories, the memory `datatypes`
-CATEGORIES = ("personal_details", "family", "professional_details", "sports", "travel", "food",
-              "music", "health", "technology", "hobbies", "fashion", "entertainment", "milestones",
-              "user_preferences", "misc")
+CATEGORIES = (
+    "personal_details",
+    "family",
+    "professional_details",
+    "sports",
+    "travel",
+    "food",
+    "music",
+    "health",
+    "technology",
+    "hobbies",
+    "fashion",
+    "entertainment",
+    "milestones",
+    "user_preferences",
+    "misc",
+)
 #: keys older clients send; refused beside `permissions`
-LEGACY_KEYS = frozenset({"resource_id", "kind", "level", "action", "actions", "select", "capabilities",
-                         "resource_ids"})
+LEGACY_KEYS = frozenset({"resource_id", "kind", "level", "action", "actions", "select", "capabilities", "resource_ids"})
 
 #: capability scopes each permission implies (memories have none: no scope covers memories)
 SCOPES: dict[str, tuple[str, ...]] = {
@@ -106,9 +127,23 @@ SCOPES: dict[str, tuple[str, ...]] = {
     "personal.edit": ("personal.write",),
     "personal.delete": ("personal.write",),
 }
-ALL_SCOPES = ("account.read", "account.unlock", "account.write", "decoy.read", "decoy.write",
-              "forwarding.read", "forwarding.write", "message.read", "message.unlock", "message.write",
-              "personal.read", "personal.unlock", "personal.write", "profile.read", "webhook.write")
+ALL_SCOPES = (
+    "account.read",
+    "account.unlock",
+    "account.write",
+    "decoy.read",
+    "decoy.write",
+    "forwarding.read",
+    "forwarding.write",
+    "message.read",
+    "message.unlock",
+    "message.write",
+    "personal.read",
+    "personal.unlock",
+    "personal.write",
+    "profile.read",
+    "webhook.write",
+)
 SCOPES["everything"] = tuple(s for s in ALL_SCOPES if s != "webhook.write")
 #: what a pairing that asks for nothing gets (scopes only: a scope alone authorizes nothing)
 DEFAULT_SCOPES = ("account.read", "decoy.read", "message.read", "profile.read")
@@ -160,17 +195,23 @@ class Row:
         return {"permissions": list(self.permissions), **self.sel}
 
     @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> "Row":
+    def from_json(cls, obj: dict[str, Any]) -> Row:
         """Rebuild a stored (already validated) row."""
-        sel = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
-                           for k, v in obj.items() if k != "permissions"))
+        sel = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in obj.items() if k != "permissions"))
         return cls(tuple(obj["permissions"]), sel)
 
     def kind(self) -> str:
         """The policy row's `kind` as the spec's examples name it."""
         fam = family(self.permissions[0]) if self.permissions else "memory"
-        return {"account": "account", "acctmail": "message", "alias": "message", "acctmem": "memory",
-                "personal": "personal", "memory": "memory", "everything": "everything"}[fam]
+        return {
+            "account": "account",
+            "acctmail": "message",
+            "alias": "message",
+            "acctmem": "memory",
+            "personal": "personal",
+            "memory": "memory",
+            "everything": "everything",
+        }[fam]
 
     def policy_json(self) -> dict[str, Any]:
         """The row as `policies[].permissions[]` serves it."""
@@ -237,29 +278,49 @@ def _selection_value(key: str, value: Any) -> Any:
             raise RequestError("INVALID_SELECTION", "`datatypes` must be a non-empty list of categories")
         bad = [v for v in value if v not in CATEGORIES]
         if bad:
-            raise RequestError("INVALID_SELECTION",
-                               f"unknown categories {bad}; `datatypes` takes: {', '.join(CATEGORIES)}")
+            raise RequestError(
+                "INVALID_SELECTION", f"unknown categories {bad}; `datatypes` takes: {', '.join(CATEGORIES)}"
+            )
         return tuple(sorted(set(value)))
     if key == "about":
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-            raise RequestError("INVALID_SELECTION", "`about` must be a non-empty list of \"topic:<id>\"")
+            raise RequestError("INVALID_SELECTION", '`about` must be a non-empty list of "topic:<id>"')
         bad = [v for v in value if not v.startswith("topic:") or len(v) <= len("topic:")]
         if bad:
-            raise RequestError("INVALID_SELECTION", f"`about` takes only \"topic:<id>\" values, got {bad}")
+            raise RequestError("INVALID_SELECTION", f'`about` takes only "topic:<id>" values, got {bad}')
         return tuple(sorted(set(value)))
     raise RequestError("UNKNOWN_KEY", f"unknown key {key!r}")  # pragma: no cover - guarded by caller
 
 
 #: the older `{"kind", "actions"}` form, still accepted for existing clients: kind -> action -> name
 KIND_ACTIONS: dict[str, dict[str, str]] = {
-    "memory": {"create": "memory.save", "read": "memory.read", "read_metadata": "memory.read",
-               "unlock_content": "memory.read", "write": "memory.edit", "destroy": "memory.delete"},
-    "account": {"create": "account.create", "read_metadata": "account.read", "unlock_credential": "account.read",
-                "write": "account.edit", "destroy": "account.delete"},
-    "message": {"read_metadata": "acctmail.read", "unlock_content": "acctmail.read", "write": "acctmail.send",
-                "destroy": "acctmail.delete"},
-    "personal": {"read_metadata": "personal.read", "unlock_content": "personal.read", "write": "personal.edit",
-                 "destroy": "personal.delete"},
+    "memory": {
+        "create": "memory.save",
+        "read": "memory.read",
+        "read_metadata": "memory.read",
+        "unlock_content": "memory.read",
+        "write": "memory.edit",
+        "destroy": "memory.delete",
+    },
+    "account": {
+        "create": "account.create",
+        "read_metadata": "account.read",
+        "unlock_credential": "account.read",
+        "write": "account.edit",
+        "destroy": "account.delete",
+    },
+    "message": {
+        "read_metadata": "acctmail.read",
+        "unlock_content": "acctmail.read",
+        "write": "acctmail.send",
+        "destroy": "acctmail.delete",
+    },
+    "personal": {
+        "read_metadata": "personal.read",
+        "unlock_content": "personal.read",
+        "write": "personal.edit",
+        "destroy": "personal.delete",
+    },
 }
 
 
@@ -268,8 +329,11 @@ def _from_kind_actions(obj: dict[str, Any]) -> dict[str, Any]:
     kind = obj.get("kind")
     table = KIND_ACTIONS.get(kind) if isinstance(kind, str) else None
     if table is None:
-        raise RequestError("NAMED_PERMISSIONS_REQUIRED", f"older form with kind {kind!r} is not accepted by the "
-                           "sandbox; ask by permission name: {\"permissions\": [...]}")
+        raise RequestError(
+            "NAMED_PERMISSIONS_REQUIRED",
+            f"older form with kind {kind!r} is not accepted by the "
+            'sandbox; ask by permission name: {"permissions": [...]}',
+        )
     actions = obj.get("actions", obj.get("action"))
     if isinstance(actions, str):
         actions = [actions]
@@ -293,12 +357,15 @@ def parse_row(obj: Any, *, allowed_extra: Iterable[str] = (), drop_webhook_read:
         else:
             legacy = sorted(LEGACY_KEYS & obj.keys())
             if legacy:
-                raise RequestError("NAMED_PERMISSIONS_REQUIRED",
-                                   f"the older form ({', '.join(legacy)}) is not accepted by the sandbox; "
-                                   "ask by permission name: {\"permissions\": [...]}")
+                raise RequestError(
+                    "NAMED_PERMISSIONS_REQUIRED",
+                    f"the older form ({', '.join(legacy)}) is not accepted by the sandbox; "
+                    'ask by permission name: {"permissions": [...]}',
+                )
             raise RequestError("INVALID_ROW", "a row needs `permissions` (a list of permission names)")
-    unknown = sorted(k for k in obj if k != "permissions" and k != "type" and k not in SELECTION_KEYS
-                     and k not in extra)
+    unknown = sorted(
+        k for k in obj if k != "permissions" and k != "type" and k not in SELECTION_KEYS and k not in extra
+    )
     if unknown:
         legacy = [k for k in unknown if k in LEGACY_KEYS]
         hint = " (never send resource_id, kind or level with permissions)" if legacy else ""
@@ -312,8 +379,9 @@ def parse_row(obj: Any, *, allowed_extra: Iterable[str] = (), drop_webhook_read:
         names = [n for n in names if n != "webhook.read"]
     unknown_names = sorted({n for n in names if n not in PERMISSIONS})
     if unknown_names:
-        raise RequestError("UNKNOWN_PERMISSION",
-                           f"unknown permission name(s) {unknown_names}; see \"Access: named permissions\"")
+        raise RequestError(
+            "UNKNOWN_PERMISSION", f'unknown permission name(s) {unknown_names}; see "Access: named permissions"'
+        )
     if not names:
         raise RequestError("EMPTY_PERMISSIONS", "`permissions` names nothing to ask for")
     sel_keys = [k for k in obj if k in SELECTION_KEYS]
@@ -355,6 +423,7 @@ def scopes_for(rows: Iterable[Row], extra: Iterable[str] = ()) -> list[str]:
 
 # ── coverage: does what is held already give what is asked? ─────────────────────────────────
 
+
 def _selection_covers(held: dict[str, Any], asked: dict[str, Any]) -> bool:
     if not held:
         return True
@@ -382,6 +451,7 @@ def covers(held: Iterable[Row], asked: Row) -> bool:
 
 # ── memory reach ───────────────────────────────────────────────────────────────────────────
 
+
 @dataclass(frozen=True)
 class Selector:
     """Which memories one verb reaches. `self` (own memories) is never granted by a Selector."""
@@ -392,9 +462,14 @@ class Selector:
     accounts: frozenset[str] = frozenset()
     account_wildcard: bool = False
 
-    def union(self, other: "Selector") -> "Selector":
-        return Selector(self.all or other.all, self.categories | other.categories, self.topics | other.topics,
-                        self.accounts | other.accounts, self.account_wildcard or other.account_wildcard)
+    def union(self, other: Selector) -> Selector:
+        return Selector(
+            self.all or other.all,
+            self.categories | other.categories,
+            self.topics | other.topics,
+            self.accounts | other.accounts,
+            self.account_wildcard or other.account_wildcard,
+        )
 
     def is_empty(self) -> bool:
         return not (self.all or self.categories or self.topics or self.accounts or self.account_wildcard)
@@ -408,16 +483,21 @@ class Selector:
         if via == "all":
             return self.all
         if via.startswith("category:"):
-            return self.all or via[len("category:"):] in self.categories
+            return self.all or via[len("category:") :] in self.categories
         if via.startswith("topic:"):
             return self.all or via in self.topics
         if via.startswith("account:"):
-            return self.account_wildcard or via[len("account:"):] in self.accounts
+            return self.account_wildcard or via[len("account:") :] in self.accounts
         return False
 
     def as_json(self) -> dict[str, Any]:
-        return {"all": self.all, "categories": sorted(self.categories), "topics": sorted(self.topics),
-                "account_ids": sorted(self.accounts), "account_wildcard": self.account_wildcard}
+        return {
+            "all": self.all,
+            "categories": sorted(self.categories),
+            "topics": sorted(self.topics),
+            "account_ids": sorted(self.accounts),
+            "account_wildcard": self.account_wildcard,
+        }
 
     def describe(self) -> str:
         """A few plain words: "all memories", "memories in food, travel", …"""
@@ -452,8 +532,13 @@ class MemoryAccess:
     delete: Selector = field(default_factory=Selector)
 
     def as_json(self) -> dict[str, Any]:
-        return {"save": self.save, "read": self.read.as_json(), "write": self.write.as_json(),
-                "delete": self.delete.as_json(), "summary": self.summary()}
+        return {
+            "save": self.save,
+            "read": self.read.as_json(),
+            "write": self.write.as_json(),
+            "delete": self.delete.as_json(),
+            "summary": self.summary(),
+        }
 
     def summary(self) -> str:
         """One plain sentence, e.g. "Saves new memories (and reads and edits its own); reads all memories."."""
@@ -499,11 +584,16 @@ def memory_access_from_rows(rows: Iterable[Row]) -> MemoryAccess:
 
 # ── live grants in the store ───────────────────────────────────────────────────────────────
 
+
 def live_policies(con: sqlite3.Connection, token_id: str, now: float) -> list[sqlite3.Row]:
     """Approved, unrevoked, unexpired policies of one connection, oldest first."""
-    return list(con.execute(
-        "SELECT * FROM policies WHERE token_id=? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at>?)"
-        " ORDER BY approved_at, id", (token_id, now)))
+    return list(
+        con.execute(
+            "SELECT * FROM policies WHERE token_id=? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at>?)"
+            " ORDER BY approved_at, id",
+            (token_id, now),
+        )
+    )
 
 
 def rows_of(policies: Iterable[sqlite3.Row]) -> list[Row]:
@@ -529,15 +619,21 @@ def connection_ends_at(con: sqlite3.Connection, token_id: str, now: float) -> fl
 
 def ended_rows(con: sqlite3.Connection, token_id: str, now: float) -> list[Row]:
     """Rows of grants that ended by their end date (not revoked): the GRANT_EXPIRED case."""
-    return rows_of(con.execute(
-        "SELECT * FROM policies WHERE token_id=? AND revoked_at IS NULL AND expires_at IS NOT NULL"
-        " AND expires_at<=?", (token_id, now)))
+    return rows_of(
+        con.execute(
+            "SELECT * FROM policies WHERE token_id=? AND revoked_at IS NULL AND expires_at IS NOT NULL"
+            " AND expires_at<=?",
+            (token_id, now),
+        )
+    )
 
 
 # ── refusals ───────────────────────────────────────────────────────────────────────────────
 
-def permission_request(permission: str, selection: dict[str, Any] | None = None,
-                       reason: str | None = None) -> dict[str, Any]:
+
+def permission_request(
+    permission: str, selection: dict[str, Any] | None = None, reason: str | None = None
+) -> dict[str, Any]:
     """The body a client sends to grant-request, unchanged, to fix a refusal."""
     body: dict[str, Any] = {"permissions": [permission], **(selection or {})}
     if reason:
@@ -546,32 +642,59 @@ def permission_request(permission: str, selection: dict[str, Any] | None = None,
     return body
 
 
-def insufficient(permission: str, selection: dict[str, Any] | None = None, *,
-                 code: str = "INSUFFICIENT_GRANT", message: str | None = None,
-                 reason: str | None = None) -> HTTPProblem:
+def insufficient(
+    permission: str,
+    selection: dict[str, Any] | None = None,
+    *,
+    code: str = "INSUFFICIENT_GRANT",
+    message: str | None = None,
+    reason: str | None = None,
+) -> HTTPProblem:
     """The 403 refusal body: `required_permission` and a `permission_request` to send unchanged."""
     headline = PERMISSIONS[permission][2]
-    msg = message or (f"This needs the \"{headline}\" permission ({permission})"
-                      + (f" on {json.dumps(selection, sort_keys=True)}" if selection else "")
-                      + ". Send permission_request to POST /api/agent/grant-request, unchanged.")
-    return HTTPProblem(403, code, msg, required_permission=permission,
-                       permission_request=permission_request(permission, selection, reason),
-                       recovery="request_access", request_endpoint="/api/agent/grant-request",
-                       can_request=True)
+    msg = message or (
+        f'This needs the "{headline}" permission ({permission})'
+        + (f" on {json.dumps(selection, sort_keys=True)}" if selection else "")
+        + ". Send permission_request to POST /api/agent/grant-request, unchanged."
+    )
+    return HTTPProblem(
+        403,
+        code,
+        msg,
+        required_permission=permission,
+        permission_request=permission_request(permission, selection, reason),
+        recovery="request_access",
+        request_endpoint="/api/agent/grant-request",
+        can_request=True,
+    )
 
 
-def refusal(con: sqlite3.Connection, token_id: str, now: float, permission: str,
-            selection: dict[str, Any] | None = None, *, message: str | None = None) -> HTTPProblem:
+def refusal(
+    con: sqlite3.Connection,
+    token_id: str,
+    now: float,
+    permission: str,
+    selection: dict[str, Any] | None = None,
+    *,
+    message: str | None = None,
+) -> HTTPProblem:
     """`insufficient`, but `GRANT_EXPIRED` when a grant that ended would have allowed it."""
     try:
         asked = parse_row({"permissions": [permission], **(selection or {})})
     except RequestError:
         asked = None
-    expired = asked is not None and covers(ended_rows(con, token_id, now), asked) \
+    expired = (
+        asked is not None
+        and covers(ended_rows(con, token_id, now), asked)
         and not covers(live_rows(con, token_id, now), asked)
+    )
     if expired:
-        return insufficient(permission, selection, code="GRANT_EXPIRED",
-                            message=message or "The grant for this ended. Send permission_request to ask again.")
+        return insufficient(
+            permission,
+            selection,
+            code="GRANT_EXPIRED",
+            message=message or "The grant for this ended. Send permission_request to ask again.",
+        )
     return insufficient(permission, selection, message=message)
 
 

@@ -35,6 +35,7 @@ Choices where the spec is silent or loose (documented, and read by the tests):
 - Wraps are kept per recipient token and the recipient key they were made for: after a
   reconnect with a new key the old wraps are never served.
 """
+
 from __future__ import annotations
 
 import functools
@@ -42,8 +43,9 @@ import inspect
 import json
 import re
 import uuid
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Iterable, Iterator
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -52,7 +54,8 @@ from starlette.routing import Route
 from .. import crypto, wire
 from ..errors import WireFormatError
 from ..gcpause import gc_paused
-from . import auth, memstore as ms, readcache
+from . import auth, readcache
+from . import memstore as ms
 from .faults import faulty
 
 MAX_ROWS = 200
@@ -62,26 +65,80 @@ MAX_CIPHERTEXT = 100 * 1024
 KID_RE = re.compile(r"^[0-9a-f]{16}$")
 
 # Keys that only plaintext would carry. Any of them anywhere in a body is refused.
-PLAINTEXT_KEYS = frozenset(k.lower() for k in (
-    "text", "content", "categories", "category", "name", "label", "labels", "value", "values",
-    "observation", "observations", "entity", "entities", "entityName", "entity_name", "entityType",
-    "relation", "relations", "relationType", "about", "about_hint", "topic", "topic_name", "topic_type",
-    "account_name", "metadata", "plaintext", "title", "summary", "memory", "note", "notes", "fact", "facts",
-    "description", "body", "message",
-    # labels and account names ("Categories/topics/account labels stay encrypted"; "Never put
-    # `text`, `categories` or account names in the HTTP body outside ciphertext") and credentials
-    # ("Keep credentials out of this memory store")
-    "topics", "topic_id", "topic_ids", "relation_type", "entity_type", "datatypes", "tags", "tag", "keywords",
-    "account", "accounts", "account_names", "service_name", "service", "username", "password", "secret",
-    "email", "domain", "site",
-))
+PLAINTEXT_KEYS = frozenset(
+    k.lower()
+    for k in (
+        "text",
+        "content",
+        "categories",
+        "category",
+        "name",
+        "label",
+        "labels",
+        "value",
+        "values",
+        "observation",
+        "observations",
+        "entity",
+        "entities",
+        "entityName",
+        "entity_name",
+        "entityType",
+        "relation",
+        "relations",
+        "relationType",
+        "about",
+        "about_hint",
+        "topic",
+        "topic_name",
+        "topic_type",
+        "account_name",
+        "metadata",
+        "plaintext",
+        "title",
+        "summary",
+        "memory",
+        "note",
+        "notes",
+        "fact",
+        "facts",
+        "description",
+        "body",
+        "message",
+        # labels and account names ("Categories/topics/account labels stay encrypted"; "Never put
+        # `text`, `categories` or account names in the HTTP body outside ciphertext") and credentials
+        # ("Keep credentials out of this memory store")
+        "topics",
+        "topic_id",
+        "topic_ids",
+        "relation_type",
+        "entity_type",
+        "datatypes",
+        "tags",
+        "tag",
+        "keywords",
+        "account",
+        "accounts",
+        "account_names",
+        "service_name",
+        "service",
+        "username",
+        "password",
+        "secret",
+        "email",
+        "domain",
+        "site",
+    )
+)
 
 
 # ── plumbing shared with spaces.py and sync.py ─────────────────────────────────────────────
 
+
 def problem(status: int, code: str, message: str, **extra: Any) -> Exception:
     """The app's HTTPProblem (imported late: app.py imports this module for its routes)."""
     from .app import HTTPProblem
+
     return HTTPProblem(status, code, message, **extra)
 
 
@@ -125,9 +182,12 @@ def reject_plaintext(obj: Any, path: str = "") -> None:
         for k, v in obj.items():
             where = f"{path}.{k}" if path else str(k)
             if str(k).lower() in PLAINTEXT_KEYS:
-                raise bad_request("PLAINTEXT_REJECTED",
-                                  f"{where!r} looks like plaintext: text, labels and names travel only inside "
-                                  "the ciphertext (the server never sees them)", field=where)
+                raise bad_request(
+                    "PLAINTEXT_REJECTED",
+                    f"{where!r} looks like plaintext: text, labels and names travel only inside "
+                    "the ciphertext (the server never sees them)",
+                    field=where,
+                )
             reject_plaintext(v, where)
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
@@ -156,33 +216,50 @@ def envelope(value: Any, field: str, kind: str, recipient_key: str | None) -> st
     try:
         layout = wire.parse(data, kind)
     except WireFormatError as exc:
-        what = "an owner ENVELOPE ([0x01][0x02] + envelope)" if kind == "owner_envelope" else \
-            "a headerless agent envelope ([2-byte key length][RSA-OAEP key][12-byte IV][ciphertext][16-byte tag])"
+        what = (
+            "an owner ENVELOPE ([0x01][0x02] + envelope)"
+            if kind == "owner_envelope"
+            else "a headerless agent envelope ([2-byte key length][RSA-OAEP key][12-byte IV][ciphertext][16-byte tag])"
+        )
         raise bad_request("INVALID_WRAP", f"{field} is not {what}: {exc}", field, offset=exc.offset) from None
     if recipient_key:
         want = rsa_bytes(recipient_key)
         got = len(layout.value("wrapped_key"))
         if got != want:
-            hint = " (it starts 01 02: an owner envelope where a headerless one belongs?)" \
-                if kind == "agent_envelope" and data[:2] == b"\x01\x02" else ""
-            raise bad_request("INVALID_WRAP", f"{field}: wrapped_key is {got} bytes, but an RSA-OAEP wrap to the "
-                              f"recipient's key is {want}{hint}", field)
+            hint = (
+                " (it starts 01 02: an owner envelope where a headerless one belongs?)"
+                if kind == "agent_envelope" and data[:2] == b"\x01\x02"
+                else ""
+            )
+            raise bad_request(
+                "INVALID_WRAP",
+                f"{field}: wrapped_key is {got} bytes, but an RSA-OAEP wrap to the recipient's key is {want}{hint}",
+                field,
+            )
     return value
 
 
 def vault_blob(value: Any, field: str) -> str:
     data = b64(value, field)
     if len(data) > MAX_CIPHERTEXT:
-        raise problem(400, "CIPHERTEXT_TOO_LARGE",
-                      f"{field} decodes to {len(data)} bytes; the maximum is {MAX_CIPHERTEXT} (100 KiB)", field=field)
+        raise problem(
+            400,
+            "CIPHERTEXT_TOO_LARGE",
+            f"{field} decodes to {len(data)} bytes; the maximum is {MAX_CIPHERTEXT} (100 KiB)",
+            field=field,
+        )
     try:
         wire.parse(data, "vault")
     except WireFormatError as exc:
         if _looks_like_json(data):
-            raise bad_request("PLAINTEXT_REJECTED", f"{field} is base64 of plaintext JSON, not a VAULT SealedBlob: "
-                              "seal it under the memory key first", field) from None
-        raise bad_request("INVALID_CIPHERTEXT", f"{field} is not a VAULT SealedBlob: {exc}", field,
-                          offset=exc.offset) from None
+            raise bad_request(
+                "PLAINTEXT_REJECTED",
+                f"{field} is base64 of plaintext JSON, not a VAULT SealedBlob: seal it under the memory key first",
+                field,
+            ) from None
+        raise bad_request(
+            "INVALID_CIPHERTEXT", f"{field} is not a VAULT SealedBlob: {exc}", field, offset=exc.offset
+        ) from None
     return value
 
 
@@ -231,8 +308,9 @@ def delete_ids(body: dict) -> list[str]:
 
 def kid_text(value: Any, field: str) -> str:
     if not isinstance(value, str) or not KID_RE.match(value):
-        raise bad_request("INVALID_KID", f"{field} must be 16 lowercase hex characters (first 8 bytes of "
-                          "SHA-256 of the key)", field)
+        raise bad_request(
+            "INVALID_KID", f"{field} must be 16 lowercase hex characters (first 8 bytes of SHA-256 of the key)", field
+        )
     return value
 
 
@@ -253,11 +331,19 @@ def selection_for(permission: str, reason: str | None) -> tuple[str, dict | None
     return permission, None
 
 
-def insufficient(permission: str, message: str, reason: str | None = None, *, con: Any = None,
-                 agent: Any = None, now: float | None = None) -> Exception:
+def insufficient(
+    permission: str,
+    message: str,
+    reason: str | None = None,
+    *,
+    con: Any = None,
+    agent: Any = None,
+    now: float | None = None,
+) -> Exception:
     """403 INSUFFICIENT_GRANT with the `permission_request` body that would fix it (grants.py);
     403 GRANT_EXPIRED instead when a grant that ended would have allowed it (given con/agent/now)."""
     from . import grants
+
     name, selection = selection_for(permission, reason)
     try:
         grants.permission_request(name, selection)
@@ -274,6 +360,7 @@ def insufficient(permission: str, message: str, reason: str | None = None, *, co
 def permission_request(permission: str, reason: str | None = None) -> dict:
     """The grant-request body for `permission` scoped to one access reason (one selection)."""
     from . import grants
+
     name, selection = selection_for(permission, reason)
     try:
         return grants.permission_request(name, selection)
@@ -282,6 +369,7 @@ def permission_request(permission: str, reason: str | None = None) -> dict:
 
 
 # ── access reasons ─────────────────────────────────────────────────────────────────────────
+
 
 def is_author(agent: Any, row: ms.MemoryRow) -> bool:
     return row.author_kind == "agent" and row.author_connection == agent.connection_id
@@ -384,16 +472,22 @@ def visible_or_404(con: Any, agent: Any, row_id: str, now: float | None = None) 
     row = ms.get_memory(con, row_id)
     if row is not None:
         r = reach(con, agent, row)
-        if r.readable or is_author(agent, row) and agent.access.save:
+        if r.readable or (is_author(agent, row) and agent.access.save):
             return r
         if is_author(agent, row):
-            raise insufficient("memory.save", "this connection saved this memory, but it no longer holds "
-                               '"Save memories", which makes what it saved its own to read and edit',
-                               con=con, agent=agent, now=now)
+            raise insufficient(
+                "memory.save",
+                "this connection saved this memory, but it no longer holds "
+                '"Save memories", which makes what it saved its own to read and edit',
+                con=con,
+                agent=agent,
+                now=now,
+            )
     raise problem(404, "NOT_FOUND", "no memory with this id is visible to this connection")
 
 
 # ── wraps from a body ──────────────────────────────────────────────────────────────────────
+
 
 @dataclass
 class WrapIn:
@@ -422,14 +516,26 @@ def parse_wraps(value: Any, field: str, agents: dict[str, Any]) -> list[WrapIn]:
             raise bad_request("INVALID_REQUEST", f"{f}.token_id must be a string", f"{f}.token_id")
         via = str_list(w["via"], f"{f}.via")
         recipient = agents.get(w["token_id"])
-        envelope(w["wrapped_key"], f"{f}.wrapped_key", "agent_envelope",
-                 recipient.public_key if recipient is not None else None)
+        envelope(
+            w["wrapped_key"],
+            f"{f}.wrapped_key",
+            "agent_envelope",
+            recipient.public_key if recipient is not None else None,
+        )
         out.append(WrapIn(w["token_id"], via, w["wrapped_key"]))
     return out
 
 
-def admit(w: WrapIn, caller: Any, agents: dict[str, Any], row: ms.MemoryRow, *,
-          check_write: bool, existing: set[str] = frozenset(), removed: set[str] = frozenset()) -> list[str]:
+def admit(
+    w: WrapIn,
+    caller: Any,
+    agents: dict[str, Any],
+    row: ms.MemoryRow,
+    *,
+    check_write: bool,
+    existing: set[str] = frozenset(),
+    removed: set[str] = frozenset(),
+) -> list[str]:
     """The reasons a grantee wrap is kept for: ones its recipient holds now (never `self`, never
     for the caller itself), minus removed labels, and with `check_write` only ones the caller
     writes, the memory already has, or `all`."""
@@ -476,6 +582,7 @@ def store_wrap(con: Any, row: ms.MemoryRow, agent: Any, wrapped_key: str, via: l
 
 # ── routes ──────────────────────────────────────────────────────────────────────────────────
 
+
 def owner_public_key(state: Any) -> str | None:
     owner = getattr(state, "owner", None)
     return getattr(owner, "public_key_b64", None) if owner is not None else None
@@ -497,22 +604,43 @@ async def memory_grantees(request: Request) -> JSONResponse:
     now = now_of(state)
     with state.store.tx() as con:
         agents = auth.live_agents(con, now)
-    grantees = [{"token_id": a.token_id, "public_key": a.public_key, "connection_id": a.connection_id,
-                 "selectors": a.access.read.as_json()}
-                for a in agents if a.token_id != agent.token_id and a.public_key and not a.access.read.is_empty()]
-    return JSONResponse({
-        "owner_public_key": owner_public_key(state),
-        "self": {"token_id": agent.token_id, "selectors": agent.access.read.as_json(),
-                 "write_selectors": agent.access.write.as_json()},
-        "grantees": grantees,
-    })
+    grantees = [
+        {
+            "token_id": a.token_id,
+            "public_key": a.public_key,
+            "connection_id": a.connection_id,
+            "selectors": a.access.read.as_json(),
+        }
+        for a in agents
+        if a.token_id != agent.token_id and a.public_key and not a.access.read.is_empty()
+    ]
+    return JSONResponse(
+        {
+            "owner_public_key": owner_public_key(state),
+            "self": {
+                "token_id": agent.token_id,
+                "selectors": agent.access.read.as_json(),
+                "write_selectors": agent.access.write.as_json(),
+            },
+            "grantees": grantees,
+        }
+    )
 
 
 def served_row(r: Reach, agent: Any) -> dict:
     row = r.row
-    return {"id": row.id, "kid": row.kid, "rev": row.rev, "ciphertext": row.ciphertext,
-            "wrapped_key": r.wrap.wrapped_key if r.wrap else None, "via": r.via, "mine": is_author(agent, row),
-            "author_kind": row.author_kind, "created_at": ms.iso(row.created_at), "updated_at": ms.iso(row.updated_at)}
+    return {
+        "id": row.id,
+        "kid": row.kid,
+        "rev": row.rev,
+        "ciphertext": row.ciphertext,
+        "wrapped_key": r.wrap.wrapped_key if r.wrap else None,
+        "via": r.via,
+        "mine": is_author(agent, row),
+        "author_kind": row.author_kind,
+        "created_at": ms.iso(row.created_at),
+        "updated_at": ms.iso(row.updated_at),
+    }
 
 
 STREAM_ROWS = 256  # rows per chunk of a large answer: the client starts opening them meanwhile
@@ -548,6 +676,7 @@ async def list_memories(request: Request) -> Response:
     large array is encoded and sent a chunk at a time (10,000 rows are 13 MB: the client opens
     the first ones meanwhile). The report is always worked out afresh: it follows the clock."""
     from . import sharing
+
     state = state_of(request)
     agent = await agent_of(request)
     now = now_of(state)
@@ -577,7 +706,7 @@ async def list_memories(request: Request) -> Response:
 
     def chunks() -> Iterator[bytes]:
         for start in range(0, len(served), STREAM_ROWS):
-            yield encode([served_row(r, agent) for r in served[start:start + STREAM_ROWS]])[1:-1]
+            yield encode([served_row(r, agent) for r in served[start : start + STREAM_ROWS]])[1:-1]
 
     def keep(parts: list[bytes]) -> bytes:
         array = b"[" + b",".join(parts) + b"]"
@@ -616,8 +745,9 @@ def parse_row(r: Any, i: int, agent: Any, owner_pk: str | None, agents: dict[str
         raise bad_request("INVALID_REQUEST", f"{f} must be an object", f)
     for k in ("id", "kid", "ciphertext", "owner_wrap", "self_wrap"):
         if r.get(k) is None:
-            raise bad_request("INVALID_REQUEST", f"{f}.{k} is required (owner and self wraps are both mandatory)",
-                              f"{f}.{k}")
+            raise bad_request(
+                "INVALID_REQUEST", f"{f}.{k} is required (owner and self wraps are both mandatory)", f"{f}.{k}"
+            )
     return RowIn(
         id=uuid_text(r["id"], f"{f}.id"),
         kid=kid_text(r["kid"], f"{f}.kid"),
@@ -631,16 +761,26 @@ def parse_row(r: Any, i: int, agent: Any, owner_pk: str | None, agents: dict[str
 
 def save_permission_error(con: Any, agent: Any, now: float) -> Exception:
     """The spec's 403 for saving without memory.save (GRANT_EXPIRED when that grant ended)."""
-    exc = insufficient("memory.save", 'Saving memories needs the "Save memories" permission — it adds to the '
-                       "memory store every connected agent reads.", con=con, agent=agent, now=now)
-    exc.extra.update(kind="memory", request_action="create",
-                     remediation={"tool": "request_access", "args": {"kind": "memory", "action": "create"}})
+    exc = insufficient(
+        "memory.save",
+        'Saving memories needs the "Save memories" permission — it adds to the '
+        "memory store every connected agent reads.",
+        con=con,
+        agent=agent,
+        now=now,
+    )
+    exc.extra.update(
+        kind="memory",
+        request_action="create",
+        remediation={"tool": "request_access", "args": {"kind": "memory", "action": "create"}},
+    )
     return exc
 
 
 async def save_memories(request: Request) -> JSONResponse:
     """POST memories — each row lands with its wraps or not at all; the batch is not atomic."""
     from . import sharing
+
     state = state_of(request)
     agent = await agent_of(request)
     body = await json_body(request)
@@ -656,8 +796,12 @@ async def save_memories(request: Request) -> JSONResponse:
     if not owner_pk:
         raise problem(409, "OWNER_KEY_MISSING", "the owner has not finished key setup in the app; save later")
     if not agent.public_key:
-        raise problem(409, "AGENT_KEY_MISSING", "this connection registered no agent public key, so no self_wrap "
-                      "can be for it: pair again with agent_public_key")
+        raise problem(
+            409,
+            "AGENT_KEY_MISSING",
+            "this connection registered no agent public key, so no self_wrap "
+            "can be for it: pair again with agent_public_key",
+        )
     now = now_of(state)
     with state.store.tx() as con:
         agents = live_agents(con, now)
@@ -673,8 +817,9 @@ async def save_memories(request: Request) -> JSONResponse:
                 if is_author(agent, row) and row.kid == p.kid:
                     fill_missing(con, row, agent, agents, p, now)
                 continue
-            row = ms.MemoryRow(p.id, p.kid, 1, p.ciphertext, p.owner_wrap, "agent", agent.token_id,
-                               agent.connection_id, now, now, now)
+            row = ms.MemoryRow(
+                p.id, p.kid, 1, p.ciphertext, p.owner_wrap, "agent", agent.token_id, agent.connection_id, now, now, now
+            )
             ms.insert_memory(con, row)
             n, reasons = put_grantee_wraps(con, row, agent, agents, p.grantee_wraps, now, check_write=False)
             own = self_reasons(agent, row, p.self_via, reasons)
@@ -687,9 +832,19 @@ async def save_memories(request: Request) -> JSONResponse:
     return JSONResponse({"created": created, "existing": existing, "grantee_wraps": counts}, status_code=201)
 
 
-def put_grantee_wraps(con: Any, row: ms.MemoryRow, caller: Any, agents: dict[str, Any], wraps: list[WrapIn],
-                      now: float, *, check_write: bool, existing: set[str] = frozenset(),
-                      removed: set[str] = frozenset(), only_missing: bool = False) -> tuple[int, set[str]]:
+def put_grantee_wraps(
+    con: Any,
+    row: ms.MemoryRow,
+    caller: Any,
+    agents: dict[str, Any],
+    wraps: list[WrapIn],
+    now: float,
+    *,
+    check_write: bool,
+    existing: set[str] = frozenset(),
+    removed: set[str] = frozenset(),
+    only_missing: bool = False,
+) -> tuple[int, set[str]]:
     """Store the admitted grantee wraps; returns (how many were stored, their reasons)."""
     n, reasons, seen = 0, set(), set()
     for w in wraps:
@@ -710,8 +865,7 @@ def put_grantee_wraps(con: Any, row: ms.MemoryRow, caller: Any, agents: dict[str
 
 def fill_missing(con: Any, row: ms.MemoryRow, agent: Any, agents: dict[str, Any], p: RowIn, now: float) -> None:
     """The author's resend of the same id and key: fill in any wrap an earlier attempt missed."""
-    _, reasons = put_grantee_wraps(con, row, agent, agents, p.grantee_wraps, now, check_write=False,
-                                   only_missing=True)
+    _, reasons = put_grantee_wraps(con, row, agent, agents, p.grantee_wraps, now, check_write=False, only_missing=True)
     own = self_reasons(agent, row, p.self_via, reasons)
     if own and usable_wrap(ms.get_wrap(con, row.id, agent.token_id), row, agent) is None:
         store_wrap(con, row, agent, p.self_wrap, own, now)
@@ -720,6 +874,7 @@ def fill_missing(con: Any, row: ms.MemoryRow, agent: Any, agents: dict[str, Any]
 async def edit_memory(request: Request) -> JSONResponse:
     """PUT memories — a new revision; with a new kid, a key rotation (author only)."""
     from . import sharing
+
     state = state_of(request)
     agent = await agent_of(request)
     body = await json_body(request)
@@ -731,15 +886,23 @@ async def edit_memory(request: Request) -> JSONResponse:
         r = visible_or_404(con, agent, row_id, now)
         row = r.row
         if not can_edit(agent, row, r.via):
-            raise insufficient("memory.edit", "editing this memory needs memory.edit on a reason this connection "
-                               "reads it through", reason=r.via[0] if r.via else None, con=con, agent=agent, now=now)
+            raise insufficient(
+                "memory.edit",
+                "editing this memory needs memory.edit on a reason this connection reads it through",
+                reason=r.via[0] if r.via else None,
+                con=con,
+                agent=agent,
+                now=now,
+            )
         if rev != row.rev:
-            raise problem(409, "REV_CONFLICT", "the memory changed since it was read; re-read and re-apply",
-                          current_rev=row.rev)
+            raise problem(
+                409, "REV_CONFLICT", "the memory changed since it was read; re-read and re-apply", current_rev=row.rev
+            )
         answer: dict[str, Any] = {"id": row.id}
         if new_kid is None or new_kid == row.kid:
-            ms.update_memory(con, row.id, ciphertext=ciphertext, rev=row.rev + 1, now=now,
-                             editor_connection=agent.connection_id)
+            ms.update_memory(
+                con, row.id, ciphertext=ciphertext, rev=row.rev + 1, now=now, editor_connection=agent.connection_id
+            )
         else:
             answer.update(rotate(con, agent, agents, r, body, ciphertext, new_kid, now))
         ms.log_change(con, "context_memory", row.id, "updated", now)
@@ -748,8 +911,9 @@ async def edit_memory(request: Request) -> JSONResponse:
     return JSONResponse(answer)
 
 
-def rotate(con: Any, agent: Any, agents: dict[str, Any], r: Reach, body: dict, ciphertext: str, new_kid: str,
-           now: float) -> dict:
+def rotate(
+    con: Any, agent: Any, agents: dict[str, Any], r: Reach, body: dict, ciphertext: str, new_kid: str, now: float
+) -> dict:
     """A new key: owner and self wraps required, every current holder wrapped (or read only by a
     removed label), every wrap of the old key dropped — all in this one transaction."""
     row = r.row
@@ -765,16 +929,23 @@ def rotate(con: Any, agent: Any, agents: dict[str, Any], r: Reach, body: dict, c
     removed: set[str] | None = set(str_list(removed_given, "removed_reasons")) if removed_given is not None else None
     for v in removed or ():
         if not is_label(v):
-            raise bad_request("INVALID_REQUEST", f"removed_reasons lists the labels an edit removes (category:…, "
-                              f"topic:…, account:…); {v!r} is not a label, so no edit removes it", "removed_reasons")
+            raise bad_request(
+                "INVALID_REQUEST",
+                f"removed_reasons lists the labels an edit removes (category:…, "
+                f"topic:…, account:…); {v!r} is not a label, so no edit removes it",
+                "removed_reasons",
+            )
         if not writes(agent, v, row):
             raise insufficient("memory.edit", f"removing the label {v!r} needs memory.edit on it", reason=v)
     wraps_in = parse_wraps(body.get("grantee_wraps"), "grantee_wraps", agents)
     old = ms.wraps_of(con, row.id)
     had = memory_reasons(old, row)
     dropped = removed or set()
-    given = {w.token_id for w in wraps_in
-             if admit(w, agent, agents, row, check_write=True, existing=had - dropped, removed=dropped)}
+    given = {
+        w.token_id
+        for w in wraps_in
+        if admit(w, agent, agents, row, check_write=True, existing=had - dropped, removed=dropped)
+    }
     missing = []
     for w in old:
         holder = agents.get(w.token_id)
@@ -789,15 +960,30 @@ def rotate(con: Any, agent: Any, agents: dict[str, Any], r: Reach, body: dict, c
         if any(v not in gone for v in via):
             missing.append({"token_id": holder.token_id, "public_key": holder.public_key, "via": via})
     if missing:
-        raise problem(409, "HOLDERS_MISSING", "the new key leaves out connections that read this memory now; "
-                      "wrap it to each one in `missing` and send again", missing=missing, current_rev=row.rev)
+        raise problem(
+            409,
+            "HOLDERS_MISSING",
+            "the new key leaves out connections that read this memory now; "
+            "wrap it to each one in `missing` and send again",
+            missing=missing,
+            current_rev=row.rev,
+        )
     removed = removed or set()
     ms.delete_wraps(con, row.id)
-    ms.update_memory(con, row.id, ciphertext=ciphertext, rev=row.rev + 1, now=now, kid=new_kid,
-                     owner_wrap=owner_wrap, editor_connection=agent.connection_id)
+    ms.update_memory(
+        con,
+        row.id,
+        ciphertext=ciphertext,
+        rev=row.rev + 1,
+        now=now,
+        kid=new_kid,
+        owner_wrap=owner_wrap,
+        editor_connection=agent.connection_id,
+    )
     row = ms.get_memory(con, row.id)
-    n, _ = put_grantee_wraps(con, row, agent, agents, wraps_in, now, check_write=True,
-                                   existing=had - removed, removed=removed)
+    n, _ = put_grantee_wraps(
+        con, row, agent, agents, wraps_in, now, check_write=True, existing=had - removed, removed=removed
+    )
     keep = [v for v in r.via if v not in removed]
     own = rotated_self_reasons(agent, row, keep, self_via)
     if own:
@@ -809,6 +995,7 @@ async def share_key(request: Request) -> JSONResponse:
     """POST memory-wraps — add wraps of the current key for reasons the recipient holds and the
     caller writes (or the memory already has, or `all`)."""
     from . import sharing
+
     state = state_of(request)
     agent = await agent_of(request)
     body = await json_body(request)
@@ -824,8 +1011,14 @@ async def share_key(request: Request) -> JSONResponse:
         r = visible_or_404(con, agent, row_id, now)
         row = r.row
         if not can_edit(agent, row, r.via):
-            raise insufficient("memory.edit", "sharing this memory's key needs memory.edit on it",
-                               reason=r.via[0] if r.via else None, con=con, agent=agent, now=now)
+            raise insufficient(
+                "memory.edit",
+                "sharing this memory's key needs memory.edit on it",
+                reason=r.via[0] if r.via else None,
+                con=con,
+                agent=agent,
+                now=now,
+            )
         if kid != row.kid:
             raise problem(409, "KID_CONFLICT", "the memory's key changed; re-read it before sharing", kid=row.kid)
         had = memory_reasons(ms.wraps_of(con, row.id), row)
@@ -853,6 +1046,7 @@ async def share_key(request: Request) -> JSONResponse:
 async def delete_memories(request: Request) -> JSONResponse:
     """POST memories/delete — per id: deleted (author or memory.delete holder) or refused."""
     from . import sharing
+
     state = state_of(request)
     agent = await agent_of(request)
     ids = delete_ids(await json_body(request))

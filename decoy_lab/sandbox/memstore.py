@@ -19,15 +19,16 @@ Tables (created by db.Store with `db.SCHEMA + memstore.SCHEMA`):
 
 Every function takes an open sqlite3 connection inside `store.tx()`; nothing here commits.
 """
+
 from __future__ import annotations
 
 import functools
 import hashlib
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Iterable
+from datetime import UTC, datetime
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -143,11 +144,12 @@ def iso(ts: float | None) -> str | None:
     """Epoch seconds → RFC 3339 UTC with milliseconds, as the API serves timestamps."""
     if ts is None:
         return None
-    d = datetime.fromtimestamp(ts, timezone.utc)
+    d = datetime.fromtimestamp(ts, UTC)
     return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
 
 
 # ── memories ────────────────────────────────────────────────────────────────────────────────
+
 
 @dataclass
 class MemoryRow:
@@ -164,7 +166,7 @@ class MemoryRow:
     created_at: float
     updated_at: float
     key_at: float
-    editor_kind: str | None = None          # who made the current revision: "owner" / "agent"
+    editor_kind: str | None = None  # who made the current revision: "owner" / "agent"
     editor_connection: str | None = None
 
     @property
@@ -188,8 +190,10 @@ class Wrap:
     created_at: float = 0.0
 
 
-_MEM_COLS = ("id, kid, rev, ciphertext, owner_wrap, author_kind, author_token, author_connection, created_at, "
-             "updated_at, key_at, editor_kind, editor_connection")
+_MEM_COLS = (
+    "id, kid, rev, ciphertext, owner_wrap, author_kind, author_token, author_connection, created_at, "
+    "updated_at, key_at, editor_kind, editor_connection"
+)
 
 
 def get_memory(con: sqlite3.Connection, memory_id: str) -> MemoryRow | None:
@@ -208,18 +212,43 @@ def generation(con: sqlite3.Connection) -> int:
 
 
 def insert_memory(con: sqlite3.Connection, row: MemoryRow) -> None:
-    con.execute(f"INSERT INTO memories ({_MEM_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (row.id, row.kid, row.rev, row.ciphertext, row.owner_wrap, row.author_kind, row.author_token,
-                 row.author_connection, row.created_at, row.updated_at, row.key_at,
-                 row.editor_kind or row.author_kind, row.editor_connection or row.author_connection))
+    con.execute(
+        f"INSERT INTO memories ({_MEM_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            row.id,
+            row.kid,
+            row.rev,
+            row.ciphertext,
+            row.owner_wrap,
+            row.author_kind,
+            row.author_token,
+            row.author_connection,
+            row.created_at,
+            row.updated_at,
+            row.key_at,
+            row.editor_kind or row.author_kind,
+            row.editor_connection or row.author_connection,
+        ),
+    )
 
 
-def update_memory(con: sqlite3.Connection, memory_id: str, *, ciphertext: str, rev: int, now: float,
-                  kid: str | None = None, owner_wrap: str | None = None, editor_kind: str = "agent",
-                  editor_connection: str | None = None) -> None:
+def update_memory(
+    con: sqlite3.Connection,
+    memory_id: str,
+    *,
+    ciphertext: str,
+    rev: int,
+    now: float,
+    kid: str | None = None,
+    owner_wrap: str | None = None,
+    editor_kind: str = "agent",
+    editor_connection: str | None = None,
+) -> None:
     """A new revision by `editor_*`; with `kid` and `owner_wrap` a new key (key_at moves too)."""
-    con.execute("UPDATE memories SET ciphertext=?, rev=?, updated_at=?, editor_kind=?, editor_connection=? WHERE id=?",
-                (ciphertext, rev, now, editor_kind, editor_connection, memory_id))
+    con.execute(
+        "UPDATE memories SET ciphertext=?, rev=?, updated_at=?, editor_kind=?, editor_connection=? WHERE id=?",
+        (ciphertext, rev, now, editor_kind, editor_connection, memory_id),
+    )
     if kid is not None:
         con.execute("UPDATE memories SET kid=?, owner_wrap=?, key_at=? WHERE id=?", (kid, owner_wrap, now, memory_id))
 
@@ -244,14 +273,19 @@ _WRAP_COLS = "memory_id, token_id, key_fp, kid, wrapped_key, via, created_at"
 
 
 def wraps_of(con: sqlite3.Connection, memory_id: str) -> list[Wrap]:
-    return [_wrap(r) for r in con.execute(
-        f"SELECT {_WRAP_COLS} FROM memory_wraps WHERE memory_id = ? ORDER BY created_at, token_id", (memory_id,))]
+    return [
+        _wrap(r)
+        for r in con.execute(
+            f"SELECT {_WRAP_COLS} FROM memory_wraps WHERE memory_id = ? ORDER BY created_at, token_id", (memory_id,)
+        )
+    ]
 
 
 def wraps_for_token(con: sqlite3.Connection, token_id: str) -> dict[str, Wrap]:
     """memory id → this token's wrap (one query for a whole read)."""
-    return {r[0]: _wrap(r) for r in con.execute(
-        f"SELECT {_WRAP_COLS} FROM memory_wraps WHERE token_id = ?", (token_id,))}
+    return {
+        r[0]: _wrap(r) for r in con.execute(f"SELECT {_WRAP_COLS} FROM memory_wraps WHERE token_id = ?", (token_id,))
+    }
 
 
 def all_wraps(con: sqlite3.Connection) -> dict[str, list[Wrap]]:
@@ -262,20 +296,25 @@ def all_wraps(con: sqlite3.Connection) -> dict[str, list[Wrap]]:
 
 
 def get_wrap(con: sqlite3.Connection, memory_id: str, token_id: str) -> Wrap | None:
-    r = con.execute(f"SELECT {_WRAP_COLS} FROM memory_wraps WHERE memory_id = ? AND token_id = ?",
-                    (memory_id, token_id)).fetchone()
+    r = con.execute(
+        f"SELECT {_WRAP_COLS} FROM memory_wraps WHERE memory_id = ? AND token_id = ?", (memory_id, token_id)
+    ).fetchone()
     return _wrap(r) if r else None
 
 
 def put_wrap(con: sqlite3.Connection, w: Wrap) -> None:
     """Insert or replace the wrap of `w.memory_id` for `w.token_id`."""
-    con.execute(f"INSERT OR REPLACE INTO memory_wraps ({_WRAP_COLS}) VALUES (?,?,?,?,?,?,?)",
-                (w.memory_id, w.token_id, w.key_fp, w.kid, w.wrapped_key, json.dumps(list(w.via)), w.created_at))
+    con.execute(
+        f"INSERT OR REPLACE INTO memory_wraps ({_WRAP_COLS}) VALUES (?,?,?,?,?,?,?)",
+        (w.memory_id, w.token_id, w.key_fp, w.kid, w.wrapped_key, json.dumps(list(w.via)), w.created_at),
+    )
 
 
 def set_wrap_via(con: sqlite3.Connection, memory_id: str, token_id: str, via: Iterable[str]) -> None:
-    con.execute("UPDATE memory_wraps SET via = ? WHERE memory_id = ? AND token_id = ?",
-                (json.dumps(list(via)), memory_id, token_id))
+    con.execute(
+        "UPDATE memory_wraps SET via = ? WHERE memory_id = ? AND token_id = ?",
+        (json.dumps(list(via)), memory_id, token_id),
+    )
 
 
 def delete_wraps(con: sqlite3.Connection, memory_id: str) -> None:
@@ -283,6 +322,7 @@ def delete_wraps(con: sqlite3.Connection, memory_id: str) -> None:
 
 
 # ── owner-phone bookkeeping ─────────────────────────────────────────────────────────────────
+
 
 def last_read_ask(con: sqlite3.Connection, token_id: str) -> float | None:
     r = con.execute("SELECT asked_at FROM memory_asks WHERE token_id = ?", (token_id,)).fetchone()
@@ -305,8 +345,10 @@ def set_shared_complete(con: sqlite3.Connection, token_id: str, now: float) -> N
 def set_unopenable(con: sqlite3.Connection, items: Iterable[tuple[str, str, str]], now: float) -> None:
     """Replace the list of rows the phone could not open with (id, problem, reason) items."""
     con.execute("DELETE FROM memory_unopenable")
-    con.executemany("INSERT OR REPLACE INTO memory_unopenable (memory_id, problem, reason, at) VALUES (?,?,?,?)",
-                    [(i, p, r, now) for i, p, r in items])
+    con.executemany(
+        "INSERT OR REPLACE INTO memory_unopenable (memory_id, problem, reason, at) VALUES (?,?,?,?)",
+        [(i, p, r, now) for i, p, r in items],
+    )
 
 
 def approved_labels(con: sqlite3.Connection, memory_id: str) -> tuple[int, dict] | None:
@@ -316,8 +358,10 @@ def approved_labels(con: sqlite3.Connection, memory_id: str) -> tuple[int, dict]
 
 
 def set_approved_labels(con: sqlite3.Connection, memory_id: str, rev: int, labels: dict) -> None:
-    con.execute("INSERT OR REPLACE INTO memory_labels (memory_id, rev, labels) VALUES (?,?,?)",
-                (memory_id, rev, json.dumps(labels, sort_keys=True)))
+    con.execute(
+        "INSERT OR REPLACE INTO memory_labels (memory_id, rev, labels) VALUES (?,?,?)",
+        (memory_id, rev, json.dumps(labels, sort_keys=True)),
+    )
 
 
 def unopenable_ids(con: sqlite3.Connection) -> set[str]:
@@ -330,8 +374,7 @@ def connection_key_time(con: sqlite3.Connection, token_id: str) -> float | None:
     Reads the `connections` table (owned by the OAuth side) through its stable columns only.
     """
     try:
-        r = con.execute("SELECT key_changed_at, created_at FROM connections WHERE token_id = ?",
-                        (token_id,)).fetchone()
+        r = con.execute("SELECT key_changed_at, created_at FROM connections WHERE token_id = ?", (token_id,)).fetchone()
     except sqlite3.OperationalError:
         return None
     if not r:
@@ -340,6 +383,7 @@ def connection_key_time(con: sqlite3.Connection, token_id: str) -> float | None:
 
 
 # ── sync change log ─────────────────────────────────────────────────────────────────────────
+
 
 @dataclass
 class Change:
@@ -352,20 +396,33 @@ class Change:
     at: float
 
 
-def log_change(con: sqlite3.Connection, bucket: str, item_id: str, op: str, now: float, *,
-               space_id: str | None = None, holders: Iterable[str] | None = None) -> int:
+def log_change(
+    con: sqlite3.Connection,
+    bucket: str,
+    item_id: str,
+    op: str,
+    now: float,
+    *,
+    space_id: str | None = None,
+    holders: Iterable[str] | None = None,
+) -> int:
     """Append one change (op: created / updated / destroyed); `holders` keeps who may hear of a
     destroyed id (the tombstone's former holders)."""
-    cur = con.execute("INSERT INTO change_log (bucket, item_id, op, space_id, holders, at) VALUES (?,?,?,?,?,?)",
-                      (bucket, item_id, op, space_id, json.dumps(sorted(set(holders))) if holders is not None else None,
-                       now))
+    cur = con.execute(
+        "INSERT INTO change_log (bucket, item_id, op, space_id, holders, at) VALUES (?,?,?,?,?,?)",
+        (bucket, item_id, op, space_id, json.dumps(sorted(set(holders))) if holders is not None else None, now),
+    )
     return int(cur.lastrowid)
 
 
 def changes_after(con: sqlite3.Connection, cursor: int, limit: int) -> list[Change]:
-    return [Change(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None, r[6]) for r in con.execute(
-        "SELECT seq, bucket, item_id, op, space_id, holders, at FROM change_log WHERE seq > ? ORDER BY seq LIMIT ?",
-        (cursor, limit))]
+    return [
+        Change(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None, r[6])
+        for r in con.execute(
+            "SELECT seq, bucket, item_id, op, space_id, holders, at FROM change_log WHERE seq > ? ORDER BY seq LIMIT ?",
+            (cursor, limit),
+        )
+    ]
 
 
 def head(con: sqlite3.Connection) -> int:
@@ -388,6 +445,7 @@ def prune(con: sqlite3.Connection, floor: int | None = None) -> int:
 
 
 # ── legacy spaces ───────────────────────────────────────────────────────────────────────────
+
 
 @dataclass
 class Space:
@@ -428,31 +486,41 @@ def get_space(con: sqlite3.Connection, space_id: str) -> Space | None:
 
 
 def find_space(con: sqlite3.Connection, kind: str, account_id: str | None) -> Space | None:
-    r = con.execute(f"SELECT {_SPACE_COLS} FROM spaces WHERE kind = ? AND IFNULL(account_id, '') = ?",
-                    (kind, account_id or "")).fetchone()
+    r = con.execute(
+        f"SELECT {_SPACE_COLS} FROM spaces WHERE kind = ? AND IFNULL(account_id, '') = ?", (kind, account_id or "")
+    ).fetchone()
     return Space(*r) if r else None
 
 
 def insert_space(con: sqlite3.Connection, s: Space) -> None:
-    con.execute(f"INSERT INTO spaces ({_SPACE_COLS}) VALUES (?,?,?,?,?,?,?)",
-                (s.id, s.kind, s.account_id, s.skid, s.owner_wrap, s.created_by, s.created_at))
+    con.execute(
+        f"INSERT INTO spaces ({_SPACE_COLS}) VALUES (?,?,?,?,?,?,?)",
+        (s.id, s.kind, s.account_id, s.skid, s.owner_wrap, s.created_by, s.created_at),
+    )
 
 
 def space_wrap(con: sqlite3.Connection, space_id: str, token_id: str) -> tuple[str, str] | None:
     """(key_fp, wrapped_key) of the token's wrap of the space key, if any."""
-    r = con.execute("SELECT key_fp, wrapped_key FROM space_wraps WHERE space_id = ? AND token_id = ?",
-                    (space_id, token_id)).fetchone()
+    r = con.execute(
+        "SELECT key_fp, wrapped_key FROM space_wraps WHERE space_id = ? AND token_id = ?", (space_id, token_id)
+    ).fetchone()
     return (r[0], r[1]) if r else None
 
 
 def put_space_wrap(con: sqlite3.Connection, space_id: str, token_id: str, fp: str, wrapped_key: str) -> None:
-    con.execute("INSERT OR REPLACE INTO space_wraps (space_id, token_id, key_fp, wrapped_key) VALUES (?,?,?,?)",
-                (space_id, token_id, fp, wrapped_key))
+    con.execute(
+        "INSERT OR REPLACE INTO space_wraps (space_id, token_id, key_fp, wrapped_key) VALUES (?,?,?,?)",
+        (space_id, token_id, fp, wrapped_key),
+    )
 
 
 def space_rows(con: sqlite3.Connection, space_id: str) -> list[SpaceRow]:
-    return [SpaceRow(*r) for r in con.execute(
-        f"SELECT {_SROW_COLS} FROM space_rows WHERE space_id = ? ORDER BY created_at, id", (space_id,))]
+    return [
+        SpaceRow(*r)
+        for r in con.execute(
+            f"SELECT {_SROW_COLS} FROM space_rows WHERE space_id = ? ORDER BY created_at, id", (space_id,)
+        )
+    ]
 
 
 def get_space_row(con: sqlite3.Connection, row_id: str) -> SpaceRow | None:
@@ -461,14 +529,27 @@ def get_space_row(con: sqlite3.Connection, row_id: str) -> SpaceRow | None:
 
 
 def insert_space_row(con: sqlite3.Connection, r: SpaceRow) -> None:
-    con.execute(f"INSERT INTO space_rows ({_SROW_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (r.id, r.space_id, r.skid, r.ciphertext, r.rev, r.author_kind, r.author_token, r.owner_edited,
-                 r.created_at, r.updated_at))
+    con.execute(
+        f"INSERT INTO space_rows ({_SROW_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (
+            r.id,
+            r.space_id,
+            r.skid,
+            r.ciphertext,
+            r.rev,
+            r.author_kind,
+            r.author_token,
+            r.owner_edited,
+            r.created_at,
+            r.updated_at,
+        ),
+    )
 
 
 def update_space_row(con: sqlite3.Connection, row_id: str, ciphertext: str, rev: int, now: float) -> None:
-    con.execute("UPDATE space_rows SET ciphertext = ?, rev = ?, updated_at = ? WHERE id = ?",
-                (ciphertext, rev, now, row_id))
+    con.execute(
+        "UPDATE space_rows SET ciphertext = ?, rev = ?, updated_at = ? WHERE id = ?", (ciphertext, rev, now, row_id)
+    )
 
 
 def delete_space_row(con: sqlite3.Connection, row_id: str) -> None:

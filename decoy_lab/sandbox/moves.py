@@ -24,6 +24,7 @@ reports why (`MoveReport.stuck`); asking again asks again.
 
 The asks live on `state.extra` like the phone's other bookkeeping (sharing.py).
 """
+
 from __future__ import annotations
 
 import copy
@@ -104,7 +105,9 @@ class _Mover:
         (self.report.along if along else self.report.moved).append(rid)
         if "entity" in plain:
             self._topic_index()[memory.normalize_topic_name(plain["entity"]["name"])] = (
-                f"topic:{rid}", plain["entity"]["name"])
+                f"topic:{rid}",
+                plain["entity"]["name"],
+            )
             self._move_links_of(space, plain["entity"]["name"])
 
     def _open(self, srow: ms.SpaceRow, space: ms.Space) -> dict:
@@ -120,10 +123,23 @@ class _Mover:
         key = random_key()
         ciphertext = wire.b64encode(sealing.seal_json(key, plain))
         owner_wrap = wire.b64encode(sealing.wrap_to_owner(key, self.owner_keys.owner_public_key))
-        ms.insert_memory(self.con, ms.MemoryRow(
-            srow.id, wire.kid(key), srow.rev, ciphertext, owner_wrap, srow.author_kind, srow.author_token,
-            self._connection_of(srow.author_token), srow.created_at, self.now, self.now,
-            editor_kind="owner"))  # the owner's phone resealed it: its labels are the approved ones
+        ms.insert_memory(
+            self.con,
+            ms.MemoryRow(
+                srow.id,
+                wire.kid(key),
+                srow.rev,
+                ciphertext,
+                owner_wrap,
+                srow.author_kind,
+                srow.author_token,
+                self._connection_of(srow.author_token),
+                srow.created_at,
+                self.now,
+                self.now,
+                editor_kind="owner",
+            ),
+        )  # the owner's phone resealed it: its labels are the approved ones
         ms.delete_space_row(self.con, srow.id)
         ms.log_change(self.con, "context_row", srow.id, "destroyed", self.now, space_id=space.id)
         ms.log_change(self.con, "context_memory", srow.id, "created", self.now)
@@ -136,8 +152,11 @@ class _Mover:
 
     # -- the current format ----------------------------------------------------------------------
     def _convert(self, obj: dict, space: ms.Space, rid: str) -> dict:
-        new = {"v": 2, "row_id": rid, **{k: copy.deepcopy(v) for k, v in obj.items()
-                                          if k not in ("space_id", "row_id", "v")}}
+        new = {
+            "v": 2,
+            "row_id": rid,
+            **{k: copy.deepcopy(v) for k, v in obj.items() if k not in ("space_id", "row_id", "v")},
+        }
         if isinstance(obj.get("observation"), dict):
             self._observation(new, space)
         elif isinstance(obj.get("entity"), dict):
@@ -177,8 +196,11 @@ class _Mover:
         """A relation end: the user, a topic, or (in an account's space) the account itself."""
         if not isinstance(name, str) or memory.normalize_topic_name(name) in memory.USER_NAMES:
             return "user" if isinstance(name, str) else None
-        if space.kind == "account" and self._entity_row(space, name) is None \
-                and memory.normalize_topic_name(name) not in self._topic_index():
+        if (
+            space.kind == "account"
+            and self._entity_row(space, name) is None
+            and memory.normalize_topic_name(name) not in self._topic_index()
+        ):
             return f"account:{space.account_id}"
         found = self._topic(space, name, create=create)
         return found[1] if found else None
@@ -207,24 +229,42 @@ class _Mover:
             for row in ms.all_memories(self.con):
                 opened = sharing.open_row(row, self.owner_key)
                 if isinstance(opened, sharing.Opened) and opened.plain.kind == "topic" and opened.plain.name:
-                    self._topics.setdefault(memory.normalize_topic_name(opened.plain.name),
-                                            (f"topic:{row.id}", opened.plain.name))
+                    self._topics.setdefault(
+                        memory.normalize_topic_name(opened.plain.name), (f"topic:{row.id}", opened.plain.name)
+                    )
         return self._topics
 
     def _entity_row(self, space: ms.Space, name: str) -> ms.SpaceRow | None:
         norm = memory.normalize_topic_name(name)
         for srow in ms.space_rows(self.con, space.id):
             ent = self._open(srow, space).get("entity")
-            if isinstance(ent, dict) and isinstance(ent.get("name"), str) \
-                    and memory.normalize_topic_name(ent["name"]) == norm:
+            if (
+                isinstance(ent, dict)
+                and isinstance(ent.get("name"), str)
+                and memory.normalize_topic_name(ent["name"]) == norm
+            ):
                 return srow
         return None
 
     def _new_topic(self, name: str) -> None:
         made = memory.new_topic_rows(self.owner_keys, name)
         for row in made.rows:
-            ms.insert_memory(self.con, ms.MemoryRow(row["id"], row["kid"], 1, row["ciphertext"], row["owner_wrap"],
-                                                    "owner", None, None, self.now, self.now, self.now))
+            ms.insert_memory(
+                self.con,
+                ms.MemoryRow(
+                    row["id"],
+                    row["kid"],
+                    1,
+                    row["ciphertext"],
+                    row["owner_wrap"],
+                    "owner",
+                    None,
+                    None,
+                    self.now,
+                    self.now,
+                    self.now,
+                ),
+            )
             ms.log_change(self.con, "context_memory", row["id"], "created", self.now)
         self._topic_index()[memory.normalize_topic_name(name)] = (made.topic_id, made.topic["name"])
 

@@ -21,6 +21,7 @@ A refresh grant that cannot succeed names its own code with `recovery: re_pair`
 A refresh replaces the connection's access tokens: an older one then answers `401 TOKEN_REPLACED`
 (`recovery: refresh`). Introspection (RFC 7662) and revocation (RFC 7009) live in token_admin.py.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,22 @@ from .db import token_hash
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels, no look-alikes (RFC 8628 §6.1)
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 PAR_KEYS = {"authorization_details", "scope", "client_id", "client_uri", "icon", "logo_uri"}
-DEVICE_KEYS = {"request_uri", "name", "scopes", "scope", "authorization_details", "client_id", "platform",
-               "client_uri", "icon", "logo_uri", "redirect_uri", "state", "agent_public_key", "keep"}
+DEVICE_KEYS = {
+    "request_uri",
+    "name",
+    "scopes",
+    "scope",
+    "authorization_details",
+    "client_id",
+    "platform",
+    "client_uri",
+    "icon",
+    "logo_uri",
+    "redirect_uri",
+    "state",
+    "agent_public_key",
+    "keep",
+}
 _HOST_RE = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 _INTERNAL_SUFFIXES = (".local", ".localhost", ".internal", ".lan", ".home", ".corp", ".test", ".invalid")
 
@@ -54,8 +69,13 @@ class OAuthProblem(HTTPProblem):
         self.oauth_error = error
 
     def body(self) -> dict[str, Any]:
-        return {"error": self.oauth_error, "error_description": self.message, "code": self.code,
-                "message": self.message, **self.extra}
+        return {
+            "error": self.oauth_error,
+            "error_description": self.message,
+            "code": self.code,
+            "message": self.message,
+            **self.extra,
+        }
 
 
 def base_url(request: Request) -> str:
@@ -63,6 +83,7 @@ def base_url(request: Request) -> str:
 
 
 # ── discovery ─────────────────────────────────────────────────────────────────────────────
+
 
 async def authorization_server(request: Request) -> JSONResponse:
     base = base_url(request)
@@ -100,6 +121,7 @@ async def protected_resource(request: Request) -> JSONResponse:
 
 
 # ── shared parsing ────────────────────────────────────────────────────────────────────────
+
 
 def _rows(value: Any) -> list[grants.Row]:
     try:
@@ -174,8 +196,9 @@ def is_form(request: Request) -> bool:
 async def form_body(request: Request) -> dict[str, str]:
     """A form-encoded body as a dict (the last value of a repeated key wins), or 400 invalid_request."""
     if not is_form(request):
-        raise OAuthProblem(400, "invalid_request",
-                           f"POST {request.url.path} is form-encoded (application/x-www-form-urlencoded)")
+        raise OAuthProblem(
+            400, "invalid_request", f"POST {request.url.path} is form-encoded (application/x-www-form-urlencoded)"
+        )
     try:
         parsed = parse_qs((await request.body()).decode(), keep_blank_values=True)
     except UnicodeDecodeError:
@@ -185,12 +208,16 @@ async def form_body(request: Request) -> dict[str, str]:
 
 # ── PAR ───────────────────────────────────────────────────────────────────────────────────
 
+
 async def par(request: Request) -> JSONResponse:
     state = state_of(request)
     if is_form(request):
         form = await form_body(request)
         try:
-            body: dict[str, Any] = {**form, "authorization_details": json.loads(form.get("authorization_details", "null"))}
+            body: dict[str, Any] = {
+                **form,
+                "authorization_details": json.loads(form.get("authorization_details", "null")),
+            }
         except json.JSONDecodeError:
             raise OAuthProblem(400, "invalid_authorization_details", "`authorization_details` is not JSON") from None
     else:
@@ -206,11 +233,15 @@ async def par(request: Request) -> JSONResponse:
     uri = "urn:ietf:params:oauth:request_uri:" + secrets.token_urlsafe(24)
     now = state.now()
     with state.store.tx() as con:
-        con.execute("INSERT INTO par_requests (request_uri, entries, scopes, client_id, expires_at) VALUES (?,?,?,?,?)",
-                    (uri, json.dumps([r.as_json() for r in rows]), json.dumps(scopes), client_id,
-                     now + state.device_ttl))
-    answer: dict[str, Any] = {"request_uri": uri, "expires_in": state.device_ttl,
-                              "authorization_details": [r.as_json() for r in rows]}
+        con.execute(
+            "INSERT INTO par_requests (request_uri, entries, scopes, client_id, expires_at) VALUES (?,?,?,?,?)",
+            (uri, json.dumps([r.as_json() for r in rows]), json.dumps(scopes), client_id, now + state.device_ttl),
+        )
+    answer: dict[str, Any] = {
+        "request_uri": uri,
+        "expires_in": state.device_ttl,
+        "authorization_details": [r.as_json() for r in rows],
+    }
     warnings = client_warnings(body)
     if warnings:
         answer["warnings"] = warnings
@@ -218,6 +249,7 @@ async def par(request: Request) -> JSONResponse:
 
 
 # ── device authorization ──────────────────────────────────────────────────────────────────
+
 
 def _user_code() -> str:
     raw = "".join(secrets.choice(USER_CODE_ALPHABET) for _ in range(8))
@@ -277,29 +309,51 @@ async def device(request: Request) -> JSONResponse:
         elif legacy:
             scopes = legacy
         elif named_scopes:
-            raise OAuthProblem(400, "NOTHING_TO_APPROVE",
-                               "webhook.read is held by every connection; there is nothing for the owner to approve",
-                               code="NOTHING_TO_APPROVE")
+            raise OAuthProblem(
+                400,
+                "NOTHING_TO_APPROVE",
+                "webhook.read is held by every connection; there is nothing for the owner to approve",
+                code="NOTHING_TO_APPROVE",
+            )
         else:
             scopes = list(grants.DEFAULT_SCOPES)
-            warnings.append("no_scopes_requested: nothing was asked, so the owner sees a near-empty screen and must "
-                            "build the grant by hand; the default is read-only scopes with no permissions. Name "
-                            "permissions in authorization_details.")
+            warnings.append(
+                "no_scopes_requested: nothing was asked, so the owner sees a near-empty screen and must "
+                "build the grant by hand; the default is read-only scopes with no permissions. Name "
+                "permissions in authorization_details."
+            )
         device_code = secrets.token_urlsafe(32)
         user_code = _user_code()
         request_id = grants.new_id()
-        con.execute("INSERT INTO device_sessions (device_hash, user_code, request_id, client_id, name, public_key,"
-                    " entries, scopes, warnings, created_at, expires_at, interval, last_poll, status)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL,'pending')",
-                    (token_hash(device_code), user_code, request_id, client_id, name, public_key,
-                     json.dumps([r.as_json() for r in rows]), json.dumps(scopes), json.dumps(warnings),
-                     now, now + state.device_ttl, state.device_interval))
+        con.execute(
+            "INSERT INTO device_sessions (device_hash, user_code, request_id, client_id, name, public_key,"
+            " entries, scopes, warnings, created_at, expires_at, interval, last_poll, status)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL,'pending')",
+            (
+                token_hash(device_code),
+                user_code,
+                request_id,
+                client_id,
+                name,
+                public_key,
+                json.dumps([r.as_json() for r in rows]),
+                json.dumps(scopes),
+                json.dumps(warnings),
+                now,
+                now + state.device_ttl,
+                state.device_interval,
+            ),
+        )
         state.owner.on_pairing(con, request_id)
     verify = f"{base_url(request)}/connect"
     answer: dict[str, Any] = {
-        "device_code": device_code, "user_code": user_code, "verification_uri": verify,
-        "verification_uri_complete": f"{verify}?code={quote(user_code)}", "expires_in": state.device_ttl,
-        "interval": state.device_interval, "request_id": request_id,
+        "device_code": device_code,
+        "user_code": user_code,
+        "verification_uri": verify,
+        "verification_uri_complete": f"{verify}?code={quote(user_code)}",
+        "expires_in": state.device_ttl,
+        "interval": state.device_interval,
+        "request_id": request_id,
         "authorization_details": [r.as_json() for r in rows],
         "permissions": sorted({n for r in rows for n in r.permissions}, key=grants.ORDER.__getitem__),
     }
@@ -310,19 +364,30 @@ async def device(request: Request) -> JSONResponse:
 
 # ── token ─────────────────────────────────────────────────────────────────────────────────
 
+
 def mint(con, state, token_id: str, now: float) -> dict[str, Any]:
     """New access + refresh tokens for a connection, and the token answer."""
     access, refresh = "dla_" + secrets.token_urlsafe(32), "dlr_" + secrets.token_urlsafe(32)
-    con.execute("INSERT INTO credentials (hash, token_id, kind, issued_at, expires_at) VALUES (?,?,?,?,?)",
-                (token_hash(access), token_id, "access", now, now + state.token_ttl))
-    con.execute("INSERT INTO credentials (hash, token_id, kind, issued_at, expires_at) VALUES (?,?,?,?,?)",
-                (token_hash(refresh), token_id, "refresh", now, now + state.refresh_ttl))
+    con.execute(
+        "INSERT INTO credentials (hash, token_id, kind, issued_at, expires_at) VALUES (?,?,?,?,?)",
+        (token_hash(access), token_id, "access", now, now + state.token_ttl),
+    )
+    con.execute(
+        "INSERT INTO credentials (hash, token_id, kind, issued_at, expires_at) VALUES (?,?,?,?,?)",
+        (token_hash(refresh), token_id, "refresh", now, now + state.refresh_ttl),
+    )
     conn = con.execute("SELECT * FROM connections WHERE token_id=?", (token_id,)).fetchone()
     rows = grants.live_rows(con, token_id, now)
-    return {"access_token": access, "refresh_token": refresh, "token_type": "Bearer",
-            "expires_in": state.token_ttl, "access_version": conn["access_version"],
-            "scope": " ".join(grants.scopes_for(rows, json.loads(conn["scopes"] or "[]"))),
-            "token_id": token_id, "authorization_details": [r.as_json() for r in rows]}
+    return {
+        "access_token": access,
+        "refresh_token": refresh,
+        "token_type": "Bearer",
+        "expires_in": state.token_ttl,
+        "access_version": conn["access_version"],
+        "scope": " ".join(grants.scopes_for(rows, json.loads(conn["scopes"] or "[]"))),
+        "token_id": token_id,
+        "authorization_details": [r.as_json() for r in rows],
+    }
 
 
 def _device_grant(con, state, form: dict[str, str], now: float) -> dict[str, Any]:
@@ -343,10 +408,16 @@ def _device_grant(con, state, form: dict[str, str], now: float) -> dict[str, Any
     if sess["status"] == "pending":
         last, interval = sess["last_poll"], sess["interval"]
         if last is not None and now - last < interval:
-            con.execute("UPDATE device_sessions SET last_poll=?, interval=? WHERE device_hash=?",
-                        (now, interval + 5, sess["device_hash"]))
-            raise OAuthProblem(400, "slow_down", f"polled sooner than {interval:g} s; wait {interval + 5:g} s",
-                               interval=int(interval + 5))
+            con.execute(
+                "UPDATE device_sessions SET last_poll=?, interval=? WHERE device_hash=?",
+                (now, interval + 5, sess["device_hash"]),
+            )
+            raise OAuthProblem(
+                400,
+                "slow_down",
+                f"polled sooner than {interval:g} s; wait {interval + 5:g} s",
+                interval=int(interval + 5),
+            )
         con.execute("UPDATE device_sessions SET last_poll=? WHERE device_hash=?", (now, sess["device_hash"]))
         raise OAuthProblem(400, "authorization_pending", "the owner has not answered yet")
     con.execute("UPDATE device_sessions SET status='consumed' WHERE device_hash=?", (sess["device_hash"],))
@@ -367,25 +438,41 @@ def _refresh_grant(con, state, form: dict[str, str], now: float) -> dict[str, An
     if form.get("client_id") and form["client_id"] != conn["client_id"]:
         raise OAuthProblem(400, "invalid_grant", "`client_id` does not match this connection")
     if conn["revoked"]:
-        raise OAuthProblem(400, "invalid_grant", "this connection was revoked", code="TOKEN_REVOKED",
-                           recovery="re_pair")
+        raise OAuthProblem(
+            400, "invalid_grant", "this connection was revoked", code="TOKEN_REVOKED", recovery="re_pair"
+        )
     if cred["state"] == "superseded":
-        raise OAuthProblem(400, "invalid_grant", "this connection was reconnected on a newer token",
-                           code="TOKEN_SUPERSEDED", recovery="continue")
+        raise OAuthProblem(
+            400,
+            "invalid_grant",
+            "this connection was reconnected on a newer token",
+            code="TOKEN_SUPERSEDED",
+            recovery="continue",
+        )
     replay = cred["state"] == "used" and now - (cred["used_at"] or 0.0) <= REFRESH_REPLAY_SECONDS
     if cred["state"] in ("used", "retired") and not replay:
-        raise OAuthProblem(400, "invalid_grant", "this refresh_token was already used (they rotate)",
-                           code="REFRESH_TOKEN_USED", recovery="re_pair")
+        raise OAuthProblem(
+            400,
+            "invalid_grant",
+            "this refresh_token was already used (they rotate)",
+            code="REFRESH_TOKEN_USED",
+            recovery="re_pair",
+        )
     if now >= cred["expires_at"]:
-        raise OAuthProblem(400, "invalid_grant", "the refresh_token expired", code="REFRESH_TOKEN_EXPIRED",
-                           recovery="re_pair")
+        raise OAuthProblem(
+            400, "invalid_grant", "the refresh_token expired", code="REFRESH_TOKEN_EXPIRED", recovery="re_pair"
+        )
     if replay:  # sent again soon after its use: that answer was lost on the way
-        con.execute("UPDATE credentials SET state='retired' WHERE token_id=? AND kind='refresh' AND state='live'",
-                    (conn["token_id"],))  # the pair it minted: never replayable itself
+        con.execute(
+            "UPDATE credentials SET state='retired' WHERE token_id=? AND kind='refresh' AND state='live'",
+            (conn["token_id"],),
+        )  # the pair it minted: never replayable itself
     else:
         con.execute("UPDATE credentials SET state='used', used_at=? WHERE hash=?", (now, cred["hash"]))
-    con.execute("UPDATE credentials SET state='replaced' WHERE token_id=? AND kind='access' AND state='live'",
-                (conn["token_id"],))
+    con.execute(
+        "UPDATE credentials SET state='replaced' WHERE token_id=? AND kind='access' AND state='live'",
+        (conn["token_id"],),
+    )
     return mint(con, state, conn["token_id"], now)
 
 

@@ -19,6 +19,7 @@ Choices where the spec is silent:
 - **Narrowing.** Approving with `narrow=[rows]` grants those rows instead; the request then reads
   `resolved` (approved with changes) unless the rows equal what was asked.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 RENEW_HOURS = 30 * 24
 
 
-def _load_key(state: "SandboxState", owner_key: Any):
+def _load_key(state: SandboxState, owner_key: Any):
     """The owner key: the one given, else the one this database already holds, else a new one.
     It is kept in the database so a file-backed sandbox reopens with the same owner (the rows'
     owner wraps stay openable across restarts)."""
@@ -61,7 +62,7 @@ def normalize_user_code(code: str) -> str:
 class Owner:
     """The owner's phone, bound to one sandbox state."""
 
-    def __init__(self, state: "SandboxState", owner_key: Any = None):
+    def __init__(self, state: SandboxState, owner_key: Any = None):
         self.state = state
         self.key = _load_key(state, owner_key)
         self.renew_hours: float = RENEW_HOURS
@@ -79,8 +80,9 @@ class Owner:
         with self.state.store.tx() as con:
             return self._pending(con, self.state.now())
 
-    def approve(self, ref: str, narrow: list[dict] | None = None, *,
-                expires_in_hours: float | None = None) -> dict[str, Any]:
+    def approve(
+        self, ref: str, narrow: list[dict] | None = None, *, expires_in_hours: float | None = None
+    ) -> dict[str, Any]:
         """Approve a pairing (user code or request id) or a grant request (request id)."""
         with self.state.store.tx() as con:
             return self._approve(con, ref, narrow, expires_in_hours, self.state.now())
@@ -97,11 +99,15 @@ class Owner:
             now = self.state.now()
             if policy_id is None:
                 con.execute("UPDATE connections SET revoked=1, revoked_at=? WHERE token_id=?", (now, token_id))
-                con.execute("UPDATE requests SET status='denied', decided_at=? WHERE token_id=? AND status='pending'",
-                            (now, token_id))
+                con.execute(
+                    "UPDATE requests SET status='denied', decided_at=? WHERE token_id=? AND status='pending'",
+                    (now, token_id),
+                )
             else:
-                cur = con.execute("UPDATE policies SET revoked_at=? WHERE id=? AND token_id=? AND revoked_at IS NULL",
-                                  (now, policy_id, token_id))
+                cur = con.execute(
+                    "UPDATE policies SET revoked_at=? WHERE id=? AND token_id=? AND revoked_at IS NULL",
+                    (now, policy_id, token_id),
+                )
                 if cur.rowcount == 0:
                     raise HTTPProblem(404, "NOT_FOUND", "no live policy with that id on this connection")
             version = bump_access_version(con, conn["token_id"])
@@ -112,8 +118,11 @@ class Owner:
         with self.state.store.tx() as con:
             self._connection(con, token_id)
             now = self.state.now()
-            cur = con.execute("UPDATE policies SET expires_at=? WHERE token_id=? AND revoked_at IS NULL"
-                              " AND (expires_at IS NULL OR expires_at>?)", (now, token_id, now))
+            cur = con.execute(
+                "UPDATE policies SET expires_at=? WHERE token_id=? AND revoked_at IS NULL"
+                " AND (expires_at IS NULL OR expires_at>?)",
+                (now, token_id, now),
+            )
             version = bump_access_version(con, token_id)
             return {"expired": cur.rowcount, "token_id": token_id, "access_version": version}
 
@@ -126,14 +135,20 @@ class Owner:
         with self.state.store.tx() as con:
             for c in con.execute("SELECT * FROM connections ORDER BY created_at, token_id"):
                 rows = grants.live_rows(con, c["token_id"], now)
-                out.append({
-                    "token_id": c["token_id"], "name": c["name"], "client_id": c["client_id"],
-                    "key_fingerprint": public_key_fingerprint(c["public_key"]) if c["public_key"] else None,
-                    "key_changed_at": iso(c["key_changed_at"]), "revoked": bool(c["revoked"]),
-                    "access_version": c["access_version"], "ends_at": iso(grants.connection_ends_at(con, c["token_id"], now)),
-                    "permissions": [r.as_json() for r in rows],
-                    "memories": grants.memory_access_from_rows(rows).summary(),
-                })
+                out.append(
+                    {
+                        "token_id": c["token_id"],
+                        "name": c["name"],
+                        "client_id": c["client_id"],
+                        "key_fingerprint": public_key_fingerprint(c["public_key"]) if c["public_key"] else None,
+                        "key_changed_at": iso(c["key_changed_at"]),
+                        "revoked": bool(c["revoked"]),
+                        "access_version": c["access_version"],
+                        "ends_at": iso(grants.connection_ends_at(con, c["token_id"], now)),
+                        "permissions": [r.as_json() for r in rows],
+                        "memories": grants.memory_access_from_rows(rows).summary(),
+                    }
+                )
         return out
 
     # ── delegated to the memory side (sharing.py) ────────────────────────────────────────
@@ -161,19 +176,39 @@ class Owner:
             for m in ms.all_memories(con):
                 wraps = ms.wraps_of(con, m.id)
                 own = next((w for w in wraps if w.token_id == m.author_token), None)
-                out.append({
-                    "id": m.id, "kind": "memory_row", "kid": m.kid, "rev": m.rev, "ciphertext": m.ciphertext,
-                    "owner_wrap": m.owner_wrap, "self_wrap": own.wrapped_key if own else None,
-                    "grantee_wraps": [{"token_id": w.token_id, "via": w.via, "kid": w.kid, "wrapped_key": w.wrapped_key}
-                                      for w in wraps if w is not own],
-                    "author": {"kind": m.author_kind, "token_id": m.author_token},
-                    "created_at": iso(m.created_at), "updated_at": iso(m.updated_at),
-                })
+                out.append(
+                    {
+                        "id": m.id,
+                        "kind": "memory_row",
+                        "kid": m.kid,
+                        "rev": m.rev,
+                        "ciphertext": m.ciphertext,
+                        "owner_wrap": m.owner_wrap,
+                        "self_wrap": own.wrapped_key if own else None,
+                        "grantee_wraps": [
+                            {"token_id": w.token_id, "via": w.via, "kid": w.kid, "wrapped_key": w.wrapped_key}
+                            for w in wraps
+                            if w is not own
+                        ],
+                        "author": {"kind": m.author_kind, "token_id": m.author_token},
+                        "created_at": iso(m.created_at),
+                        "updated_at": iso(m.updated_at),
+                    }
+                )
             for r in con.execute("SELECT * FROM space_rows ORDER BY created_at, id"):
-                out.append({"id": r["id"], "kind": "space_row", "space_id": r["space_id"], "kid": r["skid"],
-                            "rev": r["rev"], "ciphertext": r["ciphertext"],
-                            "author": {"kind": r["author_kind"], "token_id": r["author_token"]},
-                            "created_at": iso(r["created_at"]), "updated_at": iso(r["updated_at"])})
+                out.append(
+                    {
+                        "id": r["id"],
+                        "kind": "space_row",
+                        "space_id": r["space_id"],
+                        "kid": r["skid"],
+                        "rev": r["rev"],
+                        "ciphertext": r["ciphertext"],
+                        "author": {"kind": r["author_kind"], "token_id": r["author_token"]},
+                        "created_at": iso(r["created_at"]),
+                        "updated_at": iso(r["updated_at"]),
+                    }
+                )
         return out
 
     def _sharing(self):
@@ -223,8 +258,9 @@ class Owner:
             raise HTTPProblem(400, exc.code, exc.message) from None
         return rows, set(rows) != set(asked)
 
-    def _approve(self, con: sqlite3.Connection, ref: str, narrow: list[dict] | None,
-                 hours: float | None, now: float) -> dict[str, Any]:
+    def _approve(
+        self, con: sqlite3.Connection, ref: str, narrow: list[dict] | None, hours: float | None, now: float
+    ) -> dict[str, Any]:
         kind, rec = self._find(con, ref)
         if rec["status"] != "pending":
             raise HTTPProblem(409, "REQUEST_ALREADY_DECIDED", f"this {kind} is already {rec['status']}")
@@ -234,31 +270,48 @@ class Owner:
         if kind == "pairing":
             if now >= rec["expires_at"]:
                 raise HTTPProblem(409, "PAIRING_EXPIRED", "the pairing link expired; the agent must start again")
-            reconnect = con.execute("SELECT 1 FROM connections WHERE client_id=? AND revoked=0",
-                                    (rec["client_id"],)).fetchone() is not None
+            reconnect = (
+                con.execute("SELECT 1 FROM connections WHERE client_id=? AND revoked=0", (rec["client_id"],)).fetchone()
+                is not None
+            )
             token_id = self._connect(con, rec, now)
             if reconnect:  # "a reconnect itself sends one push"
                 self._sharing().nudge(self.state, now)
             policy_id = self._grant(con, token_id, rows, hours, now, rec["request_id"], "Pairing")
-            con.execute("UPDATE device_sessions SET status=?, token_id=?, policy_id=? WHERE request_id=?",
-                        (status, token_id, policy_id, rec["request_id"]))
+            con.execute(
+                "UPDATE device_sessions SET status=?, token_id=?, policy_id=? WHERE request_id=?",
+                (status, token_id, policy_id, rec["request_id"]),
+            )
             request_id = rec["request_id"]
         else:
             token_id = rec["token_id"]
             if rec["renewal"]:
                 ends = now + (self.renew_hours if hours is None else hours) * 3600
-                con.execute("UPDATE policies SET expires_at=? WHERE token_id=? AND revoked_at IS NULL"
-                            " AND (expires_at IS NULL OR expires_at>?)", (ends, token_id, now))
+                con.execute(
+                    "UPDATE policies SET expires_at=? WHERE token_id=? AND revoked_at IS NULL"
+                    " AND (expires_at IS NULL OR expires_at>?)",
+                    (ends, token_id, now),
+                )
                 policy_id = None
             else:
                 reason = "; ".join(json.loads(rec["reasons"])) or "Request"
                 policy_id = self._grant(con, token_id, rows, hours, now, rec["id"], reason)
-            con.execute("UPDATE requests SET status=?, decided_at=?, policy_id=? WHERE id=?",
-                        (status, now, policy_id, rec["id"]))
+            con.execute(
+                "UPDATE requests SET status=?, decided_at=?, policy_id=? WHERE id=?",
+                (status, now, policy_id, rec["id"]),
+            )
             request_id = rec["id"]
         version = bump_access_version(con, token_id)
-        return {"ok": True, "kind": kind, "request_id": request_id, "status": status, "token_id": token_id,
-                "policy_id": policy_id, "permissions": [r.as_json() for r in rows], "access_version": version}
+        return {
+            "ok": True,
+            "kind": kind,
+            "request_id": request_id,
+            "status": status,
+            "token_id": token_id,
+            "policy_id": policy_id,
+            "permissions": [r.as_json() for r in rows],
+            "access_version": version,
+        }
 
     def _deny(self, con: sqlite3.Connection, ref: str, now: float) -> dict[str, Any]:
         kind, rec = self._find(con, ref)
@@ -273,72 +326,122 @@ class Owner:
     def _connect(self, con: sqlite3.Connection, sess: sqlite3.Row, now: float) -> str:
         """The connection a pairing continues ("reconnect with the same `client_id`", not revoked; the
         name it sends replaces the connection's), or a new one."""
-        conn = con.execute("SELECT * FROM connections WHERE client_id=? AND revoked=0"
-                           " ORDER BY created_at DESC LIMIT 1", (sess["client_id"],)).fetchone()
+        conn = con.execute(
+            "SELECT * FROM connections WHERE client_id=? AND revoked=0 ORDER BY created_at DESC LIMIT 1",
+            (sess["client_id"],),
+        ).fetchone()
         scopes = json.loads(sess["scopes"])
         if conn is None:
             token_id = grants.new_id()
-            con.execute("INSERT INTO connections (token_id, connection_id, name, client_id, public_key, created_at,"
-                        " key_changed_at, revoked, access_version, scopes) VALUES (?,?,?,?,?,?,NULL,0,0,?)",
-                        (token_id, token_id, sess["name"], sess["client_id"], sess["public_key"], now,
-                         json.dumps(sorted(set(scopes)))))
+            con.execute(
+                "INSERT INTO connections (token_id, connection_id, name, client_id, public_key, created_at,"
+                " key_changed_at, revoked, access_version, scopes) VALUES (?,?,?,?,?,?,NULL,0,0,?)",
+                (
+                    token_id,
+                    token_id,
+                    sess["name"],
+                    sess["client_id"],
+                    sess["public_key"],
+                    now,
+                    json.dumps(sorted(set(scopes))),
+                ),
+            )
             return token_id
         token_id = conn["token_id"]
         con.execute("UPDATE connections SET name=? WHERE token_id=?", (sess["name"], token_id))
         new_key = sess["public_key"]
         if new_key and new_key != conn["public_key"]:
             changed_at = now if conn["public_key"] else conn["key_changed_at"]
-            con.execute("UPDATE connections SET public_key=?, key_changed_at=? WHERE token_id=?",
-                        (new_key, changed_at, token_id))
+            con.execute(
+                "UPDATE connections SET public_key=?, key_changed_at=? WHERE token_id=?",
+                (new_key, changed_at, token_id),
+            )
         held = set(json.loads(conn["scopes"] or "[]"))
-        con.execute("UPDATE connections SET scopes=? WHERE token_id=?", (json.dumps(sorted(held | set(scopes))), token_id))
+        con.execute(
+            "UPDATE connections SET scopes=? WHERE token_id=?", (json.dumps(sorted(held | set(scopes))), token_id)
+        )
         con.execute("UPDATE credentials SET state='superseded' WHERE token_id=? AND state='live'", (token_id,))
         return token_id
 
-    def _grant(self, con: sqlite3.Connection, token_id: str, rows: list[grants.Row], hours: float | None,
-               now: float, request_id: str | None, reason: str) -> str | None:
+    def _grant(
+        self,
+        con: sqlite3.Connection,
+        token_id: str,
+        rows: list[grants.Row],
+        hours: float | None,
+        now: float,
+        request_id: str | None,
+        reason: str,
+    ) -> str | None:
         """Store an approved policy (entries already held are not added again); set the end date."""
         held = grants.live_rows(con, token_id, now)
         new = [r for r in rows if not grants.covers(held, r)]
         if hours is not None:
             ends: float | None = now + float(hours) * 3600
-            con.execute("UPDATE policies SET expires_at=? WHERE token_id=? AND revoked_at IS NULL"
-                        " AND (expires_at IS NULL OR expires_at>?)", (ends, token_id, now))
+            con.execute(
+                "UPDATE policies SET expires_at=? WHERE token_id=? AND revoked_at IS NULL"
+                " AND (expires_at IS NULL OR expires_at>?)",
+                (ends, token_id, now),
+            )
         else:
             ends = grants.connection_ends_at(con, token_id, now)
         if not new:
             return None
         policy_id = grants.new_id()
-        con.execute("INSERT INTO policies (id, token_id, request_id, reason, created_at, approved_at, expires_at,"
-                    " revoked_at, rows) VALUES (?,?,?,?,?,?,?,NULL,?)",
-                    (policy_id, token_id, request_id, reason, now, now, ends, json.dumps([r.as_json() for r in new])))
+        con.execute(
+            "INSERT INTO policies (id, token_id, request_id, reason, created_at, approved_at, expires_at,"
+            " revoked_at, rows) VALUES (?,?,?,?,?,?,?,NULL,?)",
+            (policy_id, token_id, request_id, reason, now, now, ends, json.dumps([r.as_json() for r in new])),
+        )
         return policy_id
 
     def _pending(self, con: sqlite3.Connection, now: float) -> list[dict[str, Any]]:
         from ..crypto import public_key_fingerprint
 
         out: list[dict[str, Any]] = []
-        for s in con.execute("SELECT * FROM device_sessions WHERE status='pending' AND expires_at>?"
-                             " ORDER BY created_at", (now,)):
+        for s in con.execute(
+            "SELECT * FROM device_sessions WHERE status='pending' AND expires_at>? ORDER BY created_at", (now,)
+        ):
             rows = [grants.Row.from_json(r) for r in json.loads(s["entries"])]
-            existing = con.execute("SELECT token_id FROM connections WHERE client_id=? AND name=? AND revoked=0",
-                                   (s["client_id"], s["name"])).fetchone()
-            out.append({
-                "kind": "pairing", "request_id": s["request_id"], "user_code": s["user_code"], "name": s["name"],
-                "client_id": s["client_id"], "reconnect": existing is not None,
-                "key_fingerprint": public_key_fingerprint(s["public_key"]) if s["public_key"] else None,
-                "permissions": [r.as_json() for r in rows], "headlines": [h for r in rows for h in r.headlines()],
-                "scopes": grants.scopes_for(rows, json.loads(s["scopes"])), "warnings": json.loads(s["warnings"]),
-                "created_at": iso(s["created_at"]), "expires_at": iso(s["expires_at"]),
-            })
-        for r in con.execute("SELECT r.*, c.name FROM requests r JOIN connections c ON c.token_id=r.token_id"
-                             " WHERE r.status='pending' ORDER BY r.created_at", ()):
+            existing = con.execute(
+                "SELECT token_id FROM connections WHERE client_id=? AND name=? AND revoked=0",
+                (s["client_id"], s["name"]),
+            ).fetchone()
+            out.append(
+                {
+                    "kind": "pairing",
+                    "request_id": s["request_id"],
+                    "user_code": s["user_code"],
+                    "name": s["name"],
+                    "client_id": s["client_id"],
+                    "reconnect": existing is not None,
+                    "key_fingerprint": public_key_fingerprint(s["public_key"]) if s["public_key"] else None,
+                    "permissions": [r.as_json() for r in rows],
+                    "headlines": [h for r in rows for h in r.headlines()],
+                    "scopes": grants.scopes_for(rows, json.loads(s["scopes"])),
+                    "warnings": json.loads(s["warnings"]),
+                    "created_at": iso(s["created_at"]),
+                    "expires_at": iso(s["expires_at"]),
+                }
+            )
+        for r in con.execute(
+            "SELECT r.*, c.name FROM requests r JOIN connections c ON c.token_id=r.token_id"
+            " WHERE r.status='pending' ORDER BY r.created_at",
+            (),
+        ):
             rows = [grants.Row.from_json(e) for e in json.loads(r["entries"])]
-            out.append({
-                "kind": "grant", "request_id": r["id"], "token_id": r["token_id"], "name": r["name"],
-                "renewal": bool(r["renewal"]), "ends_at": iso(r["ends_at"]), "reasons": json.loads(r["reasons"]),
-                "permissions": [x.as_json() for x in rows], "headlines": [h for x in rows for h in x.headlines()],
-                "created_at": iso(r["created_at"]),
-            })
+            out.append(
+                {
+                    "kind": "grant",
+                    "request_id": r["id"],
+                    "token_id": r["token_id"],
+                    "name": r["name"],
+                    "renewal": bool(r["renewal"]),
+                    "ends_at": iso(r["ends_at"]),
+                    "reasons": json.loads(r["reasons"]),
+                    "permissions": [x.as_json() for x in rows],
+                    "headlines": [h for x in rows for h in x.headlines()],
+                    "created_at": iso(r["created_at"]),
+                }
+            )
         return out
-

@@ -29,6 +29,7 @@ themselves, so the window guarded is the whole ask, from its token check through
 to its commit; an ask arriving meanwhile is refused before anything is read or counted (it does
 not count toward the 10 a minute).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -36,7 +37,8 @@ import json
 import math
 import sqlite3
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -53,6 +55,7 @@ POLL_HINT = 600
 
 
 # ── the access summary ────────────────────────────────────────────────────────────────────
+
 
 def _target(rows: list[grants.Row], name: str, keys: dict[str, str]) -> dict[str, Any]:
     """Which targets rows give `name` on: `{"all": bool, <plural>: [...]}`."""
@@ -74,14 +77,22 @@ def access_summary(agent: Agent) -> dict[str, Any]:
     rows = list(agent.rows)
     acct = {"account_id": "account_ids", "domain": "domains"}
     every = any("everything" in r.permissions for r in rows)
-    accounts = {"create": every or any("account.create" in r.permissions for r in rows),
-                **{v: _target(rows, f"account.{v}", acct) for v in ("read", "edit", "delete")}}
-    mail: dict[str, Any] = {v: _target(rows, f"acctmail.{v}", {"account_id": "account_ids"})
-                            for v in ("read", "mark", "send", "edit", "delete")}
-    mail["alias"] = {v: _target(rows, f"alias.{v}", {"namespace_id": "namespace_ids"})
-                     for v in ("read", "mark", "send", "edit", "delete", "burn")}
-    personal = {v: _target(rows, f"personal.{v}", {"record_type": "record_types", "personal_id": "personal_ids"})
-                for v in ("read", "edit", "delete")}
+    accounts = {
+        "create": every or any("account.create" in r.permissions for r in rows),
+        **{v: _target(rows, f"account.{v}", acct) for v in ("read", "edit", "delete")},
+    }
+    mail: dict[str, Any] = {
+        v: _target(rows, f"acctmail.{v}", {"account_id": "account_ids"})
+        for v in ("read", "mark", "send", "edit", "delete")
+    }
+    mail["alias"] = {
+        v: _target(rows, f"alias.{v}", {"namespace_id": "namespace_ids"})
+        for v in ("read", "mark", "send", "edit", "delete", "burn")
+    }
+    personal = {
+        v: _target(rows, f"personal.{v}", {"record_type": "record_types", "personal_id": "personal_ids"})
+        for v in ("read", "edit", "delete")
+    }
     memories = agent.access.as_json()
     parts = []
     if every:
@@ -90,36 +101,67 @@ def access_summary(agent: Agent) -> dict[str, Any]:
         if accounts["create"]:
             parts.append("Creates accounts (and reads, edits and sends on what it creates).")
         for label, verb_map in (("account details", accounts), ("account email", mail), ("personal info", personal)):
-            verbs = [v for v, t in verb_map.items() if isinstance(t, dict) and "all" in t
-                     and (t["all"] or any(t[k] for k in t if k != "all"))]
+            verbs = [
+                v
+                for v, t in verb_map.items()
+                if isinstance(t, dict) and "all" in t and (t["all"] or any(t[k] for k in t if k != "all"))
+            ]
             if verbs:
                 parts.append(f"{', '.join(verbs).capitalize()} {label}.")
         if any(mail["alias"][v]["all"] or mail["alias"][v]["namespace_ids"] for v in mail["alias"]):
             parts.append("Personal Alias email.")
         if memories["summary"] != "No memory access.":
             parts.append(memories["summary"])
-    return {"version": agent.access_version, "summary": " ".join(parts) or "Nothing is granted.",
-            "everything": every, "memories": memories, "accounts": accounts, "mail": mail, "personal": personal}
+    return {
+        "version": agent.access_version,
+        "summary": " ".join(parts) or "Nothing is granted.",
+        "everything": every,
+        "memories": memories,
+        "accounts": accounts,
+        "mail": mail,
+        "personal": personal,
+    }
 
 
 IMPLICIT = [
-    {"type": grants.UNLOCK_TYPE, "kind": "account", "permissions": ["account.read", "account.edit"],
-     "implicit": True, "created_by_self": True},
-    {"type": grants.UNLOCK_TYPE, "kind": "message", "permissions": ["acctmail.read", "acctmail.mark", "acctmail.send"],
-     "implicit": True, "created_by_self": True},
+    {
+        "type": grants.UNLOCK_TYPE,
+        "kind": "account",
+        "permissions": ["account.read", "account.edit"],
+        "implicit": True,
+        "created_by_self": True,
+    },
+    {
+        "type": grants.UNLOCK_TYPE,
+        "kind": "message",
+        "permissions": ["acctmail.read", "acctmail.mark", "acctmail.send"],
+        "implicit": True,
+        "created_by_self": True,
+    },
 ]
 
 
 def _policies(con: sqlite3.Connection, agent: Agent, now: float) -> list[dict[str, Any]]:
     out = []
-    for p in con.execute("SELECT * FROM policies WHERE token_id=? AND revoked_at IS NULL ORDER BY approved_at, id",
-                         (agent.token_id,)):
+    for p in con.execute(
+        "SELECT * FROM policies WHERE token_id=? AND revoked_at IS NULL ORDER BY approved_at, id", (agent.token_id,)
+    ):
         rows = [grants.Row.from_json(r) for r in json.loads(p["rows"])]
         ended = p["expires_at"] is not None and p["expires_at"] <= now
-        out.append({"id": p["id"], "token_id": agent.token_id, "token_name": agent.name,
-                    "status": "expired" if ended else "approved", "reason": p["reason"],
-                    "expires_at": iso(p["expires_at"]), "approved_at": iso(p["approved_at"]), "revoked_at": None,
-                    "created_at": iso(p["created_at"]), "permissions": [r.policy_json() for r in rows]})
+        out.append(
+            {
+                "id": p["id"],
+                "token_id": agent.token_id,
+                "token_name": agent.name,
+                "status": "expired" if ended else "approved",
+                "reason": p["reason"],
+                "expires_at": iso(p["expires_at"]),
+                "approved_at": iso(p["approved_at"]),
+                "revoked_at": None,
+                "created_at": iso(p["created_at"]),
+                "permissions": [r.policy_json() for r in rows],
+            }
+        )
     return out
 
 
@@ -132,21 +174,29 @@ async def policies(request: Request) -> JSONResponse:
         ends = grants.connection_ends_at(con, agent.token_id, now)
     scopes = list(agent.scopes)
     exp = agent.token_expires_at
-    return JSONResponse({
-        "access": access_summary(agent),
-        "token": {"token_id": agent.token_id, "name": agent.name, "expires_at": iso(exp),
-                  "expires_in": None if exp is None else max(0, int(exp - now)),
-                  "key_registered": agent.public_key is not None, "scopes": scopes},
-        "scopes": scopes,
-        "policies": listed,
-        "ends_at": iso(ends),
-        "access_version": agent.access_version,
-        "implicit": IMPLICIT,
-        "implicit_scopes": list(grants.IMPLICIT_SCOPES),
-    })
+    return JSONResponse(
+        {
+            "access": access_summary(agent),
+            "token": {
+                "token_id": agent.token_id,
+                "name": agent.name,
+                "expires_at": iso(exp),
+                "expires_in": None if exp is None else max(0, int(exp - now)),
+                "key_registered": agent.public_key is not None,
+                "scopes": scopes,
+            },
+            "scopes": scopes,
+            "policies": listed,
+            "ends_at": iso(ends),
+            "access_version": agent.access_version,
+            "implicit": IMPLICIT,
+            "implicit_scopes": list(grants.IMPLICIT_SCOPES),
+        }
+    )
 
 
 # ── grant-request ─────────────────────────────────────────────────────────────────────────
+
 
 class AsksBeingSaved:
     """The connections whose ask is being saved right now (one sandbox's, on `state.extra`)."""
@@ -156,7 +206,7 @@ class AsksBeingSaved:
         self._saving: set[str] = set()
 
     @classmethod
-    def of(cls, state) -> "AsksBeingSaved":
+    def of(cls, state) -> AsksBeingSaved:
         return state.extra.setdefault("asks_being_saved", cls())
 
     def holds(self, token_id: str) -> bool:
@@ -167,8 +217,11 @@ class AsksBeingSaved:
     def saving(self, token_id: str) -> Iterator[None]:
         with self._lock:
             if token_id in self._saving:
-                raise HTTPProblem(409, "REVIEW_BUSY", "other asks from this connection were being saved at the "
-                                  "same moment; send this one again")
+                raise HTTPProblem(
+                    409,
+                    "REVIEW_BUSY",
+                    "other asks from this connection were being saved at the same moment; send this one again",
+                )
             self._saving.add(token_id)
         try:
             yield
@@ -178,12 +231,14 @@ class AsksBeingSaved:
 
 
 def _rate_limit(con: sqlite3.Connection, token_id: str, now: float) -> None:
-    recent = [r[0] for r in con.execute("SELECT at FROM asks WHERE token_id=? AND at>? ORDER BY at",
-                                        (token_id, now - 60))]
+    recent = [
+        r[0] for r in con.execute("SELECT at FROM asks WHERE token_id=? AND at>? ORDER BY at", (token_id, now - 60))
+    ]
     if len(recent) >= ASKS_PER_MINUTE:
         wait = max(1, math.ceil(recent[0] + 60 - now))
-        raise HTTPProblem(429, "RATE_LIMITED", f"at most {ASKS_PER_MINUTE} asks a minute; wait {wait} s",
-                          retry_after_seconds=wait)
+        raise HTTPProblem(
+            429, "RATE_LIMITED", f"at most {ASKS_PER_MINUTE} asks a minute; wait {wait} s", retry_after_seconds=wait
+        )
     con.execute("DELETE FROM asks WHERE token_id=? AND at<=?", (token_id, now - 60))
     con.execute("INSERT INTO asks (token_id, at) VALUES (?,?)", (token_id, now))
 
@@ -198,8 +253,14 @@ def _requested_scopes(rows: list[grants.Row], agent: Agent) -> list[str]:
 
 def _renewal_body(req: sqlite3.Row) -> dict[str, Any]:
     ends = iso(req["ends_at"])
-    return {"request_id": req["id"], "status": "pending", "renewal": True, "ends_at": ends,
-            "expires_in": POLL_HINT, "message": f"The owner was asked to keep this access, which ends on {ends[:10]}."}
+    return {
+        "request_id": req["id"],
+        "status": "pending",
+        "renewal": True,
+        "ends_at": ends,
+        "expires_in": POLL_HINT,
+        "message": f"The owner was asked to keep this access, which ends on {ends[:10]}.",
+    }
 
 
 def _ask(con: sqlite3.Connection, state, agent: Agent, body: dict[str, Any], now: float) -> tuple[int, dict]:
@@ -212,43 +273,64 @@ def _ask(con: sqlite3.Connection, state, agent: Agent, body: dict[str, Any], now
         ends = grants.connection_ends_at(con, agent.token_id, now)
         if ends is None or ends - now > RENEWAL_WINDOW:
             return 200, {"status": "already_granted", "permissions": list(row.permissions), "ends_at": iso(ends)}
-        open_renewal = con.execute("SELECT * FROM requests WHERE token_id=? AND status='pending' AND renewal=1",
-                                   (agent.token_id,)).fetchone()
+        open_renewal = con.execute(
+            "SELECT * FROM requests WHERE token_id=? AND status='pending' AND renewal=1", (agent.token_id,)
+        ).fetchone()
         if open_renewal is not None:
             return 200, _renewal_body(open_renewal)
         req_id = grants.new_id()
-        con.execute("INSERT INTO requests (id, token_id, status, entries, reasons, renewal, ends_at, created_at)"
-                    " VALUES (?,?,'pending',?,?,1,?,?)",
-                    (req_id, agent.token_id, json.dumps([row.as_json()]), json.dumps([reason] if reason else []),
-                     ends, now))
+        con.execute(
+            "INSERT INTO requests (id, token_id, status, entries, reasons, renewal, ends_at, created_at)"
+            " VALUES (?,?,'pending',?,?,1,?,?)",
+            (req_id, agent.token_id, json.dumps([row.as_json()]), json.dumps([reason] if reason else []), ends, now),
+        )
         body_out = _renewal_body(con.execute("SELECT * FROM requests WHERE id=?", (req_id,)).fetchone())
         state.owner.on_request(con, req_id)
         return 201, body_out
-    open_req = con.execute("SELECT * FROM requests WHERE token_id=? AND status='pending' AND renewal=0",
-                           (agent.token_id,)).fetchone()
+    open_req = con.execute(
+        "SELECT * FROM requests WHERE token_id=? AND status='pending' AND renewal=0", (agent.token_id,)
+    ).fetchone()
     if open_req is not None:
         entries = [grants.Row.from_json(e) for e in json.loads(open_req["entries"])]
         if grants.covers(entries, row):
-            raise HTTPProblem(409, "GRANT_ALREADY_REQUESTED", "the open request already holds this ask; wait on it",
-                              request_id=open_req["id"])
+            raise HTTPProblem(
+                409,
+                "GRANT_ALREADY_REQUESTED",
+                "the open request already holds this ask; wait on it",
+                request_id=open_req["id"],
+            )
         if len(entries) >= MAX_ENTRIES:
-            raise HTTPProblem(409, "REVIEW_FULL", "the open request holds the most entries one request may",
-                              request_id=open_req["id"], max_entries=MAX_ENTRIES)
+            raise HTTPProblem(
+                409,
+                "REVIEW_FULL",
+                "the open request holds the most entries one request may",
+                request_id=open_req["id"],
+                max_entries=MAX_ENTRIES,
+            )
         entries.append(row)
         reasons = json.loads(open_req["reasons"]) + ([reason] if reason else [])
-        con.execute("UPDATE requests SET entries=?, reasons=? WHERE id=?",
-                    (json.dumps([e.as_json() for e in entries]), json.dumps(reasons), open_req["id"]))
-        out = {"request_id": open_req["id"], "status": "pending", "combined": True,
-               "message": "This ask joined the request already open for this connection; the owner answers them as one.",
-               "permissions": _names(entries), "expires_in": POLL_HINT}
+        con.execute(
+            "UPDATE requests SET entries=?, reasons=? WHERE id=?",
+            (json.dumps([e.as_json() for e in entries]), json.dumps(reasons), open_req["id"]),
+        )
+        out = {
+            "request_id": open_req["id"],
+            "status": "pending",
+            "combined": True,
+            "message": "This ask joined the request already open for this connection; the owner answers them as one.",
+            "permissions": _names(entries),
+            "expires_in": POLL_HINT,
+        }
         scopes = _requested_scopes(entries, agent)
         if scopes:
             out["requested_scopes"] = scopes
         return 201, out
     req_id = grants.new_id()
-    con.execute("INSERT INTO requests (id, token_id, status, entries, reasons, renewal, created_at)"
-                " VALUES (?,?,'pending',?,?,0,?)",
-                (req_id, agent.token_id, json.dumps([row.as_json()]), json.dumps([reason] if reason else []), now))
+    con.execute(
+        "INSERT INTO requests (id, token_id, status, entries, reasons, renewal, created_at)"
+        " VALUES (?,?,'pending',?,?,0,?)",
+        (req_id, agent.token_id, json.dumps([row.as_json()]), json.dumps([reason] if reason else []), now),
+    )
     out = {"request_id": req_id, "status": "pending", "permissions": list(row.permissions), "expires_in": POLL_HINT}
     scopes = _requested_scopes([row], agent)
     if scopes:
@@ -309,8 +391,9 @@ async def grant_request_status(request: Request) -> JSONResponse:
             entries = json.loads(req["entries"])
             status = _status(con, req, now) if mine else "resolved"
     rows = [grants.Row.from_json(e) for e in entries] if mine else []
-    return JSONResponse({"request_id": rid, "status": status, "requested_scopes": grants.scopes_for(rows),
-                         "scopes": list(agent.scopes)})
+    return JSONResponse(
+        {"request_id": rid, "status": status, "requested_scopes": grants.scopes_for(rows), "scopes": list(agent.scopes)}
+    )
 
 
 routes = [

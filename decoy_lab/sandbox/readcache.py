@@ -12,6 +12,7 @@ when nothing changed since the last read. What the `memories` array holds depend
 The `preparing` / `failed` report depends on the clock as well, so it is worked out on every read
 from the cached waiting rows; only the array and what the report needs are kept.
 """
+
 from __future__ import annotations
 
 import threading
@@ -36,8 +37,14 @@ class Listing:
 
 def stamp(con: Any, agent: Any) -> tuple:
     """Everything a listing depends on besides the clock (see the module docstring)."""
-    return (ms.generation(con), agent.token_id, agent.connection_id, ms.key_fp(agent.public_key),
-            agent.access.read, bool(agent.access.save))
+    return (
+        ms.generation(con),
+        agent.token_id,
+        agent.connection_id,
+        ms.key_fp(agent.public_key),
+        agent.access.read,
+        bool(agent.access.save),
+    )
 
 
 class ReadCache:

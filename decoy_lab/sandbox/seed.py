@@ -12,6 +12,7 @@ Texts, labels, authorship, order, ids and timestamps (relative to the sandbox cl
 given `rng_seed`; memory keys (so kids and ciphertexts) are fresh random values, as the app
 makes them. All content is synthetic.
 """
+
 from __future__ import annotations
 
 import json
@@ -48,47 +49,102 @@ TOPICS: list[tuple[str, str, str, str | None, str]] = [
 # Memories: (topic key | None | "account:<n>", categories, text, author "owner"|"agent")
 MEMORIES: list[tuple[str | None, tuple[str, ...], str, str]] = [
     ("lisbon", ("travel",), "Lisbon trip: 9–14 October, two adults, no car.", "agent"),
-    ("lisbon", ("travel", "user_preferences"), "Prefers walkable neighbourhoods over big hotels on the outskirts.", "agent"),
+    (
+        "lisbon",
+        ("travel", "user_preferences"),
+        "Prefers walkable neighbourhoods over big hotels on the outskirts.",
+        "agent",
+    ),
     ("lisbon", ("travel", "food"), "Wants one dinner with fado music in Alfama; booked nothing yet.", "agent"),
     ("lisbon", ("travel", "misc"), "Packing list started: adapter, rain jacket, comfortable shoes.", "owner"),
     ("flights", ("travel",), "Direct morning flights run on Tuesdays and Fridays only (checked 2026-10-05).", "agent"),
     ("flights", ("travel", "user_preferences"), "Prefers an aisle seat and hand luggage only.", "agent"),
-    ("flights", ("travel",), "Dead end: the Thursday evening option needs two connections; do not propose it again.", "agent"),
+    (
+        "flights",
+        ("travel",),
+        "Dead end: the Thursday evening option needs two connections; do not propose it again.",
+        "agent",
+    ),
     ("flights", ("travel", "milestones"), "Chose the Friday 08:10 direct flight; not booked yet.", "agent"),
     ("hotel", ("travel",), "Shortlist: a guesthouse in Príncipe Real and a small hotel near Cais do Sodré.", "agent"),
     ("hotel", ("travel", "user_preferences"), "Needs a quiet room; street noise ruined the last trip.", "owner"),
     ("hotel", ("travel", "food"), "Breakfast included matters more than a gym.", "agent"),
     ("sintra", ("travel", "entertainment"), "Pena Palace tickets sell out: book the 10:00 slot online.", "agent"),
     ("sintra", ("travel",), "Take the train from Rossio; about 40 minutes.", "agent"),
-    ("workbench", ("professional_details", "technology"), "Works on a Jupyter workbench for an encrypted memory API.", "owner"),
-    ("workbench", ("technology",), "Decision: the sandbox enforces every rule the spec states; a lenient fake hides bugs.", "agent"),
-    ("workbench", ("technology", "milestones"), "Milestone: rows sealed in Python open in the Node implementation.", "agent"),
+    (
+        "workbench",
+        ("professional_details", "technology"),
+        "Works on a Jupyter workbench for an encrypted memory API.",
+        "owner",
+    ),
+    (
+        "workbench",
+        ("technology",),
+        "Decision: the sandbox enforces every rule the spec states; a lenient fake hides bugs.",
+        "agent",
+    ),
+    (
+        "workbench",
+        ("technology", "milestones"),
+        "Milestone: rows sealed in Python open in the Node implementation.",
+        "agent",
+    ),
     ("workbench", ("professional_details",), "Demo for the team is planned for the last Friday of the month.", "owner"),
-    ("workbench", ("technology", "user_preferences"), "Prefers pandas DataFrames over printed dicts in notebooks.", "agent"),
+    (
+        "workbench",
+        ("technology", "user_preferences"),
+        "Prefers pandas DataFrames over printed dicts in notebooks.",
+        "agent",
+    ),
     ("sourdough", ("hobbies", "food"), "Starter is named Bubbles; fed daily at 8 am with 50 g rye.", "owner"),
     ("sourdough", ("hobbies", "food"), "75% hydration loaves spread too much; try 70% next bake.", "agent"),
     ("sourdough", ("food",), "Best result so far: overnight cold proof, 250 °C with a Dutch oven.", "owner"),
     ("sourdough", ("hobbies",), "Wants to try a rye and caraway loaf next.", "agent"),
     ("bike", ("sports", "technology"), "Comparing an aluminium endurance frame and a carbon gravel bike.", "agent"),
-    ("bike", ("sports", "user_preferences"), "Budget up to 2,000 euros; wants disc brakes and room for 35 mm tyres.", "owner"),
+    (
+        "bike",
+        ("sports", "user_preferences"),
+        "Budget up to 2,000 euros; wants disc brakes and room for 35 mm tyres.",
+        "owner",
+    ),
     ("bike", ("sports",), "Test ride on Saturday: the endurance frame felt more comfortable on cobbles.", "agent"),
     ("bike", ("sports", "fashion"), "Would like a bike in dark green or grey, no neon.", "agent"),
     ("bike", ("sports", "milestones"), "Decision: the endurance bike; ordering after payday.", "owner"),
     ("marathon", ("sports", "health"), "Goal: finish the spring half marathon under 1:55.", "owner"),
     ("marathon", ("sports",), "Plan: three runs a week, long run on Sundays building to 18 km.", "agent"),
-    ("marathon", ("sports", "health"), "Knee felt sore after 14 km; physio suggested strength work twice a week.", "owner"),
+    (
+        "marathon",
+        ("sports", "health"),
+        "Knee felt sore after 14 km; physio suggested strength work twice a week.",
+        "owner",
+    ),
     ("marathon", ("sports", "fashion"), "Needs new running shoes with more cushioning before race day.", "agent"),
     ("marathon", ("sports", "music"), "Running playlist: upbeat funk, about 170 beats per minute.", "agent"),
     ("birthday", ("family", "milestones"), "Grandma turns 90 on 3 December; party on the Saturday after.", "owner"),
-    ("birthday", ("family", "food"), "She loves custard tarts; order two dozen from the bakery on the corner.", "owner"),
+    (
+        "birthday",
+        ("family", "food"),
+        "She loves custard tarts; order two dozen from the bakery on the corner.",
+        "owner",
+    ),
     ("birthday", ("family",), "Cousins from Porto are coming; they need a place to stay for two nights.", "agent"),
-    ("birthday", ("family", "entertainment"), "Photo slideshow of her decades: collect scans from everyone by November.", "agent"),
+    (
+        "birthday",
+        ("family", "entertainment"),
+        "Photo slideshow of her decades: collect scans from everyone by November.",
+        "agent",
+    ),
     ("piano", ("music", "hobbies"), "Learning 'Autumn Leaves' with rootless left-hand voicings.", "owner"),
     ("piano", ("music",), "Teacher suggests practising ii–V–I in all twelve keys, ten minutes a day.", "agent"),
     ("piano", ("music", "entertainment"), "Favourite pianists: Bill Evans and Hiromi.", "owner"),
     ("piano", ("music", "milestones"), "Played in public for the first time at the open mic in September.", "owner"),
     ("kitchen", ("personal_details", "misc"), "Kitchen renovation: replace worktops and add an island.", "owner"),
-    ("kitchen", ("user_preferences",), "Prefers oak worktops over stone; wants open shelves, no wall cabinets.", "agent"),
+    (
+        "kitchen",
+        ("user_preferences",),
+        "Prefers oak worktops over stone; wants open shelves, no wall cabinets.",
+        "agent",
+    ),
     ("kitchen", ("misc",), "Quote from the carpenter expected next week.", "agent"),
     ("kitchen", ("technology",), "Wants an induction hob and a quiet extractor.", "agent"),
     ("pepper", ("family", "health"), "Pepper is a 4-year-old border collie; vaccinations due in March.", "owner"),
@@ -112,10 +168,17 @@ MEMORIES: list[tuple[str | None, tuple[str, ...], str, str]] = [
 # Legacy Me space: graph rows as the old MCP bridge wrote them.
 SPACE_ROWS: list[dict] = [
     {"entity": {"name": "Home office", "entityType": "place"}},
-    {"observation": {"entityName": "Home office", "content": "Standing desk by the window; second monitor on the left."},
-     "categories": ["professional_details"]},
-    {"observation": {"entityName": "default_user", "content": "Prefers meetings after 10 am."},
-     "categories": ["user_preferences"]},
+    {
+        "observation": {
+            "entityName": "Home office",
+            "content": "Standing desk by the window; second monitor on the left.",
+        },
+        "categories": ["professional_details"],
+    },
+    {
+        "observation": {"entityName": "default_user", "content": "Prefers meetings after 10 am."},
+        "categories": ["user_preferences"],
+    },
     {"relation": {"from": "default_user", "to": "Home office", "relationType": "works from"}},
 ]
 
@@ -133,8 +196,10 @@ class SeedReport:
     accounts: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
-        return (f"<SeedReport {self.name}: {self.memories} memories, {len(self.topics)} topics, "
-                f"{self.rows} rows, {self.space_rows} legacy space rows>")
+        return (
+            f"<SeedReport {self.name}: {self.memories} memories, {len(self.topics)} topics, "
+            f"{self.rows} rows, {self.space_rows} legacy space rows>"
+        )
 
 
 def apply(state: Any, name: str | None = None, *, rng_seed: int = 2026) -> SeedReport:
@@ -154,13 +219,23 @@ def _uuid(rng: random.Random) -> str:
 def _demo_agent(con: Any, rng: random.Random, now: float, key: AgentKey) -> str:
     """The simulated second agent: a connection holding memory.save (rows in the connection tables that oauth.py owns)."""
     token_id = _uuid(rng)
-    con.execute("INSERT INTO connections (token_id, connection_id, name, client_id, public_key, created_at,"
-                " key_changed_at, revoked, access_version) VALUES (?,?,?,?,?,?,NULL,0,1)",
-                (token_id, token_id, DEMO_AGENT, DEMO_CLIENT, key.public_key_b64, now - 40 * DAY))
-    con.execute("INSERT INTO policies (id, token_id, request_id, reason, created_at, approved_at, expires_at,"
-                " revoked_at, rows) VALUES (?,?,NULL,?,?,?,NULL,NULL,?)",
-                (_uuid(rng), token_id, "seeded demo connection", now - 40 * DAY, now - 40 * DAY,
-                 json.dumps([{"permissions": ["memory.save"]}])))
+    con.execute(
+        "INSERT INTO connections (token_id, connection_id, name, client_id, public_key, created_at,"
+        " key_changed_at, revoked, access_version) VALUES (?,?,?,?,?,?,NULL,0,1)",
+        (token_id, token_id, DEMO_AGENT, DEMO_CLIENT, key.public_key_b64, now - 40 * DAY),
+    )
+    con.execute(
+        "INSERT INTO policies (id, token_id, request_id, reason, created_at, approved_at, expires_at,"
+        " revoked_at, rows) VALUES (?,?,NULL,?,?,?,NULL,NULL,?)",
+        (
+            _uuid(rng),
+            token_id,
+            "seeded demo connection",
+            now - 40 * DAY,
+            now - 40 * DAY,
+            json.dumps([{"permissions": ["memory.save"]}]),
+        ),
+    )
     return token_id
 
 
@@ -180,23 +255,51 @@ def _demo(state: Any, rng: random.Random) -> SeedReport:
             nonlocal t
             t += rng.uniform(0.2, 0.45) * DAY
             is_agent = author == "agent"
-            stored = ms.MemoryRow(row["id"], row["kid"], 1, row["ciphertext"], row["owner_wrap"],
-                                  "agent" if is_agent else "owner", token_id if is_agent else None,
-                                  token_id if is_agent else None, t, t, t)
+            stored = ms.MemoryRow(
+                row["id"],
+                row["kid"],
+                1,
+                row["ciphertext"],
+                row["owner_wrap"],
+                "agent" if is_agent else "owner",
+                token_id if is_agent else None,
+                token_id if is_agent else None,
+                t,
+                t,
+                t,
+            )
             ms.insert_memory(con, stored)
             if is_agent:
-                ms.put_wrap(con, ms.Wrap(row["id"], token_id, ms.key_fp(agent_key.public_key_b64), row["kid"],
-                                         row["self_wrap"], ["self"], t))
+                ms.put_wrap(
+                    con,
+                    ms.Wrap(
+                        row["id"],
+                        token_id,
+                        ms.key_fp(agent_key.public_key_b64),
+                        row["kid"],
+                        row["self_wrap"],
+                        ["self"],
+                        t,
+                    ),
+                )
             ms.log_change(con, "context_memory", row["id"], "created", t)
             report.rows += 1
 
         topics: dict[str, dict] = {}
-        authors = {k: ("agent" if k in ("lisbon", "flights", "hotel", "sintra", "bike", "workbench") else "owner")
-                   for k, *_ in TOPICS}
+        authors = {
+            k: ("agent" if k in ("lisbon", "flights", "hotel", "sintra", "bike", "workbench") else "owner")
+            for k, *_ in TOPICS
+        }
         for key, tname, ttype, parent, relation in TOPICS:
             keys = agent_keys if authors[key] == "agent" else owner_keys
-            made = memory.new_topic_rows(keys, tname, type=ttype, relation_type=relation,
-                                         parent=topics[parent] if parent else None, ids=(_uuid(rng), _uuid(rng)))
+            made = memory.new_topic_rows(
+                keys,
+                tname,
+                type=ttype,
+                relation_type=relation,
+                parent=topics[parent] if parent else None,
+                ids=(_uuid(rng), _uuid(rng)),
+            )
             topics[key] = made.topic
             report.topics[tname] = made.topic_id
             for row in made.rows:
@@ -215,21 +318,37 @@ def _demo(state: Any, rng: random.Random) -> SeedReport:
     return report
 
 
-def _legacy_space(con: Any, owner_pk: str, agent_key: AgentKey, token_id: str, rng: random.Random,
-                  now: float) -> int:
+def _legacy_space(con: Any, owner_pk: str, agent_key: AgentKey, token_id: str, rng: random.Random, now: float) -> int:
     space_key = random_key()
     space_id = _uuid(rng)
     created = now - 60 * DAY
-    ms.insert_space(con, ms.Space(space_id, "me", None, wire.kid(space_key),
-                                  wire.b64encode(sealing.wrap_to_owner(space_key, owner_pk)), token_id, created))
-    ms.put_space_wrap(con, space_id, token_id, ms.key_fp(agent_key.public_key_b64),
-                      wire.b64encode(sealing.wrap_to_agent(space_key, agent_key.public_key_b64)))
+    ms.insert_space(
+        con,
+        ms.Space(
+            space_id,
+            "me",
+            None,
+            wire.kid(space_key),
+            wire.b64encode(sealing.wrap_to_owner(space_key, owner_pk)),
+            token_id,
+            created,
+        ),
+    )
+    ms.put_space_wrap(
+        con,
+        space_id,
+        token_id,
+        ms.key_fp(agent_key.public_key_b64),
+        wire.b64encode(sealing.wrap_to_agent(space_key, agent_key.public_key_b64)),
+    )
     ms.log_change(con, "context_space", space_id, "created", created)
     for i, plain in enumerate(SPACE_ROWS):
         row_id = _uuid(rng)
         blob = sealing.seal_space_row(space_key, plain, space_id=space_id, row_id=row_id)
         at = created + i * 3600
-        ms.insert_space_row(con, ms.SpaceRow(row_id, space_id, wire.kid(space_key), wire.b64encode(blob), 1,
-                                             "agent", token_id, 0, at, at))
+        ms.insert_space_row(
+            con,
+            ms.SpaceRow(row_id, space_id, wire.kid(space_key), wire.b64encode(blob), 1, "agent", token_id, 0, at, at),
+        )
         ms.log_change(con, "context_row", row_id, "created", at, space_id=space_id)
     return len(SPACE_ROWS)

@@ -5,6 +5,7 @@ Jupyter kernel's loop), on a free loopback port, and returns once the server lis
 `run` serves in the foreground; its default database is a file in the user data directory so
 a restart loses nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -12,8 +13,9 @@ import asyncio
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import uvicorn
 
@@ -40,13 +42,24 @@ class Sandbox:
         return self.app.state.sb
 
     @classmethod
-    def start(cls, owner_key: Any = None, approve: str = "auto", seed: str = "demo", db: str = ":memory:",
-              faults: dict | None = None, clock: Callable[[], float] | None = None, *,
-              host: str = "127.0.0.1", port: int = 0, timeout: float = 15.0) -> "Sandbox":
+    def start(
+        cls,
+        owner_key: Any = None,
+        approve: str = "auto",
+        seed: str = "demo",
+        db: str = ":memory:",
+        faults: dict | None = None,
+        clock: Callable[[], float] | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        timeout: float = 15.0,
+    ) -> Sandbox:
         """Serve a fresh sandbox on a free loopback port in a background thread."""
         app = create_app(db, owner_key=owner_key, approve=approve, seed=seed, faults=faults, clock=clock)
-        config = uvicorn.Config(app, host=host, port=port, loop="asyncio", log_config=None, log_level="warning",
-                                lifespan="on")
+        config = uvicorn.Config(
+            app, host=host, port=port, loop="asyncio", log_config=None, log_level="warning", lifespan="on"
+        )
         server = uvicorn.Server(config)
         failure: list[BaseException] = []
 
@@ -80,7 +93,7 @@ class Sandbox:
         if self._thread.is_alive():
             self._thread.join(timeout)
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -100,32 +113,45 @@ def default_db_path() -> Path:
     return path
 
 
-def run(host: str = "127.0.0.1", port: int = 8787, db: str | None = None, approve: str = "auto",
-        owner_key_path: str | None = None, seed: str = "demo", *, host_explicit: bool = False) -> int:
+def run(
+    host: str = "127.0.0.1",
+    port: int = 8787,
+    db: str | None = None,
+    approve: str = "auto",
+    owner_key_path: str | None = None,
+    seed: str = "demo",
+    *,
+    host_explicit: bool = False,
+) -> int:
     """Serve in the foreground until interrupted (`decoy-lab sandbox`)."""
     if host not in LOOPBACK_HOSTS:
         if not host_explicit:
             print("refusing to bind a non-loopback address without an explicit --host", file=sys.stderr)
             return 2
-        print(f"WARNING: the sandbox is listening on {host}: other machines can reach its agent API. "
-              "It is a test server with no real security; the owner surface (/_sandbox/) still answers "
-              "loopback clients only.", file=sys.stderr)
+        print(
+            f"WARNING: the sandbox is listening on {host}: other machines can reach its agent API. "
+            "It is a test server with no real security; the owner surface (/_sandbox/) still answers "
+            "loopback clients only.",
+            file=sys.stderr,
+        )
     db_path = str(default_db_path()) if db is None else db
     owner_key = Path(owner_key_path).read_bytes() if owner_key_path else None
     app = create_app(db_path, owner_key=owner_key, approve=approve, seed=seed)
     config = uvicorn.Config(app, host=host, port=port, loop="asyncio", log_level="warning")
     server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host
-    print(f"Decoy sandbox on http://{shown}:{port}  (db: {db_path}, approve: {approve}, "
-          f"owner key: {app.state.sb.owner.key.fingerprint})", flush=True)
+    print(
+        f"Decoy sandbox on http://{shown}:{port}  (db: {db_path}, approve: {approve}, "
+        f"owner key: {app.state.sb.owner.key.fingerprint})",
+        flush=True,
+    )
     server.run()
     return 0
 
 
 def add_cli(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register `decoy-lab sandbox …` on the CLI's subparsers."""
-    p = subparsers.add_parser("sandbox", help="run a local Decoy sandbox server (foreground)",
-                              description=DESCRIPTION)
+    p = subparsers.add_parser("sandbox", help="run a local Decoy sandbox server (foreground)", description=DESCRIPTION)
     add_arguments(p)
     p.set_defaults(run=run_args)
     return p
@@ -136,15 +162,24 @@ DESCRIPTION = "Run a local Decoy server that follows the spec, with a simulated 
 
 def run_args(args: argparse.Namespace) -> int:
     """Run from parsed `sandbox` arguments (an omitted --host means loopback)."""
-    return run(args.host or "127.0.0.1", args.port, args.db, args.approve, args.owner_key, args.seed,
-               host_explicit=args.host is not None)
+    return run(
+        args.host or "127.0.0.1",
+        args.port,
+        args.db,
+        args.approve,
+        args.owner_key,
+        args.seed,
+        host_explicit=args.host is not None,
+    )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The `sandbox` options, shared by `decoy-lab sandbox` and `python -m decoy_lab.sandbox`."""
     p.add_argument("--host", default=None, help="address to bind (default 127.0.0.1; anything else prints a warning)")
     p.add_argument("--port", type=int, default=8787)
-    p.add_argument("--db", default=None, help="SQLite file or :memory: (default: sandbox.sqlite3 in the user data directory)")
+    p.add_argument(
+        "--db", default=None, help="SQLite file or :memory: (default: sandbox.sqlite3 in the user data directory)"
+    )
     p.add_argument("--approve", choices=["auto", "manual"], default="auto")
     p.add_argument("--owner-key", dest="owner_key", default=None, metavar="PEM_FILE")
     p.add_argument("--seed", choices=["demo", "none"], default="demo")

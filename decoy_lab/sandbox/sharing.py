@@ -26,6 +26,7 @@ answering a background push, on the first read that comes `auto_share_after` sec
 5, the first retry an agent is told) after something was owed; `configure(state,
 auto_share_after=None)` turns the automatic pass off, as if the phone were switched off.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,7 +36,8 @@ from typing import Any
 
 from .. import memory, sealing, wire
 from ..errors import CryptoError, DecoyError, UnreadableRow, WireFormatError
-from . import auth, memstore as ms
+from . import auth
+from . import memstore as ms
 
 DEFAULT_AUTO_SHARE_AFTER = 5.0
 DAY = 86400.0
@@ -44,6 +46,7 @@ SPACE_KINDS = ("me", "account")
 
 
 # ── settings (kept on state.extra: the state object belongs to app.py) ─────────────────────
+
 
 def configure(state: Any, *, auto_share_after: float | None = DEFAULT_AUTO_SHARE_AFTER) -> None:
     """Set how long after something is owed the phone answers on its own (None: never)."""
@@ -92,7 +95,7 @@ def note_write(state: Any) -> None:
     nudge(state, float(state.clock()))
 
 
-def maybe_share_on_read(state: Any, now: float) -> "ShareReport | None":
+def maybe_share_on_read(state: Any, now: float) -> ShareReport | None:
     after = _auto_after(state)
     asked = state.extra.get("phone_nudged_at")
     if after is None or asked is None or now - asked < after:
@@ -101,6 +104,7 @@ def maybe_share_on_read(state: Any, now: float) -> "ShareReport | None":
 
 
 # ── opening a row as the owner's app does ──────────────────────────────────────────────────
+
 
 @dataclass
 class Opened:
@@ -142,12 +146,16 @@ def open_row(row: ms.MemoryRow, owner_key: Any, *, trace: Any = None) -> Opened 
     except (CryptoError, WireFormatError) as exc:
         return Unopenable(row.id, "owner_wrap", f"{PROBLEMS['owner_wrap']}: {exc}")
     if trace is not None:
-        with trace.step("kid check: SHA-256(key)[:8] == row kid",
-                        inputs={"row kid": row.kid, "key kid": wire.kid(key)}) as st:
+        with trace.step(
+            "kid check: SHA-256(key)[:8] == row kid", inputs={"row kid": row.kid, "key kid": wire.kid(key)}
+        ) as st:
             st.output = "match" if wire.kid(key) == row.kid else "MISMATCH"
     if wire.kid(key) != row.kid:
-        return Unopenable(row.id, "kid_mismatch", f"{PROBLEMS['kid_mismatch']}: owner_wrap holds key "
-                          f"{wire.kid(key)}, the row says kid {row.kid}")
+        return Unopenable(
+            row.id,
+            "kid_mismatch",
+            f"{PROBLEMS['kid_mismatch']}: owner_wrap holds key {wire.kid(key)}, the row says kid {row.kid}",
+        )
     try:
         obj = sealing.open_json(key, row.ciphertext, row_id=row.id, trace=trace)
     except UnreadableRow as exc:
@@ -170,8 +178,19 @@ def check_row(state: Any, row: dict, *, trace: Any = None) -> dict:
     """Would the owner's app open this row? `row` is a POST-ready or stored row dict (id, kid,
     ciphertext, owner_wrap). Answers like an app_view entry: readable with text and labels, or
     the problem and reason; with `trace`, every step the app takes is recorded."""
-    probe = ms.MemoryRow(str(row.get("id")), str(row.get("kid")), int(row.get("rev") or 1),
-                         row.get("ciphertext") or "", row.get("owner_wrap") or "", "agent", None, None, 0.0, 0.0, 0.0)
+    probe = ms.MemoryRow(
+        str(row.get("id")),
+        str(row.get("kid")),
+        int(row.get("rev") or 1),
+        row.get("ciphertext") or "",
+        row.get("owner_wrap") or "",
+        "agent",
+        None,
+        None,
+        0.0,
+        0.0,
+        0.0,
+    )
     opened = open_row(probe, state.owner.key, trace=trace)
     if isinstance(opened, Unopenable):
         return {"id": probe.id, "readable": False, "problem": opened.problem, "reason": opened.reason}
@@ -179,7 +198,7 @@ def check_row(state: Any, row: dict, *, trace: Any = None) -> dict:
     tid = opened.plain.topic_id
     if tid and opened.plain.kind == "memory":
         with state.store.tx() as con:
-            stored = ms.get_memory(con, tid[len("topic:"):])
+            stored = ms.get_memory(con, tid[len("topic:") :])
         o = open_row(stored, state.owner.key) if stored is not None else None
         if isinstance(o, Opened) and o.plain.kind == "topic":
             topics[tid] = o.plain
@@ -207,10 +226,13 @@ def approval(con: Any, row: ms.MemoryRow, plain: memory.Plain) -> tuple[memory.P
         return plain, None
     editor = _connection_names(con).get(row.editor_connection or "", "another connection")
     old = prev[1]
-    problem = (f"{editor}, which is not the author, changed the labels (now {_labels_text(label_set(plain))}, "
-               f"approved {_labels_text(old)}): the app shares by the approved labels only")
-    return dataclasses.replace(plain, categories=old["categories"], about=old["about"],
-                               endpoints=old["endpoints"]), problem
+    problem = (
+        f"{editor}, which is not the author, changed the labels (now {_labels_text(label_set(plain))}, "
+        f"approved {_labels_text(old)}): the app shares by the approved labels only"
+    )
+    return dataclasses.replace(
+        plain, categories=old["categories"], about=old["about"], endpoints=old["endpoints"]
+    ), problem
 
 
 def _labels_text(labels: dict) -> str:
@@ -220,6 +242,7 @@ def _labels_text(labels: dict) -> str:
 
 
 # ── the sharing pass ───────────────────────────────────────────────────────────────────────
+
 
 @dataclass
 class ShareReport:
@@ -238,15 +261,24 @@ class ShareReport:
     text: str = ""
 
     def summary(self) -> str:
-        return (f"{self.rows} rows, {self.opened} opened, {self.shared} new wraps, {self.updated} re-reasoned, "
-                f"{len(self.unreadable)} the owner's app cannot open, {len(self.unapproved)} with unapproved labels")
+        return (
+            f"{self.rows} rows, {self.opened} opened, {self.shared} new wraps, {self.updated} re-reasoned, "
+            f"{len(self.unreadable)} the owner's app cannot open, {len(self.unapproved)} with unapproved labels"
+        )
 
     def as_dict(self) -> dict:
-        return {"at": ms.iso(self.at), "rows": self.rows, "opened": self.opened, "shared": self.shared,
-                "updated": self.updated, "spaces_shared": self.spaces_shared,
-                "per_connection": dict(self.per_connection),
-                "unreadable": [u.as_dict() for u in self.unreadable], "unapproved": list(self.unapproved),
-                "text": self.text}
+        return {
+            "at": ms.iso(self.at),
+            "rows": self.rows,
+            "opened": self.opened,
+            "shared": self.shared,
+            "updated": self.updated,
+            "spaces_shared": self.spaces_shared,
+            "per_connection": dict(self.per_connection),
+            "unreadable": [u.as_dict() for u in self.unreadable],
+            "unapproved": list(self.unapproved),
+            "text": self.text,
+        }
 
     def __repr__(self) -> str:
         return f"<ShareReport {self.summary()}>"
@@ -298,8 +330,9 @@ def run_sharing_pass(state: Any) -> ShareReport:
                         report.updated += 1
                     continue
                 wrapped = wire.b64encode(sealing.wrap_to_agent(opened.key, agent.public_key))
-                ms.put_wrap(con, ms.Wrap(row.id, agent.token_id, ms.key_fp(agent.public_key), row.kid, wrapped,
-                                         via, now))
+                ms.put_wrap(
+                    con, ms.Wrap(row.id, agent.token_id, ms.key_fp(agent.public_key), row.kid, wrapped, via, now)
+                )
                 report.shared += 1
                 report.per_connection[agent.token_id] = report.per_connection.get(agent.token_id, 0) + 1
             if report.shared + report.updated > before:  # newly readable: the sync feed carries it
@@ -335,13 +368,19 @@ def _converge_spaces(con: Any, agents: list, owner_key: Any) -> int:
             cur = ms.space_wrap(con, space.id, agent.token_id)
             if cur is not None and cur[0] == ms.key_fp(agent.public_key):
                 continue
-            ms.put_space_wrap(con, space.id, agent.token_id, ms.key_fp(agent.public_key),
-                              wire.b64encode(sealing.wrap_to_agent(key, agent.public_key)))
+            ms.put_space_wrap(
+                con,
+                space.id,
+                agent.token_id,
+                ms.key_fp(agent.public_key),
+                wire.b64encode(sealing.wrap_to_agent(key, agent.public_key)),
+            )
             n += 1
     return n
 
 
 # ── the owner's app view ───────────────────────────────────────────────────────────────────
+
 
 def author_name(con: Any, row: ms.MemoryRow | ms.SpaceRow) -> str:
     if row.author_kind == "owner":
@@ -351,7 +390,7 @@ def author_name(con: Any, row: ms.MemoryRow | ms.SpaceRow) -> str:
         r = con.execute("SELECT name FROM connections WHERE token_id = ?", (tok,)).fetchone()
     except Exception:  # pragma: no cover - connections table absent
         r = None
-    return (r[0] if r and r[0] else f"agent {str(tok)[:8]}")
+    return r[0] if r and r[0] else f"agent {str(tok)[:8]}"
 
 
 def _connection_names(con: Any) -> dict[str, str]:
@@ -378,31 +417,43 @@ def app_view(state: Any) -> list[dict]:
         wraps = ms.all_wraps(con)
         rows = ms.all_memories(con)
         opened = {row.id: open_row(row, owner_key) for row in rows}
-        topics = {f"topic:{rid}": o.plain for rid, o in opened.items()
-                  if isinstance(o, Opened) and o.plain.kind == "topic"}
-        linked = {e for o in opened.values() if isinstance(o, Opened) and o.plain.kind == "link"
-                  for e in o.plain.endpoints}
-        filed = {o.plain.topic_id for o in opened.values()
-                 if isinstance(o, Opened) and o.plain.kind == "memory" and o.plain.topic_id}
+        topics = {
+            f"topic:{rid}": o.plain for rid, o in opened.items() if isinstance(o, Opened) and o.plain.kind == "topic"
+        }
+        linked = {
+            e for o in opened.values() if isinstance(o, Opened) and o.plain.kind == "link" for e in o.plain.endpoints
+        }
+        filed = {
+            o.plain.topic_id
+            for o in opened.values()
+            if isinstance(o, Opened) and o.plain.kind == "memory" and o.plain.topic_id
+        }
         for row in rows:
             o = opened[row.id]
             entry: dict[str, Any] = {
-                "id": row.id, "kid": row.kid, "rev": row.rev, "author": author_name(con, row),
-                "author_kind": row.author_kind, "created_at": ms.iso(row.created_at),
+                "id": row.id,
+                "kid": row.kid,
+                "rev": row.rev,
+                "author": author_name(con, row),
+                "author_kind": row.author_kind,
+                "created_at": ms.iso(row.created_at),
                 "updated_at": ms.iso(row.updated_at),
-                "shared_with": [{"connection": names.get(w.token_id, w.token_id[:8]), "token_id": w.token_id,
-                                 "via": w.via} for w in wraps.get(row.id, []) if w.kid == row.kid],
+                "shared_with": [
+                    {"connection": names.get(w.token_id, w.token_id[:8]), "token_id": w.token_id, "via": w.via}
+                    for w in wraps.get(row.id, [])
+                    if w.kid == row.kid
+                ],
             }
             if isinstance(o, Unopenable):
-                entry.update(kind="unknown", readable=False, problem=o.problem, reason=o.reason,
-                             problems=[o.reason])
+                entry.update(kind="unknown", readable=False, problem=o.problem, reason=o.reason, problems=[o.reason])
             else:
                 entry.update(_describe(o.plain, topics, linked, filed))
                 _, problem = approval(con, row, o.plain)
                 if problem:
                     entry["problems"].append(problem)
-            entry["edited_by"] = "the author" if row.edited_by_author else \
-                names.get(row.editor_connection or "", "another connection")
+            entry["edited_by"] = (
+                "the author" if row.edited_by_author else names.get(row.editor_connection or "", "another connection")
+            )
             out.append(entry)
         out.extend(_space_view(con, owner_key))
     return out
@@ -417,16 +468,20 @@ def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
             t = topics.get(tid)
             topic = {"id": tid, "name": t.name if t else p.entity_name}
             if t is None:
-                problems.append(f"filed under {tid}, but no topic row with that id opens: the app shows it "
-                                "under a topic it cannot name")
-            elif p.entity_name is not None and memory.normalize_topic_name(p.entity_name) != \
-                    memory.normalize_topic_name(t.name):
+                problems.append(
+                    f"filed under {tid}, but no topic row with that id opens: the app shows it "
+                    "under a topic it cannot name"
+                )
+            elif p.entity_name is not None and memory.normalize_topic_name(
+                p.entity_name
+            ) != memory.normalize_topic_name(t.name):
                 problems.append(f"observation.entityName {p.entity_name!r} is not the topic's name {t.name!r}")
         elif p.about_label == "user" and p.entity_name not in (None, memory.USER_ENTITY):
             problems.append(f"about the user, but entityName is {p.entity_name!r}, not default_user")
         elif p.account_id and p.entity_name:
-            problems.append(f"about an account, but entityName is {p.entity_name!r}: a memory never carries the "
-                            "account's name")
+            problems.append(
+                f"about an account, but entityName is {p.entity_name!r}: a memory never carries the account's name"
+            )
         unknown = [c for c in p.categories if c not in memory.CATEGORIES]
         if unknown:
             problems.append(f"categories the app does not know: {', '.join(unknown)}")
@@ -434,9 +489,19 @@ def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
             problems.append("a category is listed twice")
         if isinstance(p.metadata, dict) and any(k in p.metadata for k in ("topic", "topics", "topic_name")):
             problems.append("metadata names a topic: it files nothing; the memory is not under that topic")
-        return {"kind": "memory", "readable": True, "text": p.text, "labels": p.labels, "categories": list(p.categories),
-                "about": p.about_label, "topic": topic, "account": p.account_id, "entity_name": p.entity_name,
-                "metadata": p.metadata, "problems": problems}
+        return {
+            "kind": "memory",
+            "readable": True,
+            "text": p.text,
+            "labels": p.labels,
+            "categories": list(p.categories),
+            "about": p.about_label,
+            "topic": topic,
+            "account": p.account_id,
+            "entity_name": p.entity_name,
+            "metadata": p.metadata,
+            "problems": problems,
+        }
     if p.kind == "topic":
         tid = f"topic:{p.row_id}"
         if tid not in linked:
@@ -450,14 +515,27 @@ def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
             problems.append(f"the topic is named {name!r}: the user is never a topic")
         if len(name) > memory.MAX_TOPIC_NAME:
             problems.append(f"the name is {len(name)} characters; at most {memory.MAX_TOPIC_NAME}")
-        twins = [t for t_id, t in topics.items() if t_id != tid and t.name is not None
-                 and memory.normalize_topic_name(t.name) == memory.normalize_topic_name(name)]
+        twins = [
+            t
+            for t_id, t in topics.items()
+            if t_id != tid
+            and t.name is not None
+            and memory.normalize_topic_name(t.name) == memory.normalize_topic_name(name)
+        ]
         if twins:
-            problems.append(f"{len(twins)} other topic(s) have the same name: the app shows them together under "
-                            "the oldest, and agents should reuse it")
-        return {"kind": "topic", "readable": True, "name": p.name, "labels": p.labels, "type": p.entity_type,
-                "topic_id": tid,
-                "problems": problems}
+            problems.append(
+                f"{len(twins)} other topic(s) have the same name: the app shows them together under "
+                "the oldest, and agents should reuse it"
+            )
+        return {
+            "kind": "topic",
+            "readable": True,
+            "name": p.name,
+            "labels": p.labels,
+            "type": p.entity_type,
+            "topic_id": tid,
+            "problems": problems,
+        }
     if p.kind == "link":
         ends = [e for e in p.endpoints if e != "user"]
         for e in ends:
@@ -471,10 +549,22 @@ def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
         to_id = p.endpoints[-1] if p.endpoints else None
         if to_id in topics and topics[to_id].name != p.relation_to:
             problems.append(f"relation.to {p.relation_to!r} is not the topic's name {topics[to_id].name!r}")
-        return {"kind": "link", "readable": True, "labels": p.labels, "from": p.relation_from, "to": p.relation_to,
-                "relation": p.relation_type, "endpoints": list(p.endpoints), "problems": problems}
-    return {"kind": "other", "readable": True, "keys": sorted(p.plaintext),
-            "problems": ["neither observation, entity nor relation: the app shows nothing for it"]}
+        return {
+            "kind": "link",
+            "readable": True,
+            "labels": p.labels,
+            "from": p.relation_from,
+            "to": p.relation_to,
+            "relation": p.relation_type,
+            "endpoints": list(p.endpoints),
+            "problems": problems,
+        }
+    return {
+        "kind": "other",
+        "readable": True,
+        "keys": sorted(p.plaintext),
+        "problems": ["neither observation, entity nor relation: the app shows nothing for it"],
+    }
 
 
 def _space_view(con: Any, owner_key: Any) -> list[dict]:
@@ -487,18 +577,32 @@ def _space_view(con: Any, owner_key: Any) -> list[dict]:
         if key is not None and wire.kid(key) != space.skid:
             key, why = None, f"the space key is {wire.kid(key)}, the space says skid {space.skid}"
         for r in ms.space_rows(con, space.id):
-            entry = {"id": r.id, "kind": "space_row", "space_id": space.id, "space_kind": space.kind,
-                     "account": space.account_id, "rev": r.rev, "author": author_name(con, r),
-                     "author_kind": r.author_kind, "created_at": ms.iso(r.created_at),
-                     "updated_at": ms.iso(r.updated_at), "problems": []}
+            entry = {
+                "id": r.id,
+                "kind": "space_row",
+                "space_id": space.id,
+                "space_kind": space.kind,
+                "account": space.account_id,
+                "rev": r.rev,
+                "author": author_name(con, r),
+                "author_kind": r.author_kind,
+                "created_at": ms.iso(r.created_at),
+                "updated_at": ms.iso(r.updated_at),
+                "problems": [],
+            }
             if key is None:
                 entry.update(readable=False, problem="space_key", reason=why, problems=[why])
             else:
                 try:
                     obj = sealing.open_space_row(r.ciphertext, key, space_id=space.id, row_id=r.id)
                     graph = next((k for k in ("entity", "observation", "relation") if k in obj), "other")
-                    entry.update(readable=True, graph=graph, summary=_graph_summary(graph, obj),
-                                 categories=list(obj.get("categories") or []), plaintext=obj)
+                    entry.update(
+                        readable=True,
+                        graph=graph,
+                        summary=_graph_summary(graph, obj),
+                        categories=list(obj.get("categories") or []),
+                        plaintext=obj,
+                    )
                 except DecoyError as exc:
                     entry.update(readable=False, problem="space_row", reason=str(exc), problems=[str(exc)])
             out.append(entry)
@@ -543,6 +647,7 @@ def render(view: list[dict]) -> str:
 
 # ── what a read says while keys are owed ───────────────────────────────────────────────────
 
+
 def retry_after(elapsed: float) -> int:
     """5 s in the first 15 minutes, 60 in the first hour, 300 in the first 4 hours, then 3600."""
     if elapsed < 15 * 60:
@@ -566,22 +671,31 @@ def owed_at(agent: Any, row: ms.MemoryRow, why: str) -> float:
     return t
 
 
-PREPARING_SENTENCE = ("These memories are saved and are being shared with this connection by the owner's phone: "
-                      "read again after retry_after_seconds and carry on with what you can read. Do not save them "
-                      "again, report them missing or pair again.")
-FAILED_SENTENCE = ("Decoy has stopped asking the owner's phone on its own for these memories. Carry on without "
-                   "them; they read normally once the phone shares them, and a later read may ask once more.")
-UNKNOWN_PREPARING_SENTENCE = ("This connection holds a grant on a category, a topic or an account and nothing has "
-                              "been shared with its current key under it yet. Decoy is asking the owner's phone; it "
-                              "cannot tell whether any such memories exist. Do not pair again.")
-UNKNOWN_FAILED_SENTENCE = ("Nothing has been shared under this connection's category, topic or account grants, "
-                           "and Decoy is not asking the owner's phone for it on its own. It cannot tell whether "
-                           "anything exists to share.")
+PREPARING_SENTENCE = (
+    "These memories are saved and are being shared with this connection by the owner's phone: "
+    "read again after retry_after_seconds and carry on with what you can read. Do not save them "
+    "again, report them missing or pair again."
+)
+FAILED_SENTENCE = (
+    "Decoy has stopped asking the owner's phone on its own for these memories. Carry on without "
+    "them; they read normally once the phone shares them, and a later read may ask once more."
+)
+UNKNOWN_PREPARING_SENTENCE = (
+    "This connection holds a grant on a category, a topic or an account and nothing has "
+    "been shared with its current key under it yet. Decoy is asking the owner's phone; it "
+    "cannot tell whether any such memories exist. Do not pair again."
+)
+UNKNOWN_FAILED_SENTENCE = (
+    "Nothing has been shared under this connection's category, topic or account grants, "
+    "and Decoy is not asking the owner's phone for it on its own. It cannot tell whether "
+    "anything exists to share."
+)
 CAP = 500
 
 
-def report(con: Any, agent: Any, waiting: list[tuple[ms.MemoryRow, str]], wraps: dict[str, ms.Wrap],
-           now: float) -> dict:
+def report(
+    con: Any, agent: Any, waiting: list[tuple[ms.MemoryRow, str]], wraps: dict[str, ms.Wrap], now: float
+) -> dict:
     """The `preparing` … `do_not` fields of a memories read for this connection."""
     out: dict[str, Any] = {}
     retry: list[int] = []
@@ -592,8 +706,9 @@ def report(con: Any, agent: Any, waiting: list[tuple[ms.MemoryRow, str]], wraps:
         # do not reach this connection (an account memory under `all`, say). A row it could not open
         # stays owed: the phone never decided about it.
         cannot = ms.unopenable_ids(con)
-        waiting = [(row, why) for row, why in waiting
-                   if why == "self" or row.id in cannot or owed_at(agent, row, why) > done]
+        waiting = [
+            (row, why) for row, why in waiting if why == "self" or row.id in cannot or owed_at(agent, row, why) > done
+        ]
     if waiting:
         newest = max(owed_at(agent, row, why) for row, why in waiting)
         elapsed = now - newest
@@ -610,8 +725,12 @@ def report(con: Any, agent: Any, waiting: list[tuple[ms.MemoryRow, str]], wraps:
                 retry.append(30)
             else:
                 failed_state = True
-                out.update(failed=mine[:CAP], failed_others=others, recovery="stopped_asking",
-                           recovery_description=FAILED_SENTENCE)
+                out.update(
+                    failed=mine[:CAP],
+                    failed_others=others,
+                    recovery="stopped_asking",
+                    recovery_description=FAILED_SENTENCE,
+                )
         if len(mine) > CAP:
             out.update(preparing_capped=True, preparing_total=len(waiting))
     unknown = _unknown_state(con, agent, wraps, now)
@@ -632,9 +751,11 @@ def report(con: Any, agent: Any, waiting: list[tuple[ms.MemoryRow, str]], wraps:
         out.update(retry_after_seconds=min(retry), waiting_on="owner_phone")
         if not failed_state:
             known = bool(out.get("preparing") or out.get("preparing_others"))
-            out.update(recovery="read_again_later",
-                       recovery_description=PREPARING_SENTENCE if known else UNKNOWN_PREPARING_SENTENCE,
-                       do_not=["pair_again", "report_missing"] if known else ["pair_again"])
+            out.update(
+                recovery="read_again_later",
+                recovery_description=PREPARING_SENTENCE if known else UNKNOWN_PREPARING_SENTENCE,
+                do_not=["pair_again", "report_missing"] if known else ["pair_again"],
+            )
     return out
 
 
@@ -668,6 +789,7 @@ def holds_vault_key(agent: Any) -> bool:
 
 # ── every row as stored ────────────────────────────────────────────────────────────────────
 
+
 def stored_rows(state: Any) -> list[dict]:
     """Every stored memory row exactly as the server holds it (for `GET /_sandbox/rows`):
     id, kid, rev, ciphertext, owner_wrap, the author's `self_wrap`, every grantee wrap, author."""
@@ -677,15 +799,33 @@ def stored_rows(state: Any) -> list[dict]:
         wraps = ms.all_wraps(con)
         for row in ms.all_memories(con):
             mine = [w for w in wraps.get(row.id, []) if w.token_id == row.author_token]
-            out.append({
-                "id": row.id, "kid": row.kid, "rev": row.rev, "ciphertext": row.ciphertext,
-                "owner_wrap": row.owner_wrap, "self_wrap": mine[0].wrapped_key if mine else None,
-                "grantee_wraps": [{"token_id": w.token_id, "connection": names.get(w.token_id), "via": w.via,
-                                   "kid": w.kid, "current": w.kid == row.kid, "wrapped_key": w.wrapped_key}
-                                  for w in wraps.get(row.id, []) if w.token_id != row.author_token],
-                "author": author_name(con, row), "author_kind": row.author_kind, "author_token": row.author_token,
-                "created_at": ms.iso(row.created_at), "updated_at": ms.iso(row.updated_at),
-            })
+            out.append(
+                {
+                    "id": row.id,
+                    "kid": row.kid,
+                    "rev": row.rev,
+                    "ciphertext": row.ciphertext,
+                    "owner_wrap": row.owner_wrap,
+                    "self_wrap": mine[0].wrapped_key if mine else None,
+                    "grantee_wraps": [
+                        {
+                            "token_id": w.token_id,
+                            "connection": names.get(w.token_id),
+                            "via": w.via,
+                            "kid": w.kid,
+                            "current": w.kid == row.kid,
+                            "wrapped_key": w.wrapped_key,
+                        }
+                        for w in wraps.get(row.id, [])
+                        if w.token_id != row.author_token
+                    ],
+                    "author": author_name(con, row),
+                    "author_kind": row.author_kind,
+                    "author_token": row.author_token,
+                    "created_at": ms.iso(row.created_at),
+                    "updated_at": ms.iso(row.updated_at),
+                }
+            )
     return out
 
 

@@ -25,6 +25,7 @@ last one carries a `remediation`, the grant request that unlocks deleting it, as
 does. A row the owner has edited is refused too: the spec says only of PUT that it "belongs to the
 owner", but deleting it would discard the owner's edit, so the same reading holds here.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -37,9 +38,25 @@ from starlette.routing import Route
 from . import memstore as ms
 from . import moves
 from .faults import faulty
-from .memories import (MAX_ROWS, agent_of, bad_request, delete_ids, edit_fields, envelope, insufficient, json_body, kid_text,
-                       live_agents, now_of, owner_public_key, permission_request, problem, state_of, uuid_text,
-                       vault_blob)
+from .memories import (
+    MAX_ROWS,
+    agent_of,
+    bad_request,
+    delete_ids,
+    edit_fields,
+    envelope,
+    insufficient,
+    json_body,
+    kid_text,
+    live_agents,
+    now_of,
+    owner_public_key,
+    permission_request,
+    problem,
+    state_of,
+    uuid_text,
+    vault_blob,
+)
 from .sharing import space_covered
 
 MOVING_RETRY = 5  # the phone answers its push within about this (sharing.DEFAULT_AUTO_SHARE_AFTER)
@@ -48,13 +65,18 @@ MOVING_RETRY = 5  # the phone answers its push within about this (sharing.DEFAUL
 def _space_json(con: Any, s: ms.Space, agent: Any) -> dict:
     wrap = ms.space_wrap(con, s.id, agent.token_id)
     usable = wrap is not None and wrap[0] == ms.key_fp(agent.public_key)
-    return {"id": s.id, "kind": s.kind, "account_id": s.account_id, "skid": s.skid,
-            "wrapped_key": wrap[1] if usable else None}
+    return {
+        "id": s.id,
+        "kind": s.kind,
+        "account_id": s.account_id,
+        "skid": s.skid,
+        "wrapped_key": wrap[1] if usable else None,
+    }
 
 
 def _kind_and_account(kind: Any, account_id: Any, where: str) -> tuple[str, str | None]:
     if kind not in ("me", "account"):
-        raise bad_request("INVALID_REQUEST", "kind must be \"me\" or \"account\"", "kind")
+        raise bad_request("INVALID_REQUEST", 'kind must be "me" or "account"', "kind")
     if kind == "account":
         if account_id is None:
             raise bad_request("INVALID_REQUEST", "account_id is required when kind is account", "account_id")
@@ -70,8 +92,9 @@ def _need_cover(agent: Any, kind: str, account_id: str | None) -> None:
     if not space_covered(agent, _probe(kind, account_id)):
         if kind == "me":
             raise insufficient("memory.read", "this space needs memory.read")
-        raise insufficient("memory.read", "this account's space needs acctmem.read on it",
-                           reason=f"account:{account_id}")
+        raise insufficient(
+            "memory.read", "this account's space needs acctmem.read on it", reason=f"account:{account_id}"
+        )
 
 
 async def list_spaces(request: Request) -> JSONResponse:
@@ -80,8 +103,13 @@ async def list_spaces(request: Request) -> JSONResponse:
     read = agent.access.read
     with state.store.tx() as con:
         spaces = [_space_json(con, s, agent) for s in ms.all_spaces(con) if space_covered(agent, s)]
-    return JSONResponse({"spaces": spaces, "me_granted": bool(read.all or read.categories or read.topics),
-                         "account_ids": None if read.account_wildcard else sorted(read.accounts)})
+    return JSONResponse(
+        {
+            "spaces": spaces,
+            "me_granted": bool(read.all or read.categories or read.topics),
+            "account_ids": None if read.account_wildcard else sorted(read.accounts),
+        }
+    )
 
 
 async def create_space(request: Request) -> JSONResponse:
@@ -101,8 +129,12 @@ async def create_space(request: Request) -> JSONResponse:
         agents = live_agents(con, now)
         existing = ms.find_space(con, kind, account_id)
         if existing is not None:
-            raise problem(409, "SPACE_EXISTS", "this space already exists: re-read GET /api/agent/context/spaces "
-                          "and use its key", space_id=existing.id)
+            raise problem(
+                409,
+                "SPACE_EXISTS",
+                "this space already exists: re-read GET /api/agent/context/spaces and use its key",
+                space_id=existing.id,
+            )
         space = ms.Space(str(uuid.uuid4()), kind, account_id, skid, owner_wrap, agent.token_id, now)
         ms.insert_space(con, space)
         ms.put_space_wrap(con, space.id, agent.token_id, ms.key_fp(agent.public_key), own_wrap)
@@ -112,13 +144,15 @@ async def create_space(request: Request) -> JSONResponse:
             raise bad_request("INVALID_REQUEST", "grantee_wraps must be an array", "grantee_wraps")
         for i, w in enumerate(gws):
             if not isinstance(w, dict) or not isinstance(w.get("token_id"), str):
-                raise bad_request("INVALID_REQUEST", f"grantee_wraps[{i}] needs token_id and wrapped_key",
-                                  f"grantee_wraps[{i}]")
+                raise bad_request(
+                    "INVALID_REQUEST", f"grantee_wraps[{i}] needs token_id and wrapped_key", f"grantee_wraps[{i}]"
+                )
             recipient = agents.get(w["token_id"])
             if recipient is None or recipient.token_id == agent.token_id or not space_covered(recipient, space):
                 continue  # wraps for agents the grant does not cover are dropped
-            wk = envelope(w.get("wrapped_key"), f"grantee_wraps[{i}].wrapped_key", "agent_envelope",
-                          recipient.public_key)
+            wk = envelope(
+                w.get("wrapped_key"), f"grantee_wraps[{i}].wrapped_key", "agent_envelope", recipient.public_key
+            )
             ms.put_space_wrap(con, space.id, recipient.token_id, ms.key_fp(recipient.public_key), wk)
             fanned += 1
         ms.log_change(con, "context_space", space.id, "created", now)
@@ -129,20 +163,25 @@ async def create_space(request: Request) -> JSONResponse:
 async def space_grantees(request: Request) -> JSONResponse:
     state = state_of(request)
     agent = await agent_of(request)
-    kind, account_id = _kind_and_account(request.query_params.get("kind"), request.query_params.get("account_id"),
-                                         "")
+    kind, account_id = _kind_and_account(request.query_params.get("kind"), request.query_params.get("account_id"), "")
     _need_cover(agent, kind, account_id)
     probe = _probe(kind, account_id)
     with state.store.tx() as con:
         agents = live_agents(con, now_of(state))
-    return JSONResponse({"owner_public_key": owner_public_key(state),
-                         "grantees": [{"token_id": a.token_id, "public_key": a.public_key}
-                                      for a in agents.values()
-                                      if a.token_id != agent.token_id and a.public_key and space_covered(a, probe)]})
+    return JSONResponse(
+        {
+            "owner_public_key": owner_public_key(state),
+            "grantees": [
+                {"token_id": a.token_id, "public_key": a.public_key}
+                for a in agents.values()
+                if a.token_id != agent.token_id and a.public_key and space_covered(a, probe)
+            ],
+        }
+    )
 
 
 def _mine(row: ms.SpaceRow, agent: Any) -> bool:
-    """"`mine` is true for rows your token wrote"."""
+    """ "`mine` is true for rows your token wrote"."""
     return row.author_token == agent.token_id
 
 
@@ -161,9 +200,19 @@ async def list_rows(request: Request) -> JSONResponse:
     space_id = uuid_text(request.query_params.get("space_id"), "space_id")
     with state.store.tx() as con:
         space = _space_for(con, agent, space_id)
-        rows = [{"id": r.id, "skid": r.skid, "rev": r.rev, "ciphertext": r.ciphertext, "author_kind": r.author_kind,
-                 "mine": _mine(r, agent), "created_at": ms.iso(r.created_at),
-                 "updated_at": ms.iso(r.updated_at)} for r in ms.space_rows(con, space.id)]
+        rows = [
+            {
+                "id": r.id,
+                "skid": r.skid,
+                "rev": r.rev,
+                "ciphertext": r.ciphertext,
+                "author_kind": r.author_kind,
+                "mine": _mine(r, agent),
+                "created_at": ms.iso(r.created_at),
+                "updated_at": ms.iso(r.updated_at),
+            }
+            for r in ms.space_rows(con, space.id)
+        ]
     return JSONResponse({"space_id": space.id, "skid": space.skid, "rows": rows})
 
 
@@ -181,16 +230,24 @@ async def create_rows(request: Request) -> JSONResponse:
     for i, r in enumerate(rows):
         if not isinstance(r, dict):
             raise bad_request("INVALID_REQUEST", f"rows[{i}] must be an object", f"rows[{i}]")
-        parsed.append((uuid_text(r.get("id"), f"rows[{i}].id"), kid_text(r.get("skid"), f"rows[{i}].skid"),
-                       vault_blob(r.get("ciphertext"), f"rows[{i}].ciphertext")))
+        parsed.append(
+            (
+                uuid_text(r.get("id"), f"rows[{i}].id"),
+                kid_text(r.get("skid"), f"rows[{i}].skid"),
+                vault_blob(r.get("ciphertext"), f"rows[{i}].ciphertext"),
+            )
+        )
     now = now_of(state)
     created, existing = [], []
     with state.store.tx() as con:
         space = _space_for(con, agent, space_id)
-        for i, (rid, skid, ct) in enumerate(parsed):
+        for i, (_rid, skid, _ct) in enumerate(parsed):
             if skid != space.skid:
-                raise bad_request("SKID_MISMATCH", f"rows[{i}].skid {skid} is not the space's current key id "
-                                  f"{space.skid}", f"rows[{i}].skid")
+                raise bad_request(
+                    "SKID_MISMATCH",
+                    f"rows[{i}].skid {skid} is not the space's current key id {space.skid}",
+                    f"rows[{i}].skid",
+                )
     for rid, skid, ct in parsed:
         with state.store.tx() as con:
             if ms.get_space_row(con, rid) is not None:
@@ -203,7 +260,7 @@ async def create_rows(request: Request) -> JSONResponse:
 
 
 def _verb_on_space(agent: Any, space: ms.Space, verb: str) -> str:
-    """"yes", "moving" (a selective grant: the phone must move the row first) or "no"."""
+    """ "yes", "moving" (a selective grant: the phone must move the row first) or "no"."""
     sel = getattr(agent.access, verb)
     if space.kind == "account":
         return "yes" if sel.account_wildcard or space.account_id in sel.accounts else "no"
@@ -221,23 +278,33 @@ async def update_row(request: Request) -> JSONResponse:
     with state.store.tx() as con:
         row = ms.get_space_row(con, rid)
         space = ms.get_space(con, row.space_id) if row else None
-        if row is None or space is None or not space_covered(agent, space) or row.owner_edited \
-                or not _mine(row, agent):
+        if row is None or space is None or not space_covered(agent, space) or row.owner_edited or not _mine(row, agent):
             # "only rows this agent wrote (and the owner hasn't since edited)"; "a row the owner has
             # edited belongs to the owner and is `404` to you"
-            raise problem(404, "NOT_FOUND", "no row with this id that this connection wrote (and the owner has "
-                          "not edited since) is in a space it is granted")
+            raise problem(
+                404,
+                "NOT_FOUND",
+                "no row with this id that this connection wrote (and the owner has "
+                "not edited since) is in a space it is granted",
+            )
         allowed = _verb_on_space(agent, space, "write")
         if allowed == "no":
-            raise insufficient("memory.edit", "editing a legacy row needs memory.edit on every memory (or "
-                               "acctmem.edit on its account)",
-                               reason=f"account:{space.account_id}" if space.kind == "account" else None)
+            raise insufficient(
+                "memory.edit",
+                "editing a legacy row needs memory.edit on every memory (or acctmem.edit on its account)",
+                reason=f"account:{space.account_id}" if space.kind == "account" else None,
+            )
         if rev != row.rev:
             raise problem(409, "REV_CONFLICT", "the row changed since it was read", current_rev=row.rev)
         if allowed == "moving":
             moves.ask(state, [rid], now)
-            raise problem(409, "MEMORY_MOVING", "the owner's phone is asked to move this row to its own key; retry "
-                          "after retry_after_seconds", retry_after_seconds=MOVING_RETRY, current_rev=row.rev)
+            raise problem(
+                409,
+                "MEMORY_MOVING",
+                "the owner's phone is asked to move this row to its own key; retry after retry_after_seconds",
+                retry_after_seconds=MOVING_RETRY,
+                current_rev=row.rev,
+            )
         ms.update_space_row(con, rid, ct, row.rev + 1, now)
         ms.log_change(con, "context_row", rid, "updated", now, space_id=space.id)
     return JSONResponse({"id": rid, "rev": row.rev + 1, "updated_at": ms.iso(now)})
@@ -253,8 +320,13 @@ async def delete_rows(request: Request) -> JSONResponse:
         for rid in dict.fromkeys(ids):
             row = ms.get_space_row(con, rid)
             space = ms.get_space(con, row.space_id) if row else None
-            if row is None or space is None or not space_covered(agent, space) or not _mine(row, agent) \
-                    or row.owner_edited:
+            if (
+                row is None
+                or space is None
+                or not space_covered(agent, space)
+                or not _mine(row, agent)
+                or row.owner_edited
+            ):
                 # "the only rows you may delete" are `mine`, and the permission must cover them too (module doc);
                 # missing, not granted and not yours look the same
                 refused.append(rid)
@@ -269,7 +341,8 @@ async def delete_rows(request: Request) -> JSONResponse:
             else:
                 refused.append(rid)
                 remediation[rid] = permission_request(
-                    "memory.delete", f"account:{space.account_id}" if space.kind == "account" else None)
+                    "memory.delete", f"account:{space.account_id}" if space.kind == "account" else None
+                )
     out: dict[str, Any] = {"deleted": deleted, "refused": refused}
     if remediation:
         out["remediation"] = remediation

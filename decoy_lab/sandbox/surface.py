@@ -9,6 +9,7 @@ that can move (`FakeClock`, or any clock with `advance`); on the real clock it a
 `409 CLOCK_NOT_ADJUSTABLE`. `GET /connect?code=` is the page a pairing link opens: what the agent
 asks, in the owner's words, with approve / deny buttons that post to this surface.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -58,13 +59,13 @@ def _ref(body: dict[str, Any]) -> str:
     for key in ("ref", "user_code", "code", "request_id", "id"):
         if body.get(key):
             return str(body[key])
-    raise HTTPProblem(400, "INVALID_REFERENCE", "name the pairing or request: {\"ref\": user code or request id}")
+    raise HTTPProblem(400, "INVALID_REFERENCE", 'name the pairing or request: {"ref": user code or request id}')
 
 
 def _token_id(body: dict[str, Any]) -> str:
     tid = body.get("token_id")
     if not isinstance(tid, str) or not tid:
-        raise HTTPProblem(400, "INVALID_REQUEST", "send {\"token_id\": …}")
+        raise HTTPProblem(400, "INVALID_REQUEST", 'send {"token_id": …}')
     return tid
 
 
@@ -152,12 +153,15 @@ async def clock(request: Request) -> JSONResponse:
     adjustable = callable(getattr(state.clock, "advance", None))
     if request.method == "POST":
         if not adjustable:
-            raise HTTPProblem(409, "CLOCK_NOT_ADJUSTABLE",
-                              "this sandbox runs on the real clock; start it with clock=FakeClock() to move time")
+            raise HTTPProblem(
+                409,
+                "CLOCK_NOT_ADJUSTABLE",
+                "this sandbox runs on the real clock; start it with clock=FakeClock() to move time",
+            )
         body = await json_body(request)
         seconds = body.get("advance")
         if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds < 0:
-            raise HTTPProblem(400, "INVALID_REQUEST", "send {\"advance\": seconds} (a number ≥ 0)")
+            raise HTTPProblem(400, "INVALID_REQUEST", 'send {"advance": seconds} (a number ≥ 0)')
         state.clock.advance(seconds)  # type: ignore[attr-defined]
     now = state.now()
     return JSONResponse({"now": now, "iso": iso(now), "adjustable": adjustable})
@@ -182,12 +186,14 @@ async def connect_page(request: Request) -> HTMLResponse:
         return HTMLResponse(_PAGE.format(name="an agent", code=html.escape(code), body=body), status_code=404)
     lines = "".join(f"<li>{html.escape(h)}</li>" for h in match["headlines"]) or "<li>(nothing was asked)</li>"
     ref = html.escape(match["request_id"])
-    body = (f"<p>{html.escape(match['client_id'])} asks for:</p><ul>{lines}</ul>"
-            + "".join(f"<p>⚠ {html.escape(w)}</p>" for w in match["warnings"])
-            + f'<form method="post" action="/_sandbox/approve" style="display:inline"><input type="hidden" name="ref" '
-              f'value="{ref}"><button>Approve</button></form><form method="post" action="/_sandbox/deny" '
-              f'style="display:inline"><input type="hidden" name="ref" value="{ref}"><button>Deny</button></form>'
-            + "<p><small>Approving works only from this machine (the owner surface is loopback only).</small></p>")
+    body = (
+        f"<p>{html.escape(match['client_id'])} asks for:</p><ul>{lines}</ul>"
+        + "".join(f"<p>⚠ {html.escape(w)}</p>" for w in match["warnings"])
+        + f'<form method="post" action="/_sandbox/approve" style="display:inline"><input type="hidden" name="ref" '
+        f'value="{ref}"><button>Approve</button></form><form method="post" action="/_sandbox/deny" '
+        f'style="display:inline"><input type="hidden" name="ref" value="{ref}"><button>Deny</button></form>'
+        + "<p><small>Approving works only from this machine (the owner surface is loopback only).</small></p>"
+    )
     return HTMLResponse(_PAGE.format(name=html.escape(match["name"]), code=html.escape(match["user_code"]), body=body))
 
 

@@ -11,6 +11,7 @@ its key) is logged as `updated`, so a feed-driven cache converges. `cursor=0` re
 retained window; a cursor below the prune floor is 410 (tests move the floor with
 `memstore.prune`); one past any state the store can hold is 400 INVALID_CURSOR.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,7 +26,7 @@ from .memories import agent_of, bad_request, is_author, live_via, problem, state
 from .sharing import space_covered
 
 PAGE = 500
-MAX_CURSOR = 2 ** 63 - 1  # the largest change seq the store can hold
+MAX_CURSOR = 2**63 - 1  # the largest change seq the store can hold
 _CURSOR = re.compile(r"^\d+$")
 
 
@@ -92,17 +93,26 @@ async def sync_changes(request: Request) -> JSONResponse:
     agent = await agent_of(request)
     cursor = request.query_params.get("cursor")
     if cursor is None or not _CURSOR.match(cursor):
-        raise bad_request("INVALID_CURSOR", "cursor is required: a non-negative integer (\"0\" replays the "
-                          "retained window)", "cursor")
+        raise bad_request(
+            "INVALID_CURSOR", 'cursor is required: a non-negative integer ("0" replays the retained window)', "cursor"
+        )
     cur = int(cursor)
     if cur > MAX_CURSOR:
-        raise bad_request("INVALID_CURSOR", "cursor is beyond any state this server issued; re-list, then re-anchor "
-                          "at /api/agent/sync/head", "cursor")
+        raise bad_request(
+            "INVALID_CURSOR",
+            "cursor is beyond any state this server issued; re-list, then re-anchor at /api/agent/sync/head",
+            "cursor",
+        )
     with state.store.tx() as con:
         floor = ms.prune_floor(con)
         if cur and cur < floor:
-            raise problem(410, "CURSOR_PRUNED", f"cursor {cur} predates the pruned floor {floor}: re-list "
-                          "everything, then re-anchor at /api/agent/sync/head", floor=str(floor))
+            raise problem(
+                410,
+                "CURSOR_PRUNED",
+                f"cursor {cur} predates the pruned floor {floor}: re-list "
+                "everything, then re-anchor at /api/agent/sync/head",
+                floor=str(floor),
+            )
         page = ms.changes_after(con, max(cur, floor if cur == 0 else cur), PAGE + 1)
         more = len(page) > PAGE
         page = page[:PAGE]

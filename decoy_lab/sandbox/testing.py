@@ -4,6 +4,7 @@ Device authorization → (the owner approves: at once with `approve="auto"`, oth
 `POST /_sandbox/approve`) → token exchange. No client library involved, so memory tests do
 not depend on client.py.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -13,9 +14,15 @@ import httpx
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 
 
-def pair_agent(client_or_url: httpx.Client | str, agent_key: Any = None, permissions: list[dict] | None = None,
-               name: str = "Test agent", *, client_id: str | None = None,
-               approve_pending: bool = True) -> dict[str, Any]:
+def pair_agent(
+    client_or_url: httpx.Client | str,
+    agent_key: Any = None,
+    permissions: list[dict] | None = None,
+    name: str = "Test agent",
+    *,
+    client_id: str | None = None,
+    approve_pending: bool = True,
+) -> dict[str, Any]:
     """Pair one agent; returns `{"access_token", "refresh_token", "token_id", "access_version", "token"}`.
 
     `agent_key` is an AgentKey (its public key is registered), a base64 SPKI string, or None.
@@ -28,8 +35,11 @@ def pair_agent(client_or_url: httpx.Client | str, agent_key: Any = None, permiss
     client = httpx.Client(base_url=client_or_url, timeout=10) if own else client_or_url
     try:
         public_key = getattr(agent_key, "public_key_b64", agent_key)
-        body: dict[str, Any] = {"client_id": client_id or name.lower().replace(" ", "-"), "name": name,
-                                "authorization_details": permissions or []}
+        body: dict[str, Any] = {
+            "client_id": client_id or name.lower().replace(" ", "-"),
+            "name": name,
+            "authorization_details": permissions or [],
+        }
         if public_key is not None:
             body["agent_public_key"] = public_key
         r = client.post("/oauth/device", json=body)
@@ -47,9 +57,14 @@ def pair_agent(client_or_url: httpx.Client | str, agent_key: Any = None, permiss
             err = t.json().get("error")
             raise PairingError(f"token exchange refused: {t.status_code} {t.text}", code=err)
         tok = t.json()
-        return {"access_token": tok["access_token"], "refresh_token": tok["refresh_token"],
-                "token_id": tok["token_id"], "access_version": tok["access_version"], "token": tok,
-                "user_code": dev["user_code"]}
+        return {
+            "access_token": tok["access_token"],
+            "refresh_token": tok["refresh_token"],
+            "token_id": tok["token_id"],
+            "access_version": tok["access_version"],
+            "token": tok,
+            "user_code": dev["user_code"],
+        }
     finally:
         if own:
             client.close()

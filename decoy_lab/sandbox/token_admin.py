@@ -24,6 +24,7 @@ introspection, and revocation endpoints"; what follows is the RFCs plus these ch
   pairing again makes a new connection that inherits nothing. `token_type_hint` is optional; an
   unknown hint is ignored and every token type is searched (RFC 7009 §2.1, RFC 7662 §2.1).
 """
+
 from __future__ import annotations
 
 import json
@@ -46,8 +47,11 @@ async def _client_and_token(request: Request) -> tuple[str, str]:
     form = await form_body(request)
     client_id = (form.get("client_id") or "").strip()
     if not client_id:
-        raise OAuthProblem(400, "invalid_client", "name your `client_id`: public clients authenticate with it "
-                           "(token_endpoint_auth_method none)")
+        raise OAuthProblem(
+            400,
+            "invalid_client",
+            "name your `client_id`: public clients authenticate with it (token_endpoint_auth_method none)",
+        )
     token = form.get("token")
     if not token:
         raise OAuthProblem(400, "invalid_request", "`token` is required")
@@ -65,11 +69,17 @@ async def introspect(request: Request) -> JSONResponse:
         cred, conn = live
         rows = grants.live_rows(con, conn["token_id"], now)
     answer: dict[str, Any] = {
-        "active": True, "client_id": conn["client_id"],
+        "active": True,
+        "client_id": conn["client_id"],
         "scope": " ".join(grants.scopes_for(rows, json.loads(conn["scopes"] or "[]"))),
-        "exp": int(cred["expires_at"]), "iat": int(cred["issued_at"]), "sub": conn["token_id"],
-        "iss": base_url(request), "token_id": conn["token_id"], "access_version": conn["access_version"],
-        "authorization_details": [r.as_json() for r in rows]}
+        "exp": int(cred["expires_at"]),
+        "iat": int(cred["issued_at"]),
+        "sub": conn["token_id"],
+        "iss": base_url(request),
+        "token_id": conn["token_id"],
+        "access_version": conn["access_version"],
+        "authorization_details": [r.as_json() for r in rows],
+    }
     if cred["kind"] == "access":
         answer["token_type"] = "Bearer"
     return JSONResponse(answer, headers=NO_STORE)
@@ -83,8 +93,9 @@ async def revoke(request: Request) -> Response:
         if live is not None:
             conn = live[1]
             if conn["client_id"] != client_id:
-                raise OAuthProblem(400, "unauthorized_client", "this token was not issued to this `client_id`; "
-                                   "nothing was revoked")
+                raise OAuthProblem(
+                    400, "unauthorized_client", "this token was not issued to this `client_id`; nothing was revoked"
+                )
             state.owner.revoke(conn["token_id"])  # joins this transaction
     return Response(status_code=200, headers=NO_STORE)
 

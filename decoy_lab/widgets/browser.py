@@ -4,6 +4,7 @@ memory's details (rev, kid, via, author); and a button that opens its unseal ste
 `VaultView` puts the browser and the topic map side by side as two tabs over one Vault:
 picking a topic in either one picks it in the other.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,6 +23,8 @@ ANY = ""  # the value of the "(all)" choice (ipywidgets shows no label for a Non
 def chosen(value: Any) -> Any:
     """A control's value as a filter: the "(all)" choice means no filter (None)."""
     return None if value == ANY else value
+
+
 TABLE_COLUMNS = ["text", "topic", "categories", "mine", "updated_at"]
 
 
@@ -57,24 +60,46 @@ def table_html(frame: pd.DataFrame, *, limit: int = 200) -> str:
         if col in shown and pd.api.types.is_datetime64_any_dtype(shown[col]):
             shown[col] = shown[col].dt.strftime("%Y-%m-%d %H:%M")
     more = f"<div><i>… and {len(frame) - limit} more</i></div>" if len(frame) > limit else ""
-    return (f"<div class='decoy-memory-table' style='max-height:320px;overflow-y:auto'>"
-            f"<div style='color:#57606a'>{len(frame)} memories</div>"
-            + shown.to_html(index=False, escape=True, na_rep="", border=0) + more + "</div>")
+    return (
+        f"<div class='decoy-memory-table' style='max-height:320px;overflow-y:auto'>"
+        f"<div style='color:#57606a'>{len(frame)} memories</div>"
+        + shown.to_html(index=False, escape=True, na_rep="", border=0)
+        + more
+        + "</div>"
+    )
 
 
 def details_html(row: dict) -> str:
     """The selected memory: text, where it is filed, and the fields that explain access."""
+
     def fmt(v: Any) -> str:
         if isinstance(v, (list, tuple)):
             return ", ".join(map(str, v))
         return "" if v is None or (pd.api.types.is_scalar(v) and pd.isna(v)) else str(v)
 
-    keys = ["id", "topic", "topic_id", "categories", "rev", "kid", "via", "mine", "author_kind",
-            "created_at", "updated_at"]
-    cells = "".join(f"<tr><th style='text-align:left;padding-right:8px'>{esc(k)}</th><td><code>{esc(fmt(row.get(k)))}"
-                    f"</code></td></tr>" for k in keys if k in row)
-    return (f"<div class='decoy-memory-details'><p style='white-space:pre-wrap'>{esc(fmt(row.get('text')))}</p>"
-            f"<table>{cells}</table></div>")
+    keys = [
+        "id",
+        "topic",
+        "topic_id",
+        "categories",
+        "rev",
+        "kid",
+        "via",
+        "mine",
+        "author_kind",
+        "created_at",
+        "updated_at",
+    ]
+    cells = "".join(
+        f"<tr><th style='text-align:left;padding-right:8px'>{esc(k)}</th><td><code>{esc(fmt(row.get(k)))}"
+        f"</code></td></tr>"
+        for k in keys
+        if k in row
+    )
+    return (
+        f"<div class='decoy-memory-details'><p style='white-space:pre-wrap'>{esc(fmt(row.get('text')))}</p>"
+        f"<table>{cells}</table></div>"
+    )
 
 
 class MemoryBrowser(W.VBox):
@@ -92,27 +117,43 @@ class MemoryBrowser(W.VBox):
         self._table = W.HTML()
         self._pick = W.Dropdown(description="memory", options=[], layout=W.Layout(width="95%"))
         self._details = W.HTML()
-        self._unseal = W.Button(description="Step through unseal", icon="key",
-                                disabled=connection is None,
-                                tooltip="re-run the read of this row step by step" if connection else
-                                "needs a connection")
+        self._unseal = W.Button(
+            description="Step through unseal",
+            icon="key",
+            disabled=connection is None,
+            tooltip="re-run the read of this row step by step" if connection else "needs a connection",
+        )
         self._stepper = W.VBox()
         for w in (self._topic, self._category, self._search, self._mine):
             w.observe(lambda _ch: self.refresh(), names="value")
         self._pick.observe(lambda _ch: self._show_details(), names="value")
         self._unseal.on_click(lambda _b: self.open_stepper())
-        super().__init__([
-            W.HTML(f"<b>{esc(getattr(vault, 'summary', ''))}</b>"),
-            W.HBox([self._topic, self._category]), W.HBox([self._search, self._mine]),
-            self._table, self._pick, self._details, self._unseal, self._stepper])
+        super().__init__(
+            [
+                W.HTML(f"<b>{esc(getattr(vault, 'summary', ''))}</b>"),
+                W.HBox([self._topic, self._category]),
+                W.HBox([self._search, self._mine]),
+                self._table,
+                self._pick,
+                self._details,
+                self._unseal,
+                self._stepper,
+            ]
+        )
         self.add_class("decoy-browser")
         self.refresh()
 
     def __repr__(self) -> str:
         return f"<MemoryBrowser {len(self.frame)} of {len(self.vault.memories)} memories shown>"
 
-    def set_filters(self, *, topic: str | None | object = ..., category: str | None | object = ...,
-                    search: str | object = ..., mine: bool | object = ...) -> None:
+    def set_filters(
+        self,
+        *,
+        topic: str | object | None = ...,
+        category: str | object | None = ...,
+        search: str | object = ...,
+        mine: bool | object = ...,
+    ) -> None:
         """Set any filter from Python (the controls follow)."""
         if topic is not ...:
             self._topic.value = ANY if topic is None else topic
@@ -124,9 +165,13 @@ class MemoryBrowser(W.VBox):
             self._mine.value = mine
 
     def refresh(self) -> None:
-        self.frame = topicmap.select_memories(self.vault, topic=chosen(self._topic.value),
-                                              category=chosen(self._category.value),
-                                              search=self._search.value or None, mine=self._mine.value)
+        self.frame = topicmap.select_memories(
+            self.vault,
+            topic=chosen(self._topic.value),
+            category=chosen(self._category.value),
+            search=self._search.value or None,
+            mine=self._mine.value,
+        )
         self._table.value = table_html(self.frame)
         opts = [(topicmap.shorten(str(r["text"]), 80), str(r["id"])) for r in self.frame.to_dict("records")]
         keep = self._pick.value if self._pick.value in {v for _, v in opts} else None

@@ -3,6 +3,7 @@
 Three columns a user can compare at a glance, so a narrowed approval or a grant that has since
 expired is visible, not a surprise at the next 403.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,8 +23,9 @@ def rows_html(rows: Any) -> str:
         if frame.empty:
             return "<i>nothing</i>"
         if "expires_at" in frame:  # no end date is the spec's null expires_at: say it as Access does
-            frame = frame.assign(expires_at=frame["expires_at"].astype(object).where(frame["expires_at"].notna(),
-                                                                                     "never"))
+            frame = frame.assign(
+                expires_at=frame["expires_at"].astype(object).where(frame["expires_at"].notna(), "never")
+            )
         return frame.to_html(index=False, border=0, na_rep="", classes="decoy-consent-table")
     items = list(rows) if isinstance(rows, (list, tuple)) else [rows]
     if not items:
@@ -34,8 +36,11 @@ def rows_html(rows: Any) -> str:
             perms = row.get("permissions") or row.get("permission") or []
             perms = [perms] if isinstance(perms, str) else list(perms)
             sel = {k: v for k, v in row.items() if k not in ("permissions", "permission", "type")}
-            where = "; ".join(f"{k}: {', '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
-                              for k, v in sel.items() if v not in (None, [], ""))
+            where = "; ".join(
+                f"{k}: {', '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+                for k, v in sel.items()
+                if v not in (None, [], "")
+            )
             lines.append(f"<li><b>{esc(', '.join(perms))}</b>{' — ' + esc(where) if where else ''}</li>")
         else:
             lines.append(f"<li>{esc(row)}</li>")
@@ -74,7 +79,7 @@ class ConsentCard(W.HTML):
         return "<ConsentCard asked · granted by the owner · held now>"
 
     @classmethod
-    def for_connection(cls, conn: Any, *, asked: Any = None, granted: Any = None) -> "ConsentCard":
+    def for_connection(cls, conn: Any, *, asked: Any = None, granted: Any = None) -> ConsentCard:
         """Build the card from a Connection: what it asked, what was granted (by default the access
         read when the pairing finished) and `access()` read now."""
         if granted is None:
@@ -98,7 +103,8 @@ class ConsentCard(W.HTML):
             + f'<table style="border-collapse:collapse"><tr><th style="{head}">Asked</th>'
             f'<th style="{head}">Granted by the owner</th><th style="{head}">Held now</th></tr>'
             f'<tr><td style="{cell}">{rows_html(asked)}</td><td style="{cell}">{rows_html(granted)}</td>'
-            f'<td style="{cell}">{rows_html(held)}</td></tr></table></div>')
+            f'<td style="{cell}">{rows_html(held)}</td></tr></table></div>'
+        )
 
     def _repr_mimebundle_(self, **kw: Any) -> dict:
         """The widget, plus the card as HTML for viewers without widgets (exports, GitHub)."""

@@ -3,6 +3,7 @@ and countdown, and Cancel. It never blocks the kernel: the pairing runs in its h
 thread and a small ticker thread refreshes the widget; when it is done the consent card
 (asked · granted · held now) takes the status line's place.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -33,37 +34,45 @@ class PairingWidget(W.VBox):
     period of the ticker thread (`ticker=False` to drive `refresh()` by hand).
     """
 
-    def __init__(self, handle: Any, *, on_done: Callable[[Any], Any] | None = None,
-                 now: Callable[[], dt.datetime] | None = None, tick: float = 1.0, ticker: bool = True,
-                 consent: bool = True):
+    def __init__(
+        self,
+        handle: Any,
+        *,
+        on_done: Callable[[Any], Any] | None = None,
+        now: Callable[[], dt.datetime] | None = None,
+        tick: float = 1.0,
+        ticker: bool = True,
+        consent: bool = True,
+    ):
         self.handle = handle
         self.connection: Any = None
         self.error: BaseException | None = None
         self._on_done = on_done
-        self._now = now or (lambda: dt.datetime.now(dt.timezone.utc))
+        self._now = now or (lambda: dt.datetime.now(dt.UTC))
         self._consent = consent
         self._finished = False
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._title = W.HTML("<b>Pair with Decoy</b> — open the link on the owner's phone, "
-                             "or enter the code in the Decoy app.")
+        self._title = W.HTML(
+            "<b>Pair with Decoy</b> — open the link on the owner's phone, or enter the code in the Decoy app."
+        )
         self._link = W.HTML()
         self._code = W.HTML()
         self._status = W.HTML()
         self._cancel = W.Button(description="Cancel", icon="times", button_style="warning")
         self._cancel.on_click(lambda _: self.cancel())
         self._card = W.VBox()
-        note = W.HTML('<span style="color:#57606a;font-size:90%">The token and the agent key stay in the '
-                      'profile store (or in memory for the sandbox); outputs show fingerprints only.</span>')
-        super().__init__([self._title, self._link, W.HBox([self._code, self._cancel]), self._status, note,
-                          self._card])
+        note = W.HTML(
+            '<span style="color:#57606a;font-size:90%">The token and the agent key stay in the '
+            "profile store (or in memory for the sandbox); outputs show fingerprints only.</span>"
+        )
+        super().__init__([self._title, self._link, W.HBox([self._code, self._cancel]), self._status, note, self._card])
         self.add_class("decoy-pairing")
         if hasattr(handle, "on_status"):
             handle.on_status = lambda _h: self.refresh()
         self.refresh()
         if ticker and not self._finished:
-            threading.Thread(target=self._tick, args=(tick,), name="decoy-lab-pairing-widget",
-                             daemon=True).start()
+            threading.Thread(target=self._tick, args=(tick,), name="decoy-lab-pairing-widget", daemon=True).start()
 
     # -- actions -------------------------------------------------------------------------------
     def cancel(self) -> None:
@@ -96,24 +105,29 @@ class PairingWidget(W.VBox):
             h = self.handle
             link, code = h.link, h.user_code
             if link:
-                self._link.value = (f'<a href="{esc(link)}" target="_blank" rel="noopener" '
-                                    f'class="decoy-pair-link">{esc(link)}</a>')
+                self._link.value = (
+                    f'<a href="{esc(link)}" target="_blank" rel="noopener" class="decoy-pair-link">{esc(link)}</a>'
+                )
             else:
                 self._link.value = "<i>asking the server for a pairing link…</i>"
             if code:
                 js = "navigator.clipboard&&navigator.clipboard.writeText(this.dataset.code)"
-                self._code.value = (f'<span class="decoy-user-code" style="font:bold 20px monospace;'
-                                    f'letter-spacing:2px;padding:2px 8px;border:1px solid #d0d7de">{esc(code)}</span> '
-                                    f'<button class="decoy-copy" data-code="{esc(code)}" onclick="{js}" '
-                                    f'title="Copy the code">Copy code</button>')
+                self._code.value = (
+                    f'<span class="decoy-user-code" style="font:bold 20px monospace;'
+                    f'letter-spacing:2px;padding:2px 8px;border:1px solid #d0d7de">{esc(code)}</span> '
+                    f'<button class="decoy-copy" data-code="{esc(code)}" onclick="{js}" '
+                    f'title="Copy the code">Copy code</button>'
+                )
             status = h.status
             colour = OK_COLOUR if status == "done" else BAD_COLOUR if status in FINAL else PENDING_COLOUR
             left = None
             if status not in FINAL and getattr(h, "expires_at", None) is not None:
                 left = (h.expires_at - self._now()).total_seconds()
             clock = f" — link expires in {countdown(left)}" if left is not None else ""
-            self._status.value = (f'<span class="decoy-pair-status" style="color:{colour}">'
-                                  f'<b>{esc(status)}</b>: {esc(getattr(h, "message", ""))}{clock}</span>')
+            self._status.value = (
+                f'<span class="decoy-pair-status" style="color:{colour}">'
+                f"<b>{esc(status)}</b>: {esc(getattr(h, 'message', ''))}{clock}</span>"
+            )
             self._cancel.disabled = status in FINAL or bool(getattr(h, "cancelled", False))
             self._cancel.layout.display = "none" if status in FINAL else None
             done = status in FINAL and (not hasattr(h, "done") or h.done())
@@ -127,14 +141,14 @@ class PairingWidget(W.VBox):
     def _finish(self) -> None:
         try:
             self.connection = self.handle.result(0)
-        except BaseException as exc:  # noqa: BLE001 - shown, and kept for the caller
+        except BaseException as exc:
             self.error = exc
             self._card.children = [W.HTML(f'<div style="color:{BAD_COLOUR}">Pairing ended: {esc(exc)}</div>')]
             return
         if self._consent:
             try:
                 card = ConsentCard.for_connection(self.connection, asked=getattr(self.handle, "rows", None))
-            except Exception as exc:  # noqa: BLE001 - the pairing still succeeded
+            except Exception as exc:
                 card = W.HTML(f"<i>Paired; could not read the grant yet: {esc(exc)}</i>")
             self._card.children = [card]
         if self._on_done is not None:

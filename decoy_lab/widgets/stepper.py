@@ -4,6 +4,7 @@ Each step shows ✓ / ✗ with the reason, its inputs, its output (keys as finge
 `reveal`) and its bytes as an annotated hex dump. The trace opens on its first failing step,
 since that is the step a user came to see.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,8 +26,9 @@ class Stepper(W.VBox):
         self._title = W.HTML(self._title_html(trace))
         self._prev = W.Button(description="◀ Prev", layout=W.Layout(width="90px"))
         self._next = W.Button(description="Next ▶", layout=W.Layout(width="90px"))
-        self._pick = W.Dropdown(options=[(f"{s.status} {i + 1}. {s.name}", i) for i, s in enumerate(steps)],
-                                layout=W.Layout(width="420px"))
+        self._pick = W.Dropdown(
+            options=[(f"{s.status} {i + 1}. {s.name}", i) for i, s in enumerate(steps)], layout=W.Layout(width="420px")
+        )
         self._where = W.Label()
         self._body = W.HTML()
         self._prev.on_click(lambda _: self.go(self.index - 1))
@@ -45,10 +47,15 @@ class Stepper(W.VBox):
     def _title_html(trace: Any) -> str:
         ok = trace.ok
         colour = OK_COLOUR if ok else BAD_COLOUR
-        verdict = "every step passed" if ok else (
-            f"stopped at “{esc(trace.failed.name)}”" if trace.failed is not None else "incomplete")
-        return (f'<div style="font-family:sans-serif"><b>{esc(trace.title or "trace")}</b> — '
-                f'<span style="color:{colour}">{verdict}</span> ({len(trace.steps)} steps)</div>')
+        verdict = (
+            "every step passed"
+            if ok
+            else (f"stopped at “{esc(trace.failed.name)}”" if trace.failed is not None else "incomplete")
+        )
+        return (
+            f'<div style="font-family:sans-serif"><b>{esc(trace.title or "trace")}</b> — '
+            f'<span style="color:{colour}">{verdict}</span> ({len(trace.steps)} steps)</div>'
+        )
 
     def __repr__(self) -> str:
         return f"<Stepper {self.trace.title!r} step {self.index + 1} of {len(self.trace.steps)}>"

@@ -1,6 +1,7 @@
 """Topic map widget: the drawn Map of a Vault with controls to filter it (category, depth,
 focus on one topic) and to pick a topic, which rings it on the map and lists its memories.
 """
+
 from __future__ import annotations
 
 import io
@@ -51,8 +52,7 @@ class TopicMapWidget(W.VBox):
     def refresh(self) -> None:
         picked, category = chosen(self._pick.value), chosen(self._category.value)
         focus = picked if self._focus.value and picked not in (None, topicmap.USER) else None
-        self.graph = topicmap.build_graph(self.vault, topic=focus, depth=chosen(self._depth.value),
-                                          category=category)
+        self.graph = topicmap.build_graph(self.vault, topic=focus, depth=chosen(self._depth.value), category=category)
         self._image.value = png(topicmap.draw(self.graph, highlight=picked if picked in self.graph else None))
         if picked is None:
             self.memories = self.vault.memories.iloc[0:0]
