@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: lab test tour bench sandbox clean
+.PHONY: lab test lint tour bench sandbox clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,12 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: $(VENV)/.lab-installed
 	$(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/01-tour.ipynb
 
-test: $(VENV)/.test-installed
+# Lint and format checks first: they take seconds and catch what the tests would not.
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: $(VENV)/.test-installed lint
 	bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

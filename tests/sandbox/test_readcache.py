@@ -1,0 +1,131 @@
+"""The sandbox keeps a connection's encoded memories list between reads (sandbox/readcache.py).
+
+The spec's rule it must never bend: "Only row-keyed memories whose wrap this connection may
+currently receive. Every via reason is rechecked against live grants." A cached answer is
+therefore only ever served while nothing it depends on changed: a write of any kind to the rows or
+wraps (through the API or straight into SQLite), the connection's live grants (which can end with
+no write at all), its key.
+"""
+
+from __future__ import annotations
+
+from decoy_lab import wire
+from decoy_lab.sandbox import readcache
+
+from support.sandbox_kit import saved
+
+
+def _cache(lab) -> readcache.ReadCache:
+    return readcache.of(lab.state)
+
+
+def test_an_unchanged_read_is_answered_from_the_cache_byte_for_byte(lab, alpha):
+    saved(alpha, "one"), saved(alpha, "two")
+    first = alpha.get("/api/agent/context/memories")
+    hits = _cache(lab).hits
+    again = alpha.get("/api/agent/context/memories")
+    assert _cache(lab).hits == hits + 1
+    assert again.content == first.content and again.headers["content-type"] == "application/json"
+    assert [m["id"] for m in again.json()["memories"]] == [m["id"] for m in first.json()["memories"]]
+
+
+def test_a_write_straight_into_sqlite_is_seen_on_the_next_read(lab, alpha):
+    """No cache hides a change, however it was made: SQLite triggers move the generation."""
+    row = saved(alpha, "before")
+    assert alpha.served(row["id"])["ciphertext"] == row["ciphertext"]
+    other = wire.b64encode(b"\x01\x01" + bytes(12) + b"tampered" + bytes(16))
+    with lab.state.store.tx() as con:
+        con.execute("UPDATE memories SET ciphertext=? WHERE id=?", (other, row["id"]))
+    assert alpha.served(row["id"])["ciphertext"] == other
+    with lab.state.store.tx() as con:
+        con.execute("DELETE FROM memory_wraps WHERE memory_id=? AND token_id=?", (row["id"], alpha.token_id))
+    assert alpha.served(row["id"]) is None
+
+
+def test_a_grant_that_ends_with_no_write_stops_serving_its_rows(lab, alpha):
+    """ "Every via reason is rechecked against live grants": a grant passing its end time changes
+    nothing in the database, and the next read no longer serves what only it reached."""
+    reader = lab.pair("reader", {"permissions": ["memory.read"], "datatypes": ["food"]})
+    lab.ask(reader, {"permissions": ["memory.read"], "datatypes": ["travel"], "reason": "trips"})
+    row = saved(alpha, "Window seat on long flights.", categories=["travel"])
+    assert reader.served(row["id"])["via"] == ["category:travel"]
+    with lab.state.store.tx() as con:
+        travel = [
+            pid
+            for pid, rows in con.execute("SELECT id, rows FROM policies WHERE token_id=?", (reader.token_id,))
+            if "travel" in rows
+        ]
+        assert len(travel) == 1
+        con.execute("UPDATE policies SET expires_at=? WHERE id=?", (lab.clock() + 60, travel[0]))
+    assert reader.served(row["id"]) is not None, "the grant is still live"
+    generation = _generation(lab)
+    lab.clock.advance(120)
+    assert _generation(lab) == generation, "nothing was written"
+    assert reader.served(row["id"]) is None
+
+
+def test_losing_save_stops_serving_own_rows_by_self(lab):
+    """`self` holds only while the author holds memory.save; revoking it is seen at once."""
+    writer = lab.pair("writer", "memory.save")
+    row = saved(writer, "mine")
+    assert writer.served(row["id"])["via"] == ["self"]
+    with lab.state.store.tx() as con:
+        (pid,) = con.execute("SELECT id FROM policies WHERE token_id=?", (writer.token_id,)).fetchone()
+    lab.owner.revoke(writer.token_id, pid)
+    answer = writer.get("/api/agent/context/memories")
+    assert answer.status_code != 200 or all(m["id"] != row["id"] for m in answer.json()["memories"])
+
+
+def test_each_connection_gets_its_own_answer(lab, alpha):
+    beta = lab.pair("beta", "memory.save")
+    a, b = saved(alpha, "alpha's"), saved(beta, "beta's")
+    for _ in range(2):
+        assert [m["id"] for m in alpha.memories()["memories"]] == [a["id"]]
+        assert [m["id"] for m in beta.memories()["memories"]] == [b["id"]]
+
+
+def test_the_waiting_report_follows_the_clock_while_the_array_is_cached(lab, alpha):
+    """The array may come from the cache; `preparing` / `failed` follow the clock: "Decoy asks for
+    7 days … After that the memory is listed under `failed` … Reading again later may ask the phone
+    once more, at most once a day; the read that asks lists the memory under `preparing`"."""
+    row = saved(alpha, "waiting for the phone")
+    with lab.state.store.tx() as con:  # its key has not reached this connection's key
+        con.execute("DELETE FROM memory_wraps WHERE memory_id=? AND token_id=?", (row["id"], alpha.token_id))
+    first = alpha.memories()
+    assert first["memories"] == [] and first["preparing"] == [row["id"]]
+    hits = _cache(lab).hits
+    lab.clock.advance(8 * 86400)
+    asks_again, stopped = alpha.memories(), alpha.memories()
+    assert _cache(lab).hits == hits + 2, "both answers' arrays came from the cache"
+    assert asks_again["preparing"] == [row["id"]] and asks_again["retry_after_seconds"] <= 60
+    assert stopped["memories"] == [] and stopped["failed"] == [row["id"]]
+    assert stopped["recovery"] == "stopped_asking"
+
+
+def _generation(lab) -> int:
+    from decoy_lab.sandbox import memstore as ms
+
+    with lab.state.store.tx() as con:
+        return ms.generation(con)
+
+
+def test_a_large_answer_is_streamed_and_kept_byte_for_byte(lab, alpha):
+    """More rows than one chunk: the streamed answer is one valid JSON object with every row
+    once, and the kept answer sent next is the same bytes."""
+    from decoy_lab.sandbox.memories import STREAM_ROWS
+
+    keys = alpha.keys()
+    n = STREAM_ROWS + 57
+    from decoy_lab import memory
+
+    rows = [memory.new_memory_row(keys, f"row {i}") for i in range(n)]
+    for start in range(0, n, 200):
+        assert alpha.save(rows[start : start + 200]).status_code == 201
+    streamed = alpha.get("/api/agent/context/memories")
+    assert streamed.headers.get("content-length") is None, "sent in chunks"
+    hits = _cache(lab).hits
+    kept = alpha.get("/api/agent/context/memories")
+    assert _cache(lab).hits == hits + 1
+    assert kept.content == streamed.content
+    served = [m["id"] for m in streamed.json()["memories"]]
+    assert len(served) == n and sorted(served) == sorted(r["id"] for r in rows)

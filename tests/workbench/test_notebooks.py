@@ -1,0 +1,163 @@
+"""Every notebook runs top to bottom against the embedded sandbox (nbclient, a real kernel);
+its outputs hold what it promises, and no output carries secret material."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+# Appended after the notebook's own cells: collects every secret the run could have leaked.
+SECRETS_CELL = r"""
+import json as _json, base64 as _b64
+from decoy_lab import sealing as _s, wire as _w
+_m = get_ipython().magics_manager.registry["DecoyMagics"]
+_keys = [conn.agent_key]
+if conn.sandbox_handle is not None:
+    _keys.append(conn.sandbox_handle.owner.key)
+_out = {"pem": [k.to_pem() for k in _keys], "tokens": [conn.tokens.access_token, conn.tokens.refresh_token],
+        "memory_keys": []}
+for _r in conn.load().served:
+    try:
+        _k = _s.unwrap_as_agent(_r["wrapped_key"], conn.agent_key)
+    except Exception:
+        continue
+    _out["memory_keys"] += [_k.hex(), _w.b64encode(_k)]
+print("SECRETS:" + _json.dumps(_out))
+"""
+
+
+def secrets_of(text: str) -> list[str]:
+    """Strings that must appear in no output: PEM body lines, the DER as one base64 run,
+    tokens, raw memory keys (hex and base64)."""
+    data = json.loads(text.split("SECRETS:", 1)[1])
+    out: list[str] = []
+    for pem in data["pem"]:
+        lines = [ln for ln in pem.splitlines() if ln and not ln.startswith("-----")]
+        out += [ln for ln in lines if len(ln) >= 40]
+        out.append("".join(lines)[:120])
+        der = base64.b64decode("".join(lines))
+        out.append(der.hex()[:64])
+    out += [t for t in data["tokens"] if t]
+    out += data["memory_keys"]
+    return out
+
+
+def run(path: Path, tmp_path: Path) -> nbformat.NotebookNode:
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(SECRETS_CELL))
+    with pytest.MonkeyPatch.context() as mp:  # the kernel inherits it: no profile lands in $HOME
+        mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path / "config"))
+        NotebookClient(
+            nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}, record_timing=False
+        ).execute()
+    return nb
+
+
+def outputs(cell) -> list[dict]:
+    return list(cell.get("outputs", []))
+
+
+def text_of(output: dict) -> str:
+    return json.dumps(output, ensure_ascii=False)
+
+
+def assert_no_secrets(nb: nbformat.NotebookNode) -> None:
+    secret_cell = nb.cells[-1]
+    printed = "".join(o.get("text", "") for o in outputs(secret_cell))
+    secrets = secrets_of(printed)
+    assert len(secrets) >= 6
+    for cell in nb.cells[:-1]:
+        for out in outputs(cell):
+            blob = text_of(out)
+            for s in secrets:
+                assert s not in blob, f"secret material in the output of: {cell.source[:60]!r}"
+
+
+def kinds(nb) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {"table": [], "png": [], "widget": [], "stepper": [], "error": []}
+    for cell in nb.cells[:-1]:
+        for out in outputs(cell):
+            data = out.get("data", {})
+            if out.get("output_type") == "error":
+                found["error"].append(out)
+            if "<table" in data.get("text/html", "") and "dataframe" in data.get("text/html", ""):
+                found["table"].append(out)
+            if "image/png" in data:
+                found["png"].append(out)
+            if WIDGET in data:
+                found["widget"].append(out)
+                if "decoy-trace" in data.get("text/html", ""):
+                    found["stepper"].append(out)
+    return found
+
+
+def test_notebooks_are_committed_without_outputs():
+    assert {p.name for p in NOTEBOOKS} >= {"01-tour.ipynb", "02-wire-formats.ipynb", "03-topic-map.ipynb"}
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validate(nb)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                assert cell.outputs == [] and cell.execution_count is None, path.name
+
+
+@pytest.mark.notebook
+def test_tour_runs_and_shows_table_map_stepper_without_secrets(tmp_path):
+    nb = run(ROOT / "notebooks" / "01-tour.ipynb", tmp_path)
+    found = kinds(nb)
+    assert not found["error"]
+    assert found["table"], "the memories DataFrame"
+    assert found["png"], "the topic map"
+    assert found["stepper"], "the unseal stepper"
+    assert len(found["widget"]) >= 4  # pairing, browser, stepper(s), consent card
+    pairing = next(c for c in nb.cells if c.cell_type == "code" and "connect --sandbox" in c.source)
+    assert any(WIDGET in o.get("data", {}) for o in outputs(pairing))
+    drawn = next(c for c in nb.cells if c.cell_type == "code" and "%decoy map" in c.source)
+    assert any("image/png" in o.get("data", {}) for o in outputs(drawn))
+    frame = next(c for c in nb.cells if c.cell_type == "code" and "df = %decoy memories" in c.source)
+    assert any("dataframe" in o.get("data", {}).get("text/html", "") for o in outputs(frame))
+    assert_no_secrets(nb)
+
+
+@pytest.mark.notebook
+def test_wire_formats_notebook_catches_the_flipped_byte_and_the_bad_owner_wrap(tmp_path):
+    nb = run(ROOT / "notebooks" / "02-wire-formats.ipynb", tmp_path)
+    found = kinds(nb)
+    assert not found["error"] and len(found["stepper"]) >= 6
+    flipped = next(c for c in nb.cells if "flipped" in c.source and c.cell_type == "code")
+    assert any("CryptoError" in o.get("text", "") for o in outputs(flipped))
+    html = "".join(o.get("data", {}).get("text/html", "") for o in outputs(flipped))
+    assert re.search(r"AES-256-GCM open", html) and "✗" in html
+    owner = next(c for c in nb.cells if "badly sealed owner_wrap" in c.source)
+    html = "".join(o.get("data", {}).get("text/html", "") for o in outputs(owner))
+    assert "owner plaintext check" in html and "44-character" in html
+    assert_no_secrets(nb)
+
+
+@pytest.mark.notebook
+def test_topic_map_notebook_draws_maps(tmp_path):
+    nb = run(ROOT / "notebooks" / "03-topic-map.ipynb", tmp_path)
+    found = kinds(nb)
+    assert not found["error"] and len(found["png"]) >= 5 and found["widget"]
+    assert_no_secrets(nb)
+
+
+def test_binder_builds_the_tour_environment():
+    """Binder ignores root files when binder/ exists: runtime, requirements and postBuild live there."""
+    binder = ROOT / "binder"
+    assert (binder / "runtime.txt").read_text().strip() == "python-3.11"
+    post = (binder / "postBuild").read_text()
+    assert "set -euo pipefail" in post and "pip install" in post and "-e ." in post
+    assert os.access(binder / "postBuild", os.X_OK)
+    assert "jupyterlab" in (binder / "requirements.txt").read_text()

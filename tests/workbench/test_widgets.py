@@ -1,0 +1,383 @@
+"""Widgets without a browser: buttons clicked, front-end state set, HTML inspected."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from decoy_lab import sealing, topicmap, wire
+from decoy_lab.crypto import AgentKey, random_key
+from decoy_lab.errors import CryptoError, MemoryModelError, PairingError
+from decoy_lab.trace import Trace
+from decoy_lab.widgets import ConsentCard, MemoryBrowser, PairingWidget, Stepper, TopicMapWidget, VaultView, shown
+from decoy_lab.widgets.browser import table_html
+
+from support.frames import make_frames
+
+
+@pytest.fixture(scope="module")
+def agent_key() -> AgentKey:
+    return AgentKey.generate()
+
+
+def failing_open_trace() -> tuple[Trace, bytes]:
+    key = random_key()
+    blob = sealing.seal_vault(key, b'{"v":2}')
+    trace = Trace("open with the wrong key")
+    with pytest.raises(CryptoError):
+        sealing.open_vault(random_key(), wire.b64encode(blob), trace=trace)
+    return trace, key
+
+
+def unwrap_trace(agent_key: AgentKey) -> tuple[Trace, bytes]:
+    key = random_key()
+    env = sealing.wrap_to_agent(key, agent_key.public_key_b64)
+    trace = Trace("unwrap")
+    assert sealing.unwrap_as_agent(wire.b64encode(env), agent_key, trace=trace) == key
+    return trace, key
+
+
+# -- stepper ------------------------------------------------------------------------------------
+def test_stepper_opens_on_the_failing_step_and_shows_why():
+    """A failing step keeps the steps before it; the stepper opens where the trace failed."""
+    trace, _ = failing_open_trace()
+    st = Stepper(trace)
+    assert st.step is trace.failed and st.index == len(trace.steps) - 1
+    body = st._body.value
+    assert "✗" in body and "Why it failed" in body and trace.failed.reason in body
+    assert st._next.disabled and not st._prev.disabled
+    st._prev.click()
+    assert st.index == len(trace.steps) - 2 and "✓" in st._body.value
+    assert "decoy-hexdump" in st._body.value  # the parse step shows its annotated bytes
+    st._pick.set_state({"index": 0})
+    assert st.index == 0 and st._prev.disabled
+    st._next.click()
+    assert st.index == 1 and st._where.value == f"step 2 of {len(trace.steps)}"
+
+
+def test_stepper_shows_fingerprints_not_keys_unless_revealed(agent_key):
+    """Secrets "never appear in a repr/str/log/notebook output unless the user asks (reveal=True)"."""
+    trace, key = unwrap_trace(agent_key)
+    hidden = "".join(Stepper(trace, start=i)._body.value for i in range(len(trace.steps)))
+    assert key.hex() not in hidden and key.hex()[:32] not in hidden
+    assert wire.kid(key) in hidden  # the fingerprint names it instead
+    shown_html = "".join(Stepper(trace, reveal=True, start=i)._body.value for i in range(len(trace.steps)))
+    assert key.hex()[:32] in shown_html
+    bundle = Stepper(trace)._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle and key.hex()[:32] not in bundle["text/html"]
+
+
+def test_shown_trace_is_the_same_trace_and_displays_as_a_stepper():
+    trace, _ = failing_open_trace()
+    st = shown(trace, reveal=False)
+    assert isinstance(st, Trace) and st.steps is trace.steps and st.failed is trace.failed
+    bundle = st._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle and "decoy-trace" in bundle["text/html"]
+
+
+def test_empty_trace_stepper_disables_buttons():
+    st = Stepper(Trace("nothing"))
+    assert st._prev.disabled and st._next.disabled and "no steps" in st._body.value
+
+
+# -- pairing and consent -------------------------------------------------------------------------
+NOW = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.UTC)
+
+
+@dataclass
+class FakeAccess:
+    summary: str = "Can save memories; reads what it saved."
+    frame: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame([{"permission": "memory.save", "selection": "", "expires": None}])
+    )
+
+
+class FakeConnection:
+    name = "tour"
+    granted = [{"permissions": ["memory.save"]}]
+
+    def access(self) -> FakeAccess:
+        return FakeAccess()
+
+
+class FakeHandle:
+    """Just what the widget reads from a pairing.PairingHandle."""
+
+    def __init__(self):
+        self.status, self.message = "starting", "asking the server for a pairing link"
+        self.link = self.user_code = None
+        self.expires_at = None
+        self.rows = [{"permissions": ["memory.read"]}, {"permissions": ["memory.save"]}]
+        self.cancelled = False
+        self.outcome: Any = None
+        self.on_status = None
+
+    def cancel(self):
+        self.cancelled = True
+        self.status, self.message = "cancelled", "pairing cancelled before the owner approved"
+        self.outcome = PairingError("pairing cancelled", code="cancelled")
+
+    def done(self):
+        return self.status in ("done", "denied", "expired", "cancelled", "failed")
+
+    def result(self, timeout=None):
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        return self.outcome
+
+    def waiting(self):
+        self.status, self.message = "waiting", "waiting for the owner to approve (code ABCD-EFGH)"
+        self.link, self.user_code = "http://127.0.0.1:1/device?user_code=ABCD-EFGH", "ABCD-EFGH"
+        self.expires_at = NOW + dt.timedelta(minutes=10)
+
+
+def test_pairing_widget_shows_link_code_and_countdown_then_the_consent_card():
+    h = FakeHandle()
+    clock = [NOW]
+    done: list = []
+    w = PairingWidget(h, now=lambda: clock[0], ticker=False, on_done=done.append)
+    assert "asking the server" in w._link.value and not w._cancel.disabled
+    h.waiting()
+    clock[0] = NOW + dt.timedelta(seconds=15)
+    h.on_status(h)  # the handle's thread reports a change
+    assert 'href="http://127.0.0.1:1/device?user_code=ABCD-EFGH"' in w._link.value
+    assert "ABCD-EFGH" in w._code.value and "clipboard" in w._code.value
+    assert "9:45" in w._status.value and "waiting" in w._status.value
+    clock[0] = NOW + dt.timedelta(seconds=70)
+    w.refresh()
+    assert "8:50" in w._status.value
+    h.status, h.message, h.outcome = "done", "paired", FakeConnection()
+    w.refresh()
+    assert w.connection is h.outcome and done == [h.outcome] and w._cancel.disabled
+    card = w._card.children[0]
+    assert isinstance(card, ConsentCard)
+    for text in ("Asked", "Granted by the owner", "Held now", "memory.read", "Can save memories"):
+        assert text in card.value
+
+
+def test_pairing_cancel_button_stops_the_handle_and_says_so():
+    h = FakeHandle()
+    h.waiting()
+    w = PairingWidget(h, now=lambda: NOW, ticker=False)
+    w._cancel.click()
+    assert h.cancelled and w._cancel.disabled
+    assert isinstance(w.error, PairingError) and "cancelled" in w._card.children[0].value
+    assert w.connection is None
+
+
+def test_pairing_ticker_thread_updates_without_anyone_waiting():
+    """The widget never blocks the kernel: a background ticker notices the end by itself."""
+    import threading
+
+    h = FakeHandle()
+    h.waiting()
+    finished = threading.Event()
+    w = PairingWidget(h, ticker=True, tick=0.01, on_done=lambda c: finished.set())
+    h.status, h.outcome = "done", FakeConnection()
+    assert finished.wait(5) and w.connection is h.outcome
+
+
+def test_consent_card_lists_selections():
+    html = ConsentCard.render(
+        asked=[{"permissions": ["memory.read"], "datatypes": ["travel", "food"]}],
+        granted=[{"permissions": ["memory.read"], "datatypes": ["travel"]}],
+        held=None,
+    )
+    assert "datatypes: travel, food" in html and "datatypes: travel<" in html and "unknown" in html
+
+
+# -- browser and map -----------------------------------------------------------------------------
+class FakeVault:
+    def __init__(self, frames: dict):
+        self.memories, self.topics, self.links = frames["memories"], frames["topics"], frames["links"]
+        self.summary = f"{len(self.memories)} memories, {len(self.topics)} topics"
+
+
+class Unsealer:
+    def __init__(self):
+        self.asked: list[str] = []
+
+    def unseal(self, row_id: str) -> Trace:
+        self.asked.append(row_id)
+        return failing_open_trace()[0]
+
+
+def test_browser_filters_select_and_unseal():
+    vault = FakeVault(make_frames(4))
+    conn = Unsealer()
+    b = MemoryBrowser(vault, connection=conn)
+    assert len(b.frame) == len(vault.memories) and "<table" in b._table.value
+    tid = vault.topics["id"].iloc[1]
+    b._topic.set_state({"index": [v for _, v in b._topic.options].index(tid)})
+    assert list(b.frame["topic_id"].unique()) == [tid] and len(b.frame) == 2
+    assert b.selected == b.frame["id"].iloc[0]
+    assert "rev" in b._details.value and "kid" in b._details.value and "via" in b._details.value
+    b._unseal.click()
+    assert conn.asked == [b.selected] and isinstance(b._stepper.children[0], Stepper)
+    b.set_filters(topic=None, search="PREFERS")
+    assert list(b.frame["text"]) == ["Prefers short answers."]
+    b.set_filters(search="", category="travel")
+    assert all("travel" in c for c in b.frame["categories"])
+    b.set_filters(category=None, mine=True)
+    assert b.frame["mine"].all()
+    b.set_filters(search="no such words")
+    assert b.selected is None and b._unseal.disabled and "No memory matches" in b._table.value
+
+
+def test_browser_without_connection_cannot_unseal():
+    b = MemoryBrowser(FakeVault(make_frames(2)))
+    assert b._unseal.disabled and b.open_stepper() is None
+
+
+def test_map_widget_pick_highlights_and_lists_memories():
+    vault = FakeVault(make_frames(5, nested=2))
+    w = TopicMapWidget(vault)
+    assert w._image.value[:4] == b"\x89PNG" and "Pick a topic" in w._list.value
+    first = vault.topics["id"].iloc[0]
+    w.pick("Topic 0")
+    assert w._pick.value == first and len(w.memories) == 2 and "<table" in w._list.value
+    before = w._image.value
+    w._focus.value = True
+    assert set(w.graph) == {topicmap.USER, first, *vault.topics["id"].iloc[-2:]}
+    assert w._image.value != before
+    w._focus.value = False
+    w._depth.set_state({"index": 1})  # one hop from You: the nested topics drop out
+    assert set(w.graph) == {topicmap.USER, *vault.topics["id"].iloc[:-2]}
+    with pytest.raises(MemoryModelError):
+        w.pick("nope")
+
+
+def test_table_and_map_are_two_views_of_one_vault():
+    vault = FakeVault(make_frames(3))
+    view = VaultView(vault)
+    tid = vault.topics["id"].iloc[2]
+    view.map.pick(tid)
+    assert view.browser._topic.value == tid and set(view.browser.frame["topic_id"]) == {tid}
+    view.browser.set_filters(topic=vault.topics["id"].iloc[0])
+    assert view.map._pick.value == vault.topics["id"].iloc[0]
+    assert list(view.map.memories["id"]) == list(view.browser.frame["id"])
+
+
+def test_filters_start_on_a_visible_all_choice_and_you_lists_memories_without_a_topic():
+    vault = FakeVault(make_frames(2))
+    view = VaultView(vault)
+    for dd in (view.browser._topic, view.browser._category, view.map._pick, view.map._category, view.map._depth):
+        assert dd.index == 0 and dd.label == "(all)"  # a None value would show an empty control
+    view.map.pick("You")
+    assert view.browser._topic.value == topicmap.USER
+    assert list(view.browser.frame["text"]) == ["Prefers short answers."]
+
+
+# -- progress --------------------------------------------------------------------------------
+def test_progress_bar_only_for_slow_calls(monkeypatch):
+    """tqdm.auto appears when a call outlives `after`; a quick call shows nothing."""
+    import threading
+
+    import tqdm.auto
+
+    from decoy_lab.display import with_progress
+
+    made: list = []
+    release = threading.Event()
+
+    class Bar:
+        def __init__(self, **kw):
+            made.append(kw)
+            release.set()  # the slow call may finish once the bar is up
+            self.n = 0
+
+        def refresh(self):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+    assert with_progress(lambda p: 7, "quick", after=30) == 7 and made == []
+    assert with_progress(lambda p: release.wait(30) and "slow", "loading memories", after=0, poll=0.01) == "slow"
+    assert made and made[0]["desc"] == "loading memories"
+    with pytest.raises(ZeroDivisionError):
+        with_progress(lambda p: 1 / 0, "broken", after=30)
+
+
+def test_progress_bar_counts_rows_when_the_call_reports_them(monkeypatch):
+    """A load that reports `progress(1, total)` per row drives a bar of rows done of the total."""
+    import threading
+
+    import tqdm.auto
+
+    from decoy_lab.display import with_progress
+
+    bars: list = []
+    finish = threading.Event()
+
+    class Bar:
+        def __init__(self, **kw):
+            self.n, self.total, self.unit, self.seen = 0, None, kw.get("unit"), []
+            bars.append(self)
+
+        def refresh(self):
+            self.seen.append((self.n, self.total))
+            if self.n == 2:
+                finish.set()
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    def load(progress):
+        progress(1, 4)
+        progress(1, 4)
+        finish.wait(30)
+        progress(2, 4)
+        return "loaded"
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+    assert with_progress(load, "loading memories", after=0, poll=0.01) == "loaded"
+    assert (2, 4) in bars[0].seen and bars[0].unit == "rows"
+
+
+def test_a_failing_check_without_bytes_names_what_it_checked(agent_key):
+    """A failing step shows the inputs of the failing check (the step before's output, as a fingerprint)."""
+    key = random_key()
+    bad = sealing.seal_envelope(key, agent_key.public_key_b64, owner=True)  # raw key bytes, not base64 text
+    trace = Trace("owner check")
+    with pytest.raises(CryptoError):
+        sealing.unwrap_as_owner(bad, agent_key, trace=trace)
+    body = Stepper(trace)._body.value
+    assert "checked" in body and trace.steps[-2].name in body and wire.kid(key) in body
+    assert key.hex()[:32] not in body
+
+
+def test_the_memory_table_shows_you_for_no_topic_and_never_na():
+    """Typed frames hold pd.NA for "no topic" (about You): the table must show words, not <NA>."""
+    frames = make_frames(2)
+    mem = frames["memories"].astype({"topic": "string", "topic_id": "string"})
+    mem["kid"] = pd.array([None] * len(mem), dtype="string")
+    html = table_html(mem)
+    assert "NA&gt;" not in html and "<NA>" not in html and "nan" not in html
+    row = html.split("Prefers short answers.")[1].split("</tr>")[0]
+    assert "<td>You</td>" in row
+
+
+def test_consent_card_says_never_for_a_permission_with_no_end_date():
+    """Spec: `policies[].expires_at` null means the access has no end date; the card says so in words."""
+    held = pd.DataFrame(
+        {
+            "permission": ["memory.read", "memory.edit"],
+            "selection": ["all", "datatypes=travel"],
+            "expires_at": pd.to_datetime([None, "2027-01-01T00:00:00Z"], utc=True),
+        }
+    )
+    html = ConsentCard.render(asked=None, granted=None, held=held)
+    row = html.split("memory.read")[1].split("</tr>")[0]
+    assert "never" in row and "NaT" not in html and "2027-01-01" in html
