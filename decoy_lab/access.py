@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from .http import expect_object
+from .vocab import SELECTION_KEYS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Connection
 
 VERBS = ("save", "read", "write", "delete")
-SELECTION_KEYS = ("account_id", "domain", "namespace_id", "record_type", "personal_id", "datatypes", "about")
 # The members of a grant-request answer that are read, and their shapes (http.expect_object).
 ASKED = {"request_id": str, "status": str, "permissions": list[str], "ends_at": str, "message": str}
 PENDING, FINISHED = (

@@ -28,7 +28,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from .display import countdown
 from .errors import DecoyError, InsufficientGrant, ProfileError, ServerError, TokenError, TransportError
+from .vocab import USER_NAMES
 
 DEFAULT_PROFILE = "default"
 DEFAULT_NAME = "decoy-lab command line"
@@ -130,13 +132,6 @@ class StatusLine:
             print(text, flush=True)
 
 
-def _countdown(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    s = int(seconds)
-    return f" — {s // 60}:{s % 60:02d} left"
-
-
 # -- running a command ------------------------------------------------------------------------------
 def _hint(exc: DecoyError, args: argparse.Namespace) -> str | None:
     profile = getattr(args, "profile", DEFAULT_PROFILE)
@@ -226,10 +221,9 @@ def cmd_pair(args: argparse.Namespace) -> int:
     )
     try:
         while not handle.done():
-            status.show(
-                f"{handle.status}: {handle.message}{_countdown(handle.seconds_left())}",
-                steady=f"{handle.status}: {handle.message}",
-            )
+            left = handle.seconds_left()
+            clock = f" — {countdown(left)} left" if left is not None else ""
+            status.show(f"{handle.status}: {handle.message}{clock}", steady=f"{handle.status}: {handle.message}")
             time.sleep(0.2)
     except KeyboardInterrupt:
         handle.cancel()
@@ -499,8 +493,6 @@ def cmd_save(args: argparse.Namespace) -> int:
 
 def cmd_edit(args: argparse.Namespace) -> int:
     """Edit a memory in place (removing a label rotates its key)."""
-    from .topicmap import USER_NAMES
-
     changes: dict[str, Any] = {}
     if args.text is not None:
         changes["text"] = _read_text(args.text)

@@ -16,6 +16,14 @@ T = TypeVar("T")
 OK_COLOUR, BAD_COLOUR, PENDING_COLOUR = "#1a7f37", "#cf222e", "#9a6700"
 
 
+def countdown(seconds: float | None) -> str:
+    """`m:ss` left (never below 0:00), or "" when unknown: the pairing widget's and the CLI's clock."""
+    if seconds is None:
+        return ""
+    s = max(0, int(seconds))
+    return f"{s // 60}:{s % 60:02d}"
+
+
 def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 

@@ -48,11 +48,11 @@ from .errors import (
 from .jsonstream import ArrayStream
 from .profiles import secret_fingerprint
 from .shapes import fits, json_kind, shape_name
+from .vocab import REFRESH_GRANT
 
 log = logging.getLogger("decoy_lab.http")
 T = TypeVar("T")
 
-DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 METADATA_PATH = "/.well-known/oauth-authorization-server"
 USER_AGENT = "decoy-lab/0.1 (+python-httpx)"
 
@@ -335,7 +335,7 @@ class Api:
         if before is None or not before.refresh_token:
             raise TokenError(401, "NO_REFRESH_TOKEN", "no refresh token: pair again", recovery="re_pair")
         status, body = self.token_endpoint(
-            {"grant_type": "refresh_token", "refresh_token": before.refresh_token, "client_id": self.client_id}
+            {"grant_type": REFRESH_GRANT, "refresh_token": before.refresh_token, "client_id": self.client_id}
         )
         if status >= 500:
             raise ServerError(status, body.get("code") or body.get("error"), "the token refresh failed", body=body)

@@ -22,6 +22,7 @@ from traitlets import Bool, Dict, Float, List, Unicode
 from . import topicmap
 from .display import with_progress
 from .errors import DecoyError
+from .vocab import USER_NAMES
 
 USAGE = """\
 %decoy connect [--sandbox] [--url URL] [--profile P] [--name N] [--permission P ...] [--no-wait]
@@ -335,7 +336,7 @@ def _edit(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     if text:
         changes["text"] = text
     if args.topic is not None:
-        changes["topic"] = None if args.topic.lower() in topicmap.USER_NAMES else args.topic
+        changes["topic"] = None if args.topic.lower() in USER_NAMES else args.topic
     if args.categories is not None:
         changes["categories"] = args.categories
     if not changes:

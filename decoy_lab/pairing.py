@@ -25,13 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import APIError, PairingCancelled, PairingError, TransportError
-from .http import DEVICE_GRANT, Api, Tokens, expect_object, send_with_retries
+from .http import Api, Tokens, expect_object, send_with_retries
 from .shapes import fits
+from .vocab import ASKED_ALONE, DEVICE_GRANT, SELECTION_KEYS
 
 log = logging.getLogger("decoy_lab.pairing")
 
-ASKED_ALONE = frozenset({"account.create", "memory.save", "everything"})
-SELECTION_KEYS = ("account_id", "domain", "namespace_id", "record_type", "personal_id", "datatypes", "about")
 ROW_KEYS = frozenset(("permissions", "type", *SELECTION_KEYS))
 DEFAULT_PERMISSIONS = ("memory.read", "memory.save")
 SLOW_DOWN_STEP = 5.0

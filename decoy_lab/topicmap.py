@@ -23,31 +23,13 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from .errors import MemoryModelError
-from .memory import CATEGORIES, normalize_topic_name
+from .memory import normalize_topic_name
+from .vocab import CATEGORIES, USER_NAMES
 
 USER = "user"
 YOU = "You"
-USER_NAMES = frozenset({"default_user", "you", "user", "me"})
 
-ENTITY_TYPES = (
-    "device",
-    "document",
-    "event",
-    "goal",
-    "hobby",
-    "media",
-    "organization",
-    "person",
-    "pet",
-    "place",
-    "product",
-    "project",
-    "team",
-    "trip",
-    "",
-)
-
-# One colour per entity type (colour-blind-friendly tab20 picks); "" (no type) is grey.
+# One colour per entity type (vocab.ENTITY_TYPES) (colour-blind-friendly tab20 picks); "" (no type) is grey.
 TYPE_COLOURS: dict[str, str] = {
     "device": "#1f77b4",
     "document": "#aec7e8",

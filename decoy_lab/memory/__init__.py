@@ -31,19 +31,15 @@ Import from the package (`from decoy_lab.memory import new_memory_row`), not fro
 
 from __future__ import annotations
 
+from ..vocab import CATEGORIES, ENTITY_TYPES, MAX_CIPHERTEXT, USER_ENTITY, USER_NAMES
 from .build import TopicRows, new_memory_row, new_topic_rows
 from .edit import attach_duplicate, edit_memory_row, is_definite_refusal
 from .plaintext import (
-    CATEGORIES,
     DEFAULT_RELATION_FROM_TOPIC,
     DEFAULT_RELATION_FROM_USER,
-    ENTITY_TYPES,
-    MAX_CIPHERTEXT,
     MAX_GRANTEE_WRAPS,
     MAX_RELATION_TYPE,
     MAX_TOPIC_NAME,
-    USER_ENTITY,
-    USER_NAMES,
     Plain,
     decode_plaintext,
     normalize_topic_name,

@@ -15,15 +15,12 @@ from .. import sealing, wire
 from ..crypto import random_key
 from ..errors import MemoryModelError
 from ..trace import Trace
+from ..vocab import CATEGORIES, ENTITY_TYPES, MAX_CIPHERTEXT, USER_ENTITY
 from .plaintext import (
-    CATEGORIES,
     DEFAULT_RELATION_FROM_TOPIC,
     DEFAULT_RELATION_FROM_USER,
-    ENTITY_TYPES,
-    MAX_CIPHERTEXT,
     MAX_RELATION_TYPE,
     MAX_TOPIC_NAME,
-    USER_ENTITY,
     _is_user_name,
     decode_plaintext,
 )

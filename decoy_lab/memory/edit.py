@@ -12,8 +12,9 @@ from .. import sealing, wire
 from ..crypto import AgentKey, random_key
 from ..errors import APIError, KidConflict, MemoryModelError, NotFound, RevConflict, ServerError, TransportError
 from ..trace import Trace
+from ..vocab import USER_ENTITY
 from .build import _need_owner, _sealed_row, _topic_ref, checked_categories
-from .plaintext import USER_ENTITY, Plain, decode_plaintext, normalize_topic_name
+from .plaintext import Plain, decode_plaintext, normalize_topic_name
 from .reach import RecipientKeys
 from .read import KeyCache, _open, _row_id, read_memory_row
 

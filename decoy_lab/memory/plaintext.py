@@ -14,54 +14,13 @@ from typing import Any
 
 from ..errors import MemoryModelError, UnreadableRow
 from ..trace import Trace, tracer
+from ..vocab import USER_NAMES
 
-# -- the contract's vocabularies ----------------------------------------------------------------
-CATEGORIES = (
-    "personal_details",
-    "family",
-    "professional_details",
-    "sports",
-    "travel",
-    "food",
-    "music",
-    "health",
-    "technology",
-    "hobbies",
-    "fashion",
-    "entertainment",
-    "milestones",
-    "user_preferences",
-    "misc",
-)
-"""mem0's categories: the only values `categories` may hold."""
-
-ENTITY_TYPES = (
-    "device",
-    "document",
-    "event",
-    "goal",
-    "hobby",
-    "media",
-    "organization",
-    "person",
-    "pet",
-    "place",
-    "product",
-    "project",
-    "team",
-    "trip",
-)
-"""A topic's `entityType` is one of these, or "" when no type is given."""
-
-USER_NAMES = frozenset({"default_user", "you", "user", "me"})
-"""Names that mean the user: never a topic name."""
-
-USER_ENTITY = "default_user"
+# -- the contract's vocabularies (the literals in ..vocab) ---------------------------------------
 DEFAULT_RELATION_FROM_USER = "is interested in"
 DEFAULT_RELATION_FROM_TOPIC = "includes"
 MAX_TOPIC_NAME = 200
 MAX_RELATION_TYPE = 100
-MAX_CIPHERTEXT = 100 * 1024
 MAX_GRANTEE_WRAPS = 100
 _QUOTES = "\"'“”‘’`"
 

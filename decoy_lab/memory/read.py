@@ -18,7 +18,8 @@ from ..crypto import AgentKey
 from ..errors import DecoyError, UnreadableRow
 from ..gcpause import gc_paused
 from ..trace import Trace, tracer
-from .plaintext import MAX_CIPHERTEXT, Plain, _fail, _str_list, _type, decode_plaintext
+from ..vocab import MAX_CIPHERTEXT
+from .plaintext import Plain, _fail, _str_list, _type, decode_plaintext
 
 if TYPE_CHECKING:
     from .topics import Topic

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..vocab import ASKED_ALONE, CATEGORIES
 from .app import HTTPProblem
 
 UNLOCK_TYPE = "https://decoys.me/oauth/types/unlock"
@@ -62,7 +63,6 @@ PERMISSIONS: dict[str, tuple[tuple[str, ...], bool, str]] = {
     "everything": ((), True, "Everything in your Decoy"),
 }
 ORDER = {name: i for i, name in enumerate(PERMISSIONS)}
-ALONE = frozenset({"account.create", "memory.save", "everything"})
 
 #: selection key -> the permission families that take it
 SELECTION_KEYS: dict[str, frozenset[str]] = {
@@ -85,24 +85,6 @@ SELECTION_GROUP = {
     "about": "about",
 }
 RECORD_TYPES = ("identities", "emails", "cards")
-#: mem0's categories, the memory `datatypes`
-CATEGORIES = (
-    "personal_details",
-    "family",
-    "professional_details",
-    "sports",
-    "travel",
-    "food",
-    "music",
-    "health",
-    "technology",
-    "hobbies",
-    "fashion",
-    "entertainment",
-    "milestones",
-    "user_preferences",
-    "misc",
-)
 #: keys older clients send; refused beside `permissions`
 LEGACY_KEYS = frozenset({"resource_id", "kind", "level", "action", "actions", "select", "capabilities", "resource_ids"})
 
@@ -388,7 +370,7 @@ def parse_row(obj: Any, *, allowed_extra: Iterable[str] = (), drop_webhook_read:
     groups = {SELECTION_GROUP[k] for k in sel_keys}
     if len(groups) > 1:
         raise RequestError("ONE_SELECTION", f"one selection per row, got {sorted(sel_keys)}")
-    alone = set(names) & ALONE
+    alone = set(names) & ASKED_ALONE
     if alone and (len(set(names)) > 1 or sel_keys):
         raise RequestError("ASK_ALONE", f"{sorted(alone)[0]} is asked alone: no other permission, no selection")
     for k in sel_keys:

@@ -54,6 +54,7 @@ from starlette.routing import Route
 from .. import crypto, wire
 from ..errors import WireFormatError
 from ..gcpause import gc_paused
+from ..vocab import MAX_CIPHERTEXT
 from . import auth, readcache
 from . import memstore as ms
 from .faults import faulty
@@ -61,7 +62,6 @@ from .faults import faulty
 MAX_ROWS = 200
 MAX_WRAPS = 100
 MAX_DELETE = 500
-MAX_CIPHERTEXT = 100 * 1024
 KID_RE = re.compile(r"^[0-9a-f]{16}$")
 
 # Keys that only plaintext would carry. Any of them anywhere in a body is refused.

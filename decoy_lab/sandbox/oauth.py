@@ -34,12 +34,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ..vocab import DEVICE_GRANT, REFRESH_GRANT
 from . import grants
 from .app import HTTPProblem, json_body, state_of
 from .db import token_hash
 
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels, no look-alikes (RFC 8628 §6.1)
-DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 PAR_KEYS = {"authorization_details", "scope", "client_id", "client_uri", "icon", "logo_uri"}
 DEVICE_KEYS = {
     "request_uri",
@@ -96,7 +96,7 @@ async def authorization_server(request: Request) -> JSONResponse:
         "revocation_endpoint": f"{base}/oauth/revoke",
         "introspection_endpoint_auth_methods_supported": ["none"],  # public clients name their client_id
         "revocation_endpoint_auth_methods_supported": ["none"],
-        "grant_types_supported": [DEVICE_GRANT, "refresh_token"],
+        "grant_types_supported": [DEVICE_GRANT, REFRESH_GRANT],
         "response_types_supported": [],
         "token_endpoint_auth_methods_supported": ["none"],
         "scopes_supported": list(grants.ALL_SCOPES),
@@ -481,7 +481,7 @@ async def token(request: Request) -> JSONResponse:
     form = await form_body(request)
     grant_type = form.get("grant_type")
     now = state.now()
-    if grant_type not in (DEVICE_GRANT, "refresh_token"):
+    if grant_type not in (DEVICE_GRANT, REFRESH_GRANT):
         raise OAuthProblem(400, "unsupported_grant_type", f"unsupported grant_type {grant_type!r}")
     keep: OAuthProblem | None = None
     with state.store.tx() as con:

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+from ..vocab import DEVICE_GRANT
 
 
 def pair_agent(

@@ -13,18 +13,9 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..display import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, esc
+from ..display import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, countdown, esc
+from ..pairing import FINAL
 from .consent import ConsentCard
-
-FINAL = frozenset({"done", "denied", "expired", "cancelled", "failed"})
-
-
-def countdown(seconds: float | None) -> str:
-    """`m:ss` left, or "" when unknown."""
-    if seconds is None:
-        return ""
-    s = max(0, int(seconds))
-    return f"{s // 60}:{s % 60:02d}"
 
 
 class PairingWidget(W.VBox):
