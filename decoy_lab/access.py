@@ -24,7 +24,7 @@ from .http import expect_object
 from .vocab import SELECTION_KEYS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .client import Connection
+    from .session import Session
 
 VERBS = ("save", "read", "write", "delete")
 # The members of a grant-request answer that are read, and their shapes (http.expect_object).
@@ -277,7 +277,7 @@ class GrantRequest:
     """One ask to the owner. `status`: pending, approved, denied, expired, revoked, resolved,
     or already_granted (nothing was sent: the connection holds it)."""
 
-    conn: Connection = field(repr=False)
+    session: Session = field(repr=False)
     request_id: str | None
     status: str
     permissions: list[str] = field(default_factory=list)
@@ -287,6 +287,7 @@ class GrantRequest:
     ends_at: str | None = None
     message: str | None = None
     raw: dict = field(default_factory=dict, repr=False)
+    on_done: Callable[[], Any] | None = field(default=None, repr=False)  # read what is held again
 
     @property
     def done(self) -> bool:
@@ -300,7 +301,7 @@ class GrantRequest:
         """Ask the server where the request stands; returns the new status."""
         if self.request_id is None:
             return self.status
-        ans = self.conn._get("/api/agent/grant-request", {"id": self.request_id}, **ASKED)
+        ans = self.session.get("/api/agent/grant-request", {"id": self.request_id}, **ASKED)
         self.raw = ans
         self.status = ans.get("status", self.status)
         return self.status
@@ -315,7 +316,7 @@ class GrantRequest:
         clock: Callable[[], float] = time.monotonic,
     ) -> GrantRequest:
         """Poll every `interval` s until the owner answers (or `timeout`); then re-read policies."""
-        sleep = sleep or self.conn._sleep
+        sleep = sleep or self.session.sleep
         deadline = clock() + timeout
         last = None
         while not self.done:
@@ -326,9 +327,8 @@ class GrantRequest:
             if on_status is not None and self.status != last:
                 on_status(self)
             last = self.status
-        if self.done:
-            self.conn._access = None  # what is held may have changed: read it again
-            self.conn.access()
+        if self.done and self.on_done is not None:
+            self.on_done()  # what is held may have changed: read it again
         return self
 
     def __str__(self) -> str:

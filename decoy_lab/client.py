@@ -16,9 +16,10 @@ The rules it follows, so a user can trust what it shows and copy what it does:
   kept after an unknown outcome, which may have committed;
 - `/policies` is read at the start of a session and again whenever `access_version` changes.
 
-Pairing lives in pairing.py, the HTTP boundary in http.py, the write rules in writes.py, what a
-load holds in vault.py, access and grant requests in access.py, where a connection is saved in
-profiles.py.
+`Connection` is a facade. Pairing lives in pairing.py, the HTTP boundary in http.py, the narrow
+session the rules talk through (api, retry policy, key cache, get/send, served rows) in
+session.py, the write rules in writes.py, legacy space rows in legacy.py, what a load holds in
+vault.py, access and grant requests in access.py, where a connection is saved in profiles.py.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any
 
 import httpx
 
-from . import memory, sealing, wire, writes
+from . import legacy, memory, writes
 from .access import ASKED, Access, GrantRequest, read_policies
 from .crypto import AgentKey
 from .errors import (
@@ -41,18 +42,17 @@ from .errors import (
     DecoyError,
     GrantAlreadyRequested,
     MemoryModelError,
-    NotFound,
     PairingError,
     TransportError,
     UnreadableRow,
 )
 from .gcpause import gc_paused
 from .http import Api, Tokens, expect_object, send_with_retries
-from .legacy import ROWS, SPACES
 from .pairing import PairingHandle, authorization_details, selection_row
 from .profiles import Profile, ProfileStore
+from .session import Session
 from .trace import Trace
-from .vault import WAITING_MEMBERS, Vault, read_vault, space_row, unwrap_space_key
+from .vault import WAITING_MEMBERS, Vault, read_vault
 from .writes import MEMORIES, DeleteResult
 
 log = logging.getLogger("decoy_lab.client")
@@ -128,9 +128,6 @@ class Connection:
         self.client_id = client_id
         self.profile = profile
         self._store = store
-        self.retries = retries
-        self.backoff = backoff
-        self._sleep = sleep
         self.workers = workers
         self.cursor = cursor
         self._api = api or Api(base_url, http=http, transport=transport, timeout=timeout, client_id=client_id)
@@ -139,14 +136,42 @@ class Connection:
             self._api.tokens = tokens
         self._api.on_tokens = self._tokens_changed
         self._api.saved_tokens = self._saved_tokens
-        self._key_cache = memory.KeyCache()  # kid -> raw key, this session only, never on disk
+        self.session = Session(
+            self._api,
+            agent_key,
+            retries=retries,
+            backoff=backoff,
+            sleep=sleep,
+            load=self.load,
+            on_change=self.save_profile,
+        )
         self._access: Access | None = None
-        self._vault: Vault | None = None
-        self._made_topics: list[memory.Topic] = []
         self.sandbox_handle: Any = None
         self._owns_sandbox = False
-        self.resends = 0  # how many times a write was sent again after an unknown outcome
-        self._written: set[str] = set()  # ids this session's writes sent (for reconciling deletes)
+
+    # -- the retry policy, kept in the session ---------------------------------------------------
+    @property
+    def retries(self) -> int:
+        """How often a call with an unknown outcome is sent again."""
+        return self.session.retries
+
+    @retries.setter
+    def retries(self, value: int) -> None:
+        self.session.retries = value
+
+    @property
+    def backoff(self) -> float:
+        """The first wait before a resend, in seconds (doubling each time)."""
+        return self.session.backoff
+
+    @backoff.setter
+    def backoff(self, value: float) -> None:
+        self.session.backoff = value
+
+    @property
+    def resends(self) -> int:
+        """How many times a write was sent again after an unknown outcome."""
+        return self.session.resends
 
     # -- identity -----------------------------------------------------------------------------
     @property
@@ -172,7 +197,7 @@ class Connection:
     @property
     def vault(self) -> Vault | None:
         """The last load (None before the first)."""
-        return self._vault
+        return self.session.vault
 
     def __repr__(self) -> str:
         return (
@@ -319,7 +344,7 @@ class Connection:
                 if handle is not None:
                     handle._pause(0.2)
                 else:
-                    self._sleep(0.2)
+                    self.session.sleep(0.2)
         raise PairingError("the owner approved, but /policies shows no grant for this token", code="no_grant")
 
     @classmethod
@@ -439,7 +464,8 @@ class Connection:
         pairing again makes a new connection that inherits nothing), then delete its saved profile.
         When the server cannot be reached the profile is kept, so the revocation can be tried again."""
         saved_here = self._saved_tokens() is not None
-        send_with_retries(self._api.revoke, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
+        s = self.session
+        send_with_retries(self._api.revoke, retries=s.retries, backoff=s.backoff, sleep=s.sleep)
         self._access = None
         if saved_here:
             self._store.delete(self.profile)  # type: ignore[union-attr]
@@ -449,7 +475,7 @@ class Connection:
         """What this connection holds now (`GET /api/agent/policies`): summary first, then names."""
         if self._access is not None and not refresh:
             return self._access
-        acc = Access(read_policies(self._get("/api/agent/policies")), topic_names=self._topic_names())
+        acc = Access(read_policies(self.session.get("/api/agent/policies")), topic_names=self._topic_names())
         self._access = acc
         t = self.tokens
         if t is not None and acc.version is not None and acc.version != t.access_version:
@@ -459,7 +485,8 @@ class Connection:
 
     def _topic_names(self) -> dict[str, str]:
         """`topic:<id>` -> name for every topic read so far (copies included); no extra request."""
-        topics = [*(self._vault.topic_list if self._vault is not None else []), *self._made_topics]
+        s = self.session
+        topics = [*(s.vault.topic_list if s.vault is not None else []), *s.made_topics]
         names: dict[str, str] = {}
         for t in topics:
             for tid in [t.id, *getattr(t, "ids", [])]:
@@ -479,18 +506,20 @@ class Connection:
             )
 
         try:  # REVIEW_BUSY is sent again (bounded, with backoff) like an unknown outcome
-            ans = send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
+            s = self.session
+            ans = send_with_retries(send, retries=s.retries, backoff=s.backoff, sleep=s.sleep)
         except GrantAlreadyRequested as exc:  # also what a resend after a lost answer gets
             return GrantRequest(
-                self,
+                self.session,
                 exc.request_id,
                 "pending",
                 bodies=[body],
                 raw=exc.body,
                 message="this exact ask is already open; waiting on it",
+                on_done=self._reread_access,
             )
         return GrantRequest(
-            self,
+            self.session,
             ans.get("request_id"),
             ans.get("status", "pending"),
             permissions=list(ans.get("permissions") or body.get("permissions") or []),
@@ -500,7 +529,12 @@ class Connection:
             ends_at=ans.get("ends_at"),
             message=ans.get("message"),
             raw=ans,
+            on_done=self._reread_access,
         )
+
+    def _reread_access(self) -> None:
+        self._access = None
+        self.access()
 
     def request_access(
         self,
@@ -539,7 +573,7 @@ class Connection:
             return f"topic:{value}"
         except ValueError:
             pass
-        found = self._find_topic(value)
+        found = self.session.find_topic(value)
         if found is None:
             raise MemoryModelError(f"no topic named {value!r} is visible to this connection; pass its topic:<id>")
         return found.id
@@ -547,12 +581,7 @@ class Connection:
     # -- reading ----------------------------------------------------------------------------------
     def keys(self) -> memory.RecipientKeys:
         """Who a new key is wrapped to, from `GET /api/agent/context/memory-grantees`."""
-        body = self._get("/api/agent/context/memory-grantees", owner_public_key=str, grantees=list)
-        keys = memory.RecipientKeys.from_response(body, self._agent_key.public_key_b64)
-        if self.tokens is not None and not self.tokens.token_id and keys.self_token_id:
-            self.tokens.token_id = keys.self_token_id
-            self.save_profile()
-        return keys
+        return self.session.keys()
 
     def load(self, *, progress: Callable[[int, int], None] | None = None) -> Vault:
         """One GET of every row this connection may read, every row read here (in parallel, as the
@@ -560,95 +589,29 @@ class Connection:
         rows unchanged since the last load are not opened again, so a reload costs no RSA work.
         `progress(1, total)` is called as each row is read (from worker threads)."""
 
+        s = self.session
+
         def read() -> Vault:  # rows are opened while the rest of the answer downloads
             with self._api.stream_array(MEMORIES, "memories") as answer:
                 vault = read_vault(
                     answer,
                     self._agent_key,
                     rest=lambda: answer.rest,
-                    key_cache=self._key_cache,
+                    key_cache=s.key_cache,
                     workers=self.workers,
                     space_rows=spaces,
-                    previous=self._vault,
+                    previous=s.vault,
                     progress=progress,
                 )
             expect_object(vault.answer, f"GET {MEMORIES}", **WAITING_MEMBERS)  # counted and shown next
             return vault
 
         with gc_paused():  # thousands of long-lived, cycle-free objects: collector scans only cost
-            spaces = self._load_spaces()
-            vault = send_with_retries(read, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
-        self._vault = vault
-        if self._made_topics:  # topics made since the last load are listed by the server now
-            known = {i for t in vault.topic_list for i in t.ids}
-            self._made_topics = [t for t in self._made_topics if t.id not in known]
+            spaces = legacy.load_spaces(s)
+            vault = send_with_retries(read, retries=s.retries, backoff=s.backoff, sleep=s.sleep)
+        s.vault = vault
+        s.forget_listed_topics()  # topics made since the last load are listed by the server now
         return vault
-
-    def _load_spaces(self) -> list:
-        try:
-            listing = self._get(SPACES, spaces=list)
-        except APIError as exc:
-            if exc.status in (403, 404, 405):
-                return []
-            raise
-        out = []
-        for space in listing.get("spaces") or []:
-            if not isinstance(space, dict) or not isinstance(space.get("id"), str) or not space["id"]:
-                continue
-            key, why = unwrap_space_key(space, self._agent_key, self._key_cache)
-            try:
-                got = self._get(ROWS, {"space_id": space["id"]}, rows=list)
-            except APIError as exc:
-                if exc.status in (403, 404):
-                    continue
-                raise
-            out.extend(space_row(space, r, key, key_reason=why) for r in got.get("rows") or [] if isinstance(r, dict))
-        return out
-
-    def _served(self) -> list[dict]:
-        return [r for r in self._get(MEMORIES, memories=list).get("memories") or [] if isinstance(r, dict)]
-
-    def _served_row(self, row_id: str) -> dict:
-        row = next((r for r in self._served() if r.get("id") == row_id), None)
-        if row is None:
-            raise NotFound(404, "NOT_FOUND", f"no memory {row_id} is served to this connection")
-        return row
-
-    def _topics(self) -> list[memory.Topic]:
-        if self._vault is None:
-            self.load()
-        assert self._vault is not None
-        return [*self._vault.topic_list, *self._made_topics]
-
-    def _find_topic(self, topic: Any) -> memory.Topic | None:
-        return memory.find_topic(self._topics(), topic)
-
-    # -- sending ----------------------------------------------------------------------------------
-    def _get(self, path: str, params: dict | None = None, **members: Any) -> dict:
-        """A read: safe to repeat, so an unknown outcome — or an answer that is not an object with
-        `members` of the shapes named (http.expect_object) — is simply asked again."""
-
-        def read() -> dict:
-            return expect_object(self._api.request("GET", path, params=params), f"GET {path}", **members)
-
-        return send_with_retries(read, retries=self.retries, backoff=self.backoff, sleep=self._sleep)
-
-    def _send(self, method: str, path: str, body: Any) -> dict:
-        """Send one write under the retry rules (the same body every time). An answer that is not an
-        object with the members `writes.WRITE_ANSWERS` names for its route is an unknown outcome,
-        like a lost one: the same body is sent again, and it is never taken for success or refusal."""
-        members = writes.WRITE_ANSWERS.get((method, path), {})
-
-        def send() -> dict:
-            return expect_object(self._api.request(method, path, json=body), f"{method} {path}", **members)
-
-        def retried(attempt: int, exc: BaseException) -> None:
-            self.resends += 1
-            log.info(
-                "%s %s: %s; sending the same body again (attempt %d)", method, path, type(exc).__name__, attempt + 1
-            )
-
-        return send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self._sleep, on_retry=retried)
 
     # -- writing (the rules live in writes.py) ----------------------------------------------------
     def save(
@@ -666,7 +629,7 @@ class Connection:
         reused by normalized name, or created — with its relation (`link`: a relation type, or
         {'relation_type', 'topic': parent}) and this first memory — in one POST."""
         return writes.save(
-            self,
+            self.session,
             text,
             topic=topic,
             topic_type=topic_type,
@@ -692,21 +655,21 @@ class Connection:
         changes = {
             k: v for k, v in (("text", text), ("topic", topic), ("categories", categories)) if v is not writes.UNSET
         }
-        return writes.edit(self, memory_id, changes, topic_type=topic_type, link=link)
+        return writes.edit(self.session, memory_id, changes, topic_type=topic_type, link=link)
 
     def delete(self, ids: str | Iterable[str]) -> DeleteResult:
         """Delete memories, topic rows or legacy space rows (mixed in one call); returns which ids
         were deleted and which refused, and why (writes.py, legacy.py)."""
-        return writes.delete(self, ids)
+        return writes.delete(self.session, ids)
 
     def share(self, memory_id: str) -> int:
         """Wrap a memory's key to every connection whose grant reaches it (`memory-wraps`);
         returns how many wraps the server added."""
-        return writes.share(self, memory_id)
+        return writes.share(self.session, memory_id)
 
     # -- sync -------------------------------------------------------------------------------------
     def _anchor(self) -> str | None:
-        head = self._get("/api/agent/sync/head", head=(str, int)).get("head")
+        head = self.session.get("/api/agent/sync/head", head=(str, int)).get("head")
         self.cursor = str(head) if head is not None else None
         self.save_profile()
         return self.cursor
@@ -728,7 +691,7 @@ class Connection:
         res = SyncResult()
         try:
             while True:
-                ans = self._get("/api/agent/sync", {"cursor": cursor}, changes=dict, state=(str, int))
+                ans = self.session.get("/api/agent/sync", {"cursor": cursor}, changes=dict, state=(str, int))
                 for name, bucket in (ans.get("changes") or {}).items():
                     if isinstance(bucket, dict):
                         expect_object(
@@ -761,12 +724,13 @@ class Connection:
         self.cursor = cursor
         self.save_profile()
         res.cursor = cursor
-        waiting = self._vault is not None and any(
-            self._vault.answer.get(k) for k in ("preparing", "preparing_others", "preparing_unknown")
+        last = self.session.vault
+        waiting = last is not None and any(
+            last.answer.get(k) for k in ("preparing", "preparing_others", "preparing_unknown")
         )
-        if res.changed or self._vault is None or waiting:  # keys shared meanwhile log no change
+        if res.changed or last is None or waiting:  # keys shared meanwhile log no change
             self.load()
-        res.vault = self._vault
+        res.vault = self.session.vault
         return res
 
     # -- step-through -----------------------------------------------------------------------------
@@ -776,12 +740,13 @@ class Connection:
         trace = trace if trace is not None else Trace(f"unseal {row_id}")
         if row_id.startswith("topic:"):  # a topic's id as listed: `topic:<entity row id>`
             row_id = row_id.removeprefix("topic:")
-        vault = self._vault if self._vault is not None and self._vault.row(row_id) else self.load()
+        last = self.session.vault
+        vault = last if last is not None and last.row(row_id) else self.load()
         served = vault.served_row(row_id)
         if served is None:
             srow = next((r for r in vault.space_rows if r.id == row_id), None)
             if srow is not None:
-                return self._unseal_space(srow, trace)
+                return legacy.unseal(self.session, srow, trace)
             waiting = vault.row(row_id)
             reason = (
                 f"not served yet: {waiting.reason}"
@@ -803,35 +768,13 @@ class Connection:
                 trace.add("read row", ok=False, reason=getattr(exc, "reason", None) or str(exc))
         return trace
 
-    def _unseal_space(self, srow: Any, trace: Trace) -> Trace:
-        listing = self._get(SPACES, spaces=list)
-        spaces = listing.get("spaces") or []
-        space = next((s for s in spaces if isinstance(s, dict) and s.get("id") == srow.space_id), None)
-        rows = self._get(ROWS, {"space_id": srow.space_id}, rows=list)
-        row = next((r for r in rows.get("rows") or [] if isinstance(r, dict) and r.get("id") == srow.id), None)
-        if space is None or row is None or not space.get("wrapped_key"):
-            trace.add("find the space row", ok=False, reason="the space or its key is not served to this connection")
-            return trace
-        try:
-            key = sealing.unwrap_as_agent(space["wrapped_key"], self._agent_key, trace=trace)
-            with trace.step("skid check", inputs={"served skid": space.get("skid")}) as s:
-                s.output = wire.kid(key)
-                if s.output != space.get("skid"):
-                    raise UnreadableRow(srow.id, f"the space key's fingerprint {s.output} is not the served skid")
-            sealing.open_space_row(
-                row.get("ciphertext") or "", key, space_id=srow.space_id, row_id=srow.id, trace=trace
-            )
-        except DecoyError:
-            pass
-        return trace
-
     def seal_preview(self, text: str, topic: Any = None, categories: Iterable[str] = ()) -> tuple[dict, Trace]:
         """Seal a memory exactly as `save` would, recording every step, and send nothing."""
         trace = Trace("seal preview (not sent)")
         keys = self.keys()
         ref = None
         if topic is not None:
-            found = self._find_topic(topic)
+            found = self.session.find_topic(topic)
             if found is not None:
                 ref = {"id": found.id, "name": found.name}
             else:

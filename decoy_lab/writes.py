@@ -1,7 +1,7 @@
-"""The spec's write rules, in one place: save, edit, delete and share over a Connection.
+"""The spec's write rules, in one place: save, edit, delete and share over a session (session.py).
 
 - An unknown outcome (network error, timeout, 5xx) resends the SAME sealed rows or body, never
-  new ones (`Connection._send`, up to `conn.retries` times); after a resend the rows are read
+  new ones (`Session.send`, up to `retries` times); after a resend the rows are read
   back and sent once more if any is not served yet (the server fills in a missing wrap).
 - A definite refusal is never retried. `REV_CONFLICT` re-reads, re-applies and retries after a
   short random wait, so writers racing on one memory take turns (and stops when the served
@@ -30,7 +30,7 @@ from .http import is_unknown_outcome
 from .shapes import fits
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .client import Connection
+    from .session import Session
 
 log = logging.getLogger("decoy_lab.client")
 
@@ -39,21 +39,19 @@ UNSET: Any = object()
 WRAPS = "/api/agent/context/memory-wraps"
 # Each write's answer, by route: the members read from it and their shapes (http.expect_object). An
 # answer that does not fit is an unknown outcome, like a lost one: the same body is sent again.
-EDITED = {"id": str, "rev": int}
 WRITE_ANSWERS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", MEMORIES): {"created": list[str], "existing": list[str]},
-    ("PUT", MEMORIES): EDITED,
+    ("PUT", MEMORIES): legacy.EDITED,
     ("POST", f"{MEMORIES}/delete"): {"deleted": list[str], "refused": list[str], "remediation": dict},
     ("POST", WRAPS): {"added": int},
-    ("PUT", legacy.ROWS): EDITED,
-    ("POST", legacy.ROWS_DELETE): {
-        "deleted": list[str],
-        "refused": list[str],
-        "moving": list[str],
-        "remediation": dict,
-        "retry_after_seconds": float,
-    },
+    ("PUT", legacy.ROWS): legacy.EDITED,
+    ("POST", legacy.ROWS_DELETE): legacy.DELETED,
 }
+
+
+def send(s: Session, method: str, path: str, body: Any) -> dict:
+    """One write under the retry rules, its answer read for the members its route names."""
+    return s.send(method, path, body, WRITE_ANSWERS.get((method, path)))
 
 
 @dataclass
@@ -77,28 +75,28 @@ class DeleteResult:
 
 
 # -- sending rows -------------------------------------------------------------------------------
-def post_rows(conn: Connection, rows: list[dict]) -> dict:
+def post_rows(s: Session, rows: list[dict]) -> dict:
     """POST rows; after any resend, read back and send the same rows once more if one is not served."""
-    before = conn.resends
-    ans = conn._send("POST", MEMORIES, {"rows": rows})
-    if conn.resends > before:
-        served = {r.get("id") for r in conn._served()}
+    before = s.resends
+    ans = send(s, "POST", MEMORIES, {"rows": rows})
+    if s.resends > before:
+        served = {r.get("id") for r in s.served()}
         if any(r["id"] not in served for r in rows):
-            ans = conn._send("POST", MEMORIES, {"rows": rows})
-    conn._written.update(r["id"] for r in rows)
+            ans = send(s, "POST", MEMORIES, {"rows": rows})
+    s.written.update(r["id"] for r in rows)
     return ans
 
 
-def delete_quietly(conn: Connection, ids: list[str]) -> None:
+def delete_quietly(s: Session, ids: list[str]) -> None:
     """Best effort: remove rows this call wrote for a change that was refused."""
     try:
-        conn._api.request("POST", f"{MEMORIES}/delete", json={"ids": ids})
+        s.api.request("POST", f"{MEMORIES}/delete", json={"ids": ids})
     except DecoyError as exc:
         log.info("could not remove topic rows %s: %s", ids, exc)
 
 
 # -- topics -------------------------------------------------------------------------------------
-def resolve_link(conn: Connection, link: Any) -> tuple[str | None, Any]:
+def resolve_link(s: Session, link: Any) -> tuple[str | None, Any]:
     """`link`: a relation type (from You), or {'relation_type': …, 'topic': parent name or id}."""
     if link is None:
         return None, None
@@ -108,7 +106,7 @@ def resolve_link(conn: Connection, link: Any) -> tuple[str | None, Any]:
         rel = link.get("relation_type") or link.get("relationType")
         parent = link.get("topic") or link.get("parent")
         if parent is not None:
-            found = conn._find_topic(parent)
+            found = s.find_topic(parent)
             if found is None:
                 raise MemoryModelError(f"the parent topic {parent!r} is not visible to this connection")
             parent = {"id": found.id, "name": found.name}
@@ -116,43 +114,41 @@ def resolve_link(conn: Connection, link: Any) -> tuple[str | None, Any]:
     raise MemoryModelError("link is a relation type (text) or {'relation_type': …, 'topic': parent}")
 
 
-def new_topic(conn: Connection, keys: memory.RecipientKeys, name: str, topic_type: str, link: Any) -> memory.TopicRows:
-    rel, parent = resolve_link(conn, link)
+def new_topic(s: Session, keys: memory.RecipientKeys, name: str, topic_type: str, link: Any) -> memory.TopicRows:
+    rel, parent = resolve_link(s, link)
     return memory.new_topic_rows(keys, name, type=topic_type, relation_type=rel, parent=parent)
 
 
-def remember_topic(conn: Connection, made: memory.TopicRows, topic_type: str, memory_ids: list[str]) -> None:
+def remember_topic(s: Session, made: memory.TopicRows, topic_type: str, memory_ids: list[str]) -> None:
     """Keep a topic this session created findable before the next load lists it."""
-    conn._made_topics.append(
-        memory.Topic(made.topic_id, made.topic["name"], topic_type or "", memory_ids, [made.topic_id])
-    )
+    s.made_topics.append(memory.Topic(made.topic_id, made.topic["name"], topic_type or "", memory_ids, [made.topic_id]))
 
 
-def _waiting(conn: Connection) -> dict:
+def _waiting(s: Session) -> dict:
     """The last load's waiting fields, when rows this connection saved are still on their way
     (others' topics it cannot open yet are not reachable: the spec lets it create its own)."""
-    answer = conn.vault.answer if conn.vault is not None else {}
+    answer = s.vault.answer if s.vault is not None else {}
     return answer if answer.get("preparing") else {}
 
 
-def find_or_refuse_new(conn: Connection, topic: Any) -> memory.Topic | None:
+def find_or_refuse_new(s: Session, topic: Any) -> memory.Topic | None:
     """The visible topic `topic` names, or None to create it. While rows this connection saved are
     still `preparing` (after a reconnect with a new key), the topic may be among them: read once
     more, and if it is still not visible refuse to create a second one ("do not … recreate a topic
     again because it is not listed")."""
-    found = conn._find_topic(topic)
-    if found is not None or not _waiting(conn):
+    found = s.find_topic(topic)
+    if found is not None or not _waiting(s):
         return found
-    conn.load()
-    found = conn._find_topic(topic)
-    waiting = _waiting(conn)
+    s.load()
+    found = s.find_topic(topic)
+    waiting = _waiting(s)
     if found is None and waiting:
         retry = waiting.get("retry_after_seconds")
         raise MemoryModelError(
             f"topic {topic!r} is not visible yet, and rows this connection saved are still on their way from "
             f"the owner's phone (preparing); it may be one of them. Read again"
             + (f" in {retry} s" if retry else " later")
-            + " (conn.load()) and save then, so no second topic is made"
+            + " (s.load()) and save then, so no second topic is made"
         )
     return found
 
@@ -168,7 +164,7 @@ def _topic_name(topic: Any) -> str:
 
 # -- save ---------------------------------------------------------------------------------------
 def save(
-    conn: Connection,
+    s: Session,
     text: str,
     *,
     topic: Any = None,
@@ -178,70 +174,70 @@ def save(
     account: str | None = None,
     metadata: Mapping | None = None,
 ) -> str:
-    keys = conn.keys()
+    keys = s.keys()
     rows: list[dict] = []
     made = None
     ref = None
     if topic is not None:
-        found = find_or_refuse_new(conn, topic)
+        found = find_or_refuse_new(s, topic)
         if found is not None:
             ref = {"id": found.id, "name": found.name}
         else:
-            made = new_topic(conn, keys, _topic_name(topic), topic_type, link)
+            made = new_topic(s, keys, _topic_name(topic), topic_type, link)
             rows.extend(made.rows)
             ref = made.topic
     row = memory.new_memory_row(keys, text, topic=ref, categories=categories, account=account, metadata=metadata)
     rows.append(row)
     try:
-        post_rows(conn, rows)
+        post_rows(s, rows)
     except DecoyError as exc:
         if made is not None and memory.is_definite_refusal(exc):
-            delete_quietly(conn, [r["id"] for r in made.rows])
+            delete_quietly(s, [r["id"] for r in made.rows])
         raise
     if made is not None:
-        remember_topic(conn, made, topic_type, [row["id"]])
+        remember_topic(s, made, topic_type, [row["id"]])
     log.info("saved memory %s", row["id"])
     return row["id"]
 
 
 # -- edit ---------------------------------------------------------------------------------------
-def edit(conn: Connection, memory_id: str, changes: dict, *, topic_type: str = "", link: Any = None) -> dict:
+def edit(s: Session, memory_id: str, changes: dict, *, topic_type: str = "", link: Any = None) -> dict:
     if not changes:
         raise MemoryModelError("edit needs text=, topic= or categories=")
-    if legacy.is_space_row(conn, memory_id):
-        done = legacy.edit(conn, memory_id, changes)
+    if legacy.is_space_row(s, memory_id):
+        done = legacy.edit(s, memory_id, changes)
         if done is not None:
             return done
         log.info("legacy row %s now lives in the per-memory store: editing it there", memory_id)
-    keys = conn.keys()
+    keys = s.keys()
     made = None
     if changes.get("topic") is not None:
-        found = find_or_refuse_new(conn, changes["topic"])
+        found = find_or_refuse_new(s, changes["topic"])
         if found is not None:
             changes["topic"] = {"id": found.id, "name": found.name, "ids": list(found.ids)}
         else:
-            made = new_topic(conn, keys, _topic_name(changes["topic"]), topic_type, link)
-            post_rows(conn, made.rows)
+            made = new_topic(s, keys, _topic_name(changes["topic"]), topic_type, link)
+            post_rows(s, made.rows)
             changes["topic"] = made.topic
     try:
-        ans = edit_loop(conn, memory_id, changes, keys)
+        ans = edit_loop(s, memory_id, changes, keys)
     except DecoyError as exc:
         if made is not None:
             if memory.is_definite_refusal(exc):
-                delete_quietly(conn, [r["id"] for r in made.rows])
-            elif is_unknown_outcome(exc) and has_changes(conn, memory_id, changes):
-                remember_topic(conn, made, topic_type, [memory_id])
+                delete_quietly(s, [r["id"] for r in made.rows])
+            elif is_unknown_outcome(exc) and has_changes(s, memory_id, changes):
+                remember_topic(s, made, topic_type, [memory_id])
                 return {"id": memory_id, "outcome": "applied (confirmed by reading it back)"}
         raise
     if made is not None:
-        remember_topic(conn, made, topic_type, [memory_id])
+        remember_topic(s, made, topic_type, [memory_id])
     return ans
 
 
-def has_changes(conn: Connection, memory_id: str, changes: Mapping) -> bool:
+def has_changes(s: Session, memory_id: str, changes: Mapping) -> bool:
     """Whether the served memory already reads as `changes` asks (after an unknown outcome)."""
     try:
-        m = memory.read_memory_row(conn._served_row(memory_id), conn.agent_key, key_cache=conn._key_cache)
+        m = memory.read_memory_row(s.served_row(memory_id), s.agent_key, key_cache=s.key_cache)
     except DecoyError:
         return False
     if m is None:
@@ -258,34 +254,34 @@ def has_changes(conn: Connection, memory_id: str, changes: Mapping) -> bool:
     return True
 
 
-def edit_loop(conn: Connection, memory_id: str, changes: Mapping, keys: memory.RecipientKeys) -> dict:
+def edit_loop(s: Session, memory_id: str, changes: Mapping, keys: memory.RecipientKeys) -> dict:
     """PUT with `expected_rev`; on REV_CONFLICT re-read, re-apply and try again."""
-    served = conn._served_row(memory_id)
+    served = s.served_row(memory_id)
     conflicts = 0
     while True:
-        body = memory.edit_memory_row(served, changes, conn.agent_key, keys)
+        body = memory.edit_memory_row(served, changes, s.agent_key, keys)
         try:
-            return put(conn, body)
+            return put(s, body)
         except RevConflict:
             conflicts += 1
-            if conflicts > conn.retries:
+            if conflicts > s.retries:
                 raise
             log.info("memory %s changed since it was read (REV_CONFLICT): re-reading and re-applying", memory_id)
-            conn._sleep(random.uniform(0, conn.backoff * conflicts))  # writers racing on one memory take turns
-            if has_changes(conn, memory_id, changes):  # an earlier unanswered attempt already applied it
+            s.sleep(random.uniform(0, s.backoff * conflicts))  # writers racing on one memory take turns
+            if has_changes(s, memory_id, changes):  # an earlier unanswered attempt already applied it
                 return {"id": memory_id, "outcome": "already applied"}
-            served = conn._served_row(memory_id)
+            served = s.served_row(memory_id)
 
 
-def put(conn: Connection, body: dict) -> dict:
+def put(s: Session, body: dict) -> dict:
     """PUT an edit; HOLDERS_MISSING → wrap the new key to each listed holder and send again."""
     for _ in range(3):
         try:
-            return conn._send("PUT", MEMORIES, body)
+            return send(s, "PUT", MEMORIES, body)
         except HoldersMissing as exc:
             if not body.get("self_wrap") or not exc.missing or not all(map(_wrappable, exc.missing)):
                 raise  # still the definite refusal it is: nothing was changed
-            key = sealing.unwrap_as_agent(body["self_wrap"], conn.agent_key)
+            key = sealing.unwrap_as_agent(body["self_wrap"], s.agent_key)
             wraps = {w["token_id"]: w for w in body.get("grantee_wraps") or []}
             for m in exc.missing:
                 wraps[m["token_id"]] = {
@@ -295,7 +291,7 @@ def put(conn: Connection, body: dict) -> dict:
                 }
             body = {**body, "grantee_wraps": list(wraps.values())}
             log.info("HOLDERS_MISSING: wrapped the new key to %d more holders", len(exc.missing))
-    return conn._send("PUT", MEMORIES, body)
+    return send(s, "PUT", MEMORIES, body)
 
 
 def _wrappable(holder: Mapping) -> bool:
@@ -308,34 +304,34 @@ def _wrappable(holder: Mapping) -> bool:
 
 
 # -- delete and share ---------------------------------------------------------------------------
-def delete(conn: Connection, ids: str | Iterable[str]) -> DeleteResult:
+def delete(s: Session, ids: str | Iterable[str]) -> DeleteResult:
     """Delete memories and legacy space rows, in one call."""
     ids = [ids] if isinstance(ids, str) else list(ids)
     if not ids:
         return DeleteResult()
-    space_rows = legacy.space_row_ids(conn)
+    space_rows = legacy.space_row_ids(s)
     rows = [i for i in ids if i in space_rows]
     memory_ids = [i for i in ids if i not in space_rows]
     result = DeleteResult()
     if memory_ids:
-        result.add(delete_memories(conn, memory_ids))
+        result.add(delete_memories(s, memory_ids))
     if rows:
-        done = legacy.delete(conn, rows)
+        done = legacy.delete(s, rows)
         result.add(DeleteResult(done.deleted, list(done.refused), done.remediation, done.refused))
         if done.moved:
             log.info("legacy rows %s now live in the per-memory store: deleting them there", ", ".join(done.moved))
-            result.add(delete_memories(conn, done.moved))
+            result.add(delete_memories(s, done.moved))
     return result
 
 
-def delete_memories(conn: Connection, ids: list[str]) -> DeleteResult:
+def delete_memories(s: Session, ids: list[str]) -> DeleteResult:
     """POST memories/delete; after a resend, a refused id that was ours and is no longer served was
     deleted by the attempt whose answer was lost."""
-    known = set(conn._written)
-    if conn.vault is not None:
-        known |= {r.get("id") for r in conn.vault.served}
-    before = conn.resends
-    ans = conn._send("POST", f"{MEMORIES}/delete", {"ids": ids})
+    known = set(s.written)
+    if s.vault is not None:
+        known |= {r.get("id") for r in s.vault.served}
+    before = s.resends
+    ans = send(s, "POST", f"{MEMORIES}/delete", {"ids": ids})
     result = DeleteResult(
         list(ans.get("deleted") or []), list(ans.get("refused") or []), dict(ans.get("remediation") or {})
     )
@@ -343,8 +339,8 @@ def delete_memories(conn: Connection, ids: list[str]) -> DeleteResult:
     # is settled by reading what is served now, like a refusal after a lost answer.
     unmentioned = [i for i in dict.fromkeys(ids) if i not in result.deleted and i not in result.refused]
     still: set = set()
-    if (conn.resends > before and result.refused) or unmentioned:
-        served = {r.get("id") for r in conn._served()}
+    if (s.resends > before and result.refused) or unmentioned:
+        served = {r.get("id") for r in s.served()}
         gone = [i for i in [*result.refused, *unmentioned] if i not in served and i in known]
         still = {i for i in unmentioned if i in served}
         result.deleted += gone
@@ -367,18 +363,18 @@ def _why_memory_refused(remediation: Mapping | None) -> str:
     return "missing, or not a memory this connection may delete (its own, or with memory.delete on it)"
 
 
-def share(conn: Connection, memory_id: str) -> int:
+def share(s: Session, memory_id: str) -> int:
     for attempt in range(2):
-        served = conn._served_row(memory_id)
-        if memory.read_row(served, conn.agent_key, key_cache=conn._key_cache) is None:
+        served = s.served_row(memory_id)
+        if memory.read_row(served, s.agent_key, key_cache=s.key_cache) is None:
             raise UnreadableRow(memory_id, "opens, but is not a memory, topic or link")
-        key = conn._key_cache[served["kid"]]
+        key = s.key_cache[served["kid"]]
         plain = memory.decode_plaintext(sealing.open_json(key, served["ciphertext"]), memory_id)
-        wraps = memory.grantee_wraps(key, plain, conn.keys())
+        wraps = memory.grantee_wraps(key, plain, s.keys())
         if not wraps:
             return 0
         try:
-            ans = conn._send("POST", WRAPS, {"row_id": memory_id, "kid": served["kid"], "wraps": wraps})
+            ans = send(s, "POST", WRAPS, {"row_id": memory_id, "kid": served["kid"], "wraps": wraps})
             return int(ans.get("added") or 0)
         except KidConflict:
             if attempt:

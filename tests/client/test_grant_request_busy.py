@@ -143,7 +143,7 @@ def test_the_client_sends_the_same_ask_again_after_review_busy(sb, conn):
         waits.append(seconds)
         assert held.release().status_code == 201
 
-    conn._sleep = sleep
+    conn.session.sleep = sleep
     req = conn.request_access(["memory.edit"], reason="Fix typos")
     assert waits == [0.05]  # one short backoff, then the same ask again
     assert req.status == "pending" and req.combined and "memory.edit" in req.permissions, req.raw
@@ -152,7 +152,7 @@ def test_the_client_sends_the_same_ask_again_after_review_busy(sb, conn):
 def test_the_client_gives_up_after_its_retries_and_says_so(sb, conn):
     held = HeldAsk(sb, conn.tokens.access_token, conn.token_id, HELD_BODY)
     waits: list[float] = []
-    conn._sleep = waits.append
+    conn.session.sleep = waits.append
     try:
         with pytest.raises(ReviewBusy) as info:
             conn.request_access(["memory.edit"], reason="Fix typos")

@@ -103,16 +103,16 @@ def test_edit_moves_a_memory_to_a_new_topic_and_back_to_you(sb, writer):
 def test_rev_conflict_rereads_and_reapplies(writer, monkeypatch):
     """ "`409 REV_CONFLICT` means it changed since you read it: re-read, re-apply, retry."""
     mid = writer.save("Budget: 2000 EUR.", categories=["travel"])
-    stale = dict(writer._served_row(mid))
+    stale = dict(writer.session.served_row(mid))
     writer.edit(mid, categories=["travel", "misc"])  # someone else's change lands first
-    real = writer._served_row
+    real = writer.session.served_row
     calls = []
 
     def served(row_id):
         calls.append(row_id)
         return stale if len(calls) == 1 else real(row_id)
 
-    monkeypatch.setattr(writer, "_served_row", served)
+    monkeypatch.setattr(writer.session, "served_row", served)
     writer.edit(mid, text="Budget: 2500 EUR.")
     monkeypatch.undo()
     m = writer.load().memory(mid)
@@ -126,24 +126,24 @@ def test_holders_missing_wraps_to_the_listed_holders_and_sends_again(sb, writer,
     mid = writer.save("Gate code is on the booking.", categories=["travel", "misc"])
     sb.owner.share()
     assert reader.load().memory(mid) is not None
-    real_keys = writer.keys
+    real_keys = writer.session.keys
 
     def keys_without_grantees():
         k = real_keys()
         return memory.RecipientKeys(k.owner_public_key, k.agent_public_key, (), k.self_selectors, k.self_token_id)
 
-    monkeypatch.setattr(writer, "keys", keys_without_grantees)
+    monkeypatch.setattr(writer.session, "keys", keys_without_grantees)
     seen = []
-    real_put = writer._send
+    real_put = writer.session.send
 
-    def spy(method, path, body):
+    def spy(method, path, body, members=None):
         try:
-            return real_put(method, path, body)
+            return real_put(method, path, body, members)
         except HoldersMissing as exc:
             seen.append(exc.missing)
             raise
 
-    monkeypatch.setattr(writer, "_send", spy)
+    monkeypatch.setattr(writer.session, "send", spy)
     writer.edit(mid, categories=["travel"])  # a rotation that forgot the reader
     monkeypatch.undo()
     assert seen and seen[0][0]["token_id"] == reader.token_id

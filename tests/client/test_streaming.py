@@ -69,7 +69,7 @@ def saved(sb):
     )
     keys = conn.keys()
     rows = [memory.new_memory_row(keys, f"streamed memory {i}") for i in range(N)]
-    conn._send("POST", MEMORIES, {"rows": rows})
+    conn.session.send("POST", MEMORIES, {"rows": rows})
     yield conn
     conn.close()
 

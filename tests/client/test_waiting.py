@@ -95,7 +95,7 @@ def test_a_reload_of_unchanged_rows_does_no_rsa_work(sb, monkeypatch):
     assert cold >= 4
     again = conn.load()
     assert len(calls) == cold and again.summary == first.summary
-    assert "KeyCache" in repr(conn._key_cache) and all(len(k) == 16 for k in conn._key_cache)
+    assert "KeyCache" in repr(conn.session.key_cache) and all(len(k) == 16 for k in conn.session.key_cache)
 
 
 def test_no_second_topic_while_the_first_may_still_be_on_its_way(sb):

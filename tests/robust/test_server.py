@@ -517,7 +517,7 @@ def test_a_retry_after_too_large_for_a_number_waits_the_usual_backoff():
     """A 429 whose `retry_after_seconds` is infinite (JSON 1e400) cannot stall or crash the retry."""
     waits: list[float] = []
     conn = connect(Server(POLICY_ROUTE, 429, b'{"retry_after_seconds": 1e400}', times=1))
-    conn._sleep = waits.append
+    conn.session.sleep = waits.append
     assert conn.access().policies and waits == [0.0]
 
 

@@ -82,7 +82,7 @@ def write_legacy(conn: Connection, plains: list[dict]) -> tuple[str, bytes, list
 
 
 def served_legacy(conn: Connection, space_id: str, row_id: str) -> dict:
-    return next(r for r in conn._get(ROWS, {"space_id": space_id})["rows"] if r["id"] == row_id)
+    return next(r for r in conn.session.get(ROWS, {"space_id": space_id})["rows"] if r["id"] == row_id)
 
 
 def obs(text: str, categories=("food",), **extra) -> dict:

@@ -79,7 +79,7 @@ def add_rows(conn: Connection, space_id: str, key: bytes, plains: list[dict]) ->
 
 
 def in_space(conn: Connection, space_id: str) -> list[str]:
-    return [r["id"] for r in conn._get(ROWS, {"space_id": space_id})["rows"]]
+    return [r["id"] for r in conn.session.get(ROWS, {"space_id": space_id})["rows"]]
 
 
 def owner_sees(sb, row_id: str) -> bool:
@@ -181,7 +181,7 @@ def test_a_lost_answer_resends_the_same_ids_and_counts_already_gone_as_deleted(s
     )
     conn.load()
     rec.clear()
-    conn._sleep = lambda s: sb.state.faults.configure({})  # the backoff before the resend: the network heals
+    conn.session.sleep = lambda s: sb.state.faults.configure({})  # the backoff before the resend: the network heals
     sb.state.faults.configure({"drop_after_commit": 1.0, "seed": 1})
     res = conn.delete([a, b])
     assert conn.resends == 1

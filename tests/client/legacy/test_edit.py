@@ -58,7 +58,7 @@ def test_a_lost_answer_resends_the_same_sealed_body(sb, clock):
     conn = connect(sb, clock, EVERY, recorder=rec)
     space_id, key, [rid] = write_legacy(conn, [obs("Likes espresso.")])
     conn.load()
-    conn._sleep = lambda s: sb.state.faults.configure({})  # the backoff before the resend: the network heals
+    conn.session.sleep = lambda s: sb.state.faults.configure({})  # the backoff before the resend: the network heals
     sb.state.faults.configure({"drop_after_commit": 1.0, "seed": 1})
     ans = conn.edit(rid, text="Likes ristretto.")
     assert conn.resends == 1
