@@ -19,12 +19,15 @@ Access reasons (`via`) are worked out in one place, reach.py, from the labels in
 
 One module per concern, each importing only those above it:
 
-    plaintext.py   the contract's vocabularies and limits, topic names, Plain and decode_plaintext
+    plaintext.py   the contract's limits, topic names, Plain and decode_plaintext (the literals
+                   the spec gives, categories and entity types among them, are in decoy_lab.vocab)
     reach.py       Selectors, Grantee, RecipientKeys, reasons_for, grantee_wraps
     read.py        KeyCache, Memory / TopicEntity / Link, read_row … read_rows, Summary, summarize
     build.py       new_memory_row, new_topic_rows, TopicRows, and the topic references rows name
-    topics.py      Topic, build_topics, list_topics, find_topic, same_topic
+    topics.py      Topic, build_topics, list_topics, find_topic, same_topic, read_memory_rows
     edit.py        edit_memory_row, attach_duplicate, is_definite_refusal
+
+tests/package/test_layers.py holds the package to that order, function-local imports included.
 
 Import from the package (`from decoy_lab.memory import new_memory_row`), not from the modules.
 """
@@ -54,13 +57,12 @@ from .read import (
     TopicEntity,
     read_graph_row,
     read_memory_row,
-    read_memory_rows,
     read_row,
     read_rows,
     summarize,
     summarize_rows,
 )
-from .topics import Topic, build_topics, find_topic, list_topics, same_topic
+from .topics import Topic, build_topics, find_topic, list_topics, read_memory_rows, same_topic
 
 __all__ = [
     "CATEGORIES",

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequenc
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import sealing, wire
 from ..crypto import AgentKey
@@ -20,9 +20,6 @@ from ..gcpause import gc_paused
 from ..trace import Trace, tracer
 from ..vocab import MAX_CIPHERTEXT
 from .plaintext import Plain, _fail, _str_list, _type, decode_plaintext
-
-if TYPE_CHECKING:
-    from .topics import Topic
 
 
 # -- keys ---------------------------------------------------------------------------------------
@@ -324,25 +321,6 @@ def read_rows(
             if chunk:
                 futures.append(pool.submit(chunk_of, chunk))
             return [r for f in futures for r in f.result()]
-
-
-def read_memory_rows(
-    rows: Sequence[Mapping],
-    agent_key: AgentKey,
-    topics: Sequence[Topic] | None = None,
-    *,
-    key_cache: MutableMapping[str, bytes] | None = None,
-    workers: int | None = None,
-) -> list[Memory]:
-    """The memories among `rows`, skipping topics, links and unreadable rows. With `topics`
-    (from list_topics) each memory's topic carries that topic's listed name."""
-    out = [r for r in read_rows(rows, agent_key, key_cache=key_cache, workers=workers) if isinstance(r, Memory)]
-    if topics:
-        by_id = {i: t for t in topics for i in t.ids}
-        for m in out:
-            if m.topic and m.topic["id"] in by_id:
-                m.topic = {"id": m.topic["id"], "name": by_id[m.topic["id"]].name}
-    return out
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """Topics as a connection lists them: entity rows plus the topics memories name, same-name
-copies listed once under the oldest id; finding and comparing topics by name or id.
+copies listed once under the oldest id; finding and comparing topics by name or id; and the
+memories of a GET answer, each named by its listed topic (read_memory_rows).
 """
 
 from __future__ import annotations
@@ -113,3 +114,23 @@ def same_topic(a: Any, b: Any) -> bool:
     ids_a, name_a = _topic_keys(a)
     ids_b, name_b = _topic_keys(b)
     return bool(ids_a & ids_b) or bool(name_a and name_a == name_b)
+
+
+# -- memories named by their listed topic ------------------------------------------------------
+def read_memory_rows(
+    rows: Sequence[Mapping],
+    agent_key: AgentKey,
+    topics: Sequence[Topic] | None = None,
+    *,
+    key_cache: MutableMapping[str, bytes] | None = None,
+    workers: int | None = None,
+) -> list[Memory]:
+    """The memories among `rows`, skipping topics, links and unreadable rows. With `topics`
+    (from list_topics) each memory's topic carries that topic's listed name."""
+    out = [r for r in read_rows(rows, agent_key, key_cache=key_cache, workers=workers) if isinstance(r, Memory)]
+    if topics:
+        by_id = {i: t for t in topics for i in t.ids}
+        for m in out:
+            if m.topic and m.topic["id"] in by_id:
+                m.topic = {"id": m.topic["id"], "name": by_id[m.topic["id"]].name}
+    return out

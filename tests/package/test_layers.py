@@ -1,0 +1,153 @@
+"""The layer contract: a module imports only its own layer and the layers below it, and no import
+cycle exists, counting imports inside functions and under `if TYPE_CHECKING:` too (they are how
+cycles hide: the code runs, and the two modules still cannot be understood or changed apart).
+
+The layers, bottom first, are LAYERS below; docs/architecture.md draws the same picture. A new
+module takes its place in LAYERS (or matches a sub-package's `*`) before it lands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from fnmatch import fnmatch
+
+import pytest
+
+from support.source import Import, cycles, imports, modules
+
+# Bottom first. Within a layer modules may import each other (without a cycle); across layers
+# imports go down only.
+LAYERS: list[tuple[str, list[str]]] = [
+    ("leaves: the error tree, the spec's literals, shapes, gc pause", ["errors", "vocab", "shapes", "gcpause"]),
+    ("bytes: layouts, primitives, dumps of bytes", ["wire", "crypto", "hexdump", "jsonspans"]),
+    ("recipes: seal / open, each recording its steps", ["sealing", "trace", "dump", "export"]),
+    ("the memory model", ["memory", "memory.*"]),
+    ("the boundary and the loaded vault", ["http", "jsonstream", "profiles", "vault", "frames"]),
+    ("the rules of talking to Decoy", ["session", "pairing", "access", "writes", "legacy", "journal"]),
+    ("the sandbox, beside the client", ["sandbox", "sandbox.*"]),
+    ("the client facade", ["client"]),
+    ("views of a vault", ["topicmap"]),
+    ("the workbench", ["display", "verbs", "widgets", "widgets.*", "magics", "commands", "cli", ""]),
+]
+# The sandbox is an independent check of the client: it may import these layers only (never the
+# boundary, the rules or the client).
+SANDBOX_MAY_IMPORT = {
+    "leaves: the error tree, the spec's literals, shapes, gc pause",
+    "bytes: layouts, primitives, dumps of bytes",
+    "recipes: seal / open, each recording its steps",
+    "the memory model",
+}
+
+# The ONLY cycles allowed, each named after the open work that removes it. Nothing else may join
+# one: a cycle is excused only when every module in it matches one entry. Remove an entry when
+# its work lands.
+ALLOWED_CYCLES: dict[str, list[str]] = {
+    "recipe: trace rendering in one place (trace -> hexdump -> wire)": ["decoy_lab.hexdump", "decoy_lab.trace"],
+    "mapgrid: the widget pickers in a module of their own": ["decoy_lab.widgets.browser", "decoy_lab.widgets.topicmap"],
+    "owner: the sandbox's tangle around app.py": ["decoy_lab.sandbox.*"],
+    "truth: client <-> access / legacy / writes, over a session": [
+        "decoy_lab.client",
+        "decoy_lab.access",
+        "decoy_lab.legacy",
+        "decoy_lab.writes",
+        "decoy_lab.session",
+    ],
+}
+
+
+def _layer_of(name: str) -> int | None:
+    short = name.removeprefix("decoy_lab").removeprefix(".")
+    for i, (_, patterns) in enumerate(LAYERS):
+        if any(short == p or (p.endswith("*") and fnmatch(short, p)) for p in patterns):
+            return i
+    return None
+
+
+def _excused(members: set[str]) -> str | None:
+    for why, patterns in ALLOWED_CYCLES.items():
+        if all(any(fnmatch(m, p) for p in patterns) for m in members):
+            return why
+    return None
+
+
+def _all_imports() -> list[Import]:
+    return [i for m in modules() for i in imports(m)]
+
+
+def _edges() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = defaultdict(set)
+    for i in _all_imports():
+        edges[i.source].add(i.target)
+    return edges
+
+
+def test_every_module_has_a_layer_and_every_import_names_a_module():
+    known = {m.name for m in modules()}
+    assert [m.name for m in modules() if _layer_of(m.name) is None] == [], "place it in LAYERS"
+    assert [f"{i.source}:{i.line} imports {i.target}" for i in _all_imports() if i.target not in known] == []
+
+
+def test_imports_go_down_the_layers():
+    """A module imports only its own layer and those below it (ARCHITECTURE: "data flows one way")."""
+    up = []
+    for i in _all_imports():
+        src, dst = _layer_of(i.source), _layer_of(i.target)
+        if src is None or dst is None or dst <= src:
+            continue
+        if _excused({i.source, i.target}):
+            continue
+        up.append(f"{i.source}:{i.line} ({i.where}) imports {i.target}, a layer above it")
+    assert up == []
+
+
+def test_the_sandbox_imports_only_the_lower_layers():
+    """ "The sandbox sits beside the client and imports only the lower layers (never http or
+    client) — it must stay an independent check of the client.\""""
+    bad = []
+    for i in _all_imports():
+        if not i.source.startswith("decoy_lab.sandbox") or i.target.startswith("decoy_lab.sandbox"):
+            continue
+        layer = _layer_of(i.target)
+        if layer is None or LAYERS[layer][0] not in SANDBOX_MAY_IMPORT:
+            bad.append(f"{i.source}:{i.line} ({i.where}) imports {i.target}")
+    assert bad == []
+
+
+def test_no_import_cycle_but_the_named_exceptions():
+    """Counting function-local and TYPE_CHECKING imports, the only cycles are the ones ALLOWED_CYCLES
+    names, and no other module has joined one of them."""
+    found = cycles(_edges())
+    assert [sorted(c) for c in found if _excused(c) is None] == []
+
+
+def _memory_order() -> list[str]:
+    """The order memory/__init__.py's docstring lists its modules in ("each importing only those
+    above it")."""
+    import decoy_lab.memory
+
+    return re.findall(r"^    (\w+)\.py ", decoy_lab.memory.__doc__ or "", flags=re.M)
+
+
+def test_the_memory_modules_import_only_those_listed_above_them():
+    order = _memory_order()
+    present = sorted(m.name.rsplit(".", 1)[1] for m in modules() if m.name.startswith("decoy_lab.memory."))
+    assert sorted(order) == present, "memory/__init__.py lists every module of the package, in order"
+    bad = []
+    for i in _all_imports():
+        if not i.source.startswith("decoy_lab.memory."):
+            continue
+        if i.target == "decoy_lab.memory":
+            bad.append(f"{i.source}:{i.line} imports its own package")
+        elif i.target.startswith("decoy_lab.memory."):
+            src, dst = (order.index(n.rsplit(".", 1)[1]) for n in (i.source, i.target))
+            if dst >= src:
+                bad.append(f"{i.source}:{i.line} ({i.where}) imports {i.target}, listed below it")
+    assert bad == []
+
+
+@pytest.mark.parametrize("where", ["function", "type-checking"])
+def test_hidden_imports_are_counted(where):
+    """The contract sees the imports a top-of-file reading misses; the package has some of each."""
+    counts = Counter(i.where for i in _all_imports())
+    assert counts[where] > 0 and counts["top"] > counts[where]
