@@ -46,13 +46,6 @@ ALLOWED_CYCLES: dict[str, list[str]] = {
     "recipe: trace rendering in one place (trace -> hexdump -> wire)": ["decoy_lab.hexdump", "decoy_lab.trace"],
     "mapgrid: the widget pickers in a module of their own": ["decoy_lab.widgets.browser", "decoy_lab.widgets.topicmap"],
     "owner: the sandbox's tangle around app.py": ["decoy_lab.sandbox.*"],
-    "truth: client <-> access / legacy / writes, over a session": [
-        "decoy_lab.client",
-        "decoy_lab.access",
-        "decoy_lab.legacy",
-        "decoy_lab.writes",
-        "decoy_lab.session",
-    ],
 }
 
 
