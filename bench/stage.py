@@ -39,10 +39,10 @@ def start_sandbox(**opts: Any):
     """A sandbox whose simulated owner phone never runs its sharing pass on its own. The real
     phone is another device; in the sandbox its pass would run inside a GET, on these cores
     (an RSA unwrap per stored row), and be timed as if it were the server or the client."""
-    from decoy_lab.sandbox import Sandbox, sharing
+    from decoy_lab.sandbox import Sandbox, schedule
 
     sb = Sandbox.start(**opts)
-    sharing.configure(sb.state, auto_share_after=None)
+    schedule.configure(sb.state, auto_share_after=None)
     return sb
 
 

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 
 from starlette.requests import Request
 
-from . import grants
-from .app import HTTPProblem, state_of
+from . import grants, grantstore
+from .core import HTTPProblem, state_of
 from .db import token_hash
+from .selectors import MemoryAccess, memory_access_from_rows
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Agent:
     connection_id: str
     name: str
     public_key: str | None
-    access: grants.MemoryAccess
+    access: MemoryAccess
     access_version: int
     approved_at: float | None  # first approval of this connection
     newest_grant_at: float | None  # newest live grant's approval
@@ -45,8 +46,8 @@ def agent_for(
 ) -> Agent:
     """Build the Agent for one `connections` row from its live grants."""
     token_id = conn_row["token_id"]
-    policies = grants.live_policies(con, token_id, now)
-    rows = grants.rows_of(policies)
+    policies = grantstore.live_policies(con, token_id, now)
+    rows = grantstore.rows_of(policies)
     first = con.execute("SELECT MIN(approved_at) FROM policies WHERE token_id=?", (token_id,)).fetchone()[0]
     newest = max((p["approved_at"] for p in policies if p["approved_at"] is not None), default=None)
     extra = json.loads(conn_row["scopes"] or "[]")
@@ -55,7 +56,7 @@ def agent_for(
         connection_id=conn_row["connection_id"] or token_id,
         name=conn_row["name"],
         public_key=conn_row["public_key"],
-        access=grants.memory_access_from_rows(rows),
+        access=memory_access_from_rows(rows),
         access_version=conn_row["access_version"],
         approved_at=first if first is None else float(first),
         newest_grant_at=newest,

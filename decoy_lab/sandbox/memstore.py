@@ -28,7 +28,6 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -139,16 +138,7 @@ def key_fp(public_key_b64: str | None) -> str:
     return hashlib.sha256((public_key_b64 or "").encode("ascii")).hexdigest()[:16]
 
 
-@functools.lru_cache(maxsize=1 << 17)  # a read serves two timestamps a row, the same ones each read
-def iso(ts: float | None) -> str | None:
-    """Epoch seconds → RFC 3339 UTC with milliseconds, as the API serves timestamps."""
-    if ts is None:
-        return None
-    d = datetime.fromtimestamp(ts, UTC)
-    return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
-
-
-# ── memories ────────────────────────────────────────────────────────────────────────────────
+# ── memories ───────────────────────────────────────────────────────────────────────────────
 
 
 @dataclass
@@ -321,7 +311,7 @@ def delete_wraps(con: sqlite3.Connection, memory_id: str) -> None:
     con.execute("DELETE FROM memory_wraps WHERE memory_id = ?", (memory_id,))
 
 
-# ── owner-phone bookkeeping ─────────────────────────────────────────────────────────────────
+# ── owner-phone bookkeeping ────────────────────────────────────────────────────────────────
 
 
 def last_read_ask(con: sqlite3.Connection, token_id: str) -> float | None:
@@ -382,7 +372,7 @@ def connection_key_time(con: sqlite3.Connection, token_id: str) -> float | None:
     return r[0] if r[0] is not None else r[1]
 
 
-# ── sync change log ─────────────────────────────────────────────────────────────────────────
+# ── sync change log ────────────────────────────────────────────────────────────────────────
 
 
 @dataclass
@@ -442,115 +432,3 @@ def prune(con: sqlite3.Connection, floor: int | None = None) -> int:
     con.execute("INSERT OR REPLACE INTO sync_meta (id, floor) VALUES (1, ?)", (floor,))
     con.execute("DELETE FROM change_log WHERE seq <= ?", (floor,))
     return floor
-
-
-# ── legacy spaces ───────────────────────────────────────────────────────────────────────────
-
-
-@dataclass
-class Space:
-    id: str
-    kind: str
-    account_id: str | None
-    skid: str
-    owner_wrap: str
-    created_by: str | None
-    created_at: float
-
-
-@dataclass
-class SpaceRow:
-    id: str
-    space_id: str
-    skid: str
-    ciphertext: str
-    rev: int
-    author_kind: str
-    author_token: str | None
-    owner_edited: int
-    created_at: float
-    updated_at: float
-
-
-_SPACE_COLS = "id, kind, account_id, skid, owner_wrap, created_by, created_at"
-_SROW_COLS = "id, space_id, skid, ciphertext, rev, author_kind, author_token, owner_edited, created_at, updated_at"
-
-
-def all_spaces(con: sqlite3.Connection) -> list[Space]:
-    return [Space(*r) for r in con.execute(f"SELECT {_SPACE_COLS} FROM spaces ORDER BY created_at, id")]
-
-
-def get_space(con: sqlite3.Connection, space_id: str) -> Space | None:
-    r = con.execute(f"SELECT {_SPACE_COLS} FROM spaces WHERE id = ?", (space_id,)).fetchone()
-    return Space(*r) if r else None
-
-
-def find_space(con: sqlite3.Connection, kind: str, account_id: str | None) -> Space | None:
-    r = con.execute(
-        f"SELECT {_SPACE_COLS} FROM spaces WHERE kind = ? AND IFNULL(account_id, '') = ?", (kind, account_id or "")
-    ).fetchone()
-    return Space(*r) if r else None
-
-
-def insert_space(con: sqlite3.Connection, s: Space) -> None:
-    con.execute(
-        f"INSERT INTO spaces ({_SPACE_COLS}) VALUES (?,?,?,?,?,?,?)",
-        (s.id, s.kind, s.account_id, s.skid, s.owner_wrap, s.created_by, s.created_at),
-    )
-
-
-def space_wrap(con: sqlite3.Connection, space_id: str, token_id: str) -> tuple[str, str] | None:
-    """(key_fp, wrapped_key) of the token's wrap of the space key, if any."""
-    r = con.execute(
-        "SELECT key_fp, wrapped_key FROM space_wraps WHERE space_id = ? AND token_id = ?", (space_id, token_id)
-    ).fetchone()
-    return (r[0], r[1]) if r else None
-
-
-def put_space_wrap(con: sqlite3.Connection, space_id: str, token_id: str, fp: str, wrapped_key: str) -> None:
-    con.execute(
-        "INSERT OR REPLACE INTO space_wraps (space_id, token_id, key_fp, wrapped_key) VALUES (?,?,?,?)",
-        (space_id, token_id, fp, wrapped_key),
-    )
-
-
-def space_rows(con: sqlite3.Connection, space_id: str) -> list[SpaceRow]:
-    return [
-        SpaceRow(*r)
-        for r in con.execute(
-            f"SELECT {_SROW_COLS} FROM space_rows WHERE space_id = ? ORDER BY created_at, id", (space_id,)
-        )
-    ]
-
-
-def get_space_row(con: sqlite3.Connection, row_id: str) -> SpaceRow | None:
-    r = con.execute(f"SELECT {_SROW_COLS} FROM space_rows WHERE id = ?", (row_id,)).fetchone()
-    return SpaceRow(*r) if r else None
-
-
-def insert_space_row(con: sqlite3.Connection, r: SpaceRow) -> None:
-    con.execute(
-        f"INSERT INTO space_rows ({_SROW_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        (
-            r.id,
-            r.space_id,
-            r.skid,
-            r.ciphertext,
-            r.rev,
-            r.author_kind,
-            r.author_token,
-            r.owner_edited,
-            r.created_at,
-            r.updated_at,
-        ),
-    )
-
-
-def update_space_row(con: sqlite3.Connection, row_id: str, ciphertext: str, rev: int, now: float) -> None:
-    con.execute(
-        "UPDATE space_rows SET ciphertext = ?, rev = ?, updated_at = ? WHERE id = ?", (ciphertext, rev, now, row_id)
-    )
-
-
-def delete_space_row(con: sqlite3.Connection, row_id: str) -> None:
-    con.execute("DELETE FROM space_rows WHERE id = ?", (row_id,))

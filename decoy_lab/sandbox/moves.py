@@ -6,7 +6,7 @@ move the row to its own key … Nothing is changed meanwhile." `ask` records the
 phone; the phone's next sharing pass runs `move_asked` first. It reseals each asked row as a
 row-keyed memory of the current format — same id, author, revision and first-added time, a new
 random key, the owner wrap — and the pass then wraps that key to every connection the row's
-labels reach (`sharing.run_sharing_pass`, as for any memory). The space row is gone afterwards;
+labels reach (`sharepass.run_sharing_pass`, as for any memory). The space row is gone afterwards;
 the memory carries on in the per-memory store, where the per-memory rule decides every edit.
 
 The spec gives both formats but not the mapping between them; these are the readings an owner
@@ -22,7 +22,7 @@ would expect:
 A row that cannot be placed (an entity naming the user, say) stays where it is and the pass
 reports why (`MoveReport.stuck`); asking again asks again.
 
-The asks live on `state.extra` like the phone's other bookkeeping (sharing.py).
+The asks live on `state.phone` (core.PhoneLog) like the phone's other bookkeeping.
 """
 
 from __future__ import annotations
@@ -35,10 +35,9 @@ from .. import memory, sealing, wire
 from ..crypto import random_key
 from ..errors import DecoyError
 from . import memstore as ms
-from . import sharing
-
-ASKED = "legacy_moves_asked"
-LAST = "last_legacy_moves"
+from . import schedule
+from . import spacestore as ss
+from .opening import Opened, open_row
 
 
 class Stuck(Exception):
@@ -56,20 +55,20 @@ class MoveReport:
 
 def ask(state: Any, row_ids: list[str], now: float) -> None:
     """The owner's phone is asked to move these rows (the ask is kept until a pass answers it)."""
-    asked = state.extra.setdefault(ASKED, {})
+    asked = state.phone.moves_asked
     for rid in row_ids:
         asked.setdefault(rid, now)
-    sharing.nudge(state, now)
+    schedule.nudge(state, now)
 
 
 def asked(state: Any) -> list[str]:
-    return list(state.extra.get(ASKED) or {})
+    return list(state.phone.moves_asked)
 
 
 def move_asked(state: Any) -> MoveReport:
     """Move every asked row now (the phone's pass runs this before it shares keys)."""
     report = MoveReport()
-    pending = state.extra.get(ASKED) or {}
+    pending = state.phone.moves_asked
     if not pending:
         return report
     with state.store.tx() as con:
@@ -81,7 +80,7 @@ def move_asked(state: Any) -> MoveReport:
                 report.stuck[rid] = str(exc)
             pending.pop(rid, None)
     report.along = [r for r in report.along if r not in report.moved]
-    state.extra[LAST] = report
+    state.phone.last_moves = report
     return report
 
 
@@ -96,10 +95,10 @@ class _Mover:
 
     # -- one row ---------------------------------------------------------------------------------
     def move(self, rid: str, *, along: bool = False) -> None:
-        srow = ms.get_space_row(self.con, rid)
+        srow = ss.get_space_row(self.con, rid)
         if srow is None:
             return  # deleted, or moved along with an earlier row
-        space = ms.get_space(self.con, srow.space_id)
+        space = ss.get_space(self.con, srow.space_id)
         plain = self._convert(self._open(srow, space), space, rid)
         self._store(srow, space, plain)
         (self.report.along if along else self.report.moved).append(rid)
@@ -110,7 +109,7 @@ class _Mover:
             )
             self._move_links_of(space, plain["entity"]["name"])
 
-    def _open(self, srow: ms.SpaceRow, space: ms.Space) -> dict:
+    def _open(self, srow: ss.SpaceRow, space: ss.Space) -> dict:
         key = self.space_keys.get(space.id)
         try:
             if key is None:
@@ -119,7 +118,7 @@ class _Mover:
         except DecoyError as exc:
             raise Stuck(f"the owner's app cannot open this row: {exc}") from None
 
-    def _store(self, srow: ms.SpaceRow, space: ms.Space, plain: dict) -> None:
+    def _store(self, srow: ss.SpaceRow, space: ss.Space, plain: dict) -> None:
         key = random_key()
         ciphertext = wire.b64encode(sealing.seal_json(key, plain))
         owner_wrap = wire.b64encode(sealing.wrap_to_owner(key, self.owner_keys.owner_public_key))
@@ -140,7 +139,7 @@ class _Mover:
                 editor_kind="owner",
             ),
         )  # the owner's phone resealed it: its labels are the approved ones
-        ms.delete_space_row(self.con, srow.id)
+        ss.delete_space_row(self.con, srow.id)
         ms.log_change(self.con, "context_row", srow.id, "destroyed", self.now, space_id=space.id)
         ms.log_change(self.con, "context_memory", srow.id, "created", self.now)
 
@@ -151,7 +150,7 @@ class _Mover:
         return r[0] if r and r[0] else token_id
 
     # -- the current format ----------------------------------------------------------------------
-    def _convert(self, obj: dict, space: ms.Space, rid: str) -> dict:
+    def _convert(self, obj: dict, space: ss.Space, rid: str) -> dict:
         new = {
             "v": 2,
             "row_id": rid,
@@ -179,7 +178,7 @@ class _Mover:
             raise Stuck(f"it would not read back in the current format: {exc}") from None
         return new
 
-    def _observation(self, new: dict, space: ms.Space) -> None:
+    def _observation(self, new: dict, space: ss.Space) -> None:
         obs = new["observation"]
         if space.kind == "account":
             obs.pop("entityName", None)  # never the account's name
@@ -192,7 +191,7 @@ class _Mover:
         obs["entityName"], topic_id = self._topic(space, name, create=True)
         new["about"] = [topic_id]
 
-    def _end(self, space: ms.Space, name: Any, *, create: bool) -> str | None:
+    def _end(self, space: ss.Space, name: Any, *, create: bool) -> str | None:
         """A relation end: the user, a topic, or (in an account's space) the account itself."""
         if not isinstance(name, str) or memory.normalize_topic_name(name) in memory.USER_NAMES:
             return "user" if isinstance(name, str) else None
@@ -206,7 +205,7 @@ class _Mover:
         return found[1] if found else None
 
     # -- topics ------------------------------------------------------------------------------------
-    def _topic(self, space: ms.Space, name: str, *, create: bool) -> tuple[str, str] | None:
+    def _topic(self, space: ss.Space, name: str, *, create: bool) -> tuple[str, str] | None:
         """(current name, topic id) for `name`: an existing topic, or (with `create`) the space's
         entity of that name moved along, else a new topic from You."""
         norm = memory.normalize_topic_name(name)
@@ -227,16 +226,16 @@ class _Mover:
         if self._topics is None:
             self._topics = {}
             for row in ms.all_memories(self.con):
-                opened = sharing.open_row(row, self.owner_key)
-                if isinstance(opened, sharing.Opened) and opened.plain.kind == "topic" and opened.plain.name:
+                opened = open_row(row, self.owner_key)
+                if isinstance(opened, Opened) and opened.plain.kind == "topic" and opened.plain.name:
                     self._topics.setdefault(
                         memory.normalize_topic_name(opened.plain.name), (f"topic:{row.id}", opened.plain.name)
                     )
         return self._topics
 
-    def _entity_row(self, space: ms.Space, name: str) -> ms.SpaceRow | None:
+    def _entity_row(self, space: ss.Space, name: str) -> ss.SpaceRow | None:
         norm = memory.normalize_topic_name(name)
-        for srow in ms.space_rows(self.con, space.id):
+        for srow in ss.space_rows(self.con, space.id):
             ent = self._open(srow, space).get("entity")
             if (
                 isinstance(ent, dict)
@@ -268,10 +267,10 @@ class _Mover:
             ms.log_change(self.con, "context_memory", row["id"], "created", self.now)
         self._topic_index()[memory.normalize_topic_name(name)] = (made.topic_id, made.topic["name"])
 
-    def _move_links_of(self, space: ms.Space, name: str) -> None:
+    def _move_links_of(self, space: ss.Space, name: str) -> None:
         """The relation rows that place a moved entity on the Map, when every end already resolves."""
         norm = memory.normalize_topic_name(name)
-        for srow in ms.space_rows(self.con, space.id):
+        for srow in ss.space_rows(self.con, space.id):
             rel = self._open(srow, space).get("relation")
             if not isinstance(rel, dict):
                 continue

@@ -25,14 +25,13 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from . import grants
-from .app import HTTPProblem, iso
+from ..crypto import AgentKey, public_key_fingerprint
+from . import appview, grants, grantstore, schedule, sharepass
 from .auth import bump_access_version
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .app import SandboxState
+from .core import HTTPProblem, SandboxState, iso
+from .selectors import memory_access_from_rows
 
 RENEW_HOURS = 30 * 24
 
@@ -41,8 +40,6 @@ def _load_key(state: SandboxState, owner_key: Any):
     """The owner key: the one given, else the one this database already holds, else a new one.
     It is kept in the database so a file-backed sandbox reopens with the same owner (the rows'
     owner wraps stay openable across restarts)."""
-    from ..crypto import AgentKey
-
     if owner_key is not None and not isinstance(owner_key, (AgentKey, str, bytes)):
         raise TypeError("owner_key must be an AgentKey, a PEM string/bytes, or None")
     with state.store.tx() as con:
@@ -128,13 +125,11 @@ class Owner:
 
     def connections(self) -> list[dict[str, Any]]:
         """Connected apps as the owner's phone lists them."""
-        from ..crypto import public_key_fingerprint
-
         now = self.state.now()
         out = []
         with self.state.store.tx() as con:
             for c in con.execute("SELECT * FROM connections ORDER BY created_at, token_id"):
-                rows = grants.live_rows(con, c["token_id"], now)
+                rows = grantstore.live_rows(con, c["token_id"], now)
                 out.append(
                     {
                         "token_id": c["token_id"],
@@ -144,77 +139,26 @@ class Owner:
                         "key_changed_at": iso(c["key_changed_at"]),
                         "revoked": bool(c["revoked"]),
                         "access_version": c["access_version"],
-                        "ends_at": iso(grants.connection_ends_at(con, c["token_id"], now)),
+                        "ends_at": iso(grantstore.connection_ends_at(con, c["token_id"], now)),
                         "permissions": [r.as_json() for r in rows],
-                        "memories": grants.memory_access_from_rows(rows).summary(),
+                        "memories": memory_access_from_rows(rows).summary(),
                     }
                 )
         return out
 
-    # ── delegated to the memory side (sharing.py) ────────────────────────────────────────
-    def share(self):
+    # ── the phone's memory side (sharepass.py, appview.py) ───────────────────────────────
+    def share(self) -> sharepass.ShareReport:
         """Run the sharing pass the owner's app runs: move the legacy rows it was asked to move to
         their own keys (moves.py), then wrap keys to every connection they now reach."""
-        return self._sharing().run_sharing_pass(self.state)
+        return sharepass.run_sharing_pass(self.state)
 
     def app_view(self) -> list[dict]:
         """Every row as the owner's app sees it: its text and labels, or why it cannot open."""
-        return self._sharing().app_view(self.state)
+        return appview.app_view(self.state)
 
     def rows(self) -> list[dict]:
-        """Every stored row as stored (ids, kids, ciphertexts and all wraps). Served from the memory
-        store here unless sharing.py offers its own `stored_rows`."""
-        sharing = self._sharing()
-        fn = getattr(sharing, "stored_rows", None) or getattr(sharing, "rows", None)
-        return fn(self.state) if fn is not None else self._stored_rows()
-
-    def _stored_rows(self) -> list[dict]:
-        from . import memstore as ms
-
-        out: list[dict] = []
-        with self.state.store.tx() as con:
-            for m in ms.all_memories(con):
-                wraps = ms.wraps_of(con, m.id)
-                own = next((w for w in wraps if w.token_id == m.author_token), None)
-                out.append(
-                    {
-                        "id": m.id,
-                        "kind": "memory_row",
-                        "kid": m.kid,
-                        "rev": m.rev,
-                        "ciphertext": m.ciphertext,
-                        "owner_wrap": m.owner_wrap,
-                        "self_wrap": own.wrapped_key if own else None,
-                        "grantee_wraps": [
-                            {"token_id": w.token_id, "via": w.via, "kid": w.kid, "wrapped_key": w.wrapped_key}
-                            for w in wraps
-                            if w is not own
-                        ],
-                        "author": {"kind": m.author_kind, "token_id": m.author_token},
-                        "created_at": iso(m.created_at),
-                        "updated_at": iso(m.updated_at),
-                    }
-                )
-            for r in con.execute("SELECT * FROM space_rows ORDER BY created_at, id"):
-                out.append(
-                    {
-                        "id": r["id"],
-                        "kind": "space_row",
-                        "space_id": r["space_id"],
-                        "kid": r["skid"],
-                        "rev": r["rev"],
-                        "ciphertext": r["ciphertext"],
-                        "author": {"kind": r["author_kind"], "token_id": r["author_token"]},
-                        "created_at": iso(r["created_at"]),
-                        "updated_at": iso(r["updated_at"]),
-                    }
-                )
-        return out
-
-    def _sharing(self):
-        from . import sharing  # imported late: sharing.py imports auth, which imports this package's app
-
-        return sharing
+        """Every stored row as stored (ids, kids, ciphertexts and all wraps)."""
+        return appview.stored_rows(self.state)
 
     # ── hooks the routes call inside their transaction ───────────────────────────────────
     def on_pairing(self, con: sqlite3.Connection, request_id: str) -> None:
@@ -276,7 +220,7 @@ class Owner:
             )
             token_id = self._connect(con, rec, now)
             if reconnect:  # "a reconnect itself sends one push"
-                self._sharing().nudge(self.state, now)
+                schedule.nudge(self.state, now)
             policy_id = self._grant(con, token_id, rows, hours, now, rec["request_id"], "Pairing")
             con.execute(
                 "UPDATE device_sessions SET status=?, token_id=?, policy_id=? WHERE request_id=?",
@@ -374,7 +318,7 @@ class Owner:
         reason: str,
     ) -> str | None:
         """Store an approved policy (entries already held are not added again); set the end date."""
-        held = grants.live_rows(con, token_id, now)
+        held = grantstore.live_rows(con, token_id, now)
         new = [r for r in rows if not grants.covers(held, r)]
         if hours is not None:
             ends: float | None = now + float(hours) * 3600
@@ -384,7 +328,7 @@ class Owner:
                 (ends, token_id, now),
             )
         else:
-            ends = grants.connection_ends_at(con, token_id, now)
+            ends = grantstore.connection_ends_at(con, token_id, now)
         if not new:
             return None
         policy_id = grants.new_id()
@@ -396,8 +340,6 @@ class Owner:
         return policy_id
 
     def _pending(self, con: sqlite3.Connection, now: float) -> list[dict[str, Any]]:
-        from ..crypto import public_key_fingerprint
-
         out: list[dict[str, Any]] = []
         for s in con.execute(
             "SELECT * FROM device_sessions WHERE status='pending' AND expires_at>? ORDER BY created_at", (now,)

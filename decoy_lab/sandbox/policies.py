@@ -44,9 +44,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from . import grants
-from .app import HTTPProblem, iso, json_body, state_of
+from . import grants, grantstore
 from .auth import Agent, agent_from_request
+from .core import HTTPProblem, iso, json_body, state_of
 
 RENEWAL_WINDOW = 7 * 86400
 ASKS_PER_MINUTE = 10
@@ -171,7 +171,7 @@ async def policies(request: Request) -> JSONResponse:
     with state.store.tx() as con:
         agent = agent_from_request(request, con)
         listed = _policies(con, agent, now)
-        ends = grants.connection_ends_at(con, agent.token_id, now)
+        ends = grantstore.connection_ends_at(con, agent.token_id, now)
     scopes = list(agent.scopes)
     exp = agent.token_expires_at
     return JSONResponse(
@@ -199,7 +199,7 @@ async def policies(request: Request) -> JSONResponse:
 
 
 class AsksBeingSaved:
-    """The connections whose ask is being saved right now (one sandbox's, on `state.extra`)."""
+    """The connections whose ask is being saved right now (one sandbox's, on `state.asks_being_saved`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -207,7 +207,9 @@ class AsksBeingSaved:
 
     @classmethod
     def of(cls, state) -> AsksBeingSaved:
-        return state.extra.setdefault("asks_being_saved", cls())
+        if state.asks_being_saved is None:
+            state.asks_being_saved = cls()
+        return state.asks_being_saved
 
     def holds(self, token_id: str) -> bool:
         with self._lock:
@@ -270,7 +272,7 @@ def _ask(con: sqlite3.Connection, state, agent: Agent, body: dict[str, Any], now
     row = grants.parse_row(body)
     held = list(agent.rows)
     if grants.covers(held, row):
-        ends = grants.connection_ends_at(con, agent.token_id, now)
+        ends = grantstore.connection_ends_at(con, agent.token_id, now)
         if ends is None or ends - now > RENEWAL_WINDOW:
             return 200, {"status": "already_granted", "permissions": list(row.permissions), "ends_at": iso(ends)}
         open_renewal = con.execute(

@@ -78,7 +78,6 @@ class ReadCache:
 
 def of(state: Any) -> ReadCache:
     """The sandbox's one cache (kept with its state)."""
-    cache = state.extra.get("read_cache")
-    if cache is None:
-        cache = state.extra["read_cache"] = ReadCache()
-    return cache
+    if state.read_cache is None:
+        state.read_cache = ReadCache()
+    return state.read_cache

@@ -6,7 +6,7 @@ with sub-topics, a project, hobbies, a purchase, a goal, an event, a pet … —
 category used, a few memories about accounts, and a legacy Me space with graph rows. Every row
 is built by decoy_lab.memory, so it is byte-for-byte what the Decoy app and agents write; no agent
 that pairs later holds a key yet, so its first read shows `preparing` until the owner's phone
-shares (which it does on its own a few seconds later, see sharing.py).
+shares (which it does on its own a few seconds later, see schedule.py).
 
 Texts, labels, authorship, order, ids and timestamps (relative to the sandbox clock) repeat for a
 given `rng_seed`; memory keys (so kids and ciphertexts) are fresh random values, as the app
@@ -24,6 +24,7 @@ from typing import Any
 from .. import memory, sealing, wire
 from ..crypto import AgentKey, random_key
 from . import memstore as ms
+from . import spacestore as ss
 
 SEEDS = ("demo", "none")
 DEMO_AGENT = "Trip planner (demo)"
@@ -314,7 +315,7 @@ def _demo(state: Any, rng: random.Random) -> SeedReport:
             put(memory.new_memory_row(keys, text, row_id=_uuid(rng), **kw), author)
             report.memories += 1
         report.space_rows = _legacy_space(con, owner_pk, agent_key, token_id, rng, now)
-    state.extra["seed_report"] = report
+    state.seed_report = report
     return report
 
 
@@ -322,9 +323,9 @@ def _legacy_space(con: Any, owner_pk: str, agent_key: AgentKey, token_id: str, r
     space_key = random_key()
     space_id = _uuid(rng)
     created = now - 60 * DAY
-    ms.insert_space(
+    ss.insert_space(
         con,
-        ms.Space(
+        ss.Space(
             space_id,
             "me",
             None,
@@ -334,7 +335,7 @@ def _legacy_space(con: Any, owner_pk: str, agent_key: AgentKey, token_id: str, r
             created,
         ),
     )
-    ms.put_space_wrap(
+    ss.put_space_wrap(
         con,
         space_id,
         token_id,
@@ -346,9 +347,9 @@ def _legacy_space(con: Any, owner_pk: str, agent_key: AgentKey, token_id: str, r
         row_id = _uuid(rng)
         blob = sealing.seal_space_row(space_key, plain, space_id=space_id, row_id=row_id)
         at = created + i * 3600
-        ms.insert_space_row(
+        ss.insert_space_row(
             con,
-            ms.SpaceRow(row_id, space_id, wire.kid(space_key), wire.b64encode(blob), 1, "agent", token_id, 0, at, at),
+            ss.SpaceRow(row_id, space_id, wire.kid(space_key), wire.b64encode(blob), 1, "agent", token_id, 0, at, at),
         )
         ms.log_change(con, "context_row", row_id, "created", at, space_id=space_id)
     return len(SPACE_ROWS)

@@ -37,33 +37,17 @@ from starlette.routing import Route
 
 from . import memstore as ms
 from . import moves
+from . import spacestore as ss
+from .bodies import MAX_ROWS, delete_ids, edit_fields, envelope, json_body, kid_text, uuid_text, vault_blob
+from .core import bad_request, iso, now_of, problem, state_of
 from .faults import faulty
-from .memories import (
-    MAX_ROWS,
-    agent_of,
-    bad_request,
-    delete_ids,
-    edit_fields,
-    envelope,
-    insufficient,
-    json_body,
-    kid_text,
-    live_agents,
-    now_of,
-    owner_public_key,
-    permission_request,
-    problem,
-    state_of,
-    uuid_text,
-    vault_blob,
-)
-from .sharing import space_covered
+from .reach import agent_of, insufficient, live_agents, owner_public_key, permission_request, space_covered
 
-MOVING_RETRY = 5  # the phone answers its push within about this (sharing.DEFAULT_AUTO_SHARE_AFTER)
+MOVING_RETRY = 5  # the phone answers its push within about this (core.DEFAULT_AUTO_SHARE_AFTER)
 
 
-def _space_json(con: Any, s: ms.Space, agent: Any) -> dict:
-    wrap = ms.space_wrap(con, s.id, agent.token_id)
+def _space_json(con: Any, s: ss.Space, agent: Any) -> dict:
+    wrap = ss.space_wrap(con, s.id, agent.token_id)
     usable = wrap is not None and wrap[0] == ms.key_fp(agent.public_key)
     return {
         "id": s.id,
@@ -84,8 +68,8 @@ def _kind_and_account(kind: Any, account_id: Any, where: str) -> tuple[str, str 
     return kind, None
 
 
-def _probe(kind: str, account_id: str | None) -> ms.Space:
-    return ms.Space("", kind, account_id, "", "", None, 0.0)
+def _probe(kind: str, account_id: str | None) -> ss.Space:
+    return ss.Space("", kind, account_id, "", "", None, 0.0)
 
 
 def _need_cover(agent: Any, kind: str, account_id: str | None) -> None:
@@ -102,7 +86,7 @@ async def list_spaces(request: Request) -> JSONResponse:
     agent = await agent_of(request)
     read = agent.access.read
     with state.store.tx() as con:
-        spaces = [_space_json(con, s, agent) for s in ms.all_spaces(con) if space_covered(agent, s)]
+        spaces = [_space_json(con, s, agent) for s in ss.all_spaces(con) if space_covered(agent, s)]
     return JSONResponse(
         {
             "spaces": spaces,
@@ -127,7 +111,7 @@ async def create_space(request: Request) -> JSONResponse:
     now = now_of(state)
     with state.store.tx() as con:
         agents = live_agents(con, now)
-        existing = ms.find_space(con, kind, account_id)
+        existing = ss.find_space(con, kind, account_id)
         if existing is not None:
             raise problem(
                 409,
@@ -135,9 +119,9 @@ async def create_space(request: Request) -> JSONResponse:
                 "this space already exists: re-read GET /api/agent/context/spaces and use its key",
                 space_id=existing.id,
             )
-        space = ms.Space(str(uuid.uuid4()), kind, account_id, skid, owner_wrap, agent.token_id, now)
-        ms.insert_space(con, space)
-        ms.put_space_wrap(con, space.id, agent.token_id, ms.key_fp(agent.public_key), own_wrap)
+        space = ss.Space(str(uuid.uuid4()), kind, account_id, skid, owner_wrap, agent.token_id, now)
+        ss.insert_space(con, space)
+        ss.put_space_wrap(con, space.id, agent.token_id, ms.key_fp(agent.public_key), own_wrap)
         fanned = 0
         gws = body.get("grantee_wraps") or []
         if not isinstance(gws, list):
@@ -153,7 +137,7 @@ async def create_space(request: Request) -> JSONResponse:
             wk = envelope(
                 w.get("wrapped_key"), f"grantee_wraps[{i}].wrapped_key", "agent_envelope", recipient.public_key
             )
-            ms.put_space_wrap(con, space.id, recipient.token_id, ms.key_fp(recipient.public_key), wk)
+            ss.put_space_wrap(con, space.id, recipient.token_id, ms.key_fp(recipient.public_key), wk)
             fanned += 1
         ms.log_change(con, "context_space", space.id, "created", now)
         out = _space_json(con, space, agent)
@@ -180,13 +164,13 @@ async def space_grantees(request: Request) -> JSONResponse:
     )
 
 
-def _mine(row: ms.SpaceRow, agent: Any) -> bool:
+def _mine(row: ss.SpaceRow, agent: Any) -> bool:
     """ "`mine` is true for rows your token wrote"."""
     return row.author_token == agent.token_id
 
 
-def _space_for(con: Any, agent: Any, space_id: str) -> ms.Space:
-    space = ms.get_space(con, space_id)
+def _space_for(con: Any, agent: Any, space_id: str) -> ss.Space:
+    space = ss.get_space(con, space_id)
     if space is None:
         raise problem(404, "NOT_FOUND", "no such space")
     if not space_covered(agent, space):
@@ -208,10 +192,10 @@ async def list_rows(request: Request) -> JSONResponse:
                 "ciphertext": r.ciphertext,
                 "author_kind": r.author_kind,
                 "mine": _mine(r, agent),
-                "created_at": ms.iso(r.created_at),
-                "updated_at": ms.iso(r.updated_at),
+                "created_at": iso(r.created_at),
+                "updated_at": iso(r.updated_at),
             }
-            for r in ms.space_rows(con, space.id)
+            for r in ss.space_rows(con, space.id)
         ]
     return JSONResponse({"space_id": space.id, "skid": space.skid, "rows": rows})
 
@@ -250,16 +234,16 @@ async def create_rows(request: Request) -> JSONResponse:
                 )
     for rid, skid, ct in parsed:
         with state.store.tx() as con:
-            if ms.get_space_row(con, rid) is not None:
+            if ss.get_space_row(con, rid) is not None:
                 existing.append(rid)
                 continue
-            ms.insert_space_row(con, ms.SpaceRow(rid, space_id, skid, ct, 1, "agent", agent.token_id, 0, now, now))
+            ss.insert_space_row(con, ss.SpaceRow(rid, space_id, skid, ct, 1, "agent", agent.token_id, 0, now, now))
             ms.log_change(con, "context_row", rid, "created", now, space_id=space_id)
             created.append(rid)
     return JSONResponse({"created": created, "existing": existing}, status_code=201)
 
 
-def _verb_on_space(agent: Any, space: ms.Space, verb: str) -> str:
+def _verb_on_space(agent: Any, space: ss.Space, verb: str) -> str:
     """ "yes", "moving" (a selective grant: the phone must move the row first) or "no"."""
     sel = getattr(agent.access, verb)
     if space.kind == "account":
@@ -276,8 +260,8 @@ async def update_row(request: Request) -> JSONResponse:
     rid, rev, ct = edit_fields(body)
     now = now_of(state)
     with state.store.tx() as con:
-        row = ms.get_space_row(con, rid)
-        space = ms.get_space(con, row.space_id) if row else None
+        row = ss.get_space_row(con, rid)
+        space = ss.get_space(con, row.space_id) if row else None
         if row is None or space is None or not space_covered(agent, space) or row.owner_edited or not _mine(row, agent):
             # "only rows this agent wrote (and the owner hasn't since edited)"; "a row the owner has
             # edited belongs to the owner and is `404` to you"
@@ -305,9 +289,9 @@ async def update_row(request: Request) -> JSONResponse:
                 retry_after_seconds=MOVING_RETRY,
                 current_rev=row.rev,
             )
-        ms.update_space_row(con, rid, ct, row.rev + 1, now)
+        ss.update_space_row(con, rid, ct, row.rev + 1, now)
         ms.log_change(con, "context_row", rid, "updated", now, space_id=space.id)
-    return JSONResponse({"id": rid, "rev": row.rev + 1, "updated_at": ms.iso(now)})
+    return JSONResponse({"id": rid, "rev": row.rev + 1, "updated_at": iso(now)})
 
 
 async def delete_rows(request: Request) -> JSONResponse:
@@ -318,8 +302,8 @@ async def delete_rows(request: Request) -> JSONResponse:
     deleted, refused, moving, remediation = [], [], [], {}
     with state.store.tx() as con:
         for rid in dict.fromkeys(ids):
-            row = ms.get_space_row(con, rid)
-            space = ms.get_space(con, row.space_id) if row else None
+            row = ss.get_space_row(con, rid)
+            space = ss.get_space(con, row.space_id) if row else None
             if (
                 row is None
                 or space is None
@@ -333,7 +317,7 @@ async def delete_rows(request: Request) -> JSONResponse:
                 continue
             allowed = _verb_on_space(agent, space, "delete")
             if allowed == "yes":
-                ms.delete_space_row(con, rid)
+                ss.delete_space_row(con, rid)
                 ms.log_change(con, "context_row", rid, "destroyed", now, space_id=space.id)
                 deleted.append(rid)
             elif allowed == "moving":

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
-from .app import HTTPProblem, iso, json_body, state_of
+from .core import HTTPProblem, iso, json_body, state_of
 
 LOOPBACK = {"127.0.0.1", "::1", "localhost", "testclient"}  # "testclient": Starlette's in-process client
 

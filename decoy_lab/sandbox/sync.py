@@ -22,8 +22,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from . import memstore as ms
-from .memories import agent_of, bad_request, is_author, live_via, problem, state_of, usable_wrap
-from .sharing import space_covered
+from . import spacestore as ss
+from .core import bad_request, problem, state_of
+from .reach import agent_of, is_author, live_via, space_covered, usable_wrap
 
 PAGE = 500
 MAX_CURSOR = 2**63 - 1  # the largest change seq the store can hold
@@ -41,7 +42,7 @@ def _sees_memory(con: Any, agent: Any, item_id: str) -> bool:
 
 
 def _sees_space(con: Any, agent: Any, space_id: str | None) -> bool:
-    space = ms.get_space(con, space_id) if space_id else None
+    space = ss.get_space(con, space_id) if space_id else None
     return space is not None and space_covered(agent, space)
 
 

@@ -34,10 +34,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from . import grants
-from .app import state_of
+from . import grants, grantstore
 from .auth import live_credential
-from .oauth import OAuthProblem, base_url, form_body
+from .core import OAuthProblem, base_url, form_body, state_of
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 INACTIVE = {"active": False}
@@ -67,7 +66,7 @@ async def introspect(request: Request) -> JSONResponse:
         if live is None or live[1]["client_id"] != client_id:
             return JSONResponse(INACTIVE, headers=NO_STORE)
         cred, conn = live
-        rows = grants.live_rows(con, conn["token_id"], now)
+        rows = grantstore.live_rows(con, conn["token_id"], now)
     answer: dict[str, Any] = {
         "active": True,
         "client_id": conn["client_id"],

@@ -12,14 +12,14 @@ import pytest
 from decoy_lab.client import Connection
 from decoy_lab.crypto import AgentKey
 from decoy_lab.errors import MemoryModelError
-from decoy_lab.sandbox import sharing
+from decoy_lab.sandbox import schedule
 
 DAY = 86400
 
 
 @pytest.fixture(scope="module")
 def sb(clocked_sb):
-    sharing.configure(clocked_sb.state, auto_share_after=None)  # the phone answers only when asked
+    schedule.configure(clocked_sb.state, auto_share_after=None)  # the phone answers only when asked
     return clocked_sb
 
 

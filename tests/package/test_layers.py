@@ -45,7 +45,6 @@ SANDBOX_MAY_IMPORT = {
 ALLOWED_CYCLES: dict[str, list[str]] = {
     "recipe: trace rendering in one place (trace -> hexdump -> wire)": ["decoy_lab.hexdump", "decoy_lab.trace"],
     "mapgrid: the widget pickers in a module of their own": ["decoy_lab.widgets.browser", "decoy_lab.widgets.topicmap"],
-    "owner: the sandbox's tangle around app.py": ["decoy_lab.sandbox.*"],
 }
 
 

@@ -90,13 +90,14 @@ def test_a_vault_key_holder_is_failed_unknown_at_once(lab):
 def test_a_failed_unknown_read_asks_the_phone_at_most_once_a_day(lab):
     """`failed_unknown`: "Two things still ask the phone for it: a reconnect itself sends one push,
     and a read may ask once more, at most once a day per owner." The phone is off at first, so
-    every push is lost (`phone_nudged_at` is the push waiting for it); then it is switched on."""
-    from decoy_lab.sandbox import sharing
+    every push is lost (`state.phone.nudged_at` is the push waiting for it); then it is switched on."""
+    from decoy_lab.sandbox import schedule
 
     from support.sandbox_kit import saved
 
-    def asked() -> bool:
-        return lab.state.extra.pop("phone_nudged_at", None) is not None
+    def asked() -> bool:  # the push waiting for the phone, taken (a phone that is off loses it)
+        took, lab.state.phone.nudged_at = lab.state.phone.nudged_at, None
+        return took is not None
 
     alpha = lab.pair("alpha", "memory.save")
     foodie = lab.pair("foodie", {"permissions": ["memory.read"], "datatypes": ["food"]})
@@ -110,7 +111,7 @@ def test_a_failed_unknown_read_asks_the_phone_at_most_once_a_day(lab):
     assert fan.memories().get("failed_unknown") is True and not asked()  # the owner was asked today
     lab.clock.advance(86400)
     assert fan.memories().get("failed_unknown") is True  # a day later a read asks again …
-    sharing.configure(lab.state, auto_share_after=5)  # … and this time the phone is on to answer
+    schedule.configure(lab.state, auto_share_after=5)  # … and this time the phone is on to answer
     lab.clock.advance(10)
     assert fan.served(jazz["id"])["via"] == ["category:music"]
     assert foodie.served(ramen["id"])["via"] == ["category:food"]
@@ -161,7 +162,7 @@ def test_after_failed_only_the_daily_read_asks_the_phone(lab):
     stopped asking on its own. Reading again later may ask the phone once more, at most once a
     day; the read that asks lists the memory under `preparing` with a short retry time." The
     phone is off for a week (its pushes are lost), then on: a `failed` read does not ask it."""
-    from decoy_lab.sandbox import sharing
+    from decoy_lab.sandbox import schedule
 
     from support.sandbox_kit import saved
 
@@ -170,8 +171,8 @@ def test_after_failed_only_the_daily_read_asks_the_phone(lab):
     row = saved(alpha, grantees=False)
     assert reader.memories()["preparing_others"] == 1
     lab.clock.advance(7 * 86400 + 3600)
-    lab.state.extra.pop("phone_nudged_at", None)  # every push so far went to a phone that was off
-    sharing.configure(lab.state, auto_share_after=5)
+    lab.state.phone.nudged_at = None  # every push so far went to a phone that was off
+    schedule.configure(lab.state, auto_share_after=5)
     assert reader.memories()["failed_others"] == 1
     lab.clock.advance(10)
     assert reader.memories()["failed_others"] == 1 and reader.served(row["id"]) is None

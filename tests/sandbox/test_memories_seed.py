@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from decoy_lab import memory
-from decoy_lab.sandbox import seed, sharing
+from decoy_lab.sandbox import appview, seed
 
 from support.sandbox_kit import Lab
 
@@ -20,7 +20,7 @@ def demo():
 def test_demo_vault_contents(demo):
     """About 60 memories over a dozen topics, every category used, a few account memories, written by the
     owner and by a second agent, and a legacy space with rows — all openable by the owner's app."""
-    view = sharing.app_view(demo.state)
+    view = appview.app_view(demo.state)
     kinds = Counter(e["kind"] for e in view)
     assert kinds["memory"] == 60 and kinds["topic"] == 12 and kinds["link"] == 12 and kinds["space_row"] == 4
     assert all(e["readable"] for e in view), [e for e in view if not e["readable"]]
@@ -55,12 +55,12 @@ def test_a_new_reader_is_preparing_then_shared(demo):
 
 def test_none_is_empty():
     lab = Lab(seed="none")
-    assert sharing.app_view(lab.state) == []
+    assert appview.app_view(lab.state) == []
 
 
 def test_ids_and_texts_repeat_for_a_seed():
     def look(lab):
-        return [(e["id"], e.get("text"), e.get("name"), e["created_at"]) for e in sharing.app_view(lab.state)]
+        return [(e["id"], e.get("text"), e.get("name"), e["created_at"]) for e in appview.app_view(lab.state)]
 
     a, b = look(Lab(seed="demo")), look(Lab(seed="demo"))
     assert a == b and len(a) == 88

@@ -7,7 +7,7 @@ import warnings
 import pytest
 
 from decoy_lab.errors import InsufficientGrant, error_from_response
-from decoy_lab.sandbox import FakeClock, create_app, grants
+from decoy_lab.sandbox import FakeClock, create_app, grants, grantstore, selectors
 from decoy_lab.sandbox.testing import bearer, pair_agent
 
 warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
@@ -296,7 +296,7 @@ def test_expire_then_calls_need_a_new_request(manual, agent_key):
 
 def test_insufficient_body_round_trips_to_grant_request(manual, agent_key):
     """Send permission_request as the body of grant-request, unchanged."""
-    problem = grants.insufficient("memory.edit", {"about": [TOPIC]})
+    problem = grantstore.insufficient("memory.edit", {"about": [TOPIC]})
     assert problem.status == 403
     body = problem.body()
     assert body["code"] == "INSUFFICIENT_GRANT" and body["required_permission"] == "memory.edit"
@@ -313,25 +313,25 @@ def test_refusal_says_grant_expired_after_the_end_date(auto, agent_key):
     state = auto.app.state.sb
     with state.store.tx() as con:
         assert (
-            grants.refusal(con, tok["token_id"], state.now(), "memory.read", {"datatypes": ["food"]}).code
+            grantstore.refusal(con, tok["token_id"], state.now(), "memory.read", {"datatypes": ["food"]}).code
             == "INSUFFICIENT_GRANT"
         )  # held: a refusal for it would not be about expiry
     state.owner.expire(tok["token_id"])
     with state.store.tx() as con:
-        p = grants.refusal(con, tok["token_id"], state.now(), "memory.read", {"datatypes": ["food"]})
-        q = grants.refusal(con, tok["token_id"], state.now(), "memory.delete")
+        p = grantstore.refusal(con, tok["token_id"], state.now(), "memory.read", {"datatypes": ["food"]})
+        q = grantstore.refusal(con, tok["token_id"], state.now(), "memory.delete")
     assert p.code == "GRANT_EXPIRED" and p.extra["permission_request"]["datatypes"] == ["food"]
     assert q.code == "INSUFFICIENT_GRANT"
 
 
 def test_selector_allows_via():
     """`via` records the access reason: self, all, category:<c>, topic:<id>, account:<id>, or an all-of reason."""
-    sel = grants.Selector(categories=frozenset({"food"}), topics=frozenset({TOPIC}), accounts=frozenset({ACCOUNT}))
+    sel = selectors.Selector(categories=frozenset({"food"}), topics=frozenset({TOPIC}), accounts=frozenset({ACCOUNT}))
     assert sel.allows_via("category:food") and not sel.allows_via("category:music")
     assert sel.allows_via(TOPIC) and sel.allows_via(f"account:{ACCOUNT}")
     assert not sel.allows_via("self") and not sel.allows_via("all")
     assert sel.allows_via(f"and:{TOPIC}+account:{ACCOUNT}")
     assert not sel.allows_via(f"and:{TOPIC}+account:00000000-0000-4000-8000-000000000009")
-    everything = grants.Selector(all=True)
+    everything = selectors.Selector(all=True)
     assert everything.allows_via("category:music") and not everything.allows_via(f"account:{ACCOUNT}")
-    assert grants.Selector().is_empty() and not sel.is_empty()
+    assert selectors.Selector().is_empty() and not sel.is_empty()

@@ -6,7 +6,7 @@ import uuid
 
 from decoy_lab import memory, sealing, wire
 from decoy_lab.crypto import random_key
-from decoy_lab.sandbox import sharing
+from decoy_lab.sandbox import appview
 
 from support.node import requires_node, run_node
 from support.sandbox_kit import Lab, saved, sealed_row
@@ -217,11 +217,11 @@ def test_rows_the_app_cannot_open_are_reported_with_the_reason(lab, alpha):
     assert "44-character" in next(u.reason for u in report.unreadable if u.problem == "owner_wrap")
     assert report.shared == 0
     assert reader.memories()["preparing_others"] == len(rows)  # the phone can never share them
-    view = {e["id"]: e for e in sharing.app_view(lab.state)}
+    view = {e["id"]: e for e in appview.app_view(lab.state)}
     for problem, row in rows.items():
         assert view[row["id"]]["readable"] is False and view[row["id"]]["problem"] == problem
         assert view[row["id"]]["reason"]
-    assert "CANNOT OPEN" in sharing.render(sharing.app_view(lab.state))
+    assert "CANNOT OPEN" in appview.render(appview.app_view(lab.state))
 
 
 # ── the owner's app view ──────────────────────────────────────────────────────────────────
@@ -235,7 +235,7 @@ def test_app_view_shows_text_labels_topic_and_author(lab, alpha):
         keys, "Hotel near the river.", topic={"id": trip.topic_id, "name": "Lisbon trip"}, categories=["travel", "food"]
     )
     alpha.save([*trip.rows, m])
-    view = {e["id"]: e for e in sharing.app_view(lab.state)}
+    view = {e["id"]: e for e in appview.app_view(lab.state)}
     mem = view[m["id"]]
     assert mem["kind"] == "memory" and mem["readable"] and mem["text"] == "Hotel near the river."
     assert mem["categories"] == ["travel", "food"] and mem["topic"]["name"] == "Lisbon trip"
@@ -244,7 +244,7 @@ def test_app_view_shows_text_labels_topic_and_author(lab, alpha):
     assert ent["kind"] == "topic" and ent["name"] == "Lisbon trip" and ent["type"] == "trip" and ent["problems"] == []
     link = view[trip.rows[1]["id"]]
     assert link["kind"] == "link" and link["relation"] == "is planning" and link["from"] == "default_user"
-    text = sharing.render(sharing.app_view(lab.state))
+    text = appview.render(appview.app_view(lab.state))
     assert "Hotel near the river." in text and "Lisbon trip" in text
 
 
@@ -256,7 +256,7 @@ def test_app_view_flags_what_looks_wrong_to_the_app(lab, alpha):
     orphan = memory.new_memory_row(keys, "Filed nowhere.", topic={"id": ghost, "name": "Ghost"})
     stale = memory.new_memory_row(keys, "Old name.", topic={"id": lonely.topic_id, "name": "Golf clubs"})
     alpha.save([lonely.rows[0], orphan, stale])
-    view = {e["id"]: e for e in sharing.app_view(lab.state)}
+    view = {e["id"]: e for e in appview.app_view(lab.state)}
     assert any("no link" in p for p in view[lonely.rows[0]["id"]]["problems"])
     assert any("no topic row" in p for p in view[orphan["id"]]["problems"])
     assert any("entityName" in p for p in view[stale["id"]]["problems"])
@@ -264,7 +264,7 @@ def test_app_view_flags_what_looks_wrong_to_the_app(lab, alpha):
 
 def test_stored_rows_are_served_as_stored(lab, alpha):
     row = saved(alpha)
-    stored = {r["id"]: r for r in sharing.stored_rows(lab.state)}[row["id"]]
+    stored = {r["id"]: r for r in appview.stored_rows(lab.state)}[row["id"]]
     assert stored["ciphertext"] == row["ciphertext"] and stored["owner_wrap"] == row["owner_wrap"]
     assert stored["self_wrap"] == row["self_wrap"] and stored["rev"] == 1 and stored["author"] == "alpha"
 
@@ -302,7 +302,7 @@ def test_node_sealed_rows_are_accepted_and_opened_by_the_owner(lab, alpha):
     assert r.status_code == 201 and sorted(r.json()["created"]) == sorted(x["id"] for x in rows)
     report = lab.share()
     assert report.unreadable == [] and report.per_connection[reader.token_id] == 3
-    view = {e["id"]: e for e in sharing.app_view(lab.state)}
+    view = {e["id"]: e for e in appview.app_view(lab.state)}
     assert view[mem["id"]]["text"] == "Navy or grey, no large logos."
     assert view[mem["id"]]["topic"]["name"] == "Golf club headcovers"
     assert view[mem["id"]]["categories"] == ["sports", "fashion"]
@@ -350,12 +350,12 @@ def test_check_row_before_sending(lab, alpha):
 
     good = alpha.new_row("Prefers short answers.", categories=["user_preferences"])
     t = Trace("owner opens")
-    entry = sharing.check_row(lab.state, good, trace=t)
+    entry = appview.check_row(lab.state, good, trace=t)
     assert entry["readable"] and entry["text"] == "Prefers short answers."
     assert t.ok and any("kid check" in s.name for s in t.steps)
     bad = bad_rows(alpha.keys(grantees=False))["owner_wrap"]
     t = Trace("owner opens")
-    entry = sharing.check_row(lab.state, bad, trace=t)
+    entry = appview.check_row(lab.state, bad, trace=t)
     assert entry["readable"] is False and entry["problem"] == "owner_wrap"
     assert not t.ok and t.failed is not None
 
@@ -390,7 +390,7 @@ def test_app_view_flags_leaks_and_twins(lab, alpha):
     a = memory.new_topic_rows(keys, "Golf", type="hobby")
     b = memory.new_topic_rows(keys, " golf ", type="hobby")
     alpha.save([leak, *a.rows, *b.rows])
-    view = {e["id"]: e for e in sharing.app_view(lab.state)}
+    view = {e["id"]: e for e in appview.app_view(lab.state)}
     assert any("account's name" in p for p in view[rid]["problems"])
     assert any("same name" in p for p in view[a.rows[0]["id"]]["problems"])
     assert any("same name" in p for p in view[b.rows[0]["id"]]["problems"])

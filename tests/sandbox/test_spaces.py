@@ -249,7 +249,7 @@ def test_memory_moving_changes_nothing_until_the_phone_moves_the_row(lab):
     assert narrow.get(ROWS, params={"space_id": sid}).json()["rows"] == before, "nothing is changed meanwhile"
     assert lab.stored(rid) is None
     report = lab.share()
-    assert lab.state.extra["last_legacy_moves"].moved == [rid]
+    assert lab.state.phone.last_moves.moved == [rid]
     assert [r["id"] for r in narrow.get(ROWS, params={"space_id": sid}).json()["rows"]] == []
     stored = lab.stored(rid)
     assert stored.rev == 1 and stored.author_token == narrow.token_id
@@ -276,7 +276,7 @@ def test_a_moved_observation_takes_its_entity_and_link_along(lab):
     rid, edit = own_row(narrow, sid, key, obs)
     assert narrow.put(ROWS, edit).json()["code"] == "MEMORY_MOVING"
     lab.share()
-    moves = lab.state.extra["last_legacy_moves"]
+    moves = lab.state.phone.last_moves
     assert moves.moved == [rid] and sorted(moves.along) == sorted([entity["id"], link["id"]])
     assert narrow.get(ROWS, params={"space_id": sid}).json()["rows"] == []
     memory_view, topic_view, link_view = (lab.view(i) for i in (rid, entity["id"], link["id"]))

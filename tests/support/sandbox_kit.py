@@ -17,9 +17,8 @@ from starlette.testclient import TestClient
 
 from decoy_lab import memory, sealing, wire
 from decoy_lab.crypto import AgentKey
+from decoy_lab.sandbox import FakeClock, appview, create_app, schedule, sharepass
 from decoy_lab.sandbox import memstore as ms
-from decoy_lab.sandbox import sharing
-from decoy_lab.sandbox.app import FakeClock, create_app
 from decoy_lab.sandbox.testing import pair_agent
 
 T0 = 1_800_000_000.0  # a fixed start, so timestamps repeat
@@ -100,7 +99,7 @@ class Lab:
         self.state = self.app.state.sb
         self.state.token_ttl = 10**9  # tests move the clock by days; tokens must outlive that
         self.state.device_interval = 0
-        sharing.configure(self.state, auto_share_after=auto_share_after)
+        schedule.configure(self.state, auto_share_after=auto_share_after)
         self.client = TestClient(self.app)
         self.owner = self.state.owner
 
@@ -116,8 +115,8 @@ class Lab:
         assert r.status_code in (200, 201), r.text
         return r.json()
 
-    def share(self) -> sharing.ShareReport:
-        return sharing.run_sharing_pass(self.state)
+    def share(self) -> sharepass.ShareReport:
+        return sharepass.run_sharing_pass(self.state)
 
     def stored(self, row_id: str) -> ms.MemoryRow | None:
         with self.state.store.tx() as con:
@@ -128,7 +127,7 @@ class Lab:
             return ms.wraps_of(con, row_id)
 
     def view(self, row_id: str) -> dict:
-        return next(e for e in sharing.app_view(self.state) if e["id"] == row_id)
+        return next(e for e in appview.app_view(self.state) if e["id"] == row_id)
 
 
 def reseal(row: dict, **changes: Any) -> dict:

@@ -12,7 +12,7 @@ import httpx
 
 from decoy_lab import sealing, wire
 from decoy_lab.client import Connection
-from decoy_lab.sandbox import sharing
+from decoy_lab.sandbox import schedule
 
 from support.legacy import connect, obs, write_legacy
 
@@ -149,7 +149,7 @@ def test_moving_waits_for_the_phone_then_deletes_the_moved_memory(sb, clock):
     assert res.deleted == [rid] and res.refused == []
     assert rec.paths() == [DELETE, MEMORIES_DELETE] and sleeps == [5], "one rows/delete, the wait, then the memory"
     assert dict(rec.answers)[DELETE]["moving"] == [rid]
-    assert sb.state.extra["last_legacy_moves"].moved == [rid], "the owner's phone moved it"
+    assert sb.state.phone.last_moves.moved == [rid], "the owner's phone moved it"
     v = conn.load()
     assert v.served_row(rid) is None and [r.id for r in v.space_rows] == [other]
     assert not owner_sees(sb, rid) and owner_sees(sb, other)
@@ -159,7 +159,7 @@ def test_moving_waits_for_the_phone_then_deletes_the_moved_memory(sb, clock):
 def test_moving_is_bounded_when_the_phone_never_answers(sb, clock):
     """ "Nothing is changed meanwhile": with the owner's phone off, `delete` waits `retries` times, then reports
     the row refused, saying it is still moving, and the row is where it was."""
-    sharing.configure(sb.state, auto_share_after=None)
+    schedule.configure(sb.state, auto_share_after=None)
     sleeps: list[float] = []
     conn = connect(sb, clock, FOOD_ONLY, sleeps=sleeps, retries=2)
     space_id, _, [rid] = write_legacy(conn, [obs("Likes espresso.")])

@@ -11,7 +11,7 @@ import pytest
 
 from decoy_lab import sealing, wire
 from decoy_lab.errors import MemoryModelError, MemoryMoving, NotFound
-from decoy_lab.sandbox import sharing
+from decoy_lab.sandbox import schedule
 
 from support.legacy import ROWS, Recorder, connect, obs, served_legacy, write_legacy
 
@@ -140,7 +140,7 @@ def test_after_the_move_the_per_memory_rule_decides(sb, clock):
 def test_memory_moving_is_bounded_when_the_phone_never_answers(sb, clock):
     """ "Nothing is changed meanwhile": with the owner's phone off, the edit gives up after `retries` waits
     with the typed error, and the row is as it was."""
-    sharing.configure(sb.state, auto_share_after=None)
+    schedule.configure(sb.state, auto_share_after=None)
     sleeps: list[float] = []
     conn = connect(sb, clock, FOOD_ONLY, sleeps=sleeps, retries=2)
     space_id, key, [rid] = write_legacy(conn, [obs("Likes espresso.")])
