@@ -1,4 +1,4 @@
-"""The `decoy-lab` command: the sandbox, blob dumps, the tour, and a connection's memories.
+"""The `decoy-lab` command: the sandbox, the tour, and the verbs of `verbs.py` (commands.py).
 
 Each sub-command is a small function over the same modules the notebook uses.
 """
@@ -10,29 +10,6 @@ import sys
 from pathlib import Path
 
 from . import __version__
-
-
-def _cmd_dump(args: argparse.Namespace) -> int:
-    """Annotated dump of any base64 blob; opened too when a key is given."""
-    from . import wire
-    from .errors import DecoyError
-    from .hexdump import dump_text
-
-    text = sys.stdin.read().strip() if args.blob == "-" else args.blob
-    try:
-        layout = wire.parse(text, args.kind)
-    except DecoyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"{layout.kind}, {len(layout.data)} bytes")
-    print(dump_text(layout.data, layout.fields))
-    if args.key or args.key_file:
-        from .dump import open_blob
-
-        trace = open_blob(layout, key_b64=args.key, key_file=args.key_file)
-        print(trace.to_text(reveal=args.reveal))
-        return 0 if trace.ok else 1
-    return 0
 
 
 def _cmd_tour(args: argparse.Namespace) -> int:
@@ -65,14 +42,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"decoy-lab {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    d = sub.add_parser("dump", help="annotated hex dump of a base64 blob (opened when a key is given)")
-    d.add_argument("blob", help="standard base64 text, or - to read it from stdin")
-    d.add_argument("--kind", choices=["vault", "owner_envelope", "agent_envelope"], default=None)
-    d.add_argument("--key", help="base64 memory key (for a VAULT blob)")
-    d.add_argument("--key-file", help="PEM private key file (for an envelope)")
-    d.add_argument("--reveal", action="store_true", help="show raw keys instead of fingerprints")
-    d.set_defaults(run=_cmd_dump)
-
     t = sub.add_parser("tour", help="execute notebooks/01-tour.ipynb headless into build/tour.html")
     t.add_argument("--notebooks", default="notebooks")
     t.add_argument("--output", default="build")
@@ -95,11 +64,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    known = _commands(parser)
+    if words and not words[0].startswith("-") and words[0] not in known:
+        return _unknown(words[0], known)
+    args = parser.parse_args(words)
     if not getattr(args, "command", None):
         parser.print_help()
         return 0
     return int(args.run(args) or 0)
+
+
+def _commands(parser: argparse.ArgumentParser) -> list[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
+
+
+def _unknown(word: str, known: list[str]) -> int:
+    """A mistyped sub-command: one line and the closest one's usage, exit 2."""
+    from .verbs import BY_NAME, SHELL, closest
+
+    near = closest(word, known)
+    if near is None:
+        print(f"error: unknown sub-command {word!r} — decoy-lab --help lists them", file=sys.stderr)
+    else:
+        print(f"error: unknown sub-command {word!r} — did you mean {near!r}?", file=sys.stderr)
+        verb = BY_NAME.get(near)
+        print(f"usage: {verb.usage(SHELL) if verb else 'decoy-lab ' + near + ' -h'}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from . import verbs
 from .display import countdown
-from .errors import DecoyError, InsufficientGrant, ProfileError, ServerError, TokenError, TransportError
-from .vocab import USER_NAMES
+from .errors import DecoyError
 
 DEFAULT_PROFILE = "default"
 DEFAULT_NAME = "decoy-lab command line"
@@ -133,26 +133,6 @@ class StatusLine:
 
 
 # -- running a command ------------------------------------------------------------------------------
-def _hint(exc: DecoyError, args: argparse.Namespace) -> str | None:
-    profile = getattr(args, "profile", DEFAULT_PROFILE)
-    flag = "" if profile == DEFAULT_PROFILE else f" --profile {profile}"
-    if isinstance(exc, ProfileError):
-        from .profiles import ProfileStore, check_name
-
-        try:
-            missing = not ProfileStore().exists(check_name(profile))
-        except DecoyError:
-            return None  # a bad name: the message says what a name may hold
-        return f"pair first: decoy-lab pair URL{flag}" if missing else None
-    if isinstance(exc, TokenError) and (exc.recovery == "re_pair" or exc.code == "TOKEN_REVOKED"):
-        return f"this connection needs a new pairing: decoy-lab pair URL{flag}"
-    if isinstance(exc, InsufficientGrant) and exc.required_permission:
-        return f'ask the owner for it: decoy-lab request {exc.required_permission} --reason "…"{flag}'
-    if getattr(args, "command", None) == "unpair" and isinstance(exc, (TransportError, ServerError)):
-        return f"the profile was kept: run decoy-lab unpair{flag} again, or forget it here only with --local"
-    return None
-
-
 def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """Run a command: a DecoyError → `error: …` on stderr and exit 2; Ctrl-C → exit 130."""
 
@@ -165,7 +145,8 @@ def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
             if recovery and f"recovery: {recovery}" not in text:
                 text += f" (recovery: {recovery})"
             note(f"error: {text}")
-            hint = _hint(exc, args)
+            hint = verbs.hint(exc, verbs.SHELL, verb=getattr(args, "command", None), profile=args.profile)
+            hint = hint or _value_hint(exc, args)
             if hint:
                 note(f"hint: {hint}")
             return 2
@@ -204,11 +185,26 @@ def _read_text(words: list[str] | str | None) -> str:
 
 
 # -- pairing and access -------------------------------------------------------------------------------
-def cmd_pair(args: argparse.Namespace) -> int:
-    """Pair with a Decoy server and save the connection under --profile."""
+def cmd_connect(args: argparse.Namespace) -> int:
+    """Pair with a Decoy server and save the connection under --profile (a live one is reused
+    unless --new)."""
     from .client import Connection
     from .pairing import authorization_details
+    from .profiles import ProfileStore
 
+    url = verbs.connect_url(args)
+    if not url:
+        raise verbs.UsageProblem("give the server's URL, e.g. http://127.0.0.1:8787", verb="connect")
+    if not args.new and ProfileStore().exists(args.profile):
+        saved = ProfileStore().load(args.profile)
+        if saved.base_url.rstrip("/") == url.rstrip("/"):
+            with Connection.resume(args.profile) as conn:
+                print(
+                    f"Already connected: profile {args.profile!r} is {conn.name!r} at {conn.base_url} "
+                    f"(token id {conn.token_id}); using it. `decoy-lab connect {url} --new` pairs again; "
+                    "`decoy-lab request PERM` asks for more on this one."
+                )
+            return 0
     rows = authorization_details(args.permissions or None)
 
     status = StatusLine()
@@ -217,7 +213,12 @@ def cmd_pair(args: argparse.Namespace) -> int:
         status.print(f"Open {link}\nand approve in the Decoy app; it shows the code {code}.")
 
     handle = Connection.start_pairing(
-        args.url, name=args.name, permissions=rows, profile=args.profile, on_link=on_link, timeout=args.timeout
+        url,
+        name=args.name or DEFAULT_NAME,
+        permissions=rows,
+        profile=args.profile,
+        on_link=on_link,
+        timeout=args.timeout or 600.0,
     )
     try:
         while not handle.done():
@@ -247,6 +248,27 @@ def cmd_pair(args: argparse.Namespace) -> int:
         print(str(acc))
     finally:
         conn.close()
+    return 0
+
+
+def cmd_connections(args: argparse.Namespace) -> int:
+    """The saved connections (profiles); the one --profile names is marked."""
+    import pandas as pd
+
+    from .profiles import ProfileStore
+
+    store = ProfileStore()
+    rows = []
+    for name in store.names():
+        try:
+            p = store.load(name)
+        except DecoyError as exc:
+            rows.append({"": "", "profile": name, "server": f"(unreadable: {exc})", "name": "", "token_id": ""})
+            continue
+        mark = "→" if name == args.profile else ""
+        rows.append({"": mark, "profile": name, "server": p.base_url, "name": p.name, "token_id": p.token_id})
+    df = pd.DataFrame(rows, columns=["", "profile", "server", "name", "token_id"])
+    print(table(df, list(df.columns), empty="(no saved connections: decoy-lab connect URL pairs one)"))
     return 0
 
 
@@ -379,13 +401,21 @@ def _listing(args: argparse.Namespace, df: Any, columns: list[str], long: tuple[
 
 def cmd_memories(args: argparse.Namespace) -> int:
     """The memories this connection can read, filtered like the notebook's table and map."""
+    from .display import empty_sentence, wait_for_rows, waiting_sentence
     from .topicmap import select_memories
 
     with connection(args) as conn:
         vault = _load(conn)
+        if args.wait:
+            vault = wait_for_rows(conn, vault, say=note, bar=sys.stderr.isatty())
         df = select_memories(vault, topic=args.topic, category=args.category, search=args.search, mine=args.mine)
+        filtered = any(x for x in (args.topic, args.category, args.search, args.mine))
         if not args.json:
             note(f"{len(df)} shown (legacy space rows included) · vault: {vault.summary}")
+            said = empty_sentence(vault, filtered=filtered, prompt="decoy-lab") if len(df) == 0 else None
+            said = said or waiting_sentence(vault, prompt="decoy-lab")
+            if said:
+                note(said)
         return _listing(args, df, ["id", "topic", "categories", "text"], ("topic", "text"), "memories")
 
 
@@ -418,7 +448,7 @@ def cmd_unseal(args: argparse.Namespace) -> int:
 def cmd_seal(args: argparse.Namespace) -> int:
     """Seal a memory exactly as save would, step by step, and send nothing."""
     with connection(args) as conn:
-        _, trace = conn.seal_preview(_read_text(args.text), topic=args.topic, categories=args.categories)
+        _, trace = conn.seal_preview(_read_text(args.text), topic=args.topic, categories=args.categories or [])
         print(trace.to_text(reveal=args.reveal))
         note("dry run: nothing was sent")
         return 0 if trace.ok else 1
@@ -480,28 +510,15 @@ def cmd_save(args: argparse.Namespace) -> int:
     """Save one memory (TEXT, or - to read it from stdin); prints its new id."""
     text = _read_text(args.text)
     if not text:
-        raise DecoyError("the memory text is empty")
-    kw: dict[str, Any] = {"topic": args.topic, "categories": args.categories}
-    if args.type:
-        kw["topic_type"] = args.type
-    if args.relation or args.parent:
-        kw["link"] = {"relation_type": args.relation, "topic": args.parent}
+        raise verbs.UsageProblem("the memory text is empty", verb="save")
     with connection(args) as conn:
-        print(conn.save(text, **kw))
+        print(conn.save(text, **verbs.save_options(args)))
     return 0
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
     """Edit a memory in place (removing a label rotates its key)."""
-    changes: dict[str, Any] = {}
-    if args.text is not None:
-        changes["text"] = _read_text(args.text)
-    if args.topic is not None:
-        changes["topic"] = None if args.topic.strip().lower() in USER_NAMES else args.topic
-    if args.categories is not None:
-        changes["categories"] = args.categories
-    if not changes:
-        raise DecoyError("say what changes: --text, --topic or --categories")
+    changes = verbs.edit_changes(args, _read_text(args.text) if args.text is not None else None)
     with connection(args) as conn:
         ans = conn.edit(args.id, **changes)
     if args.json:
@@ -551,111 +568,80 @@ def cmd_sync(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dump(args: argparse.Namespace) -> int:
+    """Annotated dump of any base64 blob; opened too when a key is given."""
+    from . import wire
+    from .hexdump import dump_text
+
+    text = sys.stdin.read().strip() if args.blob == "-" else args.blob
+    layout = wire.parse(text, args.kind)
+    print(f"{layout.kind}, {len(layout.data)} bytes")
+    print(dump_text(layout.data, layout.fields))
+    key_b64, key_file = verbs.dump_key(args)
+    if key_b64 or key_file:
+        from .dump import open_blob
+
+        trace = open_blob(layout, key_b64=key_b64, key_file=key_file)
+        print(trace.to_text(reveal=args.reveal))
+        return 0 if trace.ok else 1
+    return 0
+
+
+def _value_hint(exc: DecoyError, args: argparse.Namespace) -> str | None:
+    """ "did you mean …" for a topic or category the server's vault does not hold."""
+    verb = verbs.BY_NAME.get(getattr(args, "command", "") or "")
+    if verb is None or not any(a.completes in ("topic", "category") for a in verb.args):
+        return None
+    try:
+        with connection(args) as conn:
+            vault = conn.load()
+    except DecoyError:
+        return None
+    sources = {
+        "topic": lambda: ["You", *vault.topics["name"].dropna()],
+        "category": lambda: list(vault.memories["categories"].explode().dropna().unique()),
+    }
+    return verbs.value_suggestion(exc, verb, args, sources)
+
+
 # -- registration -------------------------------------------------------------------------------------
-def _parents() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
-    profile = argparse.ArgumentParser(add_help=False)
-    profile.add_argument(
-        "--profile", default=DEFAULT_PROFILE, help=f"the saved connection to use (default {DEFAULT_PROFILE!r})"
-    )
-    as_json = argparse.ArgumentParser(add_help=False)
-    as_json.add_argument("--json", action="store_true", help="print machine-readable JSON instead of a table")
-    return profile, as_json
+RUN: dict[str, Callable[[argparse.Namespace], int]] = {
+    "connect": cmd_connect,
+    "connections": cmd_connections,
+    "unpair": cmd_unpair,
+    "status": cmd_status,
+    "access": cmd_access,
+    "request": cmd_request,
+    "memories": cmd_memories,
+    "topics": cmd_topics,
+    "links": cmd_links,
+    "rows": cmd_rows,
+    "unseal": cmd_unseal,
+    "seal": cmd_seal,
+    "save": cmd_save,
+    "edit": cmd_edit,
+    "delete": cmd_delete,
+    "sync": cmd_sync,
+    "dump": cmd_dump,
+    "app-view": cmd_app_view,
+}
+DESCRIPTIONS = {
+    "app-view": "Sandbox only: every stored row as the simulated owner's app sees it, from the "
+    "sandbox's /_sandbox/app-view (loopback only). A real Decoy server has no such view.",
+}
 
 
 def add_connection_commands(subparsers: argparse._SubParsersAction) -> None:
-    """Register pair, unpair, status, access, request, memories, topics, links, rows, unseal, seal, save,
-    edit, delete, sync and app-view on the `decoy-lab` command's subparsers."""
-    profile, as_json = _parents()
-    many: dict[str, Any] = {"nargs": "+"}
-
-    def add(
-        name: str,
-        fn: Callable[[argparse.Namespace], int],
-        help: str,
-        *parents: argparse.ArgumentParser,
-        description: str | None = None,
-    ) -> argparse.ArgumentParser:
-        p = subparsers.add_parser(name, help=help, description=description or fn.__doc__, parents=[profile, *parents])
-        p.set_defaults(run=guarded(fn))
-        return p
-
-    p = add("pair", cmd_pair, "pair with a Decoy server and save the connection (--profile)")
-    p.add_argument("url", metavar="URL", help="the server's base URL, e.g. http://127.0.0.1:8787")
-    p.add_argument("--name", default=DEFAULT_NAME, help=f"the name the owner sees (default {DEFAULT_NAME!r})")
-    p.add_argument(
-        "--permission",
-        dest="permissions",
-        action="extend",
-        nargs="+",
-        metavar="P",
-        help="a permission to ask for (repeatable; default memory.read and memory.save)",
-    )
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the approval (default 600)")
-
-    p = add("unpair", cmd_unpair, "end the saved connection at the server and delete its profile")
-    p.add_argument(
-        "--local",
-        action="store_true",
-        help="only delete the profile here (the server is unreachable); the connection stays live",
-    )
-
-    add("status", cmd_status, "the saved connection and what it may do", as_json)
-    add("access", cmd_access, "what the connection holds now, permission by permission", as_json)
-
-    p = add("request", cmd_request, "ask the owner for more access on this connection", as_json)
-    p.add_argument("permissions", nargs="+", metavar="PERM", help="permission names, e.g. memory.edit")
-    p.add_argument("--datatypes", **many, metavar="C", help="only these categories")
-    p.add_argument("--topic", metavar="NAME", help="only memories about this topic (a name or topic:<id>)")
-    p.add_argument("--reason", default="", help="why, in words the owner reads")
-    p.add_argument("--wait", action="store_true", help="wait for the owner's answer (exit 1 unless granted)")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds --wait waits (default 600)")
-    p.add_argument("--interval", type=float, default=3.0, help="seconds between --wait's checks (default 3)")
-
-    p = add("memories", cmd_memories, "the memories this connection can read", as_json)
-    p.add_argument("--topic", help="only this topic (a name or topic:<id>; 'You' for memories about you)")
-    p.add_argument("--category", help="only this category")
-    p.add_argument("--search", metavar="TEXT", help="only memories whose text contains TEXT (any case)")
-    p.add_argument("--mine", action="store_true", help="only memories this connection wrote")
-
-    add("topics", cmd_topics, "the topics, with their memory counts", as_json)
-    add("links", cmd_links, "relations between You and topics", as_json)
-    add("rows", cmd_rows, "every served row, readable or not, with reasons", as_json)
-
-    p = add("unseal", cmd_unseal, "re-run the read of one row step by step (exit 1 when a step fails)")
-    p.add_argument("id", metavar="ID")
-    p.add_argument("--reveal", action="store_true", help="show raw keys instead of fingerprints")
-
-    p = add("seal", cmd_seal, "seal a memory step by step without sending it (a dry run)")
-    p.add_argument("text", nargs="+", metavar="TEXT", help="the memory text (- reads stdin)")
-    p.add_argument("--topic", help="file it under this topic (a new one is only shown, never created)")
-    p.add_argument("--categories", nargs="+", default=[], metavar="C")
-    p.add_argument("--reveal", action="store_true", help="show the fresh raw key instead of its fingerprint")
-
-    p = add("save", cmd_save, "save a memory; prints its new id")
-    p.add_argument("text", nargs="+", metavar="TEXT", help="the memory text, or - to read it from stdin")
-    p.add_argument("--topic", help="a topic name (reused by name, else created) or topic:<id>")
-    p.add_argument("--type", default="", help="the type of a new topic (trip, person, project, …)")
-    p.add_argument("--relation", help="how a new topic relates (e.g. 'is planning')")
-    p.add_argument("--parent", metavar="TOPIC", help="nest a new topic under this one")
-    p.add_argument("--categories", nargs="+", default=[], metavar="C")
-
-    p = add("edit", cmd_edit, "edit a memory in place", as_json)
-    p.add_argument("id", metavar="ID")
-    p.add_argument("--text", help="the new text (- reads stdin)")
-    p.add_argument("--topic", help="a topic name or topic:<id>; 'You' files it under no topic")
-    p.add_argument("--categories", nargs="*", metavar="C", help="the new categories (none: remove them all)")
-
-    p = add("delete", cmd_delete, "delete memories; prints deleted and refused ids", as_json)
-    p.add_argument("ids", nargs="+", metavar="ID")
-
-    add("sync", cmd_sync, "follow the change cursor; reload only what changed", as_json)
-
-    p = add(
-        "app-view",
-        cmd_app_view,
-        "sandbox only: every row as the owner's app sees it",
-        as_json,
-        description="Sandbox only: every stored row as the simulated owner's app sees it, from the "
-        "sandbox's /_sandbox/app-view (loopback only). A real Decoy server has no such view.",
-    )
-    p.add_argument("url", nargs="?", metavar="URL", help="the sandbox URL (default: the profile's server)")
+    """Register every shell verb of the verb table on the `decoy-lab` command's subparsers."""
+    for verb in verbs.verbs_for(verbs.SHELL):
+        fn = RUN[verb.name]
+        p = subparsers.add_parser(
+            verb.name,
+            aliases=list(verb.aliases),
+            help=verb.summary,
+            description=DESCRIPTIONS.get(verb.name, fn.__doc__),
+        )
+        if "--profile" not in verb.flags(verbs.SHELL):
+            p.add_argument("--profile", help=f"the saved connection to use (default {DEFAULT_PROFILE!r})")
+        verbs.add_arguments(p, verb, verbs.SHELL)
+        p.set_defaults(run=guarded(fn), profile=DEFAULT_PROFILE, command=verb.name)

@@ -9,7 +9,9 @@ import html
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
+
+import pandas as pd
 
 T = TypeVar("T")
 
@@ -121,3 +123,252 @@ def with_progress(fn: Callable[[Progress], T], desc: str, *, after: float = 1.0,
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+# -- why a view is empty, and waiting for rows on their way ------------------------------------
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def waiting_sentence(vault: Any, *, prompt: str = "%decoy") -> str | None:
+    """One sentence on what the last read of `vault` is still waiting for and when to read again
+    (None when nothing waits). Every view of a vault shows it: frames, the browser, the map, the
+    shell's tables. `prompt` is how the user's front end spells a command."""
+    answer = getattr(vault, "answer", None) or {}
+    retry = answer.get("retry_after_seconds")
+    again = f"read again in {retry:g} s ({prompt} memories --wait waits for them)" if retry else "read again soon"
+    coming = len(answer.get("preparing") or []) + int(answer.get("preparing_others") or 0)
+    if coming:
+        return (
+            f"{_count(coming, 'memory is', 'memories are')} on their way from the owner's phone "
+            f"(it has not shared their keys with this connection yet): {again}."
+        )
+    if answer.get("preparing_unknown"):
+        return (
+            "No key has been shared under this connection's category, topic or account grant yet; "
+            f"Decoy is asking the owner's phone: {again}."
+        )
+    stopped = len(answer.get("failed") or []) + int(answer.get("failed_others") or 0)
+    if stopped:
+        return (
+            f"{_count(stopped, 'memory is', 'memories are')} no longer asked for (stopped_asking): carry on "
+            "with what is readable; if the task needs them now, ask the owner once to open Decoy."
+        )
+    if answer.get("failed_unknown"):
+        return (
+            "Nothing has been shared under this connection's category, topic or account grants, and Decoy "
+            "has stopped asking the owner's phone (stopped_asking)."
+        )
+    return None
+
+
+def empty_sentence(vault: Any, what: str = "memories", *, filtered: bool = False, prompt: str = "%decoy") -> str:
+    """Why a view of `vault` shows no `what`: rows on their way, a filter, unreadable rows, or a
+    grant that reaches none."""
+    waiting = waiting_sentence(vault, prompt=prompt)
+    if waiting:
+        return f"No {what} yet: {waiting}"
+    if filtered:
+        return f"No {what} match these filters."
+    unreadable = 0
+    try:
+        unreadable = vault.counts().get("unreadable", 0)
+    except AttributeError:
+        pass
+    if unreadable:
+        return f"No {what} could be read: {_count(unreadable, 'row', 'rows')} did not open ({prompt} rows says why)."
+    return f"No {what}: none is stored that this connection's grant reaches ({prompt} access shows the grant)."
+
+
+def is_waiting(vault: Any) -> bool:
+    """Rows are still on their way (preparing), so reading again may bring them."""
+    answer = getattr(vault, "answer", None) or {}
+    return bool(answer.get("preparing") or answer.get("preparing_others") or answer.get("preparing_unknown"))
+
+
+WAIT_LIMIT = 90.0  # the spec: "still `preparing` after 60 to 90 seconds of reading, you may ask the owner once"
+
+
+def wait_for_rows(
+    conn: Any,
+    vault: Any,
+    *,
+    limit: float = WAIT_LIMIT,
+    sleep: Callable[[float], Any] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    say: Callable[[str], Any] = print,
+    bar: bool = True,
+) -> Any:
+    """Read again after the server's `retry_after_seconds` while rows are on their way, for at
+    most `limit` seconds of reading, with a progress bar; the last Vault. If rows still wait then,
+    say once that the owner may be asked to open Decoy (never earlier)."""
+    start = clock()
+    progress = None
+    if bar and is_waiting(vault):
+        from tqdm.auto import tqdm
+
+        progress = tqdm(total=round(limit), desc="waiting for the owner's phone", unit="s", leave=False)
+    try:
+        while is_waiting(vault) and clock() - start < limit:
+            retry = float(vault.answer.get("retry_after_seconds") or 5.0)
+            until = min(start + limit, clock() + max(retry, 0.5))
+            while clock() < until:
+                sleep(min(0.5, until - clock()))
+                if progress is not None:
+                    progress.n = min(round(clock() - start), progress.total)
+                    progress.refresh()
+            vault = conn.load()
+    finally:
+        if progress is not None:
+            progress.close()
+    if is_waiting(vault):
+        say(
+            f"Still waiting after {clock() - start:.0f} s: {waiting_sentence(vault)} If the task needs them "
+            "now, ask the owner once to open Decoy on their phone."
+        )
+    return vault
+
+
+# -- readable results ------------------------------------------------------------------------------
+MEMORY_COLUMNS = ("text", "topic", "categories", "updated_at")
+HEADERS = {"updated_at": "when", "created_at": "created"}
+_FRAME_CSS = (
+    "<style>.decoy-frame table.dataframe td{white-space:pre-wrap;text-align:left;vertical-align:top}"
+    ".decoy-frame table.dataframe td.decoy-text{min-width:28em;max-width:60em}"
+    ".decoy-frame .decoy-note{color:#57606a;margin:2px 0 6px}</style>"
+)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return ", ".join(map(str, value))
+    if value is None or (not isinstance(value, str) and pd.api.types.is_scalar(value) and pd.isna(value)):
+        return ""
+    if isinstance(value, pd.Timestamp):
+        return value.strftime("%Y-%m-%d %H:%M")
+    return str(value)
+
+
+def readable_view(df: Any, columns: list[str] | None) -> Any:
+    """The columns a person reads, as text: whole text, "You" for no topic, lists joined, times
+    to the minute, a fresh index."""
+    cols = [c for c in (columns or list(df.columns)) if c in df]
+    view = pd.DataFrame({c: df[c].tolist() for c in cols}, index=pd.RangeIndex(len(df)))
+    if "topic" in view:
+        view["topic"] = [t if isinstance(t, str) and t else "You" for t in view["topic"]]
+    for c in cols:
+        view[c] = [_plain(v) for v in view[c]]
+    return view.rename(columns=HEADERS)
+
+
+class MemoryFrame(pd.DataFrame):
+    """A memories DataFrame with every column, shown as the few a person reads (`columns`), with
+    a sentence when it is empty or when rows are still on their way. Anything derived from it
+    (`df[...]`, `df.head()`) is a plain DataFrame."""
+
+    _metadata: ClassVar[list[str]] = ["decoy_columns", "decoy_note", "decoy_empty"]
+
+    @property
+    def _constructor(self) -> Any:
+        return pd.DataFrame
+
+    @classmethod
+    def of(
+        cls, df: Any, *, vault: Any, columns: list[str] | None, front: str = "notebook", filtered: bool = False
+    ) -> MemoryFrame:
+        prompt = "%decoy" if front == "notebook" else "decoy-lab"
+        out = cls(df.reset_index(drop=True))
+        out.decoy_columns = columns
+        out.decoy_note = waiting_sentence(vault, prompt=prompt)
+        out.decoy_empty = empty_sentence(vault, filtered=filtered, prompt=prompt) if len(df) == 0 else None
+        return out
+
+    def _repr_html_(self) -> str:  # type: ignore[override]
+        note = getattr(self, "decoy_empty", None) or getattr(self, "decoy_note", None)
+        head = f'<div class="decoy-note">{esc(note)}</div>' if note else ""
+        if len(self) == 0:
+            return f'<div class="decoy-frame decoy-empty">{_FRAME_CSS}{head}</div>'
+        view = readable_view(self, getattr(self, "decoy_columns", None))
+        with pd.option_context("display.max_colwidth", None):
+            table = view.to_html(max_rows=pd.get_option("display.max_rows"), border=0, escape=True)
+        if "text" in view:
+            at = list(view.columns).index("text") + 2  # +1 for the index column, +1 for nth-child
+            css = _FRAME_CSS.replace("td.decoy-text", f"td:nth-child({at})")
+        else:
+            css = _FRAME_CSS
+        hidden = len(self.columns) - len(view.columns)
+        more = (
+            f'<div class="decoy-note">{len(self)} rows; {hidden} more columns in the frame '
+            "(<code>--all</code> shows them, <code>%config DecoyMagics.columns</code> picks)</div>"
+            if hidden > 0
+            else ""
+        )
+        return f'<div class="decoy-frame">{css}{head}{table}{more}</div>'
+
+    def __repr__(self) -> str:
+        note = getattr(self, "decoy_empty", None) or getattr(self, "decoy_note", None)
+        if len(self) == 0:
+            return note or "(no memories)"
+        with pd.option_context("display.max_colwidth", 80):
+            text = readable_view(self, getattr(self, "decoy_columns", None)).to_string()
+        return f"{note}\n{text}" if note else text
+
+
+class Saved(str):
+    """The new id `save` gives back (still a str), shown as a sentence."""
+
+    def __new__(cls, memory_id: str, *, topic: str | None = None, categories: Any = ()) -> Saved:
+        out = super().__new__(cls, memory_id)
+        out.topic, out.categories = topic, list(categories or [])
+        return out
+
+    def _repr_markdown_(self) -> str:
+        where = f" under topic **{self.topic}**" if self.topic else " about You"
+        cats = f" (categories: {', '.join(self.categories)})" if self.categories else ""
+        return f"Saved memory `{self}`{where}{cats}."
+
+
+class Edited(dict):
+    """The server's answer to an edit (a dict; keys also read as attributes), shown as a sentence."""
+
+    def __init__(self, answer: Any, *, changes: dict, memory_id: str):
+        super().__init__(answer or {})
+        self.changes, self.memory_id = changes, memory_id
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def _repr_markdown_(self) -> str:
+        what = ", ".join(
+            f"{k} → {'You' if k == 'topic' and v is None else ', '.join(v) if isinstance(v, list) else repr(v)}"
+            for k, v in self.changes.items()
+        )
+        rev = f" (now rev {self['rev']})" if self.get("rev") is not None else ""
+        return f"Edited memory `{self.get('id', self.memory_id)}`{rev}: {what}."
+
+
+def delete_html(res: Any) -> str:
+    rows = [(rid, "deleted", "") for rid in res.deleted] + [
+        (rid, "refused", res.why.get(rid, "")) for rid in res.refused
+    ]
+    head = f"Deleted {_count(len(res.deleted), 'row', 'rows')}" + (
+        f"; refused {len(res.refused)}" if res.refused else ""
+    )
+    body = "".join(f"<tr><td><code>{esc(i)}</code></td><td>{esc(s)}</td><td>{esc(w)}</td></tr>" for i, s, w in rows)
+    return f"<div class='decoy-result'><p>{esc(head)}.</p><table><tr><th>id</th><th></th><th>why</th></tr>{body}</table></div>"
+
+
+def sync_html(res: Any) -> str:
+    head = f"Sync: {esc(res)}."
+    summary = f" The vault now: {esc(res.vault.summary)}." if getattr(res, "vault", None) is not None else ""
+    return f"<div class='decoy-result'><p>{head}{summary}</p></div>"
+
+
+def register_formatters(shell: Any) -> None:
+    """Results whose own types live below the workbench show as sentences in a notebook."""
+    html_fmt = shell.display_formatter.formatters["text/html"]
+    html_fmt.for_type_by_name("decoy_lab.writes", "DeleteResult", delete_html)
+    html_fmt.for_type_by_name("decoy_lab.client", "SyncResult", sync_html)

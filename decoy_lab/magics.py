@@ -1,17 +1,17 @@
 """`%decoy` / `%%decoy`: the workbench's magics.
 
-One `decoy` method serves line and cell; its first word picks a sub-command, each a small
-function that calls client / memory / topicmap / widgets and returns its value (so
-`df = %decoy memories` works) with a display that suits it. Settings are traitlets:
-`%config DecoyMagics.profile = "work"`. Mistakes raise `UsageError` with the usage.
+One `decoy` method serves line and cell. The verbs and their arguments come from `verbs.py`
+(the table the shell's `decoy-lab` is built from too); each verb here is a small function that
+calls client / memory / topicmap / widgets and returns its value (so `df = %decoy memories`
+works) with a display that suits it. Settings are traitlets: `%config DecoyMagics.profile =
+"work"`. A mistake is one line and a suggestion (`UsageError`); `%decoy help` lists everything.
+Tab completes verbs, flags, topic names, categories and ids.
 """
 
 from __future__ import annotations
 
-import argparse
 import shlex
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -19,94 +19,11 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 from traitlets import Bool, Dict, Float, List, Unicode
 
-from . import topicmap
-from .display import with_progress
+from . import verbs
+from .display import MEMORY_COLUMNS, MemoryFrame, with_progress
 from .errors import DecoyError
-from .vocab import USER_NAMES
 
-USAGE = """\
-%decoy connect [--sandbox] [--url URL] [--profile P] [--name N] [--permission P ...] [--no-wait]
-%decoy unpair [--profile P]                               (end the connection, delete its profile)
-%decoy status | access | topics | links | rows | sync | browse | help
-%decoy request PERM ... [--datatypes C ...] [--topic NAME] [--reason TEXT]
-%decoy memories [--topic T] [--category C] [--search TEXT] [--mine]
-%decoy map [--topic T] [--depth N] [--category C]
-%decoy unseal ID [--reveal]
-%decoy seal TEXT [--topic T] [--categories C ...]        (a dry run: nothing is sent)
-%%decoy save [--topic T] [--type TYPE] [--relation R] [--parent TOPIC] [--categories C ...]
-                                                          (the cell body is the memory)
-%decoy edit ID [--text TEXT] [--topic T] [--categories C ...]   (or %%decoy edit ID: the cell is the text)
-%decoy delete ID [ID ...]
-%decoy dump BLOB [--key BASE64_KEY | --key PEM_FILE] [--owner] [--reveal]"""
-
-_COMMANDS: dict[str, Callable[..., Any]] = {}
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises instead of exiting, so IPython shows a UsageError."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"%decoy {self.prog.split()[-1]}: {message}\n\nusage:\n{USAGE}")
-
-    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
-        raise _Help()
-
-
-class _Help(Exception):
-    pass
-
-
-_FLAG: dict[str, Any] = {"action": "store_true"}
-_MANY: dict[str, Any] = {"nargs": "+"}
-# sub-command -> its arguments (name, argparse options); the functions are bound in _parser().
-_SPEC: dict[str, list[tuple[str, dict[str, Any]]]] = {
-    "connect": [
-        ("--sandbox", _FLAG),
-        ("--url", {}),
-        ("--profile", {}),
-        ("--name", {}),
-        ("--permission", {"nargs": "+", "dest": "permissions"}),
-        ("--no-wait", _FLAG),
-    ],
-    "unpair": [("--profile", {})],
-    "status": [],
-    "access": [],
-    "topics": [],
-    "links": [],
-    "rows": [],
-    "sync": [],
-    "browse": [],
-    "help": [],
-    "request": [("permissions", _MANY), ("--datatypes", _MANY), ("--topic", {}), ("--reason", {"default": ""})],
-    "memories": [("--topic", {}), ("--category", {}), ("--search", {}), ("--mine", _FLAG)],
-    "map": [("--topic", {}), ("--depth", {"type": int}), ("--category", {})],
-    "unseal": [("id", {}), ("--reveal", _FLAG)],
-    "seal": [("text", _MANY), ("--topic", {}), ("--categories", {"nargs": "+", "default": []})],
-    "save": [
-        ("text", {"nargs": "*"}),
-        ("--topic", {}),
-        ("--type", {"default": ""}),
-        ("--relation", {}),
-        ("--parent", {}),
-        ("--categories", {"nargs": "+", "default": []}),
-    ],
-    "edit": [("id", {}), ("--text", {}), ("--topic", {}), ("--categories", _MANY)],
-    "delete": [("ids", _MANY)],
-    "dump": [("blob", {}), ("--key", {}), ("--owner", _FLAG), ("--reveal", _FLAG)],
-}
-
-
-def _parser() -> _Parser:
-    root = _Parser(prog="decoy", add_help=False)
-    sub = root.add_subparsers(dest="command", parser_class=_Parser)
-    for name, arguments in _SPEC.items():
-        fn = globals()[f"_{name}"]
-        p = sub.add_parser(name, prog=f"decoy {name}")
-        p.set_defaults(run=fn)
-        _COMMANDS[name] = fn
-        for arg, options in arguments:
-            p.add_argument(arg, **options)
-    return root
+NB = verbs.NOTEBOOK
 
 
 @magics_class
@@ -122,18 +39,37 @@ class DecoyMagics(Magics):
         default_value=["memory.read", "memory.save"],
         help="What `connect` asks for when no --permission is given.",
     ).tag(config=True)
-    pairing_timeout = Float(600.0, help="Seconds `connect` waits for the owner's approval.").tag(config=True)
+    pairing_timeout = Float(600.0, help="Seconds a pairing waits for the owner's approval.").tag(config=True)
+    auto_approve_wait = Float(
+        10.0,
+        help="Seconds `connect` stays in the cell for an owner who approves at once (the sandbox's "
+        "auto-approving phone), so the connection is there in the next line; otherwise it returns at once.",
+    ).tag(config=True)
+    columns = List(
+        Unicode(),
+        default_value=list(MEMORY_COLUMNS),
+        help="The columns a memories frame shows (the returned DataFrame keeps all; `--all` shows them).",
+    ).tag(config=True)
+    qr = Bool(True, help="Draw the pairing link as a QR code in the pairing widget.").tag(config=True)
     sandbox_options = Dict(
         help="Options for the embedded sandbox `connect --sandbox` starts (e.g. {'seed': 'none', 'approve': 'manual'})."
     ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kw: Any):
         super().__init__(shell=shell, **kw)
-        self.connection: Any = None
+        self.connection: Any = None  # the current Connection
+        self.connections: list[Any] = []  # every live connection of this kernel, oldest first
         self.pairing: Any = None  # the PairingWidget of the latest `connect`
         self.sandbox: Any = None  # the embedded Sandbox, when `connect` started one
         self.asked: Any = None  # the permission rows the pairing asked for
         self.granted: Any = None  # the Access read when the pairing finished
+        self.last_vault: Any = None  # the latest load, for completion and suggestions
+        if shell is not None:
+            from .display import register_formatters
+
+            shell.set_hook("complete_command", self._complete, str_key="%decoy")
+            shell.set_hook("complete_command", self._complete, str_key="%%decoy")
+            register_formatters(shell)
 
     @line_cell_magic
     def decoy(self, line: str = "", cell: str | None = None) -> Any:
@@ -141,62 +77,98 @@ class DecoyMagics(Magics):
         try:
             words = shlex.split(line)
         except ValueError as exc:
-            raise UsageError(f"%decoy: {exc}\n\nusage:\n{USAGE}") from None
-        if not words:
-            raise UsageError(f"%decoy needs a sub-command\n\nusage:\n{USAGE}")
-        if words[0] not in _COMMANDS:
-            raise UsageError(f"%decoy: unknown sub-command {words[0]!r}\n\nusage:\n{USAGE}")
+            raise UsageError(f"%decoy: {exc} (quote a value with spaces in '…')") from None
+        verb, args = None, None
         try:
-            args, extra = _PARSER.parse_known_args(words)
-        except _Help:
-            return _help(self, None, None)
-        if extra:  # reported here so the message names the sub-command, not the root parser
-            raise UsageError(f"%decoy {words[0]}: unrecognized arguments: {' '.join(extra)}\n\nusage:\n{USAGE}")
-        try:
-            return args.run(self, args, cell)
+            parsed = verbs.parse(words, NB)
+            if parsed is None:  # -h printed the verb's help
+                return None
+            verb, args = parsed
+            return RUN[verb.name](self, args, cell)
+        except verbs.UsageProblem as exc:
+            raise UsageError(_one_line(exc)) from None
         except DecoyError as exc:
-            hint = _hint(exc)
-            raise UsageError(f"%decoy {words[0]}: {exc}" + (f"\n→ {hint}" if hint else "")) from None
+            assert verb is not None
+            said = verbs.hint(exc, NB, verb=verb.name, profile=getattr(args, "profile", None))
+            said = said or verbs.value_suggestion(exc, verb, args, self._sources())
+            raise UsageError(f"%decoy {verb.name}: {exc}" + (f"\n→ {said}" if said else "")) from None
 
-    decoy.__doc__ = f"{decoy.__doc__}\n\n{USAGE}"  # `%decoy?` shows every sub-command
+    decoy.__doc__ = f"{decoy.__doc__}\n\n{verbs.usage(NB)}"  # `%decoy?` shows every sub-command
 
     # -- shared helpers used by the sub-commands -------------------------------------------------
     def conn(self) -> Any:
         """The live Connection, or a UsageError that says how to get one."""
         if self.connection is None:
-            if self.pairing is not None and self.pairing.connection is None and self.pairing.error is None:
+            w = self.pairing
+            if w is not None and w.waiting:
                 raise UsageError(
-                    "the pairing is still waiting for the owner's approval (see the pairing "
-                    "widget above); run this again once it says done"
+                    f"the pairing is still waiting for the owner's approval ({w.handle.status}; see the pairing "
+                    "widget above). Run this again once it says done, or press Cancel there."
                 )
-            raise UsageError("not connected: run `%decoy connect --sandbox` (or `--url URL`) first")
+            raise UsageError("not connected: run `%decoy connect --sandbox` (or `%decoy connect URL`) first")
         return self.connection
 
     def vault(self) -> Any:
         conn = self.conn()
-        return with_progress(lambda progress: conn.load(progress=progress), "loading memories")
+        self.last_vault = with_progress(lambda progress: conn.load(progress=progress), "loading memories")
+        return self.last_vault
 
     def _connected(self, conn: Any) -> None:
-        if conn is self.connection:
-            return
-        self.connection = conn
-        self.granted = conn.access(refresh=False)
+        """A pairing finished or a profile was resumed: it becomes the current connection."""
+        if self.sandbox is not None and conn.base_url == self.sandbox.url:
+            conn.sandbox_handle = self.sandbox  # the sandbox it paired with (its owner phone, its app-view)
+        if conn not in self.connections:
+            self.connections.append(conn)
+        if conn is not self.connection:
+            self.connection = conn
+            self.granted = conn.access(refresh=False)
+
+    def _forget(self, conn: Any) -> None:
+        if conn in self.connections:
+            self.connections.remove(conn)
+        if conn is self.connection:  # never switch silently: the user picks the next one
+            self.connection = self.granted = None
+
+    def _sources(self) -> dict[str, Callable[[], list[str]]]:
+        """What completion and suggestions offer: names and ids from the latest load."""
+        v = self.last_vault
+
+        def column(frame: str, col: str) -> Callable[[], list[str]]:
+            def read() -> list[str]:
+                if v is None:
+                    return []
+                df = getattr(v, frame)
+                if col not in df:
+                    return []
+                values = df[col].explode() if col == "categories" else df[col]
+                return [str(x) for x in values.dropna().unique()]
+
+            return read
+
+        return {
+            "topic": lambda: ["You", *column("topics", "name")()],
+            "category": column("memories", "categories"),
+            "id": column("memories", "id"),
+            "permission": lambda: list(verbs.PERMISSIONS),
+        }
+
+    def _complete(self, _shell: Any, event: Any) -> list[str]:
+        line = event.line.lstrip()
+        before = line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else ""
+        if line in ("%decoy", "%%decoy"):
+            before = ""
+        return verbs.complete(before, NB, self._sources())
 
 
-def _hint(exc: DecoyError) -> str | None:
-    """The `%decoy` command that answers an error, where there is one (the message names the API call)."""
-    from .errors import InsufficientGrant, TokenError
-
-    if isinstance(exc, TokenError) and (exc.recovery == "re_pair" or exc.code == "TOKEN_REVOKED"):
-        return "pair anew in this notebook: %decoy connect --sandbox (or --url URL)"
-    if isinstance(exc, InsufficientGrant) and exc.required_permission:
-        return f'ask the owner for it: %decoy request {exc.required_permission} --reason "…"'
-    return None
+def _one_line(exc: verbs.UsageProblem) -> str:
+    where = f"%decoy {exc.verb}" if exc.verb else "%decoy"
+    return f"{where}: {exc}" + (f"\nusage: {exc.usage}" if exc.usage else "")
 
 
 # -- sub-commands -----------------------------------------------------------------------------
 def _help(m: DecoyMagics, args: Any, cell: str | None) -> None:
-    print(USAGE)
+    print(verbs.usage(NB))
+    print("\n`%decoy VERB -h` explains one verb; Tab completes verbs, flags, topics, categories and ids.")
 
 
 def _connect(m: DecoyMagics, args: Any, cell: str | None) -> Any:
@@ -204,7 +176,19 @@ def _connect(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     from .widgets.pairing import PairingWidget
 
     profile = args.profile or m.profile
-    url = args.url or (None if args.sandbox else m.base_url or None)
+    url = verbs.connect_url(args) or (None if args.sandbox else m.base_url or None)
+    if m.pairing is not None and m.pairing.waiting and not args.new:
+        print("A pairing is still waiting for the owner (the widget above): Cancel it there, or `connect --new`.")
+        return m.pairing
+    if not args.new:
+        live = _live_for(m, url, args.sandbox, args.profile)
+        if live is not None:
+            m._connected(live)
+            print(
+                f"Already connected: {live.name!r} at {live.base_url} (token id {live.token_id}); using it. "
+                "`%decoy connect --new` pairs another; `%decoy request PERM` asks for more on this one."
+            )
+            return live
     if url is None and not args.sandbox and not args.permissions and _has_profile(profile):
         conn = Connection.resume(profile)  # reconnect with the same key and tokens
         m._connected(conn)
@@ -217,38 +201,110 @@ def _connect(m: DecoyMagics, args: Any, cell: str | None) -> Any:
             m.sandbox = with_progress(lambda _: Sandbox.start(**opts), "starting the sandbox")
         url, profile = m.sandbox.url, None
     handle = Connection.start_pairing(
-        url, name=args.name or m.name, permissions=args.permissions or list(m.permissions), profile=profile
+        url,
+        name=args.name or m.name,
+        permissions=args.permissions or list(m.permissions),
+        profile=profile,
+        timeout=args.timeout or m.pairing_timeout,
     )
     m.asked = handle.rows
-    m.pairing = PairingWidget(handle, on_done=m._connected)
+    sandbox = m.sandbox if m.sandbox is not None and url == m.sandbox.url else None
+    m.pairing = PairingWidget(handle, on_done=m._connected, qr=m.qr, sandbox=sandbox)
     display(m.pairing)
-    if args.no_wait:
-        return m.pairing
-    conn = m.pairing.wait(m.pairing_timeout)
-    if url == getattr(m.sandbox, "url", None):
-        conn.sandbox_handle = m.sandbox  # the sandbox it paired with (its owner phone, its app-view)
-    m._connected(conn)
-    return conn  # the widget above shows the pairing and the consent card; the repr has no secrets
+    if sandbox is not None and sandbox.state.approve == "auto":
+        handle._done.wait(m.auto_approve_wait)  # its phone approves at once: connect within this cell
+        m.pairing.refresh()
+    if m.pairing.connection is not None:
+        return m.pairing.connection  # the widget above shows the consent card; the repr has no secrets
+    return m.pairing  # the owner approves later; the widget says when (and Cancel works meanwhile)
+
+
+def _live_for(m: DecoyMagics, url: str | None, sandbox: bool, profile: str | None) -> Any:
+    """The live connection a plain `connect` means: same profile, or same server."""
+    for conn in reversed(m.connections):
+        if profile is not None:
+            if conn.profile == profile and (url is None or conn.base_url == url.rstrip("/")):
+                return conn
+        elif url is not None:
+            if conn.base_url == url.rstrip("/"):
+                return conn
+        elif sandbox or not m.base_url:
+            if m.sandbox is not None and conn.base_url == m.sandbox.url:
+                return conn
+            if not sandbox and conn.profile == m.profile:
+                return conn
+    return None
+
+
+def _connections(m: DecoyMagics, args: Any, cell: str | None) -> Any:
+    import pandas as pd
+
+    rows = [
+        {
+            "current": "→" if c is m.connection else "",
+            "name": c.name,
+            "server": c.base_url,
+            "profile": c.profile or "(not saved)",
+            "token_id": c.token_id,
+            "key": c.agent_key.fingerprint,
+        }
+        for c in m.connections
+    ]
+    if not rows:
+        print("No connections in this notebook: `%decoy connect --sandbox` (or `%decoy connect URL`) pairs one.")
+    frame = pd.DataFrame(rows, columns=["current", "name", "server", "profile", "token_id", "key"])
+    frame.index = pd.RangeIndex(1, len(frame) + 1, name="#")
+    return frame
 
 
 def _unpair(m: DecoyMagics, args: Any, cell: str | None) -> None:
-    """End the connection at the server and delete its saved profile; `--profile P` a saved one."""
+    """End a connection at the server and delete its saved profile: the current one, one from
+    `connections` (WHICH: its number or token id), or a saved `--profile P`."""
     from .client import Connection
 
-    current = m.connection
-    if args.profile and (current is None or current.profile != args.profile):
-        conn = Connection.resume(args.profile, check=False)  # a revoked one can still be forgotten
+    if args.which:
+        conn = _pick(m, args.which)
+    elif args.profile and (m.connection is None or m.connection.profile != args.profile):
+        conn = next((c for c in m.connections if c.profile == args.profile), None)
+        conn = conn or Connection.resume(args.profile, check=False)  # a revoked one can still be forgotten
     else:
         conn = m.conn()
-    token_id, profile = conn.token_id, conn.profile
+    token_id, profile, key = conn.token_id, conn.profile, conn.agent_key.fingerprint
+    if args.local:
+        if profile:
+            from .profiles import ProfileStore
+
+            ProfileStore().delete(profile)
+        m._forget(conn)
+        print(f"Forgot connection {token_id} here only; it stays live at {conn.base_url} until the owner revokes it.")
+        return
     try:
         conn.unpair()
     finally:
         conn.close()
-    if conn is current:
-        m.connection = m.granted = None
-    done = f"Ended connection {token_id} (key {conn.agent_key.fingerprint})"
-    print(done + (f" and deleted profile {profile!r}." if profile else "."))
+    m._forget(conn)
+    done = f"Ended connection {token_id} (key {key})" + (f" and deleted profile {profile!r}." if profile else ".")
+    if m.connection is None and m.connections:
+        done += (
+            f" {len(m.connections)} other(s) stay live: `%decoy connections` lists them, `%decoy connect` picks one."
+        )
+    print(done)
+
+
+def _pick(m: DecoyMagics, which: str) -> Any:
+    if which.isdigit() and 1 <= int(which) <= len(m.connections):
+        return m.connections[int(which) - 1]
+    for c in m.connections:
+        if c.token_id == which:
+            return c
+    ids = [str(c.token_id) for c in m.connections]
+    near = verbs.closest(which, ids)
+    raise verbs.UsageProblem(
+        f"no connection {which!r} in this notebook (`%decoy connections` lists them)"
+        + (f" — did you mean {near!r}?" if near else ""),
+        verb="unpair",
+        usage=verbs.BY_NAME["unpair"].usage(),
+    )
 
 
 def _has_profile(name: str) -> bool:
@@ -274,14 +330,24 @@ def _access(m: DecoyMagics, args: Any, cell: str | None) -> Any:
 
 
 def _request(m: DecoyMagics, args: Any, cell: str | None) -> Any:
+    from .widgets.consent import RequestCard
+
     about = [args.topic] if args.topic else None  # a name or topic:<id>; the client resolves it
-    return m.conn().request_access(args.permissions, datatypes=args.datatypes, about=about, reason=args.reason)
+    req = m.conn().request_access(args.permissions, datatypes=args.datatypes, about=about, reason=args.reason)
+    display(RequestCard(req, asked=args.permissions, reason=args.reason))
+    return req
 
 
 def _memories(m: DecoyMagics, args: Any, cell: str | None) -> Any:
-    return topicmap.select_memories(
-        m.vault(), topic=args.topic, category=args.category, search=args.search, mine=args.mine
-    )
+    from . import topicmap
+
+    vault = m.vault()
+    if args.wait:
+        from .display import wait_for_rows
+
+        vault = m.last_vault = wait_for_rows(m.conn(), vault)
+    df = topicmap.select_memories(vault, topic=args.topic, category=args.category, search=args.search, mine=args.mine)
+    return MemoryFrame.of(df, vault=vault, columns=None if args.all else list(m.columns), front=NB)
 
 
 def _topics(m: DecoyMagics, args: Any, cell: str | None) -> Any:
@@ -297,8 +363,8 @@ def _rows(m: DecoyMagics, args: Any, cell: str | None) -> Any:
 
 
 def _map(m: DecoyMagics, args: Any, cell: str | None) -> Any:
-    if args.depth is not None and args.depth < 0:
-        raise UsageError("%decoy map: --depth must be 0 or more")
+    from . import topicmap
+
     return topicmap.build_graph(m.vault(), topic=args.topic, depth=args.depth, category=args.category)
 
 
@@ -311,37 +377,31 @@ def _unseal(m: DecoyMagics, args: Any, cell: str | None) -> Any:
 def _seal(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     from .widgets.stepper import shown
 
-    row, trace = m.conn().seal_preview(" ".join(args.text), topic=args.topic, categories=args.categories)
-    out = shown(trace, reveal=m.reveal)
+    row, trace = m.conn().seal_preview(" ".join(args.text), topic=args.topic, categories=args.categories or [])
+    out = shown(trace, reveal=args.reveal or m.reveal)
     out.row = row
     return out
 
 
 def _save(m: DecoyMagics, args: Any, cell: str | None) -> Any:
+    from .display import Saved
+
     text = (cell or "").strip() or " ".join(args.text).strip()
     if not text:
-        raise UsageError("%%decoy save: the cell body is the memory; it is empty")
-    link = {"relation_type": args.relation, "topic": args.parent} if args.relation or args.parent else None
-    kw: dict[str, Any] = {"topic": args.topic, "categories": args.categories}
-    if args.type:
-        kw["topic_type"] = args.type
-    if link:
-        kw["link"] = link
-    return m.conn().save(text, **kw)
+        raise verbs.UsageProblem(
+            "the memory text is empty: give it after the flags, or as the %%decoy save cell body",
+            verb="save",
+            usage=verbs.BY_NAME["save"].usage(),
+        )
+    kw = verbs.save_options(args)
+    return Saved(m.conn().save(text, **kw), topic=kw.get("topic"), categories=kw["categories"])
 
 
 def _edit(m: DecoyMagics, args: Any, cell: str | None) -> Any:
-    changes: dict[str, Any] = {}
-    text = (cell or "").strip() or args.text
-    if text:
-        changes["text"] = text
-    if args.topic is not None:
-        changes["topic"] = None if args.topic.lower() in USER_NAMES else args.topic
-    if args.categories is not None:
-        changes["categories"] = args.categories
-    if not changes:
-        raise UsageError("%decoy edit: say what changes: --text, --topic, --categories (or a cell body)")
-    return m.conn().edit(args.id, **changes)
+    from .display import Edited
+
+    changes = verbs.edit_changes(args, (cell or "").strip() or args.text)
+    return Edited(m.conn().edit(args.id, **changes), changes=changes, memory_id=args.id)
 
 
 def _delete(m: DecoyMagics, args: Any, cell: str | None) -> Any:
@@ -362,19 +422,16 @@ def _dump(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     from .dump import open_blob
     from .widgets.stepper import shown
 
-    key_b64 = key_file = None
-    if args.key:
-        if Path(args.key).expanduser().is_file():
-            key_file = Path(args.key).expanduser()
-        else:
-            key_b64 = args.key
+    key_b64, key_file = verbs.dump_key(args)
     private_key = None
     if key_b64 is None and key_file is None:
         if args.owner:
             if m.sandbox is None:
-                raise UsageError(
-                    "%decoy dump --owner opens with the sandbox owner's key; connect with --sandbox "
-                    "first, or give the owner's key as --key PEM_FILE"
+                raise verbs.UsageProblem(
+                    "--owner opens with the sandbox owner's key: connect with --sandbox first, "
+                    "or give the owner's key as --key-file PEM",
+                    verb="dump",
+                    usage=verbs.BY_NAME["dump"].usage(),
                 )
             private_key = m.sandbox.owner.key
         elif m.connection is not None:
@@ -383,4 +440,6 @@ def _dump(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     return shown(trace, reveal=args.reveal or m.reveal)
 
 
-_PARSER = _parser()
+RUN: dict[str, Callable[[DecoyMagics, Any, str | None], Any]] = {
+    v.name: globals()[f"_{v.name.replace('-', '_')}"] for v in verbs.verbs_for(NB)
+}

@@ -285,9 +285,7 @@ class PairingHandle:
     def result(self, timeout: float | None = None) -> Any:
         """Wait for the pairing to finish; the Connection, or the error that ended it."""
         if not self._done.wait(timeout):
-            raise TimeoutError(
-                f"pairing still {self.status} after {timeout} s (the handle keeps running; call .cancel() to stop it)"
-            )
+            raise TimeoutError(f"pairing still {self.status} after {timeout} s; it carries on (cancel() stops it)")
         if self.error is not None:
             raise self.error
         return self._result
@@ -315,12 +313,21 @@ class PairingHandle:
             raise PairingCancelled("pairing cancelled before the owner approved", code="cancelled")
 
     def _run(self) -> None:
+        tokens: Tokens | None = None
         try:
             tokens = self._device_flow()
+            self._check_not_cancelled()
             self._set(APPROVED, "approved: reading what the owner granted")
-            self._result = self._finish(tokens)
+            result = self._finish(tokens)
+            if self._cancel.is_set():  # cancelled while the grant was read: that connection is ended
+                self._end(result)
+                tokens = None
+                self._check_not_cancelled()
+            self._result = result
             self._set(DONE, "paired")
         except PairingCancelled as exc:
+            if tokens is not None:  # an approval that came after Cancel never becomes a connection
+                self._revoke(tokens)
             self.error = exc
             self._set(CANCELLED, str(exc))
         except PairingError as exc:
@@ -332,6 +339,27 @@ class PairingHandle:
             self._set(FAILED, str(exc))
         finally:
             self._done.set()
+
+    def _check_not_cancelled(self) -> None:
+        if self._cancel.is_set():
+            raise PairingCancelled(
+                "pairing cancelled; the owner's approval that came meanwhile was not used (its token is revoked)",
+                code="cancelled",
+            )
+
+    def _revoke(self, tokens: Tokens) -> None:
+        self.api.tokens = tokens
+        try:
+            self.api.revoke()
+        except Exception as exc:  # best effort: the owner can still end it in the app
+            log.info("could not revoke the token of a cancelled pairing: %s", exc)
+
+    @staticmethod
+    def _end(conn: Any) -> None:
+        try:
+            conn.unpair()
+        except Exception as exc:
+            log.info("could not end the connection of a cancelled pairing: %s", exc)
 
     def _device_flow(self) -> Tokens:
         if self._cancel.is_set():

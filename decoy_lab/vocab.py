@@ -14,6 +14,7 @@ __all__ = [
     "DEVICE_GRANT",
     "ENTITY_TYPES",
     "MAX_CIPHERTEXT",
+    "PERMISSIONS",
     "REFRESH_GRANT",
     "SELECTION_KEYS",
     "USER_ENTITY",
@@ -86,3 +87,35 @@ grant-type:device_code&device_code=…'"."""
 REFRESH_GRANT = "refresh_token"
 """The refresh grant's `grant_type`. 001 Connect: "`grant_type=refresh_token` renews the same
 connection"."""
+
+PERMISSIONS = (
+    ("account.create", "Add accounts to Decoy", ()),
+    ("account.read", "Read details from all accounts", ()),
+    ("account.edit", "Edit all accounts", ("account.read",)),
+    ("account.delete", "Delete all accounts", ("account.edit",)),
+    ("acctmail.read", "Read all accounts' email", ()),
+    ("acctmail.mark", "Mark read or unread", ("acctmail.read",)),
+    ("acctmail.send", "Send and reply from them", ("acctmail.read",)),
+    ("acctmail.edit", "Edit their addresses", ("acctmail.read",)),
+    ("acctmail.delete", "Delete emails", ("acctmail.read",)),
+    ("acctmem.read", "Read memories about all accounts", ()),
+    ("acctmem.edit", "Edit memories about all accounts", ("acctmem.read",)),
+    ("acctmem.delete", "Delete memories about all accounts", ("acctmem.edit",)),
+    ("alias.read", "Read email", ()),
+    ("alias.mark", "Mark read or unread", ("alias.read",)),
+    ("alias.send", "Send and reply", ("alias.read",)),
+    ("alias.edit", "Edit your aliases", ("alias.read",)),
+    ("alias.delete", "Delete emails", ("alias.read",)),
+    ("alias.burn", "Burn alias addresses", ("alias.edit",)),
+    ("personal.read", "Read all personal info", ()),
+    ("personal.edit", "Edit all personal info", ("personal.read",)),
+    ("personal.delete", "Delete all personal info", ("personal.edit",)),
+    ("memory.read", "Read all memories", ()),
+    ("memory.save", "Save new memories", ()),
+    ("memory.edit", "Edit all memories", ("memory.read",)),
+    ("memory.delete", "Delete all memories", ("memory.edit",)),
+    ("everything", "Everything in your Decoy", ()),
+)
+"""Every named permission: (name, what the owner sees, its Needs). 001 Access, named permissions:
+"| Name | The owner sees | Needs | Sensitive |" — and "**Needs** are added for you: ask for
+`acctmail.send` and the answer's `permissions` lists `acctmail.read` too"."""

@@ -109,3 +109,51 @@ class ConsentCard(W.HTML):
     def _repr_mimebundle_(self, **kw: Any) -> dict:
         """The widget, plus the card as HTML for viewers without widgets (exports, GitHub)."""
         return {**(super()._repr_mimebundle_(**kw) or {}), "text/html": self.value}
+
+
+class RequestCard(W.HTML):
+    """A grant request as the owner will see it: its status, every permission it lists with the
+    owner's words for it, and why each one beyond what was asked is there (the spec's Needs)."""
+
+    def __init__(self, request: Any, *, asked: Any = None, reason: str = ""):
+        self.request = request
+        self.asked = list(asked or request.permissions)
+        super().__init__(self.render(request, self.asked, reason))
+        self.add_class("decoy-request")
+
+    def __repr__(self) -> str:
+        return f"<RequestCard {self.request.status}: {', '.join(self.request.permissions)}>"
+
+    @staticmethod
+    def render(req: Any, asked: list[str], reason: str = "") -> str:
+        from ..display import OK_COLOUR, PENDING_COLOUR
+        from ..verbs import PERMISSIONS, why_needed
+
+        listed = list(req.permissions) or asked
+        extra = why_needed(asked, listed)
+        cell = "padding:3px 10px;border:1px solid #d0d7de;text-align:left"
+        rows = "".join(
+            f'<tr><td style="{cell}"><code>{esc(p)}</code></td>'
+            f'<td style="{cell}">{esc(PERMISSIONS.get(p, ("", ()))[0])}</td>'
+            f'<td style="{cell}">{esc(extra.get(p, "asked for"))}</td></tr>'
+            for p in listed
+        )
+        status = req.status
+        colour = OK_COLOUR if req.granted else PENDING_COLOUR if not req.done else "#cf222e"
+        what = {
+            "pending": "waiting for the owner to answer in the Decoy app (<code>req.wait()</code> waits; "
+            "<code>%decoy status</code> shows what is held)",
+            "already_granted": "nothing was sent: this connection holds it already",
+        }.get(status, "")
+        said = f"<div>The reason the owner reads: “{esc(reason)}”</div>" if reason else ""
+        return (
+            f'<div class="decoy-request-card" style="font-family:sans-serif;margin:6px 0">'
+            f"<div><b>Grant request</b> <code>{esc(req.request_id or '(none sent)')}</code> — "
+            f'<span class="decoy-request-status" style="color:{colour};font-weight:bold">{esc(status)}</span>'
+            f"{' — ' + what if what else ''}</div>{said}"
+            f'<table style="border-collapse:collapse;margin-top:4px"><tr><th style="{cell}">permission</th>'
+            f'<th style="{cell}">the owner sees</th><th style="{cell}">why</th></tr>{rows}</table></div>'
+        )
+
+    def _repr_mimebundle_(self, **kw: Any) -> dict:
+        return {**(super()._repr_mimebundle_(**kw) or {}), "text/html": self.value}

@@ -1,7 +1,9 @@
-"""Pairing widget: the link (code pre-filled), the user code with a copy button, live status
-and countdown, and Cancel. It never blocks the kernel: the pairing runs in its handle's
-thread and a small ticker thread refreshes the widget; when it is done the consent card
-(asked · granted · held now) takes the status line's place.
+"""Pairing widget: the link (code pre-filled) styled as a link, a QR code of it for the owner's
+phone (drawn here with segno: nothing leaves the machine), the user code with a Copy button,
+live status and countdown, and Cancel. It never blocks the kernel: the pairing runs in its
+handle's thread and a small ticker thread refreshes the widget, so Cancel works at any moment.
+An ending is one line in the widget (done, denied, expired, cancelled, failed); when it is done
+the consent card (asked · granted · held now) appears below.
 """
 
 from __future__ import annotations
@@ -16,6 +18,17 @@ import ipywidgets as W
 from ..display import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, countdown, esc
 from ..pairing import FINAL
 from .consent import ConsentCard
+
+
+def qr_svg(text: str) -> str:
+    """`text` as an inline SVG QR code (segno, drawn locally)."""
+    import io
+
+    import segno
+
+    out = io.BytesIO()
+    segno.make(text, error="m").save(out, kind="svg", scale=4, border=2, xmldecl=False, svgns=True)
+    return out.getvalue().decode()
 
 
 class PairingWidget(W.VBox):
@@ -34,8 +47,12 @@ class PairingWidget(W.VBox):
         tick: float = 1.0,
         ticker: bool = True,
         consent: bool = True,
+        qr: bool = True,
+        sandbox: Any = None,
     ):
         self.handle = handle
+        self.sandbox_handle = sandbox  # the embedded sandbox this pairs with (its owner phone), if any
+        self._qr_on = qr
         self.connection: Any = None
         self.error: BaseException | None = None
         self._on_done = on_done
@@ -48,6 +65,8 @@ class PairingWidget(W.VBox):
             "<b>Pair with Decoy</b> — open the link on the owner's phone, or enter the code in the Decoy app."
         )
         self._link = W.HTML()
+        self._qr = W.HTML()
+        self._qr.add_class("decoy-pair-qr")
         self._code = W.HTML()
         self._status = W.HTML()
         self._cancel = W.Button(description="Cancel", icon="times", button_style="warning")
@@ -57,7 +76,8 @@ class PairingWidget(W.VBox):
             '<span style="color:#57606a;font-size:90%">The token and the agent key stay in the '
             "profile store (or in memory for the sandbox); outputs show fingerprints only.</span>"
         )
-        super().__init__([self._title, self._link, W.HBox([self._code, self._cancel]), self._status, note, self._card])
+        left = W.VBox([self._link, W.HBox([self._code, self._cancel]), self._status, note])
+        super().__init__([self._title, W.HBox([self._qr, left]), self._card])
         self.add_class("decoy-pairing")
         if hasattr(handle, "on_status"):
             handle.on_status = lambda _h: self.refresh()
@@ -71,6 +91,11 @@ class PairingWidget(W.VBox):
         self.handle.cancel()
         self._cancel.disabled = True
         self.refresh()
+
+    @property
+    def waiting(self) -> bool:
+        """The pairing is still going (the owner has not answered, nothing has ended it)."""
+        return not self.handle.done()
 
     def wait(self, timeout: float | None = None) -> Any:
         """Block until the pairing ends (for scripts and `--wait`); the Connection."""
@@ -97,8 +122,14 @@ class PairingWidget(W.VBox):
             link, code = h.link, h.user_code
             if link:
                 self._link.value = (
-                    f'<a href="{esc(link)}" target="_blank" rel="noopener" class="decoy-pair-link">{esc(link)}</a>'
+                    f'<a href="{esc(link)}" target="_blank" rel="noopener" class="decoy-pair-link" '
+                    'style="color:#0969da;text-decoration:underline;font-size:15px;cursor:pointer">'
+                    f"🔗 {esc(link)}</a>"
                 )
+                if self._qr_on and not self._qr.value:
+                    self._qr.value = (
+                        '<div title="Scan with the owner\'s phone" style="margin-right:12px">' + qr_svg(link) + "</div>"
+                    )
             else:
                 self._link.value = "<i>asking the server for a pairing link…</i>"
             if code:
@@ -121,6 +152,8 @@ class PairingWidget(W.VBox):
             )
             self._cancel.disabled = status in FINAL or bool(getattr(h, "cancelled", False))
             self._cancel.layout.display = "none" if status in FINAL else None
+            if status in FINAL:
+                self._qr.value = ""  # the link no longer pairs: do not invite a scan
             done = status in FINAL and (not hasattr(h, "done") or h.done())
             if done and not self._finished:
                 self._finished = True
@@ -132,9 +165,8 @@ class PairingWidget(W.VBox):
     def _finish(self) -> None:
         try:
             self.connection = self.handle.result(0)
-        except BaseException as exc:
+        except BaseException as exc:  # the status line already says how it ended, in one line
             self.error = exc
-            self._card.children = [W.HTML(f'<div style="color:{BAD_COLOUR}">Pairing ended: {esc(exc)}</div>')]
             return
         if self._consent:
             try:

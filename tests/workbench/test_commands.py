@@ -355,7 +355,7 @@ def test_missing_profile_is_a_clear_error(sandbox, config, capsys):
     code, out, err = cli(capsys, config, "memories", "--profile", "nobody")
     assert code == 2 and out == ""
     assert err.startswith("error: no saved profile 'nobody'")
-    assert "decoy-lab pair URL --profile nobody" in err
+    assert "decoy-lab connect URL --profile nobody" in err
 
 
 def test_no_profile_at_all(sandbox, tmp_path, monkeypatch, capsys):
@@ -380,7 +380,7 @@ def test_server_refusal_prints_code_and_recovery(sandbox, config, capsys):
     code, out, err = cli(capsys, config, "memories", "--profile", "revoked")
     assert code == 2 and out == ""
     assert err.startswith("error: HTTP 401 TOKEN_REVOKED") and "recovery: re_pair" in err
-    assert "decoy-lab pair URL --profile revoked" in err
+    assert "decoy-lab connect URL --profile revoked" in err
 
 
 def test_unpair_ends_the_connection_and_deletes_the_profile(sandbox, config, capsys):
@@ -402,9 +402,7 @@ def test_unpair_ends_the_connection_and_deletes_the_profile(sandbox, config, cap
 
 
 def test_unpair_local_only_forgets_the_profile_and_says_the_connection_lives_on(sandbox, config, capsys):
-    from argparse import Namespace
-
-    from decoy_lab.commands import _hint
+    from decoy_lab import verbs
     from decoy_lab.errors import TransportError
 
     code, _, err = cli(capsys, config, "pair", sandbox.url, "--profile", "offline", "--name", "Offline one")
@@ -416,7 +414,7 @@ def test_unpair_local_only_forgets_the_profile_and_says_the_connection_lives_on(
     r = httpx.get(f"{sandbox.url}/api/agent/policies", headers={"Authorization": f"Bearer {saved.access_token}"})
     assert r.status_code == 200
     # an unreachable server keeps the profile and says how to go on
-    hint = _hint(TransportError("cannot reach"), Namespace(command="unpair", profile="offline"))
+    hint = verbs.hint(TransportError("cannot reach"), verbs.SHELL, verb="unpair", profile="offline")
     assert (
         hint == "the profile was kept: run decoy-lab unpair --profile offline again, or forget it here only "
         "with --local"
@@ -520,3 +518,47 @@ def test_status_line_rewrites_in_place_on_a_terminal_and_prints_changes_otherwis
     for text in ("waiting — 9:59 left", "waiting — 9:58 left", "approved — 9:58 left"):
         plain.show(text, steady=text.split(" — ")[0])
     assert log.getvalue() == "waiting\napproved\n"
+
+
+# -- one verb table, mistakes, reuse ----------------------------------------------------------------
+def test_edit_in_a_shell_never_imports_matplotlib(sandbox, config, capsys):
+    """Issue 12: "the CLI no longer imports matplotlib for `edit`" (it costs a second at start)."""
+    env = {**os.environ, ENV_DIR: str(config), ENV_KEYRING: "0"}
+    code, out, err = cli(capsys, config, "save", "Edit me in a shell.")
+    assert code == 0, err
+    mid = out.strip()
+    code = (
+        "import sys; from decoy_lab.cli import main; "
+        f"rc = main(['edit', {mid!r}, '--categories', 'travel']); "
+        "print(rc, 'matplotlib' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.stdout.split()[-2:] == ["0", "False"], done.stderr
+
+
+def test_a_mistyped_sub_command_is_one_line_and_the_closest_ones_usage(capsys):
+    """Issue 12: "unknown sub-command 'memries' — did you mean 'memories'?" plus its one-line usage."""
+    from decoy_lab import verbs
+
+    assert main(["memries"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "error: unknown sub-command 'memries' — did you mean 'memories'?",
+        "usage: " + verbs.BY_NAME["memories"].usage(verbs.SHELL),
+    ]
+    assert main(["zzzzzz"]) == 2
+    assert capsys.readouterr().err.strip() == "error: unknown sub-command 'zzzzzz' — decoy-lab --help lists them"
+
+
+def test_connect_again_reuses_the_saved_connection_and_connections_lists_them(sandbox, config, capsys):
+    """Issue 12: "A second `connect` reuses the live connection of that profile and says so"; the
+    shell's older `pair` is the same verb."""
+    token_id = ProfileStore(config).load("default").token_id
+    code, out, _ = cli(capsys, config, "connect", sandbox.url)
+    assert code == 0 and "Already connected" in out and token_id in out and "--new" in out
+    code, out, _ = cli(capsys, config, "pair", "--url", sandbox.url)
+    assert code == 0 and "Already connected" in out
+    assert ProfileStore(config).load("default").token_id == token_id  # nothing was paired again
+    code, out, _ = cli(capsys, config, "connections")
+    line = next(x for x in out.splitlines() if token_id in x)
+    assert code == 0 and line.startswith("→") and sandbox.url in line

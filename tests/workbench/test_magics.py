@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 import pandas as pd
 import pytest
 from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
-from decoy_lab import sealing, topicmap, wire
+from decoy_lab import sealing, topicmap, verbs, wire
 from decoy_lab.trace import Trace
 from decoy_lab.widgets import PairingWidget, SteppedTrace, Stepper, VaultView
 
@@ -38,6 +40,17 @@ def connected(ip, magics):
         magics.sandbox.stop()
 
 
+def wait_for(fn, timeout=30.0):
+    """Poll `fn` until it is truthy (the pairing runs in a thread of its own)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.02)
+    raise AssertionError("timed out")
+
+
 def decoy(ip, line, cell=None):
     if cell is None:
         return ip.run_line_magic("decoy", line)
@@ -57,26 +70,35 @@ def test_config_traits_are_settable_with_percent_config(ip, magics):
 
 
 @pytest.mark.parametrize(
-    "line, words",
+    "line, words, verb",
     [
-        ("", "needs a sub-command"),
-        ("frobnicate", "unknown sub-command 'frobnicate'"),
-        ("unseal", "the following arguments are required: id"),
-        ("map --depth two", "invalid int value"),
-        ("memories --bogus", "unrecognized arguments: --bogus"),
-        ('seal "no closing quote', "No closing quotation"),
-        ("delete", "the following arguments are required: ids"),
-        ("request", "the following arguments are required: permissions"),
-        ("topics extra", "unrecognized arguments: extra"),
+        ("", "needs a sub-command", None),
+        ("frobnicate", "unknown sub-command 'frobnicate'", None),
+        ("memries", "unknown sub-command 'memries' — did you mean 'memories'?", "memories"),
+        ("unseal", "the following arguments are required: ID", "unseal"),
+        ("map --depth two", "invalid int value", "map"),
+        ("memories --bogus", "unrecognized arguments: --bogus", "memories"),
+        ("memories --serch x", "unknown option '--serch' — did you mean '--search'?", "memories"),
+        ('seal "no closing quote', "No closing quotation", None),
+        ("delete", "the following arguments are required: ID", "delete"),
+        ("request", "the following arguments are required: PERM", "request"),
+        ("topics extra", "unrecognized arguments: extra", "topics"),
     ],
 )
-def test_bad_arguments_raise_usage_error_with_the_usage(ip, line, words):
+def test_a_mistake_is_one_line_and_a_suggestion_never_the_full_usage(ip, line, words, verb):
+    """Issue 12: "`%decoy memries` → unknown sub-command 'memries' — did you mean 'memories'? plus
+    that sub-command's one-line usage; full usage only on `help`"."""
     with pytest.raises(UsageError) as err:
         decoy(ip, line)
-    assert words in str(err.value) and "%decoy memories [--topic T]" in str(err.value)
-    assert "%decoy decoy" not in str(err.value)  # the message names the sub-command the user typed
+    text = str(err.value)
+    assert words in text and len(text.splitlines()) <= 2
+    assert "%decoy decoy" not in text  # the message names the sub-command the user typed
+    if verb is None:
+        assert "usage:" not in text
+    else:
+        assert text.splitlines()[-1] == "usage: " + verbs.BY_NAME[verb].usage()
     if line.startswith("memories"):
-        assert str(err.value).startswith("%decoy memories: ")
+        assert text.startswith("%decoy memories: ")
 
 
 def test_commands_before_connecting_say_how_to_connect(ip, magics):
@@ -252,47 +274,103 @@ def test_save_a_nested_topic_under_its_parent(ip, connected):
     assert set(G) == {topicmap.USER, golf, covers}
 
 
-def test_connect_no_wait_never_blocks_and_commands_say_the_pairing_is_pending(ip, magics, connected):
-    """The pairing widget "never blocks the kernel": `--no-wait` returns at once; the owner
-    approves later (here the sandbox's manual owner phone)."""
+def test_connect_returns_at_once_and_commands_say_the_pairing_is_waiting(ip, magics, connected):
+    """The README: "the kernel never blocks". With an owner who approves later (the sandbox's
+    manual phone), `connect` returns the widget at once; later commands say it is waiting; the
+    approval connects in the background."""
     from decoy_lab.sandbox import Sandbox
 
     before = magics.connection, magics.pairing
     with Sandbox.start(approve="manual", seed="none") as sb:
         try:
             magics.connection = None
-            w = decoy(ip, f"connect --url {sb.url} --no-wait --name waiting")
-            assert isinstance(w, PairingWidget)
-            code = None
-            for _ in range(200):  # the handle's thread asks for the link; no fixed sleep
-                if w.handle.user_code:
-                    code = w.handle.user_code
-                    break
-                w.handle._done.wait(0.05)
+            t0 = time.monotonic()
+            w = decoy(ip, f"connect {sb.url} --name waiting")
+            assert time.monotonic() - t0 < 3 and isinstance(w, PairingWidget) and w.waiting
+            assert w.handle._done.wait(0) is False
+            code = wait_for(lambda: w.handle.user_code)
             assert code and w.connection is None
+            assert "decoy-pair-qr" in w._qr._dom_classes and "<svg" in w._qr.value
             with pytest.raises(UsageError, match="still waiting"):
                 decoy(ip, "memories")
             sb.owner.approve(code)
             conn = w.wait(60)
-            assert magics.connection is conn and conn.base_url == sb.url
+            wait_for(lambda: magics.connection is conn)
+            assert conn.base_url == sb.url
             assert isinstance(decoy(ip, "memories"), pd.DataFrame)
+            magics._forget(conn)
             conn.close()
         finally:
             magics.connection, magics.pairing = before
 
 
+def test_cancel_at_any_moment_and_a_later_approval_does_not_connect(ip, magics, connected):
+    """Issue 12: "an approval after a cancel or timeout does not connect"; cancel is one line in
+    the widget, never a traceback."""
+    from decoy_lab.sandbox import Sandbox
+
+    before = magics.connection, magics.pairing
+    with Sandbox.start(approve="manual", seed="none") as sb:
+        try:
+            magics.connection = None
+            w = decoy(ip, f"connect {sb.url} --name cancelled")
+            code = wait_for(lambda: w.handle.user_code)
+            w._cancel.click()
+            wait_for(lambda: w.handle.done())
+            w.refresh()
+            assert w.handle.status == "cancelled" and "cancelled" in w._status.value
+            assert w._card.children == () and w._qr.value == ""
+            try:
+                sb.owner.approve(code)
+            except Exception:
+                pass  # the server may refuse: the device code is no longer polled
+            assert magics.connection is None and w.connection is None
+            with pytest.raises(UsageError, match="not connected"):
+                decoy(ip, "memories")
+        finally:
+            magics.connection, magics.pairing = before
+
+
+def test_a_second_connect_reuses_the_live_connection_and_new_pairs_another(ip, magics, connected):
+    """Issue 12: "A second `connect` reuses the live connection of that profile and says so;
+    `--new` pairs another, and the previous one stays listed"."""
+    before = magics.connection, list(magics.connections)
+    try:
+        with capture_output() as out:
+            again = decoy(ip, "connect --sandbox")
+        assert again is connected and "Already connected" in out.stdout and "--new" in out.stdout
+        other = decoy(ip, "connect --sandbox --new --name second")
+        assert other is not connected and magics.connection is other
+        listing = decoy(ip, "connections")
+        assert list(listing["token_id"])[-2:] == [connected.token_id, other.token_id]
+        assert list(listing["current"])[-1] == "→" and listing.index[0] == 1
+        token_id = other.token_id
+        with capture_output() as out:
+            decoy(ip, f"unpair {len(magics.connections)}")
+        assert f"Ended connection {token_id}" in out.stdout
+        assert other not in magics.connections and connected in magics.connections
+        with pytest.raises(UsageError, match="no connection 'nope'"):
+            decoy(ip, "unpair nope")
+    finally:
+        magics.connection = before[0]
+        magics.connections[:] = before[1]
+
+
 def test_connect_url_saves_a_profile_and_connect_profile_resumes_it(ip, magics, connected):
     """Reconnecting keeps the same key: `connect --profile P` resumes what pairing stored."""
-    before = magics.connection, magics.pairing
+    before = magics.connection, magics.pairing, list(magics.connections)
     try:
         first = decoy(ip, f"connect --url {magics.sandbox.url} --profile work --name keeper")
+        assert decoy(ip, "connect --profile work") is first  # live in this kernel: reused
+        magics._forget(first)
         again = decoy(ip, "connect --profile work")
         assert again is not first and again.agent_key.fingerprint == first.agent_key.fingerprint
         assert again.token_id == first.token_id and magics.connection is again
         first.close()
         again.close()
     finally:
-        magics.connection, magics.pairing = before
+        magics.connection, magics.pairing = before[:2]
+        magics.connections[:] = before[2]
 
 
 def test_unpair_ends_the_connection_and_deletes_its_profile(ip, magics, connected):
@@ -319,10 +397,11 @@ def test_unpair_ends_the_connection_and_deletes_its_profile(ip, magics, connecte
             decoy(ip, "unpair")
         other = decoy(ip, f"connect --url {magics.sandbox.url} --profile saved --name saved")
         magics.connection = before[0]  # a saved profile is ended without being the current connection
+        other_token = other.tokens.access_token
         with capture_output() as out:
             decoy(ip, "unpair --profile saved")
         assert "deleted profile 'saved'" in out.stdout and magics.connection is before[0]
-        assert answer(other, other.tokens.access_token)["code"] == "TOKEN_REVOKED"
+        assert answer(other, other_token)["code"] == "TOKEN_REVOKED"
         other.close()
     finally:
         magics.connection, magics.pairing = before
@@ -365,7 +444,7 @@ def test_a_revoked_connection_or_a_missing_grant_says_which_magic_to_run(ip, mag
     before = magics.connection
     try:
         magics.connection = Refused(TokenError(401, "TOKEN_REVOKED", "revoked", recovery="re_pair"))
-        with pytest.raises(UsageError, match=r"TOKEN_REVOKED.*\n→ pair anew in this notebook: %decoy connect"):
+        with pytest.raises(UsageError, match=r"TOKEN_REVOKED.*\n→ this connection needs a new pairing: %decoy connect"):
             decoy(ip, "memories")
         magics.connection = Refused(
             InsufficientGrant(403, "INSUFFICIENT_GRANT", "needs memory.edit", required_permission="memory.edit")
