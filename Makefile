@@ -26,10 +26,11 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: $(VENV)/.lab-installed
 	$(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/01-tour.ipynb
 
-# Lint and format checks first: they take seconds and catch what the tests would not.
+# Lint, format and type checks first: they take seconds and catch what the tests would not.
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 test: $(VENV)/.test-installed lint
 	bash scripts/ensure-chromium.sh

@@ -226,9 +226,9 @@ class Access:
         """The plain summary first (the server's sentence when it gives one), then memories, then
         when access ends."""
         a = self.raw.get("access")
-        lines = []
-        if isinstance(a, dict) and isinstance(a.get("summary") or a.get("text"), str):
-            lines.append(a.get("summary") or a.get("text"))
+        lines: list[str] = []
+        if isinstance(a, dict) and isinstance(said := a.get("summary") or a.get("text"), str):
+            lines.append(said)
         if isinstance(a, dict) and a.get("everything") is True:
             lines.append("Everything in the vault (the whole-vault grant).")
         mem = self.memory

@@ -467,8 +467,8 @@ class Connection:
         s = self.session
         send_with_retries(self._api.revoke, retries=s.retries, backoff=s.backoff, sleep=s.sleep)
         self._access = None
-        if saved_here:
-            self._store.delete(self.profile)  # type: ignore[union-attr]
+        if saved_here and self._store is not None and self.profile:
+            self._store.delete(self.profile)
 
     # -- access ---------------------------------------------------------------------------------
     def access(self, refresh: bool = True) -> Access:

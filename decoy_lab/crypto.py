@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+from typing import NoReturn
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes, serialization
@@ -152,5 +153,5 @@ class AgentKey:
 
     __str__ = __repr__
 
-    def __reduce__(self):  # never let pickling or copying leak the key by accident
+    def __reduce__(self) -> NoReturn:  # never let pickling or copying leak the key by accident
         raise TypeError("AgentKey is not picklable; use to_pem() deliberately")

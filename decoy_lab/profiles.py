@@ -213,8 +213,8 @@ class ProfileStore:
             if raw is None:
                 raise ProfileError(f"profile {name!r} keeps its secrets in keyring, which is not available now")
             data.update(json.loads(raw))
-        known = {f.name for f in fields(Profile)}
-        return Profile(**{k: v for k, v in data.items() if k in known})
+        members = {f.name for f in fields(Profile)}
+        return Profile(**{k: v for k, v in data.items() if k in members})
 
     def delete(self, name: str) -> bool:
         path = self.path(name)

@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import math
 import typing
-from typing import Any
+from typing import Any, TypeGuard, TypeVar, overload
+
+T = TypeVar("T")
 
 
-def fits(value: Any, shape: Any) -> bool:
+@overload
+def fits(value: object, shape: type[T]) -> TypeGuard[T]: ...
+@overload
+def fits(value: object, shape: Any) -> bool: ...
+def fits(value: object, shape: Any) -> bool:
     """Whether a JSON value has `shape`: a type, a tuple of types, or list[shape]. `int` excludes
     booleans, and `float` means any finite number (a wait or a count can be used as it is)."""
     if typing.get_origin(shape) is list:

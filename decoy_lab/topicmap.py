@@ -94,7 +94,7 @@ def _frames(source: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         parts = list(source) + [None] * (3 - len(source))
     else:
         parts = [getattr(source, k, None) for k in ("memories", "topics", "links")]
-    return tuple(p if isinstance(p, pd.DataFrame) else pd.DataFrame() for p in parts[:3])  # type: ignore[return-value]
+    return tuple(p if isinstance(p, pd.DataFrame) else pd.DataFrame() for p in parts[:3])
 
 
 def _get(row: Mapping[str, Any], *names: str, default: Any = None) -> Any:

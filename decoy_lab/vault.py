@@ -27,6 +27,7 @@ from . import frames, memory, sealing, wire
 from .crypto import AgentKey
 from .errors import DecoyError, UnreadableRow
 from .frames import DecodedRow
+from .memory import Topic
 
 WAITING = "waiting"  # kind of a row the server listed by id only (preparing / failed)
 # The waiting members of a memories answer that are counted and shown, and their shapes (http.expect_object).
@@ -362,7 +363,7 @@ class Vault:
     def served_row(self, row_id: str) -> dict | None:
         return next((r for r in self.served if r.get("id") == row_id), None)
 
-    def find_topic(self, name_or_id: Any) -> memory.Topic | None:
+    def find_topic(self, name_or_id: Any) -> Topic | None:  # (`memory` here is the method above)
         return memory.find_topic(self.topic_list, name_or_id)
 
     def unreadable(self) -> dict[str, str]:

@@ -19,7 +19,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .errors import WireFormatError
 
@@ -138,7 +138,7 @@ class Layout:
     def value(self, name: str) -> bytes:
         return self[name].value
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-friendly field table (values in hex), e.g. to export a parse."""
         return {
             "kind": self.kind,
@@ -163,7 +163,7 @@ _ENVELOPE = (
     ("ciphertext", None, None, "AES-256-GCM ciphertext"),
     ("tag", TAG_LEN, None, "AES-GCM authentication tag"),
 )
-SPECS: dict[str, tuple] = {
+SPECS: dict[str, tuple[tuple[Any, ...], ...]] = {
     "vault": (
         ("version", 1, b"\x01", "SealedBlob version 1"),
         ("mode", 1, b"\x01", "mode 1 = VAULT (symmetric)"),

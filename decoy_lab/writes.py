@@ -329,7 +329,7 @@ def delete_memories(s: Session, ids: list[str]) -> DeleteResult:
     deleted by the attempt whose answer was lost."""
     known = set(s.written)
     if s.vault is not None:
-        known |= {r.get("id") for r in s.vault.served}
+        known |= {r["id"] for r in s.vault.served if isinstance(r.get("id"), str)}
     before = s.resends
     ans = send(s, "POST", f"{MEMORIES}/delete", {"ids": ids})
     result = DeleteResult(

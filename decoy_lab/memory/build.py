@@ -31,7 +31,8 @@ _METADATA_TOPIC_KEYS = ("topic", "topics", "topic_name")
 
 
 # -- building rows ------------------------------------------------------------------------------
-def _need_owner(keys: RecipientKeys) -> None:
+def _need_owner(keys: RecipientKeys) -> str:
+    """The owner's public key, once the keys are complete enough to seal a row."""
     if not isinstance(keys, RecipientKeys):
         raise MemoryModelError("keys must be a RecipientKeys (owner_public_key, agent_public_key, grantees)")
     if not keys.owner_public_key:
@@ -43,9 +44,12 @@ def _need_owner(keys: RecipientKeys) -> None:
         raise MemoryModelError(
             "keys.agent_public_key is missing: this connection's own public key is needed for self_wrap"
         )
+    return keys.owner_public_key
 
 
-def _sealed_row(key: bytes, plaintext: dict, keys: RecipientKeys, *, trace: Trace | None = None) -> dict:
+def _sealed_row(
+    key: bytes, plaintext: dict[str, Any], keys: RecipientKeys, *, trace: Trace | None = None
+) -> dict[str, Any]:
     """Seal `plaintext` under `key` and wrap the key to the owner, this agent and the grantees."""
     row_id = plaintext["row_id"]
     plain = decode_plaintext(plaintext, row_id)  # we write only what we can read back
@@ -59,7 +63,7 @@ def _sealed_row(key: bytes, plaintext: dict, keys: RecipientKeys, *, trace: Trac
         "id": row_id,
         "kid": wire.kid(key),
         "ciphertext": wire.b64encode(blob),
-        "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, keys.owner_public_key, trace=trace)),
+        "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, _need_owner(keys), trace=trace)),
         "self_wrap": wire.b64encode(sealing.wrap_to_agent(key, keys.agent_public_key, trace=trace)),
     }
     wraps = grantee_wraps(key, plain, keys, trace=trace)
@@ -149,11 +153,11 @@ def new_memory_row(
     topic: Any = None,
     categories: Iterable[str] = (),
     account: str | None = None,
-    metadata: Mapping | None = None,
+    metadata: Mapping[str, Any] | None = None,
     about_hint: str | None = None,
     trace: Trace | None = None,
     row_id: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """A POST-ready memory row `{id, kid, ciphertext, owner_wrap, self_wrap, grantee_wraps?, self_via?}`.
 
     Exactly one `about`: the user (default), `topic` ({"id", "name"}) or `account` (its uuid).
@@ -204,8 +208,8 @@ class TopicRows:
     entity and relation rows to POST together with its first memory."""
 
     topic_id: str
-    topic: dict
-    rows: list[dict]
+    topic: dict[str, Any]
+    rows: list[dict[str, Any]]
 
 
 def new_topic_rows(

@@ -22,7 +22,7 @@ _MEMORY_CHANGES = frozenset({"text", "categories", "topic"})
 
 
 # -- editing ------------------------------------------------------------------------------------
-def apply_text(observation: dict, changes: Mapping) -> None:
+def apply_text(observation: dict[str, Any], changes: Mapping[str, Any]) -> None:
     """Put `changes["text"]`, when given, into an observation's content; it must be non-empty."""
     if "text" in changes:
         text = changes["text"]
@@ -32,14 +32,14 @@ def apply_text(observation: dict, changes: Mapping) -> None:
 
 
 def edit_memory_row(
-    served_row: Mapping,
-    changes: Mapping,
+    served_row: Mapping[str, Any],
+    changes: Mapping[str, Any],
     agent_key: AgentKey,
     keys: RecipientKeys,
     *,
     trace: Trace | None = None,
     key_cache: MutableMapping[str, bytes] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """A PUT body that re-seals the whole plaintext with only what changed.
 
     `changes` may hold `text`, `categories` and `topic` ({"id","name"}; None = back to You). Removing
@@ -104,7 +104,7 @@ def edit_memory_row(
     return body
 
 
-def _move(new: dict, obs: dict, plain: Plain, topic: Any) -> None:
+def _move(new: dict[str, Any], obs: dict[str, Any], plain: Plain, topic: Any) -> None:
     """Apply a topic change to `new` in place (naming the current topic changes nothing)."""
     current = plain.about_label
     if current.startswith("account:"):
@@ -129,14 +129,14 @@ def _move(new: dict, obs: dict, plain: Plain, topic: Any) -> None:
 
 
 def attach_duplicate(
-    served: Mapping,
+    served: Mapping[str, Any],
     *,
     topic: Any = None,
     categories: Iterable[str] = (),
     agent_key: AgentKey,
     keys: RecipientKeys,
     trace: Trace | None = None,
-) -> dict | None:
+) -> dict[str, Any] | None:
     """In an add flow: a PUT body filing this connection's own duplicate under `topic` (adding
     `categories`), when it is `mine` and has no topic or account yet. None otherwise — someone
     else's memory is reported, never touched — and None when there is nothing to add."""

@@ -10,7 +10,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from ..errors import MemoryModelError, UnreadableRow
 from ..trace import Trace, tracer
@@ -50,12 +50,12 @@ class Plain:
 
     kind: str  # "memory" | "topic" | "link" | "other"
     row_id: str
-    plaintext: dict = field(repr=False)
+    plaintext: dict[str, Any] = field(repr=False)
     text: str | None = None
     entity_name: str | None = None
     about: list[str] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
-    metadata: dict | None = None
+    metadata: dict[str, Any] | None = None
     about_hint: str | None = None
     name: str | None = None
     entity_type: str | None = None
@@ -99,7 +99,7 @@ class Plain:
 _ABOUT = re.compile(r"(topic|account):\S+")
 
 
-def _fail(row_id: str | None, reason: str):
+def _fail(row_id: str | None, reason: str) -> NoReturn:
     raise UnreadableRow(row_id, reason)
 
 
@@ -113,7 +113,7 @@ def _type(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _opt(obj: Mapping, key: str, typ: type | tuple, row_id: str, where: str) -> Any:
+def _opt(obj: Mapping[str, Any], key: str, typ: type | tuple[type, ...], row_id: str, where: str) -> Any:
     if key not in obj:
         return None
     value = obj[key]
@@ -123,7 +123,7 @@ def _opt(obj: Mapping, key: str, typ: type | tuple, row_id: str, where: str) -> 
     return value
 
 
-def _req(obj: Mapping, key: str, typ: type, row_id: str, where: str) -> Any:
+def _req(obj: Mapping[str, Any], key: str, typ: type, row_id: str, where: str) -> Any:
     if key not in obj:
         _fail(row_id, f"{where}{key} is missing")
     return _opt(obj, key, typ, row_id, where)
@@ -163,7 +163,7 @@ def decode_plaintext(obj: Any, row_id: str, *, trace: Trace | None = None) -> Pl
     return plain
 
 
-def _classify(obj: dict, row_id: str) -> Plain:
+def _classify(obj: dict[str, Any], row_id: str) -> Plain:
     about = _str_list(obj["about"], "about", row_id) if "about" in obj else []
     if "observation" in obj:
         obs = obj["observation"]

@@ -25,7 +25,7 @@ def _as_account_id(value: str) -> str:
     return value[len("account:") :] if value.startswith("account:") else value
 
 
-def _texts(selectors: Mapping, name: str) -> list[str]:
+def _texts(selectors: Mapping[str, Any], name: str) -> list[str]:
     """A selector list as text: ids and names are read as given, anything else is refused."""
     value = selectors.get(name) or []
     if not isinstance(value, (list, tuple, set, frozenset)):
@@ -63,7 +63,7 @@ class Selectors:
             account_wildcard=bool(value.get("account_wildcard")),
         )
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {
             "all": self.all,
             "categories": sorted(self.categories),
@@ -126,7 +126,7 @@ class RecipientKeys:
             self.self_selectors = Selectors.from_json(self.self_selectors)
 
     @classmethod
-    def from_response(cls, body: Mapping, agent_public_key: str) -> RecipientKeys:
+    def from_response(cls, body: Mapping[str, Any], agent_public_key: str) -> RecipientKeys:
         """From a `GET /api/agent/context/memory-grantees` answer."""
         me = body.get("self") or {}
         if not isinstance(me, Mapping):
@@ -204,10 +204,10 @@ def reasons_for(selectors: Any, plain: Plain) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def grantee_wraps(key: bytes, plain: Plain, keys: RecipientKeys, *, trace: Trace | None = None) -> list[dict]:
+def grantee_wraps(key: bytes, plain: Plain, keys: RecipientKeys, *, trace: Trace | None = None) -> list[dict[str, Any]]:
     """`[{token_id, via, wrapped_key}]` for every other connection whose selectors reach the row
     (at most 100, the server's limit; the owner's phone shares with the rest)."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for g in keys.others():
         via = reasons_for(g.selectors, plain)
         if via and len(out) < MAX_GRANTEE_WRAPS:

@@ -23,7 +23,7 @@ from .plaintext import Plain, _fail, _str_list, _type, decode_plaintext
 
 
 # -- keys ---------------------------------------------------------------------------------------
-class KeyCache(dict):
+class KeyCache(dict[str, bytes]):
     """kid -> raw 32-byte memory key, filled by the readers so a reload of unchanged rows costs no
     RSA work. A dict whose repr shows kids only: the keys are secrets."""
 
@@ -56,10 +56,10 @@ class Memory(Served):
     text: str
     about: str  # "user", "topic:<id>" or "account:<id>"
     entity_name: str | None = None
-    topic: dict | None = None  # {"id": "topic:<id>", "name": …}
+    topic: dict[str, Any] | None = None  # {"id": "topic:<id>", "name": …}
     account: str | None = None
     categories: list[str] = field(default_factory=list)
-    metadata: dict = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
     about_hint: str | None = None
 
     kind = "memory"
@@ -108,7 +108,7 @@ def _timestamp(value: Any, name: str, row_id: str) -> datetime | None:
     _fail(row_id, f"the served {name} {value!r} is not an ISO 8601 date-time")
 
 
-def _served(row: Mapping, row_id: str) -> Served:
+def _served(row: Mapping[str, Any], row_id: str) -> Served:
     via = row.get("via")
     if via is None:
         via = ["self"] if _is_posted(row) else []
@@ -126,7 +126,7 @@ def _served(row: Mapping, row_id: str) -> Served:
     )
 
 
-def _is_posted(row: Mapping) -> bool:
+def _is_posted(row: Mapping[str, Any]) -> bool:
     """A row as new_memory_row built it (self_wrap, no wrapped_key): ours, readable offline."""
     return "wrapped_key" not in row and "self_wrap" in row
 
@@ -141,7 +141,11 @@ def _row_id(row: Any) -> str:
 
 
 def _row_key(
-    row: Mapping, row_id: str, agent_key: AgentKey, trace: Trace | None, key_cache: MutableMapping[str, bytes] | None
+    row: Mapping[str, Any],
+    row_id: str,
+    agent_key: AgentKey,
+    trace: Trace | None,
+    key_cache: MutableMapping[str, bytes] | None,
 ) -> bytes:
     """Unwrap the row's key with this connection's private key and check it against `kid`."""
     t = tracer(trace)
@@ -174,7 +178,7 @@ def _row_key(
 
 
 def _open(
-    row: Mapping, agent_key: AgentKey, trace: Trace | None, key_cache: MutableMapping[str, bytes] | None
+    row: Mapping[str, Any], agent_key: AgentKey, trace: Trace | None, key_cache: MutableMapping[str, bytes] | None
 ) -> tuple[str, bytes, Plain]:
     row_id = _row_id(row)
     blob = row.get("ciphertext")
@@ -215,7 +219,7 @@ def _model(plain: Plain, meta: Served) -> Row | None:
             **common,
         )
     if plain.kind == "topic":
-        return TopicEntity(plain.row_id, plain.topic_id, plain.name or "", plain.entity_type or "", **common)
+        return TopicEntity(plain.row_id, plain.topic_id or "", plain.name or "", plain.entity_type or "", **common)
     if plain.kind == "link":
         return Link(
             plain.row_id,
@@ -229,7 +233,7 @@ def _model(plain: Plain, meta: Served) -> Row | None:
 
 
 def read_row(
-    row: Mapping,
+    row: Mapping[str, Any],
     agent_key: AgentKey,
     *,
     trace: Trace | None = None,
@@ -248,7 +252,7 @@ read_graph_row = read_row
 
 
 def read_memory_row(
-    row: Mapping,
+    row: Mapping[str, Any],
     agent_key: AgentKey,
     *,
     trace: Trace | None = None,
@@ -263,13 +267,13 @@ STREAM_CHUNK = 16  # rows per pool task while rows are still arriving: small, so
 
 
 def read_rows(
-    rows: Iterable[Mapping],
+    rows: Iterable[Mapping[str, Any]],
     agent_key: AgentKey,
     *,
     key_cache: MutableMapping[str, bytes] | None = None,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
-    then: Callable[[Mapping, Any], Any] | None = None,
+    then: Callable[[Mapping[str, Any], Any], Any] | None = None,
 ) -> list[Any]:
     """Read every row, in served order: a model, None (another kind) or the UnreadableRow it raised.
 
@@ -282,9 +286,9 @@ def read_rows(
     """
     cache = key_cache if key_cache is not None else KeyCache()
     streamed = not isinstance(rows, Sized)
-    known = [0 if streamed else len(rows)]  # rows received so far
+    known = [len(rows) if isinstance(rows, Sized) else 0]  # rows received so far
 
-    def one(row: Mapping) -> Any:
+    def one(row: Mapping[str, Any]) -> Any:
         try:
             result: Any = read_row(row, agent_key, key_cache=cache)
         except UnreadableRow as exc:
@@ -295,7 +299,7 @@ def read_rows(
             progress(1, known[0])
         return result
 
-    def chunk_of(chunk: list[Mapping]) -> list[Any]:
+    def chunk_of(chunk: list[Mapping[str, Any]]) -> list[Any]:
         return [one(r) for r in chunk]
 
     n = workers if workers is not None else (os.cpu_count() or 1)
@@ -364,7 +368,7 @@ def summarize(results: Sequence[Row | UnreadableRow | None]) -> Summary:
 
 
 def summarize_rows(
-    rows: Sequence[Mapping],
+    rows: Sequence[Mapping[str, Any]],
     agent_key: AgentKey,
     *,
     key_cache: MutableMapping[str, bytes] | None = None,

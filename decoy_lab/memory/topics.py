@@ -70,7 +70,7 @@ def build_topics(items: Iterable[Any]) -> list[Topic]:
 
 
 def list_topics(
-    rows: Sequence[Mapping],
+    rows: Sequence[Mapping[str, Any]],
     agent_key: AgentKey,
     *,
     key_cache: MutableMapping[str, bytes] | None = None,
@@ -118,7 +118,7 @@ def same_topic(a: Any, b: Any) -> bool:
 
 # -- memories named by their listed topic ------------------------------------------------------
 def read_memory_rows(
-    rows: Sequence[Mapping],
+    rows: Sequence[Mapping[str, Any]],
     agent_key: AgentKey,
     topics: Sequence[Topic] | None = None,
     *,
