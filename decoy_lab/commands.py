@@ -258,7 +258,7 @@ def cmd_connections(args: argparse.Namespace) -> int:
     from .profiles import ProfileStore
 
     store = ProfileStore()
-    rows = []
+    rows: list[dict[str, str | None]] = []
     for name in store.names():
         try:
             p = store.load(name)

@@ -283,7 +283,7 @@ class MemoryFrame(pd.DataFrame):
         out.decoy_empty = empty_sentence(vault, filtered=filtered, prompt=prompt) if len(df) == 0 else None
         return out
 
-    def _repr_html_(self) -> str:  # type: ignore[override]
+    def _repr_html_(self) -> str:
         note = getattr(self, "decoy_empty", None) or getattr(self, "decoy_note", None)
         head = f'<div class="decoy-note">{esc(note)}</div>' if note else ""
         if len(self) == 0:
@@ -316,6 +316,9 @@ class MemoryFrame(pd.DataFrame):
 
 class Saved(str):
     """The new id `save` gives back (still a str), shown as a sentence."""
+
+    topic: str | None
+    categories: list[str]
 
     def __new__(cls, memory_id: str, *, topic: str | None = None, categories: Any = ()) -> Saved:
         out = super().__new__(cls, memory_id)

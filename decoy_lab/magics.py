@@ -88,7 +88,7 @@ class DecoyMagics(Magics):
         except verbs.UsageProblem as exc:
             raise UsageError(_one_line(exc)) from None
         except DecoyError as exc:
-            assert verb is not None
+            assert verb is not None and args is not None  # a DecoyError comes after the parse
             said = verbs.hint(exc, NB, verb=verb.name, profile=getattr(args, "profile", None))
             said = said or verbs.value_suggestion(exc, verb, args, self._sources())
             raise UsageError(f"%decoy {verb.name}: {exc}" + (f"\n→ {said}" if said else "")) from None
