@@ -38,7 +38,7 @@ test: $(VENV)/.test-installed lint
 
 # build/tour.html loads its widget scripts from build/vendor/: keep the two together.
 tour: $(VENV)/.test-installed
-	bash scripts/vendor-widgets.sh build/vendor
+	PYTHON=$(BIN)/python bash scripts/vendor-widgets.sh build/vendor
 	$(BIN)/jupyter nbconvert --config scripts/tour_nbconvert_config.py --to html --execute \
 	  notebooks/01-tour.ipynb --output-dir build --output tour
 

@@ -15,6 +15,7 @@ the payload is AES-256-GCM sealed under that content key.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from . import wire
@@ -30,7 +31,7 @@ from .crypto import (
     rsa_oaep_encrypt,
 )
 from .errors import CryptoError, UnreadableRow, WireFormatError
-from .trace import NO_TRACE, Trace, tracer
+from .trace import NO_TRACE, Source, Trace, run_recipe, tracer
 
 __all__ = [
     "json_bytes",
@@ -54,17 +55,35 @@ def json_bytes(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+def _claim(t, recipe: str, blob: Any, again: Callable[[Any, Trace], Any], *, secrets: dict, **params: Any) -> None:
+    """Record, on a trace no outer recipe has claimed, what this recipe reads and how to run it
+    again on edited bytes (`again(blob, trace)`); its input is filled in once decoded."""
+    if t.source is not None:
+        return
+    title = t.title
+    as_text = isinstance(blob, str)  # run again from base64 text, so the same steps are recorded
+
+    def run(inputs: dict[str, bytes]) -> Trace:
+        b = inputs["blob"]
+        return run_recipe(title, lambda fresh: again(wire.b64encode(b) if as_text else b, fresh))
+
+    t.claim(Source(recipe, run, params=params, secrets=secrets))
+
+
 def _decode(blob: bytes | str, field: str, t) -> bytes:
     if isinstance(blob, (bytes, bytearray, memoryview)):
-        return bytes(blob)
-    if t is NO_TRACE:
+        raw = bytes(blob)
+    elif t is NO_TRACE:
         return wire.b64decode(blob, field=field)
-    with t.step(
-        "base64 decode", inputs={"field": field, "characters": len(blob) if isinstance(blob, str) else None}
-    ) as s:
-        raw = wire.b64decode(blob, field=field)
-        s.output = f"{len(raw)} bytes"
-        s.data = raw
+    else:
+        with t.step(
+            "base64 decode", inputs={"field": field, "characters": len(blob) if isinstance(blob, str) else None}
+        ) as s:
+            raw = wire.b64decode(blob, field=field)
+            s.output = f"{len(raw)} bytes"
+            s.data = raw
+    if t.source is not None and not t.source.inputs:
+        t.source.inputs["blob"] = raw
     return raw
 
 
@@ -105,6 +124,8 @@ def seal_vault(key: bytes, plaintext: bytes, *, nonce: bytes | None = None, trac
 def open_vault(key: bytes, blob: bytes | str, *, trace: Trace | None = None, field: str = "ciphertext") -> bytes:
     """Open a VAULT SealedBlob: check header and lengths, then authenticate and decrypt."""
     t = tracer(trace)
+    if trace is not None:  # an untraced bulk read records nothing
+        _claim(t, "open_vault", blob, lambda b, tr: open_vault(key, b, trace=tr, field=field), secrets={"key": key})
     raw = _decode(blob, field, t)
     if t is NO_TRACE:  # bulk reads: the same checks, sliced without a Layout, nothing recorded
         _, nonce, sealed = wire.aead_parts(raw, "vault")
@@ -134,8 +155,10 @@ def seal_json(key: bytes, obj: Any, *, trace: Trace | None = None) -> bytes:
 
 def open_json(key: bytes, blob: bytes | str, *, trace: Trace | None = None, row_id: str | None = None) -> Any:
     """Open a VAULT blob and decode its UTF-8 JSON. Bad UTF-8 or JSON is an UnreadableRow."""
-    plain = open_vault(key, blob, trace=trace)
     t = tracer(trace)
+    if trace is not None:  # an untraced bulk read records nothing
+        _claim(t, "open_json", blob, lambda b, tr: open_json(key, b, trace=tr, row_id=row_id), secrets={"key": key})
+    plain = open_vault(key, blob, trace=trace)
     with t.step("UTF-8 JSON decode", data=plain) as s:
         try:
             obj = json.loads(plain.decode("utf-8"))
@@ -188,6 +211,15 @@ def open_envelope(
     """Parse an envelope, unwrap its content key with `key`, and open the payload."""
     t = tracer(trace)
     kind = "owner_envelope" if owner else "agent_envelope"
+    if trace is not None:  # an untraced bulk read records nothing
+        _claim(
+            t,
+            "open_envelope",
+            envelope,
+            lambda b, tr: open_envelope(b, key, owner=owner, trace=tr, field=field),
+            secrets={"private_key": key},
+            owner=owner,
+        )
     raw = _decode(envelope, field, t)
     if t is NO_TRACE:  # bulk reads: the same checks, sliced without a Layout, nothing recorded
         wrapped, iv, sealed = wire.aead_parts(raw, kind)
@@ -239,6 +271,14 @@ def wrap_to_agent(key: bytes, public_key_b64: str, *, trace: Trace | None = None
 
 def unwrap_as_agent(envelope: bytes | str, agent_key: AgentKey, *, trace: Trace | None = None) -> bytes:
     """Open a served `wrapped_key`: its plaintext must be exactly the raw 32-byte memory key."""
+    if trace is not None:  # an untraced bulk read records nothing
+        _claim(
+            tracer(trace),
+            "unwrap_as_agent",
+            envelope,
+            lambda b, tr: unwrap_as_agent(b, agent_key, trace=tr),
+            secrets={"private_key": agent_key},
+        )
     payload = open_envelope(envelope, agent_key, owner=False, trace=trace)
     with tracer(trace).step("memory key check: 32 raw bytes", inputs=lambda: {"payload bytes": len(payload)}) as s:
         if len(payload) != wire.KEY_LEN:
@@ -266,6 +306,14 @@ def wrap_to_owner(key: bytes, owner_public_key_b64: str, *, trace: Trace | None 
 def unwrap_as_owner(envelope: bytes | str, owner_key: AgentKey, *, trace: Trace | None = None) -> bytes:
     """Open an owner_wrap as the owner's app does: the plaintext must be the 44-character
     standard base64 text of a 32-byte key; raw key bytes are refused."""
+    if trace is not None:  # an untraced bulk read records nothing
+        _claim(
+            tracer(trace),
+            "unwrap_as_owner",
+            envelope,
+            lambda b, tr: unwrap_as_owner(b, owner_key, trace=tr),
+            secrets={"private_key": owner_key},
+        )
     payload = open_envelope(envelope, owner_key, owner=True, trace=trace, field="owner_wrap")
     with tracer(trace).step("owner plaintext check: 44-char base64 text", inputs={"payload bytes": len(payload)}) as s:
         if len(payload) == wire.KEY_LEN and not _is_b64_key_text(payload):
@@ -300,6 +348,16 @@ def open_space_row(
     blob: bytes | str, space_key: bytes, *, space_id: str, row_id: str, trace: Trace | None = None
 ) -> dict:
     """Open a legacy space row and check it is bound to the space and row it was served under."""
+    if trace is not None:  # an untraced bulk read records nothing
+        _claim(
+            tracer(trace),
+            "open_space_row",
+            blob,
+            lambda b, tr: open_space_row(b, space_key, space_id=space_id, row_id=row_id, trace=tr),
+            secrets={"key": space_key},
+            space_id=space_id,
+            row_id=row_id,
+        )
     obj = open_json(space_key, blob, trace=trace, row_id=row_id)
     with tracer(trace).step(
         "bind check: space_id and row_id", inputs={"served space_id": space_id, "served row_id": row_id}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Copies require.js and the ipywidgets HTML renderer from npm into build/vendor/ (or $1), so
-# the tour's HTML renders its widgets with no CDN at viewing time. Runs npm only when the
+# Copies require.js and the ipywidgets HTML renderer from npm into build/vendor/ (or $1), and
+# anywidget's front end (AMD build) from the installed Python package ($PYTHON, default python3),
+# so the tour's HTML renders its widgets with no CDN at viewing time. Runs npm only when the
 # files of these versions are not there yet. Exit code 3: the npm registry cannot be reached.
 set -euo pipefail
 
@@ -10,8 +11,12 @@ HTML_MANAGER=1.0.15
 REQUIREJS=2.3.8
 
 dest=${1:-build/vendor}
-want="@jupyter-widgets/html-manager@$HTML_MANAGER requirejs@$REQUIREJS"
-if [ "$(cat "$dest/VERSIONS" 2>/dev/null)" = "$want" ] \
+# The recipe view is an anywidget: its renderer ships in the Python wheel as an AMD module.
+anywidget=$("${PYTHON:-python3}" -c 'import anywidget, os; print(anywidget.__version__, os.path.dirname(anywidget.__file__))')
+ANYWIDGET=${anywidget%% *}
+anywidget_dir=${anywidget#* }
+want="@jupyter-widgets/html-manager@$HTML_MANAGER requirejs@$REQUIREJS anywidget@$ANYWIDGET"
+if [ "$(cat "$dest/VERSIONS" 2>/dev/null)" = "$want" ] && [ -s "$dest/anywidget.js" ] \
    && [ -s "$dest/embed-amd.js" ] && [ -s "$dest/require.js" ] && [ -s "$dest/LICENSES.txt" ]; then
   exit 0
 fi
@@ -52,6 +57,8 @@ requirejs_license=$(license "$tmp/package/package.json")
   echo "- *.woff2: Font Awesome's fonts as shipped in that package (SIL OFL 1.1)."
   echo "- require.js: requirejs $REQUIREJS ($requirejs_license; its header carries the notice), with a"
   echo "  requirejs.config() call appended that maps the renderer's module names to this folder."
+  echo "- anywidget.js: anywidget $ANYWIDGET's nbextension/index.js from its Python wheel (MIT):"
+  sed 's/^/    /' "$anywidget_dir"/../anywidget-"$ANYWIDGET".dist-info/licenses/LICENSE 2>/dev/null || echo "    MIT License, Copyright (c) Trevor Manz"
   echo
   cat "$tmp/package/dist/embed.js.LICENSE.txt"
 } >"$tmp/LICENSES.txt"
@@ -61,12 +68,15 @@ cat >>"$tmp/package/require.js" <<'JS'
 
 (function () {
   var here = document.currentScript.src.replace(/\/[^/]*$/, "");
-  requirejs.config({paths: {"@jupyter-widgets": here, "@jupyter-widgets/html-manager/dist": here}});
+  requirejs.config({paths: {"@jupyter-widgets": here, "@jupyter-widgets/html-manager/dist": here,
+                            "anywidget": here + "/anywidget"}});
 })();
 JS
 mkdir -p "$dest"
+cp "$anywidget_dir/nbextension/index.js" "$tmp/anywidget.js"
 # Copy then rename, so a concurrent build never reads a half-written file.
-for f in "$tmp"/package/dist/embed-amd.js "$tmp"/package/dist/*.woff2 "$tmp"/package/require.js "$tmp/LICENSES.txt"; do
+for f in "$tmp"/package/dist/embed-amd.js "$tmp"/package/dist/*.woff2 "$tmp"/package/require.js "$tmp/LICENSES.txt" \
+         "$tmp/anywidget.js"; do
   cp "$f" "$dest/.$(basename "$f").$$" && mv -f "$dest/.$(basename "$f").$$" "$dest/$(basename "$f")"
 done
 echo "$want" >"$dest/VERSIONS"

@@ -17,7 +17,7 @@ from .. import sealing, wire
 from ..crypto import AgentKey
 from ..errors import DecoyError, UnreadableRow
 from ..gcpause import gc_paused
-from ..trace import Trace, tracer
+from ..trace import Source, Trace, run_recipe, tracer
 from ..vocab import MAX_CIPHERTEXT
 from .plaintext import Plain, _fail, _str_list, _type, decode_plaintext
 
@@ -244,8 +244,26 @@ def read_row(
     Steps: unwrap `wrapped_key`, kid check, open `ciphertext`, bind check (`v` == 2 and
     `row_id` == id), field types. Raises UnreadableRow with the reason in words.
     """
+    if trace is not None:
+        _claim(trace, row, agent_key)
     row_id, _key, plain = _open(row, agent_key, trace, key_cache)
     return _model(plain, _served(row, row_id))
+
+
+def _claim(trace: Trace, row: Mapping, agent_key: AgentKey) -> None:
+    """Record the row's blobs on the trace, so a view can read the row again with edited bytes."""
+    names = [n for n in ("wrapped_key", "self_wrap", "ciphertext") if isinstance(row.get(n), str)]
+    try:
+        inputs = {n: wire.b64decode(row[n], field=n) for n in names}
+    except DecoyError:
+        return  # bytes that do not decode cannot be edited byte by byte; the read says why
+
+    def run(edited: dict[str, bytes]) -> Trace:
+        again = {**row, **{n: wire.b64encode(b) for n, b in edited.items()}}
+        return run_recipe(trace.title, lambda t: read_row(again, agent_key, trace=t))
+
+    params = {"row_id": row.get("id"), "kid": row.get("kid")}
+    trace.claim(Source("read_row", run, inputs=inputs, params=params, secrets={"private_key": agent_key}))
 
 
 read_graph_row = read_row

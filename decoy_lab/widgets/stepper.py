@@ -1,61 +1,50 @@
-"""Stepper: Prev / Next through a Trace, one step at a time.
+"""The recipe view of a Trace: every step in one column, each step's bytes as a hex view linked
+both ways with a nested field tree, and in-place edits that run the recipe again.
 
-Each step shows ✓ / ✗ with the reason, its inputs, its output (keys as fingerprints unless
-`reveal`) and its bytes as an annotated hex dump. The trace opens on its first failing step,
-since that is the step a user came to see.
+`Stepper` is an anywidget: its front end (recipe.js, recipe.css beside this file) draws what
+`decoy_lab.trace.view` describes, so stepping (Prev / Next, a click, ←/→), lighting a field's
+bytes and finding a byte's field happen in the browser with no round trip to the kernel. An edit
+comes back as a message; the kernel re-runs the recipe (`Trace.rerun`) and sends the new view.
+The public surface for composites: the `trace` trait, `index`, `go(step)` and `edit(...)`.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-import ipywidgets as W
+import anywidget
+import traitlets as T
 
-from ..display import BAD_COLOUR, OK_COLOUR, esc, step_html
-from ..trace import Trace
+from ..errors import DecoyError
+from ..trace import Trace, view
+
+HERE = Path(__file__).parent
 
 
-class Stepper(W.VBox):
-    """A composite widget over one Trace; `index` is the step on show."""
+class Stepper(anywidget.AnyWidget):
+    """One Trace as a recipe; `index` is the open step (the failing one, else the layout)."""
 
-    def __init__(self, trace: Any, *, reveal: bool = False, start: int | None = None):
-        self.trace = trace
-        self.reveal = reveal
-        steps = list(trace.steps)
-        failed = next((i for i, s in enumerate(steps) if s.ok is False), None)
-        self._title = W.HTML(self._title_html(trace))
-        self._prev = W.Button(description="◀ Prev", layout=W.Layout(width="90px"))
-        self._next = W.Button(description="Next ▶", layout=W.Layout(width="90px"))
-        self._pick = W.Dropdown(
-            options=[(f"{s.status} {i + 1}. {s.name}", i) for i, s in enumerate(steps)], layout=W.Layout(width="420px")
-        )
-        self._where = W.Label()
-        self._body = W.HTML()
-        self._prev.on_click(lambda _: self.go(self.index - 1))
-        self._next.on_click(lambda _: self.go(self.index + 1))
-        self._pick.observe(lambda ch: self.go(ch["new"]), names="value")
-        super().__init__([self._title, W.HBox([self._prev, self._next, self._pick, self._where]), self._body])
-        self.add_class("decoy-stepper")
-        self.index = -1
-        if steps:
-            self.go(start if start is not None else (failed if failed is not None else 0))
-        else:
-            self._body.value = "<i>This trace has no steps.</i>"
-            self._prev.disabled = self._next.disabled = True
+    _esm = HERE / "recipe.js"
+    _css = HERE / "recipe.css"
 
-    @staticmethod
-    def _title_html(trace: Any) -> str:
-        ok = trace.ok
-        colour = OK_COLOUR if ok else BAD_COLOUR
-        verdict = (
-            "every step passed"
-            if ok
-            else (f"stopped at “{esc(trace.failed.name)}”" if trace.failed is not None else "incomplete")
-        )
-        return (
-            f'<div style="font-family:sans-serif"><b>{esc(trace.title or "trace")}</b> — '
-            f'<span style="color:{colour}">{verdict}</span> ({len(trace.steps)} steps)</div>'
-        )
+    trace = T.Instance(Trace)
+    reveal = T.Bool(False)
+    index = T.Int(0).tag(sync=True)
+    recipe = T.Dict().tag(sync=True)  # what the front end draws: trace.view(trace, reveal)
+    error = T.Unicode("").tag(sync=True)  # why the last edit or export did not happen
+
+    def __init__(self, trace: Trace, *, reveal: bool = False, start: int | None = None, **kw: Any):
+        super().__init__(trace=trace, reveal=reveal, **kw)
+        self.on_msg(self._on_msg)
+        if start is not None:
+            self.go(start)
+
+    @T.observe("trace", "reveal")
+    def _redraw(self, change: dict) -> None:
+        self.recipe = view(self.trace, reveal=self.reveal)
+        if change["name"] == "trace":
+            self.index = self.trace.start if self.trace.steps else 0
 
     def __repr__(self) -> str:
         return f"<Stepper {self.trace.title!r} step {self.index + 1} of {len(self.trace.steps)}>"
@@ -65,27 +54,59 @@ class Stepper(W.VBox):
         return self.trace.steps[self.index]
 
     def go(self, index: int) -> None:
-        """Show step `index` (clamped to the trace)."""
+        """Open step `index` (clamped to the trace)."""
         n = len(self.trace.steps)
-        if not n:
-            return
-        index = max(0, min(n - 1, int(index)))
-        if index == self.index:
-            return
-        self.index = index
-        self._pick.value = index
-        self._prev.disabled = index == 0
-        self._next.disabled = index == n - 1
-        self._where.value = f"step {index + 1} of {n}"
-        before = self.trace.steps[index - 1] if index > 0 else None
-        self._body.value = step_html(self.step, index, reveal=self.reveal, before=before)
+        if n:
+            self.index = max(0, min(n - 1, int(index)))
 
-    def _repr_mimebundle_(self, **kw: Any) -> dict:
+    def edit(self, step: int, start: int, end: int, value: bytes) -> Trace:
+        """Put `value` in place of bytes [start, end) of step `step` and run the recipe again from
+        the step that reads them; the new trace replaces `trace` and `step` stays open."""
+        s = self.trace.steps[step]
+        name = self.trace.editable(s)
+        if name is None:
+            raise DecoyError(
+                "these bytes come from an earlier step; edit them in the step that reads the blob"
+                if self.trace.source is not None
+                else "this trace records no recipe to run again"
+            )
+        data = bytes(s.data if isinstance(s.data, bytes) else s.data.encode("utf-8"))
+        if not 0 <= start <= end <= len(data):
+            raise DecoyError(f"bytes [{start}:{end}] are outside the step's {len(data)} bytes")
+        fresh = self.trace.rerun({name: data[:start] + bytes(value) + data[end:]})
+        self.trace = fresh
+        self.go(step)
+        self.error = ""
+        return fresh
+
+    def _on_msg(self, _widget: Any, content: dict, _buffers: Any) -> None:
+        try:
+            if content.get("kind") == "edit":
+                try:
+                    value = bytes.fromhex(str(content.get("hex", "")))
+                except ValueError:
+                    raise DecoyError("type the new bytes as hex, two digits a byte (e.g. 0a ff)") from None
+                self.edit(int(content["step"]), int(content["start"]), int(content["end"]), value)
+            elif content.get("kind") == "export":
+                self._export(str(content.get("as")))
+        except DecoyError as exc:
+            self.error = str(exc)
+
+    def _export(self, kind: str) -> None:
+        stem = "".join(c if c.isalnum() else "-" for c in (self.trace.title or "trace")).strip("-") or "trace"
+        if kind == "python":
+            text, name, mime = self.trace.to_python(reveal=self.reveal), f"{stem}.py", "text/x-python"
+        else:
+            text, name, mime = self.trace.to_json(reveal=self.reveal), f"{stem}.json", "application/json"
+        self.send({"kind": "export", "as": kind, "name": name, "type": mime, "text": text})
+        self.error = ""
+
+    def _repr_mimebundle_(self, **kw: Any) -> Any:
         """The widget view, with the whole trace as static HTML for viewers without widgets."""
-        bundle = super()._repr_mimebundle_(**kw) or {}
-        bundle = dict(bundle)
-        bundle["text/html"] = self.trace.to_html(reveal=self.reveal)
-        return bundle
+        bundle = super()._repr_mimebundle_(**kw)
+        data, meta = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
+        data = {**data, "text/html": self.trace.to_html(reveal=self.reveal)}
+        return (data, meta) if meta else data
 
 
 class SteppedTrace(Trace):
@@ -94,7 +115,7 @@ class SteppedTrace(Trace):
     reveal: bool = False
     row: Any = None  # for `seal` previews: the row that would be sent
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
         return Stepper(self, reveal=self.reveal)._repr_mimebundle_()
 
 
@@ -102,5 +123,6 @@ def shown(trace: Trace, *, reveal: bool = False) -> SteppedTrace:
     """`trace` as a SteppedTrace, so a notebook shows it as the stepper."""
     out = SteppedTrace(trace.title)
     out.steps = trace.steps
+    out.source, out.served, out.verdict = trace.source, trace.served, trace.verdict
     out.reveal = reveal
     return out

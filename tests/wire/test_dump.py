@@ -35,12 +35,40 @@ def test_each_envelope_kind_opens_with_the_matching_private_key(rsa_key):
     assert agent.steps[-1].output == key and owner.steps[-1].output == key
 
 
-def test_missing_key_and_bad_base64_are_failing_steps_not_exceptions():
+def test_without_a_key_the_trace_ends_on_the_layout_and_says_what_opens_it():
+    """Issue 13: "`dump` without a key opens on the layout it found and says how sure it is"."""
     key = crypto.random_key()
-    no_key = open_blob(sealing.seal_vault(key, b"x"))
-    assert not no_key.ok and "--key" in no_key.failed.reason
+    no_key = open_blob(wire.b64encode(sealing.seal_vault(key, b"x")))
+    assert no_key.ok and [s.name for s in no_key.steps] == ["base64 decode", "parse vault"]
+    assert no_key.steps[no_key.start].name == "parse vault"
+    assert no_key.verdict.startswith("looks like a VAULT blob: header 01 01") and "--key" in no_key.verdict
+
+
+def test_bad_base64_is_a_failing_step_not_an_exception():
     bad = open_blob("AQE-")
     assert not bad.ok and "url-safe" in bad.failed.reason
+
+
+def test_an_envelope_is_identified_by_its_key_length(rsa_key):
+    """ "looks like an agent envelope: key length 256 matches RSA-2048" """
+    key = crypto.random_key()
+    agent = open_blob(sealing.wrap_to_agent(key, rsa_key.public_key_b64))
+    assert agent.verdict.startswith("looks like an agent envelope: key length 256 matches RSA-2048")
+    assert agent.ok and agent.steps[agent.start].name == "parse agent envelope"
+    owner = open_blob(sealing.wrap_to_owner(key, rsa_key.public_key_b64))
+    assert owner.verdict.startswith("looks like an owner envelope: header 01 02, key length 256 matches RSA-2048")
+    loose = open_blob(b"\x00\x28" + bytes(40) + bytes(12) + b"x" + bytes(16))  # key length 40
+    assert "only loosely" in loose.verdict and "key length 40 is no RSA key size" in loose.verdict
+
+
+def test_bytes_no_layout_fits_are_said_to_be_so_not_a_failed_envelope():
+    """`%decoy dump aGVsbG8gd29ybGQ=` ("hello world") must not be reported as a failed agent envelope."""
+    t = open_blob("aGVsbG8gd29ybGQ=")
+    assert t.title == "dump 11 bytes" and "envelope" not in t.title
+    assert [s.name for s in t.steps] == ["base64 decode", "identify the layout"]
+    assert t.verdict.startswith("no known layout fits: ") and "'hello world'" in t.verdict
+    assert "key length overruns" in t.verdict and "parse agent envelope" not in t.to_text()
+    assert t.steps[t.start].data == b"hello world"  # the view opens on the bytes, with no layout
 
 
 def test_cli_dump_prints_fields_and_exits_nonzero_when_opening_fails(rsa_key, tmp_path):
@@ -74,6 +102,7 @@ def test_a_failed_parse_keeps_the_partial_layout_with_the_failure_marked():
     assert [f.name for f in err.value.fields] == ["key_length", "✗ wrapped_key"]
     assert err.value.fields[-1].offset == 2 and err.value.fields[-1].length == 98
     for trace in (open_blob(cut), open_blob(cut, private_key=agent)):
+        assert trace.verdict.startswith("looks like a damaged agent envelope: key length 256 matches RSA-2048, but")
         step = trace.failed
         assert step.name == "parse agent envelope"
         assert [f.name for f in step.fields] == ["key_length", "✗ wrapped_key"]

@@ -1,17 +1,17 @@
-"""hexdump.py: annotated dumps as text and HTML, and the trace views built on them."""
+"""hexdump.py: annotated dumps of bytes and fields, as text and HTML, with changed bytes marked."""
 
 from __future__ import annotations
 
 import hashlib
 import re
-from html.parser import HTMLParser
 
 import pytest
 
 from decoy_lab import wire
-from decoy_lab.hexdump import dump_html, dump_text, fingerprint, trace_html, trace_text
-from decoy_lab.trace import Trace
+from decoy_lab.hexdump import dump_html, dump_text, fingerprint
 from decoy_lab.wire import Field
+
+from support.markup import parse_html
 
 NONCE = bytes(range(0xA0, 0xAC))
 TAG = bytes(range(0xF0, 0x100))
@@ -45,38 +45,6 @@ def html_bytes(markup: str) -> bytes:
         if m:
             out += re.findall(r"[0-9a-f]{2}", m.group(1))
     return bytes.fromhex("".join(out))
-
-
-class Tags(HTMLParser):
-    """Checks the HTML is balanced and records tag names and attributes."""
-
-    VOID = {"br", "hr", "img", "meta", "input", "wbr"}
-
-    def __init__(self):
-        super().__init__()
-        self.stack: list[str] = []
-        self.tags: list[tuple[str, dict]] = []
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-        if tag not in self.VOID:
-            self.stack.append(tag)
-
-    def handle_endtag(self, tag):
-        assert self.stack and self.stack[-1] == tag, f"unbalanced </{tag}> in {self.stack}"
-        self.stack.pop()
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-
-def parse_html(markup: str) -> Tags:
-    p = Tags()
-    p.feed(markup)
-    p.close()
-    assert p.stack == [], f"unclosed tags {p.stack}"
-    return p
 
 
 # -- text --------------------------------------------------------------------------------------
@@ -224,87 +192,3 @@ def test_dumps_return_strings_and_print_nothing(capsys):
 def test_fingerprint_of_a_key_is_its_kid():
     key = bytes(32)
     assert fingerprint(key) == wire.kid(key) == hashlib.sha256(key).hexdigest()[:16]
-
-
-# -- traces ------------------------------------------------------------------------------------
-def hand_trace() -> tuple[Trace, bytes, bytes]:
-    key = bytes(range(32))
-    blob = vault_blob(20)
-    t = Trace("hand-made")
-    t.add("parse vault", data=blob, fields=wire.parse(blob).fields, inputs={"bytes": len(blob)}, output="5 fields")
-    t.add("unwrap", inputs={"wrapped": "x"}, output=key, secret_output=True)
-    t.add("seal payload", data=key, secret_fields=frozenset({"payload"}), inputs={"payload bytes": 32})
-    t.add("AES-256-GCM open", ok=False, reason="GCM tag mismatch: <altered>", inputs={"nonce": NONCE.hex()})
-    return t, key, blob
-
-
-def test_trace_text_lists_each_step_with_status_reason_inputs_output_and_dump():
-    t, _key, _blob = hand_trace()
-    text = trace_text(t)
-    assert text.splitlines()[0] == "hand-made — ✗ failed at step 4 of 4: AES-256-GCM open"
-    assert re.search(r"^\s*1\. ✓ parse vault$", text, re.M)
-    assert re.search(r"^\s*4\. ✗ AES-256-GCM open$", text, re.M)
-    assert "reason  GCM tag mismatch: <altered>" in text
-    assert f"nonce: {NONCE.hex()}" in text
-    assert "nonce[2:14]" in text  # the annotated dump of step 1
-
-
-def test_trace_views_show_secrets_only_as_fingerprints_unless_revealed():
-    t, key, _ = hand_trace()
-    for render in (trace_text, trace_html):
-        hidden = render(t)
-        assert key.hex() not in hidden and key[:8].hex(" ") not in hidden, render.__name__
-        assert wire.kid(key) in hidden
-        assert key.hex() in render(t, reveal=True) or key[:16].hex(" ") in render(t, reveal=True)
-
-
-def test_trace_html_marks_the_failing_step_and_opens_its_details():
-    t, _key, blob = hand_trace()
-    t.steps[-1].data = blob
-    t.steps[-1].fields = wire.parse(blob).fields
-    t.steps[-1].data = blob + b"!"  # a different dump, so it is shown, not referred to
-    markup = trace_html(t)
-    p = parse_html(markup)
-    assert "script" not in {tag for tag, _ in p.tags}
-    details = [attrs for tag, attrs in p.tags if tag == "details"]
-    assert len(details) == 3 and [("open" in d) for d in details] == [False, False, True]
-    text = "".join(p.text)
-    assert "✗" in text and "GCM tag mismatch: <altered>" in text
-    assert "<altered>" not in markup
-
-
-def test_repeated_dump_is_referred_to_not_repeated():
-    blob = vault_blob(20)
-    t = Trace("two")
-    fields = wire.parse(blob).fields
-    t.add("a", data=blob, fields=fields)
-    t.add("b", data=blob, fields=fields)
-    text = trace_text(t)
-    assert text.count("nonce[2:14]") == 1 and "the same 50 bytes as step 1" in text
-
-
-def test_unfinished_and_empty_traces_render():
-    t = Trace("")
-    assert "no steps" in trace_text(t) and "no steps" in trace_html(t)
-    t.add("pending", ok=None)
-    assert "… pending" in trace_text(t) and "not finished" in trace_text(t)
-
-
-def test_trace_html_opens_the_dump_nearest_a_failure_that_has_no_bytes_of_its_own():
-    blob = vault_blob(20)
-    fields = wire.parse(blob).fields
-    t = Trace("x")
-    t.add("base64 decode", data=b"\x00" * 8)
-    t.add("parse", data=blob, fields=fields)
-    t.add("open", data=blob, fields=fields)  # same dump as "parse": shown there, referred to here
-    t.add("check", ok=False, reason="wrong")
-    p = parse_html(trace_html(t))
-    details = [attrs for tag, attrs in p.tags if tag == "details"]
-    assert [("open" in d) for d in details] == [False, True]
-    assert "the same 50 bytes as step 2" in "".join(p.text)
-
-
-def test_step_data_given_as_text_is_dumped_as_utf8():
-    t = Trace("text")
-    t.add("JSON encode", data='{"a":"é"}')  # type: ignore[arg-type]
-    assert "7b 22 61 22 3a 22 c3 a9 22 7d" in trace_text(t)

@@ -8,20 +8,13 @@ kept at build/browser-tour.png.
 
 from __future__ import annotations
 
-import json
-import os
-import secrets
-import shutil
-import socket
-import subprocess
-import sys
-import time
+import re
 from pathlib import Path
 
-import httpx
 import pytest
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
+from support.lab import running_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOT = ROOT / "build" / "browser-tour.png"
@@ -29,89 +22,11 @@ SHOT = ROOT / "build" / "browser-tour.png"
 pytestmark = BROWSER_MARKS
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def isolated_env(tmp: Path) -> dict[str, str]:
-    """A HOME and Jupyter dirs of the test's own, so no user setting leaks in or out."""
-    env = dict(os.environ)
-    dirs = {
-        "HOME": tmp / "home",
-        "JUPYTER_CONFIG_DIR": tmp / "jupyter-config",
-        "JUPYTER_RUNTIME_DIR": tmp / "jupyter-runtime",
-        "IPYTHONDIR": tmp / "ipython",
-        "DECOY_LAB_CONFIG_DIR": tmp / "decoy-config",
-        "XDG_CACHE_HOME": tmp / "cache",
-    }
-    for key, path in dirs.items():
-        path.mkdir(parents=True, exist_ok=True)
-        env[key] = str(path)
-    # Keep the news prompt from covering the notebook.
-    labconfig = dirs["JUPYTER_CONFIG_DIR"] / "labconfig"
-    labconfig.mkdir()
-    (labconfig / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
-    )
-    # Render every cell (no virtual scrolling), so outputs far down the tour exist in the page.
-    tracker = dirs["JUPYTER_CONFIG_DIR"] / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
-    tracker.mkdir(parents=True)
-    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    return env
-
-
 @pytest.fixture
 def lab(tmp_path):
     """A JupyterLab server serving a copy of notebooks/; yields (base_url, token)."""
-    root = tmp_path / "work"
-    shutil.copytree(ROOT / "notebooks", root / "notebooks")
-    port, token = free_port(), secrets.token_hex(16)
-    env = isolated_env(tmp_path)
-    log = (tmp_path / "lab.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter",
-            "lab",
-            "--no-browser",
-            f"--port={port}",
-            "--ip=127.0.0.1",
-            f"--IdentityProvider.token={token}",
-            "--LabApp.expose_app_in_browser=True",
-            f"--ServerApp.root_dir={root}",
-            "--ServerApp.port_retries=0",
-            "--LabApp.extension_manager=readonly",
-            *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
-        ],
-        cwd=root,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{base}/api/status", params={"token": token}, timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("JupyterLab did not start:\n" + (tmp_path / "lab.log").read_text()[-3000:])
-            time.sleep(0.25)
-        yield base, token
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with running_lab(tmp_path) as served:
+        yield served
 
 
 def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
@@ -190,13 +105,15 @@ def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
             assert {t.replace("\xa0", " ") for t in table.all_inner_texts()} == {topic}
             assert table.count() == listed.count()
 
-            # The stepper answers clicks in the browser: Next moves to step 2, through the kernel.
+            # The recipe view answers clicks in the browser: Next opens the following step.
             stepper = page.locator(".decoy-stepper").first
             stepper.scroll_into_view_if_needed()
-            expect(stepper).to_contain_text("step 1 of")
+            where = stepper.locator(".dr-where")
+            expect(where).to_have_text(re.compile(r"^step \d+ of \d+$"))
+            n = int(where.inner_text().split()[1])
             stepper.get_by_role("button", name="Next ▶").click()
-            expect(stepper).to_contain_text("step 2 of")
-            expect(stepper.locator(".decoy-step")).to_contain_text("2.")
+            expect(where).to_contain_text(f"step {n + 1} of")
+            expect(stepper.locator(".decoy-step")).to_contain_text(f"{n + 1}.")
             stepper.screenshot(path=str(SHOT.with_name("browser-stepper.png")))
 
             # One picture with the pairing widget, the memory table and the map: hide the side

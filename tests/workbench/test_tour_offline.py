@@ -25,7 +25,12 @@ pytestmark = [*BROWSER_MARKS, pytest.mark.notebook]
 def tour(tmp_path) -> Path:
     """A fresh tour.html with vendor/ beside it, built in tmp_path (no race with `make tour`)."""
     vendor = subprocess.run(
-        ["bash", "scripts/vendor-widgets.sh", "build/vendor"], cwd=ROOT, capture_output=True, text=True, timeout=120
+        ["bash", "scripts/vendor-widgets.sh", "build/vendor"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     if vendor.returncode == 3:  # the script's code for "npm cannot be reached"
         pytest.skip("npm cannot be reached to vendor the widget scripts: " + vendor.stderr.strip())
@@ -82,12 +87,16 @@ def test_tour_html_renders_widgets_with_no_network(tour):
             expect(rendered).to_have_count(views, timeout=30_000)
             for i in range(views):
                 expect(rendered.nth(i)).to_be_visible()
-            # Known widgets of the tour: the pairing panel, the browser's tabs, the unseal stepper.
+            # Known widgets of the tour: the pairing panel, the browser's tabs, the unseal recipe view
+            # (an anywidget: its renderer comes from vendor/anywidget.js; stepping needs no kernel).
             expect(page.locator(".widget-html .decoy-pair-status").first).to_contain_text("done")
             expect(page.locator(".widget-tab").first).to_contain_text("Memories")
-            stepper = page.locator(".widget-label").filter(has_text=re.compile(r"^step 1 of \d+$")).first
-            expect(stepper).to_be_visible()
-            expect(page.get_by_role("button", name="Next ▶").first).to_be_visible()
+            recipe = page.locator(".decoy-recipe").first
+            expect(recipe.locator(".dr-where")).to_have_text(re.compile(r"^step \d+ of \d+$"))
+            expect(recipe.locator(".dr-step.open .dr-hex .dr-b").first).to_be_visible()
+            before = recipe.locator(".dr-where").inner_text()
+            recipe.get_by_role("button", name="Next ▶").click()
+            expect(recipe.locator(".dr-where")).not_to_have_text(before)
             # Button icons come from the vendored Font Awesome, found through require.js's paths.
             assert page.evaluate(
                 "() => document.fonts.ready.then(fs => [...fs].some("

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from decoy_lab import sealing, topicmap, wire
 from decoy_lab.crypto import AgentKey, random_key
-from decoy_lab.errors import CryptoError, MemoryModelError, PairingError
+from decoy_lab.errors import CryptoError, DecoyError, MemoryModelError, PairingError
 from decoy_lab.trace import Trace
 from decoy_lab.widgets import ConsentCard, MemoryBrowser, PairingWidget, Stepper, TopicMapWidget, VaultView, shown
 from decoy_lab.widgets.browser import table_html
@@ -41,32 +42,42 @@ def unwrap_trace(agent_key: AgentKey) -> tuple[Trace, bytes]:
     return trace, key
 
 
-# -- stepper ------------------------------------------------------------------------------------
+# -- stepper (the recipe view) --------------------------------------------------------------------
 def test_stepper_opens_on_the_failing_step_and_shows_why():
-    """A failing step keeps the steps before it; the stepper opens where the trace failed."""
+    """A failing step keeps the steps before it; the recipe view opens where the trace failed."""
     trace, _ = failing_open_trace()
     st = Stepper(trace)
     assert st.step is trace.failed and st.index == len(trace.steps) - 1
-    body = st._body.value
-    assert "✗" in body and "Why it failed" in body and trace.failed.reason in body
-    assert st._next.disabled and not st._prev.disabled
-    st._prev.click()
-    assert st.index == len(trace.steps) - 2 and "✓" in st._body.value
-    assert "decoy-hexdump" in st._body.value  # the parse step shows its annotated bytes
-    st._pick.set_state({"index": 0})
-    assert st.index == 0 and st._prev.disabled
-    st._next.click()
-    assert st.index == 1 and st._where.value == f"step 2 of {len(trace.steps)}"
+    failed = st.recipe["steps"][st.index]
+    assert failed["mark"] == "✗" and failed["lines"][0] == ["reason", trace.failed.reason]
+    assert [s["mark"] for s in st.recipe["steps"]] == ["✓", "✓", "✗"]
+    st.go(0)
+    assert st.index == 0 and st.step.name == "base64 decode"
+    st.go(99)
+    assert st.index == len(trace.steps) - 1
+
+
+def test_stepper_traits_are_the_public_surface():
+    """Composites use `trace`, `index` and `go`; only `index`, `recipe` and `error` travel to the browser."""
+    trace, _ = failing_open_trace()
+    st = Stepper(trace)
+    assert {"index", "recipe", "error"} <= set(st.keys) and "trace" not in st.keys
+    seen = []
+    st.observe(lambda ch: seen.append(ch["new"]), names="index")
+    st.go(1)
+    assert seen == [1]
+    other, _ = failing_open_trace()
+    st.trace = other
+    assert st.recipe["title"] == other.title and st.index == other.start
 
 
 def test_stepper_shows_fingerprints_not_keys_unless_revealed(agent_key):
     """Secrets "never appear in a repr/str/log/notebook output unless the user asks (reveal=True)"."""
     trace, key = unwrap_trace(agent_key)
-    hidden = "".join(Stepper(trace, start=i)._body.value for i in range(len(trace.steps)))
+    hidden = json.dumps(Stepper(trace).recipe)
     assert key.hex() not in hidden and key.hex()[:32] not in hidden
     assert wire.kid(key) in hidden  # the fingerprint names it instead
-    shown_html = "".join(Stepper(trace, reveal=True, start=i)._body.value for i in range(len(trace.steps)))
-    assert key.hex()[:32] in shown_html
+    assert key.hex()[:32] in json.dumps(Stepper(trace, reveal=True).recipe)
     bundle = Stepper(trace)._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle and key.hex()[:32] not in bundle["text/html"]
 
@@ -75,13 +86,69 @@ def test_shown_trace_is_the_same_trace_and_displays_as_a_stepper():
     trace, _ = failing_open_trace()
     st = shown(trace, reveal=False)
     assert isinstance(st, Trace) and st.steps is trace.steps and st.failed is trace.failed
+    assert st.source is trace.source
     bundle = st._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle and "decoy-trace" in bundle["text/html"]
 
 
-def test_empty_trace_stepper_disables_buttons():
+def test_empty_trace_stepper_says_so():
     st = Stepper(Trace("nothing"))
-    assert st._prev.disabled and st._next.disabled and "no steps" in st._body.value
+    assert st.recipe["steps"] == [] and "no steps" in st.recipe["headline"]
+    st.go(3)
+    assert st.index == 0
+
+
+def flipped_trace() -> tuple[Trace, bytes, int]:
+    key = random_key()
+    served = sealing.seal_vault(key, b"Prefers short answers.")
+    raw = bytearray(served)
+    raw[17] ^= 0x01
+    trace = Trace("open with byte 17 flipped", served=served)
+    with pytest.raises(CryptoError):
+        sealing.open_vault(key, bytes(raw), trace=trace)
+    return trace, served, 17
+
+
+def test_an_edit_message_reruns_the_recipe_and_the_put_back_byte_passes():
+    """Issue 13: "edit a byte or a field in place and re-run from that step"."""
+    trace, served, at = flipped_trace()
+    st = Stepper(trace)
+    assert st.recipe["steps"][st.index]["changed"] == [[at, at + 1]]
+    st._on_msg(st, {"kind": "edit", "step": st.index, "start": at, "end": at + 1, "hex": served[at : at + 1].hex()}, [])
+    assert st.error == "" and st.trace.ok and st.index == 1 and st.trace is not trace
+    assert all(s["changed"] == [] and s["mark"] == "✓" for s in st.recipe["steps"])
+    field = st.trace.steps[0].fields[0]  # the version byte, edited as a field
+    st._on_msg(st, {"kind": "edit", "step": 0, "start": field.offset, "end": field.end, "hex": "07"}, [])
+    assert st.trace.failed.name == "parse vault" and st.recipe["steps"][0]["changed"] == [[0, 1]]
+
+
+def test_a_bad_edit_says_why_and_changes_nothing(agent_key):
+    trace, _served, at = flipped_trace()
+    st = Stepper(trace)
+    st._on_msg(st, {"kind": "edit", "step": 1, "start": at, "end": at + 1, "hex": "zz"}, [])
+    assert "hex" in st.error and st.trace is trace
+    hand = Trace("by hand")
+    hand.add("bytes", data=b"abc")
+    st = Stepper(hand)
+    st._on_msg(st, {"kind": "edit", "step": 0, "start": 0, "end": 1, "hex": "00"}, [])
+    assert "no recipe" in st.error and st.trace is hand
+    unwrap, _ = unwrap_trace(agent_key)
+    st = Stepper(unwrap)
+    last = len(unwrap.steps) - 1  # the memory key check: no bytes of the blob
+    with pytest.raises(DecoyError):
+        st.edit(last, 0, 1, b"\x00")
+
+
+def test_export_messages_send_the_json_and_the_script(monkeypatch):
+    trace, _served, _ = flipped_trace()
+    st = Stepper(trace)
+    sent: list[dict] = []
+    monkeypatch.setattr(st, "send", lambda content, buffers=None: sent.append(content))
+    st._on_msg(st, {"kind": "export", "as": "json"}, [])
+    st._on_msg(st, {"kind": "export", "as": "python"}, [])
+    assert [m["name"] for m in sent] == ["open-with-byte-17-flipped.json", "open-with-byte-17-flipped.py"]
+    assert json.loads(sent[0]["text"])["recipe"] == "open_vault"
+    assert "AESGCM" in sent[1]["text"] and "DECOY_KEY" in sent[1]["text"]
 
 
 # -- pairing and consent -------------------------------------------------------------------------
@@ -353,9 +420,9 @@ def test_a_failing_check_without_bytes_names_what_it_checked(agent_key):
     trace = Trace("owner check")
     with pytest.raises(CryptoError):
         sealing.unwrap_as_owner(bad, agent_key, trace=trace)
-    body = Stepper(trace)._body.value
-    assert "checked" in body and trace.steps[-2].name in body and wire.kid(key) in body
-    assert key.hex()[:32] not in body
+    lines = dict(map(tuple, Stepper(trace).recipe["steps"][-1]["lines"]))
+    assert trace.steps[-2].name in lines["checked"] and wire.kid(key) in lines["checked"]
+    assert key.hex()[:32] not in json.dumps(lines)
 
 
 def test_the_memory_table_shows_you_for_no_topic_and_never_na():

@@ -1,0 +1,137 @@
+"""A JupyterLab of its own for browser tests and benchmarks: temporary HOME, config, data and
+runtime directories, a random token and a free port, serving a copy of notebooks/ (or a folder
+given). `running_lab(tmp)` yields (base_url, token) and stops the server afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def isolated_env(tmp: Path) -> dict[str, str]:
+    """A HOME and Jupyter dirs of the test's own, so no user setting leaks in or out."""
+    env = dict(os.environ)
+    dirs = {
+        "HOME": tmp / "home",
+        "JUPYTER_CONFIG_DIR": tmp / "jupyter-config",
+        "JUPYTER_RUNTIME_DIR": tmp / "jupyter-runtime",
+        "IPYTHONDIR": tmp / "ipython",
+        "DECOY_LAB_CONFIG_DIR": tmp / "decoy-config",
+        "XDG_CACHE_HOME": tmp / "cache",
+    }
+    for key, path in dirs.items():
+        path.mkdir(parents=True, exist_ok=True)
+        env[key] = str(path)
+    # Keep the news prompt from covering the notebook.
+    labconfig = dirs["JUPYTER_CONFIG_DIR"] / "labconfig"
+    labconfig.mkdir(exist_ok=True)
+    (labconfig / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
+    # Render every cell (no virtual scrolling), so outputs far down the tour exist in the page.
+    tracker = dirs["JUPYTER_CONFIG_DIR"] / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True, exist_ok=True)
+    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+@contextmanager
+def running_lab(tmp: Path, notebooks: Path | None = None) -> Iterator[tuple[str, str]]:
+    """JupyterLab serving a copy of `notebooks` (default: the repository's) under notebooks/."""
+    root = tmp / "work"
+    shutil.copytree(notebooks or ROOT / "notebooks", root / "notebooks")
+    port, token = free_port(), secrets.token_hex(16)
+    env = isolated_env(tmp)
+    log_path = tmp / "lab.log"
+    log = log_path.open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            f"--port={port}",
+            "--ip=127.0.0.1",
+            f"--IdentityProvider.token={token}",
+            "--LabApp.expose_app_in_browser=True",
+            f"--ServerApp.root_dir={root}",
+            "--ServerApp.port_retries=0",
+            "--LabApp.extension_manager=readonly",
+            *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
+        ],
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{base}/api/status", params={"token": token}, timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("JupyterLab did not start:\n" + log_path.read_text()[-3000:])
+            time.sleep(0.25)
+        yield base, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+# JavaScript for page.wait_for_function / evaluate, driving the notebook JupyterLab has open.
+KERNEL_READY = (
+    "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+    " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
+    " return !!k && k.connectionStatus === 'connected'; }"
+)
+ALL_RAN = (
+    "() => { const nb = window.jupyterapp.shell.currentWidget.content;"
+    " const cells = nb.widgets.filter(c => c.model.type === 'code');"
+    " const failed = cells.some(c => c.model.outputs.toJSON().some(o => o.output_type === 'error'));"
+    " const last = cells[cells.length - 1];"
+    " return failed || (last.model.executionCount !== null"
+    "  && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'); }"
+)
+ERRORS = (
+    "() => window.jupyterapp.shell.currentWidget.content.widgets"
+    ".flatMap(c => c.model.type === 'code' ? c.model.outputs.toJSON() : [])"
+    ".filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue)"
+)
+
+
+def run_notebook(page, base: str, token: str, path: str, timeout_ms: int = 240_000) -> list[str]:
+    """Open `path` in JupyterLab, run every cell, and return the errors its outputs show."""
+    page.goto(f"{base}/lab/tree/{path}?token={token}")
+    page.wait_for_function(KERNEL_READY, timeout=90_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function(ALL_RAN, timeout=timeout_ms)
+    return page.evaluate(ERRORS)
