@@ -12,13 +12,20 @@ import sys
 import time
 import traceback
 
-from . import frames, load, sandbox, stage, topicmap, unwrap
+from . import frames, load, recipe, sandbox, stage, topicmap, unwrap
 from .context import Context
 from .data import FULL, QUICK
 from .readme import write_readme
 from .report import Figure, load_average, machine, missing, table
 
-BENCHMARKS = {"unwrap": unwrap, "load": load, "frames": frames, "topicmap": topicmap, "sandbox": sandbox}
+BENCHMARKS = {
+    "unwrap": unwrap,
+    "load": load,
+    "frames": frames,
+    "topicmap": topicmap,
+    "sandbox": sandbox,
+    "recipe": recipe,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -121,6 +121,7 @@ def open_blob(
             key = wire.b64decode(key_b64, field="key")
         if key_file is not None:
             private_key = AgentKey.from_pem(Path(key_file).read_text())
+        kind: str | None
         if isinstance(blob, wire.Layout):
             kind, verdict = blob.kind, f"read as {_NAMES[blob.kind]}, as asked"
         else:

@@ -8,7 +8,7 @@ bytes. `spans(data)` raises ValueError for bytes that are not UTF-8 JSON.
 from __future__ import annotations
 
 import json
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public, but not in the stubs
 
 _WS = " \t\n\r"
 _DECODER = json.JSONDecoder()

@@ -250,7 +250,7 @@ def read_row(
     return _model(plain, _served(row, row_id))
 
 
-def _claim(trace: Trace, row: Mapping, agent_key: AgentKey) -> None:
+def _claim(trace: Trace, row: Mapping[str, Any], agent_key: AgentKey) -> None:
     """Record the row's blobs on the trace, so a view can read the row again with edited bytes."""
     names = [n for n in ("wrapped_key", "self_wrap", "ciphertext") if isinstance(row.get(n), str)]
     try:

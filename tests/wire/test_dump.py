@@ -89,6 +89,11 @@ def test_cli_dump_prints_fields_and_exits_nonzero_when_opening_fails(rsa_key, tm
     assert wrong.returncode == 1 and "tag mismatch" in wrong.stdout
     garbage = subprocess.run([sys.executable, "-m", "decoy_lab.cli", "dump", "AQE"], capture_output=True, text=True)
     assert garbage.returncode == 2 and "padded" in garbage.stderr
+    hello = subprocess.run(
+        [sys.executable, "-m", "decoy_lab.cli", "dump", "aGVsbG8gd29ybGQ="], capture_output=True, text=True
+    )
+    assert hello.returncode == 1 and hello.stdout.startswith("11 bytes: no known layout fits: ")
+    assert "|hello world" in hello.stdout and "error" not in hello.stderr
 
 
 def test_a_failed_parse_keeps_the_partial_layout_with_the_failure_marked():
