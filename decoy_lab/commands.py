@@ -569,18 +569,27 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
-    """Annotated dump of any base64 blob; opened too when a key is given."""
+    """Annotated dump of any base64 blob, with the layout it fits and how sure; opened too when
+    a key is given. Bytes no layout fits are dumped plain and exit 1."""
     from . import wire
+    from .dump import identify, open_blob
     from .hexdump import dump_text
 
     text = sys.stdin.read().strip() if args.blob == "-" else args.blob
-    layout = wire.parse(text, args.kind)
-    print(f"{layout.kind}, {len(layout.data)} bytes")
+    raw = wire.b64decode(text, field="blob")
+    if args.kind:
+        layout: wire.Layout | None = wire.parse(raw, args.kind)
+        kind: str | None = args.kind
+        verdict = f"read as {args.kind}, as asked"
+    else:
+        kind, verdict, layout = identify(raw)
+    print(f"{len(raw)} bytes: {verdict}")
+    if layout is None:  # no layout fits, or a damaged blob of one kind: the trace shows how far it parsed
+        print(dump_text(raw) if kind is None else open_blob(raw).to_text())
+        return 1
     print(dump_text(layout.data, layout.fields))
     key_b64, key_file = verbs.dump_key(args)
     if key_b64 or key_file:
-        from .dump import open_blob
-
         trace = open_blob(layout, key_b64=key_b64, key_file=key_file)
         print(trace.to_text(reveal=args.reveal))
         return 0 if trace.ok else 1
