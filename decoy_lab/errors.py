@@ -10,6 +10,7 @@
     │   └── PairingCancelled
     ├── RevocationUnavailable                 the server advertises no revocation endpoint
     ├── TransportError                        the outcome of a request is unknown (network, timeout)
+    ├── AnswerRefused                         an answer too large or too deep to read safely
     └── APIError(status, code, recovery, body)  the server answered with an error
         ├── TokenError(recovery)              401: refresh, or pair again (TOKEN_REVOKED)
         ├── InsufficientGrant(permission_request)   403 with something to ask for
@@ -101,6 +102,11 @@ class RevocationUnavailable(DecoyError):
 
 class TransportError(DecoyError):
     """No answer was read (network error, timeout, dropped connection): the outcome is unknown."""
+
+
+class AnswerRefused(DecoyError):
+    """An answer decoy_lab will not read: one value over the size cap, or nested deeper than any
+    row is. Asking again would bring the same answer, so it is reported, never retried."""
 
 
 class APIError(DecoyError):

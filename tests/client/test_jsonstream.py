@@ -101,3 +101,58 @@ def test_malformed_answers_raise_value_error(body):
 def test_error_names_the_character_offset():
     with pytest.raises(ValueError, match=r"character 19"):
         list(stream_array([b'{"memories": [1, 2 3]}'], "memories")[0])
+
+
+def _counting_decoder(monkeypatch) -> list[int]:
+    """Counts the parse attempts ArrayStream makes (each is a pass over the value so far)."""
+    from decoy_lab import jsonstream
+
+    calls: list[int] = []
+    real = jsonstream._decoder
+
+    class Counting:
+        def raw_decode(self, text, pos):
+            calls.append(len(text) - pos)
+            return real.raw_decode(text, pos)
+
+    monkeypatch.setattr(jsonstream, "_decoder", Counting())
+    return calls
+
+
+def test_a_large_element_is_parsed_once_it_can_be_complete_not_once_per_chunk(monkeypatch):
+    """The reader's cost is linear in the element's size: 4 MiB in 64 KiB chunks is parsed once
+    when its closing brace arrives (it was parsed again on every chunk: 4× the time per doubling)."""
+    calls = _counting_decoder(monkeypatch)
+    blob = "A" * (4 << 20)
+    data = json.dumps({"memories": [{"id": "x", "ciphertext": blob}], "n": 1}).encode()
+    p = ArrayStream("memories", max_element=8 << 20)
+    got = [e for i in range(0, len(data), 1 << 16) for e in p.feed(data[i : i + (1 << 16)])]
+    assert p.close() == {"n": 1}
+    assert got == [{"id": "x", "ciphertext": blob}]
+    parsed = sum(calls)
+    assert parsed < 3 * len(data), f"{parsed:,} characters parsed for a {len(data):,}-byte answer"
+
+
+def test_an_element_over_the_cap_is_refused_while_it_arrives_and_when_it_comes_whole():
+    """Rows are at most ~140 KB; one value over MAX_ELEMENT is refused before it is held whole."""
+    from decoy_lab.errors import AnswerRefused, DecoyError
+    from decoy_lab.jsonstream import MAX_ELEMENT
+
+    big = json.dumps({"memories": [{"ciphertext": "A" * (MAX_ELEMENT + 10)}]}).encode()
+    p = ArrayStream("memories")
+    with pytest.raises(AnswerRefused, match="over 1,048,576 characters"):
+        for i in range(0, len(big), 1 << 16):
+            p.feed(big[i : i + (1 << 16)])
+    assert p._held <= MAX_ELEMENT + (1 << 16), "refused as soon as it is over, not after the whole"
+    with pytest.raises(DecoyError):
+        ArrayStream("memories").feed(big)
+    row = json.dumps({"memories": [{"ciphertext": "A" * 140_000}]}).encode()  # the largest row fits
+    assert len(ArrayStream("memories").feed(row)) == 1
+
+
+def test_deep_nesting_is_a_typed_error_not_recursion_error():
+    from decoy_lab.errors import AnswerRefused
+
+    deep = b'{"memories": [' + b"[" * 200_000 + b"]" * 200_000 + b"]}"
+    with pytest.raises(AnswerRefused, match="nested too deeply"):
+        list(stream_array([deep], "memories")[0])
