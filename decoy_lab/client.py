@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 
-from . import legacy, memory, writes
+from . import cache, legacy, memory, writes
 from .access import ASKED, Access, GrantRequest, read_policies
 from .crypto import AgentKey
 from .errors import (
@@ -130,6 +130,7 @@ class Connection:
         self._store = store
         self.workers = workers
         self.cursor = cursor
+        self._cache_key: str | None = None  # the profile's vault cache key (profile store), made on first use
         self._api = api or Api(base_url, http=http, transport=transport, timeout=timeout, client_id=client_id)
         self._api.client_id = client_id
         if tokens is not None:
@@ -264,6 +265,8 @@ class Connection:
                 **options,
             )
             conn._await_grant(handle)
+            if store is not None and profile:  # a new pairing starts a new cache: the old one's key is gone
+                cache.clear(store.cache_path(profile))
             conn.save_profile()
             return conn
 
@@ -406,6 +409,7 @@ class Connection:
             cursor=p.cursor,
             **options,
         )
+        conn._cache_key = p.cache_key
         if check:
             conn.access()
         return conn
@@ -423,12 +427,29 @@ class Connection:
             private_key_pem=self._agent_key.to_pem(),
             access_version=self.access_version,
             cursor=self.cursor,
+            cache_key=self._cache_key,
         )
 
     def save_profile(self) -> None:
         """Write this connection to its profile (no-op when it has none)."""
         if self.profile and self._store is not None:
             self._store.save(self.to_profile())
+
+    def local_cache(self) -> cache.VaultCache | None:
+        """The sealed vault cache of this connection's profile (cache.py); None without a profile.
+        Its key is made on first use and kept in the profile store, beside the private key."""
+        if not self.profile or self._store is None:
+            return None
+        if self._cache_key is None:
+            self._cache_key = cache.new_cache_key()
+            self.save_profile()
+        return cache.VaultCache(
+            self._store.cache_path(self.profile),
+            self._cache_key,
+            profile=self.profile,
+            base_url=self.base_url,
+            agent_fingerprint=self._agent_key.fingerprint,
+        )
 
     def _tokens_changed(self, tokens: Tokens) -> None:
         held = self._access.version if self._access is not None else None
@@ -585,13 +606,15 @@ class Connection:
 
     def load(self, *, progress: Callable[[int, int], None] | None = None) -> Vault:
         """One GET of every row this connection may read, every row read here (in parallel, as the
-        answer arrives); plus legacy space rows. Unwrapped keys stay in memory by kid for the session (never on disk), and
-        rows unchanged since the last load are not opened again, so a reload costs no RSA work.
+        answer arrives); plus legacy space rows. Unwrapped keys stay in memory by kid, and rows
+        unchanged since the last load are not opened again, so a reload costs no RSA work. With a
+        saved profile the keys and what the rows read as are also kept in its sealed local cache
+        (cache.py): a new process follows the sync cursor and opens only what changed.
         `progress(1, total)` is called as each row is read (from worker threads)."""
 
         s = self.session
 
-        def read() -> Vault:  # rows are opened while the rest of the answer downloads
+        def read(snapshot: cache.Snapshot | None = None) -> Vault:  # rows opened while the rest downloads
             with self._api.stream_array(MEMORIES, "memories") as answer:
                 vault = read_vault(
                     answer,
@@ -602,13 +625,33 @@ class Connection:
                     space_rows=spaces,
                     previous=s.vault,
                     progress=progress,
+                    cached=snapshot.reuse if snapshot is not None else None,
                 )
             expect_object(vault.answer, f"GET {MEMORIES}", **WAITING_MEMBERS)  # counted and shown next
             return vault
 
+        def read_retried(snapshot: cache.Snapshot | None = None) -> Vault:
+            return send_with_retries(lambda: read(snapshot), retries=s.retries, backoff=s.backoff, sleep=s.sleep)
+
+        def read_spaces() -> list:
+            spaces[:] = legacy.load_spaces(s)
+            return spaces
+
+        spaces: list = []
+        local = self.local_cache()
         with gc_paused():  # thousands of long-lived, cycle-free objects: collector scans only cost
-            spaces = legacy.load_spaces(s)
-            vault = send_with_retries(read, retries=s.retries, backoff=s.backoff, sleep=s.sleep)
+            if local is None:
+                read_spaces()
+                vault = read_retried()
+            else:  # cached rows + sync: a reopen opens only what changed (cache.py)
+                vault = local.load(
+                    first=s.vault is None,
+                    get=s.get,
+                    read=read_retried,
+                    key_cache=s.key_cache,
+                    space_rows=read_spaces,
+                    access_version=self.access_version,
+                )
         s.vault = vault
         s.forget_listed_topics()  # topics made since the last load are listed by the server now
         return vault
@@ -743,6 +786,8 @@ class Connection:
         last = self.session.vault
         vault = last if last is not None and last.row(row_id) else self.load()
         served = vault.served_row(row_id)
+        if served is not None and cache.DIGEST in served:  # rebuilt from the local cache: read it as served now
+            served = self.session.served_row(row_id)
         if served is None:
             srow = next((r for r in vault.space_rows if r.id == row_id), None)
             if srow is not None:

@@ -1,7 +1,7 @@
 """Where a connection lives between sessions: one profile per name.
 
 A profile holds the base URL, client id, token, refresh token, the agent's private key,
-`access_version` and the sync cursor. The non-secret part is a JSON file in the user config
+the key of its local vault cache (cache.py), `access_version` and the sync cursor. The non-secret part is a JSON file in the user config
 directory (platformdirs; `DECOY_LAB_CONFIG_DIR` overrides it), mode 0600 in a 0700 directory.
 The secrets go to keyring when a working backend exists, and otherwise into the same 0600 file
 (headless Linux and Binder have no backend: that fallback is quiet, never an error).
@@ -27,7 +27,8 @@ APP_NAME = "decoy-lab"
 KEYRING_SERVICE = "decoy-lab"
 ENV_DIR = "DECOY_LAB_CONFIG_DIR"
 ENV_KEYRING = "DECOY_LAB_KEYRING"  # "0" turns keyring off, "1" insists on trying it
-SECRET_FIELDS = ("access_token", "refresh_token", "private_key_pem")
+# the cache key lives exactly where the private key does: the cache adds no new way in
+SECRET_FIELDS = ("access_token", "refresh_token", "private_key_pem", "cache_key")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -50,6 +51,7 @@ class Profile:
     access_token: str | None = field(default=None, repr=False)
     refresh_token: str | None = field(default=None, repr=False)
     private_key_pem: str | None = field(default=None, repr=False)
+    cache_key: str | None = field(default=None, repr=False)  # base64 AES-256 key of the vault cache
     access_version: int | None = None
     cursor: str | None = None
     saved_at: float | None = None
@@ -135,6 +137,15 @@ class ProfileStore:
     def path(self, name: str) -> Path:
         return self.profiles_dir / f"{check_name(name)}.json"
 
+    def cache_path(self, name: str) -> Path:
+        """The profile's sealed vault cache (cache.py), 0600 beside the profile."""
+        return self.profiles_dir / f"{check_name(name)}.cache"
+
+    def ensure_dir(self) -> Path:
+        """The profiles directory, made 0700 when missing."""
+        self._ensure_dir()
+        return self.profiles_dir
+
     def _ensure_dir(self) -> None:
         for d in (self.directory, self.profiles_dir):
             d.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -217,7 +228,9 @@ class ProfileStore:
         return Profile(**{k: v for k, v in data.items() if k in members})
 
     def delete(self, name: str) -> bool:
+        """Delete the profile, its secrets and its vault cache."""
         path = self.path(name)
+        self.cache_path(name).unlink(missing_ok=True)
         kr = self._keyring()
         if kr is not None:
             try:

@@ -92,6 +92,9 @@ def decoded(row: Mapping, result: Any) -> DecodedRow:
     return DecodedRow(rid, frames.OTHER, reason="opens, but is neither a memory, a topic nor a link", **meta)
 
 
+# A served row -> what it read as before (the local cache), or None: open it afresh.
+Reuse = Callable[[Mapping], "tuple[DecodedRow, Any] | None"]
+
 # id -> (the row as served, what it read as). A row served again exactly as before (dict equality:
 # every field, the long base64 strings compared, never hashed) reads the same.
 Earlier = Mapping[str, "tuple[dict, tuple[DecodedRow, Any]]"]
@@ -426,14 +429,17 @@ def read_vault(
     space_rows: Iterable[DecodedRow] = (),
     previous: Vault | None = None,
     progress: Any = None,
+    cached: Reuse | None = None,
 ) -> Vault:
     """Read served rows — a list, or rows still arriving from a streamed GET — into a Vault, in
     parallel as they come. `rest()` gives the answer's other members once the rows are used up.
 
     A row that `previous` read, served again exactly as then, is taken from it unread (looked up
-    by id and compared field for field, so the long base64 strings are compared, never hashed); a further copy of an
-    id already served is reported, never read; an id of another JSON type is left to the reader,
-    which reports it."""
+    by id and compared field for field, so the long base64 strings are compared, never hashed);
+    otherwise `cached(row)` (the local cache, cache.py) may give what it reads as, when its id,
+    kid, rev and ciphertext hash match what was read before; a further copy of an id already
+    served is reported, never read; an id of another JSON type is left to the reader, which
+    reports it."""
     before = previous.earlier() if previous is not None else {}
     served: list[dict] = []
     slots: list[Any] = []  # per served row: what it reads as, or None while it is being read
@@ -453,6 +459,10 @@ def read_vault(
                 hit = before.get(rid)
                 if hit is not None and hit[0] == r:
                     slots.append(hit[1])
+                    continue
+                kept = cached(r) if cached is not None else None
+                if kept is not None:
+                    slots.append(kept)
                     continue
             slots.append(None)
             yield r

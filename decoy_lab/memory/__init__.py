@@ -22,7 +22,7 @@ One module per concern, each importing only those above it:
     plaintext.py   the contract's limits, topic names, Plain and decode_plaintext (the literals
                    the spec gives, categories and entity types among them, are in decoy_lab.vocab)
     reach.py       Selectors, Grantee, RecipientKeys, reasons_for, grantee_wraps
-    read.py        KeyCache, Memory / TopicEntity / Link, read_row … read_rows, Summary, summarize
+    read.py        KeyCache, Memory / TopicEntity / Link, read_row … read_rows, served_fields, Summary, summarize
     build.py       new_memory_row, new_topic_rows, TopicRows, and the topic references rows name
     topics.py      Topic, build_topics, list_topics, find_topic, same_topic, read_memory_rows
     edit.py        edit_memory_row, attach_duplicate, is_definite_refusal
@@ -59,6 +59,7 @@ from .read import (
     read_memory_row,
     read_row,
     read_rows,
+    served_fields,
     summarize,
     summarize_rows,
 )
@@ -105,6 +106,7 @@ __all__ = [
     "read_rows",
     "reasons_for",
     "same_topic",
+    "served_fields",
     "summarize",
     "summarize_rows",
 ]

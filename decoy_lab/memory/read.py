@@ -126,6 +126,12 @@ def _served(row: Mapping[str, Any], row_id: str) -> Served:
     )
 
 
+def served_fields(row: Mapping[str, Any]) -> Served:
+    """The served fields of a row (rev, kid, via, mine, author, timestamps), checked as a read
+    checks them: what a model keeps next to its plaintext. Raises UnreadableRow."""
+    return _served(row, _row_id(row))
+
+
 def _is_posted(row: Mapping[str, Any]) -> bool:
     """A row as new_memory_row built it (self_wrap, no wrapped_key): ours, readable offline."""
     return "wrapped_key" not in row and "self_wrap" in row

@@ -1,0 +1,309 @@
+"""A sealed local cache of a profile's vault: a notebook reopened tomorrow opens no RSA key.
+
+What it holds, per profile: the memory keys this connection unwrapped (by kid), and for each
+row of the last load its id, kid, rev, the SHA-256 of its ciphertext, the fields served beside
+it and what it read as (the plaintext model's fields, or why it was unreadable); the answer's
+waiting members; the sync cursor the rows were read at; and the access_version, server and
+agent key it was read under.
+
+How it is kept: one file, `<profile>.cache` beside the profile (0600 in the 0700 directory):
+`DLC1 ‖ 12-byte random nonce ‖ AES-256-GCM(JSON)`, with the profile name, server and agent key's
+fingerprint as associated data, so another profile's file or one made under another key does not
+open. The cache key is 32 random bytes kept in the profile store (keyring, or the 0600 profile
+file) next to the agent's private key: whoever can open the cache can already read that private
+key, which opens every row the cache holds, so the cache adds no new way in.
+
+How it is used (`VaultCache.load`): a row is taken from it only when the id, kid, rev and
+ciphertext hash the server serves now match; anything else is opened afresh. With a saved sync
+cursor, a reopen first asks `/api/agent/sync` what changed: nothing (and nothing was waiting for
+a key, and access_version is the same) → the vault is rebuilt from the cache with no GET of the
+rows and no RSA work; anything changed → one full read, unchanged rows from the cache; a pruned
+cursor (410) → one full read, anchored again at `/api/agent/sync/head`. A file that does not
+open (truncated, a flipped byte, another profile's, a changed key, an older layout) is removed
+with a `CacheIgnored` warning and rebuilt by that load: it is never trusted, not even in part.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from . import frames, memory
+from .errors import APIError, UnreadableRow
+from .vault import Vault, decoded
+
+MAGIC = b"DLC1"  # decoy-lab cache, layout 1
+NONCE = 12
+SYNC, HEAD = "/api/agent/sync", "/api/agent/sync/head"
+MAX_SYNC_PAGES = 1000  # a feed that says "more" for longer than this is read in full instead
+WAITING_KEYS = ("preparing", "preparing_others", "preparing_unknown")  # keys may arrive with no change logged
+_BLOBS = ("ciphertext", "wrapped_key", "self_wrap", "owner_wrap", "grantee_wraps")  # never kept: not needed
+DIGEST = "ciphertext_sha256"  # what a row rebuilt from the cache carries instead of its ciphertext
+_MODELS: dict[str, Any] = {"memory": memory.Memory, "topic": memory.TopicEntity, "link": memory.Link}
+_SERVED = {f.name for f in fields(memory.Memory) if f.kw_only}  # the served fields every model carries
+_PLAIN = {kind: [f.name for f in fields(cls) if f.name not in _SERVED] for kind, cls in _MODELS.items()}
+
+
+class CacheIgnored(UserWarning):
+    """A cache file that does not open was removed; the load reads afresh and writes a new one."""
+
+
+def new_cache_key() -> str:
+    """A fresh cache key, base64 (what the profile store keeps)."""
+    return base64.b64encode(os.urandom(32)).decode("ascii")
+
+
+def digest(ciphertext: Any) -> str | None:
+    return hashlib.sha256(ciphertext.encode("ascii", "replace")).hexdigest() if isinstance(ciphertext, str) else None
+
+
+def row_digest(row: Mapping) -> str | None:
+    """The SHA-256 of a row's ciphertext (a row rebuilt from the cache carries it instead)."""
+    got = digest(row.get("ciphertext"))
+    return got if got is not None else row.get(DIGEST)
+
+
+@dataclass
+class CacheInfo:
+    """Where a profile's cache is and how large (`%decoy cache`, `decoy-lab cache`)."""
+
+    path: Path
+    size: int | None  # bytes; None when there is no cache file
+
+    def __str__(self) -> str:
+        if self.size is None:
+            return f"no cache yet ({self.path} is written by the next load)"
+        return f"{self.path}: {self.size:,} bytes, sealed with AES-256-GCM (key in the profile store)"
+
+
+def describe(path: Path) -> CacheInfo:
+    try:
+        return CacheInfo(path, path.stat().st_size)
+    except FileNotFoundError:
+        return CacheInfo(path, None)
+
+
+def clear(path: Path) -> bool:
+    """Remove the cache file; True when there was one."""
+    try:
+        path.unlink()
+        return True
+    except FileNotFoundError:
+        return False
+
+
+# -- what one file holds --------------------------------------------------------------------------
+class Snapshot:
+    """The contents of a cache file that opened: rows by id in served order, keys, cursor."""
+
+    def __init__(self, body: dict):
+        self.cursor: str | None = body.get("cursor")
+        self.access_version = body.get("access_version")
+        self.answer: dict = body.get("answer") or {}
+        self.complete: bool = bool(body.get("complete"))  # every served row is kept: the vault can be rebuilt
+        self.keys = {k: base64.b64decode(v) for k, v in (body.get("keys") or {}).items()}
+        self.rows: list[list] = body.get("rows") or []  # [served fields, digest, kind, plaintext fields | reason]
+        self._by_id = {r[0]["id"]: r for r in self.rows}
+
+    def _rebuild(self, row: Mapping, kept: list) -> tuple[frames.DecodedRow, Any]:
+        _served, _digest, kind, value = kept
+        if kind == "unreadable":
+            err = UnreadableRow(row.get("id"), value)
+            return decoded(row, err), err
+        if kind == "other":
+            return decoded(row, None), None
+        model = _MODELS[kind](*value, **vars(memory.served_fields(row)))
+        return decoded(row, model), model
+
+    def reuse(self, row: Mapping) -> tuple[frames.DecodedRow, Any] | None:
+        """What `row` read as, when the cache holds it with the same id, kid, rev and ciphertext
+        hash and it was readable then; None means: open it afresh."""
+        kept = self._by_id.get(row.get("id"))
+        if kept is None or kept[2] == "unreadable":
+            return None
+        served = kept[0]
+        if served.get("kid") != row.get("kid") or served.get("rev") != row.get("rev") or kept[1] != row_digest(row):
+            return None
+        try:
+            return self._rebuild(row, kept)
+        except (UnreadableRow, TypeError, KeyError):  # served fields the reader refuses: read it afresh
+            return None
+
+    def vault(self, space_rows: Iterable[frames.DecodedRow]) -> Vault:
+        """The vault of the last load, rebuilt with no request and no RSA work."""
+        served, pairs = [], []
+        for kept in self.rows:
+            row = {**kept[0], DIGEST: kept[1]}
+            served.append(row)
+            pairs.append(self._rebuild(row, kept))
+        return Vault(
+            served=served,
+            decoded_rows=[d for d, _ in pairs],
+            models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
+            answer=dict(self.answer),
+            space_rows=list(space_rows),
+            read=0,
+            results=[m for _, m in pairs],
+        )
+
+
+def _kept_row(row: Mapping, result: Any) -> list | None:
+    """One served row as the cache keeps it, or None when it cannot be kept (no id, kid or ciphertext)."""
+    rid, kid, dig = row.get("id"), row.get("kid"), row_digest(row)
+    if not isinstance(rid, str) or not isinstance(kid, str) or dig is None:
+        return None
+    served = {k: v for k, v in row.items() if k not in _BLOBS and k != DIGEST}
+    if isinstance(result, UnreadableRow):
+        return [served, dig, "unreadable", result.reason]
+    if result is None:
+        return [served, dig, "other", None]
+    kind = result.kind
+    return [served, dig, kind, [getattr(result, name) for name in _PLAIN[kind]]]
+
+
+# -- the file -----------------------------------------------------------------------------------
+class VaultCache:
+    """One profile's cache file, sealed under `key` (base64, from the profile store)."""
+
+    def __init__(self, path: Path, key: str, *, profile: str, base_url: str, agent_fingerprint: str):
+        self.path = Path(path)
+        self._key = base64.b64decode(key)
+        self._aad = "\0".join(["decoy-lab cache", profile, base_url.rstrip("/"), agent_fingerprint]).encode()
+
+    def __repr__(self) -> str:
+        return f"<VaultCache {self.path}>"
+
+    def info(self) -> CacheInfo:
+        return describe(self.path)
+
+    def clear(self) -> bool:
+        return clear(self.path)
+
+    def _ignore(self, why: str) -> None:
+        warnings.warn(f"the vault cache {self.path} was ignored and removed ({why}); reading afresh", CacheIgnored, 3)
+        self.clear()
+
+    def read(self) -> Snapshot | None:
+        """The cache's contents, or None (no file; or one that does not open, removed with a warning)."""
+        try:
+            blob = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            self._ignore(f"cannot be read: {exc.strerror}")
+            return None
+        if len(blob) < len(MAGIC) + NONCE + 16 or not blob.startswith(MAGIC):
+            self._ignore("not a decoy-lab cache, or cut short")
+            return None
+        nonce = blob[len(MAGIC) : len(MAGIC) + NONCE]
+        try:
+            body = json.loads(AESGCM(self._key).decrypt(nonce, blob[len(MAGIC) + NONCE :], self._aad))
+            snap = Snapshot(body)
+        except Exception:  # a wrong key, a flipped byte, another profile's file: nothing in it is used
+            self._ignore("it does not open under this profile's cache key and agent key")
+            return None
+        return snap
+
+    def write(
+        self,
+        vault: Vault,
+        keys: Mapping[str, bytes],
+        *,
+        cursor: str | None,
+        access_version: Any,
+    ) -> None:
+        """Seal what `vault` read (and the keys) into the file, atomically, 0600."""
+        rows, complete, seen = [], True, set()
+        for row, result in zip(vault.served, vault.results):
+            kept = _kept_row(row, result)
+            if kept is None or kept[0]["id"] in seen:  # a row that cannot be kept, or a further copy
+                complete = False
+                continue
+            seen.add(kept[0]["id"])
+            rows.append(kept)
+        body = {
+            "cursor": cursor,
+            "access_version": access_version,
+            "answer": vault.answer,
+            "complete": complete,
+            "keys": {k: base64.b64encode(v).decode("ascii") for k, v in keys.items()},
+            "rows": rows,
+        }
+        nonce = os.urandom(NONCE)
+        sealed = MAGIC + nonce + AESGCM(self._key).encrypt(nonce, json.dumps(body, default=str).encode(), self._aad)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(sealed)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    # -- reopening: cached rows + sync --------------------------------------------------------
+    def load(
+        self,
+        *,
+        first: bool,
+        get: Callable[..., dict],
+        read: Callable[[Snapshot | None], Vault],
+        key_cache: MutableMapping[str, bytes],
+        space_rows: Callable[[], list[frames.DecodedRow]],
+        access_version: Any,
+    ) -> Vault:
+        """A load through the cache. `read(snapshot)` is one full read that takes unchanged rows
+        from the snapshot; `get(path, params, **members)` a plain GET; `space_rows()` reads the
+        legacy space rows (with the keys restored first). On a `first` load of this process the
+        file is opened (its keys go to `key_cache`) and the sync cursor followed."""
+        snap = self.read() if first else None
+        if snap is not None:
+            key_cache.update(snap.keys)
+        spaces = space_rows()
+        if snap is not None and snap.complete and snap.cursor is not None and snap.access_version == access_version:
+            waiting = any(snap.answer.get(k) for k in WAITING_KEYS)
+            if not waiting and changes_since(get, snap.cursor) is False:
+                return snap.vault(spaces)
+        cursor = anchor(get)  # before the read: a change made meanwhile is seen again next time, never lost
+        vault = read(snap)
+        self.write(vault, key_cache, cursor=cursor, access_version=access_version)
+        return vault
+
+
+def anchor(get: Callable[..., dict]) -> str | None:
+    """The sync head now (None when the server keeps no change feed for this connection)."""
+    try:
+        head = get(HEAD, head=(str, int)).get("head")
+    except APIError:
+        return None
+    return str(head) if head is not None else None
+
+
+def changes_since(get: Callable[..., dict], cursor: str) -> bool | None:
+    """Did anything this connection sees change since `cursor`? None when the feed cannot say:
+    the cursor was pruned (410), the server refuses the feed, or it says "more" forever."""
+    try:
+        for _ in range(MAX_SYNC_PAGES):
+            ans = get(SYNC, {"cursor": cursor}, changes=dict, state=(str, int))
+            for bucket in (ans.get("changes") or {}).values():
+                if isinstance(bucket, dict) and any(bucket.get(k) for k in ("created", "updated", "destroyed")):
+                    return True
+            before, cursor = cursor, str(ans.get("state", cursor))
+            if not ans.get("hasMore"):
+                return False
+            if cursor == before:
+                return None
+    except APIError:  # 410 CURSOR_PRUNED above all
+        return None
+    return None

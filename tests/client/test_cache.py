@@ -1,0 +1,240 @@
+"""cache.py: the sealed local cache of a profile's vault, against the sandbox over real HTTP.
+
+Issue 15: "A row is taken from the cache only when its id, kid, rev and ciphertext hash match
+what the server serves now; anything else is opened afresh. A corrupt, truncated or foreign
+cache file is ignored with a warning (and rebuilt), never trusted and never a crash."
+Spec (sync): "persist the returned `state` as the next cursor"; 410 "Cursor predates the pruned
+floor — full-resync (re-list, re-anchor at /api/agent/sync/head)".
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import stat
+import warnings
+
+import httpx
+import pytest
+
+from decoy_lab import Connection, Sandbox, cache, memory
+from decoy_lab.cache import CacheIgnored, VaultCache
+from decoy_lab.crypto import AgentKey
+from decoy_lab.profiles import ProfileStore
+from decoy_lab.sandbox import memstore
+from decoy_lab.vault import build_vault
+
+MEMORIES = "/api/agent/context/memories"
+
+
+@pytest.fixture(scope="module")
+def demo():
+    with Sandbox.start() as sandbox:  # the demo vault: memories, topics, links, legacy space rows
+        sandbox.state.device_interval = 0
+        yield sandbox
+
+
+@pytest.fixture
+def store(tmp_path):
+    return ProfileStore(tmp_path / "cfg", use_keyring=False)
+
+
+@pytest.fixture
+def paired(demo, store):
+    """A connection saved under profile "p", the demo vault shared with it, loaded once (cold)."""
+    conn = Connection.pair(demo.url, name="cache test", on_link=lambda *a: None, profile="p", store=store)
+    demo.owner.share()
+    cold = conn.load()
+    yield conn, cold
+    conn.close()
+
+
+RSA: list[int] = [0]  # private-key operations since the last Counted.load (see the autouse fixture)
+
+
+@pytest.fixture(autouse=True)
+def count_rsa(monkeypatch):
+    real = AgentKey.decrypt
+
+    def counting(self, data: bytes) -> bytes:
+        RSA[0] += 1
+        return real(self, data)
+
+    monkeypatch.setattr(AgentKey, "decrypt", counting)
+
+
+class Counted:
+    """A resumed connection whose requests and RSA operations are counted."""
+
+    def __init__(self, store: ProfileStore, profile: str = "p"):
+        self.paths: list[str] = []
+        client = httpx.Client(event_hooks={"request": [lambda r: self.paths.append(r.url.path)]})
+        self.conn = Connection.resume(profile, store=store, http=client)
+        self.rsa = 0
+
+    def load(self):
+        self.paths.clear()
+        RSA[0] = 0
+        try:
+            return self.conn.load()
+        finally:
+            self.rsa = RSA[0]
+
+
+def same_vault(got, want) -> None:
+    """Row by row: what every row reads as, the frames, the waiting members."""
+    assert [r.id for r in got.decoded_rows] == [r.id for r in want.decoded_rows]
+    for a, b in zip(got.decoded_rows, want.decoded_rows):
+        assert a == b, a.id
+    assert got.memories.equals(want.memories) and got.topics.equals(want.topics) and got.links.equals(want.links)
+    assert got.answer == want.answer and got.summary == want.summary
+
+
+def test_reopen_in_a_new_connection_equals_the_cold_load_with_no_rsa_and_no_rows_fetched(paired, store):
+    _conn, cold = paired
+    path = store.cache_path("p")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and path.parent == store.profiles_dir
+    again = Counted(store)
+    vault = again.load()
+    same_vault(vault, cold)
+    assert vault.read == 0 and again.rsa == 0
+    assert MEMORIES not in again.paths, "nothing changed: the sync feed said so, no rows were fetched"
+    assert "/api/agent/sync" in again.paths
+
+
+def test_a_change_is_fetched_and_only_the_changed_rows_are_opened(paired, store):
+    conn, _ = paired
+    mid = conn.save("Prefers the window seat.", categories=["travel"])
+    conn.load()  # the cache now holds the new memory too
+    conn.edit(mid, text="Prefers the aisle seat.")
+    again = Counted(store)
+    vault = again.load()
+    assert MEMORIES in again.paths
+    assert vault.read == 1, "only the edited row is opened; the key is cached by kid, so no RSA either"
+    assert again.rsa == 0 and vault.memory(mid).text == "Prefers the aisle seat."
+    fresh = Connection.resume("p", store=store)
+    cache.clear(store.cache_path("p"))
+    same_vault(vault, fresh.load())
+
+
+def test_a_pruned_cursor_falls_back_to_one_full_read(paired, store, demo):
+    conn, _cold = paired
+    conn.save("Keeps receipts in the blue folder.")
+    with demo.state.store.tx() as con:  # the feed's floor moves past the saved cursor: 410
+        memstore.prune(con, memstore.head(con) + 1)
+    again = Counted(store)
+    vault = again.load()
+    assert again.paths.count(MEMORIES) == 1 and "/api/agent/sync/head" in again.paths
+    assert vault.read == 1 and again.rsa == 1, "only the new row is opened"
+    cache.clear(store.cache_path("p"))
+    same_vault(vault, Connection.resume("p", store=store).load())
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped byte", "empty", "not a cache"])
+def test_a_damaged_file_is_ignored_with_a_warning_read_afresh_and_rebuilt(paired, store, damage):
+    _conn, cold = paired
+    path = store.cache_path("p")
+    blob = path.read_bytes()
+    broken = {
+        "truncated": blob[: len(blob) // 2],
+        "flipped byte": blob[:100] + bytes([blob[100] ^ 0x01]) + blob[101:],
+        "empty": b"",
+        "not a cache": b'{"rows": []}',
+    }[damage]
+    path.write_bytes(broken)
+    again = Counted(store)
+    with pytest.warns(CacheIgnored, match="ignored and removed"):
+        vault = again.load()
+    same_vault(vault, cold)
+    assert vault.read == len(cold.served), "every row opened afresh: nothing of the file was used"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Counted(store).load().read == 0, "the load rebuilt the cache"
+
+
+def test_another_profiles_cache_does_not_open(paired, store):
+    _conn, cold = paired
+    other = Connection.resume("p", store=store)
+    other.profile = "q"
+    other.save_profile()  # profile q: the same connection, the same cache key
+    store.cache_path("q").write_bytes(store.cache_path("p").read_bytes())
+    again = Counted(store, "q")
+    with pytest.warns(CacheIgnored):
+        vault = again.load()
+    assert vault.read == len(cold.served)
+
+
+def test_a_changed_cache_key_or_agent_key_opens_afresh(paired, store, tmp_path):
+    conn, _cold = paired
+    path = store.cache_path("p")
+    key = store.load("p").cache_key
+    fingerprint = conn.agent_key.fingerprint
+    args = {"profile": "p", "base_url": conn.base_url}
+    assert VaultCache(path, key, agent_fingerprint=fingerprint, **args).read() is not None
+    with pytest.warns(CacheIgnored):
+        assert VaultCache(path, cache.new_cache_key(), agent_fingerprint=fingerprint, **args).read() is None
+    assert not path.exists()
+    conn.load()
+    with pytest.warns(CacheIgnored):
+        assert VaultCache(path, key, agent_fingerprint=AgentKey.generate().fingerprint, **args).read() is None
+
+
+def test_pairing_again_under_the_profile_with_a_new_key_removes_the_cache(paired, store, demo):
+    _conn, _ = paired
+    assert store.cache_path("p").exists()
+    Connection.pair(
+        demo.url, name="again", on_link=lambda *a: None, profile="p", store=store, agent_key=AgentKey.generate()
+    ).close()
+    assert not store.cache_path("p").exists()
+
+
+def test_unpair_leaves_no_cache_file(paired, store):
+    conn, _ = paired
+    assert store.cache_path("p").exists()
+    conn.unpair()
+    assert not store.cache_path("p").exists() and not store.exists("p")
+
+
+def test_the_file_holds_no_plaintext_and_no_key_in_the_clear(paired, store):
+    conn, cold = paired
+    data = store.cache_path("p").read_bytes()
+    secrets = [m.text for m in cold.models if isinstance(m, memory.Memory)]
+    secrets += [t.name for t in cold.topic_list] + ["observation", "entityName", "categories"]
+    keys = list(conn.session.key_cache.values())
+    assert keys
+    for raw in keys:
+        assert raw not in data and base64.b64encode(raw) not in data and raw.hex().encode() not in data
+    cache_key = base64.b64decode(store.load("p").cache_key)
+    assert cache_key not in data and base64.b64encode(cache_key) not in data
+    pem = conn.agent_key.to_pem().encode()
+    assert pem[40:120] not in data
+    for text in secrets:
+        assert text.encode() not in data, text
+    for row in cold.served[:20]:
+        assert row["id"].encode() not in data, "not even the row ids are in the clear"
+
+
+# -- the rule, offline: only the same id, kid, rev and ciphertext hash -------------------------------
+def test_only_a_row_with_the_same_id_kid_rev_and_ciphertext_is_taken(agent, tmp_path):
+    owner = AgentKey.generate()
+    keys = memory.RecipientKeys(owner.public_key_b64, agent.public_key_b64)
+    rows = [memory.new_memory_row(keys, f"note {i}") for i in range(3)]
+    served = [
+        {"id": r["id"], "kid": r["kid"], "ciphertext": r["ciphertext"], "wrapped_key": r["self_wrap"], "rev": 1}
+        for r in rows
+    ]
+    keycache = memory.KeyCache()
+    first = build_vault({"memories": served}, agent, key_cache=keycache)
+    vc = VaultCache(tmp_path / "x.cache", cache.new_cache_key(), profile="x", base_url="", agent_fingerprint="f")
+    vc.write(first, keycache, cursor="1", access_version=1)
+    snap = vc.read()
+    assert snap is not None and snap.keys == dict(keycache)
+    other = memory.new_memory_row(keys, "other")
+    assert snap.reuse(served[0])[1] == first.results[0]
+    assert snap.reuse({**served[0], "rev": 2}) is None
+    assert snap.reuse({**served[0], "kid": other["kid"]}) is None
+    assert snap.reuse({**served[0], "ciphertext": other["ciphertext"]}) is None
+    assert snap.reuse({**served[0], "id": other["id"]}) is None
+    body = json.dumps({"memories": served}).encode()
+    assert body[:10] not in vc.path.read_bytes()
