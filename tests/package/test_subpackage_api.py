@@ -49,6 +49,7 @@ PINNED = {
         "read_rows",
         "reasons_for",
         "same_topic",
+        "served_fields",
         "summarize",
         "summarize_rows",
     ],
