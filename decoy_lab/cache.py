@@ -85,6 +85,8 @@ class CacheInfo:
             return f"no cache yet ({self.path} is written by the next load)"
         return f"{self.path}: {self.size:,} bytes, sealed with AES-256-GCM (key in the profile store)"
 
+    __repr__ = __str__
+
 
 def describe(path: Path) -> CacheInfo:
     try:

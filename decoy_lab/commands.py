@@ -383,6 +383,19 @@ def cmd_unpair(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    """Where the profile's sealed vault cache is and how large (cache.py); --clear removes it."""
+    from . import cache
+    from .profiles import ProfileStore
+
+    path = ProfileStore().cache_path(args.profile)
+    if args.clear:
+        print(f"Removed {path}." if cache.clear(path) else f"No cache at {path}: nothing to remove.")
+    else:
+        print(cache.describe(path))
+    return 0
+
+
 # -- reading ----------------------------------------------------------------------------------------
 def _load(conn: Any) -> Any:
     vault = conn.load()
@@ -631,6 +644,7 @@ RUN: dict[str, Callable[[argparse.Namespace], int]] = {
     "edit": cmd_edit,
     "delete": cmd_delete,
     "sync": cmd_sync,
+    "cache": cmd_cache,
     "dump": cmd_dump,
     "app-view": cmd_app_view,
 }

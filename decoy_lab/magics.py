@@ -412,6 +412,20 @@ def _sync(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     return with_progress(lambda _: m.conn().sync(), "syncing")
 
 
+def _cache(m: DecoyMagics, args: Any, cell: str | None) -> Any:
+    """Where the profile's sealed vault cache is and how large (cache.py); `--clear` removes it."""
+    from . import cache
+    from .profiles import ProfileStore
+
+    conn = m.connection
+    name = args.profile or (conn.profile if conn is not None and conn.profile else m.profile)
+    path = ProfileStore().cache_path(name)
+    if args.clear:
+        print(f"Removed {path}." if cache.clear(path) else f"No cache at {path}: nothing to remove.")
+        return None
+    return cache.describe(path)
+
+
 def _browse(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     from .widgets.browser import VaultView
 

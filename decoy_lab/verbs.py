@@ -249,6 +249,11 @@ VERBS: tuple[Verb, ...] = (
     ),
     Verb("sync", "follow the change cursor; reload only what changed", (_JSON,)),
     Verb(
+        "cache",
+        "where the profile's sealed vault cache is and how large",
+        (_PROFILE, Arg("--clear", "remove it (the next load opens every row afresh)", flag=True)),
+    ),
+    Verb(
         "dump",
         "any base64 blob, annotated field by field; opened when a key fits",
         (

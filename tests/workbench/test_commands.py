@@ -562,3 +562,18 @@ def test_connect_again_reuses_the_saved_connection_and_connections_lists_them(sa
     code, out, _ = cli(capsys, config, "connections")
     line = next(x for x in out.splitlines() if token_id in x)
     assert code == 0 and line.startswith("→") and sandbox.url in line
+
+
+def test_cache_shows_where_and_how_large_and_clear_leaves_no_file(sandbox, config, capsys):
+    """Issue 15: "size and location shown by `decoy-lab cache`, removed by `cache --clear`"."""
+    code, _, err = cli(capsys, config, "memories")  # a load writes the profile's sealed cache
+    assert code == 0, err
+    path = ProfileStore(config).cache_path("default")
+    code, out, err = cli(capsys, config, "cache")
+    assert code == 0 and str(path) in out and f"{path.stat().st_size:,} bytes" in out
+    code, out, _ = cli(capsys, config, "cache", "--clear")
+    assert code == 0 and out.startswith("Removed") and not path.exists()
+    code, out, _ = cli(capsys, config, "cache")
+    assert code == 0 and "no cache yet" in out
+    code, _, err = cli(capsys, config, "cache", "--profile", "no/such")
+    assert code == 2 and err.startswith("error: profile name")

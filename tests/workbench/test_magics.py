@@ -453,3 +453,29 @@ def test_a_revoked_connection_or_a_missing_grant_says_which_magic_to_run(ip, mag
             decoy(ip, "topics")
     finally:
         magics.connection = before
+
+
+def test_cache_shows_the_profiles_cache_and_clear_and_unpair_leave_no_file(ip, magics, connected):
+    """Issue 15: "size and location shown by `%decoy cache`, removed by `cache --clear`, by `unpair`"."""
+    from decoy_lab.cache import CacheInfo
+    from decoy_lab.profiles import ProfileStore
+
+    before = magics.connection, magics.pairing
+    try:
+        conn = decoy(ip, f"connect --url {magics.sandbox.url} --profile cached --name cached")
+        conn.load()
+        path = ProfileStore().cache_path("cached")
+        info = decoy(ip, "cache")
+        assert isinstance(info, CacheInfo) and info.path == path and info.size == path.stat().st_size
+        assert str(path) in repr(info)
+        with capture_output() as out:
+            assert decoy(ip, "cache --clear") is None
+        assert out.stdout.startswith("Removed") and not path.exists()
+        assert decoy(ip, "cache").size is None
+        conn.load()
+        assert path.exists()
+        with capture_output():
+            decoy(ip, "unpair")
+        assert not path.exists()
+    finally:
+        magics.connection, magics.pairing = before
