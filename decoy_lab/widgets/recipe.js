@@ -288,6 +288,17 @@ function render({ model, el }) {
     hexView.querySelector(".dr-rows").innerHTML = out;
   }
 
+  // Selection changes restyle the spans already drawn (no redraw: a double-click must land on the
+  // very element its first click hit).
+  function restyle() {
+    if (!hexView) return;
+    for (const el of hexView.querySelectorAll(".dr-rows [data-o]")) {
+      const o = +el.dataset.o;
+      el.classList.toggle("dr-lit", !!lit && o >= lit[0] && o < lit[1]);
+      el.classList.toggle("dr-sel", o === selByte);
+    }
+  }
+
   function scrollTo(offset) {
     if (!hexView) return;
     const top = Math.floor(offset / WIDTH) * ROW;
@@ -309,7 +320,7 @@ function render({ model, el }) {
     lit = [node.start, node.end];
     markNode();
     scrollTo(node.start);
-    drawRows();
+    restyle();
     info(`${node.name} [${node.start}:${node.end}] · ${(node.end - node.start).toLocaleString()} bytes` + (node.note ? ` · ${node.note}` : ""));
   }
 
@@ -321,7 +332,7 @@ function render({ model, el }) {
       lit = [node.start, node.end];
       markNode();
     }
-    drawRows();
+    restyle();
     const step = recipe.steps[index];
     const users = recipe.steps.map((s, i) => [s, i]).filter(([s]) => s.blob === step.blob);
     const box = root.querySelector(".dr-info");
