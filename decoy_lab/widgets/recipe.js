@@ -310,7 +310,8 @@ function render({ model, el }) {
     const sel = treeView?.querySelector(`.dr-node[data-n="${selNode}"]`);
     if (sel) {
       sel.classList.add("dr-node-sel");
-      sel.scrollIntoView({ block: "nearest" });
+      const t = treeView; // scroll the tree only, and only up or down
+      if (sel.offsetTop < t.scrollTop || sel.offsetTop > t.scrollTop + t.clientHeight - 20) t.scrollTop = sel.offsetTop - 20;
     }
   }
 

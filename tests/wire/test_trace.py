@@ -352,6 +352,27 @@ def test_an_unseal_trace_keeps_its_first_steps_and_reruns_the_row_read(agent, ow
     assert bad.rerun({"ciphertext": ct}).ok
 
 
+def test_a_swapped_row_is_marked_against_the_blobs_served_for_it(agent, owner):
+    """A ciphertext and wrap moved in from another row: the bind check catches it, and the views
+    mark the bytes that differ from the blobs served under this id."""
+    keys = M.RecipientKeys(owner.public_key_b64, agent.public_key_b64)
+    mine, other = M.new_memory_row(keys, "Mine."), M.new_memory_row(keys, "Another row's text.")
+    swapped = {
+        "id": mine["id"],
+        "kid": other["kid"],
+        "ciphertext": other["ciphertext"],
+        "wrapped_key": other["self_wrap"],
+    }
+    served = {"ciphertext": wire.b64decode(mine["ciphertext"]), "wrapped_key": wire.b64decode(mine["self_wrap"])}
+    t = Trace("swapped", served=served)
+    with pytest.raises(UnreadableRow):
+        M.read_memory_row(swapped, agent, trace=t)
+    assert t.failed.name.startswith("bind check")
+    parse = next(s for s in t.steps if s.name == "parse vault")
+    runs = t.changed(parse)
+    assert runs and sum(b - a for a, b in runs) > len(parse.data) // 2  # nearly every byte differs
+
+
 def test_a_trace_with_no_recipe_refuses_to_rerun():
     t = Trace()
     t.add("by hand", data=b"abc")

@@ -57,6 +57,9 @@ Stepper(open_blob(row["self_wrap"])).add_class("recipe-dump")
     """
 Stepper(open_blob("aGVsbG8gd29ybGQ=")).add_class("recipe-hello")
 """,
+    """
+Stepper(open_blob(sealing.seal_vault(key, bytes(70_000)), key=key)).add_class("recipe-large")
+""",
 ]
 
 
@@ -141,5 +144,14 @@ def test_recipe_view_marks_links_steps_and_reruns_in_the_browser(lab):
             expect(hello.locator(".dr-verdict")).to_contain_text("no known layout fits")
             expect(hello.locator(".dr-head")).not_to_contain_text(re.compile("envelope —"))
             expect(hello.locator(".dr-step.open .dr-asc")).to_contain_text("hello world")
+
+            # A 70 KB blob: every byte is reachable, but only the rows in view are in the page.
+            large = page.locator(".recipe-large .decoy-recipe")
+            hexview = large.locator(".dr-step.open .dr-hex")
+            assert large.locator(".dr-row").count() <= 30
+            hexview.evaluate("el => { el.scrollTop = el.scrollHeight; el.dispatchEvent(new Event('scroll')); }")
+            last = 2 + 12 + 70_000 + 16 - 1
+            expect(large.locator(f'.dr-b[data-o="{last}"]')).to_be_attached()
+            assert large.locator(".dr-row").count() <= 30
         finally:
             browser.close()
