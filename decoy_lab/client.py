@@ -48,6 +48,7 @@ from .errors import (
 )
 from .gcpause import gc_paused
 from .http import Api, Tokens, expect_object, send_with_retries
+from .journal import Journal
 from .pairing import PairingHandle, authorization_details, selection_row
 from .profiles import Profile, ProfileStore
 from .session import Session
@@ -145,6 +146,7 @@ class Connection:
             sleep=sleep,
             load=self.load,
             on_change=self.save_profile,
+            journal=Journal(store.journal_path(profile) if profile and store is not None else None),
         )
         self._access: Access | None = None
         self.sandbox_handle: Any = None
@@ -704,6 +706,21 @@ class Connection:
         """Delete memories, topic rows or legacy space rows (mixed in one call); returns which ids
         were deleted and which refused, and why (writes.py, legacy.py)."""
         return writes.delete(self.session, ids)
+
+    @property
+    def pending(self) -> list[dict]:
+        """The writes whose outcome is not known yet (the pending-writes journal), oldest first:
+        each with its `kind` (save / edit), the row `ids`, the memory it is for (`target`), when
+        it was first sent (`at`) and the last unknown outcome (`why`). Empty once all is settled."""
+        keep = ("entry", "kind", "ids", "target", "at", "why")
+        return [{k: ({**e, "entry": e["id"]}).get(k) for k in keep} for e in self.session.journal.entries()]
+
+    def resend(self) -> list[dict]:
+        """Send every pending write again, with the SAME sealed rows and bodies (never new ones),
+        until each one's outcome is known. Returns one result per entry: `outcome` is "committed",
+        or why it was refused (settled: the journal no longer holds it). A write that still gets
+        no answer that proves it raises OutcomeUnknown and stays pending."""
+        return writes.resend(self.session)
 
     def share(self, memory_id: str) -> int:
         """Wrap a memory's key to every connection whose grant reaches it (`memory-wraps`);

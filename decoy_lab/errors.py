@@ -9,7 +9,8 @@
     ├── PairingError(code)                    the device grant ended without a token
     │   └── PairingCancelled
     ├── RevocationUnavailable                 the server advertises no revocation endpoint
-    ├── TransportError                        the outcome of a request is unknown (network, timeout)
+    ├── TransportError(sent)                  the outcome of a request is unknown (network, timeout)
+    │   └── OutcomeUnknown(entry, ids)        a write ran out of resends: kept in the journal to resend
     ├── AnswerRefused                         an answer too large or too deep to read safely
     └── APIError(status, code, recovery, body)  the server answered with an error
         ├── TokenError(recovery)              401: refresh, or pair again (TOKEN_REVOKED)
@@ -101,7 +102,25 @@ class RevocationUnavailable(DecoyError):
 
 
 class TransportError(DecoyError):
-    """No answer was read (network error, timeout, dropped connection): the outcome is unknown."""
+    """No answer was read (network error, timeout, dropped connection), or one that does not say
+    what was asked: the outcome is unknown. `sent` is False only when the request surely never
+    left (the connection was refused)."""
+
+    def __init__(self, message: str = "", *, sent: bool = True):
+        super().__init__(message)
+        self.sent = sent
+
+
+class OutcomeUnknown(TransportError):
+    """A write whose every send ended without an answer that proves it: some or all of its rows
+    may have committed. Its sealed rows are kept in the pending-writes journal (`entry` names the
+    entry, `ids` the row ids): `conn.resend()` — or running the same save again — sends the SAME
+    rows, never new ones."""
+
+    def __init__(self, message: str, *, entry: str | None = None, ids: list[str] | None = None, sent: bool = True):
+        super().__init__(message, sent=sent)
+        self.entry = entry
+        self.ids = list(ids or [])
 
 
 class AnswerRefused(DecoyError):

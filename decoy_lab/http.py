@@ -19,13 +19,22 @@ body, a definite refusal is never retried, a 429 waits `retry_after_seconds`, an
 array while the rest downloads; a body cut off or broken on the way is a TransportError (ask
 again), never a shorter list.
 
+Every call has an overall deadline (`deadline`, the timeout by default; a streamed read gets
+`STREAM_DEADLINES` times it): a server that drips its answer a byte at a time ends in a
+TransportError, not a hang. A 3xx is never taken for success (redirects are not followed): its
+outcome is unknown. `Retry-After` of any text is read safely (`retry_after`).
+
 Logging names the method, path and status only: never a header, a body or a token.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import email.utils
+import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -52,9 +61,40 @@ from .vocab import REFRESH_GRANT
 
 log = logging.getLogger("decoy_lab.http")
 T = TypeVar("T")
+_DECODED = (b"content-encoding", b"content-length", b"transfer-encoding")  # the body is held decoded
 
 METADATA_PATH = "/.well-known/oauth-authorization-server"
 USER_AGENT = "decoy-lab/0.1 (+python-httpx)"
+STREAM_DEADLINES = 10  # a streamed read (thousands of rows) may take this many times the deadline
+_SECONDS = re.compile(r"[0-9]{1,9}")
+
+
+def retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """The wait a `Retry-After` header names, in seconds: delta-seconds or an HTTP-date (RFC 9110
+    §10.2.3). Anything else — any text a server may send — is None, never an exception."""
+    text = (value or "").strip()
+    if not text or len(text) > 64:
+        return None
+    if _SECONDS.fullmatch(text):
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    now = time.time() if now is None else now
+    try:
+        return max(0.0, when.timestamp() - now)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _past(deadline: float, method: str, path: str) -> None:
+    if time.monotonic() > deadline:
+        raise TransportError(
+            f"{method} {path}: the answer did not arrive in time (deadline passed); the outcome is unknown"
+        )
 
 
 @dataclass
@@ -142,8 +182,10 @@ class Api:
         client_id: str = "",
         tokens: Tokens | None = None,
         on_tokens: Callable[[Tokens], None] | None = None,
+        deadline: float | None = None,
     ):
         self.base_url = (base_url or "").rstrip("/")
+        self.deadline = float(deadline if deadline is not None else timeout)  # seconds for one whole call
         self._own_client = http is None
         self.http = (
             http
@@ -183,7 +225,8 @@ class Api:
             log.info("%s %s → cannot connect", method, path)
             raise TransportError(
                 f"{method} {path}: cannot reach {self.base_url or 'the server'} ({exc}); "
-                "is the server running? Nothing was sent"
+                "is the server running? Nothing was sent",
+                sent=False,
             ) from exc
         except (httpx.HTTPError, OSError) as exc:  # network error, timeout, dropped connection
             log.info("%s %s → no answer (%s)", method, path, type(exc).__name__)
@@ -200,10 +243,18 @@ class Api:
         auth: bool = True,
     ) -> httpx.Response:
         headers = self._headers(auth)
-        with self._transport_errors(method, path):
-            resp = self.http.request(method, self.url(path), json=json, params=params, data=data, headers=headers)
+        deadline = time.monotonic() + self.deadline
+        with (
+            self._transport_errors(method, path),
+            self.http.stream(method, self.url(path), json=json, params=params, data=data, headers=headers) as resp,
+        ):
+            chunks = []
+            for chunk in resp.iter_bytes():  # the read timeout bounds each wait, the deadline the whole
+                chunks.append(chunk)
+                _past(deadline, method, path)
         log.debug("%s %s → %s", method, path, resp.status_code)
-        return resp
+        kept = [(k, v) for k, v in resp.headers.raw if k.lower() not in _DECODED]
+        return httpx.Response(resp.status_code, headers=kept, content=b"".join(chunks), request=resp.request)
 
     @staticmethod
     def _body(resp: httpx.Response) -> Any:
@@ -239,7 +290,7 @@ class Api:
                 resp = opened.__enter__()
             log.debug("GET %s → %s (streamed)", path, resp.status_code)
             if resp.status_code == 200:
-                return StreamedArray(self, path, key, opened, resp)
+                return StreamedArray(self, path, key, opened, resp, deadline=self.deadline * STREAM_DEADLINES)
             try:
                 with self._transport_errors("GET", path):
                     resp.read()
@@ -252,6 +303,11 @@ class Api:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _answer(self, method: str, path: str, resp: httpx.Response) -> Any:
+        if 300 <= resp.status_code < 400:  # redirects are not followed: what was done, if anything, is unknown
+            raise TransportError(
+                f"{method} {path}: answered {resp.status_code} (a redirect), which proves nothing was done; "
+                "the outcome is unknown"
+            )
         if resp.status_code < 400:
             try:  # a success that cannot be read is no success: like a lost answer, its outcome is unknown
                 body = resp.json() if resp.content else {}
@@ -262,9 +318,8 @@ class Api:
             return body
         body = self._body(resp)
         err = self._error(resp.status_code, body)
-        retry_after = resp.headers.get("retry-after", "")
-        if isinstance(err, RateLimited) and err.retry_after is None and retry_after.strip().isdigit():
-            err.retry_after = int(retry_after)  # a 429 that says when only in its header
+        if isinstance(err, RateLimited) and err.retry_after is None:
+            err.retry_after = retry_after(resp.headers.get("retry-after"))  # a 429 that says when only in its header
         raise err
 
     def _should_refresh(self, resp: httpx.Response) -> bool:
@@ -296,9 +351,9 @@ class Api:
         resp = self._send("POST", "/oauth/token", data=form, auth=False)
         body = self._body(resp)
         body = body if isinstance(body, dict) else {}
-        retry_after = resp.headers.get("retry-after", "")
-        if "retry_after_seconds" not in body and retry_after.strip().isdigit():
-            body["retry_after_seconds"] = int(retry_after)
+        wait = retry_after(resp.headers.get("retry-after"))
+        if "retry_after_seconds" not in body and wait is not None:
+            body["retry_after_seconds"] = wait
         return resp.status_code, body
 
     def _newer_than(self, refused: str) -> Tokens | None:
@@ -339,6 +394,8 @@ class Api:
         )
         if status >= 500:
             raise ServerError(status, body.get("code") or body.get("error"), "the token refresh failed", body=body)
+        if 300 <= status < 400:
+            raise TransportError(f"POST /oauth/token: answered {status} (a redirect); the refresh did not happen")
         if status != 200:
             code = body.get("code") or body.get("error") or "invalid_grant"
             if code == "TOKEN_REVOKED" or body.get("recovery") == "re_pair" or code == "invalid_grant":
@@ -400,9 +457,19 @@ class StreamedArray:
     `rest` holds the answer's other members once iteration has finished. A dropped connection
     or a body that is not JSON is a TransportError (the read can simply be asked again)."""
 
-    def __init__(self, api: Api | None, path: str, key: str, opened: Any = None, resp: httpx.Response | None = None):
+    def __init__(
+        self,
+        api: Api | None,
+        path: str,
+        key: str,
+        opened: Any = None,
+        resp: httpx.Response | None = None,
+        *,
+        deadline: float = 300.0,
+    ):
         self._api, self.path, self.key = api, path, key
         self._opened, self._resp = opened, resp
+        self._deadline = time.monotonic() + deadline
         self.rest: dict[str, Any] = {}
         self._elements: list[Any] | None = None
 
@@ -411,12 +478,19 @@ class StreamedArray:
         """An answer that was read in one piece (not a streamed 200)."""
         out = cls(None, path, key)
         body = body if isinstance(body, dict) else {}
-        items = body.get(key, [])
+        if key not in body:
+            raise out._missing()
+        items = body[key]
         if not isinstance(items, list):
             raise out._not_a_list(items)
         out._elements = items
         out.rest = {k: v for k, v in body.items() if k != key}
         return out
+
+    def _missing(self) -> TransportError:
+        return TransportError(
+            f"GET {self.path}: the answer has no {self.key} array (it is not an empty list); ask again"
+        )
 
     def _not_a_list(self, value: Any) -> TransportError:
         kind = "null" if value is None else type(value).__name__
@@ -428,15 +502,21 @@ class StreamedArray:
             return
         parser = ArrayStream(self.key)
         assert self._api is not None and self._resp is not None
+        head = bytearray()  # the body while no element has come: was the array there at all?
         with self._api._transport_errors("GET", self.path):
             try:
                 for chunk in self._resp.iter_bytes():
+                    if not parser.count and len(head) < _HEAD_KEPT:
+                        head += chunk
                     yield from parser.feed(chunk)
+                    _past(self._deadline, "GET", self.path)
                 self.rest = parser.close()
             except ValueError as exc:
                 raise TransportError(f"GET {self.path}: the answer is not JSON ({exc}); ask again") from None
         if self.key in self.rest:  # the member was there, and not an array
             raise self._not_a_list(self.rest[self.key])
+        if not parser.count and not _has_member(bytes(head), self.key):
+            raise self._missing()
 
     def close(self) -> None:
         if self._opened is not None:
@@ -448,6 +528,20 @@ class StreamedArray:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+_HEAD_KEPT = 1 << 20
+
+
+def _has_member(body: bytes, key: str) -> bool:
+    """Whether a body that handed out no element names `key` (`[]`), or may (too long to keep)."""
+    if len(body) >= _HEAD_KEPT:
+        return True
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and key in parsed
 
 
 MAX_RATE_LIMIT_WAIT = 300.0  # seconds: a longer 429 wait is reported, not slept through

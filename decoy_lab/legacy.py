@@ -68,7 +68,23 @@ DELETED = {
     "remediation": dict,
     "retry_after_seconds": float,
 }
-MOVING_WAIT_CAP = 60.0  # seconds: a longer retry_after is waited in steps, each followed by a reload
+MOVING_WAIT_CAP = 60.0
+
+
+def edited(body: Mapping):
+    """The check of an edit's answer: it names the row edited and carries its new rev."""
+
+    def check(ans: dict) -> str | None:
+        if ans.get("id") != body.get("id"):
+            return "the answer does not name the row edited"
+        rev, before = ans.get("rev"), body.get("expected_rev")
+        if not fits(rev, int):
+            return "the answer carries no new rev"
+        if fits(before, int) and rev <= before:
+            return f"the answer's rev {rev} is not newer than the rev {before} edited"
+        return None
+
+    return check  # seconds: a longer retry_after is waited in steps, each followed by a reload
 
 
 @dataclass
@@ -147,7 +163,8 @@ def edit(s: Session, row_id: str, changes: Mapping) -> dict | None:
     current = read(s, row_id)
     while current is not None:
         try:
-            return s.send("PUT", ROWS, sealed_edit(current, changes), EDITED)
+            body = sealed_edit(current, changes)
+            return s.send("PUT", ROWS, body, EDITED, edited(body))
         except RevConflict:
             conflicts += 1
             if conflicts > s.retries:

@@ -146,6 +146,10 @@ class ProfileStore:
         self._ensure_dir()
         return self.profiles_dir
 
+    def journal_path(self, name: str) -> Path:
+        """Where the pending writes of profile `name` are kept (journal.py): next to it, 0600."""
+        return self.profiles_dir / f"{check_name(name)}.pending.json"
+
     def _ensure_dir(self) -> None:
         for d in (self.directory, self.profiles_dir):
             d.mkdir(mode=0o700, parents=True, exist_ok=True)

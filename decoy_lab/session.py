@@ -9,6 +9,9 @@ rule can hand the rule a fake session instead of a paired connection.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -16,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import memory
 from .crypto import AgentKey
-from .errors import NotFound, TransportError
+from .errors import NotFound, ServerError, TransportError
 from .http import Api, expect_object, send_with_retries
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,6 +60,8 @@ class Session:
         self.made_topics: list[memory.Topic] = []  # topics written since the last load listed them
         self.resends = 0  # how many times a write was sent again after an unknown outcome
         self.written: set[str] = set()  # ids this session's writes sent (for reconciling deletes)
+        self.editing: tuple[Journal, dict] | None = None  # the edit whose PUT is being journaled
+        self.reached = 0  # sends that may have reached the server (all but a refused connection)
         self._load = load
         self._on_change = on_change
 
@@ -76,13 +81,34 @@ class Session:
 
         return send_with_retries(read, retries=self.retries, backoff=self.backoff, sleep=self.sleep)
 
-    def send(self, method: str, path: str, body: Any, members: dict[str, Any] | None = None) -> dict:
+    def send(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        members: dict[str, Any] | None = None,
+        check: Callable[[dict], str | None] | None = None,
+    ) -> dict:
         """Send one write under the retry rules (the same body every time). An answer that is not an
-        object with `members` of the shapes named is an unknown outcome, like a lost one: the same
-        body is sent again, and it is never taken for success or refusal."""
+        object with `members` of the shapes named, or that `check` finds does not prove what was
+        asked (it returns why), is an unknown outcome, like a lost one: the same body is sent
+        again, and it is never taken for success or refusal."""
+        where = f"{method} {path}"
 
         def send() -> dict:
-            return expect_object(self.api.request(method, path, json=body), f"{method} {path}", **(members or {}))
+            try:
+                ans = expect_object(self.api.request(method, path, json=body), where, **(members or {}))
+            except TransportError as exc:
+                self.reached += exc.sent
+                raise
+            except ServerError:
+                self.reached += 1
+                raise
+            self.reached += 1
+            why = check(ans) if check is not None else None
+            if why:
+                raise TransportError(f"{where}: {why}; the outcome is unknown")
+            return ans
 
         def retried(attempt: int, exc: BaseException) -> None:
             self.resends += 1
@@ -91,6 +117,13 @@ class Session:
             )
 
         return send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self.sleep, on_retry=retried)
+
+    def intent(self, kind: str, what: Any) -> str:
+        """An HMAC of what a write asks, keyed by this agent's private key: the same ask gives the
+        same value (to find its journal entry), and the value tells nothing of the text."""
+        key = hashlib.sha256(self.agent_key.to_pem().encode()).digest()
+        data = json.dumps([kind, what], sort_keys=True, default=str, ensure_ascii=True).encode()
+        return hmac.new(key, data, hashlib.sha256).hexdigest()
 
     # -- what the server holds now ------------------------------------------------------------
     def served(self) -> list[dict]:

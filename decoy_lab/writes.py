@@ -25,8 +25,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import legacy, memory, sealing, wire
-from .errors import DecoyError, HoldersMissing, KidConflict, MemoryModelError, RevConflict, UnreadableRow
+from .errors import (
+    DecoyError,
+    HoldersMissing,
+    KidConflict,
+    MemoryModelError,
+    OutcomeUnknown,
+    RevConflict,
+    UnreadableRow,
+)
 from .http import is_unknown_outcome
+from .journal import Journal, new_entry
 from .shapes import fits
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,8 +59,27 @@ WRITE_ANSWERS: dict[tuple[str, str], dict[str, Any]] = {
 
 
 def send(s: Session, method: str, path: str, body: Any) -> dict:
-    """One write under the retry rules, its answer read for the members its route names."""
-    return s.send(method, path, body, WRITE_ANSWERS.get((method, path)))
+    """One write under the retry rules, its answer read for the members its route names and
+    checked against what was asked: a POST of rows must account for every id sent (in `created`
+    or `existing`), an edit must name the memory and carry its new rev. Any other answer is an
+    unknown outcome, like a lost one."""
+    check = None
+    if (method, path) == ("POST", MEMORIES):
+        check = accounts_for([r["id"] for r in body["rows"]])
+    elif method == "PUT":
+        check = legacy.edited(body)
+    return s.send(method, path, body, WRITE_ANSWERS.get((method, path)), check)
+
+
+def accounts_for(ids: list[str]):
+    def check(ans: dict) -> str | None:
+        told = {*(ans.get("created") or ()), *(ans.get("existing") or ())}
+        missing = [i for i in ids if i not in told]
+        if missing:
+            return f"the answer accounts for {len(ids) - len(missing)} of the {len(ids)} rows sent (created ∪ existing)"
+        return None
+
+    return check
 
 
 @dataclass
@@ -132,13 +160,16 @@ def _waiting(s: Session) -> dict:
 
 
 def find_or_refuse_new(s: Session, topic: Any) -> memory.Topic | None:
-    """The visible topic `topic` names, or None to create it. While rows this connection saved are
-    still `preparing` (after a reconnect with a new key), the topic may be among them: read once
-    more, and if it is still not visible refuse to create a second one ("do not … recreate a topic
-    again because it is not listed")."""
+    """The visible topic `topic` names, or None to create it. "Reuse before creating": a name the
+    last load does not list is looked up again in what the server holds now (after finishing any
+    pending write, which may hold it), so a topic another connection made since is reused (the
+    oldest exact normalized match). While rows this connection saved are still `preparing` (after
+    a reconnect with a new key), the topic may be among them: if it is still not visible, refuse
+    to create a second one ("do not … recreate a topic again because it is not listed")."""
     found = s.find_topic(topic)
-    if found is not None or not _waiting(s):
+    if found is not None:
         return found
+    settle_pending(s)
     s.load()
     found = s.find_topic(topic)
     waiting = _waiting(s)
@@ -148,7 +179,7 @@ def find_or_refuse_new(s: Session, topic: Any) -> memory.Topic | None:
             f"topic {topic!r} is not visible yet, and rows this connection saved are still on their way from "
             f"the owner's phone (preparing); it may be one of them. Read again"
             + (f" in {retry} s" if retry else " later")
-            + " (s.load()) and save then, so no second topic is made"
+            + " (conn.load()) and save then, so no second topic is made"
         )
     return found
 
@@ -174,6 +205,13 @@ def save(
     account: str | None = None,
     metadata: Mapping | None = None,
 ) -> str:
+    asked = [text, topic, topic_type, link, sorted(categories), account, metadata]
+    intent = s.intent("save", asked)
+    earlier = s.journal.find(intent) if s.journal is not None else None
+    if earlier is not None:  # the same save, cut short before: finish it with the same rows
+        log.info("this save is pending from an earlier run: sending its rows again")
+        if resend_entry(s, earlier)["outcome"] == "committed":
+            return earlier["target"]
     keys = s.keys()
     rows: list[dict] = []
     made = None
@@ -188,22 +226,127 @@ def save(
             ref = made.topic
     row = memory.new_memory_row(keys, text, topic=ref, categories=categories, account=account, metadata=metadata)
     rows.append(row)
-    try:
-        post_rows(s, rows)
-    except DecoyError as exc:
-        if made is not None and memory.is_definite_refusal(exc):
-            delete_quietly(s, [r["id"] for r in made.rows])
-        raise
+    topic_ids = [r["id"] for r in made.rows] if made is not None else []
+    entry = new_entry(
+        "save",
+        [("POST", MEMORIES, {"rows": rows})],
+        ids=[r["id"] for r in rows],
+        topic_ids=topic_ids,
+        intent=intent,
+        target=row["id"],
+    )
+    run_entry(s, entry)
     if made is not None:
         remember_topic(s, made, topic_type, [row["id"]])
     log.info("saved memory %s", row["id"])
     return row["id"]
 
 
+# -- the journal: every write entered before it is sent, settled once its outcome is known --------
+def run_entry(s: Session, entry: dict) -> None:
+    """Send an entry's requests in order, journaled until the outcome is known. A definite refusal
+    settles it (topic rows it wrote are removed); an unknown outcome keeps it and raises
+    OutcomeUnknown, which says what may have committed and how to finish."""
+    journal = s.journal if s.journal is not None else Journal()
+    journal.put(entry)
+    reached = s.reached
+    try:
+        for step in entry["sends"]:
+            if step["method"] == "POST":
+                post_rows(s, step["body"]["rows"])
+            else:
+                put_journaled(s, step["body"])
+    except DecoyError as exc:
+        if is_unknown_outcome(exc):
+            raise unsettled(s, journal, entry, exc, maybe_sent=s.reached > reached) from exc
+        journal.settle(entry["id"])
+        drop_unused_topic(s, entry["topic_ids"])  # no orphan topic once the entry is settled
+        raise
+    journal.settle(entry["id"])
+
+
+def drop_unused_topic(s: Session, topic_ids: list[str]) -> None:
+    """Delete the topic rows (entity, relation) a refused write made, unless a memory is filed under
+    that topic now (an earlier send of the write may have landed, and another filed under it)."""
+    if not topic_ids:
+        return
+    try:
+        vault = s.load()
+    except DecoyError as exc:
+        log.info("could not read back before removing topic rows %s: %s", topic_ids, exc)
+        return
+    tid = f"topic:{topic_ids[0]}"
+    listed = vault.find_topic(tid)
+    used = listed is not None and any(
+        (m := vault.memory(mid)) is not None and m.topic is not None and m.topic.get("id") == tid
+        for mid in listed.memories
+    )
+    if not used:
+        delete_quietly(s, topic_ids)
+
+
+def unsettled(s: Session, journal: Journal, entry: dict, exc: BaseException, *, maybe_sent: bool) -> OutcomeUnknown:
+    n = len(entry["ids"])
+    rows = f"{n} row{'s' if n != 1 else ''} ({', '.join(entry['ids'])})"
+    where = f" in {journal.path}" if journal.path is not None else " (in memory, for this kernel)"
+    if maybe_sent:
+        said = (
+            f"{entry['kind']}: the outcome is unknown after {s.retries + 1} sends; some, all or none of the "
+            f"{rows} may have committed"
+        )
+    else:
+        said = f"{entry['kind']}: the server could not be reached, so nothing of the {rows} was sent"
+    message = (
+        f"{said} (last: {exc}). The sealed rows are kept in the pending-writes journal{where}: "
+        "conn.resend() — or running the same save again — sends the SAME rows, never new ones"
+    )
+    journal.note(entry["id"], str(exc))
+    return OutcomeUnknown(message, entry=entry["id"], ids=entry["ids"], sent=maybe_sent)
+
+
+def resend_entry(s: Session, entry: dict) -> dict:
+    """Send a journaled entry again (the same bodies). Returns {'entry', 'kind', 'ids', 'outcome'}:
+    "committed", or why it was refused (settled too); an unknown outcome raises OutcomeUnknown."""
+    out = {"entry": entry["id"], "kind": entry["kind"], "ids": list(entry["ids"]), "target": entry.get("target")}
+    try:
+        run_entry(s, entry)
+    except OutcomeUnknown:
+        raise
+    except RevConflict as exc:  # an edit whose memory changed meanwhile, and not by this edit
+        out["outcome"] = f"not applied: {exc}"
+        return out
+    except DecoyError as exc:
+        out["outcome"] = f"refused: {exc}"
+        return out
+    out["outcome"] = "committed"
+    return out
+
+
+def resend(s: Session) -> list[dict]:
+    """Send every pending write again, oldest first (see `resend_entry`). The first that still has
+    no known outcome raises OutcomeUnknown; what was settled before it stays settled."""
+    if s.journal is None:
+        return []
+    return [resend_entry(s, e) for e in s.journal.entries()]
+
+
+def settle_pending(s: Session) -> None:
+    """Before creating a topic: finish pending writes first (one may hold the topic's rows)."""
+    if s.journal is not None and s.journal.entries():
+        log.info("pending writes before creating a topic: sending them again first")
+        resend(s)
+
+
 # -- edit ---------------------------------------------------------------------------------------
 def edit(s: Session, memory_id: str, changes: dict, *, topic_type: str = "", link: Any = None) -> dict:
     if not changes:
         raise MemoryModelError("edit needs text=, topic= or categories=")
+    intent = s.intent("edit", [memory_id, changes, topic_type, link])
+    earlier = s.journal.find(intent) if s.journal is not None else None
+    if earlier is not None:  # the same edit, cut short before: send the same body
+        done = resend_entry(s, earlier)
+        if done["outcome"] == "committed":
+            return {"id": memory_id, "outcome": "applied (the pending edit was sent again)"}
     if legacy.is_space_row(s, memory_id):
         done = legacy.edit(s, memory_id, changes)
         if done is not None:
@@ -211,24 +354,42 @@ def edit(s: Session, memory_id: str, changes: dict, *, topic_type: str = "", lin
         log.info("legacy row %s now lives in the per-memory store: editing it there", memory_id)
     keys = s.keys()
     made = None
+    sends: list[tuple[str, str, Any]] = []
     if changes.get("topic") is not None:
         found = find_or_refuse_new(s, changes["topic"])
         if found is not None:
             changes["topic"] = {"id": found.id, "name": found.name, "ids": list(found.ids)}
         else:
             made = new_topic(s, keys, _topic_name(changes["topic"]), topic_type, link)
-            post_rows(s, made.rows)
+            sends.append(("POST", MEMORIES, {"rows": made.rows}))
             changes["topic"] = made.topic
+    topic_ids = [r["id"] for r in made.rows] if made is not None else []
+    entry = new_entry("edit", sends, ids=[*topic_ids, memory_id], topic_ids=topic_ids, intent=intent, target=memory_id)
+    journal = s.journal if s.journal is not None else Journal()
+    body = memory.edit_memory_row(s.served_row(memory_id), changes, s.agent_key, keys)
+    entry["sends"].append({"method": "PUT", "path": MEMORIES, "body": body})
+    journal.put(entry)  # the topic rows and the PUT, before either is sent
     try:
-        ans = edit_loop(s, memory_id, changes, keys)
-    except DecoyError as exc:
         if made is not None:
-            if memory.is_definite_refusal(exc):
-                delete_quietly(s, [r["id"] for r in made.rows])
-            elif is_unknown_outcome(exc) and has_changes(s, memory_id, changes):
-                remember_topic(s, made, topic_type, [memory_id])
+            post_rows(s, made.rows)
+        s.editing = (journal, entry)
+        ans = edit_loop(s, memory_id, changes, keys, body)
+    except DecoyError as exc:
+        if is_unknown_outcome(exc) and not isinstance(exc, OutcomeUnknown):
+            if has_changes(s, memory_id, changes):
+                journal.settle(entry["id"])
+                if made is not None:
+                    remember_topic(s, made, topic_type, [memory_id])
                 return {"id": memory_id, "outcome": "applied (confirmed by reading it back)"}
+            raise unsettled(s, journal, entry, exc, maybe_sent=True) from exc
+        if not is_unknown_outcome(exc):
+            journal.settle(entry["id"])
+            if topic_ids:
+                delete_quietly(s, topic_ids)
         raise
+    finally:
+        s.editing = None
+    journal.settle(entry["id"])
     if made is not None:
         remember_topic(s, made, topic_type, [memory_id])
     return ans
@@ -254,12 +415,15 @@ def has_changes(s: Session, memory_id: str, changes: Mapping) -> bool:
     return True
 
 
-def edit_loop(s: Session, memory_id: str, changes: Mapping, keys: memory.RecipientKeys) -> dict:
-    """PUT with `expected_rev`; on REV_CONFLICT re-read, re-apply and try again."""
-    served = s.served_row(memory_id)
+def edit_loop(
+    s: Session, memory_id: str, changes: Mapping, keys: memory.RecipientKeys, body: dict | None = None
+) -> dict:
+    """PUT `body` (sealed from the served row when not given) with its `expected_rev`; on
+    REV_CONFLICT re-read, re-apply and try again."""
     conflicts = 0
     while True:
-        body = memory.edit_memory_row(served, changes, s.agent_key, keys)
+        if body is None:
+            body = memory.edit_memory_row(s.served_row(memory_id), changes, s.agent_key, keys)
         try:
             return put(s, body)
         except RevConflict:
@@ -270,13 +434,34 @@ def edit_loop(s: Session, memory_id: str, changes: Mapping, keys: memory.Recipie
             s.sleep(random.uniform(0, s.backoff * conflicts))  # writers racing on one memory take turns
             if has_changes(s, memory_id, changes):  # an earlier unanswered attempt already applied it
                 return {"id": memory_id, "outcome": "already applied"}
-            served = s.served_row(memory_id)
+            body = None
+
+
+def put_journaled(s: Session, body: dict) -> dict:
+    """Send a journaled PUT again. REV_CONFLICT: when the served row is this very body (the same
+    ciphertext), an earlier send landed; otherwise the memory changed meanwhile and it did not."""
+    try:
+        return send(s, "PUT", MEMORIES, body)
+    except RevConflict:
+        served = next((r for r in s.served() if r.get("id") == body["id"]), None)
+        if served is not None and served.get("ciphertext") == body.get("ciphertext"):
+            return {"id": body["id"], "outcome": "already applied"}
+        raise
+
+
+def _journal_put(s: Session, body: dict) -> None:
+    """Keep the PUT about to be sent in the edit's journal entry (its last send)."""
+    if s.editing is not None:
+        journal, entry = s.editing
+        entry["sends"][-1] = {"method": "PUT", "path": MEMORIES, "body": body}
+        journal.put(entry)
 
 
 def put(s: Session, body: dict) -> dict:
     """PUT an edit; HOLDERS_MISSING → wrap the new key to each listed holder and send again."""
     for _ in range(3):
         try:
+            _journal_put(s, body)
             return send(s, "PUT", MEMORIES, body)
         except HoldersMissing as exc:
             if not body.get("self_wrap") or not exc.missing or not all(map(_wrappable, exc.missing)):
@@ -291,6 +476,7 @@ def put(s: Session, body: dict) -> dict:
                 }
             body = {**body, "grantee_wraps": list(wraps.values())}
             log.info("HOLDERS_MISSING: wrapped the new key to %d more holders", len(exc.missing))
+    _journal_put(s, body)
     return send(s, "PUT", MEMORIES, body)
 
 

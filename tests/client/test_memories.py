@@ -136,9 +136,9 @@ def test_holders_missing_wraps_to_the_listed_holders_and_sends_again(sb, writer,
     seen = []
     real_put = writer.session.send
 
-    def spy(method, path, body, members=None):
+    def spy(method, path, body, *rest):
         try:
-            return real_put(method, path, body, members)
+            return real_put(method, path, body, *rest)
         except HoldersMissing as exc:
             seen.append(exc.missing)
             raise
