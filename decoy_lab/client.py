@@ -713,7 +713,9 @@ class Connection:
         each with its `kind` (save / edit), the row `ids`, the memory it is for (`target`), when
         it was first sent (`at`) and the last unknown outcome (`why`). Empty once all is settled."""
         keep = ("entry", "kind", "ids", "target", "at", "why")
-        return [{k: ({**e, "entry": e["id"]}).get(k) for k in keep} for e in self.session.journal.entries()]
+        journal = self.session.journal
+        entries = journal.entries() if journal is not None else []
+        return [{k: ({**e, "entry": e["id"]}).get(k) for k in keep} for e in entries]
 
     def resend(self) -> list[dict]:
         """Send every pending write again, with the SAME sealed rows and bodies (never new ones),

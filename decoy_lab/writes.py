@@ -343,10 +343,8 @@ def edit(s: Session, memory_id: str, changes: dict, *, topic_type: str = "", lin
         raise MemoryModelError("edit needs text=, topic= or categories=")
     intent = s.intent("edit", [memory_id, changes, topic_type, link])
     earlier = s.journal.find(intent) if s.journal is not None else None
-    if earlier is not None:  # the same edit, cut short before: send the same body
-        done = resend_entry(s, earlier)
-        if done["outcome"] == "committed":
-            return {"id": memory_id, "outcome": "applied (the pending edit was sent again)"}
+    if earlier is not None and resend_entry(s, earlier)["outcome"] == "committed":  # the same edit, cut short
+        return {"id": memory_id, "outcome": "applied (the pending edit was sent again)"}
     if legacy.is_space_row(s, memory_id):
         done = legacy.edit(s, memory_id, changes)
         if done is not None:
