@@ -347,7 +347,8 @@ def _memories(m: DecoyMagics, args: Any, cell: str | None) -> Any:
 
         vault = m.last_vault = wait_for_rows(m.conn(), vault)
     df = topicmap.select_memories(vault, topic=args.topic, category=args.category, search=args.search, mine=args.mine)
-    return MemoryFrame.of(df, vault=vault, columns=None if args.all else list(m.columns), front=NB)
+    filtered = any(x for x in (args.topic, args.category, args.search, args.mine))
+    return MemoryFrame.of(df, vault=vault, columns=None if args.all else list(m.columns), front=NB, filtered=filtered)
 
 
 def _topics(m: DecoyMagics, args: Any, cell: str | None) -> Any:
@@ -405,7 +406,11 @@ def _edit(m: DecoyMagics, args: Any, cell: str | None) -> Any:
 
 
 def _delete(m: DecoyMagics, args: Any, cell: str | None) -> Any:
-    return m.conn().delete(args.ids)
+    res = m.conn().delete(args.ids)
+    if not res.deleted:  # said the way a refused edit is said: an error naming each id and why
+        why = "; ".join(f"{rid}: {res.why.get(rid) or 'refused'}" for rid in res.refused)
+        raise DecoyError(f"nothing was deleted ({why})")
+    return res  # shown as a sentence and a small table (display.delete_html)
 
 
 def _sync(m: DecoyMagics, args: Any, cell: str | None) -> Any:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -12,7 +14,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from . import authorize, memories, memwrites, oauth, policies, spaces, surface, sync, token_admin
+from . import authorize, memories, memwrites, oauth, policies, sharepass, spaces, surface, sync, token_admin
 from . import seed as seed_mod
 from .core import FakeClock, HTTPProblem, SandboxState
 from .db import Store
@@ -20,6 +22,20 @@ from .faults import Faults
 from .owner import Owner
 
 __all__ = ["FakeClock", "HTTPProblem", "SandboxState", "create_app"]
+
+log = logging.getLogger("decoy_lab.sandbox")
+PHONE_TICK = 1.0  # seconds between the phone's looks at what it owes
+
+
+async def _phone(state: SandboxState) -> None:
+    """The owner's phone on its own schedule, as a real one answers its pushes: a sharing pass
+    once something has been owed `auto_share_after` seconds, whether or not anyone reads."""
+    while True:
+        await asyncio.sleep(PHONE_TICK)
+        try:
+            sharepass.maybe_share_on_read(state, float(state.clock()))
+        except Exception:  # the next tick tries again; a read still runs a due pass itself
+            log.exception("the owner phone's background pass failed")
 
 
 async def _problem(request: Request, exc: Exception) -> JSONResponse:
@@ -58,8 +74,14 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
-        yield
-        store.close()
+        phone = asyncio.create_task(_phone(state))
+        try:
+            yield
+        finally:
+            phone.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await phone
+            store.close()
 
     app = Starlette(
         routes=[

@@ -2,8 +2,8 @@
 
 Not inside a save (so a test can always observe `preparing` first). It runs when asked
 (`Owner.share()`, `POST /_sandbox/share`) and, like the real phone answering a background push,
-on the first read that comes `auto_share_after` seconds (default 5, the first retry an agent is
-told) after something was owed (`due`); `configure(state, auto_share_after=None)` turns that off,
+once something has been owed `auto_share_after` seconds (default 5, the first retry an agent is
+told; `due`): the app's background task looks every second, and a read runs a due pass itself; `configure(state, auto_share_after=None)` turns that off,
 as if the phone were switched off. A read answered `failed_unknown` asks once more, at most once
 a day for the owner (`ask_for_unknown`); while `preparing_unknown`, the phone is asked on the
 spec's first-day schedule (`ask_for_preparing_unknown`: about 1, 16 and 46 minutes and 4 hours

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pandas as pd
@@ -11,6 +12,7 @@ from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 from decoy_lab import sealing, topicmap, verbs, wire
+from decoy_lab.display import MEMORY_COLUMNS
 from decoy_lab.trace import Trace
 from decoy_lab.widgets import PairingWidget, SteppedTrace, Stepper, VaultView
 
@@ -479,3 +481,149 @@ def test_cache_shows_the_profiles_cache_and_clear_and_unpair_leave_no_file(ip, m
         assert not path.exists()
     finally:
         magics.connection, magics.pairing = before
+
+
+# -- completion, suggestions and readable results ---------------------------------------------------
+class _Event:
+    def __init__(self, line):
+        self.line, self.symbol, self.command = line, line.split()[-1] if line.split() else "", "%decoy"
+
+
+def test_tab_completes_verbs_flags_topics_categories_and_ids(ip, magics, connected):
+    """Issue 12: "Tab completion (IPython's completer hooks) for sub-commands, flags, topic names,
+    categories and memory ids"."""
+    mid = decoy(ip, "save --topic 'Tab trip' --type trip --relation 'is planning' --categories travel", "Tab me.")
+    decoy(ip, "memories")  # completion offers what the latest load holds
+    complete = magics._complete
+    assert complete(ip, _Event("%decoy mem")) == ["memories"]
+    assert complete(ip, _Event("%decoy memories --ca")) == ["--category"]
+    assert "'Tab trip'" in complete(ip, _Event("%decoy memories --topic 'Ta"))
+    assert "You" in complete(ip, _Event("%decoy memories --topic "))
+    assert complete(ip, _Event("%decoy memories --category tra")) == ["travel"]
+    assert mid in complete(ip, _Event(f"%decoy unseal {mid[:6]}"))
+    assert mid in complete(ip, _Event(f"%decoy delete {mid} {mid[:6]}"))
+    assert "memory.edit" in complete(ip, _Event("%decoy request memory.e"))
+    # and through IPython's own completer, as Tab in a notebook asks it
+    _, found = ip.Completer.complete(line_buffer="%decoy memories --se", cursor_pos=len("%decoy memories --se"))
+    assert "--search" in found
+
+
+def test_unknown_topic_names_and_ids_suggest_the_closest(ip, connected):
+    """Issue 12: "unknown topic names and ids suggest the closest"."""
+    decoy(ip, "save --topic 'Lisbon trip' --type trip --relation 'is planning'", "Closest topic.")
+    decoy(ip, "memories")
+    with pytest.raises(UsageError, match=r"no topic named 'Lisbn trip'.*\n→ did you mean 'Lisbon trip'\?"):
+        decoy(ip, "memories --topic 'Lisbn trip'")
+    mid = decoy(ip, "save", "Closest id.")
+    decoy(ip, "memories")
+    typo = mid[:-1] + ("0" if mid[-1] != "0" else "1")
+    with pytest.raises(UsageError, match=rf"nothing was deleted \({typo}: .*\n→ did you mean '{mid}'\?"):
+        decoy(ip, f"delete {typo}")
+    with pytest.raises(UsageError, match=rf"no memory {typo}.*\n→ did you mean '{mid}'\?"):
+        decoy(ip, f"edit {typo} --text x")
+
+
+def test_the_memories_frame_shows_readable_columns_and_keeps_them_all(ip, magics, connected):
+    """Issue 12: "text whole and wrapped, topic with 'You', categories, when … with a fresh index,
+    while the returned DataFrame keeps every column"."""
+    long = "A memory long enough to be cut by pandas at fifty characters, which the frame must show whole."
+    decoy(ip, "save --categories user_preferences", long)
+    df = decoy(ip, "memories --search 'long enough'")
+    assert isinstance(df, pd.DataFrame) and {"id", "via", "kid", "topic_id"} <= set(df.columns)
+    assert list(df.index) == list(range(len(df)))
+    html = df._repr_html_()
+    assert long in html and "You" in html and "user_preferences" in html and "<th>when</th>" in html
+    assert "<th>via</th>" not in html and "more columns" in html
+    assert "via" in decoy(ip, "memories --search 'long enough' --all")._repr_html_()
+    ip.run_line_magic("config", "DecoyMagics.columns = ['text', 'id']")
+    try:
+        assert "<th>id</th>" in decoy(ip, "memories --search 'long enough'")._repr_html_()
+    finally:
+        magics.columns = list(MEMORY_COLUMNS)
+    empty = decoy(ip, "memories --search 'nothing has this text'")
+    assert "No memories match these filters." in empty._repr_html_()
+    assert type(df.head()) is pd.DataFrame  # derived frames are plain DataFrames
+
+
+def test_results_read_as_sentences_with_their_values_still_there(ip, connected):
+    """Issue 12: "delete, request, sync, edit and save results display as short sentences and small
+    tables, with the values still attributes"; request "shows exactly what it asks for and why each
+    extra permission is needed (the spec's Needs column)"."""
+    from decoy_lab.widgets.consent import RequestCard
+
+    mid = decoy(ip, "save --topic 'Lisbon trip' --categories travel", "Sentence me.")
+    assert isinstance(mid, str) and "Saved memory" in mid._repr_markdown_() and "Lisbon trip" in mid._repr_markdown_()
+    ed = decoy(ip, f"edit {mid} --topic You --categories")
+    assert ed["id"] == mid and ed.id == mid and "topic → You" in ed._repr_markdown_()
+    html = ip.display_formatter.formatters["text/html"]  # a terminal shell leaves it off: look it up
+
+    def fmt(value):
+        return html.lookup(value)(value)
+
+    res = decoy(ip, f"delete {mid}")
+    assert res.deleted == [mid] and "Deleted 1 row" in fmt(res)
+    sync = decoy(ip, "sync")
+    assert "Sync:" in fmt(sync)
+    with capture_output() as cap:
+        req = decoy(ip, "request memory.delete --topic 'Lisbon trip' --reason 'tidy the trip'")
+    card = next(o for o in cap.outputs if "decoy-request-card" in o.data.get("text/html", "")).data["text/html"]
+    assert req.request_id and set(req.permissions) >= {"memory.delete", "memory.edit", "memory.read"}
+    assert "memory.delete needs it" in card and "memory.edit needs it (for memory.delete)" in card
+    assert "Delete all memories" in card and req.status in card and "tidy the trip" in card
+    assert isinstance(RequestCard(req), RequestCard)
+
+
+def test_the_first_read_after_pairing_says_why_it_is_empty_and_wait_brings_the_rows(ip, magics, connected):
+    """Spec 000: "reports them as `preparing` … and `retry_after_seconds` … read again after that
+    many seconds"; issue 12: "when rows are `preparing`, every view says how many and when to read
+    again"; `--wait` waits the server's retry_after_seconds."""
+    from decoy_lab.sandbox import Sandbox
+
+    before = magics.connection, magics.pairing
+    with Sandbox.start(seed="demo") as sb:
+        try:
+            conn = decoy(ip, f"connect {sb.url} --name first-minute")
+            if not hasattr(conn, "load"):  # an owner who approves at once still connects within moments
+                conn = conn.wait(30)
+            first = decoy(ip, "memories")
+            said = first._repr_html_()
+            if len(first) == 0:  # the phone had not shared yet: the frame says how many and when
+                assert re.search(r"No memories yet: \d+ memories are on their way from the owner", said)
+                assert "read again in 5 s" in said and "%decoy memories --wait" in said
+            with capture_output():
+                waited = decoy(ip, "memories --wait")
+            assert len(waited) > 0 and "on their way" not in waited._repr_html_()
+            magics._forget(conn)
+            conn.close()
+        finally:
+            magics.connection, magics.pairing = before
+
+
+def test_wait_for_rows_follows_retry_after_and_stops_at_90_s_with_one_ask_of_the_owner():
+    """Spec 000: "If the task needs them now and they are still `preparing` after 60 to 90 seconds
+    of reading, you may ask the owner once to open Decoy, never in advance"."""
+    from decoy_lab.display import wait_for_rows
+
+    class Waiting:
+        answer = {"preparing_others": 3, "retry_after_seconds": 5}
+
+    class Conn:
+        loads = 0
+
+        def load(self):
+            self.loads += 1
+            return Waiting()
+
+    now = [0.0]
+    said = []
+    conn = Conn()
+    out = wait_for_rows(
+        conn,
+        Waiting(),
+        sleep=lambda s: now.__setitem__(0, now[0] + s),
+        clock=lambda: now[0],
+        say=said.append,
+        bar=False,
+    )
+    assert isinstance(out, Waiting) and now[0] == 90.0 and conn.loads == 18  # every 5 s, for 90 s
+    assert len(said) == 1 and "ask the owner once to open Decoy" in said[0] and "3 memories" in said[0]
