@@ -96,8 +96,8 @@ def waiting_sentence(vault: Any, *, prompt: str = "%decoy") -> str | None:
     coming = len(answer.get("preparing") or []) + int(answer.get("preparing_others") or 0)
     if coming:
         return (
-            f"{_count(coming, 'memory is', 'memories are')} on their way from the owner's phone "
-            f"(it has not shared their keys with this connection yet): {again}."
+            f"{_count(coming, 'row is', 'rows are')} (memories, topics, links) on their way from the owner's "
+            f"phone, which has not shared their keys with this connection yet: {again}."
         )
     if answer.get("preparing_unknown"):
         return (
@@ -107,7 +107,7 @@ def waiting_sentence(vault: Any, *, prompt: str = "%decoy") -> str | None:
     stopped = len(answer.get("failed") or []) + int(answer.get("failed_others") or 0)
     if stopped:
         return (
-            f"{_count(stopped, 'memory is', 'memories are')} no longer asked for (stopped_asking): carry on "
+            f"{_count(stopped, 'row is', 'rows are')} no longer asked for (stopped_asking): carry on "
             "with what is readable; if the task needs them now, ask the owner once to open Decoy."
         )
     if answer.get("failed_unknown"):

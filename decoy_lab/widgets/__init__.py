@@ -1,20 +1,37 @@
-"""Composite ipywidgets for the workbench; each only calls the modules below it."""
+"""Composite ipywidgets for the workbench; each only calls the modules below it.
+
+Names load on first use, so showing the pairing widget does not first import the map's
+drawing stack (matplotlib takes seconds to import on a busy machine).
+"""
 
 from __future__ import annotations
 
-from .browser import MemoryBrowser, VaultView
-from .consent import ConsentCard
-from .pairing import PairingWidget
-from .stepper import SteppedTrace, Stepper, shown
-from .topicmap import TopicMapWidget
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "ConsentCard",
-    "MemoryBrowser",
-    "PairingWidget",
-    "SteppedTrace",
-    "Stepper",
-    "TopicMapWidget",
-    "VaultView",
-    "shown",
-]
+# name -> module (under decoy_lab.widgets) that defines it
+_EXPORTS = {
+    "ConsentCard": "consent",
+    "MemoryBrowser": "browser",
+    "PairingWidget": "pairing",
+    "SteppedTrace": "stepper",
+    "Stepper": "stepper",
+    "TopicMapWidget": "topicmap",
+    "VaultView": "browser",
+    "shown": "stepper",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'decoy_lab.widgets' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

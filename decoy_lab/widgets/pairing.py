@@ -65,7 +65,7 @@ class PairingWidget(W.VBox):
             "<b>Pair with Decoy</b> — open the link on the owner's phone, or enter the code in the Decoy app."
         )
         self._link = W.HTML()
-        self._qr = W.HTML()
+        self._qr = W.HTML(layout=W.Layout(min_width="170px", min_height="170px"))
         self._qr.add_class("decoy-pair-qr")
         self._code = W.HTML()
         self._status = W.HTML()
@@ -124,7 +124,7 @@ class PairingWidget(W.VBox):
                 self._link.value = (
                     f'<a href="{esc(link)}" target="_blank" rel="noopener" class="decoy-pair-link" '
                     'style="color:#0969da;text-decoration:underline;font-size:15px;cursor:pointer">'
-                    f"🔗 {esc(link)}</a>"
+                    f"{esc(link)}</a>"
                 )
                 if self._qr_on and not self._qr.value:
                     self._qr.value = (

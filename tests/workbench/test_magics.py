@@ -588,7 +588,9 @@ def test_the_first_read_after_pairing_says_why_it_is_empty_and_wait_brings_the_r
             first = decoy(ip, "memories")
             said = first._repr_html_()
             if len(first) == 0:  # the phone had not shared yet: the frame says how many and when
-                assert re.search(r"No memories yet: \d+ memories are on their way from the owner", said)
+                assert re.search(
+                    r"No memories yet: \d+ rows are \(memories, topics, links\) on their way from the owner", said
+                )
                 assert "read again in 5 s" in said and "%decoy memories --wait" in said
             with capture_output():
                 waited = decoy(ip, "memories --wait")
@@ -626,4 +628,4 @@ def test_wait_for_rows_follows_retry_after_and_stops_at_90_s_with_one_ask_of_the
         bar=False,
     )
     assert isinstance(out, Waiting) and now[0] == 90.0 and conn.loads == 18  # every 5 s, for 90 s
-    assert len(said) == 1 and "ask the owner once to open Decoy" in said[0] and "3 memories" in said[0]
+    assert len(said) == 1 and "ask the owner once to open Decoy" in said[0] and "3 rows" in said[0]
