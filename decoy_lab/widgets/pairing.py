@@ -152,8 +152,9 @@ class PairingWidget(W.VBox):
             )
             self._cancel.disabled = status in FINAL or bool(getattr(h, "cancelled", False))
             self._cancel.layout.display = "none" if status in FINAL else None
-            if status in FINAL:
-                self._qr.value = ""  # the link no longer pairs: do not invite a scan
+            if status in FINAL:  # the link no longer pairs: do not invite a scan
+                self._qr.value = ""
+                self._qr.layout.display = "none"
             done = status in FINAL and (not hasattr(h, "done") or h.done())
             if done and not self._finished:
                 self._finished = True
