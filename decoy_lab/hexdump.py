@@ -123,7 +123,7 @@ def _plan(
                 i += 1
     # Runs that may be elided: every field, and every stretch no field covers (all of it when
     # there are no fields). Rows wholly inside a long run, except its first and last, are hidden.
-    runs = [(sp.start, sp.end, sp.name) for sp in spans]
+    runs: list[tuple[int, int, str | None]] = [(sp.start, sp.end, sp.name) for sp in spans]
     runs += [(a, b, None) for a, b in (gaps if spans else [(0, n)])]
     hidden: dict[int, int] = {}  # row number -> index into runs
     if elide:

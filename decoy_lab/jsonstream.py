@@ -173,6 +173,7 @@ class ArrayStream:
                 ok, value = self._value(final)
                 if not ok:
                     return out
+                assert self._member is not None  # a value follows its member's name
                 self.rest[self._member] = value
                 self._state = "obj_sep"
             elif state == "obj_sep":

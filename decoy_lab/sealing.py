@@ -31,7 +31,7 @@ from .crypto import (
     rsa_oaep_encrypt,
 )
 from .errors import CryptoError, UnreadableRow, WireFormatError
-from .trace import NO_TRACE, Source, Trace, run_recipe, tracer
+from .trace import NO_TRACE, Source, Trace, Tracer, run_recipe, tracer
 
 __all__ = [
     "json_bytes",
@@ -55,10 +55,12 @@ def json_bytes(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def _claim(t, recipe: str, blob: Any, again: Callable[[Any, Trace], Any], *, secrets: dict, **params: Any) -> None:
+def _claim(
+    t: Tracer, recipe: str, blob: Any, again: Callable[[Any, Trace], Any], *, secrets: dict[str, Any], **params: Any
+) -> None:
     """Record, on a trace no outer recipe has claimed, what this recipe reads and how to run it
     again on edited bytes (`again(blob, trace)`); its input is filled in once decoded."""
-    if t.source is not None:
+    if not isinstance(t, Trace) or t.source is not None:
         return
     title = t.title
     as_text = isinstance(blob, str)  # run again from base64 text, so the same steps are recorded
@@ -70,7 +72,7 @@ def _claim(t, recipe: str, blob: Any, again: Callable[[Any, Trace], Any], *, sec
     t.claim(Source(recipe, run, params=params, secrets=secrets))
 
 
-def _decode(blob: bytes | str, field: str, t) -> bytes:
+def _decode(blob: bytes | str, field: str, t: Tracer) -> bytes:
     if isinstance(blob, (bytes, bytearray, memoryview)):
         raw = bytes(blob)
     elif t is NO_TRACE:
@@ -87,7 +89,7 @@ def _decode(blob: bytes | str, field: str, t) -> bytes:
     return raw
 
 
-def _parse(raw: bytes, kind: str, t) -> wire.Layout:
+def _parse(raw: bytes, kind: str, t: Tracer) -> wire.Layout:
     with t.step(f"parse {kind.replace('_', ' ')}", data=raw, inputs={"bytes": len(raw)}) as s:
         try:
             layout = wire.parse(raw, kind)
@@ -223,6 +225,7 @@ def open_envelope(
     raw = _decode(envelope, field, t)
     if t is NO_TRACE:  # bulk reads: the same checks, sliced without a Layout, nothing recorded
         wrapped, iv, sealed = wire.aead_parts(raw, kind)
+        assert wrapped is not None  # an envelope's layout always carries its wrapped key
         return aes_gcm_open(_content_key(key, wrapped), iv, sealed)
     layout = _parse(raw, kind, t)
     with t.step(
@@ -334,7 +337,7 @@ def unwrap_as_owner(envelope: bytes | str, owner_key: AgentKey, *, trace: Trace 
 
 
 # -- legacy space rows ------------------------------------------------------------------------
-def seal_space_row(space_key: bytes, plaintext: dict, *, space_id: str, row_id: str) -> bytes:
+def seal_space_row(space_key: bytes, plaintext: dict[str, Any], *, space_id: str, row_id: str) -> bytes:
     """A legacy space row: VAULT under the space key; plaintext carries space_id and row_id."""
     body = {
         "space_id": space_id,
@@ -346,7 +349,7 @@ def seal_space_row(space_key: bytes, plaintext: dict, *, space_id: str, row_id: 
 
 def open_space_row(
     blob: bytes | str, space_key: bytes, *, space_id: str, row_id: str, trace: Trace | None = None
-) -> dict:
+) -> dict[str, Any]:
     """Open a legacy space row and check it is bound to the space and row it was served under."""
     if trace is not None:  # an untraced bulk read records nothing
         _claim(

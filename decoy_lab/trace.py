@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from .errors import DecoyError
 from .hexdump import PALETTE, bytes_word, changed_runs, dump_html, dump_text, fingerprint, secret_label
@@ -295,6 +295,8 @@ class _Sink:
     """A step that forgets whatever is written to it (so no key outlives an untraced call)."""
 
     __slots__ = ()
+    inputs: ClassVar[dict[str, Any]]
+    secret_fields: ClassVar[frozenset[str]]
     name, ok, data, fields, inputs, output, reason, note = "", None, None, (), {}, None, None, ""
     secret_output, secret_fields = False, frozenset()
 
@@ -334,7 +336,10 @@ class _NoTrace:
 NO_TRACE = _NoTrace()
 
 
-def tracer(trace: Trace | None) -> Trace | _NoTrace:
+Tracer = Trace | _NoTrace  # what a recipe records into: a Trace, or the no-op stand-in
+
+
+def tracer(trace: Trace | None) -> Tracer:
     return trace if trace is not None else NO_TRACE
 
 
@@ -569,14 +574,15 @@ def field_tree(step: Step, reveal: bool) -> dict:
     """The nested tree a view links with the hex: the blob → groups of fields → fields (and the
     members of a JSON plaintext), each node with its byte range [start, end)."""
     args = dump_args(step)
-    n = len(args[0]) if args else 0
+    data = args[0] if args else b""
+    n = len(data)
     fields, secret = (args[1], args[2]) if args else ([], set())
     leaves = [
         {
             "name": f.name,
             "start": max(0, f.offset),
             "end": min(n, f.end),
-            "note": secret_label(args[0][f.offset : f.end]) if f.name in secret and not reveal else f.note,
+            "note": secret_label(data[f.offset : f.end]) if f.name in secret and not reveal else f.note,
             "children": [],
         }
         for f in fields
@@ -598,9 +604,9 @@ def field_tree(step: Step, reveal: bool) -> dict:
                 }
             )
     if args and not fields and not secret:
-        children = _json_members(args[0], 0)
+        children = _json_members(data, 0)
     names = {f.name for f in fields}
-    kind = guess_kind(args[0]).replace("_", " ") if "tag" in names else ("JSON" if children and not fields else "bytes")
+    kind = guess_kind(data).replace("_", " ") if "tag" in names else ("JSON" if children and not fields else "bytes")
     return {"name": kind, "start": 0, "end": n, "note": bytes_word(n), "children": children}
 
 

@@ -40,7 +40,7 @@ class Faults:
     error_5xx: float = 0.0
     drop_after_commit: float = 0.0
     latency_ms: int = 0
-    seed: int | None = None
+    seed: int | str | None = None
     counts: dict[str, int] = field(default_factory=lambda: {"error_5xx": 0, "drop_after_commit": 0})
     _rng: random.Random = field(default_factory=random.Random, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

@@ -402,7 +402,8 @@ def log_change(
         "INSERT INTO change_log (bucket, item_id, op, space_id, holders, at) VALUES (?,?,?,?,?,?)",
         (bucket, item_id, op, space_id, json.dumps(sorted(set(holders))) if holders is not None else None, now),
     )
-    return int(cur.lastrowid)
+    assert cur.lastrowid is not None  # an INSERT always sets it
+    return cur.lastrowid
 
 
 def changes_after(con: sqlite3.Connection, cursor: int, limit: int) -> list[Change]:

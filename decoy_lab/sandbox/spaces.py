@@ -49,12 +49,13 @@ MOVING_RETRY = 5  # the phone answers its push within about this (core.DEFAULT_A
 def _space_json(con: Any, s: ss.Space, agent: Any) -> dict:
     wrap = ss.space_wrap(con, s.id, agent.token_id)
     usable = wrap is not None and wrap[0] == ms.key_fp(agent.public_key)
+    wrapped_key = wrap[1] if wrap is not None and usable else None
     return {
         "id": s.id,
         "kind": s.kind,
         "account_id": s.account_id,
         "skid": s.skid,
-        "wrapped_key": wrap[1] if usable else None,
+        "wrapped_key": wrapped_key,
     }
 
 

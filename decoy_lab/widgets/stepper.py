@@ -70,7 +70,8 @@ class Stepper(anywidget.AnyWidget):
                 if self.trace.source is not None
                 else "this trace records no recipe to run again"
             )
-        data = bytes(s.data if isinstance(s.data, bytes) else s.data.encode("utf-8"))
+        raw: bytes | str | None = s.data
+        data = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw or b"")
         if not 0 <= start <= end <= len(data):
             raise DecoyError(f"bytes [{start}:{end}] are outside the step's {len(data)} bytes")
         fresh = self.trace.rerun({name: data[:start] + bytes(value) + data[end:]})
