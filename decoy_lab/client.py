@@ -138,6 +138,9 @@ class Connection:
             self._api.tokens = tokens
         self._api.on_tokens = self._tokens_changed
         self._api.saved_tokens = self._saved_tokens
+        self._api.persist = lambda tokens: self.save_profile()
+        if profile and store is not None:
+            self._api.shared_lock = lambda: store.lock(profile)
         self.session = Session(
             self._api,
             agent_key,
@@ -455,7 +458,6 @@ class Connection:
 
     def _tokens_changed(self, tokens: Tokens) -> None:
         held = self._access.version if self._access is not None else None
-        self.save_profile()
         if tokens.access_version is not None and held is not None and tokens.access_version != held:
             log.info("access_version %s → %s: reading /policies again", held, tokens.access_version)
             self._access = None

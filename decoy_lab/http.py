@@ -168,7 +168,8 @@ class Api:
 
     `http` may be any `httpx.Client` (a Starlette `TestClient` runs the sandbox in-process);
     `transport` builds a client on that transport (e.g. `httpx.MockTransport`).
-    `on_tokens(tokens)` is called after every refresh, so the profile can be saved;
+    `persist(tokens)` saves new tokens while the refresh still holds `shared_lock()` (a lock
+    shared by every process using the profile); `on_tokens(tokens)` is called after every refresh;
     `saved_tokens()` returns the tokens the saved profile holds now (None without one).
     """
 
@@ -198,6 +199,8 @@ class Api:
         self.tokens = tokens
         self.on_tokens = on_tokens
         self.saved_tokens: Callable[[], Tokens | None] | None = None
+        self.persist: Callable[[Tokens], None] | None = None  # save new tokens (under the shared lock)
+        self.shared_lock: Callable[[], contextlib.AbstractContextManager[Any]] | None = None
         self._metadata: dict | None = None
         self._refresh_lock = threading.Lock()
         self.refreshes = 0  # how many times the token was refreshed (shown in status, checked in tests)
@@ -367,9 +370,15 @@ class Api:
         return None
 
     def refresh(self, refused: str | None = None) -> Tokens:
-        """Refresh the access token with the refresh token (thread-safe). `refused` is the access
-        token a 401 refused: when a newer one is already at hand, it is used and nothing is sent."""
-        with self._refresh_lock:
+        """Refresh the access token with the refresh token, one refresh at a time across threads
+        and — under `shared_lock`, a file lock beside the saved profile — across processes.
+        `refused` is the access token a 401 refused: when a newer one is already at hand (this
+        Api's, or the profile's, re-read under the lock), it is used and nothing is sent. The new
+        tokens are saved (`persist`) before the lock is released, so the next process to take it
+        finds them. A refresh answered `REFRESH_TOKEN_USED` / `TOKEN_REPLACED` takes the newer
+        tokens the profile holds instead of giving up (another process rotated them)."""
+        shared = self.shared_lock() if self.shared_lock is not None else contextlib.nullcontext()
+        with self._refresh_lock, shared:
             held = self.tokens
             newer = self._newer_than(refused) if refused is not None else None
             if newer is held and held is not None:
@@ -378,12 +387,26 @@ class Api:
                 self.tokens = newer
                 log.info("using the newer saved token (%s)", secret_fingerprint(newer.access_token))
             else:
-                self.tokens = self._renewed(held)
-                self.refreshes += 1
-                log.info("token refreshed (%s)", secret_fingerprint(self.tokens.access_token))
+                self.tokens = self._renewed_or_saved(held)
+            if self.persist is not None:
+                self.persist(self.tokens)
         if self.on_tokens is not None:
             self.on_tokens(self.tokens)
         return self.tokens
+
+    def _renewed_or_saved(self, held: Tokens | None) -> Tokens:
+        try:
+            renewed = self._renewed(held)
+        except TokenError as exc:
+            saved = self.saved_tokens() if self.saved_tokens is not None else None
+            rotated = exc.code in ("REFRESH_TOKEN_USED", "TOKEN_REPLACED")
+            if rotated and saved is not None and held is not None and saved.refresh_token != held.refresh_token:
+                log.info("the refresh token was rotated elsewhere: using the saved newer tokens")
+                return saved
+            raise
+        self.refreshes += 1
+        log.info("token refreshed (%s)", secret_fingerprint(renewed.access_token))
+        return renewed
 
     def _renewed(self, before: Tokens | None) -> Tokens:
         """`POST /oauth/token` with `grant_type=refresh_token`; the new Tokens or a typed error."""

@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from .errors import ProfileError
 
 APP_NAME = "decoy-lab"
@@ -29,6 +31,7 @@ ENV_DIR = "DECOY_LAB_CONFIG_DIR"
 ENV_KEYRING = "DECOY_LAB_KEYRING"  # "0" turns keyring off, "1" insists on trying it
 # the cache key lives exactly where the private key does: the cache adds no new way in
 SECRET_FIELDS = ("access_token", "refresh_token", "private_key_pem", "cache_key")
+LOCK_TIMEOUT = 60.0  # seconds to wait for another process refreshing the same profile's token
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -145,6 +148,12 @@ class ProfileStore:
         """The profiles directory, made 0700 when missing."""
         self._ensure_dir()
         return self.profiles_dir
+
+    def lock(self, name: str) -> FileLock:
+        """A lock shared by every process using profile `name` (a token refresh holds it, so two
+        notebooks on one profile never spend the same refresh token)."""
+        self._ensure_dir()
+        return FileLock(str(self.profiles_dir / f"{check_name(name)}.lock"), timeout=LOCK_TIMEOUT, mode=0o600)
 
     def journal_path(self, name: str) -> Path:
         """Where the pending writes of profile `name` are kept (journal.py): next to it, 0600."""
