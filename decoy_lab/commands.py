@@ -30,7 +30,7 @@ from typing import Any, TextIO
 
 from . import verbs
 from .display import countdown
-from .errors import DecoyError
+from .errors import DecoyError, TransportError
 
 DEFAULT_PROFILE = "default"
 DEFAULT_NAME = "decoy-lab command line"
@@ -558,6 +558,32 @@ def cmd_delete(args: argparse.Namespace) -> int:
     return 1 if res.refused else 0
 
 
+def cmd_resend(args: argparse.Namespace) -> int:
+    """Send every pending write (its outcome unknown: retries ran out) again with the SAME sealed
+    rows, from the pending-writes journal beside the profile; prints each one's outcome. Exit 1
+    while one is still unknown or was refused."""
+    with connection(args) as conn:
+        pending = conn.pending
+        if args.list_only or not pending:
+            done: list[dict] = []
+        else:
+            try:
+                done = conn.resend()
+            except TransportError as exc:
+                done = [{"outcome": f"still unknown: {exc}"}]
+        left = conn.pending
+    if args.json:
+        print_json({"pending": pending, "results": done, "still_pending": left})
+    else:
+        if not pending:
+            print("nothing pending: every write's outcome is known")
+        for entry in pending if args.list_only else []:
+            print(f"pending  {entry['kind']:<5} {entry['target']}  ({len(entry['ids'])} rows)")
+        for res in done:
+            print(f"{res.get('kind', ''):<5} {res.get('target') or ''}  {res['outcome']}")
+    return 1 if left or any(r["outcome"] != "committed" for r in done) else 0
+
+
 def cmd_sync(args: argparse.Namespace) -> int:
     """Follow the change cursor and reload only what changed."""
     with connection(args) as conn:
@@ -644,6 +670,7 @@ RUN: dict[str, Callable[[argparse.Namespace], int]] = {
     "edit": cmd_edit,
     "delete": cmd_delete,
     "sync": cmd_sync,
+    "resend": cmd_resend,
     "cache": cmd_cache,
     "dump": cmd_dump,
     "app-view": cmd_app_view,

@@ -417,6 +417,14 @@ def _sync(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     return with_progress(lambda _: m.conn().sync(), "syncing")
 
 
+def _resend(m: DecoyMagics, args: Any, cell: str | None) -> Any:
+    """Send the pending writes again (the same sealed rows); `--list` only shows them."""
+    conn = m.conn()
+    if args.list_only:
+        return conn.pending
+    return conn.resend()
+
+
 def _cache(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     """Where the profile's sealed vault cache is and how large (cache.py); `--clear` removes it."""
     from . import cache

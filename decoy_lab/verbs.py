@@ -249,6 +249,11 @@ VERBS: tuple[Verb, ...] = (
     ),
     Verb("sync", "follow the change cursor; reload only what changed", (_JSON,)),
     Verb(
+        "resend",
+        "send the writes whose outcome is unknown again, with the same sealed rows",
+        (Arg("--list", "only list what is pending", flag=True, dest="list_only"), _JSON),
+    ),
+    Verb(
         "cache",
         "where the profile's sealed vault cache is and how large",
         (_PROFILE, Arg("--clear", "remove it (the next load opens every row afresh)", flag=True)),

@@ -204,3 +204,24 @@ def test_the_journal_file_holds_only_what_goes_over_the_wire(store):
     assert json.loads(store.journal_path("p").read_text())["pending"][0]["id"] == e["id"]
     j.settle(e["id"])
     assert not store.journal_path("p").exists() and j.entries() == []
+
+
+def test_decoy_lab_resend_finishes_what_a_notebook_left_pending(sb, store, monkeypatch, capsys):
+    """`decoy-lab resend` reads the same journal: the shell finishes a write the notebook left unknown."""
+    from decoy_lab.cli import main
+
+    conn = pair(sb, store)
+    sb.state.faults.configure({"drop_after_commit": 1.0})
+    with pytest.raises(OutcomeUnknown) as caught:
+        conn.save("Waters the plants on Fridays.")
+    sb.state.faults.configure({})
+    monkeypatch.setenv("DECOY_LAB_CONFIG_DIR", str(store.directory))
+    capsys.readouterr()
+    assert main(["resend", "--list", "--profile", "work"]) == 1
+    assert caught.value.ids[-1] in capsys.readouterr().out
+    assert main(["resend", "--json", "--profile", "work"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["outcome"] for r in out["results"]] == ["committed"] and out["still_pending"] == []
+    assert conn.pending == [] and main(["resend", "--profile", "work"]) == 0
+    assert "nothing pending" in capsys.readouterr().out
+    conn.close()

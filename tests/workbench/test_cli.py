@@ -41,7 +41,7 @@ def test_every_verb_of_the_table_exists_in_both_front_ends_with_the_same_options
         ("request", "--timeout"),
         ("request", "--interval"),
         *((v, "--json") for v in ("status", "access", "request", "memories", "topics", "links", "rows")),
-        *((v, "--json") for v in ("edit", "delete", "sync", "app-view")),
+        *((v, "--json") for v in ("edit", "delete", "sync", "resend", "app-view")),
     }
     for verb in verbs.VERBS:
         if verbs.SHELL in verb.fronts:
