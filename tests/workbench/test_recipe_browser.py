@@ -135,6 +135,13 @@ def test_recipe_view_marks_links_steps_and_reruns_in_the_browser(lab):
             expect(view.locator(".dr-step.open .dr-b.dr-changed")).to_have_count(0)
             expect(where).to_have_text("step 2 of 2")
 
+            # Export: the kernel writes the script, the browser saves it.
+            with page.expect_download() as saved:
+                view.get_by_role("button", name="Export Python").click()
+            script = Path(saved.value.path()).read_text()
+            assert saved.value.suggested_filename.endswith(".py") and "AESGCM(key).decrypt" in script
+            assert "DECOY_KEY" in script
+
             # A keyless dump opens on the layout it found and says how sure it is.
             dump = page.locator(".recipe-dump .decoy-recipe")
             expect(dump.locator(".dr-verdict")).to_contain_text("key length 256 matches RSA-2048")
