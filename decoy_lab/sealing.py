@@ -140,7 +140,7 @@ def open_vault(key: bytes, blob: bytes | str, *, trace: Trace | None = None, fie
         inputs=lambda: {"key (kid)": key_fingerprint(key), "nonce": layout.value("nonce").hex()},
     ) as s:
         plain = aes_gcm_open(key, layout.value("nonce"), layout.value("ciphertext") + layout.value("tag"))
-        s.output = _preview(plain)
+        s.output = plain  # every byte of it: views show it as text and as a hex view
     return plain
 
 
@@ -397,8 +397,3 @@ def _pk_fp(b64: str) -> str:
         return public_key_fingerprint(b64)
     except WireFormatError:
         return "(not base64)"
-
-
-def _preview(plain: bytes, limit: int = 120) -> str:
-    text = plain[:limit].decode("utf-8", "replace")
-    return text + (f"… ({len(plain)} bytes)" if len(plain) > limit else "")

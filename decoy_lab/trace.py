@@ -240,7 +240,7 @@ class Trace:
             "ok": self.ok,
             "recipe": self.source.recipe if self.source else None,
             "params": dict(self.source.params) if self.source else {},
-            "steps": [_step_dict(self, s, reveal) for s in self.steps],
+            "steps": [_step_dict(self, i, reveal) for i in range(len(self.steps))],
         }
 
     def to_json(self, reveal: bool = False) -> str:
@@ -348,6 +348,15 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
+def _text_of(b: bytes) -> str | None:
+    """`b` as text when it is printable UTF-8 (a decrypted memory), else None."""
+    try:
+        text = b.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if text and all(ch.isprintable() or ch in "\n\t" for ch in text) else None
+
+
 def describe(v: Any, *, secret: bool, reveal: bool, limit: int = 160) -> str:
     """One input or output value, in words; secrets as fingerprints unless `reveal`."""
     if v is None:
@@ -356,6 +365,9 @@ def describe(v: Any, *, secret: bool, reveal: bool, limit: int = 160) -> str:
         b = bytes(v)
         if secret and not reveal:
             return f"{secret_label(b).replace('secret,', f'secret {bytes_word(len(b))},')}"
+        text = _text_of(b)
+        if text is not None:  # decrypted text reads as text
+            return _short(text, limit)
         head = b[:32].hex()
         return head if len(b) <= 32 else f"{head}… ({bytes_word(len(b))})"
     if isinstance(v, str):
@@ -547,18 +559,26 @@ def masked_bytes(step: Step, reveal: bool) -> bytes | None:
     return bytes(out)
 
 
-def _step_dict(trace: Trace, step: Step, reveal: bool) -> dict:
-    i = trace.steps.index(step)
-    data = masked_bytes(step, reveal)
+def _step_words(trace: Trace, i: int, reveal: bool) -> dict:
+    """What every plain-data view of step `i` holds: status, words, masked and changed runs."""
+    step = trace.steps[i]
     return {
         "name": step.name,
         "ok": step.ok,
         "mark": step.status,
         "lines": [list(row) for row in step_lines(trace, i, reveal)],
-        "hex": data.hex() if data is not None else None,
         "masked": _masked_runs(step, reveal),
-        "fields": [{"name": f.name, "offset": f.offset, "length": f.length, "note": f.note} for f in step.fields],
         "changed": [list(r) for r in trace.changed(step)],
+    }
+
+
+def _step_dict(trace: Trace, i: int, reveal: bool) -> dict:
+    step = trace.steps[i]
+    data = masked_bytes(step, reveal)
+    return {
+        **_step_words(trace, i, reveal),
+        "hex": data.hex() if data is not None else None,
+        "fields": [{"name": f.name, "offset": f.offset, "length": f.length, "note": f.note} for f in step.fields],
     }
 
 
@@ -620,6 +640,36 @@ def _json_members(data: bytes, base: int) -> list[dict]:
         return []
 
 
+def _blob_index(data: bytes | None, blobs: list[str], index: dict[bytes, int]) -> int | None:
+    """The index of `data` in the view's list of distinct blobs (added when new)."""
+    if data is None:
+        return None
+    at = index.setdefault(data, len(blobs))
+    if at == len(blobs):
+        blobs.append(data.hex())
+    return at
+
+
+def _shown_output(step: Step, reveal: bool) -> bytes | None:
+    """A step's output when it is bytes a view may show in full (a decrypted plaintext, a built
+    blob); a secret output stays a fingerprint unless `reveal`."""
+    out = step.output
+    if isinstance(out, (bytes, bytearray, memoryview)) and len(out) and (reveal or not step.secret_output):
+        return bytes(out)
+    return None
+
+
+def _bytes_tree(data: bytes) -> dict:
+    members = _json_members(data, 0)
+    return {
+        "name": "JSON" if members else "bytes",
+        "start": 0,
+        "end": len(data),
+        "note": bytes_word(len(data)),
+        "children": members,
+    }
+
+
 def view(trace: Trace, reveal: bool = False) -> dict:
     """Everything the recipe widget draws, as plain data: each step's words, its bytes (once per
     distinct blob, secrets zeroed), field tree, masked and changed runs, and whether editing its
@@ -629,22 +679,15 @@ def view(trace: Trace, reveal: bool = False) -> dict:
     steps = []
     for i, step in enumerate(trace.steps):
         data = masked_bytes(step, reveal)
-        blob = None
-        if data is not None:
-            blob = index.setdefault(data, len(blobs))
-            if blob == len(blobs):
-                blobs.append(data.hex())
+        out = _shown_output(step, reveal)
         steps.append(
             {
-                "name": step.name,
-                "ok": step.ok,
-                "mark": step.status,
+                **_step_words(trace, i, reveal),
                 "colour": COLOURS[step.ok],
-                "lines": [list(row) for row in step_lines(trace, i, reveal)],
-                "blob": blob,
+                "blob": _blob_index(data, blobs, index),
                 "tree": field_tree(step, reveal) if data is not None else None,
-                "masked": _masked_runs(step, reveal),
-                "changed": [list(r) for r in trace.changed(step)],
+                "out": _blob_index(out, blobs, index),
+                "out_tree": _bytes_tree(out) if out is not None else None,
                 "input": trace.editable(step),
             }
         )

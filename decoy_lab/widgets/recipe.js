@@ -44,6 +44,12 @@ function flatten(tree) {
   return nodes;
 }
 
+// The bytes a step shows on one side: what it read ("in") or what it gave out ("out").
+function side(step, which) {
+  if (which === "out") return { blob: step.out, tree: step.out_tree, changed: [], masked: [] };
+  return { blob: step.blob, tree: step.tree, changed: step.changed, masked: step.masked };
+}
+
 // What one open step needs to draw its bytes: the bytes, the colour and mark of each byte.
 function prepare(recipe, step, cache) {
   if (step.blob == null) return null;
@@ -84,6 +90,7 @@ function render({ model, el }) {
   let selNode = -1;
   let selByte = -1;
   let edit = null; // {start, end}
+  let which = "in"; // the open step's bytes on show: its input, or its output
   let hexView = null;
   let treeView = null;
 
@@ -158,10 +165,11 @@ function render({ model, el }) {
       old.classList.remove("open");
       old.querySelector(".dr-body")?.remove();
     }
-    const sameBytes = open && recipe.steps[index]?.blob === recipe.steps[i].blob;
+    const sameBytes = open && which === "in" && recipe.steps[index]?.blob === recipe.steps[i].blob;
     index = i;
     const step = recipe.steps[i];
-    open = prepare(recipe, step, cache);
+    which = step.blob == null && step.out != null ? "out" : "in";
+    open = prepare(recipe, side(step, which), cache);
     if (!sameBytes) {
       lit = null;
       selByte = -1;
@@ -187,18 +195,45 @@ function render({ model, el }) {
         ),
       );
     }
+    const bytes = h("div", { class: "dr-bytesbox" });
+    if (step.blob != null && step.out != null) {
+      const tab = (w, label) =>
+        h("button", {
+          class: "dr-tab" + (which === w ? " on" : ""),
+          text: label,
+          onclick: (e) => {
+            which = w;
+            open = prepare(recipe, side(step, w), cache);
+            lit = null;
+            selByte = selNode = -1;
+            edit = null;
+            box.querySelectorAll(".dr-tab").forEach((t) => t.classList.toggle("on", t === e.currentTarget));
+            fillBytes(step, i, bytes);
+          },
+        });
+      box.append(h("div", { class: "dr-tabs" }, tab("in", "input bytes"), tab("out", "output bytes")));
+    }
+    box.append(bytes);
+    fillBytes(step, i, bytes);
+    return box;
+  }
+
+  function fillBytes(step, i, box) {
+    box.replaceChildren();
     if (!open) {
       hexView = treeView = null;
-      return box;
+      return;
     }
     const changedCount = open.changed.reduce((a, b) => a + b, 0);
+    const editable = step.input && which === "in";
     box.append(
       h("div", {
         class: "dr-summary",
         text:
           `${open.n.toLocaleString()} bytes` +
+          (which === "out" ? " given out by this step" : "") +
           (changedCount ? ` · ${changedCount} byte${changedCount > 1 ? "s" : ""} differ from the served blob` : "") +
-          (step.input ? " · double-click a byte or a field to edit it" : ""),
+          (editable ? " · double-click a byte or a field to edit it" : ""),
       }),
     );
     hexView = h("div", { class: "dr-hex", style: `height:${Math.min(open.rows, VISIBLE) * ROW + 2}px` });
@@ -215,13 +250,12 @@ function render({ model, el }) {
       const o = e.target.dataset?.o;
       if (o != null) startEdit(+o, +o + 1);
     });
-    treeView = h("div", { class: "dr-tree" }, tree(step.tree));
+    treeView = h("div", { class: "dr-tree" }, tree());
     box.append(h("div", { class: "dr-bytes" }, hexView, treeView));
     box.append(h("div", { class: "dr-info" }));
     box.append(editor(step, i));
     requestAnimationFrame(drawRows);
     drawRows();
-    return box;
   }
 
   function tree() {
@@ -334,8 +368,8 @@ function render({ model, el }) {
       markNode();
     }
     restyle();
-    const step = recipe.steps[index];
-    const users = recipe.steps.map((s, i) => [s, i]).filter(([s]) => s.blob === step.blob);
+    const blob = side(recipe.steps[index], which).blob;
+    const users = recipe.steps.map((s, i) => [s, i]).filter(([s]) => s.blob === blob || s.out === blob);
     const box = root.querySelector(".dr-info");
     const value = open.masked[o] ? "••" : "0x" + HEX[open.data[o]];
     box.replaceChildren(
@@ -343,7 +377,15 @@ function render({ model, el }) {
         (open.changed[o] ? " · changed from the served blob" : "") +
         (node ? ` · field ${node.name} [${node.start}:${node.end}]` : "") +
         " · in step",
-      ...users.flatMap(([s, i]) => [" ", h("a", { class: "dr-steplink", href: "#", onclick: (e) => (e.preventDefault(), go(i)), text: `${i + 1}. ${s.name}` })]),
+      ...users.flatMap(([s, i]) => [
+        " ",
+        h("a", {
+          class: "dr-steplink",
+          href: "#",
+          onclick: (e) => (e.preventDefault(), go(i)),
+          text: `${i + 1}. ${s.name}` + (s.blob === blob ? "" : " (its output)"),
+        }),
+      ]),
     );
   }
 
@@ -367,7 +409,11 @@ function render({ model, el }) {
       if (e.key === "Enter") submit();
       e.stopPropagation();
     });
-    if (!step.input) {
+    if (which === "out") {
+      form.classList.add("dr-edit-off");
+      what.textContent = "What this step gave out: edit what it read (input bytes) to change it.";
+      input.disabled = run.disabled = true;
+    } else if (!step.input) {
       form.classList.add("dr-edit-off");
       what.textContent = recipe.editable
         ? "These bytes come from an earlier step: edit them in the step that reads the blob."
@@ -382,7 +428,7 @@ function render({ model, el }) {
 
   function startEdit(start, end) {
     const step = recipe.steps[index];
-    if (!step.input || !open) return;
+    if (!step.input || !open || which !== "in") return;
     for (let o = start; o < end; o++) {
       if (open.masked[o]) return notify("Secret bytes are masked here; reveal them to edit.");
     }

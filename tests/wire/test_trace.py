@@ -491,3 +491,20 @@ def test_a_seal_trace_is_exported_as_json_only(owner):
     assert json.loads(t.to_json())["steps"]
     with pytest.raises(DecoyError, match="JSON"):
         t.to_python()
+
+
+def test_a_decrypted_output_is_shown_whole_and_a_secret_one_only_when_revealed(agent):
+    """Issue 13: "the middle of every … decrypted output is cut" — no longer: the view carries
+    every byte a step gave out; a raw key stays a fingerprint unless revealed."""
+    key = random_key()
+    plain = b"Prefers short answers. " * 400
+    t = Trace()
+    sealing.open_vault(key, sealing.seal_vault(key, plain), trace=t)
+    v = view(t)
+    opened = v["steps"][-1]
+    assert bytes.fromhex(v["blobs"][opened["out"]]) == plain and opened["out_tree"]["end"] == len(plain)
+    unwrap, _ = Trace(), None
+    sealing.unwrap_as_agent(sealing.wrap_to_agent(key, agent.public_key_b64), agent, trace=unwrap)
+    assert all(s["out"] is None for s in view(unwrap)["steps"]) and key.hex() not in json.dumps(view(unwrap))
+    revealed = view(unwrap, reveal=True)
+    assert any(s["out"] is not None and revealed["blobs"][s["out"]] == key.hex() for s in revealed["steps"])

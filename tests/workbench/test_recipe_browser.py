@@ -90,6 +90,11 @@ def test_recipe_view_marks_links_steps_and_reruns_in_the_browser(lab):
             expect(passing.locator(".dr-step.open .dr-name")).to_contain_text("parse agent envelope")
             expect(passing.locator(".dr-headline")).to_contain_text("✓ all")
             passing.screenshot(path=str(BUILD / "recipe-pass.png"))
+            # A step's output is there byte for byte too: the decrypted memory, with its JSON members.
+            passing.locator(".dr-step-head", has_text="AES-256-GCM open").last.click()
+            passing.get_by_role("button", name="output bytes").click()
+            expect(passing.locator(".dr-summary")).to_contain_text("given out by this step")
+            expect(passing.locator(".dr-node", has_text="observation").first).to_be_visible()
 
             # The flipped byte is marked, in the failing step that is open.
             view = page.locator(".recipe-flipped .decoy-recipe")
