@@ -8,9 +8,13 @@ import html
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import Connection
+    from .vault import Vault
 
 T = TypeVar("T")
 
@@ -86,7 +90,7 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def waiting_sentence(vault: Any, *, prompt: str = "%decoy") -> str | None:
+def waiting_sentence(vault: Vault | None, *, prompt: str = "%decoy") -> str | None:
     """One sentence on what the last read of `vault` is still waiting for and when to read again
     (None when nothing waits). Every view of a vault shows it: frames, the browser, the map, the
     shell's tables. `prompt` is how the user's front end spells a command."""
@@ -118,7 +122,9 @@ def waiting_sentence(vault: Any, *, prompt: str = "%decoy") -> str | None:
     return None
 
 
-def empty_sentence(vault: Any, what: str = "memories", *, filtered: bool = False, prompt: str = "%decoy") -> str:
+def empty_sentence(
+    vault: Vault | None, what: str = "memories", *, filtered: bool = False, prompt: str = "%decoy"
+) -> str:
     """Why a view of `vault` shows no `what`: rows on their way, a filter, unreadable rows, or a
     grant that reaches none."""
     waiting = waiting_sentence(vault, prompt=prompt)
@@ -128,7 +134,7 @@ def empty_sentence(vault: Any, what: str = "memories", *, filtered: bool = False
         return f"No {what} match these filters."
     unreadable = 0
     try:
-        unreadable = vault.counts().get("unreadable", 0)
+        unreadable = vault.counts().get("unreadable", 0) if vault is not None else 0
     except AttributeError:
         pass
     if unreadable:
@@ -136,7 +142,7 @@ def empty_sentence(vault: Any, what: str = "memories", *, filtered: bool = False
     return f"No {what}: none is stored that this connection's grant reaches ({prompt} access shows the grant)."
 
 
-def is_waiting(vault: Any) -> bool:
+def is_waiting(vault: Vault | None) -> bool:
     """Rows are still on their way (preparing), so reading again may bring them."""
     answer = getattr(vault, "answer", None) or {}
     return bool(answer.get("preparing") or answer.get("preparing_others") or answer.get("preparing_unknown"))
@@ -146,15 +152,15 @@ WAIT_LIMIT = 90.0  # the spec: "still `preparing` after 60 to 90 seconds of read
 
 
 def wait_for_rows(
-    conn: Any,
-    vault: Any,
+    conn: Connection,
+    vault: Vault,
     *,
     limit: float = WAIT_LIMIT,
     sleep: Callable[[float], Any] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     say: Callable[[str], Any] = print,
     bar: bool = True,
-) -> Any:
+) -> Vault:
     """Read again after the server's `retry_after_seconds` while rows are on their way, for at
     most `limit` seconds of reading, with a progress bar; the last Vault. If rows still wait then,
     say once that the owner may be asked to open Decoy (never earlier)."""
@@ -230,7 +236,7 @@ class MemoryFrame(pd.DataFrame):
 
     @classmethod
     def of(
-        cls, df: Any, *, vault: Any, columns: list[str] | None, front: str = "notebook", filtered: bool = False
+        cls, df: Any, *, vault: Vault | None, columns: list[str] | None, front: str = "notebook", filtered: bool = False
     ) -> MemoryFrame:
         prompt = "%decoy" if front == "notebook" else "decoy-lab"
         out = cls(df.reset_index(drop=True))

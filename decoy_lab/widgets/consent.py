@@ -6,12 +6,15 @@ expired is visible, not a surprise at the next 403.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 import pandas as pd
 
 from ..display import esc
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Connection
 
 
 def rows_html(rows: Any) -> str:
@@ -79,7 +82,7 @@ class ConsentCard(W.HTML):
         return "<ConsentCard asked · granted by the owner · held now>"
 
     @classmethod
-    def for_connection(cls, conn: Any, *, asked: Any = None, granted: Any = None) -> ConsentCard:
+    def for_connection(cls, conn: Connection, *, asked: Any = None, granted: Any = None) -> ConsentCard:
         """Build the card from a Connection: what it asked, what was granted (by default the access
         read when the pairing finished) and `access()` read now."""
         if granted is None:

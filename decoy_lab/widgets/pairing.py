@@ -11,13 +11,18 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
 from ..display import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, countdown, esc
 from ..pairing import FINAL
 from .consent import ConsentCard
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Connection
+    from ..pairing import PairingHandle
+    from ..sandbox import Sandbox
 
 
 def qr_svg(text: str) -> str:
@@ -40,7 +45,7 @@ class PairingWidget(W.VBox):
 
     def __init__(
         self,
-        handle: Any,
+        handle: PairingHandle,
         *,
         on_done: Callable[[Any], Any] | None = None,
         now: Callable[[], dt.datetime] | None = None,
@@ -48,12 +53,12 @@ class PairingWidget(W.VBox):
         ticker: bool = True,
         consent: bool = True,
         qr: bool = True,
-        sandbox: Any = None,
+        sandbox: Sandbox | None = None,
     ):
         self.handle = handle
         self.sandbox_handle = sandbox  # the embedded sandbox this pairs with (its owner phone), if any
         self._qr_on = qr
-        self.connection: Any = None
+        self.connection: Connection | None = None
         self.error: BaseException | None = None
         self._on_done = on_done
         self._now = now or (lambda: dt.datetime.now(dt.UTC))
@@ -143,8 +148,9 @@ class PairingWidget(W.VBox):
             status = h.status
             colour = OK_COLOUR if status == "done" else BAD_COLOUR if status in FINAL else PENDING_COLOUR
             left = None
-            if status not in FINAL and getattr(h, "expires_at", None) is not None:
-                left = (h.expires_at - self._now()).total_seconds()
+            expires = h.expires_at
+            if status not in FINAL and expires is not None:
+                left = (expires - self._now()).total_seconds()
             clock = f" — link expires in {countdown(left)}" if left is not None else ""
             self._status.value = (
                 f'<span class="decoy-pair-status" style="color:{colour}">'
