@@ -65,10 +65,14 @@ function prepare(recipe, step, cache) {
     if (node.start > 0 && node.start < n) edge[node.start] = 1;
   }
   const changed = new Uint8Array(n);
-  for (const [a, b] of step.changed) changed.fill(1, a, Math.min(b, n));
+  let changedCount = 0;
+  for (const [a, b] of step.changed) {
+    changed.fill(1, a, Math.min(b, n));
+    changedCount += Math.max(0, Math.min(b, n) - a);
+  }
   const masked = new Uint8Array(n);
   for (const m of step.masked) masked.fill(1, m.start, Math.min(m.end, n));
-  return { data, n, nodes, colour, edge, changed, masked, rows: Math.ceil(n / WIDTH) };
+  return { data, n, nodes, colour, edge, changed, changedCount, masked, rows: Math.ceil(n / WIDTH) };
 }
 
 function deepest(nodes, offset) {
@@ -82,7 +86,8 @@ function deepest(nodes, offset) {
 function render({ model, el }) {
   const root = h("div", { class: "decoy-stepper decoy-recipe", tabindex: "0", "data-lm-suppress-shortcuts": "true" });
   el.append(root);
-  const cache = new Map();
+  const cache = new Map(); // blob index -> its bytes
+  const prepared = new Map(); // "step:side" -> what drawing it needs (stepping back costs nothing)
   let recipe = model.get("recipe");
   let index = model.get("index");
   let open = null; // the prepared bytes of the open step
@@ -107,6 +112,12 @@ function render({ model, el }) {
 
   function ask(as) {
     model.send({ kind: "export", as });
+  }
+
+  function shownBytes(i, w) {
+    const key = `${i}:${w}`;
+    if (!prepared.has(key)) prepared.set(key, prepare(recipe, side(recipe.steps[i], w), cache));
+    return prepared.get(key);
   }
 
   function drawHead() {
@@ -169,7 +180,7 @@ function render({ model, el }) {
     index = i;
     const step = recipe.steps[i];
     which = step.blob == null && step.out != null ? "out" : "in";
-    open = prepare(recipe, side(step, which), cache);
+    open = shownBytes(i, which);
     if (!sameBytes) {
       lit = null;
       selByte = -1;
@@ -203,7 +214,7 @@ function render({ model, el }) {
           text: label,
           onclick: (e) => {
             which = w;
-            open = prepare(recipe, side(step, w), cache);
+            open = shownBytes(i, w);
             lit = null;
             selByte = selNode = -1;
             edit = null;
@@ -224,7 +235,7 @@ function render({ model, el }) {
       hexView = treeView = null;
       return;
     }
-    const changedCount = open.changed.reduce((a, b) => a + b, 0);
+    const changedCount = open.changedCount;
     const editable = step.input && which === "in";
     box.append(
       h("div", {
@@ -464,6 +475,7 @@ function render({ model, el }) {
   model.on("change:recipe", () => {
     recipe = model.get("recipe");
     cache.clear();
+    prepared.clear();
     open = null;
     drawAll();
   });
