@@ -12,7 +12,7 @@ import sys
 import time
 import traceback
 
-from . import frames, load, recipe, sandbox, stage, topicmap, unwrap
+from . import frames, large, load, recipe, reopen, sandbox, stage, stream, topicmap, unwrap
 from .context import Context
 from .data import FULL, QUICK
 from .readme import write_readme
@@ -21,6 +21,9 @@ from .report import Figure, load_average, machine, missing, table
 BENCHMARKS = {
     "unwrap": unwrap,
     "load": load,
+    "reopen": reopen,
+    "stream": stream,
+    "large": large,
     "frames": frames,
     "topicmap": topicmap,
     "sandbox": sandbox,

@@ -27,6 +27,7 @@ class Context:
     limit_rate: float | None = None  # (a) rows/s over all cores
     node_rate: float | None = None  # (c) rows/s
     vault: Any = None  # the last Vault load() returned
+    extra: dict = field(default_factory=dict)  # figures one benchmark hands a later one
     say: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr, flush=True)
 
 

@@ -27,6 +27,7 @@ class Sizes:
     writer_seconds: float
     writers: int = 8
     repeats: int = 3
+    large: int = 100_000  # memories in the large-vault run (bench/large.py)
 
     @property
     def label(self) -> str:
@@ -34,7 +35,7 @@ class Sizes:
 
 
 FULL = Sizes(memories=10_000, topics=500, writer_seconds=30.0)
-QUICK = Sizes(memories=1_000, topics=50, writer_seconds=5.0)
+QUICK = Sizes(memories=1_000, topics=50, writer_seconds=5.0, large=3_000)
 
 _WORDS = (
     "flight",

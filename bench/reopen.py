@@ -1,0 +1,219 @@
+"""Reopening a saved connection in a new process: the sealed local cache (decoy_lab/cache.py)
+plus the sync feed, against the cold first load of the same rows.
+
+Every figure is one `Connection.resume(...).load()` in a fresh Python process (`python -m
+bench.reopen child …`), timed around `load()` only (the interpreter and imports are not part of
+it), on a profile saved in a temporary directory (never the user's):
+
+- cold: no cache file, and a sandbox that kept nothing from earlier reads;
+- reopen, nothing changed: the cache written by the cold load; the sync feed says nothing
+  changed, so no row is fetched and no key unwrapped;
+- reopen after 1 % changed: 1 % of the memories edited (new text, same key) since the cache was
+  written; one full GET, only the edited rows opened.
+
+Targets: reopen ≥ 20× faster than cold and faster than the machine's RSA limit (a) would allow
+for the same rows; after 1 % changed ≥ 10× faster than cold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .context import Context
+from .report import Figure, info, missing, relative
+
+ROOT = Path(__file__).resolve().parents[1]
+PROFILE = "bench"
+COLD, REOPEN, CHANGED = "load() cold, new process", "reopen, nothing changed", "reopen after 1 % changed"
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _reset_peak_rss() -> int:
+    """The resident set now, in KiB, after resetting the kernel's high-water mark (Linux), so the
+    peak read after the load is the load's own."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return _status_kib("VmRSS")
+    except OSError:  # not Linux: the peak of the whole process
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _peak_rss() -> int:
+    try:
+        return _status_kib("VmHWM")
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def child(directory: str, profile: str) -> dict[str, Any]:
+    """In the new process: resume the profile and time one load."""
+    from decoy_lab.client import Connection
+    from decoy_lab.profiles import ProfileStore
+
+    conn = Connection.resume(profile, store=ProfileStore(directory, use_keyring=False), check=False)
+    base = _reset_peak_rss()
+    t0 = time.perf_counter()
+    if os.environ.get("DECOY_BENCH_PROFILE"):  # where a reopen's time goes, on stderr
+        import cProfile
+        import pstats
+
+        with cProfile.Profile() as prof:
+            vault = conn.load()
+        pstats.Stats(prof, stream=sys.stderr).sort_stats("cumtime").print_stats(40)
+    else:
+        vault = conn.load()
+    seconds = time.perf_counter() - t0
+    peak = _peak_rss()
+    conn.close()
+    return {
+        "seconds": seconds,
+        "read": vault.read,
+        "rows": len(vault.served),
+        "memories": vault.counts()["memories"],
+        "rss_before_kib": base,
+        "rss_peak_kib": peak,
+    }
+
+
+def in_new_process(directory: str, profile: str = PROFILE) -> dict[str, Any]:
+    env = {**os.environ, "DECOY_LAB_KEYRING": "0"}
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.reopen", "child", directory, profile],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"the reopening process failed: {out.stderr.strip()[-600:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def save_profile(conn: Any, directory: str, profile: str = PROFILE) -> Any:
+    """The bench's connection saved under `profile` in `directory` (same key and token)."""
+    from decoy_lab.client import Connection
+    from decoy_lab.profiles import ProfileStore
+
+    store = ProfileStore(directory, use_keyring=False)
+    saved = Connection(
+        conn.base_url,
+        agent_key=conn.agent_key,
+        tokens=conn.tokens,
+        client_id=conn.client_id,
+        name=conn.name,
+        profile=profile,
+        store=store,
+    )
+    saved.save_profile()
+    return saved, store
+
+
+def edit_some(conn: Any, api: Any, served: list[dict], memory_ids: list[str], share: float) -> int:
+    """Edit `share` of the memories in place (new text, same key): PUT with expected_rev."""
+    from decoy_lab import memory
+
+    keys = conn.keys()
+    by_id = {r["id"]: r for r in served}
+    picked = memory_ids[:: max(1, round(1 / share))]
+    cache = memory.KeyCache()
+    for mid in picked:
+        row = by_id[mid]
+        body = memory.edit_memory_row(row, {"text": f"edited {mid[:8]}"}, conn.agent_key, keys, key_cache=cache)
+        api.request("PUT", "/api/agent/context/memories", json=body)
+    return len(picked)
+
+
+def run(ctx: Context) -> list[Figure]:
+    if ctx.conn is None:
+        why = ctx.setup_error or "no connection"
+        return [missing(n, "", why) for n in (COLD, REOPEN, CHANGED)]
+    from decoy_lab.sandbox import readcache
+
+    from .stage import api_of
+
+    with tempfile.TemporaryDirectory(prefix="decoy-bench-") as directory:
+        _saved, store = save_profile(ctx.conn, directory)
+        ctx.say("load() in new processes: cold, reopened unchanged, reopened after 1 % changed")
+        readcache.of(ctx.sandbox.state).clear()
+        cold = in_new_process(directory)
+        size = store.cache_path(PROFILE).stat().st_size
+        again = in_new_process(directory)
+        edited = edit_some(ctx.conn, api_of(ctx.conn), ctx.served, ctx.dataset.memory_ids, 0.01)
+        changed = in_new_process(directory)
+    memories = len(ctx.dataset.memory_ids)
+    for got in (cold, again, changed):
+        if got["memories"] != memories:
+            return [missing(COLD, "", f"a load read {got['memories']} memories, expected {memories}")]
+    n = cold["rows"]
+    per_10k = (cold["rss_peak_kib"] - cold["rss_before_kib"]) / 1024 / (n / 10_000)
+    ctx.extra["cold_rss_per_10k_mib"] = per_10k
+    figures = []
+    cold_rate = n / cold["seconds"]
+    note = (
+        f"{n:,} rows in {cold['seconds']:.2f} s; the cache it wrote: {size / 1e6:.1f} MB; "
+        f"peak RSS {cold['rss_peak_kib'] / 1024:,.0f} MiB, {per_10k:.0f} MiB per 10,000 rows added by the load"
+    )
+    if ctx.limit_rate:
+        figures.append(relative(COLD, cold_rate, "rows/s", ctx.limit_rate, 0.75, "≥ 75 % of (a)", note))
+    else:
+        figures.append(info(COLD, cold_rate, "rows/s", note))
+    figures.append(
+        relative(
+            REOPEN,
+            cold["seconds"] / again["seconds"],
+            "× faster",
+            1.0,
+            20.0,
+            "≥ 20× faster than cold",
+            f"{again['seconds'] * 1000:.0f} ms for {n:,} rows, {again['read']} opened, no rows fetched",
+        )
+    )
+    if ctx.limit_rate:
+        rate = n / again["seconds"]
+        figures.append(
+            relative(
+                "reopen vs the RSA limit",
+                rate,
+                "rows/s",
+                ctx.limit_rate,
+                1.0,
+                "faster than (a) allows",
+                f"{rate / ctx.limit_rate:.1f}× what (a) could open in that time",
+            )
+        )
+    figures.append(
+        relative(
+            CHANGED,
+            cold["seconds"] / changed["seconds"],
+            "× faster",
+            1.0,
+            10.0,
+            "≥ 10× faster than cold",
+            f"{changed['seconds'] * 1000:.0f} ms; {edited} memories edited, {changed['read']} rows opened",
+        )
+    )
+    return figures
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "child":
+        print(json.dumps(child(sys.argv[2], sys.argv[3])))
+    else:
+        sys.exit("usage: python -m bench.reopen child DIRECTORY PROFILE")
