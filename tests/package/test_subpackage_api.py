@@ -27,6 +27,7 @@ PINNED = {
         "RecipientKeys",
         "Row",
         "Selectors",
+        "Served",
         "Summary",
         "Topic",
         "TopicEntity",
