@@ -140,12 +140,21 @@ def test_recipe_view_marks_links_steps_and_reruns_in_the_browser(lab):
             expect(view.locator(".dr-step.open .dr-b.dr-changed")).to_have_count(0)
             expect(where).to_have_text("step 2 of 2")
 
+            # A field edited in place: the mode byte set to 07 stops the parse, and it is marked.
+            view.locator('.dr-step[data-step="0"] .dr-step-head').click()
+            view.locator(".dr-node").filter(has=page.locator("b", has_text=re.compile(r"^mode$"))).dblclick()
+            expect(field).to_have_value("01")
+            field.fill("07")
+            field.press("Enter")
+            expect(view.locator(".dr-headline")).to_contain_text("failed at step 1 of 1: parse vault", timeout=20_000)
+            expect(view.locator('.dr-step.open .dr-b.dr-changed[data-o="1"]')).to_have_count(1)
+
             # Export: the kernel writes the script, the browser saves it.
             with page.expect_download() as saved:
                 view.get_by_role("button", name="Export Python").click()
             script = Path(saved.value.path()).read_text()
             assert saved.value.suggested_filename.endswith(".py") and "AESGCM(key).decrypt" in script
-            assert "DECOY_KEY" in script
+            assert "DECOY_KEY" in script and 'parse(BLOB, "vault")' in script
 
             # A keyless dump opens on the layout it found and says how sure it is.
             dump = page.locator(".recipe-dump .decoy-recipe")
