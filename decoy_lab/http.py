@@ -108,7 +108,7 @@ class Tokens:
     access_version: int | None = None
 
     @classmethod
-    def from_response(cls, body: dict, *, previous: Tokens | None = None, now: float | None = None) -> Tokens:
+    def from_response(cls, body: dict[str, Any], *, previous: Tokens | None = None, now: float | None = None) -> Tokens:
         """Read a `/oauth/token` answer (either grant)."""
         if not isinstance(body, dict) or not isinstance(body.get("access_token"), str):
             raise DecoyError("the token answer carries no access_token")
@@ -142,7 +142,7 @@ class Tokens:
 
 
 # -- reading the shape of an answer ----------------------------------------------------------------
-def expect_object(answer: Any, where: str, **members: Any) -> dict:
+def expect_object(answer: Any, where: str, **members: Any) -> dict[str, Any]:
     """`answer` itself, when it is a JSON object whose named members are absent, null or of the
     given shape (see `fits`). Otherwise a TransportError naming the member: an answer that cannot
     be read is treated like a lost one, so a read is asked again and a write sent again unchanged."""
@@ -201,7 +201,7 @@ class Api:
         self.saved_tokens: Callable[[], Tokens | None] | None = None
         self.persist: Callable[[Tokens], None] | None = None  # save new tokens (under the shared lock)
         self.shared_lock: Callable[[], contextlib.AbstractContextManager[Any]] | None = None
-        self._metadata: dict | None = None
+        self._metadata: dict[str, Any] | None = None
         self._refresh_lock = threading.Lock()
         self.refreshes = 0  # how many times the token was refreshed (shown in status, checked in tests)
 
@@ -241,8 +241,8 @@ class Api:
         path: str,
         *,
         json: Any = None,
-        params: dict | None = None,
-        data: dict | None = None,
+        params: dict[str, Any] | None = None,
+        data: dict[str, Any] | None = None,
         auth: bool = True,
     ) -> httpx.Response:
         headers = self._headers(auth)
@@ -270,7 +270,7 @@ class Api:
 
     # -- the one request function ---------------------------------------------------------
     def request(
-        self, method: str, path: str, *, json: Any = None, params: dict | None = None, auth: bool = True
+        self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None, auth: bool = True
     ) -> Any:
         """Send one request and return the parsed JSON answer, or raise a typed error."""
         sent = self.tokens.access_token if auth and self.tokens is not None else None
@@ -348,7 +348,7 @@ class Api:
         return err
 
     # -- OAuth token endpoint -------------------------------------------------------------
-    def token_endpoint(self, form: dict[str, str]) -> tuple[int, dict]:
+    def token_endpoint(self, form: dict[str, str]) -> tuple[int, dict[str, Any]]:
         """POST /oauth/token form-encoded; returns (status, body) without raising on 4xx. A
         `Retry-After` header (in seconds) is read into `retry_after_seconds` when the body has none."""
         resp = self._send("POST", "/oauth/token", data=form, auth=False)
@@ -435,7 +435,7 @@ class Api:
         return Tokens.from_response(body, previous=before)
 
     # -- RFC 8414 metadata and RFC 7009 revocation ---------------------------------------
-    def metadata(self) -> dict:
+    def metadata(self) -> dict[str, Any]:
         """The server's authorization-server metadata (read once)."""
         if self._metadata is None:
             body = self.request("GET", METADATA_PATH, auth=False)

@@ -39,13 +39,13 @@ class Journal:
     rows among them), `intent`, `target` (the memory an edit changes), `at`, and `why` (the last
     unknown outcome, in words)."""
 
-    def __init__(self, path: str | os.PathLike | None = None):
+    def __init__(self, path: str | os.PathLike[str] | None = None):
         self.path = Path(path) if path is not None else None
-        self._memory: dict[str, dict] = {}
+        self._memory: dict[str, dict[str, Any]] = {}
 
     # -- the file -----------------------------------------------------------------------------
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[dict[str, dict]]:
+    def _locked(self) -> Iterator[dict[str, dict[str, Any]]]:
         """The entries, to read or change; written back when changed (atomically, 0600)."""
         if self.path is None:
             yield self._memory
@@ -58,7 +58,7 @@ class Journal:
             if json.dumps(entries, sort_keys=True) != before:
                 self._write(entries)
 
-    def _read(self) -> dict[str, dict]:
+    def _read(self) -> dict[str, dict[str, Any]]:
         assert self.path is not None
         if not self.path.is_file():
             return {}
@@ -71,7 +71,7 @@ class Journal:
             raise ProfileError(f"the pending-writes journal {self.path} is not a journal (no pending list)")
         return {e["id"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)}
 
-    def _write(self, entries: dict[str, dict]) -> None:
+    def _write(self, entries: dict[str, dict[str, Any]]) -> None:
         assert self.path is not None
         if not entries:
             with contextlib.suppress(FileNotFoundError):
@@ -89,20 +89,20 @@ class Journal:
             raise
 
     # -- entries ------------------------------------------------------------------------------
-    def entries(self) -> list[dict]:
+    def entries(self) -> list[dict[str, Any]]:
         """Every unsettled entry, oldest first."""
         with self._locked() as entries:
             return sorted((dict(e) for e in entries.values()), key=lambda e: e.get("at") or 0)
 
-    def get(self, entry_id: str) -> dict | None:
+    def get(self, entry_id: str) -> dict[str, Any] | None:
         with self._locked() as entries:
             return entries.get(entry_id)
 
-    def find(self, intent: str) -> dict | None:
+    def find(self, intent: str) -> dict[str, Any] | None:
         """The unsettled entry written for this same `intent` (None when there is none)."""
         return next((e for e in self.entries() if e.get("intent") == intent), None)
 
-    def put(self, entry: dict) -> dict:
+    def put(self, entry: dict[str, Any]) -> dict[str, Any]:
         """Enter (or replace) an entry; returns it."""
         with self._locked() as entries:
             entries[entry["id"]] = entry
@@ -134,7 +134,7 @@ def new_entry(
     topic_ids: list[str] = (),  # type: ignore[assignment]
     intent: str | None = None,
     target: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """An entry for `sends` (method, path, body), not yet in any journal."""
     return {
         "id": str(uuid.uuid4()),

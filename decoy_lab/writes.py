@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +58,7 @@ WRITE_ANSWERS: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 
-def send(s: Session, method: str, path: str, body: Any) -> dict:
+def send(s: Session, method: str, path: str, body: Any) -> dict[str, Any]:
     """One write under the retry rules, its answer read for the members its route names and
     checked against what was asked: a POST of rows must account for every id sent (in `created`
     or `existing`), an edit must name the memory and carry its new rev. Any other answer is an
@@ -71,8 +71,8 @@ def send(s: Session, method: str, path: str, body: Any) -> dict:
     return s.send(method, path, body, WRITE_ANSWERS.get((method, path)), check)
 
 
-def accounts_for(ids: list[str]):
-    def check(ans: dict) -> str | None:
+def accounts_for(ids: list[str]) -> Callable[[dict[str, Any]], str | None]:
+    def check(ans: dict[str, Any]) -> str | None:
         told = {*(ans.get("created") or ()), *(ans.get("existing") or ())}
         missing = [i for i in ids if i not in told]
         if missing:
@@ -89,7 +89,7 @@ class DeleteResult:
 
     deleted: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
-    remediation: dict = field(default_factory=dict)
+    remediation: dict[str, Any] = field(default_factory=dict)
     why: dict[str, str] = field(default_factory=dict)
 
     def __str__(self) -> str:
@@ -103,7 +103,7 @@ class DeleteResult:
 
 
 # -- sending rows -------------------------------------------------------------------------------
-def post_rows(s: Session, rows: list[dict]) -> dict:
+def post_rows(s: Session, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """POST rows; after any resend, read back and send the same rows once more if one is not served."""
     before = s.resends
     ans = send(s, "POST", MEMORIES, {"rows": rows})
@@ -152,7 +152,7 @@ def remember_topic(s: Session, made: memory.TopicRows, topic_type: str, memory_i
     s.made_topics.append(memory.Topic(made.topic_id, made.topic["name"], topic_type or "", memory_ids, [made.topic_id]))
 
 
-def _waiting(s: Session) -> dict:
+def _waiting(s: Session) -> dict[str, Any]:
     """The last load's waiting fields, when rows this connection saved are still on their way
     (others' topics it cannot open yet are not reachable: the spec lets it create its own)."""
     answer = s.vault.answer if s.vault is not None else {}
@@ -203,7 +203,7 @@ def save(
     link: Any = None,
     categories: Iterable[str] = (),
     account: str | None = None,
-    metadata: Mapping | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> str:
     asked = [text, topic, topic_type, link, sorted(categories), account, metadata]
     intent = s.intent("save", asked)
@@ -211,9 +211,9 @@ def save(
     if earlier is not None:  # the same save, cut short before: finish it with the same rows
         log.info("this save is pending from an earlier run: sending its rows again")
         if resend_entry(s, earlier)["outcome"] == "committed":
-            return earlier["target"]
+            return str(earlier["target"])
     keys = s.keys()
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     made = None
     ref = None
     if topic is not None:
@@ -239,11 +239,11 @@ def save(
     if made is not None:
         remember_topic(s, made, topic_type, [row["id"]])
     log.info("saved memory %s", row["id"])
-    return row["id"]
+    return str(row["id"])
 
 
 # -- the journal: every write entered before it is sent, settled once its outcome is known --------
-def run_entry(s: Session, entry: dict) -> None:
+def run_entry(s: Session, entry: dict[str, Any]) -> None:
     """Send an entry's requests in order, journaled until the outcome is known. A definite refusal
     settles it (topic rows it wrote are removed); an unknown outcome keeps it and raises
     OutcomeUnknown, which says what may have committed and how to finish."""
@@ -285,7 +285,9 @@ def drop_unused_topic(s: Session, topic_ids: list[str]) -> None:
         delete_quietly(s, topic_ids)
 
 
-def unsettled(s: Session, journal: Journal, entry: dict, exc: BaseException, *, maybe_sent: bool) -> OutcomeUnknown:
+def unsettled(
+    s: Session, journal: Journal, entry: dict[str, Any], exc: BaseException, *, maybe_sent: bool
+) -> OutcomeUnknown:
     n = len(entry["ids"])
     rows = f"{n} row{'s' if n != 1 else ''} ({', '.join(entry['ids'])})"
     where = f" in {journal.path}" if journal.path is not None else " (in memory, for this kernel)"
@@ -304,7 +306,7 @@ def unsettled(s: Session, journal: Journal, entry: dict, exc: BaseException, *, 
     return OutcomeUnknown(message, entry=entry["id"], ids=entry["ids"], sent=maybe_sent)
 
 
-def resend_entry(s: Session, entry: dict) -> dict:
+def resend_entry(s: Session, entry: dict[str, Any]) -> dict[str, Any]:
     """Send a journaled entry again (the same bodies). Returns {'entry', 'kind', 'ids', 'outcome'}:
     "committed", or why it was refused (settled too); an unknown outcome raises OutcomeUnknown."""
     out = {"entry": entry["id"], "kind": entry["kind"], "ids": list(entry["ids"]), "target": entry.get("target")}
@@ -322,7 +324,7 @@ def resend_entry(s: Session, entry: dict) -> dict:
     return out
 
 
-def resend(s: Session) -> list[dict]:
+def resend(s: Session) -> list[dict[str, Any]]:
     """Send every pending write again, oldest first (see `resend_entry`). The first that still has
     no known outcome raises OutcomeUnknown; what was settled before it stays settled."""
     if s.journal is None:
@@ -338,7 +340,9 @@ def settle_pending(s: Session) -> None:
 
 
 # -- edit ---------------------------------------------------------------------------------------
-def edit(s: Session, memory_id: str, changes: dict, *, topic_type: str = "", link: Any = None) -> dict:
+def edit(
+    s: Session, memory_id: str, changes: dict[str, Any], *, topic_type: str = "", link: Any = None
+) -> dict[str, Any]:
     if not changes:
         raise MemoryModelError("edit needs text=, topic= or categories=")
     intent = s.intent("edit", [memory_id, changes, topic_type, link])
@@ -393,7 +397,7 @@ def edit(s: Session, memory_id: str, changes: dict, *, topic_type: str = "", lin
     return ans
 
 
-def has_changes(s: Session, memory_id: str, changes: Mapping) -> bool:
+def has_changes(s: Session, memory_id: str, changes: Mapping[str, Any]) -> bool:
     """Whether the served memory already reads as `changes` asks (after an unknown outcome)."""
     try:
         m = memory.read_memory_row(s.served_row(memory_id), s.agent_key, key_cache=s.key_cache)
@@ -414,8 +418,12 @@ def has_changes(s: Session, memory_id: str, changes: Mapping) -> bool:
 
 
 def edit_loop(
-    s: Session, memory_id: str, changes: Mapping, keys: memory.RecipientKeys, body: dict | None = None
-) -> dict:
+    s: Session,
+    memory_id: str,
+    changes: Mapping[str, Any],
+    keys: memory.RecipientKeys,
+    body: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """PUT `body` (sealed from the served row when not given) with its `expected_rev`; on
     REV_CONFLICT re-read, re-apply and try again."""
     conflicts = 0
@@ -435,7 +443,7 @@ def edit_loop(
             body = None
 
 
-def put_journaled(s: Session, body: dict) -> dict:
+def put_journaled(s: Session, body: dict[str, Any]) -> dict[str, Any]:
     """Send a journaled PUT again. REV_CONFLICT: when the served row is this very body (the same
     ciphertext), an earlier send landed; otherwise the memory changed meanwhile and it did not."""
     try:
@@ -447,7 +455,7 @@ def put_journaled(s: Session, body: dict) -> dict:
         raise
 
 
-def _journal_put(s: Session, body: dict) -> None:
+def _journal_put(s: Session, body: dict[str, Any]) -> None:
     """Keep the PUT about to be sent in the edit's journal entry (its last send)."""
     if s.editing is not None:
         journal, entry = s.editing
@@ -455,7 +463,7 @@ def _journal_put(s: Session, body: dict) -> None:
         journal.put(entry)
 
 
-def put(s: Session, body: dict) -> dict:
+def put(s: Session, body: dict[str, Any]) -> dict[str, Any]:
     """PUT an edit; HOLDERS_MISSING → wrap the new key to each listed holder and send again."""
     for _ in range(3):
         try:
@@ -478,7 +486,7 @@ def put(s: Session, body: dict) -> dict:
     return send(s, "PUT", MEMORIES, body)
 
 
-def _wrappable(holder: Mapping) -> bool:
+def _wrappable(holder: Mapping[str, Any]) -> bool:
     """Whether a holder HOLDERS_MISSING lists names what a wrap needs (its token id and public key)."""
     return (
         fits(holder.get("token_id"), str)
@@ -522,7 +530,7 @@ def delete_memories(s: Session, ids: list[str]) -> DeleteResult:
     # Every id is answered for: "missing or ineligible ids are refused". One the answer leaves out
     # is settled by reading what is served now, like a refusal after a lost answer.
     unmentioned = [i for i in dict.fromkeys(ids) if i not in result.deleted and i not in result.refused]
-    still: set = set()
+    still: set[str] = set()
     if (s.resends > before and result.refused) or unmentioned:
         served = {r.get("id") for r in s.served()}
         gone = [i for i in [*result.refused, *unmentioned] if i not in served and i in known]
@@ -538,7 +546,7 @@ def delete_memories(s: Session, ids: list[str]) -> DeleteResult:
     return result
 
 
-def _why_memory_refused(remediation: Mapping | None) -> str:
+def _why_memory_refused(remediation: Mapping[str, Any] | None) -> str:
     if remediation:
         return (
             "this connection may not delete it: ask the owner with POST /api/agent/grant-request "

@@ -11,6 +11,9 @@ from support.source import ROOT
 
 # Strict (every definition typed, no bare generics, no Any returned where a type is declared).
 STRICT_AT_LEAST = {
+    "decoy_lab.http",
+    "decoy_lab.journal",
+    "decoy_lab.writes",
     "decoy_lab.sealing",
     "decoy_lab.shapes",
     "decoy_lab.crypto",
@@ -23,7 +26,6 @@ STRICT_AT_LEAST = {
 SKIPPED_AT_MOST = {
     "decoy_lab.legacy",
     "decoy_lab.sandbox.*",
-    "decoy_lab.session",
 }
 
 
