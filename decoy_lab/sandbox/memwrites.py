@@ -38,6 +38,7 @@ Choices where the spec is silent or loose (documented, and read by the tests):
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from starlette.requests import Request
@@ -88,7 +89,7 @@ from .reach import (
 # ── save ───────────────────────────────────────────────────────────────────────────────────
 
 
-def save_permission_error(con: Any, agent: Any, now: float) -> Exception:
+def save_permission_error(con: sqlite3.Connection, agent: Any, now: float) -> Exception:
     """The spec's 403 for saving without memory.save (GRANT_EXPIRED when that grant ended)."""
     exc = insufficient(
         "memory.save",
@@ -161,7 +162,7 @@ async def save_memories(request: Request) -> JSONResponse:
 
 
 def put_grantee_wraps(
-    con: Any,
+    con: sqlite3.Connection,
     row: ms.MemoryRow,
     caller: Any,
     agents: dict[str, Any],
@@ -191,7 +192,9 @@ def put_grantee_wraps(
     return n, reasons
 
 
-def fill_missing(con: Any, row: ms.MemoryRow, agent: Any, agents: dict[str, Any], p: RowIn, now: float) -> None:
+def fill_missing(
+    con: sqlite3.Connection, row: ms.MemoryRow, agent: Any, agents: dict[str, Any], p: RowIn, now: float
+) -> None:
     """The author's resend of the same id and key: fill in any wrap an earlier attempt missed."""
     _, reasons = put_grantee_wraps(con, row, agent, agents, p.grantee_wraps, now, check_write=False, only_missing=True)
     own = self_reasons(agent, row, p.self_via, reasons)
@@ -242,7 +245,14 @@ async def edit_memory(request: Request) -> JSONResponse:
 
 
 def rotate(
-    con: Any, agent: Any, agents: dict[str, Any], r: Reach, body: dict, ciphertext: str, new_kid: str, now: float
+    con: sqlite3.Connection,
+    agent: Any,
+    agents: dict[str, Any],
+    r: Reach,
+    body: dict,
+    ciphertext: str,
+    new_kid: str,
+    now: float,
 ) -> dict:
     """A new key: owner and self wraps required, every current holder wrapped (or read only by a
     removed label), every wrap of the old key dropped — all in this one transaction."""

@@ -10,6 +10,7 @@ determine new sharing".
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,7 +93,7 @@ def label_set(plain: memory.Plain) -> dict:
     return {"categories": list(plain.categories), "about": list(plain.about), "endpoints": list(plain.endpoints)}
 
 
-def approval(con: Any, row: ms.MemoryRow, plain: memory.Plain) -> tuple[memory.Plain, str | None]:
+def approval(con: sqlite3.Connection, row: ms.MemoryRow, plain: memory.Plain) -> tuple[memory.Plain, str | None]:
     """The plaintext whose labels decide sharing, and a problem when they are not approved.
 
     "Only author- or owner-approved labels may determine new sharing": when another connection's
@@ -124,7 +125,7 @@ def _labels_text(labels: dict) -> str:
 # ── names the app shows ────────────────────────────────────────────────────────────────────
 
 
-def author_name(con: Any, row: ms.MemoryRow | ss.SpaceRow) -> str:
+def author_name(con: sqlite3.Connection, row: ms.MemoryRow | ss.SpaceRow) -> str:
     if row.author_kind == "owner":
         return "You (the owner)"
     tok = getattr(row, "author_token", None)
@@ -135,7 +136,7 @@ def author_name(con: Any, row: ms.MemoryRow | ss.SpaceRow) -> str:
     return r[0] if r and r[0] else f"agent {str(tok)[:8]}"
 
 
-def connection_names(con: Any) -> dict[str, str]:
+def connection_names(con: sqlite3.Connection) -> dict[str, str]:
     try:
         return {r[0]: r[1] for r in con.execute("SELECT token_id, name FROM connections")}
     except Exception:  # pragma: no cover

@@ -15,12 +15,14 @@ from the cached waiting rows; only the array and what the report needs are kept.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from . import memstore as ms
+from .core import SandboxState
 
 MAX_ENTRIES = 16  # connections whose last answer is kept; the oldest is dropped first
 
@@ -35,7 +37,7 @@ class Listing:
     wraps: dict  # memory id -> this token's Wrap (the report looks at them)
 
 
-def stamp(con: Any, agent: Any) -> tuple:
+def stamp(con: sqlite3.Connection, agent: Any) -> tuple:
     """Everything a listing depends on besides the clock (see the module docstring)."""
     return (
         ms.generation(con),
@@ -76,7 +78,7 @@ class ReadCache:
             self._entries.clear()
 
 
-def of(state: Any) -> ReadCache:
+def of(state: SandboxState) -> ReadCache:
     """The sandbox's one cache (kept with its state)."""
     if state.read_cache is None:
         state.read_cache = ReadCache()

@@ -14,23 +14,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core import DEFAULT_AUTO_SHARE_AFTER
+from .core import DEFAULT_AUTO_SHARE_AFTER, SandboxState
 
 DAY = 86400.0
 
 
-def configure(state: Any, *, auto_share_after: float | None = DEFAULT_AUTO_SHARE_AFTER) -> None:
+def configure(state: SandboxState, *, auto_share_after: float | None = DEFAULT_AUTO_SHARE_AFTER) -> None:
     """Set how long after something is owed the phone answers on its own (None: never)."""
     state.phone.auto_share_after = auto_share_after
 
 
-def nudge(state: Any, now: float) -> None:
+def nudge(state: SandboxState, now: float) -> None:
     """Something is owed: the phone is asked (once; the pass clears it)."""
     if state.phone.nudged_at is None:
         state.phone.nudged_at = now
 
 
-def ask_for_unknown(state: Any, now: float) -> bool:
+def ask_for_unknown(state: SandboxState, now: float) -> bool:
     """A `failed_unknown` read: "a read may ask once more, at most once a day per owner" (the
     sandbox has one owner). True when this read asks the phone."""
     last = state.phone.unknown_read_ask_at
@@ -44,7 +44,7 @@ def ask_for_unknown(state: Any, now: float) -> bool:
 UNKNOWN_ASKS = (60.0, 16 * 60.0, 46 * 60.0, 4 * 3600.0)
 
 
-def ask_for_preparing_unknown(state: Any, agent: Any, now: float) -> bool:
+def ask_for_preparing_unknown(state: SandboxState, agent: Any, now: float) -> bool:
     """`preparing_unknown`: "Decoy asks the owner's phone for it during the first day after this
     connection's approval or newest grant (about 1, 16 and 46 minutes and 4 hours after it)".
     Asks due by now and not yet sent are sent (one push); reading more often asks no more often."""
@@ -58,7 +58,7 @@ def ask_for_preparing_unknown(state: Any, agent: Any, now: float) -> bool:
     return True
 
 
-def note_write(state: Any) -> None:
+def note_write(state: SandboxState) -> None:
     """Every saved row or edit nudges the owner's phone."""
     nudge(state, float(state.clock()))
 
@@ -73,7 +73,7 @@ def unknown_base(agent: Any) -> float:
     return max(float(agent.newest_grant_at or 0.0), float(agent.approved_at or 0.0), key_time(agent))
 
 
-def due(state: Any, now: float) -> bool:
+def due(state: SandboxState, now: float) -> bool:
     """Does the phone answer now on its own? Something was owed `auto_share_after` seconds ago."""
     after, asked = state.phone.auto_share_after, state.phone.nudged_at
     return after is not None and asked is not None and now - asked >= after

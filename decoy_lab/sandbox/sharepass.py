@@ -10,6 +10,7 @@ get their own keys first (moves.py). Afterwards every live connection is marked 
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ from ..errors import CryptoError, WireFormatError
 from . import auth, moves, schedule
 from . import memstore as ms
 from . import spacestore as ss
-from .core import iso
+from .core import SandboxState, iso
 from .opening import Unopenable, approval, author_name, label_set, open_row
 from .reach import space_covered
 
@@ -71,7 +72,7 @@ def reasons(agent: Any, row: ms.MemoryRow, plain: memory.Plain) -> list[str]:
     return out
 
 
-def run_sharing_pass(state: Any) -> ShareReport:
+def run_sharing_pass(state: SandboxState) -> ShareReport:
     """Open every row as the owner and wrap its key to each connection that should read it.
     Legacy rows the phone was asked to move are moved first, so their new keys are shared here."""
 
@@ -125,12 +126,12 @@ def run_sharing_pass(state: Any) -> ShareReport:
     return report
 
 
-def maybe_share_on_read(state: Any, now: float) -> ShareReport | None:
+def maybe_share_on_read(state: SandboxState, now: float) -> ShareReport | None:
     """The phone answering its push: a pass when one is due (schedule.due), else None."""
     return run_sharing_pass(state) if schedule.due(state, now) else None
 
 
-def _converge_spaces(con: Any, agents: list, owner_key: Any) -> int:
+def _converge_spaces(con: sqlite3.Connection, agents: list, owner_key: Any) -> int:
     n = 0
     for space in ss.all_spaces(con):
         try:

@@ -28,6 +28,7 @@ owner", but deleting it would discard the owner's edit, so the same reading hold
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from typing import Any
 
@@ -46,7 +47,7 @@ from .reach import agent_of, insufficient, live_agents, owner_public_key, permis
 MOVING_RETRY = 5  # the phone answers its push within about this (core.DEFAULT_AUTO_SHARE_AFTER)
 
 
-def _space_json(con: Any, s: ss.Space, agent: Any) -> dict:
+def _space_json(con: sqlite3.Connection, s: ss.Space, agent: Any) -> dict:
     wrap = ss.space_wrap(con, s.id, agent.token_id)
     usable = wrap is not None and wrap[0] == ms.key_fp(agent.public_key)
     wrapped_key = wrap[1] if wrap is not None and usable else None
@@ -170,7 +171,7 @@ def _mine(row: ss.SpaceRow, agent: Any) -> bool:
     return row.author_token == agent.token_id
 
 
-def _space_for(con: Any, agent: Any, space_id: str) -> ss.Space:
+def _space_for(con: sqlite3.Connection, agent: Any, space_id: str) -> ss.Space:
     space = ss.get_space(con, space_id)
     if space is None:
         raise problem(404, "NOT_FOUND", "no such space")

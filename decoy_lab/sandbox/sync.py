@@ -15,6 +15,7 @@ retained window; a cursor below the prune floor is 410 (tests move the floor wit
 from __future__ import annotations
 
 import re
+import sqlite3
 from typing import Any
 
 from starlette.requests import Request
@@ -31,7 +32,7 @@ MAX_CURSOR = 2**63 - 1  # the largest change seq the store can hold
 _CURSOR = re.compile(r"^\d+$")
 
 
-def _sees_memory(con: Any, agent: Any, item_id: str) -> bool:
+def _sees_memory(con: sqlite3.Connection, agent: Any, item_id: str) -> bool:
     row = ms.get_memory(con, item_id)
     if row is None:
         return False
@@ -41,7 +42,7 @@ def _sees_memory(con: Any, agent: Any, item_id: str) -> bool:
     return bool(live_via(agent, row, wrap))
 
 
-def _sees_space(con: Any, agent: Any, space_id: str | None) -> bool:
+def _sees_space(con: sqlite3.Connection, agent: Any, space_id: str | None) -> bool:
     space = ss.get_space(con, space_id) if space_id else None
     return space is not None and space_covered(agent, space)
 
@@ -51,7 +52,7 @@ def _sees_every_space(agent: Any) -> bool:
     return bool((read.all or read.categories or read.topics) and read.account_wildcard)
 
 
-def _visible(con: Any, agent: Any, c: ms.Change) -> bool:
+def _visible(con: sqlite3.Connection, agent: Any, c: ms.Change) -> bool:
     if c.op == "destroyed":
         if c.bucket == "context_memory":
             return agent.token_id in (c.holders or [])

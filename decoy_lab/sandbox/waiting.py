@@ -7,6 +7,7 @@ day of asks: `failed_unknown` at once.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from . import memstore as ms
@@ -66,7 +67,7 @@ CAP = 500
 
 
 def report(
-    con: Any, agent: Any, waiting: list[tuple[ms.MemoryRow, str]], wraps: dict[str, ms.Wrap], now: float
+    con: sqlite3.Connection, agent: Any, waiting: list[tuple[ms.MemoryRow, str]], wraps: dict[str, ms.Wrap], now: float
 ) -> dict:
     """The `preparing` … `do_not` fields of a memories read for this connection."""
     out: dict[str, Any] = {}
@@ -131,7 +132,9 @@ def report(
     return out
 
 
-def _unknown_state(con: Any, agent: Any, wraps: dict[str, ms.Wrap], now: float) -> tuple[str, float] | None:
+def _unknown_state(
+    con: sqlite3.Connection, agent: Any, wraps: dict[str, ms.Wrap], now: float
+) -> tuple[str, float] | None:
     """("preparing" | "failed" | "shared_complete", since) for grants the server cannot see into."""
     read = agent.access.read
     if not (read.categories or read.topics or read.accounts or read.account_wildcard):
