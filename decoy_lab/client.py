@@ -68,6 +68,7 @@ def new_client_id() -> str:
     return f"{DEFAULT_CLIENT_ID}-{uuid.uuid4().hex[:12]}"
 
 
+MAX_SYNC_PAGES = 200  # pages of changes one sync follows before it reloads everything instead
 SANDBOX_OPTIONS = ("owner_key", "approve", "seed", "db", "faults", "clock")
 
 
@@ -656,6 +657,7 @@ class Connection:
                     space_rows=read_spaces,
                     access_version=self.access_version,
                 )
+        vault.skipped_spaces = s.skipped_spaces
         s.vault = vault
         s.forget_listed_topics()  # topics made since the last load are listed by the server now
         return vault
@@ -754,7 +756,15 @@ class Connection:
         cursor = self.cursor
         res = SyncResult()
         try:
-            while True:
+            for _page in range(MAX_SYNC_PAGES + 1):
+                if _page == MAX_SYNC_PAGES:  # more pages than any change log needs: read everything instead
+                    vault = self.load()
+                    return SyncResult(
+                        full_reload=True,
+                        reason=f"the changes ran over {MAX_SYNC_PAGES} pages: reloaded everything",
+                        cursor=self._anchor(),
+                        vault=vault,
+                    )
                 ans = self.session.get("/api/agent/sync", {"cursor": cursor}, changes=dict, state=(str, int))
                 for name, bucket in (ans.get("changes") or {}).items():
                     if isinstance(bucket, dict):

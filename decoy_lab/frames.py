@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
@@ -89,6 +90,7 @@ MEMORY_COLUMNS = {
     "text": _STR,
     "topic": _STR,
     "topic_id": _STR,
+    "entity_name": _STR,
     "about": _STR,
     "account": _STR,
     "categories": _OBJ,
@@ -125,7 +127,8 @@ def typed_frame(records: Sequence[dict], schema: dict[str, str]) -> pd.DataFrame
     out = {}
     for col, kind in schema.items():
         values = data[col]
-        if kind == _TIME:
+        if kind == _TIME:  # a value that is no time (a number, an object) leaves its cell empty
+            values = [v if v is None or isinstance(v, (str, datetime)) else None for v in values]
             out[col] = pd.to_datetime(pd.Series(values, dtype=object), utc=True, errors="coerce", format="ISO8601")
         elif kind == _OBJ:
             out[col] = pd.Series(values, dtype=object)
@@ -155,8 +158,12 @@ def oldest_first(df: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- the frames -------------------------------------------------------------------------------
-def memories_frame(rows: Iterable[DecodedRow]) -> pd.DataFrame:
-    """Every readable memory, oldest first (space observations included, `source` = "space")."""
+def memories_frame(rows: Iterable[DecodedRow], topics: Sequence[Any] = ()) -> pd.DataFrame:
+    """Every readable memory, oldest first (space observations included, `source` = "space").
+    `topic` is the listed topic's name (`topics`, as `memory.build_topics` lists them: the oldest
+    copy's name for every same-name copy), so one topic reads the same on every row; the name the
+    memory itself carries (its writer's spelling) is kept in `entity_name`."""
+    listed = {i: t.name for t in topics for i in [t.id, *(getattr(t, "ids", None) or [])]}
     recs = []
     for r in rows:
         if not (r.kind == MEMORY or (r.kind == SPACE_ROW and r.text is not None)):
@@ -165,8 +172,9 @@ def memories_frame(rows: Iterable[DecodedRow]) -> pd.DataFrame:
             {
                 "id": r.id,
                 "text": r.text,
-                "topic": r.entity_name if r.topic_id else None,
+                "topic": listed.get(r.topic_id, r.entity_name) if r.topic_id else None,
                 "topic_id": r.topic_id,
+                "entity_name": r.entity_name,
                 "about": r.about[0] if r.about else None,
                 "account": r.account,
                 "categories": list(r.categories),

@@ -101,7 +101,10 @@ class SpaceRow:
 # -- reading ------------------------------------------------------------------------------------
 def load_spaces(s: Session) -> list:
     """Every legacy row of the spaces this connection is granted, each opened with its space key
-    (vault.space_row). A server without space routes, or a space no longer granted, adds none."""
+    (vault.space_row). A server without space routes adds none; a listed space that is not an
+    object with an id, or whose rows are refused (403/404), is skipped and counted in
+    `s.skipped_spaces` (the load's summary says so)."""
+    s.skipped_spaces = 0
     try:
         listing = s.get(SPACES, spaces=list)
     except APIError as exc:
@@ -111,12 +114,14 @@ def load_spaces(s: Session) -> list:
     out = []
     for space in listing.get("spaces") or []:
         if not isinstance(space, dict) or not isinstance(space.get("id"), str) or not space["id"]:
+            s.skipped_spaces += 1
             continue
         key, why = unwrap_space_key(space, s.agent_key, s.key_cache)
         try:
             got = s.get(ROWS, {"space_id": space["id"]}, rows=list)
         except APIError as exc:
             if exc.status in (403, 404):
+                s.skipped_spaces += 1
                 continue
             raise
         out.extend(space_row(space, r, key, key_reason=why) for r in got.get("rows") or [] if isinstance(r, dict))

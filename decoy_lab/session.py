@@ -61,6 +61,7 @@ class Session:
         self.resends = 0  # how many times a write was sent again after an unknown outcome
         self.written: set[str] = set()  # ids this session's writes sent (for reconciling deletes)
         self.editing: tuple[Journal, dict] | None = None  # the edit whose PUT is being journaled
+        self.skipped_spaces = 0  # legacy spaces the last load could not read (legacy.load_spaces)
         self.reached = 0  # sends that may have reached the server (all but a refused connection)
         self._load = load
         self._on_change = on_change

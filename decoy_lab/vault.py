@@ -278,6 +278,8 @@ class Vault:
     space_rows: list[DecodedRow] = field(default_factory=list, repr=False)
     read: int = 0  # how many rows this load opened (the rest were unchanged since the previous load)
     results: list[Any] = field(default_factory=list, repr=False)  # model, None or UnreadableRow per served row
+    dropped: int = 0  # elements of the memories array that were not objects (not rows at all)
+    skipped_spaces: int = 0  # legacy spaces listed but not read (not an object, no id, rows refused)
 
     def earlier(self) -> Earlier:
         """id -> (the row as served, (DecodedRow, model-or-error)) of each id as first served, for the
@@ -300,7 +302,7 @@ class Vault:
 
     @cached_property
     def memories(self) -> pd.DataFrame:
-        return frames.memories_frame([*self.decoded_rows, *self.space_rows])
+        return frames.memories_frame([*self.decoded_rows, *self.space_rows], self.topic_list)
 
     @cached_property
     def topics(self) -> pd.DataFrame:
@@ -348,6 +350,10 @@ class Vault:
             text += f"; {_n(c['space_rows'], 'legacy space row', 'legacy space rows')}" + (
                 f" ({bad} unreadable)" if bad else ""
             )
+        if self.dropped:
+            text += f"; {self.dropped} served element{'s' if self.dropped != 1 else ''} not a row (dropped)"
+        if self.skipped_spaces:
+            text += f"; {_n(self.skipped_spaces, 'legacy space', 'legacy spaces')} skipped (not served readably)"
         waiting = len(self.answer.get("preparing") or []) + int(self.answer.get("preparing_others") or 0)
         if waiting:
             text += f"; {waiting} on their way from the owner's phone"
@@ -444,10 +450,13 @@ def read_vault(
     served: list[dict] = []
     slots: list[Any] = []  # per served row: what it reads as, or None while it is being read
     seen: set[str] = set()
+    dropped = 0
 
     def to_open() -> Iterator[dict]:
+        nonlocal dropped
         for r in rows:
             if not isinstance(r, dict):
+                dropped += 1  # counted in the summary, never silent
                 continue
             served.append(r)
             rid = r.get("id")
@@ -485,4 +494,5 @@ def read_vault(
         space_rows=list(space_rows),
         read=len(results),
         results=[m for _, m in pairs],
+        dropped=dropped,
     )

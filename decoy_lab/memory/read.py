@@ -96,15 +96,18 @@ Row = Memory | TopicEntity | Link
 def _timestamp(value: Any, name: str, row_id: str) -> datetime | None:
     if value is None:
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, tz=UTC)
-    if isinstance(value, str):
-        try:
-            dt = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
-        except ValueError:
-            dt = None
-        if dt is not None:
-            return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+    try:  # a time out of range (year 9999 west of UTC, 1e20 seconds) leaves the cell empty
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return datetime.fromtimestamp(value, tz=UTC)
+        if isinstance(value, str):
+            try:
+                dt = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+            except ValueError:
+                dt = None
+            if dt is not None:
+                return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
     _fail(row_id, f"the served {name} {value!r} is not an ISO 8601 date-time")
 
 
@@ -210,6 +213,12 @@ def _open(
 def _model(plain: Plain, meta: Served) -> Row | None:
     common = vars(meta)  # the Served fields, passed on to whichever model the row is
     if plain.kind == "memory":
+        if len(plain.about) != 1:  # "Exactly one `about` value per memory: the user, one account or one topic"
+            _fail(
+                plain.row_id,
+                f"the memory names {len(plain.about)} about values; the contract says exactly one "
+                "(the user, one account or one topic), so whom it is about cannot be told",
+            )
         about = plain.about_label
         topic = {"id": about, "name": plain.entity_name or ""} if about.startswith("topic:") else None
         return Memory(
