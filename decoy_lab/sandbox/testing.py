@@ -32,7 +32,7 @@ def pair_agent(
     from ..errors import PairingError
 
     own = isinstance(client_or_url, str)
-    client = httpx.Client(base_url=client_or_url, timeout=10) if own else client_or_url
+    client = httpx.Client(base_url=client_or_url, timeout=10) if isinstance(client_or_url, str) else client_or_url
     try:
         public_key = getattr(agent_key, "public_key_b64", agent_key)
         body: dict[str, Any] = {
