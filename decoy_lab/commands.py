@@ -1,14 +1,15 @@
-"""`decoy-lab` sub-commands over a saved connection: the notebook's `%decoy` sub-commands in a shell.
+"""`decoy-lab` sub-commands over a saved connection: the notebook's `%decoy` verbs in a shell.
 
-    decoy-lab pair http://127.0.0.1:8787 --name "My laptop"     # link + code now, then waits
+    decoy-lab connect http://127.0.0.1:8787 --name "My laptop"  # link + code now, then waits
     decoy-lab memories --topic "Lisbon trip"                      # a table; --json for machines
     ID=$(decoy-lab save "Prefers aisle seats." --topic "Lisbon trip" --categories travel)
     decoy-lab unseal "$ID"                                        # every step of reading it
     decoy-lab unpair                                              # end the connection, forget it
 
 Each command resumes the connection saved under `--profile` (default "default") and calls
-the same Connection / Vault / topicmap functions the notebook calls; this module only parses
-arguments and prints. Tables go to stdout through `DataFrame.to_string`; notes (what is on its
+the same Connection / Vault / topicmap functions the notebook calls. The verbs, their arguments
+and the translations (save options, edit changes, hints) come from `verbs.py`, the table the
+magics are built from too; this module only prints. Tables go to stdout through `DataFrame.to_string`; notes (what is on its
 way, what a dry run did not send) go to stderr. Tokens, the private key and raw memory keys are
 never printed (`--reveal` shows raw keys in traces). Exit codes: 0 done, 1 a step or part of
 the work failed (unseal, seal, delete, request --wait), 2 bad arguments or a `DecoyError`

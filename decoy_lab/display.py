@@ -169,7 +169,7 @@ def wait_for_rows(
     if bar and is_waiting(vault):
         from tqdm.auto import tqdm
 
-        progress = tqdm(total=round(limit), desc="waiting for the owner's phone", unit="s", leave=False)
+        progress = tqdm(total=round(limit), desc="waiting for the owner's phone", unit="s")
     try:
         while is_waiting(vault) and clock() - start < limit:
             retry = float(vault.answer.get("retry_after_seconds") or 5.0)
@@ -181,7 +181,12 @@ def wait_for_rows(
                     progress.refresh()
             vault = conn.load()
     finally:
-        if progress is not None:
+        if progress is not None:  # the bar ends full and says how it ended (a stale 6 % would puzzle)
+            took = round(clock() - start)
+            progress.total = progress.n = max(took, 1)
+            progress.set_description(
+                f"still waiting after {took} s" if is_waiting(vault) else f"the rows arrived after {took} s"
+            )
             progress.close()
     if is_waiting(vault):
         say(
@@ -253,11 +258,14 @@ class MemoryFrame(pd.DataFrame):
         view = readable_view(self, getattr(self, "decoy_columns", None))
         with pd.option_context("display.max_colwidth", None):
             table = view.to_html(max_rows=pd.get_option("display.max_rows"), border=0, escape=True)
-        if "text" in view:
-            at = list(view.columns).index("text") + 2  # +1 for the index column, +1 for nth-child
-            css = _FRAME_CSS.replace("td.decoy-text", f"td:nth-child({at})")
-        else:
-            css = _FRAME_CSS
+        css = _FRAME_CSS
+        cols = list(view.columns)
+        if "text" in cols:  # nth-child counts the index column too, and from 1
+            css = css.replace("td.decoy-text", f"td:nth-child({cols.index('text') + 2})")
+        if "when" in cols:
+            css = css.replace(
+                "</style>", f".decoy-frame td:nth-child({cols.index('when') + 2}){{white-space:nowrap}}</style>"
+            )
         hidden = len(self.columns) - len(view.columns)
         more = (
             f'<div class="decoy-note">{len(self)} rows; {hidden} more columns in the frame '

@@ -629,3 +629,73 @@ def test_wait_for_rows_follows_retry_after_and_stops_at_90_s_with_one_ask_of_the
     )
     assert isinstance(out, Waiting) and now[0] == 90.0 and conn.loads == 18  # every 5 s, for 90 s
     assert len(said) == 1 and "ask the owner once to open Decoy" in said[0] and "3 rows" in said[0]
+
+
+def test_a_pairing_that_times_out_is_one_line_and_a_later_approval_does_not_connect(ip, magics, connected):
+    """RFC 8628: stop polling at `expires_in` (here the shorter --timeout); issue 12: "an approval
+    after a cancel or timeout does not connect"."""
+    from decoy_lab.sandbox import Sandbox
+
+    before = magics.connection, magics.pairing
+    with Sandbox.start(approve="manual", seed="none") as sb:
+        try:
+            magics.connection = None
+            w = decoy(ip, f"connect {sb.url} --name timing-out --timeout 0.5")
+            code = wait_for(lambda: w.handle.user_code)
+            wait_for(lambda: w.handle.done())
+            w.refresh()
+            assert w.handle.status == "expired" and "expired" in w._status.value
+            assert "\n" not in w._status.value and w._card.children == ()
+            sb.owner.approve(code)  # the owner answers after the link stopped pairing
+            time.sleep(0.5)
+            assert magics.connection is None and w.connection is None
+        finally:
+            magics.connection, magics.pairing = before
+
+
+def test_an_approval_that_arrives_after_cancel_is_revoked_never_used():
+    """Issue 12: "an approval after a cancel … does not connect": tokens that come after Cancel are
+    revoked at the server (RFC 7009), and a connection built meanwhile is ended."""
+    import httpx
+
+    from decoy_lab.crypto import AgentKey
+    from decoy_lab.errors import PairingCancelled
+    from decoy_lab.http import Api
+    from decoy_lab.pairing import PairingHandle, authorization_details
+    from decoy_lab.sandbox import Sandbox
+
+    with Sandbox.start(seed="none") as sb:  # its phone approves at once: the first poll has a token
+        key = AgentKey.generate()
+        seen = {}
+
+        def cancel_once_waiting(h):
+            if h.status == "waiting":
+                h.cancel()  # Cancel pressed just before the owner's approval comes back
+
+        def finish(tokens):
+            raise AssertionError("a cancelled pairing must not build a connection")
+
+        api = Api(sb.url, client_id="late-client")
+        h = PairingHandle(
+            api,
+            name="late",
+            client_id="late-client",
+            rows=authorization_details(),
+            agent_public_key=key.public_key_b64,
+            finish=finish,
+            on_status=cancel_once_waiting,
+        )
+        real = api.token_endpoint
+
+        def keep(form):
+            status, body = real(form)
+            seen.update(body if status == 200 else {})
+            return status, body
+
+        api.token_endpoint = keep
+        h.start()
+        with pytest.raises(PairingCancelled, match="was not used"):
+            h.result(30)
+        assert h.status == "cancelled" and seen.get("access_token")
+        r = httpx.get(f"{sb.url}/api/agent/policies", headers={"Authorization": f"Bearer {seen['access_token']}"})
+        assert r.status_code == 401 and r.json()["code"] == "TOKEN_REVOKED"
