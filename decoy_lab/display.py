@@ -183,7 +183,8 @@ def wait_for_rows(
     finally:
         if progress is not None:  # the bar ends full and says how it ended (a stale 6 % would puzzle)
             took = round(clock() - start)
-            progress.total = progress.n = max(took, 1)
+            progress.reset(total=max(took, 1))
+            progress.update(max(took, 1))
             progress.set_description(
                 f"still waiting after {took} s" if is_waiting(vault) else f"the rows arrived after {took} s"
             )
@@ -201,6 +202,7 @@ MEMORY_COLUMNS = ("text", "topic", "categories", "updated_at")
 HEADERS = {"updated_at": "when", "created_at": "created"}
 _FRAME_CSS = (
     "<style>.decoy-frame table.dataframe td{white-space:pre-wrap;text-align:left;vertical-align:top}"
+    ".decoy-frame table.dataframe th{text-align:left}"
     ".decoy-frame table.dataframe td.decoy-text{min-width:28em;max-width:60em}"
     ".decoy-frame .decoy-note{color:#57606a;margin:2px 0 6px}</style>"
 )
@@ -264,7 +266,8 @@ class MemoryFrame(pd.DataFrame):
             css = css.replace("td.decoy-text", f"td:nth-child({cols.index('text') + 2})")
         if "when" in cols:
             css = css.replace(
-                "</style>", f".decoy-frame td:nth-child({cols.index('when') + 2}){{white-space:nowrap}}</style>"
+                "</style>",
+                f".decoy-frame table.dataframe td:nth-child({cols.index('when') + 2}){{white-space:nowrap}}</style>",
             )
         hidden = len(self.columns) - len(view.columns)
         more = (
