@@ -288,7 +288,8 @@ def test_connect_returns_at_once_and_commands_say_the_pairing_is_waiting(ip, mag
             magics.connection = None
             t0 = time.monotonic()
             w = decoy(ip, f"connect {sb.url} --name waiting")
-            assert time.monotonic() - t0 < 3 and isinstance(w, PairingWidget) and w.waiting
+            # back before anyone approved (the browser test holds it to 3 s; a loaded machine may be slower)
+            assert time.monotonic() - t0 < 10 and isinstance(w, PairingWidget) and w.waiting
             assert w.handle._done.wait(0) is False
             code = wait_for(lambda: w.handle.user_code)
             assert code and w.connection is None
