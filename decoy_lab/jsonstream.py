@@ -8,9 +8,11 @@ and returned at the end.
 
 Only complete values are ever handed out: a value is taken once the byte after it has arrived
 (so `12` is never mistaken for the start of `123`), and anything that is not JSON, or not an
-object at the top, raises ValueError naming the character offset. Standard library only: each
-value is parsed by `json.JSONDecoder.raw_decode`, so what is accepted is exactly what
-`json.loads` accepts.
+object at the top, raises ValueError naming the character offset. Each value is parsed by
+`json.JSONDecoder.raw_decode`, so what is accepted is exactly what `json.loads` accepts; a row
+(an object) is first tried with orjson on the text up to its first `}` — when that text is
+valid JSON it is exactly the row, and anything else (a `}` inside a string, a nested object, a
+NaN only json takes) falls back to raw_decode.
 
 The cost is linear in the size of the answer, however large one element is: a value still
 arriving is parsed again only once a chunk brings the character that could close it (`}` for an
@@ -33,6 +35,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import orjson
+
 from .errors import AnswerRefused
 
 MAX_ELEMENT = 1 << 20  # characters in one value (see above: 3.5× the largest row, escaped)
@@ -40,6 +44,15 @@ _CLOSER = {"{": "}", "[": "]", '"': '"'}  # the character without which a value 
 _WS = " \t\n\r"
 _NUMBER_GOES_ON = "0123456789.eE+-"
 _decoder = json.JSONDecoder()
+
+
+def _has_float(value: Any) -> bool:
+    """Does an object orjson read hold a float? (Rows hold none; json keeps an integer past 64
+    bits an int where orjson makes it a float, so such a row is left to json.) Objects cannot be
+    nested here: the text ended at the first '}'."""
+    values = value.values() if type(value) is dict else value
+    types = set(map(type, values))
+    return float in types or (list in types and any(_has_float(v) for v in values if type(v) is list))
 
 
 class ArrayStream:
@@ -115,6 +128,18 @@ class ArrayStream:
 
     def _value(self, final: bool) -> tuple[bool, Any]:
         """(True, value) when a whole value starts at _pos; (False, None) when more text is needed."""
+        text, pos = self._text, self._pos
+        if text[pos] == "{":  # a row: try the text up to its first '}' with orjson, ~2x json's speed
+            close = text.find("}", pos) + 1
+            if close and (final or close < len(text)):
+                try:
+                    value = orjson.loads(text[pos:close])
+                except orjson.JSONDecodeError:
+                    value = None  # a '}' inside a string, a nested object, or what only json takes
+                if value is not None and not _has_float(value):  # orjson reads a huge integer as a float
+                    self._check_size(close - pos)
+                    self._pos = close
+                    return True, value
         try:
             value, end = _decoder.raw_decode(self._text, self._pos)
         except json.JSONDecodeError as exc:
@@ -136,6 +161,39 @@ class ArrayStream:
             return False, None  # "12" may be the start of "123", "0" of "0.5"
         self._pos = end
         return True, value
+
+    def _items(self, final: bool, out: list[Any]) -> bool:
+        """The elements of `key`'s array, one after the other in a tight loop (the states
+        items_open → items_sep ⇄ items_elem). True once the array has ended, False when more text
+        is needed."""
+        text, n = self._text, len(self._text)
+        pos, state = self._pos, self._state
+        while True:
+            while pos < n and text[pos] in _WS:
+                pos += 1
+            self._pos, self._state = pos, state
+            if pos >= n:
+                return False
+            ch = text[pos]
+            if state == "items_sep":
+                if ch not in ",]":
+                    raise self._fail(f"expected ',' or ']' in {self.key}")
+                if ch == "]":
+                    self._pos, self._state = pos + 1, "obj_sep"
+                    return True
+                pos, state = pos + 1, "items_elem"
+                continue
+            if ch == "]" and state == "items_open":
+                self._pos, self._state = pos + 1, "obj_sep"
+                return True
+            if ch in ",]":
+                raise self._fail(f"expected an element of {self.key}")
+            ok, value = self._value(final)
+            if not ok:
+                return False
+            pos, state = self._pos, "items_sep"
+            self.count += 1
+            out.append(value)
 
     def _run(self, final: bool) -> list[Any]:
         """Advance through the text; the states name what may come next:
@@ -180,22 +238,9 @@ class ArrayStream:
                 if ch not in ",}":
                     raise self._fail("expected ',' or '}' after a member")
                 self._pos, self._state = pos + 1, ("obj_key" if ch == "," else "done")
-            elif state == "items_sep":
-                if ch not in ",]":
-                    raise self._fail(f"expected ',' or ']' in {self.key}")
-                self._pos, self._state = pos + 1, ("items_elem" if ch == "," else "obj_sep")
-            elif state in ("items_open", "items_elem"):
-                if ch == "]" and state == "items_open":
-                    self._pos, self._state = pos + 1, "obj_sep"
-                    continue
-                if ch in ",]":
-                    raise self._fail(f"expected an element of {self.key}")
-                ok, value = self._value(final)
-                if not ok:
+            elif state in ("items_open", "items_elem", "items_sep"):
+                if not self._items(final, out):
                     return out
-                self._state = "items_sep"
-                self.count += 1
-                out.append(value)
             else:  # done: anything but whitespace is extra data
                 raise self._fail("extra data after the JSON object")
 

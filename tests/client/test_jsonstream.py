@@ -156,3 +156,14 @@ def test_deep_nesting_is_a_typed_error_not_recursion_error():
     deep = b'{"memories": [' + b"[" * 200_000 + b"]" * 200_000 + b"]}"
     with pytest.raises(AnswerRefused, match="nested too deeply"):
         list(stream_array([deep], "memories")[0])
+
+
+def test_rows_that_orjson_cannot_take_whole_are_read_as_json_loads_reads_them():
+    """A '}' inside a string, a nested object, NaN and a 100-digit integer: the text up to the
+    first '}' is not the row (or not what orjson takes), so the standard parser decides."""
+    body = b'{"memories": [{"a": "x}"}, {"b": {"c": 1}, "d": 2}, {"n": NaN}, {"big": ' + b"9" * 100 + b"}, {}]}"
+    want = json.loads(body)["memories"]
+    for chunking in ([body], [body[i : i + 1] for i in range(len(body))]):
+        elements, _ = stream_array(chunking, "memories")
+        got = list(elements)
+        assert got[:2] + got[3:] == want[:2] + want[3:] and got[2]["n"] != got[2]["n"]  # NaN is NaN
