@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import sealing, wire
 from .errors import APIError, DecoyError, MemoryModelError, MemoryMoving, NotFound, RevConflict, UnreadableRow
+from .frames import DecodedRow
 from .memory.build import checked_categories
 from .memory.edit import apply_text
 from .shapes import fits, json_kind
@@ -111,7 +112,7 @@ def load_spaces(s: Session) -> list:
         if exc.status in (403, 404, 405):
             return []
         raise
-    out = []
+    out: list[DecodedRow] = []
     for space in listing.get("spaces") or []:
         if not isinstance(space, dict) or not isinstance(space.get("id"), str) or not space["id"]:
             s.skipped_spaces += 1
@@ -185,17 +186,16 @@ def edit(s: Session, row_id: str, changes: Mapping) -> dict | None:
             wait_for_move(s, [row_id], exc.retry_after)
             current = read(s, row_id)
         except NotFound as exc:
-            s.load()  # moved since it was read, or not a row this connection may edit here
-            if s.vault.served_row(row_id) is not None:
+            vault = s.load()  # moved since it was read, or not a row this connection may edit here
+            if vault.served_row(row_id) is not None:
                 return None
             exc.message = (
                 f"{row_id} is a legacy space row this connection cannot edit: only rows it wrote, and "
                 f"the owner has not edited since, can be ({exc.message})"
             )
             raise
-    if s.vault is None or s.vault.served_row(row_id) is None:
-        s.load()
-    if s.vault.served_row(row_id) is not None:
+    vault = s.vault if s.vault is not None and s.vault.served_row(row_id) is not None else s.load()
+    if vault.served_row(row_id) is not None:
         return None
     raise NotFound(404, "NOT_FOUND", f"{row_id} is neither in its legacy space nor served as a memory")
 
@@ -223,7 +223,7 @@ def read(s: Session, row_id: str) -> SpaceRow | None:
     """The row as its space serves it now (None when the last load holds no such legacy row or its
     space no longer does)."""
     where = next((r for r in s.vault.space_rows if r.id == row_id), None) if s.vault is not None else None
-    if where is None:
+    if where is None or where.space_id is None:
         return None
     spaces = s.get(SPACES, spaces=list).get("spaces") or []
     space = next((s for s in spaces if isinstance(s, dict) and s.get("id") == where.space_id), None)
@@ -268,7 +268,8 @@ def sealed_edit(row: SpaceRow, changes: Mapping) -> dict:
 
 def reads_as(plain: Mapping, changes: Mapping) -> bool:
     """Whether the row already reads as `changes` asks."""
-    obs = plain.get("observation") if isinstance(plain.get("observation"), dict) else {}
+    got = plain.get("observation")
+    obs = got if isinstance(got, dict) else {}
     if "text" in changes and obs.get("content") != changes["text"]:
         return False
     return not (
@@ -335,7 +336,7 @@ def delete(s: Session, row_ids: list[str]) -> RowsDeleted:
 def _where(s: Session, row_id: str, in_spaces: set[str]) -> str | None:
     """ "memory", "space" or None: where the last load finds `row_id`. A load that read the spaces and
     the memories either side of a move may find it in both: served as a memory, it has moved."""
-    if s.vault.served_row(row_id) is not None:
+    if s.vault is not None and s.vault.served_row(row_id) is not None:
         return "memory"
     return "space" if row_id in in_spaces else None
 
