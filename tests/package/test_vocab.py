@@ -84,3 +84,14 @@ def test_the_memory_model_and_the_map_use_the_vocabulary_itself():
     assert memory.USER_NAMES is vocab.USER_NAMES and memory.MAX_CIPHERTEXT == vocab.MAX_CIPHERTEXT
     # every entity type, and "" (no type), has its colour on the map
     assert set(topicmap.TYPE_COLOURS) == {*vocab.ENTITY_TYPES, ""}
+
+
+def test_the_tables_keyed_by_a_spec_literal_cover_exactly_that_literal():
+    """The sandbox's rule tables that attach something to each selection key (the permission
+    families that take it; the selection it belongs to) are keyed by exactly the vocabulary's
+    keys, so a key the spec adds cannot be left without its rule. (The map's colour table is
+    checked above.)"""
+    from decoy_lab.sandbox import grants
+
+    assert set(grants.SELECTION_KEYS) == set(vocab.SELECTION_KEYS)
+    assert set(grants.SELECTION_GROUP) == set(vocab.SELECTION_KEYS)
