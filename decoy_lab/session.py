@@ -59,6 +59,7 @@ class Session:
         self.vault: Vault | None = None  # the last load
         self.made_topics: list[memory.Topic] = []  # topics written since the last load listed them
         self.resends = 0  # how many times a write was sent again after an unknown outcome
+        self.last_verify: Any = None  # verify.Verified: what the last save or edit read back as
         self.written: set[str] = set()  # ids this session's writes sent (for reconciling deletes)
         self.editing: tuple[Journal, dict] | None = None  # the edit whose PUT is being journaled
         self.skipped_spaces = 0  # legacy spaces the last load could not read (legacy.load_spaces)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import legacy, memory, sealing, wire
+from . import legacy, memory, sealing, verify, wire
 from .errors import (
     DecoyError,
     HoldersMissing,
@@ -239,6 +239,7 @@ def save(
     if made is not None:
         remember_topic(s, made, topic_type, [row["id"]])
     log.info("saved memory %s", row["id"])
+    verify.check(s, row["id"], {"text": text, "categories": list(categories), "topic": ref, "account": account})
     return str(row["id"])
 
 
@@ -394,6 +395,7 @@ def edit(
     journal.settle(entry["id"])
     if made is not None:
         remember_topic(s, made, topic_type, [memory_id])
+    verify.check(s, memory_id, changes)
     return ans
 
 

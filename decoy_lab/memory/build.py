@@ -37,7 +37,7 @@ def _need_owner(keys: RecipientKeys) -> str:
         raise MemoryModelError("keys must be a RecipientKeys (owner_public_key, agent_public_key, grantees)")
     if not keys.owner_public_key:
         raise MemoryModelError(
-            "the owner must finish key setup in the Decoy app before memories can be saved "
+            "the owner has not finished key setup in the Decoy app: complete that setup before saving "
             "(memory-grantees serves owner_public_key: null)"
         )
     if not keys.agent_public_key:

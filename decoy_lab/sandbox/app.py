@@ -19,6 +19,7 @@ from . import seed as seed_mod
 from .core import FakeClock, HTTPProblem, SandboxState
 from .db import Store
 from .faults import Faults
+from .guard import Guard
 from .owner import Owner
 
 __all__ = ["FakeClock", "HTTPProblem", "SandboxState", "create_app"]
@@ -61,15 +62,21 @@ def create_app(
     seed: str = "demo",
     faults: dict | None = None,
     clock: Callable[[], float] | None = None,
+    key_setup: bool = True,
+    strict: bool = False,
 ) -> Starlette:
-    """A fresh sandbox app: its own store, owner phone and settings (no module-level state)."""
+    """A fresh sandbox app: its own store, owner phone and settings (no module-level state).
+
+    `key_setup=False`: the owner has not finished key setup (no public key is served yet).
+    `strict=True`: refuse (400) wraps and ciphertexts whose layout is wrong, which by default are
+    stored as Decoy stores them (it cannot decrypt) and flagged by the owner's-eye check."""
     if approve not in ("auto", "manual"):
         raise ValueError(f"approve must be 'auto' or 'manual', not {approve!r}")
     if seed not in ("demo", "none"):
         raise ValueError(f"seed must be 'demo' or 'none', not {seed!r}")
     store = Store(db_path)
-    state = SandboxState(store=store, clock=clock or time.time, approve=approve, seed=seed)
-    state.owner = Owner(state, owner_key)
+    state = SandboxState(store=store, clock=clock or time.time, approve=approve, seed=seed, strict=strict)
+    state.owner = Owner(state, owner_key, key_setup=key_setup)
     state.faults = Faults.from_settings(faults)
 
     @contextlib.asynccontextmanager
@@ -99,6 +106,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.sb = state
+    app.add_middleware(Guard, state=state)
     with store.tx() as con:  # a database is seeded once: reopening a file keeps its vault as it is
         seeded = con.execute("SELECT value FROM sandbox_meta WHERE key='seed'").fetchone() is not None
     if not seeded:

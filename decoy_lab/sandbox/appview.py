@@ -335,3 +335,16 @@ def stored_rows(state: Any) -> list[dict]:
                 }
             )
     return out
+
+
+def view_of(state: Any, row_id: str) -> dict | None:
+    """One stored memory row as the owner's app sees it (check_row on what is stored), or None."""
+    with state.store.tx() as con:
+        row = ms.get_memory(con, row_id)
+    if row is None:
+        return None
+    entry = check_row(
+        state,
+        {"id": row.id, "kid": row.kid, "rev": row.rev, "ciphertext": row.ciphertext, "owner_wrap": row.owner_wrap},
+    )
+    return {**entry, "kind": entry.get("kind", "unknown"), "rev": row.rev}

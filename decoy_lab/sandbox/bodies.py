@@ -22,6 +22,7 @@ from .. import crypto, wire
 from ..errors import WireFormatError
 from ..vocab import MAX_CIPHERTEXT
 from .core import bad_request, json_object, problem
+from .guard import STRICT
 
 MAX_ROWS = 200
 
@@ -109,7 +110,10 @@ PLAINTEXT_KEYS = frozenset(
 async def json_body(request: Request) -> dict:
     """The JSON object body, with plaintext-looking keys refused wherever they appear."""
     body = json_object(await request.body())
-    reject_plaintext(body)
+    try:
+        reject_plaintext(body)
+    except RecursionError:
+        raise bad_request("INVALID_JSON", "the body nests too deeply to be a request") from None
     return body
 
 
@@ -156,6 +160,8 @@ def envelope(value: Any, field: str, kind: str, recipient_key: str | None) -> st
     try:
         layout = wire.parse(data, kind)
     except WireFormatError as exc:
+        if not STRICT.get():  # Decoy stores what it cannot open; app-view names the fault
+            return value
         what = (
             "an owner ENVELOPE ([0x01][0x02] + envelope)"
             if kind == "owner_envelope"
@@ -165,7 +171,7 @@ def envelope(value: Any, field: str, kind: str, recipient_key: str | None) -> st
     if recipient_key:
         want = rsa_bytes(recipient_key)
         got = len(layout.value("wrapped_key"))
-        if got != want:
+        if got != want and STRICT.get():
             hint = (
                 " (it starts 01 02: an owner envelope where a headerless one belongs?)"
                 if kind == "agent_envelope" and data[:2] == b"\x01\x02"
@@ -191,6 +197,8 @@ def vault_blob(value: Any, field: str) -> str:
     try:
         wire.parse(data, "vault")
     except WireFormatError as exc:
+        if not STRICT.get() and not _looks_like_json(data):
+            return value  # stored as Decoy stores it; the owner's app cannot open it (app-view)
         if _looks_like_json(data):
             raise bad_request(
                 "PLAINTEXT_REJECTED",

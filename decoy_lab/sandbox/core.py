@@ -11,6 +11,7 @@ phone's bookkeeping (`PhoneLog`) and the per-sandbox caches. `iso` is the one ti
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -123,6 +124,8 @@ class SandboxState:
     device_ttl: int = 600  # a pairing link lives 10 minutes
     token_ttl: int = 365 * 86400  # "the token (`token.expires_at`, about a year, renewable with the refresh token)"
     refresh_ttl: int = 2 * 365 * 86400  # outlives the token, so a year-old token can still be renewed
+    strict: bool = False  # refuse wrongly laid-out wraps and ciphertexts (default: store them, as Decoy does)
+    owner_secret: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)  # owner-surface POSTs
     phone: PhoneLog = field(default_factory=PhoneLog)
     read_cache: Any = None  # readcache.ReadCache, made on first use
     asks_being_saved: Any = None  # policies.AsksBeingSaved, made on first use
@@ -153,6 +156,8 @@ def json_object(raw: bytes) -> dict[str, Any]:
         obj = json.loads(raw or b"null")
     except (ValueError, UnicodeDecodeError) as exc:
         raise bad_request("INVALID_JSON", f"the body is not JSON: {exc}") from None
+    except RecursionError:
+        raise bad_request("INVALID_JSON", "the body nests too deeply to be a request") from None
     if not isinstance(obj, dict):
         raise bad_request("INVALID_JSON", "the body must be a JSON object")
     return obj

@@ -72,7 +72,7 @@ def move_asked(state: Any) -> MoveReport:
     if not pending:
         return report
     with state.store.tx() as con:
-        mover = _Mover(con, state.owner.key, state.owner.public_key_b64, float(state.clock()), report)
+        mover = _Mover(con, state.owner.key, state.owner.key.public_key_b64, float(state.clock()), report)
         for rid in list(pending):
             try:
                 mover.move(rid)

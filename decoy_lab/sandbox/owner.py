@@ -31,6 +31,7 @@ from ..crypto import AgentKey, public_key_fingerprint
 from . import appview, grants, grantstore, schedule, sharepass
 from .auth import bump_access_version
 from .core import HTTPProblem, SandboxState, iso
+from .ownerapp import OwnerApp
 from .selectors import memory_access_from_rows
 
 RENEW_HOURS = 30 * 24
@@ -56,20 +57,23 @@ def normalize_user_code(code: str) -> str:
     return re.sub(r"[^A-Z0-9]", "", code.upper())
 
 
-class Owner:
-    """The owner's phone, bound to one sandbox state."""
+class Owner(OwnerApp):
+    """The owner's phone, bound to one sandbox state (its own edits, grants and key setup: ownerapp.py)."""
 
-    def __init__(self, state: SandboxState, owner_key: Any = None):
+    def __init__(self, state: SandboxState, owner_key: Any = None, *, key_setup: bool = True):
         self.state = state
         self.key = _load_key(state, owner_key)
         self.renew_hours: float = RENEW_HOURS
+        if not key_setup:
+            self.set_key_setup(False)
 
     def __repr__(self) -> str:
         return f"Owner(key={self.key.fingerprint}, approve={self.state.approve!r})"
 
     @property
-    def public_key_b64(self) -> str:
-        return self.key.public_key_b64
+    def public_key_b64(self) -> str | None:
+        """The owner's public key as served, None until key setup is finished."""
+        return self.key.public_key_b64 if self.key_ready else None
 
     # ── Python surface ────────────────────────────────────────────────────────────────────
     def pending(self) -> list[dict[str, Any]]:

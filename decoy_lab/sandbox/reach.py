@@ -114,7 +114,7 @@ def owed_reason(agent: Any, row: ms.MemoryRow) -> str | None:
         return "self"
     if agent.access.read.all:
         return "all"
-    if agent.access.read.allows_via(f"topic:{row.id}"):
+    if f"topic:{row.id}" in agent.access.read.topics:
         return f"topic:{row.id}"
     return None
 
@@ -257,7 +257,10 @@ def self_reasons(agent: Any, row: ms.MemoryRow, self_via: list[str] | None, extr
     if self_via is not None:
         return [v for v in dict.fromkeys(self_via) if holds(agent, v, row)]
     out = ["self"] if holds(agent, "self", row) else []
-    for v in (["all"] if agent.access.read.all else []) + [f"topic:{row.id}"] + list(extra):
+    # `topic:<row id>` only under a grant naming that topic: then the row is the topic's own
+    # entity row. Under `all` it is not a reason the server can see (most rows are no topic).
+    own_topic = [f"topic:{row.id}"] if f"topic:{row.id}" in agent.access.read.topics else []
+    for v in (["all"] if agent.access.read.all else []) + own_topic + list(extra):
         if v != "self" and v not in out and agent.access.read.allows_via(v):
             out.append(v)
     return out

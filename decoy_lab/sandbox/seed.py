@@ -242,7 +242,7 @@ def _demo_agent(con: Any, rng: random.Random, now: float, key: AgentKey) -> str:
 
 def _demo(state: Any, rng: random.Random) -> SeedReport:
     now = float(state.clock())
-    owner_pk = state.owner.public_key_b64
+    owner_pk = state.owner.key.public_key_b64
     agent_key = AgentKey.generate()
     report = SeedReport("demo", accounts=[_uuid(rng) for _ in range(2)])
     owner_keys = memory.RecipientKeys(owner_pk, owner_pk)  # the owner's app: its own wrap is the owner wrap

@@ -51,14 +51,32 @@ class Sandbox:
         faults: dict | None = None,
         clock: Callable[[], float] | None = None,
         *,
+        key_setup: bool = True,
+        strict: bool = False,
         host: str = "127.0.0.1",
         port: int = 0,
         timeout: float = 15.0,
     ) -> Sandbox:
         """Serve a fresh sandbox on a free loopback port in a background thread."""
-        app = create_app(db, owner_key=owner_key, approve=approve, seed=seed, faults=faults, clock=clock)
+        app = create_app(
+            db,
+            owner_key=owner_key,
+            approve=approve,
+            seed=seed,
+            faults=faults,
+            clock=clock,
+            key_setup=key_setup,
+            strict=strict,
+        )
         config = uvicorn.Config(
-            app, host=host, port=port, loop="asyncio", log_config=None, log_level="warning", lifespan="on"
+            app,
+            host=host,
+            port=port,
+            loop="asyncio",
+            log_config=None,
+            log_level="warning",
+            lifespan="on",
+            proxy_headers=False,  # X-Forwarded-For never makes a remote peer look local
         )
         server = uvicorn.Server(config)
         failure: list[BaseException] = []
@@ -122,6 +140,7 @@ def run(
     seed: str = "demo",
     *,
     host_explicit: bool = False,
+    strict: bool = False,
 ) -> int:
     """Serve in the foreground until interrupted (`decoy-lab sandbox`)."""
     if host not in LOOPBACK_HOSTS:
@@ -136,8 +155,8 @@ def run(
         )
     db_path = str(default_db_path()) if db is None else db
     owner_key = Path(owner_key_path).read_bytes() if owner_key_path else None
-    app = create_app(db_path, owner_key=owner_key, approve=approve, seed=seed)
-    config = uvicorn.Config(app, host=host, port=port, loop="asyncio", log_level="warning")
+    app = create_app(db_path, owner_key=owner_key, approve=approve, seed=seed, strict=strict)
+    config = uvicorn.Config(app, host=host, port=port, loop="asyncio", log_level="warning", proxy_headers=False)
     server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host
     print(
@@ -170,6 +189,7 @@ def run_args(args: argparse.Namespace) -> int:
         args.owner_key,
         args.seed,
         host_explicit=args.host is not None,
+        strict=getattr(args, "strict", False),
     )
 
 
@@ -183,3 +203,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--approve", choices=["auto", "manual"], default="auto")
     p.add_argument("--owner-key", dest="owner_key", default=None, metavar="PEM_FILE")
     p.add_argument("--seed", choices=["demo", "none"], default="demo")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse (400) wraps and ciphertexts laid out wrongly; by default they are stored, as Decoy "
+        "stores what it cannot decrypt, and app-view flags each",
+    )

@@ -144,9 +144,9 @@ def test_owner_key_setup_must_be_finished(c):
     """`owner_public_key` … is null until the owner finishes key setup in the app (complete that setup
     before saving)."""
     keys = c.keys(owner=False)
-    with pytest.raises(MemoryModelError, match="owner must finish key setup"):
+    with pytest.raises(MemoryModelError, match="complete that setup before saving"):
         M.new_memory_row(keys, "x")
-    with pytest.raises(MemoryModelError, match="owner must finish key setup"):
+    with pytest.raises(MemoryModelError, match="complete that setup before saving"):
         M.new_topic_rows(keys, "Golf")
 
 

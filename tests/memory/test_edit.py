@@ -154,7 +154,7 @@ def test_moving_between_topics_rotates(c, keys):
 
 def test_rotation_needs_the_owner_key(c, keys):
     served = serve(M.new_memory_row(keys, "x", categories=["travel"]))
-    with pytest.raises(MemoryModelError, match="owner must finish key setup"):
+    with pytest.raises(MemoryModelError, match="complete that setup before saving"):
         M.edit_memory_row(served, {"categories": []}, c.agent, c.keys(owner=False))
 
 

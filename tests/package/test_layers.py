@@ -24,10 +24,10 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("recipes: seal / open, each recording its steps", ["sealing", "trace", "dump", "export"]),
     ("the memory model", ["memory", "memory.*"]),
     ("the boundary and the loaded vault", ["http", "jsonstream", "profiles", "vault", "frames", "cache"]),
-    ("the rules of talking to Decoy", ["session", "pairing", "access", "writes", "legacy", "journal"]),
+    ("the rules of talking to Decoy", ["session", "pairing", "access", "writes", "legacy", "journal", "verify"]),
     ("the sandbox, beside the client", ["sandbox", "sandbox.*"]),
     ("the client facade", ["client"]),
-    ("views of a vault", ["topicmap"]),
+    ("views of a vault", ["topicmap", "reach_matrix"]),
     ("the workbench", ["display", "verbs", "widgets", "widgets.*", "magics", "commands", "cli", ""]),
 ]
 # The sandbox is an independent check of the client: it may import these layers only (never the

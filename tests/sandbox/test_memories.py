@@ -204,6 +204,7 @@ def test_standard_padded_base64_everywhere(lab, alpha, field, spoil):
 
 def test_self_wrap_must_be_a_headerless_agent_envelope(lab, alpha):
     """`self_wrap` = headerless envelope; an owner ENVELOPE there is refused naming the field."""
+    lab.state.strict = True  # --strict: a layout fault is refused, not stored
     row = alpha.new_row("x")
     r = alpha.save([reseal(row, self_wrap=row["owner_wrap"])])
     assert r.status_code == 400 and r.json()["code"] == "INVALID_WRAP"
@@ -213,6 +214,7 @@ def test_self_wrap_must_be_a_headerless_agent_envelope(lab, alpha):
 
 def test_owner_wrap_needs_the_0102_header(lab, alpha):
     """ "`owner_wrap` = `[0x01][0x02]` followed by the same envelope"."""
+    lab.state.strict = True  # --strict: a layout fault is refused, not stored
     row = alpha.new_row("x")
     r = alpha.save([reseal(row, owner_wrap=row["self_wrap"])])
     assert r.status_code == 400 and r.json()["code"] == "INVALID_WRAP"
@@ -221,6 +223,7 @@ def test_owner_wrap_needs_the_0102_header(lab, alpha):
 
 def test_ciphertext_must_be_a_vault_blob(lab, alpha):
     """`ciphertext` = VAULT SealedBlob `[0x01 version][0x01 mode]…`."""
+    lab.state.strict = True  # --strict: a layout fault is refused, not stored
     row = alpha.new_row("x")
     r = alpha.save([reseal(row, ciphertext=row["owner_wrap"])])
     assert r.status_code == 400 and r.json()["code"] == "INVALID_CIPHERTEXT"

@@ -153,6 +153,7 @@ def test_rotation_needs_owner_and_self_wraps(lab, alpha):
         assert r.status_code == 400 and r.json()["field"] == k
     body, _ = rotation(alpha, row["id"], lab)
     body["owner_wrap"] = body["self_wrap"]
+    lab.state.strict = True  # --strict: a layout fault is refused, not stored
     assert alpha.put(PUT, body).json()["field"] == "owner_wrap"
 
 

@@ -65,6 +65,8 @@ def test_space_needs_a_covering_grant(lab):
 
 
 def test_space_wraps_are_checked(lab):
+    """Under --strict a wrap of the wrong layout is refused naming its field."""
+    lab.state.strict = True
     writer = lab.pair("writer", READ)
     key = random_key()
     body = space_body(lab, writer, key)

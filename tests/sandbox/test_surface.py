@@ -66,7 +66,7 @@ def test_non_loopback_clients_are_refused(app):
         assert r.status_code == 403 and r.json()["code"] == "LOOPBACK_ONLY", path
     # the agent API itself is not loopback-restricted
     assert remote.get("/.well-known/oauth-authorization-server").status_code == 200
-    local = TestClient(app, client=("127.0.0.1", 50000))
+    local = TestClient(app, base_url="http://127.0.0.1:8787", client=("127.0.0.1", 50000))
     assert local.get("/_sandbox/pending").status_code == 200
 
 
@@ -162,7 +162,7 @@ def test_faults_body_replaces_settings(client, app):
 def test_rows_app_view_and_share_answer_json(client):
     assert client.get("/_sandbox/rows").json() == {"rows": []}
     assert client.get("/_sandbox/app-view").json() == {"rows": []}
-    r = client.post("/_sandbox/share")
+    r = client.post("/_sandbox/share", json={})
     assert r.status_code == 200 and isinstance(r.json(), dict)
 
 

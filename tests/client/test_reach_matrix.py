@@ -1,0 +1,73 @@
+"""Who can read what: the matrix computed from selectors equals what the server serves.
+
+"`via` records the access reason: `self`, `all`, `category:<c>`, `topic:<id>`, `account:<id>` …";
+"Labels (its categories, its topic, an account) decide which connections reach a memory"."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from decoy_lab import reach_matrix
+from decoy_lab.client import Connection
+from decoy_lab.crypto import AgentKey
+from decoy_lab.sandbox import Sandbox
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with Sandbox.start(seed="none") as sandbox:
+        sandbox.state.device_interval = 0
+        yield sandbox
+
+
+def connect(sb, name, permissions) -> Connection:
+    return Connection.pair(
+        sb.url,
+        name=name,
+        permissions=permissions,
+        profile=None,
+        agent_key=AgentKey.generate(),
+        client_id=f"{name}-{uuid.uuid4().hex[:6]}",
+        on_link=lambda *a: None,
+        backoff=0,
+    )
+
+
+def test_the_matrix_for_category_topic_and_full_grants_equals_what_the_server_serves(sb):
+    writer = connect(sb, "writer", ["memory.save"])
+    trip = writer.save("Window seats.", categories=["travel"])
+    meal = writer.save("No coriander.", categories=["food"])
+    golf = writer.save("Leather headcovers.", topic="Golf", categories=["sports"])
+    topic_id = next(t.id for t in writer.session.topics() if t.name == "Golf")
+    readers = {
+        "travel": connect(sb, "travel", [{"permissions": ["memory.read"], "datatypes": ["travel"]}]),
+        "golf": connect(sb, "golf", [{"permissions": ["memory.read"], "about": [topic_id]}]),
+        "everything": connect(sb, "everything", ["memory.read"]),
+    }
+    sb.owner.share()
+    m = reach_matrix.from_connections({"writer": writer, **readers}, owner_rows=sb.owner.rows(), owner_key=sb.owner.key)
+    assert m.agrees, m.differences.to_dict("records")
+    assert m.expected.loc[trip, "travel"] == ["category:travel"]
+    assert m.expected.loc[meal, "travel"] == [] and m.frame.loc[meal, "travel"] == "— no grant on category:food"
+    assert m.expected.loc[golf, "golf"] == [topic_id]
+    assert m.expected.loc[golf, "everything"] == ["all"]
+    assert m.expected.loc[golf, "writer"] == ["self"]
+    assert set(m.frame.index) >= {trip, meal, golf, topic_id.removeprefix("topic:")}
+
+
+def test_a_difference_from_what_is_served_is_flagged(sb):
+    """A grant the phone has not shared under yet: the labels give a reason, the server serves none."""
+    writer = connect(sb, "writer2", ["memory.save"])
+    mid = writer.save("Aisle seats.", categories=["music"])
+    late = connect(sb, "late", [{"permissions": ["memory.read"], "datatypes": ["music"]}])
+    m = reach_matrix.from_connections({"late": late}, owner_rows=sb.owner.rows(), owner_key=sb.owner.key)
+    flagged = m.differences[m.differences["id"] == mid].to_dict("records")
+    assert flagged == [
+        {"id": mid, "title": "Aisle seats.", "connection": "late", "expected": ["category:music"], "served": None}
+    ]
+    assert m.frame.loc[mid, "late"].endswith("≠ served: not served")
+    sb.owner.share()
+    again = reach_matrix.from_connections({"late": late}, owner_rows=sb.owner.rows(), owner_key=sb.owner.key)
+    assert mid not in set(again.differences["id"])
