@@ -12,7 +12,7 @@ import sys
 import time
 import traceback
 
-from . import frames, large, load, recipe, reopen, sandbox, stage, stream, topicmap, unwrap
+from . import frames, large, load, recipe, reopen, sandbox, stage, stream, topicmap, unwrap, widgets
 from .context import Context
 from .data import FULL, QUICK
 from .readme import write_readme
@@ -26,6 +26,7 @@ BENCHMARKS = {
     "large": large,
     "frames": frames,
     "topicmap": topicmap,
+    "widgets": widgets,
     "sandbox": sandbox,
     "recipe": recipe,
 }

@@ -440,7 +440,7 @@ def _cache(m: DecoyMagics, args: Any, cell: str | None) -> Any:
 
 
 def _browse(m: DecoyMagics, args: Any, cell: str | None) -> Any:
-    from .widgets.browser import VaultView
+    from .widgets.vaultview import VaultView
 
     return VaultView(m.vault(), connection=m.conn(), reveal=m.reveal)
 

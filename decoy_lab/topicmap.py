@@ -313,19 +313,78 @@ def _descendants(tree: dict[str, list[str]], node: str) -> set[str]:
     return out
 
 
-def memories_of(source: Any, G: nx.DiGraph, node: str) -> pd.DataFrame:
-    """The memories filed under one map node (topic copies included); You → memories with no topic."""
+def memory_nodes(source: Any) -> pd.Series:
+    """The map node each memory is filed under, aligned with the memories frame: its topic's
+    listed node (a same-name copy counts under the listed one), or You when it has no topic."""
     memories, topics, _ = _frames(source)
     if memories.empty or "topic_id" not in memories:
-        return memories
-    if node == USER:
-        return memories[memories["topic_id"].isna() | (memories["topic_id"] == "")]
-    ids = {node}
+        return pd.Series([USER] * len(memories), index=memories.index, dtype=object)
+    alias: dict[str, str] = {}
     for row in topics.to_dict("records"):
-        if topic_node(_get(row, "id", "topic_id")) == node:
-            ids |= {topic_node(i) for i in _as_list(_get(row, "ids"))}
-    nodes = memories["topic_id"].map(lambda t: topic_node(t) if isinstance(t, str) and t else None)
-    return memories[nodes.isin(ids)]
+        node = topic_node(_get(row, "id", "topic_id"))
+        for copy in _as_list(_get(row, "ids")):
+            alias[topic_node(copy)] = node
+    return (
+        memories["topic_id"]
+        .map(lambda t: alias.get(topic_node(t), topic_node(t)) if isinstance(t, str) and t else USER)
+        .astype(object)
+    )
+
+
+def memories_of(source: Any, G: nx.DiGraph, node: str) -> pd.DataFrame:
+    """The memories filed under one map node (topic copies included); You → memories with no topic."""
+    memories, _, _ = _frames(source)
+    if memories.empty:
+        return memories
+    return memories[memory_nodes(source) == node]
+
+
+def via_words(label: str, names: Mapping[str, str] | None = None) -> str:
+    """One `via` access reason (spec: `self`, `all`, `category:<c>`, `topic:<id>`,
+    `account:<id>`, `and:<a>+<b>`) in words, naming topics where their names are known."""
+    names = names or {}
+    if label == "self":
+        return "this connection saved it (self)"
+    if label == "all":
+        return "the whole-vault grant (all)"
+    if label.startswith("category:"):
+        return f"the {label.removeprefix('category:')} category is granted"
+    if label.startswith("topic:"):
+        return f"the topic {names.get(label, label)!r} is granted"
+    if label.startswith("account:"):
+        return f"the account {names.get(label, label)} is granted"
+    if label.startswith("and:"):
+        ends = [names.get(e, e) for e in label.removeprefix("and:").split("+")]
+        return "every end is granted: " + ", ".join(ends)
+    return label
+
+
+def visible_because(source: Any, G: nx.DiGraph) -> dict[str, str]:
+    """Why this connection sees each map node: the `via` reasons of the topic's own row and of
+    its memories, in words; a topic whose row it cannot open is "named by a memory you can open"."""
+    memories, topics, _ = _frames(source)
+    names = {n: str(d.get("name", n)) for n, d in G.nodes(data=True)}
+    labels: dict[str, dict[str, None]] = {n: {} for n in G}
+    own_row: dict[str, bool] = {}
+    for row in topics.to_dict("records"):
+        node = topic_node(_get(row, "id", "topic_id"))
+        if node in labels:
+            own_row[node] = bool(_get(row, "readable", default=True))
+            labels[node].update(dict.fromkeys(map(str, _as_list(_get(row, "via")))))
+    if not memories.empty and "via" in memories:
+        for node, via in zip(memory_nodes(source), memories["via"]):
+            if node in labels:
+                labels[node].update(dict.fromkeys(map(str, _as_list(via))))
+    out: dict[str, str] = {}
+    for node, found in labels.items():
+        if node == USER:
+            out[node] = "you: every memory with no topic is about you"
+            continue
+        words = [via_words(v, names) for v in found]
+        if not own_row.get(node, True):
+            words.append("named by a memory you can open")
+        out[node] = "; ".join(words[:4]) + (" …" if len(words) > 4 else "") if words else "no reason recorded"
+    return out
 
 
 def _check_category(category: str | None, memories: pd.DataFrame) -> None:

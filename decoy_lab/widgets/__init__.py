@@ -12,12 +12,14 @@ from typing import Any
 # name -> module (under decoy_lab.widgets) that defines it
 _EXPORTS = {
     "ConsentCard": "consent",
+    "Filters": "pickers",
     "MemoryBrowser": "browser",
+    "MemoryGrid": "grid",
     "PairingWidget": "pairing",
     "SteppedTrace": "stepper",
     "Stepper": "stepper",
     "TopicMapWidget": "topicmap",
-    "VaultView": "browser",
+    "VaultView": "vaultview",
     "shown": "stepper",
 }
 

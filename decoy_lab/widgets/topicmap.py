@@ -1,63 +1,107 @@
-"""Topic map widget: the drawn Map of a Vault with controls to filter it (category, depth,
-focus on one topic) and to pick a topic, which rings it on the map and lists its memories.
+"""The explorable topic map: networkx builds the graph and lays it out (topicmap.py); the browser
+draws it (assets/topicmap.js, an anywidget), so clicking, hovering, zooming, searching and
+expanding never wait for the kernel.
+
+Public traits: `selected` (the clicked topic, "" for none), `ringed` (the topic of the row
+picked in the table), `collapsed` (topics whose nested topics are hidden; double-click toggles),
+`category` and `depth` (filters that rebuild the graph). `figure()` is the matplotlib drawing
+of the same graph, for PNG/SVG export and viewers without widgets.
 """
 
 from __future__ import annotations
 
-import io
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import ipywidgets as W
+import anywidget
+import traitlets as T
+from matplotlib.figure import Figure
 
 from .. import topicmap
 from ..errors import MemoryModelError
-from .browser import ALL, ANY, category_options, chosen, table_html, topic_options
+from .pickers import ANY, chosen
+
+if TYPE_CHECKING:
+    from ..vault import Vault
+
+ASSETS = Path(__file__).with_name("assets")
 
 
-def png(fig: Any) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
-    return buf.getvalue()
+def graph_data(vault: Vault, graph: topicmap.TopicGraph) -> tuple[list[dict], list[dict]]:
+    """The nodes (with their laid-out position and hover details) and edges the page draws."""
+    pos = topicmap.radial_layout(graph)
+    why = topicmap.visible_because(vault, graph)
+    nodes = []
+    for node, d in graph.nodes(data=True):
+        parent = d.get("parent")
+        edge = graph.edges[parent, node] if parent is not None and graph.has_edge(parent, node) else {}
+        x, y = pos[node]
+        nodes.append(
+            {
+                "id": node,
+                "name": str(d.get("name", node)),
+                "label": topicmap.shorten(str(d.get("name", node)), 24),
+                "kind": d.get("kind", "topic"),
+                "type": d.get("type", ""),
+                "color": d.get("color", topicmap.TYPE_COLOURS[""]),
+                "memories": int(d.get("memories") or 0),
+                "depth": int(d.get("depth") or 0),
+                "parent": parent,
+                "relation": str(edge.get("relation") or ""),
+                "reason": why.get(node, ""),
+                "x": round(float(x), 4),
+                "y": round(float(y), 4),
+            }
+        )
+    edges = [
+        {"source": u, "target": v, "relation": str(e.get("relation") or ""), "inferred": bool(e.get("inferred"))}
+        for u, v, e in graph.edges(data=True)
+    ]
+    return nodes, edges
 
 
-class TopicMapWidget(W.VBox):
-    """`graph` is the networkx graph on show; `memories` the picked topic's memories."""
+class TopicMapWidget(anywidget.AnyWidget):
+    """The map of one Vault, drawn in the browser; `graph` is the networkx graph on show."""
 
-    def __init__(self, vault: Any):
+    _esm = ASSETS / "topicmap.js"
+    _css = ASSETS / "topicmap.css"
+
+    nodes = T.List(T.Dict()).tag(sync=True)
+    edges = T.List(T.Dict()).tag(sync=True)
+    selected = T.Unicode(ANY).tag(sync=True)
+    ringed = T.Unicode(ANY).tag(sync=True)
+    collapsed = T.List(T.Unicode()).tag(sync=True)
+    category = T.Unicode(ANY)
+    depth = T.Int(-1)  # -1: every depth
+
+    def __init__(self, vault: Vault, **kw: Any):
         self.vault = vault
         self.graph = topicmap.build_graph(vault)
-        self.memories = vault.memories.iloc[0:0]
-        self._pick = W.Dropdown(description="topic", options=topic_options(vault), value=ANY)
-        self._category = W.Dropdown(description="category", options=category_options(vault), value=ANY)
-        self._depth = W.Dropdown(description="depth", options=[(ALL, ANY), ("1", 1), ("2", 2), ("3", 3)], value=ANY)
-        self._focus = W.Checkbox(description="only the picked topic and what it includes", value=False, indent=False)
-        self._image = W.Image(format="png", layout=W.Layout(max_width="760px"))
-        self._list = W.HTML()
-        for w in (self._pick, self._category, self._depth, self._focus):
-            w.observe(lambda _ch: self.refresh(), names="value")
-        super().__init__([W.HBox([self._pick, self._category, self._depth]), self._focus, self._image, self._list])
-        self.add_class("decoy-topicmap")
-        self.refresh()
+        nodes, edges = graph_data(vault, self.graph)
+        super().__init__(nodes=nodes, edges=edges, **kw)
+        self.observe(lambda _ch: self.refresh(), names=["category", "depth"])
 
     def __repr__(self) -> str:
-        return f"<TopicMapWidget {self.graph!r} picked={self._pick.value or None!r}>"
-
-    def pick(self, topic: str | None) -> None:
-        """Pick a topic by `topic:<id>` or name (None for none)."""
-        node = None if topic is None else topicmap.find_node(topicmap.build_graph(self.vault), topic)
-        if topic is not None and node is None:
-            raise MemoryModelError(f"no topic named {topic!r} on the map")
-        self._pick.value = ANY if node is None else node
+        topics = sum(1 for _, d in self.graph.nodes(data=True) if d.get("kind") == "topic")
+        return f"<TopicMapWidget You + {topics} topics, selected={self.selected or None!r}>"
 
     def refresh(self) -> None:
-        picked, category = chosen(self._pick.value), chosen(self._category.value)
-        focus = picked if self._focus.value and picked not in (None, topicmap.USER) else None
-        self.graph = topicmap.build_graph(self.vault, topic=focus, depth=chosen(self._depth.value), category=category)
-        self._image.value = png(topicmap.draw(self.graph, highlight=picked if picked in self.graph else None))
-        if picked is None:
-            self.memories = self.vault.memories.iloc[0:0]
-            self._list.value = "<i>Pick a topic to list its memories.</i>"
-            return
-        self.memories = topicmap.select_memories(self.vault, topic=picked, category=category)
-        name = self.graph.nodes[picked]["name"] if picked in self.graph else picked
-        self._list.value = f"<b>{topicmap.shorten(str(name), 60)}</b>" + table_html(self.memories)
+        """Rebuild the graph for the current filters and send it to the page."""
+        depth = None if self.depth < 0 else self.depth
+        self.graph = topicmap.build_graph(self.vault, depth=depth, category=chosen(self.category))
+        self.nodes, self.edges = graph_data(self.vault, self.graph)
+
+    def node_of(self, topic: str) -> str:
+        """The map node for a topic given by `topic:<id>`, id or name; a typed error if absent."""
+        node = topicmap.find_node(self.graph, topic)
+        if node is None:
+            raise MemoryModelError(f"no topic named {topic!r} on the map")
+        return node
+
+    def pick(self, topic: str | None) -> None:
+        """Select a topic by `topic:<id>` or name (None for none), as a click on it does."""
+        self.selected = ANY if topic is None else self.node_of(topic)
+
+    def figure(self, **kw: Any) -> Figure:
+        """The same graph as a matplotlib Figure (`fig.savefig("map.svg")`), the selection ringed."""
+        return topicmap.draw(self.graph, highlight=[n for n in (self.selected, self.ringed) if n], **kw)

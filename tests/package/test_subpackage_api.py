@@ -57,7 +57,9 @@ PINNED = {
     "decoy_lab.sandbox": ["FakeClock", "HTTPProblem", "Sandbox", "create_app", "default_db_path"],
     "decoy_lab.widgets": [
         "ConsentCard",
+        "Filters",
         "MemoryBrowser",
+        "MemoryGrid",
         "PairingWidget",
         "SteppedTrace",
         "Stepper",

@@ -86,25 +86,31 @@ def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
             map_png = page.locator(".jp-RenderedImage img[src^='data:image/png']").first
             expect(map_png).to_be_visible()
             assert map_png.evaluate("img => img.naturalWidth") > 300
-            # The table and the map are two views of one vault: pick a topic on the Map tab and
-            # the Memories tab filters to it (the round trip goes through the kernel).
-            view = page.locator(".decoy-browser").first.locator(
-                "xpath=ancestor::div[contains(@class,'jp-OutputArea-output')]"
+            # The table and the map are two views of one vault: click a topic on the map and the
+            # table lists its memories; the kernel hears of it too (the topic picker follows).
+            view = page.locator(".decoy-vaultview").first
+            view.scroll_into_view_if_needed()
+            node = view.locator(".decoy-map-node.kind-topic").first
+            # Quick clicks on three topics: the page and the kernel agree on the last one.
+            for other in (1, 2):
+                view.locator(".decoy-map-node.kind-topic").nth(other).dispatch_event("click")
+            node.dispatch_event("click")
+            expect(view.locator(".decoy-map-node.selected")).to_have_attribute(
+                "data-node", node.get_attribute("data-node")
             )
-            view.get_by_role("tab", name="Map").click()
-            map_widget = view.locator(".decoy-topicmap")
-            picker = map_widget.locator("select").first
-            picker.select_option(index=2)  # (all), You, then the first topic
-            topic = picker.locator("option:checked").inner_text().replace("\xa0", " ").strip()
-            listed = map_widget.locator(".decoy-memory-table tbody tr td:nth-child(2)")
-            expect(listed.first).to_have_text(topic, timeout=20_000)
-            assert {t.replace("\xa0", " ") for t in listed.all_inner_texts()} == {topic}
-            view.get_by_role("tab", name="Memories").click()
-            table = view.locator(".decoy-browser .decoy-memory-table tbody tr td:nth-child(2)")
-            expect(view.locator(".decoy-browser select").first.locator("option:checked")).to_have_text(topic)
-            expect(table.first).to_have_text(topic)
-            assert {t.replace("\xa0", " ") for t in table.all_inner_texts()} == {topic}
-            assert table.count() == listed.count()
+            node.hover()  # its name, from the hover details
+            topic = view.locator(".decoy-map-tip .decoy-map-tip-name").inner_text().strip()
+            picked = view.locator(".decoy-filters select").first.locator("option:checked")
+            expect(picked).to_have_text(topic, timeout=20_000)  # the kernel's picker ends on the last click
+            listed = view.locator(".decoy-grid-row .col-topic")
+            expect(listed.first).to_have_text(topic)
+            assert set(listed.all_inner_texts()) == {topic}
+            expect(view.locator(".decoy-grid-count")).to_contain_text(f"{listed.count()} of ")
+            # A row picked in the table rings its topic on the map.
+            view.locator(".decoy-grid-row").first.click()
+            expect(view.locator(".decoy-map-node.ringed")).to_have_attribute(
+                "data-node", node.get_attribute("data-node")
+            )
 
             # The recipe view answers clicks in the browser: Next opens the following step.
             stepper = page.locator(".decoy-stepper").first

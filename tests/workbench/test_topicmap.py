@@ -237,3 +237,32 @@ def test_an_unknown_category_is_an_error_that_lists_the_categories(frames):
     assert tm.select_memories(frames, category="health").empty  # known but unused: just no rows
     odd = frames["memories"].assign(categories=[["custom_label"]] * len(frames["memories"]))
     assert len(tm.select_memories({**frames, "memories": odd}, category="custom_label")) == len(odd)
+
+
+def test_why_each_topic_is_visible_in_words(frames):
+    """Spec: "`via` records the access reason: `self`, `all`, `category:<c>`, `topic:<id>`,
+    `account:<id>`, or an all-of reason such as `and:topic:<a>+account:<b>`"."""
+    topics = frames["topics"].copy().astype(object)
+    first, second = topics["id"].iloc[0], topics["id"].iloc[1]
+    topics.at[0, "via"] = [first]
+    topics.at[1, "readable"] = False
+    mem = frames["memories"].copy().astype(object)
+    mem["via"] = [["category:travel"] if isinstance(t, str) and t == second else ["self"] for t in mem["topic_id"]]
+    source = {**frames, "topics": topics, "memories": mem}
+    why = tm.visible_because(source, tm.build_graph(source))
+    assert "the topic 'Topic 0' is granted" in why[first] and "saved it" in why[first]
+    assert why[second] == "the travel category is granted; named by a memory you can open"
+    assert why[tm.USER].startswith("you")
+    names = {"topic:a": "Golf"}
+    assert tm.via_words("and:topic:a+account:b", names) == "every end is granted: Golf, account:b"
+    assert tm.via_words("all") == "the whole-vault grant (all)"
+
+
+def test_memory_nodes_file_copies_under_the_listed_topic(frames):
+    topics = frames["topics"].copy()
+    first = topics["id"].iloc[0]
+    topics.at[0, "ids"] = [first, "topic:copy"]
+    mem = frames["memories"].copy().astype(object)
+    mem.loc[len(mem)] = {"id": "m-c", "text": "c", "topic": "Topic 0", "topic_id": "topic:copy", "categories": []}
+    nodes = tm.memory_nodes({**frames, "topics": topics, "memories": mem})
+    assert nodes.iloc[-1] == first and (nodes[mem["topic_id"].isna()] == tm.USER).all()

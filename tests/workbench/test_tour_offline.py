@@ -87,10 +87,18 @@ def test_tour_html_renders_widgets_with_no_network(tour):
             expect(rendered).to_have_count(views, timeout=30_000)
             for i in range(views):
                 expect(rendered.nth(i)).to_be_visible()
-            # Known widgets of the tour: the pairing panel, the browser's tabs, the unseal recipe view
-            # (an anywidget: its renderer comes from vendor/anywidget.js; stepping needs no kernel).
+            # Known widgets of the tour: the pairing panel, the map and the table, the unseal recipe
+            # view (anywidgets: their renderer comes from vendor/anywidget.js; they need no kernel).
             expect(page.locator(".widget-html .decoy-pair-status").first).to_contain_text("done")
-            expect(page.locator(".widget-tab").first).to_contain_text("Memories")
+            # The map and the table draw themselves from the saved state, and stay linked
+            # with no kernel: a click on a topic filters the table in the page alone.
+            view = page.locator(".decoy-vaultview").first
+            expect(view.locator(".decoy-map-label").first).to_be_visible()
+            expect(view.locator(".decoy-grid-row").first).to_be_visible()
+            total = view.locator(".decoy-grid-count").inner_text()
+            view.locator(".decoy-map-node.kind-topic").first.click()
+            expect(view.locator(".decoy-grid-count")).not_to_have_text(total)
+            expect(view.locator(".decoy-grid-count")).to_contain_text(" of ")
             recipe = page.locator(".decoy-recipe").first
             expect(recipe.locator(".dr-where")).to_have_text(re.compile(r"^step \d+ of \d+$"))
             expect(recipe.locator(".dr-step.open .dr-hex .dr-b").first).to_be_visible()

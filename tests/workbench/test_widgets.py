@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import ipywidgets as W
 import pandas as pd
 import pytest
 
@@ -14,10 +16,20 @@ from decoy_lab import sealing, topicmap, wire
 from decoy_lab.crypto import AgentKey, random_key
 from decoy_lab.errors import CryptoError, DecoyError, MemoryModelError, PairingError
 from decoy_lab.trace import Trace
-from decoy_lab.widgets import ConsentCard, MemoryBrowser, PairingWidget, Stepper, TopicMapWidget, VaultView, shown
-from decoy_lab.widgets.browser import table_html
+from decoy_lab.widgets import (
+    ConsentCard,
+    MemoryBrowser,
+    MemoryGrid,
+    PairingWidget,
+    Stepper,
+    TopicMapWidget,
+    VaultView,
+    shown,
+)
+from decoy_lab.widgets.grid import count_text
 
 from support.frames import make_frames
+from support.widgetpage import PageVault
 
 
 @pytest.fixture(scope="module")
@@ -257,13 +269,7 @@ def test_consent_card_lists_selections():
     assert "datatypes: travel, food" in html and "datatypes: travel<" in html and "unknown" in html
 
 
-# -- browser and map -----------------------------------------------------------------------------
-class FakeVault:
-    def __init__(self, frames: dict):
-        self.memories, self.topics, self.links = frames["memories"], frames["topics"], frames["links"]
-        self.summary = f"{len(self.memories)} memories, {len(self.topics)} topics"
-
-
+# -- the map, the table and the view over both ---------------------------------------------------
 class Unsealer:
     def __init__(self):
         self.asked: list[str] = []
@@ -273,70 +279,169 @@ class Unsealer:
         return failing_open_trace()[0]
 
 
-def test_browser_filters_select_and_unseal():
-    vault = FakeVault(make_frames(4))
+def vault_of(n_topics: int = 4, **kw: Any) -> PageVault:
+    return PageVault(make_frames(n_topics, **kw))
+
+
+def test_the_table_shows_what_select_memories_selects_and_says_how_many():
+    """One rule for both views: the grid's filters pick the rows topicmap.select_memories picks,
+    and its count line is the number of rows it shows ("1 memory", never "1 memories")."""
+    vault = vault_of(4)
+    grid = MemoryGrid(vault)
+    assert grid.count == f"{len(vault.memories)} memories" and len(grid.frame) == len(vault.memories)
+    tid = vault.topics["id"].iloc[1]
+    grid.topic = tid
+    assert list(grid.frame["id"]) == list(topicmap.select_memories(vault, topic=tid)["id"])
+    assert grid.count == f"2 of {len(vault.memories)} memories shown"
+    grid.topic, grid.search = "", "PREFERS"
+    assert list(grid.frame["text"]) == ["Prefers short answers."] and grid.count.startswith("1 of ")
+    grid.search, grid.category = "", "travel"
+    assert list(grid.frame["id"]) == list(topicmap.select_memories(vault, category="travel")["id"])
+    grid.category, grid.mine = "", True
+    assert grid.frame["mine"].all() and len(grid.frame) == int(vault.memories["mine"].sum())
+    assert (
+        count_text(1, 1) == "1 memory" and count_text(3, 59, 4) == "3 of 59 memories shown (4 from legacy space rows)"
+    )
+
+
+def test_the_table_sorts_by_a_column_both_ways():
+    grid = MemoryGrid(vault_of(5))
+    grid.sort = "topic:asc"
+    names = list(grid._cols["topic"].iloc[grid.shown_positions()])
+    assert names == sorted(names, key=str.lower)
+    grid.sort = "topic:desc"
+    assert list(grid._cols["topic"].iloc[grid.shown_positions()]) == sorted(names, key=str.lower, reverse=True)
+
+
+def test_the_table_sends_whole_texts_and_shows_you_never_na():
+    """Typed frames hold pd.NA for "no topic" (about You): the table shows "You", not <NA>; a long
+    text travels whole (the page clamps its cell and shows it all in the details)."""
+    frames = make_frames(2)
+    mem = frames["memories"].astype({"topic": "string", "topic_id": "string"})
+    mem["kid"] = pd.array([None] * len(mem), dtype="string")
+    mem.loc[0, "text"] = "x" * 70_000
+    rows = MemoryGrid(PageVault({**frames, "memories": mem})).rows
+    you = rows["text"].index("Prefers short answers.")
+    assert rows["topic"][you] == "You" and rows["node"][you] == topicmap.USER
+    cells = [str(v) for col in rows.values() for v in col]
+    assert not any(c in ("<NA>", "nan", "None", "NaT") for c in cells)
+    assert len(rows["text"][0]) == 70_000
+
+
+def test_an_empty_vault_says_why():
+    """An empty view says why it is empty: rows still on their way from the owner's phone come
+    first (display.empty_sentence, the sentence every view of a vault uses)."""
+    vault = PageVault(make_frames(0, memories_per_topic=0))
+    vault.memories = vault.memories.iloc[0:0]
+    vault.answer = {"preparing": ["a", "b", "c"], "retry_after_seconds": 5}
+    view = VaultView(vault)
+    grid = view.browser.grid
+    assert grid.count == "0 memories" and "on their way from the owner" in grid.empty_reason
+    assert "on their way" in view.children[0].value  # the header says so too
+    vault.answer = {}
+    assert "grant reaches" in MemoryBrowser(vault).grid.empty_reason
+
+
+def test_the_map_sends_positions_and_hover_details_and_filters_rebuild_it():
+    vault = vault_of(5, nested=2)
+    w = TopicMapWidget(vault)
+    nodes = {n["id"]: n for n in w.nodes}
+    first, nested = vault.topics["id"].iloc[0], vault.topics["id"].iloc[-1]
+    assert set(nodes) == set(w.graph) and nodes[topicmap.USER]["kind"] == "user"
+    assert nodes[nested]["parent"] == first and nodes[nested]["relation"] == "includes"
+    assert nodes[first]["memories"] == 2 and nodes[first]["type"] == "trip"
+    assert "saved it" in nodes[first]["reason"]  # via "self", in words
+    assert all(isinstance(n["x"], float) and isinstance(n["y"], float) for n in w.nodes)
+    assert {(e["source"], e["target"]) for e in w.edges} == set(w.graph.edges)
+    w.pick("Topic 0")
+    assert w.selected == first
+    w.depth = 1  # one hop from You: the nested topics drop out
+    assert nested not in {n["id"] for n in w.nodes} and nested not in w.graph
+    w.depth, w.category = -1, "food"
+    assert {n["id"] for n in w.nodes} == set(topicmap.build_graph(vault, category="food"))
+    with pytest.raises(MemoryModelError):
+        w.pick("nope")
+    png = io.BytesIO()
+    w.figure().savefig(png, format="png")
+    assert png.getvalue()[:4] == b"\x89PNG"
+
+
+def test_map_and_table_are_siblings_linked_by_public_traits():
+    """A click on the map (its `selected` trait) filters the table and sets the picker; a row
+    picked in the table rings its topic; the links exist in the page too (jslink)."""
+    vault = vault_of(3)
+    view = VaultView(vault)
+    tid = vault.topics["id"].iloc[2]
+    view.map.selected = tid  # what a click on the node sends
+    assert view.browser.grid.topic == tid and view.filters.topic == tid
+    assert set(view.browser.frame["topic_id"]) == {tid}
+    row = vault.memories[vault.memories["topic_id"] == vault.topics["id"].iloc[0]]["id"].iloc[0]
+    view.browser.select(row)  # what a click on the row sends
+    assert view.browser.grid.picked_topic == vault.topics["id"].iloc[0] == view.map.ringed
+    view.filters.topic = topicmap.USER
+    assert view.map.selected == topicmap.USER and list(view.browser.frame["text"]) == ["Prefers short answers."]
+    view.filters.category = "travel"
+    assert view.browser.grid.category == "travel" and view.map.category == "travel"
+    page_links = {
+        (ln.source[0].model_id, ln.source[1], ln.target[0].model_id, ln.target[1])
+        for ln in view.links
+        if isinstance(ln, W.widget_link.DirectionalLink)
+    }
+    grid = view.browser.grid.model_id
+    assert (view.map.model_id, "selected", grid, "topic") in page_links
+    assert (grid, "picked_topic", view.map.model_id, "ringed") in page_links
+
+
+def test_the_stepper_stays_open_through_filters_and_follows_the_picked_row():
+    vault = vault_of(4)
     conn = Unsealer()
     b = MemoryBrowser(vault, connection=conn)
-    assert len(b.frame) == len(vault.memories) and "<table" in b._table.value
-    tid = vault.topics["id"].iloc[1]
-    b._topic.set_state({"index": [v for _, v in b._topic.options].index(tid)})
-    assert list(b.frame["topic_id"].unique()) == [tid] and len(b.frame) == 2
-    assert b.selected == b.frame["id"].iloc[0]
-    assert "rev" in b._details.value and "kid" in b._details.value and "via" in b._details.value
+    assert b._unseal.disabled and b.open_stepper() is None  # nothing picked yet
+    first, second = vault.memories["id"].iloc[0], vault.memories["id"].iloc[1]
+    b.select(first)
+    assert not b._unseal.disabled
     b._unseal.click()
-    assert conn.asked == [b.selected] and isinstance(b._stepper.children[0], Stepper)
-    b.set_filters(topic=None, search="PREFERS")
-    assert list(b.frame["text"]) == ["Prefers short answers."]
-    b.set_filters(search="", category="travel")
-    assert all("travel" in c for c in b.frame["categories"])
-    b.set_filters(category=None, mine=True)
-    assert b.frame["mine"].all()
-    b.set_filters(search="no such words")
-    assert b.selected is None and b._unseal.disabled and "No memory matches" in b._table.value
+    assert conn.asked == [first] and isinstance(b.stepper, Stepper)
+    b.set_filters(search="memory", category="travel")
+    assert isinstance(b.stepper, Stepper) and conn.asked == [first]
+    b.select(second)
+    assert conn.asked == [first, second] and isinstance(b.stepper, Stepper)
+    b.select("")
+    assert b.stepper is None and b._unseal.disabled
+    with pytest.raises(MemoryModelError):
+        b.set_filters(topic="Atlantis")
 
 
-def test_browser_without_connection_cannot_unseal():
-    b = MemoryBrowser(FakeVault(make_frames(2)))
+def test_a_browser_without_connection_cannot_unseal():
+    b = MemoryBrowser(vault_of(2))
+    b.select(b.frame["id"].iloc[0])
     assert b._unseal.disabled and b.open_stepper() is None
 
 
-def test_map_widget_pick_highlights_and_lists_memories():
-    vault = FakeVault(make_frames(5, nested=2))
-    w = TopicMapWidget(vault)
-    assert w._image.value[:4] == b"\x89PNG" and "Pick a topic" in w._list.value
-    first = vault.topics["id"].iloc[0]
-    w.pick("Topic 0")
-    assert w._pick.value == first and len(w.memories) == 2 and "<table" in w._list.value
-    before = w._image.value
-    w._focus.value = True
-    assert set(w.graph) == {topicmap.USER, first, *vault.topics["id"].iloc[-2:]}
-    assert w._image.value != before
-    w._focus.value = False
-    w._depth.set_state({"index": 1})  # one hop from You: the nested topics drop out
-    assert set(w.graph) == {topicmap.USER, *vault.topics["id"].iloc[:-2]}
-    with pytest.raises(MemoryModelError):
-        w.pick("nope")
+def test_the_widget_modules_import_no_cycle():
+    """The map and the table are siblings: neither imports the other, both import the pickers."""
+    import ast
+    from pathlib import Path
 
+    import decoy_lab.widgets as pkg
 
-def test_table_and_map_are_two_views_of_one_vault():
-    vault = FakeVault(make_frames(3))
-    view = VaultView(vault)
-    tid = vault.topics["id"].iloc[2]
-    view.map.pick(tid)
-    assert view.browser._topic.value == tid and set(view.browser.frame["topic_id"]) == {tid}
-    view.browser.set_filters(topic=vault.topics["id"].iloc[0])
-    assert view.map._pick.value == vault.topics["id"].iloc[0]
-    assert list(view.map.memories["id"]) == list(view.browser.frame["id"])
+    here = Path(pkg.__file__).parent
+    graph = {}
+    for f in here.glob("*.py"):
+        tree = ast.parse(f.read_text())
+        graph[f.stem] = {
+            a.name.split(".")[-1] if node.module is None else node.module.split(".")[-1]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 1
+            for a in node.names
+        } & {p.stem for p in here.glob("*.py")}
+    assert "browser" not in graph["topicmap"] and "topicmap" not in graph["browser"]
+    assert "pickers" in graph["topicmap"] and "pickers" in graph["grid"]
 
+    def reaches(a: str, b: str, seen: frozenset = frozenset()) -> bool:
+        return any(n == b or (n not in seen and reaches(n, b, seen | {n})) for n in graph.get(a, ()))
 
-def test_filters_start_on_a_visible_all_choice_and_you_lists_memories_without_a_topic():
-    vault = FakeVault(make_frames(2))
-    view = VaultView(vault)
-    for dd in (view.browser._topic, view.browser._category, view.map._pick, view.map._category, view.map._depth):
-        assert dd.index == 0 and dd.label == "(all)"  # a None value would show an empty control
-    view.map.pick("You")
-    assert view.browser._topic.value == topicmap.USER
-    assert list(view.browser.frame["text"]) == ["Prefers short answers."]
+    assert not [m for m in graph if m != "__init__" and reaches(m, m)]
 
 
 # -- progress --------------------------------------------------------------------------------
@@ -423,17 +528,6 @@ def test_a_failing_check_without_bytes_names_what_it_checked(agent_key):
     lines = dict(map(tuple, Stepper(trace).recipe["steps"][-1]["lines"]))
     assert trace.steps[-2].name in lines["checked"] and wire.kid(key) in lines["checked"]
     assert key.hex()[:32] not in json.dumps(lines)
-
-
-def test_the_memory_table_shows_you_for_no_topic_and_never_na():
-    """Typed frames hold pd.NA for "no topic" (about You): the table must show words, not <NA>."""
-    frames = make_frames(2)
-    mem = frames["memories"].astype({"topic": "string", "topic_id": "string"})
-    mem["kid"] = pd.array([None] * len(mem), dtype="string")
-    html = table_html(mem)
-    assert "NA&gt;" not in html and "<NA>" not in html and "nan" not in html
-    row = html.split("Prefers short answers.")[1].split("</tr>")[0]
-    assert "<td>You</td>" in row
 
 
 def test_consent_card_says_never_for_a_permission_with_no_end_date():

@@ -1,0 +1,295 @@
+"""The map and the table in a real browser: VaultView saved as a page with its widget state
+(as `make tour` saves it) and opened from disk in chromium with every http(s) request aborted,
+so what is tested here also proves the views work offline and with no kernel behind them.
+Screenshots land in build/: map-12.png, map-500.png, table.png.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from decoy_lab.widgets import VaultView
+
+from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
+from support.widgetpage import PageVault, varied_frames, widget_page
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "build"
+pytestmark = BROWSER_MARKS
+
+
+@pytest.fixture(scope="module")
+def vendor() -> Path:
+    run = subprocess.run(
+        ["bash", "scripts/vendor-widgets.sh", "build/vendor"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHON": sys.executable},  # anywidget's front end comes from its wheel
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if run.returncode == 3:  # the script's code for "npm cannot be reached"
+        pytest.skip("npm cannot be reached to vendor the widget scripts: " + run.stderr.strip())
+    assert run.returncode == 0, run.stderr
+    return BUILD / "vendor"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def open_view(browser, vendor: Path, tmp: Path, vault: PageVault):
+    """A page showing VaultView(vault), network blocked; returns (page, view)."""
+    view = VaultView(vault)
+    path = widget_page([view], tmp / "view.html", vendor)
+    context = browser.new_context(viewport={"width": 1300, "height": 1000})
+    online: list[str] = []
+    context.route(re.compile(r"^https?://"), lambda route: (online.append(route.request.url), route.abort()))
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.as_uri())
+    page.wait_for_selector(".decoy-map-label", timeout=30_000)
+    page.wait_for_selector(".decoy-grid-row", timeout=30_000)
+    page.wait_for_timeout(300)  # the first frames settle (fit, label placement)
+    page.online, page.errors = online, errors
+    return page, view
+
+
+def name_of(view: VaultView, node: str) -> str:
+    return view.map.graph.nodes[node]["name"]
+
+
+def biggest(view: VaultView, depth: int | None = None) -> str:
+    return max(
+        (n for n, d in view.map.graph.nodes(data=True) if d["kind"] == "topic" and depth in (None, d["depth"])),
+        key=lambda n: view.map.graph.nodes[n]["memories"],
+    )
+
+
+def label_boxes(page) -> list[dict]:
+    return page.eval_on_selector_all(
+        ".decoy-map-label",
+        "els => els.filter(e => e.style.display !== 'none').map(e => {"
+        " const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height, t: e.textContent}; })",
+    )
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return (
+        a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+    )
+
+
+@pytest.fixture(scope="module")
+def small(browser, vendor, tmp_path_factory):
+    page, view = open_view(
+        browser, vendor, tmp_path_factory.mktemp("small"), PageVault(varied_frames(12, 80, long_text=69_000))
+    )
+    yield page, view
+    page.context.close()
+
+
+@pytest.fixture(scope="module")
+def large(browser, vendor, tmp_path_factory):
+    page, view = open_view(browser, vendor, tmp_path_factory.mktemp("large"), PageVault(varied_frames(500, 10_000)))
+    yield page, view
+    page.context.close()
+
+
+def test_clicking_a_node_lists_that_topic_in_the_table(small):
+    page, view = small
+    node = biggest(view)
+    name = name_of(view, node)
+    page.locator(f".decoy-map-node[data-node='{node}']").click()
+    topics = page.locator(".decoy-grid-row .col-topic")
+    expected = int(view.map.graph.nodes[node]["memories"])
+    count = page.locator(".decoy-grid-count")
+    assert count.inner_text().startswith(f"{expected} of ")
+    assert set(topics.all_inner_texts()) == {name} and topics.count() == min(expected, topics.count())
+    assert page.locator(".decoy-map-node.selected").get_attribute("data-node") == node
+    page.locator(".decoy-map-svg").click(position={"x": 5, "y": 400})  # the background: nothing picked
+    assert int(page.locator(".decoy-grid-count").get_attribute("data-shown")) == len(view.vault.memories)
+    assert page.online == [] and page.errors == []
+
+
+def test_clicking_a_row_rings_its_topic_and_shows_the_whole_text(small):
+    """Long texts are clamped to one line in the table and whole in the details."""
+    page, view = small
+    long_row = view.vault.memories.iloc[1]
+    row = page.locator(f".decoy-grid-row[data-id='{long_row['id']}']")
+    assert row.bounding_box()["height"] <= 27  # clamped: the 69 KB text keeps one line
+    row.click()
+    node = view.map.graph.nodes
+    ringed = page.locator(".decoy-map-node.ringed")
+    assert ringed.count() == 1 and ringed.get_attribute("data-node") == long_row["topic_id"]
+    text = page.locator(".decoy-grid-details .decoy-grid-text")
+    assert text.inner_text() == long_row["text"] and len(long_row["text"]) == 69_000
+    assert page.locator(".decoy-grid-details").bounding_box()["height"] < 700
+    assert long_row["topic"] == node[long_row["topic_id"]]["name"]
+    page.locator(".decoy-grid-details").screenshot(path=str(BUILD / "table-details.png"))
+
+
+def test_hovering_a_node_shows_its_details(small):
+    page, view = small
+    node = next(n for n, d in view.map.graph.nodes(data=True) if d["kind"] == "topic" and d["depth"] == 2)
+    d = view.map.graph.nodes[node]
+    page.locator(f".decoy-map-node[data-node='{node}']").hover()
+    tip = page.locator(".decoy-map-tip")
+    assert tip.is_visible()
+    text = tip.inner_text()
+    parent = view.map.graph.nodes[d["parent"]]["name"]
+    for part in (d["name"], d["type"] or "(no type)", f"memories\t{d['memories']}", f"{parent} — includes → ", "all"):
+        assert part in text, (part, text)
+    assert "visible because" in text and "whole-vault grant" in text
+    page.mouse.move(2, 2)
+    assert not tip.is_visible()
+
+
+def test_double_click_folds_and_unfolds_what_a_topic_includes(small):
+    page, view = small
+    parent = max((n for n in view.map.graph if n != "user"), key=lambda n: sum(1 for _ in view.map.graph.successors(n)))
+    kids = [n for n, d in view.map.graph.nodes(data=True) if d.get("parent") == parent]
+    assert kids
+    dot = page.locator(f".decoy-map-node[data-node='{parent}']")
+    dot.dblclick()
+    for k in kids:
+        expect(page.locator(f".decoy-map-node[data-node='{k}']")).to_be_hidden()
+    expect(page.locator(".decoy-map-status")).to_contain_text("folded away")
+    dot.dblclick()
+    for k in kids:
+        expect(page.locator(f".decoy-map-node[data-node='{k}']")).to_be_visible()
+
+
+def test_search_finds_a_topic_by_name(large):
+    page, view = large
+    node = min(
+        (n for n, d in view.map.graph.nodes(data=True) if d["kind"] == "topic" and d["memories"]),
+        key=lambda n: view.map.graph.nodes[n]["memories"],
+    )  # a small topic whose label the overview leaves out
+    assert page.locator(f".decoy-map-label[data-node='{node}']").is_hidden()
+    name = name_of(view, node)
+    box = page.locator(".decoy-map-search")
+    box.fill(name)
+    found = page.locator(f".decoy-map-found-item[data-node='{node}']")
+    assert found.is_visible()
+    box.press("Enter")
+    assert page.locator(".decoy-map-node.selected").get_attribute("data-node") == node
+    label = page.locator(f".decoy-map-label[data-node='{node}']")
+    expect(label).to_be_visible()
+    assert label.text_content().startswith(name[:10])
+    assert set(page.locator(".decoy-grid-row .col-topic").all_inner_texts()) == {name}
+    box.fill("no topic is called this")
+    assert "no topic's name contains" in page.locator(".decoy-map-found").inner_text()
+    box.press("Escape")
+    page.locator(".decoy-map-fit").click()
+    page.locator(".decoy-map-svg").click(position={"x": 5, "y": 400})  # nothing picked again
+
+
+def test_at_500_topics_labels_do_not_overlap_and_leave_the_legend_clear(large):
+    """Level of detail: the overview labels the biggest topics; zooming in gives the others room.
+    No label ever overlaps another or the legend."""
+    page, view = large
+    page.locator(".decoy-map-fit").click()
+    page.wait_for_timeout(200)
+    page.locator(".decoy-map").screenshot(path=str(BUILD / "map-500.png"))
+    legend = page.locator(".decoy-map-legend").bounding_box()
+    legend_box = {"x": legend["x"], "y": legend["y"], "w": legend["width"], "h": legend["height"]}
+
+    def check(boxes: list[dict]) -> None:
+        for i, a in enumerate(boxes):
+            assert not overlap(a, legend_box), a
+            for b in boxes[i + 1 :]:
+                assert not overlap(a, b), (a, b)
+
+    overview = label_boxes(page)
+    assert len(overview) >= 25, f"only {len(overview)} labels readable"
+    check(overview)
+    top = name_of(view, biggest(view))
+    assert any(b["t"].startswith(top[:10]) for b in overview), "the biggest topic is labelled first"
+    # Zoom in on a crowded stretch of the ring: topics the overview left out get their labels.
+    small = min(
+        (n for n, d in view.map.graph.nodes(data=True) if d["kind"] == "topic" and d["depth"] == 1),
+        key=lambda n: view.map.graph.nodes[n]["memories"],
+    )
+    dot = page.locator(f".decoy-map-node[data-node='{small}']").bounding_box()
+    page.mouse.move(dot["x"] + dot["width"] / 2, dot["y"] + dot["height"] / 2)
+    for _ in range(6):
+        page.mouse.wheel(0, -300)
+    page.wait_for_timeout(200)
+    close = label_boxes(page)
+    check(close)
+    assert {b["t"] for b in close} - {b["t"] for b in overview}, "zooming in shows no new label"
+    page.locator(".decoy-map-fit").click()
+
+
+def test_the_table_filters_as_you_type_and_scrolls_10000_rows(large):
+    page, view = large
+    count = page.locator(".decoy-grid-count")
+    assert count.inner_text() == "10,000 memories (104 from legacy space rows)"
+    assert page.locator(".decoy-grid-row").count() < 60  # only the rows in view are in the page
+    page.locator(".decoy-grid-body").evaluate("b => b.scrollTop = b.scrollHeight")
+    page.wait_for_timeout(100)
+    last = view.vault.memories["id"].iloc[-1]
+    assert page.locator(f".decoy-grid-row[data-id='{last}']").is_visible()
+    box = page.locator(".decoy-grid-search")
+    box.press_sequentially("memory 99")
+    view.browser.grid.search = "memory 99"  # the kernel's copy, as the page's sync would set it
+    shown = int(count.get_attribute("data-shown"))
+    assert shown == len(view.browser.frame) and count.inner_text().startswith(f"{shown} of 10,000")
+    assert all("memory 99" in t.lower() for t in page.locator(".decoy-grid-row .col-text").all_inner_texts())
+    page.locator(".decoy-grid-th[data-col='topic']").click()
+    assert page.locator(".decoy-grid-th[data-col='topic']").get_attribute("data-sort") == "asc"
+    topics = page.locator(".decoy-grid-row .col-topic").all_inner_texts()
+    assert topics == sorted(topics, key=str.lower)
+    box.fill("")
+    page.locator(".decoy-grid-th[data-col='topic']").click()
+    page.locator(".decoy-grid-th[data-col='topic']").click()  # asc → desc → as loaded
+
+
+def test_screenshots_of_the_map_at_12_topics_and_of_the_table(small):
+    page, view = small
+    page.locator(".decoy-map-fit").click()
+    page.wait_for_timeout(150)
+    page.locator(".decoy-map").screenshot(path=str(BUILD / "map-12.png"))
+    labels = label_boxes(page)
+    assert len(labels) == len(view.map.graph), "at 12 topics every topic is labelled"
+    page.locator(".decoy-grid").screenshot(path=str(BUILD / "table.png"))
+    page.screenshot(path=str(BUILD / "vaultview-12.png"))
+
+
+def test_zoom_buttons_and_fit(small):
+    page, _view = small
+
+    def spread() -> float:
+        xs = page.eval_on_selector_all(".decoy-map-node", "els => els.map(e => +e.getAttribute('cx'))")
+        return max(xs) - min(xs)
+
+    page.locator(".decoy-map-fit").click()
+    page.wait_for_timeout(100)
+    fitted = spread()
+    page.locator(".decoy-map-zoom-in").click()
+    page.wait_for_timeout(100)
+    assert spread() > fitted * 1.4
+    page.locator(".decoy-map-zoom-out").click()
+    page.locator(".decoy-map-zoom-out").click()
+    page.wait_for_timeout(100)
+    assert spread() < fitted
+    page.locator(".decoy-map-fit").click()
+    page.wait_for_timeout(100)
+    assert abs(spread() - fitted) < 1
