@@ -194,9 +194,9 @@ def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
         for e in ends:
             if e.startswith("topic:") and e not in topics:
                 problems.append(f"endpoint {e} is not a topic row that opens")
-        for end, name in zip(p.endpoints, (p.relation_from, p.relation_to)):
-            if end.startswith("account:") and name:
-                problems.append(f"the account end {end} carries the name {name!r}: an account end's name is empty")
+        for end, end_name in zip(p.endpoints, (p.relation_from, p.relation_to)):
+            if end.startswith("account:") and end_name:
+                problems.append(f"the account end {end} carries the name {end_name!r}: an account end's name is empty")
         if p.relation_type and len(p.relation_type) > memory.MAX_RELATION_TYPE:
             problems.append(f"relationType is {len(p.relation_type)} characters; at most {memory.MAX_RELATION_TYPE}")
         to_id = p.endpoints[-1] if p.endpoints else None
@@ -227,10 +227,10 @@ def _space_view(con: Any, owner_key: Any) -> list[dict]:
             key = sealing.unwrap_as_owner(space.owner_wrap, owner_key)
         except (CryptoError, WireFormatError) as exc:
             key, why = None, f"the space's owner_wrap does not open: {exc}"
-        if key is not None and wire.kid(key) != space.skid:
-            key, why = None, f"the space key is {wire.kid(key)}, the space says skid {space.skid}"
+        if key is not None and (got := wire.kid(key)) != space.skid:
+            key, why = None, f"the space key is {got}, the space says skid {space.skid}"
         for r in ss.space_rows(con, space.id):
-            entry = {
+            entry: dict[str, Any] = {
                 "id": r.id,
                 "kind": "space_row",
                 "space_id": space.id,
@@ -264,7 +264,8 @@ def _space_view(con: Any, owner_key: Any) -> list[dict]:
 
 def _graph_summary(graph: str, obj: dict) -> str:
     """One line for a legacy graph row, as the app lists it."""
-    part = obj.get(graph) if isinstance(obj.get(graph), dict) else {}
+    got = obj.get(graph)
+    part = got if isinstance(got, dict) else {}
     if graph == "entity":
         return f"topic {part.get('name')!r} ({part.get('entityType') or 'no type'})"
     if graph == "observation":

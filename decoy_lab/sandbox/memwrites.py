@@ -39,6 +39,7 @@ Choices where the spec is silent or loose (documented, and read by the tests):
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Set
 from typing import Any
 
 from starlette.requests import Request
@@ -61,7 +62,7 @@ from .bodies import (
     str_list,
     uuid_text,
 )
-from .core import bad_request, iso, now_of, problem, state_of
+from .core import HTTPProblem, bad_request, iso, now_of, problem, state_of
 from .faults import faulty
 from .reach import (
     Reach,
@@ -89,7 +90,7 @@ from .reach import (
 # ── save ───────────────────────────────────────────────────────────────────────────────────
 
 
-def save_permission_error(con: sqlite3.Connection, agent: Any, now: float) -> Exception:
+def save_permission_error(con: sqlite3.Connection, agent: Any, now: float) -> HTTPProblem:
     """The spec's 403 for saving without memory.save (GRANT_EXPIRED when that grant ended)."""
     exc = insufficient(
         "memory.save",
@@ -170,8 +171,8 @@ def put_grantee_wraps(
     now: float,
     *,
     check_write: bool,
-    existing: set[str] = frozenset(),
-    removed: set[str] = frozenset(),
+    existing: Set[str] = frozenset(),
+    removed: Set[str] = frozenset(),
     only_missing: bool = False,
 ) -> tuple[int, set[str]]:
     """Store the admitted grantee wraps; returns (how many were stored, their reasons)."""
@@ -320,7 +321,9 @@ def rotate(
         owner_wrap=owner_wrap,
         editor_connection=agent.connection_id,
     )
-    row = ms.get_memory(con, row.id)
+    updated = ms.get_memory(con, row.id)
+    assert updated is not None  # updated in this same transaction
+    row = updated
     n, _ = put_grantee_wraps(
         con, row, agent, agents, wraps_in, now, check_write=True, existing=had - removed, removed=removed
     )
@@ -397,7 +400,7 @@ async def delete_memories(request: Request) -> JSONResponse:
         for row_id in dict.fromkeys(ids):
             row = ms.get_memory(con, row_id)
             r = reach(con, agent, row) if row is not None else None
-            if r is None or not (r.readable or is_author(agent, row)):
+            if row is None or r is None or not (r.readable or is_author(agent, row)):
                 refused.append(row_id)  # missing and not yours look the same
                 continue
             if not can_delete(agent, row, r.via):

@@ -89,6 +89,7 @@ class _Mover:
 
     def __init__(self, con: Any, owner_key: Any, owner_public_key: str, now: float, report: MoveReport):
         self.con, self.owner_key, self.now, self.report = con, owner_key, now, report
+        self.owner_public_key = owner_public_key
         self.owner_keys = memory.RecipientKeys(owner_public_key, owner_public_key)  # the owner's own app
         self.space_keys: dict[str, bytes] = {}
         self._topics: dict[str, tuple[str, str]] | None = None  # normalized name -> (topic id, name)
@@ -99,6 +100,7 @@ class _Mover:
         if srow is None:
             return  # deleted, or moved along with an earlier row
         space = ss.get_space(self.con, srow.space_id)
+        assert space is not None  # a stored row's space is stored (the tables' foreign key)
         plain = self._convert(self._open(srow, space), space, rid)
         self._store(srow, space, plain)
         (self.report.along if along else self.report.moved).append(rid)
@@ -121,7 +123,7 @@ class _Mover:
     def _store(self, srow: ss.SpaceRow, space: ss.Space, plain: dict) -> None:
         key = random_key()
         ciphertext = wire.b64encode(sealing.seal_json(key, plain))
-        owner_wrap = wire.b64encode(sealing.wrap_to_owner(key, self.owner_keys.owner_public_key))
+        owner_wrap = wire.b64encode(sealing.wrap_to_owner(key, self.owner_public_key))
         ms.insert_memory(
             self.con,
             ms.MemoryRow(
@@ -167,7 +169,7 @@ class _Mover:
             rel = new["relation"]
             ends = [self._end(space, rel.get("from"), create=True), self._end(space, rel.get("to"), create=True)]
             for side, end in zip(("from", "to"), ends):
-                if end.startswith("account:"):
+                if end is not None and end.startswith("account:"):
                     rel[side] = ""  # an account end carries no name
             new["endpoints"], new["about"] = ends, []
         else:
@@ -188,7 +190,9 @@ class _Mover:
         if not isinstance(name, str) or memory.normalize_topic_name(name) in memory.USER_NAMES:
             obs["entityName"], new["about"] = memory.USER_ENTITY, ["user"]
             return
-        obs["entityName"], topic_id = self._topic(space, name, create=True)
+        found = self._topic(space, name, create=True)
+        assert found is not None  # with create=True a topic is found or made
+        obs["entityName"], topic_id = found
         new["about"] = [topic_id]
 
     def _end(self, space: ss.Space, name: Any, *, create: bool) -> str | None:

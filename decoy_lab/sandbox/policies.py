@@ -254,7 +254,7 @@ def _requested_scopes(rows: list[grants.Row], agent: Agent) -> list[str]:
 
 
 def _renewal_body(req: sqlite3.Row) -> dict[str, Any]:
-    ends = iso(req["ends_at"])
+    ends = iso(req["ends_at"]) or ""  # a renewal always has the end date it renews
     return {
         "request_id": req["id"],
         "status": "pending",

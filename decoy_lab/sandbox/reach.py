@@ -9,7 +9,7 @@ choices where the spec is silent are listed in memwrites.py.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,7 @@ from . import auth, grants, grantstore
 from . import memstore as ms
 from . import spacestore as ss
 from .bodies import WrapIn
-from .core import problem
+from .core import HTTPProblem, problem
 
 # ── refusals ───────────────────────────────────────────────────────────────────────────────
 
@@ -43,7 +43,7 @@ def insufficient(
     con: Any = None,
     agent: Any = None,
     now: float | None = None,
-) -> Exception:
+) -> HTTPProblem:
     """403 INSUFFICIENT_GRANT with the `permission_request` body that would fix it (grants.py);
     403 GRANT_EXPIRED instead when a grant that ended would have allowed it (given con/agent/now)."""
 
@@ -230,8 +230,8 @@ def admit(
     row: ms.MemoryRow,
     *,
     check_write: bool,
-    existing: set[str] = frozenset(),
-    removed: set[str] = frozenset(),
+    existing: Set[str] = frozenset(),
+    removed: Set[str] = frozenset(),
 ) -> list[str]:
     """The reasons a grantee wrap is kept for: ones its recipient holds now (never `self`, never
     for the caller itself), minus removed labels, and with `check_write` only ones the caller

@@ -108,6 +108,7 @@ def run_sharing_pass(state: SandboxState) -> ShareReport:
                         ms.set_wrap_via(con, row.id, agent.token_id, via)
                         report.updated += 1
                     continue
+                assert agent.public_key is not None  # live_agents were filtered on it
                 wrapped = wire.b64encode(sealing.wrap_to_agent(opened.key, agent.public_key))
                 ms.put_wrap(
                     con, ms.Wrap(row.id, agent.token_id, ms.key_fp(agent.public_key), row.kid, wrapped, via, now)

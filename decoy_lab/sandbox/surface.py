@@ -182,7 +182,7 @@ def _text(body: dict[str, Any], key: str) -> str:
 async def edit(request: Request) -> JSONResponse:
     """`{"id", "text"?, "categories"?, "topic"? (topic:<id> or null), "expected_rev"?}`"""
     owner, body = await _change(request)
-    changes = {k: body[k] for k in ("text", "categories", "expected_rev") if k in body}
+    changes: dict[str, Any] = {k: body[k] for k in ("text", "categories", "expected_rev") if k in body}
     if "topic" in body:
         changes["topic"] = body["topic"]
     return JSONResponse(owner.edit(_text(body, "id"), **changes))
