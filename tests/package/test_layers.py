@@ -39,9 +39,10 @@ SANDBOX_MAY_IMPORT = {
     "the memory model",
 }
 
-# The ONLY cycles allowed, each named after the open work that removes it. Nothing else may join
-# one: a cycle is excused only when every module in it matches one entry. Remove an entry when
-# its work lands.
+# The only cycles allowed, each named after the open work that removes it (module patterns): a
+# cycle is excused only when every module in it matches one entry, so nothing else can join it.
+# None today — the five the package had are gone; an entry is for a cycle on its way out, never
+# for a new one.
 ALLOWED_CYCLES: dict[str, list[str]] = {}
 
 
