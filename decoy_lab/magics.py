@@ -67,8 +67,7 @@ class DecoyMagics(Magics):
         if shell is not None:
             from .display import register_formatters
 
-            shell.set_hook("complete_command", self._complete, str_key="%decoy")
-            shell.set_hook("complete_command", self._complete, str_key="%%decoy")
+            shell.Completer.custom_matchers.append(self._matcher())
             register_formatters(shell)
 
     @line_cell_magic
@@ -152,12 +151,30 @@ class DecoyMagics(Magics):
             "permission": lambda: list(verbs.PERMISSIONS),
         }
 
-    def _complete(self, _shell: Any, event: Any) -> list[str]:
-        line = event.line.lstrip()
-        before = line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else ""
-        if line in ("%decoy", "%%decoy"):
-            before = ""
-        return verbs.complete(before, NB, self._sources())
+    def complete(self, line: str) -> list[str]:
+        """What Tab offers at the end of `line` (a `%decoy …` line up to the cursor)."""
+        parts = line.lstrip().split(None, 1)
+        return verbs.complete(parts[1] if len(parts) > 1 else "", NB, self._sources())
+
+    def _matcher(self) -> Callable[[Any], dict]:
+        """An IPython context matcher: on a `%decoy` line only our words are offered (Python
+        names from Jedi would only be noise there)."""
+        from IPython.core.completer import SimpleCompletion, context_matcher
+
+        @context_matcher()
+        def decoy_matcher(context: Any) -> dict:
+            line = context.line_with_cursor[: context.cursor_position]
+            if not line.lstrip().startswith(("%decoy", "%%decoy")):
+                return {"completions": []}
+            token = context.token
+            found = self.complete(line)
+            stem = line[: len(line) - len(token)] if token else line
+            if stem.endswith(("'", '"')):  # the quote is already typed: offer the rest of the value
+                found = [w[1:] if w[:1] in "'\"" else w for w in found]
+            words = found
+            return {"completions": [SimpleCompletion(w, type="decoy") for w in words], "suppress": True}
+
+        return decoy_matcher
 
 
 def _one_line(exc: verbs.UsageProblem) -> str:

@@ -485,9 +485,12 @@ def test_cache_shows_the_profiles_cache_and_clear_and_unpair_leave_no_file(ip, m
 
 
 # -- completion, suggestions and readable results ---------------------------------------------------
-class _Event:
-    def __init__(self, line):
-        self.line, self.symbol, self.command = line, line.split()[-1] if line.split() else "", "%decoy"
+def _tab(ip, line):
+    """What Tab offers at the end of `line`, through IPython's completer as a kernel asks it."""
+    from IPython.core.completer import provisionalcompleter
+
+    with provisionalcompleter():
+        return [line[: c.start] + c.text for c in ip.Completer.completions(line, len(line))]
 
 
 def test_tab_completes_verbs_flags_topics_categories_and_ids(ip, magics, connected):
@@ -495,18 +498,16 @@ def test_tab_completes_verbs_flags_topics_categories_and_ids(ip, magics, connect
     categories and memory ids"."""
     mid = decoy(ip, "save --topic 'Tab trip' --type trip --relation 'is planning' --categories travel", "Tab me.")
     decoy(ip, "memories")  # completion offers what the latest load holds
-    complete = magics._complete
-    assert complete(ip, _Event("%decoy mem")) == ["memories"]
-    assert complete(ip, _Event("%decoy memories --ca")) == ["--category"]
-    assert "'Tab trip'" in complete(ip, _Event("%decoy memories --topic 'Ta"))
-    assert "You" in complete(ip, _Event("%decoy memories --topic "))
-    assert complete(ip, _Event("%decoy memories --category tra")) == ["travel"]
-    assert mid in complete(ip, _Event(f"%decoy unseal {mid[:6]}"))
-    assert mid in complete(ip, _Event(f"%decoy delete {mid} {mid[:6]}"))
-    assert "memory.edit" in complete(ip, _Event("%decoy request memory.e"))
-    # and through IPython's own completer, as Tab in a notebook asks it
-    _, found = ip.Completer.complete(line_buffer="%decoy memories --se", cursor_pos=len("%decoy memories --se"))
-    assert "--search" in found
+    assert _tab(ip, "%decoy mem") == ["%decoy memories"]
+    assert _tab(ip, "%decoy memories --ca") == ["%decoy memories --category"]  # no Python names
+    assert "%decoy memories --topic 'Tab trip'" in _tab(ip, "%decoy memories --topic 'Ta")
+    assert "%decoy memories --topic 'Tab trip'" in _tab(ip, "%decoy memories --topic Ta")
+    assert "%decoy memories --topic You" in _tab(ip, "%decoy memories --topic ")
+    assert _tab(ip, "%decoy memories --category tra") == ["%decoy memories --category travel"]
+    assert f"%decoy unseal {mid}" in _tab(ip, f"%decoy unseal {mid[:6]}")
+    assert f"%decoy delete {mid} {mid}" in _tab(ip, f"%decoy delete {mid} {mid[:6]}")
+    assert "%decoy request memory.edit" in _tab(ip, "%decoy request memory.e")
+    assert _tab(ip, "x = 1; se")[:1] != []  # other lines still complete as Python
 
 
 def test_unknown_topic_names_and_ids_suggest_the_closest(ip, connected):
