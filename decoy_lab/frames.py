@@ -36,8 +36,8 @@ class DecodedRow:
     via: list[str] = field(default_factory=list)
     mine: bool | None = None
     author_kind: str | None = None
-    created_at: Any = None  # ISO text or datetime; the frames make both UTC datetimes
-    updated_at: Any = None
+    created_at: str | datetime | None = None  # ISO text or datetime; the frames make both UTC datetimes
+    updated_at: str | datetime | None = None
     # a memory
     text: str | None = None
     about: list[str] = field(default_factory=list)

@@ -55,7 +55,7 @@ def _meta(row: Mapping) -> dict:
     }
 
 
-def decoded(row: Mapping, result: Any) -> DecodedRow:
+def decoded(row: Mapping[str, Any], result: memory.Row | UnreadableRow | None) -> DecodedRow:
     """One served row and what memory.read_row made of it (a model, None or an UnreadableRow)."""
     rid = str(row.get("id")) if isinstance(row, Mapping) else "?"
     meta = _meta(row) if isinstance(row, Mapping) else {}
@@ -409,7 +409,7 @@ def build_vault(
     workers: int | None = None,
     space_rows: Iterable[DecodedRow] = (),
     previous: Vault | None = None,
-    progress: Any = None,
+    progress: Callable[[int, int], Any] | None = None,
 ) -> Vault:
     """Read a memories GET answer (already parsed) into a Vault; see read_vault."""
     rest = {k: v for k, v in answer.items() if k != "memories"}
@@ -434,7 +434,7 @@ def read_vault(
     workers: int | None = None,
     space_rows: Iterable[DecodedRow] = (),
     previous: Vault | None = None,
-    progress: Any = None,
+    progress: Callable[[int, int], Any] | None = None,
     cached: Reuse | None = None,
 ) -> Vault:
     """Read served rows — a list, or rows still arriving from a streamed GET — into a Vault, in
