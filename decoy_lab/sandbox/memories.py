@@ -18,6 +18,7 @@ from starlette.routing import Route
 
 from ..gcpause import gc_paused
 from . import auth, readcache, schedule, sharepass, waiting
+from .auth import Agent
 from .core import iso, now_of, problem, state_of
 from .faults import faulty
 from .reach import Reach, agent_of, is_author, owner_public_key, readable
@@ -62,7 +63,7 @@ async def memory_grantees(request: Request) -> JSONResponse:
     )
 
 
-def served_row(r: Reach, agent: Any) -> dict:
+def served_row(r: Reach, agent: Agent) -> dict:
     row = r.row
     return {
         "id": row.id,

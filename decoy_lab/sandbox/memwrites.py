@@ -48,6 +48,7 @@ from starlette.routing import Route
 
 from . import memstore as ms
 from . import schedule
+from .auth import Agent
 from .bodies import (
     MAX_ROWS,
     RowIn,
@@ -90,7 +91,7 @@ from .reach import (
 # ── save ───────────────────────────────────────────────────────────────────────────────────
 
 
-def save_permission_error(con: sqlite3.Connection, agent: Any, now: float) -> HTTPProblem:
+def save_permission_error(con: sqlite3.Connection, agent: Agent, now: float) -> HTTPProblem:
     """The spec's 403 for saving without memory.save (GRANT_EXPIRED when that grant ended)."""
     exc = insufficient(
         "memory.save",
@@ -194,7 +195,7 @@ def put_grantee_wraps(
 
 
 def fill_missing(
-    con: sqlite3.Connection, row: ms.MemoryRow, agent: Any, agents: dict[str, Any], p: RowIn, now: float
+    con: sqlite3.Connection, row: ms.MemoryRow, agent: Agent, agents: dict[str, Any], p: RowIn, now: float
 ) -> None:
     """The author's resend of the same id and key: fill in any wrap an earlier attempt missed."""
     _, reasons = put_grantee_wraps(con, row, agent, agents, p.grantee_wraps, now, check_write=False, only_missing=True)
@@ -247,7 +248,7 @@ async def edit_memory(request: Request) -> JSONResponse:
 
 def rotate(
     con: sqlite3.Connection,
-    agent: Any,
+    agent: Agent,
     agents: dict[str, Any],
     r: Reach,
     body: dict,

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from . import auth, grants, grantstore
 from . import memstore as ms
 from . import spacestore as ss
+from .auth import Agent
 from .bodies import WrapIn
 from .core import HTTPProblem, problem
 
@@ -41,7 +42,7 @@ def insufficient(
     reason: str | None = None,
     *,
     con: Any = None,
-    agent: Any = None,
+    agent: Agent | None = None,
     now: float | None = None,
 ) -> HTTPProblem:
     """403 INSUFFICIENT_GRANT with the `permission_request` body that would fix it (grants.py);
@@ -73,32 +74,32 @@ def permission_request(permission: str, reason: str | None = None) -> dict:
 # ── reasons ────────────────────────────────────────────────────────────────────────────────
 
 
-def is_author(agent: Any, row: ms.MemoryRow) -> bool:
+def is_author(agent: Agent, row: ms.MemoryRow) -> bool:
     return row.author_kind == "agent" and row.author_connection == agent.connection_id
 
 
-def holds(agent: Any, reason: str, row: ms.MemoryRow) -> bool:
+def holds(agent: Agent, reason: str, row: ms.MemoryRow) -> bool:
     """Does the agent hold this read reason on this row now? `self` = its author with memory.save."""
     if reason == "self":
         return is_author(agent, row) and bool(agent.access.save)
     return bool(agent.access.read.allows_via(reason))
 
 
-def writes(agent: Any, reason: str, row: ms.MemoryRow) -> bool:
+def writes(agent: Agent, reason: str, row: ms.MemoryRow) -> bool:
     """May the agent write (label with, share into, remove) this reason on this row?"""
     if is_author(agent, row) and agent.access.save:
         return True
     return reason != "self" and bool(agent.access.write.allows_via(reason))
 
 
-def usable_wrap(wrap: ms.Wrap | None, row: ms.MemoryRow, agent: Any) -> ms.Wrap | None:
+def usable_wrap(wrap: ms.Wrap | None, row: ms.MemoryRow, agent: Agent) -> ms.Wrap | None:
     """The wrap only if it is of the row's current key and for the agent's current public key."""
     if wrap is None or wrap.kid != row.kid or wrap.key_fp != ms.key_fp(agent.public_key):
         return None
     return wrap
 
 
-def live_via(agent: Any, row: ms.MemoryRow, wrap: ms.Wrap | None) -> list[str]:
+def live_via(agent: Agent, row: ms.MemoryRow, wrap: ms.Wrap | None) -> list[str]:
     """The wrap's reasons rechecked against live grants ("rechecks reasons … on every read").
     A reason the wrap does not record is not added: a new grant reaches the row once the owner's
     phone records it (until then the row is `preparing`)."""
@@ -107,7 +108,7 @@ def live_via(agent: Any, row: ms.MemoryRow, wrap: ms.Wrap | None) -> list[str]:
     return [v for v in wrap.via if holds(agent, v, row)]
 
 
-def owed_reason(agent: Any, row: ms.MemoryRow) -> str | None:
+def owed_reason(agent: Agent, row: ms.MemoryRow) -> str | None:
     """A reason the server can see that the agent should hold a key to this row: `self`, `all`,
     or a granted topic's own entity row. Labels inside ciphertext are invisible here."""
     if holds(agent, "self", row):
@@ -132,14 +133,14 @@ def is_label(reason: str) -> bool:
     return reason.startswith(LABEL_PREFIXES)
 
 
-def can_edit(agent: Any, row: ms.MemoryRow, via: list[str]) -> bool:
+def can_edit(agent: Agent, row: ms.MemoryRow, via: list[str]) -> bool:
     """memory.edit on a reason it reads the memory through, or its own memory while it holds save."""
     if is_author(agent, row) and agent.access.save:
         return True
     return any(v != "self" and agent.access.write.allows_via(v) for v in via)
 
 
-def can_delete(agent: Any, row: ms.MemoryRow, via: list[str]) -> bool:
+def can_delete(agent: Agent, row: ms.MemoryRow, via: list[str]) -> bool:
     if is_author(agent, row):
         return True
     return any(v != "self" and agent.access.delete.allows_via(v) for v in via)
@@ -161,12 +162,12 @@ class Reach:
         return self.wrap is not None and bool(self.via)
 
 
-def reach(con: Any, agent: Any, row: ms.MemoryRow) -> Reach:
+def reach(con: Any, agent: Agent, row: ms.MemoryRow) -> Reach:
     wrap = usable_wrap(ms.get_wrap(con, row.id, agent.token_id), row, agent)
     return Reach(row, wrap, live_via(agent, row, wrap))
 
 
-def readable(con: Any, agent: Any) -> tuple[list[Reach], list, dict[str, ms.Wrap]]:
+def readable(con: Any, agent: Agent) -> tuple[list[Reach], list, dict[str, ms.Wrap]]:
     """Every row this connection may open now, the rows owed to it that it cannot open yet
     ((row, why) pairs), and its wraps: one snapshot, read in the caller's transaction."""
     wraps = ms.wraps_for_token(con, agent.token_id)
@@ -187,7 +188,7 @@ def live_agents(con: Any, now: float) -> dict[str, Any]:
     return {a.token_id: a for a in auth.live_agents(con, now)}
 
 
-def visible_or_404(con: Any, agent: Any, row_id: str, now: float | None = None) -> Reach:
+def visible_or_404(con: Any, agent: Agent, row_id: str, now: float | None = None) -> Reach:
     """The row as this agent reaches it; 404 for a missing id and for one it cannot see alike.
     Its own memory after `memory.save` ended (or was taken away) is no secret to its author: 403
     GRANT_EXPIRED (or INSUFFICIENT_GRANT) with the `permission_request` that gives it back."""
@@ -249,7 +250,7 @@ def admit(
     return out
 
 
-def self_reasons(agent: Any, row: ms.MemoryRow, self_via: list[str] | None, extra: Iterable[str]) -> list[str]:
+def self_reasons(agent: Agent, row: ms.MemoryRow, self_via: list[str] | None, extra: Iterable[str]) -> list[str]:
     """The reasons the saver's own wrap is kept for. With `self_via`: exactly those it holds
     ("its own wrap is kept for these only, and with none it keeps no wrap"); without it: `self`
     (its own memory while it holds save) and the reasons the server can see it holds — every
@@ -266,7 +267,7 @@ def self_reasons(agent: Any, row: ms.MemoryRow, self_via: list[str] | None, extr
     return out
 
 
-def rotated_self_reasons(agent: Any, row: ms.MemoryRow, reads_by: list[str], self_via: list[str] | None) -> list[str]:
+def rotated_self_reasons(agent: Agent, row: ms.MemoryRow, reads_by: list[str], self_via: list[str] | None) -> list[str]:
     """A rotation: "The caller's own wrap keeps the reasons it reads the memory by, plus any in
     `self_via` it holds"."""
     out = ["self"] if holds(agent, "self", row) else []
@@ -276,14 +277,14 @@ def rotated_self_reasons(agent: Any, row: ms.MemoryRow, reads_by: list[str], sel
     return out
 
 
-def store_wrap(con: Any, row: ms.MemoryRow, agent: Any, wrapped_key: str, via: list[str], now: float) -> None:
+def store_wrap(con: Any, row: ms.MemoryRow, agent: Agent, wrapped_key: str, via: list[str], now: float) -> None:
     ms.put_wrap(con, ms.Wrap(row.id, agent.token_id, ms.key_fp(agent.public_key), row.kid, wrapped_key, via, now))
 
 
 # ── legacy spaces ──────────────────────────────────────────────────────────────────────────
 
 
-def space_covered(agent: Any, space: ss.Space) -> bool:
+def space_covered(agent: Agent, space: ss.Space) -> bool:
     """A legacy space is covered by `memory.read` (Me) or `acctmem.read` on its account."""
     read = agent.access.read
     if space.kind == "me":

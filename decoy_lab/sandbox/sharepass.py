@@ -19,6 +19,7 @@ from ..errors import CryptoError, WireFormatError
 from . import auth, moves, schedule
 from . import memstore as ms
 from . import spacestore as ss
+from .auth import Agent
 from .core import SandboxState, iso
 from .opening import Unopenable, approval, author_name, label_set, open_row
 from .reach import space_covered
@@ -64,7 +65,7 @@ class ShareReport:
         return f"<ShareReport {self.summary()}>"
 
 
-def reasons(agent: Any, row: ms.MemoryRow, plain: memory.Plain) -> list[str]:
+def reasons(agent: Agent, row: ms.MemoryRow, plain: memory.Plain) -> list[str]:
     """Why this connection should read this row now, by its labels and live grants."""
     out = memory.reasons_for(agent.access.read, plain)
     if row.author_kind == "agent" and row.author_connection == agent.connection_id and agent.access.save:

@@ -39,6 +39,7 @@ from starlette.routing import Route
 from . import memstore as ms
 from . import moves
 from . import spacestore as ss
+from .auth import Agent
 from .bodies import MAX_ROWS, delete_ids, edit_fields, envelope, json_body, kid_text, uuid_text, vault_blob
 from .core import bad_request, iso, now_of, problem, state_of
 from .faults import faulty
@@ -47,7 +48,7 @@ from .reach import agent_of, insufficient, live_agents, owner_public_key, permis
 MOVING_RETRY = 5  # the phone answers its push within about this (core.DEFAULT_AUTO_SHARE_AFTER)
 
 
-def _space_json(con: sqlite3.Connection, s: ss.Space, agent: Any) -> dict:
+def _space_json(con: sqlite3.Connection, s: ss.Space, agent: Agent) -> dict:
     wrap = ss.space_wrap(con, s.id, agent.token_id)
     usable = wrap is not None and wrap[0] == ms.key_fp(agent.public_key)
     wrapped_key = wrap[1] if wrap is not None and usable else None
@@ -74,7 +75,7 @@ def _probe(kind: str, account_id: str | None) -> ss.Space:
     return ss.Space("", kind, account_id, "", "", None, 0.0)
 
 
-def _need_cover(agent: Any, kind: str, account_id: str | None) -> None:
+def _need_cover(agent: Agent, kind: str, account_id: str | None) -> None:
     if not space_covered(agent, _probe(kind, account_id)):
         if kind == "me":
             raise insufficient("memory.read", "this space needs memory.read")
@@ -166,12 +167,12 @@ async def space_grantees(request: Request) -> JSONResponse:
     )
 
 
-def _mine(row: ss.SpaceRow, agent: Any) -> bool:
+def _mine(row: ss.SpaceRow, agent: Agent) -> bool:
     """ "`mine` is true for rows your token wrote"."""
     return row.author_token == agent.token_id
 
 
-def _space_for(con: sqlite3.Connection, agent: Any, space_id: str) -> ss.Space:
+def _space_for(con: sqlite3.Connection, agent: Agent, space_id: str) -> ss.Space:
     space = ss.get_space(con, space_id)
     if space is None:
         raise problem(404, "NOT_FOUND", "no such space")
@@ -245,7 +246,7 @@ async def create_rows(request: Request) -> JSONResponse:
     return JSONResponse({"created": created, "existing": existing}, status_code=201)
 
 
-def _verb_on_space(agent: Any, space: ss.Space, verb: str) -> str:
+def _verb_on_space(agent: Agent, space: ss.Space, verb: str) -> str:
     """ "yes", "moving" (a selective grant: the phone must move the row first) or "no"."""
     sel = getattr(agent.access, verb)
     if space.kind == "account":

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -24,6 +23,7 @@ from starlette.routing import Route
 
 from . import memstore as ms
 from . import spacestore as ss
+from .auth import Agent
 from .core import bad_request, problem, state_of
 from .reach import agent_of, is_author, live_via, space_covered, usable_wrap
 
@@ -32,7 +32,7 @@ MAX_CURSOR = 2**63 - 1  # the largest change seq the store can hold
 _CURSOR = re.compile(r"^\d+$")
 
 
-def _sees_memory(con: sqlite3.Connection, agent: Any, item_id: str) -> bool:
+def _sees_memory(con: sqlite3.Connection, agent: Agent, item_id: str) -> bool:
     row = ms.get_memory(con, item_id)
     if row is None:
         return False
@@ -42,17 +42,17 @@ def _sees_memory(con: sqlite3.Connection, agent: Any, item_id: str) -> bool:
     return bool(live_via(agent, row, wrap))
 
 
-def _sees_space(con: sqlite3.Connection, agent: Any, space_id: str | None) -> bool:
+def _sees_space(con: sqlite3.Connection, agent: Agent, space_id: str | None) -> bool:
     space = ss.get_space(con, space_id) if space_id else None
     return space is not None and space_covered(agent, space)
 
 
-def _sees_every_space(agent: Any) -> bool:
+def _sees_every_space(agent: Agent) -> bool:
     read = agent.access.read
     return bool((read.all or read.categories or read.topics) and read.account_wildcard)
 
 
-def _visible(con: sqlite3.Connection, agent: Any, c: ms.Change) -> bool:
+def _visible(con: sqlite3.Connection, agent: Agent, c: ms.Change) -> bool:
     if c.op == "destroyed":
         if c.bucket == "context_memory":
             return agent.token_id in (c.holders or [])

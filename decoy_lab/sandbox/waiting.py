@@ -11,6 +11,7 @@ import sqlite3
 from typing import Any
 
 from . import memstore as ms
+from .auth import Agent
 from .core import iso
 from .schedule import DAY, key_time, unknown_base
 
@@ -28,7 +29,7 @@ def retry_after(elapsed: float) -> int:
     return 3600
 
 
-def owed_at(agent: Any, row: ms.MemoryRow, why: str) -> float:
+def owed_at(agent: Agent, row: ms.MemoryRow, why: str) -> float:
     """When this row came to be owed to this connection's current key."""
     t = max(row.key_at, key_time(agent))
     if why != "self" and agent.newest_grant_at:
@@ -67,7 +68,11 @@ CAP = 500
 
 
 def report(
-    con: sqlite3.Connection, agent: Any, waiting: list[tuple[ms.MemoryRow, str]], wraps: dict[str, ms.Wrap], now: float
+    con: sqlite3.Connection,
+    agent: Agent,
+    waiting: list[tuple[ms.MemoryRow, str]],
+    wraps: dict[str, ms.Wrap],
+    now: float,
 ) -> dict:
     """The `preparing` … `do_not` fields of a memories read for this connection."""
     out: dict[str, Any] = {}
@@ -133,7 +138,7 @@ def report(
 
 
 def _unknown_state(
-    con: sqlite3.Connection, agent: Any, wraps: dict[str, ms.Wrap], now: float
+    con: sqlite3.Connection, agent: Agent, wraps: dict[str, ms.Wrap], now: float
 ) -> tuple[str, float] | None:
     """("preparing" | "failed" | "shared_complete", since) for grants the server cannot see into."""
     read = agent.access.read
@@ -151,6 +156,6 @@ def _unknown_state(
     return ("preparing", base) if now - base < DAY else ("failed", base)
 
 
-def holds_vault_key(agent: Any) -> bool:
+def holds_vault_key(agent: Agent) -> bool:
     """A connection granted `everything` holds the whole-vault key."""
     return any("everything" in r.permissions for r in getattr(agent, "rows", ()))
