@@ -89,6 +89,12 @@ class CacheInfo:
     __repr__ = __str__
 
 
+def rebuilt(vault: Vault | None) -> bool:
+    """Was `vault` rebuilt from a cache (its rows carry digests, not ciphertexts)? A load after it
+    matches rows against the cache file again, not against it."""
+    return vault is not None and bool(vault.served) and DIGEST in vault.served[0]
+
+
 def describe(path: Path) -> CacheInfo:
     try:
         return CacheInfo(path, path.stat().st_size)

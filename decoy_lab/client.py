@@ -650,7 +650,7 @@ class Connection:
                 vault = read_retried()
             else:  # cached rows + sync: a reopen opens only what changed (cache.py)
                 vault = local.load(
-                    first=s.vault is None,
+                    first=s.vault is None or cache.rebuilt(s.vault),
                     get=s.get,
                     read=read_retried,
                     key_cache=s.key_cache,

@@ -92,7 +92,7 @@ def same_vault(got, want) -> None:
 
 
 def test_reopen_in_a_new_connection_equals_the_cold_load_with_no_rsa_and_no_rows_fetched(paired, store):
-    _conn, cold = paired
+    conn, cold = paired
     path = store.cache_path("p")
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and path.parent == store.profiles_dir
     again = Counted(store)
@@ -101,6 +101,9 @@ def test_reopen_in_a_new_connection_equals_the_cold_load_with_no_rsa_and_no_rows
     assert vault.read == 0 and again.rsa == 0
     assert MEMORIES not in again.paths, "nothing changed: the sync feed said so, no rows were fetched"
     assert "/api/agent/sync" in again.paths
+    mid = conn.save("Reads on the train.")
+    later = again.load()  # the same process again: rows still matched against the cache file
+    assert later.read == 1 and later.memory(mid).text == "Reads on the train."
 
 
 def test_a_change_is_fetched_and_only_the_changed_rows_are_opened(paired, store):
