@@ -10,17 +10,18 @@ as text.
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 from .. import memory, sealing, wire
 from ..errors import CryptoError, DecoyError, WireFormatError
 from . import memstore as ms
 from . import spacestore as ss
-from .core import iso
+from .core import SandboxState, iso
 from .opening import Opened, Unopenable, approval, author_name, connection_names, open_row
 
 
-def app_view(state: Any) -> list[dict]:
+def app_view(state: SandboxState) -> list[dict]:
     """Every stored row as the owner's app sees it (memories, topics, links, legacy space rows).
 
     Each entry: id, kind (memory/topic/link/space_row/other; "unknown" when it does not open),
@@ -79,7 +80,7 @@ def app_view(state: Any) -> list[dict]:
     return out
 
 
-def check_row(state: Any, row: dict, *, trace: Any = None) -> dict:
+def check_row(state: SandboxState, row: dict, *, trace: Any = None) -> dict:
     """Would the owner's app open this row? `row` is a POST-ready or stored row dict (id, kid,
     ciphertext, owner_wrap). Answers like an app_view entry: readable with text and labels, or
     the problem and reason; with `trace`, every step the app takes is recorded."""
@@ -220,7 +221,7 @@ def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
     }
 
 
-def _space_view(con: Any, owner_key: Any) -> list[dict]:
+def _space_view(con: sqlite3.Connection, owner_key: Any) -> list[dict]:
     out = []
     for space in ss.all_spaces(con):
         try:
@@ -299,7 +300,7 @@ def render(view: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def stored_rows(state: Any) -> list[dict]:
+def stored_rows(state: SandboxState) -> list[dict]:
     """Every stored memory row exactly as the server holds it (for `GET /_sandbox/rows`):
     id, kid, rev, ciphertext, owner_wrap, the author's `self_wrap`, every grantee wrap, author."""
     out = []
@@ -338,7 +339,7 @@ def stored_rows(state: Any) -> list[dict]:
     return out
 
 
-def view_of(state: Any, row_id: str) -> dict | None:
+def view_of(state: SandboxState, row_id: str) -> dict | None:
     """One stored memory row as the owner's app sees it (check_row on what is stored), or None."""
     with state.store.tx() as con:
         row = ms.get_memory(con, row_id)

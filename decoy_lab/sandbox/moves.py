@@ -28,6 +28,7 @@ The asks live on `state.phone` (core.PhoneLog) like the phone's other bookkeepin
 from __future__ import annotations
 
 import copy
+import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,7 @@ from ..errors import DecoyError
 from . import memstore as ms
 from . import schedule
 from . import spacestore as ss
+from .core import SandboxState
 from .opening import Opened, open_row
 
 
@@ -53,7 +55,7 @@ class MoveReport:
     stuck: dict[str, str] = field(default_factory=dict)
 
 
-def ask(state: Any, row_ids: list[str], now: float) -> None:
+def ask(state: SandboxState, row_ids: list[str], now: float) -> None:
     """The owner's phone is asked to move these rows (the ask is kept until a pass answers it)."""
     asked = state.phone.moves_asked
     for rid in row_ids:
@@ -61,11 +63,11 @@ def ask(state: Any, row_ids: list[str], now: float) -> None:
     schedule.nudge(state, now)
 
 
-def asked(state: Any) -> list[str]:
+def asked(state: SandboxState) -> list[str]:
     return list(state.phone.moves_asked)
 
 
-def move_asked(state: Any) -> MoveReport:
+def move_asked(state: SandboxState) -> MoveReport:
     """Move every asked row now (the phone's pass runs this before it shares keys)."""
     report = MoveReport()
     pending = state.phone.moves_asked
@@ -87,7 +89,7 @@ def move_asked(state: Any) -> MoveReport:
 class _Mover:
     """One pass's moves, inside one transaction."""
 
-    def __init__(self, con: Any, owner_key: Any, owner_public_key: str, now: float, report: MoveReport):
+    def __init__(self, con: sqlite3.Connection, owner_key: Any, owner_public_key: str, now: float, report: MoveReport):
         self.con, self.owner_key, self.now, self.report = con, owner_key, now, report
         self.owner_public_key = owner_public_key
         self.owner_keys = memory.RecipientKeys(owner_public_key, owner_public_key)  # the owner's own app

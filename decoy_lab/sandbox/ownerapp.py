@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sqlite3
 from typing import Any
 
 from .. import memory, sealing, wire
@@ -23,13 +24,13 @@ from ..crypto import random_key
 from . import grants, grantstore, schedule, sharepass
 from . import memstore as ms
 from .auth import bump_access_version
-from .core import HTTPProblem
+from .core import HTTPProblem, SandboxState
 from .opening import Opened, open_row
 
 UNSET: Any = object()
 
 
-def _opened(con: Any, state: Any, row_id: str) -> tuple[ms.MemoryRow, Opened]:
+def _opened(con: sqlite3.Connection, state: SandboxState, row_id: str) -> tuple[ms.MemoryRow, Opened]:
     row = ms.get_memory(con, row_id) if isinstance(row_id, str) else None
     if row is None:
         raise HTTPProblem(404, "NOT_FOUND", f"no memory {row_id!r}")
@@ -39,7 +40,9 @@ def _opened(con: Any, state: Any, row_id: str) -> tuple[ms.MemoryRow, Opened]:
     return row, opened
 
 
-def _seal(con: Any, state: Any, row: ms.MemoryRow, key: bytes, obj: dict, *, new_key: bool, now: float) -> int:
+def _seal(
+    con: sqlite3.Connection, state: SandboxState, row: ms.MemoryRow, key: bytes, obj: dict, *, new_key: bool, now: float
+) -> int:
     """Store `obj` as the row's next revision (a new key when `new_key`); returns the new rev."""
     obj = {**obj, "v": 2, "row_id": row.id}
     rev = row.rev + 1
@@ -64,7 +67,7 @@ def _seal(con: Any, state: Any, row: ms.MemoryRow, key: bytes, obj: dict, *, new
     return rev
 
 
-def _topic_name(con: Any, state: Any, topic_id: str) -> str:
+def _topic_name(con: sqlite3.Connection, state: SandboxState, topic_id: str) -> str:
     _, opened = _opened(con, state, topic_id.removeprefix("topic:"))
     if opened.plain.kind != "topic":
         raise HTTPProblem(400, "NOT_A_TOPIC", f"{topic_id} is not a topic row")
@@ -74,7 +77,7 @@ def _topic_name(con: Any, state: Any, topic_id: str) -> str:
 class OwnerApp:
     """The owner's app's own writes, on `Owner` (self.state is the sandbox state)."""
 
-    state: Any
+    state: SandboxState
     _grant: Any  # Owner._grant: store an approved policy (owner.py)
 
     def _after_write(self) -> None:

@@ -9,6 +9,7 @@ choices where the spec is silent are listed in memwrites.py.
 from __future__ import annotations
 
 import inspect
+import sqlite3
 from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +21,7 @@ from . import memstore as ms
 from . import spacestore as ss
 from .auth import Agent
 from .bodies import WrapIn
-from .core import HTTPProblem, problem
+from .core import HTTPProblem, SandboxState, problem
 
 # ── refusals ───────────────────────────────────────────────────────────────────────────────
 
@@ -41,7 +42,7 @@ def insufficient(
     message: str,
     reason: str | None = None,
     *,
-    con: Any = None,
+    con: sqlite3.Connection | None = None,
     agent: Agent | None = None,
     now: float | None = None,
 ) -> HTTPProblem:
@@ -162,12 +163,12 @@ class Reach:
         return self.wrap is not None and bool(self.via)
 
 
-def reach(con: Any, agent: Agent, row: ms.MemoryRow) -> Reach:
+def reach(con: sqlite3.Connection, agent: Agent, row: ms.MemoryRow) -> Reach:
     wrap = usable_wrap(ms.get_wrap(con, row.id, agent.token_id), row, agent)
     return Reach(row, wrap, live_via(agent, row, wrap))
 
 
-def readable(con: Any, agent: Agent) -> tuple[list[Reach], list, dict[str, ms.Wrap]]:
+def readable(con: sqlite3.Connection, agent: Agent) -> tuple[list[Reach], list, dict[str, ms.Wrap]]:
     """Every row this connection may open now, the rows owed to it that it cannot open yet
     ((row, why) pairs), and its wraps: one snapshot, read in the caller's transaction."""
     wraps = ms.wraps_for_token(con, agent.token_id)
@@ -184,11 +185,11 @@ def readable(con: Any, agent: Agent) -> tuple[list[Reach], list, dict[str, ms.Wr
     return served, waiting, wraps
 
 
-def live_agents(con: Any, now: float) -> dict[str, Any]:
+def live_agents(con: sqlite3.Connection, now: float) -> dict[str, Any]:
     return {a.token_id: a for a in auth.live_agents(con, now)}
 
 
-def visible_or_404(con: Any, agent: Agent, row_id: str, now: float | None = None) -> Reach:
+def visible_or_404(con: sqlite3.Connection, agent: Agent, row_id: str, now: float | None = None) -> Reach:
     """The row as this agent reaches it; 404 for a missing id and for one it cannot see alike.
     Its own memory after `memory.save` ended (or was taken away) is no secret to its author: 403
     GRANT_EXPIRED (or INSUFFICIENT_GRANT) with the `permission_request` that gives it back."""
@@ -216,7 +217,7 @@ async def agent_of(request: Request) -> Any:
     return agent
 
 
-def owner_public_key(state: Any) -> str | None:
+def owner_public_key(state: SandboxState) -> str | None:
     owner = getattr(state, "owner", None)
     return getattr(owner, "public_key_b64", None) if owner is not None else None
 
@@ -277,7 +278,9 @@ def rotated_self_reasons(agent: Agent, row: ms.MemoryRow, reads_by: list[str], s
     return out
 
 
-def store_wrap(con: Any, row: ms.MemoryRow, agent: Agent, wrapped_key: str, via: list[str], now: float) -> None:
+def store_wrap(
+    con: sqlite3.Connection, row: ms.MemoryRow, agent: Agent, wrapped_key: str, via: list[str], now: float
+) -> None:
     ms.put_wrap(con, ms.Wrap(row.id, agent.token_id, ms.key_fp(agent.public_key), row.kid, wrapped_key, via, now))
 
 

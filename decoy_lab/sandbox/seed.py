@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from .. import memory, sealing, wire
 from ..crypto import AgentKey, random_key
 from . import memstore as ms
 from . import spacestore as ss
+from .core import SandboxState
 
 SEEDS = ("demo", "none")
 DEMO_AGENT = "Trip planner (demo)"
@@ -203,7 +205,7 @@ class SeedReport:
         )
 
 
-def apply(state: Any, name: str | None = None, *, rng_seed: int = 2026) -> SeedReport:
+def apply(state: SandboxState, name: str | None = None, *, rng_seed: int = 2026) -> SeedReport:
     """Write seed `name` (default: `state.seed`) into the state's store."""
     name = name or getattr(state, "seed", "none") or "none"
     if name not in SEEDS:
@@ -217,7 +219,7 @@ def _uuid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
-def _demo_agent(con: Any, rng: random.Random, now: float, key: AgentKey) -> str:
+def _demo_agent(con: sqlite3.Connection, rng: random.Random, now: float, key: AgentKey) -> str:
     """The simulated second agent: a connection holding memory.save (rows in the connection tables that oauth.py owns)."""
     token_id = _uuid(rng)
     con.execute(
@@ -240,7 +242,7 @@ def _demo_agent(con: Any, rng: random.Random, now: float, key: AgentKey) -> str:
     return token_id
 
 
-def _demo(state: Any, rng: random.Random) -> SeedReport:
+def _demo(state: SandboxState, rng: random.Random) -> SeedReport:
     now = float(state.clock())
     owner_pk = state.owner.key.public_key_b64
     agent_key = AgentKey.generate()
@@ -319,7 +321,9 @@ def _demo(state: Any, rng: random.Random) -> SeedReport:
     return report
 
 
-def _legacy_space(con: Any, owner_pk: str, agent_key: AgentKey, token_id: str, rng: random.Random, now: float) -> int:
+def _legacy_space(
+    con: sqlite3.Connection, owner_pk: str, agent_key: AgentKey, token_id: str, rng: random.Random, now: float
+) -> int:
     space_key = random_key()
     space_id = _uuid(rng)
     created = now - 60 * DAY
