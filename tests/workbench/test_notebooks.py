@@ -103,7 +103,12 @@ def kinds(nb) -> dict[str, list[dict]]:
 
 
 def test_notebooks_are_committed_without_outputs():
-    assert {p.name for p in NOTEBOOKS} >= {"01-tour.ipynb", "02-wire-formats.ipynb", "03-topic-map.ipynb"}
+    assert {p.name for p in NOTEBOOKS} >= {
+        "01-tour.ipynb",
+        "02-wire-formats.ipynb",
+        "03-topic-map.ipynb",
+        "04-both-sides.ipynb",
+    }
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
@@ -150,6 +155,25 @@ def test_topic_map_notebook_draws_maps(tmp_path):
     nb = run(ROOT / "notebooks" / "03-topic-map.ipynb", tmp_path)
     found = kinds(nb)
     assert not found["error"] and len(found["png"]) >= 5 and found["widget"]
+    assert_no_secrets(nb)
+
+
+@pytest.mark.notebook
+def test_both_sides_notebook_plays_a_conflict_with_the_owner(tmp_path):
+    """The owner edits between the agent's read and its write: REV_CONFLICT, then the reconcile
+    keeps the owner's text; the owner's panel, the who-reads-what matrix and key setup follow."""
+    nb = run(ROOT / "notebooks" / "04-both-sides.ipynb", tmp_path)
+    found = kinds(nb)
+    assert not found["error"] and found["table"] and len(found["widget"]) >= 2
+
+    def printed(marker: str) -> str:
+        cell = next(c for c in nb.cells if c.cell_type == "code" and marker in c.source)
+        return "".join(o.get("text", "") for o in outputs(cell))
+
+    assert "refused: REV_CONFLICT — the memory is now at revision 2" in printed("except RevConflict")
+    assert "Lisbon: fly out on Fridays or Saturdays. ['travel', 'food'] revision 3" in printed("conn.edit(mid")
+    assert printed("m.frame.loc").count("matches what the server serves: True") == 1
+    assert "complete that setup before saving" in printed("set_key_setup(False)")
     assert_no_secrets(nb)
 
 
