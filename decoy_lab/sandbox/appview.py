@@ -14,6 +14,7 @@ import sqlite3
 from typing import Any
 
 from .. import memory, sealing, wire
+from ..crypto import AgentKey
 from ..errors import CryptoError, DecoyError, WireFormatError
 from . import memstore as ms
 from . import spacestore as ss
@@ -221,7 +222,7 @@ def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
     }
 
 
-def _space_view(con: sqlite3.Connection, owner_key: Any) -> list[dict]:
+def _space_view(con: sqlite3.Connection, owner_key: AgentKey) -> list[dict]:
     out = []
     for space in ss.all_spaces(con):
         try:

@@ -21,6 +21,7 @@ from starlette.requests import Request
 from .. import crypto, wire
 from ..errors import WireFormatError
 from ..vocab import MAX_CIPHERTEXT
+from .auth import Agent
 from .core import bad_request, json_object, problem
 from .guard import STRICT
 
@@ -278,7 +279,7 @@ class WrapIn:
     wrapped_key: str
 
 
-def parse_wraps(value: Any, field: str, agents: dict[str, Any]) -> list[WrapIn]:
+def parse_wraps(value: Any, field: str, agents: dict[str, Agent]) -> list[WrapIn]:
     """Shape-check grantee wraps. Layout is checked against the recipient's key when it is live."""
     if value is None:
         return []
@@ -319,7 +320,7 @@ class RowIn:
     grantee_wraps: list[WrapIn]
 
 
-def parse_row(r: Any, i: int, agent: Any, owner_pk: str | None, agents: dict[str, Any]) -> RowIn:
+def parse_row(r: Any, i: int, agent: Agent, owner_pk: str | None, agents: dict[str, Agent]) -> RowIn:
     f = f"rows[{i}]"
     if not isinstance(r, dict):
         raise bad_request("INVALID_REQUEST", f"{f} must be an object", f)

@@ -166,8 +166,8 @@ async def save_memories(request: Request) -> JSONResponse:
 def put_grantee_wraps(
     con: sqlite3.Connection,
     row: ms.MemoryRow,
-    caller: Any,
-    agents: dict[str, Any],
+    caller: Agent,
+    agents: dict[str, Agent],
     wraps: list[WrapIn],
     now: float,
     *,
@@ -195,7 +195,7 @@ def put_grantee_wraps(
 
 
 def fill_missing(
-    con: sqlite3.Connection, row: ms.MemoryRow, agent: Agent, agents: dict[str, Any], p: RowIn, now: float
+    con: sqlite3.Connection, row: ms.MemoryRow, agent: Agent, agents: dict[str, Agent], p: RowIn, now: float
 ) -> None:
     """The author's resend of the same id and key: fill in any wrap an earlier attempt missed."""
     _, reasons = put_grantee_wraps(con, row, agent, agents, p.grantee_wraps, now, check_write=False, only_missing=True)
@@ -249,7 +249,7 @@ async def edit_memory(request: Request) -> JSONResponse:
 def rotate(
     con: sqlite3.Connection,
     agent: Agent,
-    agents: dict[str, Any],
+    agents: dict[str, Agent],
     r: Reach,
     body: dict,
     ciphertext: str,

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import memory, sealing, wire
-from ..crypto import random_key
+from ..crypto import AgentKey, random_key
 from ..errors import DecoyError
 from . import memstore as ms
 from . import schedule
@@ -89,7 +89,9 @@ def move_asked(state: SandboxState) -> MoveReport:
 class _Mover:
     """One pass's moves, inside one transaction."""
 
-    def __init__(self, con: sqlite3.Connection, owner_key: Any, owner_public_key: str, now: float, report: MoveReport):
+    def __init__(
+        self, con: sqlite3.Connection, owner_key: AgentKey, owner_public_key: str, now: float, report: MoveReport
+    ):
         self.con, self.owner_key, self.now, self.report = con, owner_key, now, report
         self.owner_public_key = owner_public_key
         self.owner_keys = memory.RecipientKeys(owner_public_key, owner_public_key)  # the owner's own app

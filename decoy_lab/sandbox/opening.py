@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import memory, sealing, wire
+from ..crypto import AgentKey
 from ..errors import CryptoError, UnreadableRow, WireFormatError
 from . import memstore as ms
 from . import spacestore as ss
@@ -52,7 +53,7 @@ PROBLEMS = {
 }
 
 
-def open_row(row: ms.MemoryRow, owner_key: Any, *, trace: Any = None) -> Opened | Unopenable:
+def open_row(row: ms.MemoryRow, owner_key: AgentKey, *, trace: Any = None) -> Opened | Unopenable:
     """Open one stored row as the owner's app does, step by step, naming the step that fails.
     With a `trace` (trace.Trace) every step is recorded for the step-through views."""
     try:

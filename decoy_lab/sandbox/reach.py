@@ -185,7 +185,7 @@ def readable(con: sqlite3.Connection, agent: Agent) -> tuple[list[Reach], list, 
     return served, waiting, wraps
 
 
-def live_agents(con: sqlite3.Connection, now: float) -> dict[str, Any]:
+def live_agents(con: sqlite3.Connection, now: float) -> dict[str, Agent]:
     return {a.token_id: a for a in auth.live_agents(con, now)}
 
 
@@ -227,8 +227,8 @@ def owner_public_key(state: SandboxState) -> str | None:
 
 def admit(
     w: WrapIn,
-    caller: Any,
-    agents: dict[str, Any],
+    caller: Agent,
+    agents: dict[str, Agent],
     row: ms.MemoryRow,
     *,
     check_write: bool,

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import memstore as ms
+from .auth import Agent
 from .core import SandboxState
 
 MAX_ENTRIES = 16  # connections whose last answer is kept; the oldest is dropped first
@@ -37,7 +38,7 @@ class Listing:
     wraps: dict  # memory id -> this token's Wrap (the report looks at them)
 
 
-def stamp(con: sqlite3.Connection, agent: Any) -> tuple:
+def stamp(con: sqlite3.Connection, agent: Agent) -> tuple[Any, ...]:
     """Everything a listing depends on besides the clock (see the module docstring)."""
     return (
         ms.generation(con),

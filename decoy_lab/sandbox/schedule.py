@@ -12,8 +12,7 @@ after the grant). The bookkeeping is `state.phone` (core.PhoneLog).
 
 from __future__ import annotations
 
-from typing import Any
-
+from .auth import Agent
 from .core import DEFAULT_AUTO_SHARE_AFTER, SandboxState
 
 DAY = 86400.0
@@ -44,7 +43,7 @@ def ask_for_unknown(state: SandboxState, now: float) -> bool:
 UNKNOWN_ASKS = (60.0, 16 * 60.0, 46 * 60.0, 4 * 3600.0)
 
 
-def ask_for_preparing_unknown(state: SandboxState, agent: Any, now: float) -> bool:
+def ask_for_preparing_unknown(state: SandboxState, agent: Agent, now: float) -> bool:
     """`preparing_unknown`: "Decoy asks the owner's phone for it during the first day after this
     connection's approval or newest grant (about 1, 16 and 46 minutes and 4 hours after it)".
     Asks due by now and not yet sent are sent (one push); reading more often asks no more often."""
@@ -63,11 +62,11 @@ def note_write(state: SandboxState) -> None:
     nudge(state, float(state.clock()))
 
 
-def key_time(agent: Any) -> float:
+def key_time(agent: Agent) -> float:
     return float(agent.key_changed_at or agent.approved_at or 0.0)
 
 
-def unknown_base(agent: Any) -> float:
+def unknown_base(agent: Agent) -> float:
     """When the first day of asks for grants the server cannot see into starts: this
     connection's approval, its newest grant or its newest key, whichever is latest."""
     return max(float(agent.newest_grant_at or 0.0), float(agent.approved_at or 0.0), key_time(agent))

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
 
 from .. import memory, sealing, wire
+from ..crypto import AgentKey
 from ..errors import CryptoError, WireFormatError
 from . import auth, moves, schedule
 from . import memstore as ms
@@ -133,7 +133,7 @@ def maybe_share_on_read(state: SandboxState, now: float) -> ShareReport | None:
     return run_sharing_pass(state) if schedule.due(state, now) else None
 
 
-def _converge_spaces(con: sqlite3.Connection, agents: list, owner_key: Any) -> int:
+def _converge_spaces(con: sqlite3.Connection, agents: list, owner_key: AgentKey) -> int:
     n = 0
     for space in ss.all_spaces(con):
         try:
