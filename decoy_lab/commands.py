@@ -196,8 +196,14 @@ def cmd_connect(args: argparse.Namespace) -> int:
     url = verbs.connect_url(args)
     if not url:
         raise verbs.UsageProblem("give the server's URL, e.g. http://127.0.0.1:8787", verb="connect")
-    if not args.new and ProfileStore().exists(args.profile):
+    if ProfileStore().exists(args.profile):
         saved = ProfileStore().load(args.profile)
+        if args.new:  # pairing over it would leave the saved connection live at the server, unlisted
+            raise verbs.UsageProblem(
+                f"profile {args.profile!r} holds a connection ({saved.token_id}); pair the new one under "
+                f"another name with --profile NAME, or end this one first with decoy-lab unpair",
+                verb="connect",
+            )
         if saved.base_url.rstrip("/") == url.rstrip("/"):
             with Connection.resume(args.profile) as conn:
                 print(

@@ -114,15 +114,42 @@ class ConsentCard(W.HTML):
         return {**(super()._repr_mimebundle_(**kw) or {}), "text/html": self.value}
 
 
-class RequestCard(W.HTML):
+class RequestCard(W.VBox):
     """A grant request as the owner will see it: its status, every permission it lists with the
-    owner's words for it, and why each one beyond what was asked is there (the spec's Needs)."""
+    owner's words for it, and why each one beyond what was asked is there (the spec's Needs).
+    While it is pending, "Check again" asks the server where it stands (the kernel is idle
+    meanwhile: nothing here waits)."""
 
     def __init__(self, request: Any, *, asked: Any = None, reason: str = ""):
         self.request = request
         self.asked = list(asked or request.permissions)
-        super().__init__(self.render(request, self.asked, reason))
+        self.reason = reason
+        self._card = W.HTML()
+        self._check = W.Button(description="Check again", icon="refresh")
+        self._check.on_click(lambda _: self.check())
+        super().__init__([self._card, self._check])
         self.add_class("decoy-request")
+        self._show()
+
+    @property
+    def value(self) -> str:
+        return self._card.value
+
+    def check(self) -> str:
+        """Read the request's status from the server; the card shows it. Returns the status."""
+        try:
+            self.request.refresh()
+        except Exception as exc:  # an unknown answer is said, the request stays as it was
+            self._card.value = self.render(self.request, self.asked, self.reason) + (
+                f"<div style='color:#cf222e'>Could not ask the server: {esc(exc)}</div>"
+            )
+            return self.request.status
+        self._show()
+        return self.request.status
+
+    def _show(self) -> None:
+        self._card.value = self.render(self.request, self.asked, self.reason)
+        self._check.layout.display = None if not self.request.done else "none"
 
     def __repr__(self) -> str:
         return f"<RequestCard {self.request.status}: {', '.join(self.request.permissions)}>"
@@ -144,8 +171,8 @@ class RequestCard(W.HTML):
         status = req.status
         colour = OK_COLOUR if req.granted else PENDING_COLOUR if not req.done else "#cf222e"
         what = {
-            "pending": "waiting for the owner to answer in the Decoy app (<code>req.wait()</code> waits; "
-            "<code>%decoy status</code> shows what is held)",
+            "pending": "waiting for the owner to answer in the Decoy app (Check again, or "
+            "<code>req.wait()</code>; <code>%decoy status</code> shows what is held)",
             "already_granted": "nothing was sent: this connection holds it already",
         }.get(status, "")
         said = f"<div>The reason the owner reads: “{esc(reason)}”</div>" if reason else ""

@@ -559,6 +559,8 @@ def test_connect_again_reuses_the_saved_connection_and_connections_lists_them(sa
     code, out, _ = cli(capsys, config, "pair", "--url", sandbox.url)
     assert code == 0 and "Already connected" in out
     assert ProfileStore(config).load("default").token_id == token_id  # nothing was paired again
+    code, _, err = cli(capsys, config, "connect", sandbox.url, "--new")
+    assert code == 2 and "--profile NAME" in err  # never pairs over a live saved connection
     code, out, _ = cli(capsys, config, "connections")
     line = next(x for x in out.splitlines() if token_id in x)
     assert code == 0 and line.startswith("→") and sandbox.url in line

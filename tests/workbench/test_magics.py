@@ -572,7 +572,9 @@ def test_results_read_as_sentences_with_their_values_still_there(ip, connected):
     assert req.request_id and set(req.permissions) >= {"memory.delete", "memory.edit", "memory.read"}
     assert "memory.delete needs it" in card and "memory.edit needs it (for memory.delete)" in card
     assert "Delete all memories" in card and req.status in card and "tidy the trip" in card
-    assert isinstance(RequestCard(req), RequestCard)
+    shown = RequestCard(req)
+    shown._check.click()  # asks the server again; the card shows the answer
+    assert req.status in shown.value and (shown._check.layout.display == "none") == req.done
 
 
 def test_the_first_read_after_pairing_says_why_it_is_empty_and_wait_brings_the_rows(ip, magics, connected):
