@@ -59,7 +59,7 @@ function render({ model, el }) {
   const measure = document.createElement("canvas").getContext("2d");
   let nodes = [], byId = new Map(), edges = [], kids = new Map();
   let view = { k: 1, tx: 0, ty: 0 }, fitted = false, hovered = null, matches = new Set();
-  let frame = 0, fitK = 0;
+  let frame = 0, fitK = 0, moved = true; // moved: dots and edges need new positions
 
   function textWidth(text, bold) {
     measure.font = bold ? BOLD : FONT;
@@ -140,7 +140,13 @@ function render({ model, el }) {
     return true;
   }
 
+  // schedule() redraws everything (the view or the graph changed); relabel() only places the
+  // labels again (hover, search), which is all a hover needs.
   function schedule() {
+    moved = true;
+    relabel();
+  }
+  function relabel() {
     if (!frame) frame = requestAnimationFrame(draw);
   }
 
@@ -152,6 +158,12 @@ function render({ model, el }) {
     const selected = model.get("selected"), ringed = model.get("ringed");
     const collapsed = new Set(model.get("collapsed") || []);
     const dim = matches.size > 0;
+    if (moved) drawGraph(hidden, selected, ringed, collapsed, dim);
+    moved = false;
+    placeLabels(W, H, hidden, selected, ringed);
+  }
+
+  function drawGraph(hidden, selected, ringed, collapsed, dim) {
     for (const e of edges) {
       const a = byId.get(e.source), b = byId.get(e.target);
       const off = hidden.has(a.id) || hidden.has(b.id);
@@ -193,7 +205,6 @@ function render({ model, el }) {
       cls.toggle("faded", dim && !matches.has(n.id));
       cls.toggle("collapsed", collapsed.has(n.id) && (kids.get(n.id) || []).length > 0);
     }
-    placeLabels(W, H, hidden, selected, ringed);
   }
 
   // Greedy placement in screen space: a label goes right of its dot (left on the left half),
@@ -284,7 +295,7 @@ function render({ model, el }) {
     }
     tip.style.display = "block";
     moveTip(ev);
-    schedule();
+    relabel();
   }
   function moveTip(ev) {
     const st = stage.getBoundingClientRect();
@@ -297,7 +308,7 @@ function render({ model, el }) {
   function hideTip() {
     hovered = null;
     tip.style.display = "none";
-    schedule();
+    relabel();
   }
 
   // -- pointer: pan, click, double-click, hover ---------------------------------------------
