@@ -43,6 +43,7 @@ from .errors import (
     GrantAlreadyRequested,
     MemoryModelError,
     PairingError,
+    ProfileError,
     TransportError,
     UnreadableRow,
 )
@@ -237,6 +238,7 @@ class Connection:
         poll_interval: float | None = None,
         wait: Callable[[float], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        force: bool = False,
         **options: Any,
     ) -> PairingHandle:
         """Start pairing in a background thread and return its handle at once (for widgets).
@@ -245,11 +247,15 @@ class Connection:
         agent's public key, polls as RFC 8628 says, and finishes only once `/policies` shows the
         grant. `handle.result()` is the Connection. Pairing again under a saved profile for the
         same server reuses its key and client id: a reconnect with the same key keeps its memories
-        readable (a new key would leave them `preparing` until the owner's phone shares again)."""
+        readable (a new key would leave them `preparing` until the owner's phone shares again).
+        A saved profile of that name for another server or client is not replaced unless `force`:
+        the connection it holds stays usable (and revocable) until then."""
         _check_base_url(base_url)
         rows = authorization_details(permissions)
         if store is None and profile:
             store = ProfileStore()
+        if not force:
+            cls._refuse_to_replace(store, profile, base_url, client_id)
         saved = cls._saved_identity(store, profile, base_url)
         if agent_key is None and saved is not None:  # a reconnect keeps its key, so its memories stay readable
             agent_key, client_id = saved[0], client_id or saved[1]
@@ -294,6 +300,23 @@ class Connection:
         return handle.start()
 
     @staticmethod
+    def _refuse_to_replace(
+        store: ProfileStore | None, profile: str | None, base_url: str, client_id: str | None
+    ) -> None:
+        """A ProfileError when profile `profile` holds a connection to another server or client."""
+        if store is None or not profile or not store.exists(profile):
+            return
+        p = store.load(profile)  # a profile that cannot be read is a ProfileError too: nothing is replaced
+        other = p.base_url.rstrip("/") != base_url.rstrip("/") or bool(client_id and client_id != p.client_id)
+        if other and p.access_token:
+            raise ProfileError(
+                f"profile {profile!r} holds the connection {p.connection_name or p.client_id!r} to {p.base_url}: "
+                f"pairing {base_url} under the same name would replace it. Choose another profile name, or "
+                "pass force=True (--force) to replace it; the old connection stays usable until then "
+                f"(decoy-lab unpair --profile {profile} ends it)"
+            )
+
+    @staticmethod
     def _saved_identity(store: ProfileStore | None, profile: str | None, base_url: str) -> tuple[AgentKey, str] | None:
         """The key and client id a saved profile for this server holds (None when there is none)."""
         if store is None or not profile or not store.exists(profile):
@@ -318,6 +341,7 @@ class Connection:
         on_link: Callable[[str, str], Any] | None = None,
         timeout: float = 600,
         retries: int = 5,
+        force: bool = False,
         **options: Any,
     ) -> Connection:
         """Pair and wait: hands the link and code to `on_link` (printed when none is given)."""
@@ -335,6 +359,7 @@ class Connection:
             on_link=on_link,
             timeout=timeout,
             retries=retries,
+            force=force,
             **options,
         )
         try:

@@ -32,11 +32,13 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import email.utils
+import ipaddress
 import json
 import logging
 import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -88,6 +90,15 @@ def retry_after(value: str | None, *, now: float | None = None) -> float | None:
         return max(0.0, when.timestamp() - now)
     except (OverflowError, OSError, ValueError):
         return None
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _past(deadline: float, method: str, path: str) -> None:
@@ -457,6 +468,12 @@ class Api:
                 f"{self.base_url or 'the server'} advertises no revocation_endpoint: "
                 "end this connection in the Decoy app (Connected Apps)"
             )
+        why = self._unsafe_endpoint(endpoint)
+        if why:
+            raise RevocationUnavailable(
+                f"the advertised revocation_endpoint {why}, so the token was not sent there: "
+                "end this connection in the Decoy app (Connected Apps)"
+            )
         t = self.tokens
         token, hint = (t.refresh_token, "refresh_token") if t.refresh_token else (t.access_token, "access_token")
         resp = self._send(
@@ -466,6 +483,18 @@ class Api:
             raise self._error(resp.status_code, self._body(resp))
         log.info("revoked the %s (%s)", hint, secret_fingerprint(token))
         self.tokens = None
+
+    def _unsafe_endpoint(self, endpoint: str) -> str | None:
+        """Why a token may not be sent to `endpoint` (None when it may): only to this connection's
+        own origin, and over https unless that origin is a loopback address."""
+        if endpoint.startswith("/") and not endpoint.startswith("//"):
+            return None
+        own, there = urllib.parse.urlsplit(self.base_url), urllib.parse.urlsplit(endpoint)
+        if (there.scheme, there.hostname, there.port) != (own.scheme, own.hostname, own.port):
+            return "is on another origin than the server"
+        if there.scheme != "https" and not _loopback(there.hostname or ""):
+            return "is not https"
+        return None
 
     def close(self) -> None:
         if self._own_client:

@@ -160,9 +160,13 @@ class ProfileStore:
         return self.profiles_dir / f"{check_name(name)}.pending.json"
 
     def _ensure_dir(self) -> None:
-        for d in (self.directory, self.profiles_dir):
-            d.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.chmod(d, 0o700)
+        """Make the directories when missing (0700); an existing config directory keeps its mode
+        (it may be the user's own, shared with other tools), the profiles directory is ours: 0700."""
+        if not self.directory.is_dir():
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(self.directory, 0o700)
+        self.profiles_dir.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(self.profiles_dir, 0o700)
 
     def _keyring(self):
         if self._use_keyring is False:

@@ -193,6 +193,28 @@ def _topic_name(topic: Any) -> str:
     return name
 
 
+def checked_text(value: Any, what: str) -> None:
+    """Text must be text that UTF-8 can carry: bytes (undecoded, maybe not UTF-8) or a lone surrogate
+    (what a bad decode leaves behind) is refused here, in plain words, before anything is sealed."""
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            bytes(value).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MemoryModelError(
+                f"the {what} is bytes that are not UTF-8 (byte {exc.start}): decode it to text first; nothing was sent"
+            ) from None
+        raise MemoryModelError(f"the {what} is bytes: pass it as text (str); nothing was sent")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise MemoryModelError(
+                f"the {what} holds a lone surrogate at character {exc.start} (U+{ord(value[exc.start]):04X}), "
+                "which is not text UTF-8 can carry — it usually comes from decoding bytes wrongly: fix the "
+                "text first; nothing was sent"
+            ) from None
+
+
 # -- save ---------------------------------------------------------------------------------------
 def save(
     s: Session,
@@ -205,7 +227,10 @@ def save(
     account: str | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> str:
-    asked = [text, topic, topic_type, link, sorted(categories), account, metadata]
+    checked_text(text, "text")
+    checked_text(topic if isinstance(topic, (str, bytes)) else None, "topic name")
+    categories = list(categories)
+    asked = [text, topic, topic_type, link, sorted(map(str, categories)), account, metadata]
     intent = s.intent("save", asked)
     earlier = s.journal.find(intent) if s.journal is not None else None
     if earlier is not None:  # the same save, cut short before: finish it with the same rows
@@ -346,6 +371,8 @@ def edit(
 ) -> dict[str, Any]:
     if not changes:
         raise MemoryModelError("edit needs text=, topic= or categories=")
+    checked_text(changes.get("text"), "text")
+    checked_text(changes.get("topic") if isinstance(changes.get("topic"), (str, bytes)) else None, "topic name")
     intent = s.intent("edit", [memory_id, changes, topic_type, link])
     earlier = s.journal.find(intent) if s.journal is not None else None
     if earlier is not None and resend_entry(s, earlier)["outcome"] == "committed":  # the same edit, cut short
