@@ -226,6 +226,7 @@ def cmd_connect(args: argparse.Namespace) -> int:
         profile=args.profile,
         on_link=on_link,
         timeout=args.timeout or 600.0,
+        force=args.force,
     )
     try:
         while not handle.done():

@@ -223,6 +223,7 @@ def _connect(m: DecoyMagics, args: Any, cell: str | None) -> Any:
         permissions=args.permissions or list(m.permissions),
         profile=profile,
         timeout=args.timeout or m.pairing_timeout,
+        force=args.force,
     )
     m.asked = handle.rows
     sandbox = m.sandbox if m.sandbox is not None and url == m.sandbox.url else None

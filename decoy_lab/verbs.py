@@ -148,6 +148,7 @@ VERBS: tuple[Verb, ...] = (
                 completes="permission",
             ),
             Arg("--new", "pair another connection even when one is live for this profile", flag=True),
+            Arg("--force", "replace a saved profile that holds a connection to another server", flag=True),
             Arg("--timeout", "seconds to wait for the owner's approval (default 600)", type=float, metavar="S"),
         ),
         aliases=("pair",),

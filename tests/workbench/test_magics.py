@@ -287,7 +287,7 @@ def test_connect_returns_at_once_and_commands_say_the_pairing_is_waiting(ip, mag
         try:
             magics.connection = None
             t0 = time.monotonic()
-            w = decoy(ip, f"connect {sb.url} --name waiting")
+            w = decoy(ip, f"connect {sb.url} --name waiting --force")
             # back before anyone approved (the browser test holds it to 3 s; a loaded machine may be slower)
             assert time.monotonic() - t0 < 10 and isinstance(w, PairingWidget) and w.waiting
             assert w.handle._done.wait(0) is False
@@ -316,7 +316,7 @@ def test_cancel_at_any_moment_and_a_later_approval_does_not_connect(ip, magics, 
     with Sandbox.start(approve="manual", seed="none") as sb:
         try:
             magics.connection = None
-            w = decoy(ip, f"connect {sb.url} --name cancelled")
+            w = decoy(ip, f"connect {sb.url} --name cancelled --force")
             code = wait_for(lambda: w.handle.user_code)
             w._cancel.click()
             wait_for(lambda: w.handle.done())
@@ -586,7 +586,7 @@ def test_the_first_read_after_pairing_says_why_it_is_empty_and_wait_brings_the_r
     before = magics.connection, magics.pairing
     with Sandbox.start(seed="demo") as sb:
         try:
-            conn = decoy(ip, f"connect {sb.url} --name first-minute")
+            conn = decoy(ip, f"connect {sb.url} --name first-minute --force")
             if not hasattr(conn, "load"):  # an owner who approves at once still connects within moments
                 conn = conn.wait(30)
             first = decoy(ip, "memories")
