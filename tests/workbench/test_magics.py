@@ -644,7 +644,7 @@ def test_a_pairing_that_times_out_is_one_line_and_a_later_approval_does_not_conn
     with Sandbox.start(approve="manual", seed="none") as sb:
         try:
             magics.connection = None
-            w = decoy(ip, f"connect {sb.url} --name timing-out --timeout 0.5")
+            w = decoy(ip, f"connect {sb.url} --name timing-out --timeout 0.5 --force")
             code = wait_for(lambda: w.handle.user_code)
             wait_for(lambda: w.handle.done())
             w.refresh()
