@@ -111,6 +111,7 @@ def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
             expect(view.locator(".decoy-map-node.ringed")).to_have_attribute(
                 "data-node", node.get_attribute("data-node")
             )
+            view.screenshot(path=str(SHOT.with_name("browser-vaultview.png")))
 
             # The recipe view answers clicks in the browser: Next opens the following step.
             stepper = page.locator(".decoy-stepper").first
