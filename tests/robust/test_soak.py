@@ -9,6 +9,10 @@ sealed rows again: the server stores each id once, lists repeats under `existing
 build new rows for a retry; that makes a second topic." and "`409 REV_CONFLICT` means it changed
 since you read it: re-read, re-apply, retry."
 
+Every hundred writes an outage longer than the retry budget (every answer lost) ends three saves in
+`OutcomeUnknown`; once the network heals, `conn.resend()` finishes them with the same rows: still 0
+lost, 0 duplicated, 0 orphan topics, and nothing left pending.
+
 The writes go through `Connection.save / edit / delete`, whose retry rules are under test
 (resend the same rows; never new ones). When a call still ends in an unknown outcome, the test
 repeats the same call, as a user would; if the client had given up on a write that in fact
@@ -24,7 +28,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from decoy_lab.client import Connection
-from decoy_lab.errors import ServerError, TransportError
+from decoy_lab.errors import OutcomeUnknown, ServerError, TransportError
 from decoy_lab.memory import CATEGORIES
 from decoy_lab.sandbox import Sandbox
 
@@ -43,6 +47,7 @@ class Intent:
     topics: dict[str, int] = field(default_factory=dict)  # name -> memories filed under it
     ops: Counter = field(default_factory=Counter)
     repeats: Counter = field(default_factory=Counter)  # calls that ended in an unknown outcome
+    fired: Counter = field(default_factory=Counter)  # faults fired (reconfiguring resets the sandbox's counts)
 
 
 def _again(intent: Intent, what: str, call):
@@ -53,6 +58,26 @@ def _again(intent: Intent, what: str, call):
         except (TransportError, ServerError):
             intent.repeats[what] += 1
     raise AssertionError(f"{what}: 20 calls in a row ended in an unknown outcome")
+
+
+def _outage(sb: Sandbox, conn: Connection, intent: Intent, i: int) -> None:
+    """Three saves (one to a new topic) while every answer is lost, then resend once healed."""
+    intent.fired.update(sb.state.faults.counts)
+    sb.state.faults.configure({"drop_after_commit": 1.0})
+    for k in range(3):
+        name = f"Outage topic {i}" if k == 0 else None
+        text = f"saved during the outage at write {i} ({k})"
+        try:
+            mid = conn.save(text, topic=name, topic_type="project" if name else "")
+        except OutcomeUnknown as exc:
+            mid = exc.ids[-1]  # the memory row is the last of the rows sent
+            intent.ops["outage: unknown"] += 1
+        intent.live[mid] = (text, name)
+        if name:
+            intent.topics[name] = 1
+    sb.state.faults.configure({**FAULTS, "seed": i})  # the outage's own drops are not counted as fired
+    done = _again(intent, "resend", conn.resend)
+    assert all(d["outcome"] == "committed" for d in done), done
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +95,8 @@ def soak():
         rng = random.Random(500)
         intent = Intent()
         for i in range(WRITES):
+            if i % 100 == 50:
+                _outage(sb, conn, intent, i)
             roll = rng.random()
             user_ids = [k for k, (_, t) in intent.live.items() if t is None]
             if roll < 0.15 or not intent.topics:
@@ -108,10 +135,10 @@ def soak():
                 intent.ops["delete"] += 1
             else:
                 intent.ops["skipped"] += 1
-        fired = dict(sb.state.faults.counts)
+        fired = dict(intent.fired + Counter(sb.state.faults.counts))
         sb.state.faults.configure({})  # quiet, so the owner's view is read in peace
         view = sb.owner.app_view()
-        yield {"intent": intent, "view": view, "fired": fired, "resends": conn.resends}
+        yield {"intent": intent, "view": view, "fired": fired, "resends": conn.resends, "pending": conn.pending}
         conn.close()
 
 
@@ -121,6 +148,8 @@ def test_faults_really_fired(soak):
     assert soak["fired"]["drop_after_commit"] >= 100
     assert soak["fired"]["error_5xx"] >= 40
     assert soak["resends"] >= 100
+    assert soak["intent"].ops["outage: unknown"] >= 12, "the outages outlasted the retry budget"
+    assert soak["pending"] == [], "every pending write was settled"
     assert sum(v for k, v in soak["intent"].ops.items() if k != "skipped") >= WRITES - 10
 
 
