@@ -316,12 +316,15 @@ class VaultCache:
         """A load through the cache. `read(snapshot)` is one full read that takes unchanged rows
         from the snapshot; `get(path, params, **members)` a plain GET; `space_rows()` reads the
         legacy space rows (with the keys restored first). On a `first` load of this process the
-        file is opened (its keys go to `key_cache`) and the sync cursor followed."""
+        file is opened (its keys go to `key_cache`) and the sync cursor followed; the vault is
+        rebuilt with no read only when `access_version` — as /policies gave it in this process,
+        None when it was not read — is the one the cache was written under."""
         snap = self.read() if first else None
         if snap is not None:
             key_cache.update(snap.keys)
         spaces = space_rows()
-        if snap is not None and snap.complete and snap.cursor is not None and snap.access_version == access_version:
+        same_access = access_version is not None and snap is not None and snap.access_version == access_version
+        if snap is not None and snap.complete and snap.cursor is not None and same_access:
             waiting = any(snap.answer.get(k) for k in WAITING_KEYS)
             if not waiting and changes_since(get, snap.cursor) is False:
                 return snap.vault(spaces)

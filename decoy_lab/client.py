@@ -680,7 +680,8 @@ class Connection:
                     read=read_retried,
                     key_cache=s.key_cache,
                     space_rows=read_spaces,
-                    access_version=self.access_version,
+                    # only what /policies said in this process counts: a saved version may be stale
+                    access_version=self._access.version if self._access is not None else None,
                 )
         vault.skipped_spaces = s.skipped_spaces
         s.vault = vault

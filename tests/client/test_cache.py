@@ -241,3 +241,17 @@ def test_only_a_row_with_the_same_id_kid_rev_and_ciphertext_is_taken(agent, tmp_
     assert snap.reuse({**served[0], "id": other["id"]}) is None
     body = json.dumps({"memories": served}).encode()
     assert body[:10] not in vc.path.read_bytes()
+
+
+def test_a_narrowed_grant_is_never_answered_from_the_cache(paired, store, demo):
+    """Spec: "Every via reason is rechecked against live grants." A revoked policy moves
+    access_version, so a reopen reads in full instead of trusting the cache's rows."""
+    conn, cold = paired
+    policy = conn.access().policies[0]
+    demo.owner.revoke(conn.token_id, policy["id"])
+    again = Counted(store)
+    vault = again.load()
+    assert MEMORIES in again.paths, "read in full: the access changed"
+    assert len(vault.served) < len(cold.served)
+    cache.clear(store.cache_path("p"))
+    same_vault(vault, Connection.resume("p", store=store).load())
