@@ -684,9 +684,25 @@ class Connection:
                     access_version=self._access.version if self._access is not None else None,
                 )
         vault.skipped_spaces = s.skipped_spaces
+        if any(getattr(r, "account", None) for r in vault.decoded_rows):  # names only when a row needs one
+            vault.account_names = self.account_names()
         s.vault = vault
         s.forget_listed_topics()  # topics made since the last load are listed by the server now
         return vault
+
+    def account_names(self) -> dict[str, str]:
+        """Account id → name from the authorized account list (`GET /api/agent/accounts`), which
+        names `account:<id>` labels and link ends ("resolve its name from the authorized account
+        list"). Empty when this connection may not list accounts."""
+        try:
+            body = self.session.get("/api/agent/accounts", accounts=list)
+        except DecoyError:
+            return {}
+        return {
+            str(a["id"]): str(a.get("service_name") or a["id"])
+            for a in body["accounts"]
+            if isinstance(a, dict) and a.get("id")
+        }
 
     # -- writing (the rules live in writes.py) ----------------------------------------------------
     def save(

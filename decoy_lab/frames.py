@@ -11,7 +11,7 @@ group without surprises: strings are pandas `string`, `rev` is `Int64`, flags ar
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -93,6 +93,7 @@ MEMORY_COLUMNS = {
     "entity_name": _STR,
     "about": _STR,
     "account": _STR,
+    "account_name": _STR,
     "categories": _OBJ,
     "metadata": _OBJ,
     **COMMON,
@@ -158,11 +159,15 @@ def oldest_first(df: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- the frames -------------------------------------------------------------------------------
-def memories_frame(rows: Iterable[DecodedRow], topics: Sequence[Any] = ()) -> pd.DataFrame:
+def memories_frame(
+    rows: Iterable[DecodedRow], topics: Sequence[Any] = (), account_names: Mapping[str, str] | None = None
+) -> pd.DataFrame:
     """Every readable memory, oldest first (space observations included, `source` = "space").
     `topic` is the listed topic's name (`topics`, as `memory.build_topics` lists them: the oldest
     copy's name for every same-name copy), so one topic reads the same on every row; the name the
-    memory itself carries (its writer's spelling) is kept in `entity_name`."""
+    memory itself carries (its writer's spelling) is kept in `entity_name`. `account_name` is the
+    account's name from the authorized account list (`account_names`: id → name), if known."""
+    names = account_names or {}
     listed = {i: t.name for t in topics for i in [t.id, *(getattr(t, "ids", None) or [])]}
     recs = []
     for r in rows:
@@ -177,6 +182,7 @@ def memories_frame(rows: Iterable[DecodedRow], topics: Sequence[Any] = ()) -> pd
                 "entity_name": r.entity_name,
                 "about": r.about[0] if r.about else None,
                 "account": r.account,
+                "account_name": names.get(r.account) if r.account else None,
                 "categories": list(r.categories),
                 "metadata": r.metadata,
                 **_common(r),

@@ -152,6 +152,12 @@ def build_graph(
     G = TopicGraph()
     G.add_node(USER, kind="user", name=YOU, label=YOU, type="", memories=0, color=USER_COLOUR)
 
+    # an account end's name comes from the authorized account list (memories' `account_name`)
+    accounts = {
+        f"account:{a}": str(n)
+        for a, n in zip(memories.get("account", []), memories.get("account_name", []))
+        if isinstance(a, str) and isinstance(n, str) and n
+    }
     alias: dict[str, str] = {}  # every copy's node -> the listed (oldest) node
     by_name: dict[str, str] = {}
     for row in topics.to_dict("records"):
@@ -214,7 +220,7 @@ def build_graph(
         for end, nm in ((src, _get(row, "from")), (dst, _get(row, "to"))):
             if end not in G:
                 kind = "account" if end.startswith("account:") else "topic"
-                label = str(nm or end)
+                label = str(nm or accounts.get(end) or end)
                 G.add_node(
                     end,
                     kind=kind,

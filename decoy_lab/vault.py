@@ -280,6 +280,7 @@ class Vault:
     results: list[Any] = field(default_factory=list, repr=False)  # model, None or UnreadableRow per served row
     dropped: int = 0  # elements of the memories array that were not objects (not rows at all)
     skipped_spaces: int = 0  # legacy spaces listed but not read (not an object, no id, rows refused)
+    account_names: dict[str, str] = field(default_factory=dict)  # account id → name (authorized list)
 
     def earlier(self) -> Earlier:
         """id -> (the row as served, (DecodedRow, model-or-error)) of each id as first served, for the
@@ -302,7 +303,7 @@ class Vault:
 
     @cached_property
     def memories(self) -> pd.DataFrame:
-        return frames.memories_frame([*self.decoded_rows, *self.space_rows], self.topic_list)
+        return frames.memories_frame([*self.decoded_rows, *self.space_rows], self.topic_list, self.account_names)
 
     @cached_property
     def topics(self) -> pd.DataFrame:

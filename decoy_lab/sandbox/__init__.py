@@ -9,6 +9,7 @@ tests/sandbox/test_layers.py checks it). The sandbox imports the lower layers of
 check of the client.
 
     core.py         HTTPProblem, FakeClock, SandboxState and its PhoneLog, iso, body helpers
+    guard.py        the owner surface for the owner alone; no web page on the agent API
     faults.py       injected faults (drops, delays, 5xx) around a route
     grants.py       the permission vocabulary: rows, selections, needs, scopes, coverage
     selectors.py    Selector / MemoryAccess: what read, write and delete reach
@@ -27,8 +28,9 @@ check of the client.
     sharepass.py    the phone's sharing pass
     appview.py      every row as the owner's app shows it, and as stored
     seed.py         the demo vault
+    ownerapp.py     the owner's own edits, renames, grant changes, key setup, account list
     owner.py        Owner: the phone's approvals, denials, revocation, expiry and key
-    route modules   oauth, authorize, token_admin, policies, memories, memwrites, spaces, sync,
+    route modules   oauth, authorize, token_admin, policies, memories, memwrites, accounts, spaces, sync,
                     surface (the owner's surface, /_sandbox/) — none imports another
     app.py          create_app: every route module in one Starlette app
     server.py       Sandbox: serve an app on a loopback port; the `decoy-lab sandbox` command

@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from . import authorize, memories, memwrites, oauth, policies, sharepass, spaces, surface, sync, token_admin
+from . import accounts, authorize, memories, memwrites, oauth, policies, sharepass, spaces, surface, sync, token_admin
 from . import seed as seed_mod
 from .core import FakeClock, HTTPProblem, SandboxState
 from .db import Store
@@ -99,6 +99,7 @@ def create_app(
             *surface.routes,
             *memories.routes,
             *memwrites.routes,
+            *accounts.routes,
             *spaces.routes,
             *sync.routes,
         ],
