@@ -85,3 +85,21 @@ def test_plaintext_json_in_place_of_a_ciphertext_is_always_refused(lab, strict):
     alpha = lab.pair("alpha", "memory.save")
     row = reseal(alpha.new_row("x"), ciphertext=wire.b64encode(sealing.json_bytes({"text": "hi"})))
     assert alpha.save([row]).json()["code"] == "PLAINTEXT_REJECTED"
+
+
+def test_strict_is_an_option_of_the_sandbox_and_of_its_command(monkeypatch):
+    import argparse
+
+    from decoy_lab.sandbox import Sandbox, server
+
+    p = argparse.ArgumentParser()
+    server.add_arguments(p)
+    assert p.parse_args(["--strict"]).strict is True and p.parse_args([]).strict is False
+    seen = {}
+    monkeypatch.setattr(server, "run", lambda *a, **kw: seen.update(kw) or 0)
+    server.run_args(p.parse_args(["--strict"]))
+    assert seen["strict"] is True
+    with Sandbox.start(seed="none", strict=True) as sb:
+        assert sb.state.strict is True
+    with Sandbox.start(seed="none") as sb:
+        assert sb.state.strict is False, "by default the sandbox stores what Decoy stores"
