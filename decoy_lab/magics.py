@@ -50,7 +50,12 @@ class DecoyMagics(Magics):
         default_value=list(MEMORY_COLUMNS),
         help="The columns a memories frame shows (the returned DataFrame keeps all; `--all` shows them).",
     ).tag(config=True)
-    qr = Bool(True, help="Draw the pairing link as a QR code in the pairing widget.").tag(config=True)
+    qr = Bool(
+        False,
+        help="Also draw the pairing link as a QR code. Off by default: Decoy's pairing guide says \"Never render "
+        'the QR / `qr_data` yourself. Always send the link." (on a desktop, the page the link opens shows a code '
+        "for the phone).",
+    ).tag(config=True)
     sandbox_options = Dict(
         help="Options for the embedded sandbox `connect --sandbox` starts (e.g. {'seed': 'none', 'approve': 'manual'})."
     ).tag(config=True)

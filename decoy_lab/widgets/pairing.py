@@ -52,7 +52,7 @@ class PairingWidget(W.VBox):
         tick: float = 1.0,
         ticker: bool = True,
         consent: bool = True,
-        qr: bool = True,
+        qr: bool = False,  # the spec: "Never render the QR / `qr_data` yourself. Always send the link."
         sandbox: Sandbox | None = None,
     ):
         self.handle = handle
@@ -70,7 +70,9 @@ class PairingWidget(W.VBox):
             "<b>Pair with Decoy</b> — open the link on the owner's phone, or enter the code in the Decoy app."
         )
         self._link = W.HTML()
-        self._qr = W.HTML(layout=W.Layout(min_width="170px", min_height="170px"))
+        # Room for the QR only when one is drawn; otherwise the link sits at the left edge.
+        size = {"min_width": "170px", "min_height": "170px"} if qr else {"display": "none"}
+        self._qr = W.HTML(layout=W.Layout(**size))
         self._qr.add_class("decoy-pair-qr")
         self._code = W.HTML()
         self._status = W.HTML()

@@ -139,7 +139,7 @@ def test_tour_runs_in_jupyterlab_and_renders_pairing_table_and_map(lab):
 
 # -- the first minute: pairing that never blocks, honest empty states, short mistakes ----------------
 FIRST_MINUTE = [
-    "%load_ext decoy_lab\n%config DecoyMagics.sandbox_options = {'approve': 'manual'}",
+    "%load_ext decoy_lab\n%config DecoyMagics.sandbox_options = {'approve': 'manual'}\n%config DecoyMagics.qr = True",
     'w = %decoy connect --sandbox --name "Cancelled in the browser"',
     'w2 = %decoy connect --sandbox --name "Approved in the browser"',
     "df = %decoy memories\ndf",

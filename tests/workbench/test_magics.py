@@ -293,7 +293,9 @@ def test_connect_returns_at_once_and_commands_say_the_pairing_is_waiting(ip, mag
             assert w.handle._done.wait(0) is False
             code = wait_for(lambda: w.handle.user_code)
             assert code and w.connection is None
-            assert "decoy-pair-qr" in w._qr._dom_classes and "<svg" in w._qr.value
+            # Decoy's guide: "Never render the QR / `qr_data` yourself. Always send the link." — so by default the
+            # widget offers the link alone; a QR is drawn only when asked for (%config DecoyMagics.qr = True).
+            assert w._qr.value == "" and "decoy-pair-link" in w._link.value
             with pytest.raises(UsageError, match="still waiting"):
                 decoy(ip, "memories")
             sb.owner.approve(code)
