@@ -69,6 +69,7 @@ METADATA_PATH = "/.well-known/oauth-authorization-server"
 USER_AGENT = "decoy-lab/0.1 (+python-httpx)"
 STREAM_DEADLINES = 10  # a streamed read (thousands of rows) may take this many times the deadline
 _SECONDS = re.compile(r"[0-9]{1,9}")
+_B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")  # RFC 6750 §2.1: what a Bearer header can carry
 
 
 def retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -134,6 +135,11 @@ class Tokens:
         ):
             if value is not None and not fits(value, shape):
                 raise DecoyError(f"the token answer's {name} is {json_kind(value)}, not {shape_name(shape)}")
+        for name, value in (("access_token", body["access_token"]), ("refresh_token", refresh_token)):
+            if value is not None and not _B64TOKEN.fullmatch(value):
+                raise DecoyError(
+                    f"the token answer's {name} holds characters a Bearer token cannot carry (RFC 6750 §2.1)"
+                )
         return cls(
             access_token=body["access_token"],
             refresh_token=refresh_token or (previous.refresh_token if previous else None),
@@ -227,6 +233,8 @@ class Api:
         if auth:
             if self.tokens is None:
                 raise TokenError(401, "NO_TOKEN", "this connection has no token yet: pair first", recovery="re_pair")
+            if not _B64TOKEN.fullmatch(self.tokens.access_token):  # e.g. a hand-edited profile
+                raise DecoyError("the saved access token holds characters a Bearer token cannot carry: pair again")
             headers["Authorization"] = f"Bearer {self.tokens.access_token}"
         return headers
 
@@ -276,7 +284,7 @@ class Api:
             return {}
         try:
             return resp.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser can go
             return {"message": resp.text[:300]}
 
     # -- the one request function ---------------------------------------------------------
@@ -325,7 +333,7 @@ class Api:
         if resp.status_code < 400:
             try:  # a success that cannot be read is no success: like a lost answer, its outcome is unknown
                 body = resp.json() if resp.content else {}
-            except ValueError:
+            except (ValueError, RecursionError):
                 body = None
             if not isinstance(body, (dict, list)):
                 raise TransportError(f"{method} {path}: the answer is not JSON; the outcome is unknown")

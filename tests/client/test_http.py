@@ -12,6 +12,7 @@ import pytest
 from decoy_lab.client import Connection
 from decoy_lab.crypto import AgentKey
 from decoy_lab.errors import (
+    DecoyError,
     InsufficientGrant,
     NotFound,
     RateLimited,
@@ -339,3 +340,38 @@ def test_unpair_without_an_advertised_revocation_endpoint_says_where_to_end_it(k
     with pytest.raises(RevocationUnavailable, match="Connected Apps"):
         conn.unpair()
     assert conn.tokens is not None and [r.url.path for r in script.seen] == ["/.well-known/oauth-authorization-server"]
+
+
+# -- token answers a Bearer header cannot carry; answers nested too deeply ---------------------
+@pytest.mark.parametrize("bad", ["\u0080", "a b", "tab\there", "bell\x07", "ok==x"])
+@pytest.mark.parametrize("member", ["access_token", "refresh_token"])
+def test_a_token_a_bearer_header_cannot_carry_is_a_typed_error(key, member, bad):
+    """RFC 6750 §2.1: `b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
+    A refresh answer whose token is not one ends in a TokenError, never a UnicodeEncodeError."""
+    answer = {"access_token": "at-NEW", "refresh_token": "rt-NEW", "expires_in": 900, member: bad}
+    script = Script(
+        **{
+            "/api/agent/policies": [(401, {"code": "TOKEN_EXPIRED", "recovery": "refresh"}), (200, policies(1))],
+            "/oauth/token": [(200, answer)],
+        }
+    )
+    conn = conn_for(script, key)
+    with pytest.raises(DecoyError, match=member):
+        conn.access()
+    assert not any(r.headers.get("authorization", "").endswith(bad) for r in script.seen[1:] if bad)
+
+
+def test_an_answer_nested_too_deeply_is_a_typed_error_not_a_recursion_error():
+    """A success that cannot be read is no success: its outcome is unknown (a TransportError)."""
+    deep = b"[" * 100_000 + b"]" * 100_000
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200 if request.url.path == "/ok" else 400, content=deep)
+
+    api = Api("http://api", transport=httpx.MockTransport(handler), tokens=Tokens(ACCESS))
+    with pytest.raises(TransportError, match="not JSON"):
+        api.request("GET", "/ok")
+    with pytest.raises(Exception) as refused:
+        api.request("GET", "/bad")
+    assert not isinstance(refused.value, RecursionError)
+    assert isinstance(refused.value, DecoyError)
