@@ -622,6 +622,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
     from .dump import identify, open_blob
     from .hexdump import dump_text
 
+    key_b64, key_file = verbs.dump_key(args)  # a key file that is no PEM file is refused first
     text = sys.stdin.read().strip() if args.blob == "-" else args.blob
     raw = wire.b64decode(text, field="blob")
     if args.kind:
@@ -635,7 +636,6 @@ def cmd_dump(args: argparse.Namespace) -> int:
         print(dump_text(raw) if kind is None else open_blob(raw).to_text())
         return 1
     print(dump_text(layout.data, layout.fields))
-    key_b64, key_file = verbs.dump_key(args)
     if key_b64 or key_file:
         trace = open_blob(layout, key_b64=key_b64, key_file=key_file)
         print(trace.to_text(reveal=args.reveal))

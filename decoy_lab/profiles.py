@@ -42,6 +42,9 @@ def secret_fingerprint(value: str | None) -> str:
     return "sha256:" + hashlib.sha256(value.encode("utf-8")).hexdigest()[:8]
 
 
+_SHAPES: dict[str, type | tuple[type, ...]] = {"str": str, "int": int, "float": (int, float)}
+
+
 @dataclass
 class Profile:
     """One saved connection. Secrets are fields like the rest but never shown."""
@@ -229,6 +232,8 @@ class ProfileStore:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ProfileError(f"profile {name!r} at {path} cannot be read: {exc}") from None
+        if not isinstance(data, dict):
+            raise ProfileError(f"profile {name!r} at {path} is not a JSON object: the file is damaged")
         where = data.pop("secrets", "file")
         if where == "keyring":
             kr = self._keyring()
@@ -241,7 +246,14 @@ class ProfileStore:
             if raw is None:
                 raise ProfileError(f"profile {name!r} keeps its secrets in keyring, which is not available now")
             data.update(json.loads(raw))
-        members = {f.name for f in fields(Profile)}
+        members = {f.name: _SHAPES[str(f.type).split(" ")[0]] for f in fields(Profile)}
+        for key, value in data.items():
+            if (
+                key in members
+                and value is not None
+                and (isinstance(value, bool) or not isinstance(value, members[key]))
+            ):
+                raise ProfileError(f"profile {name!r} at {path}: its {key} is damaged (a {type(value).__name__})")
         return Profile(**{k: v for k, v in data.items() if k in members})
 
     def delete(self, name: str) -> bool:

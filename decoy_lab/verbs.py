@@ -424,12 +424,19 @@ def edit_changes(args: argparse.Namespace, text: str | None) -> dict[str, Any]:
 
 
 def dump_key(args: argparse.Namespace) -> tuple[str | None, Path | None]:
-    """(base64 key, PEM file) from `--key` (a key, or a file that exists) and `--key-file`."""
-    if args.key_file:
-        return None, Path(args.key_file).expanduser()
-    if args.key and Path(args.key).expanduser().is_file():
-        return None, Path(args.key).expanduser()
-    return args.key, None
+    """(base64 key, PEM file) from `--key` (a key, or a file that exists) and `--key-file`; a
+    file that cannot be read as text or holds no PEM block is a DecoyError naming it."""
+    path = Path(args.key_file or args.key or "").expanduser()
+    if not args.key_file and not (args.key and path.is_file()):
+        return args.key, None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise DecoyError(f"the key file {path} cannot be read as a PEM file ({why})") from None
+    if "-----BEGIN " not in text:
+        raise DecoyError(f"the key file {path} holds no PEM block (-----BEGIN … PRIVATE KEY-----)")
+    return None, path
 
 
 def hint(exc: DecoyError, front: str, *, verb: str | None = None, profile: str | None = None) -> str | None:

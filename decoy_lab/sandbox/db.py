@@ -73,11 +73,17 @@ class Store:
         self._depth = 0
         self._con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._con.row_factory = sqlite3.Row
+        try:
+            self._con.execute("PRAGMA schema_version")  # a file that is not SQLite is refused here, untouched
+        except sqlite3.DatabaseError:
+            self._con.close()
+            raise
         if self.path != ":memory:":
-            os.chmod(self.path, 0o600)  # it holds the simulated owner's private key
             self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute("PRAGMA foreign_keys=ON")
         self._con.executescript(SCHEMA + MEMORY_SCHEMA)
+        if self.path != ":memory:":
+            os.chmod(self.path, 0o600)  # it will hold the simulated owner's private key
         # CREATE TABLE IF NOT EXISTS leaves a table of an older database file as it was
         if "used_at" not in {r[1] for r in self._con.execute("PRAGMA table_info(credentials)")}:
             self._con.execute("ALTER TABLE credentials ADD COLUMN used_at REAL")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
+import sqlite3
 import sys
 import threading
 import time
@@ -19,6 +21,7 @@ from typing import Any
 
 import uvicorn
 
+from ..errors import DecoyError
 from .app import create_app
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
@@ -154,8 +157,22 @@ def run(
             file=sys.stderr,
         )
     db_path = str(default_db_path()) if db is None else db
-    owner_key = Path(owner_key_path).read_bytes() if owner_key_path else None
-    app = create_app(db_path, owner_key=owner_key, approve=approve, seed=seed, strict=strict)
+    why = _unusable(host, port, db_path)
+    if why is None:
+        try:
+            owner_key = Path(owner_key_path).read_bytes() if owner_key_path else None
+        except OSError as exc:
+            why = f"--owner-key {owner_key_path}: cannot be read ({exc.strerror or exc})"
+    if why is None:
+        try:
+            app = create_app(db_path, owner_key=owner_key, approve=approve, seed=seed, strict=strict)
+        except sqlite3.DatabaseError as exc:
+            why = f"--db {db_path}: not a SQLite database this sandbox can open ({exc})"
+        except DecoyError as exc:  # an --owner-key that holds no RSA private key in PEM
+            why = f"--owner-key {owner_key_path}: {exc}"
+    if why is not None:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
     config = uvicorn.Config(app, host=host, port=port, loop="asyncio", log_level="warning", proxy_headers=False)
     server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host
@@ -166,6 +183,32 @@ def run(
     )
     server.run()
     return 0
+
+
+def _unusable(host: str, port: int, db_path: str) -> str | None:
+    """Why the sandbox cannot serve on `host:port` from `db_path`, checked before anything is
+    created or changed (a refused --db file is left as it was); None when it can."""
+    if db_path != ":memory:" and Path(db_path).is_dir():
+        return f"--db {db_path} is a directory, not a SQLite file"
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind((host, port))
+    except OSError as exc:
+        return f"cannot listen on {host}:{port} ({exc.strerror or exc}; is the port in use?)"
+    return None
+
+
+def port_number(text: str) -> int:
+    """`--port`: a TCP port, 0-65535 (0: any free one)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (0-65535)")
+    return port
 
 
 def add_cli(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -196,7 +239,7 @@ def run_args(args: argparse.Namespace) -> int:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The `sandbox` options, shared by `decoy-lab sandbox` and `python -m decoy_lab.sandbox`."""
     p.add_argument("--host", default=None, help="address to bind (default 127.0.0.1; anything else prints a warning)")
-    p.add_argument("--port", type=int, default=8787)
+    p.add_argument("--port", type=port_number, default=8787)
     p.add_argument(
         "--db", default=None, help="SQLite file or :memory: (default: sandbox.sqlite3 in the user data directory)"
     )

@@ -1,0 +1,93 @@
+"""Every CLI mistake is one `error: …` line on stderr and exit 2, never a traceback; a refused
+`--db` file is left as it was. Through `decoy_lab.cli.main`, as a shell runs it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+from pathlib import Path
+
+import pytest
+
+from decoy_lab.cli import main
+
+
+def run(capsys, *argv: str) -> str:
+    """main(argv) must exit 2 with exactly one `error:` line; returns stderr."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse's own refusals
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert sum("error:" in line for line in err.splitlines()) == 1, err
+    return err
+
+
+@pytest.fixture
+def garbage(tmp_path) -> Path:
+    path = tmp_path / "garbage.pem"
+    path.write_bytes(bytes(range(256)) * 2)
+    return path
+
+
+@pytest.mark.parametrize("port", ["abc", "70000", "-1"])
+def test_a_bad_port_is_an_error_line(capsys, port):
+    run(capsys, "sandbox", "--db", ":memory:", "--port", port)
+
+
+def test_a_port_in_use_is_an_error_line(capsys):
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        err = run(capsys, "sandbox", "--db", ":memory:", "--port", str(held.getsockname()[1]))
+    assert "in use" in err or "cannot listen" in err
+
+
+def test_a_directory_as_db_is_an_error_line_and_keeps_its_mode(capsys, tmp_path):
+    before = stat.S_IMODE(tmp_path.stat().st_mode)
+    run(capsys, "sandbox", "--db", str(tmp_path), "--port", "0")
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == before
+
+
+def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(capsys, tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("not a database, just notes kept here\n" * 50)
+    os.chmod(path, 0o644)
+    before = (path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
+    err = run(capsys, "sandbox", "--db", str(path), "--port", "0")
+    assert "SQLite" in err
+    assert (path.read_bytes(), stat.S_IMODE(path.stat().st_mode)) == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_db_is_an_error_line(capsys, tmp_path):
+    path = tmp_path / "locked.sqlite3"
+    path.write_bytes(b"")
+    os.chmod(path, 0)
+    run(capsys, "sandbox", "--db", str(path), "--port", "0")
+
+
+def test_a_missing_or_garbage_owner_key_is_an_error_line(capsys, tmp_path, garbage):
+    run(capsys, "sandbox", "--db", ":memory:", "--port", "0", "--owner-key", str(tmp_path / "missing.pem"))
+    run(capsys, "sandbox", "--db", ":memory:", "--port", "0", "--owner-key", str(garbage))
+
+
+def test_a_missing_or_garbage_dump_key_file_is_an_error_line(capsys, tmp_path, garbage):
+    run(capsys, "dump", "--key-file", str(tmp_path / "missing.pem"), "AAAA")
+    run(capsys, "dump", "--key-file", str(garbage), "AAAA")
+    run(capsys, "dump", "--key", str(garbage), "AAAA")
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '"x"', "{not json", '{"base_url": 5, "access_token": []}'])
+def test_a_corrupt_profile_is_an_error_line(capsys, tmp_path, monkeypatch, text):
+    monkeypatch.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
+    from decoy_lab.profiles import ProfileStore
+
+    path = ProfileStore().path("broken")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    run(capsys, "status", "--profile", "broken")
