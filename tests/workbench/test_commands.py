@@ -579,3 +579,20 @@ def test_cache_shows_where_and_how_large_and_clear_leaves_no_file(sandbox, confi
     assert code == 0 and "no cache yet" in out
     code, _, err = cli(capsys, config, "cache", "--profile", "no/such")
     assert code == 2 and err.startswith("error: profile name")
+
+
+def test_tables_show_control_characters_escaped(sandbox, config, capsys, monkeypatch):
+    """What a vault holds reaches the terminal as text, never as terminal commands: a memory text
+    or topic name holding ESC, CR, BEL or a bidi override is shown escaped (`\\x1b`)."""
+    hostile = "clear\x1b[2J here\rover\x07 bell \u202eevil"
+    monkeypatch.setenv("COLUMNS", "400")  # the whole text fits: nothing is shortened away
+    code, _, err = cli(capsys, config, "save", "-", "--topic", "Esc\x1b]0;title\x07", stdin=hostile)
+    assert code == 0, err
+    code, out, _ = cli(capsys, config, "memories", "--mine")
+    assert code == 0
+    code, topics, _ = cli(capsys, config, "topics")
+    assert code == 0
+    for shown in (out, topics):
+        assert not any(c in shown for c in "\x1b\r\x07\u202e")
+    assert "clear\\x1b[2J here\\rover\\x07" in out and "\\u202eevil" in out
+    assert "Esc\\x1b]0;title\\x07" in topics
