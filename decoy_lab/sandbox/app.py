@@ -64,18 +64,21 @@ def create_app(
     clock: Callable[[], float] | None = None,
     key_setup: bool = True,
     strict: bool = False,
+    strict_rotation: bool = False,
 ) -> Starlette:
     """A fresh sandbox app: its own store, owner phone and settings (no module-level state).
 
     `key_setup=False`: the owner has not finished key setup (no public key is served yet).
     `strict=True`: refuse (400) wraps and ciphertexts whose layout is wrong, which by default are
-    stored as Decoy stores them (it cannot decrypt) and flagged by the owner's-eye check."""
+    stored as Decoy stores them (it cannot decrypt) and flagged by the owner's-eye check.
+    `strict_rotation=True`: a used refresh token is refused at once, with no replay window (oauth.py)."""
     if approve not in ("auto", "manual"):
         raise ValueError(f"approve must be 'auto' or 'manual', not {approve!r}")
     if seed not in ("demo", "none"):
         raise ValueError(f"seed must be 'demo' or 'none', not {seed!r}")
     store = Store(db_path)
     state = SandboxState(store=store, clock=clock or time.time, approve=approve, seed=seed, strict=strict)
+    state.strict_rotation = strict_rotation
     state.owner = Owner(state, owner_key, key_setup=key_setup)
     state.faults = Faults.from_settings(faults)
 

@@ -125,6 +125,7 @@ class SandboxState:
     token_ttl: int = 365 * 86400  # "the token (`token.expires_at`, about a year, renewable with the refresh token)"
     refresh_ttl: int = 2 * 365 * 86400  # outlives the token, so a year-old token can still be renewed
     strict: bool = False  # refuse wrongly laid-out wraps and ciphertexts (default: store them, as Decoy does)
+    strict_rotation: bool = False  # a used refresh token is dead at once (default: a short replay window)
     owner_secret: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)  # owner-surface POSTs
     phone: PhoneLog = field(default_factory=PhoneLog)
     read_cache: Any = None  # readcache.ReadCache, made on first use

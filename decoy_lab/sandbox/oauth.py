@@ -13,7 +13,8 @@ is that a network failure after a write is resolved by sending the same request 
 refresh token used less than `REFRESH_REPLAY_SECONDS` ago is honoured once more (the pair its first
 use minted is retired, and the window still counts from that first use); after that it answers
 `REFRESH_TOKEN_USED`. A stolen token replayed inside the window would win the same way: that is
-the price of the window, and why it is short. `state.strict_rotation = True` turns the window
+the price of the window, and why it is short. `strict_rotation` (`Sandbox.start(strict_rotation=True)`,
+`decoy-lab sandbox --strict-rotation`) turns the window
 off (a used refresh token is dead at once, as OAuth 2.1 servers commonly do), to test clients
 that share one profile between processes.
 
@@ -164,7 +165,7 @@ def _refresh_grant(con, state, form: dict[str, str], now: float) -> dict[str, An
             code="TOKEN_SUPERSEDED",
             recovery="continue",
         )
-    window = 0.0 if getattr(state, "strict_rotation", False) else REFRESH_REPLAY_SECONDS
+    window = 0.0 if state.strict_rotation else REFRESH_REPLAY_SECONDS
     replay = cred["state"] == "used" and now - (cred["used_at"] or 0.0) <= window and window > 0
     if cred["state"] in ("used", "retired") and not replay:
         raise OAuthProblem(

@@ -56,6 +56,7 @@ class Sandbox:
         *,
         key_setup: bool = True,
         strict: bool = False,
+        strict_rotation: bool = False,
         host: str = "127.0.0.1",
         port: int = 0,
         timeout: float = 15.0,
@@ -70,6 +71,7 @@ class Sandbox:
             clock=clock,
             key_setup=key_setup,
             strict=strict,
+            strict_rotation=strict_rotation,
         )
         config = uvicorn.Config(
             app,
@@ -144,6 +146,7 @@ def run(
     *,
     host_explicit: bool = False,
     strict: bool = False,
+    strict_rotation: bool = False,
 ) -> int:
     """Serve in the foreground until interrupted (`decoy-lab sandbox`)."""
     if host not in LOOPBACK_HOSTS:
@@ -165,7 +168,9 @@ def run(
             why = f"--owner-key {owner_key_path}: cannot be read ({exc.strerror or exc})"
     if why is None:
         try:
-            app = create_app(db_path, owner_key=owner_key, approve=approve, seed=seed, strict=strict)
+            app = create_app(
+                db_path, owner_key=owner_key, approve=approve, seed=seed, strict=strict, strict_rotation=strict_rotation
+            )
         except sqlite3.DatabaseError as exc:
             why = f"--db {db_path}: not a SQLite database this sandbox can open ({exc})"
         except DecoyError as exc:  # an --owner-key that holds no RSA private key in PEM
@@ -233,6 +238,7 @@ def run_args(args: argparse.Namespace) -> int:
         args.seed,
         host_explicit=args.host is not None,
         strict=getattr(args, "strict", False),
+        strict_rotation=getattr(args, "strict_rotation", False),
     )
 
 
@@ -251,4 +257,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="refuse (400) wraps and ciphertexts laid out wrongly; by default they are stored, as Decoy "
         "stores what it cannot decrypt, and app-view flags each",
+    )
+    p.add_argument(
+        "--strict-rotation",
+        dest="strict_rotation",
+        action="store_true",
+        help="a used refresh token is refused at once (no replay window), as OAuth servers commonly do",
     )

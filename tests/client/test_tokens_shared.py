@@ -13,11 +13,14 @@ import uuid
 import httpx
 import pytest
 
+from decoy_lab.cli import build_parser
 from decoy_lab.client import Connection
 from decoy_lab.profiles import ProfileStore
+from decoy_lab.sandbox import Sandbox
 
 CHILD = """
 import pathlib, sys, time
+from decoy_lab.cli import build_parser
 from decoy_lab.client import Connection
 conn = Connection.resume("work", check=False, retries=0)
 print("READY", flush=True)
@@ -38,11 +41,19 @@ def store(tmp_path, monkeypatch) -> ProfileStore:
     return ProfileStore(tmp_path / "cfg")
 
 
-@pytest.fixture
-def strict(clocked_sb):
-    clocked_sb.state.strict_rotation = True
-    yield clocked_sb
-    clocked_sb.state.strict_rotation = False
+@pytest.fixture(scope="module")
+def strict(clock):
+    """A sandbox started with `strict_rotation=True`: no replay window for a used refresh token."""
+    with Sandbox.start(seed="none", clock=clock, strict_rotation=True) as sandbox:
+        sandbox.state.device_interval = 0
+        yield sandbox
+
+
+def test_decoy_lab_sandbox_has_a_strict_rotation_switch():
+    """`decoy-lab sandbox --strict-rotation` turns the replay window off; by default it is on."""
+    parser = build_parser()
+    assert parser.parse_args(["sandbox", "--strict-rotation"]).strict_rotation is True
+    assert parser.parse_args(["sandbox"]).strict_rotation is False
 
 
 def pair(sb, store) -> Connection:
