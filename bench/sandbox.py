@@ -49,7 +49,7 @@ def _get_timing(ctx: Context) -> list[Figure]:
     from decoy_lab.sandbox import readcache
 
     api = api_of(ctx.conn)
-    headers = {"Authorization": f"Bearer {api.tokens.access_token}", "Accept": "application/json"}
+    headers = {"Authorization": f"Bearer {api.tokens.access_token.reveal()}", "Accept": "application/json"}
     cache = readcache.of(ctx.sandbox.state)
 
     def fetch(cold: bool) -> int:

@@ -51,7 +51,7 @@ from .gcpause import gc_paused
 from .http import Api, Tokens, expect_object, send_with_retries
 from .journal import Journal
 from .pairing import PairingHandle, authorization_details, selection_row
-from .profiles import Profile, ProfileStore
+from .profiles import Profile, ProfileStore, Secret
 from .session import Session
 from .trace import Trace
 from .vault import WAITING_MEMBERS, Vault, read_vault
@@ -422,8 +422,8 @@ class Connection:
         if not p.private_key_pem or not p.access_token:
             raise DecoyError(f"profile {profile!r} holds no key or token: pair again with Connection.pair(...)")
         tokens = Tokens(
-            access_token=p.access_token,
-            refresh_token=p.refresh_token,
+            access_token=Secret(p.access_token),
+            refresh_token=Secret(p.refresh_token) if p.refresh_token else None,
             token_id=p.token_id,
             access_version=p.access_version,
         )
@@ -453,8 +453,8 @@ class Connection:
             client_id=self.client_id,
             connection_name=self.name,
             token_id=self.token_id,
-            access_token=t.access_token if t else None,
-            refresh_token=t.refresh_token if t else None,
+            access_token=t.access_token.reveal() if t else None,
+            refresh_token=t.refresh_token.reveal() if t and t.refresh_token else None,
             private_key_pem=self._agent_key.to_pem(),
             access_version=self.access_version,
             cursor=self.cursor,
@@ -504,8 +504,8 @@ class Connection:
         if p.base_url.rstrip("/") != self.base_url.rstrip("/") or p.token_id != self.token_id or not p.access_token:
             return None
         return Tokens(
-            access_token=p.access_token,
-            refresh_token=p.refresh_token,
+            access_token=Secret(p.access_token),
+            refresh_token=Secret(p.refresh_token) if p.refresh_token else None,
             token_id=p.token_id,
             access_version=p.access_version,
         )

@@ -57,7 +57,7 @@ from .errors import (
     error_from_response,
 )
 from .jsonstream import ArrayStream
-from .profiles import secret_fingerprint
+from .profiles import Secret, secret_fingerprint
 from .shapes import fits, json_kind, shape_name
 from .vocab import REFRESH_GRANT
 
@@ -93,6 +93,13 @@ def retry_after(value: str | None, *, now: float | None = None) -> float | None:
         return None
 
 
+def _revealed(form: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A form with its Secrets revealed, made only as it is handed to httpx."""
+    if form is None:
+        return None
+    return {k: v.reveal() if isinstance(v, Secret) else v for k, v in form.items()}
+
+
 def _loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -111,38 +118,44 @@ def _past(deadline: float, method: str, path: str) -> None:
 
 @dataclass
 class Tokens:
-    """The connection's credentials. The repr shows fingerprints, never the tokens."""
+    """The connection's credentials. The tokens are held as `Secret`s (revealed only where the
+    Authorization header is built and where they are saved); the repr shows fingerprints."""
 
-    access_token: str = field(repr=False)
-    refresh_token: str | None = field(default=None, repr=False)
+    access_token: Secret = field(repr=False)
+    refresh_token: Secret | None = field(default=None, repr=False)
     token_id: str | None = None
     expires_at: float | None = None
     access_version: int | None = None
 
+    def __post_init__(self) -> None:
+        self.access_token = Secret(self.access_token)
+        self.refresh_token = None if self.refresh_token is None else Secret(self.refresh_token)
+
     @classmethod
     def from_response(cls, body: dict[str, Any], *, previous: Tokens | None = None, now: float | None = None) -> Tokens:
         """Read a `/oauth/token` answer (either grant)."""
-        if not isinstance(body, dict) or not isinstance(body.get("access_token"), str):
+        if not isinstance(body, dict) or not isinstance(body.get("access_token"), (str, Secret)):
             raise DecoyError("the token answer carries no access_token")
         now = time.time() if now is None else now
         expires_in, version = body.get("expires_in"), body.get("access_version")
         refresh_token, token_id = body.get("refresh_token"), body.get("token_id")
         for name, value, shape in (
-            ("refresh_token", refresh_token, str),
             ("token_id", token_id, str),
             ("expires_in", expires_in, float),
             ("access_version", version, int),
         ):
             if value is not None and not fits(value, shape):
                 raise DecoyError(f"the token answer's {name} is {json_kind(value)}, not {shape_name(shape)}")
+        if refresh_token is not None and not isinstance(refresh_token, (str, Secret)):
+            raise DecoyError(f"the token answer's refresh_token is {json_kind(refresh_token)}, not a string")
         for name, value in (("access_token", body["access_token"]), ("refresh_token", refresh_token)):
-            if value is not None and not _B64TOKEN.fullmatch(value):
+            if value is not None and not _B64TOKEN.fullmatch(Secret(value).reveal()):
                 raise DecoyError(
                     f"the token answer's {name} holds characters a Bearer token cannot carry (RFC 6750 §2.1)"
                 )
         return cls(
-            access_token=body["access_token"],
-            refresh_token=refresh_token or (previous.refresh_token if previous else None),
+            access_token=Secret(body["access_token"]),
+            refresh_token=Secret(refresh_token) if refresh_token else (previous.refresh_token if previous else None),
             token_id=token_id or (previous.token_id if previous else None),
             expires_at=now + float(expires_in) if expires_in is not None else None,
             access_version=version if version is not None else (previous.access_version if previous else None),
@@ -228,15 +241,15 @@ class Api:
             return path
         return f"{self.base_url}{path}" if self.base_url else path
 
-    def _headers(self, auth: bool) -> dict[str, str]:
+    def _headers(self, auth: bool) -> httpx.Headers:
         headers = {"Accept": "application/json"}
         if auth:
             if self.tokens is None:
                 raise TokenError(401, "NO_TOKEN", "this connection has no token yet: pair first", recovery="re_pair")
-            if not _B64TOKEN.fullmatch(self.tokens.access_token):  # e.g. a hand-edited profile
+            if not _B64TOKEN.fullmatch(self.tokens.access_token.reveal()):  # e.g. a hand-edited profile
                 raise DecoyError("the saved access token holds characters a Bearer token cannot carry: pair again")
-            headers["Authorization"] = f"Bearer {self.tokens.access_token}"
-        return headers
+            headers["Authorization"] = f"Bearer {self.tokens.access_token.reveal()}"  # the one place
+        return httpx.Headers(headers)  # its repr masks the Authorization header
 
     @contextlib.contextmanager
     def _transport_errors(self, method: str, path: str) -> Iterator[None]:
@@ -268,7 +281,9 @@ class Api:
         deadline = time.monotonic() + self.deadline
         with (
             self._transport_errors(method, path),
-            self.http.stream(method, self.url(path), json=json, params=params, data=data, headers=headers) as resp,
+            self.http.stream(
+                method, self.url(path), json=json, params=params, data=_revealed(data), headers=headers
+            ) as resp,
         ):
             chunks = []
             for chunk in resp.iter_bytes():  # the read timeout bounds each wait, the deadline the whole
@@ -367,18 +382,21 @@ class Api:
         return err
 
     # -- OAuth token endpoint -------------------------------------------------------------
-    def token_endpoint(self, form: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    def token_endpoint(self, form: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """POST /oauth/token form-encoded; returns (status, body) without raising on 4xx. A
         `Retry-After` header (in seconds) is read into `retry_after_seconds` when the body has none."""
         resp = self._send("POST", "/oauth/token", data=form, auth=False)
         body = self._body(resp)
         body = body if isinstance(body, dict) else {}
+        for name in ("access_token", "refresh_token"):  # held masked from here on
+            if isinstance(body.get(name), str):
+                body[name] = Secret(body[name])
         wait = retry_after(resp.headers.get("retry-after"))
         if "retry_after_seconds" not in body and wait is not None:
             body["retry_after_seconds"] = wait
         return resp.status_code, body
 
-    def _newer_than(self, refused: str) -> Tokens | None:
+    def _newer_than(self, refused: Secret) -> Tokens | None:
         """Tokens newer than the `refused` access token: this Api's own (another thread refreshed)
         or the saved profile's (another process refreshed the same connection)."""
         if self.tokens is not None and self.tokens.access_token != refused:
@@ -388,7 +406,7 @@ class Api:
             return saved
         return None
 
-    def refresh(self, refused: str | None = None) -> Tokens:
+    def refresh(self, refused: Secret | None = None) -> Tokens:
         """Refresh the access token with the refresh token, one refresh at a time across threads
         and — under `shared_lock`, a file lock beside the saved profile — across processes.
         `refused` is the access token a 401 refused: when a newer one is already at hand (this

@@ -136,7 +136,7 @@ def conn(sb, manual_owner):
 def test_the_client_sends_the_same_ask_again_after_review_busy(sb, conn):
     """ "`REVIEW_BUSY` — other asks from this connection were being saved at the same moment; send this
     one again."""
-    held = HeldAsk(sb, conn.tokens.access_token, conn.token_id, HELD_BODY)
+    held = HeldAsk(sb, conn.tokens.access_token.reveal(), conn.token_id, HELD_BODY)
     waits: list[float] = []
 
     def sleep(seconds: float) -> None:  # the other ask finishes saving while the client waits
@@ -150,7 +150,7 @@ def test_the_client_sends_the_same_ask_again_after_review_busy(sb, conn):
 
 
 def test_the_client_gives_up_after_its_retries_and_says_so(sb, conn):
-    held = HeldAsk(sb, conn.tokens.access_token, conn.token_id, HELD_BODY)
+    held = HeldAsk(sb, conn.tokens.access_token.reveal(), conn.token_id, HELD_BODY)
     waits: list[float] = []
     conn.session.sleep = waits.append
     try:

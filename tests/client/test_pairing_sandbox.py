@@ -151,7 +151,7 @@ def test_profile_is_saved_0600_and_resume_keeps_the_key(sb, clock, key, tmp_path
     assert again.access().names == conn.access().names
     text = caplog.text + repr(conn) + repr(again) + repr(store.load("work"))
     pem_line = conn.agent_key.to_pem().splitlines()[2]
-    for secret in (conn.tokens.access_token, conn.tokens.refresh_token, pem_line):
+    for secret in (conn.tokens.access_token.reveal(), conn.tokens.refresh_token.reveal(), pem_line):
         assert secret not in text
 
 

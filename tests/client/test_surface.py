@@ -86,7 +86,7 @@ def test_access_text_and_html_put_the_summary_first(conn):
     assert "memory.edit" in text and "Access ends" in text
     html = acc._repr_html_()
     assert html.index("What this connection holds") < html.index("<table") and "memory.save" in html
-    assert conn.tokens.access_token not in text + html + repr(acc)
+    assert conn.tokens.access_token.reveal() not in text + html + repr(acc)
 
 
 def test_vault_text_and_html(conn):

@@ -47,7 +47,7 @@ def test_unpair_revokes_at_the_server_and_deletes_the_profile(sb, store, caplog)
     (`TOKEN_REVOKED`) → only a new owner-approved pairing, which inherits nothing"."""
     caplog.set_level(logging.DEBUG)
     conn = pair(sb.url, store)
-    access, refresh = conn.tokens.access_token, conn.tokens.refresh_token
+    access, refresh = conn.tokens.access_token.reveal(), conn.tokens.refresh_token.reveal()
     assert store.exists("work")
     conn.unpair()
     assert not store.exists("work") and conn.tokens is None
@@ -94,12 +94,12 @@ def test_a_token_replaced_by_another_process_is_taken_from_the_saved_profile(sb,
     already renewed it, its newer token is used instead (refreshing again would replace that one)."""
     first = pair(sb.url, store)
     second = Connection.resume("work", store=store)  # e.g. the CLI while the notebook runs
-    old = second.tokens.access_token
+    old = second.tokens.access_token.reveal()
     first._api.refresh()  # the notebook renews the connection and saves the profile
     assert policies_code(sb.url, old) == "TOKEN_REPLACED"
     assert second.access().names == first.access().names
     assert second.tokens.access_token == first.tokens.access_token and second._api.refreshes == 0
-    assert policies_code(sb.url, first.tokens.access_token) == 200  # nobody replaced the newest token
+    assert policies_code(sb.url, first.tokens.access_token.reveal()) == 200  # nobody replaced the newest token
     first.close()
     second.close()
 

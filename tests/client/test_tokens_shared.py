@@ -71,7 +71,7 @@ def test_the_strict_sandbox_refuses_a_used_refresh_token_at_once(strict, store):
     """OAuth 2.1 §4.3.1 / RFC 6819 §5.2.2.3: with rotation "the old refresh token is invalidated";
     the switch turns off the sandbox's replay window."""
     conn = pair(strict, store)
-    used = conn.tokens.refresh_token
+    used = conn.tokens.refresh_token.reveal()
     conn._api.refresh()
     r = httpx.post(f"{strict.url}/oauth/token", data={"grant_type": "refresh_token", "refresh_token": used})
     assert r.status_code == 400 and r.json()["code"] == "REFRESH_TOKEN_USED"

@@ -97,7 +97,7 @@ def world():
     """One sandbox, the main connection, and an authenticated raw HTTP client for it."""
     with Sandbox.start(seed="none") as sb:
         conn = Connection.pair(sb.url, name="hostile vault", profile=None, on_link=lambda link, code: None)
-        http = httpx.Client(base_url=sb.url, headers={"Authorization": f"Bearer {conn.tokens.access_token}"})
+        http = httpx.Client(base_url=sb.url, headers={"Authorization": f"Bearer {conn.tokens.access_token.reveal()}"})
         yield {"sb": sb, "conn": conn, "http": http, "keys": conn.keys()}
         http.close()
         conn.close()
@@ -258,7 +258,7 @@ def test_oversized_ciphertext_is_reported(world):
         pad = LIMIT + 1 - len(sealing.seal_vault(random_key(), sealing.json_bytes(_memory(rid, metadata={"pad": ""}))))
         big = _sealed(keys, sealing.json_bytes(_memory(rid, metadata={"pad": "x" * pad})), rid)
         assert len(wire.b64decode(big["ciphertext"])) == LIMIT + 1
-        auth = {"Authorization": f"Bearer {conn.tokens.access_token}"}
+        auth = {"Authorization": f"Bearer {conn.tokens.access_token.reveal()}"}
         assert http.post(MEMORIES, json={"rows": [good]}, headers=auth).status_code == 201
         refused = http.post(MEMORIES, json={"rows": [big]}, headers=auth)
         assert refused.status_code == 400 and refused.json()["code"] == "CIPHERTEXT_TOO_LARGE"

@@ -392,7 +392,7 @@ def test_unpair_ends_the_connection_and_deletes_its_profile(ip, magics, connecte
     before = magics.connection, magics.pairing
     try:
         conn = decoy(ip, f"connect --url {magics.sandbox.url} --profile leaving --name leaver")
-        token, token_id = conn.tokens.access_token, conn.token_id
+        token, token_id = conn.tokens.access_token.reveal(), conn.token_id
         with capture_output() as out:
             assert decoy(ip, "unpair") is None
         assert f"Ended connection {token_id}" in out.stdout and "deleted profile 'leaving'" in out.stdout
@@ -402,7 +402,7 @@ def test_unpair_ends_the_connection_and_deletes_its_profile(ip, magics, connecte
             decoy(ip, "unpair")
         other = decoy(ip, f"connect --url {magics.sandbox.url} --profile saved --name saved")
         magics.connection = before[0]  # a saved profile is ended without being the current connection
-        other_token = other.tokens.access_token
+        other_token = other.tokens.access_token.reveal()
         with capture_output() as out:
             decoy(ip, "unpair --profile saved")
         assert "deleted profile 'saved'" in out.stdout and magics.connection is before[0]
@@ -703,5 +703,7 @@ def test_an_approval_that_arrives_after_cancel_is_revoked_never_used():
         with pytest.raises(PairingCancelled, match="was not used"):
             h.result(30)
         assert h.status == "cancelled" and seen.get("access_token")
-        r = httpx.get(f"{sb.url}/api/agent/policies", headers={"Authorization": f"Bearer {seen['access_token']}"})
+        r = httpx.get(
+            f"{sb.url}/api/agent/policies", headers={"Authorization": f"Bearer {seen['access_token'].reveal()}"}
+        )
         assert r.status_code == 401 and r.json()["code"] == "TOKEN_REVOKED"

@@ -25,7 +25,7 @@ _m = get_ipython().magics_manager.registry["DecoyMagics"]
 _keys = [conn.agent_key]
 if conn.sandbox_handle is not None:
     _keys.append(conn.sandbox_handle.owner.key)
-_out = {"pem": [k.to_pem() for k in _keys], "tokens": [conn.tokens.access_token, conn.tokens.refresh_token],
+_out = {"pem": [k.to_pem() for k in _keys], "tokens": [conn.tokens.access_token.reveal(), conn.tokens.refresh_token.reveal()],
         "memory_keys": []}
 for _r in conn.load().served:
     try:
