@@ -204,6 +204,15 @@ def fill_missing(
         store_wrap(con, row, agent, p.self_wrap, own, now)
 
 
+def _editable(con: sqlite3.Connection, agent: Agent, row_id: str, now: float, refusal: str) -> Reach:
+    """The memory this connection reads and may edit, or 404 / 403 (with `refusal` and the grant that
+    would unlock it)."""
+    r = visible_or_404(con, agent, row_id, now)
+    if not can_edit(agent, r.row, r.via):
+        raise insufficient("memory.edit", refusal, reason=r.via[0] if r.via else None, con=con, agent=agent, now=now)
+    return r
+
+
 # ── edit and rotate ────────────────────────────────────────────────────────────────────────
 
 
@@ -218,17 +227,14 @@ async def edit_memory(request: Request) -> JSONResponse:
     now = now_of(state)
     with state.store.tx() as con:
         agents = live_agents(con, now)
-        r = visible_or_404(con, agent, row_id, now)
+        r = _editable(
+            con,
+            agent,
+            row_id,
+            now,
+            "editing this memory needs memory.edit on a reason this connection reads it through",
+        )
         row = r.row
-        if not can_edit(agent, row, r.via):
-            raise insufficient(
-                "memory.edit",
-                "editing this memory needs memory.edit on a reason this connection reads it through",
-                reason=r.via[0] if r.via else None,
-                con=con,
-                agent=agent,
-                now=now,
-            )
         if rev != row.rev:
             raise problem(
                 409, "REV_CONFLICT", "the memory changed since it was read; re-read and re-apply", current_rev=row.rev
@@ -354,17 +360,8 @@ async def share_key(request: Request) -> JSONResponse:
     with state.store.tx() as con:
         agents = live_agents(con, now)
         wraps_in = parse_wraps(body["wraps"], "wraps", agents)
-        r = visible_or_404(con, agent, row_id, now)
+        r = _editable(con, agent, row_id, now, "sharing this memory's key needs memory.edit on it")
         row = r.row
-        if not can_edit(agent, row, r.via):
-            raise insufficient(
-                "memory.edit",
-                "sharing this memory's key needs memory.edit on it",
-                reason=r.via[0] if r.via else None,
-                con=con,
-                agent=agent,
-                now=now,
-            )
         if kid != row.kid:
             raise problem(409, "KID_CONFLICT", "the memory's key changed; re-read it before sharing", kid=row.kid)
         had = memory_reasons(ms.wraps_of(con, row.id), row)

@@ -185,10 +185,7 @@ class OwnerApp:
     # ── grants ───────────────────────────────────────────────────────────────────────────
     def set_grant(self, token_id: str, policy_id: str, rows: list[dict]) -> dict[str, Any]:
         """Narrow or widen one live grant to exactly these permission rows (the next read sees it)."""
-        try:
-            parsed = grants.parse_rows(rows)
-        except grants.RequestError as exc:
-            raise HTTPProblem(400, exc.code, exc.message) from None
+        parsed = _parsed_rows(rows)
         now = self.state.now()
         with self.state.store.tx() as con:
             live = {p["id"] for p in grantstore.live_policies(con, token_id, now)}
@@ -214,10 +211,7 @@ class OwnerApp:
 
     def widen(self, token_id: str, rows: list[dict], *, expires_in_hours: float | None = None) -> dict[str, Any]:
         """Give a connection more: a new grant of these rows, as an approved request would."""
-        try:
-            parsed = grants.parse_rows(rows)
-        except grants.RequestError as exc:
-            raise HTTPProblem(400, exc.code, exc.message) from None
+        parsed = _parsed_rows(rows)
         now = self.state.now()
         with self.state.store.tx() as con:
             if con.execute("SELECT 1 FROM connections WHERE token_id=? AND revoked=0", (token_id,)).fetchone() is None:
@@ -266,3 +260,11 @@ class OwnerApp:
         entry = {"id": account_id, "service_name": service_name.strip()}
         self._set_meta("accounts", json.dumps([*kept, entry]))
         return entry
+
+
+def _parsed_rows(rows: list[dict]) -> list[grants.Row]:
+    """Permission rows as the app would send them, or a 400 naming what is wrong."""
+    try:
+        return grants.parse_rows(rows)
+    except grants.RequestError as exc:
+        raise HTTPProblem(400, exc.code, exc.message) from None
