@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -22,6 +22,13 @@ from traitlets import Bool, Dict, Float, List, Unicode
 from . import verbs
 from .display import MEMORY_COLUMNS, MemoryFrame, with_progress
 from .errors import DecoyError
+
+if TYPE_CHECKING:  # the widgets and the sandbox load on first use
+    from .access import Access
+    from .client import Connection
+    from .sandbox import Sandbox
+    from .vault import Vault
+    from .widgets.pairing import PairingWidget
 
 NB = verbs.NOTEBOOK
 
@@ -62,13 +69,13 @@ class DecoyMagics(Magics):
 
     def __init__(self, shell: Any = None, **kw: Any):
         super().__init__(shell=shell, **kw)
-        self.connection: Any = None  # the current Connection
+        self.connection: Connection | None = None  # the current Connection
         self.connections: list[Any] = []  # every live connection of this kernel, oldest first
-        self.pairing: Any = None  # the PairingWidget of the latest `connect`
-        self.sandbox: Any = None  # the embedded Sandbox, when `connect` started one
+        self.pairing: PairingWidget | None = None  # the PairingWidget of the latest `connect`
+        self.sandbox: Sandbox | None = None  # the embedded Sandbox, when `connect` started one
         self.asked: Any = None  # the permission rows the pairing asked for
-        self.granted: Any = None  # the Access read when the pairing finished
-        self.last_vault: Any = None  # the latest load, for completion and suggestions
+        self.granted: Access | None = None  # the Access read when the pairing finished
+        self.last_vault: Vault | None = None  # the latest load, for completion and suggestions
         if shell is not None:
             from .display import register_formatters
 
