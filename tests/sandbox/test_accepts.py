@@ -10,6 +10,7 @@ import pytest
 
 from decoy_lab import sealing, wire
 
+from support.missealed import CLASSES
 from support.sandbox_kit import reseal, sealed_row
 
 KEY = bytes(range(32))
@@ -54,7 +55,32 @@ def _classes(alpha) -> dict[str, tuple[dict, str]]:
             reseal(alpha.new_row("z", grantees=False), kid=wire.kid(KEY)),
             "kid_mismatch",
         ),
+        "a wrong header byte in owner_wrap": (
+            _owner_header(alpha.new_row("h", grantees=False), b"\x01\x03"),
+            "owner_wrap",
+        ),
+        "plaintext not UTF-8 JSON": (_sealed_bytes(keys, b"\xff not json"), "json"),
+        "a plaintext field of the wrong type": (
+            sealed_row(keys, _plain(rid2 := "55555555-5555-4555-8555-555555555555", categories="travel"), row_id=rid2),
+            "fields",
+        ),
     }
+
+
+def _owner_header(row: dict, header: bytes) -> dict:
+    wrap = wire.b64decode(row["owner_wrap"])
+    return reseal(row, owner_wrap=wire.b64encode(header + wrap[2:]))
+
+
+def _sealed_bytes(keys, plain: bytes) -> dict:
+    """A row whose ciphertext opens, under the key owner_wrap holds, to `plain` (any bytes)."""
+    row = sealed_row(keys, {})
+    return reseal(row, ciphertext=wire.b64encode(sealing.seal_vault(KEY, plain)))
+
+
+def test_the_classes_are_every_class_the_client_is_checked_for(lab):
+    """One list (support/missealed.py) for both sides: the client's verify step is tested on the same classes."""
+    assert {w: p for w, (_, p) in _classes(lab.pair("alpha", "memory.save")).items()} == CLASSES
 
 
 def test_every_class_of_wrongly_sealed_row_is_stored_and_flagged(lab):
@@ -71,7 +97,11 @@ def test_strict_keeps_the_400s_for_a_layout_the_server_can_see(lab):
     lab.state.strict = True
     alpha = lab.pair("alpha", "memory.save")
     classes = _classes(alpha)
-    for what in ("a headerless envelope as owner_wrap", "ciphertext not a VAULT blob"):
+    for what in (
+        "a headerless envelope as owner_wrap",
+        "a wrong header byte in owner_wrap",
+        "ciphertext not a VAULT blob",
+    ):
         r = alpha.save([classes[what][0]])
         assert r.status_code == 400 and r.json()["code"] in ("INVALID_WRAP", "INVALID_CIPHERTEXT"), what
     # what no server can see is stored even so: the owner's-eye check is the one that finds it
