@@ -19,9 +19,11 @@ body, a definite refusal is never retried, a 429 waits `retry_after_seconds`, an
 array while the rest downloads; a body cut off or broken on the way is a TransportError (ask
 again), never a shorter list.
 
-Every call has an overall deadline (`deadline`, the timeout by default; a streamed read gets
-`STREAM_DEADLINES` times it): a server that drips its answer a byte at a time ends in a
-TransportError, not a hang. A 3xx is never taken for success (redirects are not followed): its
+Every call has an overall deadline (`deadline`, the timeout by default; the body of a streamed read
+gets `STREAM_DEADLINES` times it) that every socket connect, read and write keeps (deadline.py): a
+server that drips its headers or its body a byte at a time ends in a TransportError, not a hang.
+That error carries no chain: the library's frames hold the request, token included, so they are
+cleared and dropped, and the message keeps what the library said. A 3xx is never taken for success (redirects are not followed): its
 outcome is unknown. `Retry-After` of any text is read safely (`retry_after`).
 
 Logging names the method, path and status only: never a header, a body or a token.
@@ -38,6 +40,7 @@ import logging
 import re
 import threading
 import time
+import traceback
 import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -45,6 +48,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from .deadline import Bound, bind
 from .errors import (
     APIError,
     DecoyError,
@@ -109,11 +113,22 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def _past(deadline: float, method: str, path: str) -> None:
-    if time.monotonic() > deadline:
-        raise TransportError(
-            f"{method} {path}: the answer did not arrive in time (deadline passed); the outcome is unknown"
-        )
+def _library_frames_cleared(exc: BaseException) -> None:
+    """Clear the locals of the frames an httpx error passed through (and of the httpcore / socket
+    errors it was raised from): they hold the request, its header bytes and any form, token
+    included. Only the explicit chain (`__cause__`) is the library's; an implicit `__context__`
+    may be the caller's own error, whose frames are left alone."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        traceback.clear_frames(seen.__traceback__)
+        seen = seen.__cause__
+
+
+def _late(method: str, path: str, bound: Bound) -> TransportError:
+    return TransportError(
+        f"{method} {path}: the server did not answer within {bound.seconds:g} s (the call's deadline); "
+        "the outcome is unknown"
+    )
 
 
 @dataclass
@@ -225,6 +240,7 @@ class Api:
                 transport=transport, timeout=timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=False
             )
         )
+        self.deadline_reaches_sockets = bind(self.http)  # False: only the checks between chunks hold
         self.client_id = client_id
         self.tokens = tokens
         self.on_tokens = on_tokens
@@ -251,21 +267,34 @@ class Api:
             headers["Authorization"] = f"Bearer {self.tokens.access_token.reveal()}"  # the one place
         return httpx.Headers(headers)  # its repr masks the Authorization header
 
-    @contextlib.contextmanager
-    def _transport_errors(self, method: str, path: str) -> Iterator[None]:
-        """httpx's errors as TransportError, saying whether anything can have reached the server."""
-        try:
-            yield
-        except httpx.ConnectError as exc:  # the request never left: say which server and what to check
+    def _guarded(self, method: str, path: str, bound: Bound, step: Callable[[], T]) -> T:
+        """`step()` with its socket operations ending by `bound`, and httpx's errors as a
+        TransportError. That error is raised with no chain: the library's frames (their locals
+        hold the request, token included) are cleared and dropped, and the message keeps what
+        they said (the error's type and text)."""
+        with bound.active():
+            try:
+                return step()
+            except (httpx.HTTPError, OSError) as exc:
+                failure = self._failure(method, path, bound, exc)
+                _library_frames_cleared(exc)
+        raise failure
+
+    def _failure(self, method: str, path: str, bound: Bound, exc: BaseException) -> TransportError:
+        """What a network error means, saying whether anything can have reached the server."""
+        said = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if bound.expired or (isinstance(exc, httpx.TimeoutException) and bound.passed()):
+            log.info("%s %s → no answer within the deadline", method, path)
+            return _late(method, path, bound)
+        if isinstance(exc, httpx.ConnectError):  # the request never left: say which server and what to check
             log.info("%s %s → cannot connect", method, path)
-            raise TransportError(
-                f"{method} {path}: cannot reach {self.base_url or 'the server'} ({exc}); "
+            return TransportError(
+                f"{method} {path}: cannot reach {self.base_url or 'the server'} ({said}); "
                 "is the server running? Nothing was sent",
                 sent=False,
-            ) from exc
-        except (httpx.HTTPError, OSError) as exc:  # network error, timeout, dropped connection
-            log.info("%s %s → no answer (%s)", method, path, type(exc).__name__)
-            raise TransportError(f"{method} {path}: no answer ({type(exc).__name__}); the outcome is unknown") from exc
+            )
+        log.info("%s %s → no answer (%s)", method, path, type(exc).__name__)  # network error, timeout, drop
+        return TransportError(f"{method} {path}: no answer ({said}); the outcome is unknown")
 
     def _send(
         self,
@@ -278,20 +307,23 @@ class Api:
         auth: bool = True,
     ) -> httpx.Response:
         headers = self._headers(auth)
-        deadline = time.monotonic() + self.deadline
-        with (
-            self._transport_errors(method, path),
-            self.http.stream(
+        bound = Bound.start(self.deadline)
+
+        def exchange() -> httpx.Response:
+            with self.http.stream(
                 method, self.url(path), json=json, params=params, data=_revealed(data), headers=headers
-            ) as resp,
-        ):
-            chunks = []
-            for chunk in resp.iter_bytes():  # the read timeout bounds each wait, the deadline the whole
-                chunks.append(chunk)
-                _past(deadline, method, path)
+            ) as resp:
+                chunks = []
+                for chunk in resp.iter_bytes():  # each socket read ends by the deadline; so does the whole
+                    chunks.append(chunk)
+                    if bound.passed():  # a transport without sockets (MockTransport, TestClient)
+                        raise _late(method, path, bound)
+            kept = [(k, v) for k, v in resp.headers.raw if k.lower() not in _DECODED]
+            return httpx.Response(resp.status_code, headers=kept, content=b"".join(chunks), request=resp.request)
+
+        resp = self._guarded(method, path, bound, exchange)
         log.debug("%s %s → %s", method, path, resp.status_code)
-        kept = [(k, v) for k, v in resp.headers.raw if k.lower() not in _DECODED]
-        return httpx.Response(resp.status_code, headers=kept, content=b"".join(chunks), request=resp.request)
+        return resp
 
     @staticmethod
     def _body(resp: httpx.Response) -> Any:
@@ -322,15 +354,15 @@ class Api:
         sent = self.tokens.access_token if self.tokens is not None else None
         for attempt in (0, 1):
             headers = self._headers(True)
-            with self._transport_errors("GET", path):
-                opened = self.http.stream("GET", self.url(path), headers=headers)
-                resp = opened.__enter__()
+            head = Bound.start(self.deadline)  # the status line and headers: the plain deadline
+            whole = Bound.start(self.deadline * STREAM_DEADLINES)  # the whole answer, headers included
+            opened = self.http.stream("GET", self.url(path), headers=headers)
+            resp = self._guarded("GET", path, head, opened.__enter__)
             log.debug("GET %s → %s (streamed)", path, resp.status_code)
             if resp.status_code == 200:
-                return StreamedArray(self, path, key, opened, resp, deadline=self.deadline * STREAM_DEADLINES)
+                return StreamedArray(self, path, key, opened, resp, bound=whole)
             try:
-                with self._transport_errors("GET", path):
-                    resp.read()
+                self._guarded("GET", path, whole, resp.read)
             finally:
                 opened.__exit__(None, None, None)
             if attempt == 0 and resp.status_code == 401 and self._should_refresh(resp):
@@ -543,11 +575,11 @@ class StreamedArray:
         opened: Any = None,
         resp: httpx.Response | None = None,
         *,
-        deadline: float = 300.0,
+        bound: Bound | None = None,
     ):
         self._api, self.path, self.key = api, path, key
         self._opened, self._resp = opened, resp
-        self._deadline = time.monotonic() + deadline
+        self._bound = bound or Bound.start(300.0)
         self.rest: dict[str, Any] = {}
         self._elements: list[Any] | None = None
 
@@ -581,16 +613,17 @@ class StreamedArray:
         parser = ArrayStream(self.key)
         assert self._api is not None and self._resp is not None
         head = bytearray()  # the body while no element has come: was the array there at all?
-        with self._api._transport_errors("GET", self.path):
-            try:
-                for chunk in self._resp.iter_bytes():
-                    if not parser.count and len(head) < _HEAD_KEPT:
-                        head += chunk
-                    yield from parser.feed(chunk)
-                    _past(self._deadline, "GET", self.path)
-                self.rest = parser.close()
-            except ValueError as exc:
-                raise TransportError(f"GET {self.path}: the answer is not JSON ({exc}); ask again") from None
+        chunks = self._resp.iter_bytes()
+        try:
+            while (chunk := self._api._guarded("GET", self.path, self._bound, lambda: next(chunks, None))) is not None:
+                if not parser.count and len(head) < _HEAD_KEPT:
+                    head += chunk
+                yield from parser.feed(chunk)
+                if self._bound.passed():  # a transport without sockets (MockTransport, TestClient)
+                    raise _late("GET", self.path, self._bound)
+            self.rest = parser.close()
+        except ValueError as exc:
+            raise TransportError(f"GET {self.path}: the answer is not JSON ({exc}); ask again") from None
         if self.key in self.rest:  # the member was there, and not an array
             raise self._not_a_list(self.rest[self.key])
         if not parser.count and not _has_member(bytes(head), self.key):

@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("bytes: layouts, primitives, dumps of bytes", ["wire", "crypto", "hexdump", "jsonspans"]),
     ("recipes: seal / open, each recording its steps", ["sealing", "trace", "dump", "export"]),
     ("the memory model", ["memory", "memory.*"]),
-    ("the boundary and the loaded vault", ["http", "jsonstream", "profiles", "vault", "frames", "cache"]),
+    ("the boundary and the loaded vault", ["http", "deadline", "jsonstream", "profiles", "vault", "frames", "cache"]),
     ("the rules of talking to Decoy", ["session", "pairing", "access", "writes", "legacy", "journal", "verify"]),
     ("the sandbox, beside the client", ["sandbox", "sandbox.*"]),
     ("the client facade", ["client"]),
