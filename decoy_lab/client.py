@@ -41,12 +41,14 @@ from .errors import (
     APIError,
     DecoyError,
     GrantAlreadyRequested,
+    InsufficientGrant,
     MemoryModelError,
     PairingError,
     ProfileError,
     TransportError,
     UnreadableRow,
 )
+from .frames import AccountNames
 from .gcpause import gc_paused
 from .http import Api, Tokens, expect_object, send_with_retries
 from .journal import Journal
@@ -58,6 +60,7 @@ from .vault import WAITING_MEMBERS, Vault, read_vault
 from .writes import MEMORIES, DeleteResult
 
 log = logging.getLogger("decoy_lab.client")
+ACCOUNT_PAGES = 20  # pages of the account list read for names; past that, an id says so
 
 DEFAULT_CLIENT_ID = "decoy-lab"
 
@@ -684,25 +687,46 @@ class Connection:
                     access_version=self._access.version if self._access is not None else None,
                 )
         vault.skipped_spaces = s.skipped_spaces
-        if any(getattr(r, "account", None) for r in vault.decoded_rows):  # names only when a row needs one
+        if vault.accounts_named():  # names only when a memory or a link refers to an account
             vault.account_names = self.account_names()
         s.vault = vault
         s.forget_listed_topics()  # topics made since the last load are listed by the server now
         return vault
 
-    def account_names(self) -> dict[str, str]:
-        """Account id → name from the authorized account list (`GET /api/agent/accounts`), which
-        names `account:<id>` labels and link ends ("resolve its name from the authorized account
-        list"). Empty when this connection may not list accounts."""
-        try:
-            body = self.session.get("/api/agent/accounts", accounts=list)
-        except DecoyError:
-            return {}
-        return {
-            str(a["id"]): str(a.get("service_name") or a["id"])
-            for a in body["accounts"]
-            if isinstance(a, dict) and a.get("id")
-        }
+    def account_names(self) -> AccountNames:
+        """Account id → name from the authorized account list (`GET /api/agent/accounts`, every
+        page), which names `account:<id>` labels and link ends ("resolve its name from the
+        authorized account list"). When the list cannot be read (not granted: `403 SCOPE_MISSING`;
+        or any other failure) it is empty and `unavailable` says why: nothing is raised, a load goes on."""
+        names: dict[str, str] = {}
+        reasons: dict[str, str] = {}
+        params: dict[str, str] = {}
+        for _ in range(ACCOUNT_PAGES):
+            try:
+                body = self.session.get("/api/agent/accounts", params=params or None, accounts=list)
+            except InsufficientGrant as exc:
+                ask = exc.required_permission or "account.read"
+                why = f"this connection may not list accounts ({exc.status} {exc.code}; that needs {ask})"
+                log.info("account names: %s", why)
+                return AccountNames(unavailable=why)
+            except DecoyError as exc:
+                why = f"the authorized account list could not be read ({exc})"
+                log.warning("account names: %s", why)
+                return AccountNames(unavailable=why)
+            for a in body["accounts"]:
+                if isinstance(a, dict) and isinstance(a.get("id"), str) and a["id"]:
+                    named = a.get("service_name")
+                    if isinstance(named, str) and named.strip():
+                        names[a["id"]] = named
+                    else:
+                        reasons[a["id"]] = "the authorized account list gives it no service_name"
+            page = body.get("pagination")
+            cursor = page.get("next_cursor") if isinstance(page, dict) and page.get("has_more") else None
+            if not isinstance(cursor, str) or not cursor:
+                return AccountNames(names, reasons=reasons)
+            params = {"cursor": cursor}
+        absent = f"not among the first {ACCOUNT_PAGES} pages of the authorized account list"
+        return AccountNames(names, reasons=reasons, absent=absent)
 
     # -- writing (the rules live in writes.py) ----------------------------------------------------
     def save(

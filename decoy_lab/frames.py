@@ -7,16 +7,78 @@ group without surprises: strings are pandas `string`, `rev` is `Int64`, flags ar
 `created_at` / `updated_at` are UTC datetimes, and list columns (`categories`, `via`,
 `endpoints`, `ids`, `memory_ids`) hold Python lists. A memory's `about` is its one value:
 "user", "topic:<id>" or "account:<id>".
+
+An account is named from the authorized account list (`AccountNames`), never from a row: "An
+account end in a relation carries endpoint `account:<id>` with an empty name; resolve its name
+from the authorized account list." Where the list gives no name, an account reads as its id with
+the reason (`account:<id> (no name: …)`), so a missing name is never mistaken for one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import pandas as pd
+
+ACCOUNT_PREFIX = "account:"
+NOT_LISTED = "not in the authorized account list"
+
+
+class AccountNames(Mapping[str, str]):
+    """Account id → name from the authorized account list (`GET /api/agent/accounts`), and why a
+    name is missing: `unavailable` says why the list itself could not be read (None: it was);
+    `reasons` why a listed account has no name; `absent` why an id is not among the names."""
+
+    def __init__(
+        self,
+        names: Mapping[str, str] | None = None,
+        *,
+        unavailable: str | None = None,
+        reasons: Mapping[str, str] | None = None,
+        absent: str = NOT_LISTED,
+    ):
+        self._names = dict(names or {})
+        self.unavailable = unavailable
+        self.reasons = dict(reasons or {})
+        self.absent = absent
+
+    def __getitem__(self, account_id: str) -> str:
+        return self._names[account_id.removeprefix(ACCOUNT_PREFIX)]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __repr__(self) -> str:
+        why = f", unavailable={self.unavailable!r}" if self.unavailable else ""
+        return f"AccountNames({self._names!r}{why})"
+
+    def name(self, account_id: str) -> str | None:
+        """The account's name (given as `<id>` or `account:<id>`), None when the list gives none."""
+        return self._names.get(account_id.removeprefix(ACCOUNT_PREFIX))
+
+    def why_unnamed(self, account_id: str) -> str | None:
+        """Why the account has no name here (None when it has one)."""
+        if self.name(account_id) is not None:
+            return None
+        return self.unavailable or self.reasons.get(account_id.removeprefix(ACCOUNT_PREFIX), self.absent)
+
+    def label(self, account_id: str) -> str:
+        """What to show for an account: its name, else `account:<id> (no name: <why>)`."""
+        named = self.name(account_id)
+        if named is not None:
+            return named
+        return f"{ACCOUNT_PREFIX}{account_id.removeprefix(ACCOUNT_PREFIX)} (no name: {self.why_unnamed(account_id)})"
+
+
+def as_account_names(names: Mapping[str, str] | None) -> AccountNames:
+    return names if isinstance(names, AccountNames) else AccountNames(names)
+
 
 MEMORY, TOPIC, LINK, SPACE_ROW, UNREADABLE, OTHER = "memory", "topic", "link", "space_row", "unreadable", "other"
 READABLE = "readable"
@@ -94,6 +156,7 @@ MEMORY_COLUMNS = {
     "about": _STR,
     "account": _STR,
     "account_name": _STR,
+    "account_label": _STR,
     "categories": _OBJ,
     "metadata": _OBJ,
     **COMMON,
@@ -166,8 +229,9 @@ def memories_frame(
     `topic` is the listed topic's name (`topics`, as `memory.build_topics` lists them: the oldest
     copy's name for every same-name copy), so one topic reads the same on every row; the name the
     memory itself carries (its writer's spelling) is kept in `entity_name`. `account_name` is the
-    account's name from the authorized account list (`account_names`: id → name), if known."""
-    names = account_names or {}
+    account's name from the authorized account list (`account_names`), <NA> when it gives none;
+    `account_label` is what to show: that name, or `account:<id> (no name: <why>)`."""
+    names = as_account_names(account_names)
     listed = {i: t.name for t in topics for i in [t.id, *(getattr(t, "ids", None) or [])]}
     recs = []
     for r in rows:
@@ -182,7 +246,8 @@ def memories_frame(
                 "entity_name": r.entity_name,
                 "about": r.about[0] if r.about else None,
                 "account": r.account,
-                "account_name": names.get(r.account) if r.account else None,
+                "account_name": names.name(r.account) if r.account else None,
+                "account_label": names.label(r.account) if r.account else None,
                 "categories": list(r.categories),
                 "metadata": r.metadata,
                 **_common(r),
@@ -232,16 +297,24 @@ def topics_frame(topics: Sequence[Any], rows: Iterable[DecodedRow] = ()) -> pd.D
     return typed_frame(recs, TOPIC_COLUMNS)
 
 
-def links_frame(rows: Iterable[DecodedRow]) -> pd.DataFrame:
-    """Every readable relation row: from → to with its relation type and endpoint ids."""
+def links_frame(rows: Iterable[DecodedRow], account_names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Every readable relation row: from → to with its relation type and endpoint ids. An account
+    end (`account:<id>`, served with an empty name) is named from the authorized account list
+    (`account_names`): its name, or `account:<id> (no name: <why>)`."""
+    names = as_account_names(account_names)
+
+    def end_name(ends: list[str], i: int, served: str | None) -> str | None:
+        end = ends[i] if len(ends) > i else None
+        return names.label(end) if isinstance(end, str) and end.startswith(ACCOUNT_PREFIX) else served
+
     recs = []
     for r in (r for r in rows if r.kind == LINK):
         ends = list(r.endpoints)
         recs.append(
             {
                 "id": r.id,
-                "from": r.rel_from,
-                "to": r.rel_to,
+                "from": end_name(ends, 0, r.rel_from),
+                "to": end_name(ends, 1, r.rel_to),
                 "relation_type": r.relation_type,
                 "from_id": ends[0] if ends else None,
                 "to_id": ends[1] if len(ends) > 1 else None,

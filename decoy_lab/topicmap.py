@@ -152,12 +152,13 @@ def build_graph(
     G = TopicGraph()
     G.add_node(USER, kind="user", name=YOU, label=YOU, type="", memories=0, color=USER_COLOUR)
 
-    # an account end's name comes from the authorized account list (memories' `account_name`)
-    accounts = {
-        f"account:{a}": str(n)
-        for a, n in zip(memories.get("account", []), memories.get("account_name", []))
-        if isinstance(a, str) and isinstance(n, str) and n
-    }
+    # an account end is named from the authorized account list: the links frame's `from` / `to`
+    # (frames.AccountNames), else the label of a memory about it (`account_label`, `account_name`)
+    accounts: dict[str, str] = {}
+    for col in ("account_name", "account_label"):  # the label, where there is one, wins
+        for a, n in zip(memories.get("account", []), memories.get(col, [])):
+            if isinstance(a, str) and isinstance(n, str) and n:
+                accounts[f"account:{a.removeprefix('account:')}"] = n
     alias: dict[str, str] = {}  # every copy's node -> the listed (oldest) node
     by_name: dict[str, str] = {}
     for row in topics.to_dict("records"):

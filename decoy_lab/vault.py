@@ -280,7 +280,8 @@ class Vault:
     results: list[Any] = field(default_factory=list, repr=False)  # model, None or UnreadableRow per served row
     dropped: int = 0  # elements of the memories array that were not objects (not rows at all)
     skipped_spaces: int = 0  # legacy spaces listed but not read (not an object, no id, rows refused)
-    account_names: dict[str, str] = field(default_factory=dict)  # account id → name (authorized list)
+    # account id → name from the authorized account list, and why a name is missing
+    account_names: frames.AccountNames = field(default_factory=frames.AccountNames)
 
     def earlier(self) -> Earlier:
         """id -> (the row as served, (DecodedRow, model-or-error)) of each id as first served, for the
@@ -311,15 +312,32 @@ class Vault:
 
     @cached_property
     def links(self) -> pd.DataFrame:
-        return frames.links_frame(self.decoded_rows)
+        return frames.links_frame(self.decoded_rows, self.account_names)
 
     @cached_property
     def rows(self) -> pd.DataFrame:
         return frames.rows_frame(self.all_rows)
 
+    def accounts_named(self) -> list[str]:
+        """The account ids a memory is about or a link ends at (bare ids, first seen first)."""
+        ids = [r.account for r in self.decoded_rows if r.kind == frames.MEMORY and r.account]
+        ids += [
+            e.removeprefix(frames.ACCOUNT_PREFIX)
+            for r in self.decoded_rows
+            if r.kind == frames.LINK
+            for e in r.endpoints
+            if isinstance(e, str) and e.startswith(frames.ACCOUNT_PREFIX)
+        ]
+        return list(dict.fromkeys(ids))
+
     @property
     def notes(self) -> list[str]:
-        return explain_waiting(self.answer)
+        notes = explain_waiting(self.answer)
+        unnamed = [a for a in self.accounts_named() if self.account_names.why_unnamed(a)]
+        if unnamed:
+            why = self.account_names.unavailable or frames.NOT_LISTED
+            notes.append(f"{len(unnamed)} account(s) shown by id, with no name: {why}.")
+        return notes
 
     def counts(self) -> dict[str, int]:
         kinds = [r.kind for r in self.decoded_rows]

@@ -78,8 +78,10 @@ def insufficient(
     code: str = "INSUFFICIENT_GRANT",
     message: str | None = None,
     reason: str | None = None,
+    **extra: Any,
 ) -> HTTPProblem:
-    """The 403 refusal body: `required_permission` and a `permission_request` to send unchanged."""
+    """The 403 refusal body: `required_permission` and a `permission_request` to send unchanged
+    (`extra`: further members, such as a SCOPE_MISSING's `required_scope`)."""
     headline = PERMISSIONS[permission][2]
     msg = message or (
         f'This needs the "{headline}" permission ({permission})'
@@ -95,6 +97,7 @@ def insufficient(
         recovery="request_access",
         request_endpoint="/api/agent/grant-request",
         can_request=True,
+        **extra,
     )
 
 

@@ -55,7 +55,17 @@ def columns_of(vault: Vault) -> dict[str, list]:
         return mem[name] if name in mem else pd.Series([None] * n, index=mem.index, dtype=object)
 
     nodes = topicmap.memory_nodes(vault).tolist()
-    topic = [topicmap.YOU if node == topicmap.USER else _text(t) or node for t, node in zip(col("topic"), nodes)]
+    # a memory about an account shows the account: its name, else in the cell its short id marked
+    # "no name", and in the details its whole id and why it has none (frames.AccountNames.label)
+    account = _texts(col("account_label"))
+    cell = [
+        named or (f"account:{a[:8]}… (no name)" if a else "")
+        for named, a in zip(_texts(col("account_name")), _texts(col("account")))
+    ]
+    topic = [
+        a or (topicmap.YOU if node == topicmap.USER else _text(t) or node)
+        for t, node, a in zip(col("topic"), nodes, cell)
+    ]
     return {
         "id": _texts(col("id")),
         "text": _texts(col("text")),
@@ -71,6 +81,7 @@ def columns_of(vault: Vault) -> dict[str, list]:
         "via": _lists(col("via")),
         "author_kind": _texts(col("author_kind")),
         "topic_id": _texts(col("topic_id")),
+        "account": account,
     }
 
 

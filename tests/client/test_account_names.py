@@ -1,17 +1,20 @@
-"""Account names: "An account end in a relation carries endpoint `account:<id>` with an empty
-name; resolve its name from the authorized account list." The owner keeps the list in the
-sandbox (`sb.owner.add_account`); frames and the Map show the name."""
+"""Account names from the authorized account list, over real HTTP against the sandbox.
+
+The memory contract: "An account end in a relation carries endpoint `account:<id>` with an empty
+name; resolve its name from the authorized account list", and a memory about an account names it
+as `account:<account uuid>` "(never the account's name)". The list is `GET /api/agent/accounts`
+("x-scope: account.read"; "List endpoints return only what the permissions cover"). Where it gives
+no name, the account reads as its id with the reason, never as a name."""
 
 from __future__ import annotations
 
-import uuid
-
+import pandas as pd
 import pytest
 
-from decoy_lab import topicmap
-from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey
+from decoy_lab.frames import AccountNames
 from decoy_lab.sandbox import Sandbox
+
+from support.accounts_kit import connect, link_to_account
 
 
 @pytest.fixture(scope="module")
@@ -21,33 +24,68 @@ def sb():
         yield sandbox
 
 
-def test_account_names_in_the_memories_frame_and_on_the_map(sb):
-    netflix = sb.owner.add_account("Netflix")["id"]
-    sb.owner.add_account("Bank")  # an account this connection holds no grant on: never listed
-    conn = Connection.pair(
-        sb.url,
-        name="Accounts",
-        permissions=["memory.save", {"permissions": ["acctmem.read", "acctmem.edit"], "account_id": netflix}],
-        profile=None,
-        agent_key=AgentKey.generate(),
-        client_id=f"acct-{uuid.uuid4().hex[:6]}",
-        on_link=lambda *a: None,
-        backoff=0,
-    )
-    assert conn.account_names() == {netflix: "Netflix"}
-    mid = conn.save("Shares the family plan.", account=netflix)
+def _vault_with_an_account(sb, conn, account_id: str):
+    """A topic, a link from it to the account and a memory about the account; the loaded vault."""
+    conn.save("Watches films on Sundays.", topic="Streaming")
+    link = link_to_account(conn, "Streaming", account_id)
+    mid = conn.save("Shares the family plan.", account=account_id)
     sb.owner.share()
     vault = conn.load()
-    row = vault.memories.set_index("id").loc[mid]
-    assert row["account"] == netflix and row["account_name"] == "Netflix"
-    # a link from You to the account: its end carries no name, the Map names it from the list
-    G = topicmap.build_graph({"memories": vault.memories, "topics": vault.topics, "links": _link_to(netflix)})
-    assert G.nodes[f"account:{netflix}"]["name"] == "Netflix"
+    return vault, vault.links.set_index("id").loc[link], vault.memories.set_index("id").loc[mid]
 
 
-def _link_to(account_id: str):
-    import pandas as pd
+def test_a_link_to_an_account_and_a_memory_about_it_show_the_accounts_name(sb):
+    netflix = sb.owner.add_account("Netflix")["id"]
+    sb.owner.add_account("Bank")  # an account this connection holds no grant on: never listed
+    conn = connect(
+        sb, "memory.save", {"permissions": ["account.read", "acctmem.read", "acctmem.edit"], "account_id": netflix}
+    )
+    names = conn.account_names()
+    assert names == {netflix: "Netflix"} and isinstance(names, AccountNames) and names.unavailable is None
+    vault, link, mem = _vault_with_an_account(sb, conn, netflix)
+    assert link["to_id"] == f"account:{netflix}" and link["to"] == "Netflix" and link["from"] == "Streaming"
+    assert mem["account"] == netflix and mem["account_name"] == "Netflix" and mem["account_label"] == "Netflix"
+    assert not any("no name" in n for n in vault.notes)
 
-    return pd.DataFrame(
-        [{"endpoints": ["user", f"account:{account_id}"], "from": "", "to": "", "relation_type": "uses"}]
+
+def test_names_are_fetched_when_only_a_link_refers_to_an_account(sb):
+    """No memory is about the account, only a link ends at it: the list is still read."""
+    acct = sb.owner.add_account("Airline")["id"]
+    conn = connect(sb, "memory.save", {"permissions": ["account.read"], "account_id": acct}, name="Links only")
+    conn.save("Flies to Lisbon in May.", topic="Lisbon trip")
+    link = link_to_account(conn, "Lisbon trip", acct, "books with")
+    vault = conn.load()
+    assert vault.memories["account"].isna().all()
+    assert vault.links.set_index("id").loc[link, "to"] == "Airline"
+    assert vault.account_names == {acct: "Airline"}
+
+
+def test_without_the_list_an_account_reads_as_its_id_and_why(sb):
+    """A connection whose permissions carry no `account.read` scope is refused the list
+    (`403 SCOPE_MISSING`): `account_names()` is empty with the reason, nothing is raised, and
+    each account shows as `account:<id> (no name: …)` — in the links frame, the memories frame's
+    `account_label` (its `account_name` stays <NA>: no name is made up) and the vault's notes."""
+    netflix = sb.owner.add_account("Netflix")["id"]
+    conn = connect(
+        sb, "memory.save", {"permissions": ["acctmem.read", "acctmem.edit"], "account_id": netflix}, name="No list"
+    )
+    names = conn.account_names()
+    assert names == {} and "SCOPE_MISSING" in names.unavailable and "account.read" in names.unavailable
+    vault, link, mem = _vault_with_an_account(sb, conn, netflix)
+    shown = f"account:{netflix} (no name: {names.unavailable})"
+    assert link["to"] == shown and mem["account_label"] == shown and pd.isna(mem["account_name"])
+    assert "Netflix" not in shown
+    assert any("no name" in n and "SCOPE_MISSING" in n for n in vault.notes)
+
+
+def test_an_account_not_in_the_list_says_so(sb):
+    bank = sb.owner.add_account("Bank")["id"]
+    other = sb.owner.add_account("Gym")["id"]
+    conn = connect(sb, "memory.save", {"permissions": ["account.read"], "account_id": bank}, name="Bank only")
+    conn.save("Climbs on Tuesdays.", topic="Climbing")
+    link = link_to_account(conn, "Climbing", other, "trains at")
+    vault = conn.load()
+    assert vault.account_names == {bank: "Bank"}
+    assert (
+        vault.links.set_index("id").loc[link, "to"] == f"account:{other} (no name: not in the authorized account list)"
     )

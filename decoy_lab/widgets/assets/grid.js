@@ -12,7 +12,8 @@ const COLUMNS = [
   ["updated", "updated", "14%"],
 ];
 const DETAILS = [
-  ["id", "id"], ["topic", "topic"], ["topic_id", "topic id"], ["categories", "categories"],
+  ["id", "id"], ["topic", "topic"], ["topic_id", "topic id"], ["account", "about the account"],
+  ["categories", "categories"],
   ["rev", "rev"], ["kid", "kid"], ["via", "visible because (via)"], ["mine", "mine"],
   ["author_kind", "author"], ["source", "stored in"], ["created", "created"], ["updated", "updated"],
 ];

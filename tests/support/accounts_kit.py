@@ -1,0 +1,52 @@
+"""Accounts in a vault, over real HTTP: a connection paired with the sandbox, and a relation row
+from a topic to `account:<id>` sealed as the spec lays it out (no tests here).
+
+The memory contract: "An account end in a relation carries endpoint `account:<id>` with an empty
+name; resolve its name from the authorized account list."
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from decoy_lab import memory
+from decoy_lab.client import Connection
+from decoy_lab.crypto import AgentKey, random_key
+from decoy_lab.writes import MEMORIES
+
+from support.sandbox_kit import sealed_row
+
+
+def connect(sb, *permissions: Any, name: str = "Accounts") -> Connection:
+    return Connection.pair(
+        sb.url,
+        name=name,
+        permissions=list(permissions),
+        profile=None,
+        agent_key=AgentKey.generate(),
+        client_id=f"acct-{uuid.uuid4().hex[:8]}",
+        on_link=lambda *a: None,
+        backoff=0,
+    )
+
+
+def link_to_account(conn: Connection, topic_name: str, account_id: str, relation: str = "pays with") -> str:
+    """POST one relation row from the topic `topic_name` to `account:<account_id>`; its id."""
+    found = conn.session.find_topic(topic_name)
+    assert found is not None, f"no topic {topic_name!r}"
+    topic = {"id": found.id, "name": found.name}
+    grantees = conn.session.get("/api/agent/context/memory-grantees")
+    keys = memory.RecipientKeys.from_response(grantees, conn.session.agent_key.public_key_b64)
+    row_id = str(uuid.uuid4())
+    plain = {
+        "v": 2,
+        "row_id": row_id,
+        "relation": {"from": topic["name"], "to": "", "relationType": relation},
+        "endpoints": [topic["id"], f"account:{account_id}"],
+        "about": [],
+    }
+    row = sealed_row(keys, plain, row_id=row_id, key_bytes=random_key())
+    answer = conn.session.api.request("POST", MEMORIES, json={"rows": [row]})
+    assert row_id in answer.get("created", []), answer
+    return row_id
