@@ -309,7 +309,7 @@ class Api:
         headers = self._headers(auth)
         bound = Bound.start(self.deadline)
 
-        def exchange() -> httpx.Response:
+        def exchange() -> httpx.Response | None:  # None: the deadline passed while the body came
             with self.http.stream(
                 method, self.url(path), json=json, params=params, data=_revealed(data), headers=headers
             ) as resp:
@@ -317,11 +317,13 @@ class Api:
                 for chunk in resp.iter_bytes():  # each socket read ends by the deadline; so does the whole
                     chunks.append(chunk)
                     if bound.passed():  # a transport without sockets (MockTransport, TestClient)
-                        raise _late(method, path, bound)
+                        return None  # raised below, so no frame of the error holds the partial body
             kept = [(k, v) for k, v in resp.headers.raw if k.lower() not in _DECODED]
             return httpx.Response(resp.status_code, headers=kept, content=b"".join(chunks), request=resp.request)
 
         resp = self._guarded(method, path, bound, exchange)
+        if resp is None:
+            raise _late(method, path, bound)
         log.debug("%s %s → %s", method, path, resp.status_code)
         return resp
 

@@ -7,20 +7,24 @@ appear in a repr, a log, a traceback's locals or a notebook output"."""
 
 from __future__ import annotations
 
+import time
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from IPython.core.ultratb import VerboseTB
 
 from decoy_lab.client import Connection
-from decoy_lab.errors import DecoyError
-from decoy_lab.http import Tokens
+from decoy_lab.errors import DecoyError, TransportError
+from decoy_lab.http import Api, Tokens
 
 from support.answers import AGENT, OWNER
 from support.sockets import drip_head, refused_url, reset_mid_body, serving, silent, whole
 
 ACCESS, REFRESH = "at-SOCKET-SECRET-4242", "rt-SOCKET-SECRET-4242"
+FRESH = "at-NEW-SECRET-9898"  # in a token answer
 FAULTS = {
     "connect refused": None,
     "read timeout": silent,
@@ -91,3 +95,24 @@ def test_what_the_library_said_is_kept_in_the_message():
     """Nothing a user needs is lost with the library's frames: the error's type and text stay."""
     err = failing(refused_url(), "refresh")
     assert "ConnectError" in str(err) and "refused" in str(err).lower()
+
+
+def test_a_token_answer_cut_short_by_the_deadline_leaves_its_partial_body_in_no_frame():
+    """A transport without sockets is checked between body chunks: the token answer that had begun
+    to arrive (a new access token in it) when the deadline passed is in none of the error's locals."""
+
+    def slow_token_answer(request: httpx.Request) -> httpx.Response:
+        def body() -> Iterator[bytes]:
+            yield f'{{"access_token": "{FRESH}", '.encode()
+            time.sleep(0.3)
+            yield b'"token_type": "Bearer"}'
+
+        return httpx.Response(200, content=body())
+
+    api = Api("http://decoy.invalid", transport=httpx.MockTransport(slow_token_answer), deadline=0.1)
+    api.tokens = Tokens(ACCESS, REFRESH, "tok-1")
+    with pytest.raises(TransportError, match="did not answer within 0.1 s") as caught:
+        api.refresh()
+    text = shown(caught.value)
+    assert "Secret(" in text, "the locals were captured"
+    assert FRESH not in text and ACCESS not in text and REFRESH not in text
