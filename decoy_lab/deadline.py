@@ -5,13 +5,16 @@ its status line and headers as well as its body — can hold a call for ever. `B
 httpcore's network backend so that every connect, read and write waits at most the time left
 until the deadline of the call under way: the `Bound` made active around the call (a context
 variable, so each thread and each task has its own). Outside an active bound every timeout
-passes through unchanged, so a client shared with other code behaves as before.
+passes through unchanged, so a client shared with other code behaves as before. Two waits are
+outside the socket operations it sees: the name lookup before a connect (the system resolver's
+own), and httpx's wait for a free pooled connection (its pool timeout); a TLS handshake is one
+operation, each of its socket waits bounded by the time left when it began.
 
 `bind(client)` gives an `httpx.Client`'s transports this backend. It reaches the socket only
 through an `httpx.HTTPTransport` (the one httpx builds by default, and those of its proxy
 mounts); a client with another transport (`httpx.MockTransport`, Starlette's `TestClient`, a
 transport of one's own) reads no socket through httpcore's pool that can be reached, so for it
-only the checks between body chunks hold (`Bound.passed`). Connections such a client opened
+only the checks between body chunks hold (`Bound.passed`). Connections a client had opened
 before `bind` keep their unbounded sockets until they are closed.
 """
 
