@@ -648,7 +648,8 @@ class Connection:
         s = self.session
 
         def read(snapshot: cache.Snapshot | None = None) -> Vault:  # rows opened while the rest downloads
-            with self._api.stream_array(MEMORIES, "memories") as answer:
+            known = snapshot.by_fingerprint if snapshot is not None else None
+            with self._api.stream_array(MEMORIES, "memories", fingerprints=local is not None, known=known) as answer:
                 vault = read_vault(
                     answer,
                     self._agent_key,
@@ -661,6 +662,7 @@ class Connection:
                     cached=snapshot.reuse if snapshot is not None else None,
                 )
             expect_object(vault.answer, f"GET {MEMORIES}", **WAITING_MEMBERS)  # counted and shown next
+            vault.fingerprints = answer.fingerprints
             return vault
 
         def read_retried(snapshot: cache.Snapshot | None = None) -> Vault:

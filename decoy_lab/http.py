@@ -42,7 +42,7 @@ import threading
 import time
 import traceback
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -348,11 +348,14 @@ class Api:
             resp = self._send(method, path, json=json, params=params, auth=auth)
         return self._answer(method, path, resp)
 
-    def stream_array(self, path: str, key: str) -> StreamedArray:
+    def stream_array(
+        self, path: str, key: str, *, fingerprints: bool = False, known: Mapping[str, Any] | None = None
+    ) -> StreamedArray:
         """GET `path` and hand out the elements of its answer's `key` array while the body is still
         arriving (so a large read can be worked on as it downloads); the answer's other members
         are in `.rest` once the elements are used up. Close it (it is a context manager).
-        An error status is read whole and raised exactly as `request` raises it."""
+        An error status is read whole and raised exactly as `request` raises it. `fingerprints` /
+        `known`: see jsonstream.ArrayStream (`.fingerprints` once the elements are used up)."""
         sent = self.tokens.access_token if self.tokens is not None else None
         for attempt in (0, 1):
             headers = self._headers(True)
@@ -362,7 +365,9 @@ class Api:
             resp = self._guarded("GET", path, head, opened.__enter__)
             log.debug("GET %s → %s (streamed)", path, resp.status_code)
             if resp.status_code == 200:
-                return StreamedArray(self, path, key, opened, resp, bound=whole)
+                out = StreamedArray(self, path, key, opened, resp, bound=whole)
+                out.parser = ArrayStream(key, fingerprints=fingerprints, known=known)
+                return out
             try:
                 self._guarded("GET", path, whole, resp.read)
             finally:
@@ -584,6 +589,12 @@ class StreamedArray:
         self._bound = bound or Bound.start(300.0)
         self.rest: dict[str, Any] = {}
         self._elements: list[Any] | None = None
+        self.parser = ArrayStream(key)
+
+    @property
+    def fingerprints(self) -> list[str | None] | None:
+        """Per object element, the SHA-256 of its text as served (None for an answer read whole)."""
+        return self.parser.fingerprints if self._elements is None else None
 
     @classmethod
     def whole(cls, body: Any, key: str, path: str = "") -> StreamedArray:
@@ -612,7 +623,7 @@ class StreamedArray:
         if self._elements is not None:
             yield from self._elements
             return
-        parser = ArrayStream(self.key)
+        parser = self.parser
         assert self._api is not None and self._resp is not None
         head = bytearray()  # the body while no element has come: was the array there at all?
         chunks = self._resp.iter_bytes()

@@ -10,7 +10,9 @@ phone's bookkeeping (`PhoneLog`) and the per-sandbox caches. `iso` is the one ti
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import secrets
 import time
 from collections.abc import Callable
@@ -140,7 +142,13 @@ def iso(ts: float | None) -> str | None:
     """Epoch seconds → RFC 3339 UTC (`2027-01-01T00:00:00Z`), None stays None."""
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _iso_second(math.floor(ts))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _iso_second(second: int) -> str:
+    """A list of 10,000 rows formats 20,000 timestamps, most sharing a second: each is made once."""
+    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def state_of(request: Request) -> SandboxState:

@@ -12,6 +12,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import orjson
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -122,9 +123,9 @@ async def list_memories(request: Request) -> Response:
     if found is not None:
         return Response(b'{"memories":' + found.memories_json + tail, media_type="application/json")
 
-    def chunks() -> Iterator[bytes]:
+    def chunks() -> Iterator[bytes]:  # orjson: rows hold only strings, ints and bools; ~10x json's speed
         for start in range(0, len(served), STREAM_ROWS):
-            yield encode([served_row(r, agent) for r in served[start : start + STREAM_ROWS]])[1:-1]
+            yield orjson.dumps([served_row(r, agent) for r in served[start : start + STREAM_ROWS]])[1:-1]
 
     def keep(parts: list[bytes]) -> bytes:
         array = b"[" + b",".join(parts) + b"]"

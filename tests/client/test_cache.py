@@ -255,3 +255,79 @@ def test_a_narrowed_grant_is_never_answered_from_the_cache(paired, store, demo):
     assert len(vault.served) < len(cold.served)
     cache.clear(store.cache_path("p"))
     same_vault(vault, Connection.resume("p", store=store).load())
+
+
+# -- rows served byte for byte as kept are not even parsed -----------------------------------------
+class CountingOrjson:
+    """jsonstream's orjson, counting the rows it parses."""
+
+    JSONDecodeError = __import__("orjson").JSONDecodeError
+
+    def __init__(self):
+        import orjson
+
+        self.real, self.parsed = orjson, 0
+
+    def loads(self, text):
+        self.parsed += 1
+        return self.real.loads(text)
+
+
+def test_after_a_change_only_the_changed_row_is_parsed_the_rest_are_known_by_fingerprint(paired, store, monkeypatch):
+    """Issue 15: "reopen after 1 % of rows changed" opens only what changed; a row whose JSON
+    text is the same byte for byte as when it was kept is handed out as the cache's copy."""
+    conn, _cold = paired
+    mid = conn.save("Takes the late train.")
+    conn.load()  # the cache now holds it too
+    conn.edit(mid, text="Now takes the early train.")
+    from decoy_lab import jsonstream
+
+    counting = CountingOrjson()
+    monkeypatch.setattr(jsonstream, "orjson", counting)
+    again = Counted(store)
+    vault = again.load()
+    assert MEMORIES in again.paths and vault.read == 1
+    assert counting.parsed == 1, "the other rows were known by the SHA-256 of their text, not parsed"
+    assert vault.memory(mid).text == "Now takes the early train."
+    monkeypatch.undo()
+    cache.clear(store.cache_path("p"))
+    same_vault(vault, Connection.resume("p", store=store).load())
+
+
+def test_a_row_served_in_other_bytes_is_still_matched_by_id_kid_rev_and_ciphertext(paired, store, demo):
+    """Other spacing and member order (the same row, as another server might write it): the
+    fingerprint differs, so the row is parsed, and taken from the cache by id, kid, rev and
+    ciphertext hash: no RSA, the same vault."""
+    conn, _cold = paired
+    conn.save("Waters the ferns on Sundays.")  # a change, so the reopen reads the rows
+
+    def respaced(request: httpx.Request) -> httpx.Response:
+        with httpx.Client() as real:
+            answer = real.send(request)
+            body = answer.json()
+        if request.url.path == MEMORIES:
+            body["memories"] = [dict(reversed(list(r.items()))) for r in body["memories"]]
+            return httpx.Response(answer.status_code, content=json.dumps(body, indent=1).encode())
+        return httpx.Response(answer.status_code, json=body)
+
+    client = httpx.Client(transport=httpx.MockTransport(respaced))
+    reopened = Connection.resume("p", store=store, http=client)
+    RSA[0] = 0
+    vault = reopened.load()
+    assert vault.read == 1 and RSA[0] == 1, "only the new memory is opened"
+    cache.clear(store.cache_path("p"))
+    same_vault(vault, Connection.resume("p", store=store).load())
+
+
+def test_a_cache_written_by_another_python_is_rebuilt(paired, store, monkeypatch):
+    """marshal's layout belongs to one Python version: a file whose head names another is
+    ignored with a warning, never read."""
+    conn, cold = paired
+    monkeypatch.setattr(cache, "FORMAT", "marshal 4, Python 3.99")
+    conn.load()  # written under the other name
+    monkeypatch.undo()
+    again = Counted(store)
+    with pytest.warns(CacheIgnored, match="written as 'marshal 4, Python 3.99'"):
+        vault = again.load()
+    assert vault.read == len(cold.served)
+    same_vault(vault, cold)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from decoy_lab.jsonstream import ArrayStream, stream_array
+from decoy_lab.jsonstream import ArrayStream, fingerprint, stream_array
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -167,3 +167,46 @@ def test_rows_that_orjson_cannot_take_whole_are_read_as_json_loads_reads_them():
         elements, _ = stream_array(chunking, "memories")
         got = list(elements)
         assert got[:2] + got[3:] == want[:2] + want[3:] and got[2]["n"] != got[2]["n"]  # NaN is NaN
+
+
+# -- fingerprints and known elements (the local cache, cache.py) -----------------------------------
+def _feed_all(parser: ArrayStream, data: bytes, cuts: list[int]) -> list:
+    out = []
+    for chunk in _chunks(data, cuts):
+        out += parser.feed(chunk)
+    parser.close()
+    return out
+
+
+@FAST
+@given(answers(), st.lists(st.integers(min_value=0), max_size=6))
+def test_fingerprints_name_each_object_element_by_its_text_whatever_the_chunking(answer, cuts):
+    """One fingerprint per object element, in order: the SHA-256 of the element's text as served
+    (None for an object that is not read whole from its first '}'); none for other elements."""
+    data, rows, _rest = answer
+    parser = ArrayStream("memories", fingerprints=True)
+    assert _feed_all(parser, data, cuts) == rows
+    objects = [r for r in rows if isinstance(r, dict)]
+    assert parser.fingerprints is not None and len(parser.fingerprints) == len(objects)
+    text = data.decode("utf-8")
+    spans = {  # every piece of the body from a '{' to a '}', by fingerprint
+        fingerprint(text[i : j + 1]): text[i : j + 1]
+        for i, a in enumerate(text)
+        if a == "{"
+        for j in range(i + 1, len(text))
+        if text[j] == "}"
+    }
+    for fp, row in zip(parser.fingerprints, objects):
+        if fp is not None:
+            assert fp in spans and json.loads(spans[fp]) == row
+
+
+def test_a_known_element_is_handed_out_as_its_copy_and_never_parsed(monkeypatch):
+    rows = [{"id": "a", "rev": 1}, {"id": "b", "rev": 2}, [1, 2], {"id": "c", "n": {"x": 1}}]
+    data = json.dumps({"memories": rows}).encode()
+    copy = {"id": "b", "rev": 2, "kept": True}
+    known = {fingerprint(json.dumps(rows[1])): copy}
+    parser = ArrayStream("memories", known=known)
+    out = _feed_all(parser, data, [7, 30])
+    assert out[1] is copy and out[0] == rows[0] and out[2:] == rows[2:]
+    assert parser.fingerprints == [fingerprint(json.dumps(rows[0])), fingerprint(json.dumps(rows[1])), None]
