@@ -3,7 +3,9 @@
 Pure functions. `build_graph` takes a Vault (anything with `.memories`, `.topics`, `.links`
 DataFrames) or those frames directly and returns a `TopicGraph` — a `networkx.DiGraph` with
 You (`"user"`) at the centre, one node per topic (`"topic:<id>"`) carrying its name, type and
-memory count, and one edge per relation row labelled with its relation type. `draw` places You
+memory count, one node per account (`"account:<id>"`) a memory is about or a relation ends at,
+named from the authorized account list, and one edge per relation row labelled with its
+relation type. `draw` places You
 in the middle and every topic on a ring by its distance from You, inside its parent's wedge,
 so nested topics sit behind the topic they belong to and labels never share a spoke.
 """
@@ -48,6 +50,8 @@ TYPE_COLOURS: dict[str, str] = {
     "": "#bbbbbb",
 }
 USER_COLOUR = "#222222"
+ACCOUNT_COLOUR = "#6e7781"  # an account is no topic and has no entity type
+ACCOUNT = "account:"
 RING_GAP = 1.35
 FIRST_RING = 1.6
 EDGE_LABELS_UP_TO = 80  # nodes; beyond that only a highlighted topic's relations are labelled
@@ -138,6 +142,25 @@ def _endpoint(value: Any, name: Any, by_name: dict[str, str]) -> str | None:
     return None
 
 
+def account_node(account_id: str) -> str:
+    """The graph node for an account given as `account:<id>` or a bare id."""
+    return f"{ACCOUNT}{str(account_id).removeprefix(ACCOUNT)}"
+
+
+def _add_account(G: nx.DiGraph, node: str, name: str) -> None:
+    """An account on the Map, named from the authorized account list (frames.AccountNames)."""
+    G.add_node(
+        node,
+        kind="account",
+        name=name,
+        label=shorten(name),
+        type="",
+        memories=0,
+        color=ACCOUNT_COLOUR,
+        categories=set(),
+    )
+
+
 def build_graph(
     source: Any, *, topic: str | None = None, depth: int | None = None, category: str | None = None
 ) -> TopicGraph:
@@ -158,7 +181,7 @@ def build_graph(
     for col in ("account_name", "account_label"):  # the label, where there is one, wins
         for a, n in zip(memories.get("account", []), memories.get(col, [])):
             if isinstance(a, str) and isinstance(n, str) and n:
-                accounts[f"account:{a.removeprefix('account:')}"] = n
+                accounts[account_node(a)] = n
     alias: dict[str, str] = {}  # every copy's node -> the listed (oldest) node
     by_name: dict[str, str] = {}
     for row in topics.to_dict("records"):
@@ -180,13 +203,18 @@ def build_graph(
         by_name.setdefault(normalize_topic_name(name), node)
 
     counted = False
-    used = [c for c in ("topic_id", "topic", "entity_name", "categories") if c in memories]
+    used = [c for c in ("topic_id", "topic", "entity_name", "categories", "account") if c in memories]
     for row in memories[used].to_dict("records"):  # only the columns read here: 10,000 rows stay quick
-        tid = _get(row, "topic_id")
-        if not tid:
+        tid, acct = _get(row, "topic_id"), _get(row, "account")
+        if not tid and acct:  # "A memory about an account stays with that account"
+            node = account_node(acct)
+            if node not in G:
+                _add_account(G, node, accounts.get(node, node))
+        elif not tid:
             continue
-        counted = True
-        node = alias.get(topic_node(tid), topic_node(tid))
+        else:
+            counted = True
+            node = alias.get(topic_node(tid), topic_node(tid))
         if node not in G:  # a topic named only by a memory: its name from the memory, type unknown
             name = str(_get(row, "topic", "entity_name", default=node))
             G.add_node(
@@ -220,18 +248,20 @@ def build_graph(
         src, dst = alias.get(src, src), alias.get(dst, dst)
         for end, nm in ((src, _get(row, "from")), (dst, _get(row, "to"))):
             if end not in G:
-                kind = "account" if end.startswith("account:") else "topic"
                 label = str(nm or accounts.get(end) or end)
-                G.add_node(
-                    end,
-                    kind=kind,
-                    name=label,
-                    label=shorten(label),
-                    type="",
-                    memories=0,
-                    color=TYPE_COLOURS[""],
-                    categories=set(),
-                )
+                if end.startswith(ACCOUNT):
+                    _add_account(G, end, label)
+                else:
+                    G.add_node(
+                        end,
+                        kind="topic",
+                        name=label,
+                        label=shorten(label),
+                        type="",
+                        memories=0,
+                        color=TYPE_COLOURS[""],
+                        categories=set(),
+                    )
         rel = str(_get(row, "relation_type", "relationType", "relation", default="") or "")
         G.add_edge(src, dst, relation=rel, label=shorten(rel, 20), id=_get(row, "id"))
 
@@ -323,24 +353,36 @@ def _descendants(tree: dict[str, list[str]], node: str) -> set[str]:
 
 def memory_nodes(source: Any) -> pd.Series:
     """The map node each memory is filed under, aligned with the memories frame: its topic's
-    listed node (a same-name copy counts under the listed one), or You when it has no topic."""
+    listed node (a same-name copy counts under the listed one), its account's node (`account:<id>`:
+    "A memory about an account stays with that account"), or You when it has neither."""
     memories, topics, _ = _frames(source)
-    if memories.empty or "topic_id" not in memories:
+    if memories.empty or ("topic_id" not in memories and "account" not in memories):
         return pd.Series([USER] * len(memories), index=memories.index, dtype=object)
     alias: dict[str, str] = {}
     for row in topics.to_dict("records"):
         node = topic_node(_get(row, "id", "topic_id"))
         for copy in _as_list(_get(row, "ids")):
             alias[topic_node(copy)] = node
-    return (
-        memories["topic_id"]
-        .map(lambda t: alias.get(topic_node(t), topic_node(t)) if isinstance(t, str) and t else USER)
-        .astype(object)
+    none = pd.Series([None] * len(memories), index=memories.index, dtype=object)
+    tids = memories.get("topic_id", none)
+    accts = memories.get("account", none)
+    return pd.Series(
+        [
+            alias.get(topic_node(t), topic_node(t))
+            if isinstance(t, str) and t
+            else account_node(a)
+            if isinstance(a, str) and a
+            else USER
+            for t, a in zip(tids.astype(object), accts.astype(object))
+        ],
+        index=memories.index,
+        dtype=object,
     )
 
 
 def memories_of(source: Any, G: nx.DiGraph, node: str) -> pd.DataFrame:
-    """The memories filed under one map node (topic copies included); You → memories with no topic."""
+    """The memories filed under one map node (topic copies included); You → memories with no
+    topic and no account."""
     memories, _, _ = _frames(source)
     if memories.empty:
         return memories
@@ -386,7 +428,7 @@ def visible_because(source: Any, G: nx.DiGraph) -> dict[str, str]:
     out: dict[str, str] = {}
     for node, found in labels.items():
         if node == USER:
-            out[node] = "you: every memory with no topic is about you"
+            out[node] = "you: every memory with no topic and no account is about you"
             continue
         words = [via_words(v, names) for v in found]
         if not own_row.get(node, True):
@@ -616,13 +658,11 @@ def _highlighted(G: nx.DiGraph, highlight: str | Iterable[str] | None) -> set[st
 def _legend(ax: Any, G: nx.DiGraph) -> None:
     from matplotlib.lines import Line2D
 
-    types = sorted({d.get("type", "") for n, d in G.nodes(data=True) if n != USER})
-    if not types:
+    types = sorted({d.get("type", "") for _, d in G.nodes(data=True) if d.get("kind") == "topic"})
+    colours = [(TYPE_COLOURS.get(t, TYPE_COLOURS[""]), t or "(no type)") for t in types]
+    if any(d.get("kind") == "account" for _, d in G.nodes(data=True)):
+        colours.append((ACCOUNT_COLOUR, "an account"))
+    if not colours:
         return
-    handles = [
-        Line2D(
-            [], [], marker="o", ls="", markersize=8, color=TYPE_COLOURS.get(t, TYPE_COLOURS[""]), label=t or "(no type)"
-        )
-        for t in types
-    ]
+    handles = [Line2D([], [], marker="o", ls="", markersize=8, color=c, label=label) for c, label in colours]
     ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=False, title="topic type", title_fontsize=8)

@@ -3,7 +3,8 @@
 The demo vault is written by the owner and by a second simulated agent connection ("Trip
 planner (demo)", which holds only `memory.save`): 60 memories over a dozen topics — a trip
 with sub-topics, a project, hobbies, a purchase, a goal, an event, a pet … — every mem0
-category used, a few memories about accounts, and a legacy Me space with graph rows. Every row
+category used, a few memories about two accounts (named in the owner's account list), and a
+legacy Me space with graph rows. Every row
 is built by decoy_lab.memory, so it is byte-for-byte what the Decoy app and agents write; no agent
 that pairs later holds a key yet, so its first read shows `preparing` until the owner's phone
 shares (which it does on its own a few seconds later, see schedule.py).
@@ -49,6 +50,8 @@ TOPICS: list[tuple[str, str, str, str | None, str]] = [
     ("pepper", "Pepper", "pet", None, "takes care of"),
 ]
 
+#: the names of the demo's accounts (`account:<n>` below), as the owner's account list holds them
+ACCOUNT_NAMES = ("GitHub", "TAP Air Portugal")
 # Memories: (topic key | None | "account:<n>", categories, text, author "owner"|"agent")
 MEMORIES: list[tuple[str | None, tuple[str, ...], str, str]] = [
     ("lisbon", ("travel",), "Lisbon trip: 9–14 October, two adults, no car.", "agent"),
@@ -317,6 +320,8 @@ def _demo(state: SandboxState, rng: random.Random) -> SeedReport:
             put(memory.new_memory_row(keys, text, row_id=_uuid(rng), **kw), author)
             report.memories += 1
         report.space_rows = _legacy_space(con, owner_pk, agent_key, token_id, rng, now)
+    for name, account_id in zip(ACCOUNT_NAMES, report.accounts):  # the owner's authorized-account list
+        state.owner.add_account(name, account_id)
     state.seed_report = report
     return report
 

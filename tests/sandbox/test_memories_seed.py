@@ -69,3 +69,16 @@ def test_ids_and_texts_repeat_for_a_seed():
     owner = Lab(seed="none").state.owner.public_key_b64
     keys = memory.RecipientKeys(owner, owner)
     assert memory.new_memory_row(keys, "x")["id"] != memory.new_memory_row(keys, "x")["id"]
+
+
+def test_the_demos_accounts_are_in_the_owners_account_list(demo):
+    """The demo's memories about accounts name `account:<uuid>` ("never the account's name"); the
+    owner's authorized account list names them, for a connection that may list accounts."""
+    about = {e["account"] for e in appview.app_view(demo.state) if e["kind"] == "memory" and e["account"]}
+    assert {a["id"]: a["service_name"] for a in demo.owner.accounts()} == dict(
+        zip(demo.state.seed_report.accounts, seed.ACCOUNT_NAMES)
+    )
+    assert about == set(demo.state.seed_report.accounts)
+    reader = demo.pair("names", "account.read")
+    listed = reader.get("/api/agent/accounts").json()["accounts"]
+    assert sorted(a["service_name"] for a in listed) == sorted(seed.ACCOUNT_NAMES)

@@ -54,6 +54,26 @@ def test_the_map_the_table_and_the_vault_view_name_a_linked_account(sb):
     assert view.browser.grid.rows["account"][view.browser.grid.rows["id"].index(mid)] == "Netflix"
 
 
+def test_a_memory_about_an_account_is_filed_under_it_on_the_map(sb):
+    """ "A memory about an account stays with that account": the Map counts it on the account's
+    node (named from the list, linked or not), and picking that node filters the table to it."""
+    gym = sb.owner.add_account("Gym")["id"]
+    conn = connect(sb, "memory.save", {"permissions": ["account.read", "acctmem.read"], "account_id": gym}, name="Gym")
+    mid = conn.save("Renews the membership in March.", account=gym)
+    conn.save("Prefers short answers.")
+    vault = conn.load()
+    end = f"account:{gym}"
+    G = topicmap.build_graph(vault)
+    assert G.nodes[end]["name"] == "Gym" and G.nodes[end]["memories"] == 1 and G.has_edge(topicmap.USER, end)
+    assert topicmap.memories_of(vault, G, end)["id"].tolist() == [mid]
+    assert mid not in topicmap.memories_of(vault, G, topicmap.USER)["id"].tolist()
+    view = VaultView(vault)
+    view.map.selected = end
+    assert view.browser.grid.frame["id"].tolist() == [mid]
+    view.browser.grid.picked = mid
+    assert view.map.ringed == end
+
+
 def test_without_the_list_the_views_show_the_id_and_no_name(sb):
     netflix = sb.owner.add_account("Netflix")["id"]
     conn = connect(sb, "memory.save", {"permissions": ["acctmem.read"], "account_id": netflix}, name="No list")

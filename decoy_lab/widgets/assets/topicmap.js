@@ -91,16 +91,17 @@ function render({ model, el }) {
       n.tag.textContent = n.text;
       n.tag.dataset.node = n.id;
     }
-    const types = [...new Set(nodes.filter((n) => n.kind !== "user").map((n) => n.type))].sort();
+    const types = [...new Set(nodes.filter((n) => n.kind === "topic").map((n) => n.type))].sort();
     legend.replaceChildren();
     h("span", "decoy-map-legend-title", legend).textContent = "topic type (size: memories):";
-    for (const t of types) {
+    const account = nodes.find((n) => n.kind === "account");
+    for (const t of account ? [...types, null] : types) {
       const row = h("div", "decoy-map-legend-row", legend);
       const dot = h("span", "decoy-map-legend-dot", row);
-      dot.style.background = (nodes.find((n) => n.type === t && n.kind !== "user") || {}).color;
-      h("span", "", row).textContent = t || "(no type)";
+      dot.style.background = t === null ? account.color : (nodes.find((n) => n.type === t && n.kind === "topic") || {}).color;
+      h("span", "", row).textContent = t === null ? "an account" : t || "(no type)";
     }
-    const topics = nodes.filter((n) => n.kind !== "user").length;
+    const topics = nodes.filter((n) => n.kind === "topic").length;
     status.dataset.topics = topics;
     fitted = false;
     schedule();
@@ -265,10 +266,12 @@ function render({ model, el }) {
       n.tag.classList.toggle("on-dot", n.kind === "user");
       shown++;
     }
-    const total = nodes.filter((n) => n.kind !== "user").length;
+    const total = nodes.filter((n) => n.kind === "topic").length;
+    const accounts = nodes.filter((n) => n.kind === "account").length;
     const folded = [...hidden].length;
     status.textContent =
       `${plural(total, "topic")}` +
+      (accounts ? `, ${plural(accounts, "account")}` : "") +
       (folded ? ` (${folded} folded away)` : "") +
       (shown < order.length ? ` · ${shown}/${order.length} labels, zoom for more` : "");
   }
@@ -280,7 +283,7 @@ function render({ model, el }) {
     tip.replaceChildren();
     h("div", "decoy-map-tip-name", tip).textContent = n.name;
     const rows = [
-      ["type", n.kind === "user" ? "you" : n.type || "(no type)"],
+      ["type", n.kind === "user" ? "you" : n.kind === "account" ? "an account" : n.type || "(no type)"],
       ["memories", String(n.memories)],
       ["relation", parent ? `${parent.name} — ${n.relation || "(no relation row)"} → ${n.name}` : "the centre"],
       ["visible because", n.reason || ""],
