@@ -219,12 +219,17 @@ def _plain(value: Any) -> str:
 
 
 def readable_view(df: Any, columns: list[str] | None) -> Any:
-    """The columns a person reads, as text: whole text, "You" for no topic, lists joined, times
-    to the minute, a fresh index."""
+    """The columns a person reads, as text: whole text, "You" for no topic (the account, named
+    from the authorized account list, for a memory about one), lists joined, times to the
+    minute, a fresh index."""
     cols = [c for c in (columns or list(df.columns)) if c in df]
     view = pd.DataFrame({c: df[c].tolist() for c in cols}, index=pd.RangeIndex(len(df)))
     if "topic" in view:
-        view["topic"] = [t if isinstance(t, str) and t else "You" for t in view["topic"]]
+        accounts = df["account_label"].tolist() if "account_label" in df else [None] * len(df)
+        view["topic"] = [
+            t if isinstance(t, str) and t else a if isinstance(a, str) and a else "You"
+            for t, a in zip(view["topic"], accounts)
+        ]
     for c in cols:
         view[c] = [_plain(v) for v in view[c]]
     return view.rename(columns=HEADERS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from decoy_lab.errors import TransportError
 from decoy_lab.frames import AccountNames
 from decoy_lab.sandbox import Sandbox
 
@@ -89,3 +90,40 @@ def test_an_account_not_in_the_list_says_so(sb):
     assert (
         vault.links.set_index("id").loc[link, "to"] == f"account:{other} (no name: not in the authorized account list)"
     )
+
+
+def test_a_list_that_cannot_be_read_is_no_names_with_the_reason(sb, monkeypatch):
+    """An unknown outcome (the network, a 5xx) after the read's retries is no names either: the
+    load goes on and each account says why it is unnamed."""
+    conn = connect(sb, "memory.save", name="Offline list")
+
+    def lost(path, params=None, **members):
+        raise TransportError("connection reset while reading the answer", sent=True)
+
+    monkeypatch.setattr(conn.session, "get", lost)
+    names = conn.account_names()
+    assert names == {} and names.unavailable.startswith("the authorized account list could not be read")
+    assert names.label("0000").startswith("account:0000 (no name: the authorized account list could not be read")
+
+
+def test_every_page_of_the_list_is_read(sb, monkeypatch):
+    """ "Supports cursor pagination": a name on a later page is a name, not "not in the list"."""
+    conn = connect(sb, "memory.save", name="Paged list")
+    pages = {
+        None: {
+            "accounts": [{"id": "a1", "service_name": "One"}],
+            "pagination": {"has_more": True, "next_cursor": "c2"},
+        },
+        "c2": {"accounts": [{"id": "a2", "service_name": "Two"}, {"id": "a3"}], "pagination": {"has_more": False}},
+    }
+    asked = []
+
+    def get(path, params=None, **members):
+        asked.append((path, params))
+        return pages[(params or {}).get("cursor")]
+
+    monkeypatch.setattr(conn.session, "get", get)
+    names = conn.account_names()
+    assert names == {"a1": "One", "a2": "Two"} and asked[1] == ("/api/agent/accounts", {"cursor": "c2"})
+    assert names.why_unnamed("a3") == "the authorized account list gives it no service_name"
+    assert names.why_unnamed("a4") == "not in the authorized account list"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from decoy_lab import topicmap
+from decoy_lab.display import readable_view
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.widgets import MemoryGrid, TopicMapWidget, VaultView
 
@@ -52,6 +53,9 @@ def test_the_map_the_table_and_the_vault_view_name_a_linked_account(sb):
     view = VaultView(vault)
     assert _node(view.map.nodes, end)["name"] == "Netflix"
     assert view.browser.grid.rows["account"][view.browser.grid.rows["id"].index(mid)] == "Netflix"
+    # the readable frame `%decoy memories` and `decoy-lab memories` show: the account, not "You"
+    shown = readable_view(vault.memories.set_index("id").loc[[mid]].reset_index(), ["text", "topic"])
+    assert shown["topic"].tolist() == ["Netflix"]
 
 
 def test_a_memory_about_an_account_is_filed_under_it_on_the_map(sb):
