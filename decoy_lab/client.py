@@ -647,16 +647,17 @@ class Connection:
 
         s = self.session
 
-        def read(snapshot: cache.Snapshot | None = None) -> Vault:  # rows opened while the rest downloads
-            known = snapshot.by_fingerprint if snapshot is not None else None
-            with self._api.stream_array(MEMORIES, "memories", fingerprints=local is not None, known=known) as answer:
+        def read(opening: cache.Opening | None = None) -> Vault:  # rows opened while the rest downloads
+            with self._api.stream_array(MEMORIES, "memories", fingerprints=local is not None) as answer:
+                snapshot = opening.snapshot() if opening is not None else None  # the cache, once rows come
+                if snapshot is not None:
+                    answer.parser.known = snapshot.by_fingerprint
                 vault = read_vault(
                     answer,
                     self._agent_key,
                     rest=lambda: answer.rest,
                     key_cache=s.key_cache,
                     workers=self.workers,
-                    space_rows=spaces,
                     previous=s.vault,
                     progress=progress,
                     cached=snapshot.reuse if snapshot is not None else None,
@@ -665,26 +666,21 @@ class Connection:
             vault.fingerprints = answer.fingerprints
             return vault
 
-        def read_retried(snapshot: cache.Snapshot | None = None) -> Vault:
-            return send_with_retries(lambda: read(snapshot), retries=s.retries, backoff=s.backoff, sleep=s.sleep)
+        def read_retried(opening: cache.Opening | None = None) -> Vault:
+            return send_with_retries(lambda: read(opening), retries=s.retries, backoff=s.backoff, sleep=s.sleep)
 
-        def read_spaces() -> list:
-            spaces[:] = legacy.load_spaces(s)
-            return spaces
-
-        spaces: list = []
         local = self.local_cache()
         with gc_paused():  # thousands of long-lived, cycle-free objects: collector scans only cost
             if local is None:
-                read_spaces()
                 vault = read_retried()
+                vault.space_rows = legacy.load_spaces(s)
             else:  # cached rows + sync: a reopen opens only what changed (cache.py)
                 vault = local.load(
                     first=s.vault is None or cache.rebuilt(s.vault),
                     get=s.get,
                     read=read_retried,
                     key_cache=s.key_cache,
-                    space_rows=read_spaces,
+                    space_rows=lambda: legacy.load_spaces(s),
                     # only what /policies said in this process counts: a saved version may be stale
                     access_version=self._access.version if self._access is not None else None,
                 )

@@ -107,7 +107,8 @@ async def list_memories(request: Request) -> Response:
         stamp = readcache.stamp(con, agent)
         found = cache.get(agent.token_id, stamp)
         if found is None:
-            served, owed, wraps = readable(con, agent)
+            rows, its_wraps = cache.rows.memories(con), cache.rows.wraps(con, agent.token_id)
+            served, owed, wraps = readable(con, agent, rows=rows, wraps=its_wraps)
         else:
             owed, wraps = found.waiting, found.wraps
         report = waiting.report(con, agent, owed, wraps, now)

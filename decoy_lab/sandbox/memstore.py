@@ -8,7 +8,8 @@ Tables (created by db.Store with `db.SCHEMA + memstore.SCHEMA`):
                   admitted for and the fingerprint of the recipient key it was made for (a wrap
                   for a key the connection has since replaced is never served).
 - `memory_generation` one counter that SQLite triggers move on every change to `memories` or
-                  `memory_wraps`, however it is made: what a cached read answer is checked against.
+                  `memory_wraps`, however it is made: what a cached read answer is checked against;
+                  `memory_touched` the memory id each such change touched, and when.
 - `memory_asks`   per token: when a read last asked the owner's phone again after `failed`.
 - `memory_share`  per token: when the owner's phone last reported it finished sharing.
 - `memory_unopenable` the rows the owner's phone could not open on its last pass, and why.
@@ -68,6 +69,14 @@ CREATE TRIGGER IF NOT EXISTS memories_del AFTER DELETE ON memories BEGIN UPDATE 
 CREATE TRIGGER IF NOT EXISTS wraps_ins AFTER INSERT ON memory_wraps BEGIN UPDATE memory_generation SET n = n + 1; END;
 CREATE TRIGGER IF NOT EXISTS wraps_upd AFTER UPDATE ON memory_wraps BEGIN UPDATE memory_generation SET n = n + 1; END;
 CREATE TRIGGER IF NOT EXISTS wraps_del AFTER DELETE ON memory_wraps BEGIN UPDATE memory_generation SET n = n + 1; END;
+-- the memory id each change touched, at about the generation it made (readcache.RowCache)
+CREATE TABLE IF NOT EXISTS memory_touched (id TEXT PRIMARY KEY, gen INTEGER NOT NULL);
+CREATE TRIGGER IF NOT EXISTS touch_ins AFTER INSERT ON memories BEGIN INSERT OR REPLACE INTO memory_touched SELECT NEW.id, n FROM memory_generation; END;
+CREATE TRIGGER IF NOT EXISTS touch_upd AFTER UPDATE ON memories BEGIN INSERT OR REPLACE INTO memory_touched SELECT OLD.id, n FROM memory_generation; INSERT OR REPLACE INTO memory_touched SELECT NEW.id, n FROM memory_generation; END;
+CREATE TRIGGER IF NOT EXISTS touch_del AFTER DELETE ON memories BEGIN INSERT OR REPLACE INTO memory_touched SELECT OLD.id, n FROM memory_generation; END;
+CREATE TRIGGER IF NOT EXISTS touch_wins AFTER INSERT ON memory_wraps BEGIN INSERT OR REPLACE INTO memory_touched SELECT NEW.memory_id, n FROM memory_generation; END;
+CREATE TRIGGER IF NOT EXISTS touch_wupd AFTER UPDATE ON memory_wraps BEGIN INSERT OR REPLACE INTO memory_touched SELECT OLD.memory_id, n FROM memory_generation; INSERT OR REPLACE INTO memory_touched SELECT NEW.memory_id, n FROM memory_generation; END;
+CREATE TRIGGER IF NOT EXISTS touch_wdel AFTER DELETE ON memory_wraps BEGIN INSERT OR REPLACE INTO memory_touched SELECT OLD.memory_id, n FROM memory_generation; END;
 CREATE TABLE IF NOT EXISTS memory_asks (
     token_id TEXT PRIMARY KEY,
     asked_at REAL NOT NULL
@@ -194,6 +203,13 @@ def get_memory(con: sqlite3.Connection, memory_id: str) -> MemoryRow | None:
 def all_memories(con: sqlite3.Connection) -> list[MemoryRow]:
     """Every memory row, oldest first (ties by id so the order repeats)."""
     return [MemoryRow(*r) for r in con.execute(f"SELECT {_MEM_COLS} FROM memories ORDER BY created_at, id")]
+
+
+def touched_since(con: sqlite3.Connection, gen: int) -> list[str]:
+    """Memory ids a change touched (a row or a wrap of it) since generation `gen`, and maybe a
+    few just before: each records the generation about when it was made (before or after its
+    own step), never less than the generation it started from."""
+    return [r[0] for r in con.execute("SELECT id FROM memory_touched WHERE gen >= ?", (gen,))]
 
 
 def generation(con: sqlite3.Connection) -> int:

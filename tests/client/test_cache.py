@@ -46,6 +46,7 @@ def paired(demo, store):
     conn = Connection.pair(demo.url, name="cache test", on_link=lambda *a: None, profile="p", store=store)
     demo.owner.share()
     cold = conn.load()
+    cache.settle()  # the file is written after load() returns: these tests read its bytes
     yield conn, cold
     conn.close()
 
@@ -80,6 +81,7 @@ class Counted:
             return self.conn.load()
         finally:
             self.rsa = RSA[0]
+            cache.settle()
 
 
 def same_vault(got, want) -> None:
@@ -325,9 +327,42 @@ def test_a_cache_written_by_another_python_is_rebuilt(paired, store, monkeypatch
     conn, cold = paired
     monkeypatch.setattr(cache, "FORMAT", "marshal 4, Python 3.99")
     conn.load()  # written under the other name
+    cache.settle()
     monkeypatch.undo()
     again = Counted(store)
     with pytest.warns(CacheIgnored, match="written as 'marshal 4, Python 3.99'"):
         vault = again.load()
     assert vault.read == len(cold.served)
     same_vault(vault, cold)
+
+
+def test_load_returns_before_the_file_is_written_and_whatever_reads_it_waits(paired, store, monkeypatch):
+    """The vault is handed back while its cache is sealed and written on a thread of its own;
+    reading, describing or clearing the file waits for that write, so none meets it half made,
+    and a clear is never undone by a write still in flight."""
+    import threading
+
+    conn, _cold = paired
+    path = store.cache_path("p")
+    release = threading.Event()
+    real = VaultCache.write
+
+    def slow(self, *a, **k):
+        release.wait(10)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(VaultCache, "write", slow)
+    before = path.read_bytes()
+    conn.save("Keeps a spare key under the blue pot.")
+    vault = conn.load()  # returns with the write still waiting
+    assert any(m.text.startswith("Keeps a spare key") for m in vault.models if isinstance(m, memory.Memory))
+    assert path.read_bytes() == before, "not written yet"
+    threading.Timer(0.2, release.set).start()
+    assert cache.describe(path).size != len(before) or path.read_bytes() != before, "describing it waited for the write"
+    release.clear()
+    conn.save("Walks the dog at seven.")
+    conn.load()
+    threading.Timer(0.2, release.set).start()
+    assert cache.clear(path) and not path.exists(), "the clear waited, and no write came after it"
+    cache.settle()
+    assert not path.exists()

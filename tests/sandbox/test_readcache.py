@@ -129,3 +129,38 @@ def test_a_large_answer_is_streamed_and_kept_byte_for_byte(lab, alpha):
     assert kept.content == streamed.content
     served = [m["id"] for m in streamed.json()["memories"]]
     assert len(served) == n and sorted(served) == sorted(r["id"] for r in rows)
+
+
+def test_the_row_cache_equals_a_fresh_query_after_every_kind_of_change(lab, alpha):
+    """The rows and wraps a read starts from are those SQLite holds now, however a change was
+    made: through the API, an owner's edit, or SQL straight into the tables (insert, update,
+    delete of rows and of wraps, an id changed)."""
+    rows = readcache.of(lab.state).rows
+    from decoy_lab.sandbox import memstore as ms
+
+    def check():
+        with lab.state.store.tx() as con:
+            assert rows.memories(con) == ms.all_memories(con)
+            assert rows.wraps(con, alpha.token_id) == ms.wraps_for_token(con, alpha.token_id)
+
+    check()
+    first, second = saved(alpha, "one"), saved(alpha, "two")
+    check()
+    alpha.get("/api/agent/context/memories")  # a read in between: the cache is used and kept
+    lab.owner.edit(first["id"], text="one, by the owner")
+    check()
+    with lab.state.store.tx() as con:
+        con.execute("UPDATE memories SET rev = rev + 5, ciphertext = 'x' WHERE id = ?", (second["id"],))
+    check()
+    with lab.state.store.tx() as con:
+        con.execute("UPDATE memory_wraps SET via = '[\"all\"]' WHERE memory_id = ?", (first["id"],))
+    check()
+    with lab.state.store.tx() as con:
+        con.execute("DELETE FROM memory_wraps WHERE memory_id = ?", (second["id"],))
+        con.execute("UPDATE memories SET id = 'renamed' WHERE id = ?", (second["id"],))
+    check()
+    with lab.state.store.tx() as con:
+        con.execute("DELETE FROM memories WHERE id = 'renamed'")
+    check()
+    saved(alpha, "three")
+    check()
