@@ -76,6 +76,12 @@ class AccountNames(Mapping[str, str]):
         return f"{ACCOUNT_PREFIX}{account_id.removeprefix(ACCOUNT_PREFIX)} (no name: {self.why_unnamed(account_id)})"
 
 
+def unnamed_short(account_id: str) -> str:
+    """An account with no name, where space is short (a table cell, a map label): its id cut
+    short and marked, so it never passes for a name; `AccountNames.label` says why."""
+    return f"{ACCOUNT_PREFIX}{account_id.removeprefix(ACCOUNT_PREFIX)[:8]}… (no name)"
+
+
 def as_account_names(names: Mapping[str, str] | None) -> AccountNames:
     return names if isinstance(names, AccountNames) else AccountNames(names)
 

@@ -25,6 +25,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from .errors import MemoryModelError
+from .frames import unnamed_short
 from .memory import normalize_topic_name
 from .vocab import CATEGORIES, USER_NAMES
 
@@ -148,12 +149,13 @@ def account_node(account_id: str) -> str:
 
 
 def _add_account(G: nx.DiGraph, node: str, name: str) -> None:
-    """An account on the Map, named from the authorized account list (frames.AccountNames)."""
+    """An account on the Map, named from the authorized account list (frames.AccountNames); one
+    it gives no name is labelled by its id cut short and marked "no name" (`name` says why)."""
     G.add_node(
         node,
         kind="account",
         name=name,
-        label=shorten(name),
+        label=unnamed_short(node) if name.startswith(ACCOUNT) else shorten(name),
         type="",
         memories=0,
         color=ACCOUNT_COLOUR,

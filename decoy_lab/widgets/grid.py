@@ -18,6 +18,7 @@ import pandas as pd
 import traitlets as T
 
 from .. import topicmap
+from ..frames import unnamed_short
 from .pickers import ANY, plural
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def columns_of(vault: Vault) -> dict[str, list]:
     # "no name", and in the details its whole id and why it has none (frames.AccountNames.label)
     account = _texts(col("account_label"))
     cell = [
-        named or (f"account:{a[:8]}… (no name)" if a else "")
+        named or (unnamed_short(a) if a else "")
         for named, a in zip(_texts(col("account_name")), _texts(col("account")))
     ]
     topic = [

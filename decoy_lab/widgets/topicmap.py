@@ -40,7 +40,7 @@ def graph_data(vault: Vault, graph: topicmap.TopicGraph) -> tuple[list[dict], li
             {
                 "id": node,
                 "name": str(d.get("name", node)),
-                "label": topicmap.shorten(str(d.get("name", node)), 24),
+                "label": str(d.get("label") or topicmap.shorten(str(d.get("name", node)), 24)),
                 "kind": d.get("kind", "topic"),
                 "type": d.get("type", ""),
                 "color": d.get("color", topicmap.TYPE_COLOURS[""]),

@@ -293,3 +293,38 @@ def test_zoom_buttons_and_fit(small):
     page.locator(".decoy-map-fit").click()
     page.wait_for_timeout(100)
     assert abs(spread() - fitted) < 1
+
+
+def test_an_account_shows_its_name_on_the_map_and_in_the_table(browser, vendor, tmp_path):
+    """ "An account end in a relation carries endpoint `account:<id>` with an empty name; resolve
+    its name from the authorized account list": over a vault loaded from the sandbox, the page
+    labels a listed account by its name and one the list does not hold by its id with "no name",
+    and a memory about the account shows the name in the table. Screenshot: build/map-accounts.png."""
+    from decoy_lab.sandbox import Sandbox
+
+    from support.accounts_kit import connect, link_to_account
+
+    with Sandbox.start(seed="none") as sb:
+        sb.state.device_interval = 0
+        netflix = sb.owner.add_account("Netflix")["id"]
+        gym = sb.owner.add_account("Gym")["id"]
+        conn = connect(sb, "memory.save", {"permissions": ["account.read", "acctmem.read"], "account_id": netflix})
+        conn.save("Watches films on Sundays.", topic="Streaming")
+        link_to_account(conn, "Streaming", netflix)
+        link_to_account(conn, "Streaming", gym, "trains at")
+        mid = conn.save("Shares the family plan.", account=netflix)
+        vault = conn.load()
+    page, _ = open_view(browser, vendor, tmp_path, vault)
+    assert page.errors == [] and page.online == []
+    named = page.locator(f".decoy-map-label[data-node='account:{netflix}']")
+    expect(named).to_have_text(re.compile(r"^Netflix"))
+    unnamed = page.locator(f".decoy-map-label[data-node='account:{gym}']")
+    expect(unnamed).to_have_text(f"account:{gym[:8]}… (no name)")
+    page.locator(f".decoy-map-node[data-node='account:{gym}']").hover()
+    tip = page.locator(".decoy-map-tip").inner_text()
+    assert f"account:{gym} (no name: not in the authorized account list)" in tip and "an account" in tip
+    page.mouse.move(2, 2)
+    expect(page.locator(".decoy-map-status")).to_contain_text("2 accounts")
+    row = page.locator(f".decoy-grid-row[data-id='{mid}']")
+    expect(row.locator(".col-topic")).to_have_text("Netflix")
+    page.screenshot(path=str(BUILD / "map-accounts.png"))
