@@ -17,6 +17,7 @@ import os
 import re
 import tempfile
 import time
+import traceback
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -236,19 +237,12 @@ class ProfileStore:
             data["secrets"] = "file"
             data.update(profile.secrets())
         target = self.path(profile.name)
-        fd, tmp = tempfile.mkstemp(prefix=f".{profile.name}.", suffix=".tmp", dir=self.profiles_dir)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=2, sort_keys=True)
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        os.chmod(target, 0o600)
+        text = json.dumps(data, indent=2, sort_keys=True)
+        del data  # it holds the tokens and the private key in the clear: no frame keeps it past here
+        failed = _write_private(self.profiles_dir, target, text)
+        del text
+        if failed is not None:  # raised here, outside the handler: no chained error keeps the text
+            raise ProfileError(f"cannot save profile {profile.name!r} in {self.profiles_dir}: {failed}")
         return target
 
     def load(self, name: str) -> Profile:
@@ -304,3 +298,24 @@ class ProfileStore:
 
     def __repr__(self) -> str:
         return f"ProfileStore({str(self.directory)!r})"
+
+
+def _write_private(directory: Path, target: Path, text: str) -> str | None:
+    """Write `text` to `target` atomically, 0600; None, or why it could not be written (the
+    error's frames, which hold the text, are cleared and dropped)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=directory)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+        os.chmod(target, 0o600)
+        return None
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        traceback.clear_frames(exc.__traceback__)
+        Path(tmp).unlink(missing_ok=True)
+        return why
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

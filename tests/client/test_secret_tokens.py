@@ -70,3 +70,36 @@ def test_reprs_show_only_fingerprints():
     assert secret_fingerprint(ACCESS) in repr(tokens) and secret_fingerprint(REFRESH) in repr(tokens)
     assert tokens.access_token.reveal() == ACCESS and Secret(ACCESS) == tokens.access_token
     conn.close()
+
+
+def test_a_profile_that_cannot_be_written_is_a_typed_error_whose_locals_hold_no_secret(tmp_path, monkeypatch):
+    """A full disk while saving: a ProfileError saying why, and no frame of it (nor any error it
+    came from) keeps the tokens or the private key in the clear."""
+    import os
+
+    from decoy_lab.errors import ProfileError
+    from decoy_lab.profiles import ProfileStore
+
+    store = ProfileStore(tmp_path / "cfg", use_keyring=False)
+    conn = Connection(
+        "http://api",
+        agent_key=AgentKey.generate(),
+        tokens=Tokens(ACCESS, REFRESH, "tok"),
+        profile="full",
+        store=store,
+        transport=httpx.MockTransport(refused),
+    )
+
+    def full(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(ProfileError, match="cannot save profile 'full'.*No space left on device") as caught:
+        conn.save_profile()
+    text = "".join(traceback.TracebackException.from_exception(caught.value, capture_locals=True).format())
+    assert "profile" in text, "the locals were captured"
+    pem_line = conn.agent_key.to_pem().splitlines()[3]  # made after the locals were read
+    assert ACCESS not in text and REFRESH not in text and pem_line not in text
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
+    assert not list((tmp_path / "cfg" / "profiles").glob("*.tmp")), "no half-written file is left"
+    conn.close()
