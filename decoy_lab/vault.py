@@ -367,7 +367,8 @@ class Vault:
         unnamed = [a for a in self.accounts_named() if self.account_names.why_unnamed(a)]
         if unnamed:
             why = self.account_names.unavailable or frames.NOT_LISTED
-            notes.append(f"{len(unnamed)} account(s) shown by id, with no name: {why}.")
+            some = "1 account is" if len(unnamed) == 1 else f"{len(unnamed)} accounts are"
+            notes.append(f"{some} shown by id, with no name: {why}.")
         return notes
 
     def counts(self) -> dict[str, int]:
