@@ -295,12 +295,14 @@ def _served_part(row: Mapping) -> dict:
     return {k: v for k, v in row.items() if k not in _BLOBS and k != DIGEST}
 
 
-def _kept_row(row: Mapping, result: Any, fp: str | None) -> list | None:
-    """One served row as the cache keeps it, or None when it cannot be kept (no id, kid or ciphertext)."""
+def _kept_row(row: Mapping, result: Any, fp: str | None, seen: dict | None = None) -> list | None:
+    """One served row as the cache keeps it, or None when it cannot be kept (no id, kid or
+    ciphertext). `seen`: the strings already written (see _same)."""
     rid, kid, dig = row.get("id"), row.get("kid"), row_digest(row)
     if not isinstance(rid, str) or not isinstance(kid, str) or dig is None:
         return None
-    served = _served_part(row)
+    seen = {} if seen is None else seen
+    served = {k: _same(v, seen) for k, v in row.items() if k not in _BLOBS and k != DIGEST}
     served[DIGEST] = dig
     if isinstance(result, UnreadableRow):
         return [served, "unreadable", result.reason, None, None]
@@ -310,7 +312,21 @@ def _kept_row(row: Mapping, result: Any, fp: str | None) -> list | None:
     if not _as_served(served, result):  # rare: kept as the model holds them
         times = [t.isoformat() if t is not None else None for t in (result.created_at, result.updated_at)]
         checked = [result.rev, result.kid, result.via, result.mine, result.author_kind, *times]
-    return [served, result.kind, _PLAIN[result.kind](result), checked, fp]
+    return [served, result.kind, [_same(v, seen) for v in _PLAIN[result.kind](result)], checked, fp]
+
+
+def _same(value: Any, seen: dict) -> Any:
+    """`value` with each string in it replaced by an equal one already written, when there is one
+    (a row's id in its plaintext, a topic's id and name, categories, timestamps, `via`): marshal
+    writes a repeat as a reference, and reads it back ~1/4 faster."""
+    kind = type(value)
+    if kind is str:
+        return seen.setdefault(value, value)
+    if kind is list:
+        return [seen.setdefault(v, v) if type(v) is str else v for v in value]
+    if kind is dict:
+        return {k: seen.setdefault(v, v) if type(v) is str else v for k, v in value.items()}
+    return value
 
 
 def _as_served(served: Mapping, result: Any) -> bool:
@@ -424,6 +440,7 @@ class VaultCache:
         """Seal what `vault` read (and the keys) into the file, atomically, 0600. Rows the load took
         from `snapshot` are written back as it kept them (their served fields brought up to date)."""
         rows, complete, seen = [], True, set()
+        strings: dict[str, str] = {}  # each string written once (_same)
         taken = snapshot.taken if snapshot is not None else {}
         fps = (
             vault.fingerprints
@@ -433,7 +450,7 @@ class VaultCache:
         for i, (row, result) in enumerate(zip(vault.served, vault.results)):
             rid = row.get("id")
             kept = taken.get(rid) if isinstance(rid, str) and rid not in seen else None
-            kept = kept if kept is not None else _kept_row(row, result, fps[i] if fps is not None else None)
+            kept = kept if kept is not None else _kept_row(row, result, fps[i] if fps is not None else None, strings)
             if kept is None or kept[0]["id"] in seen:  # a row that cannot be kept, or a further copy
                 complete = False
                 continue
