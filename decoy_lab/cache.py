@@ -503,15 +503,13 @@ class VaultCache:
         found = self.head(blob) if blob is not None else None
         with ThreadPoolExecutor(max_workers=1) as pool:
             opening = Opening(pool.submit(self._open, blob), key_cache) if blob is not None and found else None
-            if (
-                opening is not None
-                and found is not None
-                and _unchanged_if_the_feed_says_so(found[0], access_version)
-                and changes_since(get, str(found[0]["cursor"])) is False
-                and (snap := opening.snapshot()) is not None
-            ):
-                return snap.vault(space_rows())
-            cursor = anchor(get)  # before the read: a change made meanwhile is seen again next time, never lost
+            changed, cursor = None, None
+            if opening is not None and found is not None and _unchanged_if_the_feed_says_so(found[0], access_version):
+                changed, cursor = changes_since(get, str(found[0]["cursor"]))
+                if changed is False and (snap := opening.snapshot()) is not None:
+                    return snap.vault(space_rows())
+            # the cursor is taken before the read: a change made meanwhile is seen again next time, never lost
+            cursor = cursor if cursor is not None else anchor(get)
             vault = read(opening)
             snap = opening.snapshot() if opening is not None else None
         vault.space_rows = space_rows()
@@ -567,20 +565,24 @@ def anchor(get: Callable[..., dict]) -> str | None:
     return str(head) if head is not None else None
 
 
-def changes_since(get: Callable[..., dict], cursor: str) -> bool | None:
-    """Did anything this connection sees change since `cursor`? None when the feed cannot say:
-    the cursor was pruned (410), the server refuses the feed, or it says "more" forever."""
+def changes_since(get: Callable[..., dict], cursor: str) -> tuple[bool | None, str | None]:
+    """Did anything this connection sees change since `cursor`, and the feed's state after it
+    (the next cursor, "persist the returned state")? The state is None when a change was found
+    with more pages still to come (a full read follows; it anchors afresh); both are None when
+    the feed cannot say: the cursor was pruned (410), the server refuses the feed, or it says
+    "more" forever."""
+    changed = False
     try:
         for _ in range(MAX_SYNC_PAGES):
             ans = get(SYNC, {"cursor": cursor}, changes=dict, state=(str, int))
             for bucket in (ans.get("changes") or {}).values():
                 if isinstance(bucket, dict) and any(bucket.get(k) for k in ("created", "updated", "destroyed")):
-                    return True
+                    changed = True
             before, cursor = cursor, str(ans.get("state", cursor))
             if not ans.get("hasMore"):
-                return False
-            if cursor == before:
-                return None
+                return changed, cursor
+            if changed or cursor == before:
+                return (True, None) if changed else (None, None)
     except APIError:  # 410 CURSOR_PRUNED above all
-        return None
-    return None
+        return None, None
+    return None, None
