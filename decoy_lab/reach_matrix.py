@@ -18,6 +18,7 @@ are rows too.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,8 +82,20 @@ def expected_reasons(reader: Reader, row: Labelled) -> list[str]:
     return ["self", *out] if row.id in reader.mine else out
 
 
-def build(readers: Sequence[Reader], rows: Iterable[Labelled]) -> Matrix:
+_LABEL = re.compile(r"\b(?:topic|account):[0-9A-Za-z-]+")
+
+
+def named(reason: str, names: Mapping[str, str]) -> str:
+    """`reason` with each topic or account it names followed by that name: `topic:<id> (Golf)`
+    (names: `topic:<id>` / `account:<id>` → name; one without a name stays as it is)."""
+    return _LABEL.sub(lambda m: f"{m[0]} ({names[m[0]]})" if names.get(m[0]) else m[0], reason)
+
+
+def build(readers: Sequence[Reader], rows: Iterable[Labelled], names: Mapping[str, str] | None = None) -> Matrix:
+    """The matrix; `names` (`topic:<id>` / `account:<id>` → name) names what the cells' reasons
+    refer to (the lists in `expected` / `served` keep the reasons exactly as they are)."""
     rows = list(rows)
+    names = names or {}
     index = pd.Index([r.id for r in rows], name="id")
     titles = [r.title for r in rows]
     exp: dict[str, list] = {}
@@ -104,7 +117,7 @@ def build(readers: Sequence[Reader], rows: Iterable[Labelled]) -> Matrix:
                 diffs.append(
                     {"id": row.id, "title": row.title, "connection": reader.name, "expected": want, "served": served}
                 )
-            text[reader.name].append(cell)
+            text[reader.name].append(named(cell, names))
     frame = pd.DataFrame({"memory": titles, **text}, index=index)
     return Matrix(
         frame,
@@ -136,7 +149,10 @@ def from_connections(
     memory-grantees and what it is served now; labels from every row any of them opens (and, with
     `owner_rows` and `owner_key`, every stored row the owner's app opens)."""
     readers, labelled = [], {}
+    accounts: dict[str, str] = {}
     for name, conn in connections.items():
+        if not accounts:  # the authorized account list, as the first connection that may list it sees it
+            accounts = {f"account:{k}": v for k, v in conn.account_names().items()}
         s = conn.session
         grantees = s.get(GRANTEES)
         reader = Reader(name, (grantees.get("self") or {}).get("selectors") or {})
@@ -161,4 +177,6 @@ def from_connections(
         except Exception:
             continue
         labelled[row["id"]] = Labelled(row["id"], _title(plain), plain)
-    return build(readers, [r for r in labelled.values() if r.plain.kind in ("memory", "topic", "link")])
+    topics = {f"topic:{r.id}": r.plain.name for r in labelled.values() if r.plain.kind == "topic" and r.plain.name}
+    rows = [r for r in labelled.values() if r.plain.kind in ("memory", "topic", "link")]
+    return build(readers, rows, {**accounts, **topics})

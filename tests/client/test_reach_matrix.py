@@ -71,3 +71,31 @@ def test_a_difference_from_what_is_served_is_flagged(sb):
     sb.owner.share()
     again = reach_matrix.from_connections({"late": late}, owner_rows=sb.owner.rows(), owner_key=sb.owner.key)
     assert mid not in set(again.differences["id"])
+
+
+def test_the_cells_name_the_topic_and_the_account_a_reason_refers_to(sb):
+    """The matrix says `topic:<id>` and `account:<id>` as `via` does, followed by the name: the
+    topic's from its row, the account's "from the authorized account list"; the reasons in
+    `expected` / `served` stay exactly as served."""
+    netflix = sb.owner.add_account("Netflix")["id"]
+    writer = connect(sb, "writer3", ["memory.save"])
+    golf = writer.save("Plays on Saturdays.", topic="Golf club", categories=["sports"])
+    topic_id = next(t.id for t in writer.session.topics() if t.name == "Golf club")
+    plan = writer.save("Shares the family plan.", account=netflix)
+    readers = {
+        "golf": connect(sb, "golf3", [{"permissions": ["memory.read"], "about": [topic_id]}]),
+        "netflix": connect(sb, "netflix3", [{"permissions": ["account.read", "acctmem.read"], "account_id": netflix}]),
+    }
+    sb.owner.share()
+    m = reach_matrix.from_connections(readers, owner_rows=sb.owner.rows(), owner_key=sb.owner.key)
+    assert m.agrees, m.differences.to_dict("records")
+    assert m.frame.loc[golf, "golf"] == f"{topic_id} (Golf club)"
+    assert m.expected.loc[golf, "golf"] == [topic_id]
+    assert m.frame.loc[plan, "netflix"] == f"account:{netflix} (Netflix)"
+    assert m.frame.loc[plan, "golf"] == f"— no grant on account:{netflix} (Netflix)"
+
+
+def test_a_reason_whose_name_is_not_known_stays_as_it_is():
+    names = {"topic:t1": "Golf", "account:a1": ""}
+    assert reach_matrix.named("and:topic:t1+account:a1", names) == "and:topic:t1 (Golf)+account:a1"
+    assert reach_matrix.named("category:food", names) == "category:food"
