@@ -219,16 +219,7 @@ def build_graph(
             node = alias.get(topic_node(tid), topic_node(tid))
         if node not in G:  # a topic named only by a memory: its name from the memory, type unknown
             name = str(_get(row, "topic", "entity_name", default=node))
-            G.add_node(
-                node,
-                kind="topic",
-                name=name,
-                label=shorten(name),
-                type="",
-                memories=0,
-                color=TYPE_COLOURS[""],
-                categories=set(),
-            )
+            _add_untyped_topic(G, node, name)
             by_name.setdefault(normalize_topic_name(name), node)
         cats = set(_as_list(_get(row, "categories")))
         G.nodes[node]["categories"] |= cats
@@ -254,16 +245,7 @@ def build_graph(
                 if end.startswith(ACCOUNT):
                     _add_account(G, end, label)
                 else:
-                    G.add_node(
-                        end,
-                        kind="topic",
-                        name=label,
-                        label=shorten(label),
-                        type="",
-                        memories=0,
-                        color=TYPE_COLOURS[""],
-                        categories=set(),
-                    )
+                    _add_untyped_topic(G, end, label)
         rel = str(_get(row, "relation_type", "relationType", "relation", default="") or "")
         G.add_edge(src, dst, relation=rel, label=shorten(rel, 20), id=_get(row, "id"))
 
@@ -274,6 +256,20 @@ def build_graph(
 
     _set_depths(G)
     return _filter(G, topic=topic, depth=depth, category=category)
+
+
+def _add_untyped_topic(G: nx.DiGraph, node: str, name: str) -> None:
+    """A topic the map knows only by a memory or a relation: its name, no type, no memories yet."""
+    G.add_node(
+        node,
+        kind="topic",
+        name=name,
+        label=shorten(name),
+        type="",
+        memories=0,
+        color=TYPE_COLOURS[""],
+        categories=set(),
+    )
 
 
 def _set_depths(G: nx.DiGraph) -> None:

@@ -15,7 +15,7 @@ from decoy_lab.errors import TransportError
 from decoy_lab.frames import AccountNames
 from decoy_lab.sandbox import Sandbox
 
-from support.accounts_kit import connect, link_to_account
+from support.accounts_kit import connect, link_to_account, vault_with_an_account
 
 
 @pytest.fixture(scope="module")
@@ -26,12 +26,8 @@ def sb():
 
 
 def _vault_with_an_account(sb, conn, account_id: str):
-    """A topic, a link from it to the account and a memory about the account; the loaded vault."""
-    conn.save("Watches films on Sundays.", topic="Streaming")
-    link = link_to_account(conn, "Streaming", account_id)
-    mid = conn.save("Shares the family plan.", account=account_id)
-    sb.owner.share()
-    vault = conn.load()
+    """The loaded vault, its link row and its memory row (support.accounts_kit)."""
+    vault, link, mid = vault_with_an_account(sb, conn, account_id)
     return vault, vault.links.set_index("id").loc[link], vault.memories.set_index("id").loc[mid]
 
 

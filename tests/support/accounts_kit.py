@@ -50,3 +50,13 @@ def link_to_account(conn: Connection, topic_name: str, account_id: str, relation
     answer = conn.session.api.request("POST", MEMORIES, json={"rows": [row]})
     assert row_id in answer.get("created", []), answer
     return row_id
+
+
+def vault_with_an_account(sb, conn: Connection, account_id: str) -> tuple[Any, str, str]:
+    """A topic "Streaming", a link from it to the account and a memory about the account, shared
+    by the owner's phone; (the loaded vault, the link's id, the memory's id)."""
+    conn.save("Watches films on Sundays.", topic="Streaming")
+    link = link_to_account(conn, "Streaming", account_id)
+    mid = conn.save("Shares the family plan.", account=account_id)
+    sb.owner.share()
+    return conn.load(), link, mid

@@ -15,7 +15,7 @@ from decoy_lab.display import readable_view
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.widgets import MemoryGrid, TopicMapWidget, VaultView
 
-from support.accounts_kit import connect, link_to_account
+from support.accounts_kit import connect, vault_with_an_account
 
 
 @pytest.fixture(scope="module")
@@ -26,11 +26,8 @@ def sb():
 
 
 def _loaded(sb, conn, account_id: str):
-    conn.save("Watches films on Sundays.", topic="Streaming")
-    link_to_account(conn, "Streaming", account_id)
-    mid = conn.save("Shares the family plan.", account=account_id)
-    sb.owner.share()
-    return conn.load(), mid
+    vault, _link, mid = vault_with_an_account(sb, conn, account_id)
+    return vault, mid
 
 
 def _node(nodes: list[dict], node_id: str) -> dict:
