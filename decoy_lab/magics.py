@@ -71,6 +71,7 @@ class DecoyMagics(Magics):
         super().__init__(shell=shell, **kw)
         self.connection: Connection | None = None  # the current Connection
         self.connections: list[Any] = []  # every live connection of this kernel, oldest first
+        self._numbers: dict[Any, int] = {}  # connection -> its number in `connections` (see number())
         self.pairing: PairingWidget | None = None  # the PairingWidget of the latest `connect`
         self.sandbox: Sandbox | None = None  # the embedded Sandbox, when `connect` started one
         self.asked: Any = None  # the permission rows the pairing asked for
@@ -130,9 +131,17 @@ class DecoyMagics(Magics):
             conn.sandbox_handle = self.sandbox  # the sandbox it paired with (its owner phone, its app-view)
         if conn not in self.connections:
             self.connections.append(conn)
+        self.number(conn)
         if conn is not self.connection:
             self.connection = conn
             self.granted = conn.access(refresh=False)
+
+    def number(self, conn: Any) -> int:
+        """A connection's number in `%decoy connections`: given once and never reused in this
+        kernel, so `unpair 2` means the same connection however many were ended before it."""
+        if conn not in self._numbers:
+            self._numbers[conn] = max(self._numbers.values(), default=0) + 1
+        return self._numbers[conn]
 
     def _forget(self, conn: Any) -> None:
         if conn in self.connections:
@@ -283,7 +292,7 @@ def _connections(m: DecoyMagics, args: Any, cell: str | None) -> Any:
     if not rows:
         print("No connections in this notebook: `%decoy connect --sandbox` (or `%decoy connect URL`) pairs one.")
     frame = pd.DataFrame(rows, columns=["current", "name", "server", "profile", "token_id", "key"])
-    frame.index = pd.RangeIndex(1, len(frame) + 1, name="#")
+    frame.index = pd.Index([m.number(c) for c in m.connections], name="#", dtype="int64")
     return frame
 
 
@@ -322,8 +331,9 @@ def _unpair(m: DecoyMagics, args: Any, cell: str | None) -> None:
 
 
 def _pick(m: DecoyMagics, which: str) -> Any:
-    if which.isdigit() and 1 <= int(which) <= len(m.connections):
-        return m.connections[int(which) - 1]
+    numbered = next((c for c in m.connections if which.isdigit() and m.number(c) == int(which)), None)
+    if numbered is not None:
+        return numbered
     for c in m.connections:
         if c.token_id == which:
             return c

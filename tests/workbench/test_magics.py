@@ -348,14 +348,37 @@ def test_a_second_connect_reuses_the_live_connection_and_new_pairs_another(ip, m
         assert other is not connected and magics.connection is other
         listing = decoy(ip, "connections")
         assert list(listing["token_id"])[-2:] == [connected.token_id, other.token_id]
-        assert list(listing["current"])[-1] == "→" and listing.index[0] == 1
+        assert list(listing["current"])[-1] == "→" and listing.index.is_monotonic_increasing
         token_id = other.token_id
         with capture_output() as out:
-            decoy(ip, f"unpair {len(magics.connections)}")
+            decoy(ip, f"unpair {listing.index[-1]}")
         assert f"Ended connection {token_id}" in out.stdout
         assert other not in magics.connections and connected in magics.connections
         with pytest.raises(UsageError, match="no connection 'nope'"):
             decoy(ip, "unpair nope")
+    finally:
+        magics.connection = before[0]
+        magics.connections[:] = before[1]
+
+
+def test_a_connections_number_stays_its_own_after_others_end(ip, magics, connected):
+    """`unpair N` names one connection for the kernel's life: after the second of three ends,
+    the third is still 3, and 2 names no connection (never the third by a shifted count)."""
+    before = magics.connection, list(magics.connections)
+    try:
+        made = [decoy(ip, f"connect --sandbox --new --name n{i}") for i in range(3)]
+        numbers = [magics.number(c) for c in made]
+        with capture_output():
+            decoy(ip, f"unpair {numbers[1]}")
+        listing = decoy(ip, "connections")
+        assert numbers[1] not in listing.index and listing.loc[numbers[2], "token_id"] == made[2].token_id
+        with pytest.raises(UsageError, match=f"no connection '{numbers[1]}'"):
+            decoy(ip, f"unpair {numbers[1]}")
+        assert made[2] in magics.connections, "the third was not ended in the second's place"
+        third = made[2].token_id
+        with capture_output() as out:
+            decoy(ip, f"unpair {numbers[2]}")
+        assert f"Ended connection {third}" in out.stdout
     finally:
         magics.connection = before[0]
         magics.connections[:] = before[1]
