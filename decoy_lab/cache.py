@@ -58,7 +58,7 @@ import orjson  # 5-10x the standard library's speed on the 1 MB per 1,000 rows a
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from . import frames, memory
-from .errors import APIError, UnreadableRow
+from .errors import APIError, ProfileError, UnreadableRow
 from .vault import Vault, decoded
 
 log = logging.getLogger(__name__)
@@ -153,6 +153,17 @@ def _in_background(path: Path, write: Callable[[], None]) -> None:
         earlier = _writing.get(path)
         _writing[path] = thread
     thread.start()
+
+
+def profile_cache(store: Any, name: str) -> Path:
+    """The cache file of the profile `name` in `store` (a ProfileStore). A ProfileError when no
+    profile of that name is saved and no cache of it is left: asking for it is a mistake (a
+    misspelt name, or one already unpaired), never "no cache yet"."""
+    path = store.cache_path(name)
+    if not store.exists(name) and not path.exists():
+        saved = ", ".join(store.names()) or "none"
+        raise ProfileError(f"no saved profile {name!r} (saved profiles: {saved}), so no cache of it either")
+    return path
 
 
 def describe(path: Path) -> CacheInfo:

@@ -418,7 +418,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
     from . import cache
     from .profiles import ProfileStore
 
-    path = ProfileStore().cache_path(args.profile)
+    path = cache.profile_cache(ProfileStore(), args.profile)
     if args.clear:
         print(f"Removed {path}." if cache.clear(path) else f"No cache at {path}: nothing to remove.")
     else:

@@ -472,7 +472,7 @@ def _cache(m: DecoyMagics, args: Any, cell: str | None) -> Any:
 
     conn = m.connection
     name = args.profile or (conn.profile if conn is not None and conn.profile else m.profile)
-    path = ProfileStore().cache_path(name)
+    path = cache.profile_cache(ProfileStore(), name)
     if args.clear:
         print(f"Removed {path}." if cache.clear(path) else f"No cache at {path}: nothing to remove.")
         return None

@@ -91,3 +91,13 @@ def test_a_corrupt_profile_is_an_error_line(capsys, tmp_path, monkeypatch, text)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     run(capsys, "status", "--profile", "broken")
+
+
+def test_the_cache_of_a_profile_that_is_not_saved_is_an_error_line(capsys, tmp_path, monkeypatch):
+    """Issue 15: the cache's "size and location shown by `decoy-lab cache`": for a profile that
+    does not exist (misspelt, or unpaired already) it says so, never "no cache yet"."""
+    monkeypatch.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
+    err = run(capsys, "cache", "--profile", "nope")
+    assert "no saved profile 'nope'" in err and "saved profiles: none" in err
+    run(capsys, "cache", "--profile", "nope", "--clear")

@@ -505,6 +505,8 @@ def test_cache_shows_the_profiles_cache_and_clear_and_unpair_leave_no_file(ip, m
         with capture_output():
             decoy(ip, "unpair")
         assert not path.exists()
+        with pytest.raises(UsageError, match="no saved profile 'cached'"):
+            decoy(ip, "cache --profile cached")  # unpaired: a mistake to ask for, not "no cache yet"
     finally:
         magics.connection, magics.pairing = before
 
