@@ -366,3 +366,22 @@ def test_load_returns_before_the_file_is_written_and_whatever_reads_it_waits(pai
     assert cache.clear(path) and not path.exists(), "the clear waited, and no write came after it"
     cache.settle()
     assert not path.exists()
+
+
+def test_a_memory_edited_right_after_a_reopen_is_edited_as_the_server_holds_it(paired, store):
+    """A vault rebuilt from the cache holds no ciphertexts; an edit made from it still reads the
+    row as served now and re-seals it with its cached key: the new text is what the next read
+    (and a cold load) shows."""
+    conn, _cold = paired
+    mid = conn.save("Likes green tea.")
+    conn.load()
+    cache.settle()
+    again = Counted(store)
+    vault = again.load()
+    assert MEMORIES not in again.paths and vault.memory(mid).text == "Likes green tea."
+    trace = again.conn.unseal(mid)  # the step-through reads the row as served now: its bytes are there
+    assert trace.ok and "RSA-OAEP-SHA256 unwrap" in [s.name for s in trace.steps]
+    again.conn.edit(mid, text="Likes jasmine tea.")
+    assert again.load().memory(mid).text == "Likes jasmine tea."
+    cache.clear(store.cache_path("p"))
+    assert Connection.resume("p", store=store).load().memory(mid).text == "Likes jasmine tea."
