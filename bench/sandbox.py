@@ -143,7 +143,9 @@ def _edit(w: Writer, api: Any, keys: Any, row_id: str, text: str, *, known: dict
             answer = api.request("PUT", MEMORIES, json=body)
         except RevConflict:
             w.designed["REV_CONFLICT"] += 1
-            time.sleep(w.rng.uniform(0, 0.01 * (attempt + 1)))  # jitter: eight writers on one row take turns
+            # exponential backoff with full jitter: eight writers on one row take turns, however
+            # fast the sandbox answers (a linear 10 ms step let one lose 20 times in a row)
+            time.sleep(w.rng.uniform(0, min(0.32, 0.005 * 2**attempt)))
             served = _fresh(api, row_id)
             if served is None:
                 raise RuntimeError(f"memory {row_id} vanished during a conflict")
