@@ -15,22 +15,9 @@ import time
 
 from .context import Context
 from .report import Figure, info, missing, relative
+from .stage import same_pairing
 
 FIRST, RELOAD = "load() first", "load() reload"
-
-
-def _fresh(conn):
-    """A new Connection object for the same paired connection: same key and token, empty cache."""
-    from decoy_lab.client import Connection
-
-    return Connection(
-        conn.base_url,
-        agent_key=conn.agent_key,
-        tokens=conn.tokens,
-        client_id=conn.client_id,
-        name=conn.name,
-        profile=None,
-    )
 
 
 def run(ctx: Context) -> list[Figure]:
@@ -44,7 +31,7 @@ def run(ctx: Context) -> list[Figure]:
     from decoy_lab.sandbox import readcache
 
     for _ in range(ctx.sizes.repeats):
-        conn = _fresh(ctx.conn)
+        conn = same_pairing(ctx.conn, profile=None)  # an empty key cache: the first load opens every key
         readcache.of(ctx.sandbox.state).clear()  # a first load meets a server that kept nothing for it
         try:
             t0 = time.perf_counter()

@@ -125,19 +125,12 @@ def in_new_process(directory: str, profile: str = PROFILE) -> dict[str, Any]:
 
 def save_profile(conn: Any, directory: str, profile: str = PROFILE) -> Any:
     """The bench's connection saved under `profile` in `directory` (same key and token)."""
-    from decoy_lab.client import Connection
     from decoy_lab.profiles import ProfileStore
 
+    from .stage import same_pairing
+
     store = ProfileStore(directory, use_keyring=False)
-    saved = Connection(
-        conn.base_url,
-        agent_key=conn.agent_key,
-        tokens=conn.tokens,
-        client_id=conn.client_id,
-        name=conn.name,
-        profile=profile,
-        store=store,
-    )
+    saved = same_pairing(conn, profile=profile, store=store)
     saved.save_profile()
     return saved, store
 

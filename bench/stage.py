@@ -24,6 +24,21 @@ BENCH_PERMISSIONS = ["memory.read", "memory.save"]
 _APIS: dict[int, Any] = {}
 
 
+def same_pairing(conn: Any, **options: Any):
+    """Another Connection object for the same paired connection (same key and token), nothing
+    read yet: `options` as for Connection (`profile=None` keeps it off disk)."""
+    from decoy_lab.client import Connection
+
+    return Connection(
+        conn.base_url,
+        agent_key=conn.agent_key,
+        tokens=conn.tokens,
+        client_id=conn.client_id,
+        name=conn.name,
+        **options,
+    )
+
+
 def api_of(conn: Any):
     """An HTTP client (decoy_lab.http.Api) carrying the connection's token, for the raw batched
     POSTs and timed GETs a benchmark sends itself (Connection keeps its own Api private)."""

@@ -302,8 +302,9 @@ class Snapshot:
         )
 
 
-def _served_part(row: Mapping) -> dict:
-    return {k: v for k, v in row.items() if k not in _BLOBS and k != DIGEST}
+def _served_part(row: Mapping, seen: dict | None = None) -> dict:
+    """A row's served fields without its blobs (and digest); with `seen`, its strings as _same gives them."""
+    return {k: v if seen is None else _same(v, seen) for k, v in row.items() if k not in _BLOBS and k != DIGEST}
 
 
 def _kept_row(row: Mapping, result: Any, fp: str | None, seen: dict | None = None) -> list | None:
@@ -313,7 +314,7 @@ def _kept_row(row: Mapping, result: Any, fp: str | None, seen: dict | None = Non
     if not isinstance(rid, str) or not isinstance(kid, str) or dig is None:
         return None
     seen = {} if seen is None else seen
-    served = {k: _same(v, seen) for k, v in row.items() if k not in _BLOBS and k != DIGEST}
+    served = _served_part(row, seen)
     served[DIGEST] = dig
     if isinstance(result, UnreadableRow):
         return [served, "unreadable", result.reason, None, None]

@@ -5,14 +5,13 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
 from decoy_lab import reach_matrix
 from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey
 from decoy_lab.sandbox import Sandbox
+
+from support.connections import paired
 
 
 @pytest.fixture(scope="module")
@@ -23,16 +22,7 @@ def sb():
 
 
 def connect(sb, name, permissions) -> Connection:
-    return Connection.pair(
-        sb.url,
-        name=name,
-        permissions=permissions,
-        profile=None,
-        agent_key=AgentKey.generate(),
-        client_id=f"{name}-{uuid.uuid4().hex[:6]}",
-        on_link=lambda *a: None,
-        backoff=0,
-    )
+    return paired(sb, permissions, name=name)
 
 
 def test_the_matrix_for_category_topic_and_full_grants_equals_what_the_server_serves(sb):

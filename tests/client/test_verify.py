@@ -7,18 +7,17 @@ read the same ID and verify the new content"."""
 from __future__ import annotations
 
 import logging
-import uuid
 
 import pytest
 
 import decoy_lab.memory.build
 from decoy_lab import sealing, wire
 from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey
 from decoy_lab.errors import DecoyError
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.sandbox.opening import PROBLEMS
 
+from support.connections import paired
 from support.missealed import CLASSES
 
 
@@ -30,16 +29,7 @@ def sb():
 
 
 def connect(sb) -> Connection:
-    return Connection.pair(
-        sb.url,
-        name="Verifier",
-        permissions=["memory.save", "memory.read", "memory.edit"],
-        profile=None,
-        agent_key=AgentKey.generate(),
-        client_id=f"verify-{uuid.uuid4().hex[:8]}",
-        on_link=lambda *a: None,
-        backoff=0,
-    )
+    return paired(sb, ["memory.save", "memory.read", "memory.edit"], name="Verifier")
 
 
 def test_a_save_and_an_edit_are_read_back_and_verified(sb):

@@ -12,23 +12,15 @@ from typing import Any
 
 from decoy_lab import memory
 from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey, random_key
+from decoy_lab.crypto import random_key
 from decoy_lab.writes import MEMORIES
 
+from support.connections import paired
 from support.sandbox_kit import sealed_row
 
 
 def connect(sb, *permissions: Any, name: str = "Accounts") -> Connection:
-    return Connection.pair(
-        sb.url,
-        name=name,
-        permissions=list(permissions),
-        profile=None,
-        agent_key=AgentKey.generate(),
-        client_id=f"acct-{uuid.uuid4().hex[:8]}",
-        on_link=lambda *a: None,
-        backoff=0,
-    )
+    return paired(sb, list(permissions), name=name)
 
 
 def link_to_account(conn: Connection, topic_name: str, account_id: str, relation: str = "pays with") -> str:
