@@ -7,12 +7,15 @@ waiting members; the sync cursor the rows were read at; and the access_version, 
 agent key it was read under.
 
 How it is kept: one file, `<profile>.cache` beside the profile (0600 in the 0700 directory):
-`DLC3 ‖ head length ‖ head ‖ 12-byte random nonce ‖ AES-256-GCM(body)`. The head, in the clear,
-holds only what a reopen asks the server about first — the sync cursor, the access_version, and
-whether every row was kept and nothing was waiting — so the feed is asked while the body is
-opened on a worker thread; it is bound into the seal with the profile name, server and agent
-key's fingerprint as associated data, so a changed head, another profile's file or one made under
-another key does not open. The body is marshal's: the standard library's fastest reader of plain
+`DLC4 ‖ head length ‖ head ‖ head tag ‖ 12-byte random nonce ‖ AES-256-GCM(body)`. The head, in
+the clear, holds only what a reopen asks the server about first — the sync cursor, the
+access_version, and whether every row was kept and nothing was waiting — so the feed is asked
+while the body is opened on a worker thread. Nothing of it is used before it checks: the head tag
+is an HMAC-SHA256 over the profile name, server, agent key's fingerprint and the head, under a
+key derived from the cache key, and it is checked (a few microseconds) before the cursor is sent
+anywhere; the same clear part is the seal's associated data, so a changed head, another
+profile's file or one made under another key does not open, and its cursor never reaches the
+server. The body is marshal's: the standard library's fastest reader of plain
 lists, dicts, strings and bytes, and safe here because nothing reaches it before the AES-GCM tag
 is checked, and only this profile's cache key makes a tag that checks (the head names the layout:
 a file from another Python is rebuilt). The cache key is 32 random bytes kept in the profile
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import logging
 import marshal
 import os
@@ -62,8 +66,9 @@ from .errors import APIError, ProfileError, UnreadableRow
 from .vault import Vault, decoded
 
 log = logging.getLogger(__name__)
-MAGIC = b"DLC3"  # decoy-lab cache, layout 3 (a file of another layout does not open: it is rebuilt)
+MAGIC = b"DLC4"  # decoy-lab cache, layout 4 (a file of another layout does not open: it is rebuilt)
 NONCE = 12
+HEAD_TAG = 32  # HMAC-SHA256 over the head, checked before anything in the head is used
 # marshal: the standard library's fastest reader of plain lists, dicts and strings (11,000 rows in
 # ~2/3 of orjson's time); its layout is the interpreter's own, so the head names it
 FORMAT = f"marshal {marshal.version}, Python {sys.version_info[0]}.{sys.version_info[1]}"
@@ -375,6 +380,11 @@ class VaultCache:
         self.path = Path(path)
         self._key = base64.b64decode(key)
         self._aad = "\0".join(["decoy-lab cache", profile, base_url.rstrip("/"), agent_fingerprint]).encode()
+        self._head_key = hmac.new(self._key, b"decoy-lab cache head tag", hashlib.sha256).digest()
+
+    def _head_tag(self, clear_part: bytes) -> bytes:
+        """The tag over the clear head (and what it was made for: profile, server, agent key)."""
+        return hmac.new(self._head_key, self._aad + b"\0" + clear_part, hashlib.sha256).digest()
 
     def __repr__(self) -> str:
         return f"<VaultCache {self.path}>"
@@ -400,21 +410,26 @@ class VaultCache:
             return None
 
     def head(self, blob: bytes) -> tuple[dict, int] | None:
-        """The file's head (in the clear, bound to the sealed part) and where the sealed part starts;
-        None for a file of another layout or one cut short (removed with a warning)."""
+        """The file's head (in the clear, its tag checked) and where the sealed part starts; None
+        for a file of another layout, one cut short, or a head whose tag does not check under this
+        profile's cache key and agent key (removed with a warning: nothing of it is used)."""
         start = len(MAGIC) + 4
         size = int.from_bytes(blob[len(MAGIC) : start], "big") if blob.startswith(MAGIC) else -1
-        if size < 0 or len(blob) < start + size + NONCE + 16:
+        if size < 0 or len(blob) < start + size + HEAD_TAG + NONCE + 16:
             self._ignore("not a decoy-lab cache of this layout, or cut short")
             return None
+        end = start + size
+        if not hmac.compare_digest(blob[end : end + HEAD_TAG], self._head_tag(blob[:end])):
+            self._ignore("its head does not check under this profile's cache key and agent key")
+            return None
         try:
-            head = orjson.loads(blob[start : start + size])
+            head = orjson.loads(blob[start:end])
         except orjson.JSONDecodeError:
             head = None
         if not isinstance(head, dict):
             self._ignore("its head is damaged")
             return None
-        return head, start + size
+        return head, end + HEAD_TAG
 
     def read(self, blob: bytes | None = None) -> Snapshot | None:
         """The cache's contents, or None (no file; or one that does not open, removed with a warning)."""
@@ -478,6 +493,7 @@ class VaultCache:
         body = {"answer": _plain_json(vault.answer), "keys": {str(k): bytes(v) for k, v in keys.items()}, "rows": rows}
         head_bytes = orjson.dumps(head, default=str)
         clear_part = MAGIC + len(head_bytes).to_bytes(4, "big") + head_bytes
+        clear_part += self._head_tag(clear_part)
         nonce = os.urandom(NONCE)
         plain = marshal.dumps(body)
         sealed = clear_part + nonce + AESGCM(self._key).encrypt(nonce, plain, self._aad + b"\0" + clear_part)
@@ -510,7 +526,9 @@ class VaultCache:
         worker — its keys go to `key_cache`, its rows are rebuilt — while the sync feed is asked
         what changed and, if anything did, while the server prepares its answer. The vault is
         rebuilt with no read only when `access_version` — as /policies gave it in this process,
-        None when it was not read — is the one the cache was written under."""
+        None when it was not read — is the one the cache was written under. Nothing of the file
+        is used unless its head's tag checks (`head`): a cursor is sent only from a head this
+        profile's key wrote; a file that does not open is a cold load, anchored afresh."""
         blob = self._blob() if first else None
         found = self.head(blob) if blob is not None else None
         with ThreadPoolExecutor(max_workers=1) as pool:
@@ -518,8 +536,10 @@ class VaultCache:
             changed, cursor = None, None
             if opening is not None and found is not None and _unchanged_if_the_feed_says_so(found[0], access_version):
                 changed, cursor = changes_since(get, str(found[0]["cursor"]))
-                if changed is False and (snap := opening.snapshot()) is not None:
-                    return snap.vault(space_rows())
+                if changed is False:
+                    if (snap := opening.snapshot()) is not None:
+                        return snap.vault(space_rows())
+                    cursor = None  # the sealed part did not open: a cold load, anchored afresh
             # the cursor is taken before the read: a change made meanwhile is seen again next time, never lost
             cursor = cursor if cursor is not None else anchor(get)
             vault = read(opening)
