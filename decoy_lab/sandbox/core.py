@@ -46,6 +46,8 @@ class HTTPProblem(Exception):
             headers["Retry-After"] = str(self.extra["retry_after_seconds"])
         if self.status == 401:
             headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+        if self.status in (413, 415):  # refused before its body was read: the rest of it is not waited for
+            headers["Connection"] = "close"
         return JSONResponse(self.body(), status_code=self.status, headers=headers)
 
 

@@ -4,6 +4,14 @@
 Jupyter kernel's loop), on a free loopback port, and returns once the server listens.
 `run` serves in the foreground; its default database is a file in the user data directory so
 a restart loses nothing.
+
+Both bound what one local process can hold (`server_config`): a connection must complete each
+request head within `head_timeout` seconds of opening or of its previous answer, or it is closed
+(`HeadTimeoutH11`; uvicorn's h11 protocol has no such timer, and its keep-alive timer is
+cancelled by the first byte, so a head sent a line every few seconds would stay open for ever);
+an idle keep-alive connection is closed after `keep_alive` seconds; at most `max_connections`
+are served at once, and a new connection at that limit closes the oldest one that is still
+sending its head (or idle), so a flood of half-sent requests cannot starve a real client.
 """
 
 from __future__ import annotations
@@ -19,12 +27,100 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import h11
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import DecoyError
 from .app import create_app
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+# Production defaults (tests pass smaller ones to run fast):
+HEAD_TIMEOUT = 10.0  # seconds to send a whole request head (request line and headers)
+KEEP_ALIVE = 5.0  # seconds an idle keep-alive connection is kept (uvicorn's default)
+MAX_CONNECTIONS = 256  # connections served at once (uvicorn's limit_concurrency)
+MAX_HEAD = 16 * 1024  # bytes of request head (h11's default, stated): larger is 400
+
+
+class HeadTimeoutH11(H11Protocol):
+    """uvicorn's h11 protocol with a deadline on each request head, and room made at the
+    connection limit (see the module docstring). `head_timeout` is set per server (`server_config`)."""
+
+    head_timeout: float = HEAD_TIMEOUT
+    _head_timer: asyncio.TimerHandle | None = None
+    _waiting_since: float | None = None  # when this connection started waiting for a head
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._watch_head()
+        limit = self.limit_concurrency
+        if limit is not None and len(self.connections) >= limit:
+            waiting = [
+                c
+                for c in self.connections
+                if c is not self and isinstance(c, HeadTimeoutH11) and c._waiting_since is not None
+            ]
+            if waiting:
+                min(waiting, key=lambda c: c._waiting_since or 0.0)._close_waiting()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._watch_head()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._watch_head()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_watch()
+        super().connection_lost(exc)
+
+    def _watch_head(self) -> None:
+        """h11's IDLE is exactly "the previous answer is out and no new request head is complete"."""
+        if self.transport.is_closing():
+            self._stop_watch()
+        elif self.conn.their_state is h11.IDLE:
+            if self._head_timer is None:
+                self._waiting_since = self.loop.time()
+                self._head_timer = self.loop.call_later(self.head_timeout, self._close_waiting)
+        else:
+            self._stop_watch()
+
+    def _stop_watch(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+        self._head_timer = self._waiting_since = None
+
+    def _close_waiting(self) -> None:
+        self._stop_watch()
+        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+            self.transport.close()
+
+
+def server_config(
+    app: Any,
+    host: str,
+    port: int,
+    *,
+    head_timeout: float = HEAD_TIMEOUT,
+    keep_alive: float = KEEP_ALIVE,
+    max_connections: int = MAX_CONNECTIONS,
+    **extra: Any,
+) -> uvicorn.Config:
+    """The one uvicorn configuration of the sandbox, in the foreground or in a thread."""
+    protocol = type("HeadTimeoutH11", (HeadTimeoutH11,), {"head_timeout": float(head_timeout)})
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        loop="asyncio",
+        http=protocol,
+        timeout_keep_alive=keep_alive,  # type: ignore[arg-type]  # uvicorn accepts a float
+        limit_concurrency=max_connections,
+        h11_max_incomplete_event_size=MAX_HEAD,
+        proxy_headers=False,  # X-Forwarded-For never makes a remote peer look local
+        **extra,
+    )
 
 
 class Sandbox:
@@ -60,8 +156,12 @@ class Sandbox:
         host: str = "127.0.0.1",
         port: int = 0,
         timeout: float = 15.0,
+        head_timeout: float = HEAD_TIMEOUT,
+        keep_alive: float = KEEP_ALIVE,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> Sandbox:
-        """Serve a fresh sandbox on a free loopback port in a background thread."""
+        """Serve a fresh sandbox on a free loopback port in a background thread
+        (`head_timeout`, `keep_alive`, `max_connections`: see the module docstring)."""
         app = create_app(
             db,
             owner_key=owner_key,
@@ -73,15 +173,16 @@ class Sandbox:
             strict=strict,
             strict_rotation=strict_rotation,
         )
-        config = uvicorn.Config(
+        config = server_config(
             app,
-            host=host,
-            port=port,
-            loop="asyncio",
+            host,
+            port,
+            head_timeout=head_timeout,
+            keep_alive=keep_alive,
+            max_connections=max_connections,
             log_config=None,
             log_level="warning",
             lifespan="on",
-            proxy_headers=False,  # X-Forwarded-For never makes a remote peer look local
         )
         server = uvicorn.Server(config)
         failure: list[BaseException] = []
@@ -178,7 +279,7 @@ def run(
     if why is not None:
         print(f"error: {why}", file=sys.stderr)
         return 2
-    config = uvicorn.Config(app, host=host, port=port, loop="asyncio", log_level="warning", proxy_headers=False)
+    config = server_config(app, host, port, log_level="warning")
     server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host
     print(

@@ -28,7 +28,7 @@ from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
 from . import appview
-from .core import HTTPProblem, iso, json_object, state_of
+from .core import HTTPProblem, is_form, iso, json_object, state_of
 from .guard import check_owner
 
 
@@ -39,15 +39,25 @@ def _look(request: Request) -> Any:
 
 
 async def _change(request: Request) -> tuple[Any, dict[str, Any]]:
-    """A change on the owner surface: its body, once the request is known to be the owner's."""
+    """A change on the owner surface: its body, once the request is known to be the owner's.
+
+    Who is asking (peer, Host, Origin, Sec-Fetch-Site) is checked before a byte of the body is
+    read, and so is the secret unless it can only come in the body (a form's `token` field); that
+    body is read under the Guard's cap for the owner surface (a few KB, guard.body_rule)."""
+    check_owner(request, changes=False)
+    form = is_form(request)
+    if not form:
+        check_owner(request, changes=True)
     body = await _body(request)
-    check_owner(request, changes=True, form_token=str(body.pop("token", "") or "") or None)
+    token = body.pop("token", "")
+    if form:
+        check_owner(request, changes=True, form_token=str(token or "") or None)
     return state_of(request).owner, body
 
 
 async def _body(request: Request) -> dict[str, Any]:
     raw = await request.body()
-    if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+    if is_form(request):
         try:
             form = parse_qs(raw.decode(), keep_blank_values=True)
         except UnicodeDecodeError:

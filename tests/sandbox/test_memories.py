@@ -346,7 +346,9 @@ def test_owner_key_missing_refuses_save(lab, alpha, monkeypatch):
 
 
 def test_not_json_and_not_object(lab, alpha):
-    r = lab.client.post("/api/agent/context/memories", content=b"{", headers=alpha.headers)
+    r = lab.client.post(
+        "/api/agent/context/memories", content=b"{", headers={**alpha.headers, "Content-Type": "application/json"}
+    )
     assert r.status_code == 400 and r.json()["code"] == "INVALID_JSON"
     assert alpha.post("/api/agent/context/memories", [1]).status_code == 400
     assert alpha.post("/api/agent/context/memories", {"rows": []}).status_code == 400

@@ -1,0 +1,386 @@
+"""Security review, issue 24: loopback is an address, bodies are typed and bounded, and a slow
+client cannot hold the server. Over real HTTP on a loopback socket (a running `Sandbox`), since
+each finding is about what crosses the wire.
+
+- High: "any name starting with `127.` passes every loopback check … `GET /_sandbox/token` with
+  `Host: 127.0.0.1.evil.example:PORT` hands out the run's secret; `POST /oauth/device` sent as
+  `text/plain` with `Origin: http://127.0.0.1.evil.example` queues a pairing named "Your bank"".
+- Low: "bodies are read whole before the owner check, with no size limit".
+- Low: "no header timeout … one line every 4 s kept a connection alive past 60 s"."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import select
+import socket
+import time
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from decoy_lab.sandbox import Sandbox, bodies, guard
+from decoy_lab.sandbox.server import HEAD_TIMEOUT, KEEP_ALIVE, MAX_CONNECTIONS
+from decoy_lab.vocab import MAX_CIPHERTEXT
+
+BANK = {"client_id": "bank", "name": "Your bank", "scopes": ["profile.read"]}
+
+
+@pytest.fixture(scope="module")
+def sb() -> Iterator[Sandbox]:
+    with Sandbox.start(approve="manual", seed="none") as running:
+        yield running
+
+
+def _connect(url: str, timeout: float = 5.0) -> socket.socket:
+    parts = urlsplit(url)
+    return socket.create_connection((parts.hostname, parts.port), timeout=timeout)
+
+
+def _head(url: str, method: str, path: str, headers: dict[str, str]) -> bytes:
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {urlsplit(url).netloc}"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def _answer(conn: socket.socket) -> tuple[int, dict]:
+    """The status and JSON body of the one answer on `conn` (its Content-Length decides the end)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        more = conn.recv(65536)
+        assert more, f"the connection closed before an answer: {data!r}"
+        data += more
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    while len(body) < int(fields.get("content-length", 0)):
+        more = conn.recv(65536)
+        if not more:
+            break
+        body += more
+    return int(lines[0].split()[1]), json.loads(body)
+
+
+def _readable(conn: socket.socket) -> bool:
+    return bool(select.select([conn], [], [], 0)[0])
+
+
+def _token(sb: Sandbox) -> str:
+    return httpx.get(f"{sb.url}/_sandbox/token").json()["token"]
+
+
+def _pending(sb: Sandbox) -> list:
+    return httpx.get(f"{sb.url}/_sandbox/pending").json()["pending"]
+
+
+# ── High: loopback is an address, never a name prefix ─────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "localhost",
+        "LocalHost",
+        "localhost.",
+        "127.0.0.1",
+        "127.0.0.1.",
+        "127.9.8.7",
+        "[::1]",
+        "::1",
+        "::ffff:127.0.0.1",
+    ],
+)
+def test_loopback_names_and_addresses(name):
+    assert guard.is_loopback(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "127.0.0.1.evil.example",
+        "127.evil.example",
+        "127.",
+        "127.1",  # not an address ipaddress reads (inet_aton would)
+        "0x7f.0.0.1",
+        "localhost.evil.example",
+        "evil-localhost",
+        "[::2]",
+        "::ffff:10.0.0.1",
+        "128.0.0.1",
+        "",
+    ],
+)
+def test_names_that_only_look_loopback(name):
+    assert not guard.is_loopback(name)
+
+
+@pytest.mark.parametrize(
+    ("header", "ok"),
+    [
+        ("127.0.0.1:8787", True),
+        ("localhost:8787", True),
+        ("LOCALHOST.:8787", True),
+        ("[::1]:8787", True),
+        ("[::1]", True),
+        ("127.0.0.1.evil.example:8787", False),
+        ("127.0.0.1:notaport", False),
+        ("evil.example@127.0.0.1:8787", False),
+        ("127.0.0.1:8787/x", False),
+        ("[::1", False),
+    ],
+)
+def test_host_headers(header, ok):
+    assert guard.loopback_name(header, "127.0.0.1") is ok
+    assert guard.loopback_origin(f"http://{header}") is ok
+
+
+def test_a_127_prefixed_host_gets_no_secret(sb):
+    """`GET /_sandbox/token` with `Host: 127.0.0.1.evil.example:PORT` (a rebinding page under a
+    name that starts with "127.") is 403 HOST_REFUSED; the run's secret is not in the answer."""
+    port = urlsplit(sb.url).port
+    for host in (f"127.0.0.1.evil.example:{port}", f"127.0.0.1.:{port}.evil.example", f"localhost.evil.example:{port}"):
+        r = httpx.get(f"{sb.url}/_sandbox/token", headers={"Host": host})
+        assert r.status_code == 403 and r.json()["code"] == "HOST_REFUSED", host
+        assert sb.state.owner_secret not in r.text
+    assert httpx.get(f"{sb.url}/_sandbox/token", headers={"Host": f"[::1]:{port}"}).status_code == 200
+
+
+def test_a_page_cannot_queue_a_pairing_named_your_bank(sb):
+    """`POST /oauth/device` as `text/plain` (a "simple" request, no preflight) with
+    `Origin: http://127.0.0.1.evil.example`: refused by the Origin check (403) and, without an
+    Origin, by its type (415, nothing parsed). No pairing waits for the owner."""
+    plain = {"Content-Type": "text/plain"}
+    data = json.dumps(BANK).encode()
+    for origin in (
+        "http://127.0.0.1.evil.example",
+        "http://127.0.0.1.evil.example:80",
+        "http://localhost.evil.example",
+    ):
+        r = httpx.post(f"{sb.url}/oauth/device", content=data, headers={**plain, "Origin": origin})
+        assert r.status_code == 403 and r.json()["code"] == "CROSS_SITE_REFUSED", origin
+    r = httpx.post(f"{sb.url}/oauth/device", content=data, headers=plain)
+    assert r.status_code == 415 and r.json()["code"] == "UNSUPPORTED_MEDIA_TYPE"
+    assert _pending(sb) == []
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        None,  # fetch() with a Blob body of no type sends none, without a preflight
+        "text/plain",
+        "text/plain; charset=utf-8",
+        "multipart/form-data; boundary=x",
+        "application/x-www-form-urlencoded",
+        "application/json; charset=latin-1",
+        "application/jsonx",
+    ],
+)
+def test_json_routes_refuse_any_other_body_type(sb, content_type, paired_token):
+    """Every JSON route reads `application/json` (optionally `; charset=utf-8`) and nothing else: 415."""
+    data = json.dumps(BANK).encode()
+    headers = {"Content-Type": content_type} if content_type else {}
+    token = {"X-Sandbox-Token": _token(sb)}
+    bearer = {"Authorization": f"Bearer {paired_token}"}
+    for method, path, extra in (
+        ("POST", "/oauth/device", {}),
+        ("POST", "/api/agent/grant-request", bearer),
+        ("POST", "/api/agent/context/memories", bearer),
+        ("PUT", "/api/agent/context/memories", bearer),
+        ("POST", "/api/agent/context/memories/delete", bearer),
+        ("POST", "/api/agent/context/rows", bearer),
+    ):
+        r = httpx.request(method, f"{sb.url}{path}", content=data, headers={**headers, **extra})
+        assert r.status_code == 415 and r.json()["code"] == "UNSUPPORTED_MEDIA_TYPE", (path, r.text)
+    if content_type != "application/x-www-form-urlencoded":  # the connect page's forms post to these
+        r = httpx.post(f"{sb.url}/_sandbox/approve", content=b'{"ref": "X"}', headers={**headers, **token})
+        assert r.status_code == 415 and r.json()["code"] == "UNSUPPORTED_MEDIA_TYPE", r.text
+    assert _pending(sb) == []
+
+
+@pytest.fixture(scope="module")
+def paired_token(sb) -> str:
+    """A connection's access token, paired over HTTP (the owner approves through the surface)."""
+    d = httpx.post(f"{sb.url}/oauth/device", json={"client_id": "bot", "name": "Bot", "scopes": ["profile.read"]})
+    assert d.status_code == 200, d.text
+    ok = httpx.post(f"{sb.url}/_sandbox/approve", json={"ref": d.json()["user_code"]})
+    assert ok.status_code == 200, ok.text
+    grant = {"grant_type": "urn:ietf:params:oauth:grant-type:device_code", "client_id": "bot"}
+    r = httpx.post(f"{sb.url}/oauth/token", data={**grant, "device_code": d.json()["device_code"]})
+    assert r.status_code == 200, r.text
+    return r.json()["access_token"]
+
+
+def test_the_accepted_types_still_pass(sb):
+    """`application/json; charset=utf-8` is JSON; the OAuth routes keep their forms (RFC 6749 §3.2,
+    RFC 8628 §3.4; `/oauth/par` either), and the form routes answer JSON as before (400 invalid_request)."""
+    r = httpx.post(
+        f"{sb.url}/oauth/device",
+        content=json.dumps({**BANK, "name": "Bot"}).encode(),
+        headers={"Content-Type": "Application/JSON; charset=UTF-8"},
+    )
+    assert r.status_code == 200, r.text
+    assert httpx.post(f"{sb.url}/_sandbox/deny", json={"ref": r.json()["user_code"]}).status_code == 200
+    r = httpx.post(f"{sb.url}/oauth/token", data={"grant_type": "password"})
+    assert r.json()["error"] == "unsupported_grant_type"
+    par = {"authorization_details": json.dumps([{"permissions": ["memory.save"]}])}
+    assert httpx.post(f"{sb.url}/oauth/par", data=par).status_code == 201
+    r = httpx.post(f"{sb.url}/oauth/token", json={"grant_type": "password"})
+    assert r.status_code == 400 and r.json()["error"] == "invalid_request"
+
+
+# ── Low: bounded bodies, read only after the owner check ──────────────────────────────────
+
+
+def test_the_caps_follow_the_specs_limits():
+    """ "rows … maxItems: 200" with each ciphertext at most 100 KiB (the row and batch limits): a
+    full batch fits, with room for its wraps and JSON; an owner action gets a few KB."""
+    assert guard.MAX_ROWS == bodies.MAX_ROWS
+    one_row = 4 * MAX_CIPHERTEXT // 3 + 101 * 600  # base64 ciphertext, owner/self + 100 grantee wraps
+    for path in ("/api/agent/context/memories", "/api/agent/context/rows"):
+        cap = guard.body_rule("POST", path).cap
+        assert bodies.MAX_ROWS * one_row < cap < 64 * 1024 * 1024
+        assert one_row < guard.body_rule("PUT", path).cap < 1024 * 1024
+    assert guard.body_rule("POST", "/_sandbox/approve").cap <= 16 * 1024
+    assert guard.body_rule("POST", "/oauth/token").cap <= 16 * 1024
+
+
+@pytest.mark.parametrize(
+    ("path", "extra"),
+    [("/_sandbox/approve", {"Content-Type": "application/json"}), ("/api/agent/context/memories", {})],
+)
+def test_an_oversized_content_length_is_413_before_a_byte_is_sent(sb, path, extra, paired_token):
+    """A 1 GiB `Content-Length`: 413 BODY_TOO_LARGE at once, while the client has sent no byte
+    of the body — so nothing of it was buffered — and the connection is closed."""
+    with contextlib.closing(_connect(sb.url)) as conn:
+        headers = {"Content-Type": "application/json", "Content-Length": str(1 << 30), **extra}
+        headers["Authorization"] = f"Bearer {paired_token}"
+        conn.sendall(_head(sb.url, "POST", path, headers))
+        status, body = _answer(conn)
+        assert status == 413 and body["code"] == "BODY_TOO_LARGE"
+        assert body["max_bytes"] == guard.body_rule("POST", path).cap
+        assert conn.recv(1) == b""  # closed: the rest is not waited for
+
+
+def _stream(sb: Sandbox, path: str, headers: dict[str, str], total: int) -> tuple[int, dict, int]:
+    """POST a chunked body of up to `total` bytes, 64 KiB a chunk, until an answer is readable;
+    (status, body, bytes of body sent when the answer came)."""
+    chunk = b"[" * 65536
+    sent = 0
+    with contextlib.closing(_connect(sb.url)) as conn:
+        conn.sendall(_head(sb.url, "POST", path, {**headers, "Transfer-Encoding": "chunked"}))
+        with contextlib.suppress(OSError):  # the server may close before the client stops sending
+            while sent < total and not _readable(conn):
+                conn.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                sent += len(chunk)
+                time.sleep(0.002)
+        assert sent < total, "no answer while the body was still coming: it was read whole"
+        status, body = _answer(conn)
+        return status, body, sent
+
+
+def test_an_oversized_chunked_body_is_413_as_it_streams(sb, paired_token):
+    """A chunked body a few MB past the cap (no `Content-Length` to refuse): counted as it streams,
+    413 BODY_TOO_LARGE soon after the cap, before the client is done sending."""
+    total = 4 * 1024 * 1024
+    for path, headers in (
+        ("/_sandbox/approve", {"Content-Type": "application/json", "X-Sandbox-Token": _token(sb)}),
+        ("/oauth/device", {"Content-Type": "application/json"}),
+        ("/api/agent/grant-request", {"Content-Type": "application/json", "Authorization": f"Bearer {paired_token}"}),
+    ):
+        status, body, sent = _stream(sb, path, headers, total)
+        cap = guard.body_rule("POST", path).cap
+        assert status == 413 and body["code"] == "BODY_TOO_LARGE" and body["max_bytes"] == cap, path
+        assert sent < cap + 2 * 1024 * 1024, (path, sent)
+
+
+def test_the_owner_check_comes_before_the_body(sb):
+    """A cross-site POST to `/_sandbox/approve` is refused (403) before a byte of its body is read:
+    the answer comes while the client has sent only its head (the 1 GiB finding)."""
+    for headers in (
+        {"Origin": "https://evil.example", "Content-Type": "text/plain"},
+        {"Content-Type": "text/plain"},  # no token: a "simple" request any page can send
+        {"Sec-Fetch-Site": "cross-site", "Content-Type": "application/x-www-form-urlencoded"},
+    ):
+        with contextlib.closing(_connect(sb.url)) as conn:
+            conn.sendall(_head(sb.url, "POST", "/_sandbox/approve", {**headers, "Transfer-Encoding": "chunked"}))
+            status, body = _answer(conn)
+            assert status == 403 and body["code"] == "CROSS_SITE_REFUSED", headers
+
+
+# ── Low: a slow client is cut off; the server keeps answering ────────────────────────────
+
+
+def test_the_production_timeouts_and_limit():
+    """Defaults `decoy-lab sandbox` and `Sandbox.start` run with."""
+    assert (HEAD_TIMEOUT, KEEP_ALIVE, MAX_CONNECTIONS) == (10.0, 5.0, 256)
+    with Sandbox.start(seed="none") as running:
+        config = running._server.config
+        assert config.timeout_keep_alive == KEEP_ALIVE and config.limit_concurrency == MAX_CONNECTIONS
+        assert config.http.head_timeout == HEAD_TIMEOUT  # type: ignore[union-attr]
+
+
+def test_a_slowloris_head_is_cut_off_while_others_are_answered():
+    """Five connections each sending a header line every 0.3 s (each line well inside any
+    per-read timeout) are closed once `head_timeout` (1 s here) has passed since they opened;
+    meanwhile a normal GET is answered at once."""
+    with Sandbox.start(seed="none", head_timeout=1.0, keep_alive=1.0) as running:
+        slow = [_connect(running.url) for _ in range(5)]
+        opened = time.monotonic()
+        for conn in slow:
+            conn.sendall(b"GET /_sandbox/pending HTTP/1.1\r\nHost: " + urlsplit(running.url).netloc.encode() + b"\r\n")
+        start = time.monotonic()
+        assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
+        assert time.monotonic() - start < 0.5
+        closed_at: dict[int, float] = {}
+        line = 0
+        while len(closed_at) < len(slow) and time.monotonic() - opened < 4:
+            for i, conn in enumerate(slow):
+                if i in closed_at:
+                    continue
+                try:
+                    if _readable(conn) and conn.recv(1024) == b"":
+                        closed_at[i] = time.monotonic() - opened
+                        continue
+                    conn.sendall(b"X-Drip-%d: x\r\n" % line)
+                except OSError:
+                    closed_at[i] = time.monotonic() - opened
+            line += 1
+            time.sleep(0.3)
+        for conn in slow:
+            conn.close()
+        assert len(closed_at) == len(slow), f"still open after 4 s: {set(range(5)) - set(closed_at)}"
+        assert all(0.9 <= t < 2.5 for t in closed_at.values()), closed_at
+
+
+def test_an_idle_keep_alive_connection_is_closed():
+    """After its answer, a connection that sends nothing more is closed after `keep_alive`."""
+    with (
+        Sandbox.start(seed="none", head_timeout=5.0, keep_alive=0.5) as running,
+        contextlib.closing(_connect(running.url)) as conn,
+    ):
+        conn.sendall(_head(running.url, "GET", "/_sandbox/pending", {}))
+        assert _answer(conn)[0] == 200
+        start = time.monotonic()
+        assert conn.recv(1) == b""
+        assert time.monotonic() - start < 2
+
+
+def test_half_sent_requests_at_the_connection_limit_do_not_starve_a_client():
+    """With every connection slot held by a half-sent request, a new client is still answered
+    (200, not uvicorn's 503 "Exceeded concurrency limit" nor a timeout): the oldest connection
+    still sending its head makes room."""
+    with Sandbox.start(seed="none", head_timeout=30.0, max_connections=6) as running:
+        held = [_connect(running.url) for _ in range(12)]
+        try:
+            for conn in held:
+                conn.sendall(b"GET /_sandbox/pending HTTP/1.1\r\n")
+            time.sleep(0.2)
+            for _ in range(3):
+                start = time.monotonic()
+                assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
+                assert time.monotonic() - start < 1
+        finally:
+            for conn in held:
+                conn.close()
