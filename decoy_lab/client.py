@@ -51,7 +51,7 @@ from .errors import (
 from .frames import AccountNames
 from .gcpause import gc_paused
 from .http import Api, Tokens, expect_object, send_with_retries
-from .journal import Journal
+from .journal import Journal, binding
 from .pairing import PairingHandle, authorization_details, selection_row
 from .profiles import Profile, ProfileStore, Secret
 from .session import Session
@@ -154,9 +154,14 @@ class Connection:
             sleep=sleep,
             load=self.load,
             on_change=self.save_profile,
-            journal=Journal(store.journal_path(profile) if profile and store is not None else None),
+            journal=Journal(
+                store.journal_path(profile) if profile and store is not None else None,
+                binding=binding(self._api.base_url, profile, agent_key.fingerprint),
+            ),
         )
         self._access: Access | None = None
+        # the pending writes an unpair or a new pairing of this profile removed (see `unpair`)
+        self.dropped_pending: list[dict] = []
         self.sandbox_handle: Any = None
         self._owns_sandbox = False
 
@@ -282,6 +287,8 @@ class Connection:
             conn._await_grant(handle)
             if store is not None and profile:  # a new pairing starts a new cache: the old one's key is gone
                 cache.clear(store.cache_path(profile))
+                # and a new journal: what the profile's earlier connection left pending is not this one's to send
+                conn.dropped_pending = conn._drop_journal(f"pairing profile {profile!r} anew")
             conn.save_profile()
             return conn
 
@@ -513,16 +520,38 @@ class Connection:
             access_version=p.access_version,
         )
 
-    def unpair(self) -> None:
+    def unpair(self) -> list[dict]:
         """End this connection at the server (RFC 7009 revocation: its tokens stop working, and
-        pairing again makes a new connection that inherits nothing), then delete its saved profile.
+        pairing again makes a new connection that inherits nothing), then delete its saved profile
+        and its pending-writes journal. Returns the pending writes that were dropped with it (as
+        `pending` lists them; each is also logged as a warning): their outcome stays unknown.
         When the server cannot be reached the profile is kept, so the revocation can be tried again."""
         saved_here = self._saved_tokens() is not None
         s = self.session
         send_with_retries(self._api.revoke, retries=s.retries, backoff=s.backoff, sleep=s.sleep)
         self._access = None
         if saved_here and self._store is not None and self.profile:
+            self.dropped_pending = self._drop_journal(f"unpairing profile {self.profile!r}")
             self._store.delete(self.profile)
+        return self.dropped_pending
+
+    def _drop_journal(self, why: str) -> list[dict]:
+        """Remove this profile's pending-writes journal, saying (a warning) what was pending."""
+        journal = self.session.journal
+        if journal is None or journal.path is None:
+            return []
+        dropped = [_pending_view(e) for e in journal.drop()]
+        for e in dropped:
+            log.warning(
+                "%s: dropped the pending %s of %s (rows %s, for %s, first sent %s): its outcome stays unknown",
+                why,
+                e["kind"],
+                e["target"],
+                ", ".join(e["ids"]),
+                e["server"] or "an unnamed server",
+                time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["at"] or 0)),
+            )
+        return dropped
 
     # -- access ---------------------------------------------------------------------------------
     def access(self, refresh: bool = True) -> Access:
@@ -779,18 +808,38 @@ class Connection:
     def pending(self) -> list[dict]:
         """The writes whose outcome is not known yet (the pending-writes journal), oldest first:
         each with its `kind` (save / edit), the row `ids`, the memory it is for (`target`), when
-        it was first sent (`at`) and the last unknown outcome (`why`). Empty once all is settled."""
-        keep = ("entry", "kind", "ids", "target", "at", "why")
+        it was first sent (`at`) and the last unknown outcome (`why`). Empty once all is settled.
+        An entry of the journal that is not this connection's (another server, profile or key, or
+        written by an older decoy-lab that bound it to nothing) is listed too, its `why` saying so."""
         journal = self.session.journal
-        entries = journal.entries() if journal is not None else []
-        return [{k: ({**e, "entry": e["id"]}).get(k) for k in keep} for e in entries]
+        if journal is None:
+            return []
+        return [
+            {k: v for k, v in _pending_view(e, journal.mismatch(e)).items() if k != "server"}
+            for e in journal.everything()
+        ]
 
     def resend(self) -> list[dict]:
         """Send every pending write again, with the SAME sealed rows and bodies (never new ones),
         until each one's outcome is known. Returns one result per entry: `outcome` is "committed",
-        or why it was refused (settled: the journal no longer holds it). A write that still gets
-        no answer that proves it raises OutcomeUnknown and stays pending."""
-        return writes.resend(self.session)
+        or why it was refused (settled: the journal no longer holds it). An entry bound to another
+        server, profile or agent key — or to none (an older decoy-lab's) — is never sent: its
+        `outcome` is "not sent: …" with the reason, and it stays in the journal. A write that
+        still gets no answer that proves it raises OutcomeUnknown and stays pending."""
+        journal = self.session.journal
+        refused = [
+            {
+                "entry": e["id"],
+                "kind": e.get("kind"),
+                "ids": list(e.get("ids") or []),
+                "target": e.get("target"),
+                "outcome": why,
+            }
+            for e, why in (journal.foreign() if journal is not None else [])
+        ]
+        for r in refused:
+            log.warning("pending write %s: %s", r["entry"], r["outcome"])
+        return refused + writes.resend(self.session)
 
     def share(self, memory_id: str) -> int:
         """Wrap a memory's key to every connection whose grant reaches it (`memory-wraps`);
@@ -942,6 +991,20 @@ class Connection:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _pending_view(entry: dict, why: str | None = None) -> dict:
+    """One journal entry as `pending` lists it (plus the server it is bound to)."""
+    bound = entry["bound"] if isinstance(entry.get("bound"), dict) else {}
+    return {
+        "entry": entry.get("id"),
+        "kind": entry.get("kind"),
+        "ids": list(entry.get("ids") or []),
+        "target": entry.get("target"),
+        "at": entry.get("at"),
+        "why": why or entry.get("why"),
+        "server": bound.get("base_url"),
+    }
 
 
 def _check_base_url(base_url: str) -> None:

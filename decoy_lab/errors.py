@@ -6,6 +6,7 @@
     ├── UnreadableRow(row_id, reason)         a served row this connection cannot read
     ├── MemoryModelError                      a row or edit the memory contract refuses
     ├── ProfileError                          a saved connection that is missing or unreadable
+    │   └── UntrustedConfig(path)             a config not owned by this user, or writable by others
     ├── PairingError(code)                    the device grant ended without a token
     │   └── PairingCancelled
     ├── RevocationUnavailable                 the server advertises no revocation endpoint
@@ -82,6 +83,16 @@ class MemoryModelError(DecoyError, ValueError):
 
 class ProfileError(DecoyError):
     """A profile that does not exist, has a bad name, or cannot be read."""
+
+
+class UntrustedConfig(ProfileError):
+    """A config directory, profile or journal that is not the current user's, or that group or
+    others may write (`path` names it): another user could have planted it, so it is not read or
+    written. The message says what to run to fix it (`chmod 700 …`, `chown …`), as ssh does."""
+
+    def __init__(self, message: str, *, path: str | None = None):
+        self.path = path
+        super().__init__(message)
 
 
 class PairingError(DecoyError):

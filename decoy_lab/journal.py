@@ -12,6 +12,14 @@ same save run again finds its entry while the file says nothing about the text.
 One file per profile, `<profile>.pending.json` next to it, 0600, written atomically under a file
 lock shared by every process using the profile. A connection without a profile keeps its journal
 in memory (`path` None): it survives retries, not a restart.
+
+Each entry is bound to the connection that wrote it: `bound` holds the server's base URL, the
+profile name and the agent key's fingerprint. A journal made with a `binding` hands out (to
+resend, or to the same save run again) only the entries bound to it; any other — written for
+another server, profile or key (a journal left behind by an unpaired profile, or copied from
+another), or by an older decoy-lab that bound nothing — is never sent: `foreign()` lists it with
+the reason. Unpairing and pairing a profile anew remove its journal (`drop`), after saying what
+was pending.
 """
 
 from __future__ import annotations
@@ -22,25 +30,33 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
 
 from .errors import ProfileError
+from .profiles import check_private, make_private_dirs
 
 LOCK_TIMEOUT = 30.0  # seconds to wait for another process writing the same journal
+BOUND = ("base_url", "profile", "agent_fingerprint")  # what an entry is bound to
+
+
+def binding(base_url: str, profile: str | None, agent_fingerprint: str) -> dict[str, str | None]:
+    """What a connection's entries are bound to: its server, its profile and its key."""
+    return {"base_url": base_url.rstrip("/"), "profile": profile, "agent_fingerprint": agent_fingerprint}
 
 
 class Journal:
     """Pending writes, by entry id. Each entry: `id`, `kind` (save / edit), `sends` (the
     requests, in order: method, path, body), `ids` (the row ids written), `topic_ids` (the topic
     rows among them), `intent`, `target` (the memory an edit changes), `at`, and `why` (the last
-    unknown outcome, in words)."""
+    unknown outcome, in words), and `bound` (see `binding`; stamped by `put`)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None):
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, binding: Mapping[str, str | None] | None = None):
         self.path = Path(path) if path is not None else None
+        self.binding = dict(binding) if binding is not None else None
         self._memory: dict[str, dict[str, Any]] = {}
 
     # -- the file -----------------------------------------------------------------------------
@@ -50,7 +66,7 @@ class Journal:
         if self.path is None:
             yield self._memory
             return
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private_dirs(self.path.parent)
         with FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT, mode=0o600):
             entries = self._read()
             before = json.dumps(entries, sort_keys=True)
@@ -62,6 +78,7 @@ class Journal:
         assert self.path is not None
         if not self.path.is_file():
             return {}
+        check_private(self.path, "pending-writes journal")  # another user's entries are never sent
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -89,21 +106,69 @@ class Journal:
             raise
 
     # -- entries ------------------------------------------------------------------------------
-    def entries(self) -> list[dict[str, Any]]:
-        """Every unsettled entry, oldest first."""
+    def everything(self) -> list[dict[str, Any]]:
+        """Every unsettled entry in the file, this connection's or not, oldest first."""
         with self._locked() as entries:
             return sorted((dict(e) for e in entries.values()), key=lambda e: e.get("at") or 0)
 
+    def entries(self) -> list[dict[str, Any]]:
+        """Every unsettled entry this journal may send (bound to its `binding`), oldest first."""
+        return [e for e in self.everything() if self.mismatch(e) is None]
+
+    def foreign(self) -> list[tuple[dict[str, Any], str]]:
+        """The entries this journal holds but may not send, each with the reason in words."""
+        out = []
+        for e in self.everything():
+            why = self.mismatch(e)
+            if why is not None:
+                out.append((e, why))
+        return out
+
+    def mismatch(self, entry: Mapping[str, Any]) -> str | None:
+        """Why `entry` is not this connection's to send (None when it is, or when the journal is
+        bound to nothing)."""
+        if self.binding is None:
+            return None
+        where = f" (remove {self.path} to drop it)" if self.path is not None else ""
+        bound = entry.get("bound")
+        if not isinstance(bound, dict) or not all(isinstance(bound.get(k), (str, type(None))) for k in BOUND):
+            return (
+                "not sent: the entry names no server, profile or key (it was written by an older decoy-lab), "
+                f"so nothing shows it belongs to this connection to {self.binding['base_url']}{where}"
+            )
+        differ = [k for k in BOUND if bound.get(k) != self.binding[k]]
+        if not differ:
+            return None
+        words = {"base_url": "server", "profile": "profile", "agent_fingerprint": "agent key"}
+        said = "; ".join(f"{words[k]} {bound.get(k)!r}, not {self.binding[k]!r}" for k in differ)
+        return f"not sent: the entry was written for another connection ({said}){where}"
+
     def get(self, entry_id: str) -> dict[str, Any] | None:
         with self._locked() as entries:
-            return entries.get(entry_id)
+            entry = entries.get(entry_id)
+        return entry if entry is not None and self.mismatch(entry) is None else None
+
+    def drop(self) -> list[dict[str, Any]]:
+        """Remove the whole journal (unpairing, or pairing the profile anew); returns every entry it
+        held, so the caller can say what was pending."""
+        with self._locked() as entries:
+            held = sorted((dict(e) for e in entries.values()), key=lambda e: e.get("at") or 0)
+            entries.clear()
+        return held
 
     def find(self, intent: str) -> dict[str, Any] | None:
         """The unsettled entry written for this same `intent` (None when there is none)."""
         return next((e for e in self.entries() if e.get("intent") == intent), None)
 
     def put(self, entry: dict[str, Any]) -> dict[str, Any]:
-        """Enter (or replace) an entry; returns it."""
+        """Enter (or replace) an entry, bound to this journal's connection; returns it. An entry
+        bound to another connection is refused (ProfileError), never re-bound."""
+        if self.binding is not None:
+            if "bound" not in entry:
+                entry["bound"] = dict(self.binding)
+            why = self.mismatch(entry)
+            if why is not None:
+                raise ProfileError(f"pending write {entry.get('id')}: {why}")
         with self._locked() as entries:
             entries[entry["id"]] = entry
         return entry

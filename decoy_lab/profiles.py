@@ -3,6 +3,10 @@
 A profile holds the base URL, client id, token, refresh token, the agent's private key,
 the key of its local vault cache (cache.py), `access_version` and the sync cursor. The non-secret part is a JSON file in the user config
 directory (platformdirs; `DECOY_LAB_CONFIG_DIR` overrides it), mode 0600 in a 0700 directory.
+Every directory level it creates is made 0700 one by one (never left to the umask), and a
+profile is read or written only where the config is ours (`check_private`, as ssh checks its
+keys): a config directory, profiles directory or profile owned by another user, or writable by
+group or others, is refused with `UntrustedConfig`, which says what to run to fix it.
 The secrets go to keyring when a working backend exists, and otherwise into the same 0600 file
 (headless Linux and Binder have no backend: that fallback is quiet, never an error).
 
@@ -15,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 import time
 import traceback
@@ -24,7 +29,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from .errors import ProfileError
+from .errors import ProfileError, UntrustedConfig
 
 APP_NAME = "decoy-lab"
 KEYRING_SERVICE = "decoy-lab"
@@ -123,6 +128,58 @@ def config_dir() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
 
 
+def make_private_dirs(path: Path) -> None:
+    """Make `path` and every missing directory above it, each level mode 0700 (set with chmod, so
+    no umask widens or narrows it; `mkdir -p` would leave the parents to the umask: 0777 under
+    umask 000). Existing levels keep their mode."""
+    missing: list[Path] = []
+    level = Path(path)
+    while not level.is_dir():
+        missing.append(level)
+        if level.parent == level:
+            break
+        level = level.parent
+    for level in reversed(missing):
+        try:
+            os.mkdir(level, 0o700)
+        except FileExistsError:
+            if not level.is_dir():
+                raise ProfileError(f"{level} is a file, not a directory: the config cannot be kept there") from None
+            continue
+        os.chmod(level, 0o700)
+
+
+def check_private(path: Path, what: str) -> None:
+    """Refuse `path` (a config directory, profile or journal) unless it is the current user's and
+    not writable by group or others (UntrustedConfig, with the command that fixes it). A missing
+    path passes (nothing to trust yet); on a system without POSIX owners nothing is checked."""
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # pragma: no cover - Windows: no uid to compare
+        return
+    try:
+        st = os.stat(path)  # a symbolic link is judged by what it points to (ssh does the same)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ProfileError(f"the {what} {path} cannot be checked: {exc.strerror or exc}") from None
+    uid = getuid()
+    is_dir = stat.S_ISDIR(st.st_mode)
+    mode = stat.S_IMODE(st.st_mode)
+    if st.st_uid != uid:
+        problem = f"is owned by uid {st.st_uid}, not by you (uid {uid})"
+        fix = f"check who put it there; if it is yours, `chown -R {uid} {path}`, otherwise move it away and pair again"
+    elif mode & 0o022:
+        who = " and ".join(w for w, bit in (("group", 0o020), ("others", 0o002)) if mode & bit)
+        problem = f"is writable by {who} (mode {mode:04o})"
+        fix = f"`chmod {'700' if is_dir else '600'} {path}`"
+    else:
+        return
+    raise UntrustedConfig(
+        f"the {what} {path} {problem}: another user could have planted or changed it, so it is not used. Fix: {fix}",
+        path=str(path),
+    )
+
+
 def check_name(name: str) -> str:
     if not isinstance(name, str) or not _NAME.match(name):
         raise ProfileError(
@@ -179,6 +236,16 @@ class ProfileStore:
         """The profile's sealed vault cache (cache.py), 0600 beside the profile."""
         return self.profiles_dir / f"{check_name(name)}.cache"
 
+    def check_trusted(self, name: str | None = None) -> None:
+        """UntrustedConfig unless the config directory, the profiles directory (and the profile
+        `name`, its journal and its cache) are ours and writable by us only (see `check_private`)."""
+        check_private(self.directory, "config directory")
+        check_private(self.profiles_dir, "profiles directory")
+        if name is not None:
+            check_private(self.path(name), f"profile {name!r}")
+            check_private(self.journal_path(name), f"pending-writes journal of profile {name!r}")
+            check_private(self.cache_path(name), f"vault cache of profile {name!r}")
+
     def ensure_dir(self) -> Path:
         """The profiles directory, made 0700 when missing."""
         self._ensure_dir()
@@ -195,12 +262,11 @@ class ProfileStore:
         return self.profiles_dir / f"{check_name(name)}.pending.json"
 
     def _ensure_dir(self) -> None:
-        """Make the directories when missing (0700); an existing config directory keeps its mode
-        (it may be the user's own, shared with other tools), the profiles directory is ours: 0700."""
-        if not self.directory.is_dir():
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.chmod(self.directory, 0o700)
-        self.profiles_dir.mkdir(mode=0o700, exist_ok=True)
+        """Make the directories when missing, each level 0700; an existing config directory keeps
+        its mode (it may be the user's own, shared with other tools) but must be ours and writable
+        by us only, and the profiles directory is ours: 0700."""
+        make_private_dirs(self.profiles_dir)
+        self.check_trusted()
         os.chmod(self.profiles_dir, 0o700)
 
     def _keyring(self):
@@ -221,6 +287,7 @@ class ProfileStore:
         """Write the profile atomically (0600); secrets to keyring when it works."""
         check_name(profile.name)
         self._ensure_dir()
+        self.check_trusted(profile.name)
         profile.saved_at = time.time()
         data: dict[str, Any] = profile.public_dict()
         kr = self._keyring()
@@ -247,6 +314,7 @@ class ProfileStore:
 
     def load(self, name: str) -> Profile:
         path = self.path(name)
+        self.check_trusted(name)  # before a byte of it is believed
         if not path.is_file():
             known = ", ".join(self.names()) or "none"
             raise ProfileError(
@@ -282,7 +350,9 @@ class ProfileStore:
         return Profile(**{k: v for k, v in data.items() if k in members})
 
     def delete(self, name: str) -> bool:
-        """Delete the profile, its secrets and its vault cache."""
+        """Delete the profile, its secrets and its vault cache. Its pending-writes journal is left to
+        whoever can say what was pending: `Connection.unpair` drops it (and says so), as does the
+        next pairing of the name."""
         path = self.path(name)
         self.cache_path(name).unlink(missing_ok=True)
         kr = self._keyring()

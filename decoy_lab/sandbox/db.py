@@ -2,7 +2,9 @@
 
 The connection side's tables live here (`SCHEMA`); the memory side adds its own
 (`memstore.SCHEMA`), created in the same database. Tokens are stored as SHA-256 hashes only; the simulated owner's
-key is kept in `sandbox_meta`, so a database file is created readable by its user only.
+key is kept in `sandbox_meta` (and, until a checkpoint, in the `-wal` file beside it), so the
+database, its `-wal` and its `-shm` are created readable by their user only (0600, in a directory
+made 0700 when missing) before SQLite writes a byte to them.
 """
 
 from __future__ import annotations
@@ -59,6 +61,34 @@ CREATE INDEX IF NOT EXISTS asks_token ON asks(token_id, at);
 """
 
 
+def _new_private_file(path: str) -> None:
+    """Create the database file at 0600 when it is missing (and any missing directory above it at
+    0700), before SQLite would create it under the process's umask (0644 by default). Created with
+    os.open(…, 0o600) and set exactly with fchmod, never by changing the umask: that is
+    process-wide, and other threads create files too. An existing file is left as it is here (one
+    that is not SQLite is refused untouched)."""
+    parent = os.path.dirname(os.path.abspath(path))
+    missing = []
+    while not os.path.isdir(parent):
+        missing.append(parent)
+        parent = os.path.dirname(parent)
+    for level in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(level, 0o700)
+            os.chmod(level, 0o700)  # mkdir's mode passes through the umask: set it exactly
+    with contextlib.suppress(FileExistsError, IsADirectoryError):
+        _private(path, os.O_EXCL)
+
+
+def _private(path: str, flags: int = 0) -> None:
+    """`path` exists at mode 0600 (created empty when missing)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
 def token_hash(token: str) -> str:
     """What the store keeps instead of a token."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -71,6 +101,8 @@ class Store:
         self.path = str(path)
         self._lock = threading.RLock()
         self._depth = 0
+        if self.path != ":memory:":
+            _new_private_file(self.path)
         self._con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._con.row_factory = sqlite3.Row
         try:
@@ -79,11 +111,12 @@ class Store:
             self._con.close()
             raise
         if self.path != ":memory:":
+            # the owner's key goes to the -wal first: it and the -shm are 0600 before WAL mode is on
+            for suffix in ("", "-wal", "-shm"):
+                _private(self.path + suffix)
             self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute("PRAGMA foreign_keys=ON")
         self._con.executescript(SCHEMA + MEMORY_SCHEMA)
-        if self.path != ":memory:":
-            os.chmod(self.path, 0o600)  # it will hold the simulated owner's private key
         # CREATE TABLE IF NOT EXISTS leaves a table of an older database file as it was
         if "used_at" not in {r[1] for r in self._con.execute("PRAGMA table_info(credentials)")}:
             self._con.execute("ALTER TABLE credentials ADD COLUMN used_at REAL")
