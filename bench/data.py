@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from decoy_lab.crypto import AgentKey
 from decoy_lab.memory import CATEGORIES, ENTITY_TYPES, RecipientKeys, new_memory_row, new_topic_rows
+from decoy_lab.wire.crypto import AgentKey
 
 MAX_BATCH = 200  # POST /memories: rows maxItems 200
 

@@ -22,8 +22,8 @@ TEXT_BYTES = 69_000  # the largest memory the issue measured
 
 SETUP = f"""
 from decoy_lab import memory
-from decoy_lab.crypto import AgentKey
-from decoy_lab.trace import Trace
+from decoy_lab.wire.crypto import AgentKey
+from decoy_lab.recipes.trace import Trace
 from decoy_lab.widgets import Stepper
 
 me, owner = AgentKey.generate(), AgentKey.generate()

@@ -1,4 +1,4 @@
-"""Reopening a saved connection in a new process: the sealed local cache (decoy_lab/cache.py)
+"""Reopening a saved connection in a new process: the sealed local cache (decoy_lab/store/cache.py)
 plus the sync feed, against the cold first load of the same rows.
 
 Every figure is the median of three `Connection.resume(...).load()`s, each in a fresh Python
@@ -69,8 +69,8 @@ def child(directory: str, profile: str) -> dict[str, Any]:
     """In the new process: resume the profile and time one load."""
     import httpx
 
-    from decoy_lab.client import Connection
-    from decoy_lab.profiles import ProfileStore
+    from decoy_lab.client.connection import Connection
+    from decoy_lab.store.profiles import ProfileStore
 
     paths: list[str] = []
     http = httpx.Client(timeout=60.0, event_hooks={"request": [lambda r: paths.append(r.url.path)]})
@@ -89,7 +89,7 @@ def child(directory: str, profile: str) -> dict[str, Any]:
     else:
         vault = conn.load()
     seconds = time.perf_counter() - t0
-    from decoy_lab import cache
+    from decoy_lab.store import cache
 
     t1 = time.perf_counter()
     cache.settle()  # the file is sealed and written after load() returns: how much longer that took
@@ -125,7 +125,7 @@ def in_new_process(directory: str, profile: str = PROFILE) -> dict[str, Any]:
 
 def save_profile(conn: Any, directory: str, profile: str = PROFILE) -> Any:
     """The bench's connection saved under `profile` in `directory` (same key and token)."""
-    from decoy_lab.profiles import ProfileStore
+    from decoy_lab.store.profiles import ProfileStore
 
     from .stage import same_pairing
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from decoy_lab.crypto import AgentKey
 from decoy_lab.memory import KeyCache, RecipientKeys
+from decoy_lab.wire.crypto import AgentKey
 
 from .context import Context
 from .data import as_served, generate
@@ -27,7 +27,7 @@ _APIS: dict[int, Any] = {}
 def same_pairing(conn: Any, **options: Any):
     """Another Connection object for the same paired connection (same key and token), nothing
     read yet: `options` as for Connection (`profile=None` keeps it off disk)."""
-    from decoy_lab.client import Connection
+    from decoy_lab.client.connection import Connection
 
     return Connection(
         conn.base_url,
@@ -40,9 +40,9 @@ def same_pairing(conn: Any, **options: Any):
 
 
 def api_of(conn: Any):
-    """An HTTP client (decoy_lab.http.Api) carrying the connection's token, for the raw batched
+    """An HTTP client (decoy_lab.transport.api.Api) carrying the connection's token, for the raw batched
     POSTs and timed GETs a benchmark sends itself (Connection keeps its own Api private)."""
-    from decoy_lab.http import Api
+    from decoy_lab.transport.api import Api
 
     api = _APIS.get(id(conn))
     if api is None:
@@ -64,7 +64,7 @@ def start_sandbox(**opts: Any):
 def pair(sb: Any, name: str, permissions: list[str] | None = None):
     """A Connection paired with the sandbox (auto-approved), with no profile on disk: a bench
     run never touches the user's saved connections."""
-    from decoy_lab.client import Connection
+    from decoy_lab.client.connection import Connection
 
     return Connection.pair(
         sb.url, name=name, permissions=permissions or BENCH_PERMISSIONS, profile=None, on_link=lambda link, code: None
@@ -142,7 +142,7 @@ def loaded_vault(ctx: Context):
     """The Vault the last load() returned, or one built from the served rows (offline)."""
     if ctx.vault is not None:
         return ctx.vault
-    from decoy_lab.vault import build_vault
+    from decoy_lab.vault.read import build_vault
 
     ctx.vault = build_vault({"memories": ctx.served}, ctx.dataset.agent_key, key_cache=KeyCache())
     return ctx.vault

@@ -1,4 +1,4 @@
-"""The streaming reader (decoy_lab/jsonstream.py) on one large element: a `GET /memories` answer
+"""The streaming reader (decoy_lab/transport/jsonstream.py) on one large element: a `GET /memories` answer
 whose only row holds a 1 MiB and then a 16 MiB string, fed in 64 KiB chunks as httpx hands them
 out. Its cost per element must grow linearly (it grew 4× per doubling: 11.5 s for 16 MiB).
 ijson's C backend (yajl2_c) is timed on the same bytes when it is installed, for comparison;
@@ -28,7 +28,7 @@ def _answer(size: int) -> bytes:
 
 
 def _own(data: bytes) -> float:
-    from decoy_lab.jsonstream import ArrayStream
+    from decoy_lab.transport.jsonstream import ArrayStream
 
     t0 = time.perf_counter()
     parser = ArrayStream("memories", max_element=len(data))  # over the 1 MiB cap on purpose

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import time
 
-from decoy_lab.topicmap import build_graph, draw
+from decoy_lab.views.topicmap import build_graph, draw
 
 from .context import Context
 from .report import Figure, within

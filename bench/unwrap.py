@@ -22,9 +22,9 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from decoy_lab import wire
-from decoy_lab.crypto import OAEP
 from decoy_lab.memory import read_memory_rows
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import OAEP
 
 from .context import Context, best_of
 from .report import Figure, info, missing, relative

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from decoy_lab import topicmap
+from decoy_lab.views import topicmap
 from decoy_lab.widgets.grid import MemoryGrid
 
 from .context import Context

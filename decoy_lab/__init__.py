@@ -19,19 +19,19 @@ __version__ = "0.1.0"
 
 # name -> module that defines it
 _EXPORTS = {
-    "Access": "access",
-    "AgentKey": "crypto",
-    "Connection": "client",
+    "Access": "rules.access",
+    "AgentKey": "wire.crypto",
+    "Connection": "client.connection",
     "DecoyError": "errors",
-    "GrantRequest": "access",
+    "GrantRequest": "rules.access",
     "Memory": "memory",
     "RecipientKeys": "memory",
     "Sandbox": "sandbox",
-    "Trace": "trace",
+    "Trace": "recipes.trace",
     "UnreadableRow": "errors",
-    "Vault": "vault",
+    "Vault": "vault.read",
     "WireFormatError": "errors",
-    "open_blob": "dump",
+    "open_blob": "recipes.dump",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__", "load_ipython_extension"])
@@ -52,6 +52,6 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext decoy_lab`: register the %decoy / %%decoy magics."""
-    from .magics import DecoyMagics
+    from decoy_lab.workbench.notebook.magics import DecoyMagics
 
     ipython.register_magics(DecoyMagics)

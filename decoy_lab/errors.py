@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .shapes import fits
+from decoy_lab.shapes import fits
 
 
 class DecoyError(Exception):

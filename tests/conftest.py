@@ -8,7 +8,7 @@ import pytest
 @pytest.fixture(scope="session")
 def agent_key():
     """One RSA-2048 agent key for a whole run (key generation is the slow part of many tests)."""
-    from decoy_lab.crypto import AgentKey
+    from decoy_lab.wire.crypto import AgentKey
 
     return AgentKey.generate()
 
@@ -22,7 +22,7 @@ def agent(agent_key):
 @pytest.fixture(scope="session")
 def owner():
     """A second RSA-2048 key, the owner's, for a whole run."""
-    from decoy_lab.crypto import AgentKey
+    from decoy_lab.wire.crypto import AgentKey
 
     return AgentKey.generate()
 
@@ -30,7 +30,7 @@ def owner():
 @pytest.fixture(scope="session")
 def owner_pem() -> str:
     """A simulated owner phone's private key, as the sandbox takes it."""
-    from decoy_lab.crypto import AgentKey
+    from decoy_lab.wire.crypto import AgentKey
 
     return AgentKey.generate().to_pem()
 

@@ -34,10 +34,9 @@ Import from the package (`from decoy_lab.memory import new_memory_row`), not fro
 
 from __future__ import annotations
 
-from ..vocab import CATEGORIES, ENTITY_TYPES, MAX_CIPHERTEXT, USER_ENTITY, USER_NAMES
-from .build import TopicRows, new_memory_row, new_topic_rows
-from .edit import attach_duplicate, edit_memory_row, is_definite_refusal
-from .plaintext import (
+from decoy_lab.memory.build import TopicRows, new_memory_row, new_topic_rows
+from decoy_lab.memory.edit import attach_duplicate, edit_memory_row, is_definite_refusal
+from decoy_lab.memory.plaintext import (
     DEFAULT_RELATION_FROM_TOPIC,
     DEFAULT_RELATION_FROM_USER,
     MAX_GRANTEE_WRAPS,
@@ -47,8 +46,8 @@ from .plaintext import (
     decode_plaintext,
     normalize_topic_name,
 )
-from .reach import Grantee, RecipientKeys, Selectors, grantee_wraps, reasons_for
-from .read import (
+from decoy_lab.memory.reach import Grantee, RecipientKeys, Selectors, grantee_wraps, reasons_for
+from decoy_lab.memory.read import (
     KeyCache,
     Link,
     Memory,
@@ -64,7 +63,8 @@ from .read import (
     summarize,
     summarize_rows,
 )
-from .topics import Topic, build_topics, find_topic, list_topics, read_memory_rows, same_topic
+from decoy_lab.memory.topics import Topic, build_topics, find_topic, list_topics, read_memory_rows, same_topic
+from decoy_lab.vocab import CATEGORIES, ENTITY_TYPES, MAX_CIPHERTEXT, USER_ENTITY, USER_NAMES
 
 __all__ = [
     "CATEGORIES",

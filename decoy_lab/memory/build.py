@@ -11,12 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .. import sealing, wire
-from ..crypto import random_key
-from ..errors import MemoryModelError
-from ..trace import Trace
-from ..vocab import CATEGORIES, ENTITY_TYPES, MAX_CIPHERTEXT, USER_ENTITY
-from .plaintext import (
+from decoy_lab.errors import MemoryModelError
+from decoy_lab.memory.plaintext import (
     DEFAULT_RELATION_FROM_TOPIC,
     DEFAULT_RELATION_FROM_USER,
     MAX_RELATION_TYPE,
@@ -24,8 +20,13 @@ from .plaintext import (
     _is_user_name,
     decode_plaintext,
 )
-from .reach import RecipientKeys, _as_account_id, _as_topic_id, _self_via, grantee_wraps
-from .read import Memory
+from decoy_lab.memory.reach import RecipientKeys, _as_account_id, _as_topic_id, _self_via, grantee_wraps
+from decoy_lab.memory.read import Memory
+from decoy_lab.recipes import sealing
+from decoy_lab.recipes.trace import Trace
+from decoy_lab.vocab import CATEGORIES, ENTITY_TYPES, MAX_CIPHERTEXT, USER_ENTITY
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import random_key
 
 _METADATA_TOPIC_KEYS = ("topic", "topics", "topic_name")
 

@@ -8,15 +8,16 @@ import copy
 from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
-from .. import sealing, wire
-from ..crypto import AgentKey, random_key
-from ..errors import APIError, KidConflict, MemoryModelError, NotFound, RevConflict, ServerError, TransportError
-from ..trace import Trace
-from ..vocab import USER_ENTITY
-from .build import _need_owner, _sealed_row, _topic_ref, checked_categories
-from .plaintext import Plain, decode_plaintext, normalize_topic_name
-from .reach import RecipientKeys
-from .read import KeyCache, _open, _row_id, read_memory_row
+from decoy_lab.errors import APIError, KidConflict, MemoryModelError, NotFound, RevConflict, ServerError, TransportError
+from decoy_lab.memory.build import _need_owner, _sealed_row, _topic_ref, checked_categories
+from decoy_lab.memory.plaintext import Plain, decode_plaintext, normalize_topic_name
+from decoy_lab.memory.reach import RecipientKeys
+from decoy_lab.memory.read import KeyCache, _open, _row_id, read_memory_row
+from decoy_lab.recipes import sealing
+from decoy_lab.recipes.trace import Trace
+from decoy_lab.vocab import USER_ENTITY
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey, random_key
 
 _MEMORY_CHANGES = frozenset({"text", "categories", "topic"})
 

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from ..errors import MemoryModelError, UnreadableRow
-from ..trace import Trace, tracer
-from ..vocab import USER_NAMES
+from decoy_lab.errors import MemoryModelError, UnreadableRow
+from decoy_lab.recipes.trace import Trace, tracer
+from decoy_lab.vocab import USER_NAMES
 
 # -- the contract's vocabularies (the literals in ..vocab) ---------------------------------------
 DEFAULT_RELATION_FROM_USER = "is interested in"

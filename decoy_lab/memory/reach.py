@@ -10,10 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import sealing, wire
-from ..errors import DecoyError, MemoryModelError
-from ..trace import Trace
-from .plaintext import MAX_GRANTEE_WRAPS, Plain
+from decoy_lab.errors import DecoyError, MemoryModelError
+from decoy_lab.memory.plaintext import MAX_GRANTEE_WRAPS, Plain
+from decoy_lab.recipes import sealing
+from decoy_lab.recipes.trace import Trace
+from decoy_lab.wire import layouts as wire
 
 
 # -- selectors and recipients -------------------------------------------------------------------
@@ -149,7 +150,7 @@ class RecipientKeys:
         ]
 
     def __repr__(self) -> str:
-        from ..crypto import public_key_fingerprint
+        from decoy_lab.wire.crypto import public_key_fingerprint
 
         def fp(b64: str | None) -> str:
             if b64 is None:

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from .. import sealing, wire
-from ..crypto import AgentKey
-from ..errors import DecoyError, UnreadableRow
-from ..gcpause import gc_paused
-from ..trace import Source, Trace, run_recipe, tracer
-from ..vocab import MAX_CIPHERTEXT
-from .plaintext import Plain, _fail, _str_list, _type, decode_plaintext
+from decoy_lab.errors import DecoyError, UnreadableRow
+from decoy_lab.gcpause import gc_paused
+from decoy_lab.memory.plaintext import Plain, _fail, _str_list, _type, decode_plaintext
+from decoy_lab.recipes import sealing
+from decoy_lab.recipes.trace import Source, Trace, run_recipe, tracer
+from decoy_lab.vocab import MAX_CIPHERTEXT
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey
 
 
 # -- keys ---------------------------------------------------------------------------------------

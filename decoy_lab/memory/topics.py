@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ..crypto import AgentKey
-from .build import _topic_parts, _topic_ref
-from .plaintext import normalize_topic_name
-from .reach import _as_topic_id
-from .read import Memory, TopicEntity, read_rows
+from decoy_lab.memory.build import _topic_parts, _topic_ref
+from decoy_lab.memory.plaintext import normalize_topic_name
+from decoy_lab.memory.reach import _as_topic_id
+from decoy_lab.memory.read import Memory, TopicEntity, read_rows
+from decoy_lab.wire.crypto import AgentKey
 
 
 # -- topics -------------------------------------------------------------------------------------

@@ -41,8 +41,8 @@ Import from the package (`from decoy_lab.sandbox import Sandbox`) or the module 
 
 from __future__ import annotations
 
-from .app import create_app
-from .core import FakeClock, HTTPProblem
-from .server import Sandbox, default_db_path
+from decoy_lab.sandbox.app import create_app
+from decoy_lab.sandbox.core import FakeClock, HTTPProblem
+from decoy_lab.sandbox.server import Sandbox, default_db_path
 
 __all__ = ["FakeClock", "HTTPProblem", "Sandbox", "create_app", "default_db_path"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .server import DESCRIPTION, add_arguments, run_args
+from decoy_lab.sandbox.server import DESCRIPTION, add_arguments, run_args
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,13 +14,25 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from . import accounts, authorize, memories, memwrites, oauth, policies, sharepass, spaces, surface, sync, token_admin
-from . import seed as seed_mod
-from .core import FakeClock, HTTPProblem, SandboxState
-from .db import Store
-from .faults import Faults
-from .guard import Guard
-from .owner import Owner
+from decoy_lab.sandbox import (
+    accounts,
+    authorize,
+    memories,
+    memwrites,
+    oauth,
+    policies,
+    sharepass,
+    spaces,
+    surface,
+    sync,
+    token_admin,
+)
+from decoy_lab.sandbox import seed as seed_mod
+from decoy_lab.sandbox.core import FakeClock, HTTPProblem, SandboxState
+from decoy_lab.sandbox.db import Store
+from decoy_lab.sandbox.faults import Faults
+from decoy_lab.sandbox.guard import Guard
+from decoy_lab.sandbox.owner import Owner
 
 __all__ = ["FakeClock", "HTTPProblem", "SandboxState", "create_app"]
 

@@ -13,13 +13,15 @@ import json
 import sqlite3
 from typing import Any
 
-from .. import memory, sealing, wire
-from ..crypto import AgentKey
-from ..errors import CryptoError, DecoyError, WireFormatError
-from . import memstore as ms
-from . import spacestore as ss
-from .core import SandboxState, iso
-from .opening import Opened, Unopenable, approval, author_name, connection_names, open_row
+from decoy_lab import memory
+from decoy_lab.errors import CryptoError, DecoyError, WireFormatError
+from decoy_lab.recipes import sealing
+from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox import spacestore as ss
+from decoy_lab.sandbox.core import SandboxState, iso
+from decoy_lab.sandbox.opening import Opened, Unopenable, approval, author_name, connection_names, open_row
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey
 
 
 def app_view(state: SandboxState) -> list[dict]:

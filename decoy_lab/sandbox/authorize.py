@@ -16,9 +16,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from . import grants
-from .core import OAuthProblem, base_url, form_body, is_form, json_body, state_of
-from .db import token_hash
+from decoy_lab.sandbox import grants
+from decoy_lab.sandbox.core import OAuthProblem, base_url, form_body, is_form, json_body, state_of
+from decoy_lab.sandbox.db import token_hash
 
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels, no look-alikes (RFC 8628 §6.1)
 
@@ -172,8 +172,8 @@ def _user_code() -> str:
 def _public_key(value: Any) -> str | None:
     if value is None:
         return None
-    from ..crypto import load_public_key
-    from ..errors import WireFormatError
+    from decoy_lab.errors import WireFormatError
+    from decoy_lab.wire.crypto import load_public_key
 
     if not isinstance(value, str):
         raise OAuthProblem(400, "invalid_request", "`agent_public_key` must be base64 SPKI DER text")

@@ -18,12 +18,13 @@ from typing import Any
 
 from starlette.requests import Request
 
-from .. import crypto, wire
-from ..errors import WireFormatError
-from ..vocab import MAX_CIPHERTEXT
-from .auth import Agent
-from .core import bad_request, json_object, problem
-from .guard import STRICT
+from decoy_lab.errors import WireFormatError
+from decoy_lab.sandbox.auth import Agent
+from decoy_lab.sandbox.core import bad_request, json_object, problem
+from decoy_lab.sandbox.guard import STRICT
+from decoy_lab.vocab import MAX_CIPHERTEXT
+from decoy_lab.wire import crypto
+from decoy_lab.wire import layouts as wire
 
 MAX_ROWS = 200
 

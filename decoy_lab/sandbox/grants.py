@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..vocab import ASKED_ALONE, CATEGORIES
+from decoy_lab.vocab import ASKED_ALONE, CATEGORIES
 
 UNLOCK_TYPE = "https://decoys.me/oauth/types/unlock"
 

@@ -32,8 +32,8 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..vocab import MAX_CIPHERTEXT
-from .core import HTTPProblem
+from decoy_lab.sandbox.core import HTTPProblem
+from decoy_lab.vocab import MAX_CIPHERTEXT
 
 STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("sandbox_strict", default=True)
 IN_PROCESS = "testclient"  # Starlette's in-process TestClient: its peer name, and its Host is "testserver"

@@ -46,10 +46,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from . import memstore as ms
-from . import schedule
-from .auth import Agent
-from .bodies import (
+from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox import schedule
+from decoy_lab.sandbox.auth import Agent
+from decoy_lab.sandbox.bodies import (
     MAX_ROWS,
     RowIn,
     WrapIn,
@@ -63,9 +63,9 @@ from .bodies import (
     str_list,
     uuid_text,
 )
-from .core import HTTPProblem, bad_request, iso, now_of, problem, state_of
-from .faults import faulty
-from .reach import (
+from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, now_of, problem, state_of
+from decoy_lab.sandbox.faults import faulty
+from decoy_lab.sandbox.reach import (
     Reach,
     admit,
     agent_of,

@@ -32,14 +32,16 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import memory, sealing, wire
-from ..crypto import AgentKey, random_key
-from ..errors import DecoyError
-from . import memstore as ms
-from . import schedule
-from . import spacestore as ss
-from .core import SandboxState
-from .opening import Opened, open_row
+from decoy_lab import memory
+from decoy_lab.errors import DecoyError
+from decoy_lab.recipes import sealing
+from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox import schedule
+from decoy_lab.sandbox import spacestore as ss
+from decoy_lab.sandbox.core import SandboxState
+from decoy_lab.sandbox.opening import Opened, open_row
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey, random_key
 
 
 class Stuck(Exception):

@@ -35,10 +35,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ..vocab import DEVICE_GRANT, REFRESH_GRANT
-from . import grants, grantstore
-from .core import OAuthProblem, base_url, form_body, state_of
-from .db import token_hash
+from decoy_lab.sandbox import grants, grantstore
+from decoy_lab.sandbox.core import OAuthProblem, base_url, form_body, state_of
+from decoy_lab.sandbox.db import token_hash
+from decoy_lab.vocab import DEVICE_GRANT, REFRESH_GRANT
 
 # ── discovery ──────────────────────────────────────────────────────────────────────────────
 

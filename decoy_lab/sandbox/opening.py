@@ -14,11 +14,13 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from .. import memory, sealing, wire
-from ..crypto import AgentKey
-from ..errors import CryptoError, UnreadableRow, WireFormatError
-from . import memstore as ms
-from . import spacestore as ss
+from decoy_lab import memory
+from decoy_lab.errors import CryptoError, UnreadableRow, WireFormatError
+from decoy_lab.recipes import sealing
+from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox import spacestore as ss
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey
 
 
 @dataclass

@@ -19,13 +19,15 @@ import json
 import sqlite3
 from typing import Any
 
-from .. import memory, sealing, wire
-from ..crypto import random_key
-from . import grants, grantstore, schedule, sharepass
-from . import memstore as ms
-from .auth import bump_access_version
-from .core import HTTPProblem, SandboxState
-from .opening import Opened, open_row
+from decoy_lab import memory
+from decoy_lab.recipes import sealing
+from decoy_lab.sandbox import grants, grantstore, schedule, sharepass
+from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox.auth import bump_access_version
+from decoy_lab.sandbox.core import HTTPProblem, SandboxState
+from decoy_lab.sandbox.opening import Opened, open_row
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import random_key
 
 UNSET: Any = object()
 

@@ -16,12 +16,12 @@ from typing import Any
 
 from starlette.requests import Request
 
-from . import auth, grants, grantstore
-from . import memstore as ms
-from . import spacestore as ss
-from .auth import Agent
-from .bodies import WrapIn
-from .core import HTTPProblem, SandboxState, problem
+from decoy_lab.sandbox import auth, grants, grantstore
+from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox import spacestore as ss
+from decoy_lab.sandbox.auth import Agent
+from decoy_lab.sandbox.bodies import WrapIn
+from decoy_lab.sandbox.core import HTTPProblem, SandboxState, problem
 
 # ── refusals ───────────────────────────────────────────────────────────────────────────────
 

@@ -26,9 +26,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from . import memstore as ms
-from .auth import Agent
-from .core import SandboxState
+from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox.auth import Agent
+from decoy_lab.sandbox.core import SandboxState
 
 MAX_ENTRIES = 16  # connections whose last answer is kept; the oldest is dropped first
 

@@ -23,11 +23,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import memory, sealing, wire
-from ..crypto import AgentKey, random_key
-from . import memstore as ms
-from . import spacestore as ss
-from .core import SandboxState
+from decoy_lab import memory
+from decoy_lab.recipes import sealing
+from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox import spacestore as ss
+from decoy_lab.sandbox.core import SandboxState
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey, random_key
 
 SEEDS = ("demo", "none")
 DEMO_AGENT = "Trip planner (demo)"

@@ -31,8 +31,8 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ..errors import DecoyError
-from .app import create_app
+from decoy_lab.errors import DecoyError
+from decoy_lab.sandbox.app import create_app
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 # Production defaults (tests pass smaller ones to run fast):

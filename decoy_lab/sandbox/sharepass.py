@@ -13,16 +13,18 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
-from .. import memory, sealing, wire
-from ..crypto import AgentKey
-from ..errors import CryptoError, WireFormatError
-from . import auth, moves, schedule
-from . import memstore as ms
-from . import spacestore as ss
-from .auth import Agent
-from .core import SandboxState, iso
-from .opening import Unopenable, approval, author_name, label_set, open_row
-from .reach import space_covered
+from decoy_lab import memory
+from decoy_lab.errors import CryptoError, WireFormatError
+from decoy_lab.recipes import sealing
+from decoy_lab.sandbox import auth, moves, schedule
+from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox import spacestore as ss
+from decoy_lab.sandbox.auth import Agent
+from decoy_lab.sandbox.core import SandboxState, iso
+from decoy_lab.sandbox.opening import Unopenable, approval, author_name, label_set, open_row
+from decoy_lab.sandbox.reach import space_covered
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey
 
 
 @dataclass

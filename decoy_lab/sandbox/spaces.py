@@ -36,14 +36,30 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from . import memstore as ms
-from . import moves
-from . import spacestore as ss
-from .auth import Agent
-from .bodies import MAX_ROWS, delete_ids, edit_fields, envelope, json_body, kid_text, uuid_text, vault_blob
-from .core import bad_request, iso, now_of, problem, state_of
-from .faults import faulty
-from .reach import agent_of, insufficient, live_agents, owner_public_key, permission_request, space_covered
+from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox import moves
+from decoy_lab.sandbox import spacestore as ss
+from decoy_lab.sandbox.auth import Agent
+from decoy_lab.sandbox.bodies import (
+    MAX_ROWS,
+    delete_ids,
+    edit_fields,
+    envelope,
+    json_body,
+    kid_text,
+    uuid_text,
+    vault_blob,
+)
+from decoy_lab.sandbox.core import bad_request, iso, now_of, problem, state_of
+from decoy_lab.sandbox.faults import faulty
+from decoy_lab.sandbox.reach import (
+    agent_of,
+    insufficient,
+    live_agents,
+    owner_public_key,
+    permission_request,
+    space_covered,
+)
 
 MOVING_RETRY = 5  # the phone answers its push within about this (core.DEFAULT_AUTO_SHARE_AFTER)
 

@@ -21,11 +21,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from . import memstore as ms
-from . import spacestore as ss
-from .auth import Agent
-from .core import bad_request, problem, state_of
-from .reach import agent_of, is_author, live_via, space_covered, usable_wrap
+from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox import spacestore as ss
+from decoy_lab.sandbox.auth import Agent
+from decoy_lab.sandbox.core import bad_request, problem, state_of
+from decoy_lab.sandbox.reach import agent_of, is_author, live_via, space_covered, usable_wrap
 
 PAGE = 500
 MAX_CURSOR = 2**63 - 1  # the largest change seq the store can hold

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from ..vocab import DEVICE_GRANT
+from decoy_lab.vocab import DEVICE_GRANT
 
 
 def pair_agent(
@@ -29,7 +29,7 @@ def pair_agent(
     `permissions` are authorization_details rows, e.g. `[{"permissions": ["memory.save"]}]`.
     In manual mode the pairing is approved through the owner surface unless `approve_pending=False`
     (then a `PairingError` with code `authorization_pending` is raised)."""
-    from ..errors import PairingError
+    from decoy_lab.errors import PairingError
 
     own = isinstance(client_or_url, str)
     client = httpx.Client(base_url=client_or_url, timeout=10) if isinstance(client_or_url, str) else client_or_url

@@ -10,10 +10,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from . import memstore as ms
-from .auth import Agent
-from .core import iso
-from .schedule import DAY, key_time, unknown_base
+from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox.auth import Agent
+from decoy_lab.sandbox.core import iso
+from decoy_lab.sandbox.schedule import DAY, key_time, unknown_base
 
 ASK_DAYS = 7
 

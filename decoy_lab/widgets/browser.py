@@ -10,16 +10,16 @@ import ipywidgets as W
 import networkx as nx
 import pandas as pd
 
-from .. import topicmap
-from ..display import empty_sentence
-from ..errors import MemoryModelError
-from .grid import MemoryGrid
-from .pickers import ANY
-from .stepper import Stepper
+from decoy_lab.errors import MemoryModelError
+from decoy_lab.views import topicmap
+from decoy_lab.widgets.grid import MemoryGrid
+from decoy_lab.widgets.pickers import ANY
+from decoy_lab.widgets.stepper import Stepper
+from decoy_lab.workbench.display import empty_sentence
 
 if TYPE_CHECKING:
-    from ..client import Connection
-    from ..vault import Vault
+    from decoy_lab.client.connection import Connection
+    from decoy_lab.vault.read import Vault
 
 _UNSET = object()
 

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 import pandas as pd
 
-from ..display import esc
+from decoy_lab.workbench.display import esc
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Connection
+    from decoy_lab.client.connection import Connection
 
 
 def rows_html(rows: Any) -> str:
@@ -156,8 +156,8 @@ class RequestCard(W.VBox):
 
     @staticmethod
     def render(req: Any, asked: list[str], reason: str = "") -> str:
-        from ..display import OK_COLOUR, PENDING_COLOUR
-        from ..verbs import PERMISSIONS, why_needed
+        from decoy_lab.workbench.display import OK_COLOUR, PENDING_COLOUR
+        from decoy_lab.workbench.verbs import PERMISSIONS, why_needed
 
         listed = list(req.permissions) or asked
         extra = why_needed(asked, listed)

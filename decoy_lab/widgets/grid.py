@@ -17,12 +17,12 @@ import anywidget
 import pandas as pd
 import traitlets as T
 
-from .. import topicmap
-from ..frames import unnamed_short
-from .pickers import ANY, plural
+from decoy_lab.vault.frames import unnamed_short
+from decoy_lab.views import topicmap
+from decoy_lab.widgets.pickers import ANY, plural
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from decoy_lab.vault.read import Vault
 
 ASSETS = Path(__file__).with_name("assets")
 SORTABLE = ("text", "topic", "categories", "mine", "updated")

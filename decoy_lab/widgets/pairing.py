@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from ..display import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, countdown, esc
-from ..pairing import FINAL
-from .consent import ConsentCard
+from decoy_lab.rules.pairing import FINAL
+from decoy_lab.widgets.consent import ConsentCard
+from decoy_lab.workbench.display import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, countdown, esc
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Connection
-    from ..pairing import PairingHandle
-    from ..sandbox import Sandbox
+    from decoy_lab.client.connection import Connection
+    from decoy_lab.rules.pairing import PairingHandle
+    from decoy_lab.sandbox import Sandbox
 
 
 def qr_svg(text: str) -> str:

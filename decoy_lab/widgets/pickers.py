@@ -13,10 +13,10 @@ import ipywidgets as W
 import networkx as nx
 import traitlets as T
 
-from .. import topicmap
+from decoy_lab.views import topicmap
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from decoy_lab.vault.read import Vault
 
 ALL = "(all)"
 ANY = ""  # the value of the "(all)" choice (ipywidgets shows no label for a None value)

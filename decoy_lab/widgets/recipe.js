@@ -1,7 +1,7 @@
 // The recipe view of a decoy_lab Trace: every step in one column with its ✓/✗, the open step's
 // bytes as a virtualised hex view linked both ways with a nested field tree, the bytes that
 // differ from the served blob marked, in-place edits sent to the kernel to re-run the recipe.
-// Everything it draws comes from the `recipe` trait (decoy_lab.trace.view); stepping, clicking
+// Everything it draws comes from the `recipe` trait (decoy_lab.recipes.trace.view); stepping, clicking
 // and highlighting happen here, with no round trip to the kernel.
 
 const ROW = 18; // px per hex row

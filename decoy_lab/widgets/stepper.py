@@ -2,7 +2,7 @@
 both ways with a nested field tree, and in-place edits that run the recipe again.
 
 `Stepper` is an anywidget: its front end (recipe.js, recipe.css beside this file) draws what
-`decoy_lab.trace.view` describes, so stepping (Prev / Next, a click, ←/→), lighting a field's
+`decoy_lab.recipes.trace.view` describes, so stepping (Prev / Next, a click, ←/→), lighting a field's
 bytes and finding a byte's field happen in the browser with no round trip to the kernel. An edit
 comes back as a message; the kernel re-runs the recipe (`Trace.rerun`) and sends the new view.
 The public surface for composites: the `trace` trait, `index`, `go(step)` and `edit(...)`.
@@ -16,8 +16,8 @@ from typing import Any
 import anywidget
 import traitlets as T
 
-from ..errors import DecoyError
-from ..trace import Trace, view
+from decoy_lab.errors import DecoyError
+from decoy_lab.recipes.trace import Trace, view
 
 HERE = Path(__file__).parent
 

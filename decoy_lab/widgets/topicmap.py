@@ -17,12 +17,12 @@ import anywidget
 import traitlets as T
 from matplotlib.figure import Figure
 
-from .. import topicmap
-from ..errors import MemoryModelError
-from .pickers import ANY, chosen
+from decoy_lab.errors import MemoryModelError
+from decoy_lab.views import topicmap
+from decoy_lab.widgets.pickers import ANY, chosen
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from decoy_lab.vault.read import Vault
 
 ASSETS = Path(__file__).with_name("assets")
 

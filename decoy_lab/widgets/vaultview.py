@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING
 
 import ipywidgets as W
 
-from ..display import esc, waiting_sentence
-from .browser import MemoryBrowser
-from .grid import count_text
-from .pickers import Filters, plural
-from .topicmap import TopicMapWidget
+from decoy_lab.widgets.browser import MemoryBrowser
+from decoy_lab.widgets.grid import count_text
+from decoy_lab.widgets.pickers import Filters, plural
+from decoy_lab.widgets.topicmap import TopicMapWidget
+from decoy_lab.workbench.display import esc, waiting_sentence
 
 if TYPE_CHECKING:
-    from ..client import Connection
-    from ..vault import Vault
+    from decoy_lab.client.connection import Connection
+    from decoy_lab.vault.read import Vault
 
 
 def header_text(vault: Vault) -> str:

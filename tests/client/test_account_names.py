@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from decoy_lab.errors import TransportError
-from decoy_lab.frames import AccountNames
 from decoy_lab.sandbox import Sandbox
+from decoy_lab.vault.frames import AccountNames
 
 from support.accounts_kit import connect, link_to_account, vault_with_an_account
 

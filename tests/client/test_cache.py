@@ -18,12 +18,13 @@ import warnings
 import httpx
 import pytest
 
-from decoy_lab import Connection, Sandbox, cache, memory
-from decoy_lab.cache import CacheIgnored, VaultCache
-from decoy_lab.crypto import AgentKey
-from decoy_lab.profiles import ProfileStore
+from decoy_lab import Connection, Sandbox, memory
 from decoy_lab.sandbox import memstore
-from decoy_lab.vault import build_vault
+from decoy_lab.store import cache
+from decoy_lab.store.cache import CacheIgnored, VaultCache
+from decoy_lab.store.profiles import ProfileStore
+from decoy_lab.vault.read import build_vault
+from decoy_lab.wire.crypto import AgentKey
 
 MEMORIES = "/api/agent/context/memories"
 
@@ -282,7 +283,7 @@ def test_after_a_change_only_the_changed_row_is_parsed_the_rest_are_known_by_fin
     mid = conn.save("Takes the late train.")
     conn.load()  # the cache now holds it too
     conn.edit(mid, text="Now takes the early train.")
-    from decoy_lab import jsonstream
+    from decoy_lab.transport import jsonstream
 
     counting = CountingOrjson()
     monkeypatch.setattr(jsonstream, "orjson", counting)

@@ -15,9 +15,10 @@ import httpx
 import orjson
 import pytest
 
-from decoy_lab import Connection, Sandbox, cache, memory
-from decoy_lab.cache import MAGIC, CacheIgnored
-from decoy_lab.profiles import ProfileStore
+from decoy_lab import Connection, Sandbox, memory
+from decoy_lab.store import cache
+from decoy_lab.store.cache import MAGIC, CacheIgnored
+from decoy_lab.store.profiles import ProfileStore
 
 MEMORIES, SYNC, HEAD = "/api/agent/context/memories", "/api/agent/sync", "/api/agent/sync/head"
 FORGED = str(2**62)  # past every change the sandbox will log: "nothing changed since" forever

@@ -11,9 +11,9 @@ import uuid
 
 import pytest
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import ProfileError, UntrustedConfig
-from decoy_lab.profiles import Profile, ProfileStore
+from decoy_lab.store.profiles import Profile, ProfileStore
 
 OTHER_UID = 65534  # nobody
 PERMS = ["memory.read", "memory.save"]
@@ -111,7 +111,7 @@ def test_a_shared_config_directory_of_ours_that_only_we_write_is_fine(store):
 @needs_chown
 def test_decoy_lab_status_and_save_refuse_a_profile_another_user_planted(sb, store, monkeypatch, capsys):
     """`decoy-lab status` prints `error: …` and exits 2; `save` sends nothing to the planted server."""
-    from decoy_lab.cli import main
+    from decoy_lab.workbench.shell.cli import main
 
     Connection.pair(
         sb.url,

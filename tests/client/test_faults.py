@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
-from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey
+from decoy_lab.client.connection import Connection
+from decoy_lab.wire.crypto import AgentKey
 
 SAVES = 110
 TOPICS = [f"Project {c}" for c in "ABCDEFG"]

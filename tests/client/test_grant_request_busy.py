@@ -13,7 +13,7 @@ import uuid
 import httpx
 import pytest
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import ReviewBusy
 from decoy_lab.sandbox.policies import AsksBeingSaved
 from decoy_lab.sandbox.testing import bearer, pair_agent

@@ -9,8 +9,7 @@ import logging
 import httpx
 import pytest
 
-from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import (
     DecoyError,
     InsufficientGrant,
@@ -21,7 +20,8 @@ from decoy_lab.errors import (
     TokenError,
     TransportError,
 )
-from decoy_lab.http import MAX_RATE_LIMIT_WAIT, Api, Tokens, send_with_retries
+from decoy_lab.transport.api import MAX_RATE_LIMIT_WAIT, Api, Tokens, send_with_retries
+from decoy_lab.wire.crypto import AgentKey
 
 ACCESS, REFRESH = "at-SECRET-0001", "rt-SECRET-0001"
 

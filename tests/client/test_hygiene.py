@@ -11,11 +11,11 @@ import uuid
 import httpx
 import pytest
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import MemoryModelError, ProfileError, RevocationUnavailable
-from decoy_lab.http import Api, Tokens
-from decoy_lab.profiles import Profile, ProfileStore
 from decoy_lab.sandbox import Sandbox
+from decoy_lab.store.profiles import Profile, ProfileStore
+from decoy_lab.transport.api import Api, Tokens
 
 from support.answers import AGENT, OWNER
 

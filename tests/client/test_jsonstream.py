@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from decoy_lab.jsonstream import ArrayStream, fingerprint, stream_array
+from decoy_lab.transport.jsonstream import ArrayStream, fingerprint, stream_array
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -105,7 +105,7 @@ def test_error_names_the_character_offset():
 
 def _counting_decoder(monkeypatch) -> list[int]:
     """Counts the parse attempts ArrayStream makes (each is a pass over the value so far)."""
-    from decoy_lab import jsonstream
+    from decoy_lab.transport import jsonstream
 
     calls: list[int] = []
     real = jsonstream._decoder
@@ -136,7 +136,7 @@ def test_a_large_element_is_parsed_once_it_can_be_complete_not_once_per_chunk(mo
 def test_an_element_over_the_cap_is_refused_while_it_arrives_and_when_it_comes_whole():
     """Rows are at most ~140 KB; one value over MAX_ELEMENT is refused before it is held whole."""
     from decoy_lab.errors import AnswerRefused, DecoyError
-    from decoy_lab.jsonstream import MAX_ELEMENT
+    from decoy_lab.transport.jsonstream import MAX_ELEMENT
 
     big = json.dumps({"memories": [{"ciphertext": "A" * (MAX_ELEMENT + 10)}]}).encode()
     p = ArrayStream("memories")

@@ -8,9 +8,9 @@ import uuid
 import pytest
 
 from decoy_lab import memory
-from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import HoldersMissing, InsufficientGrant, MemoryModelError
+from decoy_lab.wire.crypto import AgentKey
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,10 @@ import urllib.parse
 import httpx
 import pytest
 
-from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import PairingCancelled, PairingError
-from decoy_lab.pairing import authorization_details, selection_row
+from decoy_lab.rules.pairing import authorization_details, selection_row
+from decoy_lab.wire.crypto import AgentKey
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,11 @@ import uuid
 
 import pytest
 
-from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import InsufficientGrant, PairingError, TokenError
-from decoy_lab.profiles import ProfileStore
 from decoy_lab.sandbox import Sandbox
+from decoy_lab.store.profiles import ProfileStore
+from decoy_lab.wire.crypto import AgentKey
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ import stat
 
 import pytest
 
-from decoy_lab import profiles
-from decoy_lab.profiles import Profile, ProfileError, ProfileStore
+from decoy_lab.store import profiles
+from decoy_lab.store.profiles import Profile, ProfileError, ProfileStore
 
 SECRETS = {
     "access_token": "at-VERY-SECRET",

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from decoy_lab import reach_matrix
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.sandbox import Sandbox
+from decoy_lab.views import reach_matrix
 
 from support.connections import paired
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import httpx
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 
 YEAR = 365 * 86400
 

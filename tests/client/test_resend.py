@@ -16,10 +16,10 @@ import uuid
 import httpx
 import pytest
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import OutcomeUnknown, TransportError
-from decoy_lab.http import Tokens
-from decoy_lab.profiles import ProfileStore
+from decoy_lab.store.profiles import ProfileStore
+from decoy_lab.transport.api import Tokens
 
 from support.answers import AGENT, OWNER
 
@@ -99,7 +99,7 @@ def test_running_the_same_save_again_sends_the_same_rows(sb, store):
 
 RESTARTED = """
 import sys
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import OutcomeUnknown
 conn = Connection.resume("work", retries=1, backoff=0)
 if sys.argv[1] == "save":
@@ -197,7 +197,7 @@ def test_an_unknown_outcome_never_says_nothing_was_sent_after_an_attempt_that_re
 
 def test_the_journal_file_holds_only_what_goes_over_the_wire(store):
     """Rows only hold ciphertext and wraps: nothing in the journal is a plaintext or a key."""
-    from decoy_lab.journal import Journal, new_entry
+    from decoy_lab.store.journal import Journal, new_entry
 
     j = Journal(store.journal_path("p"))
     e = j.put(new_entry("save", [("POST", "/x", {"rows": [{"id": "r1", "ciphertext": "AAAA"}]})], ids=["r1"]))
@@ -208,7 +208,7 @@ def test_the_journal_file_holds_only_what_goes_over_the_wire(store):
 
 def test_decoy_lab_resend_finishes_what_a_notebook_left_pending(sb, store, monkeypatch, capsys):
     """`decoy-lab resend` reads the same journal: the shell finishes a write the notebook left unknown."""
-    from decoy_lab.cli import main
+    from decoy_lab.workbench.shell.cli import main
 
     conn = pair(sb, store)
     sb.state.faults.configure({"drop_after_commit": 1.0})

@@ -8,11 +8,11 @@ import traceback
 import httpx
 import pytest
 
-from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import DecoyError
-from decoy_lab.http import Tokens
-from decoy_lab.profiles import Secret, secret_fingerprint
+from decoy_lab.secret import Secret, secret_fingerprint
+from decoy_lab.transport.api import Tokens
+from decoy_lab.wire.crypto import AgentKey
 
 ACCESS, REFRESH = "at-SECRET-7777", "rt-SECRET-7777"
 
@@ -78,7 +78,7 @@ def test_a_profile_that_cannot_be_written_is_a_typed_error_whose_locals_hold_no_
     import os
 
     from decoy_lab.errors import ProfileError
-    from decoy_lab.profiles import ProfileStore
+    from decoy_lab.store.profiles import ProfileStore
 
     store = ProfileStore(tmp_path / "cfg", use_keyring=False)
     conn = Connection(

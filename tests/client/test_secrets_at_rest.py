@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import OutcomeUnknown
-from decoy_lab.profiles import ProfileStore
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.sandbox.db import Store
+from decoy_lab.store.profiles import ProfileStore
+from decoy_lab.wire.crypto import AgentKey
 
 PERMS = ["memory.read", "memory.save", "memory.edit", "memory.delete"]
 

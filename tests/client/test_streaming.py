@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from decoy_lab import memory
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import APIError, TransportError
 
 MEMORIES = "/api/agent/context/memories"

@@ -8,10 +8,11 @@ import uuid
 
 import pytest
 
-from decoy_lab import sealing, wire
-from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey, random_key
+from decoy_lab.client.connection import Connection
+from decoy_lab.recipes import sealing
 from decoy_lab.sandbox import Sandbox
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey, random_key
 
 
 @pytest.fixture(scope="module")

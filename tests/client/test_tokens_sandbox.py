@@ -9,11 +9,11 @@ import uuid
 import httpx
 import pytest
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import ProfileError, TransportError
-from decoy_lab.http import Tokens
-from decoy_lab.profiles import ProfileStore
 from decoy_lab.sandbox import Sandbox
+from decoy_lab.store.profiles import ProfileStore
+from decoy_lab.transport.api import Tokens
 
 
 @pytest.fixture

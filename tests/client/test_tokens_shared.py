@@ -13,15 +13,15 @@ import uuid
 import httpx
 import pytest
 
-from decoy_lab.cli import build_parser
-from decoy_lab.client import Connection
-from decoy_lab.profiles import ProfileStore
+from decoy_lab.client.connection import Connection
 from decoy_lab.sandbox import Sandbox
+from decoy_lab.store.profiles import ProfileStore
+from decoy_lab.workbench.shell.cli import build_parser
 
 CHILD = """
 import pathlib, sys, time
-from decoy_lab.cli import build_parser
-from decoy_lab.client import Connection
+from decoy_lab.workbench.shell.cli import build_parser
+from decoy_lab.client.connection import Connection
 conn = Connection.resume("work", check=False, retries=0)
 print("READY", flush=True)
 go = pathlib.Path(sys.argv[1])

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import uuid
 
-from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey
+from decoy_lab.client.connection import Connection
+from decoy_lab.wire.crypto import AgentKey
 
 PERMS = ["memory.read", "memory.save", "memory.edit"]
 

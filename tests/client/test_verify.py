@@ -11,11 +11,12 @@ import logging
 import pytest
 
 import decoy_lab.memory.build
-from decoy_lab import sealing, wire
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import DecoyError
+from decoy_lab.recipes import sealing
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.sandbox.opening import PROBLEMS
+from decoy_lab.wire import layouts as wire
 
 from support.connections import paired
 from support.missealed import CLASSES
@@ -87,7 +88,7 @@ def test_the_client_warns_for_every_class_of_wrongly_sealed_row(sb, monkeypatch,
     succeeded: the id is returned and the row is stored."""
     conn = connect(sb)
     _mis_sealing(monkeypatch, what)
-    with caplog.at_level(logging.WARNING, logger="decoy_lab.client"):
+    with caplog.at_level(logging.WARNING, logger="decoy_lab.client.connection"):
         mid = conn.save(f"A memory sealed with {what}.")
     monkeypatch.undo()
     v = conn.session.last_verify

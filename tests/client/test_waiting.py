@@ -9,10 +9,10 @@ import uuid
 
 import pytest
 
-from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import MemoryModelError
 from decoy_lab.sandbox import schedule
+from decoy_lab.wire.crypto import AgentKey
 
 DAY = 86400
 

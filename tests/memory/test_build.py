@@ -8,8 +8,9 @@ import uuid
 import pytest
 
 from decoy_lab import memory as M
-from decoy_lab import sealing, wire
 from decoy_lab.errors import MemoryModelError
+from decoy_lab.recipes import sealing
+from decoy_lab.wire import layouts as wire
 
 from support.memory_cast import open_plaintext, owner_key_of, serve
 
@@ -369,7 +370,7 @@ def test_topic_given_as_any_model(c, keys):
 
 
 def test_building_records_its_steps_without_the_key(c, keys):
-    from decoy_lab.trace import Trace
+    from decoy_lab.recipes.trace import Trace
 
     t = Trace("save")
     row = M.new_memory_row(keys, "Prefers short answers.", trace=t)

@@ -8,7 +8,6 @@ import uuid
 import pytest
 
 from decoy_lab import memory as M
-from decoy_lab import sealing, wire
 from decoy_lab.errors import (
     CryptoError,
     MemoryModelError,
@@ -17,6 +16,8 @@ from decoy_lab.errors import (
     UnreadableRow,
     error_from_response,
 )
+from decoy_lab.recipes import sealing
+from decoy_lab.wire import layouts as wire
 
 from support.memory_cast import apply_put, cast, craft, open_plaintext, owner_key_of, serve
 

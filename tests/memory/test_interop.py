@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from decoy_lab import memory as M
-from decoy_lab import sealing
+from decoy_lab.recipes import sealing
 
 from support.memory_cast import cast, open_plaintext, serve
 from support.node import requires_node, run_batch

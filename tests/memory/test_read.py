@@ -8,10 +8,11 @@ from datetime import UTC, datetime
 import pytest
 
 from decoy_lab import memory as M
-from decoy_lab import sealing, wire
-from decoy_lab.crypto import random_key
 from decoy_lab.errors import UnreadableRow
-from decoy_lab.trace import Trace
+from decoy_lab.recipes import sealing
+from decoy_lab.recipes.trace import Trace
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import random_key
 
 from support.memory_cast import craft, serve
 

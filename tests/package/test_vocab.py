@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 import itertools
 
-from decoy_lab import memory, topicmap, vocab
+from decoy_lab import memory, vocab
+from decoy_lab.views import topicmap
 
 from support.source import modules
 

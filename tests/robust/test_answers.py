@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import DecoyError, TransportError
-from decoy_lab.http import Tokens
+from decoy_lab.transport.api import Tokens
 
 from support.answers import AGENT, FAST, MEMORIES, SERVED_GOOD, answers
 

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from decoy_lab import sealing, wire
-from decoy_lab.crypto import AgentKey
 from decoy_lab.errors import CryptoError, WireFormatError
-from decoy_lab.trace import Trace
+from decoy_lab.recipes import sealing
+from decoy_lab.recipes.trace import Trace
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey
 
 PARSE = {"vault": "parse vault", "agent_envelope": "parse agent envelope", "owner_envelope": "parse owner envelope"}
 RSA_STEP = "RSA-OAEP-SHA256 unwrap"

@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import OutcomeUnknown, RateLimited, TransportError
-from decoy_lab.http import Api, Tokens, retry_after
+from decoy_lab.transport.api import Api, Tokens, retry_after
 
 from support.answers import AGENT, GOOD, MEMORIES, OWNER, SERVED_GOOD
 

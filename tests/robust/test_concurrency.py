@@ -19,11 +19,11 @@ from collections import Counter
 
 import pytest
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import RevConflict
-from decoy_lab.http import Api
 from decoy_lab.memory import KeyCache, edit_memory_row, new_memory_row, read_memory_row
 from decoy_lab.sandbox import Sandbox
+from decoy_lab.transport.api import Api
 
 MEMORIES = "/api/agent/context/memories"
 EDITS = 100

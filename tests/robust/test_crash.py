@@ -16,7 +16,7 @@ import uuid
 import httpx
 import pytest
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import OutcomeUnknown
 
 pytestmark = pytest.mark.timeout(120)

@@ -12,9 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from decoy_lab import sealing, wire
-from decoy_lab.client import MAX_SYNC_PAGES, Connection
-from decoy_lab.http import Tokens
+from decoy_lab.client.connection import MAX_SYNC_PAGES, Connection
+from decoy_lab.recipes import sealing
+from decoy_lab.transport.api import Tokens
+from decoy_lab.wire import layouts as wire
 
 from support.answers import AGENT, SERVED_GOOD
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import AnswerRefused
-from decoy_lab.http import Tokens
-from decoy_lab.jsonstream import MAX_ELEMENT
+from decoy_lab.transport.api import Tokens
+from decoy_lab.transport.jsonstream import MAX_ELEMENT
 
 from support.answers import AGENT, MEMORIES
 

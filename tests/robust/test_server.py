@@ -21,10 +21,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from decoy_lab import memory, sealing, wire
-from decoy_lab.client import Connection
+from decoy_lab import memory
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import APIError, DecoyError, TransportError
-from decoy_lab.http import Tokens, is_unknown_outcome
+from decoy_lab.recipes import sealing
+from decoy_lab.transport.api import Tokens, is_unknown_outcome
+from decoy_lab.wire import layouts as wire
 
 from support.answers import AGENT, FAST, GOOD, MEMORIES, OWNER, SERVED_GOOD, json_values
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import OutcomeUnknown, ServerError, TransportError
 from decoy_lab.memory import CATEGORIES
 from decoy_lab.sandbox import Sandbox

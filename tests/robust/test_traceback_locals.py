@@ -16,9 +16,9 @@ import httpx
 import pytest
 from IPython.core.ultratb import VerboseTB
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.errors import DecoyError, TransportError
-from decoy_lab.http import Api, Tokens
+from decoy_lab.transport.api import Api, Tokens
 
 from support.answers import AGENT, OWNER
 from support.sockets import drip_head, refused_url, reset_mid_body, serving, silent, whole

@@ -29,12 +29,13 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from decoy_lab import sealing, wire
-from decoy_lab.client import Connection
-from decoy_lab.crypto import random_key
+from decoy_lab.client.connection import Connection
 from decoy_lab.memory import RecipientKeys, new_memory_row, new_topic_rows
+from decoy_lab.recipes import sealing
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.sandbox import memstore as ms
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import random_key
 
 MEMORIES = "/api/agent/context/memories"
 LIMIT = 100 * 1024

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from decoy_lab import wire
 from decoy_lab.errors import WireFormatError
+from decoy_lab.wire import layouts as wire
 
 KINDS = [None, *wire.KINDS]
 FAST = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from decoy_lab import sealing, wire
+from decoy_lab.recipes import sealing
+from decoy_lab.wire import layouts as wire
 
 from support.missealed import CLASSES
 from support.sandbox_kit import reseal, sealed_row

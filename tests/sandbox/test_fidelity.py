@@ -305,7 +305,8 @@ def test_a_memory_shared_later_reaches_the_sync_feed(lab):
 
 def test_a_legacy_row_the_owner_edited_is_404_to_a_put(lab):
     """PUT rows: "A row the owner has edited belongs to the owner and is `404` to you.\""""
-    from decoy_lab import sealing, wire
+    from decoy_lab.recipes import sealing
+    from decoy_lab.wire import layouts as wire
 
     from support.spaces_kit import EDIT, OBS, READ, ROWS, make_space, row_body
 

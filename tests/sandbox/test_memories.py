@@ -7,8 +7,9 @@ import uuid
 
 import pytest
 
-from decoy_lab import memory, wire
+from decoy_lab import memory
 from decoy_lab.sandbox import memstore as ms
+from decoy_lab.wire import layouts as wire
 
 from support.node import requires_node, run_node
 from support.sandbox_kit import reseal
@@ -86,7 +87,7 @@ def test_resend_is_existing_and_fills_missing_wraps(lab, alpha):
     assert alpha.save([first]).status_code == 201
     assert reader.served(row["id"]) is None
     # the resend carries a wrap for the grantee: same id, same key
-    from decoy_lab import sealing
+    from decoy_lab.recipes import sealing
 
     key = sealing.unwrap_as_agent(first["self_wrap"], alpha.key)
     resend = dict(
@@ -274,7 +275,7 @@ def test_grantee_wraps_only_for_reasons_the_recipient_holds(lab, alpha):
     for another connection." """
     travel = lab.pair("travel", {"permissions": ["memory.read"], "datatypes": ["travel"]})
     food = lab.pair("food", {"permissions": ["memory.read"], "datatypes": ["food"]})
-    from decoy_lab import sealing
+    from decoy_lab.recipes import sealing
 
     row = alpha.new_row("Lisbon", categories=["travel"], grantees=False)
     key = sealing.unwrap_as_agent(row["self_wrap"], alpha.key)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from decoy_lab import memory, sealing
+from decoy_lab import memory
+from decoy_lab.recipes import sealing
 
 from support.memories_kit import PUT, WRAPS, key_of, reseal_text, rotation, wraps_body
 from support.sandbox_kit import saved

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.sandbox.core import FakeClock
 

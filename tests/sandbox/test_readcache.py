@@ -9,8 +9,8 @@ no write at all), its key.
 
 from __future__ import annotations
 
-from decoy_lab import wire
 from decoy_lab.sandbox import readcache
+from decoy_lab.wire import layouts as wire
 
 from support.sandbox_kit import saved
 

@@ -8,10 +8,10 @@ import asyncio
 import httpx
 import pytest
 
-from decoy_lab.crypto import AgentKey
 from decoy_lab.sandbox import FakeClock, Sandbox
 from decoy_lab.sandbox.server import add_cli, default_db_path, run
 from decoy_lab.sandbox.testing import bearer, pair_agent
+from decoy_lab.wire.crypto import AgentKey
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import uuid
 
-from decoy_lab import memory, sealing, wire
-from decoy_lab.crypto import random_key
+from decoy_lab import memory
+from decoy_lab.recipes import sealing
 from decoy_lab.sandbox import appview
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import random_key
 
 from support.node import requires_node, run_node
 from support.sandbox_kit import Lab, saved, sealed_row
@@ -346,7 +348,7 @@ def test_labels_changed_by_a_non_author_do_not_decide_sharing(lab, alpha):
 
 def test_check_row_before_sending(lab, alpha):
     """An owner's-eye check of a row not yet sent: would the app open it, and what would it show?"""
-    from decoy_lab.trace import Trace
+    from decoy_lab.recipes.trace import Trace
 
     good = alpha.new_row("Prefers short answers.", categories=["user_preferences"])
     t = Trace("owner opens")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import uuid
 
-from decoy_lab import sealing, wire
-from decoy_lab.crypto import random_key
+from decoy_lab.recipes import sealing
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import random_key
 
 from support.sandbox_kit import Lab
 from support.spaces_kit import DELETE, EDIT, OBS, READ, ROWS, SPACES, make_space, row_body, space_body

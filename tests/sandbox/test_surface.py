@@ -6,9 +6,9 @@ import warnings
 
 import pytest
 
-from decoy_lab.crypto import AgentKey
 from decoy_lab.sandbox import FakeClock, create_app
 from decoy_lab.sandbox.testing import DEVICE_GRANT, bearer, pair_agent
+from decoy_lab.wire.crypto import AgentKey
 
 warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
 from starlette.testclient import TestClient  # noqa: E402

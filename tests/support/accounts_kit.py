@@ -11,9 +11,9 @@ import uuid
 from typing import Any
 
 from decoy_lab import memory
-from decoy_lab.client import Connection
-from decoy_lab.crypto import random_key
-from decoy_lab.writes import MEMORIES
+from decoy_lab.client.connection import Connection
+from decoy_lab.rules.writes import MEMORIES
+from decoy_lab.wire.crypto import random_key
 
 from support.connections import paired
 from support.sandbox_kit import sealed_row

@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from decoy_lab import memory
-from decoy_lab.crypto import AgentKey
+from decoy_lab.wire.crypto import AgentKey
 
 FAST = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey
+from decoy_lab.client.connection import Connection
+from decoy_lab.wire.crypto import AgentKey
 
 
 def paired(sb: Any, permissions: list[Any], *, name: str) -> Connection:

@@ -8,7 +8,7 @@ import uuid
 def make_frames(n_topics: int = 4, *, nested: int = 1, memories_per_topic: int = 2, seed: int = 7) -> dict:
     """Hand-made Vault frames in the shape frames.py serves: topics hang from You, the last
     `nested` topics hang from the first one; each topic holds memories; one memory about You."""
-    from decoy_lab.frames import LINK_COLUMNS, MEMORY_COLUMNS, TOPIC_COLUMNS, typed_frame
+    from decoy_lab.vault.frames import LINK_COLUMNS, MEMORY_COLUMNS, TOPIC_COLUMNS, typed_frame
 
     rnd = uuid.UUID(int=seed)
     topics, links, memories = [], [], []

@@ -6,9 +6,10 @@ import uuid
 
 import httpx
 
-from decoy_lab import sealing, wire
-from decoy_lab.client import Connection
-from decoy_lab.crypto import AgentKey, random_key
+from decoy_lab.client.connection import Connection
+from decoy_lab.recipes import sealing
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey, random_key
 
 ROWS, SPACES = "/api/agent/context/rows", "/api/agent/context/spaces"
 

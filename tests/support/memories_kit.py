@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from decoy_lab import sealing, wire
-from decoy_lab.crypto import random_key
+from decoy_lab.recipes import sealing
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import random_key
 
 PUT = "/api/agent/context/memories"
 

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from decoy_lab import memory as M
-from decoy_lab import sealing, wire
-from decoy_lab.crypto import AgentKey, random_key
+from decoy_lab.recipes import sealing
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey, random_key
 
 
 @dataclass

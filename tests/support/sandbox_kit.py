@@ -15,11 +15,13 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from decoy_lab import memory, sealing, wire
-from decoy_lab.crypto import AgentKey
+from decoy_lab import memory
+from decoy_lab.recipes import sealing
 from decoy_lab.sandbox import FakeClock, appview, create_app, schedule, sharepass
 from decoy_lab.sandbox import memstore as ms
 from decoy_lab.sandbox.testing import pair_agent
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey
 
 T0 = 1_800_000_000.0  # a fixed start, so timestamps repeat
 

@@ -32,7 +32,7 @@ class PageVault:
 def varied_frames(n_topics: int, n_memories: int, *, seed: int = 3, long_text: int = 0) -> dict:
     """Topics of mixed types, some nested in earlier ones, with uneven memory counts (a few big
     topics, many small ones), plus memories about You; `long_text` makes one text that long."""
-    from decoy_lab.frames import LINK_COLUMNS, MEMORY_COLUMNS, TOPIC_COLUMNS, typed_frame
+    from decoy_lab.vault.frames import LINK_COLUMNS, MEMORY_COLUMNS, TOPIC_COLUMNS, typed_frame
 
     rng = random.Random(seed)
     topics, links, memories = [], [], []

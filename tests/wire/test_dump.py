@@ -5,9 +5,11 @@ import sys
 
 import pytest
 
-from decoy_lab import crypto, sealing, wire
-from decoy_lab.dump import open_blob
 from decoy_lab.errors import WireFormatError
+from decoy_lab.recipes import sealing
+from decoy_lab.recipes.dump import open_blob
+from decoy_lab.wire import crypto
+from decoy_lab.wire import layouts as wire
 
 
 @pytest.fixture(scope="module")
@@ -75,22 +77,26 @@ def test_cli_dump_prints_fields_and_exits_nonzero_when_opening_fails(rsa_key, tm
     key = crypto.random_key()
     blob = wire.b64encode(sealing.seal_vault(key, b"hello"))
     ok = subprocess.run(
-        [sys.executable, "-m", "decoy_lab.cli", "dump", blob, "--key", wire.b64encode(key)],
+        [sys.executable, "-m", "decoy_lab.workbench.shell.cli", "dump", blob, "--key", wire.b64encode(key)],
         capture_output=True,
         text=True,
     )
     assert ok.returncode == 0, ok.stderr
     assert "nonce" in ok.stdout and "AES-256-GCM open" in ok.stdout
     wrong = subprocess.run(
-        [sys.executable, "-m", "decoy_lab.cli", "dump", blob, "--key", wire.b64encode(bytes(32))],
+        [sys.executable, "-m", "decoy_lab.workbench.shell.cli", "dump", blob, "--key", wire.b64encode(bytes(32))],
         capture_output=True,
         text=True,
     )
     assert wrong.returncode == 1 and "tag mismatch" in wrong.stdout
-    garbage = subprocess.run([sys.executable, "-m", "decoy_lab.cli", "dump", "AQE"], capture_output=True, text=True)
+    garbage = subprocess.run(
+        [sys.executable, "-m", "decoy_lab.workbench.shell.cli", "dump", "AQE"], capture_output=True, text=True
+    )
     assert garbage.returncode == 2 and "padded" in garbage.stderr
     hello = subprocess.run(
-        [sys.executable, "-m", "decoy_lab.cli", "dump", "aGVsbG8gd29ybGQ="], capture_output=True, text=True
+        [sys.executable, "-m", "decoy_lab.workbench.shell.cli", "dump", "aGVsbG8gd29ybGQ="],
+        capture_output=True,
+        text=True,
     )
     assert hello.returncode == 1 and hello.stdout.startswith("11 bytes: no known layout fits: ")
     assert "|hello world" in hello.stdout and "error" not in hello.stderr

@@ -19,12 +19,13 @@ import sys
 import pytest
 
 from decoy_lab import memory as M
-from decoy_lab import sealing, wire
-from decoy_lab.crypto import random_key
-from decoy_lab.dump import open_blob
 from decoy_lab.errors import DecoyError
-from decoy_lab.export import script_code
-from decoy_lab.trace import Trace
+from decoy_lab.recipes import sealing
+from decoy_lab.recipes.dump import open_blob
+from decoy_lab.recipes.export import script_code
+from decoy_lab.recipes.trace import Trace
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import random_key
 
 # {m}: the marker file a payload that ran as code would write
 PAYLOADS = [

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from decoy_lab import wire
-from decoy_lab.hexdump import dump_html, dump_text, fingerprint
-from decoy_lab.wire import Field
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.hexdump import dump_html, dump_text, fingerprint
+from decoy_lab.wire.layouts import Field
 
 from support.markup import parse_html
 

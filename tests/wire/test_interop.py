@@ -14,9 +14,10 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from decoy_lab import memory as M
-from decoy_lab import sealing, wire
-from decoy_lab.crypto import AgentKey, public_key_fingerprint, random_key
 from decoy_lab.errors import CryptoError, UnreadableRow, WireFormatError
+from decoy_lab.recipes import sealing
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey, public_key_fingerprint, random_key
 
 from support.node import NodeRefused, requires_node, run_batch, run_node
 

@@ -8,9 +8,10 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from decoy_lab import sealing, wire
-from decoy_lab.crypto import AgentKey, random_key
 from decoy_lab.errors import CryptoError, UnreadableRow, WireFormatError
+from decoy_lab.recipes import sealing
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey, random_key
 
 
 # -- VAULT ---------------------------------------------------------------------------------------

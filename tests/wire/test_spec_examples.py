@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from decoy_lab import sealing, wire
-from decoy_lab.crypto import AgentKey, random_key
 from decoy_lab.errors import CryptoError, WireFormatError
-from decoy_lab.hexdump import dump_text
+from decoy_lab.recipes import sealing
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import AgentKey, random_key
+from decoy_lab.wire.hexdump import dump_text
 
 from support.node import requires_node, run_batch
 from support.spec_examples import (

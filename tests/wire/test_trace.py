@@ -14,10 +14,11 @@ import sys
 import pytest
 
 from decoy_lab import memory as M
-from decoy_lab import sealing, wire
-from decoy_lab.crypto import random_key
 from decoy_lab.errors import CryptoError, DecoyError, UnreadableRow, WireFormatError
-from decoy_lab.trace import Trace, trace_html, trace_text, view
+from decoy_lab.recipes import sealing
+from decoy_lab.recipes.trace import Trace, trace_html, trace_text, view
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import random_key
 
 from support.markup import parse_html
 
@@ -155,7 +156,7 @@ def test_no_trace_records_nothing_and_changes_nothing():
 def test_recipes_without_a_trace_keep_no_copy_of_the_key(agent):
     """Raw memory keys never linger where a user did not ask for them: with trace=None nothing is
     recorded, so no module-level object may still hold the key after the call."""
-    import decoy_lab.trace as trace_module
+    import decoy_lab.recipes.trace as trace_module
 
     key = random_key()
     sealing.unwrap_as_agent(sealing.wrap_to_agent(key, agent.public_key_b64), agent)
@@ -465,7 +466,7 @@ def test_the_python_export_reproduces_a_memory_read(agent, owner, tmp_path, alte
 
 
 def test_the_python_export_reproduces_vault_envelope_and_layout_traces(agent, owner):
-    from decoy_lab.dump import open_blob
+    from decoy_lab.recipes.dump import open_blob
 
     key = random_key()
     env = {"DECOY_KEY": wire.b64encode(key)}

@@ -13,8 +13,8 @@ import os
 
 import pytest
 
-from decoy_lab import wire
 from decoy_lab.errors import WireFormatError
+from decoy_lab.wire import layouts as wire
 
 NONCE = bytes(range(1, 13))
 TAG = bytes(range(0xE0, 0xF0))

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from decoy_lab import topicmap
-from decoy_lab.display import readable_view
 from decoy_lab.sandbox import Sandbox
+from decoy_lab.views import topicmap
 from decoy_lab.widgets import MemoryGrid, TopicMapWidget, VaultView
+from decoy_lab.workbench.display import readable_view
 
 from support.accounts_kit import connect, vault_with_an_account
 

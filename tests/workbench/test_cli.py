@@ -3,7 +3,9 @@ import sys
 
 
 def test_console_script_prints_version():
-    out = subprocess.run([sys.executable, "-m", "decoy_lab.cli", "--version"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "decoy_lab.workbench.shell.cli", "--version"], capture_output=True, text=True
+    )
     assert out.returncode == 0
     assert out.stdout.startswith("decoy-lab ")
 
@@ -20,8 +22,9 @@ def test_every_verb_of_the_table_exists_in_both_front_ends_with_the_same_options
     the table; this test lists each such case, so a new one is a visible choice."""
     import argparse
 
-    from decoy_lab import magics, verbs
-    from decoy_lab.cli import build_parser
+    from decoy_lab.workbench import verbs
+    from decoy_lab.workbench.notebook import magics
+    from decoy_lab.workbench.shell.cli import build_parser
 
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     shell = dict(sub.choices)

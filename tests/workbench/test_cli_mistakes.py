@@ -1,5 +1,5 @@
 """Every CLI mistake is one `error: …` line on stderr and exit 2, never a traceback; a refused
-`--db` file is left as it was. Through `decoy_lab.cli.main`, as a shell runs it."""
+`--db` file is left as it was. Through `decoy_lab.workbench.shell.cli.main`, as a shell runs it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from decoy_lab.cli import main
+from decoy_lab.workbench.shell.cli import main
 
 
 def run(capsys, *argv: str) -> str:
@@ -85,7 +85,7 @@ def test_a_missing_or_garbage_dump_key_file_is_an_error_line(capsys, tmp_path, g
 def test_a_corrupt_profile_is_an_error_line(capsys, tmp_path, monkeypatch, text):
     monkeypatch.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path))
     monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    from decoy_lab.profiles import ProfileStore
+    from decoy_lab.store.profiles import ProfileStore
 
     path = ProfileStore().path("broken")
     path.parent.mkdir(parents=True, exist_ok=True)

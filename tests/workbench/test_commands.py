@@ -3,7 +3,7 @@
 One sandbox and one paired profile for the whole module (pairing costs an RSA keygen); the
 config directory is a temporary one (DECOY_LAB_CONFIG_DIR, keyring off, so secrets sit in the
 profile file where the tests can read them and check that no output ever contains them).
-Commands run in-process through `decoy_lab.cli.main`, and a few through the real console script.
+Commands run in-process through `decoy_lab.workbench.shell.cli.main`, and a few through the real console script.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from decoy_lab.cli import main
-from decoy_lab.profiles import ENV_DIR, ENV_KEYRING, ProfileStore
+from decoy_lab.store.profiles import ENV_DIR, ENV_KEYRING, ProfileStore
+from decoy_lab.workbench.shell.cli import main
 
 SCRIPT = Path(sys.executable).with_name("decoy-lab")
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -97,7 +97,7 @@ def cli(capsys: pytest.CaptureFixture, config: Path, *argv: str, stdin: str | No
 
 
 def vault(config: Path):
-    from decoy_lab.client import Connection
+    from decoy_lab.client.connection import Connection
 
     with Connection.resume("default", store=ProfileStore(config)) as conn:
         return conn.load()
@@ -250,7 +250,7 @@ def test_unseal_good_row_exits_0(sandbox, config, capsys):
 
 
 def test_unseal_reveal_shows_the_raw_key_only_when_asked(sandbox, config, capsys):
-    from decoy_lab.client import Connection
+    from decoy_lab.client.connection import Connection
 
     mid = vault(config).memories.query("source == 'memories'")["id"].iloc[0]
     with Connection.resume("default", store=ProfileStore(config)) as conn:
@@ -402,8 +402,8 @@ def test_unpair_ends_the_connection_and_deletes_the_profile(sandbox, config, cap
 
 
 def test_unpair_local_only_forgets_the_profile_and_says_the_connection_lives_on(sandbox, config, capsys):
-    from decoy_lab import verbs
     from decoy_lab.errors import TransportError
+    from decoy_lab.workbench import verbs
 
     code, _, err = cli(capsys, config, "pair", sandbox.url, "--profile", "offline", "--name", "Offline one")
     assert code == 0, err
@@ -498,7 +498,7 @@ def test_request_wait_reports_a_denial_and_exits_1(manual, config):
 
 
 def test_status_line_rewrites_in_place_on_a_terminal_and_prints_changes_otherwise(capsys):
-    from decoy_lab.commands import StatusLine
+    from decoy_lab.workbench.shell.commands import StatusLine
 
     class Term(io.StringIO):
         def isatty(self) -> bool:
@@ -528,7 +528,7 @@ def test_edit_in_a_shell_never_imports_matplotlib(sandbox, config, capsys):
     assert code == 0, err
     mid = out.strip()
     code = (
-        "import sys; from decoy_lab.cli import main; "
+        "import sys; from decoy_lab.workbench.shell.cli import main; "
         f"rc = main(['edit', {mid!r}, '--categories', 'travel']); "
         "print(rc, 'matplotlib' in sys.modules)"
     )
@@ -538,7 +538,7 @@ def test_edit_in_a_shell_never_imports_matplotlib(sandbox, config, capsys):
 
 def test_a_mistyped_sub_command_is_one_line_and_the_closest_ones_usage(capsys):
     """Issue 12: "unknown sub-command 'memries' — did you mean 'memories'?" plus its one-line usage."""
-    from decoy_lab import verbs
+    from decoy_lab.workbench import verbs
 
     assert main(["memries"]) == 2
     err = capsys.readouterr().err.splitlines()

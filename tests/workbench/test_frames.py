@@ -7,9 +7,9 @@ import datetime as dt
 import pandas as pd
 import pytest
 
-from decoy_lab import frames
-from decoy_lab.frames import DecodedRow
 from decoy_lab.memory import Topic
+from decoy_lab.vault import frames
+from decoy_lab.vault.frames import DecodedRow
 
 
 def rows() -> list[DecodedRow]:

@@ -11,10 +11,13 @@ from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
-from decoy_lab import sealing, topicmap, verbs, wire
-from decoy_lab.display import MEMORY_COLUMNS
-from decoy_lab.trace import Trace
+from decoy_lab.recipes import sealing
+from decoy_lab.recipes.trace import Trace
+from decoy_lab.views import topicmap
 from decoy_lab.widgets import PairingWidget, SteppedTrace, Stepper, VaultView
+from decoy_lab.wire import layouts as wire
+from decoy_lab.workbench import verbs
+from decoy_lab.workbench.display import MEMORY_COLUMNS
 
 
 @pytest.fixture(scope="module")
@@ -406,7 +409,7 @@ def test_unpair_ends_the_connection_and_deletes_its_profile(ip, magics, connecte
     owner-approved pairing, which inherits nothing"."""
     import httpx
 
-    from decoy_lab.profiles import ProfileStore
+    from decoy_lab.store.profiles import ProfileStore
 
     def answer(conn, token):
         auth = {"Authorization": f"Bearer {token}"}
@@ -485,8 +488,8 @@ def test_a_revoked_connection_or_a_missing_grant_says_which_magic_to_run(ip, mag
 
 def test_cache_shows_the_profiles_cache_and_clear_and_unpair_leave_no_file(ip, magics, connected):
     """Issue 15: "size and location shown by `%decoy cache`, removed by `cache --clear`, by `unpair`"."""
-    from decoy_lab.cache import CacheInfo
-    from decoy_lab.profiles import ProfileStore
+    from decoy_lab.store.cache import CacheInfo
+    from decoy_lab.store.profiles import ProfileStore
 
     before = magics.connection, magics.pairing
     try:
@@ -635,7 +638,7 @@ def test_the_first_read_after_pairing_says_why_it_is_empty_and_wait_brings_the_r
 def test_wait_for_rows_follows_retry_after_and_stops_at_90_s_with_one_ask_of_the_owner():
     """Spec 000: "If the task needs them now and they are still `preparing` after 60 to 90 seconds
     of reading, you may ask the owner once to open Decoy, never in advance"."""
-    from decoy_lab.display import wait_for_rows
+    from decoy_lab.workbench.display import wait_for_rows
 
     class Waiting:
         answer = {"preparing_others": 3, "retry_after_seconds": 5}
@@ -689,11 +692,11 @@ def test_an_approval_that_arrives_after_cancel_is_revoked_never_used():
     revoked at the server (RFC 7009), and a connection built meanwhile is ended."""
     import httpx
 
-    from decoy_lab.crypto import AgentKey
     from decoy_lab.errors import PairingCancelled
-    from decoy_lab.http import Api
-    from decoy_lab.pairing import PairingHandle, authorization_details
+    from decoy_lab.rules.pairing import PairingHandle, authorization_details
     from decoy_lab.sandbox import Sandbox
+    from decoy_lab.transport.api import Api
+    from decoy_lab.wire.crypto import AgentKey
 
     with Sandbox.start(seed="none") as sb:  # its phone approves at once: the first poll has a token
         key = AgentKey.generate()

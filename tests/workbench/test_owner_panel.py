@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from decoy_lab import memory, reach_matrix
+from decoy_lab import memory
+from decoy_lab.views import reach_matrix
 from decoy_lab.widgets import OwnerPanel, ReachMatrixView
 
 from support.sandbox_kit import Lab, saved

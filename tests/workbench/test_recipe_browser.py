@@ -25,9 +25,9 @@ FLIP_AT = 21  # inside the ciphertext of a VAULT blob
 CELLS = [
     f"""
 from decoy_lab import memory, sealing, wire
-from decoy_lab.crypto import AgentKey
-from decoy_lab.dump import open_blob
-from decoy_lab.trace import Trace
+from decoy_lab.wire.crypto import AgentKey
+from decoy_lab.recipes.dump import open_blob
+from decoy_lab.recipes.trace import Trace
 from decoy_lab.widgets import Stepper
 
 me, owner = AgentKey.generate(), AgentKey.generate()

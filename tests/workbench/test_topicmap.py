@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from decoy_lab import topicmap as tm
 from decoy_lab.errors import MemoryModelError
+from decoy_lab.views import topicmap as tm
 
 from support.frames import make_frames
 

@@ -1,4 +1,4 @@
-// The topic map, drawn as SVG from the positions networkx laid out (decoy_lab/topicmap.py).
+// The topic map, drawn as SVG from the positions networkx laid out (decoy_lab/views/topicmap.py).
 // Click selects (trait `selected`), double-click folds/unfolds what a topic includes
 // (`collapsed`), hover shows the details, the box finds a topic by name, wheel/drag zoom and
 // pan, "fit" shows everything. Labels are placed in screen space each frame, most important

@@ -10,9 +10,10 @@ import uuid
 
 import httpx
 
-from decoy_lab import sealing, wire
-from decoy_lab.client import Connection
+from decoy_lab.client.connection import Connection
+from decoy_lab.recipes import sealing
 from decoy_lab.sandbox import schedule
+from decoy_lab.wire import layouts as wire
 
 from support.legacy import connect, obs, write_legacy
 
@@ -195,8 +196,8 @@ def test_a_lost_answer_resends_the_same_ids_and_counts_already_gone_as_deleted(s
 def test_the_decoy_lab_delete_command_deletes_a_legacy_row(sb, clock, tmp_path, monkeypatch, capsys):
     """`decoy-lab delete` goes through the same delete: its own row is deleted, another connection's refused
     with why (exit 1)."""
-    from decoy_lab.cli import main
-    from decoy_lab.profiles import ENV_DIR, ENV_KEYRING
+    from decoy_lab.store.profiles import ENV_DIR, ENV_KEYRING
+    from decoy_lab.workbench.shell.cli import main
 
     monkeypatch.setenv(ENV_DIR, str(tmp_path))
     monkeypatch.setenv(ENV_KEYRING, "0")

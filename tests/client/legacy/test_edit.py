@@ -9,9 +9,10 @@ import json
 
 import pytest
 
-from decoy_lab import sealing, wire
 from decoy_lab.errors import MemoryModelError, MemoryMoving, NotFound
+from decoy_lab.recipes import sealing
 from decoy_lab.sandbox import schedule
+from decoy_lab.wire import layouts as wire
 
 from support.legacy import ROWS, Recorder, connect, obs, served_legacy, write_legacy
 
@@ -174,8 +175,8 @@ def test_someone_elses_legacy_row_is_refused_with_why(sb, clock):
 
 def test_the_decoy_lab_edit_command_edits_a_legacy_row(sb, clock, tmp_path, monkeypatch, capsys):
     """`decoy-lab edit` goes through the same edit: a legacy row is rewritten in its space."""
-    from decoy_lab.cli import main
-    from decoy_lab.profiles import ENV_DIR, ENV_KEYRING
+    from decoy_lab.store.profiles import ENV_DIR, ENV_KEYRING
+    from decoy_lab.workbench.shell.cli import main
 
     monkeypatch.setenv(ENV_DIR, str(tmp_path))
     monkeypatch.setenv(ENV_KEYRING, "0")

@@ -1,0 +1,4 @@
+"""`%decoy` / `%%decoy` in IPython.
+
+magics.py  the magics: parse, dispatch, render
+"""

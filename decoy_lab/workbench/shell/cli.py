@@ -1,0 +1,100 @@
+"""The `decoy-lab` command: the sandbox, the tour, and the verbs of `verbs.py` (commands.py).
+
+Each sub-command is a small function over the same modules the notebook uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from decoy_lab import __version__
+
+
+def _cmd_tour(args: argparse.Namespace) -> int:
+    """Execute the tour notebook headless into build/tour.html."""
+    import subprocess
+
+    root = Path(args.notebooks)
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    return subprocess.call(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "html",
+            "--execute",
+            str(root / "01-tour.ipynb"),
+            "--output-dir",
+            str(out),
+            "--output",
+            "tour",
+        ]
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="decoy-lab", description="Decoy memory workbench")
+    p.add_argument("--version", action="version", version=f"decoy-lab {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    t = sub.add_parser("tour", help="execute notebooks/01-tour.ipynb headless into build/tour.html")
+    t.add_argument("--notebooks", default="notebooks")
+    t.add_argument("--output", default="build")
+    t.set_defaults(run=_cmd_tour)
+
+    try:
+        from decoy_lab.sandbox.server import add_cli
+    except ImportError:  # the sandbox extra is always installed; guard only partial checkouts
+        pass
+    else:
+        add_cli(sub)
+    try:
+        from decoy_lab.workbench.shell.commands import add_connection_commands
+    except ImportError:
+        pass
+    else:
+        add_connection_commands(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    known = _commands(parser)
+    if words and not words[0].startswith("-") and words[0] not in known:
+        return _unknown(words[0], known)
+    args = parser.parse_args(words)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 0
+    return int(args.run(args) or 0)
+
+
+def _commands(parser: argparse.ArgumentParser) -> list[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
+
+
+def _unknown(word: str, known: list[str]) -> int:
+    """A mistyped sub-command: one line and the closest one's usage, exit 2."""
+    from decoy_lab.workbench.verbs import BY_NAME, SHELL, closest
+
+    near = closest(word, known)
+    if near is None:
+        print(f"error: unknown sub-command {word!r} — decoy-lab --help lists them", file=sys.stderr)
+    else:
+        print(f"error: unknown sub-command {word!r} — did you mean {near!r}?", file=sys.stderr)
+        verb = BY_NAME.get(near)
+        print(f"usage: {verb.usage(SHELL) if verb else 'decoy-lab ' + near + ' -h'}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
