@@ -20,7 +20,8 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 # Appended after the notebook's own cells: collects every secret the run could have leaked.
 SECRETS_CELL = r"""
 import json as _json, base64 as _b64
-from decoy_lab import sealing as _s, wire as _w
+from decoy_lab.recipes import sealing as _s
+from decoy_lab.wire import layouts as _w
 _m = get_ipython().magics_manager.registry["DecoyMagics"]
 _keys = [conn.agent_key]
 if conn.sandbox_handle is not None:

@@ -24,7 +24,9 @@ FLIP_AT = 21  # inside the ciphertext of a VAULT blob
 
 CELLS = [
     f"""
-from decoy_lab import memory, sealing, wire
+from decoy_lab import memory
+from decoy_lab.recipes import sealing
+from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import AgentKey
 from decoy_lab.recipes.dump import open_blob
 from decoy_lab.recipes.trace import Trace
@@ -154,7 +156,7 @@ def test_recipe_view_marks_links_steps_and_reruns_in_the_browser(lab):
                 view.get_by_role("button", name="Export Python").click()
             script = Path(saved.value.path()).read_text()
             assert saved.value.suggested_filename.endswith(".py") and "AESGCM(key).decrypt" in script
-            assert "DECOY_KEY" in script and 'parse(BLOB, "vault")' in script
+            assert "DECOY_KEY" in script and 'parse(blob("blob"), "vault")' in script
 
             # A keyless dump opens on the layout it found and says how sure it is.
             dump = page.locator(".recipe-dump .decoy-recipe")
