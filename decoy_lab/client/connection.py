@@ -57,7 +57,8 @@ from decoy_lab.secret import Secret
 from decoy_lab.store import cache
 from decoy_lab.store.journal import Journal, binding
 from decoy_lab.store.profiles import Profile, ProfileStore
-from decoy_lab.transport.api import Api, Tokens, expect_object, send_with_retries
+from decoy_lab.transport import routes
+from decoy_lab.transport.api import Api, Tokens, expect_object
 from decoy_lab.vault.frames import AccountNames
 from decoy_lab.vault.read import WAITING_MEMBERS, Vault, read_vault
 from decoy_lab.wire.crypto import AgentKey
@@ -531,7 +532,7 @@ class Connection:
         When the server cannot be reached the profile is kept, so the revocation can be tried again."""
         saved_here = self._saved_tokens() is not None
         s = self.session
-        send_with_retries(self._api.revoke, retries=s.retries, backoff=s.backoff, sleep=s.sleep)
+        s.retry.run(self._api.revoke)
         self._access = None
         if saved_here and self._store is not None and self.profile:
             self.dropped_pending = self._drop_journal(f"unpairing profile {self.profile!r}")
@@ -561,7 +562,7 @@ class Connection:
         """What this connection holds now (`GET /api/agent/policies`): summary first, then names."""
         if self._access is not None and not refresh:
             return self._access
-        acc = Access(read_policies(self.session.get("/api/agent/policies")), topic_names=self._topic_names())
+        acc = Access(read_policies(self.session.get(routes.POLICIES)), topic_names=self._topic_names())
         self._access = acc
         t = self.tokens
         if t is not None and acc.version is not None and acc.version != t.access_version:
@@ -586,14 +587,14 @@ class Connection:
 
         def send() -> dict:
             return expect_object(
-                self._api.request("POST", "/api/agent/grant-request", json=body),
+                self._api.request("POST", routes.GRANT_REQUEST, json=body),
                 "POST /api/agent/grant-request",
                 **ASKED,
             )
 
         try:  # REVIEW_BUSY is sent again (bounded, with backoff) like an unknown outcome
             s = self.session
-            ans = send_with_retries(send, retries=s.retries, backoff=s.backoff, sleep=s.sleep)
+            ans = s.retry.run(send)
         except GrantAlreadyRequested as exc:  # also what a resend after a lost answer gets
             return GrantRequest(
                 self.session,
@@ -699,7 +700,7 @@ class Connection:
             return vault
 
         def read_retried(opening: cache.Opening | None = None) -> Vault:
-            return send_with_retries(lambda: read(opening), retries=s.retries, backoff=s.backoff, sleep=s.sleep)
+            return s.retry.run(lambda: read(opening))
 
         local = self.local_cache()
         with gc_paused():  # thousands of long-lived, cycle-free objects: collector scans only cost
@@ -733,7 +734,7 @@ class Connection:
         params: dict[str, str] = {}
         for _ in range(ACCOUNT_PAGES):
             try:
-                body = self.session.get("/api/agent/accounts", params=params or None, accounts=list)
+                body = self.session.get(routes.ACCOUNTS, params=params or None, accounts=list)
             except InsufficientGrant as exc:
                 ask = exc.required_permission or "account.read"
                 why = f"this connection may not list accounts ({exc.status} {exc.code}; that needs {ask})"
@@ -851,7 +852,7 @@ class Connection:
 
     # -- sync -------------------------------------------------------------------------------------
     def _anchor(self) -> str | None:
-        head = self.session.get("/api/agent/sync/head", head=(str, int)).get("head")
+        head = self.session.get(routes.SYNC_HEAD, head=(str, int)).get("head")
         self.cursor = str(head) if head is not None else None
         self.save_profile()
         return self.cursor
@@ -881,7 +882,7 @@ class Connection:
                         cursor=self._anchor(),
                         vault=vault,
                     )
-                ans = self.session.get("/api/agent/sync", {"cursor": cursor}, changes=dict, state=(str, int))
+                ans = self.session.get(routes.SYNC, {"cursor": cursor}, changes=dict, state=(str, int))
                 for name, bucket in (ans.get("changes") or {}).items():
                     if isinstance(bucket, dict):
                         expect_object(

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from decoy_lab.transport import routes
 from decoy_lab.transport.api import expect_object
 from decoy_lab.vocab import SELECTION_KEYS
 
@@ -301,7 +302,7 @@ class GrantRequest:
         """Ask the server where the request stands; returns the new status."""
         if self.request_id is None:
             return self.status
-        ans = self.session.get("/api/agent/grant-request", {"id": self.request_id}, **ASKED)
+        ans = self.session.get(routes.GRANT_REQUEST, {"id": self.request_id}, **ASKED)
         self.raw = ans
         self.status = ans.get("status", self.status)
         return self.status

@@ -48,6 +48,7 @@ from decoy_lab.memory.edit import apply_text
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.shapes import fits, json_kind
+from decoy_lab.transport import routes
 from decoy_lab.vault.frames import DecodedRow
 from decoy_lab.vault.read import space_row, unwrap_space_key
 from decoy_lab.wire import layouts as wire
@@ -57,9 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger("decoy_lab.client.connection")
 
-ROWS = "/api/agent/context/rows"
-ROWS_DELETE = f"{ROWS}/delete"
-SPACES = "/api/agent/context/spaces"
+ROWS, ROWS_DELETE, SPACES = routes.ROWS, routes.ROWS_DELETE, routes.SPACES
 # The members each answer is read for, and their shapes (http.expect_object): an answer that does
 # not fit is an unknown outcome, like a lost one.
 EDITED = {"id": str, "rev": int}

@@ -26,7 +26,9 @@ from typing import Any
 
 from decoy_lab.errors import APIError, PairingCancelled, PairingError, TransportError
 from decoy_lab.shapes import fits
-from decoy_lab.transport.api import Api, Tokens, expect_object, send_with_retries
+from decoy_lab.transport import routes
+from decoy_lab.transport.api import Api, Tokens, expect_object
+from decoy_lab.transport.retry import RetryPolicy
 from decoy_lab.vocab import ASKED_ALONE, DEVICE_GRANT, SELECTION_KEYS
 
 log = logging.getLogger("decoy_lab.rules.pairing")
@@ -179,11 +181,11 @@ def start_device(
         def send() -> dict:  # a lost or unreadable answer only costs an unused session: ask again
             return expect_object(api.request("POST", path, json=payload, auth=False), f"POST {path}", **members)
 
-        return send_with_retries(send, retries=2, backoff=0.5, sleep=sleep)
+        return RetryPolicy(retries=2, backoff=0.5, sleep=sleep).run(send)
 
     if use_par:
         try:
-            par = post("/oauth/par", {"client_id": client_id, "authorization_details": rows}, request_uri=str)
+            par = post(routes.PAR, {"client_id": client_id, "authorization_details": rows}, request_uri=str)
             if not par.get("request_uri"):
                 raise PairingError("the PAR answer carries no request_uri", code="bad_response")
             body["request_uri"] = par["request_uri"]
@@ -193,7 +195,7 @@ def start_device(
     if "request_uri" not in body:
         body["authorization_details"] = rows
     try:
-        ans = post("/oauth/device", body, **DEVICE_ANSWER)
+        ans = post(routes.DEVICE, body, **DEVICE_ANSWER)
     except APIError as exc:
         raise PairingError(f"the pairing request was refused: {exc}", code=exc.code) from exc
     try:

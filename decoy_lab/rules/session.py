@@ -1,7 +1,7 @@
 """The narrow session the rules of talking to Decoy work through (writes, legacy, access).
 
 A `Session` is what those rules need of a connection, and nothing more: the `Api`, the agent's
-key, the retry policy (`retries`, `backoff`, `sleep`), the key cache, `get` / `send` under the
+key, the retry policy (`retry`: a transport.retry.RetryPolicy), the key cache, `get` / `send` under the
 spec's retry rules, the rows served now, the last load and the topics made since, and the
 pending-writes journal. `Connection` builds one and stays a facade over it; a test of a write
 rule can hand the rule a fake session instead of a paired connection.
@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from decoy_lab import memory
 from decoy_lab.errors import NotFound, ServerError, TransportError
-from decoy_lab.transport.api import Api, expect_object, send_with_retries
+from decoy_lab.transport import routes
+from decoy_lab.transport.api import Api, expect_object
+from decoy_lab.transport.retry import RetryPolicy
 from decoy_lab.wire.crypto import AgentKey
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,8 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger("decoy_lab.client.connection")
 
-MEMORIES = "/api/agent/context/memories"
-GRANTEES = "/api/agent/context/memory-grantees"
+MEMORIES, GRANTEES = routes.MEMORIES, routes.GRANTEES
 
 
 class Session:
@@ -51,9 +52,7 @@ class Session:
     ):
         self.api = api
         self.agent_key = agent_key
-        self.retries = retries
-        self.backoff = backoff
-        self.sleep = sleep
+        self.retry = RetryPolicy(retries, backoff, sleep)
         self.key_cache = memory.KeyCache()  # kid -> raw key, this session only, never on disk
         self.journal = journal
         self.vault: Vault | None = None  # the last load
@@ -66,6 +65,31 @@ class Session:
         self.reached = 0  # sends that may have reached the server (all but a refused connection)
         self._load = load
         self._on_change = on_change
+
+    # The policy's parts, as the rules and the facade read and set them.
+    @property
+    def retries(self) -> int:
+        return self.retry.retries
+
+    @retries.setter
+    def retries(self, value: int) -> None:
+        self.retry.retries = value
+
+    @property
+    def backoff(self) -> float:
+        return self.retry.backoff
+
+    @backoff.setter
+    def backoff(self, value: float) -> None:
+        self.retry.backoff = value
+
+    @property
+    def sleep(self) -> Callable[[float], Any]:
+        return self.retry.sleep
+
+    @sleep.setter
+    def sleep(self, value: Callable[[float], Any]) -> None:
+        self.retry.sleep = value
 
     def load(self) -> Vault:
         """Read the vault again (through the connection's load, so every view sees it)."""
@@ -81,7 +105,7 @@ class Session:
         def read() -> dict:
             return expect_object(self.api.request("GET", path, params=params), f"GET {path}", **members)
 
-        return send_with_retries(read, retries=self.retries, backoff=self.backoff, sleep=self.sleep)
+        return self.retry.run(read)
 
     def send(
         self,
@@ -118,7 +142,7 @@ class Session:
                 "%s %s: %s; sending the same body again (attempt %d)", method, path, type(exc).__name__, attempt + 1
             )
 
-        return send_with_retries(send, retries=self.retries, backoff=self.backoff, sleep=self.sleep, on_retry=retried)
+        return self.retry.run(send, on_retry=retried)
 
     def intent(self, kind: str, what: Any) -> str:
         """An HMAC of what a write asks, keyed by this agent's private key: the same ask gives the

@@ -38,6 +38,7 @@ from decoy_lab.recipes import sealing
 from decoy_lab.rules import legacy, verify
 from decoy_lab.shapes import fits
 from decoy_lab.store.journal import Journal, new_entry
+from decoy_lab.transport import routes
 from decoy_lab.transport.api import is_unknown_outcome
 from decoy_lab.wire import layouts as wire
 
@@ -46,15 +47,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger("decoy_lab.client.connection")
 
-MEMORIES = "/api/agent/context/memories"
+MEMORIES = routes.MEMORIES
 UNSET: Any = object()
-WRAPS = "/api/agent/context/memory-wraps"
+WRAPS = routes.WRAPS
 # Each write's answer, by route: the members read from it and their shapes (http.expect_object). An
 # answer that does not fit is an unknown outcome, like a lost one: the same body is sent again.
 WRITE_ANSWERS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", MEMORIES): {"created": list[str], "existing": list[str]},
     ("PUT", MEMORIES): legacy.EDITED,
-    ("POST", f"{MEMORIES}/delete"): {"deleted": list[str], "refused": list[str], "remediation": dict},
+    ("POST", routes.MEMORIES_DELETE): {"deleted": list[str], "refused": list[str], "remediation": dict},
     ("POST", WRAPS): {"added": int},
     ("PUT", legacy.ROWS): legacy.EDITED,
     ("POST", legacy.ROWS_DELETE): legacy.DELETED,
@@ -121,7 +122,7 @@ def post_rows(s: Session, rows: list[dict[str, Any]]) -> dict[str, Any]:
 def delete_quietly(s: Session, ids: list[str]) -> None:
     """Best effort: remove rows this call wrote for a change that was refused."""
     try:
-        s.api.request("POST", f"{MEMORIES}/delete", json={"ids": ids})
+        s.api.request("POST", routes.MEMORIES_DELETE, json={"ids": ids})
     except DecoyError as exc:
         log.info("could not remove topic rows %s: %s", ids, exc)
 
@@ -555,7 +556,7 @@ def delete_memories(s: Session, ids: list[str]) -> DeleteResult:
     if s.vault is not None:
         known |= {r["id"] for r in s.vault.served if isinstance(r.get("id"), str)}
     before = s.resends
-    ans = send(s, "POST", f"{MEMORIES}/delete", {"ids": ids})
+    ans = send(s, "POST", routes.MEMORIES_DELETE, {"ids": ids})
     result = DeleteResult(
         list(ans.get("deleted") or []), list(ans.get("refused") or []), dict(ans.get("remediation") or {})
     )

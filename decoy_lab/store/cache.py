@@ -63,6 +63,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from decoy_lab import memory
 from decoy_lab.errors import APIError, ProfileError, UnreadableRow
+from decoy_lab.transport import routes
 from decoy_lab.vault import frames
 from decoy_lab.vault.read import Vault, decoded
 
@@ -73,7 +74,7 @@ HEAD_TAG = 32  # HMAC-SHA256 over the head, checked before anything in the head 
 # marshal: the standard library's fastest reader of plain lists, dicts and strings (11,000 rows in
 # ~2/3 of orjson's time); its layout is the interpreter's own, so the head names it
 FORMAT = f"marshal {marshal.version}, Python {sys.version_info[0]}.{sys.version_info[1]}"
-SYNC, HEAD = "/api/agent/sync", "/api/agent/sync/head"
+SYNC, HEAD = routes.SYNC, routes.SYNC_HEAD
 MAX_SYNC_PAGES = 1000  # a feed that says "more" for longer than this is read in full instead
 WAITING_KEYS = ("preparing", "preparing_others", "preparing_unknown")  # keys may arrive with no change logged
 _BLOBS = ("ciphertext", "wrapped_key", "self_wrap", "owner_wrap", "grantee_wraps")  # never kept: not needed

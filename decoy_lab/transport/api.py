@@ -11,7 +11,7 @@ sharing the saved profile (`saved_tokens`), already holds a newer access token: 
 because refreshing again would replace it. `TOKEN_REVOKED` (`recovery: re_pair`) is a `TokenError`
 that says a new pairing is needed. `revoke` ends the connection at the server's RFC 7009
 revocation endpoint, found in its RFC 8414 metadata.
-The retry rule for writes lives in `send_with_retries`: an unknown outcome resends the SAME
+The retry rule for writes lives in retry.py's `send_with_retries`: an unknown outcome resends the SAME
 body, a definite refusal is never retried, a 429 waits `retry_after_seconds`, and `REVIEW_BUSY`
 ("send this one again") is resent after a short backoff.
 
@@ -52,7 +52,6 @@ from decoy_lab.errors import (
     APIError,
     DecoyError,
     RateLimited,
-    ReviewBusy,
     RevocationUnavailable,
     ServerError,
     TokenError,
@@ -61,6 +60,7 @@ from decoy_lab.errors import (
 )
 from decoy_lab.secret import Secret, secret_fingerprint
 from decoy_lab.shapes import fits, json_kind, shape_name
+from decoy_lab.transport import routes
 from decoy_lab.transport.deadline import Bound, bind
 from decoy_lab.transport.jsonstream import ArrayStream
 from decoy_lab.vocab import REFRESH_GRANT
@@ -69,7 +69,7 @@ log = logging.getLogger("decoy_lab.transport.api")
 T = TypeVar("T")
 _DECODED = (b"content-encoding", b"content-length", b"transfer-encoding")  # the body is held decoded
 
-METADATA_PATH = "/.well-known/oauth-authorization-server"
+METADATA_PATH = routes.METADATA
 USER_AGENT = "decoy-lab/0.1 (+python-httpx)"
 STREAM_DEADLINES = 10  # a streamed read (thousands of rows) may take this many times the deadline
 _SECONDS = re.compile(r"[0-9]{1,9}")
@@ -424,7 +424,7 @@ class Api:
     def token_endpoint(self, form: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """POST /oauth/token form-encoded; returns (status, body) without raising on 4xx. A
         `Retry-After` header (in seconds) is read into `retry_after_seconds` when the body has none."""
-        resp = self._send("POST", "/oauth/token", data=form, auth=False)
+        resp = self._send("POST", routes.TOKEN, data=form, auth=False)
         body = self._body(resp)
         body = body if isinstance(body, dict) else {}
         for name in ("access_token", "refresh_token"):  # held masked from here on
@@ -666,47 +666,3 @@ def _has_member(body: bytes, key: str) -> bool:
     except ValueError:
         return False
     return isinstance(parsed, dict) and key in parsed
-
-
-MAX_RATE_LIMIT_WAIT = 300.0  # seconds: a longer 429 wait is reported, not slept through
-
-
-def send_with_retries(
-    send: Callable[[], T],
-    *,
-    retries: int,
-    backoff: float = 0.25,
-    sleep: Callable[[float], None] = time.sleep,
-    on_retry: Callable[[int, BaseException], None] | None = None,
-    max_backoff: float = 8.0,
-) -> T:
-    """Call `send` (which must resend the SAME body) under the spec's retry rules.
-
-    Unknown outcome (TransportError, 5xx) or `REVIEW_BUSY` ("send this one again"): try again up
-    to `retries` more times, waiting `backoff`, doubling each time. 429: wait `retry_after_seconds`
-    (counts as an attempt), unless it is over MAX_RATE_LIMIT_WAIT: then the RateLimited error, which
-    carries the wait, is raised at once. Anything else is a definite answer and is raised at once.
-    """
-    attempt = 0
-    while True:
-        try:
-            return send()
-        except RateLimited as exc:
-            attempt += 1
-            if attempt > retries:
-                raise
-            wait = exc.retry_after if fits(exc.retry_after, float) else backoff
-            if wait > MAX_RATE_LIMIT_WAIT:  # not a pause to sit through inside one call: say so now
-                raise
-            if on_retry:
-                on_retry(attempt, exc)
-            sleep(max(0.0, float(wait)))
-        except (TransportError, ServerError, ReviewBusy) as exc:
-            attempt += 1
-            if attempt > retries:
-                if isinstance(exc, ReviewBusy):
-                    exc.sends = attempt
-                raise
-            if on_retry:
-                on_retry(attempt, exc)
-            sleep(min(max_backoff, backoff * (2 ** (attempt - 1))))

@@ -27,8 +27,7 @@ import pandas as pd
 
 from decoy_lab import memory
 from decoy_lab.recipes import sealing
-
-GRANTEES = "/api/agent/context/memory-grantees"
+from decoy_lab.transport import routes
 
 
 @dataclass
@@ -155,7 +154,7 @@ def from_connections(
         if not accounts:  # the authorized account list, as the first connection that may list it sees it
             accounts = {f"account:{k}": v for k, v in conn.account_names().items()}
         s = conn.session
-        grantees = s.get(GRANTEES)
+        grantees = s.get(routes.GRANTEES)
         reader = Reader(name, (grantees.get("self") or {}).get("selectors") or {})
         for row in s.served():
             reader.served[row["id"]] = list(row.get("via") or [])
