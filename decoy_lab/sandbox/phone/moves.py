@@ -35,11 +35,11 @@ from typing import Any
 from decoy_lab import memory
 from decoy_lab.errors import DecoyError
 from decoy_lab.recipes import sealing
-from decoy_lab.sandbox import memstore as ms
-from decoy_lab.sandbox import schedule
-from decoy_lab.sandbox import spacestore as ss
 from decoy_lab.sandbox.core import SandboxState
-from decoy_lab.sandbox.opening import Opened, open_row
+from decoy_lab.sandbox.phone import schedule
+from decoy_lab.sandbox.phone.opening import Opened, open_row
+from decoy_lab.sandbox.stores import memstore as ms
+from decoy_lab.sandbox.stores import spacestore as ss
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import AgentKey, random_key
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 
 from starlette.requests import Request
 
-from decoy_lab.sandbox import grants, grantstore
 from decoy_lab.sandbox.core import HTTPProblem, state_of
-from decoy_lab.sandbox.db import token_hash
-from decoy_lab.sandbox.selectors import MemoryAccess, memory_access_from_rows
+from decoy_lab.sandbox.rules import grants, grantstore
+from decoy_lab.sandbox.rules.selectors import MemoryAccess, memory_access_from_rows
+from decoy_lab.sandbox.stores.db import token_hash
 
 
 @dataclass(frozen=True)

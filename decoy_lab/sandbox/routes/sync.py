@@ -21,11 +21,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.sandbox import memstore as ms
-from decoy_lab.sandbox import spacestore as ss
-from decoy_lab.sandbox.auth import Agent
 from decoy_lab.sandbox.core import bad_request, problem, state_of
-from decoy_lab.sandbox.reach import agent_of, is_author, live_via, space_covered, usable_wrap
+from decoy_lab.sandbox.rules.auth import Agent
+from decoy_lab.sandbox.rules.reach import agent_of, is_author, live_via, space_covered, usable_wrap
+from decoy_lab.sandbox.stores import memstore as ms
+from decoy_lab.sandbox.stores import spacestore as ss
 
 PAGE = 500
 MAX_CURSOR = 2**63 - 1  # the largest change seq the store can hold

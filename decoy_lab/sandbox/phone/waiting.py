@@ -10,10 +10,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from decoy_lab.sandbox import memstore as ms
-from decoy_lab.sandbox.auth import Agent
 from decoy_lab.sandbox.core import iso
-from decoy_lab.sandbox.schedule import DAY, key_time, unknown_base
+from decoy_lab.sandbox.phone.schedule import DAY, key_time, unknown_base
+from decoy_lab.sandbox.rules.auth import Agent
+from decoy_lab.sandbox.stores import memstore as ms
 
 ASK_DAYS = 7
 

@@ -17,8 +17,8 @@ from typing import Any
 from decoy_lab import memory
 from decoy_lab.errors import CryptoError, UnreadableRow, WireFormatError
 from decoy_lab.recipes import sealing
-from decoy_lab.sandbox import memstore as ms
-from decoy_lab.sandbox import spacestore as ss
+from decoy_lab.sandbox.stores import memstore as ms
+from decoy_lab.sandbox.stores import spacestore as ss
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import AgentKey
 

@@ -27,9 +27,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.sandbox import appview
 from decoy_lab.sandbox.core import HTTPProblem, is_form, iso, json_object, state_of
-from decoy_lab.sandbox.guard import check_owner
+from decoy_lab.sandbox.phone import appview
+from decoy_lab.sandbox.rules.guard import check_owner
 
 
 def _look(request: Request) -> Any:
@@ -243,7 +243,7 @@ async def accounts(request: Request) -> JSONResponse:
 async def faults(request: Request) -> JSONResponse:
     _, body = await _change(request)
     state = state_of(request)
-    from decoy_lab.sandbox.faults import Faults
+    from decoy_lab.sandbox.rules.faults import Faults
 
     try:
         if isinstance(state.faults, Faults):

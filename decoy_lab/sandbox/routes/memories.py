@@ -18,11 +18,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from decoy_lab.gcpause import gc_paused
-from decoy_lab.sandbox import auth, readcache, schedule, sharepass, waiting
-from decoy_lab.sandbox.auth import Agent
 from decoy_lab.sandbox.core import iso, now_of, problem, state_of
-from decoy_lab.sandbox.faults import faulty
-from decoy_lab.sandbox.reach import Reach, agent_of, is_author, owner_public_key, readable
+from decoy_lab.sandbox.phone import schedule, sharepass, waiting
+from decoy_lab.sandbox.rules import auth, readcache
+from decoy_lab.sandbox.rules.auth import Agent
+from decoy_lab.sandbox.rules.faults import faulty
+from decoy_lab.sandbox.rules.reach import Reach, agent_of, is_author, owner_public_key, readable
 
 
 async def public_key(request: Request) -> JSONResponse:

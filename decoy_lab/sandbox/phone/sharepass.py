@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from decoy_lab import memory
 from decoy_lab.errors import CryptoError, WireFormatError
 from decoy_lab.recipes import sealing
-from decoy_lab.sandbox import auth, moves, schedule
-from decoy_lab.sandbox import memstore as ms
-from decoy_lab.sandbox import spacestore as ss
-from decoy_lab.sandbox.auth import Agent
 from decoy_lab.sandbox.core import SandboxState, iso
-from decoy_lab.sandbox.opening import Unopenable, approval, author_name, label_set, open_row
-from decoy_lab.sandbox.reach import space_covered
+from decoy_lab.sandbox.phone import moves, schedule
+from decoy_lab.sandbox.phone.opening import Unopenable, approval, author_name, label_set, open_row
+from decoy_lab.sandbox.rules import auth
+from decoy_lab.sandbox.rules.auth import Agent
+from decoy_lab.sandbox.rules.reach import space_covered
+from decoy_lab.sandbox.stores import memstore as ms
+from decoy_lab.sandbox.stores import spacestore as ss
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import AgentKey
 

@@ -26,9 +26,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from decoy_lab.sandbox import memstore as ms
-from decoy_lab.sandbox.auth import Agent
 from decoy_lab.sandbox.core import SandboxState
+from decoy_lab.sandbox.rules.auth import Agent
+from decoy_lab.sandbox.stores import memstore as ms
 
 MAX_ENTRIES = 16  # connections whose last answer is kept; the oldest is dropped first
 

@@ -36,11 +36,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.sandbox import memstore as ms
-from decoy_lab.sandbox import moves
-from decoy_lab.sandbox import spacestore as ss
-from decoy_lab.sandbox.auth import Agent
-from decoy_lab.sandbox.bodies import (
+from decoy_lab.sandbox.core import bad_request, iso, now_of, problem, state_of
+from decoy_lab.sandbox.phone import moves
+from decoy_lab.sandbox.rules.auth import Agent
+from decoy_lab.sandbox.rules.bodies import (
     MAX_ROWS,
     delete_ids,
     edit_fields,
@@ -50,9 +49,8 @@ from decoy_lab.sandbox.bodies import (
     uuid_text,
     vault_blob,
 )
-from decoy_lab.sandbox.core import bad_request, iso, now_of, problem, state_of
-from decoy_lab.sandbox.faults import faulty
-from decoy_lab.sandbox.reach import (
+from decoy_lab.sandbox.rules.faults import faulty
+from decoy_lab.sandbox.rules.reach import (
     agent_of,
     insufficient,
     live_agents,
@@ -60,6 +58,8 @@ from decoy_lab.sandbox.reach import (
     permission_request,
     space_covered,
 )
+from decoy_lab.sandbox.stores import memstore as ms
+from decoy_lab.sandbox.stores import spacestore as ss
 
 MOVING_RETRY = 5  # the phone answers its push within about this (core.DEFAULT_AUTO_SHARE_AFTER)
 

@@ -46,10 +46,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.sandbox import memstore as ms
-from decoy_lab.sandbox import schedule
-from decoy_lab.sandbox.auth import Agent
-from decoy_lab.sandbox.bodies import (
+from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, now_of, problem, state_of
+from decoy_lab.sandbox.phone import schedule
+from decoy_lab.sandbox.rules.auth import Agent
+from decoy_lab.sandbox.rules.bodies import (
     MAX_ROWS,
     RowIn,
     WrapIn,
@@ -63,9 +63,8 @@ from decoy_lab.sandbox.bodies import (
     str_list,
     uuid_text,
 )
-from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, now_of, problem, state_of
-from decoy_lab.sandbox.faults import faulty
-from decoy_lab.sandbox.reach import (
+from decoy_lab.sandbox.rules.faults import faulty
+from decoy_lab.sandbox.rules.reach import (
     Reach,
     admit,
     agent_of,
@@ -87,6 +86,7 @@ from decoy_lab.sandbox.reach import (
     visible_or_404,
     writes,
 )
+from decoy_lab.sandbox.stores import memstore as ms
 
 # ── save ───────────────────────────────────────────────────────────────────────────────────
 

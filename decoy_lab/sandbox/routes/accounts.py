@@ -27,9 +27,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.sandbox import grants, grantstore
-from decoy_lab.sandbox.auth import Agent, agent_from_request
 from decoy_lab.sandbox.core import state_of
+from decoy_lab.sandbox.rules import grants, grantstore
+from decoy_lab.sandbox.rules.auth import Agent, agent_from_request
 
 SCOPE = "account.read"  # the operation's x-scope
 PERMISSION = "account.read"  # the named permission that carries it for existing accounts

@@ -16,12 +16,12 @@ from typing import Any
 
 from starlette.requests import Request
 
-from decoy_lab.sandbox import auth, grants, grantstore
-from decoy_lab.sandbox import memstore as ms
-from decoy_lab.sandbox import spacestore as ss
-from decoy_lab.sandbox.auth import Agent
-from decoy_lab.sandbox.bodies import WrapIn
 from decoy_lab.sandbox.core import HTTPProblem, SandboxState, problem
+from decoy_lab.sandbox.rules import auth, grants, grantstore
+from decoy_lab.sandbox.rules.auth import Agent
+from decoy_lab.sandbox.rules.bodies import WrapIn
+from decoy_lab.sandbox.stores import memstore as ms
+from decoy_lab.sandbox.stores import spacestore as ss
 
 # ── refusals ───────────────────────────────────────────────────────────────────────────────
 

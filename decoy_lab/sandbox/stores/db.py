@@ -16,7 +16,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 
-from decoy_lab.sandbox.memstore import SCHEMA as MEMORY_SCHEMA
+from decoy_lab.sandbox.stores.memstore import SCHEMA as MEMORY_SCHEMA
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS connections (

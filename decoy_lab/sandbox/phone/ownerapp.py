@@ -21,11 +21,12 @@ from typing import Any
 
 from decoy_lab import memory
 from decoy_lab.recipes import sealing
-from decoy_lab.sandbox import grants, grantstore, schedule, sharepass
-from decoy_lab.sandbox import memstore as ms
-from decoy_lab.sandbox.auth import bump_access_version
 from decoy_lab.sandbox.core import HTTPProblem, SandboxState
-from decoy_lab.sandbox.opening import Opened, open_row
+from decoy_lab.sandbox.phone import schedule, sharepass
+from decoy_lab.sandbox.phone.opening import Opened, open_row
+from decoy_lab.sandbox.rules import grants, grantstore
+from decoy_lab.sandbox.rules.auth import bump_access_version
+from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import random_key
 
