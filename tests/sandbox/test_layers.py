@@ -22,7 +22,7 @@ LAYERS = ["core", "stores", "rules", "phone", "routes", ""]
 SUBPACKAGES = ["stores", "rules", "phone", "routes"]
 # decoy_lab's leaves and the layers the sandbox may share with the client (never its rules).
 MAY_IMPORT = {"errors", "vocab", "shapes", "gcpause", "secret", "wire", "recipes", "memory"}
-MAX_LINES = 470  # "~450": a module past this is split before it grows further
+MAX_LINES, MAX_FUNCTION, MAX_CLASS = 450, 80, 400  # the caps: a module, a function, a class (lines)
 
 MODULES = [m for m in modules() if m.name == SANDBOX or m.name.startswith(SANDBOX + ".")]
 IMPORTS = [i for m in MODULES for i in imports(m)]
@@ -124,3 +124,17 @@ def test_the_sandbox_never_imports_the_client_side():
 def test_no_module_is_large():
     sizes = {_short(m.name) or "__init__": len(m.path.read_text().splitlines()) for m in MODULES}
     assert {n: s for n, s in sizes.items() if s > MAX_LINES} == {}
+
+
+def test_no_function_or_class_is_large():
+    """A function (decorators and docstring included) of at most 80 lines, a class of at most 400."""
+    large = []
+    for m in MODULES:
+        for node in ast.walk(m.tree):
+            cap = MAX_CLASS if isinstance(node, ast.ClassDef) else MAX_FUNCTION
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                size = (node.end_lineno or node.lineno) - first + 1
+                if size > cap:
+                    large.append(f"{m.name}.{node.name}: {size} lines")
+    assert large == []

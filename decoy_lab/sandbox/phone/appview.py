@@ -117,110 +117,124 @@ def check_row(state: SandboxState, row: dict, *, trace: Any = None) -> dict:
 
 
 def _describe(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
-    problems: list[str] = []
+    """One opened row as the app shows it, with the problems the app would have with it."""
     if p.kind == "memory":
-        tid = p.topic_id
-        topic = None
-        if tid:
-            t = topics.get(tid)
-            topic = {"id": tid, "name": t.name if t else p.entity_name}
-            if t is None:
-                problems.append(
-                    f"filed under {tid}, but no topic row with that id opens: the app shows it "
-                    "under a topic it cannot name"
-                )
-            elif p.entity_name is not None and memory.normalize_topic_name(
-                p.entity_name
-            ) != memory.normalize_topic_name(t.name):
-                problems.append(f"observation.entityName {p.entity_name!r} is not the topic's name {t.name!r}")
-        elif p.about_label == "user" and p.entity_name not in (None, memory.USER_ENTITY):
-            problems.append(f"about the user, but entityName is {p.entity_name!r}, not default_user")
-        elif p.account_id and p.entity_name:
-            problems.append(
-                f"about an account, but entityName is {p.entity_name!r}: a memory never carries the account's name"
-            )
-        unknown = [c for c in p.categories if c not in memory.CATEGORIES]
-        if unknown:
-            problems.append(f"categories the app does not know: {', '.join(unknown)}")
-        if len(set(p.categories)) != len(p.categories):
-            problems.append("a category is listed twice")
-        if isinstance(p.metadata, dict) and any(k in p.metadata for k in ("topic", "topics", "topic_name")):
-            problems.append("metadata names a topic: it files nothing; the memory is not under that topic")
-        return {
-            "kind": "memory",
-            "readable": True,
-            "text": p.text,
-            "labels": p.labels,
-            "categories": list(p.categories),
-            "about": p.about_label,
-            "topic": topic,
-            "account": p.account_id,
-            "entity_name": p.entity_name,
-            "metadata": p.metadata,
-            "problems": problems,
-        }
+        return _describe_memory(p, topics)
     if p.kind == "topic":
-        tid = f"topic:{p.row_id}"
-        if tid not in linked:
-            problems.append("no link places this topic on the Map (it has no relation row)")
-        if tid not in filed:
-            problems.append("no memory is filed under this topic")
-        if p.entity_type and p.entity_type not in memory.ENTITY_TYPES:
-            problems.append(f"entityType {p.entity_type!r} is not one the app knows")
-        name = p.name or ""
-        if name.strip().lower() in memory.USER_NAMES:
-            problems.append(f"the topic is named {name!r}: the user is never a topic")
-        if len(name) > memory.MAX_TOPIC_NAME:
-            problems.append(f"the name is {len(name)} characters; at most {memory.MAX_TOPIC_NAME}")
-        twins = [
-            t
-            for t_id, t in topics.items()
-            if t_id != tid
-            and t.name is not None
-            and memory.normalize_topic_name(t.name) == memory.normalize_topic_name(name)
-        ]
-        if twins:
-            problems.append(
-                f"{len(twins)} other topic(s) have the same name: the app shows them together under "
-                "the oldest, and agents should reuse it"
-            )
-        return {
-            "kind": "topic",
-            "readable": True,
-            "name": p.name,
-            "labels": p.labels,
-            "type": p.entity_type,
-            "topic_id": tid,
-            "problems": problems,
-        }
+        return _describe_topic(p, topics, linked, filed)
     if p.kind == "link":
-        ends = [e for e in p.endpoints if e != "user"]
-        for e in ends:
-            if e.startswith("topic:") and e not in topics:
-                problems.append(f"endpoint {e} is not a topic row that opens")
-        for end, end_name in zip(p.endpoints, (p.relation_from, p.relation_to)):
-            if end.startswith("account:") and end_name:
-                problems.append(f"the account end {end} carries the name {end_name!r}: an account end's name is empty")
-        if p.relation_type and len(p.relation_type) > memory.MAX_RELATION_TYPE:
-            problems.append(f"relationType is {len(p.relation_type)} characters; at most {memory.MAX_RELATION_TYPE}")
-        to_id = p.endpoints[-1] if p.endpoints else None
-        if to_id in topics and topics[to_id].name != p.relation_to:
-            problems.append(f"relation.to {p.relation_to!r} is not the topic's name {topics[to_id].name!r}")
-        return {
-            "kind": "link",
-            "readable": True,
-            "labels": p.labels,
-            "from": p.relation_from,
-            "to": p.relation_to,
-            "relation": p.relation_type,
-            "endpoints": list(p.endpoints),
-            "problems": problems,
-        }
+        return _describe_link(p, topics)
     return {
         "kind": "other",
         "readable": True,
         "keys": sorted(p.plaintext),
         "problems": ["neither observation, entity nor relation: the app shows nothing for it"],
+    }
+
+
+def _describe_memory(p: memory.Plain, topics: dict) -> dict:
+    problems: list[str] = []
+    tid = p.topic_id
+    topic = None
+    if tid:
+        t = topics.get(tid)
+        topic = {"id": tid, "name": t.name if t else p.entity_name}
+        if t is None:
+            problems.append(
+                f"filed under {tid}, but no topic row with that id opens: the app shows it under a topic it cannot name"
+            )
+        elif p.entity_name is not None and memory.normalize_topic_name(p.entity_name) != memory.normalize_topic_name(
+            t.name
+        ):
+            problems.append(f"observation.entityName {p.entity_name!r} is not the topic's name {t.name!r}")
+    elif p.about_label == "user" and p.entity_name not in (None, memory.USER_ENTITY):
+        problems.append(f"about the user, but entityName is {p.entity_name!r}, not default_user")
+    elif p.account_id and p.entity_name:
+        problems.append(
+            f"about an account, but entityName is {p.entity_name!r}: a memory never carries the account's name"
+        )
+    unknown = [c for c in p.categories if c not in memory.CATEGORIES]
+    if unknown:
+        problems.append(f"categories the app does not know: {', '.join(unknown)}")
+    if len(set(p.categories)) != len(p.categories):
+        problems.append("a category is listed twice")
+    if isinstance(p.metadata, dict) and any(k in p.metadata for k in ("topic", "topics", "topic_name")):
+        problems.append("metadata names a topic: it files nothing; the memory is not under that topic")
+    return {
+        "kind": "memory",
+        "readable": True,
+        "text": p.text,
+        "labels": p.labels,
+        "categories": list(p.categories),
+        "about": p.about_label,
+        "topic": topic,
+        "account": p.account_id,
+        "entity_name": p.entity_name,
+        "metadata": p.metadata,
+        "problems": problems,
+    }
+
+
+def _describe_topic(p: memory.Plain, topics: dict, linked: set, filed: set) -> dict:
+    problems: list[str] = []
+    tid = f"topic:{p.row_id}"
+    if tid not in linked:
+        problems.append("no link places this topic on the Map (it has no relation row)")
+    if tid not in filed:
+        problems.append("no memory is filed under this topic")
+    if p.entity_type and p.entity_type not in memory.ENTITY_TYPES:
+        problems.append(f"entityType {p.entity_type!r} is not one the app knows")
+    name = p.name or ""
+    if name.strip().lower() in memory.USER_NAMES:
+        problems.append(f"the topic is named {name!r}: the user is never a topic")
+    if len(name) > memory.MAX_TOPIC_NAME:
+        problems.append(f"the name is {len(name)} characters; at most {memory.MAX_TOPIC_NAME}")
+    twins = [
+        t
+        for t_id, t in topics.items()
+        if t_id != tid
+        and t.name is not None
+        and memory.normalize_topic_name(t.name) == memory.normalize_topic_name(name)
+    ]
+    if twins:
+        problems.append(
+            f"{len(twins)} other topic(s) have the same name: the app shows them together under "
+            "the oldest, and agents should reuse it"
+        )
+    return {
+        "kind": "topic",
+        "readable": True,
+        "name": p.name,
+        "labels": p.labels,
+        "type": p.entity_type,
+        "topic_id": tid,
+        "problems": problems,
+    }
+
+
+def _describe_link(p: memory.Plain, topics: dict) -> dict:
+    problems: list[str] = []
+    ends = [e for e in p.endpoints if e != "user"]
+    for e in ends:
+        if e.startswith("topic:") and e not in topics:
+            problems.append(f"endpoint {e} is not a topic row that opens")
+    for end, end_name in zip(p.endpoints, (p.relation_from, p.relation_to)):
+        if end.startswith("account:") and end_name:
+            problems.append(f"the account end {end} carries the name {end_name!r}: an account end's name is empty")
+    if p.relation_type and len(p.relation_type) > memory.MAX_RELATION_TYPE:
+        problems.append(f"relationType is {len(p.relation_type)} characters; at most {memory.MAX_RELATION_TYPE}")
+    to_id = p.endpoints[-1] if p.endpoints else None
+    if to_id in topics and topics[to_id].name != p.relation_to:
+        problems.append(f"relation.to {p.relation_to!r} is not the topic's name {topics[to_id].name!r}")
+    return {
+        "kind": "link",
+        "readable": True,
+        "labels": p.labels,
+        "from": p.relation_from,
+        "to": p.relation_to,
+        "relation": p.relation_type,
+        "endpoints": list(p.endpoints),
+        "problems": problems,
     }
 
 

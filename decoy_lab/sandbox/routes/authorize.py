@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import sqlite3
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -189,52 +190,15 @@ async def device(request: Request) -> JSONResponse:
     body = await json_body(request)
     _check_keys(body, DEVICE_KEYS)
     client_id = _client_id(body, required=True)
-    name = body.get("name", client_id)
-    if not isinstance(name, str) or not name.strip():
-        raise OAuthProblem(400, "invalid_request", "`name` must be a non-empty string")
-    name = grants.sanitize_reason(name)[:100]
-    if body.get("platform", "mcp") not in ("mcp", "oauth"):
-        raise OAuthProblem(400, "invalid_request", "`platform` is mcp or oauth")
+    name = _device_name(body, client_id)
     public_key = _public_key(body.get("agent_public_key"))
     if body.get("request_uri") is not None and body.get("authorization_details") is not None:
         raise OAuthProblem(400, "invalid_request", "send `request_uri` or `authorization_details`, not both")
     now = state.now()
     warnings = client_warnings(body)
     with state.store.tx() as con:
-        legacy, named_scopes = _legacy_scopes(body)
-        if body.get("request_uri") is not None:
-            p = con.execute("SELECT * FROM par_requests WHERE request_uri=?", (body["request_uri"],)).fetchone()
-            if p is None or p["used"] or now >= p["expires_at"]:
-                raise OAuthProblem(400, "invalid_request_uri", "unknown, used or expired `request_uri`")
-            if p["client_id"] and p["client_id"] != client_id:
-                raise OAuthProblem(400, "invalid_request", "`client_id` differs from the PAR request's")
-            con.execute("UPDATE par_requests SET used=1 WHERE request_uri=?", (p["request_uri"],))
-            rows = [grants.Row.from_json(r) for r in json.loads(p["entries"])]
-            par_scopes = json.loads(p["scopes"])
-            named_scopes = named_scopes or bool(par_scopes)  # "in `scopes`, `scope` or a PAR `scope`"
-            legacy = sorted(set(legacy) | {s for s in par_scopes if s not in grants.IMPLICIT_SCOPES})
-        elif body.get("authorization_details") is not None:
-            rows = _rows(body["authorization_details"])
-        else:
-            rows = []
-        if rows:
-            scopes: list[str] = []  # authorization_details is authoritative
-        elif legacy:
-            scopes = legacy
-        elif named_scopes:
-            raise OAuthProblem(
-                400,
-                "NOTHING_TO_APPROVE",
-                "webhook.read is held by every connection; there is nothing for the owner to approve",
-                code="NOTHING_TO_APPROVE",
-            )
-        else:
-            scopes = list(grants.DEFAULT_SCOPES)
-            warnings.append(
-                "no_scopes_requested: nothing was asked, so the owner sees a near-empty screen and must "
-                "build the grant by hand; the default is read-only scopes with no permissions. Name "
-                "permissions in authorization_details."
-            )
+        rows, legacy, named_scopes = _asked(con, body, client_id, now)
+        scopes = _device_scopes(rows, legacy, named_scopes, warnings)
         device_code = secrets.token_urlsafe(32)
         user_code = _user_code()
         request_id = grants.new_id()
@@ -273,6 +237,63 @@ async def device(request: Request) -> JSONResponse:
     if warnings:
         answer["warnings"] = warnings
     return JSONResponse(answer, headers={"Cache-Control": "no-store"})
+
+
+def _device_name(body: dict[str, Any], client_id: str | None) -> str:
+    """The connection's name as the owner sees it (the client_id when none is given); `platform` checked."""
+    name = body.get("name", client_id)
+    if not isinstance(name, str) or not name.strip():
+        raise OAuthProblem(400, "invalid_request", "`name` must be a non-empty string")
+    name = grants.sanitize_reason(name)[:100]
+    if body.get("platform", "mcp") not in ("mcp", "oauth"):
+        raise OAuthProblem(400, "invalid_request", "`platform` is mcp or oauth")
+    return name
+
+
+def _asked(
+    con: sqlite3.Connection, body: dict[str, Any], client_id: str | None, now: float
+) -> tuple[list[grants.Row], list[str], bool]:
+    """(rows, legacy scopes, whether scopes were named) a device request asks for: its own
+    `authorization_details`, or those of the PAR request its `request_uri` names (used once)."""
+    legacy, named_scopes = _legacy_scopes(body)
+    if body.get("request_uri") is not None:
+        p = con.execute("SELECT * FROM par_requests WHERE request_uri=?", (body["request_uri"],)).fetchone()
+        if p is None or p["used"] or now >= p["expires_at"]:
+            raise OAuthProblem(400, "invalid_request_uri", "unknown, used or expired `request_uri`")
+        if p["client_id"] and p["client_id"] != client_id:
+            raise OAuthProblem(400, "invalid_request", "`client_id` differs from the PAR request's")
+        con.execute("UPDATE par_requests SET used=1 WHERE request_uri=?", (p["request_uri"],))
+        rows = [grants.Row.from_json(r) for r in json.loads(p["entries"])]
+        par_scopes = json.loads(p["scopes"])
+        named_scopes = named_scopes or bool(par_scopes)  # "in `scopes`, `scope` or a PAR `scope`"
+        legacy = sorted(set(legacy) | {s for s in par_scopes if s not in grants.IMPLICIT_SCOPES})
+    elif body.get("authorization_details") is not None:
+        rows = _rows(body["authorization_details"])
+    else:
+        rows = []
+    return rows, legacy, named_scopes
+
+
+def _device_scopes(rows: list[grants.Row], legacy: list[str], named_scopes: bool, warnings: list[str]) -> list[str]:
+    """The session's scopes: none beside rows (authorization_details is authoritative), else the
+    legacy ones, else the defaults with a warning; webhook.read alone is nothing to approve."""
+    if rows:
+        return []
+    if legacy:
+        return legacy
+    if named_scopes:
+        raise OAuthProblem(
+            400,
+            "NOTHING_TO_APPROVE",
+            "webhook.read is held by every connection; there is nothing for the owner to approve",
+            code="NOTHING_TO_APPROVE",
+        )
+    warnings.append(
+        "no_scopes_requested: nothing was asked, so the owner sees a near-empty screen and must "
+        "build the grant by hand; the default is read-only scopes with no permissions. Name "
+        "permissions in authorization_details."
+    )
+    return list(grants.DEFAULT_SCOPES)
 
 
 routes = [

@@ -273,18 +273,7 @@ def rotate(
     owner_wrap = envelope(body["owner_wrap"], "owner_wrap", "owner_envelope", None)
     self_wrap = envelope(body["self_wrap"], "self_wrap", "agent_envelope", agent.public_key)
     self_via = str_list(body["self_via"], "self_via") if body.get("self_via") is not None else None
-    removed_given = body.get("removed_reasons")
-    removed: set[str] | None = set(str_list(removed_given, "removed_reasons")) if removed_given is not None else None
-    for v in removed or ():
-        if not is_label(v):
-            raise bad_request(
-                "INVALID_REQUEST",
-                f"removed_reasons lists the labels an edit removes (category:…, "
-                f"topic:…, account:…); {v!r} is not a label, so no edit removes it",
-                "removed_reasons",
-            )
-        if not writes(agent, v, row):
-            raise insufficient("memory.edit", f"removing the label {v!r} needs memory.edit on it", reason=v)
+    removed = _removed_labels(body, agent, row)
     wraps_in = parse_wraps(body.get("grantee_wraps"), "grantee_wraps", agents)
     old = ms.wraps_of(con, row.id)
     had = memory_reasons(old, row)
@@ -294,19 +283,7 @@ def rotate(
         for w in wraps_in
         if admit(w, agent, agents, row, check_write=True, existing=had - dropped, removed=dropped)
     }
-    missing = []
-    for w in old:
-        holder = agents.get(w.token_id)
-        if holder is None or holder.token_id == agent.token_id or usable_wrap(w, row, holder) is None:
-            continue
-        via = [v for v in w.via if holds(holder, v, row)]
-        if not via or w.token_id in given:
-            continue
-        # Without removed_reasons, only reasons the caller holds write on count as removed
-        # (its write grants, not its authorship: a save-only author must name what it removes).
-        gone = removed if removed is not None else {v for v in via if is_label(v) and agent.access.write.allows_via(v)}
-        if any(v not in gone for v in via):
-            missing.append({"token_id": holder.token_id, "public_key": holder.public_key, "via": via})
+    missing = _holders_missing(old, agent, agents, row, given, removed)
     if missing:
         raise problem(
             409,
@@ -339,6 +316,50 @@ def rotate(
     if own:
         store_wrap(con, row, agent, self_wrap, own, now)
     return {"kid": new_kid, "grantee_wraps": n}
+
+
+def _removed_labels(body: dict, agent: Agent, row: ms.MemoryRow) -> set[str] | None:
+    """The labels a rotation says it removes (`removed_reasons`; None when not given), each a
+    label the caller may write."""
+    removed_given = body.get("removed_reasons")
+    removed: set[str] | None = set(str_list(removed_given, "removed_reasons")) if removed_given is not None else None
+    for v in removed or ():
+        if not is_label(v):
+            raise bad_request(
+                "INVALID_REQUEST",
+                f"removed_reasons lists the labels an edit removes (category:…, "
+                f"topic:…, account:…); {v!r} is not a label, so no edit removes it",
+                "removed_reasons",
+            )
+        if not writes(agent, v, row):
+            raise insufficient("memory.edit", f"removing the label {v!r} needs memory.edit on it", reason=v)
+    return removed
+
+
+def _holders_missing(
+    old: list[ms.Wrap],
+    agent: Agent,
+    agents: dict[str, Agent],
+    row: ms.MemoryRow,
+    given: set[str],
+    removed: set[str] | None,
+) -> list[dict]:
+    """Connections that read the row now under the old key, are not wrapped to the new one, and
+    read it by some reason the rotation does not remove (HOLDERS_MISSING)."""
+    missing = []
+    for w in old:
+        holder = agents.get(w.token_id)
+        if holder is None or holder.token_id == agent.token_id or usable_wrap(w, row, holder) is None:
+            continue
+        via = [v for v in w.via if holds(holder, v, row)]
+        if not via or w.token_id in given:
+            continue
+        # Without removed_reasons, only reasons the caller holds write on count as removed
+        # (its write grants, not its authorship: a save-only author must name what it removes).
+        gone = removed if removed is not None else {v for v in via if is_label(v) and agent.access.write.allows_via(v)}
+        if any(v not in gone for v in via):
+            missing.append({"token_id": holder.token_id, "public_key": holder.public_key, "via": via})
+    return missing
 
 
 # ── share a key, delete ────────────────────────────────────────────────────────────────────

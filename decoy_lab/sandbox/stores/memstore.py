@@ -1,6 +1,6 @@
 """The memory side of the sandbox database: its tables and the queries over them.
 
-Tables (created by db.Store with `db.SCHEMA + memstore.SCHEMA`):
+Tables (created by db.Store with `db.SCHEMA + memstore.SCHEMA + spacestore.SCHEMA`):
 
 - `memories`      one row per memory / topic / link: the ciphertext, the owner wrap, the key id
                   and revision, and who wrote it (a connection, or the owner).
@@ -16,7 +16,6 @@ Tables (created by db.Store with `db.SCHEMA + memstore.SCHEMA`):
 - `memory_labels`  the labels the owner's phone last accepted for a row (author or owner approved):
                   a later edit by another connection that changes them does not decide sharing.
 - `change_log`    the sync feed (ids only) with the prune floor in `sync_meta`.
-- `spaces`, `space_wraps`, `space_rows`: legacy space storage.
 
 Every function takes an open sqlite3 connection inside `store.tx()`; nothing here commits.
 """
@@ -108,35 +107,6 @@ CREATE TABLE IF NOT EXISTS change_log (
 CREATE TABLE IF NOT EXISTS sync_meta (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     floor INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS spaces (
-    id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    account_id TEXT,
-    skid TEXT NOT NULL,
-    owner_wrap TEXT NOT NULL,
-    created_by TEXT,
-    created_at REAL NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS spaces_kind_account ON spaces(kind, IFNULL(account_id, ''));
-CREATE TABLE IF NOT EXISTS space_wraps (
-    space_id TEXT NOT NULL,
-    token_id TEXT NOT NULL,
-    key_fp TEXT NOT NULL,
-    wrapped_key TEXT NOT NULL,
-    PRIMARY KEY (space_id, token_id)
-);
-CREATE TABLE IF NOT EXISTS space_rows (
-    id TEXT PRIMARY KEY,
-    space_id TEXT NOT NULL,
-    skid TEXT NOT NULL,
-    ciphertext TEXT NOT NULL,
-    rev INTEGER NOT NULL,
-    author_kind TEXT NOT NULL,
-    author_token TEXT,
-    owner_edited INTEGER NOT NULL DEFAULT 0,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
 );
 """
 

@@ -1,4 +1,4 @@
-"""Legacy space storage: `spaces`, `space_wraps`, `space_rows` (tables in memstore.SCHEMA).
+"""Legacy space storage: `spaces`, `space_wraps`, `space_rows` (their tables: `SCHEMA`).
 
 Every function takes an open sqlite3 connection inside `store.tx()`; nothing here commits.
 """
@@ -7,6 +7,38 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS spaces (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    account_id TEXT,
+    skid TEXT NOT NULL,
+    owner_wrap TEXT NOT NULL,
+    created_by TEXT,
+    created_at REAL NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS spaces_kind_account ON spaces(kind, IFNULL(account_id, ''));
+CREATE TABLE IF NOT EXISTS space_wraps (
+    space_id TEXT NOT NULL,
+    token_id TEXT NOT NULL,
+    key_fp TEXT NOT NULL,
+    wrapped_key TEXT NOT NULL,
+    PRIMARY KEY (space_id, token_id)
+);
+CREATE TABLE IF NOT EXISTS space_rows (
+    id TEXT PRIMARY KEY,
+    space_id TEXT NOT NULL,
+    skid TEXT NOT NULL,
+    ciphertext TEXT NOT NULL,
+    rev INTEGER NOT NULL,
+    author_kind TEXT NOT NULL,
+    author_token TEXT,
+    owner_edited INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+"""
 
 
 @dataclass
