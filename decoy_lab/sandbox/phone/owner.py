@@ -236,11 +236,7 @@ class Owner(OwnerApp):
             token_id = rec["token_id"]
             if rec["renewal"]:
                 ends = now + (self.renew_hours if hours is None else hours) * 3600
-                con.execute(
-                    "UPDATE policies SET expires_at=? WHERE token_id=? AND revoked_at IS NULL"
-                    " AND (expires_at IS NULL OR expires_at>?)",
-                    (ends, token_id, now),
-                )
+                grantstore.end_connection_at(con, token_id, ends, now)
                 policy_id = None
             else:
                 reason = "; ".join(json.loads(rec["reasons"])) or "Request"
@@ -325,13 +321,10 @@ class Owner(OwnerApp):
         """Store an approved policy (entries already held are not added again); set the end date."""
         held = grantstore.live_rows(con, token_id, now)
         new = [r for r in rows if not grants.covers(held, r)]
+        ends: float | None
         if hours is not None:
-            ends: float | None = now + float(hours) * 3600
-            con.execute(
-                "UPDATE policies SET expires_at=? WHERE token_id=? AND revoked_at IS NULL"
-                " AND (expires_at IS NULL OR expires_at>?)",
-                (ends, token_id, now),
-            )
+            ends = now + float(hours) * 3600
+            grantstore.end_connection_at(con, token_id, ends, now)
         else:
             ends = grantstore.connection_ends_at(con, token_id, now)
         if not new:

@@ -50,7 +50,6 @@ from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, now_of, proble
 from decoy_lab.sandbox.phone import schedule
 from decoy_lab.sandbox.rules.auth import Agent
 from decoy_lab.sandbox.rules.bodies import (
-    MAX_ROWS,
     RowIn,
     WrapIn,
     delete_ids,
@@ -60,6 +59,7 @@ from decoy_lab.sandbox.rules.bodies import (
     kid_text,
     parse_row,
     parse_wraps,
+    row_batch,
     str_list,
     uuid_text,
 )
@@ -115,11 +115,7 @@ async def save_memories(request: Request) -> JSONResponse:
     state = state_of(request)
     agent = await agent_of(request)
     body = await json_body(request)
-    rows = body.get("rows")
-    if not isinstance(rows, list) or not rows:
-        raise bad_request("INVALID_REQUEST", "rows must be a non-empty array", "rows")
-    if len(rows) > MAX_ROWS:
-        raise bad_request("TOO_MANY_ROWS", f"{len(rows)} rows; at most {MAX_ROWS} per request", "rows")
+    rows = row_batch(body)
     if not agent.access.save:
         with state.store.tx() as con:
             raise save_permission_error(con, agent, now_of(state))

@@ -40,12 +40,12 @@ from decoy_lab.sandbox.core import bad_request, iso, now_of, problem, state_of
 from decoy_lab.sandbox.phone import moves
 from decoy_lab.sandbox.rules.auth import Agent
 from decoy_lab.sandbox.rules.bodies import (
-    MAX_ROWS,
     delete_ids,
     edit_fields,
     envelope,
     json_body,
     kid_text,
+    row_batch,
     uuid_text,
     vault_blob,
 )
@@ -224,11 +224,7 @@ async def create_rows(request: Request) -> JSONResponse:
     agent = await agent_of(request)
     body = await json_body(request)
     space_id = uuid_text(body.get("space_id"), "space_id")
-    rows = body.get("rows")
-    if not isinstance(rows, list) or not rows:
-        raise bad_request("INVALID_REQUEST", "rows must be a non-empty array", "rows")
-    if len(rows) > MAX_ROWS:
-        raise bad_request("TOO_MANY_ROWS", f"{len(rows)} rows; at most {MAX_ROWS} per request", "rows")
+    rows = row_batch(body)
     parsed = []
     for i, r in enumerate(rows):
         if not isinstance(r, dict):

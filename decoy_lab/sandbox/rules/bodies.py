@@ -119,6 +119,17 @@ async def json_body(request: Request) -> dict:
     return body
 
 
+def row_batch(body: dict[str, Any]) -> list[Any]:
+    """The `rows` of a batch POST (context/memories, context/rows): a non-empty array of at most
+    MAX_ROWS (the spec's maxItems); each row is checked by its route."""
+    rows = body.get("rows")
+    if not isinstance(rows, list) or not rows:
+        raise bad_request("INVALID_REQUEST", "rows must be a non-empty array", "rows")
+    if len(rows) > MAX_ROWS:
+        raise bad_request("TOO_MANY_ROWS", f"{len(rows)} rows; at most {MAX_ROWS} per request", "rows")
+    return rows
+
+
 def reject_plaintext(obj: Any, path: str = "") -> None:
     """400 PLAINTEXT_REJECTED when a key that only plaintext would carry appears anywhere."""
     if isinstance(obj, dict):

@@ -46,6 +46,15 @@ def connection_ends_at(con: sqlite3.Connection, token_id: str, now: float) -> fl
     return max(p["expires_at"] for p in live)
 
 
+def end_connection_at(con: sqlite3.Connection, token_id: str, ends: float, now: float) -> None:
+    """Give every live grant of the connection the one end date `ends` (a connection has one)."""
+    con.execute(
+        "UPDATE policies SET expires_at=? WHERE token_id=? AND revoked_at IS NULL"
+        " AND (expires_at IS NULL OR expires_at>?)",
+        (ends, token_id, now),
+    )
+
+
 def ended_rows(con: sqlite3.Connection, token_id: str, now: float) -> list[Row]:
     """Rows of grants that ended by their end date (not revoked): the GRANT_EXPIRED case."""
     return rows_of(
