@@ -28,7 +28,7 @@ def run(ctx: Context) -> list[Figure]:
 
     ctx.say(f"load() of {n:,} rows: cold, then again on unchanged rows, {ctx.sizes.repeats}×")
     t_first = t_again = float("inf")
-    from decoy_lab.sandbox import readcache
+    from decoy_lab.sandbox.rules import readcache
 
     for _ in range(ctx.sizes.repeats):
         conn = same_pairing(ctx.conn, profile=None)  # an empty key cache: the first load opens every key

@@ -54,7 +54,8 @@ def start_sandbox(**opts: Any):
     """A sandbox whose simulated owner phone never runs its sharing pass on its own. The real
     phone is another device; in the sandbox its pass would run inside a GET, on these cores
     (an RSA unwrap per stored row), and be timed as if it were the server or the client."""
-    from decoy_lab.sandbox import Sandbox, schedule
+    from decoy_lab.sandbox import Sandbox
+    from decoy_lab.sandbox.phone import schedule
 
     sb = Sandbox.start(**opts)
     schedule.configure(sb.state, auto_share_after=None)

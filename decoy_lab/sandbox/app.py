@@ -14,25 +14,25 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from decoy_lab.sandbox import (
+from decoy_lab.sandbox.core import FakeClock, HTTPProblem, SandboxState
+from decoy_lab.sandbox.phone import seed as seed_mod
+from decoy_lab.sandbox.phone import sharepass
+from decoy_lab.sandbox.phone.owner import Owner
+from decoy_lab.sandbox.routes import (
     accounts,
     authorize,
     memories,
     memwrites,
     oauth,
     policies,
-    sharepass,
     spaces,
     surface,
     sync,
     token_admin,
 )
-from decoy_lab.sandbox import seed as seed_mod
-from decoy_lab.sandbox.core import FakeClock, HTTPProblem, SandboxState
-from decoy_lab.sandbox.db import Store
-from decoy_lab.sandbox.faults import Faults
-from decoy_lab.sandbox.guard import Guard
-from decoy_lab.sandbox.owner import Owner
+from decoy_lab.sandbox.rules.faults import Faults
+from decoy_lab.sandbox.rules.guard import Guard
+from decoy_lab.sandbox.stores.db import Store
 
 __all__ = ["FakeClock", "HTTPProblem", "SandboxState", "create_app"]
 

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from decoy_lab import Connection, Sandbox, memory
-from decoy_lab.sandbox import memstore
+from decoy_lab.sandbox.stores import memstore
 from decoy_lab.store import cache
 from decoy_lab.store.cache import CacheIgnored, VaultCache
 from decoy_lab.store.profiles import ProfileStore

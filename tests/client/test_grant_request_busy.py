@@ -15,7 +15,7 @@ import pytest
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import ReviewBusy
-from decoy_lab.sandbox.policies import AsksBeingSaved
+from decoy_lab.sandbox.routes.policies import AsksBeingSaved
 from decoy_lab.sandbox.testing import bearer, pair_agent
 
 HELD_BODY = {"permissions": ["memory.delete"], "datatypes": ["food"], "reason": "another ask"}

@@ -261,7 +261,7 @@ def test_sync_follows_the_cursor_and_reloads_on_410(sb, writer, keys3):
     res = other.sync()
     assert mid in res.created + res.updated and res.vault.memory(mid) is not None
     assert other.load().read == 0, "rows unchanged since the last load are not opened again"
-    from decoy_lab.sandbox import memstore
+    from decoy_lab.sandbox.stores import memstore
 
     writer.save("One more change before the prune.")
     with sb.state.store.tx() as con:

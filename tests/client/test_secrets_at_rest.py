@@ -16,7 +16,7 @@ import pytest
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import OutcomeUnknown
 from decoy_lab.sandbox import Sandbox
-from decoy_lab.sandbox.db import Store
+from decoy_lab.sandbox.stores.db import Store
 from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.wire.crypto import AgentKey
 

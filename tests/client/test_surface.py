@@ -97,7 +97,7 @@ def test_vault_text_and_html(conn):
     assert str(v).startswith(v.summary)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("decoy_lab.sandbox.seed") is None, reason="demo seed not installed")
+@pytest.mark.skipif(importlib.util.find_spec("decoy_lab.sandbox.phone.seed") is None, reason="demo seed not installed")
 def test_done_when_the_demo_vault_loads_and_round_trips():
     """Issue 4, done when: pair with `Sandbox.start()`, `conn.load().memories` shows the demo vault,
     save / edit / delete round-trip, and the owner's app-view shows every row written as readable."""

@@ -15,7 +15,7 @@ from decoy_lab.client.connection import Connection
 from decoy_lab.errors import DecoyError
 from decoy_lab.recipes import sealing
 from decoy_lab.sandbox import Sandbox
-from decoy_lab.sandbox.opening import PROBLEMS
+from decoy_lab.sandbox.phone.opening import PROBLEMS
 from decoy_lab.wire import layouts as wire
 
 from support.connections import paired

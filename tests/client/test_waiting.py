@@ -11,7 +11,7 @@ import pytest
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import MemoryModelError
-from decoy_lab.sandbox import schedule
+from decoy_lab.sandbox.phone import schedule
 from decoy_lab.wire.crypto import AgentKey
 
 DAY = 86400

@@ -33,7 +33,7 @@ from decoy_lab.client.connection import Connection
 from decoy_lab.memory import RecipientKeys, new_memory_row, new_topic_rows
 from decoy_lab.recipes import sealing
 from decoy_lab.sandbox import Sandbox
-from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import random_key
 

@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from decoy_lab.sandbox import Sandbox, bodies, guard
+from decoy_lab.sandbox import Sandbox
+from decoy_lab.sandbox.rules import bodies, guard
 from decoy_lab.sandbox.server import HEAD_TIMEOUT, KEEP_ALIVE, MAX_CONNECTIONS
 from decoy_lab.vocab import MAX_CIPHERTEXT
 

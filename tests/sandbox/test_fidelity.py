@@ -91,7 +91,7 @@ def test_a_failed_unknown_read_asks_the_phone_at_most_once_a_day(lab):
     """`failed_unknown`: "Two things still ask the phone for it: a reconnect itself sends one push,
     and a read may ask once more, at most once a day per owner." The phone is off at first, so
     every push is lost (`state.phone.nudged_at` is the push waiting for it); then it is switched on."""
-    from decoy_lab.sandbox import schedule
+    from decoy_lab.sandbox.phone import schedule
 
     from support.sandbox_kit import saved
 
@@ -162,7 +162,7 @@ def test_after_failed_only_the_daily_read_asks_the_phone(lab):
     stopped asking on its own. Reading again later may ask the phone once more, at most once a
     day; the read that asks lists the memory under `preparing` with a short retry time." The
     phone is off for a week (its pushes are lost), then on: a `failed` read does not ask it."""
-    from decoy_lab.sandbox import schedule
+    from decoy_lab.sandbox.phone import schedule
 
     from support.sandbox_kit import saved
 

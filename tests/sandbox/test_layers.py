@@ -1,4 +1,5 @@
-"""The sandbox in layers: a leaf core, no import cycle, route modules apart, small modules.
+"""The sandbox in layers, one sub-package each: a leaf core, then stores/, rules/, phone/, routes/,
+and app / server / testing on top; no import cycle, route modules apart, small modules.
 
 The project's standard: "Layers (a module imports only layers below it) … The sandbox sits beside
 the client and imports only the lower layers (never http or client) — it must stay an independent
@@ -7,76 +8,133 @@ check of the client", and "small files (sandbox modules under ~450 lines)"."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
+import importlib
+import re
 
-import decoy_lab.sandbox
+import pytest
 
-PACKAGE = Path(decoy_lab.sandbox.__file__).parent
-MAX_LINES = 470  # "~450": a module past this is split before it grows further
+from support.source import Module, cycles, imports, modules
 
+SANDBOX = "decoy_lab.sandbox"
+# Bottom first: a module imports only its own layer and those below it. "" is the top level:
+# core.py is its own layer at the bottom; app, server, testing and __main__ sit on top.
+LAYERS = ["core", "stores", "rules", "phone", "routes", ""]
+SUBPACKAGES = ["stores", "rules", "phone", "routes"]
+# decoy_lab's leaves and the layers the sandbox may share with the client (never its rules).
+MAY_IMPORT = {"errors", "vocab", "shapes", "gcpause", "secret", "wire", "recipes", "memory"}
+MAX_LINES, MAX_FUNCTION, MAX_CLASS = 450, 80, 400  # the caps: a module, a function, a class (lines)
 
-def _imports(path: Path) -> tuple[set[str], set[str]]:
-    """(sandbox modules, other decoy_lab modules) a module imports anywhere, function-local
-    and TYPE_CHECKING imports included."""
-    inside, outside = set(), set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            if node.module:
-                inside.add(node.module.split(".")[0])
-            else:
-                inside.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
-            outside.add(node.module.split(".")[0])
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("decoy_lab."):
-            part = node.module.split(".")[1]
-            (inside if part == "sandbox" else outside).add(part)
-    return inside, outside
+MODULES = [m for m in modules() if m.name == SANDBOX or m.name.startswith(SANDBOX + ".")]
+IMPORTS = [i for m in MODULES for i in imports(m)]
 
 
-MODULES = {p.stem: _imports(p) for p in PACKAGE.glob("*.py")}
+def _short(name: str) -> str:
+    return name.removeprefix(SANDBOX).removeprefix(".")
 
 
-def _routes(stem: str) -> bool:
-    return any(
-        isinstance(n, (ast.Assign, ast.AnnAssign)) and "routes" in ast.unparse(n).split("=")[0]
-        for n in ast.parse((PACKAGE / f"{stem}.py").read_text()).body
-    )
+def _layer(name: str) -> int:
+    """core → 0, stores.* → 1, …, the top-level modules (app, server, testing, __main__) → top."""
+    short = _short(name)
+    first = short.split(".")[0]
+    if first == "core":
+        return 0
+    if first in SUBPACKAGES and "." in short:
+        return LAYERS.index(first)
+    return len(LAYERS) - 1  # a top-level module or a sub-package's __init__ (docstring only)
+
+
+def _order(package: str) -> list[str]:
+    """The order a sub-package's __init__ docstring lists its modules in (import order)."""
+    doc = importlib.import_module(f"{SANDBOX}.{package}").__doc__ or ""
+    return re.findall(r"^    (\w+)\.py ", doc, flags=re.M)
+
+
+def test_every_module_has_a_layer():
+    names = {_short(m.name) for m in MODULES}
+    top = {n for n in names if "." not in n} - {"", "core", *SUBPACKAGES}
+    assert top == {"app", "server", "testing", "__main__"}, "a new module goes into its layer's sub-package"
+    assert all(n.split(".")[0] in SUBPACKAGES for n in names if "." in n)
 
 
 def test_core_is_a_leaf():
-    assert MODULES["core"][0] == set(), "core.py imports nothing of the sandbox"
+    assert [i for i in IMPORTS if i.source == f"{SANDBOX}.core" and i.target.startswith(SANDBOX)] == []
+
+
+def test_imports_go_down_the_layers():
+    up = [
+        f"{i.source}:{i.line} ({i.where}) imports {i.target}"
+        for i in IMPORTS
+        if i.target.startswith(SANDBOX + ".") and _layer(i.target) > _layer(i.source)
+    ]
+    assert up == []
+
+
+@pytest.mark.parametrize("package", SUBPACKAGES)
+def test_a_subpackage_imports_only_modules_listed_above_them(package):
+    order = _order(package)
+    prefix = f"{SANDBOX}.{package}."
+    present = sorted(_short(m.name).split(".")[1] for m in MODULES if m.name.startswith(prefix))
+    assert sorted(order) == present, f"{package}/__init__.py lists every module of the package, in order"
+    bad = []
+    for i in IMPORTS:
+        if not i.source.startswith(prefix):
+            continue
+        if i.target == f"{SANDBOX}.{package}" or i.target == SANDBOX:
+            bad.append(f"{i.source}:{i.line} imports a package's __init__")
+        elif i.target.startswith(prefix):
+            src, dst = (order.index(n.rsplit(".", 1)[1]) for n in (i.source, i.target))
+            if dst >= src:
+                bad.append(f"{i.source}:{i.line} ({i.where}) imports {i.target}, listed below it")
+    assert bad == []
 
 
 def test_no_import_cycle_counting_function_local_imports():
-    graph = {m: {d for d in deps if d in MODULES} for m, (deps, _) in MODULES.items() if m != "__init__"}
-    graph = {m: deps - {"__init__"} for m, deps in graph.items()}
-    state: dict[str, int] = {}
+    edges: dict[str, set[str]] = {}
+    for i in IMPORTS:
+        edges.setdefault(i.source, set()).add(i.target)
+    assert [sorted(c) for c in cycles(edges)] == []
 
-    def visit(m: str, path: list[str]) -> None:
-        state[m] = 1
-        for d in sorted(graph.get(m, ())):
-            assert state.get(d) != 1, "import cycle: " + " → ".join([*path, m, d])
-            if d not in state:
-                visit(d, [*path, m])
-        state[m] = 2
 
-    for m in sorted(graph):
-        if m not in state:
-            visit(m, [])
+def _has_routes(m: Module) -> bool:
+    return any(
+        isinstance(n, ast.Assign | ast.AnnAssign) and "routes" in ast.unparse(n).split("=")[0] for n in m.tree.body
+    )
 
 
 def test_route_modules_never_import_each_other():
-    routes = {m for m in MODULES if m not in ("__init__", "app") and _routes(m)}
-    assert {"memories", "memwrites", "spaces", "sync", "surface", "oauth", "authorize"} <= routes
-    for m in routes:
-        assert not (MODULES[m][0] & routes), f"{m} imports route module(s) {MODULES[m][0] & routes}"
+    routes = {m.name for m in MODULES if m.name.startswith(f"{SANDBOX}.routes.")}
+    named = {_short(n).split(".")[1] for n in routes}
+    assert {"memories", "memwrites", "spaces", "sync", "surface", "oauth", "authorize"} <= named
+    assert all(_has_routes(m) for m in MODULES if m.name in routes), "routes/ holds route modules only"
+    assert [
+        f"{i.source}:{i.line} imports {i.target}" for i in IMPORTS if i.source in routes and i.target in routes
+    ] == []
 
 
 def test_the_sandbox_never_imports_the_client_side():
-    for m, (_, outside) in MODULES.items():
-        assert not outside & {"http", "client", "session", "writes", "access", "legacy", "frames", "widgets"}, m
+    """Only decoy_lab's leaves, wire, recipes and memory: never transport, store, vault, rules or client."""
+    bad = [
+        f"{i.source}:{i.line} imports {i.target}"
+        for i in IMPORTS
+        if not i.target.startswith(SANDBOX) and i.target.removeprefix("decoy_lab.").split(".")[0] not in MAY_IMPORT
+    ]
+    assert bad == []
 
 
 def test_no_module_is_large():
-    sizes = {p.name: len(p.read_text().splitlines()) for p in PACKAGE.glob("*.py")}
+    sizes = {_short(m.name) or "__init__": len(m.path.read_text().splitlines()) for m in MODULES}
     assert {n: s for n, s in sizes.items() if s > MAX_LINES} == {}
+
+
+def test_no_function_or_class_is_large():
+    """A function (decorators and docstring included) of at most 80 lines, a class of at most 400."""
+    large = []
+    for m in MODULES:
+        for node in ast.walk(m.tree):
+            cap = MAX_CLASS if isinstance(node, ast.ClassDef) else MAX_FUNCTION
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                size = (node.end_lineno or node.lineno) - first + 1
+                if size > cap:
+                    large.append(f"{m.name}.{node.name}: {size} lines")
+    assert large == []

@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from decoy_lab import memory
-from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.wire import layouts as wire
 
 from support.node import requires_node, run_node

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from decoy_lab import memory
-from decoy_lab.sandbox import appview, seed
+from decoy_lab.sandbox.phone import appview, seed
 
 from support.sandbox_kit import Lab
 

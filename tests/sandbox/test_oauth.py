@@ -7,7 +7,7 @@ import warnings
 import pytest
 
 from decoy_lab.sandbox import FakeClock, create_app
-from decoy_lab.sandbox.oauth import REFRESH_REPLAY_SECONDS
+from decoy_lab.sandbox.routes.oauth import REFRESH_REPLAY_SECONDS
 from decoy_lab.sandbox.testing import DEVICE_GRANT, bearer, pair_agent
 from decoy_lab.wire.crypto import AgentKey
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from decoy_lab import memory
-from decoy_lab.sandbox import appview
+from decoy_lab.sandbox.phone import appview
 
 from support.sandbox_kit import saved
 

@@ -1,4 +1,4 @@
-"""The sandbox keeps a connection's encoded memories list between reads (sandbox/readcache.py).
+"""The sandbox keeps a connection's encoded memories list between reads (sandbox/rules/readcache.py).
 
 The spec's rule it must never bend: "Only row-keyed memories whose wrap this connection may
 currently receive. Every via reason is rechecked against live grants." A cached answer is
@@ -9,7 +9,7 @@ no write at all), its key.
 
 from __future__ import annotations
 
-from decoy_lab.sandbox import readcache
+from decoy_lab.sandbox.rules import readcache
 from decoy_lab.wire import layouts as wire
 
 from support.sandbox_kit import saved
@@ -103,7 +103,7 @@ def test_the_waiting_report_follows_the_clock_while_the_array_is_cached(lab, alp
 
 
 def _generation(lab) -> int:
-    from decoy_lab.sandbox import memstore as ms
+    from decoy_lab.sandbox.stores import memstore as ms
 
     with lab.state.store.tx() as con:
         return ms.generation(con)
@@ -112,7 +112,7 @@ def _generation(lab) -> int:
 def test_a_large_answer_is_streamed_and_kept_byte_for_byte(lab, alpha):
     """More rows than one chunk: the streamed answer is one valid JSON object with every row
     once, and the kept answer sent next is the same bytes."""
-    from decoy_lab.sandbox.memories import STREAM_ROWS
+    from decoy_lab.sandbox.routes.memories import STREAM_ROWS
 
     keys = alpha.keys()
     n = STREAM_ROWS + 57
@@ -136,7 +136,7 @@ def test_the_row_cache_equals_a_fresh_query_after_every_kind_of_change(lab, alph
     made: through the API, an owner's edit, or SQL straight into the tables (insert, update,
     delete of rows and of wraps, an id changed)."""
     rows = readcache.of(lab.state).rows
-    from decoy_lab.sandbox import memstore as ms
+    from decoy_lab.sandbox.stores import memstore as ms
 
     def check():
         with lab.state.store.tx() as con:

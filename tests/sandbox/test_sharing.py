@@ -6,7 +6,7 @@ import uuid
 
 from decoy_lab import memory
 from decoy_lab.recipes import sealing
-from decoy_lab.sandbox import appview
+from decoy_lab.sandbox.phone import appview
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import random_key
 

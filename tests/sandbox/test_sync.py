@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from decoy_lab.sandbox import memstore as ms
-from decoy_lab.sandbox import sync
+from decoy_lab.sandbox.routes import sync
+from decoy_lab.sandbox.stores import memstore as ms
 
 PUT = "/api/agent/context/memories"
 

@@ -17,8 +17,9 @@ from starlette.testclient import TestClient
 
 from decoy_lab import memory
 from decoy_lab.recipes import sealing
-from decoy_lab.sandbox import FakeClock, appview, create_app, schedule, sharepass
-from decoy_lab.sandbox import memstore as ms
+from decoy_lab.sandbox import FakeClock, create_app
+from decoy_lab.sandbox.phone import appview, schedule, sharepass
+from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.sandbox.testing import pair_agent
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import AgentKey

@@ -12,7 +12,7 @@ import httpx
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.recipes import sealing
-from decoy_lab.sandbox import schedule
+from decoy_lab.sandbox.phone import schedule
 from decoy_lab.wire import layouts as wire
 
 from support.legacy import connect, obs, write_legacy

@@ -11,7 +11,7 @@ import pytest
 
 from decoy_lab.errors import MemoryModelError, MemoryMoving, NotFound
 from decoy_lab.recipes import sealing
-from decoy_lab.sandbox import schedule
+from decoy_lab.sandbox.phone import schedule
 from decoy_lab.wire import layouts as wire
 
 from support.legacy import ROWS, Recorder, connect, obs, served_legacy, write_legacy

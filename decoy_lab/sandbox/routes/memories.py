@@ -1,0 +1,156 @@
+"""Per-memory read routes: `GET public-key`, `GET memory-grantees`, `GET memories`.
+
+A read answers every row this connection may open now, with its `via` reasons, and the
+`preparing` / `failed` report of what is owed to it (waiting.py); the first read that finds
+something owed asks the owner's phone (schedule.py), which answers on its own schedule
+(sharepass.py). The writes are in memwrites.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from decoy_lab.gcpause import gc_paused
+from decoy_lab.sandbox.core import iso, now_of, problem, state_of
+from decoy_lab.sandbox.phone import schedule, sharepass, waiting
+from decoy_lab.sandbox.rules import auth, readcache
+from decoy_lab.sandbox.rules.auth import Agent
+from decoy_lab.sandbox.rules.faults import faulty
+from decoy_lab.sandbox.rules.reach import Reach, agent_of, is_author, owner_public_key, readable
+
+
+async def public_key(request: Request) -> JSONResponse:
+    """GET /api/agent/public-key — the owner's RSA public key (sealing material, no grant needed)."""
+    await agent_of(request)
+    pk = owner_public_key(state_of(request))
+    if not pk:
+        raise problem(404, "no_public_key", "this account has not completed key setup on a device yet")
+    return JSONResponse({"public_key": pk})
+
+
+async def memory_grantees(request: Request) -> JSONResponse:
+    """GET memory-grantees — owner key, this connection's reach, and eligible live connections."""
+    state = state_of(request)
+    agent = await agent_of(request)
+    now = now_of(state)
+    with state.store.tx() as con:
+        agents = auth.live_agents(con, now)
+    grantees = [
+        {
+            "token_id": a.token_id,
+            "public_key": a.public_key,
+            "connection_id": a.connection_id,
+            "selectors": a.access.read.as_json(),
+        }
+        for a in agents
+        if a.token_id != agent.token_id and a.public_key and not a.access.read.is_empty()
+    ]
+    return JSONResponse(
+        {
+            "owner_public_key": owner_public_key(state),
+            "self": {
+                "token_id": agent.token_id,
+                "selectors": agent.access.read.as_json(),
+                "write_selectors": agent.access.write.as_json(),
+            },
+            "grantees": grantees,
+        }
+    )
+
+
+def served_row(r: Reach, agent: Agent) -> dict:
+    row = r.row
+    return {
+        "id": row.id,
+        "kid": row.kid,
+        "rev": row.rev,
+        "ciphertext": row.ciphertext,
+        "wrapped_key": r.wrap.wrapped_key if r.wrap else None,
+        "via": r.via,
+        "mine": is_author(agent, row),
+        "author_kind": row.author_kind,
+        "created_at": iso(row.created_at),
+        "updated_at": iso(row.updated_at),
+    }
+
+
+STREAM_ROWS = 256  # rows per chunk of a large answer: the client starts opening them meanwhile
+
+
+def encode(obj: Any) -> bytes:
+    """JSON as the API sends it (compact UTF-8, what JSONResponse writes)."""
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+async def list_memories(request: Request) -> Response:
+    """GET memories — every row this connection may open now, plus the preparing/failed report.
+
+    Rows, wraps and the report come from one transaction. The array is kept (readcache) until a
+    row, a wrap or this connection's access changes, and an unchanged read sends it again; a
+    large array is encoded and sent a chunk at a time (10,000 rows are 13 MB: the client opens
+    the first ones meanwhile). The report is always worked out afresh: it follows the clock."""
+
+    state = state_of(request)
+    agent = await agent_of(request)
+    now = now_of(state)
+    if not agent.public_key:  # nothing can ever be wrapped to a keyless connection: nothing is owed
+        return JSONResponse({"memories": []})
+    sharepass.maybe_share_on_read(state, now)
+    cache = readcache.of(state)
+    with gc_paused(), state.store.tx() as con:  # one row object per stored row: no cycles to find
+        stamp = readcache.stamp(con, agent)
+        found = cache.get(agent.token_id, stamp)
+        if found is None:
+            rows, its_wraps = cache.rows.memories(con), cache.rows.wraps(con, agent.token_id)
+            served, owed, wraps = readable(con, agent, rows=rows, wraps=its_wraps)
+        else:
+            owed, wraps = found.waiting, found.wraps
+        report = waiting.report(con, agent, owed, wraps, now)
+    if owed and "failed_others" not in report:
+        # the first read that finds something owed asks the phone at once; after `failed` only the
+        # once-a-day read that asks again (it answers `preparing`) does: "stopped asking on its own"
+        schedule.nudge(state, now)
+    elif report.get("failed_unknown"):
+        schedule.ask_for_unknown(state, now)
+    elif report.get("preparing_unknown"):
+        schedule.ask_for_preparing_unknown(state, agent, now)
+    tail = b"," + encode(report)[1:] if report else b"}"
+    if found is not None:
+        return Response(b'{"memories":' + found.memories_json + tail, media_type="application/json")
+
+    def chunks() -> Iterator[bytes]:  # orjson: rows hold only strings, ints and bools; ~10x json's speed
+        for start in range(0, len(served), STREAM_ROWS):
+            yield orjson.dumps([served_row(r, agent) for r in served[start : start + STREAM_ROWS]])[1:-1]
+
+    def keep(parts: list[bytes]) -> bytes:
+        array = b"[" + b",".join(parts) + b"]"
+        cache.put(agent.token_id, readcache.Listing(stamp, array, owed, wraps))
+        return array
+
+    if len(served) <= STREAM_ROWS:
+        return Response(b'{"memories":' + keep(list(chunks())) + tail, media_type="application/json")
+
+    async def streamed() -> AsyncIterator[bytes]:  # on the event loop: no thread hop per chunk
+        parts: list[bytes] = []
+        yield b'{"memories":['
+        for part in chunks():
+            yield b"," + part if parts else part
+            parts.append(part)
+        keep(parts)
+        yield b"]" + tail
+
+    return StreamingResponse(streamed(), media_type="application/json")
+
+
+routes: list[Route] = [
+    Route("/api/agent/public-key", public_key, methods=["GET"]),
+    Route("/api/agent/context/memory-grantees", faulty(memory_grantees), methods=["GET"]),
+    Route("/api/agent/context/memories", faulty(list_memories), methods=["GET"]),
+]

@@ -1,0 +1,14 @@
+"""The sandbox's rules: who may talk to it, what a connection holds, and what it may reach.
+
+One module per concern, each importing only those above it (and stores/, `sandbox/core.py`):
+
+    guard.py        the owner surface for the owner alone; no web page on the agent API; body caps
+    faults.py       injected faults (drops, delays, 5xx) around a route
+    grants.py       the permission vocabulary: rows, selections, needs, scopes, coverage
+    selectors.py    Selector / MemoryAccess: what read, write and delete reach
+    grantstore.py   a connection's live and ended grants, and refusals built from them
+    auth.py         bearer token → Agent, or a 401 that says how to recover
+    bodies.py       request bodies of the per-memory routes, checked on what the server sees
+    reach.py        access reasons: who may read, write or delete a row, and why
+    readcache.py    a connection's encoded memories list, kept until anything changes
+"""
