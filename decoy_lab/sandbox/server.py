@@ -33,6 +33,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from decoy_lab.errors import DecoyError
 from decoy_lab.sandbox.app import create_app
+from decoy_lab.sandbox.stores.db import private_dirs
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 # Production defaults (tests pass smaller ones to run fast):
@@ -233,7 +234,7 @@ def default_db_path() -> Path:
     import platformdirs
 
     path = Path(platformdirs.user_data_dir("decoy-lab")) / "sandbox.sqlite3"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dirs(str(path.parent))  # it will hold the owner's key: 0700 whatever the umask
     return path
 
 

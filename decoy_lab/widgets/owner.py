@@ -1,7 +1,7 @@
 """The owner's phone in a notebook: the other side of an end-to-end-encrypted share.
 
 `OwnerPanel(sb.owner)` shows what the Decoy app shows its owner and does what it does, through
-the sandbox's `Owner` (sandbox/owner.py, sandbox/ownerapp.py): pending pairings and grant requests
+the sandbox's `Owner` (sandbox/phone/owner.py, sandbox/phone/ownerapp.py): pending pairings and grant requests
 (Approve, Deny, or approve narrowed to the rows typed in), the memories as the app shows them
 (Edit the text, Re-file under a topic or back to You, Delete), topics (Rename), each connection's
 grants (Narrow / Widen to the rows typed in, Revoke) and a key-setup switch. Every action redraws

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 
 import httpx
 import pytest
@@ -93,6 +94,17 @@ def test_cli_options_and_defaults(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     path = default_db_path()
     assert path.name == "sandbox.sqlite3" and path.parent.is_dir() and str(tmp_path) in str(path)
+
+
+def test_the_default_database_directory_is_0700_under_umask_000(monkeypatch, tmp_path):
+    """It will hold the owner's private key: each level made for it is 0700 whatever the umask."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    old = os.umask(0)
+    try:
+        path = default_db_path()
+    finally:
+        os.umask(old)
+    assert [oct(p.stat().st_mode & 0o777) for p in (path.parent, tmp_path / "data")] == ["0o700", "0o700"]
 
 
 def test_non_loopback_host_needs_explicit_flag_and_warns(capsys, monkeypatch):

@@ -9,7 +9,7 @@ class named here, and every problem the owner's app can meet has a class.
 
 from __future__ import annotations
 
-#: class of wrongly sealed row → the `problem` app-view names (sandbox/opening.py PROBLEMS)
+#: class of wrongly sealed row → the `problem` app-view names (sandbox/phone/opening.py PROBLEMS)
 CLASSES: dict[str, str] = {
     "raw key in owner_wrap": "owner_wrap",
     "a headerless envelope as owner_wrap": "owner_wrap",

@@ -62,21 +62,25 @@ CREATE INDEX IF NOT EXISTS asks_token ON asks(token_id, at);
 """
 
 
+def private_dirs(directory: str) -> None:
+    """Create `directory` and every missing level above it at 0700 (levels that exist are left)."""
+    missing = []
+    while not os.path.isdir(directory):
+        missing.append(directory)
+        directory = os.path.dirname(directory)
+    for level in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(level, 0o700)
+            os.chmod(level, 0o700)  # mkdir's mode passes through the umask: set it exactly
+
+
 def _new_private_file(path: str) -> None:
     """Create the database file at 0600 when it is missing (and any missing directory above it at
     0700), before SQLite would create it under the process's umask (0644 by default). Created with
     os.open(…, 0o600) and set exactly with fchmod, never by changing the umask: that is
     process-wide, and other threads create files too. An existing file is left as it is here (one
     that is not SQLite is refused untouched)."""
-    parent = os.path.dirname(os.path.abspath(path))
-    missing = []
-    while not os.path.isdir(parent):
-        missing.append(parent)
-        parent = os.path.dirname(parent)
-    for level in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(level, 0o700)
-            os.chmod(level, 0o700)  # mkdir's mode passes through the umask: set it exactly
+    private_dirs(os.path.dirname(os.path.abspath(path)))
     with contextlib.suppress(FileExistsError, IsADirectoryError):
         _private(path, os.O_EXCL)
 
