@@ -51,6 +51,26 @@ def draw(
     many = G.number_of_nodes() > 24
     crowded = G.number_of_nodes() > EDGE_LABELS_UP_TO  # relation labels only where they can be read
 
+    _draw_edges(ax, G, pos, marked, many, crowded)
+    nodes = [n for n in G if n != USER]
+    _draw_nodes(ax, G, nodes, pos, marked, many)
+    _draw_labels(ax, G, nodes, pos, marked, many, label_width)
+
+    lim = max(math.hypot(x, y) for x, y in pos.values()) + 1.5
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-lim, lim)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    _legend(ax, G)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def _draw_edges(
+    ax: Any, G: nx.DiGraph, pos: dict[str, tuple[float, float]], marked: set[str], many: bool, crowded: bool
+) -> None:
+    """The relations: one line collection per style, each type written along its edge."""
     segments: dict[tuple[bool, bool], list] = {}
     for u, v, data in G.edges(data=True):
         (x1, y1), (x2, y2) = pos[u], pos[v]
@@ -88,7 +108,11 @@ def draw(
             )
         )
 
-    nodes = [n for n in G if n != USER]
+
+def _draw_nodes(
+    ax: Any, G: nx.DiGraph, nodes: list[str], pos: dict[str, tuple[float, float]], marked: set[str], many: bool
+) -> None:
+    """The topics and accounts as dots (colour by type, size by memory count), You in the middle."""
     xs = [pos[n][0] for n in nodes]
     ys = [pos[n][1] for n in nodes]
     if nodes:
@@ -112,6 +136,18 @@ def draw(
         zorder=3,
     )
     ax.text(0.0, 0.0, YOU, color="white", fontsize=10, fontweight="bold", ha="center", va="center", zorder=4)
+
+
+def _draw_labels(
+    ax: Any,
+    G: nx.DiGraph,
+    nodes: list[str],
+    pos: dict[str, tuple[float, float]],
+    marked: set[str],
+    many: bool,
+    label_width: int,
+) -> None:
+    """Each node's shortened name and memory count, written outward along its spoke."""
     width = label_width if not many else min(label_width, 20)
     for node in nodes:
         data = G.nodes[node]
@@ -138,16 +174,6 @@ def draw(
             alpha=0.45 if faded else 1.0,
             zorder=4,
         )
-
-    lim = max(math.hypot(x, y) for x, y in pos.values()) + 1.5
-    ax.set_xlim(-lim, lim)
-    ax.set_ylim(-lim, lim)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    _legend(ax, G)
-    if title:
-        ax.set_title(title)
-    return fig
 
 
 def _highlighted(G: nx.DiGraph, highlight: str | Iterable[str] | None) -> set[str]:

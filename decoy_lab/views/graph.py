@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import numbers
-from typing import Any
+from typing import Any, NamedTuple
 
 import networkx as nx
 import pandas as pd
@@ -99,13 +99,40 @@ def build_graph(
     G = TopicGraph()
     G.add_node(USER, kind="user", name=YOU, label=YOU, type="", memories=0, color=USER_COLOUR)
 
-    # an account end is named from the authorized account list: the links frame's `from` / `to`
-    # (frames.AccountNames), else the label of a memory about it (`account_label`, `account_name`)
+    names = _Names(_account_names(memories), *_add_topics(G, topics))
+    _count_memories(G, memories, topics, names, category)
+    _add_relations(G, links, names)
+
+    # A topic with no relation you can see still belongs on the Map: hang it from You, unlabelled.
+    for node, _data in list(G.nodes(data=True)):
+        if node != USER and G.in_degree(node) == 0:
+            G.add_edge(USER, node, relation="", label="", inferred=True)
+
+    _set_depths(G)
+    return _filter(G, topic=topic, depth=depth, category=category)
+
+
+class _Names(NamedTuple):
+    """What build_graph resolves the names in rows with, as it reads them."""
+
+    accounts: dict[str, str]  # account node -> its name
+    alias: dict[str, str]  # every topic copy's node -> the listed (oldest) node
+    by_name: dict[str, str]  # normalized topic name -> node
+
+
+def _account_names(memories: pd.DataFrame) -> dict[str, str]:
+    """An account end is named from the authorized account list: the links frame's `from` / `to`
+    (frames.AccountNames), else the label of a memory about it (`account_label`, `account_name`)."""
     accounts: dict[str, str] = {}
     for col in ("account_name", "account_label"):  # the label, where there is one, wins
         for a, n in zip(memories.get("account", []), memories.get(col, [])):
             if isinstance(a, str) and isinstance(n, str) and n:
                 accounts[account_node(a)] = n
+    return accounts
+
+
+def _add_topics(G: nx.DiGraph, topics: pd.DataFrame) -> tuple[dict[str, str], dict[str, str]]:
+    """One node per listed topic; returns (alias: every copy's node -> the listed one, by_name)."""
     alias: dict[str, str] = {}  # every copy's node -> the listed (oldest) node
     by_name: dict[str, str] = {}
     for row in topics.to_dict("records"):
@@ -125,7 +152,18 @@ def build_graph(
         for copy in _as_list(_get(row, "ids")):
             alias[topic_node(copy)] = node
         by_name.setdefault(normalize_topic_name(name), node)
+    return alias, by_name
 
+
+def _count_memories(
+    G: nx.DiGraph,
+    memories: pd.DataFrame,
+    topics: pd.DataFrame,
+    names: _Names,
+    category: str | None,
+) -> None:
+    """Each memory counted on its topic's (or account's) node, adding the nodes only a memory names."""
+    accounts, alias, by_name = names
     counted = False
     used = [c for c in ("topic_id", "topic", "entity_name", "categories", "account") if c in memories]
     for row in memories[used].to_dict("records"):  # only the columns read here: 10,000 rows stay quick
@@ -154,6 +192,10 @@ def build_graph(
                 int(n) if isinstance(n, numbers.Integral) else len(_as_list(n))
             )
 
+
+def _add_relations(G: nx.DiGraph, links: pd.DataFrame, names: _Names) -> None:
+    """One edge per relation row between ends the Map knows (or adds), labelled with its type."""
+    accounts, alias, by_name = names
     for row in links.to_dict("records"):
         ends = _as_list(_get(row, "endpoints"))
         src = _endpoint(ends[0] if ends else _get(row, "from_id"), _get(row, "from", "source"), by_name)
@@ -170,14 +212,6 @@ def build_graph(
                     _add_untyped_topic(G, end, label)
         rel = str(_get(row, "relation_type", "relationType", "relation", default="") or "")
         G.add_edge(src, dst, relation=rel, label=shorten(rel, 20), id=_get(row, "id"))
-
-    # A topic with no relation you can see still belongs on the Map: hang it from You, unlabelled.
-    for node, _data in list(G.nodes(data=True)):
-        if node != USER and G.in_degree(node) == 0:
-            G.add_edge(USER, node, relation="", label="", inferred=True)
-
-    _set_depths(G)
-    return _filter(G, topic=topic, depth=depth, category=category)
 
 
 def _add_untyped_topic(G: nx.DiGraph, node: str, name: str) -> None:
