@@ -1,5 +1,13 @@
 """Views of a vault: pure functions from a Vault to a graph, a drawing or a matrix.
 
-topicmap.py      the topic map as a networkx graph and a matplotlib drawing
+The Map (the topic map), one module per concern, each importing only those above it:
+
+    nodes.py         its node ids, names and colours; reading a vault's frames
+    selection.py     a node by name or id, parents and children, the filters, a node's memories and why
+    layout.py        where each node sits: rings by distance from You, wedges by parent
+    drawing.py       the matplotlib drawing
+    graph.py         TopicGraph and build_graph; select_memories (it builds the graph)
+    topicmap.py      the Map's public names under its old name (`topicmap.build_graph`, …)
+
 reach_matrix.py  memories × connections: who can read what, and why
 """

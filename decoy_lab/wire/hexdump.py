@@ -249,22 +249,10 @@ def _span_style(s: _Span) -> str:
     return f"background:{_colour(s)};color:#111;border-radius:2px"
 
 
-def dump_html(
-    data: bytes,
-    fields: Sequence[Field] = (),
-    *,
-    width: int = 16,
-    elide: int | None = None,
-    reveal: bool = True,
-    secret: Iterable[str] = (),
-    changed: Iterable[tuple[int, int]] = (),
-) -> str:
-    """The same dump as HTML: one colour per field (hex and ASCII), a legend with name, offset,
-    length and note, hover titles; bytes in the `changed` runs are outlined in red with the
-    class "decoy-changed". Inline styles only; every text is escaped."""
-    plan = _plan(data, fields, width, elide, secret, reveal)
-    marks = _changed_set(changed)
-    parts = [f'<div class="decoy-hexdump" style="{MONO};font-size:12px;line-height:1.45;margin:4px 0">']
+def _legend_html(plan: _Plan) -> str:
+    """The legend above an HTML dump: one row per field (colour, name, offset, length, note) and
+    one per gap no field covers; just the length when the dump has no fields."""
+    parts = []
     if plan.spans:
         parts.append(
             '<table style="border-collapse:collapse;margin:0 0 6px 0;font-size:12px">'
@@ -290,6 +278,26 @@ def dump_html(
         parts.append("</table>")
     else:
         parts.append(f'<div style="color:#666">{_esc(bytes_word(len(plan.data)))}</div>')
+    return "".join(parts)
+
+
+def dump_html(
+    data: bytes,
+    fields: Sequence[Field] = (),
+    *,
+    width: int = 16,
+    elide: int | None = None,
+    reveal: bool = True,
+    secret: Iterable[str] = (),
+    changed: Iterable[tuple[int, int]] = (),
+) -> str:
+    """The same dump as HTML: one colour per field (hex and ASCII), a legend with name, offset,
+    length and note, hover titles; bytes in the `changed` runs are outlined in red with the
+    class "decoy-changed". Inline styles only; every text is escaped."""
+    plan = _plan(data, fields, width, elide, secret, reveal)
+    marks = _changed_set(changed)
+    parts = [f'<div class="decoy-hexdump" style="{MONO};font-size:12px;line-height:1.45;margin:4px 0">']
+    parts.append(_legend_html(plan))
     parts.append('<pre style="margin:0;padding:0;background:none;white-space:pre;overflow-x:auto">')
     for kind, start, end, name in plan.rows:
         if kind == "elided":

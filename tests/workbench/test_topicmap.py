@@ -10,6 +10,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from decoy_lab.errors import MemoryModelError
+from decoy_lab.views import drawing
 from decoy_lab.views import topicmap as tm
 
 from support.frames import make_frames
@@ -169,7 +170,7 @@ def test_draw_returns_a_figure_and_highlight_marks_a_topic(frames):
     fig = tm.draw(G, highlight="Topic 1")
     bold = [t.get_text() for t in fig.axes[0].texts if t.get_fontweight() == "bold"]
     assert any(t.startswith("Topic 1") for t in bold)
-    assert tm._highlighted(G, [tid, "nope"]) == {tid}
+    assert drawing._highlighted(G, [tid, "nope"]) == {tid}
     png = G._repr_png_()
     assert png.startswith(b"\x89PNG")
     buf = io.BytesIO()
