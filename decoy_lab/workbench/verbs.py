@@ -31,24 +31,6 @@ PROMPT = {NOTEBOOK: "%decoy", SHELL: "decoy-lab"}
 PERMISSIONS: dict[str, tuple[str, tuple[str, ...]]] = {name: (sees, needs) for name, sees, needs in PERMISSION_TABLE}
 
 
-def why_needed(asked: Iterable[str], listed: Iterable[str]) -> dict[str, str]:
-    """For each permission the answer lists beyond what was asked: which asked one needs it
-    (through the spec's Needs column), e.g. {"memory.read": "memory.edit needs it (for memory.delete)"}."""
-    asked = list(asked)
-    out: dict[str, str] = {}
-
-    def walk(name: str, chain: list[str]) -> None:
-        for need in PERMISSIONS.get(name, ("", ()))[1]:
-            if need not in asked and need not in out:
-                via = f" (for {chain[0]})" if len(chain) > 1 or chain[0] != name else ""
-                out[need] = f"{name} needs it{via}"
-            walk(need, [*chain, need])
-
-    for name in asked:
-        walk(name, [name])
-    return {k: v for k, v in out.items() if k in set(listed) or not listed}
-
-
 class UsageProblem(DecoyError, ValueError):
     """A mistake in a command line: `message` is one line, `usage` the verb's one-line usage
     (empty when the verb itself is unknown) and `suggestion` the closest word, if any."""

@@ -31,8 +31,8 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from decoy_lab.errors import DecoyError, TransportError
+from decoy_lab.widgets.html import countdown
 from decoy_lab.workbench import verbs
-from decoy_lab.workbench.display import countdown
 
 DEFAULT_PROFILE = "default"
 DEFAULT_NAME = "decoy-lab command line"
