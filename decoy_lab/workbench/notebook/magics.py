@@ -1,6 +1,6 @@
 """`%decoy` / `%%decoy`: the workbench's magics.
 
-One `decoy` method serves line and cell. The verbs and their arguments come from `verbs.py`
+One `decoy` method serves line and cell. The verbs and their arguments come from `verbs/`
 (the table the shell's `decoy-lab` is built from too); each verb here is a small function that
 calls client / memory / topicmap / widgets and returns its value (so `df = %decoy memories`
 works) with a display that suits it. Settings are traitlets: `%config DecoyMagics.profile =

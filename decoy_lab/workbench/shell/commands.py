@@ -8,7 +8,7 @@
 
 Each command resumes the connection saved under `--profile` (default "default") and calls
 the same Connection / Vault / topicmap functions the notebook calls. The verbs, their arguments
-and the translations (save options, edit changes, hints) come from `verbs.py`, the table the
+and the translations (save options, edit changes, hints) come from `verbs/`, the table the
 magics are built from too; this module only prints. Tables go to stdout through `DataFrame.to_string`; notes (what is on its
 way, what a dry run did not send) go to stderr. Tokens, the private key and raw memory keys are
 never printed (`--reveal` shows raw keys in traces). Exit codes: 0 done, 1 a step or part of
