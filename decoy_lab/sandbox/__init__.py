@@ -5,7 +5,7 @@
 
 One layer per sub-package, bottom first; a module imports only its own sub-package (modules
 listed above it there) and the layers below it, function-local imports included
-(tests/sandbox/test_layers.py checks it). The sandbox imports only decoy_lab's leaves (errors,
+(tests/sandbox/test_sandbox_layers.py checks it). The sandbox imports only decoy_lab's leaves (errors,
 vocab, shapes, gcpause, secret), wire, recipes and memory — never transport, store, vault, rules
 or client — so it stays an independent check of the client.
 

@@ -6,15 +6,39 @@ expired is visible, not a surprise at the next 403.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 import pandas as pd
 
-from decoy_lab.workbench.display import esc
+from decoy_lab.vocab import PERMISSIONS as PERMISSION_TABLE
+from decoy_lab.widgets.html import esc
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.client.connection import Connection
+
+
+# name -> (what the owner sees, its Needs), from the spec's permission table (vocab.PERMISSIONS)
+PERMISSIONS: dict[str, tuple[str, tuple[str, ...]]] = {name: (sees, needs) for name, sees, needs in PERMISSION_TABLE}
+
+
+def why_needed(asked: Iterable[str], listed: Iterable[str]) -> dict[str, str]:
+    """For each permission the answer lists beyond what was asked: which asked one needs it
+    (through the spec's Needs column), e.g. {"memory.read": "memory.edit needs it (for memory.delete)"}."""
+    asked = list(asked)
+    out: dict[str, str] = {}
+
+    def walk(name: str, chain: list[str]) -> None:
+        for need in PERMISSIONS.get(name, ("", ()))[1]:
+            if need not in asked and need not in out:
+                via = f" (for {chain[0]})" if len(chain) > 1 or chain[0] != name else ""
+                out[need] = f"{name} needs it{via}"
+            walk(need, [*chain, need])
+
+    for name in asked:
+        walk(name, [name])
+    return {k: v for k, v in out.items() if k in set(listed) or not listed}
 
 
 def rows_html(rows: Any) -> str:
@@ -156,8 +180,7 @@ class RequestCard(W.VBox):
 
     @staticmethod
     def render(req: Any, asked: list[str], reason: str = "") -> str:
-        from decoy_lab.workbench.display import OK_COLOUR, PENDING_COLOUR
-        from decoy_lab.workbench.verbs import PERMISSIONS, why_needed
+        from decoy_lab.widgets.html import OK_COLOUR, PENDING_COLOUR
 
         listed = list(req.permissions) or asked
         extra = why_needed(asked, listed)

@@ -20,7 +20,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from decoy_lab.workbench.display import esc
+from decoy_lab.widgets.html import esc
 
 USER = "(You)"
 

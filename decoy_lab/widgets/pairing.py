@@ -17,7 +17,7 @@ import ipywidgets as W
 
 from decoy_lab.rules.pairing import FINAL
 from decoy_lab.widgets.consent import ConsentCard
-from decoy_lab.workbench.display import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, countdown, esc
+from decoy_lab.widgets.html import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, countdown, esc
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.client.connection import Connection

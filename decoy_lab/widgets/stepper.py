@@ -1,7 +1,7 @@
 """The recipe view of a Trace: every step in one column, each step's bytes as a hex view linked
 both ways with a nested field tree, and in-place edits that run the recipe again.
 
-`Stepper` is an anywidget: its front end (recipe.js, recipe.css beside this file) draws what
+`Stepper` is an anywidget: its front end (assets/recipe.js, assets/recipe.css) draws what
 `decoy_lab.recipes.trace.view` describes, so stepping (Prev / Next, a click, ←/→), lighting a field's
 bytes and finding a byte's field happen in the browser with no round trip to the kernel. An edit
 comes back as a message; the kernel re-runs the recipe (`Trace.rerun`) and sends the new view.
@@ -19,14 +19,14 @@ import traitlets as T
 from decoy_lab.errors import DecoyError
 from decoy_lab.recipes.trace import Trace, view
 
-HERE = Path(__file__).parent
+ASSETS = Path(__file__).with_name("assets")
 
 
 class Stepper(anywidget.AnyWidget):
     """One Trace as a recipe; `index` is the open step (the failing one, else the layout)."""
 
-    _esm = HERE / "recipe.js"
-    _css = HERE / "recipe.css"
+    _esm = ASSETS / "recipe.js"
+    _css = ASSETS / "recipe.css"
 
     trace = T.Instance(Trace)
     reveal = T.Bool(False)

@@ -1,10 +1,10 @@
-"""Small display helpers shared by the widgets and magics: colours, escaping, and a progress
-bar for slow calls (a Trace renders itself: decoy_lab.recipes.trace). Nothing here prints.
+"""Small display helpers of the magics and the shell: a progress bar for slow calls, frames and
+sentences for results (a Trace renders itself: decoy_lab.recipes.trace; escaping, colours and
+the countdown are the widgets', decoy_lab.widgets.html). Nothing here prints.
 """
 
 from __future__ import annotations
 
-import html
 import threading
 import time
 from collections.abc import Callable
@@ -12,25 +12,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import pandas as pd
 
+from decoy_lab.widgets.html import esc
+
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.client.connection import Connection
     from decoy_lab.vault.read import Vault
 
 T = TypeVar("T")
-
-OK_COLOUR, BAD_COLOUR, PENDING_COLOUR = "#1a7f37", "#cf222e", "#9a6700"
-
-
-def countdown(seconds: float | None) -> str:
-    """`m:ss` left (never below 0:00), or "" when unknown: the pairing widget's and the CLI's clock."""
-    if seconds is None:
-        return ""
-    s = max(0, int(seconds))
-    return f"{s // 60}:{s % 60:02d}"
-
-
-def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 class Progress:

@@ -498,7 +498,7 @@ def test_request_wait_reports_a_denial_and_exits_1(manual, config):
 
 
 def test_status_line_rewrites_in_place_on_a_terminal_and_prints_changes_otherwise(capsys):
-    from decoy_lab.workbench.shell.commands import StatusLine
+    from decoy_lab.workbench.shell.terminal import StatusLine
 
     class Term(io.StringIO):
         def isatty(self) -> bool:

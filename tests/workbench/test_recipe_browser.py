@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
 from support.lab import run_notebook, running_lab
+
+nbformat = pytest.importorskip("nbformat")
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"

@@ -13,12 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
 
 from decoy_lab.widgets import VaultView
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
 from support.widgetpage import PageVault, varied_frames, widget_page
+
+expect = pytest.importorskip("playwright.sync_api").expect
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"

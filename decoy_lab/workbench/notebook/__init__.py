@@ -1,4 +1,6 @@
 """`%decoy` / `%%decoy` in IPython.
 
-magics.py  the magics: parse, dispatch, render
+completion.py  what Tab offers on a %decoy line, and the names a suggestion picks from
+handlers.py    the notebook's verbs, one function each, and RUN: the table from verb to handler
+magics.py      the magics: parse, dispatch, raise a mistake as one line
 """

@@ -1,5 +1,11 @@
 """The `decoy-lab` command.
 
-cli.py       the entry point and its parser
-commands.py  the verbs over a saved connection, printed for a terminal
+terminal.py     what every sub-command shares: notes, tables, JSON, the status line, guarded
+connections.py  connect, connections, status, access, request, unpair
+reading.py      memories, topics, links, rows, app-view
+writing.py      save, edit, delete, resend
+traces.py       unseal, seal, dump
+sync.py         sync, cache
+commands.py     the table from verb to command, registered on the parser
+cli.py          the entry point and its parser
 """

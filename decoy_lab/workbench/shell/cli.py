@@ -1,4 +1,4 @@
-"""The `decoy-lab` command: the sandbox, the tour, and the verbs of `verbs.py` (commands.py).
+"""The `decoy-lab` command: the sandbox, the tour, and the verbs of `verbs/` (commands.py).
 
 Each sub-command is a small function over the same modules the notebook uses.
 """

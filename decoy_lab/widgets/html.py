@@ -1,0 +1,23 @@
+"""What every widget's HTML shares: escaping, the status colours and the countdown clock.
+
+The workbench's displays and the shell use them too (they sit above the widgets).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+OK_COLOUR, BAD_COLOUR, PENDING_COLOUR = "#1a7f37", "#cf222e", "#9a6700"
+
+
+def countdown(seconds: float | None) -> str:
+    """`m:ss` left (never below 0:00), or "" when unknown: the pairing widget's and the CLI's clock."""
+    if seconds is None:
+        return ""
+    s = max(0, int(seconds))
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)

@@ -1,0 +1,121 @@
+"""`decoy-lab` sub-commands that read the vault as tables: memories, topics, links, rows, and the
+sandbox's app-view.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from decoy_lab.workbench.shell.terminal import (
+    connection,
+    frame_records,
+    note,
+    print_json,
+    table,
+)
+
+
+def _load(conn: Any) -> Any:
+    vault = conn.load()
+    for line in vault.notes:
+        note(line)
+    return vault
+
+
+def _listing(args: argparse.Namespace, df: Any, columns: list[str], long: tuple[str, ...], what: str) -> int:
+    if args.json:
+        print_json(frame_records(df))
+    else:
+        print(table(df, columns, long=long, empty=f"(no {what})"))
+    return 0
+
+
+def cmd_memories(args: argparse.Namespace) -> int:
+    """The memories this connection can read, filtered like the notebook's table and map."""
+    from decoy_lab.views.topicmap import select_memories
+    from decoy_lab.workbench.display import empty_sentence, wait_for_rows, waiting_sentence
+
+    with connection(args) as conn:
+        vault = _load(conn)
+        if args.wait:
+            vault = wait_for_rows(conn, vault, say=note, bar=sys.stderr.isatty())
+        df = select_memories(vault, topic=args.topic, category=args.category, search=args.search, mine=args.mine)
+        filtered = any(x for x in (args.topic, args.category, args.search, args.mine))
+        if not args.json:
+            note(f"{len(df)} shown (legacy space rows included) · vault: {vault.summary}")
+            said = empty_sentence(vault, filtered=filtered, prompt="decoy-lab") if len(df) == 0 else None
+            said = said or waiting_sentence(vault, prompt="decoy-lab")
+            if said:
+                note(said)
+        return _listing(args, df, ["id", "topic", "categories", "text"], ("topic", "text"), "memories")
+
+
+def cmd_topics(args: argparse.Namespace) -> int:
+    """Topics: the things memories are about, with how many memories each holds."""
+    with connection(args) as conn:
+        return _listing(args, _load(conn).topics, ["id", "type", "memories", "name"], ("name",), "topics")
+
+
+def cmd_links(args: argparse.Namespace) -> int:
+    """Relations between You and topics, and between topics."""
+    with connection(args) as conn:
+        return _listing(args, _load(conn).links, ["id", "from", "relation_type", "to"], ("from", "to"), "links")
+
+
+def cmd_rows(args: argparse.Namespace) -> int:
+    """Every row served, readable or not, with the reason a row cannot be read."""
+    with connection(args) as conn:
+        return _listing(args, _load(conn).rows, ["id", "kind", "status", "label"], ("label",), "rows")
+
+
+def cmd_app_view(args: argparse.Namespace) -> int:
+    """Every stored row as the sandbox owner's app sees it (GET /_sandbox/app-view)."""
+    from decoy_lab.store.profiles import ProfileStore
+    from decoy_lab.transport.api import Api, expect_object
+
+    url = args.url or ProfileStore().load(args.profile).base_url
+    api = Api(url)
+    try:
+        rows = (
+            expect_object(
+                api.request("GET", "/_sandbox/app-view", auth=False), "GET /_sandbox/app-view", rows=list[dict]
+            ).get("rows")
+            or []
+        )
+    finally:
+        api.close()
+    if args.json:
+        print_json(rows)
+        return 0
+    import pandas as pd
+
+    df = pd.DataFrame(
+        [
+            {
+                "id": r.get("id"),
+                "kind": r.get("kind"),
+                "readable": bool(r.get("readable")),
+                "shared": len(r.get("shared_with") or []),
+                "problems": len(r.get("problems") or []),
+                "what": _app_label(r),
+            }
+            for r in rows
+            if isinstance(r, dict)
+        ]
+    )
+    print(table(df, ["id", "kind", "readable", "shared", "problems", "what"], long=("what",), empty="(no rows)"))
+    return 0
+
+
+def _app_label(row: dict) -> str:
+    if not row.get("readable"):
+        return f"cannot open: {row.get('reason') or row.get('problem') or ''}"
+    if row.get("text") is not None:
+        return str(row["text"])
+    if row.get("name") is not None:
+        return f"{row['name']} ({row['type']})" if row.get("type") else str(row["name"])
+    if row.get("relation") is not None:
+        return f"{row.get('from')} —{row['relation']}→ {row.get('to')}"
+    return str(row.get("summary") or "")

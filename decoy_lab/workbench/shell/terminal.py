@@ -1,0 +1,206 @@
+"""What every `decoy-lab` sub-command shares at a terminal: notes on stderr, JSON and tables on
+stdout (what a vault holds escaped, never acted on), the status line, the saved connection, and
+`guarded`, which turns errors into `error: …` lines and exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import threading
+import unicodedata
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from decoy_lab.errors import DecoyError
+from decoy_lab.workbench import verbs
+
+DEFAULT_PROFILE = "default"
+INTERRUPTED = 130
+MIN_TEXT_WIDTH = 16
+
+
+def note(text: str) -> None:
+    """A message for the person at the terminal (stderr, so stdout stays the result)."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def frame_records(df: Any) -> list[dict]:
+    """A DataFrame as JSON-ready records (NA → null, times → ISO 8601 UTC, lists kept)."""
+    return json.loads(df.to_json(orient="records", date_format="iso"))
+
+
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _visible(ch: str) -> str:
+    """`ch`, or its escape when a terminal would act on it (control, bidi override, surrogate)."""
+    if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Cs"):
+        return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch) or (
+            f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+        )
+    return ch
+
+
+def escaped(text: str) -> str:
+    """`text` safe to print: what a vault holds never reaches the terminal as a command."""
+    return text if text.isprintable() else "".join(map(_visible, text))
+
+
+def _cell(value: Any) -> str:
+    return escaped(_cell_text(value))
+
+
+def _cell_text(value: Any) -> str:
+    import pandas as pd
+
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return ", ".join(map(str, value))
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    if value is None or (not isinstance(value, str) and pd.api.types.is_scalar(value) and pd.isna(value)):
+        return ""
+    if isinstance(value, pd.Timestamp):
+        return value.strftime("%Y-%m-%d %H:%M")
+    return str(value)
+
+
+def table(
+    df: Any, columns: list[str], *, long: tuple[str, ...] = (), width: int | None = None, empty: str = "(none)"
+) -> str:
+    """`columns` of `df` as left-aligned text through `DataFrame.to_string`; the `long` text
+    columns are shortened (at a word, with an ellipsis) so a row fits `width` (the terminal's,
+    or $COLUMNS)."""
+    from decoy_lab.views.topicmap import shorten
+
+    if df is None or len(df) == 0:
+        return empty
+    view = df[columns].copy()
+    for col in columns:
+        view[col] = [_cell(v) for v in view[col]]
+    width = width or shutil.get_terminal_size((120, 24)).columns
+    fixed = sum(max(len(c), *(len(v) for v in view[c])) + 1 for c in columns if c not in long)
+    if long:
+        room = max(MIN_TEXT_WIDTH, (width - fixed) // len(long) - 1)
+        for col in long:
+            view[col] = [shorten(v, room) if len(v) > room else v for v in view[col]]
+    for col in columns:  # left-align everything: pad each column to its widest cell
+        w = max(len(col), *(len(v) for v in view[col]))
+        view[col] = [v.ljust(w) for v in view[col]]
+    return view.to_string(index=False, justify="left")
+
+
+class StatusLine:
+    """One status line on stderr: rewritten in place on a terminal, else printed when it changes.
+    `print` puts a line on stdout above it (safe from another thread)."""
+
+    def __init__(self, stream: TextIO | None = None):
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last = ""
+        self._shown = ""
+        self._lock = threading.Lock()
+
+    def show(self, text: str, steady: str | None = None) -> None:
+        """`text` on a terminal; `steady` (text without a countdown) decides when to print otherwise."""
+        with self._lock:
+            if self.tty:
+                text = text[: shutil.get_terminal_size((120, 24)).columns - 1]
+                if text != self._shown:
+                    self.stream.write("\r" + text + "\x1b[K")
+                    self.stream.flush()
+                    self._shown = text
+            elif (steady or text) != self._last:
+                self._last = steady or text
+                print(self._last, file=self.stream, flush=True)
+
+    def _clear(self) -> None:
+        if self.tty and self._shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._shown = ""
+
+    def clear(self) -> None:
+        with self._lock:
+            self._clear()
+
+    def print(self, text: str) -> None:
+        with self._lock:
+            self._clear()
+            print(text, flush=True)
+
+
+def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Run a command: a DecoyError → `error: …` on stderr and exit 2; Ctrl-C → exit 130."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(fn(args) or 0)
+        except DecoyError as exc:
+            text = str(exc)
+            recovery = getattr(exc, "recovery", None)
+            if recovery and f"recovery: {recovery}" not in text:
+                text += f" (recovery: {recovery})"
+            note(f"error: {text}")
+            hint = verbs.hint(exc, verbs.SHELL, verb=getattr(args, "command", None), profile=args.profile)
+            hint = hint or _value_hint(exc, args)
+            if hint:
+                note(f"hint: {hint}")
+            return 2
+        except KeyboardInterrupt:
+            note("interrupted")
+            return INTERRUPTED
+        except BrokenPipeError:  # `decoy-lab … | head`: the reader has what it wanted
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit does not fail again
+            return 0
+
+    run.__doc__ = fn.__doc__
+    return run
+
+
+@contextmanager
+def connection(args: argparse.Namespace) -> Iterator[Any]:
+    """The connection saved under `--profile`, closed afterwards."""
+    from decoy_lab.client.connection import Connection
+
+    conn = Connection.resume(args.profile)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def read_text(words: list[str] | str | None) -> str:
+    """Text from the words given, or from stdin when it is `-`."""
+    if words is None:
+        return ""
+    text = words if isinstance(words, str) else " ".join(words)
+    if text.strip() == "-":
+        return sys.stdin.read().strip()
+    return text.strip()
+
+
+def _value_hint(exc: DecoyError, args: argparse.Namespace) -> str | None:
+    """ "did you mean …" for a topic or category the server's vault does not hold."""
+    verb = verbs.BY_NAME.get(getattr(args, "command", "") or "")
+    if verb is None or not any(a.completes in ("topic", "category") for a in verb.args):
+        return None
+    try:
+        with connection(args) as conn:
+            vault = conn.load()
+    except DecoyError:
+        return None
+    sources = {
+        "topic": lambda: ["You", *vault.topics["name"].dropna()],
+        "category": lambda: list(vault.memories["categories"].explode().dropna().unique()),
+    }
+    return verbs.value_suggestion(exc, verb, args, sources)

@@ -1,0 +1,77 @@
+"""The workbench's verbs, declared once for the notebook (`%decoy …`) and the shell (`decoy-lab …`).
+
+Each `Verb` lists its arguments (`Arg`), the front ends that have it, and says its own one-line
+usage; the translations both front ends share live here too (what `save` and `edit` send, the
+hint that answers an error, the closest name to a typo, what Tab offers). `magics.py` and
+`commands.py` build their parsers from this table and only render. Nothing here imports
+IPython, and parsing never exits: a mistake is a `UsageProblem` that names the verb, says what
+was wrong in one line and suggests the closest word.
+
+    table.py       Arg, Verb, the VERBS table, BY_NAME, the front ends and their prompts
+    parsing.py     UsageProblem, closest, parse (argparse that raises), find_verb, check
+    translate.py   connect_url, topic_value, save_options, edit_changes, dump_key, hint, value_suggestion
+    completion.py  complete: what Tab offers
+
+Both front ends import the package (`from decoy_lab.workbench import verbs`), not the modules.
+"""
+
+from __future__ import annotations
+
+from decoy_lab.workbench.verbs.completion import complete
+from decoy_lab.workbench.verbs.parsing import UsageProblem, add_arguments, check, closest, find_verb, parse
+from decoy_lab.workbench.verbs.table import (
+    BOTH,
+    BY_NAME,
+    DUMP_KINDS,
+    NOTEBOOK,
+    ONLY_NOTEBOOK,
+    ONLY_SHELL,
+    PERMISSIONS,
+    PROMPT,
+    SHELL,
+    VERBS,
+    Arg,
+    Verb,
+    usage,
+    verbs_for,
+)
+from decoy_lab.workbench.verbs.translate import (
+    connect_url,
+    dump_key,
+    edit_changes,
+    hint,
+    save_options,
+    topic_value,
+    value_suggestion,
+)
+
+__all__ = [
+    "BOTH",
+    "BY_NAME",
+    "DUMP_KINDS",
+    "NOTEBOOK",
+    "ONLY_NOTEBOOK",
+    "ONLY_SHELL",
+    "PERMISSIONS",
+    "PROMPT",
+    "SHELL",
+    "VERBS",
+    "Arg",
+    "UsageProblem",
+    "Verb",
+    "add_arguments",
+    "check",
+    "closest",
+    "complete",
+    "connect_url",
+    "dump_key",
+    "edit_changes",
+    "find_verb",
+    "hint",
+    "parse",
+    "save_options",
+    "topic_value",
+    "usage",
+    "value_suggestion",
+    "verbs_for",
+]

@@ -1,0 +1,254 @@
+"""The verb table: each `Verb` lists its arguments (`Arg`), the front ends that have it, and says
+its own one-line usage. `magics.py` and `commands.py` build their parsers from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from decoy_lab.vocab import PERMISSIONS as PERMISSION_TABLE
+
+NOTEBOOK, SHELL = "notebook", "shell"
+BOTH = frozenset({NOTEBOOK, SHELL})
+ONLY_NOTEBOOK, ONLY_SHELL = frozenset({NOTEBOOK}), frozenset({SHELL})
+PROMPT = {NOTEBOOK: "%decoy", SHELL: "decoy-lab"}
+
+# name -> (what the owner sees, its Needs), from the spec's permission table (vocab.PERMISSIONS)
+PERMISSIONS: dict[str, tuple[str, tuple[str, ...]]] = {name: (sees, needs) for name, sees, needs in PERMISSION_TABLE}
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument: `name` is `--flag` or a positional's name; `completes` says what Tab offers
+    for its value (topic, category, id, permission, file)."""
+
+    name: str
+    help: str = ""
+    nargs: str | None = None
+    flag: bool = False
+    type: Callable[[str], Any] | None = None
+    default: Any = None
+    metavar: str | None = None
+    dest: str | None = None
+    fronts: frozenset[str] = BOTH
+    completes: str | None = None
+    shown: bool = True  # listed in the one-line usage (an alternative spelling is not)
+
+    @property
+    def positional(self) -> bool:
+        return not self.name.startswith("-")
+
+    def options(self) -> dict[str, Any]:
+        """The argparse options that declare it."""
+        if self.flag:
+            return {"action": "store_true", "help": self.help, **({"dest": self.dest} if self.dest else {})}
+        out: dict[str, Any] = {"help": self.help, "default": self.default}
+        for key in ("nargs", "type", "metavar", "dest"):
+            value = getattr(self, key)
+            if value is not None and not (key == "dest" and self.positional):
+                out[key] = value
+        return out
+
+    def usage(self) -> str:
+        meta = self.metavar or (self.name.upper() if self.positional else self.name.lstrip("-").upper()[:1])
+        if self.flag:
+            return f"[{self.name}]"
+        value = {"+": f"{meta} ...", "*": f"[{meta} ...]", "?": f"[{meta}]"}.get(self.nargs or "", meta)
+        return value if self.positional else f"[{self.name} {value}]"
+
+
+@dataclass(frozen=True)
+class Verb:
+    name: str
+    summary: str
+    args: tuple[Arg, ...] = ()
+    fronts: frozenset[str] = BOTH
+    aliases: tuple[str, ...] = ()  # other names the shell also takes
+    cell: str = ""  # what a `%%decoy` cell body is for this verb ("" = no cell body)
+    extra: Mapping[str, str] = field(default_factory=dict)  # a note after the usage, per front end
+
+    def args_for(self, front: str) -> list[Arg]:
+        return [a for a in self.args if front in a.fronts]
+
+    def usage(self, front: str = NOTEBOOK) -> str:
+        """One line: the prompt, the verb and its arguments."""
+        prefix = "%%decoy" if front == NOTEBOOK and self.cell and self.name == "save" else PROMPT[front]
+        return " ".join([prefix, self.name, *(a.usage() for a in self.args_for(front) if a.shown)])
+
+    def flags(self, front: str) -> list[str]:
+        return [a.name for a in self.args_for(front) if not a.positional]
+
+
+_TOPIC = Arg("--topic", "a topic name or topic:<id> ('You' for memories about you)", metavar="T", completes="topic")
+_CATS = Arg("--categories", "categories (none: remove them all)", nargs="*", metavar="C", completes="category")
+_REVEAL = Arg("--reveal", "show raw keys instead of fingerprints", flag=True)
+_PROFILE = Arg("--profile", "the saved connection to use", metavar="P")
+_JSON = Arg("--json", "print machine-readable JSON instead of a table", flag=True, fronts=ONLY_SHELL)
+_WAIT_ROWS = Arg(
+    "--wait", "if rows are on their way, wait as long as the server says (at most 90 s), then read again", flag=True
+)
+
+VERBS: tuple[Verb, ...] = (
+    Verb(
+        "connect",
+        "pair with a Decoy server (the notebook's widget never blocks the kernel)",
+        (
+            Arg("url", "the server's base URL, e.g. http://127.0.0.1:8787", nargs="?", metavar="URL"),
+            Arg("--url", "the server's base URL (same as URL)", dest="url_option", metavar="URL", shown=False),
+            Arg("--sandbox", "start the embedded sandbox and pair with it", flag=True, fronts=ONLY_NOTEBOOK),
+            _PROFILE,
+            Arg("--name", "the name the owner sees when approving", metavar="N"),
+            Arg(
+                "--permission",
+                "permissions to ask for (default memory.read and memory.save)",
+                nargs="+",
+                dest="permissions",
+                metavar="P",
+                completes="permission",
+            ),
+            Arg("--new", "pair another connection even when one is live for this profile", flag=True),
+            Arg("--force", "replace a saved profile that holds a connection to another server", flag=True),
+            Arg("--timeout", "seconds to wait for the owner's approval (default 600)", type=float, metavar="S"),
+        ),
+        aliases=("pair",),
+    ),
+    Verb("connections", "the connections of this notebook (the current one marked) or the saved profiles"),
+    Verb(
+        "unpair",
+        "end a connection at the server and delete its saved profile",
+        (
+            Arg("which", "a number or token id from `connections`", nargs="?", metavar="N", fronts=ONLY_NOTEBOOK),
+            _PROFILE,
+            Arg("--local", "only delete the profile here (the server is unreachable)", flag=True),
+        ),
+    ),
+    Verb("status", "the connection and what it may do (the consent card)", (_JSON,)),
+    Verb("access", "what the connection holds now, permission by permission", (_JSON,)),
+    Verb(
+        "request",
+        "ask the owner for more access on this same connection",
+        (
+            Arg("permissions", "permission names, e.g. memory.edit", nargs="+", metavar="PERM", completes="permission"),
+            Arg("--datatypes", "only these categories", nargs="+", metavar="C", completes="category"),
+            Arg("--topic", "only memories about this topic", metavar="T", completes="topic"),
+            Arg("--reason", "why, in words the owner reads", default="", metavar="TEXT"),
+            Arg("--wait", "wait for the owner's answer (exit 1 unless granted)", flag=True, fronts=ONLY_SHELL),
+            Arg("--timeout", "seconds --wait waits", type=float, default=600.0, metavar="S", fronts=ONLY_SHELL),
+            Arg("--interval", "seconds between checks", type=float, default=3.0, metavar="S", fronts=ONLY_SHELL),
+            _JSON,
+        ),
+    ),
+    Verb(
+        "memories",
+        "the memories this connection can read",
+        (
+            _TOPIC,
+            Arg("--category", "only this category", metavar="C", completes="category"),
+            Arg("--search", "only memories whose text contains TEXT (any case)", metavar="TEXT"),
+            Arg("--mine", "only memories this connection wrote", flag=True),
+            Arg("--all", "show every column (the returned frame always has them all)", flag=True, fronts=ONLY_NOTEBOOK),
+            _WAIT_ROWS,
+            _JSON,
+        ),
+    ),
+    Verb("topics", "the topics, with their memory counts", (_JSON,)),
+    Verb("links", "relations between You and topics", (_JSON,)),
+    Verb("rows", "every served row, readable or not, with reasons", (_JSON,)),
+    Verb(
+        "map",
+        "the topic map: You at the centre, topics by type and size",
+        (_TOPIC, Arg("--depth", "how many rings", type=int, metavar="N"), Arg("--category", metavar="C")),
+        fronts=ONLY_NOTEBOOK,
+    ),
+    Verb("browse", "the memory browser and the map as two views of one vault", fronts=ONLY_NOTEBOOK),
+    Verb(
+        "unseal",
+        "re-run the read of one row step by step",
+        (Arg("id", "a memory or row id", metavar="ID", completes="id"), _REVEAL),
+    ),
+    Verb(
+        "seal",
+        "seal a memory step by step without sending it (a dry run)",
+        (Arg("text", "the memory text (- reads stdin)", nargs="+", metavar="TEXT"), _TOPIC, _CATS, _REVEAL),
+    ),
+    Verb(
+        "save",
+        "save a memory; gives its new id",
+        (
+            Arg("text", "the memory text (- reads stdin; in a notebook, or the cell body)", nargs="*", metavar="TEXT"),
+            _TOPIC,
+            Arg("--type", "the type of a new topic (trip, person, project, …)", default="", metavar="TYPE"),
+            Arg("--relation", "how a new topic relates (e.g. 'is planning')", metavar="R"),
+            Arg("--parent", "nest a new topic under this one", metavar="TOPIC", completes="topic"),
+            _CATS,
+        ),
+        cell="the memory text",
+    ),
+    Verb(
+        "edit",
+        "edit a memory in place (removing a label rotates its key)",
+        (
+            Arg("id", "the memory id", metavar="ID", completes="id"),
+            Arg("--text", "the new text (- reads stdin)", metavar="TEXT"),
+            _TOPIC,
+            Arg(
+                "--categories",
+                "the new categories (none: remove them all)",
+                nargs="*",
+                metavar="C",
+                completes="category",
+            ),
+            _JSON,
+        ),
+        cell="the new text",
+    ),
+    Verb(
+        "delete",
+        "delete memories, topic rows or legacy space rows",
+        (Arg("ids", "ids to delete", nargs="+", metavar="ID", completes="id"), _JSON),
+    ),
+    Verb("sync", "follow the change cursor; reload only what changed", (_JSON,)),
+    Verb(
+        "resend",
+        "send the writes whose outcome is unknown again, with the same sealed rows",
+        (Arg("--list", "only list what is pending", flag=True, dest="list_only"), _JSON),
+    ),
+    Verb(
+        "cache",
+        "where the profile's sealed vault cache is and how large",
+        (_PROFILE, Arg("--clear", "remove it (the next load opens every row afresh)", flag=True)),
+    ),
+    Verb(
+        "dump",
+        "any base64 blob, annotated field by field; opened when a key fits",
+        (
+            Arg("blob", "standard base64 text (- reads stdin)", metavar="BLOB"),
+            Arg("--kind", "the layout, when it cannot be told apart", metavar="KIND"),
+            Arg("--key", "a base64 memory key, or a PEM private key file", metavar="KEY", completes="file"),
+            Arg("--key-file", "a PEM private key file", metavar="PEM", completes="file"),
+            Arg("--owner", "open with the sandbox owner's key", flag=True, fronts=ONLY_NOTEBOOK),
+            _REVEAL,
+        ),
+    ),
+    Verb(
+        "app-view",
+        "sandbox only: every row as the owner's app sees it",
+        (Arg("url", "the sandbox URL (default: the profile's server)", nargs="?", metavar="URL"), _JSON),
+        fronts=ONLY_SHELL,
+    ),
+    Verb("help", "every sub-command, one line each", fronts=ONLY_NOTEBOOK),
+)
+
+BY_NAME: dict[str, Verb] = {v.name: v for v in VERBS}
+DUMP_KINDS = ("vault", "owner_envelope", "agent_envelope")
+
+
+def verbs_for(front: str) -> list[Verb]:
+    return [v for v in VERBS if front in v.fronts]
+
+
+def usage(front: str = NOTEBOOK) -> str:
+    """Every verb of a front end, one line each (the full usage: only `help` shows it)."""
+    return "\n".join(v.usage(front) for v in verbs_for(front))
