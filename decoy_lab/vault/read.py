@@ -27,7 +27,7 @@ from decoy_lab.memory import Topic
 from decoy_lab.vault import frames
 from decoy_lab.vault.decode import decoded, duplicate
 from decoy_lab.vault.frames import DecodedRow
-from decoy_lab.vault.waiting import _n, explain_waiting, waiting_rows
+from decoy_lab.vault.waiting import counted, explain_waiting, no_longer_asked, on_their_way, waiting_rows
 from decoy_lab.wire.crypto import AgentKey
 
 # A served row -> what it read as before (the local cache), or None: open it afresh.
@@ -131,9 +131,9 @@ class Vault:
         c = self.counts()
         text = ", ".join(
             [
-                _n(c["memories"], "memory", "memories"),
-                _n(c["topics"], "topic", "topics"),
-                _n(c["links"], "link", "links"),
+                counted(c["memories"], "memory", "memories"),
+                counted(c["topics"], "topic", "topics"),
+                counted(c["links"], "link", "links"),
                 f"{c['unreadable']} unreadable",
             ]
         )
@@ -141,17 +141,17 @@ class Vault:
             text += f", {c['other']} other"
         if c["space_rows"]:
             bad = sum(r.status != frames.READABLE for r in self.space_rows)
-            text += f"; {_n(c['space_rows'], 'legacy space row', 'legacy space rows')}" + (
+            text += f"; {counted(c['space_rows'], 'legacy space row', 'legacy space rows')}" + (
                 f" ({bad} unreadable)" if bad else ""
             )
         if self.dropped:
             text += f"; {self.dropped} served element{'s' if self.dropped != 1 else ''} not a row (dropped)"
         if self.skipped_spaces:
-            text += f"; {_n(self.skipped_spaces, 'legacy space', 'legacy spaces')} skipped (not served readably)"
-        waiting = len(self.answer.get("preparing") or []) + int(self.answer.get("preparing_others") or 0)
+            text += f"; {counted(self.skipped_spaces, 'legacy space', 'legacy spaces')} skipped (not served readably)"
+        waiting = on_their_way(self.answer)
         if waiting:
             text += f"; {waiting} on their way from the owner's phone"
-        stopped = len(self.answer.get("failed") or []) + int(self.answer.get("failed_others") or 0)
+        stopped = no_longer_asked(self.answer)
         if stopped:
             text += f"; {stopped} no longer asked for"
         return text

@@ -50,7 +50,33 @@ WAITING_MEMBERS = {
 }
 
 
-def _n(n: int, one: str, many: str) -> str:
+# The members that say rows may still arrive, so reading again may bring them (keys shared
+# meanwhile log no change in the sync feed).
+WAITING_KEYS = ("preparing", "preparing_others", "preparing_unknown")
+
+
+def answer_waits(answer: Mapping) -> bool:
+    """The one check: rows are still on their way (preparing), so reading again may bring them."""
+    return any(answer.get(k) for k in WAITING_KEYS)
+
+
+def own_rows_waiting(answer: Mapping) -> bool:
+    """Rows this connection saved are still on their way (the answer lists them under `preparing`)."""
+    return bool(answer.get("preparing"))
+
+
+def on_their_way(answer: Mapping) -> int:
+    """How many rows the answer says are on their way (this connection's and others')."""
+    return len(answer.get("preparing") or []) + int(answer.get("preparing_others") or 0)
+
+
+def no_longer_asked(answer: Mapping) -> int:
+    """How many rows Decoy has stopped asking the owner's phone for (stopped_asking)."""
+    return len(answer.get("failed") or []) + int(answer.get("failed_others") or 0)
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """A count and its noun: 1 row, 3 rows."""
     return f"{n} {one if n == 1 else many}"
 
 
@@ -62,7 +88,7 @@ def explain_waiting(answer: Mapping) -> list[str]:
     preparing = answer.get("preparing") or []
     if preparing:
         notes.append(
-            f"{_n(len(preparing), 'row', 'rows')} this connection saved (topic rows included) "
+            f"{counted(len(preparing), 'row', 'rows')} this connection saved (topic rows included) "
             "are stored and waiting for the owner's phone to share their keys with this connection's "
             "current key; Decoy is asking the phone in the background. Keep their ids and do not save "
             "them again." + again
@@ -70,7 +96,7 @@ def explain_waiting(answer: Mapping) -> list[str]:
     others = answer.get("preparing_others") or 0
     if others:
         notes.append(
-            f"{_n(others, 'memory', 'memories')} saved by the owner or other connections "
+            f"{counted(others, 'memory', 'memories')} saved by the owner or other connections "
             "are granted to this connection and on their way: the owner's phone has not shared "
             "their keys yet." + again
         )
@@ -83,7 +109,7 @@ def explain_waiting(answer: Mapping) -> list[str]:
     failed = answer.get("failed") or []
     if failed:
         notes.append(
-            f"{_n(len(failed), 'row', 'rows')} this connection saved still have no key for its "
+            f"{counted(len(failed), 'row', 'rows')} this connection saved still have no key for its "
             "current key, and Decoy has stopped asking the owner's phone on its own (stopped_asking). "
             "They are stored: they read normally as soon as the phone shares them, and a later read may "
             "ask the phone once more. Carry on with what is readable; if the task needs them now, ask "
@@ -92,7 +118,7 @@ def explain_waiting(answer: Mapping) -> list[str]:
     failed_others = answer.get("failed_others") or 0
     if failed_others:
         notes.append(
-            f"{_n(failed_others, 'memory', 'memories')} saved by others are granted but unshared, "
+            f"{counted(failed_others, 'memory', 'memories')} saved by others are granted but unshared, "
             "and Decoy has stopped asking the owner's phone for them on its own (stopped_asking)."
         )
     if answer.get("failed_unknown"):
@@ -145,10 +171,10 @@ def waiting_sentence(vault: Answered | None, *, prompt: str = "%decoy") -> str |
     answer = getattr(vault, "answer", None) or {}
     retry = answer.get("retry_after_seconds")
     again = f"read again in {retry:g} s ({prompt} memories --wait waits for them)" if retry else "read again soon"
-    coming = len(answer.get("preparing") or []) + int(answer.get("preparing_others") or 0)
+    coming = on_their_way(answer)
     if coming:
         return (
-            f"{_n(coming, 'row is', 'rows are')} (memories, topics, links) on their way from the owner's "
+            f"{counted(coming, 'row is', 'rows are')} (memories, topics, links) on their way from the owner's "
             f"phone, which has not shared their keys with this connection yet: {again}."
         )
     if answer.get("preparing_unknown"):
@@ -156,10 +182,10 @@ def waiting_sentence(vault: Answered | None, *, prompt: str = "%decoy") -> str |
             "No key has been shared under this connection's category, topic or account grant yet; "
             f"Decoy is asking the owner's phone: {again}."
         )
-    stopped = len(answer.get("failed") or []) + int(answer.get("failed_others") or 0)
+    stopped = no_longer_asked(answer)
     if stopped:
         return (
-            f"{_n(stopped, 'row is', 'rows are')} no longer asked for (stopped_asking): carry on "
+            f"{counted(stopped, 'row is', 'rows are')} no longer asked for (stopped_asking): carry on "
             "with what is readable; if the task needs them now, ask the owner once to open Decoy."
         )
     if answer.get("failed_unknown"):
@@ -186,14 +212,14 @@ def empty_sentence(
     except AttributeError:
         pass
     if unreadable:
-        return f"No {what} could be read: {_n(unreadable, 'row', 'rows')} did not open ({prompt} rows says why)."
+        return f"No {what} could be read: {counted(unreadable, 'row', 'rows')} did not open ({prompt} rows says why)."
     return f"No {what}: none is stored that this connection's grant reaches ({prompt} access shows the grant)."
 
 
 def is_waiting(vault: Answered | None) -> bool:
     """Rows are still on their way (preparing), so reading again may bring them."""
     answer = getattr(vault, "answer", None) or {}
-    return bool(answer.get("preparing") or answer.get("preparing_others") or answer.get("preparing_unknown"))
+    return answer_waits(answer)
 
 
 WAIT_LIMIT = 90.0  # the spec: "still `preparing` after 60 to 90 seconds of reading, you may ask the owner once"

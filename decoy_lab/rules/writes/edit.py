@@ -16,7 +16,7 @@ from decoy_lab.recipes import sealing
 from decoy_lab.rules import legacy, verify
 from decoy_lab.rules.writes.resend import resend_entry, unsettled
 from decoy_lab.rules.writes.sending import MEMORIES, checked_text, delete_quietly, log, post_rows, send
-from decoy_lab.rules.writes.topics import _topic_name, find_or_refuse_new, new_topic, remember_topic
+from decoy_lab.rules.writes.topics import find_or_refuse_new, new_topic, remember_topic, topic_name
 from decoy_lab.shapes import fits
 from decoy_lab.store.journal import Journal, new_entry
 from decoy_lab.transport.api import is_unknown_outcome
@@ -52,7 +52,7 @@ def edit(
         if found is not None:
             changes["topic"] = {"id": found.id, "name": found.name, "ids": list(found.ids)}
         else:
-            made = new_topic(s, keys, _topic_name(changes["topic"]), topic_type, link)
+            made = new_topic(s, keys, topic_name(changes["topic"]), topic_type, link)
             sends.append(("POST", MEMORIES, {"rows": made.rows}))
             changes["topic"] = made.topic
     topic_ids = [r["id"] for r in made.rows] if made is not None else []

@@ -11,7 +11,7 @@ from decoy_lab import memory
 from decoy_lab.rules import verify
 from decoy_lab.rules.writes.resend import resend_entry, run_entry
 from decoy_lab.rules.writes.sending import MEMORIES, checked_text, log
-from decoy_lab.rules.writes.topics import _topic_name, find_or_refuse_new, new_topic, remember_topic
+from decoy_lab.rules.writes.topics import find_or_refuse_new, new_topic, remember_topic, topic_name
 from decoy_lab.store.journal import new_entry
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,7 +48,7 @@ def save(
         if found is not None:
             ref = {"id": found.id, "name": found.name}
         else:
-            made = new_topic(s, keys, _topic_name(topic), topic_type, link)
+            made = new_topic(s, keys, topic_name(topic), topic_type, link)
             rows.extend(made.rows)
             ref = made.topic
     row = memory.new_memory_row(keys, text, topic=ref, categories=categories, account=account, metadata=metadata)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from decoy_lab import memory
 from decoy_lab.errors import MemoryModelError
 from decoy_lab.rules.writes.resend import settle_pending
+from decoy_lab.vault.waiting import own_rows_waiting
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.rules.session import Session
@@ -48,7 +49,7 @@ def _waiting(s: Session) -> dict[str, Any]:
     """The last load's waiting fields, when rows this connection saved are still on their way
     (others' topics it cannot open yet are not reachable: the spec lets it create its own)."""
     answer = s.vault.answer if s.vault is not None else {}
-    return answer if answer.get("preparing") else {}
+    return answer if own_rows_waiting(answer) else {}
 
 
 def find_or_refuse_new(s: Session, topic: Any) -> memory.Topic | None:
@@ -76,7 +77,7 @@ def find_or_refuse_new(s: Session, topic: Any) -> memory.Topic | None:
     return found
 
 
-def _topic_name(topic: Any) -> str:
+def topic_name(topic: Any) -> str:
     if isinstance(topic, str) and topic.startswith("topic:"):
         raise MemoryModelError(f"{topic} is not a topic this connection can see")
     name = topic if isinstance(topic, str) else (topic.get("name") if isinstance(topic, Mapping) else None)
