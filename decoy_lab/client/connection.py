@@ -60,7 +60,8 @@ from decoy_lab.store.profiles import Profile, ProfileStore
 from decoy_lab.transport import routes
 from decoy_lab.transport.api import Api, Tokens, expect_object
 from decoy_lab.vault.frames import AccountNames
-from decoy_lab.vault.read import WAITING_MEMBERS, Vault, read_vault
+from decoy_lab.vault.read import Vault, read_vault
+from decoy_lab.vault.waiting import WAITING_MEMBERS
 from decoy_lab.wire.crypto import AgentKey
 
 log = logging.getLogger("decoy_lab.client.connection")

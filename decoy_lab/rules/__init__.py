@@ -5,5 +5,5 @@ pairing.py  the OAuth 2.0 device grant with named permissions
 access.py   what a connection holds and what it has asked for
 verify.py   read a write back and check it reads as intended
 legacy.py   legacy space rows: edit, delete, MEMORY_MOVING
-writes.py   save, edit, delete and share by the spec's retry rules
+writes/     save, edit, delete and share by the spec's retry rules, one module per verb
 """

@@ -49,8 +49,8 @@ from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.shapes import fits, json_kind
 from decoy_lab.transport import routes
+from decoy_lab.vault.decode import space_row, unwrap_space_key
 from decoy_lab.vault.frames import DecodedRow
-from decoy_lab.vault.read import space_row, unwrap_space_key
 from decoy_lab.wire import layouts as wire
 
 if TYPE_CHECKING:  # pragma: no cover

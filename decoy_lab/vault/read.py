@@ -1,13 +1,11 @@
 """A loaded vault: every row one GET served, read with this connection's key, kept as data.
 
 `read_vault(...)` turns the rows of a `GET /api/agent/context/memories` answer — while it is
-still arriving — into `DecodedRow`s through decoy_lab.memory's readers (in parallel, with the
+still arriving — into `DecodedRow`s (decode.py) through decoy_lab.memory's readers (in parallel, with the
 connection's key cache so a reload of unchanged rows costs no RSA work, and rows whose served
 fields did not change since the previous load are not opened at all); unreadable rows stay, with the reason, and an id served twice is read once, its
 copies reported. Legacy space rows are read with the space key and marked `source="space"`.
-The answer's waiting states (`preparing`, `failed`, `preparing_unknown`, `failed_unknown`,
-`shared_complete`) are explained in words a user can act on: saved and on its way, or no longer
-asked for — never lost, and never a reason to start over.
+What the answer says is still waiting is explained in words by waiting.py.
 
 `Vault` holds the result: `.memories`, `.topics`, `.links`, `.rows` DataFrames (frames.py),
 `.summary`, `.served` (the raw rows), `.memory(id)`.
@@ -17,111 +15,20 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import pandas as pd
 
 from decoy_lab import memory
-from decoy_lab.errors import DecoyError, UnreadableRow
+from decoy_lab.errors import UnreadableRow
 from decoy_lab.memory import Topic
-from decoy_lab.recipes import sealing
 from decoy_lab.vault import frames
+from decoy_lab.vault.decode import decoded, duplicate
 from decoy_lab.vault.frames import DecodedRow
-from decoy_lab.wire import layouts as wire
+from decoy_lab.vault.waiting import counted, explain_waiting, no_longer_asked, on_their_way, waiting_rows
 from decoy_lab.wire.crypto import AgentKey
-
-WAITING = "waiting"  # kind of a row the server listed by id only (preparing / failed)
-# The waiting members of a memories answer that are counted and shown, and their shapes (http.expect_object).
-WAITING_MEMBERS = {
-    "preparing": list,
-    "failed": list,
-    "preparing_others": int,
-    "failed_others": int,
-    "retry_after_seconds": float,
-    "preparing_total": int,
-}
-
-
-# -- served rows → DecodedRow -----------------------------------------------------------------
-_META = ("kid", "rev", "via", "mine", "author_kind", "created_at", "updated_at")
-_MEMORY = ("text", "about", "entity_name", "topic_id", "account", "categories", "metadata")
-# decoded() builds a memory's DecodedRow positionally (half the cost of keywords, 11,000 times a
-# load): the fields must stay in this order.
-assert tuple(f.name for f in fields(DecodedRow))[:19] == ("id", "kind", "status", "reason", "source", *_META, *_MEMORY)
-
-
-def meta_values(row: Mapping) -> tuple:
-    """The served fields a DecodedRow shows, in _META's order; a value of the wrong type is None."""
-    kid, rev, via, mine, author = (
-        row.get("kid"),
-        row.get("rev"),
-        row.get("via"),
-        row.get("mine"),
-        row.get("author_kind"),
-    )
-    return (
-        kid if isinstance(kid, str) else None,
-        rev if isinstance(rev, int) and not isinstance(rev, bool) else None,
-        [v for v in via if isinstance(v, str)] if isinstance(via, list) else [],
-        mine if isinstance(mine, bool) else None,
-        author if isinstance(author, str) else None,
-        row.get("created_at"),
-        row.get("updated_at"),
-    )
-
-
-def _meta(row: Mapping) -> dict:
-    return dict(zip(_META, meta_values(row)))
-
-
-def decoded(
-    row: Mapping[str, Any], result: memory.Row | UnreadableRow | None, served: tuple | None = None
-) -> DecodedRow:
-    """One served row and what memory.read_row made of it (a model, None or an UnreadableRow).
-    `served`: `meta_values(row)`, when the caller knows them already (the local cache)."""
-    rid = str(row.get("id")) if isinstance(row, Mapping) else "?"
-    if served is not None:
-        values = served
-    else:
-        values = meta_values(row) if isinstance(row, Mapping) else (None, None, [], None, None, None, None)
-    if isinstance(result, memory.Memory):  # 11,000 times a load: positionally, in _MEMORY's order
-        topic = result.topic
-        args: tuple[Any, ...] = (
-            rid,
-            frames.MEMORY,
-            frames.READABLE,
-            None,
-            "memories",
-            *values,
-            result.text,
-            [result.about],
-            result.entity_name,
-            topic["id"] if topic else None,
-            result.account,
-            list(result.categories),
-            result.metadata or None,
-        )
-        return DecodedRow(*args, plaintext=result)  # type: ignore[misc]  # args end before plaintext (the assert)
-    meta = dict(zip(_META, values))
-    if isinstance(result, UnreadableRow):
-        return DecodedRow(rid, frames.UNREADABLE, status="unreadable", reason=result.reason, **meta)
-    if isinstance(result, memory.TopicEntity):
-        return DecodedRow(rid, frames.TOPIC, name=result.name, type=result.type, plaintext=result, **meta)
-    if isinstance(result, memory.Link):
-        return DecodedRow(
-            rid,
-            frames.LINK,
-            relation_type=result.relation_type,
-            rel_from=result.from_,
-            rel_to=result.to,
-            endpoints=list(result.endpoints),
-            plaintext=result,
-            **meta,
-        )
-    return DecodedRow(rid, frames.OTHER, reason="opens, but is neither a memory, a topic nor a link", **meta)
-
 
 # A served row -> what it read as before (the local cache), or None: open it afresh.
 Reuse = Callable[[Mapping], "tuple[DecodedRow, Any] | None"]
@@ -131,173 +38,6 @@ Reuse = Callable[[Mapping], "tuple[DecodedRow, Any] | None"]
 Earlier = Mapping[str, "tuple[dict, tuple[DecodedRow, Any]]"]
 
 
-def duplicate(row: Mapping) -> tuple[DecodedRow, UnreadableRow]:
-    """A further copy of an id already served in the same answer: reported, never read."""
-    reason = (
-        "served more than once in the same answer: this id was already listed, so this copy is not read "
-        "(a faulty server or cache)"
-    )
-    return (
-        DecodedRow(str(row.get("id")), frames.UNREADABLE, status="unreadable", reason=reason, **_meta(row)),
-        UnreadableRow(str(row.get("id")), reason),
-    )
-
-
-# -- legacy space rows --------------------------------------------------------------------------
-def space_row(space: Mapping, row: Mapping, space_key: bytes | None, *, key_reason: str | None = None) -> DecodedRow:
-    """One legacy space row, opened with the space key and checked against its space and id."""
-    rid = str(row.get("id"))
-    meta = _meta(row)
-    base = dict(
-        source="space",
-        space_id=str(space.get("id")),
-        space_kind=space.get("kind"),
-        row_type=row.get("row_type"),
-        **meta,
-    )
-    if space_key is None:
-        return DecodedRow(
-            rid,
-            frames.SPACE_ROW,
-            status="unreadable",
-            reason=key_reason or "the space key has not been shared with this connection yet",
-            **base,
-        )
-    try:
-        obj = sealing.open_space_row(row.get("ciphertext") or "", space_key, space_id=str(space.get("id")), row_id=rid)
-    except UnreadableRow as exc:
-        return DecodedRow(rid, frames.SPACE_ROW, status="unreadable", reason=exc.reason, **base)
-    except DecoyError as exc:
-        return DecodedRow(rid, frames.SPACE_ROW, status="unreadable", reason=str(exc), **base)
-    out = DecodedRow(rid, frames.SPACE_ROW, plaintext=obj, **base)
-    obs, ent, rel = obj.get("observation"), obj.get("entity"), obj.get("relation")
-    if isinstance(obs, dict) or isinstance(obj.get("content"), str):
-        o = obs if isinstance(obs, dict) else obj
-        out.text = o.get("content") if isinstance(o.get("content"), str) else None
-        out.entity_name = o.get("entityName") if isinstance(o.get("entityName"), str) else None
-        cats = obj.get("categories")
-        out.categories = [c for c in cats if isinstance(c, str)] if isinstance(cats, list) else []
-    elif isinstance(ent, dict):
-        out.name = ent.get("name") if isinstance(ent.get("name"), str) else None
-        out.type = ent.get("entityType") if isinstance(ent.get("entityType"), str) else None
-    elif isinstance(rel, dict):
-        out.rel_from, out.rel_to = rel.get("from"), rel.get("to")
-        out.relation_type = rel.get("relationType")
-    return out
-
-
-def unwrap_space_key(
-    space: Mapping, agent_key: AgentKey, key_cache: MutableMapping[str, bytes]
-) -> tuple[bytes | None, str | None]:
-    """The space key from the space's `wrapped_key`, checked against its `skid` (cached by skid)."""
-    skid, wrapped = space.get("skid"), space.get("wrapped_key")
-    if not wrapped:
-        return None, (
-            "the space key has not reached this connection yet; the owner's device shares it in the background"
-        )
-    if isinstance(skid, str) and skid in key_cache:
-        return key_cache[skid], None
-    try:
-        key = sealing.unwrap_as_agent(wrapped, agent_key)
-    except DecoyError as exc:
-        return None, f"this connection's key does not open the space key: {exc}"
-    if isinstance(skid, str) and wire.kid(key) != skid:
-        return None, f"the space key's fingerprint {wire.kid(key)} is not the served skid {skid}"
-    if isinstance(skid, str):
-        key_cache[skid] = key
-    return key, None
-
-
-# -- waiting states, in words -----------------------------------------------------------------
-def _n(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
-def explain_waiting(answer: Mapping) -> list[str]:
-    """Sentences for the waiting fields of a memories GET answer (empty when nothing waits)."""
-    notes: list[str] = []
-    retry = answer.get("retry_after_seconds")
-    again = f" Read again in {retry} s and carry on with what is readable meanwhile." if retry else ""
-    preparing = answer.get("preparing") or []
-    if preparing:
-        notes.append(
-            f"{_n(len(preparing), 'row', 'rows')} this connection saved (topic rows included) "
-            "are stored and waiting for the owner's phone to share their keys with this connection's "
-            "current key; Decoy is asking the phone in the background. Keep their ids and do not save "
-            "them again." + again
-        )
-    others = answer.get("preparing_others") or 0
-    if others:
-        notes.append(
-            f"{_n(others, 'memory', 'memories')} saved by the owner or other connections "
-            "are granted to this connection and on their way: the owner's phone has not shared "
-            "their keys yet." + again
-        )
-    if answer.get("preparing_unknown"):
-        notes.append(
-            "This connection holds a grant by category, topic or account, and no key has been shared "
-            "under it yet; Decoy is asking the owner's phone during the first day. This says nothing "
-            "about whether matching memories exist." + again
-        )
-    failed = answer.get("failed") or []
-    if failed:
-        notes.append(
-            f"{_n(len(failed), 'row', 'rows')} this connection saved still have no key for its "
-            "current key, and Decoy has stopped asking the owner's phone on its own (stopped_asking). "
-            "They are stored: they read normally as soon as the phone shares them, and a later read may "
-            "ask the phone once more. Carry on with what is readable; if the task needs them now, ask "
-            "the owner once to open Decoy."
-        )
-    failed_others = answer.get("failed_others") or 0
-    if failed_others:
-        notes.append(
-            f"{_n(failed_others, 'memory', 'memories')} saved by others are granted but unshared, "
-            "and Decoy has stopped asking the owner's phone for them on its own (stopped_asking)."
-        )
-    if answer.get("failed_unknown"):
-        notes.append(
-            "Nothing has been shared under this connection's category, topic or account grants, and "
-            "Decoy is not asking the owner's phone for it on its own (stopped_asking); Decoy cannot "
-            "tell whether such memories exist. Carry on with what is readable."
-        )
-    if answer.get("shared_complete"):
-        at = answer.get("shared_complete_at")
-        notes.append(
-            "The owner's device reports it has shared everything it can under this connection's "
-            "grants" + (f" (at {at})." if at else ".")
-        )
-    if answer.get("preparing_capped"):
-        notes.append(f"The id lists were cut to 500 ids each; {answer.get('preparing_total')} rows wait in all.")
-    return notes
-
-
-def waiting_rows(answer: Mapping) -> list[DecodedRow]:
-    """The ids the server listed under `preparing` / `failed`, as rows with a status and reason."""
-    out = []
-    for rid in answer.get("preparing") or []:
-        out.append(
-            DecodedRow(
-                str(rid),
-                WAITING,
-                status="preparing",
-                mine=True,
-                reason="saved; waiting for the owner's phone to share its key with this connection",
-            )
-        )
-    for rid in answer.get("failed") or []:
-        out.append(
-            DecodedRow(
-                str(rid),
-                WAITING,
-                status="failed",
-                mine=True,
-                reason="saved; Decoy stopped asking the owner's phone to share its key (stopped_asking)",
-            )
-        )
-    return out
-
-
-# -- the Vault ------------------------------------------------------------------------------------
 @dataclass
 class Vault:
     """Everything one load read. DataFrames are built on first use."""
@@ -391,9 +131,9 @@ class Vault:
         c = self.counts()
         text = ", ".join(
             [
-                _n(c["memories"], "memory", "memories"),
-                _n(c["topics"], "topic", "topics"),
-                _n(c["links"], "link", "links"),
+                counted(c["memories"], "memory", "memories"),
+                counted(c["topics"], "topic", "topics"),
+                counted(c["links"], "link", "links"),
                 f"{c['unreadable']} unreadable",
             ]
         )
@@ -401,17 +141,17 @@ class Vault:
             text += f", {c['other']} other"
         if c["space_rows"]:
             bad = sum(r.status != frames.READABLE for r in self.space_rows)
-            text += f"; {_n(c['space_rows'], 'legacy space row', 'legacy space rows')}" + (
+            text += f"; {counted(c['space_rows'], 'legacy space row', 'legacy space rows')}" + (
                 f" ({bad} unreadable)" if bad else ""
             )
         if self.dropped:
             text += f"; {self.dropped} served element{'s' if self.dropped != 1 else ''} not a row (dropped)"
         if self.skipped_spaces:
-            text += f"; {_n(self.skipped_spaces, 'legacy space', 'legacy spaces')} skipped (not served readably)"
-        waiting = len(self.answer.get("preparing") or []) + int(self.answer.get("preparing_others") or 0)
+            text += f"; {counted(self.skipped_spaces, 'legacy space', 'legacy spaces')} skipped (not served readably)"
+        waiting = on_their_way(self.answer)
         if waiting:
             text += f"; {waiting} on their way from the owner's phone"
-        stopped = len(self.answer.get("failed") or []) + int(self.answer.get("failed_others") or 0)
+        stopped = no_longer_asked(self.answer)
         if stopped:
             text += f"; {stopped} no longer asked for"
         return text

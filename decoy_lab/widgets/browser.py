@@ -11,11 +11,11 @@ import networkx as nx
 import pandas as pd
 
 from decoy_lab.errors import MemoryModelError
+from decoy_lab.vault.waiting import empty_sentence
 from decoy_lab.views import topicmap
 from decoy_lab.widgets.grid import MemoryGrid
 from decoy_lab.widgets.pickers import ANY
 from decoy_lab.widgets.stepper import Stepper
-from decoy_lab.workbench.display import empty_sentence
 
 if TYPE_CHECKING:
     from decoy_lab.client.connection import Connection

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 import ipywidgets as W
 
+from decoy_lab.vault.waiting import waiting_sentence
 from decoy_lab.widgets.browser import MemoryBrowser
 from decoy_lab.widgets.grid import count_text
 from decoy_lab.widgets.html import esc
 from decoy_lab.widgets.pickers import Filters, plural
 from decoy_lab.widgets.topicmap import TopicMapWidget
-from decoy_lab.workbench.display import waiting_sentence
 
 if TYPE_CHECKING:
     from decoy_lab.client.connection import Connection

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import pandas as pd
 
+from decoy_lab.vault.waiting import empty_sentence, waiting_sentence
 from decoy_lab.widgets.html import esc
 
 if TYPE_CHECKING:  # pragma: no cover
-    from decoy_lab.client.connection import Connection
     from decoy_lab.vault.read import Vault
 
 T = TypeVar("T")
@@ -76,113 +76,6 @@ def with_progress(fn: Callable[[Progress], T], desc: str, *, after: float = 1.0,
 # -- why a view is empty, and waiting for rows on their way ------------------------------------
 def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
-
-
-def waiting_sentence(vault: Vault | None, *, prompt: str = "%decoy") -> str | None:
-    """One sentence on what the last read of `vault` is still waiting for and when to read again
-    (None when nothing waits). Every view of a vault shows it: frames, the browser, the map, the
-    shell's tables. `prompt` is how the user's front end spells a command."""
-    answer = getattr(vault, "answer", None) or {}
-    retry = answer.get("retry_after_seconds")
-    again = f"read again in {retry:g} s ({prompt} memories --wait waits for them)" if retry else "read again soon"
-    coming = len(answer.get("preparing") or []) + int(answer.get("preparing_others") or 0)
-    if coming:
-        return (
-            f"{_count(coming, 'row is', 'rows are')} (memories, topics, links) on their way from the owner's "
-            f"phone, which has not shared their keys with this connection yet: {again}."
-        )
-    if answer.get("preparing_unknown"):
-        return (
-            "No key has been shared under this connection's category, topic or account grant yet; "
-            f"Decoy is asking the owner's phone: {again}."
-        )
-    stopped = len(answer.get("failed") or []) + int(answer.get("failed_others") or 0)
-    if stopped:
-        return (
-            f"{_count(stopped, 'row is', 'rows are')} no longer asked for (stopped_asking): carry on "
-            "with what is readable; if the task needs them now, ask the owner once to open Decoy."
-        )
-    if answer.get("failed_unknown"):
-        return (
-            "Nothing has been shared under this connection's category, topic or account grants, and Decoy "
-            "has stopped asking the owner's phone (stopped_asking)."
-        )
-    return None
-
-
-def empty_sentence(
-    vault: Vault | None, what: str = "memories", *, filtered: bool = False, prompt: str = "%decoy"
-) -> str:
-    """Why a view of `vault` shows no `what`: rows on their way, a filter, unreadable rows, or a
-    grant that reaches none."""
-    waiting = waiting_sentence(vault, prompt=prompt)
-    if waiting:
-        return f"No {what} yet: {waiting}"
-    if filtered:
-        return f"No {what} match these filters."
-    unreadable = 0
-    try:
-        unreadable = vault.counts().get("unreadable", 0) if vault is not None else 0
-    except AttributeError:
-        pass
-    if unreadable:
-        return f"No {what} could be read: {_count(unreadable, 'row', 'rows')} did not open ({prompt} rows says why)."
-    return f"No {what}: none is stored that this connection's grant reaches ({prompt} access shows the grant)."
-
-
-def is_waiting(vault: Vault | None) -> bool:
-    """Rows are still on their way (preparing), so reading again may bring them."""
-    answer = getattr(vault, "answer", None) or {}
-    return bool(answer.get("preparing") or answer.get("preparing_others") or answer.get("preparing_unknown"))
-
-
-WAIT_LIMIT = 90.0  # the spec: "still `preparing` after 60 to 90 seconds of reading, you may ask the owner once"
-
-
-def wait_for_rows(
-    conn: Connection,
-    vault: Vault,
-    *,
-    limit: float = WAIT_LIMIT,
-    sleep: Callable[[float], Any] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
-    say: Callable[[str], Any] = print,
-    bar: bool = True,
-) -> Vault:
-    """Read again after the server's `retry_after_seconds` while rows are on their way, for at
-    most `limit` seconds of reading, with a progress bar; the last Vault. If rows still wait then,
-    say once that the owner may be asked to open Decoy (never earlier)."""
-    start = clock()
-    progress = None
-    if bar and is_waiting(vault):
-        from tqdm.auto import tqdm
-
-        progress = tqdm(total=round(limit), desc="waiting for the owner's phone", unit="s")
-    try:
-        while is_waiting(vault) and clock() - start < limit:
-            retry = float(vault.answer.get("retry_after_seconds") or 5.0)
-            until = min(start + limit, clock() + max(retry, 0.5))
-            while clock() < until:
-                sleep(min(0.5, until - clock()))
-                if progress is not None:
-                    progress.n = min(round(clock() - start), progress.total)
-                    progress.refresh()
-            vault = conn.load()
-    finally:
-        if progress is not None:  # the bar ends full and says how it ended (a stale 6 % would puzzle)
-            took = round(clock() - start)
-            progress.reset(total=max(took, 1))
-            progress.update(max(took, 1))
-            progress.set_description(
-                f"still waiting after {took} s" if is_waiting(vault) else f"the rows arrived after {took} s"
-            )
-            progress.close()
-    if is_waiting(vault):
-        say(
-            f"Still waiting after {clock() - start:.0f} s: {waiting_sentence(vault)} If the task needs them "
-            "now, ask the owner once to open Decoy on their phone."
-        )
-    return vault
 
 
 # -- readable results ------------------------------------------------------------------------------

@@ -638,7 +638,7 @@ def test_the_first_read_after_pairing_says_why_it_is_empty_and_wait_brings_the_r
 def test_wait_for_rows_follows_retry_after_and_stops_at_90_s_with_one_ask_of_the_owner():
     """Spec 000: "If the task needs them now and they are still `preparing` after 60 to 90 seconds
     of reading, you may ask the owner once to open Decoy, never in advance"."""
-    from decoy_lab.workbench.display import wait_for_rows
+    from decoy_lab.vault.waiting import wait_for_rows
 
     class Waiting:
         answer = {"preparing_others": 3, "retry_after_seconds": 5}

@@ -248,7 +248,7 @@ def _memories(m: Notebook, args: Any, cell: str | None) -> Any:
 
     vault = m.vault()
     if args.wait:
-        from decoy_lab.workbench.display import wait_for_rows
+        from decoy_lab.vault.waiting import wait_for_rows
 
         vault = m.last_vault = wait_for_rows(m.conn(), vault)
     df = topicmap.select_memories(vault, topic=args.topic, category=args.category, search=args.search, mine=args.mine)

@@ -34,8 +34,8 @@ def _listing(args: argparse.Namespace, df: Any, columns: list[str], long: tuple[
 
 def cmd_memories(args: argparse.Namespace) -> int:
     """The memories this connection can read, filtered like the notebook's table and map."""
+    from decoy_lab.vault.waiting import empty_sentence, wait_for_rows, waiting_sentence
     from decoy_lab.views.topicmap import select_memories
-    from decoy_lab.workbench.display import empty_sentence, wait_for_rows, waiting_sentence
 
     with connection(args) as conn:
         vault = _load(conn)
