@@ -29,34 +29,30 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from decoy_lab import memory
 from decoy_lab.errors import (
-    APIError,
     DecoyError,
     GrantAlreadyRequested,
-    InsufficientGrant,
     MemoryModelError,
     PairingError,
     ProfileError,
-    TransportError,
     UnreadableRow,
 )
 from decoy_lab.gcpause import gc_paused
 from decoy_lab.recipes.trace import Trace
-from decoy_lab.rules import legacy, writes
+from decoy_lab.rules import accounts, legacy, syncfeed, writes
 from decoy_lab.rules.access import ASKED, Access, GrantRequest, read_policies
 from decoy_lab.rules.pairing import PairingHandle, authorization_details, selection_row
 from decoy_lab.rules.session import Session
+from decoy_lab.rules.syncfeed import SyncResult
 from decoy_lab.rules.writes import MEMORIES, DeleteResult
-from decoy_lab.secret import Secret
-from decoy_lab.store import cache
+from decoy_lab.store import cache, snapshot
 from decoy_lab.store.journal import Journal, binding
-from decoy_lab.store.profiles import Profile, ProfileStore
+from decoy_lab.store.profiles import Profile, ProfileStore, profile_tokens, token_fields
 from decoy_lab.transport import routes
 from decoy_lab.transport.api import Api, Tokens, expect_object
 from decoy_lab.vault.frames import AccountNames
@@ -64,7 +60,6 @@ from decoy_lab.vault.read import WAITING_MEMBERS, Vault, read_vault
 from decoy_lab.wire.crypto import AgentKey
 
 log = logging.getLogger("decoy_lab.client.connection")
-ACCOUNT_PAGES = 20  # pages of the account list read for names; past that, an id says so
 
 DEFAULT_CLIENT_ID = "decoy-lab"
 
@@ -76,30 +71,7 @@ def new_client_id() -> str:
     return f"{DEFAULT_CLIENT_ID}-{uuid.uuid4().hex[:12]}"
 
 
-MAX_SYNC_PAGES = 200  # pages of changes one sync follows before it reloads everything instead
 SANDBOX_OPTIONS = ("owner_key", "approve", "seed", "db", "faults", "clock")
-
-
-@dataclass
-class SyncResult:
-    """What `sync` found: the ids that changed, and whether everything was reloaded."""
-
-    created: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    destroyed: list[str] = field(default_factory=list)
-    full_reload: bool = False
-    reason: str = ""
-    cursor: str | None = None
-    vault: Vault | None = field(default=None, repr=False)
-
-    @property
-    def changed(self) -> int:
-        return len(self.created) + len(self.updated) + len(self.destroyed)
-
-    def __str__(self) -> str:
-        if self.full_reload:
-            return f"full reload ({self.reason})"
-        return f"{len(self.created)} created, {len(self.updated)} updated, {len(self.destroyed)} destroyed"
 
 
 class Connection:
@@ -435,12 +407,7 @@ class Connection:
         p = store.load(profile)
         if not p.private_key_pem or not p.access_token:
             raise DecoyError(f"profile {profile!r} holds no key or token: pair again with Connection.pair(...)")
-        tokens = Tokens(
-            access_token=Secret(p.access_token),
-            refresh_token=Secret(p.refresh_token) if p.refresh_token else None,
-            token_id=p.token_id,
-            access_version=p.access_version,
-        )
+        tokens = profile_tokens(p)
         conn = cls(
             p.base_url,
             agent_key=AgentKey.from_pem(p.private_key_pem),
@@ -460,17 +427,13 @@ class Connection:
         return conn
 
     def to_profile(self) -> Profile:
-        t = self.tokens
         return Profile(
             name=self.profile or "default",
             base_url=self.base_url,
             client_id=self.client_id,
             connection_name=self.name,
-            token_id=self.token_id,
-            access_token=t.access_token.reveal() if t else None,
-            refresh_token=t.refresh_token.reveal() if t and t.refresh_token else None,
+            **token_fields(self.tokens),
             private_key_pem=self._agent_key.to_pem(),
-            access_version=self.access_version,
             cursor=self.cursor,
             cache_key=self._cache_key,
         )
@@ -517,12 +480,7 @@ class Connection:
             return None
         if p.base_url.rstrip("/") != self.base_url.rstrip("/") or p.token_id != self.token_id or not p.access_token:
             return None
-        return Tokens(
-            access_token=Secret(p.access_token),
-            refresh_token=Secret(p.refresh_token) if p.refresh_token else None,
-            token_id=p.token_id,
-            access_version=p.access_version,
-        )
+        return profile_tokens(p)
 
     def unpair(self) -> list[dict]:
         """End this connection at the server (RFC 7009 revocation: its tokens stop working, and
@@ -710,7 +668,8 @@ class Connection:
             else:  # cached rows + sync: a reopen opens only what changed (cache.py)
                 vault = local.load(
                     first=s.vault is None or cache.rebuilt(s.vault),
-                    get=s.get,
+                    changes_since=lambda cursor: syncfeed.changes_since(s.get, cursor),
+                    anchor=lambda: syncfeed.anchor(s.get),
                     read=read_retried,
                     key_cache=s.key_cache,
                     space_rows=lambda: legacy.load_spaces(s),
@@ -729,35 +688,7 @@ class Connection:
         page), which names `account:<id>` labels and link ends ("resolve its name from the
         authorized account list"). When the list cannot be read (not granted: `403 SCOPE_MISSING`;
         or any other failure) it is empty and `unavailable` says why: nothing is raised, a load goes on."""
-        names: dict[str, str] = {}
-        reasons: dict[str, str] = {}
-        params: dict[str, str] = {}
-        for _ in range(ACCOUNT_PAGES):
-            try:
-                body = self.session.get(routes.ACCOUNTS, params=params or None, accounts=list)
-            except InsufficientGrant as exc:
-                ask = exc.required_permission or "account.read"
-                why = f"this connection may not list accounts ({exc.status} {exc.code}; that needs {ask})"
-                log.info("account names: %s", why)
-                return AccountNames(unavailable=why)
-            except DecoyError as exc:
-                why = f"the authorized account list could not be read ({exc})"
-                log.warning("account names: %s", why)
-                return AccountNames(unavailable=why)
-            for a in body["accounts"]:
-                if isinstance(a, dict) and isinstance(a.get("id"), str) and a["id"]:
-                    named = a.get("service_name")
-                    if isinstance(named, str) and named.strip():
-                        names[a["id"]] = named
-                    else:
-                        reasons[a["id"]] = "the authorized account list gives it no service_name"
-            page = body.get("pagination")
-            cursor = page.get("next_cursor") if isinstance(page, dict) and page.get("has_more") else None
-            if not isinstance(cursor, str) or not cursor:
-                return AccountNames(names, reasons=reasons)
-            params = {"cursor": cursor}
-        absent = f"not among the first {ACCOUNT_PAGES} pages of the authorized account list"
-        return AccountNames(names, reasons=reasons, absent=absent)
+        return accounts.account_names(self.session)
 
     # -- writing (the rules live in writes.py) ----------------------------------------------------
     def save(
@@ -852,9 +783,7 @@ class Connection:
 
     # -- sync -------------------------------------------------------------------------------------
     def _anchor(self) -> str | None:
-        head = self.session.get(routes.SYNC_HEAD, head=(str, int)).get("head")
-        self.cursor = str(head) if head is not None else None
-        self.save_profile()
+        self._keep_cursor(syncfeed.head(self.session.get))
         return self.cursor
 
     def sync(self) -> SyncResult:
@@ -862,67 +791,11 @@ class Connection:
         (or keys were still on their way at the last load); a reload opens only the rows that
         changed. Without a cursor: load everything and anchor. A pruned cursor (410): reload
         everything and anchor again."""
-        if self.cursor is None:
-            vault = self.load()
-            return SyncResult(
-                full_reload=True,
-                reason="no cursor yet: loaded everything and anchored",
-                cursor=self._anchor(),
-                vault=vault,
-            )
-        cursor = self.cursor
-        res = SyncResult()
-        try:
-            for _page in range(MAX_SYNC_PAGES + 1):
-                if _page == MAX_SYNC_PAGES:  # more pages than any change log needs: read everything instead
-                    vault = self.load()
-                    return SyncResult(
-                        full_reload=True,
-                        reason=f"the changes ran over {MAX_SYNC_PAGES} pages: reloaded everything",
-                        cursor=self._anchor(),
-                        vault=vault,
-                    )
-                ans = self.session.get(routes.SYNC, {"cursor": cursor}, changes=dict, state=(str, int))
-                for name, bucket in (ans.get("changes") or {}).items():
-                    if isinstance(bucket, dict):
-                        expect_object(
-                            bucket,
-                            f"GET /api/agent/sync: changes.{name}",
-                            created=list[str],
-                            updated=list[str],
-                            destroyed=list[str],
-                        )
-                        res.created += bucket.get("created") or []
-                        res.updated += bucket.get("updated") or []
-                        res.destroyed += bucket.get("destroyed") or []
-                before, cursor = cursor, str(ans.get("state", cursor))
-                if not ans.get("hasMore"):
-                    break
-                if cursor == before:  # "more" from the same place would be asked for forever
-                    raise TransportError(
-                        "GET /api/agent/sync: hasMore is set but the state did not move; sync again later"
-                    )
-        except APIError as exc:
-            if exc.status != 410:
-                raise
-            vault = self.load()
-            return SyncResult(
-                full_reload=True,
-                reason="the cursor was pruned (410): reloaded everything",
-                cursor=self._anchor(),
-                vault=vault,
-            )
+        return syncfeed.sync(self.session, self.cursor, load=self.load, anchor=self._anchor, keep=self._keep_cursor)
+
+    def _keep_cursor(self, cursor: str | None) -> None:
         self.cursor = cursor
         self.save_profile()
-        res.cursor = cursor
-        last = self.session.vault
-        waiting = last is not None and any(
-            last.answer.get(k) for k in ("preparing", "preparing_others", "preparing_unknown")
-        )
-        if res.changed or last is None or waiting:  # keys shared meanwhile log no change
-            self.load()
-        res.vault = self.session.vault
-        return res
 
     # -- step-through -----------------------------------------------------------------------------
     def unseal(self, row_id: str, *, trace: Trace | None = None) -> Trace:
@@ -934,7 +807,7 @@ class Connection:
         last = self.session.vault
         vault = last if last is not None and last.row(row_id) else self.load()
         served = vault.served_row(row_id)
-        if served is not None and cache.DIGEST in served:  # rebuilt from the local cache: read it as served now
+        if served is not None and snapshot.DIGEST in served:  # rebuilt from the local cache: read it as served now
             served = self.session.served_row(row_id)
         if served is None:
             srow = next((r for r in vault.space_rows if r.id == row_id), None)

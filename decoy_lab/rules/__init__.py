@@ -6,4 +6,6 @@ access.py   what a connection holds and what it has asked for
 verify.py   read a write back and check it reads as intended
 legacy.py   legacy space rows: edit, delete, MEMORY_MOVING
 writes.py   save, edit, delete and share by the spec's retry rules
+syncfeed.py the sync feed followed once: cursor pages, the 410 rule, the page cap
+accounts.py account names from the authorized account list, page by page
 """
