@@ -8,4 +8,5 @@ legacy.py   legacy space rows: edit, delete, MEMORY_MOVING
 writes.py   save, edit, delete and share by the spec's retry rules
 syncfeed.py the sync feed followed once: cursor pages, the 410 rule, the page cap
 accounts.py account names from the authorized account list, page by page
+unseal.py   step-through: one served row read step by step, a memory sealed and not sent
 """
