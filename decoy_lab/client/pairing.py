@@ -119,7 +119,7 @@ def refuse_to_replace(store: ProfileStore | None, profile: str | None, base_url:
     if store is None or not profile or not store.exists(profile):
         return
     p = store.load(profile)  # a profile that cannot be read is a ProfileError too: nothing is replaced
-    other = p.base_url.rstrip("/") != base_url.rstrip("/") or bool(client_id and client_id != p.client_id)
+    other = not p.for_server(base_url) or bool(client_id and client_id != p.client_id)
     if other and p.access_token:
         raise ProfileError(
             f"profile {profile!r} holds the connection {p.connection_name or p.client_id!r} to {p.base_url}: "
@@ -137,7 +137,7 @@ def saved_identity(store: ProfileStore | None, profile: str | None, base_url: st
         p = store.load(profile)
     except DecoyError:
         return None
-    if p.base_url.rstrip("/") != base_url.rstrip("/") or not p.private_key_pem:
+    if not p.for_server(base_url) or not p.private_key_pem:
         return None
     return AgentKey.from_pem(p.private_key_pem), p.client_id
 

@@ -95,7 +95,7 @@ def saved_tokens(conn: Connection) -> Tokens | None:
         p = conn._store.load(conn.profile)
     except DecoyError:
         return None
-    if p.base_url.rstrip("/") != conn.base_url.rstrip("/") or p.token_id != conn.token_id or not p.access_token:
+    if not p.for_server(conn.base_url) or p.token_id != conn.token_id or not p.access_token:
         return None
     return profile_tokens(p)
 

@@ -69,6 +69,10 @@ class Profile:
     def secrets(self) -> dict[str, str | None]:
         return {k: getattr(self, k) for k in SECRET_FIELDS}
 
+    def for_server(self, base_url: str) -> bool:
+        """Is this a profile of the server at `base_url` (a trailing slash aside)?"""
+        return self.base_url.rstrip("/") == base_url.rstrip("/")
+
     def __repr__(self) -> str:
         return (
             f"Profile(name={self.name!r}, base_url={self.base_url!r}, client_id={self.client_id!r}, "
