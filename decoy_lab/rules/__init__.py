@@ -6,4 +6,7 @@ access.py   what a connection holds and what it has asked for
 verify.py   read a write back and check it reads as intended
 legacy.py   legacy space rows: edit, delete, MEMORY_MOVING
 writes/     save, edit, delete and share by the spec's retry rules, one module per verb
+syncfeed.py the sync feed followed once: cursor pages, the 410 rule, the page cap
+accounts.py account names from the authorized account list, page by page
+unseal.py   step-through: one served row read step by step, a memory sealed and not sent
 """

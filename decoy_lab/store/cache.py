@@ -49,23 +49,19 @@ import sys
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, fields
-from datetime import datetime
-from functools import cached_property
-from operator import attrgetter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson  # 5-10x the standard library's speed on the 1 MB per 1,000 rows a cache holds
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from decoy_lab import memory
-from decoy_lab.errors import APIError, ProfileError, UnreadableRow
-from decoy_lab.transport import routes
+from decoy_lab.errors import ProfileError
+from decoy_lab.store.snapshot import DIGEST, Snapshot, kept_row, plain_json
 from decoy_lab.vault import frames
-from decoy_lab.vault.read import Vault, decoded
+from decoy_lab.vault.read import Vault
 
 log = logging.getLogger(__name__)
 MAGIC = b"DLC4"  # decoy-lab cache, layout 4 (a file of another layout does not open: it is rebuilt)
@@ -74,15 +70,7 @@ HEAD_TAG = 32  # HMAC-SHA256 over the head, checked before anything in the head 
 # marshal: the standard library's fastest reader of plain lists, dicts and strings (11,000 rows in
 # ~2/3 of orjson's time); its layout is the interpreter's own, so the head names it
 FORMAT = f"marshal {marshal.version}, Python {sys.version_info[0]}.{sys.version_info[1]}"
-SYNC, HEAD = routes.SYNC, routes.SYNC_HEAD
-MAX_SYNC_PAGES = 1000  # a feed that says "more" for longer than this is read in full instead
 WAITING_KEYS = ("preparing", "preparing_others", "preparing_unknown")  # keys may arrive with no change logged
-_BLOBS = ("ciphertext", "wrapped_key", "self_wrap", "owner_wrap", "grantee_wraps")  # never kept: not needed
-DIGEST = "ciphertext_sha256"  # what a row rebuilt from the cache carries instead of its ciphertext
-_MODELS: dict[str, Any] = {"memory": memory.Memory, "topic": memory.TopicEntity, "link": memory.Link}
-_SERVED = {f.name for f in fields(memory.Served)}  # the served fields every model carries
-# a model's own fields (all but the served ones), in order: what a rebuild passes positionally
-_PLAIN = {kind: attrgetter(*[f.name for f in fields(cls) if f.name not in _SERVED]) for kind, cls in _MODELS.items()}
 
 
 class CacheIgnored(UserWarning):
@@ -92,16 +80,6 @@ class CacheIgnored(UserWarning):
 def new_cache_key() -> str:
     """A fresh cache key, base64 (what the profile store keeps)."""
     return base64.b64encode(os.urandom(32)).decode("ascii")
-
-
-def digest(ciphertext: Any) -> str | None:
-    return hashlib.sha256(ciphertext.encode("ascii", "replace")).hexdigest() if isinstance(ciphertext, str) else None
-
-
-def row_digest(row: Mapping) -> str | None:
-    """The SHA-256 of a row's ciphertext (a row rebuilt from the cache carries it instead)."""
-    got = digest(row.get("ciphertext"))
-    return got if got is not None else row.get(DIGEST)
 
 
 @dataclass
@@ -189,189 +167,6 @@ def clear(path: Path) -> bool:
         return True
     except FileNotFoundError:
         return False
-
-
-# -- what one file holds --------------------------------------------------------------------------
-class Snapshot:
-    """The contents of a cache file that opened: rows in served order, keys, cursor."""
-
-    def __init__(self, head: dict, body: dict):
-        self.cursor: str | None = head.get("cursor")
-        self.access_version = head.get("access_version")
-        self.complete: bool = bool(head.get("complete"))  # every served row is kept: the vault can be rebuilt
-        self.answer: dict = body.get("answer") or {}
-        self.keys: dict[str, bytes] = body.get("keys") or {}
-        # per row: [served fields (the ciphertext's digest in its place), kind, plaintext fields |
-        #           reason, the served fields the model holds when not the row's own (else None),
-        #           the fingerprint of the row's JSON text as served]
-        self.rows: list[list] = body.get("rows") or []
-        self.taken: dict[str, list] = {}  # id -> the row as the cache keeps it, for rows reuse() gave out
-        self._built: dict[str, tuple[frames.DecodedRow, Any]] = {}  # id -> what it reads as (prebuild)
-
-    def prebuild(self) -> None:
-        """What every kept row reads as, made now (on the worker that opened the file, while the
-        server is asked): a row served as kept then costs a lookup."""
-        for kept in self.rows:
-            self._built[kept[0]["id"]] = self._rebuild(kept[0], kept, True)
-
-    def _as_kept(self, kept: list) -> tuple[frames.DecodedRow, Any]:
-        built = self._built.pop(kept[0]["id"], None)  # each is handed out once
-        return built if built is not None else self._rebuild(kept[0], kept, True)
-
-    @cached_property
-    def _by_id(self) -> dict[str, list]:
-        return {r[0]["id"]: r for r in self.rows}
-
-    @cached_property
-    def by_fingerprint(self) -> dict[str, dict]:
-        """Fingerprint of a row's JSON text as it was served → the cache's copy of that row: a row
-        served byte for byte as then is handed out as this copy without being parsed (jsonstream)."""
-        return {r[4]: r[0] for r in self.rows if r[4] is not None and r[1] != "unreadable"}
-
-    def _rebuild(self, row: Mapping, kept: list, same: bool) -> tuple[frames.DecodedRow, Any]:
-        """What `row` reads as, from what the cache kept. `same`: its served fields are those the
-        kept ones were read from, so the model's served fields are as kept."""
-        _served, kind, value, checked, _fp = kept
-        if kind == "unreadable":
-            err = UnreadableRow(row.get("id"), value)
-            return decoded(row, err), err
-        if kind == "other":
-            return decoded(row, None), None
-        if not same:
-            model = _MODELS[kind](*value, **vars(memory.served_fields(row)))
-            return decoded(row, model), model
-        if checked is not None:  # the model's served fields are not the row's own (kept as checked)
-            rev, kid, via, mine, author, created, updated = checked
-            model = _MODELS[kind](
-                *value,
-                rev=rev,
-                kid=kid,
-                via=via,
-                mine=mine,
-                author_kind=author,
-                created_at=_when(created),
-                updated_at=_when(updated),
-            )
-            return decoded(row, model), model
-        # nearly every row: its served fields, of the types the reader checks, are the model's as they are
-        kid, rev, via, mine, author = row["kid"], row["rev"], row["via"], row["mine"], row["author_kind"]
-        created, updated = row.get("created_at"), row.get("updated_at")
-        model = _MODELS[kind](
-            *value,
-            rev=rev,
-            kid=kid,
-            via=list(via),
-            mine=mine,
-            author_kind=author,
-            created_at=_when(created),
-            updated_at=_when(updated),
-        )
-        return decoded(row, model, (kid, rev, list(via), mine, author, created, updated)), model
-
-    def reuse(self, row: Mapping) -> tuple[frames.DecodedRow, Any] | None:
-        """What `row` read as, when the cache holds it with the same id, kid, rev and ciphertext
-        hash and it was readable then; None means: open it afresh."""
-        rid = row.get("id")
-        kept = self._by_id.get(rid)  # type: ignore[arg-type]
-        if kept is None or kept[1] == "unreadable":
-            return None
-        if row is kept[0]:  # the stream knew it by its fingerprint: served byte for byte as kept
-            self.taken[rid] = kept  # type: ignore[index]
-            return self._as_kept(kept)
-        was = kept[0]
-        if was.get("kid") != row.get("kid") or was.get("rev") != row.get("rev") or was[DIGEST] != row_digest(row):
-            return None
-        same = _served_part(row) == _served_part(was)
-        try:
-            out = self._rebuild(row, kept, same)
-        except (UnreadableRow, TypeError, KeyError):  # served fields the reader refuses: read it afresh
-            return None
-        again = kept if same else _kept_row(row, out[1], None)
-        if again is not None:
-            self.taken[str(rid)] = again  # what write() keeps of it
-        return out
-
-    def vault(self, space_rows: Iterable[frames.DecodedRow]) -> Vault:
-        """The vault of the last load, rebuilt with no request and no RSA work."""
-        served, pairs = [], []
-        for kept in self.rows:
-            served.append(kept[0])  # the snapshot's own dict: handed out once, with the digest it stands for
-            pairs.append(self._as_kept(kept))
-        return Vault(
-            served=served,
-            decoded_rows=[d for d, _ in pairs],
-            models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
-            answer=dict(self.answer),
-            space_rows=list(space_rows),
-            read=0,
-            results=[m for _, m in pairs],
-            fingerprints=[kept[4] for kept in self.rows],
-        )
-
-
-def _served_part(row: Mapping, seen: dict | None = None) -> dict:
-    """A row's served fields without its blobs (and digest); with `seen`, its strings as _same gives them."""
-    return {k: v if seen is None else _same(v, seen) for k, v in row.items() if k not in _BLOBS and k != DIGEST}
-
-
-def _kept_row(row: Mapping, result: Any, fp: str | None, seen: dict | None = None) -> list | None:
-    """One served row as the cache keeps it, or None when it cannot be kept (no id, kid or
-    ciphertext). `seen`: the strings already written (see _same)."""
-    rid, kid, dig = row.get("id"), row.get("kid"), row_digest(row)
-    if not isinstance(rid, str) or not isinstance(kid, str) or dig is None:
-        return None
-    seen = {} if seen is None else seen
-    served = _served_part(row, seen)
-    served[DIGEST] = dig
-    if isinstance(result, UnreadableRow):
-        return [served, "unreadable", result.reason, None, None]
-    if result is None:
-        return [served, "other", None, None, fp]
-    checked = None
-    if not _as_served(served, result):  # rare: kept as the model holds them
-        times = [t.isoformat() if t is not None else None for t in (result.created_at, result.updated_at)]
-        checked = [result.rev, result.kid, result.via, result.mine, result.author_kind, *times]
-    return [served, result.kind, [_same(v, seen) for v in _PLAIN[result.kind](result)], checked, fp]
-
-
-def _same(value: Any, seen: dict) -> Any:
-    """`value` with each string in it replaced by an equal one already written, when there is one
-    (a row's id in its plaintext, a topic's id and name, categories, timestamps, `via`): marshal
-    writes a repeat as a reference, and reads it back ~1/4 faster."""
-    kind = type(value)
-    if kind is str:
-        return seen.setdefault(value, value)
-    if kind is list:
-        return [seen.setdefault(v, v) if type(v) is str else v for v in value]
-    if kind is dict:
-        return {k: seen.setdefault(v, v) if type(v) is str else v for k, v in value.items()}
-    return value
-
-
-def _as_served(served: Mapping, result: Any) -> bool:
-    """Does the model hold `served`'s fields exactly as served, of the types the reader checks (so
-    a rebuild may take them from the row as they are, and a DecodedRow shows the same)? Nearly
-    every row: then they are not kept twice."""
-    kid, rev, via, mine, author = (served.get(k) for k in ("kid", "rev", "via", "mine", "author_kind"))
-    return (
-        type(kid) is str
-        and type(rev) is int
-        and type(via) is list
-        and type(mine) is bool
-        and type(author) is str
-        and (result.kid, result.rev, result.via, result.mine, result.author_kind) == (kid, rev, via, mine, author)
-        and result.created_at == _when(served.get("created_at"))
-        and result.updated_at == _when(served.get("updated_at"))
-    )
-
-
-def _plain_json(value: Any) -> Any:
-    """A JSON answer as lists, dicts and scalars only (marshal keeps nothing else)."""
-    return orjson.loads(orjson.dumps(value, default=str))
-
-
-def _when(text: str | None) -> datetime | None:
-    return datetime.fromisoformat(text) if isinstance(text, str) else None
 
 
 # -- the file -----------------------------------------------------------------------------------
@@ -479,7 +274,7 @@ class VaultCache:
         for i, (row, result) in enumerate(zip(vault.served, vault.results)):
             rid = row.get("id")
             kept = taken.get(rid) if isinstance(rid, str) and rid not in seen else None
-            kept = kept if kept is not None else _kept_row(row, result, fps[i] if fps is not None else None, strings)
+            kept = kept if kept is not None else kept_row(row, result, fps[i] if fps is not None else None, strings)
             if kept is None or kept[0]["id"] in seen:  # a row that cannot be kept, or a further copy
                 complete = False
                 continue
@@ -492,7 +287,7 @@ class VaultCache:
             "complete": complete,
             "waiting": any(vault.answer.get(k) for k in WAITING_KEYS),
         }
-        body = {"answer": _plain_json(vault.answer), "keys": {str(k): bytes(v) for k, v in keys.items()}, "rows": rows}
+        body = {"answer": plain_json(vault.answer), "keys": {str(k): bytes(v) for k, v in keys.items()}, "rows": rows}
         head_bytes = orjson.dumps(head, default=str)
         clear_part = MAGIC + len(head_bytes).to_bytes(4, "big") + head_bytes
         clear_part += self._head_tag(clear_part)
@@ -515,7 +310,8 @@ class VaultCache:
         self,
         *,
         first: bool,
-        get: Callable[..., dict],
+        changes_since: Callable[[str], tuple[bool | None, str | None]],
+        anchor: Callable[[], str | None],
         read: Callable[[Opening | None], Vault],
         key_cache: MutableMapping[str, bytes],
         space_rows: Callable[[], list[frames.DecodedRow]],
@@ -523,7 +319,8 @@ class VaultCache:
     ) -> Vault:
         """A load through the cache. `read(opening)` is one full read that takes unchanged rows
         from `opening.snapshot()` (asked for once the answer's rows begin to arrive);
-        `get(path, params, **members)` a plain GET; `space_rows()` reads the legacy space rows
+        `changes_since(cursor)` asks the sync feed (rules/syncfeed.py: did anything change, and the
+        next cursor), `anchor()` reads its head (None when there is no feed); `space_rows()` reads the legacy space rows
         (the keys are restored first). On a `first` load of this process the file is opened on a
         worker — its keys go to `key_cache`, its rows are rebuilt — while the sync feed is asked
         what changed and, if anything did, while the server prepares its answer. The vault is
@@ -537,13 +334,13 @@ class VaultCache:
             opening = Opening(pool.submit(self._open, blob), key_cache) if blob is not None and found else None
             changed, cursor = None, None
             if opening is not None and found is not None and _unchanged_if_the_feed_says_so(found[0], access_version):
-                changed, cursor = changes_since(get, str(found[0]["cursor"]))
+                changed, cursor = changes_since(str(found[0]["cursor"]))
                 if changed is False:
                     if (snap := opening.snapshot()) is not None:
                         return snap.vault(space_rows())
                     cursor = None  # the sealed part did not open: a cold load, anchored afresh
             # the cursor is taken before the read: a change made meanwhile is seen again next time, never lost
-            cursor = cursor if cursor is not None else anchor(get)
+            cursor = cursor if cursor is not None else anchor()
             vault = read(opening)
             snap = opening.snapshot() if opening is not None else None
         vault.space_rows = space_rows()
@@ -588,35 +385,3 @@ def _unchanged_if_the_feed_says_so(head: Mapping, access_version: Any) -> bool:
         and access_version is not None
         and head.get("access_version") == access_version
     )
-
-
-def anchor(get: Callable[..., dict]) -> str | None:
-    """The sync head now (None when the server keeps no change feed for this connection)."""
-    try:
-        head = get(HEAD, head=(str, int)).get("head")
-    except APIError:
-        return None
-    return str(head) if head is not None else None
-
-
-def changes_since(get: Callable[..., dict], cursor: str) -> tuple[bool | None, str | None]:
-    """Did anything this connection sees change since `cursor`, and the feed's state after it
-    (the next cursor, "persist the returned state")? The state is None when a change was found
-    with more pages still to come (a full read follows; it anchors afresh); both are None when
-    the feed cannot say: the cursor was pruned (410), the server refuses the feed, or it says
-    "more" forever."""
-    changed = False
-    try:
-        for _ in range(MAX_SYNC_PAGES):
-            ans = get(SYNC, {"cursor": cursor}, changes=dict, state=(str, int))
-            for bucket in (ans.get("changes") or {}).values():
-                if isinstance(bucket, dict) and any(bucket.get(k) for k in ("created", "updated", "destroyed")):
-                    changed = True
-            before, cursor = cursor, str(ans.get("state", cursor))
-            if not ans.get("hasMore"):
-                return changed, cursor
-            if changed or cursor == before:
-                return (True, None) if changed else (None, None)
-    except APIError:  # 410 CURSOR_PRUNED above all
-        return None, None
-    return None, None

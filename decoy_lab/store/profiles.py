@@ -29,7 +29,8 @@ from typing import Any
 from filelock import FileLock
 
 from decoy_lab.errors import ProfileError, UntrustedConfig
-from decoy_lab.secret import secret_fingerprint
+from decoy_lab.secret import Secret, secret_fingerprint
+from decoy_lab.transport.api import Tokens
 
 APP_NAME = "decoy-lab"
 KEYRING_SERVICE = "decoy-lab"
@@ -68,6 +69,10 @@ class Profile:
     def secrets(self) -> dict[str, str | None]:
         return {k: getattr(self, k) for k in SECRET_FIELDS}
 
+    def for_server(self, base_url: str) -> bool:
+        """Is this a profile of the server at `base_url` (a trailing slash aside)?"""
+        return self.base_url.rstrip("/") == base_url.rstrip("/")
+
     def __repr__(self) -> str:
         return (
             f"Profile(name={self.name!r}, base_url={self.base_url!r}, client_id={self.client_id!r}, "
@@ -78,6 +83,27 @@ class Profile:
         )
 
     __str__ = __repr__
+
+
+def profile_tokens(p: Profile) -> Tokens:
+    """The tokens a saved profile holds (its access token must be there)."""
+    assert p.access_token is not None
+    return Tokens(
+        access_token=Secret(p.access_token),
+        refresh_token=Secret(p.refresh_token) if p.refresh_token else None,
+        token_id=p.token_id,
+        access_version=p.access_version,
+    )
+
+
+def token_fields(tokens: Tokens | None) -> dict[str, Any]:
+    """What a profile keeps of `tokens` (the way back from `profile_tokens`)."""
+    return {
+        "token_id": tokens.token_id if tokens else None,
+        "access_token": tokens.access_token.reveal() if tokens else None,
+        "refresh_token": tokens.refresh_token.reveal() if tokens and tokens.refresh_token else None,
+        "access_version": tokens.access_version if tokens else None,
+    }
 
 
 def config_dir() -> Path:

@@ -233,4 +233,4 @@ def register_formatters(shell: Any) -> None:
     """Results whose own types live below the workbench show as sentences in a notebook."""
     html_fmt = shell.display_formatter.formatters["text/html"]
     html_fmt.for_type_by_name("decoy_lab.rules.writes", "DeleteResult", delete_html)
-    html_fmt.for_type_by_name("decoy_lab.client.connection", "SyncResult", sync_html)
+    html_fmt.for_type_by_name("decoy_lab.rules.syncfeed", "SyncResult", sync_html)

@@ -8,7 +8,8 @@ import copy
 import pytest
 
 from decoy_lab import memory
-from decoy_lab.vault.read import build_vault, explain_waiting
+from decoy_lab.vault.read import build_vault
+from decoy_lab.vault.waiting import explain_waiting
 from decoy_lab.wire.crypto import AgentKey
 
 

@@ -12,8 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from decoy_lab.client.connection import MAX_SYNC_PAGES, Connection
+from decoy_lab.client.connection import Connection
 from decoy_lab.recipes import sealing
+from decoy_lab.rules.syncfeed import MAX_SYNC_PAGES
 from decoy_lab.transport.api import Tokens
 from decoy_lab.wire import layouts as wire
 
