@@ -14,7 +14,7 @@ import pytest
 
 from decoy_lab.client.connection import MAX_SYNC_PAGES, Connection
 from decoy_lab.recipes import sealing
-from decoy_lab.transport.api import Tokens
+from decoy_lab.transport.tokens import Tokens
 from decoy_lab.wire import layouts as wire
 
 from support.answers import AGENT, SERVED_GOOD
