@@ -7,5 +7,6 @@ jsonstream.py  one array of a JSON answer read while it arrives
 tokens.py      Tokens: the credentials, and reading a token answer
 answers.py     what an answer means: a value or a typed error, and no answer at all
 streams.py     StreamedArray: a streamed answer's rows handed out as they arrive
+auth.py        the bearer token and its refresh on a 401, as an httpx.Auth flow
 api.py         Api: the one httpx client of a connection
 """

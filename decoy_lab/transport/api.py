@@ -1,7 +1,9 @@
 """The one httpx client of a connection: `Api` sends each request with this connection's token.
 
 What an answer means is decided in answers.py (a value or a typed error from errors.py, and
-nowhere else); the tokens are tokens.py's; a large answer is read as it arrives by streams.py.
+nowhere else); the tokens are tokens.py's; the bearer header and the refresh a 401 calls for are
+auth.py's flow, the one place a call is sent again with a new token; a large answer is read as it
+arrives by streams.py.
 
 Token handling follows the spec: a 401 with `recovery: refresh` (`TOKEN_EXPIRED`,
 `TOKEN_REPLACED`) refreshes once and repeats the call — unless another thread, or another process
@@ -32,7 +34,7 @@ from typing import Any
 
 import httpx
 
-from decoy_lab.errors import DecoyError, RevocationUnavailable, ServerError, TokenError, TransportError
+from decoy_lab.errors import RevocationUnavailable, ServerError, TokenError, TransportError
 from decoy_lab.secret import Secret, secret_fingerprint
 from decoy_lab.transport import routes
 from decoy_lab.transport.answers import (
@@ -45,16 +47,17 @@ from decoy_lab.transport.answers import (
     late,
     retry_after,
 )
+from decoy_lab.transport.auth import Bearer
 from decoy_lab.transport.deadline import Bound, bind
-from decoy_lab.transport.jsonstream import ArrayStream
-from decoy_lab.transport.streams import STREAM_DEADLINES, StreamedArray
-from decoy_lab.transport.tokens import Tokens, is_bearer_token
+from decoy_lab.transport.streams import STREAM_DEADLINES, StreamedArray, array_of
+from decoy_lab.transport.tokens import Tokens
 from decoy_lab.vocab import REFRESH_GRANT
 
 # Other layers import these from here too.
 __all__ = ["METADATA_PATH", "STREAM_DEADLINES", "USER_AGENT", "Api", "Tokens", "expect_object", "is_unknown_outcome"]
 
 log = logging.getLogger("decoy_lab.transport.api")
+_ACCEPT = httpx.Headers({"Accept": "application/json"})
 _DECODED = (b"content-encoding", b"content-length", b"transfer-encoding")  # the body is held decoded
 
 METADATA_PATH = routes.METADATA
@@ -126,16 +129,6 @@ class Api:
             return path
         return f"{self.base_url}{path}" if self.base_url else path
 
-    def _headers(self, auth: bool) -> httpx.Headers:
-        headers = {"Accept": "application/json"}
-        if auth:
-            if self.tokens is None:
-                raise TokenError(401, "NO_TOKEN", "this connection has no token yet: pair first", recovery="re_pair")
-            if not is_bearer_token(self.tokens.access_token.reveal()):  # e.g. a hand-edited profile
-                raise DecoyError("the saved access token holds characters a Bearer token cannot carry: pair again")
-            headers["Authorization"] = f"Bearer {self.tokens.access_token.reveal()}"  # the one place
-        return httpx.Headers(headers)  # its repr masks the Authorization header
-
     def _send(
         self,
         method: str,
@@ -144,14 +137,21 @@ class Api:
         json: Any = None,
         params: dict[str, Any] | None = None,
         data: dict[str, Any] | None = None,
-        auth: bool = True,
+        bearer: Bearer | None = None,
     ) -> httpx.Response:
-        headers = self._headers(auth)
         bound = Bound.start(self.deadline)
+        if bearer is not None:
+            bearer.restarts = (bound,)  # sent again after a refresh, it has a new call's deadline
 
         def exchange() -> httpx.Response | None:  # None: the deadline passed while the body came
             with self.http.stream(
-                method, self.url(path), json=json, params=params, data=_revealed(data), headers=headers
+                method,
+                self.url(path),
+                json=json,
+                params=params,
+                data=_revealed(data),
+                headers=_ACCEPT,
+                auth=bearer if bearer is not None else httpx.USE_CLIENT_DEFAULT,
             ) as resp:
                 chunks = []
                 for chunk in resp.iter_bytes():  # each socket read ends by the deadline; so does the whole
@@ -162,6 +162,8 @@ class Api:
             return httpx.Response(resp.status_code, headers=kept, content=b"".join(chunks), request=resp.request)
 
         resp = guarded(method, path, bound, exchange, self.base_url)
+        if bearer is not None and bearer.failure is not None:
+            raise bearer.failure  # the refresh a 401 called for failed
         if resp is None:
             raise late(method, path, bound)
         log.debug("%s %s → %s", method, path, resp.status_code)
@@ -172,12 +174,8 @@ class Api:
         self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None, auth: bool = True
     ) -> Any:
         """Send one request and return the parsed JSON answer, or raise a typed error."""
-        sent = self.tokens.access_token if auth and self.tokens is not None else None
-        resp = self._send(method, path, json=json, params=params, auth=auth)
-        if resp.status_code == 401 and auth and self._should_refresh(resp):
-            self.refresh(refused=sent)
-            resp = self._send(method, path, json=json, params=params, auth=auth)
-        return answer_of(method, path, resp)
+        bearer = Bearer(self) if auth else None  # the token it is sent with, refreshed once if it expired
+        return answer_of(method, path, self._send(method, path, json=json, params=params, bearer=bearer))
 
     def stream_array(
         self, path: str, key: str, *, fingerprints: bool = False, known: Mapping[str, Any] | None = None
@@ -187,39 +185,22 @@ class Api:
         are in `.rest` once the elements are used up. Close it (it is a context manager).
         An error status is read whole and raised exactly as `request` raises it. `fingerprints` /
         `known`: see jsonstream.ArrayStream (`.fingerprints` once the elements are used up)."""
-        sent = self.tokens.access_token if self.tokens is not None else None
-        for attempt in (0, 1):
-            headers = self._headers(True)
-            head = Bound.start(self.deadline)  # the status line and headers: the plain deadline
-            whole = Bound.start(self.deadline * STREAM_DEADLINES)  # the whole answer, headers included
-            opened = self.http.stream("GET", self.url(path), headers=headers)
-            resp = guarded("GET", path, head, opened.__enter__, self.base_url)
-            log.debug("GET %s → %s (streamed)", path, resp.status_code)
-            if resp.status_code == 200:
-                out = StreamedArray(self.base_url, path, key, opened, resp, bound=whole)
-                out.parser = ArrayStream(key, fingerprints=fingerprints, known=known)
-                return out
-            try:
-                guarded("GET", path, whole, resp.read, self.base_url)
-            finally:
-                opened.__exit__(None, None, None)
-            if attempt == 0 and resp.status_code == 401 and self._should_refresh(resp):
-                self.refresh(refused=sent)
-                continue
-            return StreamedArray.whole(answer_of("GET", path, resp), key, path)  # raises for an error status
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _should_refresh(self, resp: httpx.Response) -> bool:
-        body = body_of(resp)
-        if not isinstance(body, dict) or self.tokens is None or not self.tokens.refresh_token:
-            return False
-        return body.get("recovery") == "refresh" or body.get("code") in ("TOKEN_EXPIRED", "TOKEN_REPLACED")
+        head = Bound.start(self.deadline)  # the status line and headers: the plain deadline
+        whole = Bound.start(self.deadline * STREAM_DEADLINES)  # the whole answer, headers included
+        bearer = Bearer(self, restarts=(head, whole))
+        opened = self.http.stream("GET", self.url(path), headers=_ACCEPT, auth=bearer)
+        resp = guarded("GET", path, head, opened.__enter__, self.base_url)
+        log.debug("GET %s → %s (streamed)", path, resp.status_code)
+        if bearer.failure is not None:  # the refresh a 401 called for failed
+            opened.__exit__(None, None, None)
+            raise bearer.failure
+        return array_of(self.base_url, path, key, opened, resp, whole, fingerprints=fingerprints, known=known)
 
     # -- OAuth token endpoint -------------------------------------------------------------
     def token_endpoint(self, form: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """POST /oauth/token form-encoded; returns (status, body) without raising on 4xx. A
         `Retry-After` header (in seconds) is read into `retry_after_seconds` when the body has none."""
-        resp = self._send("POST", routes.TOKEN, data=form, auth=False)
+        resp = self._send("POST", routes.TOKEN, data=form)
         body = body_of(resp)
         body = body if isinstance(body, dict) else {}
         for name in ("access_token", "refresh_token"):  # held masked from here on
@@ -336,9 +317,7 @@ class Api:
             )
         t = self.tokens
         token, hint = (t.refresh_token, "refresh_token") if t.refresh_token else (t.access_token, "access_token")
-        resp = self._send(
-            "POST", endpoint, data={"token": token, "token_type_hint": hint, "client_id": self.client_id}, auth=False
-        )
+        resp = self._send("POST", endpoint, data={"token": token, "token_type_hint": hint, "client_id": self.client_id})
         if resp.status_code != 200:
             raise error_of(resp.status_code, body_of(resp))
         log.info("revoked the %s (%s)", hint, secret_fingerprint(token))
