@@ -48,6 +48,10 @@ class Bound:
     def start(cls, seconds: float) -> Bound:
         return cls(seconds, time.monotonic() + seconds)
 
+    def restart(self) -> None:
+        """Begin again, `seconds` from now: the same request sent again (after a token refresh)."""
+        self.ends, self.expired = time.monotonic() + self.seconds, False
+
     def passed(self) -> bool:
         if time.monotonic() >= self.ends:
             self.expired = True

@@ -20,8 +20,9 @@ from decoy_lab.errors import (
     TokenError,
     TransportError,
 )
-from decoy_lab.transport.api import Api, Tokens
+from decoy_lab.transport.api import Api
 from decoy_lab.transport.retry import MAX_RATE_LIMIT_WAIT, send_with_retries
+from decoy_lab.transport.tokens import Tokens
 from decoy_lab.wire.crypto import AgentKey
 
 ACCESS, REFRESH = "at-SECRET-0001", "rt-SECRET-0001"

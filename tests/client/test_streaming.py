@@ -123,3 +123,71 @@ def test_a_refused_read_is_raised_as_the_api_error(saved):
     with pytest.raises(APIError) as got:
         conn.load()
     assert got.value.status == 401
+
+
+def _api_answering(answers: dict[str, list[httpx.Response]], seen: list[httpx.Request]):
+    from decoy_lab.transport.api import Api
+    from decoy_lab.transport.tokens import Tokens
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        queue = answers[request.url.path]
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    api = Api("http://decoy.invalid", transport=httpx.MockTransport(handler))
+    api.tokens = Tokens("at-OLD", "rt-OLD", "tok-1")
+    return api
+
+
+EXPIRED = {"code": "TOKEN_EXPIRED", "recovery": "refresh"}
+
+
+def test_a_streamed_read_refreshes_an_expired_token_once_and_asks_again():
+    """The same refresh-on-401 as every other call: one refresh, the same GET with the new token."""
+    seen: list[httpx.Request] = []
+    api = _api_answering(
+        {
+            MEMORIES: [httpx.Response(401, json=EXPIRED), httpx.Response(200, json={"memories": [1, 2], "x": 3})],
+            "/oauth/token": [httpx.Response(200, json={"access_token": "at-NEW", "refresh_token": "rt-NEW"})],
+        },
+        seen,
+    )
+    with api.stream_array(MEMORIES, "memories") as answer:
+        assert list(answer) == [1, 2] and answer.rest == {"x": 3}
+    gets = [r.headers["authorization"] for r in seen if r.url.path == MEMORIES]
+    assert gets == ["Bearer at-OLD", "Bearer at-NEW"] and api.refreshes == 1
+
+
+def test_a_streamed_read_answered_401_again_is_not_refreshed_twice():
+    seen: list[httpx.Request] = []
+    api = _api_answering(
+        {
+            MEMORIES: [httpx.Response(401, json=EXPIRED)],
+            "/oauth/token": [httpx.Response(200, json={"access_token": "at-NEW", "refresh_token": "rt-NEW"})],
+        },
+        seen,
+    )
+    with pytest.raises(APIError) as got:
+        api.stream_array(MEMORIES, "memories")
+    assert got.value.status == 401 and api.refreshes == 1
+    assert [r.url.path for r in seen] == [MEMORIES, "/oauth/token", MEMORIES]
+
+
+def test_a_failed_refresh_of_a_streamed_read_is_its_error_with_no_httpx_frame():
+    """The refresh's own error is raised, outside httpx's frames (their locals hold the request)."""
+    seen: list[httpx.Request] = []
+    api = _api_answering(
+        {MEMORIES: [httpx.Response(401, json=EXPIRED)], "/oauth/token": [httpx.Response(500, json={"code": "BOOM"})]},
+        seen,
+    )
+    with pytest.raises(APIError) as got:
+        api.stream_array(MEMORIES, "memories")
+    assert got.value.status == 500
+    frames = [tb.tb_frame.f_code.co_filename for tb in _walk(got.value.__traceback__)]
+    assert not [f for f in frames if "/httpx/" in f or "/httpcore/" in f]
+
+
+def _walk(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next

@@ -8,6 +8,7 @@ module takes its place in LAYERS (or matches a sub-package's `*`) before it land
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import Counter, defaultdict
 from fnmatch import fnmatch
@@ -150,3 +151,38 @@ def test_hidden_imports_are_counted(where):
     """The contract sees the imports a top-of-file reading misses; the package has some of each."""
     counts = Counter(i.where for i in _all_imports())
     assert counts[where] > 0 and counts["top"] > counts[where]
+
+
+# -- the caps: a newcomer can read any module, function or class in one sitting ---------------
+MAX_MODULE_LINES, MAX_FUNCTION_LINES, MAX_CLASS_LINES = 450, 80, 400
+# Nothing is excused: an entry here is for a split on its way, never for a new file.
+CAP_EXCEPTIONS: set[str] = set()
+
+
+def _sizes() -> tuple[list[tuple[int, str]], list[tuple[int, str]], list[tuple[int, str]]]:
+    mods, funcs, classes = [], [], []
+    for m in modules():
+        mods.append((len(m.path.read_text(encoding="utf-8").splitlines()), m.name))
+        for node in ast.walk(m.tree):
+            size = (node.end_lineno or node.lineno) - node.lineno + 1 if hasattr(node, "lineno") else 0
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                funcs.append((size, f"{m.name}.{node.name}"))
+            elif isinstance(node, ast.ClassDef):
+                classes.append((size, f"{m.name}.{node.name}"))
+    return mods, funcs, classes
+
+
+@pytest.mark.parametrize(
+    "kind, cap", [("module", MAX_MODULE_LINES), ("function", MAX_FUNCTION_LINES), ("class", MAX_CLASS_LINES)]
+)
+def test_no_module_function_or_class_over_its_cap(kind, cap):
+    """ARCHITECTURE: "no module over 450 lines, no function over 80, no class over 400". The
+    failure names the biggest offender first."""
+    mods, funcs, classes = _sizes()
+    found = {"module": mods, "function": funcs, "class": classes}[kind]
+    over = sorted(((n, name) for n, name in found if n > cap and name not in CAP_EXCEPTIONS), reverse=True)
+    assert [f"{name}: {n} lines" for n, name in over] == []
+
+
+def test_the_cap_exceptions_list_is_empty():
+    assert set() == CAP_EXCEPTIONS

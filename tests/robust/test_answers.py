@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import DecoyError, TransportError
-from decoy_lab.transport.api import Tokens
+from decoy_lab.transport.tokens import Tokens
 
 from support.answers import AGENT, FAST, MEMORIES, SERVED_GOOD, answers
 

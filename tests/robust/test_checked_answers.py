@@ -16,7 +16,9 @@ import pytest
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import OutcomeUnknown, RateLimited, TransportError
-from decoy_lab.transport.api import Api, Tokens, retry_after
+from decoy_lab.transport.answers import retry_after
+from decoy_lab.transport.api import Api
+from decoy_lab.transport.tokens import Tokens
 
 from support.answers import AGENT, GOOD, MEMORIES, OWNER, SERVED_GOOD
 

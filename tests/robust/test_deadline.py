@@ -13,7 +13,8 @@ import pytest
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import OutcomeUnknown, TransportError
-from decoy_lab.transport.api import METADATA_PATH, Api, Tokens
+from decoy_lab.transport.api import METADATA_PATH, Api
+from decoy_lab.transport.tokens import Tokens
 
 from support.answers import AGENT, MEMORIES, OWNER, SERVED_GOOD
 from support.sockets import drip_head, serving, whole

@@ -9,8 +9,8 @@ import pytest
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import AnswerRefused
-from decoy_lab.transport.api import Tokens
 from decoy_lab.transport.jsonstream import MAX_ELEMENT
+from decoy_lab.transport.tokens import Tokens
 
 from support.answers import AGENT, MEMORIES
 

@@ -25,7 +25,8 @@ from decoy_lab import memory
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import APIError, DecoyError, TransportError
 from decoy_lab.recipes import sealing
-from decoy_lab.transport.api import Tokens, is_unknown_outcome
+from decoy_lab.transport.answers import is_unknown_outcome
+from decoy_lab.transport.tokens import Tokens
 from decoy_lab.wire import layouts as wire
 
 from support.answers import AGENT, FAST, GOOD, MEMORIES, OWNER, SERVED_GOOD, json_values

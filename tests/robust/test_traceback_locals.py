@@ -18,7 +18,8 @@ from IPython.core.ultratb import VerboseTB
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import DecoyError, TransportError
-from decoy_lab.transport.api import Api, Tokens
+from decoy_lab.transport.api import Api
+from decoy_lab.transport.tokens import Tokens
 
 from support.answers import AGENT, OWNER
 from support.sockets import drip_head, refused_url, reset_mid_body, serving, silent, whole

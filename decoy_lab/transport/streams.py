@@ -1,0 +1,146 @@
+"""A large answer read as it arrives: `StreamedArray` hands out the rows of one array while the
+rest downloads (jsonstream.py); a body cut off or broken on the way is a TransportError (ask
+again), never a shorter list. The body of a streamed read has its own deadline (`STREAM_DEADLINES`
+times the call's), checked between chunks too, for a transport without sockets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import httpx
+
+from decoy_lab.errors import TransportError
+from decoy_lab.transport.answers import answer_of, guarded, late
+from decoy_lab.transport.deadline import Bound
+from decoy_lab.transport.jsonstream import ArrayStream
+
+STREAM_DEADLINES = 10  # a streamed read (thousands of rows) may take this many times the deadline
+
+
+class StreamedArray:
+    """The elements of one array of a JSON answer, handed out as the body arrives (jsonstream);
+    `rest` holds the answer's other members once iteration has finished. A dropped connection
+    or a body that is not JSON is a TransportError (the read can simply be asked again)."""
+
+    def __init__(
+        self,
+        server: str,
+        path: str,
+        key: str,
+        opened: Any = None,
+        resp: httpx.Response | None = None,
+        *,
+        bound: Bound | None = None,
+    ):
+        self._server, self.path, self.key = server, path, key
+        self._opened, self._resp = opened, resp
+        self._bound = bound or Bound.start(300.0)
+        self.rest: dict[str, Any] = {}
+        self._elements: list[Any] | None = None
+        self.parser = ArrayStream(key)
+
+    @property
+    def fingerprints(self) -> list[str | None] | None:
+        """Per object element, the SHA-256 of its text as served (None for an answer read whole)."""
+        return self.parser.fingerprints if self._elements is None else None
+
+    @classmethod
+    def whole(cls, body: Any, key: str, path: str = "") -> StreamedArray:
+        """An answer that was read in one piece (not a streamed 200)."""
+        out = cls("", path, key)
+        body = body if isinstance(body, dict) else {}
+        if key not in body:
+            raise out._missing()
+        items = body[key]
+        if not isinstance(items, list):
+            raise out._not_a_list(items)
+        out._elements = items
+        out.rest = {k: v for k, v in body.items() if k != key}
+        return out
+
+    def _missing(self) -> TransportError:
+        return TransportError(
+            f"GET {self.path}: the answer has no {self.key} array (it is not an empty list); ask again"
+        )
+
+    def _not_a_list(self, value: Any) -> TransportError:
+        kind = "null" if value is None else type(value).__name__
+        return TransportError(f"GET {self.path}: the answer's {self.key} is {kind}, not a list; ask again")
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._elements is not None:
+            yield from self._elements
+            return
+        parser = self.parser
+        assert self._resp is not None
+        head = bytearray()  # the body while no element has come: was the array there at all?
+        chunks = self._resp.iter_bytes()
+        try:
+            while (
+                chunk := guarded("GET", self.path, self._bound, lambda: next(chunks, None), self._server)
+            ) is not None:
+                if not parser.count and len(head) < _HEAD_KEPT:
+                    head += chunk
+                yield from parser.feed(chunk)
+                if self._bound.passed():  # a transport without sockets (MockTransport, TestClient)
+                    raise late("GET", self.path, self._bound)
+            self.rest = parser.close()
+        except ValueError as exc:
+            raise TransportError(f"GET {self.path}: the answer is not JSON ({exc}); ask again") from None
+        if self.key in self.rest:  # the member was there, and not an array
+            raise self._not_a_list(self.rest[self.key])
+        if not parser.count and not _has_member(bytes(head), self.key):
+            raise self._missing()
+
+    def close(self) -> None:
+        if self._opened is not None:
+            opened, self._opened = self._opened, None
+            opened.__exit__(None, None, None)
+
+    def __enter__(self) -> StreamedArray:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+_HEAD_KEPT = 1 << 20
+
+
+def _has_member(body: bytes, key: str) -> bool:
+    """Whether a body that handed out no element names `key` (`[]`), or may (too long to keep)."""
+    if len(body) >= _HEAD_KEPT:
+        return True
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and key in parsed
+
+
+def array_of(
+    server: str,
+    path: str,
+    key: str,
+    opened: Any,
+    resp: httpx.Response,
+    whole: Bound,
+    *,
+    fingerprints: bool = False,
+    known: Mapping[str, Any] | None = None,
+) -> StreamedArray:
+    """The array of a streamed answer whose status and headers have come (`opened` is the open
+    stream, `resp` its response): a 200 is read as it arrives; an error status is read whole and
+    raised exactly as `answer_of` raises it."""
+    if resp.status_code == 200:
+        out = StreamedArray(server, path, key, opened, resp, bound=whole)
+        out.parser = ArrayStream(key, fingerprints=fingerprints, known=known)
+        return out
+    try:
+        guarded("GET", path, whole, resp.read, server)
+    finally:
+        opened.__exit__(None, None, None)
+    return StreamedArray.whole(answer_of("GET", path, resp), key, path)  # raises for an error status
