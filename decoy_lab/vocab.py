@@ -119,3 +119,6 @@ PERMISSIONS = (
 """Every named permission: (name, what the owner sees, its Needs). 001 Access, named permissions:
 "| Name | The owner sees | Needs | Sensitive |" — and "**Needs** are added for you: ask for
 `acctmail.send` and the answer's `permissions` lists `acctmail.read` too"."""
+
+# name -> (what the owner sees, its Needs): PERMISSIONS as the consent card and Tab read it.
+PERMISSION_WORDS: dict[str, tuple[str, tuple[str, ...]]] = {name: (sees, needs) for name, sees, needs in PERMISSIONS}

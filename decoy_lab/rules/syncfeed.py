@@ -22,10 +22,10 @@ from typing import Any
 
 from decoy_lab.errors import APIError, TransportError
 from decoy_lab.rules.session import Session
-from decoy_lab.store.cache import WAITING_KEYS
 from decoy_lab.transport import routes
 from decoy_lab.transport.api import expect_object
 from decoy_lab.vault.read import Vault
+from decoy_lab.vault.waiting import answer_waits
 
 MAX_SYNC_PAGES = 200  # pages of changes one walk follows before it reads everything instead
 BUCKET = ("created", "updated", "destroyed")
@@ -137,7 +137,7 @@ def changes_since(get: Callable[..., dict], cursor: str) -> tuple[bool | None, s
 
 def waiting(vault: Vault | None) -> bool:
     """Were keys still on their way at `vault`'s load (they may arrive with no change logged)?"""
-    return vault is not None and any(vault.answer.get(k) for k in WAITING_KEYS)
+    return vault is not None and answer_waits(vault.answer)
 
 
 def sync(

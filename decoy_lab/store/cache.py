@@ -62,6 +62,7 @@ from decoy_lab.errors import ProfileError
 from decoy_lab.store.snapshot import DIGEST, Snapshot, kept_row, plain_json
 from decoy_lab.vault import frames
 from decoy_lab.vault.read import Vault
+from decoy_lab.vault.waiting import answer_waits
 
 log = logging.getLogger(__name__)
 MAGIC = b"DLC4"  # decoy-lab cache, layout 4 (a file of another layout does not open: it is rebuilt)
@@ -70,7 +71,6 @@ HEAD_TAG = 32  # HMAC-SHA256 over the head, checked before anything in the head 
 # marshal: the standard library's fastest reader of plain lists, dicts and strings (11,000 rows in
 # ~2/3 of orjson's time); its layout is the interpreter's own, so the head names it
 FORMAT = f"marshal {marshal.version}, Python {sys.version_info[0]}.{sys.version_info[1]}"
-WAITING_KEYS = ("preparing", "preparing_others", "preparing_unknown")  # keys may arrive with no change logged
 
 
 class CacheIgnored(UserWarning):
@@ -285,7 +285,7 @@ class VaultCache:
             "cursor": cursor,
             "access_version": access_version,
             "complete": complete,
-            "waiting": any(vault.answer.get(k) for k in WAITING_KEYS),
+            "waiting": answer_waits(vault.answer),  # keys may arrive with no change logged
         }
         body = {"answer": plain_json(vault.answer), "keys": {str(k): bytes(v) for k, v in keys.items()}, "rows": rows}
         head_bytes = orjson.dumps(head, default=str)

@@ -12,15 +12,11 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 import pandas as pd
 
-from decoy_lab.vocab import PERMISSIONS as PERMISSION_TABLE
+from decoy_lab.vocab import PERMISSION_WORDS as PERMISSIONS
 from decoy_lab.widgets.html import esc
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.client.connection import Connection
-
-
-# name -> (what the owner sees, its Needs), from the spec's permission table (vocab.PERMISSIONS)
-PERMISSIONS: dict[str, tuple[str, tuple[str, ...]]] = {name: (sees, needs) for name, sees, needs in PERMISSION_TABLE}
 
 
 def why_needed(asked: Iterable[str], listed: Iterable[str]) -> dict[str, str]:

@@ -8,15 +8,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from decoy_lab.vocab import PERMISSIONS as PERMISSION_TABLE
+from decoy_lab.vocab import PERMISSION_WORDS
 
 NOTEBOOK, SHELL = "notebook", "shell"
 BOTH = frozenset({NOTEBOOK, SHELL})
 ONLY_NOTEBOOK, ONLY_SHELL = frozenset({NOTEBOOK}), frozenset({SHELL})
 PROMPT = {NOTEBOOK: "%decoy", SHELL: "decoy-lab"}
-
-# name -> (what the owner sees, its Needs), from the spec's permission table (vocab.PERMISSIONS)
-PERMISSIONS: dict[str, tuple[str, tuple[str, ...]]] = {name: (sees, needs) for name, sees, needs in PERMISSION_TABLE}
+PERMISSIONS = PERMISSION_WORDS  # the names Tab completes, and what each shows the owner
 
 
 @dataclass(frozen=True)
