@@ -14,6 +14,7 @@ Times are milliseconds from the inspector's start (`Timings`); `started` is the 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,8 +115,8 @@ class Row:
     kid: str = ""
     opened_by: str = ""  # "owner key", "agent key", "" (layout only)
     certainty: str = ""
-    plaintext: Any = field(default=None, repr=False)
-    trace: Any = field(default=None, repr=False, compare=False)
+    plaintext: Any = dataclasses.field(default=None, repr=False)
+    trace: Any = dataclasses.field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
