@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import datetime as _dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,6 +118,14 @@ class Row:
     certainty: str = ""
     plaintext: Any = dataclasses.field(default=None, repr=False)
     trace: Any = dataclasses.field(default=None, repr=False, compare=False)
+    rerun: Callable[[], Any] | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    def recipe_trace(self) -> Any:
+        """The recipe's Trace: kept when the row was opened with one, else made now (a big read is
+        opened in parallel without traces, and each row's trace is made when it is asked for)."""
+        if self.trace is None and self.rerun is not None:
+            self.trace = self.rerun()
+        return self.trace
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -150,6 +159,7 @@ class Flow:
     started: float = 0.0  # wall clock (epoch seconds) when the request arrived
     agent: str = ""  # the OAuth client_name seen at pairing, else the token's fingerprint
     token: str = ""  # fingerprint of the bearer token (`sha256:…`), "" without one
+    token_id: str = ""  # the connection's token_id, when its token answer went through the inspector
     ended: str = IN_FLIGHT
     reason: str = ""
     http_version: str = "HTTP/1.1"
@@ -209,6 +219,7 @@ class Flow:
             "started": self.started_iso(),
             "agent": self.agent,
             "token": self.token,
+            "token_id": self.token_id,
             "ended": self.ended,
             "reason": self.reason,
             "verdict": self.verdict,
