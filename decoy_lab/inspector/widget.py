@@ -24,14 +24,15 @@ import base64
 import binascii
 import json
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import anywidget
 import ipywidgets as W
 import traitlets as T
 
+from decoy_lab.inspector.inspector import Inspector
 from decoy_lab.inspector.model import ERROR, LAYOUT, READABLE, UNREADABLE, Body, Flow, Row
 from decoy_lab.recipes.dump import identify
 from decoy_lab.recipes.trace import Trace, headline
@@ -46,16 +47,6 @@ MAX_CHILDREN = 200  # members of one JSON object or array drawn in the tree; the
 MAX_HEX = 40  # blobs of one flow drawn in hex
 HEX_ELIDE = 96  # a field longer than this keeps its first and last rows in the hex
 AHEAD_BUDGET = 2_000_000  # characters of openings sent ahead for flows whose rows did not open
-
-
-@runtime_checkable
-class FlowSource(Protocol):
-    """What the view reads from an inspector: the flows so far, and a way to hear of each new or
-    changed one (the callback runs on the inspector's thread; the returned function stops it)."""
-
-    def flow_list(self) -> list[Flow]: ...
-
-    def subscribe(self, callback: Callable[[Flow], None]) -> Callable[[], None]: ...
 
 
 def tone(flow: Flow) -> str:
@@ -258,16 +249,17 @@ class FlowsView(anywidget.AnyWidget):
     details = T.Dict().tag(sync=True)  # flow id → opening, sent ahead for flows whose rows did not open
     recipe = T.Unicode("").tag(sync=True)  # "<flow id>:<row index>" whose recipe view is asked for
 
-    def __init__(self, source: FlowSource | Iterable[Flow], **kw: Any):
+    def __init__(self, source: Inspector | Iterable[Flow], **kw: Any):
         self._lock = threading.RLock()
         self._flows: dict[int, Flow] = {}
         self._pos: dict[int, int] = {}
         self._pending: dict[int, Flow] = {}
         self._timer: threading.Timer | None = None
         self._ahead = 0
-        self._stop: Callable[[], None] | None = None
-        self.source: FlowSource | None = source if isinstance(source, FlowSource) else None
-        flows = self.source.flow_list() if self.source is not None else list(source)  # type: ignore[arg-type]
+        self.source = source if isinstance(source, Inspector) else None
+        if self.source is not None:  # heard of first, then read: a flow in between comes twice, kept once
+            self.source.on_flow(self.add)
+        flows = self.source.all_flows() if self.source is not None else list(source)
         cols: dict[str, Any] = {k: [] for k in CELL_KEYS}
         cols["seq"] = 0
         ahead: dict[str, Any] = {}
@@ -275,8 +267,6 @@ class FlowsView(anywidget.AnyWidget):
             self._put(cols, f, ahead)
         super().__init__(rows=cols, details=ahead, **kw)
         self.on_msg(self._on_msg)
-        if self.source is not None:
-            self._stop = self.source.subscribe(self.add)
 
     def __repr__(self) -> str:
         return f"<FlowsView {self.count}>"
@@ -333,9 +323,9 @@ class FlowsView(anywidget.AnyWidget):
             return super().get_state(key=key, drop_defaults=drop_defaults)
 
     def close(self) -> None:
-        if self._stop is not None:
-            self._stop()
-            self._stop = None
+        """Stop following the inspector, and close the widget."""
+        if self.source is not None and self.add in self.source.recorder.listeners:
+            self.source.recorder.listeners.remove(self.add)
         super().close()
 
     def _on_msg(self, _widget: Any, content: dict, _buffers: Any) -> None:
@@ -398,7 +388,7 @@ class FlowsView(anywidget.AnyWidget):
 class FlowsPanel(W.VBox):
     """The flows view with, below it, the recipe view of the row whose "recipe" button was pressed."""
 
-    def __init__(self, source: FlowSource | Iterable[Flow], **kw: Any):
+    def __init__(self, source: Inspector | Iterable[Flow], **kw: Any):
         self.flows = FlowsView(source)
         self._slot = W.VBox()
         super().__init__([self.flows, self._slot], **kw)

@@ -172,31 +172,22 @@ def test_new_flows_from_another_thread_reach_the_page_in_batches(flows, monkeypa
     assert sent[-1]["kind"] == "all" and len(sent[-1]["rows"]["id"]) == 202 and sent[-1]["seq"] == view.seq
 
 
-class FakeInspector:
-    """An inspector as the view sees it: the flows so far, and a callback for each new one."""
-
-    def __init__(self, flows: list[Flow]):
-        self.flows_so_far = list(flows)
-        self.callbacks: list = []
-
-    def flow_list(self) -> list[Flow]:
-        return list(self.flows_so_far)
-
-    def subscribe(self, callback):
-        self.callbacks.append(callback)
-        return lambda: self.callbacks.remove(callback)
-
-
 def test_the_view_follows_an_inspector_and_stops_when_closed(flows):
-    ins = FakeInspector(flows[:3])
+    from decoy_lab.inspector import Inspector
+    from decoy_lab.inspector.recorder import Recorder
+
+    ins = Inspector(Recorder())
+    for f in flows[:3]:
+        ins.recorder.flows.append(f)
     view = FlowsView(ins)
-    assert view.count == "3 exchanges" and len(ins.callbacks) == 1
-    for cb in ins.callbacks:
-        cb(flows[3])
+    assert view.count == "3 exchanges" and ins.recorder.listeners == [view.add]
+    for listener in ins.recorder.listeners:  # as the recorder tells of a finished flow
+        listener(flows[3])
     view.flush()
     assert view.count == "4 exchanges"
     view.close()
-    assert ins.callbacks == []
+    assert ins.recorder.listeners == []
+    ins.close()
 
 
 def test_the_state_embeds_the_table_and_the_bad_flow_for_an_offline_page(flows):
