@@ -186,12 +186,12 @@ class Inspector:
     @property
     def flows(self) -> pd.DataFrame:
         """One row per exchange, in order (finished ones masked and opened: see `settle`)."""
-        self.settle(5.0)
+        self.settle(0.25)
         return pd.DataFrame([f.frame_row() for f in self.all_flows()], columns=FRAME_COLUMNS)
 
     def rows(self, flow_or_id: Flow | int, *, frame: bool = True) -> pd.DataFrame | list[dict]:
         """The sealed rows one flow carried: id, field, verdict, reason, text, …"""
-        self.settle(5.0)
+        self.settle(0.25)
         flow = self.flow(flow_or_id)
         found = [{"flow": flow.id, **r.to_dict()} for r in flow.rows]
         return pd.DataFrame(found, columns=ROW_COLUMNS) if frame else found

@@ -222,6 +222,8 @@ class Opener:
 def _from_entry(rid: str, where: str, kid: str, entry: Mapping[str, Any], trace: Trace) -> Row:
     if not entry.get("readable"):
         problem = str(entry.get("problem") or "")
+        if trace.failed is None:  # a check the recipe records as an output, not as a failed step
+            trace.add(f"the owner's app: {problem or 'cannot open'}", ok=False, reason=str(entry.get("reason") or ""))
         return Row(
             rid, where, UNREADABLE, str(entry.get("reason") or ""), problem, kid=kid, opened_by="owner key", trace=trace
         )

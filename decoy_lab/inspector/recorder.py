@@ -49,35 +49,37 @@ class Tee:
 
 
 class RowCollector:
-    """The rows of a memories answer, parsed while it streams (`rows` None once it is not JSON)."""
+    """The rows of a memories answer, parsed while it streams; the rows before any fault are kept,
+    and `problem` says what stopped the parse."""
 
     def __init__(self, key: str = "memories"):
         self._stream: ArrayStream | None = ArrayStream(key)
-        self.rows: list[Any] | None = []
+        self.rows: list[Any] = []
         self.problem = ""
 
     def feed(self, chunk: bytes) -> None:
-        if self._stream is None or self.rows is None:
+        if self._stream is None:
             return
         try:
             self.rows.extend(self._stream.feed(chunk))
         except (ValueError, DecoyError) as exc:
-            self._stop(f"the answer is not a JSON object of rows: {exc}")
+            self._stop(exc)
 
     def close(self, complete: bool) -> None:
-        if self._stream is None or self.rows is None:
+        if self._stream is None:
             return
         try:
             self._stream.close()
         except (ValueError, DecoyError) as exc:
-            if complete:
-                self._stop(f"the answer is not a JSON object of rows: {exc}")
-            else:
-                self.problem = f"the answer was cut short after {len(self.rows)} rows: {exc}"
+            self._stop(exc, cut=not complete)
         self._stream = None
 
-    def _stop(self, why: str) -> None:
-        self.problem, self.rows, self._stream = why, None, None
+    def _stop(self, exc: Exception, cut: bool = False) -> None:
+        if cut or self.rows:
+            self.problem = f"error: the answer was cut short after {len(self.rows)} rows: {exc}"
+        else:
+            self.problem = f"error: the answer is not a JSON object of rows: {exc}"
+        self._stream = None
 
 
 class Recorder:
@@ -101,6 +103,8 @@ class Recorder:
         self._clock, self._wall = clock, wall
         self._t0 = clock()
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._in_flight = 0
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decoy-inspector-open")
         self._queued: list[Future] = []
 
@@ -130,6 +134,7 @@ class Recorder:
                 http_version=http_version,
             )
             self.flows.append(flow)
+            self._in_flight += 1
         return flow
 
     def finish(
@@ -155,6 +160,8 @@ class Recorder:
         job = self._pool.submit(self._finish, flow, req, resp, response_headers, rows, learnt)
         with self._lock:
             self._queued = [f for f in self._queued if not f.done()] + [job]
+            self._in_flight -= 1
+            self._idle.notify_all()
         return job
 
     def _finish(
@@ -178,7 +185,7 @@ class Recorder:
             flow.request_body = _kept(flow.request_body, m.mask_bytes(request))
             flow.response_body = _kept(flow.response_body, m.mask_bytes(response))
             if rows is not None and rows.problem:
-                flow.notes.append(("error: " if rows.rows is None else "") + rows.problem)
+                flow.notes.append(rows.problem)
             served = rows.rows if rows is not None and flow.status is not None and flow.status < 300 else None
             self.opener.open_flow(flow, request, response, served)
         except Exception as exc:  # a record with a note beats a lost record
@@ -206,11 +213,16 @@ class Recorder:
             self.flows.append(flow)
 
     def settle(self, timeout: float | None = 30.0) -> bool:
-        """Wait until every flow finished so far is masked and opened; False on timeout."""
-        with self._lock:
+        """Wait until no exchange is in flight and every finished one is masked and opened;
+        False when `timeout` seconds were not enough."""
+        end = None if timeout is None else time.monotonic() + timeout
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout)
             queued = list(self._queued)
-        _done, pending = wait_futures(queued, timeout=timeout)
-        return not pending
+            busy = self._in_flight
+        left = None if end is None else max(0.0, end - time.monotonic())
+        _done, pending = wait_futures(queued, timeout=left)
+        return not pending and not busy
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=False)
