@@ -308,7 +308,10 @@ function rowCard(parent, r, flowId, model) {
       model.save_changes();
     };
   }
-  if (r.reason) h("div", "decoy-flows-reason", card, r.problem ? `${r.problem}: ${r.reason}` : r.reason);
+  if (r.reason) {
+    const why = h("div", "decoy-flows-reason", card, r.reason);
+    if (r.problem) why.dataset.problem = r.problem;
+  }
   if (r.certainty) h("div", "decoy-flows-certainty", card, `layout: ${r.certainty}`);
   if (r.text != null) h("div", "decoy-flows-text", card, r.text);
   if (r.plaintext) {
@@ -317,7 +320,11 @@ function rowCard(parent, r, flowId, model) {
     h("pre", "", det, r.plaintext);
   }
   if (r.recipe) {
-    const steps = h("ol", "decoy-flows-steps", card);
+    // a row that opened keeps its recipe folded; one that did not shows where it stops
+    const fold = h("details", "decoy-flows-recipe-steps", card);
+    fold.open = r.recipe.failed >= 0;
+    h("summary", "", fold, r.recipe.headline);
+    const steps = h("ol", "decoy-flows-steps", fold);
     steps.setAttribute("aria-label", r.recipe.headline);
     r.recipe.steps.forEach((s, i) => {
       const li = h("li", s.ok === false ? "failed" : "", steps, `${MARK[s.ok]} ${s.name}`);
