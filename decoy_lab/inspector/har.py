@@ -17,6 +17,7 @@ import base64
 import datetime as dt
 import json
 from collections.abc import Iterable
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -33,9 +34,10 @@ SKIP_HEADERS = frozenset(
 
 
 def _creator_version() -> str:
-    from decoy_lab import __version__
-
-    return __version__
+    try:  # the installed distribution's version (the package's top level sits above this layer)
+        return metadata.version("decoy-lab")
+    except metadata.PackageNotFoundError:
+        return "0"
 
 
 def _headers(pairs: Iterable[tuple[str, str]]) -> list[dict[str, str]]:

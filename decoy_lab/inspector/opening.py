@@ -72,7 +72,9 @@ def find_rows(obj: Any, where: str, depth: int = 0) -> Iterable[tuple[str, dict]
     if depth > MAX_DEPTH:
         return
     if isinstance(obj, dict):
-        if all(isinstance(obj.get(k), str) for k in ("id", "ciphertext")) and ("kid" in obj or "owner_wrap" in obj):
+        if all(isinstance(obj.get(k), str) for k in ("id", "ciphertext")) and any(
+            k in obj for k in ("kid", "owner_wrap", "expected_rev")
+        ):
             yield where, obj
             return
         for k, v in obj.items():

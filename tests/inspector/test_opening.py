@@ -98,3 +98,17 @@ def test_an_unreadable_body_is_recorded_with_its_reason(upstream, client):
     assert cut.rows and cut.rows[0].id == "a"  # the rows before the cut are still read
     assert any("cut short" in n for n in cut.notes)
     assert posted.verdict == model.ERROR and "is not JSON" in posted.notes[0]
+
+
+def test_an_edit_that_keeps_its_key_opens_with_the_key_its_save_showed(insp, agent_key):
+    from decoy_lab import Connection
+
+    conn = Connection.pair(insp.url, name="Editor", agent_key=agent_key, profile=None, on_link=lambda *a: None)
+    try:
+        saved = conn.save("First words.")
+        conn.edit(saved, text="Second words.")  # save returns the new id
+    finally:
+        conn.close()
+    insp.settle()
+    (put,) = [f for f in insp if f.method == "PUT"]
+    assert [(r.verdict, r.text) for r in put.rows] == [(model.READABLE, "Second words.")]
