@@ -31,6 +31,7 @@ CREATOR = "decoy_lab inspector"
 SKIP_HEADERS = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length", "host"}
 )
+DECODED = ("gzip", "x-gzip", "deflate")  # bodies the record holds decoded: replayed without the encoding
 
 
 def _creator_version() -> str:
@@ -259,6 +260,8 @@ class ReplayApp:
         else:
             status, data = flow.status, flow.response_body.data
             headers = [(k, v) for k, v in flow.response_headers if k.lower() not in SKIP_HEADERS]
+            if (flow.header("content-encoding", response=True) or "").strip().lower() in DECODED:
+                headers = [(k, v) for k, v in headers if k.lower() != "content-encoding"]
             headers.append(
                 ("x-decoy-replay", f"flow {flow.id}" + (", truncated" if flow.response_body.truncated else ""))
             )

@@ -198,7 +198,8 @@ class ProxyApp:
         flow.timings.first_byte = rec.ms()
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in answer.headers.raw]
         out = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
-        rows = RowCollector() if flow.method == "GET" and flow.path == MEMORIES else None
+        encoding = answer.headers.get("content-encoding")
+        rows = RowCollector(encoding=encoding) if flow.method == "GET" and flow.path == MEMORIES else None
         gone = asyncio.get_running_loop().create_task(_disconnect(receive))
         ended, reason = model.ANSWERED, ""
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
@@ -26,6 +27,28 @@ from decoy_lab.inspector.opening import Opener
 from decoy_lab.transport.jsonstream import ArrayStream
 
 Listener = Callable[[Flow], Any]
+ENCODINGS = ("gzip", "x-gzip", "deflate")  # decoded for the record (stdlib zlib); others are kept as sent
+
+
+def decoder(encoding: str | None) -> Callable[[bytes], bytes] | None:
+    """An incremental decoder for a `Content-Encoding` the record decodes, else None."""
+    enc = (encoding or "").strip().lower()
+    if enc not in ENCODINGS:
+        return None
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS if enc != "deflate" else zlib.MAX_WBITS)
+    return d.decompress
+
+
+def decoded(data: bytes, encoding: str | None, cap: int) -> tuple[bytes, str]:
+    """The kept bytes of a compressed body, decoded (as far as they go, at most `cap`), and a note."""
+    decode = decoder(encoding)
+    if decode is None or not data:
+        return data, ""
+    try:
+        plain = decode(data)[:cap]
+    except zlib.error as exc:
+        return data, f"the body is {encoding}-encoded and does not decode ({exc}): kept as sent"
+    return plain, f"the body was {encoding}-encoded on the wire ({len(data):,} bytes kept); the record holds it decoded"
 
 
 class Tee:
@@ -52,7 +75,8 @@ class RowCollector:
     """The rows of a memories answer, parsed while it streams; the rows before any fault are kept,
     and `problem` says what stopped the parse."""
 
-    def __init__(self, key: str = "memories"):
+    def __init__(self, key: str = "memories", *, encoding: str | None = None):
+        self._decode = decoder(encoding)
         self._stream: ArrayStream | None = ArrayStream(key)
         self.rows: list[Any] = []
         self.problem = ""
@@ -61,8 +85,8 @@ class RowCollector:
         if self._stream is None:
             return
         try:
-            self.rows.extend(self._stream.feed(chunk))
-        except (ValueError, DecoyError) as exc:
+            self.rows.extend(self._stream.feed(self._decode(chunk) if self._decode else chunk))
+        except (ValueError, DecoyError, zlib.error) as exc:
             self._stop(exc)
 
     def close(self, complete: bool) -> None:
@@ -156,6 +180,7 @@ class Recorder:
         req, resp = bytes(request.buf), bytes(response.buf)
         learnt = flow.path.startswith("/oauth/")  # small bodies that name the next requests' agent
         if learnt:
+            resp = self._decoded(flow, resp, response_headers)
             self._learn(flow, req, resp, response_headers)
         job = self._pool.submit(self._finish, flow, req, resp, response_headers, rows, learnt)
         with self._lock:
@@ -176,6 +201,7 @@ class Recorder:
         m = self.masker
         try:
             if not learnt:
+                response = self._decoded(flow, response, response_headers)
                 self._learn(flow, request, response, response_headers)
             known = self.agents.by_fingerprint(flow.token)
             if known is not None and flow.agent in ("", flow.token):
@@ -195,6 +221,13 @@ class Recorder:
                 listener(flow)
             except Exception as exc:
                 flow.notes.append(f"a listener failed: {exc!r}")
+
+    def _decoded(self, flow: Flow, data: bytes, headers: list[tuple[str, str]]) -> bytes:
+        encoding = next((v for k, v in headers if k.lower() == "content-encoding"), None)
+        data, note = decoded(data, encoding, self.cap)
+        if note:
+            flow.notes.append(note)
+        return data
 
     def _learn(self, flow: Flow, request: bytes, response: bytes, response_headers: list[tuple[str, str]]) -> None:
         """The secrets an exchange carried, and the agent it names (pairing, token answers)."""

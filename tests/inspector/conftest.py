@@ -4,6 +4,7 @@ small upstream whose answers stream, drip or stop as a test needs. All over loop
 from __future__ import annotations
 
 import asyncio
+import gzip
 import hashlib
 import json
 from collections.abc import Iterator
@@ -66,11 +67,13 @@ async def _answer(send: Any, status: int, body: bytes, ctype: bytes = b"applicat
 
 class Upstream:
     """An ASGI upstream: `/echo` (the body's size and SHA-256), `/chunked` (no length), `/drip`
-    (chunks 0.1 s apart), `/big?n=` (n bytes), `/api/agent/context/memories` (the `answer` set),
+    (chunks 0.1 s apart), `/big?n=` (n bytes), `/api/agent/context/memories` (the `answer` set,
+    gzip-compressed when `gzip`),
     anything else 200 `{"ok": true}`. `seen` keeps each request's method, path and body size."""
 
     def __init__(self) -> None:
         self.answer: bytes = b'{"memories": []}'
+        self.gzip = False  # the memories answer gzip-compressed, sent in 64 KiB pieces
         self.seen: list[tuple[str, str, int]] = []
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
@@ -96,6 +99,14 @@ class Upstream:
         elif path == "/big":
             n = int(dict(p.split("=") for p in scope["query_string"].decode().split("&") if p).get("n", "0"))
             await _answer(send, 200, b"x" * n, b"application/octet-stream")
+        elif path == "/api/agent/context/memories" and self.gzip:
+            data = gzip.compress(self.answer, mtime=0)
+            head = [(b"content-type", b"application/json"), (b"content-encoding", b"gzip")]
+            head.append((b"content-length", str(len(data)).encode()))
+            await send({"type": "http.response.start", "status": 200, "headers": head})
+            for i in range(0, len(data), 65536):
+                await send({"type": "http.response.body", "body": data[i : i + 65536], "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
         elif path == "/api/agent/context/memories":
             await _answer(send, 200, self.answer)
         else:
