@@ -218,7 +218,7 @@ class Inspector:
         self._closed = True
         if self._served is not None:
             self._served.stop()
-        self.recorder.settle(60.0)
+        self.recorder.settle(15.0)
         try:
             if self.record is not None:
                 self.save(self.record)

@@ -29,8 +29,18 @@ UPSTREAM_DOWN = "upstream down"
 UPSTREAM_CUT_OFF = "upstream cut off"
 UPSTREAM_TIMEOUT = "upstream timed out"
 PROXY_ERROR = "proxy error"
+STOPPED = "inspector stopped"
 IN_FLIGHT = "in flight"
-ENDINGS = (ANSWERED, AGENT_DISCONNECTED, UPSTREAM_DOWN, UPSTREAM_CUT_OFF, UPSTREAM_TIMEOUT, PROXY_ERROR, IN_FLIGHT)
+ENDINGS = (
+    ANSWERED,
+    AGENT_DISCONNECTED,
+    UPSTREAM_DOWN,
+    UPSTREAM_CUT_OFF,
+    UPSTREAM_TIMEOUT,
+    PROXY_ERROR,
+    STOPPED,
+    IN_FLIGHT,
+)
 
 # What a row's opening found (`Row.verdict`), and a flow's summary of its rows (`Flow.verdict`).
 READABLE = "readable"  # the owner's app opens it (or the agent's key opened it as served)

@@ -14,7 +14,9 @@ body `{"error", "code": "UPSTREAM_DOWN", "message"}` as the sandbox words its er
 answer in time (504 `UPSTREAM_TIMEOUT`), closes before answering (502 `UPSTREAM_CUT_OFF`) or in
 the middle of its body (the agent's connection is then closed too, so it sees a cut answer, not a
 short one); the agent goes away while sending its body or while the answer streams (the upstream
-exchange is dropped). Each ends its flow with what happened, and the next exchange is served.
+exchange is dropped); a fault of the proxy itself (500 `INSPECTOR_ERROR`); the inspector stopping
+while an exchange still runs (after uvicorn's grace period: 503 `INSPECTOR_STOPPED`). Each ends its
+flow with what happened, and the next exchange is served.
 """
 
 from __future__ import annotations
@@ -108,12 +110,49 @@ class ProxyApp:
 
     # -- one exchange ------------------------------------------------------------------------------
     async def exchange(self, scope: dict, receive: Any, send: Any) -> None:
+        """One exchange, recorded however it ends: a fault of the proxy itself, or the inspector
+        stopping while it runs, still ends its flow (and answers 500 when nothing was sent yet)."""
         rec = self.recorder
         raw = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
         path = (scope.get("raw_path") or scope["path"].encode("utf-8")).decode("latin-1")
         query = scope.get("query_string", b"").decode("latin-1")
         flow = rec.begin(scope["method"], path, query, raw, f"HTTP/{scope.get('http_version', '1.1')}")
         req, resp = Tee(rec.cap), Tee(rec.cap)
+        started: list[bool] = []
+
+        async def sending(message: dict) -> None:
+            started.append(True)
+            await send(message)
+
+        try:
+            await self._exchange(scope, receive, sending, flow, req, resp, path, query, raw)
+        except (Exception, asyncio.CancelledError) as exc:  # cancelled: uvicorn's graceful shutdown ran out
+            if flow.ended != model.IN_FLIGHT:
+                raise
+            stopped = isinstance(exc, asyncio.CancelledError)
+            ended = model.STOPPED if stopped else model.PROXY_ERROR
+            why = "the inspector stopped during the exchange" if stopped else f"the inspector failed: {_why(exc)}"
+            if not started:
+                code, status = ("INSPECTOR_STOPPED", 503) if stopped else ("INSPECTOR_ERROR", 500)
+                body = error_body(code, why)
+                await send({"type": "http.response.start", "status": status, "headers": _encode(_json_head(body))})
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+                flow.status = status
+            rec.finish(flow, req, resp, [], ended=ended, reason=why)
+
+    async def _exchange(
+        self,
+        scope: dict,
+        receive: Any,
+        send: Any,
+        flow: model.Flow,
+        req: Tee,
+        resp: Tee,
+        path: str,
+        query: str,
+        raw: list[tuple[str, str]],
+    ) -> None:
+        rec = self.recorder
         first = await receive()
         if first["type"] == "http.disconnect":
             rec.finish(flow, req, resp, [], ended=model.AGENT_DISCONNECTED, reason="the agent left before its body")
@@ -178,7 +217,7 @@ class ProxyApp:
             status, code, ended = 502, "UPSTREAM_CUT_OFF", model.UPSTREAM_CUT_OFF
             message = f"{self.upstream} closed the connection before answering ({_why(exc)}); the request may have been received"
         body = error_body(code, message)
-        headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
+        headers = _json_head(body)
         flow.status = status
         flow.timings.first_byte = self.recorder.ms()
         try:
@@ -242,6 +281,10 @@ async def _disconnect(receive: Any) -> None:
     """Returns once the agent's connection has closed (uvicorn says so on `receive`)."""
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+def _json_head(body: bytes) -> list[tuple[str, str]]:
+    return [("content-type", "application/json"), ("content-length", str(len(body)))]
 
 
 def _encode(headers: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:

@@ -22,7 +22,7 @@ from typing import Any
 from decoy_lab.errors import DecoyError
 from decoy_lab.inspector.agents import AgentBook
 from decoy_lab.inspector.masking import Masker, bearer
-from decoy_lab.inspector.model import BODY_CAP, Body, Flow, Timings
+from decoy_lab.inspector.model import BODY_CAP, IN_FLIGHT, Body, Flow, Timings
 from decoy_lab.inspector.opening import Opener
 from decoy_lab.transport.jsonstream import ArrayStream
 
@@ -171,8 +171,11 @@ class Recorder:
         ended: str,
         reason: str = "",
         rows: RowCollector | None = None,
-    ) -> Future:
-        """End `flow` now (its timing, how it ended) and queue the rest of its finishing."""
+    ) -> Future | None:
+        """End `flow` now (its timing, how it ended) and queue the rest of its finishing; a flow
+        already ended stays as it was (None)."""
+        if flow.ended != IN_FLIGHT:
+            return None
         flow.timings.done = self.ms()
         flow.ended, flow.reason = ended, reason
         flow.request_body = Body(b"", request.size, request.size > len(request.buf), request.complete)

@@ -51,9 +51,16 @@ class Served:
 
 
 def serve_in_thread(
-    app: Any, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 15.0, name: str = "decoy-inspector"
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    timeout: float = 15.0,
+    name: str = "decoy-inspector",
+    graceful: float = 2.0,
 ) -> Served:
-    """Serve `app` on `host:port` (0: a free port) and return once it listens."""
+    """Serve `app` on `host:port` (0: a free port) and return once it listens. On `stop()`,
+    exchanges still running get `graceful` seconds, then are cancelled (and so recorded as such)."""
     if not is_loopback_host(host):
         raise ValueError(f"the inspector listens on loopback only, not {host!r}")
     config = server_config(
@@ -65,6 +72,7 @@ def serve_in_thread(
         lifespan="on",
         server_header=False,
         date_header=False,
+        timeout_graceful_shutdown=graceful,
     )
     server = uvicorn.Server(config)
     failure: list[BaseException] = []

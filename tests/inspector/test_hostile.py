@@ -107,3 +107,53 @@ def test_an_upstream_that_is_down_answers_502_with_the_reason(client):
     assert got.json()["code"] == "UPSTREAM_DOWN" and "is it running" in got.json()["message"]
     assert flow.ended == model.UPSTREAM_DOWN and flow.status == 502
     assert flow.response_body.data == got.content and "cannot reach" in flow.reason
+
+
+def test_a_fault_of_the_proxy_itself_answers_500_and_is_recorded(client):
+    from decoy_lab.inspector.proxy import ProxyApp
+    from decoy_lab.inspector.recorder import Recorder
+    from decoy_lab.inspector.serve import serve_in_thread
+
+    def broken(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/boom":
+            raise RuntimeError("a fault no one foresaw")
+        return httpx.Response(
+            200, headers={"content-type": "application/json"}, stream=httpx.ByteStream(b'{"ok": true}')
+        )
+
+    rec = Recorder()
+    served = serve_in_thread(ProxyApp(rec, "http://127.0.0.1:9", transport=httpx.MockTransport(broken)))
+    try:
+        boom = client.get(f"{served.url}/boom")
+        assert client.get(f"{served.url}/fine").json() == {"ok": True}
+    finally:
+        served.stop()
+    assert boom.status_code == 500 and boom.json()["code"] == "INSPECTOR_ERROR"
+    rec.settle()
+    first, second = rec.flows
+    assert first.ended == model.PROXY_ERROR and "a fault no one foresaw" in first.reason
+    assert second.ended == model.ANSWERED
+
+
+def test_closing_during_an_exchange_records_it_as_stopped(client):
+    import threading
+
+    with serving(_answers) as url:
+        insp = Inspector.start(upstream=url, timeout=30.0)
+        answers: list[httpx.Response] = []
+
+        def call() -> None:
+            answers.append(client.get(f"{insp.url}/silent"))
+
+        t = threading.Thread(target=call)
+        t.start()
+        end = time.monotonic() + 5
+        while not len(insp) and time.monotonic() < end:
+            time.sleep(0.02)
+        began = time.monotonic()
+        insp.close()
+        assert time.monotonic() - began < 10
+        t.join(10)
+    (flow,) = insp.all_flows()
+    assert flow.ended == model.STOPPED and flow.status == 503
+    assert answers[0].status_code == 503 and answers[0].json()["code"] == "INSPECTOR_STOPPED"
