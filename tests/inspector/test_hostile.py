@@ -72,8 +72,15 @@ def test_an_agent_that_leaves_mid_answer_is_recorded(upstream, client):
         _still_serving(insp, client)
 
 
+def _stall(conn: socket.socket, stop) -> None:
+    """A long poll: the head and one byte of a 100-byte body, then nothing."""
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+    stop.wait(30)
+
+
 def _answers(method: str, path: str, body: bytes):
     return {
+        "/stall": _stall,
         "/die": reset_mid_body,
         "/drip": drip_head(0.01),
         "/silent": silent,
@@ -157,3 +164,21 @@ def test_closing_during_an_exchange_records_it_as_stopped(client):
     (flow,) = insp.all_flows()
     assert flow.ended == model.STOPPED and flow.status == 503
     assert answers[0].status_code == 503 and answers[0].json()["code"] == "INSPECTOR_STOPPED"
+
+
+@pytest.mark.parametrize("path", ["/silent", "/stall"])
+def test_an_agent_that_leaves_a_silent_upstream_is_not_waited_for(path, client):
+    with serving(_answers) as url, Inspector.start(upstream=url, timeout=30.0) as insp:
+        host = insp.url.removeprefix("http://")
+        began = time.monotonic()
+        with socket.create_connection(tuple(host.rsplit(":", 1)), timeout=5) as s:  # type: ignore[arg-type]
+            s.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+            if path == "/stall":
+                assert s.recv(100).startswith(b"HTTP/1.1 200")
+            else:
+                time.sleep(0.3)
+        (flow,) = _wait_for(insp, 1)
+        assert time.monotonic() - began < 8  # not the 30 s read timeout
+        assert flow.ended == model.AGENT_DISCONNECTED
+        assert ("before the answer came" if path == "/silent" else "after 1 bytes") in flow.reason
+        _still_serving(insp, client)
