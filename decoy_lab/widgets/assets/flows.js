@@ -299,7 +299,7 @@ function rowCard(parent, r, flowId, model) {
   h("span", "decoy-flows-badge tone-" + tone, top, r.verdict);
   h("span", "decoy-flows-rowid", top, `${r.field} · ${r.kind || "row"} ${r.id}`);
   if (r.opened_by) h("span", "decoy-flows-by", top, `opened with the ${r.opened_by}`);
-  if (r.recipe) {
+  if (r.recipe && model.get("recipe_view")) {
     const b = h("button", "decoy-flows-recipe", top, "recipe view");
     b.type = "button";
     b.title = "step through this row's recipe (below the table)";
