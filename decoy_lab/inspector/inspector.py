@@ -241,6 +241,7 @@ class Inspector:
         self.close()
 
     def __repr__(self) -> str:
-        where = self.url or "offline"
-        state = "running" if self.running else ("closed" if self._closed or self._served else "recording")
-        return f"<Inspector {where} → {self.upstream or '?'}: {len(self)} flows, {state}>"
+        if self._served is None:
+            return f"<Inspector opened from a recording of {self.upstream or '?'}: {len(self)} flows>"
+        state = "running" if self.running else "closed"
+        return f"<Inspector {self.url} → {self.upstream}: {len(self)} flows, {state}>"
