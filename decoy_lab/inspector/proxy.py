@@ -9,6 +9,9 @@ upstream's for any other. The answer comes back the same way: status, headers (t
 own `Date` and `Server`), and the raw body bytes as they arrive (never decoded, never buffered),
 chunked when the upstream sent no length. Both bodies are teed into the record up to its cap.
 
+Connections to the upstream are pooled (kept alive at most 2 s idle, under any server's own
+limit); an idempotent request whose connection fails before any answer is sent once more.
+
 What can go wrong is recorded, never raised: the upstream refuses the connection (502, a JSON
 body `{"error", "code": "UPSTREAM_DOWN", "message"}` as the sandbox words its errors), gives no
 answer in time (504 `UPSTREAM_TIMEOUT`), closes before answering (502 `UPSTREAM_CUT_OFF`) or in
@@ -46,6 +49,12 @@ HOP_BY_HOP = frozenset(
 )
 MEMORIES = "/api/agent/context/memories"
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+# An idle pooled connection to the upstream is dropped well before a server's own keep-alive limit
+# (5 s for uvicorn, the sandbox's), so a request is never sent on one the server is closing; should
+# that still happen, an idempotent request whose body was whole is sent once more (RFC 9110 §9.2.2).
+KEEPALIVE_EXPIRY = 2.0
+IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
+STALE = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 
 class AgentGone(Exception):
@@ -85,7 +94,13 @@ class ProxyApp:
     def client(self) -> httpx.AsyncClient:
         if self._client is None:  # made on the server's own event loop, on first use
             self._client = httpx.AsyncClient(
-                timeout=self._timeout, follow_redirects=False, trust_env=False, transport=self._transport
+                timeout=self._timeout,
+                follow_redirects=False,
+                trust_env=False,
+                transport=self._transport,
+                limits=httpx.Limits(
+                    max_connections=256, max_keepalive_connections=32, keepalive_expiry=KEEPALIVE_EXPIRY
+                ),
             )
         return self._client
 
@@ -170,7 +185,14 @@ class ProxyApp:
         url = self.upstream + path + (f"?{query}" if query else "")
         request = httpx.Request(scope["method"], url, headers=self._forwarded(raw), content=content)
         try:
-            answer = await watch.race(self.client().send(request, stream=True))
+            try:
+                answer = await watch.race(self.client().send(request, stream=True))
+            except STALE as exc:
+                if scope["method"] not in IDEMPOTENT or not isinstance(content, bytes):
+                    raise
+                flow.notes.append(f"sent again: the first connection failed before any answer ({_why(exc)})")
+                request = httpx.Request(scope["method"], url, headers=self._forwarded(raw), content=content)
+                answer = await watch.race(self.client().send(request, stream=True))
         except AgentGone as gone:
             rec.finish(flow, req, resp, [], ended=model.AGENT_DISCONNECTED, reason=str(gone))
             return

@@ -182,3 +182,19 @@ def test_an_agent_that_leaves_a_silent_upstream_is_not_waited_for(path, client):
         assert flow.ended == model.AGENT_DISCONNECTED
         assert ("before the answer came" if path == "/silent" else "after 1 bytes") in flow.reason
         _still_serving(insp, client)
+
+
+def test_an_idempotent_request_on_a_connection_that_fails_before_any_answer_is_sent_once_more(client):
+    calls: list[str] = []
+
+    def once_then_fine(method: str, path: str, body: bytes):
+        calls.append(method)
+        return (lambda conn, stop: None) if len(calls) in (1, 3) else whole(200, {"ok": True})
+
+    with serving(once_then_fine) as url, Inspector.start(upstream=url) as insp:
+        assert client.get(f"{insp.url}/again").json() == {"ok": True}  # calls 1 (hung up) and 2
+        assert client.post(f"{insp.url}/again", json={}).status_code == 502  # call 3: a POST is not sent twice
+        got, posted = _wait_for(insp, 2)
+    assert calls == ["GET", "GET", "POST"]
+    assert got.ended == model.ANSWERED and any("sent again" in n for n in got.notes)
+    assert posted.ended == model.UPSTREAM_CUT_OFF
