@@ -186,7 +186,8 @@ def test_new_flows_appear_in_the_page_while_the_agent_runs(tmp_path):
             assert total >= 12
             expect(count).to_have_text(f"{total} exchanges")
             counts = page.evaluate("() => window.__counts")
-            assert len(set(counts)) >= 3, counts  # it grew in steps while the agent ran
+            # it grew while the agents ran: at least once per run (a quick run may fit one 100 ms batch)
+            assert len(set(counts)) >= 2, counts
             assert [int(c.split()[0]) for c in counts] == sorted(int(c.split()[0]) for c in counts)
             expect(page.locator(".live-flows .decoy-flows-row.tone-bad")).to_have_count(1)
         finally:
