@@ -1,0 +1,26 @@
+"""The inspector: a recording reverse proxy in front of the sandbox or any Decoy server.
+
+Give an agent the inspector's URL instead of the server's: every exchange passes through byte for
+byte and is recorded as a `Flow`, its secrets masked, its sealed rows opened where a key allows
+(the sandbox's owner key, the agent's key) and parsed by layout where none does.
+
+    model.py      the flow record: Flow, Body, Timings, Row; Flow.to_dict for views and the HAR
+    masking.py    secrets learned from each exchange and masked as fingerprints wherever they appear
+    agents.py     which agent sent an exchange: its paired name, followed through its tokens
+    opening.py    the rows a flow carries, opened with the owner's or the agent's key, or by layout
+    recorder.py   the record in order: bodies teed up to a cap, each flow masked and opened off the loop
+    proxy.py      the ASGI reverse proxy: streamed both ways with httpx, every failure recorded
+    serve.py      uvicorn on a loopback port in a daemon thread, with the sandbox's hardened config
+    har.py        HAR 1.2 out and back in, a recording replayed as an upstream, requests re-sent
+    inspector.py  Inspector: start / open / replay, flows and rows as DataFrames, save, close
+    command.py    `decoy-lab proxy`: add_arguments(parser) and run(args)
+
+`widget.py` (the flows view) reads `Flow.to_dict()`.
+"""
+
+from __future__ import annotations
+
+from decoy_lab.inspector.inspector import Inspector
+from decoy_lab.inspector.model import Flow
+
+__all__ = ["Flow", "Inspector"]

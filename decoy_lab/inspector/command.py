@@ -1,0 +1,136 @@
+"""`decoy-lab proxy`: run the recording inspector in the foreground until Ctrl-C.
+
+    decoy-lab proxy --sandbox [--port P] [--agent-key PEM] [--record FILE.har] [--reveal]
+    decoy-lab proxy --upstream URL [--owner-key PEM] …
+    decoy-lab proxy --replay FILE.har …
+
+The first line printed is the URL to give the agent (with `--sandbox`, the next says how to
+pair); then one line per finished exchange: `#id METHOD path status verdict`. Ctrl-C (or
+SIGTERM) stops it, writes `--record` and exits 0. A usage mistake is `error: …` on stderr, exit 2.
+`add_arguments(parser)` and `run(args)` are what the `decoy-lab` command wires in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+from decoy_lab.errors import DecoyError
+
+DESCRIPTION = (
+    "Run a recording proxy in front of the sandbox, a Decoy server or a recording: every exchange "
+    "passes through unchanged and is recorded, its secrets masked, its sealed rows opened where a key allows."
+)
+
+
+def port_number(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (0-65535)")
+    return port
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The `proxy` options, shared by `decoy-lab proxy` and `python -m decoy_lab.inspector`."""
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--sandbox", action="store_true", help="start a local sandbox and record in front of it")
+    source.add_argument("--upstream", metavar="URL", help="the Decoy base URL to record in front of")
+    source.add_argument("--replay", metavar="FILE.har", help="serve a recording as the upstream and record again")
+    p.add_argument("--port", type=port_number, default=0, help="loopback port to listen on (default: any free one)")
+    p.add_argument("--agent-key", dest="agent_key", metavar="PEM", help="the agent's private key: opens what it reads")
+    p.add_argument(
+        "--owner-key", dest="owner_key", metavar="PEM", help="the owner's private key: opens what agents write"
+    )
+    p.add_argument("--record", metavar="FILE.har", help="write the exchanges as HAR 1.2 when stopped")
+    p.add_argument("--reveal", action="store_true", help="keep tokens and codes in the record unmasked")
+
+
+def _usage(args: argparse.Namespace) -> str | None:
+    """What is wrong with the arguments (checked before anything starts), or None."""
+    if not (args.sandbox or args.upstream or args.replay):
+        return "say what to record in front of: --sandbox, --upstream URL or --replay FILE.har"
+    if args.upstream:
+        parts = urlsplit(args.upstream)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return f"--upstream {args.upstream}: not an http:// or https:// URL"
+    for flag, value in (("--agent-key", args.agent_key), ("--owner-key", args.owner_key), ("--replay", args.replay)):
+        if value and not Path(value).is_file():
+            return f"{flag} {value}: no such file"
+    if args.record and not Path(args.record).resolve().parent.is_dir():
+        return f"--record {args.record}: its folder does not exist"
+    return None
+
+
+def _start(args: argparse.Namespace) -> Any:
+    from decoy_lab.inspector import Inspector
+
+    keys: dict[str, Any] = {
+        "agent_key": Path(args.agent_key).read_bytes() if args.agent_key else None,
+        "owner_key": Path(args.owner_key).read_bytes() if args.owner_key else None,
+    }
+    common = {"port": args.port, "record": args.record, "reveal": args.reveal, **keys}
+    if args.replay:
+        return Inspector.replay(args.replay, **common)
+    if args.sandbox:
+        return Inspector.start(sandbox=True, **common)
+    return Inspector.start(args.upstream, **common)
+
+
+def run(args: argparse.Namespace, *, out: TextIO | None = None, stop: threading.Event | None = None) -> int:
+    """Serve until Ctrl-C / SIGTERM (or `stop` is set); 0, or 2 for a usage mistake."""
+    out = out or sys.stdout
+    why = _usage(args)
+    if why is None:
+        try:
+            insp = _start(args)
+        except (OSError, ValueError, DecoyError, RuntimeError) as exc:
+            why = str(exc)
+    if why is not None:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
+    lock = threading.Lock()
+
+    def line(flow: Any) -> None:
+        status = flow.status if flow.status is not None else "-"
+        ended = "" if flow.ended == "answered" else f"  ({flow.ended})"
+        with lock:
+            print(f"#{flow.id} {flow.method} {flow.url} {status} {flow.verdict or '-'}{ended}", file=out, flush=True)
+
+    insp.on_flow(line)
+    print(
+        f"Decoy inspector on {insp.url}  (give this URL to the agent; recording in front of {insp.upstream})", file=out
+    )
+    if args.sandbox:
+        print(
+            f"Pair the agent with {insp.url} (the sandbox approves at once; its owner page: {insp.url}/connect)",
+            file=out,
+        )
+    out.flush()
+    stop = stop or threading.Event()
+    previous = _on_sigterm(stop)
+    try:
+        while not stop.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        insp.close()
+        recorded = f", recorded to {args.record}" if args.record else ""
+        print(f"stopped after {len(insp)} exchanges{recorded}", file=out, flush=True)
+    return 0
+
+
+def _on_sigterm(stop: threading.Event) -> Any:
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -1,0 +1,241 @@
+"""`Inspector`: a running recording proxy (or a recording re-opened offline) and its views.
+
+    with Inspector.start(sandbox=True) as insp:          # or upstream="https://…", sandbox=<Sandbox>
+        conn = Connection.pair(insp.url, name="My agent")  # give the agent insp.url
+        conn.load()
+        insp.flows                # one row per exchange: id, method, path, status, agent, verdict, …
+        insp.rows(3)              # the rows flow 3 carried, opened where a key allows
+
+`Inspector.open("run.har", owner_key=…, agent_key=…)` reads a recording back without a server
+(with a key, every row is opened again; without, the verdicts recorded are kept);
+`Inspector.replay("run.har")` serves the recording as the upstream of a new inspector, so an
+agent (or `resend`) can run against it again. `record="run.har"` writes the recording when the
+inspector closes (and `save(path)` at any time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from decoy_lab.inspector import har
+from decoy_lab.inspector.model import BODY_CAP, FRAME_COLUMNS, ROW_COLUMNS, Flow
+from decoy_lab.inspector.opening import Opener, owner_check_of
+from decoy_lab.inspector.proxy import ProxyApp
+from decoy_lab.inspector.recorder import Recorder
+from decoy_lab.inspector.serve import Served, serve_in_thread
+from decoy_lab.wire.crypto import AgentKey
+
+KeyArg = AgentKey | str | bytes | None
+
+
+def _key(value: KeyArg | Path) -> KeyArg:
+    """An AgentKey, PEM text or bytes, or a path to a PEM file."""
+    if isinstance(value, Path) or (isinstance(value, str) and "-----BEGIN" not in value and Path(value).is_file()):
+        return Path(value).read_bytes()
+    return value
+
+
+class Inspector:
+    """Flows recorded by a running proxy (`url`), or read from a recording (`url` None)."""
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        *,
+        served: Served | None = None,
+        upstream: str | None = None,
+        sandbox: Any = None,
+        owns_sandbox: bool = False,
+        record: str | Path | None = None,
+        also_stop: list[Served] | None = None,
+    ):
+        self.recorder = recorder
+        self.upstream = upstream
+        self.sandbox = sandbox
+        self.record = Path(record) if record is not None else None
+        self._served = served
+        self._owns_sandbox = owns_sandbox
+        self._also_stop = also_stop or []
+        self._closed = False
+
+    # -- making one ------------------------------------------------------------------------------
+    @classmethod
+    def start(
+        cls,
+        upstream: str | None = None,
+        *,
+        sandbox: Any = None,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        agent_key: KeyArg | Path = None,
+        owner_key: KeyArg | Path = None,
+        record: str | Path | None = None,
+        reveal: bool = False,
+        cap: int = BODY_CAP,
+        timeout: float = 60.0,
+    ) -> Inspector:
+        """Start a recording proxy in front of `upstream` (a base URL) or a sandbox (`sandbox=True`
+        starts one, with `owner_key` when given; or pass a running `Sandbox`). `.url` is the base
+        URL to give the agent. With the sandbox its owner key opens every row an agent writes;
+        `owner_key` does the same for any other upstream, `agent_key` opens what the agent reads."""
+        if (upstream is None) == (sandbox is None or sandbox is False):
+            raise ValueError("give exactly one of upstream='http://…' or sandbox=True / sandbox=<Sandbox>")
+        owns = False
+        if sandbox is True:
+            from decoy_lab.sandbox import Sandbox
+
+            sandbox, owns = Sandbox.start(owner_key=_key(owner_key)), True
+        elif sandbox is not None and not hasattr(sandbox, "url"):
+            raise TypeError("sandbox= takes True or a running Sandbox (Sandbox.start())")
+        try:
+            target = str(upstream) if upstream is not None else str(sandbox.url)
+            check = owner_check_of(sandbox, None) if sandbox is not None else owner_check_of(None, _key(owner_key))
+            opener = Opener(owner_check=check, agent_key=_key(agent_key))
+            recorder = Recorder(opener=opener, reveal=reveal, cap=cap)
+            app = ProxyApp(recorder, target, timeout=timeout)
+            served = serve_in_thread(app, host=host, port=port)
+        except BaseException:
+            if owns:
+                sandbox.stop()
+            raise
+        return cls(recorder, served=served, upstream=target, sandbox=sandbox, owns_sandbox=owns, record=record)
+
+    @classmethod
+    def open(
+        cls, source: str | Path | dict, *, agent_key: KeyArg | Path = None, owner_key: KeyArg | Path = None
+    ) -> Inspector:
+        """Read a recording back, offline. With a key every row is opened again with it; without
+        one, each flow keeps the rows and verdicts it was recorded with."""
+        doc = har.load_har(source)
+        check = owner_check_of(None, _key(owner_key))
+        opener = Opener(owner_check=check, agent_key=_key(agent_key))
+        recorder = Recorder(opener=opener)
+        for flow in har.read_har(doc):
+            if check is not None or opener.agent_key is not None:
+                flow.notes = [n for n in flow.notes if not n.startswith("error:")]
+                opener.open_flow(flow, flow.request_body.data, flow.response_body.data)
+            recorder.add_finished(flow)
+        upstream = (doc["log"].get("_decoy") or {}).get("upstream")
+        return cls(recorder, upstream=upstream)
+
+    @classmethod
+    def replay(
+        cls,
+        source: str | Path | dict,
+        *,
+        port: int = 0,
+        agent_key: KeyArg | Path = None,
+        owner_key: KeyArg | Path = None,
+        record: str | Path | None = None,
+        reveal: bool = False,
+    ) -> Inspector:
+        """Serve a recording as the upstream of a new recording inspector: its `.url` answers the
+        recorded requests as they were answered (har.ReplayApp); `.replayed` is that app."""
+        app = har.ReplayApp(har.read_har(source))
+        upstream = serve_in_thread(app, name="decoy-inspector-replay")
+        try:
+            insp = cls.start(
+                upstream.url, port=port, agent_key=agent_key, owner_key=owner_key, record=record, reveal=reveal
+            )
+        except BaseException:
+            upstream.stop()
+            raise
+        insp._also_stop.append(upstream)
+        insp.replayed = app
+        return insp
+
+    replayed: har.ReplayApp | None = None
+
+    # -- what it holds ---------------------------------------------------------------------------
+    @property
+    def url(self) -> str | None:
+        """The base URL to give the agent (None for a recording opened offline)."""
+        return self._served.url if self._served is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._served is not None and self._served.running and not self._closed
+
+    def settle(self, timeout: float | None = 30.0) -> bool:
+        """Wait until every finished exchange is masked and opened (a notebook rarely needs to)."""
+        return self.recorder.settle(timeout)
+
+    def all_flows(self) -> list[Flow]:
+        return list(self.recorder.flows)
+
+    def __len__(self) -> int:
+        return len(self.recorder.flows)
+
+    def __iter__(self) -> Iterator[Flow]:
+        return iter(self.all_flows())
+
+    def flow(self, flow_or_id: Flow | int) -> Flow:
+        if isinstance(flow_or_id, Flow):
+            return flow_or_id
+        flows = self.recorder.flows
+        if not isinstance(flow_or_id, int) or not 1 <= flow_or_id <= len(flows):
+            raise KeyError(f"no flow {flow_or_id!r}: flows are numbered 1 to {len(flows)}")
+        return flows[flow_or_id - 1]
+
+    __getitem__ = flow
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """One row per exchange, in order (finished ones masked and opened: see `settle`)."""
+        self.settle(0.25)
+        return pd.DataFrame([f.frame_row() for f in self.all_flows()], columns=FRAME_COLUMNS)
+
+    def rows(self, flow_or_id: Flow | int, *, frame: bool = True) -> pd.DataFrame | list[dict]:
+        """The sealed rows one flow carried: id, field, verdict, reason, text, …"""
+        self.settle(0.25)
+        flow = self.flow(flow_or_id)
+        found = [{"flow": flow.id, **r.to_dict()} for r in flow.rows]
+        return pd.DataFrame(found, columns=ROW_COLUMNS) if frame else found
+
+    def on_flow(self, callback: Callable[[Flow], Any]) -> None:
+        """Call `callback(flow)` as each exchange finishes (masked and opened), from a worker thread."""
+        self.recorder.listeners.append(callback)
+
+    # -- recordings ------------------------------------------------------------------------------
+    def to_har(self) -> dict:
+        self.settle(30.0)
+        return har.to_har(self.all_flows(), upstream=self.upstream or "http://upstream", inspector=self.url)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the flows so far as HAR 1.2 (secrets masked unless the inspector reveals them)."""
+        self.settle(30.0)
+        return har.write_har(path, self.all_flows(), upstream=self.upstream or "http://upstream", inspector=self.url)
+
+    # -- ending ----------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop serving, finish every flow, write `record` when given, stop what it started."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._served is not None:
+            self._served.stop()
+        self.recorder.settle(15.0)
+        try:
+            if self.record is not None:
+                self.save(self.record)
+        finally:
+            self.recorder.close()
+            for other in self._also_stop:
+                other.stop()
+            if self._owns_sandbox and self.sandbox is not None:
+                self.sandbox.stop()
+
+    def __enter__(self) -> Inspector:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = self.url or "offline"
+        state = "running" if self.running else ("closed" if self._closed or self._served else "recording")
+        return f"<Inspector {where} → {self.upstream or '?'}: {len(self)} flows, {state}>"

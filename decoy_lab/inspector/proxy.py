@@ -1,0 +1,296 @@
+"""The recording reverse proxy: an ASGI app passing every exchange through, byte for byte.
+
+Each request goes upstream as it was sent: method, path and query as raw bytes, every header but
+the hop-by-hop ones (RFC 9110 §7.6.1: `Connection` and those it names, `Keep-Alive`, `TE`,
+`Trailer`, `Transfer-Encoding`, `Upgrade`, `Proxy-*`), and the body streamed as it arrives (its
+`Content-Length` kept, else chunked). `Host` is kept for a loopback upstream (the sandbox then
+names the inspector in the addresses it answers with, so the agent stays on it) and set to the
+upstream's for any other. The answer comes back the same way: status, headers (the upstream's
+own `Date` and `Server`), and the raw body bytes as they arrive (never decoded, never buffered),
+chunked when the upstream sent no length. Both bodies are teed into the record up to its cap.
+
+What can go wrong is recorded, never raised: the upstream refuses the connection (502, a JSON
+body `{"error", "code": "UPSTREAM_DOWN", "message"}` as the sandbox words its errors), gives no
+answer in time (504 `UPSTREAM_TIMEOUT`), closes before answering (502 `UPSTREAM_CUT_OFF`) or in
+the middle of its body (the agent's connection is then closed too, so it sees a cut answer, not a
+short one); the agent goes away while sending its body or while the answer streams (the upstream
+exchange is dropped); a fault of the proxy itself (500 `INSPECTOR_ERROR`); the inspector stopping
+while an exchange still runs (after uvicorn's grace period: 503 `INSPECTOR_STOPPED`). Each ends its
+flow with what happened, and the next exchange is served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from decoy_lab.inspector import model
+from decoy_lab.inspector.recorder import Recorder, RowCollector, Tee
+
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authenticate",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+MEMORIES = "/api/agent/context/memories"
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+class AgentGone(Exception):
+    """The agent closed its connection while its request body was still coming."""
+
+
+def error_body(code: str, message: str) -> bytes:
+    return json.dumps({"error": code, "code": code, "message": message}).encode("utf-8")
+
+
+class ProxyApp:
+    """`ProxyApp(recorder, upstream)`: an ASGI app; `transport` (tests) replaces the network."""
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        upstream: str,
+        *,
+        timeout: float = 60.0,
+        connect_timeout: float = 5.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ):
+        self.recorder = recorder
+        self.upstream = upstream.rstrip("/")
+        parts = urlsplit(self.upstream)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"the upstream must be an http:// or https:// URL, got {upstream!r}")
+        self._host = parts.netloc
+        self._keep_host = parts.hostname in LOOPBACK
+        self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+
+    def __repr__(self) -> str:
+        return f"<ProxyApp → {self.upstream}>"
+
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:  # made on the server's own event loop, on first use
+            self._client = httpx.AsyncClient(
+                timeout=self._timeout, follow_redirects=False, trust_env=False, transport=self._transport
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await self.aclose()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        elif scope["type"] == "http":
+            await self.exchange(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1003})
+
+    # -- one exchange ------------------------------------------------------------------------------
+    async def exchange(self, scope: dict, receive: Any, send: Any) -> None:
+        """One exchange, recorded however it ends: a fault of the proxy itself, or the inspector
+        stopping while it runs, still ends its flow (and answers 500 when nothing was sent yet)."""
+        rec = self.recorder
+        raw = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+        path = (scope.get("raw_path") or scope["path"].encode("utf-8")).decode("latin-1")
+        query = scope.get("query_string", b"").decode("latin-1")
+        flow = rec.begin(scope["method"], path, query, raw, f"HTTP/{scope.get('http_version', '1.1')}")
+        req, resp = Tee(rec.cap), Tee(rec.cap)
+        started: list[bool] = []
+
+        async def sending(message: dict) -> None:
+            started.append(True)
+            await send(message)
+
+        try:
+            await self._exchange(scope, receive, sending, flow, req, resp, path, query, raw)
+        except (Exception, asyncio.CancelledError) as exc:  # cancelled: uvicorn's graceful shutdown ran out
+            if flow.ended != model.IN_FLIGHT:
+                raise
+            stopped = isinstance(exc, asyncio.CancelledError)
+            ended = model.STOPPED if stopped else model.PROXY_ERROR
+            why = "the inspector stopped during the exchange" if stopped else f"the inspector failed: {_why(exc)}"
+            if not started:
+                code, status = ("INSPECTOR_STOPPED", 503) if stopped else ("INSPECTOR_ERROR", 500)
+                body = error_body(code, why)
+                await send({"type": "http.response.start", "status": status, "headers": _encode(_json_head(body))})
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+                flow.status = status
+            rec.finish(flow, req, resp, [], ended=ended, reason=why)
+
+    async def _exchange(
+        self,
+        scope: dict,
+        receive: Any,
+        send: Any,
+        flow: model.Flow,
+        req: Tee,
+        resp: Tee,
+        path: str,
+        query: str,
+        raw: list[tuple[str, str]],
+    ) -> None:
+        rec = self.recorder
+        first = await receive()
+        if first["type"] == "http.disconnect":
+            rec.finish(flow, req, resp, [], ended=model.AGENT_DISCONNECTED, reason="the agent left before its body")
+            return
+        chunk = first.get("body", b"")
+        req.add(chunk)
+        content: Any
+        if first.get("more_body"):
+            content = self._rest_of_body(chunk, receive, req, flow, rec)
+        else:
+            req.complete, content, flow.timings.sent = True, chunk, rec.ms()
+        url = self.upstream + path + (f"?{query}" if query else "")
+        request = httpx.Request(scope["method"], url, headers=self._forwarded(raw), content=content)
+        try:
+            answer = await self.client().send(request, stream=True)
+        except AgentGone:
+            rec.finish(
+                flow,
+                req,
+                resp,
+                [],
+                ended=model.AGENT_DISCONNECTED,
+                reason="the agent closed its connection while sending its body",
+            )
+            return
+        except httpx.HTTPError as exc:
+            await self._failed(flow, req, resp, exc, send)
+            return
+        await self._stream_answer(flow, req, resp, answer, receive, send)
+
+    async def _rest_of_body(self, first: bytes, receive: Any, req: Tee, flow: model.Flow, rec: Recorder) -> Any:
+        if first:
+            yield first
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise AgentGone()
+            chunk = message.get("body", b"")
+            if chunk:
+                req.add(chunk)
+                yield chunk
+            if not message.get("more_body"):
+                break
+        req.complete, flow.timings.sent = True, rec.ms()
+
+    def _forwarded(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        named = {n.strip().lower() for k, v in headers if k.lower() == "connection" for n in v.split(",")}
+        out = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP and k.lower() not in named]
+        if not self._keep_host:
+            out = [(k, self._host if k.lower() == "host" else v) for k, v in out]
+        return out
+
+    async def _failed(self, flow: model.Flow, req: Tee, resp: Tee, exc: httpx.HTTPError, send: Any) -> None:
+        """No answer came: say why to the agent (502/504, a JSON body) and record it."""
+        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+            status, code, ended = 502, "UPSTREAM_DOWN", model.UPSTREAM_DOWN
+            message = f"the inspector cannot reach {self.upstream} ({_why(exc)}): is it running? Nothing was sent"
+        elif isinstance(exc, httpx.TimeoutException):
+            status, code, ended = 504, "UPSTREAM_TIMEOUT", model.UPSTREAM_TIMEOUT
+            message = f"{self.upstream} gave no answer in time ({_why(exc)}); the request may have been received"
+        else:
+            status, code, ended = 502, "UPSTREAM_CUT_OFF", model.UPSTREAM_CUT_OFF
+            message = f"{self.upstream} closed the connection before answering ({_why(exc)}); the request may have been received"
+        body = error_body(code, message)
+        headers = _json_head(body)
+        flow.status = status
+        flow.timings.first_byte = self.recorder.ms()
+        try:
+            await send({"type": "http.response.start", "status": status, "headers": _encode(headers)})
+            await send({"type": "http.response.body", "body": body, "more_body": False})
+        except OSError:  # pragma: no cover - the agent left too
+            pass
+        resp.add(body)
+        resp.complete = True
+        self.recorder.finish(flow, req, resp, headers, ended=ended, reason=message)
+
+    async def _stream_answer(
+        self, flow: model.Flow, req: Tee, resp: Tee, answer: httpx.Response, receive: Any, send: Any
+    ) -> None:
+        rec = self.recorder
+        flow.status = answer.status_code
+        flow.timings.first_byte = rec.ms()
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in answer.headers.raw]
+        out = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
+        encoding = answer.headers.get("content-encoding")
+        rows = RowCollector(encoding=encoding) if flow.method == "GET" and flow.path == MEMORIES else None
+        gone = asyncio.get_running_loop().create_task(_disconnect(receive))
+        ended, reason = model.ANSWERED, ""
+        try:
+            await send({"type": "http.response.start", "status": answer.status_code, "headers": _encode(out)})
+            async for chunk in answer.aiter_raw():
+                resp.add(chunk)
+                if rows is not None:
+                    rows.feed(chunk)
+                if gone.done():
+                    ended, reason = (
+                        model.AGENT_DISCONNECTED,
+                        f"the agent closed its connection after {resp.size:,} bytes of the answer",
+                    )
+                    break
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            else:
+                resp.complete = True
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except httpx.TimeoutException as exc:
+            ended, reason = (
+                model.UPSTREAM_TIMEOUT,
+                f"the upstream stopped sending after {resp.size:,} bytes ({_why(exc)})",
+            )
+        except httpx.HTTPError as exc:
+            ended, reason = (
+                model.UPSTREAM_CUT_OFF,
+                f"the upstream closed the connection after {resp.size:,} bytes ({_why(exc)})",
+            )
+        except OSError as exc:
+            ended, reason = model.AGENT_DISCONNECTED, f"the agent's connection failed ({exc})"
+        finally:
+            gone.cancel()
+            await answer.aclose()
+            if rows is not None:
+                rows.close(resp.complete)
+            rec.finish(flow, req, resp, headers, ended=ended, reason=reason, rows=rows)
+
+
+async def _disconnect(receive: Any) -> None:
+    """Returns once the agent's connection has closed (uvicorn says so on `receive`)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _json_head(body: bytes) -> list[tuple[str, str]]:
+    return [("content-type", "application/json"), ("content-length", str(len(body)))]
+
+
+def _encode(headers: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
+    return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+
+
+def _why(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

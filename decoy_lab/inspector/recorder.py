@@ -1,0 +1,268 @@
+"""The record: flows in the order they arrived, each finished by masking and opening it.
+
+`Recorder.begin` opens a flow the moment a request head arrives (its headers masked at once);
+the proxy tees each body into a `Tee` (bytes kept up to the cap, every byte counted) and, for a
+`GET` of memories, into a `RowCollector` (the answer's rows parsed as they stream, all of them,
+however large the answer: transport/jsonstream.py). `Recorder.finish` then, off the event loop:
+learns the secrets the exchange carried (masking.py) and which agent sent it (agents.py), stores
+the masked bodies, opens the rows (opening.py) and tells each listener. `settle()` waits for
+every finish queued so far.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
+from typing import Any
+
+from decoy_lab.errors import DecoyError
+from decoy_lab.inspector.agents import AgentBook
+from decoy_lab.inspector.masking import Masker, bearer
+from decoy_lab.inspector.model import BODY_CAP, IN_FLIGHT, Body, Flow, Timings
+from decoy_lab.inspector.opening import Opener
+from decoy_lab.transport.jsonstream import ArrayStream
+
+Listener = Callable[[Flow], Any]
+ENCODINGS = ("gzip", "x-gzip", "deflate")  # decoded for the record (stdlib zlib); others are kept as sent
+
+
+def decoder(encoding: str | None) -> Callable[[bytes], bytes] | None:
+    """An incremental decoder for a `Content-Encoding` the record decodes, else None."""
+    enc = (encoding or "").strip().lower()
+    if enc not in ENCODINGS:
+        return None
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS if enc != "deflate" else zlib.MAX_WBITS)
+    return d.decompress
+
+
+def decoded(data: bytes, encoding: str | None, cap: int) -> tuple[bytes, str]:
+    """The kept bytes of a compressed body, decoded (as far as they go, at most `cap`), and a note."""
+    decode = decoder(encoding)
+    if decode is None or not data:
+        return data, ""
+    try:
+        plain = decode(data)[:cap]
+    except zlib.error as exc:
+        return data, f"the body is {encoding}-encoded and does not decode ({exc}): kept as sent"
+    return plain, f"the body was {encoding}-encoded on the wire ({len(data):,} bytes kept); the record holds it decoded"
+
+
+class Tee:
+    """A body as it streams: the first `cap` bytes kept, every byte counted."""
+
+    def __init__(self, cap: int = BODY_CAP):
+        self.cap = cap
+        self.buf = bytearray()
+        self.size = 0
+        self.complete = False
+
+    def add(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        room = self.cap - len(self.buf)
+        if room > 0:
+            self.buf += chunk[:room]
+
+    def body(self, masker: Masker) -> Body:
+        data = masker.mask_bytes(bytes(self.buf))
+        return Body(data, self.size, self.size > len(self.buf), self.complete)
+
+
+class RowCollector:
+    """The rows of a memories answer, parsed while it streams; the rows before any fault are kept,
+    and `problem` says what stopped the parse."""
+
+    def __init__(self, key: str = "memories", *, encoding: str | None = None):
+        self._decode = decoder(encoding)
+        self._stream: ArrayStream | None = ArrayStream(key)
+        self.rows: list[Any] = []
+        self.problem = ""
+
+    def feed(self, chunk: bytes) -> None:
+        if self._stream is None:
+            return
+        try:
+            self.rows.extend(self._stream.feed(self._decode(chunk) if self._decode else chunk))
+        except (ValueError, DecoyError, zlib.error) as exc:
+            self._stop(exc)
+
+    def close(self, complete: bool) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._stream.close()
+        except (ValueError, DecoyError) as exc:
+            self._stop(exc, cut=not complete)
+        self._stream = None
+
+    def _stop(self, exc: Exception, cut: bool = False) -> None:
+        if cut or self.rows:
+            self.problem = f"error: the answer was cut short after {len(self.rows)} rows: {exc}"
+        else:
+            self.problem = f"error: the answer is not a JSON object of rows: {exc}"
+        self._stream = None
+
+
+class Recorder:
+    """Every flow, in order; finishing (masking, naming, opening) runs on one worker thread."""
+
+    def __init__(
+        self,
+        *,
+        opener: Opener | None = None,
+        reveal: bool = False,
+        cap: int = BODY_CAP,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ):
+        self.opener = opener or Opener()
+        self.masker = Masker(reveal=reveal)
+        self.agents = AgentBook()
+        self.cap = cap
+        self.flows: list[Flow] = []
+        self.listeners: list[Listener] = []
+        self._clock, self._wall = clock, wall
+        self._t0 = clock()
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._in_flight = 0
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decoy-inspector-open")
+        self._queued: list[Future] = []
+
+    def __repr__(self) -> str:
+        return f"<Recorder {len(self.flows)} flows>"
+
+    def ms(self) -> float:
+        """Milliseconds since the recorder started."""
+        return round((self._clock() - self._t0) * 1000, 3)
+
+    def begin(self, method: str, path: str, query: str, headers: list[tuple[str, str]], http_version: str) -> Flow:
+        self.masker.learn_headers(headers)
+        self.masker.learn_query(query)
+        agent, token_fp, token_id = self.agents.label(bearer(headers))
+        with self._lock:
+            flow = Flow(
+                len(self.flows) + 1,
+                method,
+                path,
+                self.masker.mask_text(query),
+                request_headers=self.masker.mask_headers(headers),
+                timings=Timings(start=self.ms()),
+                started=self._wall(),
+                agent=agent,
+                token=token_fp,
+                token_id=token_id,
+                http_version=http_version,
+            )
+            self.flows.append(flow)
+            self._in_flight += 1
+        return flow
+
+    def finish(
+        self,
+        flow: Flow,
+        request: Tee,
+        response: Tee,
+        response_headers: list[tuple[str, str]],
+        *,
+        ended: str,
+        reason: str = "",
+        rows: RowCollector | None = None,
+    ) -> Future | None:
+        """End `flow` now (its timing, how it ended) and queue the rest of its finishing; a flow
+        already ended stays as it was (None)."""
+        if flow.ended != IN_FLIGHT:
+            return None
+        flow.timings.done = self.ms()
+        flow.ended, flow.reason = ended, reason
+        flow.request_body = Body(b"", request.size, request.size > len(request.buf), request.complete)
+        flow.response_body = Body(b"", response.size, response.size > len(response.buf), response.complete)
+        req, resp = bytes(request.buf), bytes(response.buf)
+        learnt = flow.path.startswith("/oauth/")  # small bodies that name the next requests' agent
+        if learnt:
+            resp = self._decoded(flow, resp, response_headers)
+            self._learn(flow, req, resp, response_headers)
+        job = self._pool.submit(self._finish, flow, req, resp, response_headers, rows, learnt)
+        with self._lock:
+            self._queued = [f for f in self._queued if not f.done()] + [job]
+            self._in_flight -= 1
+            self._idle.notify_all()
+        return job
+
+    def _finish(
+        self,
+        flow: Flow,
+        request: bytes,
+        response: bytes,
+        response_headers: list[tuple[str, str]],
+        rows: RowCollector | None,
+        learnt: bool = False,
+    ) -> None:
+        m = self.masker
+        try:
+            if not learnt:
+                response = self._decoded(flow, response, response_headers)
+                self._learn(flow, request, response, response_headers)
+            known = self.agents.by_fingerprint(flow.token)
+            if known is not None and flow.agent in ("", flow.token):
+                flow.agent, flow.token_id = known.name, flow.token_id or known.token_id
+            flow.response_headers = m.mask_headers(response_headers)
+            flow.request_headers = m.mask_headers(flow.request_headers)
+            flow.request_body = _kept(flow.request_body, m.mask_bytes(request))
+            flow.response_body = _kept(flow.response_body, m.mask_bytes(response))
+            if rows is not None and rows.problem:
+                flow.notes.append(rows.problem)
+            served = rows.rows if rows is not None and flow.status is not None and flow.status < 300 else None
+            self.opener.open_flow(flow, request, response, served)
+        except Exception as exc:  # a record with a note beats a lost record
+            flow.notes.append(f"error: finishing the record stopped: {exc!r}")
+        for listener in list(self.listeners):
+            try:
+                listener(flow)
+            except Exception as exc:
+                flow.notes.append(f"a listener failed: {exc!r}")
+
+    def _decoded(self, flow: Flow, data: bytes, headers: list[tuple[str, str]]) -> bytes:
+        encoding = next((v for k, v in headers if k.lower() == "content-encoding"), None)
+        data, note = decoded(data, encoding, self.cap)
+        if note:
+            flow.notes.append(note)
+        return data
+
+    def _learn(self, flow: Flow, request: bytes, response: bytes, response_headers: list[tuple[str, str]]) -> None:
+        """The secrets an exchange carried, and the agent it names (pairing, token answers)."""
+        m = self.masker
+        m.learn_body(request, flow.header("content-type"))
+        m.learn_headers(response_headers)
+        m.learn_body(response, next((v for k, v in response_headers if k.lower() == "content-type"), None))
+        agent = self.agents.follow(flow.path, request, response, flow.status)
+        if agent is not None and agent.name:
+            flow.agent, flow.token_id = agent.name, flow.token_id or agent.token_id
+
+    def add_finished(self, flow: Flow) -> None:
+        """A flow recorded elsewhere (a HAR), appended as it is."""
+        with self._lock:
+            flow.id = len(self.flows) + 1
+            self.flows.append(flow)
+
+    def settle(self, timeout: float | None = 30.0) -> bool:
+        """Wait until no exchange is in flight and every finished one is masked and opened;
+        False when `timeout` seconds were not enough."""
+        end = None if timeout is None else time.monotonic() + timeout
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+            queued = list(self._queued)
+            busy = self._in_flight
+        left = None if end is None else max(0.0, end - time.monotonic())
+        _done, pending = wait_futures(queued, timeout=left)
+        return not pending and not busy
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=False)
+
+
+def _kept(body: Body, data: bytes) -> Body:
+    return Body(data, body.size, body.truncated, body.complete)

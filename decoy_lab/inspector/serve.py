@@ -1,0 +1,101 @@
+"""Serving an ASGI app on a loopback port from a daemon thread, as the sandbox serves itself.
+
+uvicorn runs on its own event loop in a daemon thread (never the caller's, nor a Jupyter
+kernel's), with the sandbox's hardened configuration (`server_config`: a deadline on each request
+head, a keep-alive limit, a connection limit that closes the oldest half-sent connection, proxy
+headers off) and neither `Server` nor `Date` added, so an answer passed through carries the
+upstream's own. The inspector listens on loopback only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import threading
+import time
+from typing import Any
+
+import uvicorn
+
+from decoy_lab.sandbox.server import server_config
+
+
+def is_loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class Served:
+    """A running server: `.url`, `.stop()`."""
+
+    def __init__(self, server: uvicorn.Server, thread: threading.Thread, url: str):
+        self._server = server
+        self._thread = thread
+        self.url = url
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._server.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def __repr__(self) -> str:
+        return f"<Served {self.url} {'running' if self.running else 'stopped'}>"
+
+
+def serve_in_thread(
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    timeout: float = 15.0,
+    name: str = "decoy-inspector",
+    graceful: float = 2.0,
+) -> Served:
+    """Serve `app` on `host:port` (0: a free port) and return once it listens. On `stop()`,
+    exchanges still running get `graceful` seconds, then are cancelled (and so recorded as such)."""
+    if not is_loopback_host(host):
+        raise ValueError(f"the inspector listens on loopback only, not {host!r}")
+    config = server_config(
+        app,
+        host,
+        port,
+        log_config=None,
+        log_level="warning",
+        lifespan="on",
+        server_header=False,
+        date_header=False,
+        timeout_graceful_shutdown=graceful,
+    )
+    server = uvicorn.Server(config)
+    failure: list[BaseException] = []
+
+    def serve() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(server.serve())
+        except BaseException as exc:  # pragma: no cover - reported to the starter below
+            failure.append(exc)
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=serve, name=name, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            reason = repr(failure[0]) if failure else "the server did not start"
+            raise RuntimeError(f"{name} failed to start on {host}:{port}: {reason}")
+        time.sleep(0.01)
+    bound_host, bound_port = server.servers[0].sockets[0].getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    return Served(server, thread, f"http://{shown}:{bound_port}")

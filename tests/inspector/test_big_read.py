@@ -1,0 +1,57 @@
+"""A big read streams through untouched, is kept in the record up to the cap, and every row it
+served is opened with the agent's key (the client's parallel reader), compressed or not."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from decoy_lab import memory
+from decoy_lab.inspector import Inspector, model
+
+pytestmark = pytest.mark.timeout(120)
+MEMORIES = "/api/agent/context/memories"
+N = 200
+
+
+def _answer(agent_key, owner) -> bytes:
+    keys = memory.RecipientKeys(owner.public_key_b64, agent_key.public_key_b64)
+    rows = []
+    for i in range(N):
+        r = memory.new_memory_row(keys, f"Memory number {i}.")
+        rows.append(
+            {
+                "id": r["id"],
+                "kid": r["kid"],
+                "rev": 1,
+                "ciphertext": r["ciphertext"],
+                "wrapped_key": r["self_wrap"],
+                "via": ["self"],
+                "mine": True,
+            }
+        )
+    return json.dumps({"memories": rows, "preparing": []}).encode()
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])
+def test_a_big_read_passes_through_and_every_row_opens(upstream, agent_key, owner, client, compressed):
+    url, app = upstream
+    app.answer, app.gzip = _answer(agent_key, owner), compressed
+    wire = gzip.compress(app.answer, mtime=0) if compressed else app.answer
+    cap = 32 * 1024
+    assert len(wire) > 2 * cap
+    with Inspector.start(upstream=url, agent_key=agent_key, cap=cap) as insp:
+        with client.stream("GET", f"{insp.url}{MEMORIES}") as got:
+            raw = b"".join(got.iter_raw())
+        assert raw == wire  # the bytes as sent
+        insp.settle()
+        (flow,) = insp.all_flows()
+    body = flow.response_body
+    assert (body.size, body.truncated, flow.ended) == (len(wire), True, model.ANSWERED)
+    assert len(body.data) <= cap and app.answer.startswith(body.data[:1000])  # kept decoded, up to the cap
+    assert len(flow.rows) == N and flow.verdict == model.READABLE  # every row, past the cap too
+    assert [r.text for r in flow.rows] == [f"Memory number {i}." for i in range(N)]
+    assert {r.opened_by for r in flow.rows} == {"agent key"}
+    assert any("gzip-encoded" in n for n in flow.notes) == compressed

@@ -1,0 +1,79 @@
+"""`python -m decoy_lab.inspector` (what `decoy-lab proxy` runs): the URL first, a line per
+exchange, a clean stop on Ctrl-C with the recording written; usage mistakes exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.timeout(90)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _proxy(*args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "decoy_lab.inspector", *args]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _lines(proc: subprocess.Popen) -> queue.Queue:
+    lines: queue.Queue = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line.rstrip("\n"))
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
+
+
+def test_the_command_serves_prints_each_exchange_and_stops_on_ctrl_c(tmp_path):
+    record = tmp_path / "cli.har"
+    proc = _proxy("--sandbox", "--port", "0", "--record", str(record))
+    try:
+        lines = _lines(proc)
+        first = lines.get(timeout=30)
+        url = re.search(r"http://127\.0\.0\.1:\d+", first)
+        assert url, first
+        assert "Pair the agent" in lines.get(timeout=5)
+        got = httpx.get(f"{url.group(0)}/.well-known/oauth-authorization-server", timeout=10, trust_env=False)
+        assert got.status_code == 200
+        assert lines.get(timeout=10) == "#1 GET /.well-known/oauth-authorization-server 200 -"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+        assert lines.get(timeout=5).startswith("stopped after 1 exchanges, recorded to")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+    doc = json.loads(record.read_text())
+    assert [e["request"]["url"].split("/", 3)[-1] for e in doc["log"]["entries"]] == [
+        ".well-known/oauth-authorization-server"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ((), "--sandbox, --upstream URL or --replay"),
+        (("--upstream", "ftp://example.org"), "not an http:// or https:// URL"),
+        (("--replay", "/no/such.har"), "no such file"),
+        (("--sandbox", "--upstream", "http://127.0.0.1:1"), "not allowed with argument"),
+    ],
+)
+def test_usage_mistakes_exit_2_with_an_error_line(args, said):
+    proc = _proxy(*args)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert "error:" in err and said in err

@@ -1,0 +1,114 @@
+"""A run recorded as HAR 1.2, re-opened offline and replayed, gives the same flows and verdicts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from decoy_lab import AgentKey, Connection, memory
+from decoy_lab.inspector import Inspector, har
+from decoy_lab.wire import layouts as wire
+
+pytestmark = pytest.mark.timeout(120)
+MEMORIES = "/api/agent/context/memories"
+
+
+def _check_har(doc: dict) -> None:
+    """The fields HAR 1.2 requires (http://www.softwareishard.com/blog/har-12-spec/)."""
+    log = doc["log"]
+    assert (
+        log["version"] == "1.2"
+        and isinstance(log["creator"]["name"], str)
+        and isinstance(log["creator"]["version"], str)
+    )
+    assert isinstance(log["entries"], list) and log["entries"]
+    for e in log["entries"]:
+        assert dt.datetime.fromisoformat(e["startedDateTime"].replace("Z", "+00:00")).tzinfo is not None
+        assert isinstance(e["time"], (int, float)) and e["time"] >= 0
+        assert isinstance(e["cache"], dict)
+        req, resp, t = e["request"], e["response"], e["timings"]
+        for k in ("method", "url", "httpVersion"):
+            assert isinstance(req[k], str)
+        assert req["url"].startswith("http://")
+        for k in ("cookies", "headers", "queryString"):
+            assert isinstance(req[k], list)
+        assert all(set(h) == {"name", "value"} for h in req["headers"] + resp["headers"])
+        assert isinstance(req["headersSize"], int) and isinstance(req["bodySize"], int)
+        if "postData" in req:
+            assert isinstance(req["postData"]["mimeType"], str) and isinstance(req["postData"]["text"], str)
+        assert isinstance(resp["status"], int) and isinstance(resp["statusText"], str)
+        assert isinstance(resp["httpVersion"], str) and isinstance(resp["redirectURL"], str)
+        assert isinstance(resp["cookies"], list) and isinstance(resp["headers"], list)
+        assert isinstance(resp["content"]["size"], int) and isinstance(resp["content"]["mimeType"], str)
+        assert isinstance(resp["headersSize"], int) and isinstance(resp["bodySize"], int)
+        for k in ("send", "wait", "receive"):
+            assert isinstance(t[k], (int, float)) and t[k] >= 0
+        for k in ("blocked", "dns", "connect", "ssl"):
+            assert t.get(k, -1) == -1 or t[k] >= 0
+
+
+def _verdicts(flows) -> list[tuple]:
+    return [
+        (f.method, f.path, f.status, f.verdict, [(r.id, r.verdict, r.problem, r.text) for r in f.rows]) for f in flows
+    ]
+
+
+def _record(sandbox, agent_key, path, client) -> list[tuple]:
+    with Inspector.start(sandbox=sandbox, agent_key=agent_key, record=path) as insp:
+        conn = Connection.pair(insp.url, name="Recorded", agent_key=agent_key, profile=None, on_link=lambda *a: None)
+        try:
+            conn.save("Recorded and replayed.")
+            token = {"Authorization": f"Bearer {conn.tokens.access_token.reveal()}"}
+        finally:
+            conn.close()
+        keys = memory.RecipientKeys(sandbox.owner.public_key_b64, agent_key.public_key_b64)
+        wrong = memory.RecipientKeys(AgentKey.generate().public_key_b64, agent_key.public_key_b64)
+        bad = [
+            memory.new_memory_row(wrong, "Wrong owner."),
+            {**memory.new_memory_row(keys, "Kid."), "kid": wire.kid(bytes(32))},
+        ]
+        assert client.post(f"{insp.url}{MEMORIES}", json={"rows": bad}, headers=token).status_code == 201
+        assert client.get(f"{insp.url}{MEMORIES}", headers=token).status_code == 200
+        insp.settle()
+        live = _verdicts(insp)
+    return live
+
+
+def test_a_recording_reopens_offline_and_replays_with_the_same_verdicts(sandbox, owner, agent_key, client, tmp_path):
+    path = tmp_path / "run.har"
+    live = _record(sandbox, agent_key, path, client)
+    assert any("unreadable" in v[3] for v in live) and any(v[3] == "readable" for v in live)
+    doc = json.loads(path.read_text())
+    _check_har(doc)
+    assert all(e["_decoy"]["ended"] == "answered" for e in doc["log"]["entries"])
+
+    reopened = Inspector.open(path, owner_key=owner.to_pem(), agent_key=agent_key)
+    assert reopened.url is None and _verdicts(reopened) == live
+    assert list(reopened.flows["verdict"]) == [v[3] for v in live]
+    as_recorded = Inspector.open(path)  # no key: the rows and verdicts as recorded
+    assert _verdicts(as_recorded) == live
+
+    with Inspector.replay(path, owner_key=owner, agent_key=agent_key) as replay:
+        answers = har.resend(har.read_har(path), replay.url)
+        replay.settle()
+        replayed = _verdicts(replay)
+        assert all(flow_id is not None for _, flow_id in replay.replayed.served)
+    assert [a.status_code for a in answers] == [v[2] for v in live]
+    assert replayed == live
+
+
+def test_an_unrecorded_request_is_refused_by_the_replay(tmp_path, upstream, client):
+    url, _app = upstream
+    path = tmp_path / "small.har"
+    with Inspector.start(upstream=url, record=path) as insp:
+        client.post(f"{insp.url}/echo", content=b"one")
+        client.post(f"{insp.url}/echo", content=b"two")
+    with Inspector.replay(path) as replay:
+        second = client.post(f"{replay.url}/echo", content=b"two")
+        first = client.post(f"{replay.url}/echo", content=b"other")
+        none = client.post(f"{replay.url}/echo", content=b"two")
+    assert second.json()["size"] == 3 and second.headers["x-decoy-replay"] == "flow 2"  # by body first
+    assert first.headers["x-decoy-replay"] == "flow 1"  # then by method and path, in order
+    assert none.status_code == 404 and none.json()["code"] == "NOT_RECORDED"
