@@ -12,7 +12,7 @@ import sys
 import time
 import traceback
 
-from . import frames, large, load, recipe, reopen, sandbox, stage, stream, topicmap, unwrap, widgets
+from . import frames, inspect, large, load, recipe, reopen, sandbox, stage, stream, topicmap, unwrap, widgets
 from .context import Context
 from .data import FULL, QUICK
 from .readme import write_readme
@@ -29,6 +29,7 @@ BENCHMARKS = {
     "widgets": widgets,
     "sandbox": sandbox,
     "recipe": recipe,
+    "inspect": inspect,
 }
 
 

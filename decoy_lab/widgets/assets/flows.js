@@ -387,7 +387,10 @@ function node(parent, n, depth, d) {
     h("span", "decoy-flows-kind", line, ` ${b.kind}, ${b.size.toLocaleString("en")} bytes`);
     h("div", "decoy-flows-certainty", leaf, b.certainty);
     const hex = h("div", "decoy-flows-hex", leaf);
-    hex.innerHTML = b.html; // decoy_lab.wire.hexdump.dump_html: every text escaped there
+    // drawn when first opened: a flow of many rows opens at once, its dumps as they are looked at
+    leaf.addEventListener("toggle", () => {
+      if (leaf.open && !hex.firstChild) hex.innerHTML = b.html; // hexdump.dump_html: every text escaped there
+    });
   }
 }
 

@@ -1,0 +1,352 @@
+"""The inspector: the flows view at 10,000 flows in a real browser, and what the proxy costs.
+
+1. The flows view (JupyterLab + Debian chromium + Playwright) holding 10,000 flows (every tenth a
+   POST of 4 sealed rows, every tenth a GET of 4 rows, a few rows unreadable). Measured in the
+   page with performance.now(), from the event to the DOM change, painted (the next animation
+   frame): a filter keystroke → the rows redrawn and counted; a click on a flow → its opening
+   shown (through the kernel: the click sets `picked`, the kernel opens the flow and sends it).
+   Target ≤ 100 ms each. Printed beside them: the table's cells as sent to the page (MB).
+2. Proxy overhead per exchange: `GET /api/agent/context/memories` (4 memories) sent in turn
+   directly to a sandbox and through an Inspector in front of it (rows opened with the owner
+   key, as `Inspector.start(sandbox=…)` does); overhead = median (and p95) proxied − direct.
+   Targets ≤ 2 ms median, ≤ 5 ms p95.
+3. Write throughput: 8 writers, each its own paired connection and HTTP client, POSTing sealed
+   memory rows one per request, directly and through the inspector, in turn (best of 3 each).
+   The load runs in a process of its own; the sandbox and the inspector share the bench's, as
+   they share a kernel in a notebook.
+   Target: through the proxy ≥ 90 % of direct.
+
+Its own sandbox and connections: the staged vault of the other benchmarks is left alone. The
+browser part is left out under --quick (it starts a JupyterLab: run `make bench`).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .context import Context
+from .report import Figure, info, missing, within
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+VIEW_BUDGET = 0.100
+OVERHEAD_MEDIAN, OVERHEAD_P95 = 0.002, 0.005
+THROUGHPUT_NEED = 0.90
+FLOWS = 10_000
+WRITERS = 8
+MEMORIES = "/api/agent/context/memories"
+
+# The kernel's cell: 10,000 flows of the shapes an agent run has, in a FlowsView.
+SETUP = f"""
+import json
+from decoy_lab import memory
+from decoy_lab.wire.crypto import AgentKey
+from decoy_lab.inspector.model import Body, Flow, Row, Timings
+from decoy_lab.inspector.widget import FlowsView
+
+me, owner = AgentKey.generate(), AgentKey.generate()
+keys = memory.RecipientKeys(owner.public_key_b64, me.public_key_b64)
+made = [memory.new_memory_row(keys, f"Memory {{i}}: Lisbon trip notes.") for i in range(4)]
+post = json.dumps({{"rows": made}}).encode()
+got = json.dumps({{"memories": [{{**r, "wrapped_key": r["self_wrap"], "rev": 1}} for r in made]}}).encode()
+OTHER = ["/api/agent/policies", "/api/agent/context/memory-grantees", "/oauth/token", "/api/agent/context/memories/delete"]
+flows = []
+for i in range(1, {FLOWS} + 1):
+    t = Timings(i * 3.0, None, None, i * 3.0 + 2 + i % 17)
+    agent = f"agent {{i % 7}}"
+    if i % 10 == 0:
+        bad = i % 500 == 0
+        rows = [Row(r["id"], f"request.rows[{{j}}]", "unreadable" if bad and j == 3 else "readable",
+                    reason="the owner's app cannot open owner_wrap" if bad and j == 3 else "",
+                    text=f"Memory {{j}}: Lisbon trip notes.", kind="memory", kid=r["kid"], opened_by="owner key")
+                for j, r in enumerate(made)]
+        flows.append(Flow(i, "POST", "/api/agent/context/memories", status=201, request_body=Body(post, len(post)),
+                          timings=t, agent=agent, ended="answered", rows=rows))
+    elif i % 10 == 1:
+        rows = [Row(r["id"], f"response.memories[{{j}}]", "layout only", kind="memory", kid=r["kid"],
+                    certainty="looks like a VAULT blob") for j, r in enumerate(made)]
+        flows.append(Flow(i, "GET", "/api/agent/context/memories", status=200, response_body=Body(got, len(got)),
+                          timings=t, agent=agent, ended="answered", rows=rows))
+    else:
+        flows.append(Flow(i, "GET" if i % 3 else "POST", OTHER[i % 4], status=200 if i % 13 else 409,
+                          timings=t, agent=agent, ended="answered"))
+view = FlowsView(flows)
+print("TABLE_BYTES", len(json.dumps(view.rows)))
+view.add_class("bench-flows")
+view
+"""
+
+# Arms one measurement: the time of the next event, then of the first frame after `what` changed.
+ARM = """([event, what, click]) => {
+  window.__lat = null;
+  window.__want = null;  // the flow a click opens (CLICK sets it)
+  const root = document.querySelector('.bench-flows .decoy-flows');
+  const target = root.querySelector(what);
+  let t0 = null;
+  document.addEventListener(event, (e) => { t0 = e.timeStamp; }, {capture: true, once: true});
+  const done = () => {
+    if (!click) return true;
+    const id = window.__want;
+    if (id == null) return false;
+    const title = root.querySelector('.decoy-flows-detail .decoy-flows-title');
+    return !!root.querySelector('.decoy-flows-detail .decoy-flows-facts') && title.textContent.startsWith('#' + id + ' ');
+  };
+  const obs = new MutationObserver(() => {
+    if (t0 === null || !done()) return;
+    obs.disconnect();
+    requestAnimationFrame(() => setTimeout(() => { window.__lat = performance.now() - t0; }, 0));
+  });
+  obs.observe(target, {childList: true, subtree: true, characterData: true});
+}"""
+
+
+def run(ctx: Context) -> list[Figure]:
+    figures = _view(ctx)
+    figures += _proxy(ctx)
+    return figures
+
+
+# -- 1. the flows view in chromium -------------------------------------------------------------
+def _view(ctx: Context) -> list[Figure]:
+    names = ("flows view: filter keystroke (10,000 flows)", "flows view: flow click → opening shown")
+    if ctx.quick:
+        ctx.say("  skipped under --quick: the flows view is measured in a real browser by `make bench`")
+        return []
+    if not Path(CHROMIUM).exists():
+        return [missing(n, "≤ 100 ms", f"needs Debian's chromium at {CHROMIUM}") for n in names]
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    from tests.support.lab import run_notebook, running_lab
+
+    with tempfile.TemporaryDirectory(prefix="bench-flows-") as tmp:
+        folder = Path(tmp) / "nb"
+        folder.mkdir()
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SETUP.strip())])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(nb, folder / "bench.ipynb")
+        with running_lab(Path(tmp), folder) as (base, token), sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+            try:
+                page = browser.new_context(viewport={"width": 1300, "height": 1100}).new_page()
+                errors = run_notebook(page, base, token, "notebooks/bench.ipynb")
+                if errors:
+                    raise RuntimeError(f"the benchmark notebook failed: {errors}")
+                root = page.locator(".bench-flows .decoy-flows")
+                root.locator(".decoy-flows-row").first.wait_for(timeout=60_000)
+                table = page.locator(".jp-OutputArea-output pre", has_text="TABLE_BYTES").first.inner_text()
+                keys = _keystrokes(page, root)
+                clicks = _clicks(page, root)
+            finally:
+                browser.close()
+    size = int(table.split()[-1])
+    return [
+        _figure(names[0], keys, "keystroke (keydown) → the rows filtered, counted and painted"),
+        _figure(
+            names[1], clicks, "pointerdown → the kernel's opening of that flow painted (POSTs of 4 rows among them)"
+        ),
+        info("flows view: the table sent to the page", size / 1e6, "MB", f"{FLOWS:,} flows' cells, sent once"),
+    ]
+
+
+def _keystrokes(page: Any, root: Any) -> list[float]:
+    search = root.locator(".decoy-flows-search")
+    search.click()
+    out = []
+    for key in [*"context/memories 201", *["Backspace"] * 12]:
+        page.evaluate(ARM, ["keydown", ".decoy-flows-rows", False])
+        page.keyboard.press(key)
+        out.append(_wait(page))
+    search.fill("")
+    return out
+
+
+# A row in view, not the picked one (the n-th such): a pointer press and a click dispatched on it.
+# (Playwright's own click scrolls a row into view first, the table repaints under the pointer and
+# the click lands on another flow.)
+CLICK = """(n) => {
+  const root = document.querySelector('.bench-flows .decoy-flows');
+  const box = root.querySelector('.decoy-flows-body').getBoundingClientRect();
+  const rows = [...root.querySelectorAll('.decoy-flows-row')].filter((r) => {
+    const b = r.getBoundingClientRect();
+    return b.top >= box.top && b.bottom <= box.bottom && !r.classList.contains('picked');
+  });
+  const row = rows[(n * 5) % rows.length];
+  window.__want = Number(row.dataset.id);
+  row.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true}));
+  row.click();
+  return Number(row.dataset.id);
+}"""
+
+
+def _clicks(page: Any, root: Any) -> list[float]:
+    root.locator(".decoy-flows-row").first.wait_for()
+    out = []
+    for n in range(20):
+        page.evaluate(ARM, ["pointerdown", ".decoy-flows-detail", True])
+        page.evaluate(CLICK, n)
+        out.append(_wait(page))
+    return out
+
+
+def _wait(page: Any) -> float:
+    page.wait_for_function("() => window.__lat !== null", timeout=20_000)
+    return page.evaluate("() => window.__lat") / 1000
+
+
+def _figure(name: str, samples: list[float], what: str) -> Figure:
+    median = statistics.median(samples)
+    p95 = sorted(samples)[int(0.95 * (len(samples) - 1))]
+    note = f"{what}; median of {len(samples)}, p95 {p95 * 1000:.1f} ms, max {max(samples) * 1000:.1f} ms"
+    return within(name, median, VIEW_BUDGET, f"≤ {VIEW_BUDGET * 1000:g} ms", note + ", chromium headless")
+
+
+# -- 2 and 3. the proxy ----------------------------------------------------------------------------
+def _proxy(ctx: Context) -> list[Figure]:
+    names = ("inspector: overhead per exchange (median)", "inspector: overhead per exchange (p95)")
+    name3 = f"inspector: write throughput, {WRITERS} writers, proxied vs direct"
+    try:
+        from decoy_lab.inspector import Inspector
+
+        from .stage import start_sandbox
+    except ImportError as exc:
+        why = f"the inspector cannot be imported: {exc}"
+        return [missing(n, t, why) for n, t in zip((*names, name3), ("≤ 2 ms", "≤ 5 ms", "≥ 90 %"))]
+    import httpx
+
+    sb = start_sandbox(seed="none")
+    try:
+        sb.state.device_interval = 0
+        with Inspector.start(sandbox=sb) as insp:
+            writers = [_writer(sb, i) for i in range(WRITERS)]
+            figures = _overhead(ctx, sb.url, insp.url, writers[0], names, httpx)
+            figures.append(_throughput(ctx, sb.url, insp.url, writers, name3, httpx))
+            insp.settle(120)
+            figures.append(info("inspector: flows recorded in this run", float(len(insp)), "flows"))
+        return figures
+    finally:
+        sb.stop()
+
+
+def _writer(sb: Any, i: int) -> dict[str, Any]:
+    from decoy_lab.sandbox.testing import pair_agent
+    from decoy_lab.wire.crypto import AgentKey
+
+    key = AgentKey.generate()
+    rows = [{"permissions": ["memory.read"]}, {"permissions": ["memory.save"]}]
+    tok = pair_agent(sb.url, key, rows, name=f"Bench writer {i}", client_id=f"bench-writer-{i}")
+    return {"key": key, "headers": {"Authorization": f"Bearer {tok['access_token']}", "Accept": "application/json"}}
+
+
+# The load: a process of its own (the sandbox and the inspector share the bench's process, as they
+# share a kernel; an agent is another process). One JSON command on stdin, the timings on stdout.
+CLIENT = r"""
+import json, sys, threading, time
+import httpx
+job = json.load(sys.stdin)
+M = "/api/agent/context/memories"
+if job["mode"] == "latency":
+    out = {"direct": [], "proxied": []}
+    with httpx.Client(timeout=30) as c:
+        for base in (job["direct"], job["proxied"]):
+            for _ in range(10):
+                c.get(base + M, headers=job["headers"]).raise_for_status()
+        for _ in range(job["n"]):
+            for k in ("direct", "proxied"):
+                t0 = time.perf_counter()
+                c.get(job[k] + M, headers=job["headers"]).raise_for_status()
+                out[k].append(time.perf_counter() - t0)
+else:
+    failures, gate = [], threading.Barrier(len(job["writers"]) + 1)
+    def write(w):
+        with httpx.Client(timeout=60) as c:
+            gate.wait()
+            for row in w["rows"]:
+                r = c.post(job["base"] + M, json={"rows": [row]}, headers=w["headers"])
+                if r.status_code >= 300:
+                    failures.append(f"{r.status_code} {r.text[:120]}")
+    threads = [threading.Thread(target=write, args=(w,)) for w in job["writers"]]
+    for t in threads:
+        t.start()
+    gate.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    out = {"seconds": time.perf_counter() - t0, "rows": sum(len(w["rows"]) for w in job["writers"]), "failures": failures}
+print(json.dumps(out))
+"""
+
+
+def _client(job: dict[str, Any]) -> dict[str, Any]:
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-c", CLIENT], input=json.dumps(job), capture_output=True, text=True, timeout=600
+    )
+    if run.returncode != 0:
+        raise RuntimeError(f"the load process failed: {run.stderr.strip()[-400:]}")
+    out: dict[str, Any] = json.loads(run.stdout)
+    return out
+
+
+def _overhead(ctx: Context, direct: str, proxied: str, w: dict, names: tuple[str, str], httpx: Any) -> list[Figure]:
+    from decoy_lab import memory
+
+    keys = memory.RecipientKeys(_owner_key(direct, w, httpx), w["key"].public_key_b64)
+    made = [memory.new_memory_row(keys, f"Overhead memory {i}.") for i in range(4)]
+    httpx.post(direct + MEMORIES, json={"rows": made}, headers=w["headers"], timeout=30).raise_for_status()
+    n = 60 if ctx.quick else 300
+    times = _client({"mode": "latency", "direct": direct, "proxied": proxied, "headers": w["headers"], "n": n})
+    d, p = sorted(times["direct"]), sorted(times["proxied"])
+    at = int(0.95 * (n - 1))
+    med = statistics.median(p) - statistics.median(d)
+    note = (
+        f"GET {MEMORIES} (4 memories), {n} each in turn on one keep-alive client in its own process; direct "
+        f"median {statistics.median(d) * 1000:.2f} ms, p95 {d[at] * 1000:.2f} ms; proxied median "
+        f"{statistics.median(p) * 1000:.2f} ms, p95 {p[at] * 1000:.2f} ms"
+    )
+    return [
+        within(names[0], med, OVERHEAD_MEDIAN, "≤ 2 ms", note),
+        within(names[1], p[at] - d[at], OVERHEAD_P95, "≤ 5 ms", "p95 proxied − p95 direct, same samples"),
+    ]
+
+
+def _owner_key(base: str, w: dict, httpx: Any) -> str:
+    g = httpx.get(base + "/api/agent/context/memory-grantees", headers=w["headers"], timeout=30)
+    g.raise_for_status()
+    return str(g.json()["owner_public_key"])
+
+
+def _throughput(ctx: Context, direct: str, proxied: str, writers: list[dict], name: str, httpx: Any) -> Figure:
+    from decoy_lab import memory
+
+    per = 15 if ctx.quick else 50
+    owner = _owner_key(direct, writers[0], httpx)
+    for w in writers:  # rows sealed ahead: the figure is the HTTP path, not the client's crypto
+        keys = memory.RecipientKeys(owner, w["key"].public_key_b64)
+        w["rows"] = [memory.new_memory_row(keys, f"Throughput memory {j}.") for j in range(per * 6)]
+    rates: dict[str, list[float]] = {"direct": [], "proxied": []}
+    for rnd, (base, k) in enumerate([(direct, "direct"), (proxied, "proxied")] * 3):
+        rates[k].append(_write_round(base, writers, rnd * per, per, httpx))
+    d, p = max(rates["direct"]), max(rates["proxied"])
+    ratio = p / d
+    note = (
+        f"{WRITERS} threads × {per} POSTs of one memory row each, best of 3 rounds: direct {d:,.0f} rows/s, "
+        f"proxied {p:,.0f} rows/s (the inspector opens every row with the owner key as it records)"
+    )
+    return Figure(
+        name, ratio * 100, "%", "≥ 90 %", f"{ratio:.2f} (need ≥ {THROUGHPUT_NEED:g})", ratio >= THROUGHPUT_NEED, note
+    )
+
+
+def _write_round(base: str, writers: list[dict], start: int, per: int, httpx: Any) -> float:
+    job = [{"headers": w["headers"], "rows": w["rows"][start : start + per]} for w in writers]
+    out = _client({"mode": "writers", "base": base, "writers": job})
+    if out["failures"]:
+        raise RuntimeError(f"{len(out['failures'])} writes refused, e.g. {out['failures'][0]}")
+    return float(out["rows"]) / float(out["seconds"])
