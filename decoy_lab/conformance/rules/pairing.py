@@ -106,7 +106,7 @@ RULES = [
         "Connect (OAuth 2.0 Device Grant)",
         "Poll (every `interval` seconds, up to `expires_in`) until they approve",
         poll_interval,
-        scenarios=("clean", "slow-pairing"),
+        scenarios=("slow-pairing", "clean"),
         bug="poll-fast",
         catches="polls the token endpoint every second",
     ),

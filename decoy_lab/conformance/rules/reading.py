@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decoy_lab.conformance.model import Result, Rule, Run, short
-from decoy_lab.conformance.rules.base import normalize, pairings, preparing, reads, served_ids
+from decoy_lab.conformance.rules.base import normalize, pairings, preparing, reads, served_ids, writes
 from decoy_lab.conformance.rules.topics import created_topics
 
 SLACK = 0.5  # seconds of timing slack (the recorded start of a request, not the agent's clock)
@@ -52,6 +52,8 @@ def retry_after(run: Run) -> Result:
         wait = float((rd.response or {}).get("retry_after_seconds") or 0)
         gap = all_reads[i + 1].start - (rd.done or rd.start)
         nxt = all_reads[i + 1]
+        if any(rd.start < w.start < nxt.start for w in writes(run)):
+            continue  # a write came between: the next read is a read-back, not a retry of the owed rows
         if wait and gap < wait - SLACK:
             bad.append(f"{nxt.label()}: read again {gap:.1f} s after #{rd.id}; retry_after_seconds was {wait:g}")
         else:

@@ -14,6 +14,7 @@ from decoy_lab.conformance.rules.base import (
     posts,
     reads,
     row_label,
+    sent_rows,
     served_ids,
     topic_of,
     writes,
@@ -84,8 +85,16 @@ def one_post(run: Run) -> Result:
         tid = f"topic:{r.id}"
         same = [o for o in opened_rows(x) if o.id != r.id]
         memory = [o for o in same if kind_of(o) == "memory" and (plain(o).get("topic") or {}).get("id") == tid]
+        memory += [o for o in same if o.verdict != "readable"]  # a row the owner cannot open: its filing is unknown
         link = [o for o in same if kind_of(o) == "link" and tid in (plain(o).get("endpoints") or [])]
-        filed = [p for p in later_puts if p.start > x.start and any(topic_of(o) == tid for o in opened_rows(p))]
+        posted_later = {row["id"] for p in posts(run) if p.start >= x.start for row in sent_rows(p)}
+        filed = [  # the attach flow: an EXISTING memory moved under the new topic by a PUT
+            p
+            for p in later_puts
+            if p.start > x.start
+            and (p.request or {}).get("id") not in posted_later
+            and any(topic_of(o) == tid for o in opened_rows(p))
+        ]
         if memory and link:
             good.append(f"{row_label(x, r.id)}: topic, its link and its first memory in one POST")
         elif filed and link:
