@@ -9,19 +9,13 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # check_agents.py, beside this file
+
+from check_agents import AGENT, SEEDED_TOPIC, agent_command
+
 from decoy_lab.conformance.model import Run
 from decoy_lab.conformance.pytest_plugin import decoy_inspector, decoy_sandbox  # noqa: F401  (fixtures)
 from decoy_lab.conformance.scenarios import SCENARIOS, run_scenario
-
-ROOT = Path(__file__).resolve().parents[2]
-AGENT = ROOT / "examples" / "agents" / "check" / "memory_agent.py"
-WORKBENCH_AGENT = ROOT / "examples" / "agents" / "check" / "workbench_agent.py"
-NEW_TOPIC = "Golf club headcovers"  # not in the demo vault: the agent creates it
-SEEDED_TOPIC = "Lisbon trip"  # in the demo vault: the agent must reuse it
-
-
-def agent_command(bug: str | None = None, topic: str = SEEDED_TOPIC, script: Path = AGENT) -> list[str]:
-    return [sys.executable, str(script), "--topic", topic, *(["--bug", bug] if bug else [])]
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ variant fails exactly the rule its bug breaks (and no other), the workbench scor
 from __future__ import annotations
 
 import pytest
-from conftest import NEW_TOPIC, SEEDED_TOPIC, WORKBENCH_AGENT
+from check_agents import NEW_TOPIC, SEEDED_TOPIC, WORKBENCH_AGENT
 
 from decoy_lab.conformance.model import FAILED, PASSED
 from decoy_lab.conformance.report import score
@@ -48,7 +48,7 @@ def test_every_rule_is_exercised_and_passed_by_the_correct_agent_in_its_scenario
 def test_the_staged_faults_fired(runs):
     assert {e["kind"] for e in runs("lost-answers").events} == {"drop", "answer"}
     assert [e["kind"] for e in runs("owner-edits").events] == ["before"]
-    assert [e["kind"] for e in runs("token-rotation").events][0] == "expire"
+    assert next(e["kind"] for e in runs("token-rotation").events) == "expire"
     assert [e["kind"] for e in runs("slow-pairing").events] == ["answer"]
     assert any(x.code == "REV_CONFLICT" for x in runs("owner-edits").exchanges)
     assert any(x.code == "INSUFFICIENT_GRANT" for x in runs("missing-permission").exchanges)
