@@ -138,6 +138,7 @@ class Run:
     stderr: str = ""
     timed_out: bool = False
     notes: list[str] = field(default_factory=list)
+    _by_id: dict[str, dict] | None = field(default=None, repr=False, compare=False)
 
     def where(self, method: str | None = None, path: str | None = None) -> list[Exchange]:
         return [
@@ -148,7 +149,10 @@ class Run:
         return [e for e in self.events if e["kind"] == kind]
 
     def owner_row(self, row_id: str) -> dict | None:
-        return next((r for r in self.app_view if r.get("id") == row_id), None)
+        """The owner's view of one stored row (indexed once: a big vault is read many times)."""
+        if self._by_id is None or len(self._by_id) != len(self.app_view):
+            self._by_id = {str(r.get("id")): r for r in self.app_view}
+        return self._by_id.get(row_id)
 
 
 def short(row_id: str) -> str:

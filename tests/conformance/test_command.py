@@ -56,6 +56,8 @@ def test_a_failed_rule_exits_1_with_its_sentence_and_exchange_and_every_report(t
     by_id = {r["id"]: r for r in card["rules"]}
     assert set(by_id["rows.self-wrap"]) >= {"id", "title", "spec", "status", "evidence"}
     assert by_id["rows.self-wrap"]["status"] == "failed"
+    assert by_id["rows.self-wrap"]["spec"] == "Both wraps are required." and by_id["rows.self-wrap"]["doc"] == "000"
+    assert any("no self_wrap" in e for e in by_id["rows.self-wrap"]["evidence"])
     assert by_id["writes.same-rows-on-retry"]["status"] == "not-exercised"
     assert card["scenarios"][0]["name"] == "clean" and "Paired." in card["scenarios"][0]["stdout"]
     suite = ET.parse(out["xml"]).getroot().find("testsuite")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Iterator
 from typing import Any
@@ -11,6 +12,7 @@ from decoy_lab.conformance.model import MEMORIES, Exchange, Run, short
 USER_NAMES = frozenset({"default_user", "you", "user", "me"})  # 000 "Topic rows"
 
 
+@functools.lru_cache(maxsize=65536)
 def normalize(name: str) -> str:
     """000 "Find or create": NFKC, lowercase, collapse whitespace, trim, strip surrounding quotes."""
     return " ".join(unicodedata.normalize("NFKC", name).lower().split()).strip().strip("\"'“”‘’").strip()

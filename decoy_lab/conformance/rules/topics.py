@@ -21,19 +21,16 @@ from decoy_lab.conformance.rules.base import (
 )
 
 
-def _visible_names(run: Run, before: float) -> dict[str, str]:
-    """normalized topic name → the row id that showed it, over every read answered before `before`."""
+def _names_served(run: Run, x: Exchange) -> dict[str, str]:
+    """normalized topic name → the row id that showed it, in one read's answer (owner's view)."""
     names: dict[str, str] = {}
-    for x in reads(run):
-        if x.done is None or x.done > before or not x.answered:
-            continue
-        for rid in served_ids(x):
-            entry = run.owner_row(rid) or {}
-            if entry.get("kind") == "topic" and entry.get("name"):
-                names.setdefault(normalize(entry["name"]), rid)
-            topic = entry.get("topic") if entry.get("kind") == "memory" else None
-            if isinstance(topic, dict) and topic.get("name"):
-                names.setdefault(normalize(topic["name"]), str(topic.get("id", "")).removeprefix("topic:"))
+    for rid in served_ids(x):
+        entry = run.owner_row(rid) or {}
+        if entry.get("kind") == "topic" and entry.get("name"):
+            names.setdefault(normalize(entry["name"]), rid)
+        topic = entry.get("topic") if entry.get("kind") == "memory" else None
+        if isinstance(topic, dict) and topic.get("name"):
+            names.setdefault(normalize(topic["name"]), str(topic.get("id", "")).removeprefix("topic:"))
     return names
 
 
@@ -52,12 +49,19 @@ def created_topics(run: Run) -> list[tuple[Exchange, Any]]:
 def reuse_before_create(run: Run) -> Result:
     bad: list[str] = []
     good: list[str] = []
+    answered = sorted((rd for rd in reads(run) if rd.answered and rd.done is not None), key=lambda rd: rd.done or 0.0)
+    visible: dict[str, str] = {}  # every topic name readable so far, over the reads answered so far
+    taken = 0
     for x, r in created_topics(run):
+        while taken < len(answered) and (answered[taken].done or 0.0) <= x.start:
+            for name, rid in _names_served(run, answered[taken]).items():
+                visible.setdefault(name, rid)
+            taken += 1
         name = str(plain(r).get("name") or "")
-        if not any(rd.done is not None and rd.done <= x.start and rd.answered for rd in reads(run)):
+        if not taken:
             bad.append(f"{row_label(x, r.id)}: created topic {name!r} without reading the topics first")
             continue
-        match = _visible_names(run, x.start).get(normalize(name))
+        match = visible.get(normalize(name))
         if match and match != r.id:
             bad.append(
                 f"{row_label(x, r.id)}: created topic {name!r}; the agent could read topic {short(match)} of that name"

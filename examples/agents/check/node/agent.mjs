@@ -496,6 +496,10 @@ async function edit(me, memoryId) {
     const { opened } = await readMemories(me);
     const current = opened.get(memoryId);
     if (!current) throw new Error(`memory ${memoryId} does not read back`);
+    if (attempt > 1 && current.plain.observation.content.includes(STATUS_AFTER) && !current.plain.observation.content.includes(STATUS_BEFORE)) {
+      say(`memory ${short(memoryId)} already reads corrected (an earlier PUT whose answer was lost committed)`);
+      return current.plain.observation.content;
+    }
     // Re-seal the whole plaintext with only the content changed; same id, same key (kid).
     const plain = { ...current.plain, observation: { ...current.plain.observation } };
     plain.observation.content = plain.observation.content.replace(STATUS_BEFORE, STATUS_AFTER);
