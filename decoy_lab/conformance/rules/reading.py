@@ -58,7 +58,9 @@ def retry_after(run: Run) -> Result:
             bad.append(f"{nxt.label()}: read again {gap:.1f} s after #{rd.id}; retry_after_seconds was {wait:g}")
         else:
             good.append(f"{nxt.label()}: read again {gap:.1f} s after #{rd.id} (retry_after_seconds {wait:g})")
-    bad = bad[:1] + ([f"… and {len(bad) - 1} more reads as early"] if len(bad) > 1 else [])
+    if len(bad) > 1:
+        ids = [b.split(":")[0].rsplit(" ", 1)[-1] for b in bad[1:]]
+        bad = [bad[0], f"… and {len(ids)} more reads as early ({ids[0]} to {ids[-1]})"]
     return Result.judge(bad, good[:3])
 
 
