@@ -59,8 +59,10 @@ def _nonneg(a: float | None, b: float | None) -> float:
     return round(max(0.0, (b or 0.0) - (a or 0.0)), 3) if a is not None and b is not None else 0.0
 
 
-def entry(flow: Flow, base: str) -> dict[str, Any]:
-    """One HAR entry for one flow (`base`: the upstream's URL, the host the request went to)."""
+def entry(flow: Flow, base: str, *, reveal: bool = False) -> dict[str, Any]:
+    """One HAR entry for one flow (`base`: the upstream's URL, the host the request went to).
+    The rows' opened text is left out unless `reveal`: a recording shared in a bug report carries
+    ciphertext and verdicts, never what the keys opened (re-open it with the keys to see that)."""
     t = flow.timings
     sent = t.sent if t.sent is not None else t.start
     first = t.first_byte if t.first_byte is not None else (t.done if t.done is not None else sent)
@@ -102,6 +104,8 @@ def entry(flow: Flow, base: str) -> dict[str, Any]:
         "bodySize": flow.response_body.size,
     }
     decoy = {k: v for k, v in flow.to_dict().items() if k not in ("request", "response")}
+    if not reveal:
+        decoy["rows"] = [{**r, "text": None} for r in decoy["rows"]]
     decoy["request_body"] = {k: v for k, v in flow.request_body.to_dict().items() if k not in ("text", "base64")}
     decoy["response_body"] = {k: v for k, v in flow.response_body.to_dict().items() if k not in ("text", "base64")}
     return {
@@ -115,14 +119,17 @@ def entry(flow: Flow, base: str) -> dict[str, Any]:
     }
 
 
-def to_har(flows: Iterable[Flow], *, upstream: str = "http://upstream", inspector: str | None = None) -> dict:
-    """The HAR 1.2 document of these flows (secrets as they were recorded: masked unless revealed)."""
+def to_har(
+    flows: Iterable[Flow], *, upstream: str = "http://upstream", inspector: str | None = None, reveal: bool = False
+) -> dict:
+    """The HAR 1.2 document of these flows (secrets as they were recorded: masked unless revealed;
+    the rows' opened text only with `reveal`)."""
     return {
         "log": {
             "version": HAR_VERSION,
             "creator": {"name": CREATOR, "version": _creator_version()},
             "pages": [],
-            "entries": [entry(f, upstream) for f in flows],
+            "entries": [entry(f, upstream, reveal=reveal) for f in flows],
             "_decoy": {"upstream": upstream, "inspector": inspector},
         }
     }

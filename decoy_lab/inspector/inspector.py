@@ -203,12 +203,17 @@ class Inspector:
     # -- recordings ------------------------------------------------------------------------------
     def to_har(self) -> dict:
         self.settle(30.0)
-        return har.to_har(self.all_flows(), upstream=self.upstream or "http://upstream", inspector=self.url)
+        return har.to_har(self.all_flows(), **self._har_options())
 
     def save(self, path: str | Path) -> Path:
-        """Write the flows so far as HAR 1.2 (secrets masked unless the inspector reveals them)."""
+        """Write the flows so far as HAR 1.2 (secrets masked, and the rows' opened text left out,
+        unless the inspector reveals them)."""
         self.settle(30.0)
-        return har.write_har(path, self.all_flows(), upstream=self.upstream or "http://upstream", inspector=self.url)
+        return har.write_har(path, self.all_flows(), **self._har_options())
+
+    def _har_options(self) -> dict[str, Any]:
+        reveal = self.recorder.masker.reveal
+        return {"upstream": self.upstream or "http://upstream", "inspector": self.url, "reveal": reveal}
 
     # -- ending ----------------------------------------------------------------------------------
     def close(self) -> None:
@@ -236,6 +241,7 @@ class Inspector:
         self.close()
 
     def __repr__(self) -> str:
-        where = self.url or "offline"
-        state = "running" if self.running else ("closed" if self._closed or self._served else "recording")
-        return f"<Inspector {where} → {self.upstream or '?'}: {len(self)} flows, {state}>"
+        if self._served is None:
+            return f"<Inspector opened from a recording of {self.upstream or '?'}: {len(self)} flows>"
+        state = "running" if self.running else "closed"
+        return f"<Inspector {self.url} → {self.upstream}: {len(self)} flows, {state}>"

@@ -132,7 +132,8 @@ class Row:
 
     def recipe_trace(self) -> Any:
         """The recipe's Trace: kept when the row was opened with one, else made now (a big read is
-        opened in parallel without traces, and each row's trace is made when it is asked for)."""
+        opened in parallel without traces, and each row's trace is made when it is asked for);
+        None for a row served past the record's cap (its served bytes are not kept)."""
         if self.trace is None and self.rerun is not None:
             self.trace = self.rerun()
         return self.trace

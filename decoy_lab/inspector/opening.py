@@ -148,10 +148,11 @@ class Opener:
                 self._keep_key(trace, kid)
                 self._check_self_wrap(row, out)
             return out
-        if self.agent_key is not None and isinstance(row.get("self_wrap"), str):
-            return self._as_agent(where, {k: v for k, v in row.items() if k != "wrapped_key"}, "self_wrap")
-        if kid in self.key_cache:
+        if kid in self.key_cache:  # an edit that keeps its key (no kid, no owner_wrap sent)
             return self._with_cached_key(where, rid, kid, row)
+        if self.agent_key is not None and isinstance(row.get("self_wrap"), str):
+            posted = {k: v for k, v in row.items() if k != "wrapped_key"}
+            return self._as_agent(where, {**posted, "kid": kid} if kid else posted, "self_wrap")
         return layout_row(where, row)
 
     def _check_self_wrap(self, row: dict, out: Row) -> None:

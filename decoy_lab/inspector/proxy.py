@@ -9,6 +9,9 @@ upstream's for any other. The answer comes back the same way: status, headers (t
 own `Date` and `Server`), and the raw body bytes as they arrive (never decoded, never buffered),
 chunked when the upstream sent no length. Both bodies are teed into the record up to its cap.
 
+Connections to the upstream are pooled (kept alive at most 2 s idle, under any server's own
+limit); an idempotent request whose connection fails before any answer is sent once more.
+
 What can go wrong is recorded, never raised: the upstream refuses the connection (502, a JSON
 body `{"error", "code": "UPSTREAM_DOWN", "message"}` as the sandbox words its errors), gives no
 answer in time (504 `UPSTREAM_TIMEOUT`), closes before answering (502 `UPSTREAM_CUT_OFF`) or in
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -45,6 +49,12 @@ HOP_BY_HOP = frozenset(
 )
 MEMORIES = "/api/agent/context/memories"
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+# An idle pooled connection to the upstream is dropped well before a server's own keep-alive limit
+# (5 s for uvicorn, the sandbox's), so a request is never sent on one the server is closing; should
+# that still happen, an idempotent request whose body was whole is sent once more (RFC 9110 §9.2.2).
+KEEPALIVE_EXPIRY = 2.0
+IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
+STALE = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 
 class AgentGone(Exception):
@@ -84,7 +94,13 @@ class ProxyApp:
     def client(self) -> httpx.AsyncClient:
         if self._client is None:  # made on the server's own event loop, on first use
             self._client = httpx.AsyncClient(
-                timeout=self._timeout, follow_redirects=False, trust_env=False, transport=self._transport
+                timeout=self._timeout,
+                follow_redirects=False,
+                trust_env=False,
+                transport=self._transport,
+                limits=httpx.Limits(
+                    max_connections=256, max_keepalive_connections=32, keepalive_expiry=KEEPALIVE_EXPIRY
+                ),
             )
         return self._client
 
@@ -159,44 +175,48 @@ class ProxyApp:
             return
         chunk = first.get("body", b"")
         req.add(chunk)
+        watch = _Watch(receive)  # the agent leaving, watched once its body is all in
         content: Any
         if first.get("more_body"):
-            content = self._rest_of_body(chunk, receive, req, flow, rec)
+            content = self._rest_of_body(chunk, receive, req, flow, watch)
         else:
             req.complete, content, flow.timings.sent = True, chunk, rec.ms()
+            watch.start()
         url = self.upstream + path + (f"?{query}" if query else "")
         request = httpx.Request(scope["method"], url, headers=self._forwarded(raw), content=content)
         try:
-            answer = await self.client().send(request, stream=True)
-        except AgentGone:
-            rec.finish(
-                flow,
-                req,
-                resp,
-                [],
-                ended=model.AGENT_DISCONNECTED,
-                reason="the agent closed its connection while sending its body",
-            )
+            try:
+                answer = await watch.race(self.client().send(request, stream=True))
+            except STALE as exc:
+                if scope["method"] not in IDEMPOTENT or not isinstance(content, bytes):
+                    raise
+                flow.notes.append(f"sent again: the first connection failed before any answer ({_why(exc)})")
+                request = httpx.Request(scope["method"], url, headers=self._forwarded(raw), content=content)
+                answer = await watch.race(self.client().send(request, stream=True))
+        except AgentGone as gone:
+            rec.finish(flow, req, resp, [], ended=model.AGENT_DISCONNECTED, reason=str(gone))
             return
         except httpx.HTTPError as exc:
+            watch.stop()
             await self._failed(flow, req, resp, exc, send)
             return
-        await self._stream_answer(flow, req, resp, answer, receive, send)
+        await self._stream_answer(flow, req, resp, answer, watch, send)
 
-    async def _rest_of_body(self, first: bytes, receive: Any, req: Tee, flow: model.Flow, rec: Recorder) -> Any:
+    async def _rest_of_body(self, first: bytes, receive: Any, req: Tee, flow: model.Flow, watch: _Watch) -> Any:
         if first:
             yield first
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                raise AgentGone()
+                raise AgentGone("the agent closed its connection while sending its body")
             chunk = message.get("body", b"")
             if chunk:
                 req.add(chunk)
                 yield chunk
             if not message.get("more_body"):
                 break
-        req.complete, flow.timings.sent = True, rec.ms()
+        req.complete, flow.timings.sent = True, self.recorder.ms()
+        watch.start()
 
     def _forwarded(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
         named = {n.strip().lower() for k, v in headers if k.lower() == "connection" for n in v.split(",")}
@@ -230,7 +250,7 @@ class ProxyApp:
         self.recorder.finish(flow, req, resp, headers, ended=ended, reason=message)
 
     async def _stream_answer(
-        self, flow: model.Flow, req: Tee, resp: Tee, answer: httpx.Response, receive: Any, send: Any
+        self, flow: model.Flow, req: Tee, resp: Tee, answer: httpx.Response, watch: _Watch, send: Any
     ) -> None:
         rec = self.recorder
         flow.status = answer.status_code
@@ -239,23 +259,26 @@ class ProxyApp:
         out = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
         encoding = answer.headers.get("content-encoding")
         rows = RowCollector(encoding=encoding) if flow.method == "GET" and flow.path == MEMORIES else None
-        gone = asyncio.get_running_loop().create_task(_disconnect(receive))
+        watch.start()
+        gone = watch.task
+        assert gone is not None
         ended, reason = model.ANSWERED, ""
+        delivered, left_at = [0], []  # bytes handed to the agent; how many it had when it left
+        gone.add_done_callback(lambda t: None if t.cancelled() else left_at.append(delivered[0]))
         try:
             await send({"type": "http.response.start", "status": answer.status_code, "headers": _encode(out)})
-            async for chunk in answer.aiter_raw():
+            chunks = _Until(answer.aiter_raw(), gone)
+            async for chunk in chunks:
                 resp.add(chunk)
                 if rows is not None:
                     rows.feed(chunk)
-                if gone.done():
-                    ended, reason = (
-                        model.AGENT_DISCONNECTED,
-                        f"the agent closed its connection after {resp.size:,} bytes of the answer",
-                    )
-                    break
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                delivered[0] += len(chunk)
+            resp.complete = chunks.ended
+            if left_at and not (chunks.ended and left_at[0] >= resp.size):  # it left before the last byte
+                ended = model.AGENT_DISCONNECTED
+                reason = f"the agent closed its connection after {left_at[0]:,} bytes of the answer"
             else:
-                resp.complete = True
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except httpx.TimeoutException as exc:
             ended, reason = (
@@ -270,11 +293,70 @@ class ProxyApp:
         except OSError as exc:
             ended, reason = model.AGENT_DISCONNECTED, f"the agent's connection failed ({exc})"
         finally:
-            gone.cancel()
+            watch.stop()
             await answer.aclose()
             if rows is not None:
                 rows.close(resp.complete)
             rec.finish(flow, req, resp, headers, ended=ended, reason=reason, rows=rows)
+
+
+class _Watch:
+    """Watches for the agent leaving (uvicorn's `http.disconnect`), from when its body is all in."""
+
+    def __init__(self, receive: Any):
+        self._receive = receive
+        self.task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        if self.task is None:
+            self.task = asyncio.get_running_loop().create_task(_disconnect(self._receive))
+
+    def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    async def race(self, work: Any) -> Any:
+        """`work`'s result, unless the agent leaves first (then AgentGone, and `work` is cancelled)."""
+        job = asyncio.ensure_future(work)
+        while True:
+            waits: set[asyncio.Future] = {job} if self.task is None else {job, self.task}
+            await asyncio.wait(waits, timeout=0.1 if self.task is None else None, return_when=asyncio.FIRST_COMPLETED)
+            if job.done():
+                return job.result()
+            if self.task is not None and self.task.done():
+                job.cancel()
+                raise AgentGone("the agent closed its connection before the answer came")
+
+
+class _Until:
+    """The chunks of an answer until it ends (`ended`) or the agent leaves: a silent upstream is not
+    waited for once nobody is listening. An agent that closes its connection as soon as it has
+    the last byte has not left early: the end of the answer is given `grace` seconds to arrive."""
+
+    def __init__(self, chunks: AsyncIterator[bytes], gone: asyncio.Task, grace: float = 0.5):
+        self._it = chunks.__aiter__()
+        self._gone = gone
+        self._grace = grace
+        self.ended = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        loop = asyncio.get_running_loop()
+        deadline: float | None = None  # once the agent has left: the end of the answer is due by then
+        while not self.ended:
+            step = asyncio.ensure_future(self._it.__anext__())
+            await asyncio.wait({step, self._gone}, return_when=asyncio.FIRST_COMPLETED)
+            if not step.done():
+                deadline = deadline if deadline is not None else loop.time() + self._grace
+                await asyncio.wait({step}, timeout=max(0.0, deadline - loop.time()))
+            if not step.done():
+                step.cancel()
+                return
+            try:
+                chunk = step.result()
+            except StopAsyncIteration:
+                self.ended = True
+                return
+            yield chunk
 
 
 async def _disconnect(receive: Any) -> None:

@@ -217,6 +217,8 @@ class Recorder:
                 flow.notes.append(rows.problem)
             served = rows.rows if rows is not None and flow.status is not None and flow.status < 300 else None
             self.opener.open_flow(flow, request, response, served)
+            if served is not None and flow.response_body.truncated:
+                self._forget_past_cap(flow, response)
         except Exception as exc:  # a record with a note beats a lost record
             flow.notes.append(f"error: finishing the record stopped: {exc!r}")
         for listener in list(self.listeners):
@@ -224,6 +226,17 @@ class Recorder:
                 listener(flow)
             except Exception as exc:
                 flow.notes.append(f"a listener failed: {exc!r}")
+
+    def _forget_past_cap(self, flow: Flow, kept: bytes) -> None:
+        """Rows served past the record's cap keep their verdict and text but not the served row a
+        trace would be made from (the record holds only the cap's worth of the answer)."""
+        within = RowCollector()
+        within.feed(kept)
+        n = len(within.rows)
+        for row in flow.rows[n:]:
+            row.rerun = None
+        if len(flow.rows) > n:
+            flow.notes.append(f"rows past the first {n:,} were opened as they streamed; their traces are not kept")
 
     def _decoded(self, flow: Flow, data: bytes, headers: list[tuple[str, str]]) -> bytes:
         encoding = next((v for k, v in headers if k.lower() == "content-encoding"), None)

@@ -6,7 +6,8 @@ inspector's thread, sent to the page at most every 100 ms) or any list of `Flow`
 
 Public traits: `search` (filter as you type over path, status, agent and verdict: every word
 must match), `sort` (`column:asc|desc`, "" = as they came), `picked` (the clicked flow's id, -1
-none), `recipe` (`"<flow id>:<row index>"`, set by a row's "recipe" button). `shown_ids()` picks
+none), `recipe` (`"<flow id>:<row index>"`, set by a row's "recipe view" button, which rows have
+when `recipe_view` is set: FlowsPanel sets it and shows that recipe). `shown_ids()` picks
 the rows by the rule flows.js uses, so `count` is the count line on screen.
 
 The page holds the table's cells (a few short strings per flow, ~100 bytes: 10,000 flows are
@@ -248,6 +249,7 @@ class FlowsView(anywidget.AnyWidget):
     detail = T.Dict().tag(sync=True)  # the picked flow opened (detail_of)
     details = T.Dict().tag(sync=True)  # flow id → opening, sent ahead for flows whose rows did not open
     recipe = T.Unicode("").tag(sync=True)  # "<flow id>:<row index>" whose recipe view is asked for
+    recipe_view = T.Bool(False).tag(sync=True)  # a recipe view listens (FlowsPanel): rows get the button
 
     def __init__(self, source: Inspector | Iterable[Flow], **kw: Any):
         self._lock = threading.RLock()
@@ -389,7 +391,7 @@ class FlowsPanel(W.VBox):
     """The flows view with, below it, the recipe view of the row whose "recipe" button was pressed."""
 
     def __init__(self, source: Inspector | Iterable[Flow], **kw: Any):
-        self.flows = FlowsView(source)
+        self.flows = FlowsView(source, recipe_view=True)
         self._slot = W.VBox()
         super().__init__([self.flows, self._slot], **kw)
         self.add_class("decoy-flows-panel")

@@ -55,3 +55,4 @@ def test_a_big_read_passes_through_and_every_row_opens(upstream, agent_key, owne
     assert [r.text for r in flow.rows] == [f"Memory number {i}." for i in range(N)]
     assert {r.opened_by for r in flow.rows} == {"agent key"}
     assert any("gzip-encoded" in n for n in flow.notes) == compressed
+    assert flow.rows[0].recipe_trace().ok and flow.rows[-1].recipe_trace() is None  # past the cap: not kept

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
-from support.lab import run_notebook, running_lab
+from support.lab import KERNEL_READY, run_notebook, running_lab
 from support.node import NODE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,6 +129,66 @@ def test_flows_view_filters_sorts_and_opens_the_bad_row_in_jupyterlab(lab):
             assert sum(rgb) > 3 * 150, f"text is {colour} on a dark page"
             shoot(page, view, BUILD / "flows-dark.png")
             assert errors == []
+        finally:
+            browser.close()
+
+
+# -- live: the view shown first, the agent run after it -------------------------------------------
+LIVE = [
+    """
+from decoy_lab.inspector import Inspector
+from decoy_lab.inspector.widget import FlowsView
+ins = Inspector.start(sandbox=True)
+view = FlowsView(ins)
+view.add_class("live-flows")
+view
+""",
+    f"""
+import os, subprocess, time
+for bug in ([], ["--bug", "owner-wrap"]):  # two runs, a moment apart: the page hears of each flow
+    subprocess.run([{str(NODE)!r}, {str(ROOT / "examples" / "agents" / "memory-agent.mjs")!r}, *bug],
+                   env={{**os.environ, "DECOY_BASE_URL": ins.url}}, check=True, timeout=120, capture_output=True)
+    time.sleep(1)
+ins.settle()
+time.sleep(0.5)
+print("FLOWS", len(view.flows))
+""",
+]
+
+
+def test_new_flows_appear_in_the_page_while_the_agent_runs(tmp_path):
+    import nbformat
+    from playwright.sync_api import expect, sync_playwright
+
+    folder = tmp_path / "nb"
+    folder.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c.strip()) for c in LIVE])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, folder / "live.ipynb")
+    with running_lab(tmp_path, folder) as (base, token), sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            page = browser.new_context(viewport={"width": 1300, "height": 1000}).new_page()
+            page.goto(f"{base}/lab/tree/notebooks/live.ipynb?token={token}")
+            page.wait_for_function(KERNEL_READY, timeout=90_000)
+            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell-and-select-next')")
+            count = page.locator(".live-flows .decoy-flows-count")
+            expect(count).to_have_text("0 exchanges", timeout=60_000)
+            # every count the page shows from now on, as it shows it
+            count.evaluate(
+                "el => { window.__counts = []; new MutationObserver(() => window.__counts.push(el.textContent))"
+                ".observe(el, {childList: true, characterData: true, subtree: true}); }"
+            )
+            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell-and-select-next')")
+            printed = page.locator(".jp-OutputArea-output pre", has_text="FLOWS")
+            expect(printed).to_be_visible(timeout=180_000)
+            total = int(printed.inner_text().split()[-1])
+            assert total >= 12
+            expect(count).to_have_text(f"{total} exchanges")
+            counts = page.evaluate("() => window.__counts")
+            assert len(set(counts)) >= 3, counts  # it grew in steps while the agent ran
+            assert [int(c.split()[0]) for c in counts] == sorted(int(c.split()[0]) for c in counts)
+            expect(page.locator(".live-flows .decoy-flows-row.tone-bad")).to_have_count(1)
         finally:
             browser.close()
 

@@ -37,9 +37,12 @@ function table(model) {
   if (!t) {
     t = { views: new Set(), rows: null, lower: [] };
     followers.set(model, t);
+    // The model's own `rows` object, added to in place: the widget state JupyterLab saves with the
+    // notebook (and an export embeds) then holds every flow the page was sent.
     const load = (rows) => {
-      t.rows = { seq: rows.seq || 0 };
-      for (const k of KEYS) t.rows[k] = (rows[k] || []).slice();
+      t.rows = rows;
+      rows.seq = rows.seq || 0;
+      for (const k of KEYS) rows[k] = rows[k] || [];
       t.at = new Map(t.rows.id.map((id, i) => [id, i]));
       t.lower = t.rows.id.map((_, i) => hay(t.rows, i));
     };
@@ -47,8 +50,8 @@ function table(model) {
     load(model.get("rows") || {});
     const tell = () => t.views.forEach((f) => f());
     model.on("msg:custom", (msg) => {
-      if (msg.kind === "all") load(msg.rows);
-      else if (msg.kind === "more") {
+      if (msg.kind === "all") return model.set("rows", msg.rows); // its change event loads it (page-side only)
+      if (msg.kind === "more") {
         if (msg.seq <= t.rows.seq) return;
         if (msg.seq !== t.rows.seq + 1) return model.send({ kind: "resync" });
         const r = msg.rows;
@@ -299,7 +302,7 @@ function rowCard(parent, r, flowId, model) {
   h("span", "decoy-flows-badge tone-" + tone, top, r.verdict);
   h("span", "decoy-flows-rowid", top, `${r.field} · ${r.kind || "row"} ${r.id}`);
   if (r.opened_by) h("span", "decoy-flows-by", top, `opened with the ${r.opened_by}`);
-  if (r.recipe) {
+  if (r.recipe && model.get("recipe_view")) {
     const b = h("button", "decoy-flows-recipe", top, "recipe view");
     b.type = "button";
     b.title = "step through this row's recipe (below the table)";
