@@ -189,3 +189,56 @@ def test_the_read_task_against_a_sandbox() -> None:
             assert violations(inspector) == []
         finally:
             inspector.close()
+
+
+def _memory_writes(inspector) -> list:
+    return [f for f in inspector.all_flows() if f.method in ("POST", "PUT") and f.path == "/api/agent/context/memories"]
+
+
+def test_new_rows_are_wrapped_to_the_other_connections_that_read_them() -> None:
+    from decoy_lab.conformance.pytest_plugin import violations
+    from decoy_lab.conformance.recording import start_inspector
+    from decoy_lab.sandbox import Sandbox
+
+    with Sandbox.start(approve="auto", seed="none") as sandbox:
+        inspector = start_inspector(sandbox.url, sandbox)
+        try:
+            env = {**os.environ, "DECOY_BASE_URL": str(inspector.url)}
+            other = subprocess.run([str(NODE), str(AGENT), "--task", "read"], capture_output=True, text=True,
+                                   timeout=TIMEOUT, env={**env, "DECOY_CLIENT_ID": "another-agent"})  # fmt: skip
+            assert other.returncode == 0, other.stderr  # a second connection that reads every memory
+            p = subprocess.run([str(NODE), str(AGENT), "--topic", "Golf club headcovers"], capture_output=True,
+                               text=True, timeout=TIMEOUT, env=env)  # fmt: skip
+            assert p.returncode == 0, p.stderr
+            (post,) = _memory_writes(inspector)
+            rows = json.loads(post.request_body.data)["rows"]
+            assert len(rows) == 3  # the topic, its relation and its first memory, in one POST
+            assert all(len(r["grantee_wraps"]) == 1 and r["grantee_wraps"][0]["via"] == ["all"] for r in rows)
+            admitted = json.loads(post.response_body.data)["grantee_wraps"]
+            assert admitted == {r["id"]: 1 for r in rows}
+            assert violations(inspector) == []
+        finally:
+            inspector.close()
+
+
+def test_seeded_5xx_and_dropped_answers_leave_one_memory_corrected() -> None:
+    """The sandbox's own faults (503 with Retry-After, a write committed and its answer lost)."""
+    from decoy_lab.conformance.pytest_plugin import violations
+    from decoy_lab.conformance.recording import start_inspector
+    from decoy_lab.sandbox import Sandbox
+
+    faults = {"error_5xx": 0.15, "drop_after_commit": 0.15, "seed": 7}
+    with Sandbox.start(approve="auto", seed="demo", faults=faults) as sandbox:
+        inspector = start_inspector(sandbox.url, sandbox)
+        try:
+            p = subprocess.run([str(NODE), str(AGENT), "--task", "edit"], capture_output=True, text=True, timeout=TIMEOUT,
+                               env={**os.environ, "DECOY_BASE_URL": str(inspector.url)})  # fmt: skip
+            assert p.returncode == 0, p.stderr
+            out = json.loads(p.stdout.strip().splitlines()[-1])
+            posts = [f for f in _memory_writes(inspector) if f.method == "POST"]
+            assert {f.request_body.data for f in posts} == {posts[0].request_body.data}  # only ever the same rows
+            mine = [r for r in sandbox.owner.app_view() if r.get("id") in out["rows"]]
+            assert len(mine) == 1 and "chose the Friday 08:10 direct flight" in mine[0]["text"]
+            assert violations(inspector) == []
+        finally:
+            inspector.close()

@@ -12,6 +12,9 @@
 //   --task read   pair, read what it holds (waiting while rows are `preparing`), print a summary
 //   --bug NAME    plants ONE deliberate mistake (BUGS below), so the check can be seen to catch it
 //
+// DECOY_BASE_URL (required) is the Decoy server, the sandbox, or the inspector in front of either;
+// DECOY_CLIENT_ID (optional) names the connection; DECOY_PREPARING_WAIT (optional, 90 s) bounds the
+// reading while rows are still `preparing`.
 // What it does goes to stderr; one JSON line goes to stdout at the end. Exit 0 on success,
 // 1 on a failure (with its reason), 2 on a usage mistake. It never prints a token or a key.
 import { webcrypto } from 'node:crypto';
@@ -31,7 +34,7 @@ const ALIASES = { 'raw-owner-wrap': 'wrong-owner-wrap', 'bad-kid': 'kid-mismatch
 const TASKS = ['save', 'edit', 'read'];
 const MEMORIES = '/api/agent/context/memories';
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
-const CLIENT_ID = 'decoy-check-node-agent';
+const CLIENT_ID = process.env.DECOY_CLIENT_ID || 'decoy-check-node-agent'; // the same client_id reconnects the same connection
 const ATTEMPTS = 5; // sends of one request whose outcome stays unknown (or is 429/503)
 const PREPARING_WAIT = Number(process.env.DECOY_PREPARING_WAIT || 90); // s of reading while rows are owed
 const GRANT_WAIT = 600; // s: "Poll GET /api/agent/grant-request?id= every few seconds for up to about ten minutes"
