@@ -102,6 +102,13 @@ def text(card: Scorecard) -> str:
         ended = "timed out" if run.timed_out else f"exit {run.exit_code}"
         fired = ", ".join(sorted({e["kind"] for e in run.events})) or "none"
         lines.append(f"  scenario {run.scenario}: {len(run.exchanges)} exchanges, {ended}, faults fired: {fired}")
+        if not run.exchanges:
+            lines.append(
+                "    the agent sent nothing through the inspector: does it read DECOY_BASE_URL (or take {url})?"
+            )
+        if run.timed_out or run.exit_code not in (0, None):
+            tail = [t for t in run.stderr.strip().splitlines()[-5:] if t.strip()]
+            lines += [f"    | {t}" for t in tail]
     lines.append("")
     order = {s: i for i, s in enumerate(STATUSES)}
     for v in sorted(card.verdicts, key=lambda v: order[v.status]):

@@ -84,3 +84,10 @@ def test_rules_md_and_list():
     assert check("--rules-md").stdout.startswith("# The rules `decoy-lab check` judges")
     listing = check("--list").stdout
     assert "lost-answers" in listing and "rows.self-wrap" in listing
+
+
+def test_an_agent_that_does_nothing_exercises_nothing_and_is_told_why():
+    done = check("--scenario", "clean", "--", sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    assert "does it read DECOY_BASE_URL" in done.stdout
+    assert "0 failed, 0 warnings, 0 passed" in done.stdout and "PASSED " not in done.stdout
