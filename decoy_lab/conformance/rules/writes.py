@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decoy_lab.conformance.model import Exchange, Result, Rule, Run, short
-from decoy_lab.conformance.rules.base import opened_rows, posts, reads, sent_rows, writes
+from decoy_lab.conformance.rules.base import opened_rows, posts, reads, sent_rows, served_ids, writes
 
 
 def _texts(x: Exchange) -> dict[str, str]:
@@ -78,6 +78,27 @@ def rev_conflict_reread(run: Run) -> Result:
     return Result.judge(bad, good[:3])
 
 
+def read_back(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for x in posts(run):
+        if not x.answered or (x.status or 0) >= 300:
+            continue
+        ids = [r["id"] for r in sent_rows(x)]
+        served: set[str] = set()
+        for rd in reads(run):
+            if rd.start > x.start and rd.answered:
+                served.update(served_ids(rd))
+        missing = [i for i in ids if i not in served]
+        if missing:
+            bad.append(
+                f"{x.label()}, row {short(missing[0])}: saved, and never fetched back ({len(missing)} of {len(ids)} rows)"
+            )
+        elif ids:
+            good.append(f"{x.label()}: all {len(ids)} rows fetched back by a later read")
+    return Result.judge(bad, good[:3])
+
+
 RULES = [
     Rule(
         "writes.same-rows-on-retry",
@@ -100,5 +121,16 @@ RULES = [
         scenarios=("owner-edits",),
         bug="overwrite-on-conflict",
         catches="takes current_rev from the 409 and sends its own text again",
+    ),
+    Rule(
+        "writes.read-back",
+        "Every saved row is fetched back to confirm it",
+        "000",
+        "Verify the result",
+        "After saving, retain the returned memory ID and fetch that row through Decoy.",
+        read_back,
+        scenarios=("clean",),
+        bug="no-read-back",
+        catches="saves and stops: never reads its rows back",
     ),
 ]

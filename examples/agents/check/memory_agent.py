@@ -35,7 +35,7 @@ MEMORIES = "/api/agent/context/memories"
 BUGS = (
     "no-self-wrap", "bad-kid", "raw-owner-wrap", "new-topic", "topic-alone", "user-topic", "two-about",
     "long-relation", "new-rows-on-retry", "ignore-retry-after", "preparing-as-missing",
-    "overwrite-on-conflict", "ignore-slow-down", "poll-fast", "token-in-url", "repair-for-access", "refresh-twice",
+    "overwrite-on-conflict", "no-read-back", "ignore-slow-down", "poll-fast", "token-in-url", "repair-for-access", "refresh-twice",
 )  # fmt: skip
 OAEP = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
 
@@ -268,6 +268,8 @@ class Agent:
         self.retried("POST", MEMORIES, make_rows)
         memory_id = state["memory"]["id"]
         self.say(f"Saved memory {memory_id[:8]}… under {state['topic']['name']!r}.")
+        if self.bug == "no-read-back":
+            return
         self.correct(memory_id, "Status: no flight chosen yet.", "Status: chose the Friday 08:10 direct flight.")
 
     def correct(self, memory_id: str, old: str, new: str) -> None:
