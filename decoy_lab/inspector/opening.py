@@ -112,7 +112,8 @@ class Opener:
         answer collected while it streamed, whole even when the body was cut off the record)."""
         rows: list[Row] = []
         try:
-            sent = _parse(request, flow.request_body.complete) if _has_rows_path(flow) else None
+            whole = flow.request_body.complete and not flow.request_body.truncated
+            sent = _parse(request, whole) if _has_rows_path(flow) else None
             if isinstance(sent, _Unparsed):
                 flow.notes.append(f"error: request body {sent.why}")
             elif sent is not None:

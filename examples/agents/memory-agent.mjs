@@ -3,21 +3,25 @@
 // with its first memory in one POST, as the memory contract's agent-memory.mjs recipes do, and
 // reads every row back with its own key. Node 18+, WebCrypto only, no npm dependencies.
 //
-//   DECOY_BASE_URL=http://127.0.0.1:8765 node memory-agent.mjs [--bug owner-wrap|owner-key-bytes] [--json]
+//   DECOY_BASE_URL=http://127.0.0.1:8765 node memory-agent.mjs [--bug owner-wrap|owner-key-bytes] [--key FILE] [--json]
 //
 // --bug owner-wrap        seals the second memory's owner_wrap with RSA-OAEP-SHA-1 instead of
 //                         SHA-256: the server stores it (it never decrypts), the agent reads the row
 //                         back fine through self_wrap, and the owner's app cannot open it.
 // --bug owner-key-bytes   puts the raw 32-byte key in owner_wrap instead of its 44-character base64
 //                         text: the wrap opens, the owner's app refuses what is inside.
+// --key FILE              the agent's RSA private key (PKCS#8 PEM) instead of a new one, e.g. the key an
+//                         inspector was given (`agent_key=`) so it opens what this agent reads too.
 // --json                  prints one JSON line at the end: {token_id, topic_id, rows: [{id, kind, bug}]}.
-import { webcrypto } from 'node:crypto';
+import { createPrivateKey, createPublicKey, webcrypto } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 
 const subtle = webcrypto.subtle;
 const BASE = (process.env.DECOY_BASE_URL || '').replace(/\/+$/, '');
 const args = process.argv.slice(2);
 const BUG = args.includes('--bug') ? args[args.indexOf('--bug') + 1] : null;
 const JSON_OUT = args.includes('--json');
+const KEY_FILE = args.includes('--key') ? args[args.indexOf('--key') + 1] : null;
 const BUGS = ['owner-wrap', 'owner-key-bytes'];
 const say = (...words) => { if (!JSON_OUT) console.log(...words); else console.error(...words); };
 
@@ -54,6 +58,15 @@ const post = (path, body) => call('POST', path, body);
 
 // -- keys and blobs (the memory contract's "Exact formats") ------------------------------------
 const OAEP256 = { name: 'RSA-OAEP', hash: 'SHA-256' };
+async function keyPairFrom(file) {
+  const priv = createPrivateKey(readFileSync(file, 'utf8'));
+  if (priv.asymmetricKeyType !== 'rsa') throw new Error(`${file}: not an RSA private key`);
+  const der = priv.export({ type: 'pkcs8', format: 'der' });
+  return {
+    privateKey: await subtle.importKey('pkcs8', der, OAEP256, false, ['decrypt']),
+    publicKeyBase64: b64(createPublicKey(priv).export({ type: 'spki', format: 'der' })),
+  };
+}
 async function newKeyPair() {
   const pair = await subtle.generateKey({ ...OAEP256, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) },
     true, ['encrypt', 'decrypt']);
@@ -160,7 +173,7 @@ async function pair(me) {
 async function main() {
   if (!BASE) throw new Error('set DECOY_BASE_URL to the Decoy (or inspector) URL, e.g. http://127.0.0.1:8765');
   if (BUG && !BUGS.includes(BUG)) throw new Error(`--bug takes one of ${BUGS.join(', ')}`);
-  const me = await newKeyPair();
+  const me = KEY_FILE ? await keyPairFrom(KEY_FILE) : await newKeyPair();
   const answer = await pair(me);
   token = answer.access_token;
   say(`paired: token_id ${answer.token_id}`);
