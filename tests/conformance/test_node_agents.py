@@ -61,7 +61,7 @@ def explain(run: Run, card: Scorecard) -> str:
 # scenario → (task, the rules that scenario is there to exercise: each must be judged `passed`)
 CORRECT = {
     "clean": (None, ["rows.self-wrap", "rows.owner-opens", "rows.kid-fingerprint", "rows.about-once",
-                     "topics.reuse-before-create", "pairing.no-token-in-url"]),
+                     "topics.reuse-before-create", "writes.read-back", "pairing.no-token-in-url"]),
     "lost-answers": (None, ["writes.same-rows-on-retry"]),
     "preparing": (None, ["reading.preparing-wait", "reading.retry-after"]),
     "owner-edits": ("edit", ["writes.rev-conflict-reread"]),
