@@ -1,0 +1,39 @@
+"""Conformance: judge any agent by the spec, rule by rule, under staged faults (`decoy-lab check`).
+
+It sits above the inspector, the client and the sandbox, and drives a sandbox and the inspector
+through their public APIs (the owner API, the recorded flows), never the sandbox's private state.
+
+    model.py          Rule, Result, Run, Exchange: rules as data and what a run hands them
+    rules/            every rule by area (rows, topics, writes, reading, access, pairing)
+    hop.py            the staging hop between inspector and sandbox: faults at chosen exchanges
+    recording.py      the inspector in front of the hop, opening rows as the sandbox's owner
+    scenarios.py      clean, lost-answers, preparing, owner-edits, missing-permission, slow-pairing,
+                      token-rotation: a fresh sandbox each, the agent's command run against it
+    report.py         the scorecard: text, JSON, JUnit XML, an offline HTML page
+    docs.py           docs/rules.md from the rules
+    command.py        `decoy-lab check`: add_arguments(parser) and run(args)
+    pytest_plugin.py  fixtures decoy_sandbox and decoy_inspector; violations(inspector)
+"""
+
+from __future__ import annotations
+
+from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED, WARNING, Result, Rule, Run
+from decoy_lab.conformance.report import Scorecard, score
+from decoy_lab.conformance.rules import RULES
+from decoy_lab.conformance.scenarios import SCENARIOS, Scenario, run_scenario
+
+__all__ = [
+    "FAILED",
+    "NOT_EXERCISED",
+    "PASSED",
+    "RULES",
+    "SCENARIOS",
+    "WARNING",
+    "Result",
+    "Rule",
+    "Run",
+    "Scenario",
+    "Scorecard",
+    "run_scenario",
+    "score",
+]

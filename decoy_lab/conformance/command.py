@@ -1,0 +1,132 @@
+"""`decoy-lab check`: judge an agent by the spec, rule by rule, under staged faults.
+
+    decoy-lab check [--scenario NAME …] [--json FILE] [--junit FILE] [--html FILE] [--timeout S] -- COMMAND [ARG…]
+    python -m decoy_lab.conformance -- COMMAND [ARG…]
+    python -m decoy_lab.conformance --rules-md > docs/rules.md
+
+Each scenario runs COMMAND once against a fresh sandbox behind the inspector, with
+`DECOY_BASE_URL` set to the inspector's URL (and `{url}` in its arguments replaced by it). The
+scorecard lists each rule, its verdict, the spec sentence it enforces and the exchanges that
+prove it. Exit 0 when no rule failed, 1 when one did, 2 for a usage mistake (`error: …`).
+`add_arguments(parser)` and `run(args)` are what the `decoy-lab` command wires in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import shutil
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from decoy_lab.conformance import docs, report
+from decoy_lab.conformance.rules import RULES
+from decoy_lab.conformance.scenarios import DEFAULT, SCENARIOS, run_scenario
+
+DESCRIPTION = (
+    "Run an agent under staged faults against a fresh sandbox behind the inspector, and judge "
+    "what it did by the spec, rule by rule (PASSED / WARNING / FAILED / NOT EXERCISED)."
+)
+
+
+class UsageError(Exception):
+    """A mistake in the arguments: printed as `error: …`, exit 2."""
+
+
+def positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be more than 0 seconds")
+    return value
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The `check` options, shared by `decoy-lab check` and `python -m decoy_lab.conformance`."""
+    p.add_argument(
+        "--scenario",
+        action="append",
+        metavar="NAME",
+        help=f"a scenario to run (repeatable; default: all of {', '.join(DEFAULT)})",
+    )
+    p.add_argument("--json", metavar="FILE", help="write the scorecard as JSON")
+    p.add_argument("--junit", metavar="FILE", help="write the scorecard as JUnit XML (one test case per rule)")
+    p.add_argument("--html", metavar="FILE", help="write an offline page: each failed rule with its exchanges")
+    p.add_argument("--timeout", type=positive, default=120.0, metavar="S", help="time limit per scenario (default 120)")
+    p.add_argument("--rules-md", dest="rules_md", action="store_true", help="print docs/rules.md and exit")
+    p.add_argument("--list", action="store_true", help="list the scenarios and rules and exit")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG…]: the agent to check")
+
+
+def _usage(args: argparse.Namespace) -> list[str]:
+    command = list(args.command or [])
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        raise UsageError("give the agent's command after --, e.g. decoy-lab check -- python my_agent.py")
+    if shutil.which(command[0]) is None and not Path(command[0]).exists():
+        raise UsageError(f"{command[0]}: no such command")
+    for name in args.scenario or []:
+        if name not in SCENARIOS:
+            raise UsageError(f"no scenario {name!r}; the scenarios are {', '.join(SCENARIOS)}")
+    for flag in ("json", "junit", "html"):
+        value = getattr(args, flag)
+        if value and not Path(value).resolve().parent.is_dir():
+            raise UsageError(f"--{flag} {value}: its folder does not exist")
+    return command
+
+
+def _listing() -> str:
+    lines = ["scenarios:"]
+    lines += [f"  {s.name:<20} {s.title}" for s in SCENARIOS.values()]
+    lines.append("rules:")
+    lines += [f"  {r.id:<34} {r.title}  [{', '.join(r.scenarios)}]" for r in RULES]
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
+    """Run the scenarios and print the scorecard; 0 (no rule failed), 1 (one did), 2 (usage)."""
+    out = out or sys.stdout
+    if args.rules_md:
+        out.write(docs.rules_md())
+        return 0
+    if args.list:
+        out.write(_listing())
+        return 0
+    try:
+        command = _usage(args)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    names = args.scenario or list(DEFAULT)
+    runs = []
+    for name in names:
+        print(f"running scenario {name} …", file=sys.stderr, flush=True)
+        try:
+            runs.append(run_scenario(SCENARIOS[name], command, timeout=args.timeout))
+        except (OSError, RuntimeError) as exc:
+            print(f"error: scenario {name} could not run: {exc}", file=sys.stderr)
+            return 2
+    card = report.score(RULES, runs, shlex.join(command))
+    out.write(report.text(card))
+    for flag, render in (("json", report.to_json), ("junit", report.junit), ("html", report.page)):
+        path = getattr(args, flag)
+        if path:
+            Path(path).write_text(render(card), encoding="utf-8")
+    return card.exit_code()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="decoy-lab check", description=DESCRIPTION)
+    add_arguments(parser)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" in argv:  # everything after `--` is the agent's command, whatever it looks like
+        i = argv.index("--")
+        args = parser.parse_args(argv[:i])
+        args.command = argv[i + 1 :]
+    else:
+        args = parser.parse_args(argv)
+    return run(args)

@@ -1,0 +1,159 @@
+"""Rules as data, and what a run hands them: `Rule`, `Result`, `Run`, `Exchange`.
+
+A `Rule` is an id (`rows.self-wrap`), a title, the spec sentence it enforces quoted verbatim
+with its document (`000` the memory contract, `001` the Agent API) and section or operation,
+a severity (`fail` or `warn`), the scenarios that stage what it needs, the bug that proves it
+can fail, and a check: `check(run) -> Result`. A check that found nothing to judge answers
+`not-exercised`, never `passed`.
+
+A `Run` is one scenario's record: the exchanges the inspector saw (as `Exchange`s, in order),
+the owner's view of every stored row at the end (the sandbox's owner API, `app_view`), the
+faults the staging hop fired, and the agent's exit code and output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+PASSED, WARNING, FAILED, NOT_EXERCISED = "passed", "warning", "failed", "not-exercised"
+STATUSES = (FAILED, WARNING, PASSED, NOT_EXERCISED)  # worst first
+MEMORIES = "/api/agent/context/memories"
+
+
+@dataclass
+class Result:
+    status: str
+    evidence: list[str] = field(default_factory=list)
+
+    @classmethod
+    def judge(cls, bad: list[str], good: list[str], *, severity: str = "fail") -> Result:
+        """failed (or warning, for a `warn` rule) with `bad`; passed with `good`; else not-exercised."""
+        if bad:
+            return cls(FAILED if severity == "fail" else WARNING, bad)
+        return cls(PASSED, good) if good else cls(NOT_EXERCISED, [])
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    doc: str  # "000" or "001"
+    section: str
+    spec: str  # quoted verbatim from the spec text
+    check: Callable[[Run], Result] = field(repr=False, compare=False)
+    severity: str = "fail"
+    scenarios: tuple[str, ...] = ("clean",)
+    bug: str = ""  # the example agent's --bug that this rule catches (docs/rules.md)
+    catches: str = ""  # that bug in words
+
+    def evaluate(self, run: Run) -> Result:
+        try:
+            return self.check(run)
+        except Exception as exc:  # a check that stops is a finding, never a crash of the run
+            return Result(WARNING, [f"the check stopped: {exc!r}"])
+
+
+@dataclass
+class Exchange:
+    """One recorded flow, as the rules read it (bodies parsed once)."""
+
+    id: int
+    method: str
+    path: str
+    query: str
+    status: int | None
+    ended: str
+    start: float  # seconds since the inspector started
+    done: float | None
+    request: Any
+    response: Any
+    form: dict[str, str]
+    rows: list[Any]  # the inspector's opened rows (inspector.model.Row)
+    token: str = ""  # fingerprint of the bearer token the request carried ("" without one)
+
+    @property
+    def answered(self) -> bool:
+        return self.ended == "answered" and self.status is not None and self.status < 500
+
+    @property
+    def unknown(self) -> bool:
+        """The agent could not learn the outcome: no answer, a cut answer, or a 5xx."""
+        return not self.answered
+
+    @property
+    def code(self) -> str:
+        r = self.response if isinstance(self.response, dict) else {}
+        return str(r.get("code") or r.get("error") or "")
+
+    def label(self) -> str:
+        return f"{self.method} {self.path} #{self.id}"
+
+    @classmethod
+    def of(cls, flow: Any) -> Exchange:
+        form: dict[str, str] = {}
+        if flow.path.startswith("/oauth/"):
+            try:
+                form = dict(parse_qsl(flow.request_body.data.decode("utf-8")))
+            except (UnicodeDecodeError, ValueError):
+                form = {}
+        t = flow.timings
+        return cls(
+            flow.id,
+            flow.method,
+            flow.path,
+            flow.query,
+            flow.status,
+            flow.ended,
+            t.start / 1000,
+            None if t.done is None else t.done / 1000,
+            _json(flow.request_body.data),
+            _json(flow.response_body.data),
+            form,
+            list(flow.rows),
+            flow.token,
+        )
+
+
+def _json(data: bytes) -> Any:
+    try:
+        return json.loads(data) if data else None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+
+
+@dataclass
+class Run:
+    """One scenario's record, as every rule reads it."""
+
+    scenario: str
+    exchanges: list[Exchange]
+    app_view: list[dict] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)
+    exit_code: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    notes: list[str] = field(default_factory=list)
+    _by_id: dict[str, dict] | None = field(default=None, repr=False, compare=False)
+
+    def where(self, method: str | None = None, path: str | None = None) -> list[Exchange]:
+        return [
+            x for x in self.exchanges if (method is None or x.method == method) and (path is None or x.path == path)
+        ]
+
+    def staged(self, kind: str) -> list[dict]:
+        return [e for e in self.events if e["kind"] == kind]
+
+    def owner_row(self, row_id: str) -> dict | None:
+        """The owner's view of one stored row (indexed once: a big vault is read many times)."""
+        if self._by_id is None or len(self._by_id) != len(self.app_view):
+            self._by_id = {str(r.get("id")): r for r in self.app_view}
+        return self._by_id.get(row_id)
+
+
+def short(row_id: str) -> str:
+    return row_id[:8] + "…" if len(row_id) > 9 else row_id

@@ -1,0 +1,64 @@
+"""A pytest plugin: an agent's own tests run against a sandbox behind the inspector, then ask
+which rules what it did breaks.
+
+    # pyproject.toml: [project.entry-points.pytest11] decoy_lab = "decoy_lab.conformance.pytest_plugin"
+    from decoy_lab.conformance import pytest_plugin
+
+    def test_my_agent_saves(decoy_inspector):
+        run_my_agent(base_url=decoy_inspector.url)      # the agent pairs and works through it
+        assert pytest_plugin.violations(decoy_inspector) == []
+
+`decoy_sandbox` is a fresh sandbox (no seed, the owner approves at once); `decoy_inspector` records
+in front of it and opens every written row as its owner would. `violations(inspector)` judges the
+rules over what was recorded so far and lists each failure as "rule id: evidence".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from decoy_lab.conformance.model import FAILED, Exchange, Run
+from decoy_lab.conformance.rules import RULES
+
+
+def record(inspector: Any, scenario: str = "pytest") -> Run:
+    """What `inspector` recorded, as a Run (with its sandbox's owner view when it has one)."""
+    inspector.settle(30.0)
+    sandbox = getattr(inspector, "sandbox", None)
+    view = sandbox.owner.app_view() if sandbox is not None and hasattr(sandbox, "owner") else []
+    return Run(scenario, [Exchange.of(f) for f in inspector.all_flows()], view)
+
+
+def violations(inspector: Any, *, warnings: bool = False) -> list[str]:
+    """Each failed rule (and each warning, with `warnings=True`) as "rule id: evidence"."""
+    run = record(inspector)
+    out = []
+    for rule in RULES:
+        result = rule.evaluate(run)
+        if result.status == FAILED or (warnings and result.status == "warning"):
+            out += [f"{rule.id}: {e}" for e in result.evidence] or [f"{rule.id}: {result.status}"]
+    return out
+
+
+@pytest.fixture
+def decoy_sandbox() -> Iterator[Any]:
+    """A fresh sandbox on a loopback port: empty vault, the owner approving at once."""
+    from decoy_lab.sandbox import Sandbox
+
+    with Sandbox.start(seed="none") as sandbox:
+        yield sandbox
+
+
+@pytest.fixture
+def decoy_inspector(decoy_sandbox: Any) -> Iterator[Any]:
+    """The recording inspector in front of `decoy_sandbox`; give the agent its `.url`."""
+    from decoy_lab.conformance.recording import start_inspector
+
+    inspector = start_inspector(decoy_sandbox.url, decoy_sandbox)
+    try:
+        yield inspector
+    finally:
+        inspector.close()

@@ -1,0 +1,34 @@
+"""The inspector in front of a staging hop, opening rows with the sandbox's owner's-eye check.
+
+`Inspector.start(sandbox=…)` forwards to the sandbox itself; a conformance run puts the staging
+hop between them, so the inspector is assembled here from its public parts (Recorder, Opener,
+ProxyApp, serve_in_thread) with the owner's-eye check of the sandbox behind the hop
+(`decoy_lab.sandbox.phone.appview.check_row`, what the sandbox's own app-view runs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from decoy_lab.inspector import Inspector
+from decoy_lab.inspector.opening import Opener
+from decoy_lab.inspector.proxy import ProxyApp
+from decoy_lab.inspector.recorder import Recorder
+from decoy_lab.inspector.serve import serve_in_thread
+
+
+def owner_check(sandbox: Any) -> Any:
+    """(row, trace) → the owner's app's view of that row, in the running sandbox."""
+    from decoy_lab.sandbox.phone import appview
+
+    def check(row: dict, trace: Any) -> dict:
+        return appview.check_row(sandbox.state, row, trace=trace)
+
+    return check
+
+
+def start_inspector(upstream: str, sandbox: Any, *, timeout: float = 60.0) -> Inspector:
+    """A recording inspector forwarding to `upstream` (the hop), opening rows as `sandbox`'s owner."""
+    recorder = Recorder(opener=Opener(owner_check=owner_check(sandbox)))
+    served = serve_in_thread(ProxyApp(recorder, upstream, timeout=timeout), name="decoy-check-inspector")
+    return Inspector(recorder, served=served, upstream=upstream, sandbox=sandbox)

@@ -1,0 +1,212 @@
+"""The scorecard: every rule judged over every scenario run, as text, JSON, JUnit XML and HTML.
+
+A rule's status over a check is the worst of its runs (failed, then warning, then passed); it is
+`not-exercised` only when no run exercised it. Its evidence names the scenario and the exchange
+(`[lost-answers] POST /api/agent/context/memories #12, row 3f2a…: …`).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any
+
+from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED, STATUSES, WARNING, Result, Rule, Run
+
+MARKS = {PASSED: "PASSED", WARNING: "WARNING", FAILED: "FAILED", NOT_EXERCISED: "NOT EXERCISED"}
+EVIDENCE_SHOWN = 4
+
+
+@dataclass
+class Verdict:
+    rule: Rule
+    status: str
+    evidence: list[str] = field(default_factory=list)
+    by_scenario: dict[str, str] = field(default_factory=dict)
+
+    def spec_line(self) -> str:
+        return f"{self.rule.doc} {self.rule.section}: “{self.rule.spec}”"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.rule.id,
+            "title": self.rule.title,
+            "severity": self.rule.severity,
+            "spec": self.rule.spec,
+            "doc": self.rule.doc,
+            "section": self.rule.section,
+            "status": self.status,
+            "evidence": list(self.evidence),
+            "scenarios": dict(self.by_scenario),
+        }
+
+
+@dataclass
+class Scorecard:
+    verdicts: list[Verdict]
+    runs: list[Run]
+    command: str = ""
+
+    @property
+    def failed(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.status == FAILED]
+
+    def status_of(self, rule_id: str) -> str:
+        return next(v.status for v in self.verdicts if v.rule.id == rule_id)
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(v.status == s for v in self.verdicts) for s in STATUSES}
+
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "rules": [v.to_dict() for v in self.verdicts],
+            "scenarios": [_run_dict(r) for r in self.runs],
+            "counts": self.counts(),
+        }
+
+
+def score(rules: list[Rule], runs: list[Run], command: str = "") -> Scorecard:
+    verdicts = []
+    for rule in rules:
+        results: list[tuple[str, Result]] = [(run.scenario, rule.evaluate(run)) for run in runs]
+        status = next((s for s in STATUSES if any(r.status == s for _, r in results)), NOT_EXERCISED)
+        evidence = [f"[{name}] {e}" for name, r in results if r.status == status for e in r.evidence]
+        verdicts.append(Verdict(rule, status, evidence, {name: r.status for name, r in results}))
+    return Scorecard(verdicts, runs, command)
+
+
+def _run_dict(run: Run) -> dict[str, Any]:
+    return {
+        "name": run.scenario,
+        "exit_code": run.exit_code,
+        "timed_out": run.timed_out,
+        "exchanges": len(run.exchanges),
+        "faults": [{k: v for k, v in e.items() if k != "result"} for e in run.events],
+        "notes": list(run.notes),
+        "stdout": run.stdout,
+        "stderr": run.stderr,
+    }
+
+
+def text(card: Scorecard) -> str:
+    """The scorecard printed by `decoy-lab check`: one block per rule, worst first."""
+    lines = [f"decoy-lab check: {card.command}" if card.command else "decoy-lab check"]
+    for run in card.runs:
+        ended = "timed out" if run.timed_out else f"exit {run.exit_code}"
+        fired = ", ".join(sorted({e["kind"] for e in run.events})) or "none"
+        lines.append(f"  scenario {run.scenario}: {len(run.exchanges)} exchanges, {ended}, faults fired: {fired}")
+        if not run.exchanges:
+            lines.append(
+                "    the agent sent nothing through the inspector: does it read DECOY_BASE_URL (or take {url})?"
+            )
+        if run.timed_out or run.exit_code not in (0, None):
+            tail = [t for t in run.stderr.strip().splitlines()[-5:] if t.strip()]
+            lines += [f"    | {t}" for t in tail]
+    lines.append("")
+    order = {s: i for i, s in enumerate(STATUSES)}
+    for v in sorted(card.verdicts, key=lambda v: order[v.status]):
+        lines.append(f"{MARKS[v.status]:<14} {v.rule.id}  {v.rule.title}")
+        lines.append(f"{'':<15}{v.spec_line()}")
+        for e in v.evidence[:EVIDENCE_SHOWN]:
+            lines.append(f"{'':<15}- {e}")
+        if len(v.evidence) > EVIDENCE_SHOWN:
+            lines.append(f"{'':<15}- … {len(v.evidence) - EVIDENCE_SHOWN} more (--json has them all)")
+    c = card.counts()
+    lines.append("")
+    lines.append(
+        f"{c[FAILED]} failed, {c[WARNING]} warnings, {c[PASSED]} passed, {c[NOT_EXERCISED]} not exercised"
+        f" over {len(card.runs)} scenario(s)"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def junit(card: Scorecard) -> str:
+    """JUnit XML: one test case per rule; failed → <failure>, not exercised → <skipped>."""
+    c = card.counts()
+    suite = ET.Element(
+        "testsuite",
+        name="decoy-lab check",
+        tests=str(len(card.verdicts)),
+        failures=str(c[FAILED]),
+        skipped=str(c[NOT_EXERCISED]),
+        errors="0",
+    )
+    for v in card.verdicts:
+        case = ET.SubElement(suite, "testcase", classname=v.rule.id.split(".")[0], name=v.rule.id)
+        body = "\n".join([v.spec_line(), *v.evidence])
+        if v.status == FAILED:
+            ET.SubElement(case, "failure", message=v.rule.title, type="decoy.conformance").text = body
+        elif v.status == NOT_EXERCISED:
+            ET.SubElement(case, "skipped", message="no scenario run exercised this rule")
+        elif v.status == WARNING:
+            ET.SubElement(case, "system-out").text = "WARNING\n" + body
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+CSS = (
+    "body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}h2{font-size:1.1em;margin-top:2em}"
+    ".failed{color:#a00}.warning{color:#850}.passed{color:#060}.not-exercised{color:#555}"
+    "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}"
+    "blockquote{margin:.3em 0;padding-left:1em;border-left:3px solid #ccc}pre{white-space:pre-wrap}"
+)
+
+
+def page(card: Scorecard) -> str:
+    """An offline HTML page: the scorecard, and each failed rule with the exchanges it names."""
+    e = html.escape
+    c = card.counts()
+    rows = "".join(
+        f"<tr><td class='{v.status}'>{MARKS[v.status]}</td><td>{e(v.rule.id)}</td><td>{e(v.rule.title)}</td></tr>"
+        for v in card.verdicts
+    )
+    failed = []
+    for v in card.failed:
+        items = "".join(f"<li>{e(x)}</li>" for x in v.evidence)
+        failed.append(
+            f"<h2 class='failed' id='{e(v.rule.id)}'>FAILED {e(v.rule.id)}: {e(v.rule.title)}</h2>"
+            f"<blockquote>{e(v.rule.spec)}<br><small>{e(v.rule.doc)} · {e(v.rule.section)}</small></blockquote>"
+            f"<ul>{items}</ul>{_exchanges(card, v)}"
+        )
+    runs = "".join(
+        f"<h2>scenario {e(r.scenario)}</h2><p>exit {r.exit_code}{' (timed out)' if r.timed_out else ''}, "
+        f"{len(r.exchanges)} exchanges</p><pre>{e(r.stdout[-4000:])}</pre>"
+        for r in card.runs
+    )
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>decoy-lab check</title>"
+        f"<style>{CSS}</style></head><body><h1>decoy-lab check</h1><p><code>{e(card.command)}</code></p>"
+        f"<p>{c[FAILED]} failed, {c[WARNING]} warnings, {c[PASSED]} passed, {c[NOT_EXERCISED]} not exercised</p>"
+        f"<table><tr><th>verdict</th><th>rule</th><th>title</th></tr>{rows}</table>{''.join(failed)}{runs}</body></html>\n"
+    )
+
+
+def _exchanges(card: Scorecard, v: Verdict) -> str:
+    """The exchanges a failed rule's evidence names (`#12` in a scenario), request and answer."""
+    e = html.escape
+    out = []
+    for run in card.runs:
+        tag = f"[{run.scenario}]"
+        named = {int(n) for ev in v.evidence if ev.startswith(tag) for n in re.findall(r"#(\d+)", ev.split(": ")[0])}
+        for x in run.exchanges:
+            if x.id in named:
+                req = json.dumps(x.request, indent=1)[:3000] if x.request is not None else json.dumps(x.form)[:3000]
+                resp = json.dumps(x.response, indent=1)[:3000] if x.response is not None else ""
+                out.append(
+                    f"<details><summary>[{e(run.scenario)}] #{x.id} {e(x.method)} {e(x.path)} → {x.status} ({e(x.ended)})"
+                    f"</summary><pre>{e(req)}</pre><pre>{e(resp)}</pre></details>"
+                )
+    return "".join(out)
+
+
+def to_json(card: Scorecard) -> str:
+    return json.dumps(card.to_dict(), indent=2, ensure_ascii=False) + "\n"

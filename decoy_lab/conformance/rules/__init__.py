@@ -1,0 +1,20 @@
+"""Every rule `decoy-lab check` judges, as data, by area (each module's RULES, in this order):
+
+base.py      what the rules share: rows written and served, topic names, pairings
+rows.py      rows.*      each sealed row: wraps, kid, about, sizes
+topics.py    topics.*    find or create, one POST, never the user
+writes.py    writes.*    unknown outcomes, revision conflicts
+reading.py   reading.*   preparing rows, retry_after_seconds
+access.py    access.*    permission_request, never re-pair
+pairing.py   pairing.*   the device-code poll, slow_down, refresh, tokens out of URLs
+"""
+
+from __future__ import annotations
+
+from decoy_lab.conformance.model import Rule
+from decoy_lab.conformance.rules import access, pairing, reading, rows, topics, writes
+
+RULES: list[Rule] = [*rows.RULES, *topics.RULES, *writes.RULES, *reading.RULES, *access.RULES, *pairing.RULES]
+BY_ID = {r.id: r for r in RULES}
+
+__all__ = ["BY_ID", "RULES"]

@@ -1,0 +1,99 @@
+"""What the rules share: the rows an exchange wrote, the rows a read served, topic names."""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from collections.abc import Iterator
+from typing import Any
+
+from decoy_lab.conformance.model import MEMORIES, Exchange, Run, short
+
+USER_NAMES = frozenset({"default_user", "you", "user", "me"})  # 000 "Topic rows"
+
+
+@functools.lru_cache(maxsize=65536)
+def normalize(name: str) -> str:
+    """000 "Find or create": NFKC, lowercase, collapse whitespace, trim, strip surrounding quotes."""
+    return " ".join(unicodedata.normalize("NFKC", name).lower().split()).strip().strip("\"'“”‘’").strip()
+
+
+def writes(run: Run) -> list[Exchange]:
+    """Every memory write (POST rows, PUT an edit), in order."""
+    return [x for x in run.exchanges if x.path == MEMORIES and x.method in ("POST", "PUT")]
+
+
+def posts(run: Run) -> list[Exchange]:
+    return [x for x in run.exchanges if x.path == MEMORIES and x.method == "POST"]
+
+
+def reads(run: Run) -> list[Exchange]:
+    return [x for x in run.exchanges if x.path == MEMORIES and x.method == "GET"]
+
+
+def sent_rows(x: Exchange) -> list[dict]:
+    """The rows a write carried, as sent (a POST's `rows`, a PUT's body)."""
+    body = x.request if isinstance(x.request, dict) else {}
+    if x.method == "PUT":
+        return [body] if isinstance(body.get("id"), str) else []
+    return [r for r in body.get("rows") or [] if isinstance(r, dict) and isinstance(r.get("id"), str)]
+
+
+def opened_rows(x: Exchange) -> Iterator[Any]:
+    """The inspector's opened rows of what the agent sent (not of what it was answered)."""
+    for r in x.rows:
+        if str(getattr(r, "field", "")).startswith("request"):
+            yield r
+
+
+def kind_of(row: Any) -> str:
+    """memory / topic / link for an opened row (from the owner's-eye entry), else ""."""
+    plain = getattr(row, "plaintext", None)
+    if isinstance(plain, dict):
+        return str(plain.get("kind") or "")
+    return str(getattr(row, "kind", "") or "")
+
+
+def plain(row: Any) -> dict:
+    p = getattr(row, "plaintext", None)
+    return p if isinstance(p, dict) else {}
+
+
+def topic_of(row: Any) -> str:
+    """The `topic:<id>` an opened memory row is filed under ("" when none)."""
+    p = getattr(row, "plaintext", None)
+    if isinstance(p, dict):
+        return str((p.get("topic") or {}).get("id") or "") if p.get("kind") == "memory" else ""
+    return str(getattr(p, "topic_id", "") or "")
+
+
+def served_ids(x: Exchange) -> list[str]:
+    body = x.response if isinstance(x.response, dict) else {}
+    return [m["id"] for m in body.get("memories") or [] if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
+def preparing(x: Exchange) -> bool:
+    """A read that reported rows still owed by the owner's phone."""
+    body = x.response if isinstance(x.response, dict) else {}
+    return bool(body.get("preparing") or body.get("preparing_others") or body.get("preparing_unknown"))
+
+
+def topic_names(run: Run) -> dict[str, str]:
+    """Owner's view: topic row id → its name (every stored topic)."""
+    return {r["id"]: str(r.get("name") or "") for r in run.app_view if r.get("kind") == "topic"}
+
+
+def row_label(x: Exchange, row_id: str) -> str:
+    return f"{x.label()}, row {short(row_id)}"
+
+
+def pairings(run: Run) -> list[Exchange]:
+    return [x for x in run.exchanges if x.method == "POST" and x.path == "/oauth/device"]
+
+
+def token_calls(run: Run, grant: str) -> list[Exchange]:
+    return [
+        x
+        for x in run.exchanges
+        if x.method == "POST" and x.path == "/oauth/token" and grant in x.form.get("grant_type", "")
+    ]

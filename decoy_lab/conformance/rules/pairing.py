@@ -1,0 +1,146 @@
+"""Rules on pairing and tokens: the device-code poll, slow_down, refresh, where a token travels."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from urllib.parse import parse_qsl
+
+from decoy_lab.conformance.model import Exchange, Result, Rule, Run
+from decoy_lab.conformance.rules.base import pairings, token_calls
+
+SLACK = 0.5
+SECRET_PARAMS = frozenset({"access_token", "refresh_token", "token", "device_code", "code", "id_token"})
+FINGERPRINT = re.compile(r"sha256:[0-9a-f]{8}")  # how the record shows a learned secret
+
+
+def _polls(run: Run) -> list[tuple[float, list[Exchange]]]:
+    """(interval the device answer gave, its token polls in order) per pairing."""
+    out = []
+    for dev in pairings(run):
+        body = dev.response if isinstance(dev.response, dict) else {}
+        code = body.get("device_code")
+        if not code:
+            continue
+        polls = [x for x in token_calls(run, "device_code") if x.form.get("device_code") == code]
+        out.append((float(body.get("interval") or 5), polls))
+    return out
+
+
+def _walk(run: Run) -> list[tuple[Exchange, Exchange, float, bool]]:
+    """(poll, next poll, the interval owed between them, whether the first answered slow_down)."""
+    steps = []
+    for interval, polls in _polls(run):
+        for a, b in itertools.pairwise(polls):
+            slowed = a.code == "slow_down"
+            if slowed:
+                interval = max(interval + 5, float((a.response or {}).get("interval") or 0))
+            steps.append((a, b, interval, slowed))
+    return steps
+
+
+def poll_interval(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for a, b, interval, slowed in _walk(run):
+        if slowed:
+            continue
+        gap = b.start - a.start
+        (bad if gap < interval - SLACK else good).append(
+            f"{b.label()}: polled {gap:.1f} s after #{a.id} (interval {interval:g} s)"
+        )
+    return Result.judge(bad[:3], good[:3])
+
+
+def slow_down(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for a, b, interval, slowed in _walk(run):
+        if not slowed:
+            continue
+        gap = b.start - a.start
+        (bad if gap < interval - SLACK else good).append(
+            f"{b.label()}: polled {gap:.1f} s after the slow_down of #{a.id} (owed {interval:g} s)"
+        )
+    return Result.judge(bad[:3], good[:3])
+
+
+def refresh_once(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    refreshes = token_calls(run, "refresh_token")
+    for i, x in enumerate(refreshes):
+        used = x.form.get("refresh_token", "")
+        earlier = [p for p in refreshes[:i] if p.form.get("refresh_token") == used]
+        if earlier and all(p.answered for p in earlier):
+            bad.append(f"{x.label()}: refresh token {used} sent again (already used at #{earlier[0].id}; they rotate)")
+        elif not earlier:
+            good.append(f"{x.label()}: refreshed with a token used once")
+    for e in [x for x in run.exchanges if x.status == 401 and x.code == "TOKEN_EXPIRED"]:
+        nxt = next((x for x in run.exchanges if x.start > e.start and x.path.startswith("/oauth/")), None)
+        if nxt is not None and nxt.path == "/oauth/device":
+            bad.append(f"{nxt.label()}: paired again after 401 TOKEN_EXPIRED at #{e.id} instead of refreshing")
+    return Result.judge(bad, good[:3])
+
+
+def no_token_in_url(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for x in run.exchanges:
+        params = parse_qsl(x.query, keep_blank_values=True)
+        leaked = [k for k, v in params if k.lower() in SECRET_PARAMS or FINGERPRINT.search(v)]
+        if leaked:
+            bad.append(f"{x.label()}: a secret in the URL ({', '.join(sorted(set(leaked)))}=…)")
+        elif x.token:
+            good.append(x.label())
+    if not bad and good:
+        good = [f"{len(good)} authenticated requests sent their token in the Authorization header only"]
+    return Result.judge(bad[:3], good)
+
+
+RULES = [
+    Rule(
+        "pairing.poll-interval",
+        "The device-code poll waits interval seconds",
+        "001",
+        "Connect (OAuth 2.0 Device Grant)",
+        "Poll (every `interval` seconds, up to `expires_in`) until they approve",
+        poll_interval,
+        scenarios=("slow-pairing", "clean"),
+        bug="poll-fast",
+        catches="polls the token endpoint every second",
+    ),
+    Rule(
+        "pairing.slow-down",
+        "slow_down adds 5 seconds to the poll interval",
+        "RFC 8628",
+        "§3.5 Device Access Token Response",
+        "the interval MUST be increased by 5 seconds for this and all subsequent requests.",
+        slow_down,
+        scenarios=("slow-pairing",),
+        bug="ignore-slow-down",
+        catches="keeps polling every interval after slow_down",
+    ),
+    Rule(
+        "pairing.refresh-once",
+        "An expired token is refreshed once, with a refresh token used once",
+        "001",
+        "Errors › 401",
+        "`recovery: refresh` (`TOKEN_EXPIRED`, `TOKEN_REPLACED`) → `POST /oauth/token` with `grant_type=refresh_token` renews the same connection",
+        refresh_once,
+        scenarios=("token-rotation",),
+        bug="refresh-twice",
+        catches="sends the same refresh token twice",
+    ),
+    Rule(
+        "pairing.no-token-in-url",
+        "Tokens travel in the Authorization header, never in a URL",
+        "001",
+        "Connect (OAuth 2.0 Device Grant)",
+        "Then send: Authorization: Bearer",
+        no_token_in_url,
+        scenarios=("clean",),
+        bug="token-in-url",
+        catches="adds ?access_token=… to its reads",
+    ),
+]

@@ -1,0 +1,90 @@
+"""Rules on reading while the owner's phone still owes rows: wait, and never recreate them."""
+
+from __future__ import annotations
+
+from decoy_lab.conformance.model import Result, Rule, Run, short
+from decoy_lab.conformance.rules.base import normalize, pairings, preparing, reads, served_ids, writes
+from decoy_lab.conformance.rules.topics import created_topics
+
+SLACK = 0.5  # seconds of timing slack (the recorded start of a request, not the agent's clock)
+
+
+def _owed_topics(run: Run, seen: set[str], mine: set[str]) -> dict[str, str]:
+    """normalized name → id of every stored topic the read did not serve and the agent did not write."""
+    return {
+        normalize(str(r.get("name") or "")): r["id"]
+        for r in run.app_view
+        if r.get("kind") == "topic" and r["id"] not in seen and r["id"] not in mine
+    }
+
+
+def preparing_wait(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    made = created_topics(run)
+    mine = {r.id for _, r in made}
+    for rd in [x for x in reads(run) if x.answered and preparing(x)]:
+        owed = _owed_topics(run, set(served_ids(rd)), mine)
+        body = rd.response or {}
+        count = len(body.get("preparing") or []) + int(body.get("preparing_others") or 0)
+        for x, r in made:
+            name = str(getattr(r, "text", "") or "")
+            if x.start > rd.start and normalize(name) in owed:
+                bad.append(
+                    f"{x.label()}, row {short(r.id)}: created topic {name!r} while its copy "
+                    f"{short(owed[normalize(name)])} was still preparing (read #{rd.id})"
+                )
+        for p in pairings(run):
+            if p.start > rd.start:
+                bad.append(f"{p.label()}: paired again after read #{rd.id} said rows were preparing")
+        if not bad:
+            good.append(f"{rd.label()}: {count} rows preparing; nothing saved or recreated in their place")
+    return Result.judge(bad, good[:3])
+
+
+def retry_after(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    all_reads = reads(run)
+    for i, rd in enumerate(all_reads):
+        if not (rd.answered and preparing(rd)) or i + 1 >= len(all_reads):
+            continue
+        wait = float((rd.response or {}).get("retry_after_seconds") or 0)
+        gap = all_reads[i + 1].start - (rd.done or rd.start)
+        nxt = all_reads[i + 1]
+        if any(rd.start < w.start < nxt.start for w in writes(run)):
+            continue  # a write came between: the next read is a read-back, not a retry of the owed rows
+        if wait and gap < wait - SLACK:
+            bad.append(f"{nxt.label()}: read again {gap:.1f} s after #{rd.id}; retry_after_seconds was {wait:g}")
+        else:
+            good.append(f"{nxt.label()}: read again {gap:.1f} s after #{rd.id} (retry_after_seconds {wait:g})")
+    if len(bad) > 1:
+        ids = [b.split(":")[0].rsplit(" ", 1)[-1] for b in bad[1:]]
+        bad = [bad[0], f"… and {len(ids)} more reads as early ({ids[0]} to {ids[-1]})"]
+    return Result.judge(bad, good[:3])
+
+
+RULES = [
+    Rule(
+        "reading.preparing-wait",
+        "Rows still preparing are waited for, never saved or created again",
+        "000",
+        "Direct HTTP contract › Reading",
+        "Keep memory and topic IDs, and do not save a memory or recreate a topic again because it is not listed.",
+        preparing_wait,
+        scenarios=("preparing",),
+        bug="preparing-as-missing",
+        catches="treats preparing rows as missing and creates their topic again",
+    ),
+    Rule(
+        "reading.retry-after",
+        "A preparing read is repeated only after retry_after_seconds",
+        "000",
+        "Direct HTTP contract › Reading",
+        "Decoy asks the owner's phone in the background; read again after that many seconds.",
+        retry_after,
+        scenarios=("preparing",),
+        bug="ignore-retry-after",
+        catches="reads again every 0.2 s while rows are preparing",
+    ),
+]

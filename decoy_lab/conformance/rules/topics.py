@@ -1,0 +1,160 @@
+"""Rules on topics: find before create, a new topic in one POST with its first memory, never the user."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from decoy_lab.conformance.model import Exchange, Result, Rule, Run, short
+from decoy_lab.conformance.rules.base import (
+    USER_NAMES,
+    kind_of,
+    normalize,
+    opened_rows,
+    plain,
+    posts,
+    reads,
+    row_label,
+    sent_rows,
+    served_ids,
+    topic_of,
+    writes,
+)
+
+
+def _names_served(run: Run, x: Exchange) -> dict[str, str]:
+    """normalized topic name → the row id that showed it, in one read's answer (owner's view)."""
+    names: dict[str, str] = {}
+    for rid in served_ids(x):
+        entry = run.owner_row(rid) or {}
+        if entry.get("kind") == "topic" and entry.get("name"):
+            names.setdefault(normalize(entry["name"]), rid)
+        topic = entry.get("topic") if entry.get("kind") == "memory" else None
+        if isinstance(topic, dict) and topic.get("name"):
+            names.setdefault(normalize(topic["name"]), str(topic.get("id", "")).removeprefix("topic:"))
+    return names
+
+
+def created_topics(run: Run) -> list[tuple[Exchange, Any]]:
+    """(exchange, opened topic row) for each topic row the agent wrote, first sending only."""
+    seen: set[str] = set()
+    out = []
+    for x in posts(run):
+        for r in opened_rows(x):
+            if kind_of(r) == "topic" and r.id not in seen:
+                seen.add(r.id)
+                out.append((x, r))
+    return out
+
+
+def reuse_before_create(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    answered = sorted((rd for rd in reads(run) if rd.answered and rd.done is not None), key=lambda rd: rd.done or 0.0)
+    visible: dict[str, str] = {}  # every topic name readable so far, over the reads answered so far
+    taken = 0
+    for x, r in created_topics(run):
+        while taken < len(answered) and (answered[taken].done or 0.0) <= x.start:
+            for name, rid in _names_served(run, answered[taken]).items():
+                visible.setdefault(name, rid)
+            taken += 1
+        name = str(plain(r).get("name") or "")
+        if not taken:
+            bad.append(f"{row_label(x, r.id)}: created topic {name!r} without reading the topics first")
+            continue
+        match = visible.get(normalize(name))
+        if match and match != r.id:
+            bad.append(
+                f"{row_label(x, r.id)}: created topic {name!r}; the agent could read topic {short(match)} of that name"
+            )
+        else:
+            good.append(
+                f"{row_label(x, r.id)}: created topic {name!r} after reading; no topic of that name was readable"
+            )
+    for x in writes(run):
+        for r in opened_rows(x):
+            topic = plain(r).get("topic") if kind_of(r) == "memory" else None
+            if isinstance(topic, dict) and not any(
+                t.id == str(topic.get("id", "")).removeprefix("topic:") for _, t in created_topics(run)
+            ):
+                good.append(f"{row_label(x, r.id)}: reused the existing topic {topic.get('name')!r}")
+                break
+    return Result.judge(bad, good[:4])
+
+
+def one_post(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    later_puts = [x for x in writes(run) if x.method == "PUT"]
+    for x, r in created_topics(run):
+        tid = f"topic:{r.id}"
+        same = [o for o in opened_rows(x) if o.id != r.id]
+        memory = [o for o in same if kind_of(o) == "memory" and (plain(o).get("topic") or {}).get("id") == tid]
+        memory += [o for o in same if o.verdict != "readable"]  # a row the owner cannot open: its filing is unknown
+        link = [o for o in same if kind_of(o) == "link" and tid in (plain(o).get("endpoints") or [])]
+        posted_later = {row["id"] for p in posts(run) if p.start >= x.start for row in sent_rows(p)}
+        filed = [  # the attach flow: an EXISTING memory moved under the new topic by a PUT
+            p
+            for p in later_puts
+            if p.start > x.start
+            and (p.request or {}).get("id") not in posted_later
+            and any(topic_of(o) == tid for o in opened_rows(p))
+        ]
+        if memory and link:
+            good.append(f"{row_label(x, r.id)}: topic, its link and its first memory in one POST")
+        elif filed and link:
+            good.append(f"{row_label(x, r.id)}: topic and link, then {filed[0].label()} filed a memory under it")
+        else:
+            missing = " and ".join(
+                w for w, have in (("its first memory", memory), ("its relation row", link)) if not have
+            )
+            bad.append(f"{row_label(x, r.id)}: the topic was posted without {missing}")
+    return Result.judge(bad, good[:3])
+
+
+def not_the_user(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for x, r in created_topics(run):
+        name = str(plain(r).get("name") or "")
+        if normalize(name) in USER_NAMES:
+            bad.append(f"{row_label(x, r.id)}: a topic named {name!r} (the user is never a topic)")
+        else:
+            good.append(f"{row_label(x, r.id)}: topic {name!r}")
+    return Result.judge(bad, good[:3])
+
+
+RULES = [
+    Rule(
+        "topics.reuse-before-create",
+        "An existing topic of the same name is reused, never created again",
+        "000",
+        "Topics › Find or create",
+        "An exact normalized match reuses the oldest topic (`findTopic`, which also takes a `topic:<id>`).",
+        reuse_before_create,
+        scenarios=("clean",),
+        bug="new-topic",
+        catches="creates its topic without looking for the one it can read",
+    ),
+    Rule(
+        "topics.one-post",
+        "A new topic is written in the same POST as its first memory",
+        "000",
+        "Topics › Create a topic with its first memory",
+        "Write a new topic only in the same POST as its first memory.",
+        one_post,
+        scenarios=("clean",),
+        bug="topic-alone",
+        catches="posts the topic rows, then the memory in a second POST",
+    ),
+    Rule(
+        "topics.not-the-user",
+        "The user is never a topic",
+        "000",
+        "Topics › Find or create",
+        "the user is never a topic name.",
+        not_the_user,
+        scenarios=("clean",),
+        bug="user-topic",
+        catches='files the memory under a topic named "me"',
+    ),
+]

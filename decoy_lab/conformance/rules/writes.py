@@ -1,0 +1,136 @@
+"""Rules on writes with an unknown outcome and on edits that meet a conflict."""
+
+from __future__ import annotations
+
+from decoy_lab.conformance.model import Exchange, Result, Rule, Run, short
+from decoy_lab.conformance.rules.base import opened_rows, posts, reads, sent_rows, served_ids, writes
+
+
+def _texts(x: Exchange) -> dict[str, str]:
+    """row id → its text (a memory) or name (a topic), as the owner's app opened it."""
+    return {r.id: str(r.text) for r in opened_rows(x) if r.text}
+
+
+def _why(x: Exchange) -> str:
+    return f"status {x.status}" if x.ended == "answered" else x.ended
+
+
+def same_rows_on_retry(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    sent = posts(run)
+    for i, w in enumerate(sent):
+        if not w.unknown:
+            continue
+        ids = {r["id"]: r.get("ciphertext") for r in sent_rows(w)}
+        nxt = sent[i + 1] if i + 1 < len(sent) else None
+        if nxt is None:
+            if any(rd.start > w.start for rd in reads(run)):
+                good.append(f"{w.label()} ({_why(w)}): the agent read back to learn the outcome")
+            else:
+                bad.append(f"{w.label()} ({_why(w)}): the outcome was never learned: no resend, no read back")
+            continue
+        again = {r["id"]: r.get("ciphertext") for r in sent_rows(nxt)}
+        if ids and all(again.get(k) == v for k, v in ids.items()):
+            good.append(f"{nxt.label()} resent the {len(ids)} sealed rows of {w.label()} ({_why(w)})")
+            continue
+        before, after = _texts(w), _texts(nxt)
+        rebuilt = [(rid, t) for rid, t in after.items() if rid not in ids and t in before.values()]
+        if rebuilt:
+            rid, text = rebuilt[0]
+            bad.append(
+                f"{nxt.label()}, row {short(rid)}: new rows for a retry of {w.label()} ({_why(w)}): "
+                f"{len(rebuilt)} rebuilt with new ids (e.g. {text[:40]!r})"
+            )
+        else:
+            good.append(f"{nxt.label()} after {w.label()} ({_why(w)}) carries other rows, none rebuilt")
+    return Result.judge(bad, good[:3])
+
+
+def rev_conflict_reread(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    puts = [x for x in writes(run) if x.method == "PUT"]
+    notes = [str(e.get("result") or "") for e in run.staged("before")]
+    for i, c in enumerate(puts):
+        if c.status != 409 or c.code != "REV_CONFLICT":
+            continue
+        mid = str((c.request or {}).get("id") or "")
+        retry = next((p for p in puts[i + 1 :] if (p.request or {}).get("id") == mid), None)
+        reread = [rd for rd in reads(run) if rd.start > c.start and (retry is None or rd.start < retry.start)]
+        if retry is None:
+            (good if reread else bad).append(
+                f"{c.label()}, row {short(mid)}: 409 REV_CONFLICT; "
+                + ("the agent read the current row and did not overwrite it" if reread else "never re-read")
+            )
+            continue
+        if not reread:
+            bad.append(
+                f"{retry.label()}, row {short(mid)}: sent again after 409 at #{c.id} without reading the current row"
+            )
+            continue
+        text = next((str(r.text) for r in opened_rows(retry) if r.text), "")
+        lost = [n for n in notes if n and text and n not in text]
+        if lost:
+            bad.append(f"{retry.label()}, row {short(mid)}: overwrote the owner's change ({lost[0][:50]!r} is gone)")
+        else:
+            good.append(f"{retry.label()}, row {short(mid)}: re-read after 409 at #{c.id} and kept the owner's change")
+    return Result.judge(bad, good[:3])
+
+
+def read_back(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for x in posts(run):
+        if not x.answered or (x.status or 0) >= 300:
+            continue
+        ids = [r["id"] for r in sent_rows(x)]
+        served: set[str] = set()
+        for rd in reads(run):
+            if rd.start > x.start and rd.answered:
+                served.update(served_ids(rd))
+        missing = [i for i in ids if i not in served]
+        if missing:
+            bad.append(
+                f"{x.label()}, row {short(missing[0])}: saved, and never fetched back ({len(missing)} of {len(ids)} rows)"
+            )
+        elif ids:
+            good.append(f"{x.label()}: all {len(ids)} rows fetched back by a later read")
+    return Result.judge(bad, good[:3])
+
+
+RULES = [
+    Rule(
+        "writes.same-rows-on-retry",
+        "After an unknown outcome the same sealed rows are sent again",
+        "000",
+        "Topics › Find or create",
+        "Never build new rows for a retry; that makes a second topic.",
+        same_rows_on_retry,
+        scenarios=("lost-answers",),
+        bug="new-rows-on-retry",
+        catches="seals new rows (new ids) for each retry after a lost answer",
+    ),
+    Rule(
+        "writes.rev-conflict-reread",
+        "A 409 REV_CONFLICT is met by reading the current row and reconciling",
+        "000",
+        "Direct HTTP contract › Editing",
+        "On `409 REV_CONFLICT`, read current content and reconcile rather than overwrite the owner's changes.",
+        rev_conflict_reread,
+        scenarios=("owner-edits",),
+        bug="overwrite-on-conflict",
+        catches="takes current_rev from the 409 and sends its own text again",
+    ),
+    Rule(
+        "writes.read-back",
+        "Every saved row is fetched back to confirm it",
+        "000",
+        "Verify the result",
+        "After saving, retain the returned memory ID and fetch that row through Decoy.",
+        read_back,
+        scenarios=("clean",),
+        bug="no-read-back",
+        catches="saves and stops: never reads its rows back",
+    ),
+]

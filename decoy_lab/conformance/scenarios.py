@@ -1,0 +1,220 @@
+"""Scenarios: a fresh sandbox behind the inspector, the agent's command run against it, faults staged.
+
+Each scenario starts its own sandbox (its own owner key and database; the owner approves by hand,
+`approve="manual"`), a staging hop in front of it (hop.py) and the recording inspector in front of
+that, then runs the agent's command with `DECOY_BASE_URL` set to the inspector's URL (and `{url}`
+in its arguments replaced by it). The owner, played here through the sandbox's owner API, approves
+the pairing after a short delay, as a person reaching for their phone would, and approves each
+grant request the same way. When the command ends (or its time limit passes: it is then killed),
+the scenario keeps the flows, the owner's view of every stored row, the faults that fired and the
+command's output, as a `Run` for the rules.
+
+    clean               the demo vault; the owner also grants Read all memories and shares at once
+    lost-answers        as clean; the first memory POST commits and its answer is lost, the next is a 503
+    preparing           the demo vault granted, its keys still owed by the owner's phone (shared ~5 s later)
+    owner-edits         as clean; the owner edits the agent's memory just before the agent's first edit
+    missing-permission  the owner approves the pairing without Save memories, then approves the ask
+    slow-pairing        the owner approves after 14 s; the second poll is answered `slow_down`
+    token-rotation      the agent's second read finds its access token expired (401 TOKEN_EXPIRED)
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from decoy_lab.conformance.hop import Fault, Request, StageHop
+from decoy_lab.conformance.model import MEMORIES, Exchange, Run
+
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+READ_ALL = {"permissions": ["memory.read"]}
+OWNER_NOTE = "The owner added: an aisle seat, please."
+
+
+@dataclass
+class Scenario:
+    name: str
+    title: str
+    seed: str = "demo"
+    widen: bool = True  # the owner adds Read all memories to what the pairing asks
+    share: bool = True  # … and the owner's phone shares their keys at once
+    pairing_delay: float = 2.0
+    grant_delay: float = 1.5
+    narrow: Callable[[list[dict]], list[dict]] | None = None
+    faults: Callable[[Any], list[Fault]] = field(default=lambda sandbox: [])
+
+    def rows_for(self, asked: list[dict]) -> list[dict] | None:
+        if self.narrow is not None:
+            return self.narrow(asked)
+        if self.widen and READ_ALL not in asked:
+            return [*asked, READ_ALL]
+        return None
+
+
+def _owner_edit(sandbox: Any) -> Callable[[Request], str]:
+    def edit(req: Request) -> str:
+        body = req.json if isinstance(req.json, dict) else {}
+        entry = next((r for r in sandbox.owner.app_view() if r.get("id") == body.get("id")), None)
+        if entry is None or entry.get("kind") != "memory":
+            return ""
+        sandbox.owner.edit(entry["id"], text=f"{entry['text']}\n{OWNER_NOTE}")
+        return OWNER_NOTE
+
+    return edit
+
+
+def _lost_answers(sandbox: Any) -> list[Fault]:
+    return [
+        Fault("drop", "POST", MEMORIES, (1,), note="the write commits and its answer is lost"),
+        Fault(
+            "answer",
+            "POST",
+            MEMORIES,
+            (2,),
+            503,
+            {"error": "SERVICE_UNAVAILABLE", "code": "SERVICE_UNAVAILABLE", "message": "staged: 503 before commit"},
+            note="503 before commit",
+        ),
+    ]
+
+
+def _slow_down(sandbox: Any) -> list[Fault]:
+    body = {"error": "slow_down", "error_description": "polled too often; wait 10 s", "interval": 10}
+    poll = lambda r: r.form.get("grant_type") == DEVICE_GRANT  # noqa: E731
+    return [Fault("answer", "POST", "/oauth/token", (2,), 400, body, when=poll, note="slow_down on the second poll")]
+
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario("clean", "no faults: the demo vault, readable at once"),
+        Scenario("lost-answers", "a committed write's answer is lost, then a 503", faults=_lost_answers),
+        Scenario("preparing", "the demo vault's keys still owed by the owner's phone", share=False),
+        Scenario(
+            "owner-edits",
+            "the owner edits the agent's memory before its edit lands",
+            faults=lambda sb: [
+                Fault("before", "PUT", MEMORIES, (1,), action=_owner_edit(sb), note="the owner edits it")
+            ],
+        ),
+        Scenario(
+            "missing-permission",
+            "paired without Save memories; the owner approves the ask",
+            seed="none",
+            narrow=lambda asked: [{"permissions": ["personal.read"], "record_type": "emails"}],
+        ),
+        Scenario("slow-pairing", "a late approval and a slow_down", pairing_delay=14.0, faults=_slow_down),
+        Scenario(
+            "token-rotation",
+            "the access token expires mid-task",
+            faults=lambda sb: [Fault("expire", "GET", MEMORIES, (2,), note="the access token expires")],
+        ),
+    )
+}
+DEFAULT = ("clean", "lost-answers", "preparing", "owner-edits", "missing-permission", "slow-pairing", "token-rotation")
+
+
+class OwnerLoop(threading.Thread):
+    """The owner: approves each pairing and grant request after its delay (approve="manual")."""
+
+    def __init__(self, sandbox: Any, scenario: Scenario):
+        super().__init__(name="decoy-check-owner", daemon=True)
+        self.sandbox, self.scenario = sandbox, scenario
+        self.stop = threading.Event()
+        self.seen: dict[str, float] = {}
+        self.log: list[str] = []
+
+    def run(self) -> None:
+        while not self.stop.wait(0.2):
+            try:
+                self._step(time.monotonic())
+            except Exception as exc:  # the owner's mistakes are the run's notes, never a crash
+                self.log.append(f"the owner could not act: {exc!r}")
+
+    def _step(self, now: float) -> None:
+        owner = self.sandbox.owner
+        for p in owner.pending():
+            ref = p["request_id"]
+            first = self.seen.setdefault(ref, now)
+            pairing = p.get("kind") == "pairing"
+            if now - first < (self.scenario.pairing_delay if pairing else self.scenario.grant_delay):
+                continue
+            rows = self.scenario.rows_for(list(p.get("permissions") or [])) if pairing else None
+            owner.approve(ref, narrow=rows)
+            self.log.append(f"approved the {p.get('kind')} {p.get('name') or ''} after {now - first:.1f} s")
+            if pairing and self.scenario.share:
+                owner.share()
+
+
+def _command(command: Sequence[str], url: str) -> list[str]:
+    return [part.replace("{url}", url) for part in command]
+
+
+def run_scenario(scenario: Scenario, command: Sequence[str], *, timeout: float = 120.0) -> Run:
+    """Run `command` once under `scenario`; the record of what happened, for the rules."""
+    from decoy_lab.conformance.recording import start_inspector
+    from decoy_lab.inspector.serve import serve_in_thread
+    from decoy_lab.sandbox import Sandbox
+
+    sandbox = Sandbox.start(approve="manual", seed=scenario.seed)
+    hop = StageHop(sandbox.url, scenario.faults(sandbox))
+    served = serve_in_thread(hop, name="decoy-check-hop")
+    owner = OwnerLoop(sandbox, scenario)
+    try:
+        insp = start_inspector(served.url, sandbox)
+        try:
+            owner.start()
+            code, out, err, timed_out = _execute(_command(command, str(insp.url)), str(insp.url), timeout)
+            owner.stop.set()
+            insp.settle(30.0)
+            flows = insp.all_flows()
+        finally:
+            owner.stop.set()
+            insp.close()
+        view = sandbox.owner.app_view()
+    finally:
+        served.stop()
+        sandbox.stop()
+    notes = list(owner.log) + ([f"the command was stopped after {timeout:g} s"] if timed_out else [])
+    return Run(
+        scenario.name,
+        [Exchange.of(f) for f in flows],
+        view,
+        list(hop.events),
+        code,
+        out,
+        err,
+        timed_out,
+        notes,
+    )
+
+
+def _execute(command: list[str], url: str, timeout: float) -> tuple[int | None, str, str, bool]:
+    env = {**os.environ, "DECOY_BASE_URL": url, "PYTHONUNBUFFERED": "1"}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(command, stdout=out, stderr=err, env=env, start_new_session=True)
+        except OSError as exc:
+            return None, "", f"the command could not start: {exc}", False
+        timed_out = False
+        try:
+            code: int | None = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)  # the command's own process group (started above)
+            code = proc.wait()
+        out.seek(0)
+        err.seek(0)
+        return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"), timed_out
+
+
+def describe(command: Sequence[str]) -> str:
+    return shlex.join(command)

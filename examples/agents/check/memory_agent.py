@@ -1,0 +1,314 @@
+"""A small memory agent over raw HTTP, written from the spec's recipes (httpx + cryptography only).
+
+    DECOY_BASE_URL=http://127.0.0.1:8787 python memory_agent.py [--topic NAME] [--bug NAME]
+
+It pairs (device grant, polling every `interval`, +5 s on `slow_down`), reads every row it can
+open (waiting `retry_after_seconds` while rows are `preparing`), reuses the topic of that name or
+creates it with its first memory in one POST, resends the SAME sealed rows after an unknown
+outcome, reads them back, and corrects the memory by id (re-reading on `409 REV_CONFLICT`). A
+`403` with a `permission_request` is sent unchanged to `POST /api/agent/grant-request`; a
+`401 TOKEN_EXPIRED` is refreshed once.
+
+`--bug NAME` plants ONE deliberate mistake, so `decoy-lab check` can be seen to catch it (the
+names are in BUGS). It prints what it does, never a token or a key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import sys
+import time
+import unicodedata
+import uuid
+
+import httpx
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+MEMORIES = "/api/agent/context/memories"
+BUGS = (
+    "no-self-wrap", "bad-kid", "raw-owner-wrap", "new-topic", "topic-alone", "user-topic", "two-about",
+    "long-relation", "new-rows-on-retry", "ignore-retry-after", "preparing-as-missing",
+    "overwrite-on-conflict", "no-read-back", "ignore-slow-down", "poll-fast", "token-in-url", "repair-for-access", "refresh-twice",
+)  # fmt: skip
+OAEP = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
+
+
+class Unknown(Exception):
+    """The outcome of a request is unknown (network error, 5xx): send the same request again."""
+
+
+# -- the byte formats ("Exact formats") -----------------------------------------------------------
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def envelope(public_key_b64: str, plaintext: bytes) -> bytes:
+    """[2-byte BE key length][RSA-OAEP-SHA256 wrapped AES-256 key][12-byte IV][AES-GCM ct][tag]"""
+    pub = serialization.load_der_public_key(base64.b64decode(public_key_b64))
+    aes, iv = os.urandom(32), os.urandom(12)
+    wrapped = pub.encrypt(aes, OAEP)  # type: ignore[union-attr]
+    return len(wrapped).to_bytes(2, "big") + wrapped + iv + AESGCM(aes).encrypt(iv, plaintext, None)
+
+
+def open_envelope(private_key: rsa.RSAPrivateKey, blob: bytes) -> bytes:
+    n = int.from_bytes(blob[:2], "big")
+    aes = private_key.decrypt(blob[2 : 2 + n], OAEP)
+    iv = blob[2 + n : 14 + n]
+    return AESGCM(aes).decrypt(iv, blob[14 + n :], None)
+
+
+def seal(key: bytes, obj: dict) -> str:
+    nonce = os.urandom(12)
+    return b64(b"\x01\x01" + nonce + AESGCM(key).encrypt(nonce, json.dumps(obj).encode("utf-8"), None))
+
+
+def unseal(key: bytes, blob: str) -> dict:
+    raw = base64.b64decode(blob)
+    if raw[:2] != b"\x01\x01":
+        raise ValueError("not a VAULT sealed blob")
+    return json.loads(AESGCM(key).decrypt(raw[2:14], raw[14:], None))
+
+
+def kid_of(key: bytes) -> str:
+    return hashlib.sha256(key).digest()[:8].hex()
+
+
+def normalize(name: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", name).lower().split()).strip().strip("\"'“”‘’")
+
+
+class Agent:
+    def __init__(self, base_url: str, bug: str | None, name: str):
+        self.http = httpx.Client(base_url=base_url, timeout=30.0)
+        self.bug, self.name, self.client_id = bug, name, "check-example-agent"
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        spki = self.key.public_key().public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        self.public_b64 = b64(spki)
+        self.access = self.refresh_token = ""
+        self.owner_key: str | None = None
+
+    def say(self, text: str) -> None:
+        print(text, flush=True)
+
+    # -- pairing (RFC 8628) -----------------------------------------------------------------------
+    def pair(self) -> None:
+        ask = {
+            "client_id": self.client_id,
+            "name": self.name,
+            "agent_public_key": self.public_b64,
+            "authorization_details": [{"permissions": ["memory.save"]}],
+        }
+        dev = self.http.post("/oauth/device", json=ask).json()
+        self.say(f"Open {dev['verification_uri_complete']} and approve in the Decoy app.")
+        interval, deadline = float(dev.get("interval") or 5), time.monotonic() + float(dev.get("expires_in") or 600)
+        form = {"grant_type": DEVICE_GRANT, "device_code": dev["device_code"], "client_id": self.client_id}
+        while time.monotonic() < deadline:
+            time.sleep(1.0 if self.bug == "poll-fast" else interval)
+            answer = self.http.post("/oauth/token", data=form)
+            body = answer.json()
+            if answer.status_code == 200:
+                self.access, self.refresh_token = body["access_token"], body["refresh_token"]
+                self.say("Paired.")
+                return
+            error = body.get("error")
+            if error == "slow_down" and self.bug != "ignore-slow-down":
+                interval = max(interval + 5, float(body.get("interval") or 0))
+            elif error not in ("authorization_pending", "slow_down"):
+                raise SystemExit(f"pairing failed: {error}")
+        raise SystemExit("pairing expired")
+
+    def refresh(self) -> None:
+        form = {"grant_type": "refresh_token", "refresh_token": self.refresh_token, "client_id": self.client_id}
+        body = self.http.post("/oauth/token", data=form).json()
+        if self.bug == "refresh-twice":
+            body = self.http.post("/oauth/token", data=form).json()
+        self.access, self.refresh_token = body["access_token"], body["refresh_token"]
+        self.say("Refreshed the access token.")
+
+    # -- one authenticated call: unknown outcome, expiry and missing access handled --------------
+    def call(self, method: str, path: str, body: dict | None = None) -> httpx.Response:
+        for _ in range(6):
+            params = {"access_token": self.access} if self.bug == "token-in-url" and method == "GET" else None
+            try:
+                r = self.http.request(
+                    method, path, json=body, params=params, headers={"Authorization": f"Bearer {self.access}"}
+                )
+            except httpx.TransportError as exc:
+                raise Unknown(repr(exc)) from exc
+            if r.status_code >= 500:
+                raise Unknown(f"{r.status_code}")
+            if r.status_code == 401 and r.json().get("code") == "TOKEN_EXPIRED":
+                self.refresh()
+                continue
+            if r.status_code == 403 and isinstance(r.json().get("permission_request"), dict):
+                self.ask_for(r.json()["permission_request"])
+                continue
+            return r
+        raise SystemExit(f"{method} {path}: gave up")
+
+    def ask_for(self, request: dict) -> None:
+        if self.bug == "repair-for-access":
+            self.pair()
+            return
+        r = self.http.post("/api/agent/grant-request", json=request, headers={"Authorization": f"Bearer {self.access}"})
+        rid = r.json().get("request_id")
+        self.say("I asked for access; approve it in the Decoy app.")
+        for _ in range(120):
+            time.sleep(1.0)
+            status = self.call("GET", f"/api/agent/grant-request?id={rid}").json().get("status")
+            if status in ("approved", "resolved"):
+                return
+            if status in ("denied", "expired", "revoked"):
+                raise SystemExit(f"access {status}")
+
+    def retried(self, method: str, path: str, make_body) -> httpx.Response:
+        """Send; after an unknown outcome send the SAME body again (make_body is called once)."""
+        body = make_body()
+        for attempt in range(1, 5):
+            try:
+                return self.call(method, path, body)
+            except Unknown as exc:
+                self.say(f"{method} {path}: outcome unknown ({exc}); sending the same rows again")
+                if self.bug == "new-rows-on-retry":
+                    body = make_body()
+                time.sleep(0.5 * attempt)
+        raise SystemExit(f"{method} {path}: no answer after 4 attempts")
+
+    # -- reading -----------------------------------------------------------------------------------
+    def read_all(self) -> tuple[list[dict], dict[str, dict]]:
+        """Every served row opened: (served rows, id -> plaintext); waits while rows are preparing."""
+        started = time.monotonic()
+        while True:
+            served = self.retried("GET", MEMORIES, lambda: None).json()
+            owed = served.get("preparing") or served.get("preparing_others") or served.get("preparing_unknown")
+            if not owed or self.bug == "preparing-as-missing" or time.monotonic() - started > 60:
+                break
+            wait = 0.2 if self.bug == "ignore-retry-after" else float(served.get("retry_after_seconds") or 5)
+            self.say(f"Some memories are still being shared by the owner's phone; reading again in {wait:g} s.")
+            time.sleep(wait)
+        opened = {}
+        for row in served.get("memories") or []:
+            try:
+                key = open_envelope(self.key, base64.b64decode(row["wrapped_key"]))
+                if kid_of(key) != row["kid"]:
+                    continue
+                plain = unseal(key, row["ciphertext"])
+                if plain.get("v") == 2 and plain.get("row_id") == row["id"]:
+                    opened[row["id"]] = {"plain": plain, "key": key, "row": row}
+            except Exception:
+                continue
+        self.say(f"Read {len(opened)} rows.")
+        return served.get("memories") or [], opened
+
+    def find_topic(self, opened: dict[str, dict], name: str) -> dict | None:
+        found = []
+        for rid, o in opened.items():
+            p = o["plain"]
+            if isinstance(p.get("entity"), dict) and normalize(p["entity"].get("name") or "") == normalize(name):
+                found.append((o["row"].get("created_at") or "", {"id": f"topic:{rid}", "name": p["entity"]["name"]}))
+        return sorted(found, key=lambda t: t[0])[0][1] if found else None
+
+    # -- writing -----------------------------------------------------------------------------------
+    def row(self, plain: dict) -> dict:
+        key = os.urandom(32)
+        rid = plain["row_id"]
+        ciphertext = seal(key, plain)
+        kid = hashlib.sha256(base64.b64decode(ciphertext)).digest()[:8].hex() if self.bug == "bad-kid" else kid_of(key)
+        owner_plain = key if self.bug == "raw-owner-wrap" else b64(key).encode("ascii")
+        out = {
+            "id": rid,
+            "kid": kid,
+            "ciphertext": ciphertext,
+            "owner_wrap": b64(b"\x01\x02" + envelope(self.owner_key or "", owner_plain)),
+        }
+        if self.bug != "no-self-wrap":
+            out["self_wrap"] = b64(envelope(self.public_b64, key))
+        return out
+
+    def topic_rows(self, name: str) -> tuple[dict, list[dict]]:
+        tid, lid = str(uuid.uuid4()), str(uuid.uuid4())
+        relation = "is planning" + (" and keeps coming back to" * 6 if self.bug == "long-relation" else "")
+        topic = {"v": 2, "row_id": tid, "entity": {"name": name, "entityType": "trip"}, "about": []}
+        link = {"v": 2, "row_id": lid, "relation": {"from": "default_user", "to": name, "relationType": relation}, "endpoints": ["user", f"topic:{tid}"], "about": []}  # fmt: skip
+        return {"id": f"topic:{tid}", "name": name}, [self.row(topic), self.row(link)]
+
+    def memory_row(self, topic: dict, text: str, row_id: str | None = None) -> dict:
+        about = ["user", topic["id"]] if self.bug == "two-about" else [topic["id"]]
+        plain = {"v": 2, "row_id": row_id or str(uuid.uuid4()), "observation": {"entityName": topic["name"], "content": text}, "about": about, "categories": ["travel"]}  # fmt: skip
+        return self.row(plain)
+
+    def run(self, subject: str) -> None:
+        self.pair()
+        self.owner_key = self.call("GET", "/api/agent/context/memory-grantees").json().get("owner_public_key")
+        _served, opened = self.read_all()
+        topic = None if self.bug == "new-topic" else self.find_topic(opened, subject)
+        text = f"{subject}: flight search, intermediate result.\nStatus: no flight chosen yet."
+        state: dict = {}
+
+        def make_rows() -> dict:
+            rows, t = [], topic
+            if t is None:
+                t, rows = self.topic_rows("me" if self.bug == "user-topic" else subject)
+            state["memory"] = self.memory_row(t, text)
+            state["topic"] = t
+            return {"rows": [*rows, state["memory"]]}
+
+        if topic is None and self.bug == "topic-alone":
+            topic, rows = self.topic_rows(subject)
+            self.retried("POST", MEMORIES, lambda: {"rows": rows})
+        self.retried("POST", MEMORIES, make_rows)
+        memory_id = state["memory"]["id"]
+        self.say(f"Saved memory {memory_id[:8]}… under {state['topic']['name']!r}.")
+        if self.bug == "no-read-back":
+            return
+        self.correct(memory_id, "Status: no flight chosen yet.", "Status: chose the Friday 08:10 direct flight.")
+
+    def correct(self, memory_id: str, old: str, new: str) -> None:
+        """Update the same memory by id; on 409 REV_CONFLICT re-read, re-apply and retry."""
+        _served, opened = self.read_all()
+        current = opened.get(memory_id)
+        if current is None:
+            raise SystemExit(f"memory {memory_id} does not read back")
+        mine = dict(current["plain"], observation=dict(current["plain"]["observation"]))
+        rev = current["row"]["rev"]
+        for _ in range(4):
+            mine["observation"]["content"] = mine["observation"]["content"].replace(old, new)
+            body = {"id": memory_id, "expected_rev": rev, "ciphertext": seal(current["key"], mine)}
+            r = self.retried("PUT", MEMORIES, lambda b=body: b)
+            if r.status_code != 409:
+                break
+            self.say("The memory changed since I read it; reading it again.")
+            if self.bug == "overwrite-on-conflict":
+                rev = r.json().get("current_rev", rev + 1)
+                continue
+            _served, opened = self.read_all()
+            current = opened[memory_id]
+            mine, rev = dict(current["plain"], observation=dict(current["plain"]["observation"])), current["row"]["rev"]
+        _served, opened = self.read_all()
+        self.say(
+            f"Corrected memory {memory_id[:8]}…: {'verified' if new in opened[memory_id]['plain']['observation']['content'] else 'NOT verified'}."
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--url", default=os.environ.get("DECOY_BASE_URL", "http://127.0.0.1:8787"))
+    p.add_argument("--topic", default="Lisbon trip")
+    p.add_argument("--bug", choices=BUGS)
+    p.add_argument("--name", default="Check example agent")
+    args = p.parse_args(argv)
+    Agent(args.url, args.bug, args.name).run(args.topic)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,561 @@
+#!/usr/bin/env node
+// A Decoy memory agent that follows the spec rule by rule, for `decoy-lab check`. Node 18+,
+// WebCrypto and global fetch only, no npm dependencies. Its structure follows
+// examples/agents/memory-agent.mjs (HTTP, the byte formats, the topic and memory rows, pairing).
+//
+//   DECOY_BASE_URL=http://127.0.0.1:8765 node agent.mjs [--task save|edit|read] [--topic NAME] [--bug NAME]
+//
+//   --task save   (default) pair, read what it holds, find or create the topic, save one memory
+//                 about it, read every row back with its own key
+//   --task edit   as save, then correct that memory by id (PUT with expected_rev; on
+//                 409 REV_CONFLICT re-read, re-apply, retry) and read it back
+//   --task read   pair, read what it holds (waiting while rows are `preparing`), print a summary
+//   --bug NAME    plants ONE deliberate mistake (BUGS below), so the check can be seen to catch it
+//
+// DECOY_BASE_URL (required) is the Decoy server, the sandbox, or the inspector in front of either;
+// DECOY_CLIENT_ID (optional) names the connection; DECOY_PREPARING_WAIT (optional, 90 s) bounds the
+// reading while rows are still `preparing`.
+// What it does goes to stderr; one JSON line goes to stdout at the end. Exit 0 on success,
+// 1 on a failure (with its reason), 2 on a usage mistake. It never prints a token or a key.
+import { webcrypto } from 'node:crypto';
+
+const subtle = webcrypto.subtle;
+const BUGS = {
+  'no-self-wrap': 'rows are posted with owner_wrap only',
+  'wrong-owner-wrap': "owner_wrap seals the raw 32-byte key, not its base64 text: the owner's app cannot open the row",
+  'kid-mismatch': 'kid is the fingerprint of another key than the one that sealed the row',
+  'new-topic': 'creates its topic again instead of reusing the one of that name it can read',
+  'new-rows-on-retry': 'seals new rows (new ids and keys) for each retry after an unknown outcome',
+  'ignore-retry-after': 'reads again every 0.2 s while rows are preparing',
+  'fast-poll': 'polls /oauth/token every second and ignores slow_down',
+  'token-in-url': 'adds ?access_token=… to its GET requests',
+};
+const ALIASES = { 'raw-owner-wrap': 'wrong-owner-wrap', 'bad-kid': 'kid-mismatch', 'poll-fast': 'fast-poll' };
+const TASKS = ['save', 'edit', 'read'];
+const MEMORIES = '/api/agent/context/memories';
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+const CLIENT_ID = process.env.DECOY_CLIENT_ID || 'decoy-check-node-agent'; // the same client_id reconnects the same connection
+const ATTEMPTS = 5; // sends of one request whose outcome stays unknown (or is 429/503)
+const PREPARING_WAIT = Number(process.env.DECOY_PREPARING_WAIT || 90); // s of reading while rows are owed
+const GRANT_WAIT = 600; // s: "Poll GET /api/agent/grant-request?id= every few seconds for up to about ten minutes"
+
+class UsageError extends Error {}
+const say = (...words) => console.error('agent:', ...words);
+const b64 = (bytes) => Buffer.from(bytes).toString('base64');
+const unb64 = (text) => new Uint8Array(Buffer.from(text, 'base64'));
+const utf8 = new TextEncoder();
+const hex = (bytes) => Buffer.from(bytes).toString('hex');
+const random = (n) => webcrypto.getRandomValues(new Uint8Array(n));
+const sleep = (s) => new Promise((done) => setTimeout(done, Math.max(0, s) * 1000));
+const short = (id) => String(id).slice(0, 8) + '…';
+
+function parseArgs(argv) {
+  const opts = { task: 'save', topic: 'Lisbon trip', bug: null };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) throw new UsageError(`${a} takes a value`);
+      return argv[++i];
+    };
+    if (a === '--bug') opts.bug = value();
+    else if (a === '--task') opts.task = value();
+    else if (a === '--topic') opts.topic = value();
+    else if (a === '-h' || a === '--help') opts.help = true;
+    else throw new UsageError(`unknown argument ${a}`);
+  }
+  if (opts.bug) opts.bug = ALIASES[opts.bug] || opts.bug;
+  if (opts.bug && !BUGS[opts.bug]) throw new UsageError(`--bug takes one of ${Object.keys(BUGS).join(', ')}`);
+  if (!TASKS.includes(opts.task)) throw new UsageError(`--task takes one of ${TASKS.join(', ')}`);
+  return opts;
+}
+const OPTS = (() => {
+  try {
+    return parseArgs(process.argv.slice(2));
+  } catch (err) {
+    console.error(`agent: ${err.message}`);
+    process.exit(2);
+  }
+})();
+const BUG = OPTS.bug;
+const BASE = (process.env.DECOY_BASE_URL || '').replace(/\/+$/, '');
+
+// -- HTTP ----------------------------------------------------------------------------------------
+// One exchange. Throws an Error with `status` for an answered non-2xx, and with `unknown: true`
+// when the outcome cannot be known (no answer, a cut answer, a 5xx).
+const session = { access: null, refresh: null, tokenId: null };
+async function exchange(method, path, body, { form = false, auth = true } = {}) {
+  const headers = { accept: 'application/json' };
+  if (auth && session.access) headers.authorization = `Bearer ${session.access}`;
+  let url = BASE + path;
+  if (BUG === 'token-in-url' && auth && session.access && method === 'GET') {
+    url += (url.includes('?') ? '&' : '?') + `access_token=${encodeURIComponent(session.access)}`;
+  }
+  let data;
+  if (body !== undefined) {
+    headers['content-type'] = form ? 'application/x-www-form-urlencoded' : 'application/json';
+    data = form ? new URLSearchParams(body).toString() : JSON.stringify(body);
+  }
+  let res, text;
+  try {
+    res = await fetch(url, { method, headers, body: data, signal: AbortSignal.timeout(30_000) });
+    text = await res.text();
+  } catch (cause) {
+    const err = new Error(`${method} ${path}: no answer (${cause.cause?.code || cause.name || cause.message})`);
+    err.unknown = true;
+    err.status = res?.status;
+    throw err;
+  }
+  let answer = {};
+  try {
+    answer = text ? JSON.parse(text) : {};
+  } catch {
+    answer = { message: text.slice(0, 200) };
+  }
+  if (res.ok) return answer;
+  const code = answer.code || answer.error || '';
+  const err = new Error(`${method} ${path} → ${res.status} ${code}: ${answer.error_description || answer.message || (typeof answer.error === 'string' && answer.error !== code ? answer.error : '')}`);
+  err.status = res.status;
+  err.code = code;
+  err.answer = answer;
+  err.unknown = res.status >= 500;
+  const after = Number(res.headers.get('retry-after') ?? answer.retry_after_seconds);
+  if (Number.isFinite(after) && after >= 0) err.retryAfter = after;
+  return Promise.reject(err);
+}
+
+// An authenticated call, with the spec's recoveries:
+// - an unknown outcome (no answer, a 5xx) or a 429: send the SAME body again, after Retry-After
+//   (or 1, 2, 4 … s); `makeBody` is called once, so a retry never carries new rows or ids;
+// - 401 with `recovery: refresh`: refresh the token once, then send again;
+// - 403 with a `permission_request`: send it unchanged to grant-request on this same connection,
+//   wait for the owner, then send again (never pair again).
+async function call(method, path, makeBody) {
+  let body = typeof makeBody === 'function' ? await makeBody() : makeBody;
+  let refreshed = false;
+  let asked = false;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await exchange(method, path, body);
+    } catch (err) {
+      if (err.status === 401 && err.answer?.recovery === 'refresh' && !refreshed) {
+        say(`${method} ${path}: ${err.code}; refreshing the access token`);
+        await refresh();
+        refreshed = true;
+        attempt--;
+        continue;
+      }
+      if (err.status === 403 && err.answer?.permission_request && !asked) {
+        await askFor(err.answer.permission_request, err);
+        asked = true;
+        attempt--;
+        continue;
+      }
+      if (!(err.unknown || err.status === 429) || attempt >= ATTEMPTS) throw err;
+      const wait = err.retryAfter ?? 2 ** (attempt - 1);
+      say(`${method} ${path}: ${err.unknown ? 'outcome unknown' : 'rate limited'} (${err.message}); sending the same request again in ${wait} s`);
+      await sleep(wait);
+      if (BUG === 'new-rows-on-retry' && typeof makeBody === 'function') body = await makeBody();
+    }
+  }
+}
+const get = (path) => call('GET', path);
+
+// -- the byte formats (000 "Exact formats") ------------------------------------------------------
+const OAEP256 = { name: 'RSA-OAEP', hash: 'SHA-256' };
+async function newKeyPair() {
+  const pair = await subtle.generateKey({ ...OAEP256, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) },
+    true, ['encrypt', 'decrypt']);
+  return { privateKey: pair.privateKey, publicKeyBase64: b64(await subtle.exportKey('spki', pair.publicKey)) };
+}
+// kid = lowercase hex of the first 8 bytes of SHA-256(key)
+async function kidOf(key) {
+  return hex(new Uint8Array(await subtle.digest('SHA-256', key)).subarray(0, 8));
+}
+async function gcm(op, rawKey, iv, data) {
+  const key = await subtle.importKey('raw', rawKey, { name: 'AES-GCM' }, false, [op]);
+  return new Uint8Array(await subtle[op]({ name: 'AES-GCM', iv }, key, data));
+}
+// VAULT SealedBlob: [0x01 version][0x01 mode][12-byte nonce][AES-256-GCM ciphertext][16-byte tag], no AAD
+async function sealVault(key, plaintext) {
+  const nonce = random(12);
+  return Uint8Array.from([1, 1, ...nonce, ...(await gcm('encrypt', key, nonce, plaintext))]);
+}
+async function openVault(key, blob) {
+  if (blob.length < 30 || blob[0] !== 1 || blob[1] !== 1) throw new Error('not a VAULT SealedBlob');
+  return gcm('decrypt', key, blob.subarray(2, 14), blob.subarray(14));
+}
+// Headerless envelope: [2-byte BE key length][RSA-OAEP-SHA256 wrapped AES-256 key][12-byte IV][AES-256-GCM ct][16-byte tag]
+async function envelope(payload, publicKeyBase64) {
+  const pub = await subtle.importKey('spki', unb64(publicKeyBase64), OAEP256, false, ['encrypt']);
+  const contentKey = random(32);
+  const wrapped = new Uint8Array(await subtle.encrypt({ name: 'RSA-OAEP' }, pub, contentKey));
+  const iv = random(12);
+  const sealed = await gcm('encrypt', contentKey, iv, payload);
+  return Uint8Array.from([wrapped.length >> 8, wrapped.length & 0xff, ...wrapped, ...iv, ...sealed]);
+}
+async function openEnvelope(env, privateKey) {
+  const n = (env[0] << 8) | env[1];
+  const contentKey = new Uint8Array(await subtle.decrypt({ name: 'RSA-OAEP' }, privateKey, env.subarray(2, 2 + n)));
+  return gcm('decrypt', contentKey, env.subarray(2 + n, 14 + n), env.subarray(14 + n));
+}
+// owner_wrap = [0x01][0x02] + the envelope to owner_public_key, whose plaintext is the key's 44-character base64 TEXT
+async function ownerWrap(key, ownerPublicKey) {
+  const payload = BUG === 'wrong-owner-wrap' ? key : utf8.encode(b64(key));
+  return Uint8Array.from([1, 2, ...(await envelope(payload, ownerPublicKey))]);
+}
+
+// -- who else reads a new row (000 "Who reads a topic"; grantees from memory-grantees) -----------
+function reasonsFor(sel, plain) {
+  const topics = new Set((sel?.topics || []).map((t) => (String(t).startsWith('topic:') ? t : `topic:${t}`)));
+  const out = [];
+  if (plain.observation) {
+    if (sel?.all) out.push('all');
+    for (const c of plain.categories || []) if ((sel?.categories || []).includes(c)) out.push(`category:${c}`);
+    if (topics.has(plain.about[0])) out.push(plain.about[0]);
+  } else if (plain.entity) {
+    if (sel?.all) out.push('all');
+    if (topics.has(`topic:${plain.row_id}`)) out.push(`topic:${plain.row_id}`);
+  } else if (plain.relation) {
+    const ends = plain.endpoints.filter((e) => e !== 'user');
+    if (sel?.all) out.push('all');
+    else if (ends.length && ends.every((e) => topics.has(e))) out.push(ends.length === 1 ? ends[0] : `and:${ends.join('+')}`);
+  }
+  return [...new Set(out)];
+}
+
+// One row: its own random 32-byte key, kid, VAULT ciphertext, owner_wrap and self_wrap (and the
+// grantees' wraps, so other connections whose grants reach it read it at once).
+async function sealRow(plaintext, keys) {
+  const key = random(32);
+  const row = {
+    id: plaintext.row_id,
+    kid: await kidOf(BUG === 'kid-mismatch' ? random(32) : key),
+    ciphertext: b64(await sealVault(key, utf8.encode(JSON.stringify(plaintext)))),
+    owner_wrap: b64(await ownerWrap(key, keys.ownerPublicKey)),
+  };
+  if (BUG !== 'no-self-wrap') row.self_wrap = b64(await envelope(key, keys.agentPublicKey));
+  const wraps = [];
+  for (const g of keys.grantees) {
+    const via = reasonsFor(g.selectors, plaintext);
+    if (via.length && wraps.length < 100) wraps.push({ token_id: g.token_id, via, wrapped_key: b64(await envelope(key, g.public_key)) });
+  }
+  if (wraps.length) row.grantee_wraps = wraps;
+  return row;
+}
+async function newTopicRows({ name, type = '', relationType = 'is interested in' }, keys) {
+  const entityId = webcrypto.randomUUID();
+  const relationId = webcrypto.randomUUID();
+  const entity = { v: 2, row_id: entityId, entity: { name, entityType: type }, about: [] };
+  const relation = {
+    v: 2, row_id: relationId, relation: { from: 'default_user', to: name, relationType },
+    endpoints: ['user', `topic:${entityId}`], about: [],
+  };
+  return { topic: { id: `topic:${entityId}`, name }, rows: [await sealRow(entity, keys), await sealRow(relation, keys)] };
+}
+async function newMemoryRow({ topic, text, categories = [] }, keys) {
+  const rowId = webcrypto.randomUUID();
+  const plaintext = { v: 2, row_id: rowId, observation: { entityName: topic.name, content: text }, about: [topic.id] };
+  if (categories.length) plaintext.categories = [...new Set(categories)];
+  return sealRow(plaintext, keys);
+}
+
+// -- reading (000 "Reading") ---------------------------------------------------------------------
+// A served row: wrapped_key is a headerless envelope to this agent whose plaintext is the raw key.
+async function openServed(row, privateKey) {
+  const key = await openEnvelope(unb64(row.wrapped_key), privateKey);
+  if ((await kidOf(key)) !== row.kid) throw new Error(`kid ${row.kid} is not the fingerprint of its key`);
+  const plain = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await openVault(key, unb64(row.ciphertext))));
+  if (plain?.v !== 2 || plain.row_id !== row.id) throw new Error('its plaintext is not bound to this row (v, row_id)');
+  return { row, key, plain };
+}
+async function openAll(served, privateKey) {
+  const opened = new Map();
+  const unreadable = [];
+  for (const row of served) {
+    try {
+      opened.set(row.id, await openServed(row, privateKey));
+    } catch (err) {
+      unreadable.push({ id: row.id, reason: err.message });
+    }
+  }
+  return { opened, unreadable };
+}
+// normalizeTopicName: NFKC, lowercase, collapse whitespace, trim, strip surrounding quotes
+const QUOTES = `"'“”‘’\``;
+function normalizeTopicName(name) {
+  let s = String(name).normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
+  while (s.length && QUOTES.includes(s[0])) s = s.slice(1).trim();
+  while (s.length && QUOTES.includes(s[s.length - 1])) s = s.slice(0, -1).trim();
+  return s;
+}
+// Every topic this connection can see: the entity rows it opens, plus every topic:<id> named by a
+// memory it opens (its name from entityName). Same-name topics are listed once, oldest first.
+function listTopics(opened) {
+  const byId = new Map();
+  const note = (id, name, type, at) => {
+    const t = byId.get(id);
+    if (!t) byId.set(id, { id, name, type, at });
+    else if (at < t.at) t.at = at;
+  };
+  for (const { row, plain } of opened.values()) {
+    if (plain.entity) note(`topic:${row.id}`, plain.entity.name, plain.entity.entityType ?? '', row.created_at || '');
+  }
+  for (const { row, plain } of opened.values()) {
+    const about = plain.observation && Array.isArray(plain.about) ? plain.about[0] : null;
+    if (typeof about === 'string' && about.startsWith('topic:') && !byId.has(about)) {
+      note(about, plain.observation.entityName || '', null, row.created_at || '');
+    }
+  }
+  const byName = new Map();
+  for (const t of [...byId.values()].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))) {
+    const k = normalizeTopicName(t.name);
+    if (!byName.has(k)) byName.set(k, { ...t, ids: [t.id] });
+    else byName.get(k).ids.push(t.id);
+  }
+  return [...byName.values()];
+}
+function findTopic(topics, nameOrId) {
+  if (String(nameOrId).startsWith('topic:')) return topics.find((t) => t.ids.includes(nameOrId)) || null;
+  return topics.find((t) => normalizeTopicName(t.name) === normalizeTopicName(nameOrId)) || null;
+}
+const owed = (answer) => Boolean((answer.preparing && answer.preparing.length) || answer.preparing_others > 0 || answer.preparing_unknown);
+
+// GET memories, and again while rows are still `preparing` (never sooner than retry_after_seconds):
+// rows still owed are missing from `memories`, not gone, so nothing is saved in their place.
+async function readMemories(me) {
+  const started = Date.now();
+  for (;;) {
+    const answer = await get(MEMORIES);
+    if (!owed(answer)) {
+      if (answer.failed?.length || answer.failed_others || answer.failed_unknown) {
+        say(`some rows are not shared with this connection (${answer.recovery || 'failed'}); carrying on with what it can read`);
+      }
+      return { served: answer.memories || [], ...(await openAll(answer.memories || [], me.privateKey)) };
+    }
+    const count = (answer.preparing || []).length + (answer.preparing_others || 0);
+    const waited = (Date.now() - started) / 1000;
+    if (waited >= PREPARING_WAIT) {
+      throw new Error(`${count || 'some'} rows are still preparing after ${Math.round(waited)} s: please open Decoy on your phone, then run this again (nothing was saved, so no topic is made twice)`);
+    }
+    const wait = BUG === 'ignore-retry-after' ? 0.2 : Number(answer.retry_after_seconds ?? 5);
+    say(`${count || 'some'} rows are still being shared by the owner's phone (${answer.waiting_on || 'owner_phone'}); reading again in ${wait} s`);
+    await sleep(wait);
+  }
+}
+
+// -- pairing: OAuth device grant (RFC 8628) with PAR (RFC 9126) ----------------------------------
+async function pair(me) {
+  const authorization_details = [{ permissions: ['memory.save'] }, { permissions: ['memory.read'] }]; // memory.save is asked alone
+  let ask;
+  try {
+    const par = await exchange('POST', '/oauth/par', { client_id: CLIENT_ID, authorization_details }, { auth: false });
+    ask = { request_uri: par.request_uri };
+  } catch (err) {
+    if (err.status !== 404 && err.status !== 405) throw err;
+    ask = { authorization_details }; // no PAR endpoint: the same rows inline
+  }
+  const dev = await exchange('POST', '/oauth/device', {
+    client_id: CLIENT_ID, name: 'Check example agent (Node)', platform: 'oauth', agent_public_key: me.publicKeyBase64, ...ask,
+  }, { auth: false });
+  say(`pairing: approve in the Decoy app: ${dev.verification_uri_complete || dev.verification_uri} (code ${dev.user_code})`);
+  let interval = Number(dev.interval || 5);
+  const deadline = Date.now() + Number(dev.expires_in || 600) * 1000;
+  const form = { grant_type: DEVICE_GRANT, device_code: dev.device_code, client_id: CLIENT_ID };
+  for (;;) {
+    const wait = BUG === 'fast-poll' ? 1 : interval;
+    if (Date.now() + wait * 1000 >= deadline) throw new Error('the pairing link expired before the owner approved');
+    await sleep(wait);
+    try {
+      const token = await exchange('POST', '/oauth/token', form, { form: true, auth: false });
+      Object.assign(session, { access: token.access_token, refresh: token.refresh_token, tokenId: token.token_id });
+      say(`paired: connection ${token.token_id}`);
+      return token;
+    } catch (err) {
+      if (err.code === 'slow_down') {
+        if (BUG !== 'fast-poll') interval = Math.max(interval + 5, Number(err.answer?.interval || 0));
+        say(`slow_down: polling every ${interval} s`);
+      } else if (err.code !== 'authorization_pending' && !err.unknown) {
+        throw err;
+      }
+    }
+  }
+}
+
+// A refresh token is used once: the answer replaces both tokens. Sent again only when its answer
+// was lost (no answer at all), never after an answered use.
+async function refresh() {
+  const form = { grant_type: 'refresh_token', refresh_token: session.refresh, client_id: CLIENT_ID };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const token = await exchange('POST', '/oauth/token', form, { form: true, auth: false });
+      Object.assign(session, { access: token.access_token, refresh: token.refresh_token });
+      say('refreshed the access token (same connection)');
+      return;
+    } catch (err) {
+      if (!err.unknown || attempt >= 3) {
+        const how = err.answer?.recovery === 're_pair' ? ': this connection needs a new pairing, approved by the owner' : '';
+        throw new Error(`the token could not be refreshed (${err.message})${how}`);
+      }
+      await sleep(err.retryAfter ?? attempt);
+    }
+  }
+}
+
+// 403 with permission_request: send it as the body of grant-request, unchanged, on this connection.
+async function askFor(permissionRequest, refusal) {
+  say(`${refusal.code}: asking the owner for ${JSON.stringify(permissionRequest.permissions || permissionRequest)} on this connection`);
+  let answer;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      answer = await exchange('POST', '/api/agent/grant-request', permissionRequest);
+      break;
+    } catch (err) {
+      if (err.status === 409 && err.answer?.request_id) { answer = { ...err.answer, status: 'pending' }; break; }
+      if (!(err.unknown || err.status === 429 || err.code === 'REVIEW_BUSY') || attempt >= ATTEMPTS) throw err;
+      await sleep(err.retryAfter ?? attempt);
+    }
+  }
+  if (answer.status === 'already_granted') return;
+  say(`asked (request ${short(answer.request_id)}): approve it in the Decoy app`);
+  const deadline = Date.now() + GRANT_WAIT * 1000;
+  while (Date.now() < deadline) {
+    await sleep(3);
+    let status;
+    try {
+      status = (await exchange('GET', `/api/agent/grant-request?id=${encodeURIComponent(answer.request_id)}`)).status;
+    } catch (err) {
+      if (err.unknown || err.status === 429) continue;
+      throw err;
+    }
+    if (status === 'approved' || status === 'resolved') {
+      const access = await readAccess();
+      say(`the owner answered (${status})`);
+      return access;
+    }
+    if (status !== 'pending') throw new Error(`the owner's answer to the request: ${status}; nothing more is asked`);
+  }
+  throw new Error('the owner did not answer the request in ten minutes');
+}
+
+// What this connection may do: access.memories on GET /api/agent/policies (never scopes).
+async function readAccess() {
+  const { access } = await get('/api/agent/policies');
+  const m = access?.memories || {};
+  const reach = (s) => (s && (s.all || s.categories?.length || s.topics?.length || s.account_ids?.length) ? 'yes' : 'no');
+  say(`access.memories: save ${m.save ? 'yes' : 'no'}, read ${reach(m.read)}, write ${reach(m.write)}, delete ${reach(m.delete)}`);
+  return m;
+}
+
+// -- the tasks -----------------------------------------------------------------------------------
+const STATUS_BEFORE = 'Status: no flight chosen yet.';
+const STATUS_AFTER = 'Status: chose the Friday 08:10 direct flight; not booked yet.';
+
+async function save(me, keys, subject) {
+  const { opened } = await readMemories(me);
+  const topics = listTopics(opened);
+  let topic = BUG === 'new-topic' ? null : findTopic(topics, subject);
+  say(`read first: ${opened.size} rows open, ${topics.length} topics; ${topic ? `reusing topic ${short(topic.id.slice(6))} ${JSON.stringify(topic.name)}` : `no topic ${JSON.stringify(subject)} yet: creating it with its first memory`}`);
+  const text = [`${subject}: flight search, intermediate result.`,
+    'Finding: direct morning flights run on Tuesdays and Fridays only (checked 2026-10-05).', STATUS_BEFORE].join('\n');
+  let rows = [];
+  const makeBody = async () => {
+    rows = [];
+    let t = topic;
+    if (!t) {
+      const made = await newTopicRows({ name: subject, type: 'trip', relationType: 'is planning' }, keys);
+      t = made.topic;
+      rows.push(...made.rows);
+    }
+    rows.push(await newMemoryRow({ topic: t, categories: ['travel'], text }, keys));
+    return { rows, topic: t };
+  };
+  let built = null;
+  const answer = await call('POST', MEMORIES, async () => {
+    built = await makeBody();
+    return { rows: built.rows };
+  });
+  topic = built.topic;
+  const memory = rows[rows.length - 1];
+  say(`saved ${rows.length} rows (created ${answer.created?.length ?? 0}, existing ${answer.existing?.length ?? 0}); memory ${short(memory.id)}`);
+  await readBack(me, rows, text);
+  return { topic, memoryId: memory.id, rowIds: rows.map((r) => r.id) };
+}
+
+// Read back every row written and its usable wrap: it opens with this agent's key and says what was sent.
+async function readBack(me, rows, text) {
+  const { opened } = await readMemories(me);
+  for (const r of rows) {
+    const o = opened.get(r.id);
+    if (!o) throw new Error(`row ${r.id} does not read back with this connection's key`);
+    if (o.plain.observation && text !== undefined && o.plain.observation.content !== text) {
+      throw new Error(`memory ${r.id} reads back with other text`);
+    }
+  }
+  say(`read back ${rows.length} rows: each opens with this agent's key and is bound to its id`);
+}
+
+async function edit(me, memoryId) {
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    const { opened } = await readMemories(me);
+    const current = opened.get(memoryId);
+    if (!current) throw new Error(`memory ${memoryId} does not read back`);
+    if (attempt > 1 && current.plain.observation.content.includes(STATUS_AFTER) && !current.plain.observation.content.includes(STATUS_BEFORE)) {
+      say(`memory ${short(memoryId)} already reads corrected (an earlier PUT whose answer was lost committed)`);
+      return current.plain.observation.content;
+    }
+    // Re-seal the whole plaintext with only the content changed; same id, same key (kid).
+    const plain = { ...current.plain, observation: { ...current.plain.observation } };
+    plain.observation.content = plain.observation.content.replace(STATUS_BEFORE, STATUS_AFTER);
+    const body = { id: memoryId, expected_rev: current.row.rev, ciphertext: b64(await sealVault(current.key, utf8.encode(JSON.stringify(plain)))) };
+    try {
+      const done = await call('PUT', MEMORIES, body);
+      say(`corrected memory ${short(memoryId)} (rev ${done.rev})`);
+      const after = (await readMemories(me)).opened.get(memoryId);
+      if (!after || !after.plain.observation.content.includes(STATUS_AFTER)) throw new Error(`memory ${memoryId} does not read back corrected`);
+      return after.plain.observation.content;
+    } catch (err) {
+      if (!(err.status === 409 && err.code === 'REV_CONFLICT')) throw err;
+      say(`409 REV_CONFLICT: memory ${short(memoryId)} changed since it was read; reading it again`);
+    }
+  }
+  throw new Error(`memory ${memoryId} kept changing; it was not corrected`);
+}
+
+async function main() {
+  if (OPTS.help) {
+    console.error('usage: DECOY_BASE_URL=… node agent.mjs [--task save|edit|read] [--topic NAME] [--bug NAME]\nbugs:');
+    for (const [name, what] of Object.entries(BUGS)) console.error(`  ${name.padEnd(20)} ${what}`);
+    return;
+  }
+  if (!BASE) throw new UsageError('set DECOY_BASE_URL to the Decoy (or sandbox, or inspector) URL, e.g. http://127.0.0.1:8765');
+  if (BUG) say(`--bug ${BUG}: ${BUGS[BUG]}`);
+  const me = await newKeyPair();
+  await pair(me);
+  const access = await readAccess();
+  if (!access.save && OPTS.task !== 'read') say('this connection cannot save yet: the save will be refused, and its permission_request sent to the owner');
+  const g = await get('/api/agent/context/memory-grantees');
+  const out = { task: OPTS.task, bug: BUG, token_id: session.tokenId };
+  if (OPTS.task === 'read') {
+    const { opened, unreadable } = await readMemories(me);
+    const topics = listTopics(opened);
+    const memories = [...opened.values()].filter((o) => o.plain.observation).length;
+    say(`${memories} memories, ${topics.length} topics, ${opened.size - memories} graph rows, ${unreadable.length} unreadable`);
+    for (const t of topics) say(`topic ${JSON.stringify(t.name)} (${t.ids.length} cop${t.ids.length === 1 ? 'y' : 'ies'})`);
+    Object.assign(out, { memories, topics: topics.length, unreadable: unreadable.map((u) => u.id) });
+  } else {
+    if (!g.owner_public_key) throw new Error('owner_public_key is null: the owner has not finished key setup in the Decoy app');
+    const keys = {
+      ownerPublicKey: g.owner_public_key, agentPublicKey: me.publicKeyBase64,
+      grantees: (g.grantees || []).filter((x) => x.public_key !== me.publicKeyBase64 && x.token_id !== session.tokenId),
+    };
+    const saved = await save(me, keys, OPTS.topic);
+    Object.assign(out, { topic_id: saved.topic.id, memory_id: saved.memoryId, rows: saved.rowIds });
+    if (OPTS.task === 'edit') out.text = await edit(me, saved.memoryId);
+  }
+  console.log(JSON.stringify(out));
+}
+
+main().catch((err) => {
+  console.error(`agent: ${err.message}`);
+  process.exitCode = err instanceof UsageError ? 2 : 1;
+});

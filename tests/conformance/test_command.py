@@ -1,0 +1,93 @@
+"""`decoy-lab check` as a user runs it: the scorecard, the exit codes, --json, --junit, --html."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+from check_agents import AGENT, NEW_TOPIC, ROOT
+
+from decoy_lab.conformance.command import main
+
+
+def check(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    env_path = {"PYTHONPATH": str(ROOT)}
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-m", "decoy_lab.conformance", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **env_path},
+        cwd=ROOT,
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        ([], "give the agent's command after --"),
+        (["--scenario", "nope", "--", sys.executable, str(AGENT)], "no scenario 'nope'"),
+        (["--", "no-such-program-here"], "no-such-program-here: no such command"),
+        (["--json", "/no/such/dir/x.json", "--", sys.executable], "its folder does not exist"),
+    ],
+)
+def test_a_usage_mistake_is_one_line_and_exit_2(capsys, argv, says):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and says in err and "Traceback" not in err
+
+
+def test_a_failed_rule_exits_1_with_its_sentence_and_exchange_and_every_report(tmp_path):
+    out = {k: tmp_path / f"card.{k}" for k in ("json", "xml", "html")}
+    done = check(
+        "--scenario", "clean", "--json", str(out["json"]), "--junit", str(out["xml"]), "--html", str(out["html"]),
+        "--timeout", "90", "--", sys.executable, str(AGENT), "--bug", "no-self-wrap", "--topic", NEW_TOPIC,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "FAILED         rows.self-wrap" in done.stdout
+    assert "“Both wraps are required.”" in done.stdout
+    assert "POST /api/agent/context/memories #" in done.stdout and "no self_wrap" in done.stdout
+    card = json.loads(out["json"].read_text())
+    by_id = {r["id"]: r for r in card["rules"]}
+    assert set(by_id["rows.self-wrap"]) >= {"id", "title", "spec", "status", "evidence"}
+    assert by_id["rows.self-wrap"]["status"] == "failed"
+    assert by_id["rows.self-wrap"]["spec"] == "Both wraps are required." and by_id["rows.self-wrap"]["doc"] == "000"
+    assert any("no self_wrap" in e for e in by_id["rows.self-wrap"]["evidence"])
+    assert by_id["writes.same-rows-on-retry"]["status"] == "not-exercised"
+    assert card["scenarios"][0]["name"] == "clean" and "Paired." in card["scenarios"][0]["stdout"]
+    suite = ET.parse(out["xml"]).getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+    failing = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert failing == ["rows.self-wrap"]
+    page = out["html"].read_text()
+    assert "FAILED rows.self-wrap" in page and "<details>" in page and "self_wrap" in page
+    assert "http" not in page.split("<style>")[0].replace("http-equiv", "")  # offline: nothing fetched
+
+
+def test_the_correct_agent_exits_0(tmp_path):
+    done = check("--scenario", "clean", "--timeout", "90", "--", sys.executable, str(AGENT))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 failed" in done.stdout and "PASSED" in done.stdout and "NOT EXERCISED" in done.stdout
+
+
+def test_url_in_the_arguments_is_replaced():
+    done = check("--scenario", "clean", "--timeout", "90", "--", sys.executable, str(AGENT), "--url", "{url}")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_rules_md_and_list():
+    assert check("--rules-md").stdout.startswith("# The rules `decoy-lab check` judges")
+    listing = check("--list").stdout
+    assert "lost-answers" in listing and "rows.self-wrap" in listing
+
+
+def test_an_agent_that_does_nothing_exercises_nothing_and_is_told_why():
+    done = check("--scenario", "clean", "--", sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    assert "does it read DECOY_BASE_URL" in done.stdout
+    assert "0 failed, 0 warnings, 0 passed" in done.stdout and "PASSED " not in done.stdout

@@ -1,0 +1,244 @@
+"""The Node example agent (examples/agents/check/node/agent.mjs) through `decoy-lab check`.
+
+The correct agent breaks no rule in any scenario it runs, and passes the rules each scenario is
+there to exercise; each `--bug` variant fails exactly the rule of its class, and no other. Each
+agent run is bounded by the scenario's time limit (the command is killed past it), and each
+command-line run by `subprocess.run(timeout=…)`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from decoy_lab.conformance import PASSED, RULES, SCENARIOS, Run, Scorecard, run_scenario, score
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = ROOT / "examples" / "agents" / "check" / "node" / "agent.mjs"
+NODE = shutil.which("node")
+TIMEOUT = 120.0  # seconds per agent run (slow-pairing alone waits ~20 s for the owner)
+
+pytestmark = pytest.mark.skipif(NODE is None, reason="node (18 or newer) is not installed")
+
+
+def command(bug: str | None = None, task: str | None = None) -> list[str]:
+    return [str(NODE), str(AGENT), *(["--task", task] if task else []), *(["--bug", bug] if bug else [])]
+
+
+@pytest.fixture(scope="module")
+def checked() -> Callable[..., tuple[Run, Scorecard]]:
+    """`checked(scenario, bug=None, task=None)`: the agent's run and its scorecard, made once."""
+    made: dict[tuple, tuple[Run, Scorecard]] = {}
+
+    def get(scenario: str, bug: str | None = None, task: str | None = None) -> tuple[Run, Scorecard]:
+        key = (scenario, bug, task)
+        if key not in made:
+            run = run_scenario(SCENARIOS[scenario], command(bug, task), timeout=TIMEOUT)
+            made[key] = (run, score(RULES, [run], " ".join(command(bug, task))))
+        return made[key]
+
+    return get
+
+
+def failed(card: Scorecard) -> dict[str, list[str]]:
+    return {v.rule.id: v.evidence for v in card.failed}
+
+
+def explain(run: Run, card: Scorecard) -> str:
+    return (
+        f"exit {run.exit_code}, failed {failed(card)}\n--- agent stderr ---\n{run.stderr[-3000:]}\nnotes: {run.notes}"
+    )
+
+
+# -- the correct agent ---------------------------------------------------------------------------
+# scenario → (task, the rules that scenario is there to exercise: each must be judged `passed`)
+CORRECT = {
+    "clean": (None, ["rows.self-wrap", "rows.owner-opens", "rows.kid-fingerprint", "rows.about-once",
+                     "topics.reuse-before-create", "writes.read-back", "pairing.no-token-in-url"]),
+    "lost-answers": (None, ["writes.same-rows-on-retry"]),
+    "preparing": (None, ["reading.preparing-wait", "reading.retry-after"]),
+    "owner-edits": ("edit", ["writes.rev-conflict-reread"]),
+    "missing-permission": (None, ["access.grant-request-not-repair", "topics.one-post", "topics.not-the-user",
+                                  "rows.size-caps"]),
+    "slow-pairing": (None, ["pairing.poll-interval", "pairing.slow-down"]),
+    "token-rotation": (None, ["pairing.refresh-once"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("scenario", list(CORRECT))
+def test_the_correct_agent_fails_no_rule(checked, scenario: str) -> None:
+    task, exercised = CORRECT[scenario]
+    run, card = checked(scenario, task=task)
+    assert not run.timed_out and run.exit_code == 0, explain(run, card)
+    assert failed(card) == {}, explain(run, card)
+    for rule_id in exercised:
+        assert card.status_of(rule_id) == PASSED, f"{rule_id} is {card.status_of(rule_id)}\n{explain(run, card)}"
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["memory_id"] in {r["id"] for r in run.app_view}  # the owner's app lists the saved memory
+
+
+def test_the_correct_agent_edits_by_id_and_keeps_the_owners_change(checked) -> None:
+    from decoy_lab.conformance.scenarios import OWNER_NOTE
+
+    run, card = checked("owner-edits", task="edit")
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    entry = next(r for r in run.app_view if r.get("id") == out["memory_id"])
+    assert "chose the Friday 08:10 direct flight" in entry["text"] and OWNER_NOTE in entry["text"], explain(run, card)
+
+
+def test_the_correct_agent_reuses_the_topic_and_resends_the_same_rows(checked) -> None:
+    run, card = checked("lost-answers")
+    posts = [x for x in run.exchanges if x.method == "POST" and x.path == "/api/agent/context/memories"]
+    assert len(posts) == 3, explain(run, card)  # lost answer, 503, then stored: `existing`
+    assert all(p.request == posts[0].request for p in posts)  # byte-for-byte the same rows
+    assert posts[-1].response.get("existing") == [r["id"] for r in posts[0].request["rows"]]
+    named = [r for r in run.app_view if r.get("kind") == "topic" and r.get("name") == "Lisbon trip"]
+    assert len(named) == 1  # the demo vault's topic, reused: no second copy
+
+
+# -- one bug each --------------------------------------------------------------------------------
+# bug → (scenario, the rules it breaks: exactly these fail)
+BUGGY = {
+    "no-self-wrap": ("clean", {"rows.self-wrap"}),
+    "wrong-owner-wrap": ("clean", {"rows.owner-opens"}),
+    "kid-mismatch": ("clean", {"rows.kid-fingerprint"}),
+    "new-topic": ("clean", {"topics.reuse-before-create"}),
+    "new-rows-on-retry": ("lost-answers", {"writes.same-rows-on-retry"}),
+    "ignore-retry-after": ("preparing", {"reading.retry-after"}),
+    "fast-poll": ("slow-pairing", {"pairing.poll-interval", "pairing.slow-down"}),  # ignores both
+    "token-in-url": ("clean", {"pairing.no-token-in-url"}),
+}
+
+
+@pytest.mark.parametrize("bug", list(BUGGY))
+def test_each_bug_fails_its_rule_and_no_other(checked, bug: str) -> None:
+    scenario, rules = BUGGY[bug]
+    run, card = checked(scenario, bug=bug)
+    assert not run.timed_out, explain(run, card)
+    assert set(failed(card)) == rules, explain(run, card)
+    assert f"--bug {bug}" in run.stderr  # the agent says which bug it plants
+
+
+def test_every_bug_is_a_rule_class_the_check_knows() -> None:
+    known = {r.id for r in RULES}
+    assert set().union(*(rules for _, rules in BUGGY.values())) <= known
+    listed = subprocess.run(
+        [str(NODE), str(AGENT), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "DECOY_BASE_URL": ""},
+    )
+    assert listed.returncode == 0
+    assert all(bug in listed.stderr for bug in BUGGY)
+
+
+# -- the command line ----------------------------------------------------------------------------
+def test_usage_mistakes_exit_2_without_a_request() -> None:
+    for argv in (["--bug", "no-such-bug"], ["--task", "dance"], ["--bug"]):
+        p = subprocess.run([str(NODE), str(AGENT), *argv], capture_output=True, text=True, timeout=30,
+                           env={**os.environ, "DECOY_BASE_URL": "http://127.0.0.1:9"})  # fmt: skip
+        assert p.returncode == 2, p.stderr
+        assert p.stderr.startswith("agent: ")
+    p = subprocess.run([str(NODE), str(AGENT)], capture_output=True, text=True, timeout=30,
+                       env={k: v for k, v in os.environ.items() if k != "DECOY_BASE_URL"})  # fmt: skip
+    assert p.returncode == 2 and "DECOY_BASE_URL" in p.stderr
+
+
+def test_decoy_lab_check_command_line(tmp_path: Path) -> None:
+    """The README's command: `python -m decoy_lab.conformance --json FILE -- node agent.mjs`."""
+    out = tmp_path / "card.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    good = subprocess.run(
+        [sys.executable, "-m", "decoy_lab.conformance", "--scenario", "clean", "--json", str(out), "--", str(NODE), str(AGENT)],
+        capture_output=True, text=True, timeout=TIMEOUT + 60, cwd=ROOT, env=env,
+    )  # fmt: skip
+    assert good.returncode == 0, good.stdout + good.stderr
+    card = json.loads(out.read_text())
+    assert card["counts"]["failed"] == 0 and card["scenarios"][0]["exit_code"] == 0
+    bad = subprocess.run(
+        [sys.executable, "-m", "decoy_lab.conformance", "--scenario", "clean", "--", str(NODE), str(AGENT), "--bug", "token-in-url"],
+        capture_output=True, text=True, timeout=TIMEOUT + 60, cwd=ROOT, env=env,
+    )  # fmt: skip
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "FAILED         pairing.no-token-in-url" in bad.stdout
+
+
+# -- straight against a sandbox (no staged faults): the read task and the pytest plugin ---------
+def test_the_read_task_against_a_sandbox() -> None:
+    from decoy_lab.conformance.pytest_plugin import violations
+    from decoy_lab.conformance.recording import start_inspector
+    from decoy_lab.sandbox import Sandbox
+
+    with Sandbox.start(approve="auto", seed="demo") as sandbox:
+        inspector = start_inspector(sandbox.url, sandbox)
+        try:
+            p = subprocess.run([str(NODE), str(AGENT), "--task", "read"], capture_output=True, text=True, timeout=TIMEOUT,
+                               env={**os.environ, "DECOY_BASE_URL": str(inspector.url)})  # fmt: skip
+            assert p.returncode == 0, p.stderr
+            out = json.loads(p.stdout.strip().splitlines()[-1])
+            assert out["task"] == "read" and out["unreadable"] == []
+            assert not [x for x in inspector.all_flows() if x.method in ("POST", "PUT") and "memories" in x.path]
+            assert violations(inspector) == []
+        finally:
+            inspector.close()
+
+
+def _memory_writes(inspector) -> list:
+    return [f for f in inspector.all_flows() if f.method in ("POST", "PUT") and f.path == "/api/agent/context/memories"]
+
+
+def test_new_rows_are_wrapped_to_the_other_connections_that_read_them() -> None:
+    from decoy_lab.conformance.pytest_plugin import violations
+    from decoy_lab.conformance.recording import start_inspector
+    from decoy_lab.sandbox import Sandbox
+
+    with Sandbox.start(approve="auto", seed="none") as sandbox:
+        inspector = start_inspector(sandbox.url, sandbox)
+        try:
+            env = {**os.environ, "DECOY_BASE_URL": str(inspector.url)}
+            other = subprocess.run([str(NODE), str(AGENT), "--task", "read"], capture_output=True, text=True,
+                                   timeout=TIMEOUT, env={**env, "DECOY_CLIENT_ID": "another-agent"})  # fmt: skip
+            assert other.returncode == 0, other.stderr  # a second connection that reads every memory
+            p = subprocess.run([str(NODE), str(AGENT), "--topic", "Golf club headcovers"], capture_output=True,
+                               text=True, timeout=TIMEOUT, env=env)  # fmt: skip
+            assert p.returncode == 0, p.stderr
+            (post,) = _memory_writes(inspector)
+            rows = json.loads(post.request_body.data)["rows"]
+            assert len(rows) == 3  # the topic, its relation and its first memory, in one POST
+            assert all(len(r["grantee_wraps"]) == 1 and r["grantee_wraps"][0]["via"] == ["all"] for r in rows)
+            admitted = json.loads(post.response_body.data)["grantee_wraps"]
+            assert admitted == {r["id"]: 1 for r in rows}
+            assert violations(inspector) == []
+        finally:
+            inspector.close()
+
+
+def test_seeded_5xx_and_dropped_answers_leave_one_memory_corrected() -> None:
+    """The sandbox's own faults (503 with Retry-After, a write committed and its answer lost)."""
+    from decoy_lab.conformance.pytest_plugin import violations
+    from decoy_lab.conformance.recording import start_inspector
+    from decoy_lab.sandbox import Sandbox
+
+    faults = {"error_5xx": 0.15, "drop_after_commit": 0.15, "seed": 7}
+    with Sandbox.start(approve="auto", seed="demo", faults=faults) as sandbox:
+        inspector = start_inspector(sandbox.url, sandbox)
+        try:
+            p = subprocess.run([str(NODE), str(AGENT), "--task", "edit"], capture_output=True, text=True, timeout=TIMEOUT,
+                               env={**os.environ, "DECOY_BASE_URL": str(inspector.url)})  # fmt: skip
+            assert p.returncode == 0, p.stderr
+            out = json.loads(p.stdout.strip().splitlines()[-1])
+            posts = [f for f in _memory_writes(inspector) if f.method == "POST"]
+            assert {f.request_body.data for f in posts} == {posts[0].request_body.data}  # only ever the same rows
+            mine = [r for r in sandbox.owner.app_view() if r.get("id") in out["rows"]]
+            assert len(mine) == 1 and "chose the Friday 08:10 direct flight" in mine[0]["text"]
+            assert violations(inspector) == []
+        finally:
+            inspector.close()
