@@ -12,7 +12,7 @@ import sys
 import time
 import traceback
 
-from . import frames, inspect, large, load, recipe, reopen, sandbox, stage, stream, topicmap, unwrap, widgets
+from . import check, frames, inspect, large, load, recipe, reopen, sandbox, stage, stream, topicmap, unwrap, widgets
 from .context import Context
 from .data import FULL, QUICK
 from .readme import write_readme
@@ -30,6 +30,7 @@ BENCHMARKS = {
     "sandbox": sandbox,
     "recipe": recipe,
     "inspect": inspect,
+    "check": check,
 }
 
 

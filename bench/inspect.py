@@ -46,7 +46,7 @@ import json
 from decoy_lab import memory
 from decoy_lab.wire.crypto import AgentKey
 from decoy_lab.inspector.model import Body, Flow, Row, Timings
-from decoy_lab.inspector.widget import FlowsView
+from decoy_lab.widgets.flows import FlowsView
 
 me, owner = AgentKey.generate(), AgentKey.generate()
 keys = memory.RecipientKeys(owner.public_key_b64, me.public_key_b64)

@@ -24,6 +24,7 @@ _EXPORTS = {
     "Connection": "client.connection",
     "DecoyError": "errors",
     "GrantRequest": "rules.access",
+    "Inspector": "inspector",
     "Memory": "memory",
     "RecipientKeys": "memory",
     "Sandbox": "sandbox",

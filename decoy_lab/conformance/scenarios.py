@@ -33,8 +33,8 @@ from typing import Any
 
 from decoy_lab.conformance.hop import Fault, Request, StageHop
 from decoy_lab.conformance.model import MEMORIES, Exchange, Run
+from decoy_lab.vocab import DEVICE_GRANT
 
-DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 READ_ALL = {"permissions": ["memory.read"]}
 OWNER_NOTE = "The owner added: an aisle seat, please."
 

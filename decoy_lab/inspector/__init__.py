@@ -15,12 +15,31 @@ byte and is recorded as a `Flow`, its secrets masked, its sealed rows opened whe
     inspector.py  Inspector: start / open / replay, flows and rows as DataFrames, save, close
     command.py    `decoy-lab proxy`: add_arguments(parser) and run(args)
 
-`widget.py` (the flows view) reads `Flow.to_dict()`.
+`decoy_lab/widgets/flows.py` (the flows view) reads `Flow.to_dict()`.
 """
 
 from __future__ import annotations
 
-from decoy_lab.inspector.inspector import Inspector
-from decoy_lab.inspector.model import Flow
+from importlib import import_module
+from typing import Any
 
-__all__ = ["Flow", "Inspector"]
+# Names load on first use, so `decoy-lab --help` (which builds this package's parser) stays quick.
+_EXPORTS = {
+    "Flow": "decoy_lab.inspector.model",
+    "Inspector": "decoy_lab.inspector.inspector",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -44,19 +44,17 @@ MAX_DEPTH = 8
 def owner_check_of(sandbox: Any = None, owner_key: AgentKey | str | bytes | None = None) -> OwnerCheck | None:
     """The sandbox's owner's-eye check of one row: of a running sandbox (its owner key, its
     stored topics), or offline of a fresh empty one holding `owner_key`. None without either."""
-    from decoy_lab.sandbox import appview  # the check the sandbox's app-view runs (phone side)
-
     if sandbox is not None:
-        state = sandbox.state
+        owner = sandbox.owner
     elif owner_key is not None:
         from decoy_lab.sandbox import create_app
 
-        state = create_app(":memory:", owner_key=owner_key, seed="none").state.sb
+        owner = create_app(":memory:", owner_key=owner_key, seed="none").state.sb.owner
     else:
         return None
 
     def check(row: dict, trace: Any) -> dict:
-        return appview.check_row(state, row, trace=trace)
+        return owner.check_row(row, trace=trace)  # the sandbox's public owner API
 
     return check
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import uvicorn
 
-from decoy_lab.sandbox.server import server_config
+from decoy_lab.sandbox import server_config
 
 
 def is_loopback_host(host: str) -> bool:

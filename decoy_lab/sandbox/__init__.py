@@ -31,6 +31,6 @@ from __future__ import annotations
 
 from decoy_lab.sandbox.app import create_app
 from decoy_lab.sandbox.core import FakeClock, HTTPProblem
-from decoy_lab.sandbox.server import Sandbox, default_db_path
+from decoy_lab.sandbox.server import Sandbox, default_db_path, server_config
 
-__all__ = ["FakeClock", "HTTPProblem", "Sandbox", "create_app", "default_db_path"]
+__all__ = ["FakeClock", "HTTPProblem", "Sandbox", "create_app", "default_db_path", "server_config"]

@@ -13,6 +13,8 @@ from typing import Any
 _EXPORTS = {
     "ConsentCard": "consent",
     "Filters": "pickers",
+    "FlowsPanel": "flows",
+    "FlowsView": "flows",
     "MemoryBrowser": "browser",
     "MemoryGrid": "grid",
     "OwnerPanel": "owner",

@@ -11,6 +11,7 @@ PINNED = [
     "Connection",
     "DecoyError",
     "GrantRequest",
+    "Inspector",
     "Memory",
     "RecipientKeys",
     "Sandbox",

@@ -137,7 +137,7 @@ def test_flows_view_filters_sorts_and_opens_the_bad_row_in_jupyterlab(lab):
 LIVE = [
     """
 from decoy_lab.inspector import Inspector
-from decoy_lab.inspector.widget import FlowsView
+from decoy_lab.widgets.flows import FlowsView
 ins = Inspector.start(sandbox=True)
 view = FlowsView(ins)
 view.add_class("live-flows")
@@ -222,7 +222,7 @@ def test_an_exported_page_filters_and_opens_the_bad_flow_offline(vendor, tmp_pat
     from playwright.sync_api import expect, sync_playwright
 
     from decoy_lab.inspector import Inspector
-    from decoy_lab.inspector.widget import FlowsView
+    from decoy_lab.widgets.flows import FlowsView
 
     from support.widgetpage import widget_page
 

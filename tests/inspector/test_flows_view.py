@@ -14,9 +14,9 @@ import pytest
 
 from decoy_lab import memory
 from decoy_lab.inspector.model import READABLE, UNREADABLE, Body, Flow, Row, Timings
-from decoy_lab.inspector.widget import FLUSH_EVERY, FlowsPanel, FlowsView, count_text, detail_of
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Trace
+from decoy_lab.widgets.flows import FLUSH_EVERY, FlowsPanel, FlowsView, count_text, detail_of
 from decoy_lab.wire.crypto import AgentKey
 
 ROOT = Path(__file__).resolve().parents[2]

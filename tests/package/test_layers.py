@@ -35,6 +35,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("the sandbox, beside the client", ["sandbox", "sandbox.*"]),
     ("the client facade", ["client", "client.*"]),
     ("views of a vault", ["views", "views.*"]),
+    ("the inspector: a recording proxy that opens what it carries", ["inspector", "inspector.*"]),
+    ("conformance: rules, scenarios, scorecards", ["conformance", "conformance.*"]),
     ("the workbench", ["workbench", "workbench.*", "widgets", "widgets.*", ""]),
 ]
 # The sandbox is an independent check of the client: it may import these layers only (never the

@@ -54,10 +54,12 @@ PINNED = {
         "summarize",
         "summarize_rows",
     ],
-    "decoy_lab.sandbox": ["FakeClock", "HTTPProblem", "Sandbox", "create_app", "default_db_path"],
+    "decoy_lab.sandbox": ["FakeClock", "HTTPProblem", "Sandbox", "create_app", "default_db_path", "server_config"],
     "decoy_lab.widgets": [
         "ConsentCard",
         "Filters",
+        "FlowsPanel",
+        "FlowsView",
         "MemoryBrowser",
         "MemoryGrid",
         "OwnerPanel",

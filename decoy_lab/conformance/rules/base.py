@@ -9,8 +9,6 @@ from typing import Any
 
 from decoy_lab.conformance.model import MEMORIES, Exchange, Run, short
 
-USER_NAMES = frozenset({"default_user", "you", "user", "me"})  # 000 "Topic rows"
-
 
 @functools.lru_cache(maxsize=65536)
 def normalize(name: str) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from decoy_lab.conformance.model import Result, Rule, Run
 from decoy_lab.conformance.rules.base import kind_of, opened_rows, plain, posts, row_label, sent_rows, writes
+from decoy_lab.vocab import MAX_CIPHERTEXT
 
-MAX_CIPHERTEXT = 100 * 1024  # vocab.MAX_CIPHERTEXT: the sandbox's cap on one ciphertext
 MAX_TOPIC_NAME, MAX_RELATION = 200, 100
 
 

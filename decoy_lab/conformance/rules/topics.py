@@ -6,7 +6,6 @@ from typing import Any
 
 from decoy_lab.conformance.model import Exchange, Result, Rule, Run, short
 from decoy_lab.conformance.rules.base import (
-    USER_NAMES,
     kind_of,
     normalize,
     opened_rows,
@@ -19,6 +18,7 @@ from decoy_lab.conformance.rules.base import (
     topic_of,
     writes,
 )
+from decoy_lab.vocab import USER_NAMES
 
 
 def _names_served(run: Run, x: Exchange) -> dict[str, str]:

@@ -71,6 +71,11 @@ class Owner(OwnerApp):
     def __repr__(self) -> str:
         return f"Owner(key={self.key.fingerprint}, approve={self.state.approve!r})"
 
+    def check_row(self, row: dict, *, trace: Any = None) -> dict:
+        """Would the owner's app open this row (sent or stored)? Answered like an app-view entry;
+        with `trace`, every step the app takes is recorded. Reads nothing the owner has not."""
+        return appview.check_row(self.state, row, trace=trace)
+
     @property
     def public_key_b64(self) -> str | None:
         """The owner's public key as served, None until key setup is finished."""

@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_cli(sub)
+    _add_agent_commands(sub)
     try:
         from decoy_lab.workbench.shell.commands import add_connection_commands
     except ImportError:
@@ -60,6 +61,24 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_connection_commands(sub)
     return p
+
+
+def _add_agent_commands(sub: argparse._SubParsersAction) -> None:
+    """`proxy` and `check`: another program's agent, seen through the inspector and judged by the
+    spec (their parsers and runs live with them, in inspector/ and conformance/)."""
+    from decoy_lab.conformance import command as check
+    from decoy_lab.inspector import command as proxy
+
+    p = sub.add_parser(
+        "proxy", help="a recording proxy that opens every sealed row your agent sends", description=proxy.DESCRIPTION
+    )
+    proxy.add_arguments(p)
+    p.set_defaults(run=proxy.run)
+    c = sub.add_parser(
+        "check", help="judge an agent by the spec, rule by rule, under staged faults", description=check.DESCRIPTION
+    )
+    check.add_arguments(c)
+    c.set_defaults(run=check.run)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,7 +39,7 @@ from decoy_lab.recipes.dump import identify
 from decoy_lab.recipes.trace import Trace, headline
 from decoy_lab.wire.hexdump import dump_html
 
-ASSETS = Path(__file__).resolve().parents[1] / "widgets" / "assets"
+ASSETS = Path(__file__).with_name("assets")
 COLUMNS = ("id", "method", "path", "status", "agent", "verdict", "ms")
 NUMERIC = ("id", "status", "ms")
 FLUSH_EVERY = 0.1  # seconds: new flows reach the page at most this often
