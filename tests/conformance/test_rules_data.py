@@ -17,7 +17,7 @@ SPEC_FILES = {"000": "000_8a05c629879a3795.txt", "001": "001_0c822ffdca2b03d6.by
 
 
 def spec_dir() -> Path:
-    return Path(os.environ.get("DECOY_SPEC_DIR") or ROOT.parents[1] / "shared" / "spec")
+    return Path(os.environ.get("DECOY_SPEC_DIR") or ROOT.parent / "shared" / "spec")  # shared/ beside the checkout
 
 
 @pytest.mark.parametrize("rule", [r for r in RULES if r.doc in SPEC_FILES], ids=lambda r: r.id)

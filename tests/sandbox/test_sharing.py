@@ -362,6 +362,19 @@ def test_check_row_before_sending(lab, alpha):
     assert not t.ok and t.failed is not None
 
 
+def test_check_row_of_a_relation_finds_its_topic_saved_in_the_same_post(lab, alpha):
+    """A relation's topic end that the same POST stored is a topic that opens: the check says
+    nothing against it (it used to say "is not a topic row that opens" of every new relation)."""
+    made = memory.new_topic_rows(alpha.keys(), "Lisbon trip", type="trip")
+    first = memory.new_memory_row(alpha.keys(), "Direct flights on Tuesdays.", topic=made.topic)
+    assert alpha.save([*made.rows, first]).status_code == 201
+    link = made.rows[1]
+    entry = appview.check_row(lab.state, link)
+    assert entry["readable"] and entry["kind"] == "link" and entry["problems"] == []
+    orphan = memory.new_topic_rows(alpha.keys(), "Never sent").rows[1]  # its topic was never stored
+    assert any("is not a topic row that opens" in p for p in appview.check_row(lab.state, orphan)["problems"])
+
+
 def test_own_memories_fail_after_seven_days_without_the_phone(lab, alpha):
     """`failed`: "The ids of the memories THIS connection saved that have no key yet and that Decoy has
     stopped asking the owner's phone for on its own"."""

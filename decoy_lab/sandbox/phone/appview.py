@@ -104,8 +104,11 @@ def check_row(state: SandboxState, row: dict, *, trace: Any = None) -> dict:
     if isinstance(opened, Unopenable):
         return {"id": probe.id, "readable": False, "problem": opened.problem, "reason": opened.reason}
     topics = {}
-    tid = opened.plain.topic_id
-    if tid and opened.plain.kind == "memory":
+    plain = opened.plain
+    wanted = [plain.topic_id] if plain.topic_id and plain.kind == "memory" else []
+    if plain.kind == "link":  # a relation's topic ends, stored already or in the same POST
+        wanted = [e for e in plain.endpoints if e.startswith("topic:")]
+    for tid in wanted:
         with state.store.tx() as con:
             stored = ms.get_memory(con, tid[len("topic:") :])
         o = open_row(stored, state.owner.key) if stored is not None else None
