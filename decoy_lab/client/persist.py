@@ -16,7 +16,7 @@ from decoy_lab.store.journal import Journal, binding
 from decoy_lab.store.profiles import Profile, profile_tokens, token_fields
 from decoy_lab.transport.api import Tokens
 
-log = logging.getLogger("decoy_lab.client.connection")
+log = logging.getLogger(__name__)
 
 Connection = Any  # client/connection.py imports this module, never the reverse
 

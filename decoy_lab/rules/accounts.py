@@ -13,7 +13,7 @@ from decoy_lab.rules.session import Session
 from decoy_lab.transport import routes
 from decoy_lab.vault.frames import AccountNames
 
-log = logging.getLogger("decoy_lab.client.connection")
+log = logging.getLogger(__name__)
 ACCOUNT_PAGES = 20  # pages of the account list read for names; past that, an id says so
 
 

@@ -56,7 +56,7 @@ from decoy_lab.wire import layouts as wire
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.rules.session import Session
 
-log = logging.getLogger("decoy_lab.client.connection")
+log = logging.getLogger(__name__)
 
 ROWS, ROWS_DELETE, SPACES = routes.ROWS, routes.ROWS_DELETE, routes.SPACES
 # The members each answer is read for, and their shapes (http.expect_object): an answer that does

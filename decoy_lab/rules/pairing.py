@@ -31,7 +31,7 @@ from decoy_lab.transport.api import Api, Tokens, expect_object
 from decoy_lab.transport.retry import RetryPolicy
 from decoy_lab.vocab import ASKED_ALONE, DEVICE_GRANT, SELECTION_KEYS
 
-log = logging.getLogger("decoy_lab.rules.pairing")
+log = logging.getLogger(__name__)
 
 ROW_KEYS = frozenset(("permissions", "type", *SELECTION_KEYS))
 DEFAULT_PERMISSIONS = ("memory.read", "memory.save")

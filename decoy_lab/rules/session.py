@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.store.journal import Journal
     from decoy_lab.vault.read import Vault
 
-log = logging.getLogger("decoy_lab.client.connection")
+log = logging.getLogger(__name__)
 
 MEMORIES, GRANTEES = routes.MEMORIES, routes.GRANTEES
 

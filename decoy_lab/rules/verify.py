@@ -23,7 +23,7 @@ from decoy_lab.errors import DecoyError
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.rules.session import Session
 
-log = logging.getLogger("decoy_lab.client.connection")
+log = logging.getLogger(__name__)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 

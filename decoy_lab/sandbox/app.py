@@ -36,7 +36,7 @@ from decoy_lab.sandbox.stores.db import Store
 
 __all__ = ["FakeClock", "HTTPProblem", "SandboxState", "create_app"]
 
-log = logging.getLogger("decoy_lab.sandbox")
+log = logging.getLogger(__name__)
 PHONE_TICK = 1.0  # seconds between the phone's looks at what it owes
 
 

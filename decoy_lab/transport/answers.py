@@ -27,7 +27,7 @@ from decoy_lab.errors import APIError, RateLimited, ServerError, TokenError, Tra
 from decoy_lab.shapes import fits, json_kind, shape_name
 from decoy_lab.transport.deadline import Bound
 
-log = logging.getLogger("decoy_lab.transport.api")
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 _SECONDS = re.compile(r"[0-9]{1,9}")
 

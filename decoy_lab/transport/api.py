@@ -56,7 +56,7 @@ from decoy_lab.vocab import REFRESH_GRANT
 # Other layers import these from here too.
 __all__ = ["METADATA_PATH", "STREAM_DEADLINES", "USER_AGENT", "Api", "Tokens", "expect_object", "is_unknown_outcome"]
 
-log = logging.getLogger("decoy_lab.transport.api")
+log = logging.getLogger(__name__)
 _ACCEPT = httpx.Headers({"Accept": "application/json"})
 _DECODED = (b"content-encoding", b"content-length", b"transfer-encoding")  # the body is held decoded
 

@@ -27,7 +27,7 @@ from decoy_lab.transport.answers import body_of
 from decoy_lab.transport.deadline import Bound
 from decoy_lab.transport.tokens import Tokens, is_bearer_token
 
-log = logging.getLogger("decoy_lab.transport.api")
+log = logging.getLogger(__name__)
 
 
 class Refreshing(Protocol):

@@ -31,7 +31,7 @@ from typing import Any
 import httpcore
 import httpx
 
-log = logging.getLogger("decoy_lab.transport.api")
+log = logging.getLogger(__name__)
 _active: contextvars.ContextVar[Bound | None] = contextvars.ContextVar("decoy_lab_deadline", default=None)
 
 

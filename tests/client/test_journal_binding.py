@@ -82,7 +82,7 @@ def test_unpair_removes_the_journal_after_saying_what_was_pending(sb, store, cap
     conn = pair(sb, store)
     err = pending_save(sb, conn, "Pending when unpaired.")
     assert store.journal_path("work").exists()
-    with caplog.at_level(logging.WARNING, logger="decoy_lab.client.connection"):
+    with caplog.at_level(logging.WARNING, logger="decoy_lab"):
         dropped = conn.unpair()
     assert [d["target"] for d in dropped] == [err.ids[-1]] and dropped[0]["ids"] == err.ids
     assert not store.journal_path("work").exists()
@@ -97,7 +97,7 @@ def test_pairing_the_name_anew_with_another_server_never_sends_server_a_rows_the
     conn_a = pair(sb, store)
     err = pending_save(sb, conn_a, "Written for server A.")
     conn_a.close()
-    with caplog.at_level(logging.WARNING, logger="decoy_lab.client.connection"):
+    with caplog.at_level(logging.WARNING, logger="decoy_lab"):
         conn_b = pair(other, store, force=True)
     assert [d["target"] for d in conn_b.dropped_pending] == [err.ids[-1]]
     assert conn_b.dropped_pending[0]["server"] == sb.url.rstrip("/")

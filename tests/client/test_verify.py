@@ -88,7 +88,7 @@ def test_the_client_warns_for_every_class_of_wrongly_sealed_row(sb, monkeypatch,
     succeeded: the id is returned and the row is stored."""
     conn = connect(sb)
     _mis_sealing(monkeypatch, what)
-    with caplog.at_level(logging.WARNING, logger="decoy_lab.client.connection"):
+    with caplog.at_level(logging.WARNING, logger="decoy_lab"):
         mid = conn.save(f"A memory sealed with {what}.")
     monkeypatch.undo()
     v = conn.session.last_verify

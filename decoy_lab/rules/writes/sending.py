@@ -17,7 +17,7 @@ from decoy_lab.transport import routes
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.rules.session import Session
 
-log = logging.getLogger("decoy_lab.client.connection")
+log = logging.getLogger(__name__)
 
 MEMORIES = routes.MEMORIES
 WRAPS = routes.WRAPS
