@@ -37,7 +37,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("views of a vault", ["views", "views.*"]),
     ("the inspector: a recording proxy that opens what it carries", ["inspector", "inspector.*"]),
     ("conformance: rules, scenarios, scorecards", ["conformance", "conformance.*"]),
-    ("the workbench", ["workbench", "workbench.*", "widgets", "widgets.*", ""]),
+    ("widgets: thin ipywidgets and anywidgets over the layers below", ["widgets", "widgets.*"]),
+    ("the workbench: what a person types; it renders and dispatches", ["workbench", "workbench.*", ""]),
 ]
 # The sandbox is an independent check of the client: it may import these layers only (never the
 # boundary, the rules or the client).
