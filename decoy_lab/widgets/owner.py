@@ -1,11 +1,13 @@
 """The owner's phone in a notebook: the other side of an end-to-end-encrypted share.
 
 `OwnerPanel(sb.owner)` shows what the Decoy app shows its owner and does what it does, through
-the sandbox's `Owner` (sandbox/phone/owner.py, sandbox/phone/ownerapp.py): pending pairings and grant requests
-(Approve, Deny, or approve narrowed to the rows typed in), the memories as the app shows them
-(Edit the text, Re-file under a topic or back to You, Delete), topics (Rename), each connection's
-grants (Narrow / Widen to the rows typed in, Revoke) and a key-setup switch. Every action redraws
-the panel and says what it did, or the refusal, on its status line.
+the sandbox's `Owner` (sandbox/phone/owner.py, sandbox/phone/ownerapp.py): what is waiting
+(Approve as asked or narrowed, Deny), the memories ten to a page with the selected one's text,
+topic and Delete, topics (Rename), each connection's grants picked rather than typed (Set,
+Give more, Revoke) and key setup. Every widget is made once: an action or a change the panel
+sees (it polls the owner every `follow` seconds, so a new pairing shows by itself) changes
+values and options in place, never the tree, so the front end never meets a closed model.
+The status line says what was done in words: connection and topic names, not ids.
 
 `ReachMatrixView(matrix)` shows a reach_matrix.Matrix: who reads which memory and why, cells that
 differ from what the server serves marked.
@@ -13,186 +15,462 @@ differ from what the server serves marked.
 
 from __future__ import annotations
 
-import functools
-import json
+import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as W
 
+from decoy_lab.sandbox.rules.grants import Row
 from decoy_lab.widgets.html import esc
+from decoy_lab.widgets.pickers import GrantPicker, plural
 
-USER = "(You)"
+YOU = "You (no topic)"
+PAGE = 10
+STYLE = """<style>
+.decoy-owner{color:var(--jp-ui-font-color1,#1f1f1f);background:var(--jp-layout-color1,#fff);
+ border:1px solid var(--jp-border-color2,#d0d0d0);border-radius:4px;padding:6px 10px;max-width:980px}
+.decoy-owner .decoy-owner-head{font-weight:600;font-size:1.1em}
+.decoy-owner .decoy-owner-section{border-top:1px solid var(--jp-border-color2,#d0d0d0);margin-top:6px;padding-top:4px}
+.decoy-owner .decoy-owner-title{font-weight:600;color:var(--jp-ui-font-color1,#1f1f1f)}
+.decoy-owner .decoy-owner-note{color:var(--jp-ui-font-color2,#4a4a4a)}
+.decoy-owner .decoy-owner-warn{color:var(--jp-warn-color0,#8a4b00)}
+.decoy-owner select{color:var(--jp-widgets-input-color,var(--jp-ui-font-color1,#1f1f1f));
+ background:var(--jp-widgets-input-background-color,var(--jp-layout-color1,#fff))}
+</style>"""
 
 
-def _rows_text(rows: Any) -> str:
-    return json.dumps(rows, ensure_ascii=False)
+def short(text: Any, n: int = 60) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
-SHOWN = ("status", "rev", "rotated", "deleted", "missing", "name", "changed", "key_setup", "access_version")
+def headlines(rows: list[dict], topics: dict[str, str]) -> str:
+    """A grant's rows in the owner's words, the topics it is about named."""
+    out = []
+    for r in rows:
+        about = [topics.get(t, "a topic it cannot open") for t in r.get("about") or []]
+        words = "; ".join(Row.from_json(r).headlines())
+        out.append(words + (f" ({', '.join(about)})" if about else ""))
+    return "; ".join(out) or "nothing"
 
 
-def _summary(result: Any) -> str:
-    """What an action answered, in a line: the members a reader looks for."""
-    if isinstance(result, dict):
-        parts = [f"{k} {json.dumps(result[k], default=str)}" for k in SHOWN if k in result]
-        return ", ".join(parts) or "done"
-    return "done"
+def _options(widget: W.Widget, options: list[tuple[str, Any]]) -> None:
+    """New options for a choice, the current choice kept when it is still offered, else the first."""
+    if list(widget.options) != options:
+        keep = widget.value
+        widget.options = options
+        values = [v for _, v in options]
+        if keep in values:
+            widget.value = keep
+        elif values and widget.value not in values:
+            widget.value = values[0]
+
+
+def _button(label: str, style: str = "", name: str = "") -> W.Button:
+    b = W.Button(description=label, button_style=style, layout=W.Layout(width="auto"))
+    b.add_class(f"decoy-owner-{name or label.lower().replace(' ', '-')}")
+    return b
 
 
 class OwnerPanel(W.VBox):
-    """The owner's phone for one sandbox owner (`sb.owner`)."""
+    """The owner's phone for one sandbox owner (`sb.owner`); `follow` seconds between looks (0: none)."""
 
-    def __init__(self, owner: Any):
+    def __init__(self, owner: Any, *, follow: float = 1.0):
         self.owner = owner
-        self.status = W.HTML()
-        self.key_switch = W.ToggleButton(description="Key setup finished", icon="key")
+        self.page = 0
+        self._lock = threading.RLock()
+        self._mark: Any = None
+        self._view: list[dict] = []
+        self._pending: dict[str, dict] = {}
+        self._conns: dict[str, dict] = {}
+        self._grants: dict[str, dict] = {}
+        self.topic_names: dict[str, str] = {}
+        self.status = W.HTML(layout=W.Layout(min_height="1.6em"))
+        self.status.add_class("decoy-owner-status")
+        self.summary = W.HTML()
+        self.key_switch = W.ToggleButton(icon="key", layout=W.Layout(width="auto"))
+        self.key_switch.add_class("decoy-owner-key")
+        self.buttons: dict[str, W.Button] = {}  # action → its one button (it acts on what is selected)
+        self.fields: dict[str, W.Widget] = {}  # input → its one widget
+        super().__init__(
+            [
+                W.HTML(STYLE),
+                W.HBox([W.HTML("<span class='decoy-owner-head'>Owner's phone</span>"), self.key_switch, self.summary]),
+                self._waiting_section(),
+                self._memory_section(),
+                self._topic_section(),
+                self._connection_section(),
+                self.status,
+            ]
+        )
+        self.add_class("decoy-owner")
         self.key_switch.observe(self._on_key, names="value")
-        self.buttons: dict[str, W.Button] = {}  # "<action>:<id>" → its button (tests click them)
-        self.fields: dict[str, W.Widget] = {}  # "<field>:<id>" → its input
-        super().__init__()
         self.refresh()
+        self._stop = threading.Event()
+        if follow > 0:
+            _follow(weakref.ref(self), self._stop, follow)
 
-    # ── drawing ──────────────────────────────────────────────────────────────────────────
-    def refresh(self) -> None:
-        self.buttons.clear()
-        self.fields.clear()
-        self.key_switch.unobserve(self._on_key, names="value")
-        self.key_switch.value = bool(self.owner.key_ready)
-        self.key_switch.observe(self._on_key, names="value")
-        view = self.owner.app_view()
-        topics = [e for e in view if e.get("kind") == "topic" and e.get("readable")]
-        memories = [e for e in view if e.get("kind") in ("memory", "unknown")]
-        self.children = [
-            W.HTML("<b>Owner's phone</b>"),
-            self.key_switch,
-            self._section("Waiting for you", [self._pending(p) for p in self.owner.pending()]),
-            self._section("Memories", [self._memory(m, topics) for m in memories]),
-            self._section("Topics", [self._topic(t) for t in topics]),
-            self._section("Connections and their grants", [self._connection(c) for c in self.owner.connections()]),
-            self.status,
-        ]
+    # ── the sections, made once ──────────────────────────────────────────────────────────
+    def _section(self, name: str, title: W.HTML, *rows: W.Widget) -> W.VBox:
+        box = W.VBox([title, *rows])
+        box.add_class("decoy-owner-section")
+        box.add_class(f"decoy-owner-{name}")
+        return box
 
-    def _section(self, title: str, items: list[W.Widget]) -> W.Widget:
-        body = items or [W.HTML("<i>nothing here</i>")]
-        return W.VBox([W.HTML(f"<b>{esc(title)}</b> ({len(items)})"), *body])
-
-    def _button(self, key: str, label: str, action: Callable[[], Any], style: str = "") -> W.Button:
-        b = W.Button(description=label, button_style=style, layout=W.Layout(width="auto"))
-        b.on_click(lambda _b: self._do(label, action))
-        self.buttons[key] = b
-        return b
+    def _act(self, key: str, button: W.Button, action: Callable[[], str]) -> W.Button:
+        button.on_click(lambda _b: self._do(button.description, action))
+        self.buttons[key] = button
+        return button
 
     def _field(self, key: str, widget: W.Widget) -> W.Widget:
+        widget.add_class(f"decoy-owner-{key}")
         self.fields[key] = widget
         return widget
 
-    def _pending(self, p: dict) -> W.Widget:
-        ref = p["request_id"]
-        what = "pairing" if p["kind"] == "pairing" else "more access"
-        narrow = self._field(f"narrow:{ref}", W.Text(placeholder="narrow to rows (JSON), empty: as asked"))
-        return W.VBox(
+    def _waiting_section(self) -> W.Widget:
+        self.waiting_title = W.HTML()
+        pick = self._field("pending", W.Dropdown(options=[], layout=W.Layout(width="60%")))
+        self.pending_info = W.HTML()
+        self.narrow = GrantPicker()
+        self.fields["narrow"] = self.narrow
+        buttons = W.HBox(
             [
-                W.HTML(f"{esc(p['name'])} asks for {what}: {esc('; '.join(p.get('headlines') or []))}"),
-                W.HBox(
-                    [
-                        self._button(f"approve:{ref}", "Approve", lambda: self._approve(ref, narrow.value), "success"),
-                        self._button(f"deny:{ref}", "Deny", lambda: self.owner.deny(ref), "danger"),
-                        narrow,
-                    ]
-                ),
+                self._act("approve", _button("Approve as asked", "success", "approve"), self._approve),
+                self._act("approve-narrowed", _button("Approve narrowed", "info"), lambda: self._approve(narrow=True)),
+                self._act("deny", _button("Deny", "danger"), self._deny),
             ]
         )
+        self.waiting_body = W.VBox([pick, self.pending_info, buttons, self.narrow])
+        pick.observe(lambda _c: self._show_pending(), names="value")
+        return self._section("waiting", self.waiting_title, self.waiting_body)
 
-    def _approve(self, ref: str, narrow: str) -> Any:
-        return self.owner.approve(ref, json.loads(narrow) if narrow.strip() else None)
+    def _memory_section(self) -> W.Widget:
+        self.memory_title = W.HTML()
+        pick = self._field("memory", W.Select(options=[], rows=PAGE, layout=W.Layout(width="98%")))
+        self.page_label = W.HTML()
+        pager = W.HBox(
+            [
+                self._pager("prev", "◀ Prev", -1),
+                self.page_label,
+                self._pager("next", "Next ▶", +1),
+            ]
+        )
+        self.memory_info = W.HTML()
+        text = self._field("text", W.Text(layout=W.Layout(width="60%")))
+        where = self._field("topic", W.Dropdown(options=[(YOU, None)], description="file under"))
+        edit = W.HBox([text, self._act("edit", _button("Save text", name="edit"), self._edit)])
+        refile = W.HBox(
+            [
+                where,
+                self._act("refile", _button("Re-file"), self._refile),
+                self._act("delete", _button("Delete", "danger"), self._delete),
+            ]
+        )
+        self.memory_editor = W.VBox([self.memory_info, edit, refile])
+        pick.observe(lambda _c: self._show_memory(), names="value")
+        return self._section("memories", self.memory_title, pager, pick, self.memory_editor)
 
-    def _memory(self, m: dict, topics: list[dict]) -> W.Widget:
-        mid = m["id"]
+    def _pager(self, key: str, label: str, step: int) -> W.Button:
+        b = _button(label, name=key)
+        b.on_click(lambda _b: self.turn(step))
+        self.buttons[key] = b
+        return b
+
+    def _topic_section(self) -> W.Widget:
+        self.topic_title = W.HTML()
+        pick = self._field("topic-pick", W.Dropdown(options=[], description="topic"))
+        name = self._field("name", W.Text(placeholder="new name"))
+        pick.observe(lambda c: setattr(name, "value", self.topic_names.get(c["new"], "")), names="value")
+        rename = self._act("rename", _button("Rename"), self._rename)
+        return self._section("topics", self.topic_title, W.HBox([pick, name, rename]))
+
+    def _connection_section(self) -> W.Widget:
+        self.conn_title = W.HTML()
+        conn = self._field("connection", W.Dropdown(options=[], description="connection"))
+        self.conn_info = W.HTML()
+        grant = self._field("grant", W.Dropdown(options=[], description="grant", layout=W.Layout(width="70%")))
+        self.grant_picker = GrantPicker()
+        self.fields["grant-rows"] = self.grant_picker
+        buttons = W.HBox(
+            [
+                self._act("set-grant", _button("Set this grant", "info", "set-grant"), self._set_grant),
+                self._act("give", _button("Give as a new grant", name="give"), self._give),
+                self._act("revoke-grant", _button("Revoke grant", "warning", "revoke-grant"), self._revoke_grant),
+                self._act("revoke", _button("Revoke connection", "danger", "revoke"), self._revoke),
+            ]
+        )
+        self.conn_body = W.VBox([conn, self.conn_info, grant, self.grant_picker, buttons])
+        conn.observe(lambda _c: self._show_connection(), names="value")
+        grant.observe(lambda _c: self._show_grant(), names="value")
+        return self._section("connections", self.conn_title, self.conn_body)
+
+    # ── keeping up: values and options change, widgets stay ─────────────────────────────
+    def look(self) -> Any:
+        """What the panel shows, in a cheap form to compare: pending, connections, row revisions, key."""
+        rows = tuple((r["id"], r["rev"]) for r in self.owner.rows())
+        conns = tuple((c["token_id"], c["revoked"], c["access_version"], c["name"]) for c in self.owner.connections())
+        pending = tuple(p["request_id"] for p in self.owner.pending())
+        return rows, conns, pending, self.owner.key_ready
+
+    def refresh(self, mark: Any = None) -> None:
+        """Read the owner's state and change what shows; nothing is rebuilt."""
+        with self._lock:
+            self._mark = mark if mark is not None else self.look()
+            self._view = self.owner.app_view()
+            topics = [e for e in self._view if e.get("kind") == "topic" and e.get("readable")]
+            self.topic_names = {t["topic_id"]: t.get("name") or "(no name)" for t in topics}
+            self._pending = {p["request_id"]: p for p in self.owner.pending()}
+            self._conns = {c["token_id"]: c for c in self.owner.connections()}
+            named = sorted(((short(n, 40), t) for t, n in self.topic_names.items()), key=lambda p: p[0].lower())
+            self.key_switch.unobserve(self._on_key, names="value")
+            self.key_switch.value = bool(self.owner.key_ready)
+            self.key_switch.description = "Key setup done" if self.key_switch.value else "Key setup pending"
+            self.key_switch.observe(self._on_key, names="value")
+            _options(self.fields["topic"], [(YOU, None), *named])
+            _options(self.fields["topic-pick"], named)
+            self.narrow.set_topics(named)
+            self.grant_picker.set_topics(named)
+            self._show_waiting()
+            self._show_page()
+            self.topic_title.value = f"<span class='decoy-owner-title'>Topics</span> ({len(topics)})"
+            self._show_connections()
+            live = sum(1 for c in self._conns.values() if not c["revoked"])
+            self.summary.value = f"<span class='decoy-owner-note'>{esc(plural(live, 'connection'))} live</span>"
+
+    def _show_waiting(self) -> None:
+        n = len(self._pending)
+        self.waiting_title.value = f"<span class='decoy-owner-title'>Waiting for you</span> ({n})" + (
+            "" if n else " <span class='decoy-owner-note'>· nothing is waiting</span>"
+        )
+        self.waiting_body.layout.display = "" if n else "none"
+        labels = [(f"{p['name']} asks {_asks(p)}", ref) for ref, p in self._pending.items()]
+        _options(self.fields["pending"], labels)
+        self._show_pending()
+
+    def _show_pending(self) -> None:
+        p = self._pending.get(self.fields["pending"].value)
+        if p is None:
+            self.pending_info.value = ""
+            return
+        lines = "".join(f"<li>{esc(h)}</li>" for h in p.get("headlines") or []) or "<li>nothing named</li>"
+        warn = "".join(f"<div class='decoy-owner-warn'>⚠ {esc(w)}</div>" for w in p.get("warnings") or [])
+        code = f" · code {esc(p['user_code'])}" if p.get("user_code") else ""
+        self.pending_info.value = f"<span class='decoy-owner-note'>asked{code}:</span><ul>{lines}</ul>{warn}"
+        self.narrow.show(p.get("permissions") or [])
+
+    def memories(self) -> list[dict]:
+        return [e for e in self._view if e.get("kind") in ("memory", "unknown")]
+
+    def turn(self, step: int) -> None:
+        """Show the next (+1) or the previous (-1) page of memories."""
+        with self._lock:
+            self.page += step
+            self._show_page()
+
+    def _show_page(self) -> None:
+        mems = self.memories()
+        pages = max(1, -(-len(mems) // PAGE))
+        self.page = min(max(self.page, 0), pages - 1)
+        shown = mems[self.page * PAGE : (self.page + 1) * PAGE]
+        self.memory_title.value = f"<span class='decoy-owner-title'>Memories</span> ({len(mems)})"
+        self.page_label.value = f"&nbsp;page {self.page + 1} of {pages}&nbsp;"
+        self.buttons["prev"].disabled, self.buttons["next"].disabled = self.page == 0, self.page >= pages - 1
+        pick = self.fields["memory"]
+        _options(pick, [(self._label(m), m["id"]) for m in shown])
+        self._show_memory()
+
+    def _label(self, m: dict) -> str:
         if not m.get("readable"):
-            head = W.HTML(f"<code>{esc(mid[:8])}</code> ✗ the app cannot open it: {esc(m.get('reason'))}")
-            return W.HBox([head, self._button(f"delete:{mid}", "Delete", lambda: self.owner.delete([mid]), "danger")])
-        where = (m.get("topic") or {}).get("id") or USER
-        text = self._field(f"text:{mid}", W.Text(value=m.get("text") or "", layout=W.Layout(width="40%")))
-        options = [(USER, None)] + [(t["name"], t["topic_id"]) for t in topics]
-        topic = self._field(f"topic:{mid}", W.Dropdown(options=options, value=where if where != USER else None))
+            return f"✗ cannot open {m['id'][:8]}: {short(m.get('reason'), 50)}"
+        where = (m.get("topic") or {}).get("name") or "You"
+        return f"{short(m.get('text'), 70)}  · {short(where, 24)} · {', '.join(m.get('categories') or []) or '—'}"
+
+    def selected_memory(self) -> dict | None:
+        mid = self.fields["memory"].value
+        return next((m for m in self.memories() if m["id"] == mid), None)
+
+    def _show_memory(self) -> None:
+        m = self.selected_memory()
+        self.memory_editor.layout.display = "" if m else "none"
+        if m is None:
+            return
+        readable = bool(m.get("readable"))
+        for key in ("edit", "refile"):
+            self.buttons[key].disabled = not readable
+        if not readable:
+            self.memory_info.value = (
+                f"<span class='decoy-owner-warn'>✗ the app cannot open it: {esc(m.get('reason'))}</span>"
+            )
+            return
+        problems = "".join(f"<div class='decoy-owner-warn'>⚠ {esc(p)}</div>" for p in m.get("problems") or [])
+        where = (m.get("topic") or {}).get("name") or "You"
         cats = ", ".join(m.get("categories") or []) or "no category"
-        problems = "".join(f"<br>⚠ {esc(p)}" for p in m.get("problems") or [])
-        return W.VBox(
-            [
-                W.HTML(
-                    f"<code>{esc(mid[:8])}</code> rev {m.get('rev')} · {esc(cats)} · by {esc(m.get('author'))}{problems}"
-                ),
-                W.HBox(
-                    [
-                        text,
-                        self._button(f"edit:{mid}", "Edit", lambda: self.owner.edit(mid, text=text.value)),
-                        topic,
-                        self._button(f"refile:{mid}", "Re-file", lambda: self.owner.refile(mid, topic.value)),
-                        self._button(f"delete:{mid}", "Delete", lambda: self.owner.delete([mid]), "danger"),
-                    ]
-                ),
-            ]
+        self.memory_info.value = (
+            f"<span class='decoy-owner-note'>under {esc(where)} · {esc(cats)} · by {esc(m.get('author'))}"
+            f" · revision {m.get('rev')}</span>{problems}"
         )
+        self.fields["text"].value = m.get("text") or ""
+        topic = (m.get("topic") or {}).get("id")
+        self.fields["topic"].value = topic if topic in self.topic_names else None
 
-    def _topic(self, t: dict) -> W.Widget:
-        tid = t["topic_id"]
-        name = self._field(f"name:{tid}", W.Text(value=t.get("name") or ""))
-        return W.HBox([name, self._button(f"rename:{tid}", "Rename", lambda: self.owner.rename_topic(tid, name.value))])
-
-    def _connection(self, c: dict) -> W.Widget:
-        tid = c["token_id"]
-        if c.get("revoked"):
-            return W.HTML(f"{esc(c['name'])}: revoked")
-        lines: list[W.Widget] = [W.HTML(f"{esc(c['name'])} · reads {esc(c.get('memories'))}")]
-        for g in self.owner.grants_of(tid):
-            pid = g["policy_id"]
-            rows = self._field(f"rows:{pid}", W.Text(value=_rows_text(g["rows"]), layout=W.Layout(width="50%")))
-            lines.append(
-                W.HBox(
-                    [
-                        rows,
-                        self._button(
-                            f"narrow:{pid}",
-                            "Narrow / widen",
-                            functools.partial(self._set_grant, tid, pid, rows),
-                        ),
-                        self._button(
-                            f"revoke:{pid}", "Revoke grant", functools.partial(self.owner.revoke, tid, pid), "warning"
-                        ),
-                    ]
-                )
-            )
-        extra = self._field(f"widen:{tid}", W.Text(placeholder='more rows, e.g. [{"permissions": ["memory.read"]}]'))
-        lines.append(
-            W.HBox(
-                [
-                    extra,
-                    self._button(f"widen:{tid}", "Give more", lambda: self.owner.widen(tid, json.loads(extra.value))),
-                    self._button(f"revoke:{tid}", "Revoke connection", lambda: self.owner.revoke(tid), "danger"),
-                ]
-            )
+    def _show_connections(self) -> None:
+        live = [c for c in self._conns.values() if not c["revoked"]]
+        gone = len(self._conns) - len(live)
+        self.conn_title.value = f"<span class='decoy-owner-title'>Connections and their grants</span> ({len(live)})" + (
+            f" <span class='decoy-owner-note'>· {gone} revoked</span>" if gone else ""
         )
-        return W.VBox(lines)
+        self.conn_body.layout.display = "" if live else "none"
+        _options(self.fields["connection"], [(c["name"], c["token_id"]) for c in live])
+        self._show_connection()
 
-    def _set_grant(self, token_id: str, policy_id: str, rows: W.Text) -> Any:
-        return self.owner.set_grant(token_id, policy_id, json.loads(rows.value))
+    def _show_connection(self) -> None:
+        c = self._conns.get(self.fields["connection"].value)
+        if c is None:
+            self.conn_info.value = ""
+            return
+        ends = f" · access ends {esc(c['ends_at'])}" if c.get("ends_at") else ""
+        self.conn_info.value = f"<span class='decoy-owner-note'>reads {esc(c.get('memories'))}{ends}</span>"
+        self._grants = {g["policy_id"]: g for g in self.owner.grants_of(c["token_id"])}
+        options = [(short(headlines(g["rows"], self.topic_names), 90), pid) for pid, g in self._grants.items()]
+        _options(self.fields["grant"], options)
+        self._show_grant()
 
-    # ── acting ───────────────────────────────────────────────────────────────────────────
-    def _do(self, label: str, action: Callable[[], Any]) -> None:
-        try:
-            result = action()
-        except ValueError as exc:  # a field that is not JSON
-            self.status.value = f"✗ {esc(label)}: {esc(exc)}"
-            return
-        except Exception as exc:
-            self.status.value = f"✗ {esc(label)}: {esc(getattr(exc, 'message', None) or exc)}"
-            return
-        self.refresh()
-        self.status.value = f"✓ {esc(label)}: {esc(_summary(result))}"
+    def _show_grant(self) -> None:
+        g = self._grants.get(self.fields["grant"].value)
+        for key in ("set-grant", "revoke-grant"):
+            self.buttons[key].disabled = g is None
+        if g is not None:
+            self.grant_picker.show(g["rows"])
+
+    # ── acting: each returns what it did, in words ───────────────────────────────────────
+    def _do(self, label: str, action: Callable[[], str]) -> None:
+        with self._lock:
+            try:
+                said = action()
+            except Exception as exc:  # the owner's refusal (HTTPProblem) or a bad choice, shown
+                self.status.value = f"✗ {esc(label)}: {esc(getattr(exc, 'message', None) or exc)}"
+                return
+            self.refresh()
+            self.status.value = f"✓ {esc(said)}"
+
+    def _chosen_pending(self) -> dict:
+        p = self._pending.get(self.fields["pending"].value)
+        if p is None:
+            raise ValueError("nothing is waiting")
+        return p
+
+    def _approve(self, narrow: bool = False) -> str:
+        p = self._chosen_pending()
+        done = self.owner.approve(p["request_id"], self.narrow.rows if narrow else None)
+        how = " as narrowed" if done.get("status") == "resolved" else ""
+        return f"Approved {p['name']}'s {_what(p)}{how}: {headlines(done.get('permissions') or [], self.topic_names)}"
+
+    def _deny(self) -> str:
+        p = self._chosen_pending()
+        self.owner.deny(p["request_id"])
+        return f"Denied {p['name']}'s {_what(p)}"
+
+    def _memory(self) -> dict:
+        m = self.selected_memory()
+        if m is None:
+            raise ValueError("no memory is selected")
+        return m
+
+    def _edit(self) -> str:
+        m = self._memory()
+        done = self.owner.edit(m["id"], text=self.fields["text"].value)
+        return f"Saved “{short(self.fields['text'].value, 50)}” (revision {done['rev']})"
+
+    def _refile(self) -> str:
+        m, topic = self._memory(), self.fields["topic"].value
+        done = self.owner.refile(m["id"], topic)
+        where = self.topic_names.get(topic, "You") if topic else "You"
+        key = "; its key was rotated, so it is shared again with whoever its labels reach" if done["rotated"] else ""
+        return f"Filed “{short(m.get('text'), 50)}” under {where}{key}"
+
+    def _delete(self) -> str:
+        m = self._memory()
+        self.owner.delete([m["id"]])
+        return f"Deleted “{short(m.get('text') or m['id'][:8], 50)}” for every connection"
+
+    def _rename(self) -> str:
+        tid, new = self.fields["topic-pick"].value, self.fields["name"].value
+        if not tid:
+            raise ValueError("no topic is selected")
+        old = self.topic_names.get(tid, "")
+        done = self.owner.rename_topic(tid, new)
+        return f"Renamed the topic “{old}” to “{new}” ({plural(len(done['changed']), 'row')} re-sealed)"
+
+    def _conn(self) -> dict:
+        c = self._conns.get(self.fields["connection"].value)
+        if c is None:
+            raise ValueError("no connection is selected")
+        return c
+
+    def _set_grant(self) -> str:
+        c, pid, rows = self._conn(), self.fields["grant"].value, self.grant_picker.rows
+        self.owner.set_grant(c["token_id"], pid, rows)
+        return f"{c['name']}'s grant is now: {headlines(rows, self.topic_names)} (from its next read)"
+
+    def _give(self) -> str:
+        c, rows = self._conn(), self.grant_picker.rows
+        self.owner.widen(c["token_id"], rows)
+        return f"Gave {c['name']} a new grant: {headlines(rows, self.topic_names)}"
+
+    def _revoke_grant(self) -> str:
+        c, pid = self._conn(), self.fields["grant"].value
+        words = headlines(self._grants[pid]["rows"], self.topic_names) if pid in self._grants else "a grant"
+        self.owner.revoke(c["token_id"], pid)
+        return f"Revoked {c['name']}'s grant: {words}"
+
+    def _revoke(self) -> str:
+        c = self._conn()
+        self.owner.revoke(c["token_id"])
+        return f"Revoked {c['name']}: its tokens answer 401 from now on"
 
     def _on_key(self, change: dict) -> None:
-        self._do("Key setup", lambda: self.owner.set_key_setup(bool(change["new"])))
+        self._do("Key setup", lambda: self._key_setup(bool(change["new"])))
+
+    def _key_setup(self, done: bool) -> str:
+        self.owner.set_key_setup(done)
+        if done:
+            return "Key setup finished: the owner's public key is served, agents can save"
+        return "Key setup put back: no owner key is served, so agents cannot save"
+
+    def close(self) -> None:
+        self._stop.set()
+        super().close()
+
+
+def _what(p: dict) -> str:
+    return "pairing" if p["kind"] == "pairing" else "renewal" if p.get("renewal") else "request for more access"
+
+
+def _asks(p: dict) -> str:
+    return "to pair" if p["kind"] == "pairing" else "to renew" if p.get("renewal") else "for more access"
+
+
+def _follow(panel: weakref.ref, stop: threading.Event, every: float) -> None:
+    """Look at the owner every `every` seconds and refresh the panel when something changed
+    (a pairing, a save, a grant); ends with the panel, or when the sandbox is gone."""
+
+    def run() -> None:
+        while not stop.wait(every):
+            p = panel()
+            if p is None:
+                return
+            try:
+                mark = p.look()
+                if mark != p._mark:
+                    p.refresh(mark)
+            except Exception as exc:  # the sandbox stopped: say so once and stop looking
+                p.status.value = f"✗ stopped following the owner: {esc(exc)}"
+                return
+            del p
+
+    threading.Thread(target=run, name="decoy-owner-panel", daemon=True).start()
 
 
 class ReachMatrixView(W.VBox):
