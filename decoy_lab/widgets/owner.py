@@ -22,56 +22,12 @@ from typing import Any
 
 import ipywidgets as W
 
-from decoy_lab.sandbox.rules.grants import Row
 from decoy_lab.widgets.html import esc
+from decoy_lab.widgets.ownerkit import STYLE, asks, button, follow_owner, headlines, set_options, short, what
 from decoy_lab.widgets.pickers import GrantPicker, plural
 
 YOU = "You (no topic)"
 PAGE = 10
-STYLE = """<style>
-.decoy-owner{color:var(--jp-ui-font-color1,#1f1f1f);background:var(--jp-layout-color1,#fff);
- border:1px solid var(--jp-border-color2,#d0d0d0);border-radius:4px;padding:6px 10px;max-width:980px}
-.decoy-owner .decoy-owner-head{font-weight:600;font-size:1.1em}
-.decoy-owner .decoy-owner-section{border-top:1px solid var(--jp-border-color2,#d0d0d0);margin-top:6px;padding-top:4px}
-.decoy-owner .decoy-owner-title{font-weight:600;color:var(--jp-ui-font-color1,#1f1f1f)}
-.decoy-owner .decoy-owner-note{color:var(--jp-ui-font-color2,#4a4a4a)}
-.decoy-owner .decoy-owner-warn{color:var(--jp-warn-color0,#8a4b00)}
-.decoy-owner select{color:var(--jp-widgets-input-color,var(--jp-ui-font-color1,#1f1f1f));
- background:var(--jp-widgets-input-background-color,var(--jp-layout-color1,#fff))}
-</style>"""
-
-
-def short(text: Any, n: int = 60) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def headlines(rows: list[dict], topics: dict[str, str]) -> str:
-    """A grant's rows in the owner's words, the topics it is about named."""
-    out = []
-    for r in rows:
-        about = [topics.get(t, "a topic it cannot open") for t in r.get("about") or []]
-        words = "; ".join(Row.from_json(r).headlines())
-        out.append(words + (f" ({', '.join(about)})" if about else ""))
-    return "; ".join(out) or "nothing"
-
-
-def _options(widget: W.Widget, options: list[tuple[str, Any]]) -> None:
-    """New options for a choice, the current choice kept when it is still offered, else the first."""
-    if list(widget.options) != options:
-        keep = widget.value
-        widget.options = options
-        values = [v for _, v in options]
-        if keep in values:
-            widget.value = keep
-        elif values and widget.value not in values:
-            widget.value = values[0]
-
-
-def _button(label: str, style: str = "", name: str = "") -> W.Button:
-    b = W.Button(description=label, button_style=style, layout=W.Layout(width="auto"))
-    b.add_class(f"decoy-owner-{name or label.lower().replace(' ', '-')}")
-    return b
 
 
 class OwnerPanel(W.VBox):
@@ -110,7 +66,7 @@ class OwnerPanel(W.VBox):
         self.refresh()
         self._stop = threading.Event()
         if follow > 0:
-            _follow(weakref.ref(self), self._stop, follow)
+            follow_owner(weakref.ref(self), self._stop, follow)
 
     # ── the sections, made once ──────────────────────────────────────────────────────────
     def _section(self, name: str, title: W.HTML, *rows: W.Widget) -> W.VBox:
@@ -137,9 +93,9 @@ class OwnerPanel(W.VBox):
         self.fields["narrow"] = self.narrow
         buttons = W.HBox(
             [
-                self._act("approve", _button("Approve as asked", "success", "approve"), self._approve),
-                self._act("approve-narrowed", _button("Approve narrowed", "info"), lambda: self._approve(narrow=True)),
-                self._act("deny", _button("Deny", "danger"), self._deny),
+                self._act("approve", button("Approve as asked", "success", "approve"), self._approve),
+                self._act("approve-narrowed", button("Approve narrowed", "info"), lambda: self._approve(narrow=True)),
+                self._act("deny", button("Deny", "danger"), self._deny),
             ]
         )
         self.waiting_body = W.VBox([pick, self.pending_info, buttons, self.narrow])
@@ -160,12 +116,12 @@ class OwnerPanel(W.VBox):
         self.memory_info = W.HTML()
         text = self._field("text", W.Text(layout=W.Layout(width="60%")))
         where = self._field("topic", W.Dropdown(options=[(YOU, None)], description="file under"))
-        edit = W.HBox([text, self._act("edit", _button("Save text", name="edit"), self._edit)])
+        edit = W.HBox([text, self._act("edit", button("Save text", name="edit"), self._edit)])
         refile = W.HBox(
             [
                 where,
-                self._act("refile", _button("Re-file"), self._refile),
-                self._act("delete", _button("Delete", "danger"), self._delete),
+                self._act("refile", button("Re-file", name="refile"), self._refile),
+                self._act("delete", button("Delete", "danger"), self._delete),
             ]
         )
         self.memory_editor = W.VBox([self.memory_info, edit, refile])
@@ -173,7 +129,7 @@ class OwnerPanel(W.VBox):
         return self._section("memories", self.memory_title, pager, pick, self.memory_editor)
 
     def _pager(self, key: str, label: str, step: int) -> W.Button:
-        b = _button(label, name=key)
+        b = button(label, name=key)
         b.on_click(lambda _b: self.turn(step))
         self.buttons[key] = b
         return b
@@ -183,7 +139,7 @@ class OwnerPanel(W.VBox):
         pick = self._field("topic-pick", W.Dropdown(options=[], description="topic"))
         name = self._field("name", W.Text(placeholder="new name"))
         pick.observe(lambda c: setattr(name, "value", self.topic_names.get(c["new"], "")), names="value")
-        rename = self._act("rename", _button("Rename"), self._rename)
+        rename = self._act("rename", button("Rename"), self._rename)
         return self._section("topics", self.topic_title, W.HBox([pick, name, rename]))
 
     def _connection_section(self) -> W.Widget:
@@ -195,10 +151,10 @@ class OwnerPanel(W.VBox):
         self.fields["grant-rows"] = self.grant_picker
         buttons = W.HBox(
             [
-                self._act("set-grant", _button("Set this grant", "info", "set-grant"), self._set_grant),
-                self._act("give", _button("Give as a new grant", name="give"), self._give),
-                self._act("revoke-grant", _button("Revoke grant", "warning", "revoke-grant"), self._revoke_grant),
-                self._act("revoke", _button("Revoke connection", "danger", "revoke"), self._revoke),
+                self._act("set-grant", button("Set this grant", "info", "set-grant"), self._set_grant),
+                self._act("give", button("Give as a new grant", name="give"), self._give),
+                self._act("revoke-grant", button("Revoke grant", "warning", "revoke-grant"), self._revoke_grant),
+                self._act("revoke", button("Revoke connection", "danger", "revoke"), self._revoke),
             ]
         )
         self.conn_body = W.VBox([conn, self.conn_info, grant, self.grant_picker, buttons])
@@ -228,8 +184,8 @@ class OwnerPanel(W.VBox):
             self.key_switch.value = bool(self.owner.key_ready)
             self.key_switch.description = "Key setup done" if self.key_switch.value else "Key setup pending"
             self.key_switch.observe(self._on_key, names="value")
-            _options(self.fields["topic"], [(YOU, None), *named])
-            _options(self.fields["topic-pick"], named)
+            set_options(self.fields["topic"], [(YOU, None), *named])
+            set_options(self.fields["topic-pick"], named)
             self.narrow.set_topics(named)
             self.grant_picker.set_topics(named)
             self._show_waiting()
@@ -244,9 +200,9 @@ class OwnerPanel(W.VBox):
         self.waiting_title.value = f"<span class='decoy-owner-title'>Waiting for you</span> ({n})" + (
             "" if n else " <span class='decoy-owner-note'>· nothing is waiting</span>"
         )
-        self.waiting_body.layout.display = "" if n else "none"
-        labels = [(f"{p['name']} asks {_asks(p)}", ref) for ref, p in self._pending.items()]
-        _options(self.fields["pending"], labels)
+        self.waiting_body.layout.display = None if n else "none"
+        labels = [(f"{p['name']} asks {asks(p)}", ref) for ref, p in self._pending.items()]
+        set_options(self.fields["pending"], labels)
         self._show_pending()
 
     def _show_pending(self) -> None:
@@ -278,7 +234,7 @@ class OwnerPanel(W.VBox):
         self.page_label.value = f"&nbsp;page {self.page + 1} of {pages}&nbsp;"
         self.buttons["prev"].disabled, self.buttons["next"].disabled = self.page == 0, self.page >= pages - 1
         pick = self.fields["memory"]
-        _options(pick, [(self._label(m), m["id"]) for m in shown])
+        set_options(pick, [(self._label(m), m["id"]) for m in shown])
         self._show_memory()
 
     def _label(self, m: dict) -> str:
@@ -293,7 +249,7 @@ class OwnerPanel(W.VBox):
 
     def _show_memory(self) -> None:
         m = self.selected_memory()
-        self.memory_editor.layout.display = "" if m else "none"
+        self.memory_editor.layout.display = None if m else "none"
         if m is None:
             return
         readable = bool(m.get("readable"))
@@ -321,8 +277,8 @@ class OwnerPanel(W.VBox):
         self.conn_title.value = f"<span class='decoy-owner-title'>Connections and their grants</span> ({len(live)})" + (
             f" <span class='decoy-owner-note'>· {gone} revoked</span>" if gone else ""
         )
-        self.conn_body.layout.display = "" if live else "none"
-        _options(self.fields["connection"], [(c["name"], c["token_id"]) for c in live])
+        self.conn_body.layout.display = None if live else "none"
+        set_options(self.fields["connection"], [(c["name"], c["token_id"]) for c in live])
         self._show_connection()
 
     def _show_connection(self) -> None:
@@ -331,10 +287,10 @@ class OwnerPanel(W.VBox):
             self.conn_info.value = ""
             return
         ends = f" · access ends {esc(c['ends_at'])}" if c.get("ends_at") else ""
-        self.conn_info.value = f"<span class='decoy-owner-note'>reads {esc(c.get('memories'))}{ends}</span>"
+        self.conn_info.value = f"<span class='decoy-owner-note'>memories: {esc(c.get('memories'))}{ends}</span>"
         self._grants = {g["policy_id"]: g for g in self.owner.grants_of(c["token_id"])}
         options = [(short(headlines(g["rows"], self.topic_names), 90), pid) for pid, g in self._grants.items()]
-        _options(self.fields["grant"], options)
+        set_options(self.fields["grant"], options)
         self._show_grant()
 
     def _show_grant(self) -> None:
@@ -365,12 +321,12 @@ class OwnerPanel(W.VBox):
         p = self._chosen_pending()
         done = self.owner.approve(p["request_id"], self.narrow.rows if narrow else None)
         how = " as narrowed" if done.get("status") == "resolved" else ""
-        return f"Approved {p['name']}'s {_what(p)}{how}: {headlines(done.get('permissions') or [], self.topic_names)}"
+        return f"Approved {p['name']}'s {what(p)}{how}: {headlines(done.get('permissions') or [], self.topic_names)}"
 
     def _deny(self) -> str:
         p = self._chosen_pending()
         self.owner.deny(p["request_id"])
-        return f"Denied {p['name']}'s {_what(p)}"
+        return f"Denied {p['name']}'s {what(p)}"
 
     def _memory(self) -> dict:
         m = self.selected_memory()
@@ -442,35 +398,6 @@ class OwnerPanel(W.VBox):
     def close(self) -> None:
         self._stop.set()
         super().close()
-
-
-def _what(p: dict) -> str:
-    return "pairing" if p["kind"] == "pairing" else "renewal" if p.get("renewal") else "request for more access"
-
-
-def _asks(p: dict) -> str:
-    return "to pair" if p["kind"] == "pairing" else "to renew" if p.get("renewal") else "for more access"
-
-
-def _follow(panel: weakref.ref, stop: threading.Event, every: float) -> None:
-    """Look at the owner every `every` seconds and refresh the panel when something changed
-    (a pairing, a save, a grant); ends with the panel, or when the sandbox is gone."""
-
-    def run() -> None:
-        while not stop.wait(every):
-            p = panel()
-            if p is None:
-                return
-            try:
-                mark = p.look()
-                if mark != p._mark:
-                    p.refresh(mark)
-            except Exception as exc:  # the sandbox stopped: say so once and stop looking
-                p.status.value = f"✗ stopped following the owner: {esc(exc)}"
-                return
-            del p
-
-    threading.Thread(target=run, name="decoy-owner-panel", daemon=True).start()
 
 
 class ReachMatrixView(W.VBox):

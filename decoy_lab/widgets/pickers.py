@@ -102,6 +102,8 @@ class GrantPicker(W.VBox):
         self._kept: list[dict] = []
         super().__init__([W.HBox([self.permissions, W.VBox([self.reach, self.categories, self.topic])])])
         self.add_class("decoy-grant-picker")
+        for name in ("permissions", "reach", "categories", "topic"):
+            getattr(self, name).add_class(f"decoy-grant-{name}")
         self.reach.observe(lambda _c: self._show_reach(), names="value")
         self._show_reach()
 
@@ -111,8 +113,8 @@ class GrantPicker(W.VBox):
             self.topic.options = options
 
     def _show_reach(self) -> None:
-        self.categories.layout.display = "" if self.reach.value == "datatypes" else "none"
-        self.topic.layout.display = "" if self.reach.value == "about" else "none"
+        self.categories.layout.display = None if self.reach.value == "datatypes" else "none"
+        self.topic.layout.display = None if self.reach.value == "about" else "none"
 
     @property
     def rows(self) -> list[dict]:
