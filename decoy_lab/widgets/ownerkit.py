@@ -23,7 +23,12 @@ STYLE = """<style>
 .decoy-owner .decoy-owner-warn{color:var(--jp-warn-color0,#8a4b00)}
 .decoy-owner select{color:var(--jp-widgets-input-color,var(--jp-ui-font-color1,#1f1f1f));
  background:var(--jp-widgets-input-background-color,var(--jp-layout-color1,#fff))}
+.decoy-owner .jupyter-button.mod-success{background-color:#1e6b32;color:#fff}
+.decoy-owner .jupyter-button.mod-info{background-color:#0b5aa8;color:#fff}
+.decoy-owner .jupyter-button.mod-warning{background-color:#8a4b00;color:#fff}
+.decoy-owner .jupyter-button.mod-danger{background-color:#b3261e;color:#fff}
 </style>"""
+# The coloured buttons: ipywidgets' own shades put white text at 2.7-4.1:1; these are 4.5:1 or more.
 
 
 def short(text: Any, n: int = 60) -> str:

@@ -15,29 +15,12 @@ from decoy_lab.sandbox import Sandbox
 from decoy_lab.sandbox.testing import pair_agent
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
+from support.readable import AA, low_contrast
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
-AA = 4.5  # WCAG 2.x AA, normal text
 
 pytestmark = BROWSER_MARKS
-
-# Every element with text of its own: (its text, contrast of its colour on the background under it).
-CONTRASTS = """() => {
-  const rgb = (s) => (s.match(/[\\d.]+/g) || []).map(Number);
-  const lum = ([r, g, b]) => { const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
-  const under = (el) => { for (let e = el; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor);
-    if (c.length === 3 || c[3] > 0) return c.slice(0, 3); } return [255, 255, 255]; };
-  const out = [];
-  for (const el of document.body.querySelectorAll('*')) {
-    const own = [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent.trim()).join(' ');
-    if (!own || !el.getClientRects().length) continue;
-    const a = lum(rgb(getComputedStyle(el).color)), b = lum(under(el));
-    out.push([own.slice(0, 40), (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)]);
-  }
-  return out;
-}"""
 
 
 @pytest.fixture
@@ -71,7 +54,7 @@ def test_the_home_page_leads_to_an_approval_and_reads_in_both_schemes(sb):
                 page.screenshot(
                     path=str(BUILD / f"sandbox-home{'-dark' if scheme == 'dark' else ''}.png"), full_page=True
                 )
-                low[scheme] = [(t, round(c, 2)) for t, c in page.evaluate(CONTRASTS) if c < AA]
+                low[scheme] = low_contrast(page)
                 if scheme == "dark":
                     page.close()
             page = browser.new_page(viewport={"width": 1000, "height": 800})

@@ -6,7 +6,8 @@ the page (approve, deny, edit, re-file, delete, page on, rename, set a grant, gi
 grant, key setup off and on, revoke a connection, approve narrowed), each timed in the page from
 the click to its visible result; a pairing made from outside shows with no click at all. After
 all of it the panel still renders: no widget error in the page, nothing on the browser console,
-and it is compact. Screenshots: build/owner-panel-before.png, build/owner-panel-after.png.
+and it is compact; its text is readable (4.5:1) in JupyterLab Light and Dark. Screenshots:
+build/owner-panel-before.png, build/owner-panel-after.png, build/owner-panel-dark.png.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
 from support.lab import KERNEL_READY, running_lab
+from support.readable import AA, low_contrast
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
@@ -105,16 +107,25 @@ def test_every_action_in_jupyterlab_is_quick_and_leaves_the_panel_whole(lab):
             url = re.search(r"SANDBOX=(\S+)", page.inner_text(".jp-OutputArea")).group(1)
             panel = page.locator(P)
             panel.screenshot(path=str(BUILD / "owner-panel-before.png"))
+            low = {"JupyterLab Light": low_contrast(page, P)}
             times = _every_action(page, url)
             page.wait_for_timeout(300)
             panel.screenshot(path=str(BUILD / "owner-panel-after.png"))
             text = page.inner_text(".jp-Notebook")
             height = panel.bounding_box()["height"]
+            page.evaluate(
+                "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
+            )
+            page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+            page.wait_for_timeout(500)
+            panel.screenshot(path=str(BUILD / "owner-panel-dark.png"))
+            low["JupyterLab Dark"] = low_contrast(page, P)
         finally:
             browser.close()
     print("\n".join(f"{name}: {ms:.0f} ms" for name, ms in times.items()), f"\nheight {height:.0f} px")
     assert "javascript error" not in text.lower() and "model not found" not in text.lower(), text[-2000:]
     assert console == [], console
+    assert low == {"JupyterLab Light": [], "JupyterLab Dark": []}, f"text under {AA}:1 contrast: {low}"
     assert height <= MAX_HEIGHT, f"the panel is {height:.0f} px tall"
     slow = {name: round(ms) for name, ms in times.items() if ms > BUDGET_MS}
     assert not slow, f"over {BUDGET_MS} ms to the visible result: {slow} (all: {times})"
