@@ -23,7 +23,19 @@ from typing import Any
 import ipywidgets as W
 
 from decoy_lab.widgets.html import esc
-from decoy_lab.widgets.ownerkit import STYLE, asks, button, follow_owner, headlines, set_options, short, what
+from decoy_lab.widgets.ownerkit import (
+    STYLE,
+    asks,
+    button,
+    follow_owner,
+    headlines,
+    memory_details,
+    memory_label,
+    set_options,
+    shared,
+    short,
+    what,
+)
 from decoy_lab.widgets.pickers import GrantPicker, plural
 
 YOU = "You (no topic)"
@@ -42,6 +54,8 @@ class OwnerPanel(W.VBox):
         self._pending: dict[str, dict] = {}
         self._conns: dict[str, dict] = {}
         self._grants: dict[str, dict] = {}
+        self._loaded: dict[str, Any] = {}  # editor → what it was last loaded from
+        self._muted = False  # the panel is changing a choice's options itself
         self.topic_names: dict[str, str] = {}
         self.status = W.HTML(layout=W.Layout(min_height="1.6em"))
         self.status.add_class("decoy-owner-status")
@@ -53,7 +67,14 @@ class OwnerPanel(W.VBox):
         super().__init__(
             [
                 W.HTML(STYLE),
-                W.HBox([W.HTML("<span class='decoy-owner-head'>Owner's phone</span>"), self.key_switch, self.summary]),
+                W.HBox(
+                    [
+                        W.HTML("<span class='decoy-owner-head'>Owner's phone</span>"),
+                        self.key_switch,
+                        self._act("share", button("Share now", name="share"), self._share),
+                        self.summary,
+                    ]
+                ),
                 self._waiting_section(),
                 self._memory_section(),
                 self._topic_section(),
@@ -99,7 +120,7 @@ class OwnerPanel(W.VBox):
             ]
         )
         self.waiting_body = W.VBox([pick, self.pending_info, buttons, self.narrow])
-        pick.observe(lambda _c: self._show_pending(), names="value")
+        pick.observe(self._picked(lambda _c: self._show_pending()), names="value")
         return self._section("waiting", self.waiting_title, self.waiting_body)
 
     def _memory_section(self) -> W.Widget:
@@ -125,7 +146,7 @@ class OwnerPanel(W.VBox):
             ]
         )
         self.memory_editor = W.VBox([self.memory_info, edit, refile])
-        pick.observe(lambda _c: self._show_memory(), names="value")
+        pick.observe(self._picked(lambda _c: self._show_memory()), names="value")
         return self._section("memories", self.memory_title, pager, pick, self.memory_editor)
 
     def _pager(self, key: str, label: str, step: int) -> W.Button:
@@ -138,7 +159,7 @@ class OwnerPanel(W.VBox):
         self.topic_title = W.HTML()
         pick = self._field("topic-pick", W.Dropdown(options=[], description="topic"))
         name = self._field("name", W.Text(placeholder="new name"))
-        pick.observe(lambda c: setattr(name, "value", self.topic_names.get(c["new"], "")), names="value")
+        pick.observe(self._picked(lambda _c: self._show_topic()), names="value")
         rename = self._act("rename", button("Rename"), self._rename)
         return self._section("topics", self.topic_title, W.HBox([pick, name, rename]))
 
@@ -158,8 +179,8 @@ class OwnerPanel(W.VBox):
             ]
         )
         self.conn_body = W.VBox([conn, self.conn_info, grant, self.grant_picker, buttons])
-        conn.observe(lambda _c: self._show_connection(), names="value")
-        grant.observe(lambda _c: self._show_grant(), names="value")
+        conn.observe(self._picked(lambda _c: self._show_connection()), names="value")
+        grant.observe(self._picked(lambda _c: self._show_grant()), names="value")
         return self._section("connections", self.conn_title, self.conn_body)
 
     # ── keeping up: values and options change, widgets stay ─────────────────────────────
@@ -184,8 +205,9 @@ class OwnerPanel(W.VBox):
             self.key_switch.value = bool(self.owner.key_ready)
             self.key_switch.description = "Key setup done" if self.key_switch.value else "Key setup pending"
             self.key_switch.observe(self._on_key, names="value")
-            set_options(self.fields["topic"], [(YOU, None), *named])
-            set_options(self.fields["topic-pick"], named)
+            self._options(self.fields["topic"], [(YOU, None), *named])
+            self._options(self.fields["topic-pick"], named)
+            self._show_topic()
             self.narrow.set_topics(named)
             self.grant_picker.set_topics(named)
             self._show_waiting()
@@ -202,7 +224,7 @@ class OwnerPanel(W.VBox):
         )
         self.waiting_body.layout.display = None if n else "none"
         labels = [(f"{p['name']} asks {asks(p)}", ref) for ref, p in self._pending.items()]
-        set_options(self.fields["pending"], labels)
+        self._options(self.fields["pending"], labels)
         self._show_pending()
 
     def _show_pending(self) -> None:
@@ -214,7 +236,13 @@ class OwnerPanel(W.VBox):
         warn = "".join(f"<div class='decoy-owner-warn'>⚠ {esc(w)}</div>" for w in p.get("warnings") or [])
         code = f" · code {esc(p['user_code'])}" if p.get("user_code") else ""
         self.pending_info.value = f"<span class='decoy-owner-note'>asked{code}:</span><ul>{lines}</ul>{warn}"
-        self.narrow.show(p.get("permissions") or [])
+        if self._fresh("pending", p["request_id"]):
+            self.narrow.show(p.get("permissions") or [])
+
+    def _show_topic(self) -> None:
+        tid = self.fields["topic-pick"].value
+        if self._fresh("topic", (tid, self.topic_names.get(tid))):
+            self.fields["name"].value = self.topic_names.get(tid, "")
 
     def memories(self) -> list[dict]:
         return [e for e in self._view if e.get("kind") in ("memory", "unknown")]
@@ -234,14 +262,8 @@ class OwnerPanel(W.VBox):
         self.page_label.value = f"&nbsp;page {self.page + 1} of {pages}&nbsp;"
         self.buttons["prev"].disabled, self.buttons["next"].disabled = self.page == 0, self.page >= pages - 1
         pick = self.fields["memory"]
-        set_options(pick, [(self._label(m), m["id"]) for m in shown])
+        self._options(pick, [(memory_label(m), m["id"]) for m in shown])
         self._show_memory()
-
-    def _label(self, m: dict) -> str:
-        if not m.get("readable"):
-            return f"✗ cannot open {m['id'][:8]}: {short(m.get('reason'), 50)}"
-        where = (m.get("topic") or {}).get("name") or "You"
-        return f"{short(m.get('text'), 70)}  · {short(where, 24)} · {', '.join(m.get('categories') or []) or '—'}"
 
     def selected_memory(self) -> dict | None:
         mid = self.fields["memory"].value
@@ -255,21 +277,11 @@ class OwnerPanel(W.VBox):
         readable = bool(m.get("readable"))
         for key in ("edit", "refile"):
             self.buttons[key].disabled = not readable
-        if not readable:
-            self.memory_info.value = (
-                f"<span class='decoy-owner-warn'>✗ the app cannot open it: {esc(m.get('reason'))}</span>"
-            )
-            return
-        problems = "".join(f"<div class='decoy-owner-warn'>⚠ {esc(p)}</div>" for p in m.get("problems") or [])
-        where = (m.get("topic") or {}).get("name") or "You"
-        cats = ", ".join(m.get("categories") or []) or "no category"
-        self.memory_info.value = (
-            f"<span class='decoy-owner-note'>under {esc(where)} · {esc(cats)} · by {esc(m.get('author'))}"
-            f" · revision {m.get('rev')}</span>{problems}"
-        )
-        self.fields["text"].value = m.get("text") or ""
-        topic = (m.get("topic") or {}).get("id")
-        self.fields["topic"].value = topic if topic in self.topic_names else None
+        self.memory_info.value = memory_details(m)
+        if readable and self._fresh("memory", (m["id"], m.get("rev"))):
+            self.fields["text"].value = m.get("text") or ""
+            topic = (m.get("topic") or {}).get("id")
+            self.fields["topic"].value = topic if topic in self.topic_names else None
 
     def _show_connections(self) -> None:
         live = [c for c in self._conns.values() if not c["revoked"]]
@@ -278,7 +290,7 @@ class OwnerPanel(W.VBox):
             f" <span class='decoy-owner-note'>· {gone} revoked</span>" if gone else ""
         )
         self.conn_body.layout.display = None if live else "none"
-        set_options(self.fields["connection"], [(c["name"], c["token_id"]) for c in live])
+        self._options(self.fields["connection"], [(c["name"], c["token_id"]) for c in live])
         self._show_connection()
 
     def _show_connection(self) -> None:
@@ -290,15 +302,35 @@ class OwnerPanel(W.VBox):
         self.conn_info.value = f"<span class='decoy-owner-note'>memories: {esc(c.get('memories'))}{ends}</span>"
         self._grants = {g["policy_id"]: g for g in self.owner.grants_of(c["token_id"])}
         options = [(short(headlines(g["rows"], self.topic_names), 90), pid) for pid, g in self._grants.items()]
-        set_options(self.fields["grant"], options)
+        self._options(self.fields["grant"], options)
         self._show_grant()
 
     def _show_grant(self) -> None:
         g = self._grants.get(self.fields["grant"].value)
         for key in ("set-grant", "revoke-grant"):
             self.buttons[key].disabled = g is None
-        if g is not None:
+        if g is not None and self._fresh("grant", (g["policy_id"], repr(g["rows"]))):
             self.grant_picker.show(g["rows"])
+
+    def _picked(self, show: Callable[[dict], Any]) -> Callable[[dict], None]:
+        """A choice's observer: the owner's pick shows what was picked; the panel's own option
+        changes (a choice passing through another value on its way back) show nothing."""
+        return lambda change: None if self._muted else show(change)
+
+    def _options(self, widget: W.Widget, options: list[tuple[str, Any]]) -> None:
+        self._muted = True
+        try:
+            set_options(widget, options)
+        finally:
+            self._muted = False
+
+    def _fresh(self, editor: str, shown: Any) -> bool:
+        """Is `shown` new to this editor? A look that changed something else leaves what the
+        owner is typing or picking alone; another selection, or a new revision, loads afresh."""
+        if self._loaded.get(editor) == shown:
+            return False
+        self._loaded[editor] = shown
+        return True
 
     # ── acting: each returns what it did, in words ───────────────────────────────────────
     def _do(self, label: str, action: Callable[[], str]) -> None:
@@ -385,6 +417,9 @@ class OwnerPanel(W.VBox):
         c = self._conn()
         self.owner.revoke(c["token_id"])
         return f"Revoked {c['name']}: its tokens answer 401 from now on"
+
+    def _share(self) -> str:
+        return shared(self.owner.share(), {t: c["name"] for t, c in self._conns.items()})
 
     def _on_key(self, change: dict) -> None:
         self._do("Key setup", lambda: self._key_setup(bool(change["new"])))

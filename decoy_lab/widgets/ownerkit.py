@@ -12,6 +12,7 @@ import ipywidgets as W
 
 from decoy_lab.sandbox.rules.grants import Row
 from decoy_lab.widgets.html import esc
+from decoy_lab.widgets.pickers import plural
 
 STYLE = """<style>
 .decoy-owner{color:var(--jp-ui-font-color1,#1f1f1f);background:var(--jp-layout-color1,#fff);
@@ -62,6 +63,34 @@ def button(label: str, style: str = "", name: str = "") -> W.Button:
     b = W.Button(description=label, button_style=style, layout=W.Layout(width="auto"))
     b.add_class(f"decoy-owner-{name or label.lower().replace(' ', '-')}")
     return b
+
+
+def memory_label(m: dict) -> str:
+    """One memory as the list shows it: its text, where it is filed, its categories."""
+    if not m.get("readable"):
+        return f"✗ cannot open {m['id'][:8]}: {short(m.get('reason'), 50)}"
+    where = (m.get("topic") or {}).get("name") or "You"
+    return f"{short(m.get('text'), 70)}  · {short(where, 24)} · {', '.join(m.get('categories') or []) or '—'}"
+
+
+def memory_details(m: dict) -> str:
+    """The selected memory's line: where, categories, author, revision and what the app finds wrong."""
+    if not m.get("readable"):
+        return f"<span class='decoy-owner-warn'>✗ the app cannot open it: {esc(m.get('reason'))}</span>"
+    problems = "".join(f"<div class='decoy-owner-warn'>⚠ {esc(p)}</div>" for p in m.get("problems") or [])
+    where = (m.get("topic") or {}).get("name") or "You"
+    cats = ", ".join(m.get("categories") or []) or "no category"
+    return (
+        f"<span class='decoy-owner-note'>under {esc(where)} · {esc(cats)} · by {esc(m.get('author'))}"
+        f" · revision {m.get('rev')}</span>{problems}"
+    )
+
+
+def shared(report: Any, names: dict[str, str]) -> str:
+    """A sharing pass in words: new wraps per connection (by name), rows the app cannot open."""
+    who = ", ".join(f"{names.get(t, 'a connection')} {n}" for t, n in report.per_connection.items())
+    cannot = f"; {plural(len(report.unreadable), 'row')} the app cannot open" if report.unreadable else ""
+    return f"Shared: {plural(report.shared, 'new key wrap')}" + (f" ({who})" if who else "") + cannot
 
 
 def what(p: dict) -> str:

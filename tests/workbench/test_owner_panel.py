@@ -51,6 +51,7 @@ def test_edit_refile_rename_narrow_and_the_key_switch_from_the_panel():
     assert lab.view(row["id"])["topic"] == {"id": made.topic_id, "name": "Lisbon"}
     assert said(panel).startswith("✓ Filed “Fridays and Saturdays.” under Lisbon")
     panel.fields["topic-pick"].value = made.topic_id
+    assert panel.fields["name"].value == "Lisbon", "picking a topic loads its name to edit"
     panel.fields["name"].value = "Lisbon trip"
     panel.buttons["rename"].click()
     assert lab.view(row["id"])["topic"]["name"] == "Lisbon trip"
@@ -97,6 +98,33 @@ def test_memories_come_ten_to_a_page():
     panel.buttons["next"].click()
     panel.buttons["next"].click()
     assert len(panel.fields["memory"].options) == 3 and panel.buttons["next"].disabled
+
+
+def test_a_look_leaves_what_the_owner_is_typing_alone():
+    lab = Lab()
+    alpha = lab.pair("alpha", "memory.save")
+    row = saved(alpha, "Aisle seats.")
+    panel = OwnerPanel(lab.owner, follow=0)
+    panel.fields["memory"].value = row["id"]
+    panel.fields["text"].value = "Aisle seats, half typ"
+    saved(alpha, "Another memory.")  # an agent saves meanwhile, and the panel looks
+    panel.refresh()
+    assert panel.memory_title.value.endswith("(2)") and panel.fields["text"].value == "Aisle seats, half typ"
+    lab.owner.edit(row["id"], text="Window seats.")  # the memory itself changed: it loads afresh
+    panel.refresh()
+    assert panel.fields["text"].value == "Window seats."
+
+
+def test_share_now_runs_the_phones_sharing_pass_and_names_who_got_what():
+    lab = Lab()
+    alpha = lab.pair("alpha", "memory.save")
+    saved(alpha, "Fridays only.", categories=["travel"])
+    lab.pair("reader", {"permissions": ["memory.read"], "datatypes": ["travel"]})  # after the save: not shared yet
+    panel = OwnerPanel(lab.owner, follow=0)
+    panel.buttons["share"].click()
+    assert said(panel) == "✓ Shared: 1 new key wrap (reader 1)"
+    panel.buttons["share"].click()
+    assert said(panel) == "✓ Shared: 0 new key wraps", "nothing new to share the second time"
 
 
 def test_a_new_pairing_shows_by_itself():

@@ -3,7 +3,7 @@
 A notebook of the test's own starts a sandbox with the demo vault, pairs two connections, leaves
 two pairings waiting and shows `OwnerPanel(sb.owner)`. The test then does every action through
 the page (approve, deny, edit, re-file, delete, page on, rename, set a grant, give one, revoke a
-grant, key setup off and on, revoke a connection, approve narrowed), each timed in the page from
+grant, share now, key setup off and on, revoke a connection, approve narrowed), each timed in the page from
 the click to its visible result; a pairing made from outside shows with no click at all. After
 all of it the panel still renders: no widget error in the page, nothing on the browser console,
 and it is compact; its text is readable (4.5:1) in JupyterLab Light and Dark. Screenshots:
@@ -174,6 +174,7 @@ def _every_action(page, url: str) -> dict[str, float]:
     page.wait_for_timeout(150)
     act("give", "give", "Gave Food guide a new grant: Read all memories")
     act("revoke grant", "revoke-grant", "Revoked Food guide's grant")
+    act("share now", "share", "Shared: ")
     act("key setup off", "key", "Key setup put back")
     act("key setup on", "key", "Key setup finished")
     choose("connection", label="Calendar bot")
