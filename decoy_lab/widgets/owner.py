@@ -232,7 +232,11 @@ class OwnerPanel(W.VBox):
         lines = "".join(f"<li>{esc(h)}</li>" for h in p.get("headlines") or []) or "<li>nothing named</li>"
         warn = "".join(f"<div class='decoy-owner-warn'>⚠ {esc(w)}</div>" for w in p.get("warnings") or [])
         code = f" · code {esc(p['user_code'])}" if p.get("user_code") else ""
-        self.pending_info.value = f"<span class='decoy-owner-note'>asked{code}:</span><ul>{lines}</ul>{warn}"
+        why = "".join(f" · “{esc(r)}”" for r in p.get("reasons") or [])
+        again = " · already connected: approving continues that connection" if p.get("reconnect") else ""
+        self.pending_info.value = (
+            f"<span class='decoy-owner-note'>asked{code}{why}{again}:</span><ul>{lines}</ul>{warn}"
+        )
         if self._fresh("pending", p["request_id"]):
             self.narrow.show(p.get("permissions") or [])
 

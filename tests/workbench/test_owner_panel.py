@@ -100,6 +100,23 @@ def test_memories_come_ten_to_a_page():
     assert len(panel.fields["memory"].options) == 3 and panel.buttons["next"].disabled
 
 
+def test_a_grant_about_a_topic_is_named_by_the_topic_and_a_request_by_its_reason():
+    lab = Lab()
+    alpha = lab.pair("alpha", "memory.save", "memory.read")
+    made = memory.new_topic_rows(alpha.keys(), "Lisbon")
+    assert alpha.save(made.rows).status_code == 201
+    reader = lab.pair("reader", {"permissions": ["memory.read"], "about": [made.topic_id]})
+    lab.state.approve = "manual"
+    ask = {"permissions": ["memory.read"], "datatypes": ["food"], "reason": "Suggest dinners"}
+    assert reader.post("/api/agent/grant-request", ask).status_code == 201
+    panel = OwnerPanel(lab.owner, follow=0)
+    assert panel.fields["pending"].label == "reader asks for more access"
+    assert "“Suggest dinners”" in html.unescape(panel.pending_info.value)
+    panel.fields["connection"].value = reader.token_id
+    assert panel.fields["grant"].label == "Read memories about this topic (Lisbon)"
+    assert panel.grant_picker.reach.value == "about" and panel.grant_picker.topic.value == made.topic_id
+
+
 def test_a_look_leaves_what_the_owner_is_typing_alone():
     lab = Lab()
     alpha = lab.pair("alpha", "memory.save")
