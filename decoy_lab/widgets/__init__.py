@@ -20,7 +20,7 @@ _EXPORTS = {
     "MemoryGrid": "grid",
     "OwnerPanel": "owner",
     "PairingWidget": "pairing",
-    "ReachMatrixView": "owner",
+    "ReachMatrixView": "reach",
     "SteppedTrace": "stepper",
     "Stepper": "stepper",
     "TopicMapWidget": "topicmap",
