@@ -216,6 +216,8 @@ function render({ model, el }) {
     const taken = [{ x: lg.left - st.left - 2, y: lg.top - st.top - 2, w: lg.width + 4, h: lg.height + 4 }];
     const rank = (n) =>
       n.id === selected ? 0 : n.id === ringed ? 1 : n.id === hovered ? 2 : matches.has(n.id) ? 3 : n.kind === "user" ? 4 : 5;
+    // A folded-away node's label goes with its dot: no label is ever left without one.
+    for (const n of nodes) if (hidden.has(n.id)) n.tag.style.display = "none";
     const order = nodes
       .filter((n) => !hidden.has(n.id))
       .sort((a, b) => rank(a) - rank(b) || b.memories - a.memories || a.depth - b.depth || (a.name < b.name ? -1 : 1));
