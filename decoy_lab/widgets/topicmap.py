@@ -161,5 +161,7 @@ class LiveMap(topicmap.TopicGraph):
         }
         if self.vault is not None:
             view: Any = self.widget._repr_mimebundle_() or {}
+            if isinstance(view, tuple):  # anywidget answers (data, metadata)
+                view = view[0]
             bundle.update({k: v for k, v in view.items() if k != "text/plain"})
         return bundle
