@@ -281,6 +281,12 @@ function render({ model, el }) {
   // -- details on hover ---------------------------------------------------------------------
   function showTip(n, ev) {
     hovered = n.id;
+    fillTip(n);
+    tip.style.display = "block";
+    moveTip(ev);
+    relabel();
+  }
+  function fillTip(n) {
     const parent = n.parent && byId.get(n.parent);
     tip.replaceChildren();
     h("div", "decoy-map-tip-name", tip).textContent = n.name;
@@ -298,9 +304,6 @@ function render({ model, el }) {
       h("th", "", tr).textContent = k;
       h("td", "", tr).textContent = v;
     }
-    tip.style.display = "block";
-    moveTip(ev);
-    relabel();
   }
   function moveTip(ev) {
     const st = stage.getBoundingClientRect();
@@ -441,7 +444,10 @@ function render({ model, el }) {
     reveal(model.get("ringed"));
     schedule();
   };
-  const onCollapsed = () => schedule();
+  const onCollapsed = () => {
+    if (hovered && byId.has(hovered)) fillTip(byId.get(hovered)); // "fold" now reads "unfold"
+    schedule();
+  };
   model.on("change:nodes", onNodes);
   model.on("change:edges", onNodes);
   model.on("change:selected", onSelected);
