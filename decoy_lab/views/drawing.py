@@ -23,7 +23,7 @@ from matplotlib.transforms import Bbox
 
 from decoy_lab.views.layout import radial_layout
 from decoy_lab.views.nodes import ACCOUNT_COLOUR, TYPE_COLOURS, USER, USER_COLOUR, YOU, shorten
-from decoy_lab.views.placement import Board, beside, bounds, outward, rotated
+from decoy_lab.views.placement import Board, beside, bounds, box, outward, rotated
 from decoy_lab.views.selection import find_node
 
 EDGE_LABELS_UP_TO = 80  # nodes; beyond that only a highlighted topic's relations are labelled
@@ -49,8 +49,10 @@ class SizeScale:
         return self.floor + self.per_memory * max(0, count)
 
     def key(self, most: int) -> list[int]:
-        """The counts the size key shows: 1, 5, 20, … up to the biggest topic, at most four."""
+        """The counts the size key shows: 1, 5, 20, … and the biggest topic's, at most four."""
         steps = [c for c in KEY_COUNTS if c <= max(most, 1)]
+        if most > steps[-1]:
+            steps.append(most)
         if len(steps) > 4:
             steps = [steps[0], steps[len(steps) // 3], steps[2 * len(steps) // 3], steps[-1]]
         return steps
@@ -82,7 +84,10 @@ def draw(
         ax = fig.add_axes((0.05, 0.05, 0.9, 0.9))
     else:
         fig = ax.figure
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    own = fig.axes == [ax]  # nothing else on the figure: the keys may stand right of the map
+    canvas = (
+        fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
+    )  # a pyplot figure keeps its own
     marked = _highlighted(G, highlight)
     many = G.number_of_nodes() > 24
     scale = SizeScale.of(G, many)
@@ -98,10 +103,18 @@ def draw(
     painter = _Painter(ax, canvas.get_renderer(), G, pos, marked, many)
     _draw_edges(ax, G, pos, marked)
     _draw_nodes(ax, G, nodes, pos, marked, scale)
-    left_out = painter.node_labels(nodes, scale, label_width)
+    radius = painter.take_dots(nodes, scale)
+    keys = _Keys(ax, painter, scale)
+    # On a caller's axes (neighbours may sit right of them) the keys take a corner free of dots
+    # first, and the labels keep out of it; on the map's own figure they stand right of it all.
+    cornered = not own and keys.in_a_free_corner()
+    left_out = painter.node_labels(nodes, radius, label_width)
     if G.number_of_nodes() <= EDGE_LABELS_UP_TO or marked:
         painter.relation_labels(crowded=G.number_of_nodes() > EDGE_LABELS_UP_TO)
-    _legend(ax, painter, scale, left_out)
+    if cornered:
+        keys.note_below_axes(left_out)
+    else:
+        keys.right_of_everything(left_out)
     return fig
 
 
@@ -121,17 +134,18 @@ class _Painter:
         ext = t.get_window_extent(self.renderer)
         return t, ext.width, ext.height
 
-    def dots(self, nodes: list[str], radius: dict[str, float]) -> None:
-        for n in nodes:
-            self.board.take_dot(self.px[n], radius[n])
-
-    def node_labels(self, nodes: list[str], scale: SizeScale, label_width: int) -> int:
-        """Each node's name and count beside its dot, the most important placed first; returns
-        how many found no room."""
+    def take_dots(self, nodes: list[str], scale: SizeScale) -> dict[str, float]:
+        """Every dot on the board (no label covers one); returns each dot's radius in pixels."""
         G, dpi = self.G, self.ax.figure.dpi
         radius = {n: math.sqrt(scale.area(int(G.nodes[n].get("memories") or 0))) / 2 * dpi / 72 + 1 for n in nodes}
         radius[USER] = math.sqrt(YOU_AREA) / 2 * dpi / 72 + 1
-        self.dots([USER, *nodes], radius)
+        for n, r in radius.items():
+            self.board.take_dot(self.px[n], r)
+        return radius
+
+    def node_labels(self, nodes: list[str], radius: dict[str, float], label_width: int) -> int:
+        """Each node's name and count beside its dot, the most important placed first; returns
+        how many found no room."""
         width = label_width if not self.many else min(label_width, 20)
         order = sorted(nodes, key=lambda n: self._rank(n))
         left_out = 0
@@ -273,54 +287,79 @@ def _highlighted(G: nx.DiGraph, highlight: str | Iterable[str] | None) -> set[st
     return {n for n in found if n is not None}
 
 
-def _legend(ax: Any, painter: _Painter, scale: SizeScale, left_out: int) -> None:
-    """The type key and the size key, stacked right of everything drawn; a note of the labels
-    left out below them."""
-    G, renderer = painter.G, painter.renderer
-    extents = [ax.get_window_extent(renderer), *(t.get_window_extent(renderer) for t in painter.drawn)]
-    drawn = Bbox.union(extents)
-    corner = ax.transAxes.inverted().transform((drawn.x1 + 12, drawn.y1))
-    types = sorted({d.get("type", "") for _, d in G.nodes(data=True) if d.get("kind") == "topic"})
-    colours = [(TYPE_COLOURS.get(t, TYPE_COLOURS[""]), t or "(no type)") for t in types]
-    if any(d.get("kind") == "account" for _, d in G.nodes(data=True)):
-        colours.append((ACCOUNT_COLOUR, "an account"))
-    kw: dict[str, Any] = {
-        "loc": "upper left",
-        "fontsize": 7,
-        "frameon": False,
-        "title_fontsize": 8,
-        "alignment": "left",
-    }
-    top = corner[1]
-    if colours:
-        handles = [Line2D([], [], marker="o", ls="", markersize=8, color=c, label=label) for c, label in colours]
-        kinds = Legend(
-            ax,
-            handles,
-            [str(h.get_label()) for h in handles],
-            title="topic type",
-            bbox_to_anchor=(corner[0], top),
-            **kw,
-        )
-        ax.add_artist(kinds).set_clip_on(False)  # it stands outside the axes, which would clip it
-        top = ax.transAxes.inverted().transform((0, kinds.get_window_extent(renderer).y0 - 8))[1]
-    most = max((int(d.get("memories") or 0) for n, d in G.nodes(data=True) if n != USER), default=0)
-    counts = scale.key(most)
-    sizes = [
-        Line2D([], [], marker="o", ls="", markersize=math.sqrt(scale.area(c)), color="#9a9a9a", label=f"{c:,}")
-        for c in counts
-    ]
-    key = Legend(
-        ax,
-        sizes,
-        [str(h.get_label()) for h in sizes],
-        title="memories",
-        labelspacing=1.1,
-        bbox_to_anchor=(corner[0], top),
-        **kw,
-    )
-    ax.add_artist(key).set_clip_on(False)
-    if left_out:
-        y = ax.transAxes.inverted().transform((0, key.get_window_extent(renderer).y0 - 6))[1]
+class _Keys:
+    """The type key and the size key, stacked, placed by their top-left corner in pixels, with a
+    note of the labels left out below them."""
+
+    def __init__(self, ax: Any, painter: _Painter, scale: SizeScale):
+        self.ax, self.painter, self.renderer = ax, painter, painter.renderer
+        G = painter.G
+        types = sorted({d.get("type", "") for _, d in G.nodes(data=True) if d.get("kind") == "topic"})
+        self.colours = [(TYPE_COLOURS.get(t, TYPE_COLOURS[""]), t or "(no type)") for t in types]
+        if any(d.get("kind") == "account" for _, d in G.nodes(data=True)):
+            self.colours.append((ACCOUNT_COLOUR, "an account"))
+        most = max((int(d.get("memories") or 0) for n, d in G.nodes(data=True) if n != USER), default=0)
+        self.sizes = [(math.sqrt(scale.area(c)), f"{c:,}") for c in scale.key(most)]
+
+    def _stack(self, x: float, top: float, left_out: int = 0) -> list[Any]:
+        to_axes = self.ax.transAxes.inverted()
+        kw: dict[str, Any] = {"loc": "upper left", "fontsize": 7, "frameon": False, "title_fontsize": 8}
+        parts: list[Any] = []
+        for title, rows, spacing in (
+            ("topic type", [(8.0, c, label) for c, label in self.colours], 0.5),
+            ("memories", [(size, "#9a9a9a", label) for size, label in self.sizes], 1.1),  # room for big dots
+        ):
+            if not rows:
+                continue
+            handles = [Line2D([], [], marker="o", ls="", markersize=m, color=c) for m, c, _ in rows]
+            at = tuple(to_axes.transform((x, top)))
+            key = Legend(
+                self.ax,
+                handles,
+                [r[2] for r in rows],
+                title=title,
+                bbox_to_anchor=at,
+                alignment="left",
+                labelspacing=spacing,
+                **kw,
+            )
+            self.ax.add_artist(key).set_clip_on(False)  # it may stand outside the axes, which would clip it
+            parts.append(key)
+            top = key.get_window_extent(self.renderer).y0 - 8
+        if left_out:
+            parts.append(self._note(to_axes.transform((x + 4, top + 2)), left_out))
+        return parts
+
+    def _note(self, at: Any, left_out: int) -> Any:
         note = f"{left_out:,} labels left out for room\n(the live map zooms)"
-        ax.text(corner[0], y, note, transform=ax.transAxes, fontsize=7, color="#555555", va="top", gid="note")
+        return self.ax.text(*at, note, transform=self.ax.transAxes, fontsize=7, color="#555555", va="top", gid="note")
+
+    def in_a_free_corner(self) -> bool:
+        """The keys in the first corner of the axes that no dot touches (then taken on the board,
+        so no label covers them); False when every corner is taken."""
+        parts = self._stack(0.0, 0.0)  # a trial stack, to measure from its anchor
+        ext = Bbox.union([p.get_window_extent(self.renderer) for p in parts])
+        for p in parts:
+            p.remove()
+        w, h = ext.x1 + 4, -ext.y0 + 4  # the keys' own padding sits inside the anchor
+        area = self.ax.get_window_extent(self.renderer)
+        for x, top in ((area.x1 - w, area.y1), (area.x0, area.y1), (area.x1 - w, area.y0 + h), (area.x0, area.y0 + h)):
+            spot = box(x, top - h, w, h)
+            if self.painter.board.free(spot):
+                self._stack(x, top)
+                self.painter.board.take(spot)
+                return True
+        return False
+
+    def note_below_axes(self, left_out: int) -> None:
+        if left_out:
+            self._note((0.0, -0.01), left_out)
+
+    def right_of_everything(self, left_out: int) -> None:
+        drawn = Bbox.union(
+            [
+                self.ax.get_window_extent(self.renderer),
+                *(t.get_window_extent(self.renderer) for t in self.painter.drawn),
+            ]
+        )
+        self._stack(drawn.x1 + 12, drawn.y1, left_out)

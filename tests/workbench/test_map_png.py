@@ -93,10 +93,11 @@ def distance_to(q: Quad, x: float, y: float) -> float:
 class Drawn:
     """A drawn map's labels, dots and keys in display pixels, after a real render."""
 
-    def __init__(self, fig):
+    def __init__(self, fig, ax=None):
         fig.canvas.draw()
         r = fig.canvas.get_renderer()
-        ax = fig.axes[0]
+        ax = ax or fig.axes[0]
+        self.ax = ax
         self.labels = {t.get_gid()[len("label:") :]: t for t in ax.texts if (t.get_gid() or "").startswith("label:")}
         self.quads = {n: quad_of(t, r) for n, t in self.labels.items()}
         self.relations = [quad_of(t, r) for t in ax.texts if (t.get_gid() or "").startswith("relation:")]
@@ -107,13 +108,13 @@ class Drawn:
                 radii = [math.sqrt(s) / 2 * fig.dpi / 72 for s in coll.get_sizes()]
                 for (x, y), rad in zip(ax.transData.transform(coll.get_offsets()), radii):
                     self.dots.append((x, y, rad))
-        self.fig = fig
+        self.fig, self.renderer = fig, r
 
 
 def check_readable(G, drawn: Drawn) -> None:
     """No label over another, a dot or a key; each within a few pixels of its own dot; no
     relation's words over a label or each other."""
-    ax = drawn.fig.axes[0]
+    ax = drawn.ax
     pos = tm.radial_layout(G)
     quads = list(drawn.quads.items())
     name = {n: G.nodes[n]["name"] for n, _ in quads}
@@ -198,3 +199,23 @@ def test_map_output_bundle_holds_the_live_map_its_png_and_its_text(ip):
     # A copy networkx makes knows no vault: it still shows its picture.
     copy = G.subgraph(list(G)[:3]).copy()
     assert set(copy._repr_mimebundle_()) == {"text/plain", "image/png"}
+
+
+def test_on_axes_beside_others_the_keys_stay_inside_their_own_axes_in_an_empty_corner():
+    """A caller's subplot has neighbours: the keys take a free corner of its own axes instead."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(12, 6))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, 2)
+    graphs = [tm.build_graph(make_frames(8, nested=2)), tm.build_graph(make_frames(5, nested=0))]
+    for G, ax in zip(graphs, axes):
+        tm.draw(G, ax=ax)
+    for G, ax in zip(graphs, axes):
+        drawn = Drawn(fig, ax)
+        check_readable(G, drawn)
+        area = ax.get_window_extent(drawn.renderer)
+        assert len(drawn.keys) == 2
+        for key in drawn.keys:
+            assert all(area.x0 <= x <= area.x1 + 0.5 and area.y0 <= y <= area.y1 + 0.5 for x, y in key)
