@@ -17,6 +17,7 @@ import networkx as nx
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 from matplotlib.transforms import Bbox
@@ -127,6 +128,7 @@ class _Painter:
         self.to_data = ax.transData.inverted()
         self.board = Board()
         self.drawn: list[Any] = []  # every text placed, for the legend to stand clear of
+        self._advances: dict[tuple, tuple[dict[str, float], FontProperties, float]] = {}
 
     def _text(self, text: str, **kw: Any) -> tuple[Any, float, float]:
         """A text artist, not yet placed, and its width and height in pixels."""
@@ -168,23 +170,61 @@ class _Painter:
             "fontweight": "bold" if node in self.marked else "normal",
             "alpha": 0.55 if faded else 1.0,
         }
-        cx, cy = self.px[node]
-        ox, oy = self.px[USER]
+        centre, origin = self.px[node], self.px[USER]
         for w_chars in (width, 12):
             text = shorten(name, w_chars) + (f" ({count})" if count else "")
-            t, w, h = self._text(text, **style)
-            spots = beside((cx, cy), radius, w, h, left=cx < ox, up=cy >= oy)
-            for spot in spots:
-                if self.board.free(spot):
-                    x0, y0, _x1, _y1 = bounds(spot)
-                    t.set_position(self.to_data.transform((x0, y0 + h / 2)))
-                    return self._keep(t, spot, f"label:{node}")
-            turned = outward((cx, cy), (ox, oy), radius, w, h)
-            if self.many and self.board.free(turned):  # a crowded ring: along the spoke, past the dot
-                self._turn(t, (cx, cy), (ox, oy), radius)
-                return self._keep(t, turned, f"label:{node}")
-            t.remove()
+            t = self._place_text(text, style, centre, origin, radius)
+            if t is not None:
+                t.set_gid(f"label:{node}")
+                return True
         return False
+
+    def _place_text(self, text: str, style: dict, centre: tuple, origin: tuple, radius: float) -> Any:
+        """The label at the first free spot beside its dot (or, on a crowded map, along its spoke),
+        or None. Spots are tried at the label's estimated size, and only a label that may fit is
+        made and measured: the spot is taken at its measured size once that is free too."""
+        left, up = centre[0] < origin[0], centre[1] >= origin[1]
+        t, (w, h) = None, self._estimate(text, style)
+        spots = beside(centre, radius, w, h, left=left, up=up)
+        for i in range(len(spots) + 1):
+            turned = i == len(spots)  # the last resort, only where the ring is crowded
+            if turned and not self.many:
+                break
+            spot = outward(centre, origin, radius, w, h) if turned else spots[i]
+            if not self.board.free(spot):
+                continue
+            if t is None:  # measured now: the spots again at the true size
+                t, w, h = self._text(text, **style)
+                spots = beside(centre, radius, w, h, left=left, up=up)
+                spot = outward(centre, origin, radius, w, h) if turned else spots[i]
+                if not self.board.free(spot):
+                    continue
+            if turned:
+                self._turn(t, centre, origin, radius)
+            else:
+                x0, y0, _x1, _y1 = bounds(spot)
+                t.set_position(self.to_data.transform((x0, y0 + h / 2)))
+            self.board.take(spot)
+            self.drawn.append(t)
+            return t
+        if t is not None:
+            t.remove()
+        return None
+
+    def _estimate(self, text: str, style: dict) -> tuple[float, float]:
+        """A label's size from its characters' advances (measured once per character and style),
+        without making a text artist: close to the true size, never relied on for the result."""
+        key = (style["fontsize"], style["fontweight"])
+        if key not in self._advances:
+            props = FontProperties(size=style["fontsize"], weight=style["fontweight"])
+            t, _w, h = self._text("(Ag|)", **style)  # as tall as any label: brackets reach lowest
+            t.remove()
+            self._advances[key] = ({}, props, h)
+        advances, props, h = self._advances[key]
+        for c in set(text) - advances.keys():
+            pair = self.renderer.get_text_width_height_descent("x" + c + "x", props, ismath=False)[0]
+            advances[c] = pair - self.renderer.get_text_width_height_descent("xx", props, ismath=False)[0]
+        return sum(advances[c] for c in text), h
 
     def _turn(self, t: Any, centre: tuple[float, float], origin: tuple[float, float], radius: float) -> None:
         angle = math.atan2(centre[1] - origin[1], centre[0] - origin[0])

@@ -59,32 +59,43 @@ class Board:
     """What is on the page so far; `free(poly)` is True when poly touches none of it."""
 
     def __init__(self) -> None:
-        self._grid: dict[tuple[int, int], list[Poly]] = {}
+        self._grid: dict[tuple[int, int], list[tuple[Poly, tuple[float, float, float, float], bool]]] = {}
 
-    def _cells(self, poly: Sequence[Point]) -> Iterator[tuple[int, int]]:
-        x0, y0, x1, y1 = bounds(poly)
+    @staticmethod
+    def _cells(b: tuple[float, float, float, float]) -> Iterator[tuple[int, int]]:
+        x0, y0, x1, y1 = b
         for gx in range(math.floor(x0 / CELL), math.floor(x1 / CELL) + 1):
             for gy in range(math.floor(y0 / CELL), math.floor(y1 / CELL) + 1):
                 yield gx, gy
 
     def take(self, poly: Poly) -> None:
-        for cell in self._cells(poly):
-            self._grid.setdefault(cell, []).append(poly)
+        shape = (poly, bounds(poly), upright(poly))
+        for cell in self._cells(shape[1]):
+            self._grid.setdefault(cell, []).append(shape)
 
     def take_dot(self, centre: Point, radius: float) -> None:
         x, y = centre
         self.take(box(x - radius, y - radius, 2 * radius, 2 * radius))
 
-    def free(self, poly: Poly) -> bool:
+    def free(self, poly: Poly, gap: float = 1.0) -> bool:
+        b, straight = bounds(poly), upright(poly)
         seen: set[int] = set()
-        for cell in self._cells(poly):
-            for other in self._grid.get(cell, ()):
+        for cell in self._cells(b):
+            for other, ob, other_straight in self._grid.get(cell, ()):
                 if id(other) in seen:
                     continue
                 seen.add(id(other))
-                if not separated(poly, other):
+                # Boxes apart on x or y are apart; two upright boxes that are not, touch.
+                if b[2] + gap <= ob[0] or ob[2] + gap <= b[0] or b[3] + gap <= ob[1] or ob[3] + gap <= b[1]:
+                    continue
+                if (straight and other_straight) or not separated(poly, other, gap):
                     return False
         return True
+
+
+def upright(poly: Sequence[Point]) -> bool:
+    """A rectangle with its sides along the axes (as `box` makes them)."""
+    return len(poly) == 4 and poly[0][1] == poly[1][1] and poly[1][0] == poly[2][0]
 
 
 def beside(centre: Point, radius: float, w: float, h: float, *, left: bool, up: bool, gap: float = 3.0) -> list[Poly]:
