@@ -75,7 +75,7 @@ def draw(
     """
     pos = radial_layout(G)
     xs, ys = [x for x, _ in pos.values()], [y for _, y in pos.values()]
-    pad = 0.9  # data units: room for the outermost dots and the labels above and below them
+    pad = 0.5  # data units: room for the outermost dots and a label above or below one
     x0, x1, y0, y1 = min(xs) - pad, max(xs) + pad, min(ys) - pad, max(ys) + pad
     if ax is None:
         n = G.number_of_nodes()
