@@ -131,3 +131,26 @@ def set_lab_theme(page: Any, theme: str) -> None:
     page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme)
     page.wait_for_function("(t) => document.body.dataset.jpThemeName === t", arg=theme, timeout=30_000)
     page.wait_for_timeout(300)  # the theme's stylesheet applies after the attribute changes
+
+
+_DROP_VARIABLES = """() => {
+  const names = new Set();
+  const scan = (rules) => {
+    for (const rule of rules) {
+      if (rule.style) for (const p of rule.style) if (p.startsWith('--jp-')) names.add(p);
+      if (rule.cssRules) scan(rule.cssRules);
+    }
+  };
+  for (const sheet of document.styleSheets) { try { scan(sheet.cssRules); } catch (e) {} }
+  const style = document.createElement('style');
+  style.id = 'no-theme-variables';
+  style.textContent = '*, :root { ' + [...names].map(n => n + ': initial !important;').join(' ') + ' }';
+  document.head.appendChild(style);
+  return names.size;
+}"""
+
+
+def drop_theme_variables(page: Any) -> int:
+    """Unset every `--jp-*` variable the page's stylesheets define (so each `var(--jp-…, fallback)`
+    takes its fallback, as on a page with no JupyterLab styles at all); how many there were."""
+    return page.evaluate(_DROP_VARIABLES)

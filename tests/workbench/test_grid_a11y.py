@@ -21,6 +21,7 @@ from decoy_lab.widgets import VaultView
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
 from support.connections import paired
+from support.contrast import drop_theme_variables, offenders, report, text_nodes
 from support.widgetpage import vendored_scripts, widget_page
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -79,6 +80,14 @@ def active_row(page) -> dict:
         " return r && {index: +r.getAttribute('aria-rowindex'), id: r.dataset.id,"
         " selected: r.getAttribute('aria-selected'), focused: document.activeElement === g,"
         " outline: getComputedStyle(r).outlineStyle}; }"
+    )
+
+
+def cut_off(page) -> list[str]:
+    """Headers, dates and `mine` values that do not fit their cells."""
+    return page.evaluate(
+        "() => [...document.querySelectorAll('.decoy-grid-sort, .decoy-grid-td.col-updated, .decoy-grid-td.col-mine')]"
+        ".filter(e => e.scrollWidth > e.clientWidth).map(e => e.textContent)"
     )
 
 
@@ -188,13 +197,25 @@ def test_columns_fit_their_values_at_1440_px(shown):
     boxes = [heads.nth(i).bounding_box() for i in range(heads.count())]
     for a, b in itertools.pairwise(boxes):
         assert a["x"] + a["width"] <= b["x"] + 0.5, (a, b)
-    cut = page.evaluate(
-        "() => [...document.querySelectorAll('.decoy-grid-sort, .decoy-grid-td.col-updated, .decoy-grid-td.col-mine')]"
-        ".filter(e => e.scrollWidth > e.clientWidth).map(e => e.textContent)"
-    )
-    assert cut == [], f"cut: {cut}"
+    assert cut_off(page) == []
     mine = set(grid.locator("[role=gridcell].col-mine").all_inner_texts())
     assert mine and mine <= {"yes", "no"}
     widths = [b["width"] for b in boxes]
     assert widths[0] == max(widths), f"the text column is not the widest: {widths}"
     page.locator(".decoy-grid").screenshot(path=str(BUILD / "grid-1440.png"))
+
+
+def test_the_saved_page_reads_without_jupyterlab_theme_variables(shown):
+    """Outside JupyterLab (exported HTML, the offline tour) no `--jp-*` variable is set: the
+    fallbacks still give WCAG AA contrast, with a row picked and its details open, and the
+    columns are measured again in the font that comes with them."""
+    page, _view = shown
+    layout = "() => getComputedStyle(document.querySelector('.decoy-grid')).getPropertyValue('--jp-layout-color0')"
+    assert drop_theme_variables(page) > 10 and page.evaluate(layout) == ""
+    grid_of(page).locator("[role=row][data-id]").nth(2).click()
+    page.locator(".decoy-grid-details .decoy-grid-text").wait_for()
+    assert text_nodes(page, ".decoy-grid") > 40
+    found = offenders(page, ".decoy-grid")
+    assert cut_off(page) == [], "the columns follow the page's font"
+    page.locator(".decoy-grid").screenshot(path=str(BUILD / "grid-no-theme.png"))
+    assert found == [], report(found)

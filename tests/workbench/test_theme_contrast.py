@@ -19,6 +19,7 @@ from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
 from support.contrast import DARK, HIGH_CONTRAST, LIGHT, offenders, report, set_lab_theme, text_nodes
 from support.lab import run_notebook, running_lab
 
+expect = pytest.importorskip("playwright.sync_api").expect
 BUILD = Path(__file__).resolve().parents[2] / "build"
 pytestmark = BROWSER_MARKS
 
@@ -88,3 +89,18 @@ def test_every_view_reads_at_wcag_aa_in_the_theme(page, theme):
     assert not bad, f"{theme}: text under WCAG AA\n" + "\n".join(
         f"[{name}]\n{report(found)}" for name, found in bad.items()
     )
+
+
+def test_the_grid_keeps_its_keys_inside_jupyterlab(page):
+    """↑/↓ in the focused grid move its active row, not JupyterLab's selected cell."""
+    grid = page.get_by_role("grid", name="memories")
+    cell_before = page.evaluate("() => window.jupyterapp.shell.currentWidget.content.activeCellIndex")
+    page.locator(".decoy-vaultview .decoy-grid-search").click()
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.getAttribute('role')") == "grid"
+    start = int(grid.locator("[role=row][aria-selected=true]").get_attribute("aria-rowindex"))
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowUp")
+    expect(grid.locator("[role=row][aria-selected=true]")).to_have_attribute("aria-rowindex", str(start + 1))
+    assert page.evaluate("() => window.jupyterapp.shell.currentWidget.content.activeCellIndex") == cell_before

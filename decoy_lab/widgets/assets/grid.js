@@ -60,11 +60,10 @@ function searchKey(rows, i) {
 // categories give up room (down to FLOOR, cut with "…" and whole in the tooltip) before the
 // text column goes under TEXT_SHARE of the width. One template for the header and the rows.
 const FLOOR = 72, TEXT_SHARE = 0.34;
-function natural(root, rows, n) {
+function natural(type, rows, n) {
   const ctx = document.createElement("canvas").getContext("2d");
-  const style = getComputedStyle(root);
   const measure = (font, s) => { ctx.font = font; return ctx.measureText(s).width; };
-  const plain = `${style.fontSize} ${style.fontFamily}`;
+  const plain = type;
   const bold = `600 ${plain}`;
   const out = {};
   for (const [key, title, most] of COLUMNS) {
@@ -105,6 +104,7 @@ function render({ model, el }) {
   table.setAttribute("aria-label", "memories");
   table.setAttribute("aria-colcount", COLUMNS.length);
   table.tabIndex = 0;
+  table.dataset.lmSuppressShortcuts = "true"; // JupyterLab leaves its keys to the grid
   const head = h("div", "decoy-grid-head", table);
   head.setAttribute("role", "row");
   head.setAttribute("aria-rowindex", "1");
@@ -142,13 +142,19 @@ function render({ model, el }) {
   // when its width changes.
   function size() {
     if (!root.isConnected || !table.clientWidth) return;
-    if (!want) want = natural(root, rows, n);
+    const style = getComputedStyle(root);
+    const type = `${style.fontSize} ${style.fontFamily}`; // a theme or a late font changes it
+    if (!want || want.type !== type) {
+      want = { ...natural(type, rows, n), type };
+      width = 0;
+    }
     if (table.clientWidth === width) return;
     width = table.clientWidth;
     root.style.setProperty("--decoy-grid-columns", template(want, width));
   }
   const resized = new ResizeObserver(() => size());
   resized.observe(table);
+  document.fonts.ready.then(() => size());
 
   function load() {
     rows = model.get("rows") || {};
