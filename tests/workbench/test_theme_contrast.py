@@ -5,7 +5,8 @@ A notebook shows the pairing widget with its consent card, a memories frame, the
 Light, Dark and Dark High Contrast (switched with JupyterLab's own `apputils:change-theme`),
 every visible text node of those views is measured against its effective background (WCAG 2.x
 1.4.3: "a contrast ratio of at least 4.5:1", "large-scale text … at least 3:1"). The map is
-measured by its own tests. Screenshots: build/theme-<view>-<theme>.png.
+measured by its own tests; so are the fallback colours the views carry for pages with no
+JupyterLab styles. Screenshots: build/theme-<view>-<theme>.png.
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ from pathlib import Path
 import pytest
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
-from support.contrast import DARK, HIGH_CONTRAST, LIGHT, offenders, report, set_lab_theme, text_nodes
+from support.contrast import (
+    DARK,
+    HIGH_CONTRAST,
+    LIGHT,
+    drop_theme_variables,
+    offenders,
+    report,
+    set_lab_theme,
+    text_nodes,
+)
 from support.lab import run_notebook, running_lab
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -89,6 +99,19 @@ def test_every_view_reads_at_wcag_aa_in_the_theme(page, theme):
     assert not bad, f"{theme}: text under WCAG AA\n" + "\n".join(
         f"[{name}]\n{report(found)}" for name, found in bad.items()
     )
+
+
+def test_every_view_reads_on_its_fallback_colours(page):
+    """With every `--jp-*` variable unset (a page with no JupyterLab styles), each
+    `var(--jp-…, fallback)` takes its fallback, and those read at WCAG AA too."""
+    set_lab_theme(page, LIGHT)
+    assert drop_theme_variables(page) > 50
+    try:
+        bad = {name: found for name, (sel, ex) in VIEWS.items() if (found := offenders(page, sel, exclude=ex))}
+        page.locator(".decoy-recipe").first.screenshot(path=str(BUILD / "theme-recipe-fallbacks.png"))
+    finally:
+        page.evaluate("() => document.getElementById('no-theme-variables').remove()")
+    assert not bad, "\n".join(f"[{name}]\n{report(found)}" for name, found in bad.items())
 
 
 def test_the_grid_keeps_its_keys_inside_jupyterlab(page):
