@@ -120,6 +120,8 @@ function render({ model, el }) {
   details.setAttribute("aria-label", "the picked memory");
 
   let rows = {}, n = 0, keys = [], order = [], active = "", want = null, width = 0;
+  let drawn = ""; // what the rows in the page show: unchanged, they stay (a click between
+  // mousedown and mouseup must land on the row it started on)
   const heads = {};
   for (const [key, title] of COLUMNS) {
     const th = h("div", "decoy-grid-th col-" + key, head);
@@ -196,6 +198,7 @@ function render({ model, el }) {
       });
     }
     order = out;
+    drawn = "";
     table.setAttribute("aria-rowcount", order.length + 1);
     const space = order.reduce((s, i) => s + (rows.source[i] === "space" ? 1 : 0), 0);
     count.textContent = countText(order.length, n, space);
@@ -221,6 +224,9 @@ function render({ model, el }) {
     const last = Math.min(order.length, first + Math.ceil((body.clientHeight || 360) / ROW) + 10);
     win.style.top = first * ROW + "px";
     const picked = model.get("picked");
+    const now = `${first}:${last}:${picked}:${active}`;
+    if (now === drawn) return;
+    drawn = now;
     const frag = document.createDocumentFragment();
     let current = "";
     for (let p = first; p < last; p++) {
