@@ -13,7 +13,7 @@ import ipywidgets as W
 import pandas as pd
 
 from decoy_lab.vocab import PERMISSION_WORDS as PERMISSIONS
-from decoy_lab.widgets.html import esc
+from decoy_lab.widgets.html import BAD_COLOUR, BORDER, HEAD_BACKGROUND, OK_COLOUR, PENDING_COLOUR, TEXT, esc
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.client.connection import Connection
@@ -116,8 +116,8 @@ class ConsentCard(W.HTML):
     @staticmethod
     def render(*, asked: Any, granted: Any, held: Any, name: str = "") -> str:
         line = summary_of(held)
-        cell = "vertical-align:top;padding:6px 10px;border:1px solid #d0d7de;min-width:180px"
-        head = "background:#f6f8fa;padding:4px 10px;border:1px solid #d0d7de;text-align:left"
+        cell = f"vertical-align:top;padding:6px 10px;border:1px solid {BORDER};min-width:180px"
+        head = f"background:{HEAD_BACKGROUND};color:{TEXT};padding:4px 10px;border:1px solid {BORDER};text-align:left"
         title = f"Consent — {esc(name)}" if name else "Consent"
         return (
             f'<div class="decoy-consent-card" style="font-family:sans-serif;margin:6px 0">'
@@ -161,7 +161,7 @@ class RequestCard(W.VBox):
             self.request.refresh()
         except Exception as exc:  # an unknown answer is said, the request stays as it was
             self._card.value = self.render(self.request, self.asked, self.reason) + (
-                f"<div style='color:#cf222e'>Could not ask the server: {esc(exc)}</div>"
+                f"<div style='color:{BAD_COLOUR}'>Could not ask the server: {esc(exc)}</div>"
             )
             return self.request.status
         self._show()
@@ -176,11 +176,9 @@ class RequestCard(W.VBox):
 
     @staticmethod
     def render(req: Any, asked: list[str], reason: str = "") -> str:
-        from decoy_lab.widgets.html import OK_COLOUR, PENDING_COLOUR
-
         listed = list(req.permissions) or asked
         extra = why_needed(asked, listed)
-        cell = "padding:3px 10px;border:1px solid #d0d7de;text-align:left"
+        cell = f"padding:3px 10px;border:1px solid {BORDER};text-align:left"
         rows = "".join(
             f'<tr><td style="{cell}"><code>{esc(p)}</code></td>'
             f'<td style="{cell}">{esc(PERMISSIONS.get(p, ("", ()))[0])}</td>'
@@ -188,7 +186,7 @@ class RequestCard(W.VBox):
             for p in listed
         )
         status = req.status
-        colour = OK_COLOUR if req.granted else PENDING_COLOUR if not req.done else "#cf222e"
+        colour = OK_COLOUR if req.granted else PENDING_COLOUR if not req.done else BAD_COLOUR
         what = {
             "pending": "waiting for the owner to answer in the Decoy app (Check again, or "
             "<code>req.wait()</code>; <code>%decoy status</code> shows what is held)",

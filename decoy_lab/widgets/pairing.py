@@ -17,7 +17,7 @@ import ipywidgets as W
 
 from decoy_lab.rules.pairing import FINAL
 from decoy_lab.widgets.consent import ConsentCard
-from decoy_lab.widgets.html import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, countdown, esc
+from decoy_lab.widgets.html import BAD_COLOUR, BORDER, BUTTON, LINK, MUTED, OK_COLOUR, PENDING_COLOUR, countdown, esc
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.client.connection import Connection
@@ -76,11 +76,12 @@ class PairingWidget(W.VBox):
         self._qr.add_class("decoy-pair-qr")
         self._code = W.HTML()
         self._status = W.HTML()
-        self._cancel = W.Button(description="Cancel", icon="times", button_style="warning")
+        # the default style: ipywidgets' "warning" puts white words on orange (2.2:1)
+        self._cancel = W.Button(description="Cancel", icon="times")
         self._cancel.on_click(lambda _: self.cancel())
         self._card = W.VBox()
         note = W.HTML(
-            '<span style="color:#57606a;font-size:90%">The token and the agent key stay in the '
+            f'<span style="color:{MUTED};font-size:90%">The token and the agent key stay in the '
             "profile store (or in memory for the sandbox); outputs show fingerprints only.</span>"
         )
         left = W.VBox([self._link, W.HBox([self._code, self._cancel]), self._status, note])
@@ -130,7 +131,7 @@ class PairingWidget(W.VBox):
             if link:
                 self._link.value = (
                     f'<a href="{esc(link)}" target="_blank" rel="noopener" class="decoy-pair-link" '
-                    'style="color:#0969da;text-decoration:underline;font-size:15px;cursor:pointer">'
+                    f'style="color:{LINK};text-decoration:underline;font-size:15px;cursor:pointer">'
                     f"{esc(link)}</a>"
                 )
                 if self._qr_on and not self._qr.value:
@@ -143,8 +144,8 @@ class PairingWidget(W.VBox):
                 js = "navigator.clipboard&&navigator.clipboard.writeText(this.dataset.code)"
                 self._code.value = (
                     f'<span class="decoy-user-code" style="font:bold 20px monospace;'
-                    f'letter-spacing:2px;padding:2px 8px;border:1px solid #d0d7de">{esc(code)}</span> '
-                    f'<button class="decoy-copy" data-code="{esc(code)}" onclick="{js}" '
+                    f'letter-spacing:2px;padding:2px 8px;border:1px solid {BORDER}">{esc(code)}</span> '
+                    f'<button class="decoy-copy" data-code="{esc(code)}" onclick="{js}" style="{BUTTON}" '
                     f'title="Copy the code">Copy code</button>'
                 )
             status = h.status

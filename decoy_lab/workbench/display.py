@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import pandas as pd
 
 from decoy_lab.vault.waiting import empty_sentence, waiting_sentence
-from decoy_lab.widgets.html import esc
+from decoy_lab.widgets.html import MUTED, esc
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.vault.read import Vault
@@ -85,7 +85,7 @@ _FRAME_CSS = (
     "<style>.decoy-frame table.dataframe td{white-space:pre-wrap;text-align:left;vertical-align:top}"
     ".decoy-frame table.dataframe th{text-align:left}"
     ".decoy-frame table.dataframe td.decoy-text{min-width:28em;max-width:60em}"
-    ".decoy-frame .decoy-note{color:#57606a;margin:2px 0 6px}</style>"
+    f".decoy-frame .decoy-note{{color:{MUTED};margin:2px 0 6px}}</style>"
 )
 
 
