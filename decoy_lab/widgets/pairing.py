@@ -36,6 +36,14 @@ def qr_svg(text: str) -> str:
     return out.getvalue().decode()
 
 
+def status_words(status: str, message: str) -> str:
+    """The status in bold and the handle's message, the status word said once: "waiting for the
+    owner to approve", not "waiting: waiting for the owner to approve"."""
+    if message.casefold().startswith(status.casefold()):
+        return f"<b>{esc(message[: len(status)])}</b>{esc(message[len(status) :])}"
+    return f"<b>{esc(status)}</b>: {esc(message)}" if message else f"<b>{esc(status)}</b>"
+
+
 class PairingWidget(W.VBox):
     """Shows a running `PairingHandle`; `connection` is set once the owner approved.
 
@@ -156,7 +164,7 @@ class PairingWidget(W.VBox):
             clock = f" — link expires in {countdown(left)}" if left is not None else ""
             self._status.value = (
                 f'<span class="decoy-pair-status" style="color:{colour}">'
-                f"<b>{esc(status)}</b>: {esc(getattr(h, 'message', ''))}{clock}</span>"
+                f"{status_words(status, getattr(h, 'message', ''))}{clock}</span>"
             )
             self._cancel.disabled = status in FINAL or bool(getattr(h, "cancelled", False))
             self._cancel.layout.display = "none" if status in FINAL else None

@@ -116,10 +116,10 @@ class DecoyMagics(Magics):
             w = self.pairing
             if w is not None and w.waiting:
                 raise UsageError(
-                    f"the pairing is still waiting for the owner's approval ({w.handle.status}; see the pairing "
-                    "widget above). Run this again once it says done, or press Cancel there."
+                    f"the pairing is still waiting for the owner's approval ({w.handle.status}; its widget is in "
+                    "the cell that ran connect). Run this again once it says done, or press Cancel there."
                 )
-            raise UsageError("not connected: run `%decoy connect --sandbox` (or `%decoy connect URL`) first")
+            raise UsageError("not connected: run %decoy connect --sandbox (or %decoy connect URL) first")
         return self.connection
 
     def vault(self) -> Any:

@@ -49,6 +49,8 @@ def cmd_connect(args: argparse.Namespace) -> int:
                     "`decoy-lab request PERM` asks for more on this one."
                 )
             return 0
+        if not args.force:  # a URL that cannot pair is said for what it is, before the name clash
+            _reachable(url)
     rows = authorization_details(args.permissions or None)
 
     status = StatusLine()
@@ -96,6 +98,19 @@ def cmd_connect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reachable(url: str) -> None:
+    """The URL's form first, then the server's OAuth metadata: what is wrong with the URL is said."""
+    from decoy_lab.client.pairing import check_base_url
+    from decoy_lab.transport.api import Api
+
+    check_base_url(url)
+    api = Api(url)
+    try:
+        api.metadata()
+    finally:
+        api.close()
+
+
 def cmd_connections(args: argparse.Namespace) -> int:
     """The saved connections (profiles); the one --profile names is marked."""
     import pandas as pd
@@ -111,7 +126,8 @@ def cmd_connections(args: argparse.Namespace) -> int:
             rows.append({"": "", "profile": name, "server": f"(unreadable: {exc})", "name": "", "token_id": ""})
             continue
         mark = "→" if name == args.profile else ""
-        rows.append({"": mark, "profile": name, "server": p.base_url, "name": p.name, "token_id": p.token_id})
+        named = p.connection_name or "(unnamed)"  # the name the owner approved, not the profile's
+        rows.append({"": mark, "profile": name, "server": p.base_url, "name": named, "token_id": p.token_id})
     df = pd.DataFrame(rows, columns=["", "profile", "server", "name", "token_id"])
     print(table(df, list(df.columns), empty="(no saved connections: decoy-lab connect URL pairs one)"))
     return 0
