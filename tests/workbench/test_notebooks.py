@@ -63,6 +63,9 @@ def run(path: Path, tmp_path: Path) -> nbformat.NotebookNode:
         NotebookClient(
             nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}, record_timing=False
         ).execute()
+    executed = ROOT / "build" / "notebooks"  # the run's copy, to read; the tracked file stays as committed
+    executed.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, executed / path.name)
     return nb
 
 
@@ -105,18 +108,48 @@ def kinds(nb) -> dict[str, list[dict]]:
 
 
 def test_notebooks_are_committed_without_outputs():
+    """Issue 22: "Store every notebook in notebooks/ without outputs and execution counts"."""
+    from decoy_lab.workbench.notebook.clean import RUN_METADATA
+
     assert {p.name for p in NOTEBOOKS} >= {
         "01-tour.ipynb",
         "02-wire-formats.ipynb",
         "03-topic-map.ipynb",
         "04-both-sides.ipynb",
+        "05-inspect-an-agent.ipynb",
     }
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
+        assert "widgets" not in nb.metadata and set(nb.metadata.get("language_info", {})) <= {"name"}, path.name
         for cell in nb.cells:
+            assert not set(cell.metadata) & set(RUN_METADATA), (path.name, cell.get("id"))
             if cell.cell_type == "code":
                 assert cell.outputs == [] and cell.execution_count is None, path.name
+
+
+def test_the_labs_save_keeps_tracked_notebooks_output_free(tmp_path):
+    """What `make lab` gives JupyterLab (scripts/lab_config.py) through a real FileContentsManager:
+    a run notebook saved into notebooks/ is stored as committed; saved elsewhere it keeps its outputs."""
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+    from traitlets.config.loader import PyFileConfigLoader
+
+    assert "--config=scripts/lab_config.py" in (ROOT / "Makefile").read_text()
+    config = PyFileConfigLoader("lab_config.py", path=str(ROOT / "scripts")).load_config()
+    manager = FileContentsManager(config=config, root_dir=str(tmp_path))
+    (tmp_path / "notebooks").mkdir()
+    committed = (ROOT / "notebooks" / "01-tour.ipynb").read_text()
+    run_copy = nbformat.reads(committed, as_version=4)
+    code = next(c for c in run_copy.cells if c.cell_type == "code")
+    code.execution_count, code.metadata["execution"] = 3, {"iopub.status.busy": "2026-12-02T13:00:00Z"}
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="a run's output\n")]
+    run_copy.metadata["language_info"] = {"name": "python", "version": "3.11.7", "mimetype": "text/x-python"}
+    for where in ("notebooks/01-tour.ipynb", "scratch.ipynb"):
+        manager.save({"type": "notebook", "format": "json", "content": nbformat.from_dict(run_copy)}, where)
+    saved = nbformat.read(tmp_path / "notebooks" / "01-tour.ipynb", as_version=4)
+    assert saved == nbformat.reads(committed, as_version=4)  # byte for byte what is committed, as data
+    kept = nbformat.read(tmp_path / "scratch.ipynb", as_version=4)
+    assert next(c for c in kept.cells if c.cell_type == "code").outputs  # the user's own notebook keeps them
 
 
 @pytest.mark.notebook

@@ -45,8 +45,8 @@ def cmd_connect(args: argparse.Namespace) -> int:
             with Connection.resume(args.profile) as conn:
                 print(
                     f"Already connected: profile {args.profile!r} is {conn.name!r} at {conn.base_url} "
-                    f"(token id {conn.token_id}); using it. `decoy-lab connect {url} --new` pairs again; "
-                    "`decoy-lab request PERM` asks for more on this one."
+                    f"(token id {conn.token_id}); using it. decoy-lab connect {url} --new pairs again; "
+                    "decoy-lab request PERM asks for more on this one."
                 )
             return 0
         if not args.force:  # a URL that cannot pair is said for what it is, before the name clash

@@ -117,7 +117,7 @@ VERBS: tuple[Verb, ...] = (
         "unpair",
         "end a connection at the server and delete its saved profile",
         (
-            Arg("which", "a number or token id from `connections`", nargs="?", metavar="N", fronts=ONLY_NOTEBOOK),
+            Arg("which", "a number or token id from connections", nargs="?", metavar="N", fronts=ONLY_NOTEBOOK),
             _PROFILE,
             Arg("--local", "only delete the profile here (the server is unreachable)", flag=True),
         ),
