@@ -17,7 +17,7 @@ import ipywidgets as W
 
 from decoy_lab.rules.pairing import FINAL
 from decoy_lab.widgets.consent import ConsentCard
-from decoy_lab.widgets.html import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, countdown, esc
+from decoy_lab.widgets.html import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, countdown, esc, status_parts
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.client.connection import Connection
@@ -37,11 +37,9 @@ def qr_svg(text: str) -> str:
 
 
 def status_words(status: str, message: str) -> str:
-    """The status in bold and the handle's message, the status word said once: "waiting for the
-    owner to approve", not "waiting: waiting for the owner to approve"."""
-    if message.casefold().startswith(status.casefold()):
-        return f"<b>{esc(message[: len(status)])}</b>{esc(message[len(status) :])}"
-    return f"<b>{esc(status)}</b>: {esc(message)}" if message else f"<b>{esc(status)}</b>"
+    """The status in bold and the handle's message, the status word said once (html.status_parts)."""
+    word, rest = status_parts(status, message)
+    return f"<b>{esc(word)}</b>{esc(rest)}"
 
 
 class PairingWidget(W.VBox):

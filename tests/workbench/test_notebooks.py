@@ -208,6 +208,8 @@ def test_both_sides_notebook_plays_a_conflict_with_the_owner(tmp_path):
     assert "refused: REV_CONFLICT — the memory is now at revision 2" in printed("except RevConflict")
     assert "Lisbon: fly out on Fridays or Saturdays. ['travel', 'food'] revision 3" in printed("conn.edit(mid")
     assert printed("m.frame.loc").count("matches what the server serves: True") == 1
+    # after the narrow the notebook waits for the phone's sharing before it compares (issue 22)
+    assert printed("set_grant(food.token_id").count("matches what the server serves: True") == 1
     assert "complete that setup before saving" in printed("set_key_setup(False)")
     assert_no_secrets(nb)
 

@@ -8,7 +8,11 @@ through `cli.main`, as a shell runs it, over real HTTP.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,6 +75,32 @@ def paired(sandbox, config) -> str:
         mp.setenv(ENV_KEYRING, "0")
         assert main(["connect", sandbox.url, "--name", "Words at the terminal", "--profile", "words"]) == 0
     return "words"
+
+
+def test_the_pairing_status_says_each_word_once():
+    """With an owner who approves later, the status line goes waiting → approved → paired, and
+    says each status word once."""
+    from decoy_lab.sandbox import Sandbox
+
+    out = io.StringIO()
+    with Sandbox.start(approve="manual", seed="none") as sb, contextlib.redirect_stdout(out):
+        with contextlib.redirect_stderr(out):
+            done: list[int] = []
+            worker = threading.Thread(
+                target=lambda: done.append(main(["connect", sb.url, "--name", "Later", "--profile", "later"]))
+            )
+            worker.start()
+            deadline = time.monotonic() + 30
+            while "waiting for the owner to approve" not in out.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            code = re.search(r"it shows the code (\S+)\.", out.getvalue())
+            assert code, out.getvalue()
+            sb.owner.approve(code.group(1))
+            worker.join(30)
+    said = out.getvalue()
+    assert done == [0], said
+    assert "waiting for the owner to approve (code " in said and "waiting: waiting" not in said
+    assert "approved: approved" not in said
 
 
 def test_a_topic_asked_for_while_rows_are_on_their_way_is_said_to_be_on_its_way(paired, capsys):

@@ -8,7 +8,7 @@ import argparse
 import time
 
 from decoy_lab.errors import DecoyError
-from decoy_lab.widgets.html import countdown
+from decoy_lab.widgets.html import countdown, status_parts
 from decoy_lab.workbench import verbs
 from decoy_lab.workbench.shell.terminal import (
     INTERRUPTED,
@@ -71,7 +71,8 @@ def cmd_connect(args: argparse.Namespace) -> int:
         while not handle.done():
             left = handle.seconds_left()
             clock = f" — {countdown(left)} left" if left is not None else ""
-            status.show(f"{handle.status}: {handle.message}{clock}", steady=f"{handle.status}: {handle.message}")
+            said = "".join(status_parts(handle.status, handle.message))  # "waiting for the owner…", once
+            status.show(f"{said}{clock}", steady=said)
             time.sleep(0.2)
     except KeyboardInterrupt:
         handle.cancel()
