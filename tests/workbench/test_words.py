@@ -209,3 +209,14 @@ def test_a_bad_url_under_a_saved_profile_is_refused_for_the_url(paired, capsys):
     assert code == 2 and "'htp://nowhere' is not a server URL" in err and "replace" not in err
     code, _, err = cli(capsys, "connect", "http://127.0.0.1:9", "--profile", paired)
     assert code == 2 and "cannot reach http://127.0.0.1:9" in err and "would replace it" not in err
+
+
+def test_a_profile_clash_is_said_in_shell_words(sandbox, paired, capsys):
+    """Pairing another server under a saved profile is refused before anything is sent, and the
+    way out is a flag, not a Python keyword."""
+    from decoy_lab.sandbox import Sandbox
+
+    with Sandbox.start(seed="none") as other:
+        code, _, err = cli(capsys, "connect", other.url, "--profile", paired)
+    assert code == 2 and "would replace it" in err
+    assert "pass --force to replace it" in err and "force=True" not in err

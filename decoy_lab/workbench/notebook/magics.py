@@ -105,7 +105,8 @@ class DecoyMagics(Magics):
             assert verb is not None and args is not None  # a DecoyError comes after the parse
             said = verbs.hint(exc, NB, verb=verb.name, profile=getattr(args, "profile", None))
             said = said or verbs.value_suggestion(exc, verb, args, self._sources())
-            raise UsageError(f"%decoy {verb.name}: {exc}" + (f"\n→ {said}" if said else "")) from None
+            text = verbs.front_words(str(exc), NB)
+            raise UsageError(f"%decoy {verb.name}: {text}" + (f"\n→ {said}" if said else "")) from None
 
     decoy.__doc__ = f"{decoy.__doc__}\n\n{verbs.usage(NB)}"  # `%decoy?` shows every sub-command
 

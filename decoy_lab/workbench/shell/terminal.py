@@ -170,7 +170,7 @@ def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
         try:
             return int(fn(args) or 0)
         except DecoyError as exc:
-            text = str(exc)
+            text = verbs.front_words(str(exc), verbs.SHELL)
             recovery = getattr(exc, "recovery", None)
             if recovery and f"recovery: {recovery}" not in text:
                 text += f" (recovery: {recovery})"
