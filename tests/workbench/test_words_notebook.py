@@ -5,6 +5,7 @@ once. The owner's phone shares only when the test says so (`schedule.configure`)
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 
@@ -90,19 +91,32 @@ def test_a_topic_on_its_way_is_said_so_and_browse_says_why_it_is_empty(ip, conne
 
 
 def test_browse_wait_brings_the_rows_and_counts_them_in_the_one_vocabulary(ip, sandbox, connected):
-    from decoy_lab.sandbox.phone import schedule
-
-    schedule.configure(sandbox.state, auto_share_after=1.0)  # the phone answers a second after a read
+    phone = threading.Timer(1.0, sandbox.owner.share)  # the owner's phone shares a second from now
+    phone.start()
     try:
         with capture_output() as cap:
             view = decoy(ip, "browse --wait")
     finally:
-        schedule.configure(sandbox.state, auto_share_after=None)
+        phone.join()
     assert len(view.browser.frame) > 0 and "the rows arrived after" in cap.stderr
     assert "s/s" not in cap.stderr and "it/s" not in cap.stderr  # seconds waited, never a rate
     line = VaultCounts.of(view.vault).line()
     assert line.startswith(f"{len(view.vault.memories)} memories (2 from legacy space rows), ")
     assert f"<b class='decoy-view-counts'>{line}</b>" in view.children[0].value
+
+
+def test_sync_and_delete_read_as_sentences_in_the_same_words(ip, connected):
+    """The shell here shows text only, so the HTML each result has in a notebook is asked of the
+    formatter the extension registered for its type."""
+    from decoy_lab.rules.writes.delete import DeleteResult
+
+    html = ip.display_formatter.formatters["text/html"]
+    res = decoy(ip, "sync")
+    assert f"The vault now: {VaultCounts.of(res.vault).line()}" in html.lookup_by_type(type(res))(res)
+    mid = decoy(ip, "save 'A note to delete.' --categories travel")
+    gone = decoy(ip, f"delete {mid}")
+    assert isinstance(gone, DeleteResult)
+    assert "<p>Deleted 1 row.</p>" in html.lookup_by_type(DeleteResult)(gone)
 
 
 def test_one_row_is_one_row_and_status_is_the_card_alone(ip, connected):
