@@ -71,3 +71,43 @@ def test_the_dumps_reason_breaks_between_words(vendor, tmp_path):
             page.screenshot(path=str(BUILD / "recipe-reason.png"), full_page=True)
         finally:
             browser.close()
+
+
+def test_a_run_saved_in_jupyterlab_leaves_the_tracked_notebooks_as_committed(tmp_path):
+    """`make lab`'s JupyterLab (its --config=scripts/lab_config.py): open the tour, run a cell,
+    save; the file on disk is still the committed one, and the tour opens unmodified."""
+    import shutil
+
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    from support.lab import KERNEL_READY, running_lab
+
+    folder = tmp_path / "nb"
+    shutil.copytree(ROOT / "notebooks", folder)
+    config = f"--config={ROOT / 'scripts' / 'lab_config.py'}"
+    with running_lab(tmp_path, folder, args=(config,)) as (base, token), sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"{base}/lab/tree/notebooks/01-tour.ipynb?token={token}")
+            page.wait_for_function(KERNEL_READY, timeout=90_000)
+            page.wait_for_timeout(2000)  # whatever the kernel's info changes has landed by now
+            dirty = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty")
+            page.evaluate(
+                "() => { const nb = window.jupyterapp.shell.currentWidget.content;"
+                " nb.activeCellIndex = nb.widgets.findIndex(c => c.model.type === 'code'); }"
+            )
+            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell')")
+            page.wait_for_function(
+                "() => window.jupyterapp.shell.currentWidget.content.widgets"
+                ".some(c => c.model.type === 'code' && c.model.executionCount !== null)",
+                timeout=60_000,
+            )
+            page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+            page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+        finally:
+            browser.close()
+        saved = nbformat.read(tmp_path / "work" / "notebooks" / "01-tour.ipynb", as_version=4)
+    assert saved == nbformat.read(ROOT / "notebooks" / "01-tour.ipynb", as_version=4)
+    assert dirty is False, "opening the tour marks it modified"
