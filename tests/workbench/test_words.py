@@ -220,3 +220,11 @@ def test_a_profile_clash_is_said_in_shell_words(sandbox, paired, capsys):
         code, _, err = cli(capsys, "connect", other.url, "--profile", paired)
     assert code == 2 and "would replace it" in err
     assert "pass --force to replace it" in err and "force=True" not in err
+
+
+def test_plain_output_carries_no_markdown_backticks(sandbox, paired, capsys):
+    """A terminal shows backticks as they are: commands are said in plain words."""
+    code, out, err = cli(capsys, "connect", sandbox.url, "--profile", paired)
+    assert code == 0 and "Already connected" in out and "decoy-lab request PERM asks for more" in out
+    code, _, err2 = cli(capsys, "frobnicate")
+    assert "`" not in out + err + err2

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from IPython import get_ipython
 from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
@@ -22,7 +23,7 @@ from decoy_lab.workbench import verbs
 def ip(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("words-nb-config")))
-        shell = start_ipython()
+        shell = start_ipython() or get_ipython()  # one shell per process: another module may have started it
         shell.run_line_magic("load_ext", "decoy_lab")
         yield shell
 
@@ -65,6 +66,13 @@ def test_help_lists_each_verb_with_what_it_does(ip, capsys):
         assert lines[at].split(None, 1)[1] == verb.summary
         assert lines[at + 1].strip() == verb.usage(verbs.NOTEBOOK)
     assert "`" not in "\n".join(lines)  # plain output: no Markdown backticks
+
+
+def test_mistakes_and_advice_are_plain_words(ip):
+    for line in ("", "frobnicate"):
+        with pytest.raises(UsageError) as err:
+            decoy(ip, line)
+        assert "%decoy help lists them" in str(err.value) and "`" not in str(err.value)
 
 
 def test_an_assigned_read_right_after_pairing_still_says_why_it_is_empty(ip, connected):
