@@ -269,8 +269,9 @@ def wait_for_rows(
         if progress is not None:  # the bar ends saying how it ended (a stale 6 % would puzzle)
             took = round(clock() - start)
             arrived = not is_waiting(vault)
-            progress.bar_format = "{desc}"
-            progress.set_description(f"the rows arrived after {took} s" if arrived else f"still waiting after {took} s")
+            progress.bar_format = f"the rows arrived after {took} s" if arrived else f"still waiting after {took} s"
+            progress.reset(total=max(took, 1))  # ends full: a notebook's bar would end red short of its total
+            progress.update(max(took, 1))
             progress.close()
     if is_waiting(vault):
         say(

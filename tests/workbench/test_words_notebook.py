@@ -173,3 +173,34 @@ def test_a_waiting_pairing_says_its_status_once_and_where_its_widget_is(ip, magi
             magics.connection, magics.pairing = before
     said = status_words("approved", "approved: reading what the owner granted")
     assert said == "<b>approved</b>: reading what the owner granted"
+
+
+def test_the_wait_bar_in_a_notebook_ends_full_and_says_how_it_ended(sandbox, monkeypatch):
+    """The bar a notebook shows (tqdm's ipywidgets bar) counts seconds waited, no rate, and ends
+    full in the success style with the sentence, not red short of its 90 s."""
+    import tqdm.auto
+    import tqdm.notebook
+
+    from decoy_lab.client.connection import Connection
+    from decoy_lab.vault.waiting import wait_for_rows
+
+    bars = []
+
+    class Shown(tqdm.notebook.tqdm):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            bars.append(self)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Shown)
+    conn = Connection.pair(sandbox.url, name="Waits in a notebook", profile=None, on_link=lambda *a: None)
+    phone = threading.Timer(1.0, sandbox.owner.share)
+    phone.start()
+    try:
+        vault = wait_for_rows(conn, conn.load())
+    finally:
+        phone.join()
+        conn.close()
+    assert len(vault.memories) > 0
+    _, pbar, rtext = bars[0].container.children
+    assert pbar.value == pbar.max and pbar.bar_style == "success"
+    assert rtext.value.replace("\u2007", " ").startswith("the rows arrived after ") and "/s" not in rtext.value
