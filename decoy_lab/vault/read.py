@@ -25,6 +25,7 @@ from decoy_lab import memory
 from decoy_lab.errors import UnreadableRow
 from decoy_lab.memory import Topic
 from decoy_lab.vault import frames
+from decoy_lab.vault.counts import VaultCounts
 from decoy_lab.vault.decode import decoded, duplicate
 from decoy_lab.vault.frames import DecodedRow
 from decoy_lab.vault.waiting import counted, explain_waiting, no_longer_asked, on_their_way, waiting_rows
@@ -127,23 +128,12 @@ class Vault:
 
     @property
     def summary(self) -> str:
-        """One line: "72 memories, 8 topics, 8 links, 0 unreadable" (+ space rows, + waiting)."""
-        c = self.counts()
-        text = ", ".join(
-            [
-                counted(c["memories"], "memory", "memories"),
-                counted(c["topics"], "topic", "topics"),
-                counted(c["links"], "link", "links"),
-                f"{c['unreadable']} unreadable",
-            ]
-        )
-        if c["other"]:
-            text += f", {c['other']} other"
-        if c["space_rows"]:
-            bad = sum(r.status != frames.READABLE for r in self.space_rows)
-            text += f"; {counted(c['space_rows'], 'legacy space row', 'legacy space rows')}" + (
-                f" ({bad} unreadable)" if bad else ""
-            )
+        """One line in the count vocabulary (counts.py): "59 memories (2 from legacy space rows),
+        12 topics, 12 links, 0 unreadable" (+ dropped elements, skipped spaces, rows waiting)."""
+        text = VaultCounts.of(self).line()
+        other = self.counts()["other"]
+        if other:
+            text += f", {other} other"
         if self.dropped:
             text += f"; {self.dropped} served element{'s' if self.dropped != 1 else ''} not a row (dropped)"
         if self.skipped_spaces:

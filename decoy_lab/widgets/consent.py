@@ -37,6 +37,18 @@ def why_needed(asked: Iterable[str], listed: Iterable[str]) -> dict[str, str]:
     return {k: v for k, v in out.items() if k in set(listed) or not listed}
 
 
+def owner_sees(permission: str, *, datatypes: Iterable[str] = (), topic: str | None = None) -> str:
+    """What the owner's phone shows for a permission row. 001 Access: "The owner sees" is the line
+    "for the whole-vault form of the row (for one account it reads, for example, "Read details from
+    this account")": a memory row with a selection names it instead of "all memories"."""
+    words = PERMISSIONS.get(permission, ("", ()))[0]
+    cats = ", ".join(datatypes or ())
+    narrowed = f"memories in {cats}" if cats else f"memories about {topic}" if topic else None
+    if narrowed and permission.startswith("memory.") and "all memories" in words:
+        return words.replace("all memories", narrowed)
+    return words
+
+
 def rows_html(rows: Any) -> str:
     """Permission rows (RFC 9396 dicts), an Access, or a DataFrame, as a compact HTML list."""
     if rows is None:
@@ -140,10 +152,13 @@ class RequestCard(W.VBox):
     While it is pending, "Check again" asks the server where it stands (the kernel is idle
     meanwhile: nothing here waits)."""
 
-    def __init__(self, request: Any, *, asked: Any = None, reason: str = ""):
+    def __init__(
+        self, request: Any, *, asked: Any = None, reason: str = "", datatypes: Any = None, topic: str | None = None
+    ):
         self.request = request
         self.asked = list(asked or request.permissions)
         self.reason = reason
+        self.selection: dict[str, Any] = {"datatypes": list(datatypes or []), "topic": topic}
         self._card = W.HTML()
         self._check = W.Button(description="Check again", icon="refresh")
         self._check.on_click(lambda _: self.check())
@@ -160,7 +175,7 @@ class RequestCard(W.VBox):
         try:
             self.request.refresh()
         except Exception as exc:  # an unknown answer is said, the request stays as it was
-            self._card.value = self.render(self.request, self.asked, self.reason) + (
+            self._card.value = self.render(self.request, self.asked, self.reason, **self.selection) + (
                 f"<div style='color:{BAD_COLOUR}'>Could not ask the server: {esc(exc)}</div>"
             )
             return self.request.status
@@ -168,20 +183,20 @@ class RequestCard(W.VBox):
         return self.request.status
 
     def _show(self) -> None:
-        self._card.value = self.render(self.request, self.asked, self.reason)
+        self._card.value = self.render(self.request, self.asked, self.reason, **self.selection)
         self._check.layout.display = None if not self.request.done else "none"
 
     def __repr__(self) -> str:
         return f"<RequestCard {self.request.status}: {', '.join(self.request.permissions)}>"
 
     @staticmethod
-    def render(req: Any, asked: list[str], reason: str = "") -> str:
+    def render(req: Any, asked: list[str], reason: str = "", datatypes: Any = (), topic: str | None = None) -> str:
         listed = list(req.permissions) or asked
         extra = why_needed(asked, listed)
         cell = f"padding:3px 10px;border:1px solid {BORDER};text-align:left"
         rows = "".join(
             f'<tr><td style="{cell}"><code>{esc(p)}</code></td>'
-            f'<td style="{cell}">{esc(PERMISSIONS.get(p, ("", ()))[0])}</td>'
+            f'<td style="{cell}">{esc(owner_sees(p, datatypes=datatypes, topic=topic))}</td>'
             f'<td style="{cell}">{esc(extra.get(p, "asked for"))}</td></tr>'
             for p in listed
         )

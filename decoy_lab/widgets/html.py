@@ -39,3 +39,12 @@ def countdown(seconds: float | None) -> str:
 
 def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+def status_parts(status: str, message: str) -> tuple[str, str]:
+    """A status and its message, the status word said once: ("waiting", " for the owner to
+    approve"), not "waiting: waiting for the owner to approve"; the pairing widget and the shell
+    both say it so."""
+    if message.casefold().startswith(status.casefold()):
+        return message[: len(status)], message[len(status) :]
+    return status, f": {message}" if message else ""

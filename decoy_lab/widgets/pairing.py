@@ -17,7 +17,18 @@ import ipywidgets as W
 
 from decoy_lab.rules.pairing import FINAL
 from decoy_lab.widgets.consent import ConsentCard
-from decoy_lab.widgets.html import BAD_COLOUR, BORDER, BUTTON, LINK, MUTED, OK_COLOUR, PENDING_COLOUR, countdown, esc
+from decoy_lab.widgets.html import (
+    BAD_COLOUR,
+    BORDER,
+    BUTTON,
+    LINK,
+    MUTED,
+    OK_COLOUR,
+    PENDING_COLOUR,
+    countdown,
+    esc,
+    status_parts,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.client.connection import Connection
@@ -34,6 +45,12 @@ def qr_svg(text: str) -> str:
     out = io.BytesIO()
     segno.make(text, error="m").save(out, kind="svg", scale=4, border=2, xmldecl=False, svgns=True)
     return out.getvalue().decode()
+
+
+def status_words(status: str, message: str) -> str:
+    """The status in bold and the handle's message, the status word said once (html.status_parts)."""
+    word, rest = status_parts(status, message)
+    return f"<b>{esc(word)}</b>{esc(rest)}"
 
 
 class PairingWidget(W.VBox):
@@ -157,7 +174,7 @@ class PairingWidget(W.VBox):
             clock = f" — link expires in {countdown(left)}" if left is not None else ""
             self._status.value = (
                 f'<span class="decoy-pair-status" style="color:{colour}">'
-                f"<b>{esc(status)}</b>: {esc(getattr(h, 'message', ''))}{clock}</span>"
+                f"{status_words(status, getattr(h, 'message', ''))}{clock}</span>"
             )
             self._cancel.disabled = status in FINAL or bool(getattr(h, "cancelled", False))
             self._cancel.layout.display = "none" if status in FINAL else None
