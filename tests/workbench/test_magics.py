@@ -7,6 +7,7 @@ import time
 
 import pandas as pd
 import pytest
+from IPython import get_ipython
 from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
@@ -24,7 +25,7 @@ from decoy_lab.workbench.display import MEMORY_COLUMNS
 def ip(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:  # profiles land in a temporary directory
         mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("decoy-config")))
-        shell = start_ipython()
+        shell = start_ipython() or get_ipython()  # one shell per process: another module may have started it
         shell.run_line_magic("load_ext", "decoy_lab")
         yield shell
 
@@ -106,9 +107,10 @@ def test_a_mistake_is_one_line_and_a_suggestion_never_the_full_usage(ip, line, w
         assert text.startswith("%decoy memories: ")
 
 
-def test_commands_before_connecting_say_how_to_connect(ip, magics):
-    if magics.connection is not None:
-        pytest.skip("already connected in this module")
+def test_commands_before_connecting_say_how_to_connect(ip, magics, monkeypatch):
+    # The shell is one per process: another module may have connected it already.
+    monkeypatch.setattr(magics, "connection", None)
+    monkeypatch.setattr(magics, "pairing", None)
     for line in ("memories", "status", "map", "unseal abc", "sync"):
         with pytest.raises(UsageError, match="not connected"):
             decoy(ip, line)

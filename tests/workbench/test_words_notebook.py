@@ -127,9 +127,10 @@ def test_sync_and_delete_read_as_sentences_in_the_same_words(ip, connected):
     assert "<p>Deleted 1 row.</p>" in html.lookup_by_type(DeleteResult)(gone)
 
 
-def test_one_row_is_one_row_and_status_is_the_card_alone(ip, connected):
+def test_one_row_is_one_row_and_status_is_the_card_alone(ip, connected, sandbox):
     from decoy_lab.workbench.display import MemoryFrame
 
+    sandbox.owner.share()  # the phone shares on request only here: this test needs rows that read
     vault = connected.load()
     one = MemoryFrame.of(vault.memories.head(1), vault=vault, columns=["text"])
     assert "1 row; " in one._repr_html_() and "1 rows" not in one._repr_html_()
