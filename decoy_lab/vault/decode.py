@@ -12,6 +12,7 @@ from typing import Any
 from decoy_lab import memory
 from decoy_lab.errors import DecoyError, UnreadableRow
 from decoy_lab.recipes import sealing
+from decoy_lab.transport.oversized import Oversized
 from decoy_lab.vault import frames
 from decoy_lab.vault.frames import DecodedRow
 from decoy_lab.wire import layouts as wire
@@ -105,6 +106,18 @@ def duplicate(row: Mapping) -> tuple[DecodedRow, UnreadableRow]:
     return (
         DecodedRow(str(row.get("id")), frames.UNREADABLE, status="unreadable", reason=reason, **_meta(row)),
         UnreadableRow(str(row.get("id")), reason),
+    )
+
+
+def oversized(element: Oversized) -> tuple[dict, DecodedRow, UnreadableRow]:
+    """An element the stream reader skipped for its size: what can be said of it as served (its id
+    when read), and an unreadable row with the reason (where it was, its size and the cap)."""
+    rid = element.id if element.id is not None else f"element {element.index + 1} (id not read)"
+    served = {"id": element.id} if element.id is not None else {}
+    return (
+        served,
+        DecodedRow(rid, frames.UNREADABLE, status="unreadable", reason=element.reason, **_meta({})),
+        UnreadableRow(rid, element.reason),
     )
 
 

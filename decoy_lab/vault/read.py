@@ -1,10 +1,12 @@
 """A loaded vault: every row one GET served, read with this connection's key, kept as data.
 
 `read_vault(...)` turns the rows of a `GET /api/agent/context/memories` answer — while it is
-still arriving — into `DecodedRow`s (decode.py) through decoy_lab.memory's readers (in parallel, with the
-connection's key cache so a reload of unchanged rows costs no RSA work, and rows whose served
-fields did not change since the previous load are not opened at all); unreadable rows stay, with the reason, and an id served twice is read once, its
-copies reported. Legacy space rows are read with the space key and marked `source="space"`.
+still arriving — into `DecodedRow`s (decode.py) through decoy_lab.memory's readers (in parallel,
+with the connection's key cache so a reload of unchanged rows costs no RSA work, and rows whose
+served fields did not change since the previous load are not opened at all); unreadable rows
+stay, with the reason, and an id served twice is read once, its copies reported; a row the stream
+reader skipped for its size is unreadable, saying where it was, its size and the cap. Legacy
+space rows are read with the space key and marked `source="space"`.
 What the answer says is still waiting is explained in words by waiting.py.
 
 `Vault` holds the result: `.memories`, `.topics`, `.links`, `.rows` DataFrames (frames.py),
@@ -24,8 +26,9 @@ import pandas as pd
 from decoy_lab import memory
 from decoy_lab.errors import UnreadableRow
 from decoy_lab.memory import Topic
+from decoy_lab.transport.oversized import Oversized
 from decoy_lab.vault import frames
-from decoy_lab.vault.decode import decoded, duplicate
+from decoy_lab.vault.decode import decoded, duplicate, oversized
 from decoy_lab.vault.frames import DecodedRow
 from decoy_lab.vault.waiting import counted, explain_waiting, no_longer_asked, on_their_way, waiting_rows
 from decoy_lab.wire.crypto import AgentKey
@@ -249,6 +252,11 @@ def read_vault(
     def to_open() -> Iterator[dict]:
         nonlocal dropped
         for r in rows:
+            if isinstance(r, Oversized):  # skipped by the stream reader for its size: unreadable, said why
+                stub, row, why = oversized(r)
+                served.append(stub)
+                slots.append((row, why))
+                continue
             if not isinstance(r, dict):
                 dropped += 1  # counted in the summary, never silent
                 continue
