@@ -24,7 +24,9 @@ twice the time for 11,000 rows, so the standard library stays.)
 Each object element's text can also be fingerprinted (`fingerprints=True`: the SHA-256 of the
 text as served, in `.fingerprints`, one per object element, None where not taken), and an element
 whose fingerprint is in `known` is handed out as `known[fp]` without being parsed: the local
-cache's copy of a row served byte for byte as before.
+cache's copy of a row served byte for byte as before. With `texts=True`, `.texts` holds per
+element the text orjson read it from (None for one it did not, or that came from `known`): a
+reader may keep that text instead of the dict (vault/served.py).
 
 Two bounds keep a hostile answer from eating memory or the stack: one value may be at most
 `MAX_ELEMENT` characters (1 MiB: a row is at most ~140 KB — 100 KiB of ciphertext is 136,536
@@ -82,6 +84,7 @@ class ArrayStream:
         fingerprints: bool = False,
         known: Mapping[str, Any] | None = None,
         skip_oversized: bool = False,
+        texts: bool = False,
     ):
         self.key = key
         self.max_element = max_element
@@ -92,6 +95,8 @@ class ArrayStream:
         self.fingerprints: list[str | None] | None = [] if fingerprints or known else None
         self.known = known or {}
         self._fp: str | None = None  # the fingerprint of the element _value just took, if any
+        self.texts: list[str | None] | None = [] if texts else None
+        self._raw: str | None = None  # the text orjson read the element _value just took from
         self.rest: dict[str, Any] = {}
         self.count = 0  # elements handed out so far
         self._text = ""
@@ -194,6 +199,7 @@ class ArrayStream:
         self._skipper = None
         self._text, self._pos, self._offset = text[end:], 0, self._skip_at + skipper.size
         self._state = "items_sep"
+        self._raw = None
         self._counted(skipper.head[:1], None)
         return Oversized(self.count - 1, self._skip_at, skipper.size, self.max_element, skipper.found_id())
 
@@ -206,6 +212,8 @@ class ArrayStream:
 
     def _counted(self, first: str, fp: str | None) -> None:
         self.count += 1
+        if self.texts is not None:
+            self.texts.append(self._raw)
         if self.fingerprints is not None and first == "{":
             self.fingerprints.append(fp)
 
@@ -223,7 +231,7 @@ class ArrayStream:
         """(True, value) when a whole value starts at _pos; (False, None) when more text is needed.
         `element`: an element of the array (fingerprinted when asked)."""
         text, pos = self._text, self._pos
-        self._fp = None
+        self._fp = self._raw = None
         if text[pos] == "{":  # a row: try the text up to its first '}' with orjson, ~2x json's speed
             close = text.find("}", pos) + 1
             if close and (final or close < len(text)):
@@ -241,6 +249,8 @@ class ArrayStream:
                 if value is not None and not _has_float(value):  # orjson reads a huge integer as a float
                     if self._check_size(close - pos):
                         value, self._fp = self._oversized(close - pos, value), None
+                    else:
+                        self._raw = raw
                     self._pos = close
                     return True, value
         self._fp = None  # the text up to its first '}' was not the whole element: not fingerprinted

@@ -49,12 +49,23 @@ class StreamedArray:
         self.stall = stall if stall is not None else self._bound.seconds / STREAM_DEADLINES
         self.rest: dict[str, Any] = {}
         self._elements: list[Any] | None = None
-        self.parser = ArrayStream(key, skip_oversized=True)
+        self.parser = ArrayStream(key, skip_oversized=True, texts=True)
 
     @property
     def fingerprints(self) -> list[str | None] | None:
         """Per object element, the SHA-256 of its text as served (None for an answer read whole)."""
         return self.parser.fingerprints if self._elements is None else None
+
+    @property
+    def texts(self) -> list[str | None] | None:
+        """Per element handed out so far, the JSON text it was read from (None where not kept; None
+        for an answer read whole): a reader may keep the text rather than the dict."""
+        return self.parser.texts if self._elements is None else None
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes of the body read so far (as they came, before any content decoding)."""
+        return self._resp.num_bytes_downloaded if self._resp is not None else 0
 
     @classmethod
     def whole(cls, body: Any, key: str, path: str = "") -> StreamedArray:
@@ -169,7 +180,7 @@ def array_of(
     `stall` s; an error status is read whole and raised exactly as `answer_of` raises it."""
     if resp.status_code == 200:
         out = StreamedArray(server, path, key, opened, resp, bound=whole, stall=stall)
-        out.parser = ArrayStream(key, fingerprints=fingerprints, known=known, skip_oversized=True)
+        out.parser = ArrayStream(key, fingerprints=fingerprints, known=known, skip_oversized=True, texts=True)
         return out
     try:
         guarded("GET", path, whole, resp.read, server)
