@@ -264,7 +264,7 @@ def read_vault(
     seen: set[str] = set()
     dropped = 0
 
-    def to_open() -> Iterator[dict]:
+    def to_open() -> Iterator[dict | str]:
         nonlocal dropped, taken
         for r in rows:
             text = texts[taken] if texts is not None else None
@@ -293,7 +293,7 @@ def read_vault(
                     slots.append(kept)
                     continue
             slots.append(None)
-            yield r
+            yield text if text is not None else r  # parsed again in the worker: waiting, a row is its text
 
     results = memory.read_rows(
         to_open(),
