@@ -263,6 +263,7 @@ def test_the_unknown_outcome_says_what_each_attempt_did_without_contradicting_it
         with pytest.raises(OutcomeUnknown) as caught:
             conn.save("a memory")
     said = str(caught.value)
+    assert said.startswith("save: the outcome of POST /api/agent/context/memories is unknown — attempt 1: sent, ")
     assert "attempt 1: sent, the server did not answer within 1 s (the call's deadline) — may have committed" in said
     assert f"; attempt 2: not sent (cannot reach http://127.0.0.1:{port} (ConnectError:" in said
     assert "Some, all or none of the 1 row (" in said and "may have committed" in said
@@ -292,7 +293,8 @@ def test_when_no_attempt_left_the_client_the_message_says_nothing_was_sent_and_h
         conn.save("a memory")
     said = str(caught.value)
     refused = "not sent (cannot reach http://decoy.invalid (ConnectError: [Errno 111] Connection refused))"
-    assert "save: nothing of the 1 row (" in said and f"was sent — attempt 1: {refused}; attempt 2: {refused}." in said
+    assert "save: nothing of the 1 row (" in said
+    assert f"was sent (POST /api/agent/context/memories) — attempt 1: {refused}; attempt 2: {refused}." in said
     assert "may have committed" not in said
     assert said.endswith("conn.resend() — or running the same save again — sends them once the server can be reached")
     assert not caught.value.sent and len(conn.pending) == 1

@@ -70,13 +70,15 @@ def unsettled(
     where = f" in {journal.path}" if journal.path is not None else " (in memory, for this kernel)"
     tried = attempts_of(exc)
     each = "; ".join(f"attempt {i}: {attempt_said(e)}" for i, e in enumerate(tried, 1))
+    route = _route(str(exc))
+    sends = f" {route}" if route else ""
     if not maybe_sent:
-        said = f"{entry['kind']}: nothing of the {rows} was sent — {each}"
+        said = f"{entry['kind']}: nothing of the {rows} was sent{f' ({route})' if route else ''} — {each}"
         finish = "conn.resend() — or running the same save again — sends them once the server can be reached"
     else:
         earlier = "" if any(_sent(e) for e in tried) else " (an earlier request of this write reached the server)"
         said = (
-            f"{entry['kind']}: the outcome is unknown — {each}{earlier}. Some, all or none of the "
+            f"{entry['kind']}: the outcome of{sends} is unknown — {each}{earlier}. Some, all or none of the "
             f"{rows} may have committed"
         )
         finish = "conn.resend() — or running the same save again — sends the SAME rows, never new ones"
@@ -89,11 +91,20 @@ def _sent(exc: BaseException) -> bool:
     return not (isinstance(exc, TransportError) and not exc.sent)
 
 
+def _route(text: str) -> str:
+    """'POST /api/…' from an error's message that begins with the request it is about, else ''."""
+    head = text.split(": ", 1)[0]
+    return (
+        head if head.startswith(("POST /", "PUT /", "GET /", "DELETE /")) and " " not in head[head.index("/") :] else ""
+    )
+
+
 def attempt_said(exc: BaseException) -> str:
     """One send, in words that never contradict another's: 'sent, <what came back> — may have
     committed', or 'not sent (<why>)' for a connection refused (the request never left)."""
     text = str(exc)
-    what = text.split(": ", 1)[1] if text.startswith(("POST ", "PUT ", "GET ", "DELETE ")) and ": " in text else text
+    route = _route(text)
+    what = text[len(route) + 2 :] if route else text
     if isinstance(exc, TransportError) and not exc.sent:
         return f"not sent ({what.split('; is the server running?')[0]})"
     if isinstance(exc, ServerError):
