@@ -138,6 +138,8 @@ class Run:
     stderr: str = ""
     timed_out: bool = False
     notes: list[str] = field(default_factory=list)
+    agent_key: bytes | None = field(default=None, repr=False)  # the agent's PEM key, when the check has it
+    flows: list[Any] = field(default_factory=list, repr=False, compare=False)  # the inspector's Flows
     _by_id: dict[str, dict] | None = field(default=None, repr=False, compare=False)
 
     def where(self, method: str | None = None, path: str | None = None) -> list[Exchange]:

@@ -27,8 +27,11 @@ def owner_check(sandbox: Any) -> Any:
     return check
 
 
-def start_inspector(upstream: str, sandbox: Any, *, timeout: float = 60.0) -> Inspector:
-    """A recording inspector forwarding to `upstream` (the hop), opening rows as `sandbox`'s owner."""
-    recorder = Recorder(opener=Opener(owner_check=owner_check(sandbox)))
+def start_inspector(
+    upstream: str, sandbox: Any, *, timeout: float = 60.0, agent_key: bytes | str | None = None
+) -> Inspector:
+    """A recording inspector forwarding to `upstream` (the hop), opening rows as `sandbox`'s owner
+    (and with `agent_key`, the agent's PEM key, as the agent reads them back)."""
+    recorder = Recorder(opener=Opener(owner_check=owner_check(sandbox), agent_key=agent_key))
     served = serve_in_thread(ProxyApp(recorder, upstream, timeout=timeout), name="decoy-check-inspector")
     return Inspector(recorder, served=served, upstream=upstream, sandbox=sandbox)

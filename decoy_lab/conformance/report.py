@@ -63,6 +63,30 @@ class Scorecard:
     def exit_code(self) -> int:
         return 1 if self.failed else 0
 
+    @property
+    def rules(self) -> list[dict[str, Any]]:
+        """Every rule's verdict, as `--json` writes it: id, title, spec, status, evidence, …"""
+        return [v.to_dict() for v in self.verdicts]
+
+    def violations(self, *, warnings: bool = False) -> list[str]:
+        """Each failed rule (and warning, with `warnings=True`) as "rule id: evidence"."""
+        worst = {FAILED, WARNING} if warnings else {FAILED}
+        return [f"{v.rule.id}: {e}" for v in self.verdicts if v.status in worst for e in v.evidence or [v.status]]
+
+    def run(self, scenario: str) -> Run:
+        """The record of one scenario (its exchanges, and the inspector's flows in `.flows`)."""
+        found = next((r for r in self.runs if r.scenario == scenario), None)
+        if found is None:
+            raise KeyError(f"no scenario {scenario!r} in this check: {', '.join(r.scenario for r in self.runs)}")
+        return found
+
+    def __repr__(self) -> str:
+        c = self.counts()
+        return (
+            f"<Scorecard {self.command!r}: {c[FAILED]} failed, {c[WARNING]} warnings, {c[PASSED]} passed, "
+            f"{c[NOT_EXERCISED]} not exercised over {len(self.runs)} scenario(s)>"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "command": self.command,
@@ -190,13 +214,23 @@ def page(card: Scorecard) -> str:
     )
 
 
+def evidence_refs(evidence: str) -> tuple[str, list[int]]:
+    """The scenario and the exchange numbers one evidence line names:
+    "[lost-answers] POST /api/agent/context/memories #12, row 3f2a…: …" → ("lost-answers", [12])."""
+    m = re.match(r"\[([^\]]+)\] ", evidence)
+    if m is None:
+        return "", []
+    head = evidence[m.end() :].split(": ")[0]
+    return m.group(1), [int(n) for n in dict.fromkeys(re.findall(r"#(\d+)", head))]
+
+
 def _exchanges(card: Scorecard, v: Verdict) -> str:
     """The exchanges a failed rule's evidence names (`#12` in a scenario), request and answer."""
     e = html.escape
     out = []
+    refs = [evidence_refs(ev) for ev in v.evidence]
     for run in card.runs:
-        tag = f"[{run.scenario}]"
-        named = {int(n) for ev in v.evidence if ev.startswith(tag) for n in re.findall(r"#(\d+)", ev.split(": ")[0])}
+        named = {n for scenario, ids in refs if scenario == run.scenario for n in ids}
         for x in run.exchanges:
             if x.id in named:
                 req = json.dumps(x.request, indent=1)[:3000] if x.request is not None else json.dumps(x.form)[:3000]
