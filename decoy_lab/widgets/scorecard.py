@@ -111,10 +111,10 @@ class ScorecardView(W.VBox):
     def _button(self, scenario: str, flow_id: int) -> W.Button:
         b = W.Button(description=f"open #{flow_id}", tooltip=f"open exchange #{flow_id} of {scenario}")
         b.add_class("decoy-open-flow")
-        b.on_click(lambda _: self.open(scenario, flow_id))
+        b.on_click(lambda _: self.open_flow(scenario, flow_id))
         return b
 
-    def open(self, scenario: str, flow_id: int) -> FlowsPanel:
+    def open_flow(self, scenario: str, flow_id: int) -> FlowsPanel:
         """Show `scenario`'s recording as a flows view, with exchange `flow_id` opened."""
         from decoy_lab.widgets.flows import FlowsPanel
 
