@@ -74,6 +74,8 @@ class Exchange:
     form: dict[str, str]
     rows: list[Any]  # the inspector's opened rows (inspector.model.Row)
     token: str = ""  # fingerprint of the bearer token the request carried ("" without one)
+    body: bytes = field(default=b"", repr=False)  # the request body as recorded (secrets masked)
+    content_type: str = ""  # the request's Content-Type
 
     @property
     def answered(self) -> bool:
@@ -115,6 +117,8 @@ class Exchange:
             form,
             list(flow.rows),
             flow.token,
+            flow.request_body.data,
+            flow.header("content-type") or "",
         )
 
 

@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
+from decoy_lab.conformance import reproduce
 from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED, STATUSES, WARNING, Result, Rule, Run
 
 MARKS = {PASSED: "PASSED", WARNING: "WARNING", FAILED: "FAILED", NOT_EXERCISED: "NOT EXERCISED"}
@@ -26,6 +27,7 @@ class Verdict:
     status: str
     evidence: list[str] = field(default_factory=list)
     by_scenario: dict[str, str] = field(default_factory=dict)
+    reproducers: list[dict[str, Any]] = field(default_factory=list)  # a curl per exchange a failure names
 
     def spec_line(self) -> str:
         return f"{self.rule.doc} {self.rule.section}: “{self.rule.spec}”"
@@ -41,6 +43,7 @@ class Verdict:
             "status": self.status,
             "evidence": list(self.evidence),
             "scenarios": dict(self.by_scenario),
+            "reproducers": list(self.reproducers),
         }
 
 
@@ -102,8 +105,21 @@ def score(rules: list[Rule], runs: list[Run], command: str = "") -> Scorecard:
         results: list[tuple[str, Result]] = [(run.scenario, rule.evaluate(run)) for run in runs]
         status = next((s for s in STATUSES if any(r.status == s for _, r in results)), NOT_EXERCISED)
         evidence = [f"[{name}] {e}" for name, r in results if r.status == status for e in r.evidence]
-        verdicts.append(Verdict(rule, status, evidence, {name: r.status for name, r in results}))
+        verdict = Verdict(rule, status, evidence, {name: r.status for name, r in results})
+        if status in (FAILED, WARNING):
+            verdict.reproducers = _reproducers(runs, evidence)
+        verdicts.append(verdict)
     return Scorecard(verdicts, runs, command)
+
+
+def _reproducers(runs: list[Run], evidence: list[str]) -> list[dict[str, Any]]:
+    """A curl per exchange the evidence names, once each, in the order named."""
+    wanted: dict[str, list[int]] = {}
+    for line in evidence:
+        scenario, ids = evidence_refs(line)
+        wanted.setdefault(scenario, [])
+        wanted[scenario] += [i for i in ids if i not in wanted[scenario]]
+    return [r for run in runs for r in reproduce.reproducers(run, wanted.get(run.scenario, []))]
 
 
 def _run_dict(run: Run) -> dict[str, Any]:
@@ -142,6 +158,7 @@ def text(card: Scorecard) -> str:
             lines.append(f"{'':<15}- {e}")
         if len(v.evidence) > EVIDENCE_SHOWN:
             lines.append(f"{'':<15}- … {len(v.evidence) - EVIDENCE_SHOWN} more (--json has them all)")
+        lines += _curl_lines(v)
     c = card.counts()
     lines.append("")
     lines.append(
@@ -149,6 +166,19 @@ def text(card: Scorecard) -> str:
         f" over {len(card.runs)} scenario(s)"
     )
     return "\n".join(lines) + "\n"
+
+
+def _curl_lines(v: Verdict) -> list[str]:
+    """The reproducers of a failure, each under a line saying what it re-sends (the command is
+    left unindented, so it pastes into a shell as it is, here-doc and all)."""
+    if not v.reproducers:
+        return []
+    lines = [f"{'':<15}reproduce (export DECOY_BASE_URL and DECOY_TOKEN for a sandbox first):"]
+    for r in v.reproducers[:EVIDENCE_SHOWN]:
+        lines += [f"{'':<15}# [{r['scenario']}] {r['exchange']} was answered {r['status']}", r["curl"]]
+    if len(v.reproducers) > EVIDENCE_SHOWN:
+        lines.append(f"{'':<15}# … {len(v.reproducers) - EVIDENCE_SHOWN} more (--json has them all)")
+    return lines
 
 
 def junit(card: Scorecard) -> str:
@@ -199,7 +229,7 @@ def page(card: Scorecard) -> str:
         failed.append(
             f"<h2 class='failed' id='{e(v.rule.id)}'>FAILED {e(v.rule.id)}: {e(v.rule.title)}</h2>"
             f"<blockquote>{e(v.rule.spec)}<br><small>{e(v.rule.doc)} · {e(v.rule.section)}</small></blockquote>"
-            f"<ul>{items}</ul>{_exchanges(card, v)}"
+            f"<ul>{items}</ul>{_exchanges(card, v)}{_curl_html(v)}"
         )
     runs = "".join(
         f"<h2>scenario {e(r.scenario)}</h2><p>exit {r.exit_code}{' (timed out)' if r.timed_out else ''}, "
@@ -240,6 +270,15 @@ def _exchanges(card: Scorecard, v: Verdict) -> str:
                     f"</summary><pre>{e(req)}</pre><pre>{e(resp)}</pre></details>"
                 )
     return "".join(out)
+
+
+def _curl_html(v: Verdict) -> str:
+    e = html.escape
+    items = "".join(
+        f"<p>[{e(r['scenario'])}] {e(r['exchange'])}, answered {r['status']}:</p><pre class='curl'>{e(r['curl'])}</pre>"
+        for r in v.reproducers
+    )
+    return f"<h3>Reproduce (with DECOY_BASE_URL and DECOY_TOKEN for a sandbox)</h3>{items}" if items else ""
 
 
 def to_json(card: Scorecard) -> str:

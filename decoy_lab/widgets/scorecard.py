@@ -100,6 +100,17 @@ class ScorecardView(W.VBox):
             scenario, ids = evidence_refs(ev)
             buttons = [self._button(scenario, i) for i in ids if self._has(scenario, i)]
             lines.append(W.HBox([*buttons, W.HTML(f"<span class='decoy-evidence'>{esc(ev)}</span>")]))
+        if v.reproducers:
+            shown = "".join(
+                f"<p>[{esc(r['scenario'])}] {esc(r['exchange'])}, answered {r['status']}:</p>"
+                f"<pre class='decoy-curl'>{esc(r['curl'])}</pre>"
+                for r in v.reproducers
+            )
+            lines.append(
+                W.HTML(
+                    f"<details><summary>reproduce with curl ($DECOY_BASE_URL, $DECOY_TOKEN)</summary>{shown}</details>"
+                )
+            )
         return W.VBox(lines)
 
     def _has(self, scenario: str, flow_id: int) -> bool:
