@@ -21,10 +21,13 @@ def owner_check(sandbox: Any) -> Any:
     """(row, trace) → the owner's app's view of that row, in the running sandbox."""
     from decoy_lab.sandbox.phone import appview
 
-    def check(row: dict, trace: Any) -> dict:
-        return appview.check_row(sandbox.state, row, trace=trace)
+    class Check:
+        key = sandbox.owner.key  # the owner's private key: opens the legacy space keys wrapped to it
 
-    return check
+        def __call__(self, row: dict, trace: Any) -> dict:
+            return appview.check_row(sandbox.state, row, trace=trace)
+
+    return Check()
 
 
 def start_inspector(
