@@ -49,6 +49,7 @@ class Rule:
     scenarios: tuple[str, ...] = ("clean",)
     bug: str = ""  # the example agent's --bug that this rule catches (docs/rules.md)
     catches: str = ""  # that bug in words
+    needs_agent_key: bool = False  # its bug shows only when the check has the agent's key (--agent-key)
 
     def evaluate(self, run: Run) -> Result:
         try:
