@@ -109,6 +109,7 @@ def _show_inspector(insp: Inspector, sandbox: bool) -> None:
         + ". It records while other cells run; `%decoy inspect --stop` ends it."
     )
     html = esc(said).replace(esc(str(insp.url)), f"<code>{esc(insp.url)}</code>", 1)
+    html = html.replace("`%decoy inspect --stop`", "<code>%decoy inspect --stop</code>")
     display({"text/plain": said, "text/html": f"<p class='decoy-inspect-url'>{html}</p>"}, raw=True)
     display(FlowsPanel(insp))
 
