@@ -142,13 +142,14 @@ def _table(card: Scorecard) -> str:
     c = card.counts()
     rows = "".join(
         f"<tr data-rule='{esc(v.rule.id)}' data-status='{v.status}'><td style='color:{COLOURS[v.status]}'>"
-        f"{MARKS[v.status]}</td><th scope='row'>{esc(v.rule.id)}</th><td>{esc(v.rule.title)}</td>"
+        f"{MARKS[v.status]}</td><th scope='row' style='text-align:left'><code>{esc(v.rule.id)}</code></th><td>{esc(v.rule.title)}</td>"
         f"<td>{len(v.evidence)}</td></tr>"
         for v in card.verdicts
     )
     return (
         f"<p><code>{esc(card.command)}</code>: {c[FAILED]} failed, {c[WARNING]} warnings, {c[PASSED]} passed, "
         f"{c[NOT_EXERCISED]} not exercised over {len(card.runs)} scenario(s)</p>"
-        "<table aria-label='scorecard'><thead><tr><th>verdict</th><th>rule</th><th>title</th><th>evidence</th>"
+        "<table aria-label='scorecard' style='text-align:left'><thead><tr><th>verdict</th><th>rule</th><th>title</th>"
+        "<th>evidence</th>"
         f"</tr></thead><tbody>{rows}</tbody></table>"
     )
