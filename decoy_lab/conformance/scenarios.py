@@ -224,6 +224,10 @@ def _execute(command: list[str], url: str, timeout: float) -> tuple[int | None, 
             timed_out = True
             os.killpg(proc.pid, signal.SIGKILL)  # the command's own process group (started above)
             code = proc.wait()
+        except BaseException:  # interrupted (Ctrl-C, a notebook's interrupt): the agent stops too
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
         out.seek(0)
         err.seek(0)
         return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"), timed_out
