@@ -7,10 +7,12 @@ real HTTP through the plugin's inspector."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 
 import httpx
-from check_agents import AGENT, SEEDED_TOPIC
+from check_agents import AGENT, ROOT, SEEDED_TOPIC
 from test_command import check
 
 from decoy_lab import AgentKey, memory
@@ -62,3 +64,35 @@ def test_decoy_lab_check_takes_agent_key(tmp_path, agent_pem):
     rules = {r["id"]: r for r in json.loads(out.read_text())["rules"]}
     assert rules["rows.self-wrap-opens"]["status"] == "failed"
     assert "BEGIN" not in done.stdout + out.read_text()  # the key is never printed
+
+
+AGENT_TEST = """
+import httpx
+from decoy_lab import AgentKey, memory
+from decoy_lab.conformance.pytest_plugin import violations
+from decoy_lab.recipes import sealing
+from decoy_lab.sandbox.testing import bearer, pair_agent
+from decoy_lab.wire import layouts as wire
+from decoy_lab.wire.crypto import random_key
+
+def test_my_agent(decoy_sandbox, decoy_inspector, pytestconfig):
+    mine = AgentKey.from_pem(open(pytestconfig.getoption("--decoy-agent-key")).read())
+    tok = pair_agent(decoy_inspector.url, mine, [{"permissions": ["memory.save"]}], "Plugin agent")
+    keys = memory.RecipientKeys(decoy_sandbox.owner.public_key_b64, mine.public_key_b64)
+    row = memory.new_memory_row(keys, "Aisle seat, please.")
+    row["self_wrap"] = wire.b64encode(sealing.wrap_to_agent(random_key(), mine.public_key_b64))
+    r = httpx.post(decoy_inspector.url + "/api/agent/context/memories", json={"rows": [row]}, headers=bearer(tok))
+    assert r.status_code == 201, r.text
+    assert violations(decoy_inspector) == []
+"""
+
+
+def test_the_plugin_takes_the_agents_key_from_the_command_line(tmp_path, agent_pem):
+    (tmp_path / "test_agent.py").write_text(AGENT_TEST)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_agent.py"]
+    done = subprocess.run(
+        [*args, "--decoy-agent-key", str(agent_pem)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert "rows.self-wrap-opens: " in done.stdout and "self_wrap holds another key" in done.stdout
