@@ -11,6 +11,7 @@ from pathlib import Path
 
 import ipywidgets as W
 import pytest
+from IPython import get_ipython
 from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
@@ -26,7 +27,7 @@ AGENT = Path(__file__).resolve().parents[2] / "examples" / "agents" / "check" / 
 def ip(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("decoy-config")))
-        shell = start_ipython()
+        shell = start_ipython() or get_ipython()  # one shell per process, shared with test_magics.py
         shell.run_line_magic("load_ext", "decoy_lab")
         yield shell
 

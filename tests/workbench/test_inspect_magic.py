@@ -9,6 +9,7 @@ import warnings
 
 import ipywidgets as W
 import pytest
+from IPython import get_ipython
 from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
@@ -23,7 +24,7 @@ from decoy_lab.widgets.flows import FlowsPanel
 def ip(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("decoy-config")))
-        shell = start_ipython()
+        shell = start_ipython() or get_ipython()  # one shell per process, shared with test_magics.py
         shell.run_line_magic("load_ext", "decoy_lab")
         shell.run_line_magic("config", "DecoyMagics.sandbox_options = {'seed': 'none'}")
         yield shell
@@ -32,11 +33,13 @@ def ip(tmp_path_factory):
 @pytest.fixture(scope="module")
 def magics(ip):
     m = ip.magics_manager.registry["DecoyMagics"]
+    m.inspector = m.sandbox = None  # a shared shell: whatever an earlier module left is not ours to use
     yield m
     if m.inspector is not None:
         m.inspector.close()
     if m.sandbox is not None:
         m.sandbox.stop()
+    m.inspector = m.sandbox = None  # the shell is shared: the next module starts from nothing
 
 
 def shown_widgets(captured) -> list[W.Widget]:

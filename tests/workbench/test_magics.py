@@ -7,6 +7,7 @@ import time
 
 import pandas as pd
 import pytest
+from IPython import get_ipython
 from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
@@ -24,7 +25,7 @@ from decoy_lab.workbench.display import MEMORY_COLUMNS
 def ip(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:  # profiles land in a temporary directory
         mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("decoy-config")))
-        shell = start_ipython()
+        shell = start_ipython() or get_ipython()  # one shell per process, shared with the other magic tests
         shell.run_line_magic("load_ext", "decoy_lab")
         yield shell
 
