@@ -1,21 +1,34 @@
-"""`decoy-lab check`'s judging at scale: every rule over a recorded run of a big vault.
+"""`decoy-lab check` at work: a real agent judged in every default scenario, and the rules at scale.
 
-A synthetic run (no agent, no server): 20 reads each serving every row of a 10,000-row vault
-(a topic every 10 rows), 200 posts, 1,000 device-code polls, and the owner's view of every row.
-The figure is the time to judge all the rules over it once; target ≤ 2 s, so a scorecard never
-waits on its rules however much the agent read. `python -m bench.check` runs it alone; the
-bench runner takes it as `run(ctx)`.
+1. The correct Node example agent (`examples/agents/check/node/agent.mjs`) through the default
+   scenarios (`--quick`: `clean` only), as `decoy-lab check` runs it: a fresh sandbox, the staging
+   hop and the inspector per scenario, then the scorecard. The agent runs under `bench/timed.py`, so
+   its own wall time is measured outside the workbench; what is left of the run (starting and
+   stopping the sandbox, the hop and the inspector, settling the record, judging) is the check's
+   own share; target ≤ 20 % of the run.
+2. Rule evaluation over a synthetic run (no agent, no server): 20 reads each serving every row of
+   a 10,000-row vault (a topic every 10 rows), 200 posts, 1,000 device-code polls, and the owner's
+   view of every row; target ≤ 2 s, so a scorecard never waits on its rules however much the
+   agent read.
+
+`python -m bench.check` runs both; the bench runner takes them as `run(ctx)`.
 """
 
 from __future__ import annotations
 
+import shutil
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
-from .report import Figure
+from .report import Figure, check, info, missing
 
 ROWS, READS, POSTS, POLLS = 10_000, 20, 200, 1_000
 TARGET_S = 2.0
+OUTSIDE_SHARE = 0.20
+AGENT = Path(__file__).resolve().parents[1] / "examples" / "agents" / "check" / "node" / "agent.mjs"
 
 
 def synthetic_run() -> Any:
@@ -54,9 +67,46 @@ def measure() -> float:
     return time.perf_counter() - started
 
 
+def agent_figures(quick: bool) -> list[Figure]:
+    """The correct Node agent through the default scenarios: the run's time, and the check's share."""
+    from decoy_lab.conformance.report import score
+    from decoy_lab.conformance.rules import RULES
+    from decoy_lab.conformance.scenarios import DEFAULT, SCENARIOS, run_scenario
+
+    names = ("clean",) if quick else DEFAULT
+    label = f"check: correct Node agent, {len(names)} scenario{'s' if len(names) > 1 else ''}"
+    node = shutil.which("node")
+    if node is None:
+        return [missing(label, f"≤ {OUTSIDE_SHARE:.0%} outside the agent", "node is not installed")]
+    with tempfile.TemporaryDirectory() as tmp:
+        times = Path(tmp) / "agent-seconds"
+        command = [sys.executable, "-m", "bench.timed", str(times), "--", node, str(AGENT)]
+        started = time.perf_counter()
+        runs = [run_scenario(SCENARIOS[n], command) for n in names]
+        card = score(RULES, runs)
+        total = time.perf_counter() - started
+        agent = sum(float(line) for line in times.read_text(encoding="utf-8").split())
+    failed = [v.rule.id for v in card.failed]
+    share = (total - agent) / total
+    note = f"agent {agent:.1f} s of {total:.1f} s; rules failed: {', '.join(failed) or 'none'}"
+    return [
+        info(label, round(total, 1), "s", note),
+        check(
+            "check: time outside the agent",
+            round(share * 100, 1),
+            "%",
+            share <= OUTSIDE_SHARE and not failed,
+            f"≤ {OUTSIDE_SHARE:.0%} of the run",
+            f"{share:.2f} (need ≤ {OUTSIDE_SHARE:g})",
+            note,
+        ),
+    ]
+
+
 def run(ctx: Any = None) -> list[Figure]:
     seconds = measure()
-    return [
+    quick = bool(getattr(ctx, "quick", False))
+    judged = [
         Figure(
             f"check: all rules over {ROWS:,} rows × {READS} reads",
             round(seconds, 3),
@@ -66,6 +116,7 @@ def run(ctx: Any = None) -> list[Figure]:
             seconds <= TARGET_S,
         )
     ]
+    return [*agent_figures(quick), *judged]
 
 
 if __name__ == "__main__":

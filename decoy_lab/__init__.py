@@ -12,8 +12,9 @@ Public names load on first use, so `import decoy_lab` (and the `decoy-lab` comma
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
+
+from decoy_lab import lazy
 
 __version__ = "0.1.0"
 
@@ -39,12 +40,7 @@ __all__ = sorted([*_EXPORTS, "__version__", "load_ipython_extension"])
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'decoy_lab' has no attribute {name!r}")
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+    return lazy.load(__name__, _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

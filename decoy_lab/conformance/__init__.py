@@ -18,36 +18,32 @@ through their public APIs (the owner API, the recorded flows), never the sandbox
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
+
+from decoy_lab import lazy
 
 # Names load on first use, so `decoy-lab --help` (which builds this package's parser) stays quick.
 _EXPORTS = {
-    "FAILED": "decoy_lab.conformance.model",
-    "NOT_EXERCISED": "decoy_lab.conformance.model",
-    "PASSED": "decoy_lab.conformance.model",
-    "RULES": "decoy_lab.conformance.rules",
-    "Result": "decoy_lab.conformance.model",
-    "Rule": "decoy_lab.conformance.model",
-    "Run": "decoy_lab.conformance.model",
-    "SCENARIOS": "decoy_lab.conformance.scenarios",
-    "Scenario": "decoy_lab.conformance.scenarios",
-    "Scorecard": "decoy_lab.conformance.report",
-    "WARNING": "decoy_lab.conformance.model",
-    "run_scenario": "decoy_lab.conformance.scenarios",
-    "score": "decoy_lab.conformance.report",
+    "FAILED": "model",
+    "NOT_EXERCISED": "model",
+    "PASSED": "model",
+    "RULES": "rules",
+    "Result": "model",
+    "Rule": "model",
+    "Run": "model",
+    "SCENARIOS": "scenarios",
+    "Scenario": "scenarios",
+    "Scorecard": "report",
+    "WARNING": "model",
+    "run_scenario": "scenarios",
+    "score": "report",
 }
 
 __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+    return lazy.load(__name__, _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

@@ -18,6 +18,7 @@ rules over what was recorded so far and lists each failure as "rule id: evidence
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +26,8 @@ import pytest
 
 from decoy_lab.conformance.model import FAILED, Exchange, Run
 from decoy_lab.conformance.rules import RULES
+
+_AGENT_KEYS: weakref.WeakKeyDictionary[Any, bytes] = weakref.WeakKeyDictionary()  # inspector -> --decoy-agent-key
 
 
 def record(inspector: Any, scenario: str = "pytest", *, agent_key: bytes | str | None = None) -> Run:
@@ -34,7 +37,7 @@ def record(inspector: Any, scenario: str = "pytest", *, agent_key: bytes | str |
     sandbox = getattr(inspector, "sandbox", None)
     view = sandbox.owner.app_view() if sandbox is not None and hasattr(sandbox, "owner") else []
     key = agent_key.encode("ascii") if isinstance(agent_key, str) else agent_key
-    key = key if key is not None else getattr(inspector, "decoy_agent_key", None)
+    key = key if key is not None else _AGENT_KEYS.get(inspector)
     return Run(scenario, [Exchange.of(f) for f in inspector.all_flows()], view, agent_key=key)
 
 
@@ -79,7 +82,8 @@ def decoy_inspector(decoy_sandbox: Any, request: Any) -> Iterator[Any]:
     path = request.config.getoption("--decoy-agent-key", default=None)
     key = Path(path).read_bytes() if path else None
     inspector = start_inspector(decoy_sandbox.url, decoy_sandbox, agent_key=key)
-    inspector.decoy_agent_key = key  # what violations() opens self_wrap with
+    if key is not None:
+        _AGENT_KEYS[inspector] = key  # what violations() opens self_wrap with
     try:
         yield inspector
     finally:

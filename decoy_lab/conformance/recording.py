@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from decoy_lab.inspector import Inspector
+from decoy_lab.inspector.inspector import Inspector
 from decoy_lab.inspector.opening import Opener
 from decoy_lab.inspector.proxy import ProxyApp
 from decoy_lab.inspector.recorder import Recorder

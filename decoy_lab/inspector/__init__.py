@@ -21,25 +21,21 @@ byte and is recorded as a `Flow`, its secrets masked, its sealed rows opened whe
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
+
+from decoy_lab import lazy
 
 # Names load on first use, so `decoy-lab --help` (which builds this package's parser) stays quick.
 _EXPORTS = {
-    "Flow": "decoy_lab.inspector.model",
-    "Inspector": "decoy_lab.inspector.inspector",
+    "Flow": "model",
+    "Inspector": "inspector",
 }
 
 __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+    return lazy.load(__name__, _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

@@ -282,14 +282,31 @@ def run(
         return 2
     config = server_config(app, host, port, log_level="warning")
     server = uvicorn.Server(config)
-    shown = f"[{host}]" if ":" in host else host
-    print(
-        f"Decoy sandbox on http://{shown}:{port}  (db: {db_path}, approve: {approve}, "
-        f"owner key: {app.state.sb.owner.key.fingerprint})",
-        flush=True,
-    )
+    print(next_steps(host, port, db_path, approve, app.state.sb.owner.key.fingerprint), flush=True)
     server.run()
     return 0
+
+
+def next_steps(host: str, port: int, db_path: str, approve: str, fingerprint: str) -> str:
+    """What `decoy-lab sandbox` prints once it serves: where it is, what to do next, how to stop."""
+    url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    home = f"{url}/" if host in LOOPBACK_HOSTS else f"http://127.0.0.1:{port}/  (this machine only)"
+    waits = "approves every ask at once" if approve == "auto" else "waits for you to approve each ask on the home page"
+    return "\n".join(
+        [
+            f"Decoy sandbox on {url}  (db: {db_path}, approve: {approve}, owner key: {fingerprint})",
+            "",
+            "Next:",
+            f"  give an agent this URL   {url}",
+            f"  your home page           {home}",
+            f"                           what is waiting, who is connected, how to pair; this sandbox {waits}",
+            f'  pair from a shell        decoy-lab connect {url} --name "My agent"',
+            f"  pair from a notebook     %decoy connect {url}",
+            "  or the guided tour       jupyter lab notebooks/01-tour.ipynb  (it starts a sandbox of its own)",
+            "",
+            "Ctrl-C to stop.",
+        ]
+    )
 
 
 def _unusable(host: str, port: int, db_path: str) -> str | None:

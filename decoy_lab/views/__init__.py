@@ -5,6 +5,7 @@ The Map (the topic map), one module per concern, each importing only those above
     nodes.py         its node ids, names and colours; reading a vault's frames
     selection.py     a node by name or id, parents and children, the filters, a node's memories and why
     layout.py        where each node sits: rings by distance from You, wedges by parent
+    placement.py     where a label fits beside its dot, clear of every label, dot and key
     drawing.py       the matplotlib drawing
     graph.py         TopicGraph and build_graph; select_memories (it builds the graph)
     topicmap.py      the Map's public names under its old name (`topicmap.build_graph`, …)

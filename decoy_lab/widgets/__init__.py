@@ -6,8 +6,9 @@ drawing stack (matplotlib takes seconds to import on a busy machine).
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
+
+from decoy_lab import lazy
 
 # name -> module (under decoy_lab.widgets) that defines it
 _EXPORTS = {
@@ -19,7 +20,7 @@ _EXPORTS = {
     "MemoryGrid": "grid",
     "OwnerPanel": "owner",
     "PairingWidget": "pairing",
-    "ReachMatrixView": "owner",
+    "ReachMatrixView": "reach",
     "SteppedTrace": "stepper",
     "Stepper": "stepper",
     "TopicMapWidget": "topicmap",
@@ -31,12 +32,7 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'decoy_lab.widgets' has no attribute {name!r}")
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+    return lazy.load(__name__, _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

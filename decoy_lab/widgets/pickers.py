@@ -1,4 +1,5 @@
-"""The pickers the map and the memory table share: topic, category and "mine only".
+"""The pickers the map and the memory table share (topic, category, "mine only"), and the
+owner panel's grant picker (permissions, categories, topic).
 
 `Filters` is a row of controls whose choices are public traits (`topic`, `category`, `mine`),
 so a view links them to the map and the table with `link` instead of reaching into either.
@@ -13,6 +14,7 @@ import ipywidgets as W
 import networkx as nx
 import traitlets as T
 
+from decoy_lab import vocab
 from decoy_lab.views import topicmap
 
 if TYPE_CHECKING:
@@ -77,3 +79,70 @@ class Filters(W.HBox):
     def _show_topic(self, change: dict) -> None:
         # A node the picker does not list (a filtered map) shows as "(all)" but stays the filter.
         self._topic.value = change["new"] if change["new"] in self._known else ANY
+
+
+MEMORY_PERMISSIONS = ("memory.read", "memory.save", "memory.edit", "memory.delete")
+REACHES = (("all memories", "all"), ("memories in these categories", "datatypes"), ("memories about a topic", "about"))
+
+
+class GrantPicker(W.VBox):
+    """A grant's memory rows picked, not typed: permissions, then what they reach (everything,
+    some categories or one topic). `rows` is what the owner's app would send; `show(rows)` loads
+    a grant. Rows for other families (accounts, email …) are kept as they are, since this picker
+    cannot show them. `memory.save` is asked alone (it takes no selection), so it gets its own row."""
+
+    def __init__(self) -> None:
+        words = vocab.PERMISSION_WORDS
+        self.permissions = W.SelectMultiple(
+            options=[(words[p][0], p) for p in MEMORY_PERMISSIONS], rows=4, description="may", value=("memory.read",)
+        )
+        self.reach = W.Dropdown(options=REACHES, value="all", description="reaching")
+        self.categories = W.SelectMultiple(options=vocab.CATEGORIES, rows=5, description="categories")
+        self.topic = W.Dropdown(options=[], description="topic")
+        self._kept: list[dict] = []
+        super().__init__([W.HBox([self.permissions, W.VBox([self.reach, self.categories, self.topic])])])
+        self.add_class("decoy-grant-picker")
+        for name in ("permissions", "reach", "categories", "topic"):
+            getattr(self, name).add_class(f"decoy-grant-{name}")
+        self.reach.observe(lambda _c: self._show_reach(), names="value")
+        self._show_reach()
+
+    def set_topics(self, options: list[tuple[str, str]]) -> None:
+        """(name, topic:<id>) pairs the topic choice offers."""
+        if list(self.topic.options) != options:
+            self.topic.options = options
+
+    def _show_reach(self) -> None:
+        self.categories.layout.display = None if self.reach.value == "datatypes" else "none"
+        self.topic.layout.display = None if self.reach.value == "about" else "none"
+
+    @property
+    def rows(self) -> list[dict]:
+        chosen = [p for p in MEMORY_PERMISSIONS if p in self.permissions.value]
+        rows: list[dict] = [dict(r) for r in self._kept]
+        if "memory.save" in chosen:
+            rows.append({"permissions": ["memory.save"]})
+        rest = [p for p in chosen if p != "memory.save"]
+        if rest:
+            row: dict = {"permissions": rest}
+            if self.reach.value == "datatypes":
+                row["datatypes"] = list(self.categories.value)
+            elif self.reach.value == "about" and self.topic.value:
+                row["about"] = [self.topic.value]
+            rows.append(row)
+        return rows
+
+    def show(self, rows: list[dict]) -> None:
+        """Load a grant's rows: its memory permissions and the first selection among them."""
+        mine = [r for r in rows if set(r.get("permissions") or []) <= set(MEMORY_PERMISSIONS)]
+        self._kept = [r for r in rows if r not in mine]
+        self.permissions.value = tuple(p for p in MEMORY_PERMISSIONS if any(p in r["permissions"] for r in mine))
+        picked = next((r for r in mine if "datatypes" in r or "about" in r), {})
+        if picked.get("datatypes"):
+            self.categories.value = tuple(c for c in picked["datatypes"] if c in vocab.CATEGORIES)
+            self.reach.value = "datatypes"
+        elif picked.get("about") and picked["about"][0] in {v for _, v in self.topic.options}:
+            self.topic.value = picked["about"][0]
+            self.reach.value = "about"
+        else:
+            self.reach.value = "all"

@@ -6,10 +6,15 @@ Public traits: `selected` (the clicked topic, "" for none), `ringed` (the topic 
 picked in the table), `collapsed` (topics whose nested topics are hidden; double-click toggles),
 `category` and `depth` (filters that rebuild the graph). `figure()` is the matplotlib drawing
 of the same graph, for PNG/SVG export and viewers without widgets.
+
+`LiveMap` is what `%decoy map` returns: the TopicGraph itself, which displays as this widget
+with its PNG and its text in the same output bundle, so a front end that runs widgets shows
+the explorable map and nbconvert, GitHub or a closed kernel's page still show the picture.
 """
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,11 +79,26 @@ class TopicMapWidget(anywidget.AnyWidget):
     category = T.Unicode(ANY)
     depth = T.Int(-1)  # -1: every depth
 
-    def __init__(self, vault: Vault, **kw: Any):
+    def __init__(
+        self,
+        vault: Vault,
+        *,
+        graph: topicmap.TopicGraph | None = None,
+        topic: str | None = None,
+        depth: int | None = None,
+        category: str | None = None,
+        **kw: Any,
+    ):
+        """The map of `vault`; `topic`, `depth` and `category` filter it as build_graph does,
+        and `graph` (built with those filters) spares building it again."""
         self.vault = vault
-        self.graph = topicmap.build_graph(vault)
+        self.topic = topic
+        self.graph = (
+            graph if graph is not None else topicmap.build_graph(vault, topic=topic, depth=depth, category=category)
+        )
         nodes, edges = graph_data(vault, self.graph)
-        super().__init__(nodes=nodes, edges=edges, **kw)
+        filters = {"depth": -1 if depth is None else depth, "category": category or ANY}
+        super().__init__(nodes=nodes, edges=edges, **filters, **kw)
         self.observe(lambda _ch: self.refresh(), names=["category", "depth"])
 
     def __repr__(self) -> str:
@@ -88,7 +108,7 @@ class TopicMapWidget(anywidget.AnyWidget):
     def refresh(self) -> None:
         """Rebuild the graph for the current filters and send it to the page."""
         depth = None if self.depth < 0 else self.depth
-        self.graph = topicmap.build_graph(self.vault, depth=depth, category=chosen(self.category))
+        self.graph = topicmap.build_graph(self.vault, topic=self.topic, depth=depth, category=chosen(self.category))
         self.nodes, self.edges = graph_data(self.vault, self.graph)
 
     def node_of(self, topic: str) -> str:
@@ -105,3 +125,43 @@ class TopicMapWidget(anywidget.AnyWidget):
     def figure(self, **kw: Any) -> Figure:
         """The same graph as a matplotlib Figure (`fig.savefig("map.svg")`), the selection ringed."""
         return topicmap.draw(self.graph, highlight=[n for n in (self.selected, self.ringed) if n], **kw)
+
+
+class LiveMap(topicmap.TopicGraph):
+    """The graph `%decoy map` returns: a TopicGraph (a networkx DiGraph, node for node what
+    build_graph gives) that displays as the explorable map, with the drawn PNG beside it in the
+    same bundle. A copy networkx makes (`subgraph(...).copy()`) knows no vault: it shows the PNG."""
+
+    def __init__(self, incoming: Any = None, *, vault: Vault | None = None, filters: dict | None = None, **attr: Any):
+        super().__init__(incoming, **attr)
+        self.vault = vault
+        self.filters = dict(filters or {})
+        self._widget: TopicMapWidget | None = None
+
+    @classmethod
+    def of(
+        cls, vault: Vault, *, topic: str | None = None, depth: int | None = None, category: str | None = None
+    ) -> LiveMap:
+        graph = topicmap.build_graph(vault, topic=topic, depth=depth, category=category)
+        return cls(graph, vault=vault, filters={"topic": topic, "depth": depth, "category": category})
+
+    @property
+    def widget(self) -> TopicMapWidget:
+        """The live map of this graph (made once; every display of the graph shows it)."""
+        if self.vault is None:
+            raise MemoryModelError("this copy of the map knows no vault to draw live: display it for its PNG")
+        if self._widget is None:
+            self._widget = TopicMapWidget(self.vault, graph=self, **self.filters)
+        return self._widget
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        bundle: dict[str, Any] = {
+            "text/plain": repr(self),
+            "image/png": base64.b64encode(self._repr_png_()).decode("ascii"),
+        }
+        if self.vault is not None:
+            view: Any = self.widget._repr_mimebundle_() or {}
+            if isinstance(view, tuple):  # anywidget answers (data, metadata)
+                view = view[0]
+            bundle.update({k: v for k, v in view.items() if k != "text/plain"})
+        return bundle

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from check_agents import AGENT, NEW_TOPIC
-from test_command import check
+from test_check_command import check
 
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.sandbox.testing import pair_agent

@@ -13,7 +13,7 @@ import sys
 
 import httpx
 from check_agents import AGENT, ROOT, SEEDED_TOPIC
-from test_command import check
+from test_check_command import check
 
 from decoy_lab import AgentKey, memory
 from decoy_lab.conformance.model import FAILED, PASSED

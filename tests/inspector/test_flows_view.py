@@ -9,7 +9,6 @@ import threading
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from decoy_lab import memory
@@ -18,6 +17,8 @@ from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.widgets.flows import FLUSH_EVERY, FlowsPanel, FlowsView, count_text, detail_of
 from decoy_lab.wire.crypto import AgentKey
+
+nbformat = pytest.importorskip("nbformat")
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMORIES = "/api/agent/context/memories"

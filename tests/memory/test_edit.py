@@ -169,6 +169,7 @@ def test_rotation_needs_the_owner_key(c, keys):
         GOLF["id"],
         {"id": GOLF["id"], "name": "Golf club headcovers", "ids": [GOLF["id"], GOLF_COPY["id"]]},
     ],
+    ids=["the-entity", "the-copy-respelled", "the-copy", "the-id", "both-ids"],  # stable names: the ids are random
 )
 def test_naming_the_current_topic_leaves_it_where_it_is(c, keys, naming):
     """Naming the memory's current topic, by any spelling, leaves it where it is rather than moving it to

@@ -21,8 +21,8 @@ from support.source import Import, cycles, imports, modules
 # imports go down only.
 LAYERS: list[tuple[str, list[str]]] = [
     (
-        "leaves: the error tree, the spec's literals, shapes, gc pause, Secret",
-        ["errors", "vocab", "shapes", "gcpause", "secret"],
+        "leaves: the error tree, the spec's literals, shapes, gc pause, Secret, lazy exports",
+        ["errors", "vocab", "shapes", "gcpause", "secret", "lazy"],
     ),
     ("bytes: layouts, primitives, dumps of bytes", ["wire", "wire.*"]),
     ("recipes: seal / open, each recording its steps", ["recipes", "recipes.*"]),
@@ -37,12 +37,13 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("views of a vault", ["views", "views.*"]),
     ("the inspector: a recording proxy that opens what it carries", ["inspector", "inspector.*"]),
     ("conformance: rules, scenarios, scorecards", ["conformance", "conformance.*"]),
-    ("the workbench", ["workbench", "workbench.*", "widgets", "widgets.*", ""]),
+    ("widgets: thin ipywidgets and anywidgets over the layers below", ["widgets", "widgets.*"]),
+    ("the workbench: what a person types; it renders and dispatches", ["workbench", "workbench.*", ""]),
 ]
 # The sandbox is an independent check of the client: it may import these layers only (never the
 # boundary, the rules or the client).
 SANDBOX_MAY_IMPORT = {
-    "leaves: the error tree, the spec's literals, shapes, gc pause, Secret",
+    "leaves: the error tree, the spec's literals, shapes, gc pause, Secret, lazy exports",
     "bytes: layouts, primitives, dumps of bytes",
     "recipes: seal / open, each recording its steps",
     "the memory model",

@@ -2,7 +2,9 @@
 
 `open_row` opens `owner_wrap` with the owner key exactly as the app does (the plaintext must be
 the 44-character base64 text of the key), checks the key against `kid`, opens the ciphertext and
-decodes the plaintext (`memory.decode_plaintext`: `v` 2, bound to its id, typed fields).
+decodes the plaintext (`memory.decode_plaintext`: `v` 2, bound to its id, typed fields). Like
+the app, it keeps the keys it has unwrapped: an owner_wrap opens to the same key every time, and
+one RSA decryption per row per look made every owner action cost a pass over the whole vault.
 `approval` decides which labels the phone shares by: "Only author- or owner-approved labels may
 determine new sharing".
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,11 +58,32 @@ PROBLEMS = {
 }
 
 
+KEPT_KEYS = 8192  # unwrapped content keys kept (oldest dropped first): far more than a vault's rows
+_kept: dict[tuple[str, str], bytes] = {}
+_kept_lock = threading.Lock()
+
+
+def _unwrap(owner_wrap: str, owner_key: AgentKey, trace: Any) -> bytes:
+    """The key in owner_wrap; a traced open always does every step (nothing is skipped from view)."""
+    if trace is not None:
+        return sealing.unwrap_as_owner(owner_wrap, owner_key, trace=trace)
+    ref = (owner_key.public_key_b64, owner_wrap)
+    with _kept_lock:
+        key = _kept.get(ref)
+    if key is None:
+        key = sealing.unwrap_as_owner(owner_wrap, owner_key)  # a failure raises and is never kept
+        with _kept_lock:
+            while len(_kept) >= KEPT_KEYS:
+                _kept.pop(next(iter(_kept)))
+            _kept[ref] = key
+    return key
+
+
 def open_row(row: ms.MemoryRow, owner_key: AgentKey, *, trace: Any = None) -> Opened | Unopenable:
     """Open one stored row as the owner's app does, step by step, naming the step that fails.
     With a `trace` (trace.Trace) every step is recorded for the step-through views."""
     try:
-        key = sealing.unwrap_as_owner(row.owner_wrap, owner_key, trace=trace)
+        key = _unwrap(row.owner_wrap, owner_key, trace)
     except (CryptoError, WireFormatError) as exc:
         return Unopenable(row.id, "owner_wrap", f"{PROBLEMS['owner_wrap']}: {exc}")
     if trace is not None:

@@ -10,25 +10,25 @@ own edits: `POST edit` (`{"id", "text"?, "categories"?, "topic"?, "expected_rev"
 key-setup` (`{"done": bool}`), `GET|POST accounts` (`{"service_name", "id"?}`); `GET token` (this
 run's secret for form posts); and the clock: `GET clock`, `POST clock {"advance": seconds}` —
 accepted only when the sandbox runs on a clock that can move (`FakeClock`, or any clock with
-`advance`); on the real clock it answers `409 CLOCK_NOT_ADJUSTABLE`. `GET /connect?code=` is the
-page a pairing link opens: what the agent asks, in the owner's words, with approve / deny buttons
-that post to this surface. A malformed body is 400 with a code, never a 500.
+`advance`); on the real clock it answers `409 CLOCK_NOT_ADJUSTABLE`. The owner's pages (the home
+page, `GET /connect?code=`, and the page a browser's Approve or Deny lands on) are in pages.py.
+A malformed body is 400 with a code, never a 500.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import html
 import json
 from typing import Any
 from urllib.parse import parse_qs
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from decoy_lab.sandbox.core import HTTPProblem, is_form, iso, json_object, state_of
 from decoy_lab.sandbox.phone import appview
+from decoy_lab.sandbox.routes import pages
 from decoy_lab.sandbox.rules.guard import check_owner
 
 
@@ -140,15 +140,20 @@ def _rows(body: dict[str, Any], key: str, *, required: bool) -> list | None:
     return rows
 
 
-async def approve(request: Request) -> JSONResponse:
+async def approve(request: Request) -> Response:
     owner, body = await _change(request)
-    narrow = _rows(body, "narrow", required=False)
-    return JSONResponse(owner.approve(_ref(body), narrow, expires_in_hours=_hours(body)))
+    ref, narrow, hours = _ref(body), _rows(body, "narrow", required=False), _hours(body)
+    if pages.wants_page(request):  # the browser's form: a page saying what was approved
+        return pages.decided(request, owner, ref, "approve", lambda: owner.approve(ref, narrow, expires_in_hours=hours))
+    return JSONResponse(owner.approve(ref, narrow, expires_in_hours=hours))
 
 
-async def deny(request: Request) -> JSONResponse:
+async def deny(request: Request) -> Response:
     owner, body = await _change(request)
-    return JSONResponse(owner.deny(_ref(body)))
+    ref = _ref(body)
+    if pages.wants_page(request):
+        return pages.decided(request, owner, ref, "deny", lambda: owner.deny(ref))
+    return JSONResponse(owner.deny(ref))
 
 
 async def revoke(request: Request) -> JSONResponse:
@@ -275,38 +280,6 @@ async def clock(request: Request) -> JSONResponse:
     return JSONResponse({"now": now, "iso": iso(now), "adjustable": adjustable})
 
 
-_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Decoy sandbox — connect</title>
-<style>body{{font:15px system-ui,sans-serif;max-width:40em;margin:2em auto;padding:0 1em}}
-li{{margin:.2em 0}} .code{{font:600 1.6em ui-monospace,monospace;letter-spacing:.1em}}
-button{{font-size:1em;padding:.4em 1.2em;margin-right:.5em}}</style></head><body>
-<h1>Connect “{name}”</h1><p class="code">{code}</p>{body}</body></html>"""
-
-
-async def connect_page(request: Request) -> HTMLResponse:
-    """What a pairing link opens: the ask in the owner's words, and the owner's buttons."""
-    _look(request)
-    code = request.query_params.get("code", "")
-    match = None
-    for item in state_of(request).owner.pending():
-        if item["kind"] == "pairing" and item["user_code"].replace("-", "") == code.upper().replace("-", ""):
-            match = item
-    if match is None:
-        body = "<p>No pairing is waiting for this code (it was answered, or it expired).</p>"
-        return HTMLResponse(_PAGE.format(name="an agent", code=html.escape(code), body=body), status_code=404)
-    lines = "".join(f"<li>{html.escape(h)}</li>" for h in match["headlines"]) or "<li>(nothing was asked)</li>"
-    ref = html.escape(match["request_id"])
-    secret = f'<input type="hidden" name="token" value="{html.escape(state_of(request).owner_secret)}">'
-    body = (
-        f"<p>{html.escape(match['client_id'])} asks for:</p><ul>{lines}</ul>"
-        + "".join(f"<p>⚠ {html.escape(w)}</p>" for w in match["warnings"])
-        + f'<form method="post" action="/_sandbox/approve" style="display:inline"><input type="hidden" name="ref" '
-        f'value="{ref}">{secret}<button>Approve</button></form><form method="post" action="/_sandbox/deny" '
-        f'style="display:inline"><input type="hidden" name="ref" value="{ref}">{secret}<button>Deny</button></form>'
-        + "<p><small>Approving works only from this machine (the owner surface is loopback only).</small></p>"
-    )
-    return HTMLResponse(_PAGE.format(name=html.escape(match["name"]), code=html.escape(match["user_code"]), body=body))
-
-
 routes = [
     Route("/_sandbox/pending", pending, methods=["GET"]),
     Route("/_sandbox/connections", connections, methods=["GET"]),
@@ -326,5 +299,5 @@ routes = [
     Route("/_sandbox/key-setup", key_setup, methods=["GET", "POST"]),
     Route("/_sandbox/accounts", accounts, methods=["GET", "POST"]),
     Route("/_sandbox/clock", clock, methods=["GET", "POST"]),
-    Route("/connect", connect_page, methods=["GET"]),
+    *pages.routes,  # the home page, /connect
 ]

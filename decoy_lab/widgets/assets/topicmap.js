@@ -216,6 +216,8 @@ function render({ model, el }) {
     const taken = [{ x: lg.left - st.left - 2, y: lg.top - st.top - 2, w: lg.width + 4, h: lg.height + 4 }];
     const rank = (n) =>
       n.id === selected ? 0 : n.id === ringed ? 1 : n.id === hovered ? 2 : matches.has(n.id) ? 3 : n.kind === "user" ? 4 : 5;
+    // A folded-away node's label goes with its dot: no label is ever left without one.
+    for (const n of nodes) if (hidden.has(n.id)) n.tag.style.display = "none";
     const order = nodes
       .filter((n) => !hidden.has(n.id))
       .sort((a, b) => rank(a) - rank(b) || b.memories - a.memories || a.depth - b.depth || (a.name < b.name ? -1 : 1));
@@ -279,6 +281,12 @@ function render({ model, el }) {
   // -- details on hover ---------------------------------------------------------------------
   function showTip(n, ev) {
     hovered = n.id;
+    fillTip(n);
+    tip.style.display = "block";
+    moveTip(ev);
+    relabel();
+  }
+  function fillTip(n) {
     const parent = n.parent && byId.get(n.parent);
     tip.replaceChildren();
     h("div", "decoy-map-tip-name", tip).textContent = n.name;
@@ -296,9 +304,6 @@ function render({ model, el }) {
       h("th", "", tr).textContent = k;
       h("td", "", tr).textContent = v;
     }
-    tip.style.display = "block";
-    moveTip(ev);
-    relabel();
   }
   function moveTip(ev) {
     const st = stage.getBoundingClientRect();
@@ -439,7 +444,10 @@ function render({ model, el }) {
     reveal(model.get("ringed"));
     schedule();
   };
-  const onCollapsed = () => schedule();
+  const onCollapsed = () => {
+    if (hovered && byId.has(hovered)) fillTip(byId.get(hovered)); // "fold" now reads "unfold"
+    schedule();
+  };
   model.on("change:nodes", onNodes);
   model.on("change:edges", onNodes);
   model.on("change:selected", onSelected);

@@ -270,9 +270,10 @@ def _rows(m: Notebook, args: Any, cell: str | None) -> Any:
 
 
 def _map(m: Notebook, args: Any, cell: str | None) -> Any:
-    from decoy_lab.views import topicmap
+    from decoy_lab.widgets.topicmap import LiveMap
 
-    return topicmap.build_graph(m.vault(), topic=args.topic, depth=args.depth, category=args.category)
+    # The graph itself, shown as the live map where widgets run and as its PNG everywhere else.
+    return LiveMap.of(m.vault(), topic=args.topic, depth=args.depth, category=args.category)
 
 
 def _unseal(m: Notebook, args: Any, cell: str | None) -> Any:
