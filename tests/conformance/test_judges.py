@@ -12,7 +12,8 @@ from decoy_lab.conformance.rules import BY_ID, RULES
 from decoy_lab.conformance.scenarios import DEFAULT
 
 # bugs that create a topic need a subject the demo vault does not hold; the rest reuse one
-CREATES_TOPIC = {"no-self-wrap", "raw-owner-wrap", "bad-kid", "two-about", "long-relation", "topic-alone", "user-topic"}
+CREATES_TOPIC = {"no-self-wrap", "raw-owner-wrap", "bad-kid", "two-about", "long-relation", "topic-alone", "user-topic",
+                 "delete-used-topic"}  # fmt: skip
 # a bug that really breaks two rules: polling every second also ignores the slow_down it earns
 ALSO_FAILS = {"poll-fast": {"pairing.slow-down"}}
 

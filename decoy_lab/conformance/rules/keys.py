@@ -1,5 +1,5 @@
-"""Rules on a row's keys: its self_wrap holds the row's key, a label removed rotates the key, a
-rotation carries its wraps, a deletion is verified."""
+"""Rules on a row's keys and its end: its self_wrap holds the row's key, a label removed rotates
+the key, a rotation carries its wraps; a deletion spares a topic in use and is verified."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import base64
 from typing import Any
 
 from decoy_lab.conformance.model import MEMORIES, Exchange, Result, Rule, Run, short
-from decoy_lab.conformance.rules.base import opened_rows, reads, row_label, sent_rows, served_ids, writes
+from decoy_lab.conformance.rules.base import opened_rows, reads, row_label, sent_rows, served_ids, topic_of, writes
 from decoy_lab.errors import DecoyError
 from decoy_lab.recipes import sealing
 from decoy_lab.wire import layouts as wire
@@ -184,6 +184,22 @@ def delete_verified(run: Run) -> Result:
     return Result.judge(bad, good[:3])
 
 
+def keep_used_topics(run: Run) -> Result:
+    used = {topic_of(r).removeprefix("topic:") for x in writes(run) for r in opened_rows(x) if topic_of(r)}
+    used |= {str((m.get("topic") or {}).get("id") or "").removeprefix("topic:") for m in run.app_view
+             if m.get("kind") == "memory" and isinstance(m.get("topic"), dict)}  # fmt: skip
+    bad: list[str] = []
+    good: list[str] = []
+    for x in run.where("POST", DELETE):
+        asked = [str(i) for i in (x.request or {}).get("ids") or []] if isinstance(x.request, dict) else []
+        hit = [i for i in asked if i in used]
+        if hit:
+            bad.append(f"{x.label()}, row {short(hit[0])}: deletes a topic that a saved memory is filed under")
+        elif asked:
+            good.append(f"{x.label()}: none of its {len(asked)} ids is a topic a memory uses")
+    return Result.judge(bad, good[:3])
+
+
 RULES = [
     Rule(
         "rows.self-wrap-opens",
@@ -220,6 +236,17 @@ RULES = [
         scenarios=("clean",),
         bug="rotate-without-wraps",
         catches="sends a new kid and ciphertext without the new key's wraps",
+    ),
+    Rule(
+        "deletes.keep-used-topics",
+        "A topic a saved memory is filed under is never deleted",
+        "000",
+        "Topics",
+        "Do not delete a topic that a committed memory may already use.",
+        keep_used_topics,
+        scenarios=("clean",),
+        bug="delete-used-topic",
+        catches="deletes its topic's row along with the reminder, while its memory is filed under it",
     ),
     Rule(
         "deletes.verified",

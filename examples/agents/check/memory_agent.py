@@ -37,7 +37,7 @@ BUGS = (
     "no-self-wrap", "bad-kid", "raw-owner-wrap", "new-topic", "topic-alone", "user-topic", "two-about",
     "long-relation", "new-rows-on-retry", "ignore-retry-after", "preparing-as-missing",
     "overwrite-on-conflict", "no-read-back", "ignore-slow-down", "poll-fast", "token-in-url", "repair-for-access", "refresh-twice",
-    "self-wrap-other-key", "no-rotation", "rotate-without-wraps", "no-verify-delete",
+    "self-wrap-other-key", "no-rotation", "rotate-without-wraps", "no-verify-delete", "delete-used-topic",
 )  # fmt: skip
 OAEP = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
 
@@ -302,7 +302,8 @@ class Agent:
                 body = {k: v for k, v in body.items() if k not in ("owner_wrap", "self_wrap")}
         r = self.retried("PUT", MEMORIES, lambda: body)
         self.say(f"Removed the label 'misc' from {note['id'][:8]}… ({r.status_code}).")
-        done = self.retried("POST", f"{MEMORIES}/delete", lambda: {"ids": [note["id"]]}).json()
+        ids = [note["id"], *([topic["id"].removeprefix("topic:")] if self.bug == "delete-used-topic" else [])]
+        done = self.retried("POST", f"{MEMORIES}/delete", lambda: {"ids": ids}).json()
         self.say(f"Deleted {len(done.get('deleted') or [])}, refused {len(done.get('refused') or [])}.")
         if self.bug == "no-verify-delete":
             return
