@@ -26,8 +26,9 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 # Jupyter refuses to run as root without --allow-root (containers, CI machines).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
+# The tracked notebooks are saved without outputs (scripts/lab_config.py); run copies go to build/.
 lab: $(VENV)/.lab-installed
-	$(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/01-tour.ipynb
+	$(BIN)/jupyter lab $(ROOT_FLAG) --config=scripts/lab_config.py $(LAB_ARGS) notebooks/01-tour.ipynb
 
 # Lint, format and type checks first: they take seconds and catch what the tests would not.
 lint: $(VENV)/.test-installed

@@ -12,7 +12,22 @@ import sys
 import time
 import traceback
 
-from . import check, frames, inspect, large, load, recipe, reopen, sandbox, stage, stream, topicmap, unwrap, widgets
+from . import (
+    check,
+    frames,
+    inspect,
+    large,
+    load,
+    owner,
+    recipe,
+    reopen,
+    sandbox,
+    stage,
+    stream,
+    topicmap,
+    unwrap,
+    widgets,
+)
 from .context import Context
 from .data import FULL, QUICK
 from .readme import write_readme
@@ -27,6 +42,7 @@ BENCHMARKS = {
     "frames": frames,
     "topicmap": topicmap,
     "widgets": widgets,
+    "owner": owner,
     "sandbox": sandbox,
     "recipe": recipe,
     "inspect": inspect,

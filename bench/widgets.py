@@ -209,7 +209,7 @@ def measure(page: Any, vault: Any, G: Any, topics: list[str], per_node: Any, rep
     page.evaluate(
         f"() => {VIEW}.querySelector('.decoy-map-svg').dispatchEvent(new MouseEvent('click', {{bubbles: true}}))"
     )
-    grid = MemoryGrid(vault)
+    grid = MemoryGrid(vault, graph=G)  # the filter looks in the topics above, as the page does
     words = str(vault.memories["text"].iloc[len(vault.memories) // 2]).lower()[:12]
     keys = []
     for i in range(1, len(words) + 1):

@@ -7,11 +7,15 @@ parallel, and summarize counts what it found.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence, Sized
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, TypeVar
+
+import orjson
 
 from decoy_lab.errors import DecoyError, UnreadableRow
 from decoy_lab.gcpause import gc_paused
@@ -35,10 +39,11 @@ class KeyCache(dict[str, bytes]):
 
 
 # -- reading rows -------------------------------------------------------------------------------
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, slots=True)
 class Served:
     """What the server says about a row, next to its ciphertext: the same for every kind, so each
-    model below carries these as keyword-only fields."""
+    model below carries these as keyword-only fields. The models keep their fields in slots (no
+    dict per object: ~500 bytes less per row at 100,000 rows)."""
 
     rev: int | None = None
     kid: str | None = None
@@ -49,7 +54,7 @@ class Served:
     updated_at: datetime | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Memory(Served):
     """A memory as this connection reads it."""
 
@@ -66,7 +71,7 @@ class Memory(Served):
     kind = "memory"
 
 
-@dataclass
+@dataclass(slots=True)
 class TopicEntity(Served):
     """A topic's own entity row. `topic_id` is `topic:<id>`, how memories and grants name it."""
 
@@ -78,7 +83,7 @@ class TopicEntity(Served):
     kind = "topic"
 
 
-@dataclass
+@dataclass(slots=True)
 class Link(Served):
     """A relation row: `from_` --relation_type--> `to`, with the ends it joins (`endpoints`)."""
 
@@ -112,28 +117,30 @@ def _timestamp(value: Any, name: str, row_id: str) -> datetime | None:
     _fail(row_id, f"the served {name} {value!r} is not an ISO 8601 date-time")
 
 
-def _served(row: Mapping[str, Any], row_id: str) -> Served:
+def _served(row: Mapping[str, Any], row_id: str) -> dict[str, Any]:
+    """The Served fields by name, checked."""
     via = row.get("via")
     if via is None:
         via = ["self"] if _is_posted(row) else []
     rev = row.get("rev")
     if rev is not None and (isinstance(rev, bool) or not isinstance(rev, int)):
         _fail(row_id, f"the served rev must be an integer, got {_type(rev)}")
-    return Served(
-        rev=rev,
-        kid=row.get("kid"),
-        via=_str_list(via, "via", row_id),
-        mine=bool(row.get("mine", _is_posted(row))),
-        author_kind=row.get("author_kind"),
-        created_at=_timestamp(row.get("created_at"), "created_at", row_id),
-        updated_at=_timestamp(row.get("updated_at"), "updated_at", row_id),
-    )
+    return {
+        "rev": rev,
+        "kid": row.get("kid"),
+        "via": _str_list(via, "via", row_id),
+        "mine": bool(row.get("mine", _is_posted(row))),
+        "author_kind": row.get("author_kind"),
+        "created_at": _timestamp(row.get("created_at"), "created_at", row_id),
+        "updated_at": _timestamp(row.get("updated_at"), "updated_at", row_id),
+    }
 
 
-def served_fields(row: Mapping[str, Any]) -> Served:
+def served_fields(row: Mapping[str, Any]) -> SimpleNamespace:
     """The served fields of a row (rev, kid, via, mine, author, timestamps), checked as a read
-    checks them: what a model keeps next to its plaintext. Raises UnreadableRow."""
-    return _served(row, _row_id(row))
+    checks them: what a model keeps next to its plaintext, as attributes (`vars()` gives them by
+    name). Raises UnreadableRow."""
+    return SimpleNamespace(**_served(row, _row_id(row)))
 
 
 def _is_posted(row: Mapping[str, Any]) -> bool:
@@ -211,8 +218,17 @@ def _open(
     return row_id, key, decode_plaintext(obj, row_id, trace=trace)
 
 
-def _model(plain: Plain, meta: Served) -> Row | None:
-    common = vars(meta)  # the Served fields, passed on to whichever model the row is
+_S = TypeVar("_S", str, "str | None")
+
+
+def _few(value: _S) -> _S:
+    """One shared copy of a value few memories differ in (a category, a topic's id and name): a
+    string object each is ~60 bytes a row, 100,000 times."""
+    return sys.intern(value) if value is not None and len(value) <= 200 else value
+
+
+def _model(plain: Plain, common: dict[str, Any]) -> Row | None:
+    """`common`: the Served fields by name, passed on to whichever model the row is."""
     if plain.kind == "memory":
         if len(plain.about) != 1:  # "Exactly one `about` value per memory: the user, one account or one topic"
             _fail(
@@ -220,16 +236,16 @@ def _model(plain: Plain, meta: Served) -> Row | None:
                 f"the memory names {len(plain.about)} about values; the contract says exactly one "
                 "(the user, one account or one topic), so whom it is about cannot be told",
             )
-        about = plain.about_label
-        topic = {"id": about, "name": plain.entity_name or ""} if about.startswith("topic:") else None
+        about, name = _few(plain.about_label), _few(plain.entity_name)
+        topic = {"id": about, "name": name or ""} if about.startswith("topic:") else None
         return Memory(
             plain.row_id,
             plain.text or "",
             about,
-            plain.entity_name,
+            name,
             topic,
             plain.account_id,
-            list(plain.categories),
+            [_few(c) for c in plain.categories],
             dict(plain.metadata or {}),
             about_hint=plain.about_hint,
             **common,
@@ -301,7 +317,7 @@ STREAM_CHUNK = 16  # rows per pool task while rows are still arriving: small, so
 
 
 def read_rows(
-    rows: Iterable[Mapping[str, Any]],
+    rows: Iterable[Mapping[str, Any] | str],
     agent_key: AgentKey,
     *,
     key_cache: MutableMapping[str, bytes] | None = None,
@@ -314,6 +330,9 @@ def read_rows(
     Runs on a thread pool over all cores (the RSA unwrap releases the GIL); `workers=1` is serial.
     `rows` may be a list or rows still arriving (an iterator over a streamed answer): each chunk
     goes to the pool as soon as it is complete, so reading overlaps receiving.
+    A row may come as its JSON text (as the stream reader cut it out, parsed with orjson): it is
+    parsed in the worker, so the rows waiting for one hold only their text, never a dict each —
+    RSA is ~1 ms a row and the answer arrives far faster, so nearly all rows wait at once.
     `progress(1, total)` is called after each row, from the worker threads; `total` counts the
     rows known so far. `then(row, result)`, when given, runs in the workers too (so its Python
     work overlaps other rows' RSA work) and its value takes the result's place.
@@ -322,7 +341,10 @@ def read_rows(
     streamed = not isinstance(rows, Sized)
     known = [len(rows) if isinstance(rows, Sized) else 0]  # rows received so far
 
-    def one(row: Mapping[str, Any]) -> Any:
+    def one(row: Mapping[str, Any] | str) -> Any:
+        if type(row) is str:
+            row = orjson.loads(row)
+        assert not isinstance(row, str)
         try:
             result: Any = read_row(row, agent_key, key_cache=cache)
         except UnreadableRow as exc:
@@ -333,7 +355,7 @@ def read_rows(
             progress(1, known[0])
         return result
 
-    def chunk_of(chunk: list[Mapping[str, Any]]) -> list[Any]:
+    def chunk_of(chunk: list[Mapping[str, Any] | str]) -> list[Any]:
         return [one(r) for r in chunk]
 
     n = workers if workers is not None else (os.cpu_count() or 1)

@@ -24,6 +24,7 @@ from decoy_lab.sandbox.routes import (
     memories,
     memwrites,
     oauth,
+    pages,
     policies,
     spaces,
     surface,
@@ -112,6 +113,7 @@ def create_app(
             *token_admin.routes,
             *policies.routes,
             *surface.routes,
+            *pages.routes,  # the owner's home page and /connect
             *memories.routes,
             *memwrites.routes,
             *accounts.routes,

@@ -16,8 +16,9 @@ body, a definite refusal is never retried, a 429 waits `retry_after_seconds`, an
 ("send this one again") is resent after a short backoff.
 
 Every call has an overall deadline (`deadline`, the timeout by default; the body of a streamed read
-gets `STREAM_DEADLINES` times it) that every socket connect, read and write keeps (deadline.py): a
-server that drips its headers or its body a byte at a time ends in a TransportError, not a hang.
+gets `STREAM_DEADLINES` times it, and ends sooner when no new row comes within the deadline) that
+every socket connect, read and write keeps (deadline.py): a server that drips its headers, its
+body or whitespace a byte at a time ends in a TransportError, not a hang.
 
 Logging names the method, path and status only: never a header, a body or a token.
 """
@@ -194,7 +195,9 @@ class Api:
         if bearer.failure is not None:  # the refresh a 401 called for failed
             opened.__exit__(None, None, None)
             raise bearer.failure
-        return array_of(self.base_url, path, key, opened, resp, whole, fingerprints=fingerprints, known=known)
+        return array_of(
+            self.base_url, path, key, opened, resp, whole, fingerprints=fingerprints, known=known, stall=self.deadline
+        )
 
     # -- OAuth token endpoint -------------------------------------------------------------
     def token_endpoint(self, form: dict[str, Any]) -> tuple[int, dict[str, Any]]:

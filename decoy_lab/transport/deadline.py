@@ -57,6 +57,11 @@ class Bound:
             self.expired = True
         return self.expired
 
+    def sooner(self, ends: float, seconds: float) -> Bound:
+        """This bound, or a shorter one of `seconds` ending at `ends` when that comes first (a wait
+        for progress inside the call's deadline)."""
+        return self if self.ends <= ends else Bound(seconds, ends)
+
     @contextlib.contextmanager
     def active(self) -> Iterator[Bound]:
         """Socket operations in this block (in this context) end by the deadline."""

@@ -24,13 +24,18 @@ twice the time for 11,000 rows, so the standard library stays.)
 Each object element's text can also be fingerprinted (`fingerprints=True`: the SHA-256 of the
 text as served, in `.fingerprints`, one per object element, None where not taken), and an element
 whose fingerprint is in `known` is handed out as `known[fp]` without being parsed: the local
-cache's copy of a row served byte for byte as before.
+cache's copy of a row served byte for byte as before. With `texts=True`, `.texts` holds per
+element the text orjson read it from (None for one it did not, or that came from `known`): a
+reader may keep that text instead of the dict (vault/served.py).
 
-Two bounds make a hostile answer end in `AnswerRefused` (a DecoyError) instead of eating memory
-or the stack: one value may be at most `MAX_ELEMENT` characters (1 MiB: a row is at most ~140 KB
-— 100 KiB of ciphertext is 136,536 base64 characters, plus its wrap and served fields — and even
-with every `/` escaped as `\\/` it stays under 280 KB, so 1 MiB leaves a margin of 3.5× over the
-worst row), and nesting deeper than the parser's recursion limit is refused by name.
+Two bounds keep a hostile answer from eating memory or the stack: one value may be at most
+`MAX_ELEMENT` characters (1 MiB: a row is at most ~140 KB — 100 KiB of ciphertext is 136,536
+base64 characters, plus its wrap and served fields — and even with every `/` escaped as `\\/` it
+stays under 280 KB, so 1 MiB leaves a margin of 3.5× over the worst row), and nesting deeper than
+the parser's recursion limit is refused by name. A value over the cap ends the read in
+`AnswerRefused` (a DecoyError) — except, with `skip_oversized`, an element of the array: that one
+is followed to its end without being held (oversized.py) and handed out as an `Oversized` in its
+place, so one huge row costs the load that row only.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from typing import Any
 import orjson
 
 from decoy_lab.errors import AnswerRefused
+from decoy_lab.transport.oversized import Oversized, Skipper
 
 MAX_ELEMENT = 1 << 20  # characters in one value (see above: 3.5× the largest row, escaped)
 _CLOSER = {"{": "}", "[": "]", '"': '"'}  # the character without which a value cannot be complete
@@ -77,12 +83,20 @@ class ArrayStream:
         max_element: int = MAX_ELEMENT,
         fingerprints: bool = False,
         known: Mapping[str, Any] | None = None,
+        skip_oversized: bool = False,
+        texts: bool = False,
     ):
         self.key = key
         self.max_element = max_element
+        self.skip_oversized = skip_oversized
+        self._skipper: Skipper | None = None  # following an element over the cap to its end
+        self._skip_at = 0  # the character where that element began
+        self._skip_pending = False  # an element at _pos was found over the cap: skip it next
         self.fingerprints: list[str | None] | None = [] if fingerprints or known else None
         self.known = known or {}
         self._fp: str | None = None  # the fingerprint of the element _value just took, if any
+        self.texts: list[str | None] | None = [] if texts else None
+        self._raw: str | None = None  # the text orjson read the element _value just took from
         self.rest: dict[str, Any] = {}
         self.count = 0  # elements handed out so far
         self._text = ""
@@ -101,13 +115,25 @@ class ArrayStream:
             text = self._utf8.decode(chunk)
         except UnicodeDecodeError as exc:
             raise ValueError(f"the answer is not UTF-8 (byte {exc.start} of a chunk)") from None
+        if self._skipper is not None:
+            done = self._skip_through(text)
+            return [] if done is None else [done, *self._advance()]
         if self._waiting is not None and self._waiting not in text:  # cannot be complete yet
             self._parts.append(text)
             self._held += len(text)
-            self._check_size(self._held)
+            if self._check_size(self._held):
+                self._join("")
+                done = self._begin_skip()
+                return [] if done is None else [done, *self._advance()]
             return []
         self._join(text)
-        return self._run(final=False)
+        return self._advance()
+
+    @property
+    def progress(self) -> int:
+        """Grows with each element handed out, member read and the object's end: not with
+        whitespace, nor with part of a value (a server trickling bytes makes none)."""
+        return self.count + len(self.rest) + (self._state == "done")
 
     def close(self) -> dict[str, Any]:
         """The object's members other than `key` (which must have been an array, if present)."""
@@ -130,12 +156,66 @@ class ArrayStream:
         self._pos = 0
         self._parts, self._waiting = [], None
 
-    def _check_size(self, size: int) -> None:
-        if size > self.max_element:
-            raise AnswerRefused(
-                f"one value of the answer, at character {self._offset + self._pos}, is over "
-                f"{self.max_element:,} characters: no row is that large, so the answer is not read"
-            )
+    def _check_size(self, size: int) -> bool:
+        """True when the value at _pos is an element over the cap, to be skipped; a value over the
+        cap that may not be skipped raises."""
+        if size <= self.max_element:
+            return False
+        if self.skip_oversized and self._state in ("items_open", "items_elem"):
+            return True
+        raise AnswerRefused(
+            f"one value of the answer, at character {self._offset + self._pos}, is over "
+            f"{self.max_element:,} characters: no row is that large, so the answer is not read"
+        )
+
+    # -- an element over the cap ------------------------------------------------------------
+    def _advance(self) -> list[Any]:
+        """Parse on from _pos, skipping each element found over the cap while it is incomplete."""
+        out = self._run(final=False)
+        while self._skip_pending:
+            self._skip_pending = False
+            done = self._begin_skip()
+            if done is None:
+                break
+            out += [done, *self._run(final=False)]
+        return out
+
+    def _begin_skip(self) -> Oversized | None:
+        """Follow the element at _pos to its end without holding it (see `_skip_through`)."""
+        self._skip_at = self._offset + self._pos
+        rest = self._text[self._pos :]
+        self._skipper = Skipper(rest[0])
+        self._text, self._pos, self._offset = "", 0, self._skip_at
+        self._parts, self._waiting, self._held = [], None, 0
+        return self._skip_through(rest)
+
+    def _skip_through(self, text: str) -> Oversized | None:
+        """The skipped element once `text` brings its end (parsing resumes after it), else None."""
+        skipper = self._skipper
+        assert skipper is not None
+        end = skipper.feed(text)
+        if end < 0:
+            return None
+        self._skipper = None
+        self._text, self._pos, self._offset = text[end:], 0, self._skip_at + skipper.size
+        self._state = "items_sep"
+        self._raw = None
+        self._counted(skipper.head[:1], None)
+        return Oversized(self.count - 1, self._skip_at, skipper.size, self.max_element, skipper.found_id())
+
+    def _oversized(self, size: int, value: Any) -> Oversized:
+        """An element over the cap that came whole in one chunk: its id read from what was parsed."""
+        rid = value.get("id") if isinstance(value, dict) else None
+        return Oversized(
+            self.count, self._offset + self._pos, size, self.max_element, rid if isinstance(rid, str) else None
+        )
+
+    def _counted(self, first: str, fp: str | None) -> None:
+        self.count += 1
+        if self.texts is not None:
+            self.texts.append(self._raw)
+        if self.fingerprints is not None and first == "{":
+            self.fingerprints.append(fp)
 
     def _skip(self) -> int:
         text, pos = self._text, self._pos
@@ -151,7 +231,7 @@ class ArrayStream:
         """(True, value) when a whole value starts at _pos; (False, None) when more text is needed.
         `element`: an element of the array (fingerprinted when asked)."""
         text, pos = self._text, self._pos
-        self._fp = None
+        self._fp = self._raw = None
         if text[pos] == "{":  # a row: try the text up to its first '}' with orjson, ~2x json's speed
             close = text.find("}", pos) + 1
             if close and (final or close < len(text)):
@@ -167,7 +247,10 @@ class ArrayStream:
                 except orjson.JSONDecodeError:
                     value = None  # a '}' inside a string, a nested object, or what only json takes
                 if value is not None and not _has_float(value):  # orjson reads a huge integer as a float
-                    self._check_size(close - pos)
+                    if self._check_size(close - pos):
+                        value, self._fp = self._oversized(close - pos, value), None
+                    else:
+                        self._raw = raw
                     self._pos = close
                     return True, value
         self._fp = None  # the text up to its first '}' was not the whole element: not fingerprinted
@@ -177,7 +260,9 @@ class ArrayStream:
             if final:
                 raise ValueError(f"not JSON: {exc.msg} at character {self._offset + exc.pos}") from None
             self._held = len(self._text) - self._pos
-            self._check_size(self._held)
+            if self._check_size(self._held):
+                self._skip_pending = True  # followed to its end, unheld, once the parse returns
+                return False, None
             self._waiting = _CLOSER.get(self._text[self._pos])
             return False, None
         except RecursionError:
@@ -185,11 +270,13 @@ class ArrayStream:
                 f"the answer is nested too deeply to read, at character {self._offset + self._pos}: "
                 "no row is nested like that"
             ) from None
-        self._check_size(end - self._pos)
+        over = self._check_size(end - self._pos)
         if not final and (
             end >= len(self._text) or (self._text[end] in _NUMBER_GOES_ON and isinstance(value, (int, float)))
         ):
             return False, None  # "12" may be the start of "123", "0" of "0.5"
+        if over:
+            value = self._oversized(end - self._pos, value)
         self._pos = end
         return True, value
 
@@ -223,9 +310,7 @@ class ArrayStream:
             if not ok:
                 return False
             pos, state = self._pos, "items_sep"
-            self.count += 1
-            if self.fingerprints is not None and ch == "{":
-                self.fingerprints.append(self._fp)
+            self._counted(ch, self._fp)
             out.append(value)
 
     def _run(self, final: bool) -> list[Any]:

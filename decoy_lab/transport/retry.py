@@ -1,5 +1,7 @@
 """The spec's retry rule, held once: `RetryPolicy` is how often and how long a connection tries
-again, and `run` sends under it. An unknown outcome resends the SAME body; a 429 waits as told."""
+again, and `run` sends under it. An unknown outcome resends the SAME body; a 429 waits as told.
+The error a call ends in carries what every send of it ended in (`attempts_of`), so a message can
+say what each attempt did."""
 
 from __future__ import annotations
 
@@ -14,6 +16,19 @@ from decoy_lab.shapes import fits
 T = TypeVar("T")
 
 MAX_RATE_LIMIT_WAIT = 300.0  # seconds: a longer 429 wait is reported, not slept through
+
+
+def attempts_of(exc: BaseException) -> list[BaseException]:
+    """What each send of the call that ended in `exc` ended in, first to last (`exc` itself last);
+    just `exc` when it was not raised by `send_with_retries`."""
+    return [*getattr(exc, "earlier_attempts", ()), exc]
+
+
+def _ended(exc: BaseException, tried: list[BaseException]) -> None:
+    """Hang the earlier attempts' errors on the last one, without their tracebacks (whose frames
+    would keep each request alive): only what they say is wanted."""
+    earlier = [e.with_traceback(None) for e in tried if e is not exc]
+    exc.earlier_attempts = earlier  # type: ignore[attr-defined]  # read by attempts_of
 
 
 def send_with_retries(
@@ -33,24 +48,30 @@ def send_with_retries(
     carries the wait, is raised at once. Anything else is a definite answer and is raised at once.
     """
     attempt = 0
+    tried: list[BaseException] = []
     while True:
         try:
             return send()
         except RateLimited as exc:
             attempt += 1
+            tried.append(exc)
             if attempt > retries:
+                _ended(exc, tried)
                 raise
             wait = exc.retry_after if fits(exc.retry_after, float) else backoff
             if wait > MAX_RATE_LIMIT_WAIT:  # not a pause to sit through inside one call: say so now
+                _ended(exc, tried)
                 raise
             if on_retry:
                 on_retry(attempt, exc)
             sleep(max(0.0, float(wait)))
         except (TransportError, ServerError, ReviewBusy) as exc:
             attempt += 1
+            tried.append(exc)
             if attempt > retries:
                 if isinstance(exc, ReviewBusy):
                     exc.sends = attempt
+                _ended(exc, tried)
                 raise
             if on_retry:
                 on_retry(attempt, exc)

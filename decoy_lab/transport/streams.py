@@ -1,12 +1,19 @@
 """A large answer read as it arrives: `StreamedArray` hands out the rows of one array while the
 rest downloads (jsonstream.py); a body cut off or broken on the way is a TransportError (ask
-again), never a shorter list. The body of a streamed read has its own deadline (`STREAM_DEADLINES`
-times the call's), checked between chunks too, for a transport without sockets.
+again), never a shorter list, and one row over the size cap is handed out as an `Oversized` in
+its place (the reader reports it unreadable; the others are read).
+
+The body of a streamed read is bounded twice: as a whole (`STREAM_DEADLINES` times the call's
+deadline) and by progress — when no new row (or member of the answer) comes within `stall`
+seconds, the read ends in a TransportError. Whitespace or a trickle of one row's bytes keeps a
+socket busy but is no progress, so it cannot hold a load for the whole body's deadline. Both are
+checked between chunks too, for a transport without sockets.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -34,18 +41,31 @@ class StreamedArray:
         resp: httpx.Response | None = None,
         *,
         bound: Bound | None = None,
+        stall: float | None = None,
     ):
         self._server, self.path, self.key = server, path, key
         self._opened, self._resp = opened, resp
         self._bound = bound or Bound.start(300.0)
+        self.stall = stall if stall is not None else self._bound.seconds / STREAM_DEADLINES
         self.rest: dict[str, Any] = {}
         self._elements: list[Any] | None = None
-        self.parser = ArrayStream(key)
+        self.parser = ArrayStream(key, skip_oversized=True, texts=True)
 
     @property
     def fingerprints(self) -> list[str | None] | None:
         """Per object element, the SHA-256 of its text as served (None for an answer read whole)."""
         return self.parser.fingerprints if self._elements is None else None
+
+    @property
+    def texts(self) -> list[str | None] | None:
+        """Per element handed out so far, the JSON text it was read from (None where not kept; None
+        for an answer read whole): a reader may keep the text rather than the dict."""
+        return self.parser.texts if self._elements is None else None
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes of the body read so far (as they came, before any content decoding)."""
+        return self._resp.num_bytes_downloaded if self._resp is not None else 0
 
     @classmethod
     def whole(cls, body: Any, key: str, path: str = "") -> StreamedArray:
@@ -78,13 +98,17 @@ class StreamedArray:
         assert self._resp is not None
         head = bytearray()  # the body while no element has come: was the array there at all?
         chunks = self._resp.iter_bytes()
+        moved, made = time.monotonic(), parser.progress  # when progress was last made, and how much
         try:
-            while (
-                chunk := guarded("GET", self.path, self._bound, lambda: next(chunks, None), self._server)
-            ) is not None:
+            while (chunk := self._next(chunks, moved)) is not None:
                 if not parser.count and len(head) < _HEAD_KEPT:
                     head += chunk
-                yield from parser.feed(chunk)
+                got = parser.feed(chunk)
+                yield from got
+                if parser.progress != made:  # the clock restarts after the rows were used: their
+                    moved, made = time.monotonic(), parser.progress  # reading is not the server's time
+                elif time.monotonic() - moved >= self.stall:
+                    raise self._stalled()
                 if self._bound.passed():  # a transport without sockets (MockTransport, TestClient)
                     raise late("GET", self.path, self._bound)
             self.rest = parser.close()
@@ -94,6 +118,24 @@ class StreamedArray:
             raise self._not_a_list(self.rest[self.key])
         if not parser.count and not _has_member(bytes(head), self.key):
             raise self._missing()
+
+    def _next(self, chunks: Iterator[bytes], moved: float) -> bytes | None:
+        """The next chunk, waiting until the whole deadline or until `stall` s after the last
+        progress, whichever is sooner."""
+        step = self._bound.sooner(moved + self.stall, self.stall)
+        try:
+            return guarded("GET", self.path, step, lambda: next(chunks, None), self._server)
+        except TransportError:
+            if step is not self._bound and step.expired:
+                raise self._stalled() from None
+            raise
+
+    def _stalled(self) -> TransportError:
+        return TransportError(
+            f"GET {self.path}: no new row came within {self.stall:g} s ({self.parser.count:,} so far): the "
+            "server keeps the answer open without progress (whitespace or a trickle is not progress), so "
+            "the read is ended; ask again"
+        )
 
     def close(self) -> None:
         if self._opened is not None:
@@ -131,13 +173,14 @@ def array_of(
     *,
     fingerprints: bool = False,
     known: Mapping[str, Any] | None = None,
+    stall: float | None = None,
 ) -> StreamedArray:
     """The array of a streamed answer whose status and headers have come (`opened` is the open
-    stream, `resp` its response): a 200 is read as it arrives; an error status is read whole and
-    raised exactly as `answer_of` raises it."""
+    stream, `resp` its response): a 200 is read as it arrives, ended when no new row comes within
+    `stall` s; an error status is read whole and raised exactly as `answer_of` raises it."""
     if resp.status_code == 200:
-        out = StreamedArray(server, path, key, opened, resp, bound=whole)
-        out.parser = ArrayStream(key, fingerprints=fingerprints, known=known)
+        out = StreamedArray(server, path, key, opened, resp, bound=whole, stall=stall)
+        out.parser = ArrayStream(key, fingerprints=fingerprints, known=known, skip_oversized=True, texts=True)
         return out
     try:
         guarded("GET", path, whole, resp.read, server)

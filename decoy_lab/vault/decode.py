@@ -5,6 +5,7 @@ a further copy of an id reported (never read), and legacy space rows opened with
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, MutableMapping
 from dataclasses import fields
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from decoy_lab import memory
 from decoy_lab.errors import DecoyError, UnreadableRow
 from decoy_lab.recipes import sealing
+from decoy_lab.transport.oversized import Oversized
 from decoy_lab.vault import frames
 from decoy_lab.vault.frames import DecodedRow
 from decoy_lab.wire import layouts as wire
@@ -37,11 +39,32 @@ def meta_values(row: Mapping) -> tuple:
     return (
         kid if isinstance(kid, str) else None,
         rev if isinstance(rev, int) and not isinstance(rev, bool) else None,
-        [v for v in via if isinstance(v, str)] if isinstance(via, list) else [],
+        [_few(v) for v in via if isinstance(v, str)] if isinstance(via, list) else [],
         mine if isinstance(mine, bool) else None,
-        author if isinstance(author, str) else None,
+        _few(author) if isinstance(author, str) else None,
         row.get("created_at"),
         row.get("updated_at"),
+    )
+
+
+def _few(value: str) -> str:
+    """One shared copy of a value of few distinct ones ("agent", "self", "category:food"): a
+    string object each per row is ~55 bytes times 100,000."""
+    return sys.intern(value) if len(value) <= 64 else value
+
+
+def _shared(model: memory.Memory, values: tuple) -> tuple:
+    """A memory's served fields, sharing the model's objects where they hold the same: its parsed
+    times (a datetime, not a second copy of the text; frames make both UTC datetimes) and `via`."""
+    kid, rev, via, mine, author, created, updated = values
+    return (
+        kid,
+        rev,
+        model.via if model.via == via else via,
+        mine,
+        author,
+        model.created_at or created,
+        model.updated_at or updated,
     )
 
 
@@ -67,13 +90,13 @@ def decoded(
             frames.READABLE,
             None,
             "memories",
-            *values,
+            *_shared(result, values),
             result.text,
             [result.about],
             result.entity_name,
             topic["id"] if topic else None,
             result.account,
-            list(result.categories),
+            result.categories,  # the model's list, not a copy (rows are data, read, never changed)
             result.metadata or None,
         )
         return DecodedRow(*args, plaintext=result)  # type: ignore[misc]  # args end before plaintext (the assert)
@@ -105,6 +128,18 @@ def duplicate(row: Mapping) -> tuple[DecodedRow, UnreadableRow]:
     return (
         DecodedRow(str(row.get("id")), frames.UNREADABLE, status="unreadable", reason=reason, **_meta(row)),
         UnreadableRow(str(row.get("id")), reason),
+    )
+
+
+def oversized(element: Oversized) -> tuple[dict, DecodedRow, UnreadableRow]:
+    """An element the stream reader skipped for its size: what can be said of it as served (its id
+    when read), and an unreadable row with the reason (where it was, its size and the cap)."""
+    rid = element.id if element.id is not None else f"element {element.index + 1} (id not read)"
+    served = {"id": element.id} if element.id is not None else {}
+    return (
+        served,
+        DecodedRow(rid, frames.UNREADABLE, status="unreadable", reason=element.reason, **_meta({})),
+        UnreadableRow(rid, element.reason),
     )
 
 

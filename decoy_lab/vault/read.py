@@ -1,20 +1,22 @@
 """A loaded vault: every row one GET served, read with this connection's key, kept as data.
 
 `read_vault(...)` turns the rows of a `GET /api/agent/context/memories` answer — while it is
-still arriving — into `DecodedRow`s (decode.py) through decoy_lab.memory's readers (in parallel, with the
-connection's key cache so a reload of unchanged rows costs no RSA work, and rows whose served
-fields did not change since the previous load are not opened at all); unreadable rows stay, with the reason, and an id served twice is read once, its
-copies reported. Legacy space rows are read with the space key and marked `source="space"`.
+still arriving — into `DecodedRow`s (decode.py) through decoy_lab.memory's readers (in parallel,
+with the connection's key cache so a reload of unchanged rows costs no RSA work, and rows whose
+served fields did not change since the previous load are not opened at all); unreadable rows
+stay, with the reason, and an id served twice is read once, its copies reported; a row the stream
+reader skipped for its size is unreadable, saying where it was, its size and the cap. Legacy
+space rows are read with the space key and marked `source="space"`.
 What the answer says is still waiting is explained in words by waiting.py.
 
 `Vault` holds the result: `.memories`, `.topics`, `.links`, `.rows` DataFrames (frames.py),
-`.summary`, `.served` (the raw rows), `.memory(id)`.
+`.summary`, `.served` (the raw rows, kept as their served text: served.py), `.memory(id)`.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -24,25 +26,28 @@ import pandas as pd
 from decoy_lab import memory
 from decoy_lab.errors import UnreadableRow
 from decoy_lab.memory import Topic
+from decoy_lab.transport.oversized import Oversized
 from decoy_lab.vault import frames
-from decoy_lab.vault.decode import decoded, duplicate
+from decoy_lab.vault.counts import VaultCounts
+from decoy_lab.vault.decode import decoded, duplicate, oversized
 from decoy_lab.vault.frames import DecodedRow
+from decoy_lab.vault.served import Entry, ServedRows, as_served, same_row
 from decoy_lab.vault.waiting import counted, explain_waiting, no_longer_asked, on_their_way, waiting_rows
 from decoy_lab.wire.crypto import AgentKey
 
 # A served row -> what it read as before (the local cache), or None: open it afresh.
 Reuse = Callable[[Mapping], "tuple[DecodedRow, Any] | None"]
 
-# id -> (the row as served, what it read as). A row served again exactly as before (dict equality:
-# every field, the long base64 strings compared, never hashed) reads the same.
-Earlier = Mapping[str, "tuple[dict, tuple[DecodedRow, Any]]"]
+# id -> (the row as kept, what it read as). A row served again exactly as before (the same text, or
+# dict equality: every field, the long base64 strings compared, never hashed) reads the same.
+Earlier = Mapping[str, "tuple[Entry, tuple[DecodedRow, Any]]"]
 
 
 @dataclass
 class Vault:
     """Everything one load read. DataFrames are built on first use."""
 
-    served: list[dict] = field(repr=False)
+    served: Sequence[dict] = field(repr=False)  # a ServedRows (a list of dicts is taken as one)
     decoded_rows: list[DecodedRow] = field(repr=False)
     models: list[Any] = field(default_factory=list, repr=False)
     answer: dict = field(default_factory=dict, repr=False)
@@ -57,14 +62,22 @@ class Vault:
     # not taken: the local cache knows a row served byte for byte as before without parsing it
     fingerprints: list[str | None] | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        self.served = as_served(self.served)
+
     def earlier(self) -> Earlier:
-        """id -> (the row as served, (DecodedRow, model-or-error)) of each id as first served, for the
-        next load to reuse."""
+        """id -> (the row as kept: its text or dict, (DecodedRow, model-or-error)) of each id as first
+        served, for the next load to reuse. A row that read as a model had a string id, the one
+        its DecodedRow carries, so only the others are parsed again to find theirs."""
         out: dict = {}
-        for row, pair in zip(self.served, zip(self.decoded_rows, self.results)):
-            rid = row.get("id")
+        served = self.served
+        assert isinstance(served, ServedRows)
+        for i, pair in enumerate(zip(self.decoded_rows, self.results)):
+            entry = served.entry(i)
+            model = pair[1] is not None and not isinstance(pair[1], UnreadableRow)
+            rid = pair[0].id if model else served[i].get("id")
             if isinstance(rid, str) and rid not in out:  # a further copy of an id is reported, never read
-                out[rid] = (row, pair)
+                out[rid] = (entry, pair)
         return out
 
     @cached_property
@@ -127,23 +140,12 @@ class Vault:
 
     @property
     def summary(self) -> str:
-        """One line: "72 memories, 8 topics, 8 links, 0 unreadable" (+ space rows, + waiting)."""
-        c = self.counts()
-        text = ", ".join(
-            [
-                counted(c["memories"], "memory", "memories"),
-                counted(c["topics"], "topic", "topics"),
-                counted(c["links"], "link", "links"),
-                f"{c['unreadable']} unreadable",
-            ]
-        )
-        if c["other"]:
-            text += f", {c['other']} other"
-        if c["space_rows"]:
-            bad = sum(r.status != frames.READABLE for r in self.space_rows)
-            text += f"; {counted(c['space_rows'], 'legacy space row', 'legacy space rows')}" + (
-                f" ({bad} unreadable)" if bad else ""
-            )
+        """One line in the count vocabulary (counts.py): "59 memories (2 from legacy space rows),
+        12 topics, 12 links, 0 unreadable" (+ dropped elements, skipped spaces, rows waiting)."""
+        text = VaultCounts.of(self).line()
+        other = self.counts()["other"]
+        if other:
+            text += f", {other} other"
         if self.dropped:
             text += f"; {self.dropped} served element{'s' if self.dropped != 1 else ''} not a row (dropped)"
         if self.skipped_spaces:
@@ -164,6 +166,10 @@ class Vault:
         return next((m for m in self.models if isinstance(m, memory.Memory) and m.id == row_id), None)
 
     def served_row(self, row_id: str) -> dict | None:
+        """The row with this id as it was served (the first copy), made again from its text."""
+        for i, d in enumerate(self.decoded_rows):  # found by the decoded id, so one row is parsed
+            if d.id == row_id and i < len(self.served) and self.served[i].get("id") == row_id:
+                return self.served[i]
         return next((r for r in self.served if r.get("id") == row_id), None)
 
     def find_topic(self, name_or_id: Any) -> Topic | None:  # (`memory` here is the method above)
@@ -241,18 +247,27 @@ def read_vault(
     served is reported, never read; an id of another JSON type is left to the reader, which
     reports it."""
     before = previous.earlier() if previous is not None else {}
-    served: list[dict] = []
+    served: list[Entry] = []  # per row, its served text where the reader kept one, else the dict
+    texts = getattr(rows, "texts", None)  # a StreamedArray's: per element, the text it was read from
+    taken = 0  # elements taken from `rows` so far
     slots: list[Any] = []  # per served row: what it reads as, or None while it is being read
     seen: set[str] = set()
     dropped = 0
 
-    def to_open() -> Iterator[dict]:
-        nonlocal dropped
+    def to_open() -> Iterator[dict | str]:
+        nonlocal dropped, taken
         for r in rows:
+            text = texts[taken] if texts is not None else None
+            taken += 1
+            if isinstance(r, Oversized):  # skipped by the stream reader for its size: unreadable, said why
+                stub, row, why = oversized(r)
+                served.append(stub)
+                slots.append((row, why))
+                continue
             if not isinstance(r, dict):
                 dropped += 1  # counted in the summary, never silent
                 continue
-            served.append(r)
+            served.append(text if text is not None else r)
             rid = r.get("id")
             if isinstance(rid, str):
                 if rid in seen:  # a faulty server or cache may list an id twice: read the first only
@@ -260,7 +275,7 @@ def read_vault(
                     continue
                 seen.add(rid)
                 hit = before.get(rid)
-                if hit is not None and hit[0] == r:
+                if hit is not None and same_row(hit[0], text, r):
                     slots.append(hit[1])
                     continue
                 kept = cached(r) if cached is not None else None
@@ -268,7 +283,7 @@ def read_vault(
                     slots.append(kept)
                     continue
             slots.append(None)
-            yield r
+            yield text if text is not None else r  # parsed again in the worker: waiting, a row is its text
 
     results = memory.read_rows(
         to_open(),
@@ -281,7 +296,7 @@ def read_vault(
     fresh = iter(results)
     pairs = [s if s is not None else next(fresh) for s in slots]
     return Vault(
-        served=served,
+        served=ServedRows(served),
         decoded_rows=[d for d, _ in pairs],
         models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
         answer=dict(rest()),

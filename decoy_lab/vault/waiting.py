@@ -164,13 +164,14 @@ def waiting_rows(answer: Mapping) -> list[DecodedRow]:
     return out
 
 
-def waiting_sentence(vault: Answered | None, *, prompt: str = "%decoy") -> str | None:
+def waiting_sentence(vault: Answered | None, *, prompt: str = "%decoy", verb: str = "memories") -> str | None:
     """One sentence on what the last read of `vault` is still waiting for and when to read again
     (None when nothing waits). Every view of a vault shows it: frames, the browser, the map, the
-    shell's tables. `prompt` is how the user's front end spells a command."""
+    shell's tables. `prompt` is how the user's front end spells a command, `verb` the one that
+    waits with --wait."""
     answer = getattr(vault, "answer", None) or {}
     retry = answer.get("retry_after_seconds")
-    again = f"read again in {retry:g} s ({prompt} memories --wait waits for them)" if retry else "read again soon"
+    again = f"read again in {retry:g} s ({prompt} {verb} --wait waits for them)" if retry else "read again soon"
     coming = on_their_way(answer)
     if coming:
         return (
@@ -197,11 +198,16 @@ def waiting_sentence(vault: Answered | None, *, prompt: str = "%decoy") -> str |
 
 
 def empty_sentence(
-    vault: Counted | None, what: str = "memories", *, filtered: bool = False, prompt: str = "%decoy"
+    vault: Counted | None,
+    what: str = "memories",
+    *,
+    filtered: bool = False,
+    prompt: str = "%decoy",
+    verb: str = "memories",
 ) -> str:
     """Why a view of `vault` shows no `what`: rows on their way, a filter, unreadable rows, or a
     grant that reaches none."""
-    waiting = waiting_sentence(vault, prompt=prompt)
+    waiting = waiting_sentence(vault, prompt=prompt, verb=verb)
     if waiting:
         return f"No {what} yet: {waiting}"
     if filtered:
@@ -243,7 +249,12 @@ def wait_for_rows(
     if bar and is_waiting(vault):
         from tqdm.auto import tqdm
 
-        progress = tqdm(total=round(limit), desc="waiting for the owner's phone", unit="s")
+        # Seconds waited of the most there is to wait, and no rate: a clock is not a throughput.
+        progress = tqdm(
+            total=round(limit),
+            desc="waiting for the owner's phone",
+            bar_format="{desc}: {bar} {n:.0f} of {total:.0f} s",
+        )
     try:
         while is_waiting(vault) and clock() - start < limit:
             retry = float(vault.answer.get("retry_after_seconds") or 5.0)
@@ -255,13 +266,12 @@ def wait_for_rows(
                     progress.refresh()
             vault = conn.load()
     finally:
-        if progress is not None:  # the bar ends full and says how it ended (a stale 6 % would puzzle)
+        if progress is not None:  # the bar ends saying how it ended (a stale 6 % would puzzle)
             took = round(clock() - start)
-            progress.reset(total=max(took, 1))
+            arrived = not is_waiting(vault)
+            progress.bar_format = f"the rows arrived after {took} s" if arrived else f"still waiting after {took} s"
+            progress.reset(total=max(took, 1))  # ends full: a notebook's bar would end red short of its total
             progress.update(max(took, 1))
-            progress.set_description(
-                f"still waiting after {took} s" if is_waiting(vault) else f"the rows arrived after {took} s"
-            )
             progress.close()
     if is_waiting(vault):
         say(

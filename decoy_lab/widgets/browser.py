@@ -39,7 +39,7 @@ class MemoryBrowser(W.VBox):
         self.connection = connection
         self.reveal = reveal
         self.graph = graph if graph is not None else topicmap.build_graph(vault)
-        self.grid = MemoryGrid(vault, empty_reason=empty_sentence(vault))
+        self.grid = MemoryGrid(vault, empty_reason=empty_sentence(vault), graph=self.graph)
         self._unseal = W.Button(
             description="Step through unseal",
             icon="key",

@@ -13,7 +13,7 @@ import ipywidgets as W
 import pandas as pd
 
 from decoy_lab.vocab import PERMISSION_WORDS as PERMISSIONS
-from decoy_lab.widgets.html import esc
+from decoy_lab.widgets.html import BAD_COLOUR, BORDER, HEAD_BACKGROUND, OK_COLOUR, PENDING_COLOUR, TEXT, esc
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.client.connection import Connection
@@ -35,6 +35,18 @@ def why_needed(asked: Iterable[str], listed: Iterable[str]) -> dict[str, str]:
     for name in asked:
         walk(name, [name])
     return {k: v for k, v in out.items() if k in set(listed) or not listed}
+
+
+def owner_sees(permission: str, *, datatypes: Iterable[str] = (), topic: str | None = None) -> str:
+    """What the owner's phone shows for a permission row. 001 Access: "The owner sees" is the line
+    "for the whole-vault form of the row (for one account it reads, for example, "Read details from
+    this account")": a memory row with a selection names it instead of "all memories"."""
+    words = PERMISSIONS.get(permission, ("", ()))[0]
+    cats = ", ".join(datatypes or ())
+    narrowed = f"memories in {cats}" if cats else f"memories about {topic}" if topic else None
+    if narrowed and permission.startswith("memory.") and "all memories" in words:
+        return words.replace("all memories", narrowed)
+    return words
 
 
 def rows_html(rows: Any) -> str:
@@ -116,8 +128,8 @@ class ConsentCard(W.HTML):
     @staticmethod
     def render(*, asked: Any, granted: Any, held: Any, name: str = "") -> str:
         line = summary_of(held)
-        cell = "vertical-align:top;padding:6px 10px;border:1px solid #d0d7de;min-width:180px"
-        head = "background:#f6f8fa;padding:4px 10px;border:1px solid #d0d7de;text-align:left"
+        cell = f"vertical-align:top;padding:6px 10px;border:1px solid {BORDER};min-width:180px"
+        head = f"background:{HEAD_BACKGROUND};color:{TEXT};padding:4px 10px;border:1px solid {BORDER};text-align:left"
         title = f"Consent — {esc(name)}" if name else "Consent"
         return (
             f'<div class="decoy-consent-card" style="font-family:sans-serif;margin:6px 0">'
@@ -140,10 +152,13 @@ class RequestCard(W.VBox):
     While it is pending, "Check again" asks the server where it stands (the kernel is idle
     meanwhile: nothing here waits)."""
 
-    def __init__(self, request: Any, *, asked: Any = None, reason: str = ""):
+    def __init__(
+        self, request: Any, *, asked: Any = None, reason: str = "", datatypes: Any = None, topic: str | None = None
+    ):
         self.request = request
         self.asked = list(asked or request.permissions)
         self.reason = reason
+        self.selection: dict[str, Any] = {"datatypes": list(datatypes or []), "topic": topic}
         self._card = W.HTML()
         self._check = W.Button(description="Check again", icon="refresh")
         self._check.on_click(lambda _: self.check())
@@ -160,35 +175,33 @@ class RequestCard(W.VBox):
         try:
             self.request.refresh()
         except Exception as exc:  # an unknown answer is said, the request stays as it was
-            self._card.value = self.render(self.request, self.asked, self.reason) + (
-                f"<div style='color:#cf222e'>Could not ask the server: {esc(exc)}</div>"
+            self._card.value = self.render(self.request, self.asked, self.reason, **self.selection) + (
+                f"<div style='color:{BAD_COLOUR}'>Could not ask the server: {esc(exc)}</div>"
             )
             return self.request.status
         self._show()
         return self.request.status
 
     def _show(self) -> None:
-        self._card.value = self.render(self.request, self.asked, self.reason)
+        self._card.value = self.render(self.request, self.asked, self.reason, **self.selection)
         self._check.layout.display = None if not self.request.done else "none"
 
     def __repr__(self) -> str:
         return f"<RequestCard {self.request.status}: {', '.join(self.request.permissions)}>"
 
     @staticmethod
-    def render(req: Any, asked: list[str], reason: str = "") -> str:
-        from decoy_lab.widgets.html import OK_COLOUR, PENDING_COLOUR
-
+    def render(req: Any, asked: list[str], reason: str = "", datatypes: Any = (), topic: str | None = None) -> str:
         listed = list(req.permissions) or asked
         extra = why_needed(asked, listed)
-        cell = "padding:3px 10px;border:1px solid #d0d7de;text-align:left"
+        cell = f"padding:3px 10px;border:1px solid {BORDER};text-align:left"
         rows = "".join(
             f'<tr><td style="{cell}"><code>{esc(p)}</code></td>'
-            f'<td style="{cell}">{esc(PERMISSIONS.get(p, ("", ()))[0])}</td>'
+            f'<td style="{cell}">{esc(owner_sees(p, datatypes=datatypes, topic=topic))}</td>'
             f'<td style="{cell}">{esc(extra.get(p, "asked for"))}</td></tr>'
             for p in listed
         )
         status = req.status
-        colour = OK_COLOUR if req.granted else PENDING_COLOUR if not req.done else "#cf222e"
+        colour = OK_COLOUR if req.granted else PENDING_COLOUR if not req.done else BAD_COLOUR
         what = {
             "pending": "waiting for the owner to answer in the Decoy app (Check again, or "
             "<code>req.wait()</code>; <code>%decoy status</code> shows what is held)",

@@ -3,7 +3,8 @@ scrolled there (assets/grid.js, an anywidget), so typing in the filter or scroll
 rows never waits for the kernel.
 
 Public traits: the filters `topic` (a map node: `user` = no topic), `category`, `search`
-(filter as you type), `mine`; `sort` (`column:asc|desc`, "" = as loaded); `picked` (the
+(filter as you type, over the text, the topic's name and the names of the topics that include
+it, and the categories), `mine`; `sort` (`column:asc|desc`, "" = as loaded); `picked` (the
 clicked row's id) and `picked_topic` (its map node, for the map to ring). `frame` is what the
 page shows, by the same rule, so a count in Python is the count on screen.
 """
@@ -22,6 +23,8 @@ from decoy_lab.views import topicmap
 from decoy_lab.widgets.pickers import ANY, plural
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from decoy_lab.vault.read import Vault
 
 ASSETS = Path(__file__).with_name("assets")
@@ -47,8 +50,30 @@ def _lists(series: pd.Series) -> list[list[str]]:
     return [[str(x) for x in v] if isinstance(v, list | tuple) else [v] if isinstance(v, str) else [] for v in series]
 
 
-def columns_of(vault: Vault) -> dict[str, list]:
-    """The memories frame as the columns the page filters and shows (one list per column)."""
+def _lineage(graph: nx.DiGraph | None, node: str) -> str:
+    """The names of the topics that include `node`, nearest first ("" without a graph)."""
+    names: list[str] = []
+    seen = {node}
+    while graph is not None and node in graph:
+        node = graph.nodes[node].get("parent")
+        if not node or node in seen or node == topicmap.USER:
+            break
+        seen.add(node)
+        names.append(str(graph.nodes[node].get("name") or ""))
+    return " / ".join(n for n in names if n)
+
+
+def search_keys(cols: dict[str, list]) -> list[str]:
+    """What the filter box looks in, lower-cased: text, topic, the topics above it, categories."""
+    return [
+        "\n".join((text, topic, above, " ".join(cats))).lower()
+        for text, topic, above, cats in zip(cols["text"], cols["topic"], cols["above"], cols["categories"])
+    ]
+
+
+def columns_of(vault: Vault, graph: nx.DiGraph | None = None) -> dict[str, list]:
+    """The memories frame as the columns the page filters and shows (one list per column);
+    `above` names the topics that include each memory's topic (from the map's `graph`)."""
     mem = vault.memories
     n = len(mem)
 
@@ -83,6 +108,7 @@ def columns_of(vault: Vault) -> dict[str, list]:
         "author_kind": _texts(col("author_kind")),
         "topic_id": _texts(col("topic_id")),
         "account": account,
+        "above": [_lineage(graph, node) for node in nodes],
     }
 
 
@@ -112,11 +138,12 @@ class MemoryGrid(anywidget.AnyWidget):
     picked_topic = T.Unicode(ANY).tag(sync=True)
     empty_reason = T.Unicode("").tag(sync=True)  # why a vault shows no memory at all
 
-    def __init__(self, vault: Vault, *, empty_reason: str = "", **kw: Any):
+    def __init__(self, vault: Vault, *, empty_reason: str = "", graph: nx.DiGraph | None = None, **kw: Any):
         self.vault = vault
-        cols = columns_of(vault)
+        cols = columns_of(vault, graph)
         self._cols = pd.DataFrame({k: cols[k] for k in ("id", "text", "topic", "node", "mine", "updated", "source")})
         self._cols["categories"] = cols["categories"]
+        self._cols["key"] = search_keys(cols)
         super().__init__(rows=cols, empty_reason=empty_reason, **kw)
 
     def __repr__(self) -> str:
@@ -138,7 +165,7 @@ class MemoryGrid(anywidget.AnyWidget):
         if self.mine:
             keep &= c["mine"]
         if self.search:
-            keep &= c["text"].str.lower().str.contains(self.search.strip().lower(), regex=False)
+            keep &= c["key"].str.contains(self.search.strip().lower(), regex=False)
         shown = c[keep.to_numpy()]
         col, _, way = self.sort.partition(":")
         if col in SORTABLE:

@@ -1,5 +1,8 @@
-"""What every widget's HTML shares: escaping, the status colours and the countdown clock.
+"""What every widget's HTML shares: escaping, the theme's colours and the countdown clock.
 
+Colours are JupyterLab's theme variables (`--jp-*`) with a fallback for pages outside it
+(exported HTML, the offline tour). A status colour is mixed 70/30 with the theme's own text
+colour, so one value reads on a light background (it darkens) and on a dark one (it lightens).
 The workbench's displays and the shell use them too (they sit above the widgets).
 """
 
@@ -8,7 +11,22 @@ from __future__ import annotations
 import html
 from typing import Any
 
-OK_COLOUR, BAD_COLOUR, PENDING_COLOUR = "#1a7f37", "#cf222e", "#9a6700"
+TEXT = "var(--jp-content-font-color0, #1f2328)"
+MUTED = "var(--jp-ui-font-color1, #444c56)"  # secondary words: readable, not grey-on-grey
+LINK = "var(--jp-content-link-color, #0b5cad)"
+BORDER = "var(--jp-border-color1, #d0d7de)"
+HEAD_BACKGROUND = "var(--jp-layout-color2, #f6f8fa)"
+BUTTON = f"color:{TEXT};background:{HEAD_BACKGROUND};border:1px solid {BORDER};border-radius:3px;padding:1px 8px"
+
+
+def tone(colour: str) -> str:
+    """`colour` as text that reads in any theme: mixed with the theme's text colour."""
+    return f"color-mix(in srgb, {colour} 70%, {TEXT})"
+
+
+OK_COLOUR = tone("var(--jp-success-color1, #1a7f37)")
+BAD_COLOUR = tone("var(--jp-error-color1, #cf222e)")
+PENDING_COLOUR = tone("var(--jp-warn-color1, #9a6700)")
 
 
 def countdown(seconds: float | None) -> str:
@@ -21,3 +39,12 @@ def countdown(seconds: float | None) -> str:
 
 def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+def status_parts(status: str, message: str) -> tuple[str, str]:
+    """A status and its message, the status word said once: ("waiting", " for the owner to
+    approve"), not "waiting: waiting for the owner to approve"; the pairing widget and the shell
+    both say it so."""
+    if message.casefold().startswith(status.casefold()):
+        return message[: len(status)], message[len(status) :]
+    return status, f": {message}" if message else ""

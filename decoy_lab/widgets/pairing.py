@@ -17,7 +17,18 @@ import ipywidgets as W
 
 from decoy_lab.rules.pairing import FINAL
 from decoy_lab.widgets.consent import ConsentCard
-from decoy_lab.widgets.html import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, countdown, esc
+from decoy_lab.widgets.html import (
+    BAD_COLOUR,
+    BORDER,
+    BUTTON,
+    LINK,
+    MUTED,
+    OK_COLOUR,
+    PENDING_COLOUR,
+    countdown,
+    esc,
+    status_parts,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.client.connection import Connection
@@ -34,6 +45,12 @@ def qr_svg(text: str) -> str:
     out = io.BytesIO()
     segno.make(text, error="m").save(out, kind="svg", scale=4, border=2, xmldecl=False, svgns=True)
     return out.getvalue().decode()
+
+
+def status_words(status: str, message: str) -> str:
+    """The status in bold and the handle's message, the status word said once (html.status_parts)."""
+    word, rest = status_parts(status, message)
+    return f"<b>{esc(word)}</b>{esc(rest)}"
 
 
 class PairingWidget(W.VBox):
@@ -76,11 +93,12 @@ class PairingWidget(W.VBox):
         self._qr.add_class("decoy-pair-qr")
         self._code = W.HTML()
         self._status = W.HTML()
-        self._cancel = W.Button(description="Cancel", icon="times", button_style="warning")
+        # the default style: ipywidgets' "warning" puts white words on orange (2.2:1)
+        self._cancel = W.Button(description="Cancel", icon="times")
         self._cancel.on_click(lambda _: self.cancel())
         self._card = W.VBox()
         note = W.HTML(
-            '<span style="color:#57606a;font-size:90%">The token and the agent key stay in the '
+            f'<span style="color:{MUTED};font-size:90%">The token and the agent key stay in the '
             "profile store (or in memory for the sandbox); outputs show fingerprints only.</span>"
         )
         left = W.VBox([self._link, W.HBox([self._code, self._cancel]), self._status, note])
@@ -130,7 +148,7 @@ class PairingWidget(W.VBox):
             if link:
                 self._link.value = (
                     f'<a href="{esc(link)}" target="_blank" rel="noopener" class="decoy-pair-link" '
-                    'style="color:#0969da;text-decoration:underline;font-size:15px;cursor:pointer">'
+                    f'style="color:{LINK};text-decoration:underline;font-size:15px;cursor:pointer">'
                     f"{esc(link)}</a>"
                 )
                 if self._qr_on and not self._qr.value:
@@ -143,8 +161,8 @@ class PairingWidget(W.VBox):
                 js = "navigator.clipboard&&navigator.clipboard.writeText(this.dataset.code)"
                 self._code.value = (
                     f'<span class="decoy-user-code" style="font:bold 20px monospace;'
-                    f'letter-spacing:2px;padding:2px 8px;border:1px solid #d0d7de">{esc(code)}</span> '
-                    f'<button class="decoy-copy" data-code="{esc(code)}" onclick="{js}" '
+                    f'letter-spacing:2px;padding:2px 8px;border:1px solid {BORDER}">{esc(code)}</span> '
+                    f'<button class="decoy-copy" data-code="{esc(code)}" onclick="{js}" style="{BUTTON}" '
                     f'title="Copy the code">Copy code</button>'
                 )
             status = h.status
@@ -156,7 +174,7 @@ class PairingWidget(W.VBox):
             clock = f" — link expires in {countdown(left)}" if left is not None else ""
             self._status.value = (
                 f'<span class="decoy-pair-status" style="color:{colour}">'
-                f"<b>{esc(status)}</b>: {esc(getattr(h, 'message', ''))}{clock}</span>"
+                f"{status_words(status, getattr(h, 'message', ''))}{clock}</span>"
             )
             self._cancel.disabled = status in FINAL or bool(getattr(h, "cancelled", False))
             self._cancel.layout.display = "none" if status in FINAL else None

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 import ipywidgets as W
 
-from decoy_lab.vault.waiting import waiting_sentence
+from decoy_lab.vault.counts import VaultCounts
+from decoy_lab.vault.waiting import empty_sentence, waiting_sentence
 from decoy_lab.widgets.browser import MemoryBrowser
-from decoy_lab.widgets.grid import count_text
 from decoy_lab.widgets.html import esc
-from decoy_lab.widgets.pickers import Filters, plural
+from decoy_lab.widgets.pickers import Filters
 from decoy_lab.widgets.topicmap import TopicMapWidget
 
 if TYPE_CHECKING:
@@ -26,14 +26,8 @@ if TYPE_CHECKING:
 
 
 def header_text(vault: Vault) -> str:
-    """The counts above both views, from the same frames the views show."""
-    mem = vault.memories
-    space = int((mem["source"] == "space").sum()) if "source" in mem else 0
-    unreadable = vault.counts()["unreadable"]
-    parts = [count_text(len(mem), len(mem), space), plural(len(vault.topics), "topic")]
-    if unreadable:
-        parts.append(f"{plural(unreadable, 'unreadable row')} (see `%decoy rows`)")
-    return " · ".join(parts)
+    """The counts above both views, in the words every view and command uses (vault/counts.py)."""
+    return VaultCounts.of(vault).line()
 
 
 class VaultView(W.VBox):
@@ -58,7 +52,8 @@ class VaultView(W.VBox):
             W.link((self.filters, "category"), (self.map, "category")),
             W.link((self.filters, "mine"), (grid, "mine")),
         ]
-        waiting = waiting_sentence(vault)
+        # what is on its way (browse --wait waits for it), or why a view with no memories is empty
+        waiting = waiting_sentence(vault, verb="browse") or (empty_sentence(vault) if vault.memories.empty else None)
         notes = f"<div class='decoy-view-note'>{esc(waiting)}</div>" if waiting else ""
         head = W.HTML(f"<b class='decoy-view-counts'>{esc(header_text(vault))}</b>{notes}")
         side = W.Layout(flex="1 1 48%", min_width="480px", margin="0 12px 0 0")

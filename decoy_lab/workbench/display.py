@@ -6,14 +6,14 @@ the countdown are the widgets', decoy_lab.widgets.html). Nothing here prints.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import pandas as pd
 
+from decoy_lab.vault.counts import plural
 from decoy_lab.vault.waiting import empty_sentence, waiting_sentence
-from decoy_lab.widgets.html import esc
+from decoy_lab.widgets.html import MUTED, esc
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.vault.read import Vault
@@ -57,16 +57,14 @@ def with_progress(fn: Callable[[Progress], T], desc: str, *, after: float = 1.0,
     if worker.is_alive():
         from tqdm.auto import tqdm
 
-        start = time.monotonic()
-        with tqdm(desc=desc, total=None, unit="rows", leave=False) as bar:
+        # Rows done of the total once `fn` reports one, else only the time taken: no rate either
+        # way (the rows arrive in bursts, and seconds per second says nothing).
+        rows, clock = "{desc}: {percentage:3.0f}% {bar} {n:,} of {total:,} rows [{elapsed}]", "{desc} for {elapsed}"
+        with tqdm(desc=desc, total=None, leave=False, bar_format=clock) as bar:
             while worker.is_alive():
                 worker.join(poll)
                 if progress.total:
-                    bar.total = progress.total
-                    bar.n = progress.done
-                else:
-                    bar.n = round(time.monotonic() - start, 1)
-                    bar.unit = "s"
+                    bar.bar_format, bar.total, bar.n = rows, progress.total, progress.done
                 bar.refresh()
     if "error" in box:
         raise box["error"]
@@ -74,8 +72,21 @@ def with_progress(fn: Callable[[Progress], T], desc: str, *, after: float = 1.0,
 
 
 # -- why a view is empty, and waiting for rows on their way ------------------------------------
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
+def select_said(vault: Any, *, prompt: str, **filters: Any) -> pd.DataFrame:
+    """The memories the filters leave (views.topicmap.select_memories); a topic not found while
+    rows are still on their way is said to be maybe among them, with the way to wait for them."""
+    from decoy_lab.errors import MemoryModelError
+    from decoy_lab.views import topicmap
+
+    try:
+        return topicmap.select_memories(vault, **filters)
+    except MemoryModelError as exc:
+        waiting = waiting_sentence(vault, prompt=prompt)
+        if not (filters.get("topic") and waiting):
+            raise
+        raise MemoryModelError(
+            f"no topic named {filters['topic']!r} yet, and it may be among the rows still on their way: {waiting}"
+        ) from exc
 
 
 # -- readable results ------------------------------------------------------------------------------
@@ -85,7 +96,7 @@ _FRAME_CSS = (
     "<style>.decoy-frame table.dataframe td{white-space:pre-wrap;text-align:left;vertical-align:top}"
     ".decoy-frame table.dataframe th{text-align:left}"
     ".decoy-frame table.dataframe td.decoy-text{min-width:28em;max-width:60em}"
-    ".decoy-frame .decoy-note{color:#57606a;margin:2px 0 6px}</style>"
+    f".decoy-frame .decoy-note{{color:{MUTED};margin:2px 0 6px}}</style>"
 )
 
 
@@ -116,12 +127,31 @@ def readable_view(df: Any, columns: list[str] | None) -> Any:
     return view.rename(columns=HEADERS)
 
 
+def _cell() -> int | None:
+    """The number of the cell running now (None outside IPython)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return None if shell is None else shell.execution_count
+
+
+def say(frame: MemoryFrame) -> MemoryFrame:
+    """Print the frame's one-line note (why it is empty, what is on its way) in the output area,
+    so `df = %decoy memories`, which displays nothing, still says it; the frame's own display in
+    the same cell leaves the note out, a display in a later cell keeps it."""
+    note = frame.decoy_empty or frame.decoy_note
+    if note:
+        print(note)
+        frame.decoy_said_in = _cell()
+    return frame
+
+
 class MemoryFrame(pd.DataFrame):
     """A memories DataFrame with every column, shown as the few a person reads (`columns`), with
     a sentence when it is empty or when rows are still on their way. Anything derived from it
     (`df[...]`, `df.head()`) is a plain DataFrame."""
 
-    _metadata: ClassVar[list[str]] = ["decoy_columns", "decoy_note", "decoy_empty"]
+    _metadata: ClassVar[list[str]] = ["decoy_columns", "decoy_note", "decoy_empty", "decoy_said_in"]
 
     @property
     def _constructor(self) -> Any:
@@ -136,10 +166,18 @@ class MemoryFrame(pd.DataFrame):
         out.decoy_columns = columns
         out.decoy_note = waiting_sentence(vault, prompt=prompt)
         out.decoy_empty = empty_sentence(vault, filtered=filtered, prompt=prompt) if len(df) == 0 else None
+        out.decoy_said_in = None
         return out
 
+    def _note(self) -> str | None:
+        """The note to show with the frame (None when `say` printed it in this very cell)."""
+        said = getattr(self, "decoy_said_in", None)
+        if said is not None and said == _cell():
+            return None
+        return getattr(self, "decoy_empty", None) or getattr(self, "decoy_note", None)
+
     def _repr_html_(self) -> str:
-        note = getattr(self, "decoy_empty", None) or getattr(self, "decoy_note", None)
+        note = self._note()
         head = f'<div class="decoy-note">{esc(note)}</div>' if note else ""
         if len(self) == 0:
             return f'<div class="decoy-frame decoy-empty">{_FRAME_CSS}{head}</div>'
@@ -157,7 +195,7 @@ class MemoryFrame(pd.DataFrame):
             )
         hidden = len(self.columns) - len(view.columns)
         more = (
-            f'<div class="decoy-note">{len(self)} rows; {hidden} more columns in the frame '
+            f'<div class="decoy-note">{plural(len(self), "row")}; {plural(hidden, "more column")} in the frame '
             "(<code>--all</code> shows them, <code>%config DecoyMagics.columns</code> picks)</div>"
             if hidden > 0
             else ""
@@ -165,7 +203,7 @@ class MemoryFrame(pd.DataFrame):
         return f'<div class="decoy-frame">{css}{head}{table}{more}</div>'
 
     def __repr__(self) -> str:
-        note = getattr(self, "decoy_empty", None) or getattr(self, "decoy_note", None)
+        note = self._note()
         if len(self) == 0:
             return note or "(no memories)"
         with pd.option_context("display.max_colwidth", 80):
@@ -216,9 +254,7 @@ def delete_html(res: Any) -> str:
     rows = [(rid, "deleted", "") for rid in res.deleted] + [
         (rid, "refused", res.why.get(rid, "")) for rid in res.refused
     ]
-    head = f"Deleted {_count(len(res.deleted), 'row', 'rows')}" + (
-        f"; refused {len(res.refused)}" if res.refused else ""
-    )
+    head = f"Deleted {plural(len(res.deleted), 'row')}" + (f"; refused {len(res.refused)}" if res.refused else "")
     body = "".join(f"<tr><td><code>{esc(i)}</code></td><td>{esc(s)}</td><td>{esc(w)}</td></tr>" for i, s, w in rows)
     return f"<div class='decoy-result'><p>{esc(head)}.</p><table><tr><th>id</th><th></th><th>why</th></tr>{body}</table></div>"
 

@@ -210,3 +210,52 @@ def test_a_known_element_is_handed_out_as_its_copy_and_never_parsed(monkeypatch)
     out = _feed_all(parser, data, [7, 30])
     assert out[1] is copy and out[0] == rows[0] and out[2:] == rows[2:]
     assert parser.fingerprints == [fingerprint(json.dumps(rows[0])), fingerprint(json.dumps(rows[1])), None]
+
+
+# -- elements over the cap, skipped (skip_oversized) ---------------------------------------------
+@FAST
+@given(answers(), st.lists(st.integers(min_value=0, max_value=10_000), max_size=20), st.integers(4, 40))
+def test_elements_over_a_small_cap_are_skipped_in_place_and_the_rest_read_for_any_chunking(answer, cuts, cap):
+    """With a cap of a few characters most elements are over it: each is handed out in its place
+    as an Oversized of its exact size (its text as json.dumps wrote it), the others as parsed,
+    whatever the chunking; the object's other members are still read (they may not be skipped:
+    a member over the cap still refuses the answer)."""
+    from decoy_lab.errors import AnswerRefused
+    from decoy_lab.transport.oversized import Oversized
+
+    data, rows, rest = answer
+    parser = ArrayStream("memories", max_element=cap, skip_oversized=True, texts=True)
+    try:
+        got = [e for c in _chunks(data, cuts) for e in parser.feed(c)]
+        got_rest = parser.close()
+    except AnswerRefused:  # a member other than the array, or a name, over the cap
+        return
+    assert got_rest == rest and len(got) == len(rows) == len(parser.texts)
+    text = data.decode("utf-8")
+    for i, (element, row) in enumerate(zip(got, rows)):
+        if isinstance(element, Oversized):
+            assert element.index == i and element.size > cap
+            assert json.loads(text[element.at : element.at + element.size]) == row
+            assert parser.texts[i] is None
+        else:
+            assert element == row
+            assert parser.texts[i] is None or json.loads(parser.texts[i]) == row
+
+
+def test_an_oversized_element_is_followed_through_escapes_split_across_chunks():
+    """A backslash at the end of one chunk escapes the first character of the next: `\\"` inside
+    the skipped string does not end it."""
+    from decoy_lab.transport.oversized import Oversized
+
+    big = {"id": "r1", "ciphertext": 'x\\"}]' * 50_000}
+    data = json.dumps({"memories": [big, {"id": "r2"}], "n": 1}).encode()
+    for size in (1, 7, 4096, 65_536):
+        parser = ArrayStream("memories", max_element=1000, skip_oversized=True)
+        got, held = [], 0
+        for i in range(0, len(data), size):
+            got += parser.feed(data[i : i + size])
+            held = max(held, len(parser._text) - parser._pos + sum(map(len, parser._parts)))
+        assert parser.close() == {"n": 1}
+        assert isinstance(got[0], Oversized) and got[0].id == "r1" and got[1] == {"id": "r2"}
+        assert got[0].size == len(json.dumps(big)), size
+        assert held <= 1000 + 2 * size, f"the skipped element is not held ({held:,} characters at most)"

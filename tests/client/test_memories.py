@@ -232,14 +232,26 @@ def test_unseal_takes_a_topic_id_as_the_topics_frame_shows_it(writer):
     assert t.ok and t.steps[0].inputs["id"] == tid.removeprefix("topic:")
 
 
-def test_unseal_names_the_failing_step_for_a_tampered_row(writer):
+def test_unseal_names_the_failing_step_for_a_tampered_row(sb, writer):
+    """The server's stored ciphertext has one bit flipped; the row as served (and as the load kept
+    it) is that tampered text, so the step-through fails where the tag is checked."""
+    import base64
+
     mid = writer.save("Tamper with me.")
-    v = writer.load()
-    row = v.served_row(mid)
-    raw = bytearray(__import__("base64").b64decode(row["ciphertext"]))
+    row = writer.load().served_row(mid)
+    raw = bytearray(base64.b64decode(row["ciphertext"]))
     raw[-1] ^= 1
-    row["ciphertext"] = __import__("base64").b64encode(bytes(raw)).decode()
-    t = writer.unseal(mid)
+
+    def stored(ciphertext: str) -> None:
+        with sb.state.store.tx() as con:
+            con.execute("UPDATE memories SET ciphertext=? WHERE id=?", (ciphertext, mid))
+
+    stored(base64.b64encode(bytes(raw)).decode())
+    try:
+        assert writer.load().served_row(mid)["ciphertext"] != row["ciphertext"]
+        t = writer.unseal(mid)
+    finally:
+        stored(row["ciphertext"])  # the sandbox is shared by this module's tests
     assert not t.ok and t.failed.name == "AES-256-GCM open" and "tag" in t.failed.reason
 
 

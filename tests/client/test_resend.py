@@ -225,3 +225,76 @@ def test_decoy_lab_resend_finishes_what_a_notebook_left_pending(sb, store, monke
     assert conn.pending == [] and main(["resend", "--profile", "work"]) == 0
     assert "nothing pending" in capsys.readouterr().out
     conn.close()
+
+
+def test_the_unknown_outcome_says_what_each_attempt_did_without_contradicting_itself():
+    """A real socket: the first POST is sent and never answered (it may have committed), then the
+    server is gone and the second is refused at connect. Each attempt is said as what it did, the
+    message never says "Nothing was sent" beside "may have committed", and it says how to finish."""
+    import contextlib
+
+    from support.sockets import serving, silent, whole
+
+    def answer(method: str, path: str, body: bytes):
+        if path.endswith("/memory-grantees"):
+            return whole(200, {"owner_public_key": OWNER.public_key_b64, "grantees": []})
+        return silent if method == "POST" else whole(200, {"memories": [], "spaces": []})
+
+    with contextlib.ExitStack() as server:
+        url = server.enter_context(serving(answer))
+        port = url.rsplit(":", 1)[1]
+
+        def gone(_: float) -> None:  # between the attempts the server stops listening
+            server.close()
+            import time
+
+            time.sleep(0.3)
+
+        conn = Connection(
+            url,
+            agent_key=AGENT,
+            tokens=Tokens(access_token="AT", refresh_token="RT", token_id="t"),
+            timeout=1.0,
+            retries=1,
+            backoff=0,
+            sleep=gone,
+        )
+        conn.keys()
+        with pytest.raises(OutcomeUnknown) as caught:
+            conn.save("a memory")
+    said = str(caught.value)
+    assert said.startswith("save: the outcome of POST /api/agent/context/memories is unknown — attempt 1: sent, ")
+    assert "attempt 1: sent, the server did not answer within 1 s (the call's deadline) — may have committed" in said
+    assert f"; attempt 2: not sent (cannot reach http://127.0.0.1:{port} (ConnectError:" in said
+    assert "Some, all or none of the 1 row (" in said and "may have committed" in said
+    assert "nothing was sent" not in said.lower(), said
+    assert said.endswith("conn.resend() — or running the same save again — sends the SAME rows, never new ones")
+    assert caught.value.sent and len(conn.pending) == 1
+
+
+def test_when_no_attempt_left_the_client_the_message_says_nothing_was_sent_and_how_to_finish():
+    """Every POST refused at connect: "nothing … was sent", each attempt said, and the way on."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/memory-grantees"):
+            return httpx.Response(200, json={"owner_public_key": OWNER.public_key_b64, "grantees": []})
+        raise httpx.ConnectError("[Errno 111] Connection refused")
+
+    conn = Connection(
+        "http://decoy.invalid",
+        agent_key=AGENT,
+        tokens=Tokens(access_token="AT", refresh_token="RT", token_id="t"),
+        transport=httpx.MockTransport(handler),
+        retries=1,
+        backoff=0,
+        sleep=lambda s: None,
+    )
+    with pytest.raises(OutcomeUnknown) as caught:
+        conn.save("a memory")
+    said = str(caught.value)
+    refused = "not sent (cannot reach http://decoy.invalid (ConnectError: [Errno 111] Connection refused))"
+    assert "save: nothing of the 1 row (" in said
+    assert f"was sent (POST /api/agent/context/memories) — attempt 1: {refused}; attempt 2: {refused}." in said
+    assert "may have committed" not in said
+    assert said.endswith("conn.resend() — or running the same save again — sends them once the server can be reached")
+    assert not caught.value.sent and len(conn.pending) == 1

@@ -75,7 +75,7 @@ def test_legacy_space_rows_are_included_and_marked(conn):
     assert mem.loc[ids[0], "text"] == "Legacy: likes jazz."
     rows = v.rows.set_index("id")
     assert (rows.loc[ids, "kind"] == "space_row").all() and (rows.loc[ids, "space_id"] == space_id).all()
-    assert "2 legacy space rows" in v.summary
+    assert "(2 from legacy space rows)" in v.summary  # the count vocabulary: memories wherever stored
     t = conn.unseal(ids[1])
     assert t.ok and t.steps[-1].name == "bind check: space_id and row_id"
 

@@ -76,8 +76,8 @@ def test_the_wheel_carries_its_types_and_its_licence_and_no_tests(wheel):
 
 
 def test_installed_from_the_wheel_it_pairs_loads_and_loads_as_an_extension(wheel, tmp_path):
-    """README: "pip install decoy-lab" — then the README's plain-Python example and
-    `%load_ext decoy_lab` work from the installed package alone."""
+    """README: "build a wheel in the clone and install it" — then `decoy-lab --help`, the
+    README's plain-Python example and `%load_ext decoy_lab` work from the installed package alone."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True, timeout=60)
     python = venv / "bin" / "python"
@@ -107,3 +107,7 @@ def test_installed_from_the_wheel_it_pairs_loads_and_loads_as_an_extension(wheel
     run = subprocess.run([python, "-c", SMOKE], cwd=work, env=env, capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
     assert "memories" in run.stdout and "magic: %decoy loaded" in run.stdout, run.stdout
+    helped = subprocess.run(
+        [venv / "bin" / "decoy-lab", "--help"], cwd=work, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: decoy-lab"), helped.stderr[-2000:]

@@ -1,6 +1,6 @@
-"""A hostile `GET /memories` cannot make the streaming reader eat memory or the stack: one value
-over the cap, or nesting deeper than any row, ends the load in `AnswerRefused` (a DecoyError),
-asked once — the same answer would come again, so it is not retried."""
+"""A hostile `GET /memories` cannot make the streaming reader eat memory or the stack: nesting
+deeper than any row ends the load in `AnswerRefused` (a DecoyError), asked once — the same answer
+would come again, so it is not retried; one row over the cap is that row unreadable, asked once."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from decoy_lab.transport.tokens import Tokens
 from support.answers import AGENT, MEMORIES
 
 
-def _load(body: bytes) -> tuple[BaseException, list[str]]:
+def _load(body: bytes, refused: bool = True) -> tuple[object, list[str]]:
     asked: list[str] = []
 
     def handle(request: httpx.Request) -> httpx.Response:
@@ -33,16 +33,19 @@ def _load(body: bytes) -> tuple[BaseException, list[str]]:
         backoff=0.0,
         sleep=lambda s: None,
     )
+    if not refused:
+        return conn.load(), asked
     with pytest.raises(AnswerRefused) as info:
         conn.load()
     return info.value, asked
 
 
-def test_a_row_over_the_cap_is_refused_once_not_retried():
-    """Spec: "Maximum decoded size 100 KiB" for a ciphertext — no served row comes near 1 MiB."""
+def test_a_row_over_the_cap_is_unreadable_and_asked_once():
+    """Spec: "Maximum decoded size 100 KiB" for a ciphertext — no served row comes near 1 MiB. The
+    answer came in one piece (no socket): the row is parsed whole, and still unreadable by size."""
     body = b'{"memories": [{"id": "a", "ciphertext": "' + b"A" * (MAX_ELEMENT + 1) + b'"}]}'
-    err, asked = _load(body)
-    assert "over 1,048,576 characters" in str(err)
+    vault, asked = _load(body, refused=False)
+    assert "over the 1,048,576-character cap" in vault.unreadable()["a"]  # type: ignore[attr-defined]
     assert asked == [MEMORIES]
 
 

@@ -56,8 +56,9 @@ def isolated_env(tmp: Path) -> dict[str, str]:
 
 
 @contextmanager
-def running_lab(tmp: Path, notebooks: Path | None = None) -> Iterator[tuple[str, str]]:
-    """JupyterLab serving a copy of `notebooks` (default: the repository's) under notebooks/."""
+def running_lab(tmp: Path, notebooks: Path | None = None, *, args: tuple[str, ...] = ()) -> Iterator[tuple[str, str]]:
+    """JupyterLab serving a copy of `notebooks` (default: the repository's) under notebooks/;
+    `args` are further command-line options (e.g. `make lab`'s --config)."""
     root = tmp / "work"
     shutil.copytree(notebooks or ROOT / "notebooks", root / "notebooks")
     port, token = free_port(), secrets.token_hex(16)
@@ -78,6 +79,7 @@ def running_lab(tmp: Path, notebooks: Path | None = None) -> Iterator[tuple[str,
             f"--ServerApp.root_dir={root}",
             "--ServerApp.port_retries=0",
             "--LabApp.extension_manager=readonly",
+            *args,
             *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
         ],
         cwd=root,

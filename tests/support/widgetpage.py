@@ -85,6 +85,29 @@ def varied_frames(n_topics: int, n_memories: int, *, seed: int = 3, long_text: i
     }
 
 
+def vendored_scripts(dest: Path = ROOT / "build" / "vendor") -> Path:
+    """The widget scripts a saved page loads (scripts/vendor-widgets.sh); skips the test when npm
+    cannot be reached to fetch them."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    run = subprocess.run(
+        ["bash", "scripts/vendor-widgets.sh", str(dest.relative_to(ROOT))],
+        cwd=ROOT,
+        env={**os.environ, "PYTHON": sys.executable},  # anywidget's front end comes from its wheel
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if run.returncode == 3:  # the script's code for "npm cannot be reached"
+        pytest.skip("npm cannot be reached to vendor the widget scripts: " + run.stderr.strip())
+    assert run.returncode == 0, run.stderr
+    return dest
+
+
 def widget_page(views: list[Any], path: Path, vendor: Path) -> Path:
     """An HTML file showing `views` from their saved state, scripts from `vendor` (copied beside it)."""
     import shutil

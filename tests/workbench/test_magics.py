@@ -25,7 +25,7 @@ from decoy_lab.workbench.display import MEMORY_COLUMNS
 def ip(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:  # profiles land in a temporary directory
         mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("decoy-config")))
-        shell = start_ipython() or get_ipython()  # one shell per process, shared with the other magic tests
+        shell = start_ipython() or get_ipython()  # one shell per process: another module may have started it
         shell.run_line_magic("load_ext", "decoy_lab")
         yield shell
 
@@ -107,9 +107,10 @@ def test_a_mistake_is_one_line_and_a_suggestion_never_the_full_usage(ip, line, w
         assert text.startswith("%decoy memories: ")
 
 
-def test_commands_before_connecting_say_how_to_connect(ip, magics):
-    if magics.connection is not None:
-        pytest.skip("already connected in this module")
+def test_commands_before_connecting_say_how_to_connect(ip, magics, monkeypatch):
+    # The shell is one per process: another module may have connected it already.
+    monkeypatch.setattr(magics, "connection", None)
+    monkeypatch.setattr(magics, "pairing", None)
     for line in ("memories", "status", "map", "unseal abc", "sync"):
         with pytest.raises(UsageError, match="not connected"):
             decoy(ip, line)
@@ -248,7 +249,7 @@ def test_dump_dissects_and_opens_a_blob(ip, connected, tmp_path):
 
 def test_status_access_request_sync_browse(ip, connected):
     with capture_output() as cap:
-        assert decoy(ip, "status") is connected
+        assert decoy(ip, "status") is None  # the card alone: no repr after it
     card = cap.outputs[0].data
     assert "Asked" in card["text/html"] and "memory.save" in card["text/html"]
     acc = decoy(ip, "access")
@@ -573,7 +574,11 @@ def test_the_memories_frame_shows_readable_columns_and_keeps_them_all(ip, magics
         assert "<th>id</th>" in decoy(ip, "memories --search 'long enough'")._repr_html_()
     finally:
         magics.columns = list(MEMORY_COLUMNS)
-    empty = decoy(ip, "memories --search 'nothing has this text'")
+    with capture_output() as cap:
+        empty = decoy(ip, "memories --search 'nothing has this text'")
+    assert cap.stdout == "No memories match these filters.\n"  # printed: it shows when assigned too
+    assert "No memories match these filters." not in empty._repr_html_()  # not twice in its own cell
+    ip.execution_count += 1  # a later cell that shows the frame shows the note with it
     assert "No memories match these filters." in empty._repr_html_()
     assert type(df.head()) is pd.DataFrame  # derived frames are plain DataFrames
 
@@ -602,7 +607,7 @@ def test_results_read_as_sentences_with_their_values_still_there(ip, connected):
     card = next(o for o in cap.outputs if "decoy-request-card" in o.data.get("text/html", "")).data["text/html"]
     assert req.request_id and set(req.permissions) >= {"memory.delete", "memory.edit", "memory.read"}
     assert "memory.delete needs it" in card and "memory.edit needs it (for memory.delete)" in card
-    assert "Delete all memories" in card and req.status in card and "tidy the trip" in card
+    assert "Delete memories about Lisbon trip" in card and req.status in card and "tidy the trip" in card
     shown = RequestCard(req)
     shown._check.click()  # asks the server again; the card shows the answer
     assert req.status in shown.value and (shown._check.layout.display == "none") == req.done
@@ -620,8 +625,9 @@ def test_the_first_read_after_pairing_says_why_it_is_empty_and_wait_brings_the_r
             conn = decoy(ip, f"connect {sb.url} --name first-minute --force")
             if not hasattr(conn, "load"):  # an owner who approves at once still connects within moments
                 conn = conn.wait(30)
-            first = decoy(ip, "memories")
-            said = first._repr_html_()
+            with capture_output() as cap:
+                first = decoy(ip, "memories")
+            said = cap.stdout  # printed in the output area, so `df = %decoy memories` says it too
             if len(first) == 0:  # the phone had not shared yet: the frame says how many and when
                 assert re.search(
                     r"No memories yet: \d+ rows are \(memories, topics, links\) on their way from the owner", said

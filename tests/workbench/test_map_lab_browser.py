@@ -10,12 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
 from support.lab import run_notebook, running_lab
 
+nbformat = pytest.importorskip("nbformat")
 expect = pytest.importorskip("playwright.sync_api").expect
 
 ROOT = Path(__file__).resolve().parents[2]

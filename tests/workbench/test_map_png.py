@@ -11,6 +11,7 @@ import math
 
 import matplotlib
 import pytest
+from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
 from matplotlib.legend import Legend
 
@@ -29,7 +30,7 @@ def ip(tmp_path_factory):
     """`%decoy` in IPython over the embedded sandbox with the demo vault, shared by the phone."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("decoy-config")))
-        shell = start_ipython()
+        shell = start_ipython() or get_ipython()  # one shell per process: another module may have started it
         shell.run_line_magic("load_ext", "decoy_lab")
         magics = shell.magics_manager.registry["DecoyMagics"]
         magics.sandbox = None  # a sandbox of this module's own, seeded with the demo vault

@@ -63,6 +63,9 @@ def run(path: Path, tmp_path: Path) -> nbformat.NotebookNode:
         NotebookClient(
             nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}, record_timing=False
         ).execute()
+    executed = ROOT / "build" / "notebooks"  # the run's copy, to read; the tracked file stays as committed
+    executed.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, executed / path.name)
     return nb
 
 
@@ -105,18 +108,66 @@ def kinds(nb) -> dict[str, list[dict]]:
 
 
 def test_notebooks_are_committed_without_outputs():
+    """Issue 22: "Store every notebook in notebooks/ without outputs and execution counts"."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    from decoy_lab.workbench.notebook.clean import RUN_METADATA
+
     assert {p.name for p in NOTEBOOKS} >= {
         "01-tour.ipynb",
         "02-wire-formats.ipynb",
         "03-topic-map.ipynb",
         "04-both-sides.ipynb",
+        "05-inspect-an-agent.ipynb",
     }
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
+        # the kernel's info as the project's kernel reports it: JupyterLab finds nothing to change
+        reported = {k: v for k, v in IPythonKernel.language_info.items() if k != "version"}
+        info = dict(nb.metadata.language_info)
+        assert info.pop("version").rsplit(".", 1)[0] == "3.11" and info == reported, path.name
+        assert nb.metadata.kernelspec == {
+            "display_name": "Python 3 (ipykernel)",
+            "language": "python",
+            "name": "python3",
+        }
+        assert "widgets" not in nb.metadata, path.name
         for cell in nb.cells:
+            assert not set(cell.metadata) & set(RUN_METADATA), (path.name, cell.get("id"))
             if cell.cell_type == "code":
                 assert cell.outputs == [] and cell.execution_count is None, path.name
+
+
+def code_cells(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def test_the_labs_save_keeps_tracked_notebooks_output_free(tmp_path):
+    """What `make lab` gives JupyterLab (scripts/lab_config.py) through a real FileContentsManager:
+    a run notebook saved into notebooks/ is stored as committed; saved elsewhere it keeps its outputs."""
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+    from traitlets.config.loader import PyFileConfigLoader
+
+    assert "--config=scripts/lab_config.py" in (ROOT / "Makefile").read_text()
+    config = PyFileConfigLoader("lab_config.py", path=str(ROOT / "scripts")).load_config()
+    manager = FileContentsManager(config=config, root_dir=str(tmp_path))
+    (tmp_path / "notebooks").mkdir()
+    committed = (ROOT / "notebooks" / "01-tour.ipynb").read_text()
+    (tmp_path / "notebooks" / "01-tour.ipynb").write_text(committed)  # Lab saves over the file it opened
+    run_copy = nbformat.reads(committed, as_version=4)
+    code = next(c for c in run_copy.cells if c.cell_type == "code")
+    code.execution_count, code.metadata["execution"] = 3, {"iopub.status.busy": "2026-12-02T13:00:00Z"}
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="a run's output\n")]
+    run_copy.metadata["language_info"] = {"name": "python", "version": "3.11.7", "mimetype": "text/x-python"}
+    for where in ("notebooks/01-tour.ipynb", "notebooks/new.ipynb", "scratch.ipynb"):
+        manager.save({"type": "notebook", "format": "json", "content": nbformat.from_dict(run_copy)}, where)
+    saved = nbformat.read(tmp_path / "notebooks" / "01-tour.ipynb", as_version=4)
+    assert saved == nbformat.reads(committed, as_version=4)  # byte for byte what is committed, as data
+    new = nbformat.read(tmp_path / "notebooks" / "new.ipynb", as_version=4)  # a new one there: no outputs either
+    assert [c.outputs for c in new.cells if c.cell_type == "code"] == [[]] * len(code_cells(new))
+    kept = nbformat.read(tmp_path / "scratch.ipynb", as_version=4)
+    assert next(c for c in kept.cells if c.cell_type == "code").outputs  # the user's own notebook keeps them
 
 
 @pytest.mark.notebook
@@ -175,6 +226,8 @@ def test_both_sides_notebook_plays_a_conflict_with_the_owner(tmp_path):
     assert "refused: REV_CONFLICT — the memory is now at revision 2" in printed("except RevConflict")
     assert "Lisbon: fly out on Fridays or Saturdays. ['travel', 'food'] revision 3" in printed("conn.edit(mid")
     assert printed("m.frame.loc").count("matches what the server serves: True") == 1
+    # after the narrow the notebook waits for the phone's sharing before it compares (issue 22)
+    assert printed("set_grant(food.token_id").count("matches what the server serves: True") == 1
     assert "complete that setup before saving" in printed("set_key_setup(False)")
     assert_no_secrets(nb)
 

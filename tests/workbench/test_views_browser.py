@@ -6,10 +6,7 @@ Screenshots land in build/: map-12.png, map-500.png, table.png.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +14,7 @@ import pytest
 from decoy_lab.widgets import VaultView
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
-from support.widgetpage import PageVault, varied_frames, widget_page
+from support.widgetpage import PageVault, varied_frames, vendored_scripts, widget_page
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -28,18 +25,7 @@ pytestmark = BROWSER_MARKS
 
 @pytest.fixture(scope="module")
 def vendor() -> Path:
-    run = subprocess.run(
-        ["bash", "scripts/vendor-widgets.sh", "build/vendor"],
-        cwd=ROOT,
-        env={**os.environ, "PYTHON": sys.executable},  # anywidget's front end comes from its wheel
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if run.returncode == 3:  # the script's code for "npm cannot be reached"
-        pytest.skip("npm cannot be reached to vendor the widget scripts: " + run.stderr.strip())
-    assert run.returncode == 0, run.stderr
-    return BUILD / "vendor"
+    return vendored_scripts()
 
 
 @pytest.fixture(scope="module")

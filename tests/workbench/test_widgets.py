@@ -494,7 +494,7 @@ def test_progress_bar_counts_rows_when_the_call_reports_them(monkeypatch):
 
     class Bar:
         def __init__(self, **kw):
-            self.n, self.total, self.unit, self.seen = 0, None, kw.get("unit"), []
+            self.n, self.total, self.bar_format, self.seen = 0, None, kw.get("bar_format"), []
             bars.append(self)
 
         def refresh(self):
@@ -517,7 +517,8 @@ def test_progress_bar_counts_rows_when_the_call_reports_them(monkeypatch):
 
     monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
     assert with_progress(load, "loading memories", after=0, poll=0.01) == "loaded"
-    assert (2, 4) in bars[0].seen and bars[0].unit == "rows"
+    assert (2, 4) in bars[0].seen and "of {total:,} rows" in bars[0].bar_format
+    assert "rate" not in bars[0].bar_format  # no rows/s: they arrive in bursts
 
 
 def test_a_failing_check_without_bytes_names_what_it_checked(agent_key):

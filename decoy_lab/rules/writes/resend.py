@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from decoy_lab.errors import DecoyError, OutcomeUnknown, RevConflict
+from decoy_lab.errors import DecoyError, OutcomeUnknown, RevConflict, ServerError, TransportError
 from decoy_lab.rules.writes.sending import delete_quietly, log, post_rows, put_journaled
 from decoy_lab.store.journal import Journal
 from decoy_lab.transport.api import is_unknown_outcome
+from decoy_lab.transport.retry import attempts_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.rules.session import Session
@@ -62,22 +63,55 @@ def drop_unused_topic(s: Session, topic_ids: list[str]) -> None:
 def unsettled(
     s: Session, journal: Journal, entry: dict[str, Any], exc: BaseException, *, maybe_sent: bool
 ) -> OutcomeUnknown:
+    """The error of a write with no known outcome: what each attempt of its last request did, what
+    may have committed, where its sealed rows are kept and how to finish (`conn.resend()`)."""
     n = len(entry["ids"])
     rows = f"{n} row{'s' if n != 1 else ''} ({', '.join(entry['ids'])})"
     where = f" in {journal.path}" if journal.path is not None else " (in memory, for this kernel)"
-    if maybe_sent:
+    tried = attempts_of(exc)
+    each = "; ".join(f"attempt {i}: {attempt_said(e)}" for i, e in enumerate(tried, 1))
+    route = _route(str(exc))
+    sends = f" {route}" if route else ""
+    if not maybe_sent:
+        said = f"{entry['kind']}: nothing of the {rows} was sent{f' ({route})' if route else ''} — {each}"
+        finish = "conn.resend() — or running the same save again — sends them once the server can be reached"
+    else:
+        earlier = "" if any(_sent(e) for e in tried) else " (an earlier request of this write reached the server)"
         said = (
-            f"{entry['kind']}: the outcome is unknown after {s.retries + 1} sends; some, all or none of the "
+            f"{entry['kind']}: the outcome of{sends} is unknown — {each}{earlier}. Some, all or none of the "
             f"{rows} may have committed"
         )
-    else:
-        said = f"{entry['kind']}: the server could not be reached, so nothing of the {rows} was sent"
-    message = (
-        f"{said} (last: {exc}). The sealed rows are kept in the pending-writes journal{where}: "
-        "conn.resend() — or running the same save again — sends the SAME rows, never new ones"
-    )
+        finish = "conn.resend() — or running the same save again — sends the SAME rows, never new ones"
+    message = f"{said}. The sealed rows are kept in the pending-writes journal{where}: {finish}"
     journal.note(entry["id"], str(exc))
     return OutcomeUnknown(message, entry=entry["id"], ids=entry["ids"], sent=maybe_sent)
+
+
+def _sent(exc: BaseException) -> bool:
+    return not (isinstance(exc, TransportError) and not exc.sent)
+
+
+def _route(text: str) -> str:
+    """'POST /api/…' from an error's message that begins with the request it is about, else ''."""
+    head = text.split(": ", 1)[0]
+    return (
+        head if head.startswith(("POST /", "PUT /", "GET /", "DELETE /")) and " " not in head[head.index("/") :] else ""
+    )
+
+
+def attempt_said(exc: BaseException) -> str:
+    """One send, in words that never contradict another's: 'sent, <what came back> — may have
+    committed', or 'not sent (<why>)' for a connection refused (the request never left)."""
+    text = str(exc)
+    route = _route(text)
+    what = text[len(route) + 2 :] if route else text
+    if isinstance(exc, TransportError) and not exc.sent:
+        return f"not sent ({what.split('; is the server running?')[0]})"
+    if isinstance(exc, ServerError):
+        return f"sent, answered {exc.status} {exc.code or ''}".rstrip() + " — may have committed"
+    if isinstance(exc, TransportError):
+        return f"sent, {what.removesuffix('; the outcome is unknown')} — may have committed"
+    return f"sent, refused for now ({type(exc).__name__}: {what}) — not committed"
 
 
 def resend_entry(s: Session, entry: dict[str, Any]) -> dict[str, Any]:

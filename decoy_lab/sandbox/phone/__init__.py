@@ -11,4 +11,5 @@ One module per concern, each importing only those above it (and rules/, stores/,
     seed.py         the seed vaults: `demo` and `none`
     ownerapp.py     the owner's own edits, renames, grant changes, key setup, account list
     owner.py        Owner: the phone's approvals, denials, revocation, expiry and key
+    pages.py        the owner's pages as HTML: what is waiting, who is connected, what was decided
 """

@@ -13,4 +13,5 @@ joins them into one Starlette app:
     spaces.py       the legacy space routes
     sync.py         the change feed
     surface.py      the owner's surface under `/_sandbox/`, for the owner alone (rules/guard.py)
+    pages.py        the owner's home page (`/`, `/_sandbox/`) and `/connect`, in a browser
 """

@@ -11,7 +11,7 @@ key-setup` (`{"done": bool}`), `GET|POST accounts` (`{"service_name", "id"?}`); 
 run's secret for form posts); and the clock: `GET clock`, `POST clock {"advance": seconds}` —
 accepted only when the sandbox runs on a clock that can move (`FakeClock`, or any clock with
 `advance`); on the real clock it answers `409 CLOCK_NOT_ADJUSTABLE`. The owner's pages (the home
-page, `GET /connect?code=`, and the page a browser's Approve or Deny lands on) are in pages.py.
+page, `GET /connect?code=`, and the page a browser's Approve or Deny lands on) are served by routes/pages.py and drawn by phone/pages.py.
 A malformed body is 400 with a code, never a 500.
 """
 
@@ -27,8 +27,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from decoy_lab.sandbox.core import HTTPProblem, is_form, iso, json_object, state_of
-from decoy_lab.sandbox.phone import appview
-from decoy_lab.sandbox.routes import pages
+from decoy_lab.sandbox.phone import appview, pages
 from decoy_lab.sandbox.rules.guard import check_owner
 
 
@@ -299,5 +298,4 @@ routes = [
     Route("/_sandbox/key-setup", key_setup, methods=["GET", "POST"]),
     Route("/_sandbox/accounts", accounts, methods=["GET", "POST"]),
     Route("/_sandbox/clock", clock, methods=["GET", "POST"]),
-    *pages.routes,  # the home page, /connect
 ]

@@ -122,7 +122,7 @@ function render({ model, el }) {
 
   function drawHead() {
     head.innerHTML =
-      `<b>${esc(recipe.title)}</b> <span class="dr-headline" style="color:${recipe.colour}">` +
+      `<b>${esc(recipe.title)}</b> <span class="dr-headline dr-tone" style="--dr-tone:${recipe.colour}">` +
       `${esc(recipe.headline.slice(recipe.title.length))}</span>` +
       (recipe.verdict ? `<div class="dr-verdict">${esc(recipe.verdict)}</div>` : "");
   }
@@ -136,7 +136,7 @@ function render({ model, el }) {
           h(
             "div",
             { class: "dr-step-head", onclick: () => go(i) },
-            h("span", { class: "dr-mark", style: `color:${s.colour}`, text: s.mark }),
+            h("span", { class: "dr-mark dr-tone", style: `--dr-tone:${s.colour}`, text: s.mark }),
             h("span", { class: "dr-name", text: ` ${i + 1}. ${s.name}` }),
             s.ok === false ? h("span", { class: "dr-brief", text: " — " + (s.lines[0] || ["", ""])[1] }) : null,
           ),

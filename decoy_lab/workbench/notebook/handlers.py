@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from IPython.display import display
 
 from decoy_lab.errors import DecoyError
+from decoy_lab.vault.counts import plural
 from decoy_lab.workbench import verbs
-from decoy_lab.workbench.display import MemoryFrame, with_progress
+from decoy_lab.workbench.display import MemoryFrame, say, select_said, with_progress
 from decoy_lab.workbench.notebook import agents
 
 if TYPE_CHECKING:  # the widgets and the sandbox load on first use
@@ -71,8 +72,9 @@ Handler = Callable[[Notebook, Any, str | None], Any]
 
 
 def _help(m: Notebook, args: Any, cell: str | None) -> None:
-    print(verbs.usage(NB))
-    print("\n`%decoy VERB -h` explains one verb; Tab completes verbs, flags, topics, categories and ids.")
+    for verb in verbs.verbs_for(NB):  # what each does, then how to type it
+        print(f"{verb.name:<12} {verb.summary}\n{'':<12} {verb.usage(NB)}")
+    print("\n%decoy VERB -h explains one verb; Tab completes verbs, flags, topics, categories and ids.")
 
 
 def _connect(m: Notebook, args: Any, cell: str | None) -> Any:
@@ -82,7 +84,10 @@ def _connect(m: Notebook, args: Any, cell: str | None) -> Any:
     profile = args.profile or m.profile
     url = verbs.connect_url(args) or (None if args.sandbox else m.base_url or None)
     if m.pairing is not None and m.pairing.waiting and not args.new:
-        print("A pairing is still waiting for the owner (the widget above): Cancel it there, or `connect --new`.")
+        print(
+            "A pairing is still waiting for the owner (its widget is in the cell that ran connect): "
+            "press Cancel there, or run %decoy connect --new."
+        )
         return m.pairing
     if not args.new:
         live = _live_for(m, url, args.sandbox, args.profile)
@@ -90,7 +95,7 @@ def _connect(m: Notebook, args: Any, cell: str | None) -> Any:
             m._connected(live)
             print(
                 f"Already connected: {live.name!r} at {live.base_url} (token id {live.token_id}); using it. "
-                "`%decoy connect --new` pairs another; `%decoy request PERM` asks for more on this one."
+                "%decoy connect --new pairs another; %decoy request PERM asks for more on this one."
             )
             return live
     if url is None and not args.sandbox and not args.permissions and _has_profile(profile):
@@ -120,7 +125,7 @@ def _connect(m: Notebook, args: Any, cell: str | None) -> Any:
         handle._done.wait(m.auto_approve_wait)  # its phone approves at once: connect within this cell
         m.pairing.refresh()
     if m.pairing.connection is not None:
-        return m.pairing.connection  # the widget above shows the consent card; the repr has no secrets
+        return m.pairing.connection  # the pairing widget shows the consent card; the repr has no secrets
     return m.pairing  # the owner approves later; the widget says when (and Cancel works meanwhile)
 
 
@@ -156,7 +161,7 @@ def _connections(m: Notebook, args: Any, cell: str | None) -> Any:
         for c in m.connections
     ]
     if not rows:
-        print("No connections in this notebook: `%decoy connect --sandbox` (or `%decoy connect URL`) pairs one.")
+        print("No connections in this notebook: %decoy connect --sandbox (or %decoy connect URL) pairs one.")
     frame = pd.DataFrame(rows, columns=["current", "name", "server", "profile", "token_id", "key"])
     frame.index = pd.Index([m.number(c) for c in m.connections], name="#", dtype="int64")
     return frame
@@ -191,7 +196,8 @@ def _unpair(m: Notebook, args: Any, cell: str | None) -> None:
     done = f"Ended connection {token_id} (key {key})" + (f" and deleted profile {profile!r}." if profile else ".")
     if m.connection is None and m.connections:
         done += (
-            f" {len(m.connections)} other(s) stay live: `%decoy connections` lists them, `%decoy connect` picks one."
+            f" {plural(len(m.connections), 'other connection stays', 'other connections stay')} live: "
+            "%decoy connections lists them, %decoy connect picks one."
         )
     print(done)
 
@@ -206,7 +212,7 @@ def _pick(m: Notebook, which: str) -> Any:
     ids = [str(c.token_id) for c in m.connections]
     near = verbs.closest(which, ids)
     raise verbs.UsageProblem(
-        f"no connection {which!r} in this notebook (`%decoy connections` lists them)"
+        f"no connection {which!r} in this notebook (%decoy connections lists them)"
         + (f" — did you mean {near!r}?" if near else ""),
         verb="unpair",
         usage=verbs.BY_NAME["unpair"].usage(),
@@ -223,12 +229,11 @@ def _has_profile(name: str) -> bool:
 
 
 def _status(m: Notebook, args: Any, cell: str | None) -> Any:
-    """The consent card (asked · granted · held now) and the Connection (its repr has no secrets)."""
+    """The consent card (asked · granted · held now), alone: the connection's repr after it would
+    say less than the card (`%decoy connections` lists the connections)."""
     from decoy_lab.widgets.consent import ConsentCard
 
-    conn = m.conn()
-    display(ConsentCard.for_connection(conn, asked=m.asked, granted=m.granted))
-    return conn
+    display(ConsentCard.for_connection(m.conn(), asked=m.asked, granted=m.granted))
 
 
 def _access(m: Notebook, args: Any, cell: str | None) -> Any:
@@ -240,21 +245,18 @@ def _request(m: Notebook, args: Any, cell: str | None) -> Any:
 
     about = [args.topic] if args.topic else None  # a name or topic:<id>; the client resolves it
     req = m.conn().request_access(args.permissions, datatypes=args.datatypes, about=about, reason=args.reason)
-    display(RequestCard(req, asked=args.permissions, reason=args.reason))
+    display(RequestCard(req, asked=args.permissions, reason=args.reason, datatypes=args.datatypes, topic=args.topic))
     return req
 
 
 def _memories(m: Notebook, args: Any, cell: str | None) -> Any:
-    from decoy_lab.views import topicmap
-
-    vault = m.vault()
-    if args.wait:
-        from decoy_lab.vault.waiting import wait_for_rows
-
-        vault = m.last_vault = wait_for_rows(m.conn(), vault)
-    df = topicmap.select_memories(vault, topic=args.topic, category=args.category, search=args.search, mine=args.mine)
+    vault = _waited(m, args)
+    df = select_said(
+        vault, prompt="%decoy", topic=args.topic, category=args.category, search=args.search, mine=args.mine
+    )
     filtered = any(x for x in (args.topic, args.category, args.search, args.mine))
-    return MemoryFrame.of(df, vault=vault, columns=None if args.all else list(m.columns), front=NB, filtered=filtered)
+    cols = None if args.all else list(m.columns)
+    return say(MemoryFrame.of(df, vault=vault, columns=cols, front=NB, filtered=filtered))
 
 
 def _topics(m: Notebook, args: Any, cell: str | None) -> Any:
@@ -349,7 +351,18 @@ def _cache(m: Notebook, args: Any, cell: str | None) -> Any:
 def _browse(m: Notebook, args: Any, cell: str | None) -> Any:
     from decoy_lab.widgets.vaultview import VaultView
 
-    return VaultView(m.vault(), connection=m.conn(), reveal=m.reveal)
+    vault = _waited(m, args)  # the view itself says why it is empty, and what rows are on their way
+    return VaultView(vault, connection=m.conn(), reveal=m.reveal)
+
+
+def _waited(m: Notebook, args: Any) -> Any:
+    """The vault, read again while rows are on their way when `--wait` was given."""
+    vault = m.vault()
+    if args.wait:
+        from decoy_lab.vault.waiting import wait_for_rows
+
+        vault = m.last_vault = wait_for_rows(m.conn(), vault)
+    return vault
 
 
 def _dump(m: Notebook, args: Any, cell: str | None) -> Any:

@@ -107,7 +107,8 @@ class DecoyMagics(Magics):
             assert verb is not None and args is not None  # a DecoyError comes after the parse
             said = verbs.hint(exc, NB, verb=verb.name, profile=getattr(args, "profile", None))
             said = said or verbs.value_suggestion(exc, verb, args, self._sources())
-            raise UsageError(f"%decoy {verb.name}: {exc}" + (f"\n→ {said}" if said else "")) from None
+            text = verbs.front_words(str(exc), NB)
+            raise UsageError(f"%decoy {verb.name}: {text}" + (f"\n→ {said}" if said else "")) from None
 
     decoy.__doc__ = f"{decoy.__doc__}\n\n{verbs.usage(NB)}"  # `%decoy?` shows every sub-command
 
@@ -118,10 +119,10 @@ class DecoyMagics(Magics):
             w = self.pairing
             if w is not None and w.waiting:
                 raise UsageError(
-                    f"the pairing is still waiting for the owner's approval ({w.handle.status}; see the pairing "
-                    "widget above). Run this again once it says done, or press Cancel there."
+                    f"the pairing is still waiting for the owner's approval ({w.handle.status}; its widget is in "
+                    "the cell that ran connect). Run this again once it says done, or press Cancel there."
                 )
-            raise UsageError("not connected: run `%decoy connect --sandbox` (or `%decoy connect URL`) first")
+            raise UsageError("not connected: run %decoy connect --sandbox (or %decoy connect URL) first")
         return self.connection
 
     def vault(self) -> Any:

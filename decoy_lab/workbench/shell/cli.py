@@ -87,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     known = _commands(parser)
     if words and not words[0].startswith("-") and words[0] not in known:
         return _unknown(words[0], known)
-    args = parser.parse_args(words)
+    args, extra = parser.parse_known_args(words)
+    if extra:  # said by the verb that was given them, with its usage (not the top-level one)
+        return _unrecognized(getattr(args, "command", None), extra)
     if not getattr(args, "command", None):
         parser.print_help()
         return 0
@@ -99,6 +101,21 @@ def _commands(parser: argparse.ArgumentParser) -> list[str]:
         if isinstance(action, argparse._SubParsersAction):
             return list(action.choices)
     return []
+
+
+def _unrecognized(command: str | None, extra: list[str]) -> int:
+    """Words no option of the verb takes: one line, the closest flag, the verb's one-line usage."""
+    from decoy_lab.workbench.verbs import BY_NAME, SHELL, closest
+
+    verb = BY_NAME.get(command or "")
+    where = f"decoy-lab {command}" if command else "decoy-lab"
+    flag = next((w for w in extra if w.startswith("--")), None)
+    near = closest(flag, verb.flags(SHELL)) if verb is not None and flag else None
+    said = f" — did you mean {near!r}?" if near else ""
+    print(f"error: {where}: unrecognized arguments: {' '.join(extra)}{said}", file=sys.stderr)
+    usage = verb.usage(SHELL) if verb is not None else f"{where} -h"
+    print(f"usage: {usage}", file=sys.stderr)
+    return 2
 
 
 def _unknown(word: str, known: list[str]) -> int:

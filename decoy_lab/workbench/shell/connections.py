@@ -8,7 +8,7 @@ import argparse
 import time
 
 from decoy_lab.errors import DecoyError
-from decoy_lab.widgets.html import countdown
+from decoy_lab.widgets.html import countdown, status_parts
 from decoy_lab.workbench import verbs
 from decoy_lab.workbench.shell.terminal import (
     INTERRUPTED,
@@ -45,10 +45,12 @@ def cmd_connect(args: argparse.Namespace) -> int:
             with Connection.resume(args.profile) as conn:
                 print(
                     f"Already connected: profile {args.profile!r} is {conn.name!r} at {conn.base_url} "
-                    f"(token id {conn.token_id}); using it. `decoy-lab connect {url} --new` pairs again; "
-                    "`decoy-lab request PERM` asks for more on this one."
+                    f"(token id {conn.token_id}); using it. decoy-lab connect {url} --new pairs again; "
+                    "decoy-lab request PERM asks for more on this one."
                 )
             return 0
+        if not args.force:  # a URL that cannot pair is said for what it is, before the name clash
+            _reachable(url)
     rows = authorization_details(args.permissions or None)
 
     status = StatusLine()
@@ -69,7 +71,8 @@ def cmd_connect(args: argparse.Namespace) -> int:
         while not handle.done():
             left = handle.seconds_left()
             clock = f" — {countdown(left)} left" if left is not None else ""
-            status.show(f"{handle.status}: {handle.message}{clock}", steady=f"{handle.status}: {handle.message}")
+            said = "".join(status_parts(handle.status, handle.message))  # "waiting for the owner…", once
+            status.show(f"{said}{clock}", steady=said)
             time.sleep(0.2)
     except KeyboardInterrupt:
         handle.cancel()
@@ -96,6 +99,19 @@ def cmd_connect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reachable(url: str) -> None:
+    """The URL's form first, then the server's OAuth metadata: what is wrong with the URL is said."""
+    from decoy_lab.client.pairing import check_base_url
+    from decoy_lab.transport.api import Api
+
+    check_base_url(url)
+    api = Api(url)
+    try:
+        api.metadata()
+    finally:
+        api.close()
+
+
 def cmd_connections(args: argparse.Namespace) -> int:
     """The saved connections (profiles); the one --profile names is marked."""
     import pandas as pd
@@ -111,7 +127,8 @@ def cmd_connections(args: argparse.Namespace) -> int:
             rows.append({"": "", "profile": name, "server": f"(unreadable: {exc})", "name": "", "token_id": ""})
             continue
         mark = "→" if name == args.profile else ""
-        rows.append({"": mark, "profile": name, "server": p.base_url, "name": p.name, "token_id": p.token_id})
+        named = p.connection_name or "(unnamed)"  # the name the owner approved, not the profile's
+        rows.append({"": mark, "profile": name, "server": p.base_url, "name": named, "token_id": p.token_id})
     df = pd.DataFrame(rows, columns=["", "profile", "server", "name", "token_id"])
     print(table(df, list(df.columns), empty="(no saved connections: decoy-lab connect URL pairs one)"))
     return 0

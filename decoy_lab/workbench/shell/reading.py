@@ -13,6 +13,7 @@ from decoy_lab.workbench.shell.terminal import (
     frame_records,
     note,
     print_json,
+    short_ids,
     table,
 )
 
@@ -34,22 +35,29 @@ def _listing(args: argparse.Namespace, df: Any, columns: list[str], long: tuple[
 
 def cmd_memories(args: argparse.Namespace) -> int:
     """The memories this connection can read, filtered like the notebook's table and map."""
+    from decoy_lab.vault.counts import memories_text
     from decoy_lab.vault.waiting import empty_sentence, wait_for_rows, waiting_sentence
-    from decoy_lab.views.topicmap import select_memories
+    from decoy_lab.workbench.display import readable_view, select_said
 
     with connection(args) as conn:
         vault = _load(conn)
         if args.wait:
             vault = wait_for_rows(conn, vault, say=note, bar=sys.stderr.isatty())
-        df = select_memories(vault, topic=args.topic, category=args.category, search=args.search, mine=args.mine)
-        filtered = any(x for x in (args.topic, args.category, args.search, args.mine))
-        if not args.json:
-            note(f"{len(df)} shown (legacy space rows included) · vault: {vault.summary}")
-            said = empty_sentence(vault, filtered=filtered, prompt="decoy-lab") if len(df) == 0 else None
-            said = said or waiting_sentence(vault, prompt="decoy-lab")
-            if said:
-                note(said)
-        return _listing(args, df, ["id", "topic", "categories", "text"], ("topic", "text"), "memories")
+        filters = {"topic": args.topic, "category": args.category, "search": args.search, "mine": args.mine}
+        df = select_said(vault, prompt="decoy-lab", **filters)
+        if args.json:
+            return _listing(args, df, [], (), "memories")
+        shown = "" if len(df) == len(vault.memories) else f"{memories_text(len(df), len(vault.memories))}; vault: "
+        note(shown + vault.summary)
+        filtered = any(filters.values())
+        said = empty_sentence(vault, filtered=filtered, prompt="decoy-lab") if len(df) == 0 else None
+        said = said or waiting_sentence(vault, prompt="decoy-lab")
+        if said:
+            note(said)
+        # what the notebook shows (whole text, "You" for no topic), ids cut as git cuts them
+        view = readable_view(df, ["id", "topic", "categories", "text"])
+        view["id"] = short_ids(list(df["id"]), list(vault.memories["id"]))
+        return _listing(args, view, ["id", "topic", "categories", "text"], ("text",), "memories")
 
 
 def cmd_topics(args: argparse.Namespace) -> int:

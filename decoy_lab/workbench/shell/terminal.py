@@ -22,6 +22,7 @@ from decoy_lab.workbench import verbs
 DEFAULT_PROFILE = "default"
 INTERRUPTED = 130
 MIN_TEXT_WIDTH = 16
+SHORT_ID = 8  # the shortest id prefix a table shows (a UUID's first group), longer only to stay unique
 
 
 def note(text: str) -> None:
@@ -98,6 +99,30 @@ def table(
     return view.to_string(index=False, justify="left")
 
 
+def short_ids(shown: list[str], among: list[str]) -> list[str]:
+    """`shown` ids cut to the shortest prefix (at least SHORT_ID) that no two of `among` share, as
+    git shortens a commit id; commands that take an ID take the prefix too (`full_id`)."""
+    ids = list(dict.fromkeys(among))
+    n = SHORT_ID
+    while n < max(map(len, ids), default=0) and len({i[:n] for i in ids}) < len(ids):
+        n += 1
+    return [i[:n] for i in shown]
+
+
+def full_id(conn: Any, given: str) -> str:
+    """The served id that the prefix `given` (as a table shows it) stands for; `given` itself when
+    it is whole or matches none (the server then says what it is)."""
+    if len(given) >= 36 or ":" in given:
+        return given
+    ids = [r.get("id") for r in conn.load().served]
+    hits = sorted({i for i in ids if isinstance(i, str) and i.startswith(given)})
+    if len(hits) > 1:
+        raise verbs.UsageProblem(
+            f"the id {given!r} is the start of {len(hits)} ids ({', '.join(hits[:3])}, …): give more of it"
+        )
+    return hits[0] if hits else given
+
+
 class StatusLine:
     """One status line on stderr: rewritten in place on a terminal, else printed when it changes.
     `print` puts a line on stdout above it (safe from another thread)."""
@@ -145,7 +170,7 @@ def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
         try:
             return int(fn(args) or 0)
         except DecoyError as exc:
-            text = str(exc)
+            text = verbs.front_words(str(exc), verbs.SHELL)
             recovery = getattr(exc, "recovery", None)
             if recovery and f"recovery: {recovery}" not in text:
                 text += f" (recovery: {recovery})"
@@ -171,7 +196,13 @@ def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
 def connection(args: argparse.Namespace) -> Iterator[Any]:
     """The connection saved under `--profile`, closed afterwards."""
     from decoy_lab.client.connection import Connection
+    from decoy_lab.errors import ProfileError
+    from decoy_lab.store.profiles import ProfileStore, check_name
 
+    store = ProfileStore()
+    if not store.exists(check_name(args.profile)):  # said in shell words; the hint gives the command
+        known = ", ".join(store.names()) or "none"
+        raise ProfileError(f"no saved profile {args.profile!r} in {store.profiles_dir} (saved profiles: {known})")
     conn = Connection.resume(args.profile)
     try:
         yield conn

@@ -10,6 +10,7 @@ import sys
 from decoy_lab.workbench import verbs
 from decoy_lab.workbench.shell.terminal import (
     connection,
+    full_id,
     note,
     read_text,
 )
@@ -18,7 +19,7 @@ from decoy_lab.workbench.shell.terminal import (
 def cmd_unseal(args: argparse.Namespace) -> int:
     """Re-run the read of one served row step by step; exit 1 when a step fails."""
     with connection(args) as conn:
-        trace = conn.unseal(args.id)
+        trace = conn.unseal(full_id(conn, args.id))
         print(trace.to_text(reveal=args.reveal))
         return 0 if trace.ok else 1
 

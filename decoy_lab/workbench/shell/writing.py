@@ -8,9 +8,11 @@ import argparse
 import json
 
 from decoy_lab.errors import TransportError
+from decoy_lab.vault.counts import plural
 from decoy_lab.workbench import verbs
 from decoy_lab.workbench.shell.terminal import (
     connection,
+    full_id,
     note,
     print_json,
     read_text,
@@ -31,6 +33,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
     """Edit a memory in place (removing a label rotates its key)."""
     changes = verbs.edit_changes(args, read_text(args.text) if args.text is not None else None)
     with connection(args) as conn:
+        args.id = full_id(conn, args.id)
         ans = conn.edit(args.id, **changes)
     if args.json:
         print_json(ans)
@@ -43,7 +46,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     """Delete memories, topic rows or legacy space rows; prints which were deleted and which refused,
     and why (exit 1 if any was refused)."""
     with connection(args) as conn:
-        res = conn.delete(args.ids)
+        res = conn.delete([full_id(conn, i) for i in args.ids])
     if args.json:
         print_json({"deleted": res.deleted, "refused": res.refused, "why": res.why, "remediation": res.remediation})
     else:
@@ -76,7 +79,7 @@ def cmd_resend(args: argparse.Namespace) -> int:
         if not pending:
             print("nothing pending: every write's outcome is known")
         for entry in pending if args.list_only else []:
-            print(f"pending  {entry['kind']:<5} {entry['target']}  ({len(entry['ids'])} rows)")
+            print(f"pending  {entry['kind']:<5} {entry['target']}  ({plural(len(entry['ids']), 'row')})")
         for res in done:
             print(f"{res.get('kind', ''):<5} {res.get('target') or ''}  {res['outcome']}")
     return 1 if left or any(r["outcome"] != "committed" for r in done) else 0

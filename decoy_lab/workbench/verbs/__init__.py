@@ -9,7 +9,7 @@ was wrong in one line and suggests the closest word.
 
     table.py       Arg, Verb, the VERBS table, BY_NAME, the front ends and their prompts
     parsing.py     UsageProblem, closest, parse (argparse that raises), find_verb, check
-    translate.py   connect_url, topic_value, save_options, edit_changes, dump_key, hint, value_suggestion
+    translate.py   connect_url, topic_value, save_options, edit_changes, dump_key, front_words, hint, value_suggestion
     completion.py  complete: what Tab offers
 
 Both front ends import the package (`from decoy_lab.workbench import verbs`), not the modules.
@@ -39,6 +39,7 @@ from decoy_lab.workbench.verbs.translate import (
     connect_url,
     dump_key,
     edit_changes,
+    front_words,
     hint,
     save_options,
     topic_value,
@@ -67,6 +68,7 @@ __all__ = [
     "dump_key",
     "edit_changes",
     "find_verb",
+    "front_words",
     "hint",
     "parse",
     "save_options",

@@ -69,7 +69,7 @@ def parse(words: Sequence[str], front: str = NOTEBOOK) -> tuple[Verb, argparse.N
     """The verb and its arguments from a split command line; None when `-h` printed a help.
     A mistake raises UsageProblem."""
     if not words:
-        raise UsageProblem(f"needs a sub-command — `{PROMPT[front]} help` lists them")
+        raise UsageProblem(f"needs a sub-command — {PROMPT[front]} help lists them")
     verb = find_verb(words[0], front)
     parser = _Raising(prog=f"{PROMPT[front]} {verb.name}", add_help=True)
     parser.verb, parser.front = verb, front
@@ -94,7 +94,7 @@ def find_verb(word: str, front: str = NOTEBOOK) -> Verb:
         raise UsageProblem(
             f"unknown sub-command {word!r} — did you mean {near!r}?", usage=BY_NAME[near].usage(front), suggestion=near
         )
-    raise UsageProblem(f"unknown sub-command {word!r} — `{PROMPT[front]} help` lists them")
+    raise UsageProblem(f"unknown sub-command {word!r} — {PROMPT[front]} help lists them")
 
 
 def check(verb: Verb, args: argparse.Namespace) -> None:

@@ -117,7 +117,7 @@ VERBS: tuple[Verb, ...] = (
         "unpair",
         "end a connection at the server and delete its saved profile",
         (
-            Arg("which", "a number or token id from `connections`", nargs="?", metavar="N", fronts=ONLY_NOTEBOOK),
+            Arg("which", "a number or token id from connections", nargs="?", metavar="N", fronts=ONLY_NOTEBOOK),
             _PROFILE,
             Arg("--local", "only delete the profile here (the server is unreachable)", flag=True),
         ),
@@ -160,7 +160,7 @@ VERBS: tuple[Verb, ...] = (
         (_TOPIC, Arg("--depth", "how many rings", type=int, metavar="N"), Arg("--category", metavar="C")),
         fronts=ONLY_NOTEBOOK,
     ),
-    Verb("browse", "the memory browser and the map as two views of one vault", fronts=ONLY_NOTEBOOK),
+    Verb("browse", "the memory browser and the map as two views of one vault", (_WAIT_ROWS,), fronts=ONLY_NOTEBOOK),
     Verb(
         "unseal",
         "re-run the read of one row step by step",

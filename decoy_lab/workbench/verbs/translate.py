@@ -70,6 +70,22 @@ def dump_key(args: argparse.Namespace) -> tuple[str | None, Path | None]:
     return None, path
 
 
+# The Python spellings the library's messages use, and what a person types in each front end.
+PYTHON_WORDS: tuple[tuple[str, dict[str, str]], ...] = (
+    ("Connection.pair(...)", {NOTEBOOK: "%decoy connect URL", SHELL: "decoy-lab connect URL"}),
+    ("conn.resend()", {NOTEBOOK: "%decoy resend", SHELL: "decoy-lab resend"}),
+    ("pass force=True (--force)", {NOTEBOOK: "pass --force", SHELL: "pass --force"}),
+)
+
+
+def front_words(text: str, front: str) -> str:
+    """An error's message in the front end's words: `decoy-lab connect URL` in a shell where the
+    library says `Connection.pair(...)`."""
+    for python, typed in PYTHON_WORDS:
+        text = text.replace(python, typed[front])
+    return text
+
+
 def hint(exc: DecoyError, front: str, *, verb: str | None = None, profile: str | None = None) -> str | None:
     """The command that answers an error, in the front end's words (None when there is none)."""
     p = PROMPT[front]
