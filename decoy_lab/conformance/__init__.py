@@ -9,6 +9,7 @@ through their public APIs (the owner API, the recorded flows), never the sandbox
     recording.py      the inspector in front of the hop, opening rows as the sandbox's owner
     scenarios.py      clean, lost-answers, preparing, owner-edits, missing-permission, slow-pairing,
                       token-rotation: a fresh sandbox each, the agent's command run against it
+    reproduce.py      a curl line per exchange a failure names, to re-send it against a sandbox
     report.py         the scorecard: text, JSON, JUnit XML, an offline HTML page
     docs.py           docs/rules.md from the rules
     command.py        `decoy-lab check`: add_arguments(parser) and run(args)

@@ -1,6 +1,7 @@
 """`decoy-lab check`: judge an agent by the spec, rule by rule, under staged faults.
 
-    decoy-lab check [--scenario NAME …] [--json FILE] [--junit FILE] [--html FILE] [--timeout S] -- COMMAND [ARG…]
+    decoy-lab check [--scenario NAME …] [--json FILE] [--junit FILE] [--html FILE] [--timeout S]
+                    [--agent-key PEM] -- COMMAND [ARG…]
     python -m decoy_lab.conformance -- COMMAND [ARG…]
     python -m decoy_lab.conformance --rules-md > docs/rules.md
 
@@ -56,22 +57,49 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--junit", metavar="FILE", help="write the scorecard as JUnit XML (one test case per rule)")
     p.add_argument("--html", metavar="FILE", help="write an offline page: each failed rule with its exchanges")
     p.add_argument("--timeout", type=positive, default=120.0, metavar="S", help="time limit per scenario (default 120)")
+    p.add_argument(
+        "--agent-key",
+        dest="agent_key",
+        metavar="PEM",
+        help="the agent's private key: each row's self_wrap must open to the key its owner_wrap holds",
+    )
     p.add_argument("--rules-md", dest="rules_md", action="store_true", help="print docs/rules.md and exit")
     p.add_argument("--list", action="store_true", help="list the scenarios and rules and exit")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG…]: the agent to check")
 
 
-def _usage(args: argparse.Namespace) -> list[str]:
-    command = list(args.command or [])
+def agent_command(words: list[str] | None) -> list[str]:
+    """The agent's command from what follows `--` (checked to exist)."""
+    command = list(words or [])
     if command[:1] == ["--"]:
         command = command[1:]
     if not command:
         raise UsageError("give the agent's command after --, e.g. decoy-lab check -- python my_agent.py")
     if shutil.which(command[0]) is None and not Path(command[0]).exists():
         raise UsageError(f"{command[0]}: no such command")
-    for name in args.scenario or []:
+    return command
+
+
+def scenario_names(names: list[str] | None) -> list[str]:
+    """The scenarios asked for (default: all), each checked to exist."""
+    for name in names or []:
         if name not in SCENARIOS:
             raise UsageError(f"no scenario {name!r}; the scenarios are {', '.join(SCENARIOS)}")
+    return list(names or DEFAULT)
+
+
+def agent_key(path: str | None) -> bytes | None:
+    """The agent's private key (PEM) from --agent-key, read once."""
+    if not path:
+        return None
+    if not Path(path).is_file():
+        raise UsageError(f"--agent-key {path}: no such file")
+    return Path(path).read_bytes()
+
+
+def _usage(args: argparse.Namespace) -> list[str]:
+    command = agent_command(args.command)
+    scenario_names(args.scenario)
     for flag in ("json", "junit", "html"):
         value = getattr(args, flag)
         if value and not Path(value).resolve().parent.is_dir():
@@ -98,15 +126,15 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
         return 0
     try:
         command = _usage(args)
+        key = agent_key(args.agent_key)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    names = args.scenario or list(DEFAULT)
     runs = []
-    for name in names:
+    for name in scenario_names(args.scenario):
         print(f"running scenario {name} …", file=sys.stderr, flush=True)
         try:
-            runs.append(run_scenario(SCENARIOS[name], command, timeout=args.timeout))
+            runs.append(run_scenario(SCENARIOS[name], command, timeout=args.timeout, agent_key=key))
         except (OSError, RuntimeError) as exc:
             print(f"error: scenario {name} could not run: {exc}", file=sys.stderr)
             return 2

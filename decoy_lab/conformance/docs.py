@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decoy_lab.conformance.model import Rule
 from decoy_lab.conformance.rules import RULES
 from decoy_lab.conformance.scenarios import SCENARIOS
 
@@ -43,7 +44,11 @@ def rules_md() -> str:
         "",
         "| rule | scenario | `--bug` | the bug |",
         "| --- | --- | --- | --- |",
-        *[f"| `{r.id}` | `{r.scenarios[0]}` | `{r.bug}` | {r.catches} |" for r in RULES],
+        *[f"| `{r.id}` | `{r.scenarios[0]}` | `{r.bug}`{_with_key(r)} | {r.catches} |" for r in RULES],
         "",
     ]
     return "\n".join(out)
+
+
+def _with_key(rule: Rule) -> str:
+    return " *with `--agent-key`*" if rule.needs_agent_key else ""

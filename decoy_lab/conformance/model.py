@@ -49,6 +49,7 @@ class Rule:
     scenarios: tuple[str, ...] = ("clean",)
     bug: str = ""  # the example agent's --bug that this rule catches (docs/rules.md)
     catches: str = ""  # that bug in words
+    needs_agent_key: bool = False  # its bug shows only when the check has the agent's key (--agent-key)
 
     def evaluate(self, run: Run) -> Result:
         try:
@@ -74,6 +75,8 @@ class Exchange:
     form: dict[str, str]
     rows: list[Any]  # the inspector's opened rows (inspector.model.Row)
     token: str = ""  # fingerprint of the bearer token the request carried ("" without one)
+    body: bytes = field(default=b"", repr=False)  # the request body as recorded (secrets masked)
+    content_type: str = ""  # the request's Content-Type
 
     @property
     def answered(self) -> bool:
@@ -115,6 +118,8 @@ class Exchange:
             form,
             list(flow.rows),
             flow.token,
+            flow.request_body.data,
+            flow.header("content-type") or "",
         )
 
 
@@ -138,6 +143,8 @@ class Run:
     stderr: str = ""
     timed_out: bool = False
     notes: list[str] = field(default_factory=list)
+    agent_key: bytes | None = field(default=None, repr=False)  # the agent's PEM key, when the check has it
+    flows: list[Any] = field(default_factory=list, repr=False, compare=False)  # the inspector's Flows
     _by_id: dict[str, dict] | None = field(default=None, repr=False, compare=False)
 
     def where(self, method: str | None = None, path: str | None = None) -> list[Exchange]:

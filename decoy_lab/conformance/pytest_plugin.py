@@ -8,6 +8,9 @@ which rules what it did breaks.
         run_my_agent(base_url=decoy_inspector.url)      # the agent pairs and works through it
         assert pytest_plugin.violations(decoy_inspector) == []
 
+`pytest --decoy-agent-key PEM` gives the agent's private key: each row's self_wrap must then
+open to the key its owner_wrap holds (without it, only its layout is checked).
+
 `decoy_sandbox` is a fresh sandbox (no seed, the owner approves at once); `decoy_inspector` records
 in front of it and opens every written row as its owner would. `violations(inspector)` judges the
 rules over what was recorded so far and lists each failure as "rule id: evidence".
@@ -15,6 +18,7 @@ rules over what was recorded so far and lists each failure as "rule id: evidence
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,24 +27,40 @@ import pytest
 from decoy_lab.conformance.model import FAILED, Exchange, Run
 from decoy_lab.conformance.rules import RULES
 
+_AGENT_KEYS: weakref.WeakKeyDictionary[Any, bytes] = weakref.WeakKeyDictionary()  # inspector -> --decoy-agent-key
 
-def record(inspector: Any, scenario: str = "pytest") -> Run:
-    """What `inspector` recorded, as a Run (with its sandbox's owner view when it has one)."""
+
+def record(inspector: Any, scenario: str = "pytest", *, agent_key: bytes | str | None = None) -> Run:
+    """What `inspector` recorded, as a Run (with its sandbox's owner view when it has one, and the
+    agent's PEM key when given: `self_wrap` is then opened with it)."""
     inspector.settle(30.0)
     sandbox = getattr(inspector, "sandbox", None)
     view = sandbox.owner.app_view() if sandbox is not None and hasattr(sandbox, "owner") else []
-    return Run(scenario, [Exchange.of(f) for f in inspector.all_flows()], view)
+    key = agent_key.encode("ascii") if isinstance(agent_key, str) else agent_key
+    key = key if key is not None else _AGENT_KEYS.get(inspector)
+    return Run(scenario, [Exchange.of(f) for f in inspector.all_flows()], view, agent_key=key)
 
 
-def violations(inspector: Any, *, warnings: bool = False) -> list[str]:
-    """Each failed rule (and each warning, with `warnings=True`) as "rule id: evidence"."""
-    run = record(inspector)
+def violations(inspector: Any, *, warnings: bool = False, agent_key: bytes | str | None = None) -> list[str]:
+    """Each failed rule (and each warning, with `warnings=True`) as "rule id: evidence". With
+    `agent_key` (PEM; or `pytest --decoy-agent-key PEM`) each row's self_wrap must open to its key."""
+    run = record(inspector, agent_key=agent_key)
     out = []
     for rule in RULES:
         result = rule.evaluate(run)
         if result.status == FAILED or (warnings and result.status == "warning"):
             out += [f"{rule.id}: {e}" for e in result.evidence] or [f"{rule.id}: {result.status}"]
     return out
+
+
+def pytest_addoption(parser: Any) -> None:
+    parser.addoption(
+        "--decoy-agent-key",
+        metavar="PEM",
+        default=None,
+        help="decoy_lab: the agent's private key (PEM file): decoy_inspector opens what it writes with it, "
+        "and violations() checks each self_wrap opens to its row's key",
+    )
 
 
 @pytest.fixture
@@ -53,11 +73,17 @@ def decoy_sandbox() -> Iterator[Any]:
 
 
 @pytest.fixture
-def decoy_inspector(decoy_sandbox: Any) -> Iterator[Any]:
+def decoy_inspector(decoy_sandbox: Any, request: Any) -> Iterator[Any]:
     """The recording inspector in front of `decoy_sandbox`; give the agent its `.url`."""
+    from pathlib import Path
+
     from decoy_lab.conformance.recording import start_inspector
 
-    inspector = start_inspector(decoy_sandbox.url, decoy_sandbox)
+    path = request.config.getoption("--decoy-agent-key", default=None)
+    key = Path(path).read_bytes() if path else None
+    inspector = start_inspector(decoy_sandbox.url, decoy_sandbox, agent_key=key)
+    if key is not None:
+        _AGENT_KEYS[inspector] = key  # what violations() opens self_wrap with
     try:
         yield inspector
     finally:

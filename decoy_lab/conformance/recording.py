@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from decoy_lab.inspector import Inspector
+from decoy_lab.inspector.inspector import Inspector
 from decoy_lab.inspector.opening import Opener
 from decoy_lab.inspector.proxy import ProxyApp
 from decoy_lab.inspector.recorder import Recorder
@@ -21,14 +21,20 @@ def owner_check(sandbox: Any) -> Any:
     """(row, trace) → the owner's app's view of that row, in the running sandbox."""
     from decoy_lab.sandbox.phone import appview
 
-    def check(row: dict, trace: Any) -> dict:
-        return appview.check_row(sandbox.state, row, trace=trace)
+    class Check:
+        key = sandbox.owner.key  # the owner's private key: opens the legacy space keys wrapped to it
 
-    return check
+        def __call__(self, row: dict, trace: Any) -> dict:
+            return appview.check_row(sandbox.state, row, trace=trace)
+
+    return Check()
 
 
-def start_inspector(upstream: str, sandbox: Any, *, timeout: float = 60.0) -> Inspector:
-    """A recording inspector forwarding to `upstream` (the hop), opening rows as `sandbox`'s owner."""
-    recorder = Recorder(opener=Opener(owner_check=owner_check(sandbox)))
+def start_inspector(
+    upstream: str, sandbox: Any, *, timeout: float = 60.0, agent_key: bytes | str | None = None
+) -> Inspector:
+    """A recording inspector forwarding to `upstream` (the hop), opening rows as `sandbox`'s owner
+    (and with `agent_key`, the agent's PEM key, as the agent reads them back)."""
+    recorder = Recorder(opener=Opener(owner_check=owner_check(sandbox), agent_key=agent_key))
     served = serve_in_thread(ProxyApp(recorder, upstream, timeout=timeout), name="decoy-check-inspector")
     return Inspector(recorder, served=served, upstream=upstream, sandbox=sandbox)

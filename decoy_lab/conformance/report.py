@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
+from decoy_lab.conformance import reproduce
 from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED, STATUSES, WARNING, Result, Rule, Run
 
 MARKS = {PASSED: "PASSED", WARNING: "WARNING", FAILED: "FAILED", NOT_EXERCISED: "NOT EXERCISED"}
@@ -26,6 +27,7 @@ class Verdict:
     status: str
     evidence: list[str] = field(default_factory=list)
     by_scenario: dict[str, str] = field(default_factory=dict)
+    reproducers: list[dict[str, Any]] = field(default_factory=list)  # a curl per exchange a failure names
 
     def spec_line(self) -> str:
         return f"{self.rule.doc} {self.rule.section}: “{self.rule.spec}”"
@@ -41,6 +43,7 @@ class Verdict:
             "status": self.status,
             "evidence": list(self.evidence),
             "scenarios": dict(self.by_scenario),
+            "reproducers": list(self.reproducers),
         }
 
 
@@ -63,6 +66,30 @@ class Scorecard:
     def exit_code(self) -> int:
         return 1 if self.failed else 0
 
+    @property
+    def rules(self) -> list[dict[str, Any]]:
+        """Every rule's verdict, as `--json` writes it: id, title, spec, status, evidence, …"""
+        return [v.to_dict() for v in self.verdicts]
+
+    def violations(self, *, warnings: bool = False) -> list[str]:
+        """Each failed rule (and warning, with `warnings=True`) as "rule id: evidence"."""
+        worst = {FAILED, WARNING} if warnings else {FAILED}
+        return [f"{v.rule.id}: {e}" for v in self.verdicts if v.status in worst for e in v.evidence or [v.status]]
+
+    def run(self, scenario: str) -> Run:
+        """The record of one scenario (its exchanges, and the inspector's flows in `.flows`)."""
+        found = next((r for r in self.runs if r.scenario == scenario), None)
+        if found is None:
+            raise KeyError(f"no scenario {scenario!r} in this check: {', '.join(r.scenario for r in self.runs)}")
+        return found
+
+    def __repr__(self) -> str:
+        c = self.counts()
+        return (
+            f"<Scorecard {self.command!r}: {c[FAILED]} failed, {c[WARNING]} warnings, {c[PASSED]} passed, "
+            f"{c[NOT_EXERCISED]} not exercised over {len(self.runs)} scenario(s)>"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "command": self.command,
@@ -78,8 +105,21 @@ def score(rules: list[Rule], runs: list[Run], command: str = "") -> Scorecard:
         results: list[tuple[str, Result]] = [(run.scenario, rule.evaluate(run)) for run in runs]
         status = next((s for s in STATUSES if any(r.status == s for _, r in results)), NOT_EXERCISED)
         evidence = [f"[{name}] {e}" for name, r in results if r.status == status for e in r.evidence]
-        verdicts.append(Verdict(rule, status, evidence, {name: r.status for name, r in results}))
+        verdict = Verdict(rule, status, evidence, {name: r.status for name, r in results})
+        if status in (FAILED, WARNING):
+            verdict.reproducers = _reproducers(runs, evidence)
+        verdicts.append(verdict)
     return Scorecard(verdicts, runs, command)
+
+
+def _reproducers(runs: list[Run], evidence: list[str]) -> list[dict[str, Any]]:
+    """A curl per exchange the evidence names, once each, in the order named."""
+    wanted: dict[str, list[int]] = {}
+    for line in evidence:
+        scenario, ids = evidence_refs(line)
+        wanted.setdefault(scenario, [])
+        wanted[scenario] += [i for i in ids if i not in wanted[scenario]]
+    return [r for run in runs for r in reproduce.reproducers(run, wanted.get(run.scenario, []))]
 
 
 def _run_dict(run: Run) -> dict[str, Any]:
@@ -118,6 +158,7 @@ def text(card: Scorecard) -> str:
             lines.append(f"{'':<15}- {e}")
         if len(v.evidence) > EVIDENCE_SHOWN:
             lines.append(f"{'':<15}- … {len(v.evidence) - EVIDENCE_SHOWN} more (--json has them all)")
+        lines += _curl_lines(v)
     c = card.counts()
     lines.append("")
     lines.append(
@@ -125,6 +166,19 @@ def text(card: Scorecard) -> str:
         f" over {len(card.runs)} scenario(s)"
     )
     return "\n".join(lines) + "\n"
+
+
+def _curl_lines(v: Verdict) -> list[str]:
+    """The reproducers of a failure, each under a line saying what it re-sends (the command is
+    left unindented, so it pastes into a shell as it is, here-doc and all)."""
+    if not v.reproducers:
+        return []
+    lines = [f"{'':<15}reproduce (export DECOY_BASE_URL and DECOY_TOKEN for a sandbox first):"]
+    for r in v.reproducers[:EVIDENCE_SHOWN]:
+        lines += [f"{'':<15}# [{r['scenario']}] {r['exchange']} was answered {r['status']}", r["curl"]]
+    if len(v.reproducers) > EVIDENCE_SHOWN:
+        lines.append(f"{'':<15}# … {len(v.reproducers) - EVIDENCE_SHOWN} more (--json has them all)")
+    return lines
 
 
 def junit(card: Scorecard) -> str:
@@ -175,7 +229,7 @@ def page(card: Scorecard) -> str:
         failed.append(
             f"<h2 class='failed' id='{e(v.rule.id)}'>FAILED {e(v.rule.id)}: {e(v.rule.title)}</h2>"
             f"<blockquote>{e(v.rule.spec)}<br><small>{e(v.rule.doc)} · {e(v.rule.section)}</small></blockquote>"
-            f"<ul>{items}</ul>{_exchanges(card, v)}"
+            f"<ul>{items}</ul>{_exchanges(card, v)}{_curl_html(v)}"
         )
     runs = "".join(
         f"<h2>scenario {e(r.scenario)}</h2><p>exit {r.exit_code}{' (timed out)' if r.timed_out else ''}, "
@@ -190,13 +244,23 @@ def page(card: Scorecard) -> str:
     )
 
 
+def evidence_refs(evidence: str) -> tuple[str, list[int]]:
+    """The scenario and the exchange numbers one evidence line names:
+    "[lost-answers] POST /api/agent/context/memories #12, row 3f2a…: …" → ("lost-answers", [12])."""
+    m = re.match(r"\[([^\]]+)\] ", evidence)
+    if m is None:
+        return "", []
+    head = evidence[m.end() :].split(": ")[0]
+    return m.group(1), [int(n) for n in dict.fromkeys(re.findall(r"#(\d+)", head))]
+
+
 def _exchanges(card: Scorecard, v: Verdict) -> str:
     """The exchanges a failed rule's evidence names (`#12` in a scenario), request and answer."""
     e = html.escape
     out = []
+    refs = [evidence_refs(ev) for ev in v.evidence]
     for run in card.runs:
-        tag = f"[{run.scenario}]"
-        named = {int(n) for ev in v.evidence if ev.startswith(tag) for n in re.findall(r"#(\d+)", ev.split(": ")[0])}
+        named = {n for scenario, ids in refs if scenario == run.scenario for n in ids}
         for x in run.exchanges:
             if x.id in named:
                 req = json.dumps(x.request, indent=1)[:3000] if x.request is not None else json.dumps(x.form)[:3000]
@@ -206,6 +270,15 @@ def _exchanges(card: Scorecard, v: Verdict) -> str:
                     f"</summary><pre>{e(req)}</pre><pre>{e(resp)}</pre></details>"
                 )
     return "".join(out)
+
+
+def _curl_html(v: Verdict) -> str:
+    e = html.escape
+    items = "".join(
+        f"<p>[{e(r['scenario'])}] {e(r['exchange'])}, answered {r['status']}:</p><pre class='curl'>{e(r['curl'])}</pre>"
+        for r in v.reproducers
+    )
+    return f"<h3>Reproduce (with DECOY_BASE_URL and DECOY_TOKEN for a sandbox)</h3>{items}" if items else ""
 
 
 def to_json(card: Scorecard) -> str:

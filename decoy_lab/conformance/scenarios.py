@@ -158,8 +158,17 @@ def _command(command: Sequence[str], url: str) -> list[str]:
     return [part.replace("{url}", url) for part in command]
 
 
-def run_scenario(scenario: Scenario, command: Sequence[str], *, timeout: float = 120.0) -> Run:
-    """Run `command` once under `scenario`; the record of what happened, for the rules."""
+def run_scenario(
+    scenario: Scenario,
+    command: Sequence[str],
+    *,
+    timeout: float = 120.0,
+    agent_key: bytes | None = None,
+    on_flow: Callable[[Any], Any] | None = None,
+) -> Run:
+    """Run `command` once under `scenario`; the record of what happened, for the rules. With
+    `agent_key` (PEM) the inspector opens what the agent wrote with it too; `on_flow(flow)` hears
+    of each finished exchange as it happens (from the inspector's thread)."""
     from decoy_lab.conformance.recording import start_inspector
     from decoy_lab.inspector.serve import serve_in_thread
     from decoy_lab.sandbox import Sandbox
@@ -169,7 +178,9 @@ def run_scenario(scenario: Scenario, command: Sequence[str], *, timeout: float =
     served = serve_in_thread(hop, name="decoy-check-hop")
     owner = OwnerLoop(sandbox, scenario)
     try:
-        insp = start_inspector(served.url, sandbox)
+        insp = start_inspector(served.url, sandbox, agent_key=agent_key)
+        if on_flow is not None:
+            insp.on_flow(on_flow)
         try:
             owner.start()
             code, out, err, timed_out = _execute(_command(command, str(insp.url)), str(insp.url), timeout)
@@ -194,6 +205,8 @@ def run_scenario(scenario: Scenario, command: Sequence[str], *, timeout: float =
         err,
         timed_out,
         notes,
+        agent_key=agent_key,
+        flows=flows,
     )
 
 
@@ -211,6 +224,10 @@ def _execute(command: list[str], url: str, timeout: float) -> tuple[int | None, 
             timed_out = True
             os.killpg(proc.pid, signal.SIGKILL)  # the command's own process group (started above)
             code = proc.wait()
+        except BaseException:  # interrupted (Ctrl-C, a notebook's interrupt): the agent stops too
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
         out.seek(0)
         err.seek(0)
         return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"), timed_out

@@ -8,6 +8,7 @@ byte and is recorded as a `Flow`, its secrets masked, its sealed rows opened whe
     masking.py    secrets learned from each exchange and masked as fingerprints wherever they appear
     agents.py     which agent sent an exchange: its paired name, followed through its tokens
     opening.py    the rows a flow carries, opened with the owner's or the agent's key, or by layout
+    legacy.py     the legacy space routes and memory-wraps, opened the same way (space keys by skid)
     recorder.py   the record in order: bodies teed up to a cap, each flow masked and opened off the loop
     proxy.py      the ASGI reverse proxy: streamed both ways with httpx, every failure recorded
     serve.py      uvicorn on a loopback port in a daemon thread, with the sandbox's hardened config

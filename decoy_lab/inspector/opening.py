@@ -25,6 +25,7 @@ from typing import Any
 
 from decoy_lab import memory
 from decoy_lab.errors import DecoyError, UnreadableRow
+from decoy_lab.inspector import legacy
 from decoy_lab.inspector.model import ERROR, LAYOUT, READABLE, UNREADABLE, Flow, Row
 from decoy_lab.recipes import dump, sealing
 from decoy_lab.recipes.trace import Trace
@@ -53,10 +54,22 @@ def owner_check_of(sandbox: Any = None, owner_key: AgentKey | str | bytes | None
     else:
         return None
 
-    def check(row: dict, trace: Any) -> dict:
-        return owner.check_row(row, trace=trace)  # the sandbox's public owner API
+    return OwnerEye(owner)
 
-    return check
+
+class OwnerEye:
+    """The owner's-eye check of one row, `(row, trace) -> entry` (the sandbox's public owner API);
+    `key` is the owner's private key, for the legacy space keys wrapped to the owner."""
+
+    def __init__(self, owner: Any):
+        self._owner = owner
+
+    @property
+    def key(self) -> AgentKey | None:
+        return getattr(self._owner, "key", None)
+
+    def __call__(self, row: dict, trace: Any) -> dict:
+        return self._owner.check_row(row, trace=trace)
 
 
 def as_agent_key(key: AgentKey | str | bytes | None) -> AgentKey | None:
@@ -99,6 +112,10 @@ class Opener:
         self.workers = workers
         self.key_cache = memory.KeyCache()  # kid -> raw memory key (never shown)
         self._kid_of: dict[str, str] = {}  # row id -> its latest kid
+        self.legacy = legacy.LegacyOpener(
+            lambda: getattr(self.owner_check, "key", None), self.agent_key, self.key_cache
+        )
+        self.legacy.kid_of = self._kid_of
 
     def __repr__(self) -> str:
         keys = [n for n, k in (("owner", self.owner_check), ("agent", self.agent_key)) if k is not None]
@@ -110,6 +127,9 @@ class Opener:
         answer collected while it streamed, whole even when the body was cut off the record)."""
         rows: list[Row] = []
         try:
+            if legacy.handles(flow):  # the legacy space routes and memory-wraps (legacy.py)
+                flow.rows = self.legacy.open(flow, legacy.parse(request), legacy.parse(response))
+                return
             whole = flow.request_body.complete and not flow.request_body.truncated
             sent = _parse(request, whole) if _has_rows_path(flow) else None
             if isinstance(sent, _Unparsed):

@@ -12,5 +12,15 @@ NEW_TOPIC = "Golf club headcovers"  # not in the demo vault: the agent creates i
 SEEDED_TOPIC = "Lisbon trip"  # in the demo vault: the agent must reuse it
 
 
-def agent_command(bug: str | None = None, topic: str = SEEDED_TOPIC, script: Path = AGENT) -> list[str]:
-    return [sys.executable, str(script), "--topic", topic, *(["--bug", bug] if bug else [])]
+def agent_command(
+    bug: str | None = None, topic: str = SEEDED_TOPIC, script: Path = AGENT, key: Path | None = None
+) -> list[str]:
+    """The example agent's command line (`key`: the PEM file it keeps its private key in)."""
+    return [
+        sys.executable,
+        str(script),
+        "--topic",
+        topic,
+        *(["--bug", bug] if bug else []),
+        *(["--key", str(key)] if key else []),
+    ]

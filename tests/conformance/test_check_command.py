@@ -91,3 +91,23 @@ def test_an_agent_that_does_nothing_exercises_nothing_and_is_told_why():
     assert done.returncode == 0, done.stderr
     assert "does it read DECOY_BASE_URL" in done.stdout
     assert "0 failed, 0 warnings, 0 passed" in done.stdout and "PASSED " not in done.stdout
+
+
+def test_an_interrupted_check_stops_the_agent_too():
+    """Ctrl-C (or a notebook's interrupt) during a scenario ends the agent's process group as well."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from decoy_lab.conformance.scenarios import SCENARIOS, run_scenario
+
+    marker = f"decoy-check-interrupt-{os.getpid()}"
+    script = f"import time\n# {marker}\ntime.sleep(60)"
+    timer = threading.Timer(3.0, lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        run_scenario(SCENARIOS["clean"], [sys.executable, "-c", script], timeout=60)
+    time.sleep(0.5)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert marker not in ps

@@ -12,7 +12,8 @@ from decoy_lab.conformance.rules import BY_ID, RULES
 from decoy_lab.conformance.scenarios import DEFAULT
 
 # bugs that create a topic need a subject the demo vault does not hold; the rest reuse one
-CREATES_TOPIC = {"no-self-wrap", "raw-owner-wrap", "bad-kid", "two-about", "long-relation", "topic-alone", "user-topic"}
+CREATES_TOPIC = {"no-self-wrap", "raw-owner-wrap", "bad-kid", "two-about", "long-relation", "topic-alone", "user-topic",
+                 "delete-used-topic"}  # fmt: skip
 # a bug that really breaks two rules: polling every second also ignores the slow_down it earns
 ALSO_FAILS = {"poll-fast": {"pairing.slow-down"}}
 
@@ -60,7 +61,7 @@ def test_the_staged_faults_fired(runs):
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.bug)
 def test_each_bug_fails_exactly_its_rule(runs, rule):
     topic = NEW_TOPIC if rule.bug in CREATES_TOPIC else SEEDED_TOPIC
-    run = runs(rule.scenarios[0], bug=rule.bug, topic=topic)
+    run = runs(rule.scenarios[0], bug=rule.bug, topic=topic, with_key=rule.needs_agent_key)
     got = failed_rules(run)
     assert got == {rule.id} | ALSO_FAILS.get(rule.bug, set()), (rule.bug, got, run.stdout[-1500:], run.stderr[-1500:])
     evidence = BY_ID[rule.id].evaluate(run).evidence

@@ -2,6 +2,7 @@
 
 base.py      what the rules share: rows written and served, topic names, pairings
 rows.py      rows.*      each sealed row: wraps, kid, about, sizes
+keys.py      rows.self-wrap-opens, writes.rotat*, deletes.*: a row's keys, rotations, deletions
 topics.py    topics.*    find or create, one POST, never the user
 writes.py    writes.*    unknown outcomes, revision conflicts
 reading.py   reading.*   preparing rows, retry_after_seconds
@@ -12,9 +13,17 @@ pairing.py   pairing.*   the device-code poll, slow_down, refresh, tokens out of
 from __future__ import annotations
 
 from decoy_lab.conformance.model import Rule
-from decoy_lab.conformance.rules import access, pairing, reading, rows, topics, writes
+from decoy_lab.conformance.rules import access, keys, pairing, reading, rows, topics, writes
 
-RULES: list[Rule] = [*rows.RULES, *topics.RULES, *writes.RULES, *reading.RULES, *access.RULES, *pairing.RULES]
+RULES: list[Rule] = [
+    *rows.RULES,
+    *keys.RULES,
+    *topics.RULES,
+    *writes.RULES,
+    *reading.RULES,
+    *access.RULES,
+    *pairing.RULES,
+]
 BY_ID = {r.id: r for r in RULES}
 
 __all__ = ["BY_ID", "RULES"]

@@ -30,7 +30,7 @@ def owner_opens(run: Run) -> Result:
     good: list[str] = []
     for x in writes(run):
         for r in opened_rows(x):
-            if r.verdict == "readable":
+            if r.verdict == "readable" or r.problem == "self_wrap":  # self_wrap: the owner opens it, the agent not
                 good.append(row_label(x, r.id))
             elif r.problem != "kid_mismatch" and not _about_problem(r.reason) and r.verdict == "unreadable":
                 bad.append(f"{row_label(x, r.id)}: the owner's app cannot open it: {r.reason}")

@@ -81,15 +81,13 @@ def rev_conflict_reread(run: Run) -> Result:
 def read_back(run: Run) -> Result:
     bad: list[str] = []
     good: list[str] = []
+    served = [(rd.start, set(served_ids(rd))) for rd in reads(run) if rd.answered]  # each read's ids, once
     for x in posts(run):
         if not x.answered or (x.status or 0) >= 300:
             continue
         ids = [r["id"] for r in sent_rows(x)]
-        served: set[str] = set()
-        for rd in reads(run):
-            if rd.start > x.start and rd.answered:
-                served.update(served_ids(rd))
-        missing = [i for i in ids if i not in served]
+        later = [got for at, got in served if at > x.start]
+        missing = [i for i in ids if not any(i in got for got in later)]
         if missing:
             bad.append(
                 f"{x.label()}, row {short(missing[0])}: saved, and never fetched back ({len(missing)} of {len(ids)} rows)"

@@ -17,6 +17,7 @@ from decoy_lab.errors import DecoyError
 from decoy_lab.vault.counts import plural
 from decoy_lab.workbench import verbs
 from decoy_lab.workbench.display import MemoryFrame, say, select_said, with_progress
+from decoy_lab.workbench.notebook import agents
 
 if TYPE_CHECKING:  # the widgets and the sandbox load on first use
     from decoy_lab.client.connection import Connection
@@ -411,3 +412,4 @@ RUN: dict[str, Handler] = {
     "dump": _dump,
     "help": _help,
 }
+RUN.update(agents.RUN)  # inspect, check: the verbs about other agents (agents.py)

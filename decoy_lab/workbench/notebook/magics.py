@@ -27,6 +27,7 @@ from decoy_lab.workbench.notebook.handlers import RUN
 
 if TYPE_CHECKING:  # the widgets and the sandbox load on first use
     from decoy_lab.client.connection import Connection
+    from decoy_lab.inspector.inspector import Inspector
     from decoy_lab.rules.access import Access
     from decoy_lab.sandbox import Sandbox
     from decoy_lab.vault.read import Vault
@@ -79,6 +80,7 @@ class DecoyMagics(Magics):
         self.asked: Any = None  # the permission rows the pairing asked for
         self.granted: Access | None = None  # the Access read when the pairing finished
         self.last_vault: Vault | None = None  # the latest load, for completion and suggestions
+        self.inspector: Inspector | None = None  # the recording proxy of `%decoy inspect`, while it runs
         if shell is not None:
             from decoy_lab.workbench.display import register_formatters
 

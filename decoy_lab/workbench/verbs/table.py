@@ -237,6 +237,37 @@ VERBS: tuple[Verb, ...] = (
         fronts=ONLY_SHELL,
     ),
     Verb("help", "every sub-command, one line each", fronts=ONLY_NOTEBOOK),
+    Verb(
+        "inspect",
+        "record another agent's traffic through a proxy and show its flows live (never blocks the kernel)",
+        (
+            Arg("url", "the Decoy base URL to record in front of (default: the embedded sandbox)", nargs="?"),
+            Arg("--sandbox", "record in front of the embedded sandbox (started if none is running)", flag=True),
+            Arg(
+                "--agent-key",
+                "the agent's private key (PEM file): opens what it reads",
+                metavar="PEM",
+                completes="file",
+            ),
+            Arg("--record", "write the exchanges as HAR 1.2 when the inspector stops", metavar="FILE.har"),
+            Arg("--port", "loopback port to listen on (default: any free one)", type=int, default=0, metavar="P"),
+            Arg("--stop", "stop the running inspector (and write its --record)", flag=True),
+        ),
+        fronts=ONLY_NOTEBOOK,
+    ),
+    Verb(
+        "check",
+        "judge an agent by the spec under staged faults; the scorecard links each failure to its flow",
+        (
+            Arg("--scenario", "scenarios to run (default: all)", nargs="+", dest="scenarios", metavar="NAME"),
+            Arg(
+                "--timeout", "time limit per scenario in seconds (default 120)", type=float, default=120.0, metavar="S"
+            ),
+            Arg("--agent-key", "the agent's private key (PEM file): self_wrap is opened with it", metavar="PEM"),
+            Arg("command", "-- COMMAND [ARG…]: the agent ({url} is replaced by its base URL)", nargs="*"),
+        ),
+        fronts=ONLY_NOTEBOOK,
+    ),
 )
 
 BY_NAME: dict[str, Verb] = {v.name: v for v in VERBS}

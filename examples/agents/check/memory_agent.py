@@ -1,13 +1,14 @@
 """A small memory agent over raw HTTP, written from the spec's recipes (httpx + cryptography only).
 
-    DECOY_BASE_URL=http://127.0.0.1:8787 python memory_agent.py [--topic NAME] [--bug NAME]
+    DECOY_BASE_URL=http://127.0.0.1:8787 python memory_agent.py [--topic NAME] [--bug NAME] [--key PEM]
 
 It pairs (device grant, polling every `interval`, +5 s on `slow_down`), reads every row it can
 open (waiting `retry_after_seconds` while rows are `preparing`), reuses the topic of that name or
 creates it with its first memory in one POST, resends the SAME sealed rows after an unknown
 outcome, reads them back, and corrects the memory by id (re-reading on `409 REV_CONFLICT`). A
 `403` with a `permission_request` is sent unchanged to `POST /api/agent/grant-request`; a
-`401 TOKEN_EXPIRED` is refreshed once.
+`401 TOKEN_EXPIRED` is refreshed once. Then it saves a reminder, removes one of its labels
+(rotating its key: a new key and `kid` with both wraps), deletes it and reads back to see it gone.
 
 `--bug NAME` plants ONE deliberate mistake, so `decoy-lab check` can be seen to catch it (the
 names are in BUGS). It prints what it does, never a token or a key.
@@ -36,6 +37,7 @@ BUGS = (
     "no-self-wrap", "bad-kid", "raw-owner-wrap", "new-topic", "topic-alone", "user-topic", "two-about",
     "long-relation", "new-rows-on-retry", "ignore-retry-after", "preparing-as-missing",
     "overwrite-on-conflict", "no-read-back", "ignore-slow-down", "poll-fast", "token-in-url", "repair-for-access", "refresh-twice",
+    "self-wrap-other-key", "no-rotation", "rotate-without-wraps", "no-verify-delete", "delete-used-topic",
 )  # fmt: skip
 OAEP = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
 
@@ -85,10 +87,16 @@ def normalize(name: str) -> str:
 
 
 class Agent:
-    def __init__(self, base_url: str, bug: str | None, name: str):
+    def __init__(self, base_url: str, bug: str | None, name: str, key_file: str | None = None):
         self.http = httpx.Client(base_url=base_url, timeout=30.0)
         self.bug, self.name, self.client_id = bug, name, "check-example-agent"
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        if key_file:  # a key kept in a file, so `decoy-lab check --agent-key` can open what it seals
+            with open(key_file, "rb") as f:
+                loaded = serialization.load_pem_private_key(f.read(), password=None)
+            assert isinstance(loaded, rsa.RSAPrivateKey), "--key takes an RSA private key (PEM)"
+            self.key = loaded
+        else:
+            self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         spki = self.key.public_key().public_bytes(
             serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
         )
@@ -231,7 +239,8 @@ class Agent:
             "owner_wrap": b64(b"\x01\x02" + envelope(self.owner_key or "", owner_plain)),
         }
         if self.bug != "no-self-wrap":
-            out["self_wrap"] = b64(envelope(self.public_b64, key))
+            mine = os.urandom(32) if self.bug == "self-wrap-other-key" else key
+            out["self_wrap"] = b64(envelope(self.public_b64, mine))
         return out
 
     def topic_rows(self, name: str) -> tuple[dict, list[dict]]:
@@ -243,7 +252,8 @@ class Agent:
 
     def memory_row(self, topic: dict, text: str, row_id: str | None = None) -> dict:
         about = ["user", topic["id"]] if self.bug == "two-about" else [topic["id"]]
-        plain = {"v": 2, "row_id": row_id or str(uuid.uuid4()), "observation": {"entityName": topic["name"], "content": text}, "about": about, "categories": ["travel"]}  # fmt: skip
+        labels = ["travel", "misc"] if text.startswith("Reminder:") else ["travel"]
+        plain = {"v": 2, "row_id": row_id or str(uuid.uuid4()), "observation": {"entityName": topic["name"], "content": text}, "about": about, "categories": labels}  # fmt: skip
         return self.row(plain)
 
     def run(self, subject: str) -> None:
@@ -271,6 +281,34 @@ class Agent:
         if self.bug == "no-read-back":
             return
         self.correct(memory_id, "Status: no flight chosen yet.", "Status: chose the Friday 08:10 direct flight.")
+        self.relabel_and_forget(state["topic"])
+
+    def relabel_and_forget(self, topic: dict) -> None:
+        """Save a reminder, drop one of its labels (which rotates its key), then delete it and check
+        it is gone: the contract's Editing and Verify steps for a label removed and a deletion."""
+        note = self.memory_row(topic, "Reminder: check in online 24 h before the flight.")
+        self.retried("POST", MEMORIES, lambda: {"rows": [note]})
+        _served, opened = self.read_all()
+        current = opened.get(note["id"])
+        if current is None:
+            raise SystemExit(f"memory {note['id']} does not read back")
+        plain = dict(current["plain"], categories=[c for c in current["plain"]["categories"] if c != "misc"])
+        if self.bug == "no-rotation":  # the label goes, the key stays
+            body = {"id": note["id"], "expected_rev": current["row"]["rev"], "ciphertext": seal(current["key"], plain)}
+        else:
+            fresh = self.row(plain)
+            body = {"expected_rev": current["row"]["rev"], **fresh}
+            if self.bug == "rotate-without-wraps":
+                body = {k: v for k, v in body.items() if k not in ("owner_wrap", "self_wrap")}
+        r = self.retried("PUT", MEMORIES, lambda: body)
+        self.say(f"Removed the label 'misc' from {note['id'][:8]}… ({r.status_code}).")
+        ids = [note["id"], *([topic["id"].removeprefix("topic:")] if self.bug == "delete-used-topic" else [])]
+        done = self.retried("POST", f"{MEMORIES}/delete", lambda: {"ids": ids}).json()
+        self.say(f"Deleted {len(done.get('deleted') or [])}, refused {len(done.get('refused') or [])}.")
+        if self.bug == "no-verify-delete":
+            return
+        _served, opened = self.read_all()
+        self.say("The reminder is gone." if note["id"] not in opened else "The reminder is STILL there.")
 
     def correct(self, memory_id: str, old: str, new: str) -> None:
         """Update the same memory by id; on 409 REV_CONFLICT re-read, re-apply and retry."""
@@ -305,8 +343,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--topic", default="Lisbon trip")
     p.add_argument("--bug", choices=BUGS)
     p.add_argument("--name", default="Check example agent")
+    p.add_argument("--key", metavar="PEM", help="the agent's RSA private key (default: a fresh one)")
     args = p.parse_args(argv)
-    Agent(args.url, args.bug, args.name).run(args.topic)
+    Agent(args.url, args.bug, args.name, args.key).run(args.topic)
     return 0
 
 

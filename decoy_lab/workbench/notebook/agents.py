@@ -1,0 +1,152 @@
+"""The notebook's verbs about other agents: `%decoy inspect` (a recording proxy whose flows view
+fills live while the kernel stays free) and `%decoy check` (the conformance check, its progress
+shown per scenario, its scorecard linked to the flows). `RUN` holds them; handlers.py adds them
+to the magic's table.
+
+A handler gets the magics (`AgentsNotebook`: the embedded sandbox, the running inspector and the
+settings it reads).
+"""
+
+from __future__ import annotations
+
+import functools
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
+
+from IPython.display import display
+
+from decoy_lab.workbench import verbs
+from decoy_lab.workbench.display import with_progress
+
+if TYPE_CHECKING:
+    from decoy_lab.conformance.report import Scorecard
+    from decoy_lab.inspector.inspector import Inspector
+    from decoy_lab.sandbox import Sandbox
+
+
+class AgentsNotebook(Protocol):
+    """What these handlers use of `DecoyMagics`."""
+
+    sandbox: Sandbox | None
+    inspector: Inspector | None
+
+    @property
+    def sandbox_options(self) -> dict[str, Any]: ...
+
+
+def _problem(verb: str, message: str) -> verbs.UsageProblem:
+    return verbs.UsageProblem(message, verb=verb, usage=verbs.BY_NAME[verb].usage())
+
+
+def _pem(verb: str, path: str | None) -> bytes | None:
+    if not path:
+        return None
+    if not Path(path).expanduser().is_file():
+        raise _problem(verb, f"--agent-key {path}: no such file")
+    return Path(path).expanduser().read_bytes()
+
+
+def _stop_previous(m: AgentsNotebook) -> None:
+    """A new inspector replaces the running one, saying so (never two proxies silently)."""
+    old, m.inspector = m.inspector, None
+    if old is None or not old.running:
+        return
+    url, count = old.url, len(old)
+    old.close()
+    saved = f"; its recording is in {old.record}" if old.record is not None else ""
+    print(f"Stopped the previous inspector on {url} ({count} exchanges{saved}).")
+
+
+def _embedded_sandbox(m: AgentsNotebook) -> Sandbox:
+    """The notebook's embedded sandbox (the one `connect --sandbox` uses), started when none runs."""
+    if m.sandbox is None:
+        from decoy_lab.sandbox import Sandbox
+
+        opts = {"approve": "auto", **m.sandbox_options}
+        m.sandbox = with_progress(lambda _: Sandbox.start(**opts), "starting the sandbox")
+    return m.sandbox
+
+
+def _inspect(m: AgentsNotebook, args: Any, cell: str | None) -> Any:
+    from decoy_lab.inspector.inspector import Inspector
+
+    if args.stop:
+        if m.inspector is None or not m.inspector.running:
+            print("No inspector is running.")
+        _stop_previous(m)
+        return None
+    if args.url and args.sandbox:
+        raise _problem("inspect", "give a URL or --sandbox, not both")
+    if args.url and (urlsplit(args.url).scheme not in ("http", "https") or not urlsplit(args.url).hostname):
+        raise _problem("inspect", f"{args.url}: not an http:// or https:// URL")
+    if not 0 <= args.port <= 65535:
+        raise _problem("inspect", f"--port {args.port} is not a TCP port (0-65535)")
+    if args.record and not Path(args.record).expanduser().resolve().parent.is_dir():
+        raise _problem("inspect", f"--record {args.record}: its folder does not exist")
+    key = _pem("inspect", args.agent_key)
+    _stop_previous(m)
+    where: dict[str, Any] = {"upstream": args.url} if args.url else {"sandbox": _embedded_sandbox(m)}
+    record = Path(args.record).expanduser() if args.record else None
+    try:
+        insp = Inspector.start(**where, port=args.port, agent_key=key, record=record)
+    except OSError as exc:
+        raise _problem("inspect", f"the inspector could not start: {exc}") from None
+    m.inspector = insp
+    _show_inspector(insp, args.url is None)
+    return insp
+
+
+def _show_inspector(insp: Inspector, sandbox: bool) -> None:
+    from decoy_lab.widgets.flows import FlowsPanel
+    from decoy_lab.widgets.html import esc
+
+    said = (
+        f"Decoy inspector on {insp.url} → {insp.upstream}: give the agent this URL as its Decoy base URL"
+        + (" (the sandbox approves its pairing at once)" if sandbox else "")
+        + ". It records while other cells run; `%decoy inspect --stop` ends it."
+    )
+    html = esc(said).replace(esc(str(insp.url)), f"<code>{esc(insp.url)}</code>", 1)
+    html = html.replace("`%decoy inspect --stop`", "<code>%decoy inspect --stop</code>")
+    display({"text/plain": said, "text/html": f"<p class='decoy-inspect-url'>{html}</p>"}, raw=True)
+    display(FlowsPanel(insp))
+
+
+def _check(m: AgentsNotebook, args: Any, cell: str | None) -> Scorecard:
+    from decoy_lab.conformance import command as checking
+    from decoy_lab.conformance.report import score
+    from decoy_lab.conformance.rules import RULES
+    from decoy_lab.conformance.scenarios import SCENARIOS, run_scenario
+    from decoy_lab.widgets.scorecard import CheckProgress, ScorecardView
+
+    try:
+        command = checking.agent_command(args.command)
+        names = checking.scenario_names(args.scenarios)
+    except checking.UsageError as exc:
+        raise _problem("check", str(exc)) from None
+    key = _pem("check", args.agent_key)
+    progress = CheckProgress(names)
+    display(progress)
+    runs = []
+    for name in names:
+        progress.started(name)
+        heard = functools.partial(_heard, progress, name)
+        run = run_scenario(SCENARIOS[name], command, timeout=args.timeout, agent_key=key, on_flow=heard)
+        progress.finished(name, run)
+        runs.append(run)
+    card = score(RULES, runs, shlex.join(command))
+    progress.done(card)
+    display(ScorecardView(card))
+    return card
+
+
+def _heard(progress: Any, scenario: str, flow: Any) -> None:
+    progress.flow(scenario)
+
+
+Handler = Callable[[Any, Any, str | None], Any]
+
+# verb -> handler, added to handlers.RUN
+RUN: dict[str, Handler] = {"inspect": _inspect, "check": _check}

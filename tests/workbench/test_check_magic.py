@@ -1,0 +1,132 @@
+"""`%decoy check` in a real IPython shell: the example agent with one bug runs under a scenario
+(a real sandbox, inspector and staging hop over loopback HTTP); progress is shown per scenario
+as it goes, the scorecard is a widget whose failed rule's evidence opens its flow in a flows view
+of that scenario's recording, and the result has `.rules` / `.violations()` as `--json` does."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import ipywidgets as W
+import pytest
+from IPython import get_ipython
+from IPython.core.error import UsageError
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+
+from decoy_lab.conformance.report import Scorecard
+from decoy_lab.widgets.flows import FlowsPanel
+from decoy_lab.widgets.scorecard import CheckProgress, ScorecardView
+
+AGENT = Path(__file__).resolve().parents[2] / "examples" / "agents" / "check" / "memory_agent.py"
+
+
+@pytest.fixture(scope="module")
+def ip(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("decoy-config")))
+        shell = start_ipython() or get_ipython()  # one shell per process, shared with test_magics.py
+        shell.run_line_magic("load_ext", "decoy_lab")
+        yield shell
+
+
+def shown_widgets(captured) -> list[W.Widget]:
+    key = "application/vnd.jupyter.widget-view+json"
+    ids = [o.data[key]["model_id"] for o in captured.outputs if key in o.data]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the registry is the only way from an id back to it
+        return [W.Widget.widgets[i] for i in ids]
+
+
+@pytest.fixture(scope="module")
+def checked(ip):
+    """One check of the agent that posts rows without self_wrap, in the clean scenario."""
+    with capture_output() as shown:
+        card = ip.run_line_magic(
+            "decoy", f"check --scenario clean --timeout 90 -- {sys.executable} {AGENT} --bug no-self-wrap"
+        )
+    return card, shown_widgets(shown)
+
+
+def test_the_result_is_the_scorecard_with_rules_and_violations_as_the_json_has(checked):
+    card, _ = checked
+    assert isinstance(card, Scorecard)
+    by_id = {r["id"]: r for r in card.rules}
+    assert set(by_id["rows.self-wrap"]) >= {"id", "title", "spec", "status", "evidence"}
+    assert by_id["rows.self-wrap"]["status"] == "failed"
+    assert by_id["rows.self-wrap"]["spec"] == "Both wraps are required."  # 000 › Exact formats
+    failed = {v.split(":")[0] for v in card.violations()}
+    assert failed == {"rows.self-wrap"}, card.violations()
+    assert card.exit_code() == 1
+
+
+def test_progress_is_shown_per_scenario_then_the_scorecard(checked):
+    card, shown = checked
+    progress, view = shown
+    assert isinstance(progress, CheckProgress) and isinstance(view, ScorecardView)
+    run = card.run("clean")
+    assert progress.state == {"clean": f"done: exit {run.exit_code}"}  # (it cannot read its rows back: exit 1)
+    assert f"{len(run.exchanges)} exchanges" in progress.value
+    assert "1 failed" in progress.value
+    assert "data-rule='rows.self-wrap' data-status='failed'" in view.children[0].value
+
+
+def test_a_failed_rules_evidence_opens_its_flow_in_that_scenarios_flows_view(checked):
+    card, (_, view) = checked
+    buttons = [
+        b
+        for box in view.children
+        if isinstance(box, W.VBox)
+        for line in box.children
+        if isinstance(line, W.HBox)
+        for b in line.children
+        if isinstance(b, W.Button)
+    ]
+    assert buttons, "each evidence line that names an exchange has a button"
+    first = buttons[0]
+    flow_id = int(first.description.removeprefix("open #"))
+    first.click()
+    title, panel = view.slot.children
+    assert isinstance(panel, FlowsPanel) and f"#{flow_id}" in title.value
+    assert panel.flows.picked == flow_id
+    flow = panel.flows.flow(flow_id)
+    assert (flow.method, flow.path) == ("POST", "/api/agent/context/memories")
+    assert panel.flows.detail["id"] == flow_id
+    assert len(panel.flows.flows) == len(card.run("clean").exchanges)
+
+
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        ("check", "give the agent's command after --"),
+        ("check -- /no/such/agent", "/no/such/agent: no such command"),
+        (f"check --scenario cleen -- {sys.executable}", "no scenario 'cleen'"),
+        (f"check --agent-key /no/such.pem -- {sys.executable}", "--agent-key /no/such.pem: no such file"),
+        ("check --timeout soon -- true", "invalid float value"),
+    ],
+)
+def test_mistakes_are_one_line(ip, line, said):
+    with pytest.raises(UsageError, match="^%decoy check: ") as got:
+        ip.run_line_magic("decoy", line)
+    assert said in str(got.value)
+
+
+def test_tab_completes_its_flags(ip):
+    m = ip.magics_manager.registry["DecoyMagics"]
+    assert set(m.complete("%decoy check --")) == {"--scenario", "--timeout", "--agent-key"}
+
+
+def test_the_progress_line_of_a_running_scenario_counts_its_exchanges_as_they_come():
+    import time
+
+    from decoy_lab.widgets.scorecard import REDRAW_EVERY
+
+    progress = CheckProgress(["clean", "preparing"])
+    assert progress.value.count("waiting") == 2
+    progress.started("clean")
+    assert "<td class='state'>running</td>" in progress.value
+    time.sleep(REDRAW_EVERY)
+    progress.flow("clean")
+    assert "1 exchanges" in progress.value and progress.value.count("waiting") == 1

@@ -1,0 +1,112 @@
+"""`%decoy check` in a real JupyterLab (Debian chromium + Playwright): while the check runs, the
+progress table says which scenario is running; then the scorecard shows the failed rule, and its
+evidence's "open #N" button opens that exchange in a flows view of the scenario's recording.
+
+Screenshot: build/check-magic-scorecard.png (the scorecard with the exchange opened).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
+from support.lab import running_lab
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "build"
+AGENT = ROOT / "examples" / "agents" / "check" / "memory_agent.py"
+pytestmark = [*BROWSER_MARKS, pytest.mark.timeout(600)]
+
+CELLS = [
+    "%load_ext decoy_lab",
+    f"card = %decoy check --scenario clean --timeout 120 -- {sys.executable} {AGENT} --bug no-self-wrap",
+    "print(card.violations()[0].split(':')[0])",
+]
+START_CELL = """(i) => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  nb.activeCellIndex = i;
+  window.jupyterapp.commands.execute('notebook:run-cell');
+}"""
+DONE = "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.executionCount !== null"
+
+
+def notebook(cells: list[str]) -> str:
+    return json.dumps(
+        {
+            "cells": [
+                {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s}
+                for s in cells
+            ],
+            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
+
+
+@pytest.fixture
+def lab(tmp_path):
+    with running_lab(tmp_path) as served:
+        (tmp_path / "work" / "notebooks" / "check-magic.ipynb").write_text(notebook(CELLS))
+        yield served
+
+
+def test_check_shows_progress_then_a_scorecard_whose_evidence_opens_its_flow(lab):
+    from playwright.sync_api import expect, sync_playwright
+
+    base, token = lab
+    BUILD.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(f"{base}/lab/tree/notebooks/check-magic.ipynb?token={token}")
+            page.wait_for_function(
+                "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+                " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
+                " return !!k && k.connectionStatus === 'connected'; }",
+                timeout=90_000,
+            )
+            page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
+            page.evaluate(START_CELL, 0)
+            page.wait_for_function(DONE, arg=0, timeout=60_000)
+            page.evaluate(START_CELL, 1)
+            cell = page.locator(".jp-Notebook .jp-Cell").nth(1)
+            progress = cell.locator(".decoy-check-progress")
+            # while it runs, the scenario's line says so (the output is live, not held to the end)
+            expect(progress.locator("tr[data-scenario='clean'] .state")).to_have_text("running", timeout=60_000)
+            page.wait_for_function(DONE, arg=1, timeout=240_000)
+            expect(progress.locator("tr[data-scenario='clean'] .state")).to_have_text(re.compile(r"^done: exit \d$"))
+            expect(progress).to_contain_text("1 failed")
+            board = cell.locator(".decoy-scorecard")
+            expect(board.locator("tr[data-rule='rows.self-wrap']")).to_have_attribute("data-status", "failed")
+            expect(board.locator("tr[data-rule='rows.owner-opens']")).to_have_attribute("data-status", "passed")
+            expect(board.get_by_text("“Both wraps are required.”")).to_be_visible()
+            opener = board.locator(".decoy-open-flow").first
+            number = (opener.inner_text() or "").removeprefix("open #")
+            opener.click()
+            view = board.locator(".decoy-flows")
+            detail = view.locator(".decoy-flows-detail")
+            expect(detail.locator(".decoy-flows-title")).to_contain_text(
+                f"#{number} POST /api/agent/context/memories", timeout=20_000
+            )
+            expect(detail.locator(".decoy-flows-rowcard").first).to_be_visible()
+            expect(board.locator("details", has_text="reproduce with curl")).to_have_count(1)
+            page.evaluate(START_CELL, 2)
+            page.wait_for_function(DONE, arg=2, timeout=30_000)
+            out = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-OutputArea")
+            expect(out).to_contain_text("rows.self-wrap")
+            page.set_viewport_size({"width": 1400, "height": 3200})  # the whole cell in one picture
+            cell.evaluate("el => el.scrollIntoView({block: 'start'})")
+            page.wait_for_timeout(500)
+            cell.screenshot(path=str(BUILD / "check-magic-scorecard.png"))
+            assert errors == []
+        finally:
+            browser.close()
