@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 BODY_CAP = 8 * 1024 * 1024  # bytes kept of each body; the rest is counted and streamed through
+KEEP = 10_000  # flows a running inspector keeps (the newest); older ones are dropped and counted
 
 # How an exchange ended (`Flow.ended`); `reason` says more in words.
 ANSWERED = "answered"
