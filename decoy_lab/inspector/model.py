@@ -177,6 +177,7 @@ class Flow:
     http_version: str = "HTTP/1.1"
     rows: list[Row] = field(default_factory=list, repr=False)
     notes: list[str] = field(default_factory=list, repr=False)  # what opening said about the body
+    pending: bool = field(default=False, repr=False, compare=False)  # ended, its masking and opening to come
 
     @property
     def url(self) -> str:

@@ -215,6 +215,7 @@ class Recorder:
         if learnt:
             resp = self._decoded(flow, resp, response_headers)
             self._learn(flow, req, resp, response_headers)
+        flow.pending = True
         with self._lock:
             self._jobs.append(_Job(flow, req, resp, response_headers, rows, learnt, self._clock()))
             self._in_flight -= 1
@@ -296,6 +297,7 @@ class Recorder:
                 self._forget_past_cap(flow, response)
         except Exception as exc:  # a record with a note beats a lost record
             flow.notes.append(f"error: finishing the record stopped: {exc!r}")
+        flow.pending = False
         self._tell(self.listeners, flow)
 
     def _forget_past_cap(self, flow: Flow, kept: bytes) -> None:
