@@ -9,7 +9,8 @@ byte and is recorded as a `Flow`, its secrets masked, its sealed rows opened whe
     agents.py     which agent sent an exchange: its paired name, followed through its tokens
     opening.py    the rows a flow carries, opened with the owner's or the agent's key, or by layout
     recorder.py   the newest flows in order: bodies teed up to a cap, masked and opened off the request path
-    proxy.py      the ASGI reverse proxy: streamed both ways with httpx, every failure recorded
+    upstream.py   the lean HTTP/1.1 client towards the upstream: pooled, streamed, three kinds of failure
+    proxy.py      the ASGI reverse proxy: streamed both ways, every failure recorded
     serve.py      uvicorn on a loopback port in a daemon thread, with the sandbox's hardened config
     har.py        HAR 1.2 out (whole, or streamed as flows finish) and back in, replayed, re-sent
     inspector.py  Inspector: start / open / replay, flows and rows as DataFrames, save, close

@@ -10,7 +10,9 @@ own `Date` and `Server`), and the raw body bytes as they arrive (never decoded, 
 chunked when the upstream sent no length. Both bodies are teed into the record up to its cap.
 
 Connections to the upstream are pooled (kept alive at most 2 s idle, under any server's own
-limit); an idempotent request whose connection fails before any answer is sent once more.
+limit); an idempotent request whose connection fails before any answer is sent once more. The
+upstream side is upstream.py's lean client: the proxy's own cost per exchange is what a
+notebook's kernel, the sandbox in it and the agents beside it do not get of the machine's cores.
 
 What can go wrong is recorded, never raised: the upstream refuses the connection (502, a JSON
 body `{"error", "code": "UPSTREAM_DOWN", "message"}` as the sandbox words its errors), gives no
@@ -25,17 +27,14 @@ flow with what happened, and the next exchange is served.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from decoy_lab.inspector import model
 from decoy_lab.inspector.recorder import Recorder, RowCollector, Tee
+from decoy_lab.inspector.upstream import Answer, CutOff, Pool, Refused, TimedOut, UpstreamError
 
 HOP_BY_HOP = frozenset(
     {
@@ -56,14 +55,6 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 # that still happen, an idempotent request whose body was whole is sent once more (RFC 9110 §9.2.2).
 KEEPALIVE_EXPIRY = 2.0
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
-STALE = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
-
-
-# httpcore asks `import sniffio` on every request (to tell trio from asyncio); without sniffio
-# installed each ask is a failed import, a search of the whole path (~0.7 ms a request, most of
-# what the proxy costs). Saying once that it is absent makes the ask fail at once, as it would anyway.
-if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
-    sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 
 class AgentGone(Exception):
@@ -75,7 +66,7 @@ def error_body(code: str, message: str) -> bytes:
 
 
 class ProxyApp:
-    """`ProxyApp(recorder, upstream)`: an ASGI app; `transport` (tests) replaces the network."""
+    """`ProxyApp(recorder, upstream)`: an ASGI app; `pool` (tests) is the upstream client to use."""
 
     def __init__(
         self,
@@ -84,7 +75,7 @@ class ProxyApp:
         *,
         timeout: float = 60.0,
         connect_timeout: float = 5.0,
-        transport: httpx.AsyncBaseTransport | None = None,
+        pool: Pool | None = None,
     ):
         self.recorder = recorder
         self.upstream = upstream.rstrip("/")
@@ -93,31 +84,15 @@ class ProxyApp:
             raise ValueError(f"the upstream must be an http:// or https:// URL, got {upstream!r}")
         self._host = parts.netloc
         self._keep_host = parts.hostname in LOOPBACK
-        self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
+        self._pool = pool or Pool(
+            self.upstream, timeout=timeout, connect_timeout=connect_timeout, expiry=KEEPALIVE_EXPIRY
+        )
 
     def __repr__(self) -> str:
         return f"<ProxyApp → {self.upstream}>"
 
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:  # made on the server's own event loop, on first use
-            self._client = httpx.AsyncClient(
-                timeout=self._timeout,
-                follow_redirects=False,
-                trust_env=False,
-                verify=self.upstream.startswith("https:"),  # no CA bundle to load for a plain-HTTP upstream
-                transport=self._transport,
-                limits=httpx.Limits(
-                    max_connections=256, max_keepalive_connections=32, keepalive_expiry=KEEPALIVE_EXPIRY
-                ),
-            )
-        return self._client
-
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self._pool.aclose()
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -192,21 +167,20 @@ class ProxyApp:
         else:
             req.complete, content, flow.timings.sent = True, chunk, rec.ms()
             watch.start()
-        url = self.upstream + path + (f"?{query}" if query else "")
-        request = httpx.Request(scope["method"], url, headers=self._forwarded(raw), content=content)
+        target = path + (f"?{query}" if query else "")
+        method, headers = scope["method"], self._forwarded(raw)
         try:
             try:
-                answer = await watch.race(self.client().send(request, stream=True))
-            except STALE as exc:
-                if scope["method"] not in IDEMPOTENT or not isinstance(content, bytes):
+                answer = await watch.race(self._pool.send(method, target, headers, content))
+            except CutOff as exc:
+                if not exc.before_answer or method not in IDEMPOTENT or not isinstance(content, bytes):
                     raise
                 flow.notes.append(f"sent again: the first connection failed before any answer ({_why(exc)})")
-                request = httpx.Request(scope["method"], url, headers=self._forwarded(raw), content=content)
-                answer = await watch.race(self.client().send(request, stream=True))
+                answer = await watch.race(self._pool.send(method, target, headers, content))
         except AgentGone as gone:
             rec.finish(flow, req, resp, [], ended=model.AGENT_DISCONNECTED, reason=str(gone))
             return
-        except httpx.HTTPError as exc:
+        except UpstreamError as exc:
             watch.stop()
             await self._failed(flow, req, resp, exc, send)
             return
@@ -235,12 +209,12 @@ class ProxyApp:
             out = [(k, self._host if k.lower() == "host" else v) for k, v in out]
         return out
 
-    async def _failed(self, flow: model.Flow, req: Tee, resp: Tee, exc: httpx.HTTPError, send: Any) -> None:
+    async def _failed(self, flow: model.Flow, req: Tee, resp: Tee, exc: UpstreamError, send: Any) -> None:
         """No answer came: say why to the agent (502/504, a JSON body) and record it."""
-        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        if isinstance(exc, Refused):
             status, code, ended = 502, "UPSTREAM_DOWN", model.UPSTREAM_DOWN
             message = f"the inspector cannot reach {self.upstream} ({_why(exc)}): is it running? Nothing was sent"
-        elif isinstance(exc, httpx.TimeoutException):
+        elif isinstance(exc, TimedOut):
             status, code, ended = 504, "UPSTREAM_TIMEOUT", model.UPSTREAM_TIMEOUT
             message = f"{self.upstream} gave no answer in time ({_why(exc)}); the request may have been received"
         else:
@@ -260,14 +234,14 @@ class ProxyApp:
         self.recorder.finish(flow, req, resp, headers, ended=ended, reason=message)
 
     async def _stream_answer(
-        self, flow: model.Flow, req: Tee, resp: Tee, answer: httpx.Response, watch: _Watch, send: Any
+        self, flow: model.Flow, req: Tee, resp: Tee, answer: Answer, watch: _Watch, send: Any
     ) -> None:
         rec = self.recorder
         flow.status = answer.status_code
         flow.timings.first_byte = rec.ms()
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in answer.headers.raw]
+        headers = answer.headers
         out = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
-        encoding = answer.headers.get("content-encoding")
+        encoding = answer.header("content-encoding")
         rows = RowCollector(encoding=encoding) if flow.method == "GET" and flow.path == MEMORIES else None
         watch.start()
         gone = watch.task
@@ -277,7 +251,7 @@ class ProxyApp:
         gone.add_done_callback(lambda t: None if t.cancelled() else left_at.append(delivered[0]))
         try:
             await send({"type": "http.response.start", "status": answer.status_code, "headers": _encode(out)})
-            chunks = _Until(answer.aiter_raw(), gone)
+            chunks = _Until(answer.chunks(), gone)
             async for chunk in chunks:
                 resp.add(chunk)
                 if rows is not None:
@@ -290,12 +264,12 @@ class ProxyApp:
                 reason = f"the agent closed its connection after {left_at[0]:,} bytes of the answer"
             else:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except httpx.TimeoutException as exc:
+        except TimedOut as exc:
             ended, reason = (
                 model.UPSTREAM_TIMEOUT,
                 f"the upstream stopped sending after {resp.size:,} bytes ({_why(exc)})",
             )
-        except httpx.HTTPError as exc:
+        except CutOff as exc:
             ended, reason = (
                 model.UPSTREAM_CUT_OFF,
                 f"the upstream closed the connection after {resp.size:,} bytes ({_why(exc)})",
