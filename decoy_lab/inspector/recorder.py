@@ -220,7 +220,8 @@ class Recorder:
             self._jobs.append(_Job(flow, req, resp, response_headers, rows, learnt, self._clock()))
             self._in_flight -= 1
             self._last = self._clock()
-            self._idle.notify_all()
+            if self._wanted:  # only for someone waiting: waking the worker would take the GIL from the exchanges
+                self._idle.notify_all()
         self._tell(self.watchers, flow)
         return True
 
@@ -239,7 +240,8 @@ class Recorder:
             finally:
                 with self._idle:
                     self._running = None
-                    self._idle.notify_all()
+                    if self._wanted:
+                        self._idle.notify_all()
 
     def _due(self) -> bool:
         """A job runs when someone waits, the proxy has been idle a moment, the oldest has waited
