@@ -177,10 +177,10 @@ class Pool:
         head.append("\r\n")
         w = conn.writer
         try:
-            w.write("".join(head).encode("latin-1"))
-            if not streamed:
-                w.write(body)
+            if not streamed:  # one write, so one segment on the wire for a small request
+                w.write("".join(head).encode("latin-1") + body)
             else:
+                w.write("".join(head).encode("latin-1"))
                 async for chunk in body:
                     w.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
                     await w.drain()
