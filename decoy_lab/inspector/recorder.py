@@ -34,6 +34,7 @@ Listener = Callable[[Flow], Any]
 IDLE = 0.05  # seconds without an exchange beginning or ending: the worker finishes flows then
 MAX_LAG = 2.0  # seconds a finished exchange waits at most, under a steady load, for its opening
 BACKLOG = 2_000  # exchanges waiting: past this the worker runs whatever the load
+BACKLOG_BYTES = 128 * 1024 * 1024  # or past this many body bytes held for them
 ENCODINGS = ("gzip", "x-gzip", "deflate")  # decoded for the record (stdlib zlib); others are kept as sent
 
 
@@ -146,6 +147,7 @@ class Recorder:
         self._in_flight = 0
         self._last = clock()  # when an exchange last began or ended
         self._jobs: deque[_Job] = deque()
+        self._held = 0  # body bytes the queued jobs hold
         self._running: _Job | None = None
         self._wanted = 0  # callers waiting in settle(): the worker runs at once
         self._closing = False
@@ -218,6 +220,7 @@ class Recorder:
         flow.pending = True
         with self._lock:
             self._jobs.append(_Job(flow, req, resp, response_headers, rows, learnt, self._clock()))
+            self._held += len(req) + len(resp)
             self._in_flight -= 1
             self._last = self._clock()
             if self._wanted:  # only for someone waiting: waking the worker would take the GIL from the exchanges
@@ -234,6 +237,7 @@ class Recorder:
                         return
                     self._idle.wait(IDLE)
                 job = self._jobs.popleft()
+                self._held -= len(job.request) + len(job.response)
                 self._running = job
             try:
                 self._run(job)
@@ -245,7 +249,8 @@ class Recorder:
 
     def _due(self) -> bool:
         """A job runs when someone waits, the proxy has been idle a moment, the oldest has waited
-        MAX_LAG seconds (a live view gets its verdicts under a steady load), or the queue is long."""
+        MAX_LAG seconds (a live view gets its verdicts under a steady load), or the queue is long
+        (in exchanges, or in the body bytes it holds)."""
         if not self._jobs:
             return False
         now = self._clock()
@@ -255,6 +260,7 @@ class Recorder:
             or now - self._last >= IDLE
             or now - self._jobs[0].queued >= MAX_LAG
             or len(self._jobs) >= BACKLOG
+            or self._held >= BACKLOG_BYTES
         )
 
     def finish_now(self, flow: Flow) -> None:
@@ -263,6 +269,7 @@ class Recorder:
             job = next((j for j in self._jobs if j.flow is flow), None)
             if job is not None:
                 self._jobs.remove(job)
+                self._held -= len(job.request) + len(job.response)
         if job is not None:
             self._run(job)
 
