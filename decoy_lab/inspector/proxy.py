@@ -27,6 +27,7 @@ flow with what happened, and the next exchange is served.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -55,6 +56,9 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 # that still happen, an idempotent request whose body was whole is sent once more (RFC 9110 §9.2.2).
 KEEPALIVE_EXPIRY = 2.0
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
+# An agent that closes its connection as soon as it has the last byte has not left early: the end
+# of the answer is given this long to arrive once it has gone.
+GRACE = 0.5
 
 
 class AgentGone(Exception):
@@ -251,15 +255,17 @@ class ProxyApp:
         gone.add_done_callback(lambda t: None if t.cancelled() else left_at.append(delivered[0]))
         try:
             await send({"type": "http.response.start", "status": answer.status_code, "headers": _encode(out)})
-            chunks = _Until(answer.chunks(), gone)
-            async for chunk in chunks:
-                resp.add(chunk)
-                if rows is not None:
-                    rows.feed(chunk)
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                delivered[0] += len(chunk)
-            resp.complete = chunks.ended
-            if left_at and not (chunks.ended and left_at[0] >= resp.size):  # it left before the last byte
+            whole = False
+            async with watch.until_gone(GRACE, quiet=True):  # nobody listens: a silent upstream is not waited for
+                async for chunk in answer.chunks():
+                    resp.add(chunk)
+                    if rows is not None:
+                        rows.feed(chunk)
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    delivered[0] += len(chunk)
+                whole = True
+            resp.complete = whole
+            if left_at and not (whole and left_at[0] >= resp.size):  # it left before the last byte
                 ended = model.AGENT_DISCONNECTED
                 reason = f"the agent closed its connection after {left_at[0]:,} bytes of the answer"
             else:
@@ -285,62 +291,63 @@ class ProxyApp:
 
 
 class _Watch:
-    """Watches for the agent leaving (uvicorn's `http.disconnect`), from when its body is all in."""
+    """Watches for the agent leaving (uvicorn's `http.disconnect`), from when its body is all in.
+
+    `until_gone(grace)` is a block of the exchange ended `grace` seconds after the agent left, as
+    a timeout whose deadline the leaving sets: it costs no task of its own, and what it awaits runs
+    as it is (an answer's chunks already read go through in the same turn of the loop)."""
 
     def __init__(self, receive: Any):
         self._receive = receive
         self.task: asyncio.Task | None = None
+        self._armed: list[tuple[Any, float]] = []  # (a running block's timeout, its grace)
 
     def start(self) -> None:
         if self.task is None:
             self.task = asyncio.get_running_loop().create_task(_disconnect(self._receive))
+            self.task.add_done_callback(self._left)
 
     def stop(self) -> None:
         if self.task is not None:
             self.task.cancel()
 
+    @property
+    def gone(self) -> bool:
+        return self.task is not None and self.task.done() and not self.task.cancelled()
+
+    def _left(self, task: asyncio.Task) -> None:
+        if task.cancelled():
+            return
+        now = asyncio.get_running_loop().time()
+        for cm, grace in self._armed:
+            if not cm.expired():
+                cm.reschedule(now + grace)
+
+    @contextlib.asynccontextmanager
+    async def until_gone(self, grace: float, *, quiet: bool = False) -> AsyncIterator[None]:
+        """The block, ended `grace` s after the agent left: quietly with `quiet`, else AgentGone."""
+        cm = asyncio.timeout(None)
+        try:
+            async with cm:
+                entry = (cm, grace)
+                self._armed.append(entry)
+                try:
+                    if self.gone:
+                        cm.reschedule(asyncio.get_running_loop().time() + grace)
+                    yield
+                finally:
+                    self._armed.remove(entry)
+        except TimeoutError:
+            if not cm.expired():  # not this block's own: passed on
+                raise
+            if not quiet:
+                raise AgentGone("the agent closed its connection before the answer came") from None
+
     async def race(self, work: Any) -> Any:
         """`work`'s result, unless the agent leaves first (then AgentGone, and `work` is cancelled)."""
-        job = asyncio.ensure_future(work)
-        while True:
-            waits: set[asyncio.Future] = {job} if self.task is None else {job, self.task}
-            await asyncio.wait(waits, timeout=0.1 if self.task is None else None, return_when=asyncio.FIRST_COMPLETED)
-            if job.done():
-                return job.result()
-            if self.task is not None and self.task.done():
-                job.cancel()
-                raise AgentGone("the agent closed its connection before the answer came")
-
-
-class _Until:
-    """The chunks of an answer until it ends (`ended`) or the agent leaves: a silent upstream is not
-    waited for once nobody is listening. An agent that closes its connection as soon as it has
-    the last byte has not left early: the end of the answer is given `grace` seconds to arrive."""
-
-    def __init__(self, chunks: AsyncIterator[bytes], gone: asyncio.Task, grace: float = 0.5):
-        self._it = chunks.__aiter__()
-        self._gone = gone
-        self._grace = grace
-        self.ended = False
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        loop = asyncio.get_running_loop()
-        deadline: float | None = None  # once the agent has left: the end of the answer is due by then
-        while not self.ended:
-            step = asyncio.ensure_future(self._it.__anext__())
-            await asyncio.wait({step, self._gone}, return_when=asyncio.FIRST_COMPLETED)
-            if not step.done():
-                deadline = deadline if deadline is not None else loop.time() + self._grace
-                await asyncio.wait({step}, timeout=max(0.0, deadline - loop.time()))
-            if not step.done():
-                step.cancel()
-                return
-            try:
-                chunk = step.result()
-            except StopAsyncIteration:
-                self.ended = True
-                return
-            yield chunk
+        async with self.until_gone(0.0):
+            return await work
+        raise AssertionError("unreachable: the block returns or raises")  # pragma: no cover
 
 
 async def _disconnect(receive: Any) -> None:
