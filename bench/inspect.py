@@ -151,7 +151,10 @@ def _view(ctx: Context) -> list[Figure]:
     return [
         _figure(names[0], keys, "keystroke (keydown) → the rows filtered, counted and painted"),
         _figure(
-            names[1], clicks, "pointerdown → the kernel's opening of that flow painted (POSTs of 4 rows among them)"
+            names[1],
+            clicks,
+            "pointerdown → that flow's opening painted (the page asked for the openings of the rows in view "
+            "when it drew them; POSTs of 4 rows among them)",
         ),
         info("flows view: the table sent to the page", size / 1e6, "MB", f"{FLOWS:,} flows' cells, sent once"),
     ]

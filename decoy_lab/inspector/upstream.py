@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 READ = 65536
 MAX_HEAD = 256 * 1024  # an answer head longer than this is a fault of the upstream
+MAX_IDLE = 32  # connections kept open for reuse at most
 NO_BODY = frozenset({204, 304})
 T = TypeVar("T")
 
@@ -134,8 +135,16 @@ class Pool:
         return f"<Pool {self.host}:{self.port}, {len(self._idle)} idle>"
 
     def put(self, conn: _Conn) -> None:
-        conn.idle_since = time.monotonic()
-        self._idle.append(conn)
+        """Keep `conn` for the next request; connections past their time, or past MAX_IDLE, are closed."""
+        now = conn.idle_since = time.monotonic()
+        kept = [c for c in self._idle if now - c.idle_since < self.expiry]
+        for c in self._idle:
+            if now - c.idle_since >= self.expiry:
+                c.close()
+        kept.append(conn)
+        for c in kept[:-MAX_IDLE]:
+            c.close()
+        self._idle = kept[-MAX_IDLE:]
 
     async def _conn(self) -> _Conn:
         now = time.monotonic()
