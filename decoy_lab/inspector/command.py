@@ -5,7 +5,8 @@
     decoy-lab proxy --replay FILE.har …
 
 The first line printed is the URL to give the agent (with `--sandbox`, the next says how to
-pair); then one line per finished exchange: `#id METHOD path status verdict`. Ctrl-C (or
+pair); then one line per exchange once it is opened (in a lull of traffic, or within 2 s):
+`#id METHOD path status verdict`. Ctrl-C (or
 SIGTERM) stops it, writes `--record` and exits 0. A usage mistake is `error: …` on stderr, exit 2.
 `add_arguments(parser)` and `run(args)` are what the `decoy-lab` command wires in.
 """

@@ -259,6 +259,7 @@ class Inspector:
         self.recorder.settle(15.0)
         try:
             if self._writer is not None:
+                self.recorder.close()  # every flow still queued finished first, and so written
                 self._writer.close()
             elif self.record is not None:
                 self.save(self.record)
