@@ -172,6 +172,14 @@ class HarWriter:
             self._file.flush()
             self.count += 1
 
+    def abandon(self) -> None:
+        """Close and remove the unfinished file (the inspector did not start)."""
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+                self._tmp.unlink(missing_ok=True)
+
     def close(self) -> Path:
         with self._lock:
             if self._file is not None:

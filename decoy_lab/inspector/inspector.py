@@ -97,6 +97,8 @@ class Inspector:
             sandbox, owns = Sandbox.start(owner_key=_key(owner_key)), True
         elif sandbox is not None and not hasattr(sandbox, "url"):
             raise TypeError("sandbox= takes True or a running Sandbox (Sandbox.start())")
+        recorder: Recorder | None = None
+        writer: har.HarWriter | None = None
         try:
             target = str(upstream) if upstream is not None else str(sandbox.url)
             check = owner_check_of(sandbox, None) if sandbox is not None else owner_check_of(None, _key(owner_key))
@@ -108,6 +110,10 @@ class Inspector:
             app = ProxyApp(recorder, target, timeout=timeout)
             served = serve_in_thread(app, host=host, port=port)
         except BaseException:
+            if writer is not None:
+                writer.abandon()
+            if recorder is not None:
+                recorder.close()
             if owns:
                 sandbox.stop()
             raise

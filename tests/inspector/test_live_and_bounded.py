@@ -156,3 +156,12 @@ def test_the_page_is_sent_the_openings_of_the_rows_in_view_but_not_of_one_in_fli
     view._on_msg(view, {"kind": "want", "ids": [1, 2, 3]}, [])
     assert sent[-1]["kind"] == "opened" and list(sent[-1]["details"]) == ["1"]
     assert sent[-1]["details"]["1"]["response"]["tree"]["c"][0] == {"k": "a", "t": "int", "v": 1}
+
+
+def test_an_inspector_that_cannot_start_leaves_no_half_recording(tmp_path, sandbox):
+    with socket.socket() as taken:  # a port in use
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(RuntimeError, match="failed to start"):
+            Inspector.start(sandbox=sandbox, port=taken.getsockname()[1], record=tmp_path / "run.har")
+    assert list(tmp_path.iterdir()) == []
