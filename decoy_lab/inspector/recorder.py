@@ -35,6 +35,7 @@ IDLE = 0.05  # seconds without an exchange beginning or ending: the worker finis
 MAX_LAG = 2.0  # seconds a finished exchange waits at most, under a steady load, for its opening
 BACKLOG = 2_000  # exchanges waiting: past this the worker runs whatever the load
 BACKLOG_BYTES = 128 * 1024 * 1024  # or past this many body bytes held for them
+MASKED_KEPT = 4096  # request headers kept with their masked form
 ENCODINGS = ("gzip", "x-gzip", "deflate")  # decoded for the record (stdlib zlib); others are kept as sent
 
 
@@ -148,6 +149,8 @@ class Recorder:
         self._last = clock()  # when an exchange last began or ended
         self._jobs: deque[_Job] = deque()
         self._held = 0  # body bytes the queued jobs hold
+        self._masked: dict[tuple[str, str], tuple[str, str]] = {}  # a request header → as recorded
+        self._masked_at = -1  # how many secrets the masker knew when those were masked
         self._running: _Job | None = None
         self._wanted = 0  # callers waiting in settle(): the worker runs at once
         self._closing = False
@@ -172,7 +175,7 @@ class Recorder:
                 method,
                 path,
                 self.masker.mask_text(query),
-                request_headers=self.masker.mask_headers(headers),
+                request_headers=self._mask_head(headers),
                 timings=Timings(start=self.ms()),
                 started=self._wall(),
                 agent=agent,
@@ -186,6 +189,23 @@ class Recorder:
             self._last = self._clock()
         self._tell(self.watchers, flow)
         return flow
+
+    def _mask_head(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The request's headers masked, each header as it was masked the last time it came (an
+        agent sends the same ones on every request), until a secret is learned that may change that."""
+        known = len(self.masker)
+        if known != self._masked_at:
+            self._masked.clear()
+            self._masked_at = known
+        out = []
+        for pair in headers:
+            got = self._masked.get(pair)
+            if got is None:
+                got = self.masker.mask_headers([pair])[0]
+                if len(self._masked) < MASKED_KEPT:
+                    self._masked[pair] = got
+            out.append(got)
+        return out
 
     def _append(self, flow: Flow) -> None:
         self.flows.append(flow)

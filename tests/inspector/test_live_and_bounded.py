@@ -165,3 +165,17 @@ def test_an_inspector_that_cannot_start_leaves_no_half_recording(tmp_path, sandb
         with pytest.raises(RuntimeError, match="failed to start"):
             Inspector.start(sandbox=sandbox, port=taken.getsockname()[1], record=tmp_path / "run.har")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_header_seen_before_is_masked_again_once_a_secret_in_it_is_learned():
+    from decoy_lab.inspector.recorder import Recorder
+
+    rec = Recorder()
+    head = [("x-note", "refresh with tok-abcdef-123456"), ("authorization", "Bearer tok-zyxwvu-987654")]
+    first = rec.begin("GET", "/api/agent/policies", "", head, "HTTP/1.1")
+    assert first.request_headers[0] == head[0] and "tok-zyxwvu-987654" not in repr(first.request_headers)
+    rec.masker.learn("tok-abcdef-123456")  # as a token answer teaches it
+    second = rec.begin("GET", "/api/agent/policies", "", head, "HTTP/1.1")
+    assert "tok-abcdef-123456" not in repr(second.request_headers)
+    assert second.request_headers[0][1].startswith("refresh with sha256:")
+    rec.close()
