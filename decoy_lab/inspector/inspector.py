@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from decoy_lab.inspector import har
+from decoy_lab.inspector.agentside import LeanServed, serve_lean
 from decoy_lab.inspector.model import BODY_CAP, FRAME_COLUMNS, KEEP, ROW_COLUMNS, Flow
 from decoy_lab.inspector.opening import Opener, owner_check_of
 from decoy_lab.inspector.proxy import ProxyApp
@@ -48,12 +49,12 @@ class Inspector:
         self,
         recorder: Recorder,
         *,
-        served: Served | None = None,
+        served: Served | LeanServed | None = None,
         upstream: str | None = None,
         sandbox: Any = None,
         owns_sandbox: bool = False,
         record: str | Path | None = None,
-        also_stop: list[Served] | None = None,
+        also_stop: list[Served | LeanServed] | None = None,
         writer: har.HarWriter | None = None,
     ):
         self.recorder = recorder
@@ -108,7 +109,7 @@ class Inspector:
             if writer is not None:  # told before the first exchange can finish
                 recorder.listeners.append(writer.add)
             app = ProxyApp(recorder, target, timeout=timeout)
-            served = serve_in_thread(app, host=host, port=port)
+            served = serve_lean(app, host=host, port=port)
         except BaseException:
             if writer is not None:
                 writer.abandon()

@@ -20,7 +20,7 @@ answer in time (504 `UPSTREAM_TIMEOUT`), closes before answering (502 `UPSTREAM_
 the middle of its body (the agent's connection is then closed too, so it sees a cut answer, not a
 short one); the agent goes away while sending its body or while the answer streams (the upstream
 exchange is dropped); a fault of the proxy itself (500 `INSPECTOR_ERROR`); the inspector stopping
-while an exchange still runs (after uvicorn's grace period: 503 `INSPECTOR_STOPPED`). Each ends its
+while an exchange still runs (after the server's grace period: 503 `INSPECTOR_STOPPED`). Each ends its
 flow with what happened, and the next exchange is served.
 """
 
@@ -131,7 +131,7 @@ class ProxyApp:
 
         try:
             await self._exchange(scope, receive, sending, flow, req, resp, path, query, raw)
-        except (Exception, asyncio.CancelledError) as exc:  # cancelled: uvicorn's graceful shutdown ran out
+        except (Exception, asyncio.CancelledError) as exc:  # cancelled: the server's graceful stop ran out
             if flow.ended != model.IN_FLIGHT:
                 raise
             stopped = isinstance(exc, asyncio.CancelledError)
@@ -291,7 +291,7 @@ class ProxyApp:
 
 
 class _Watch:
-    """Watches for the agent leaving (uvicorn's `http.disconnect`), from when its body is all in.
+    """Watches for the agent leaving (the ASGI `http.disconnect`), from when its body is all in.
 
     `until_gone(grace)` is a block of the exchange ended `grace` seconds after the agent left, as
     a timeout whose deadline the leaving sets: it costs no task of its own, and what it awaits runs
@@ -351,7 +351,7 @@ class _Watch:
 
 
 async def _disconnect(receive: Any) -> None:
-    """Returns once the agent's connection has closed (uvicorn says so on `receive`)."""
+    """Returns once the agent's connection has closed (the server says so on `receive`)."""
     while (await receive())["type"] != "http.disconnect":
         pass
 
