@@ -9,14 +9,16 @@ byte and is recorded as a `Flow`, its secrets masked, its sealed rows opened whe
     agents.py     which agent sent an exchange: its paired name, followed through its tokens
     opening.py    the rows a flow carries, opened with the owner's or the agent's key, or by layout
     legacy.py     the legacy space routes and memory-wraps, opened the same way (space keys by skid)
-    recorder.py   the record in order: bodies teed up to a cap, each flow masked and opened off the loop
-    proxy.py      the ASGI reverse proxy: streamed both ways with httpx, every failure recorded
+    recorder.py   the newest flows in order: bodies teed up to a cap, masked and opened off the request path
+    upstream.py   the lean HTTP/1.1 client towards the upstream: pooled, streamed, three kinds of failure
+    proxy.py      the ASGI reverse proxy: streamed both ways, every failure recorded
     serve.py      uvicorn on a loopback port in a daemon thread, with the sandbox's hardened config
-    har.py        HAR 1.2 out and back in, a recording replayed as an upstream, requests re-sent
+    agentside.py  the lean HTTP/1.1 server the proxy itself is served on, towards the agents
+    har.py        HAR 1.2 out (whole, or streamed as flows finish) and back in, replayed, re-sent
     inspector.py  Inspector: start / open / replay, flows and rows as DataFrames, save, close
     command.py    `decoy-lab proxy`: add_arguments(parser) and run(args)
 
-`decoy_lab/widgets/flows.py` (the flows view) reads `Flow.to_dict()`.
+`decoy_lab/widgets/flows.py` (the flows view) shows the flows; `widgets/flowdetail.py` opens one.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """`decoy-lab proxy`: run the recording inspector in the foreground until Ctrl-C.
 
-    decoy-lab proxy --sandbox [--port P] [--agent-key PEM] [--record FILE.har] [--reveal]
+    decoy-lab proxy --sandbox [--port P] [--agent-key PEM] [--record FILE.har] [--keep N] [--reveal]
     decoy-lab proxy --upstream URL [--owner-key PEM] …
     decoy-lab proxy --replay FILE.har …
 
 The first line printed is the URL to give the agent (with `--sandbox`, the next says how to
-pair); then one line per finished exchange: `#id METHOD path status verdict`. Ctrl-C (or
+pair); then one line per exchange once it is opened (in a lull of traffic, or within 2 s):
+`#id METHOD path status verdict`. Ctrl-C (or
 SIGTERM) stops it, writes `--record` and exits 0. A usage mistake is `error: …` on stderr, exit 2.
 `add_arguments(parser)` and `run(args)` are what the `decoy-lab` command wires in.
 """
@@ -21,6 +22,7 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from decoy_lab.errors import DecoyError
+from decoy_lab.inspector.model import KEEP
 
 DESCRIPTION = (
     "Run a recording proxy in front of the sandbox, a Decoy server or a recording: every exchange "
@@ -38,6 +40,16 @@ def port_number(text: str) -> int:
     return port
 
 
+def flow_count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} flows: keep at least 1")
+    return n
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The `proxy` options, shared by `decoy-lab proxy` and `python -m decoy_lab.inspector`."""
     source = p.add_mutually_exclusive_group()
@@ -49,7 +61,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--owner-key", dest="owner_key", metavar="PEM", help="the owner's private key: opens what agents write"
     )
-    p.add_argument("--record", metavar="FILE.har", help="write the exchanges as HAR 1.2 when stopped")
+    p.add_argument("--record", metavar="FILE.har", help="write every exchange as HAR 1.2, as each one finishes")
+    p.add_argument(
+        "--keep", type=flow_count, default=KEEP, metavar="N", help=f"flows kept on show, the newest (default {KEEP:,})"
+    )
     p.add_argument("--reveal", action="store_true", help="keep tokens and codes in the record unmasked")
 
 
@@ -76,7 +91,7 @@ def _start(args: argparse.Namespace) -> Any:
         "agent_key": Path(args.agent_key).read_bytes() if args.agent_key else None,
         "owner_key": Path(args.owner_key).read_bytes() if args.owner_key else None,
     }
-    common = {"port": args.port, "record": args.record, "reveal": args.reveal, **keys}
+    common = {"port": args.port, "record": args.record, "reveal": args.reveal, "keep": args.keep, **keys}
     if args.replay:
         return Inspector.replay(args.replay, **common)
     if args.sandbox:
@@ -126,7 +141,8 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, stop: threading.
             signal.signal(signal.SIGTERM, previous)
         insp.close()
         recorded = f", recorded to {args.record}" if args.record else ""
-        print(f"stopped after {len(insp)} exchanges{recorded}", file=out, flush=True)
+        gone = f" ({insp.dropped:,} older ones dropped from view)" if insp.dropped else ""
+        print(f"stopped after {len(insp) + insp.dropped} exchanges{gone}{recorded}", file=out, flush=True)
     return 0
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import threading
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
@@ -142,6 +143,52 @@ def write_har(path: str | Path, flows: Iterable[Flow], **kw: Any) -> Path:
     tmp.write_text(json.dumps(to_har(flows, **kw), ensure_ascii=False, indent=1), encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+class HarWriter:
+    """A HAR written as the exchanges finish, so a long run holds none of them for it: `add(flow)`
+    appends the flow's entry to `<path>.part`; `close()` ends the document and renames it to
+    `path` (a reader never sees half of one). Entries come in the order the flows finished."""
+
+    def __init__(self, path: str | Path, *, upstream: str, inspector: str | None = None, reveal: bool = False):
+        self.path = Path(path)
+        self.upstream, self.inspector, self.reveal = upstream, inspector, reveal
+        self.count = 0
+        self._tmp = self.path.with_name(self.path.name + ".part")
+        self._file: Any = self._tmp.open("w", encoding="utf-8")
+        self._lock = threading.Lock()
+        head = {"version": HAR_VERSION, "creator": {"name": CREATOR, "version": _creator_version()}, "pages": []}
+        self._file.write(json.dumps({"log": head})[:-2] + ', "entries": [\n')
+
+    def __repr__(self) -> str:
+        return f"<HarWriter {self.path}: {self.count} entries{'' if self._file else ', closed'}>"
+
+    def add(self, flow: Flow) -> None:
+        text = json.dumps(entry(flow, self.upstream, reveal=self.reveal), ensure_ascii=False)
+        with self._lock:
+            if self._file is None:
+                return
+            self._file.write((",\n" if self.count else "") + text)
+            self._file.flush()
+            self.count += 1
+
+    def abandon(self) -> None:
+        """Close and remove the unfinished file (the inspector did not start)."""
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+                self._tmp.unlink(missing_ok=True)
+
+    def close(self) -> Path:
+        with self._lock:
+            if self._file is not None:
+                tail = json.dumps({"upstream": self.upstream, "inspector": self.inspector})
+                self._file.write(f'\n], "_decoy": {tail}}}}}\n')
+                self._file.close()
+                self._file = None
+                self._tmp.replace(self.path)
+        return self.path
 
 
 def load_har(source: str | Path | dict) -> dict:

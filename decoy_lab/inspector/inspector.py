@@ -9,8 +9,10 @@
 `Inspector.open("run.har", owner_key=…, agent_key=…)` reads a recording back without a server
 (with a key, every row is opened again; without, the verdicts recorded are kept);
 `Inspector.replay("run.har")` serves the recording as the upstream of a new inspector, so an
-agent (or `resend`) can run against it again. `record="run.har"` writes the recording when the
-inspector closes (and `save(path)` at any time).
+agent (or `resend`) can run against it again. `record="run.har"` writes every exchange to the
+recording as it finishes (streamed: nothing is held for it), closed when the inspector closes;
+`save(path)` writes the flows kept so far at any time. A running inspector keeps the newest
+`keep` flows (10,000 unless told); `dropped` counts the older ones let go.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from typing import Any
 import pandas as pd
 
 from decoy_lab.inspector import har
-from decoy_lab.inspector.model import BODY_CAP, FRAME_COLUMNS, ROW_COLUMNS, Flow
+from decoy_lab.inspector.agentside import LeanServed, serve_lean
+from decoy_lab.inspector.model import BODY_CAP, FRAME_COLUMNS, KEEP, ROW_COLUMNS, Flow
 from decoy_lab.inspector.opening import Opener, owner_check_of
 from decoy_lab.inspector.proxy import ProxyApp
 from decoy_lab.inspector.recorder import Recorder
@@ -46,12 +49,13 @@ class Inspector:
         self,
         recorder: Recorder,
         *,
-        served: Served | None = None,
+        served: Served | LeanServed | None = None,
         upstream: str | None = None,
         sandbox: Any = None,
         owns_sandbox: bool = False,
         record: str | Path | None = None,
-        also_stop: list[Served] | None = None,
+        also_stop: list[Served | LeanServed] | None = None,
+        writer: har.HarWriter | None = None,
     ):
         self.recorder = recorder
         self.upstream = upstream
@@ -60,6 +64,7 @@ class Inspector:
         self._served = served
         self._owns_sandbox = owns_sandbox
         self._also_stop = also_stop or []
+        self._writer = writer
         self._closed = False
 
     # -- making one ------------------------------------------------------------------------------
@@ -76,12 +81,14 @@ class Inspector:
         record: str | Path | None = None,
         reveal: bool = False,
         cap: int = BODY_CAP,
+        keep: int = KEEP,
         timeout: float = 60.0,
     ) -> Inspector:
         """Start a recording proxy in front of `upstream` (a base URL) or a sandbox (`sandbox=True`
         starts one, with `owner_key` when given; or pass a running `Sandbox`). `.url` is the base
         URL to give the agent. With the sandbox its owner key opens every row an agent writes;
-        `owner_key` does the same for any other upstream, `agent_key` opens what the agent reads."""
+        `owner_key` does the same for any other upstream, `agent_key` opens what the agent reads.
+        `keep`: how many flows are kept (the newest); `record` still gets every exchange."""
         if (upstream is None) == (sandbox is None or sandbox is False):
             raise ValueError("give exactly one of upstream='http://…' or sandbox=True / sandbox=<Sandbox>")
         owns = False
@@ -91,18 +98,31 @@ class Inspector:
             sandbox, owns = Sandbox.start(owner_key=_key(owner_key)), True
         elif sandbox is not None and not hasattr(sandbox, "url"):
             raise TypeError("sandbox= takes True or a running Sandbox (Sandbox.start())")
+        recorder: Recorder | None = None
+        writer: har.HarWriter | None = None
         try:
             target = str(upstream) if upstream is not None else str(sandbox.url)
             check = owner_check_of(sandbox, None) if sandbox is not None else owner_check_of(None, _key(owner_key))
             opener = Opener(owner_check=check, agent_key=_key(agent_key))
-            recorder = Recorder(opener=opener, reveal=reveal, cap=cap)
+            recorder = Recorder(opener=opener, reveal=reveal, cap=cap, keep=keep)
+            writer = har.HarWriter(record, upstream=target, reveal=reveal) if record is not None else None
+            if writer is not None:  # told before the first exchange can finish
+                recorder.listeners.append(writer.add)
             app = ProxyApp(recorder, target, timeout=timeout)
-            served = serve_in_thread(app, host=host, port=port)
+            served = serve_lean(app, host=host, port=port)
         except BaseException:
+            if writer is not None:
+                writer.abandon()
+            if recorder is not None:
+                recorder.close()
             if owns:
                 sandbox.stop()
             raise
-        return cls(recorder, served=served, upstream=target, sandbox=sandbox, owns_sandbox=owns, record=record)
+        if writer is not None:
+            writer.inspector = served.url
+        return cls(
+            recorder, served=served, upstream=target, sandbox=sandbox, owns_sandbox=owns, record=record, writer=writer
+        )
 
     @classmethod
     def open(
@@ -113,8 +133,9 @@ class Inspector:
         doc = har.load_har(source)
         check = owner_check_of(None, _key(owner_key))
         opener = Opener(owner_check=check, agent_key=_key(agent_key))
-        recorder = Recorder(opener=opener)
-        for flow in har.read_har(doc):
+        flows = har.read_har(doc)
+        recorder = Recorder(opener=opener, keep=max(KEEP, len(flows)))
+        for flow in flows:
             if check is not None or opener.agent_key is not None:
                 flow.notes = [n for n in flow.notes if not n.startswith("error:")]
                 opener.open_flow(flow, flow.request_body.data, flow.response_body.data)
@@ -132,6 +153,7 @@ class Inspector:
         owner_key: KeyArg | Path = None,
         record: str | Path | None = None,
         reveal: bool = False,
+        keep: int = KEEP,
     ) -> Inspector:
         """Serve a recording as the upstream of a new recording inspector: its `.url` answers the
         recorded requests as they were answered (har.ReplayApp); `.replayed` is that app."""
@@ -139,7 +161,13 @@ class Inspector:
         upstream = serve_in_thread(app, name="decoy-inspector-replay")
         try:
             insp = cls.start(
-                upstream.url, port=port, agent_key=agent_key, owner_key=owner_key, record=record, reveal=reveal
+                upstream.url,
+                port=port,
+                agent_key=agent_key,
+                owner_key=owner_key,
+                record=record,
+                reveal=reveal,
+                keep=keep,
             )
         except BaseException:
             upstream.stop()
@@ -165,7 +193,7 @@ class Inspector:
         return self.recorder.settle(timeout)
 
     def all_flows(self) -> list[Flow]:
-        return list(self.recorder.flows)
+        return self.recorder.snapshot()
 
     def __len__(self) -> int:
         return len(self.recorder.flows)
@@ -173,13 +201,21 @@ class Inspector:
     def __iter__(self) -> Iterator[Flow]:
         return iter(self.all_flows())
 
+    @property
+    def dropped(self) -> int:
+        """How many older flows were let go to keep the newest `keep`."""
+        return self.recorder.dropped
+
     def flow(self, flow_or_id: Flow | int) -> Flow:
         if isinstance(flow_or_id, Flow):
             return flow_or_id
-        flows = self.recorder.flows
-        if not isinstance(flow_or_id, int) or not 1 <= flow_or_id <= len(flows):
-            raise KeyError(f"no flow {flow_or_id!r}: flows are numbered 1 to {len(flows)}")
-        return flows[flow_or_id - 1]
+        found = self.recorder.flow(flow_or_id) if isinstance(flow_or_id, int) else None
+        if found is None:
+            flows = self.all_flows()
+            span = f"flows {flows[0].id} to {flows[-1].id} are kept" if flows else "no flow is kept"
+            gone = f" ({self.dropped:,} older ones were dropped)" if self.dropped else ""
+            raise KeyError(f"no flow {flow_or_id!r}: {span}{gone}")
+        return found
 
     __getitem__ = flow
 
@@ -191,14 +227,18 @@ class Inspector:
 
     def rows(self, flow_or_id: Flow | int, *, frame: bool = True) -> pd.DataFrame | list[dict]:
         """The sealed rows one flow carried: id, field, verdict, reason, text, …"""
-        self.settle(0.25)
         flow = self.flow(flow_or_id)
+        self.recorder.finish_now(flow)
+        self.settle(0.25)
         found = [{"flow": flow.id, **r.to_dict()} for r in flow.rows]
         return pd.DataFrame(found, columns=ROW_COLUMNS) if frame else found
 
-    def on_flow(self, callback: Callable[[Flow], Any]) -> None:
-        """Call `callback(flow)` as each exchange finishes (masked and opened), from a worker thread."""
+    def on_flow(self, callback: Callable[[Flow], Any], *, in_flight: bool = False) -> None:
+        """Call `callback(flow)` as each exchange is finished (masked and opened), from a worker
+        thread; with `in_flight`, also as soon as it begins and ends (before it is opened)."""
         self.recorder.listeners.append(callback)
+        if in_flight:
+            self.recorder.watchers.append(callback)
 
     # -- recordings ------------------------------------------------------------------------------
     def to_har(self) -> dict:
@@ -225,7 +265,10 @@ class Inspector:
             self._served.stop()
         self.recorder.settle(15.0)
         try:
-            if self.record is not None:
+            if self._writer is not None:
+                self.recorder.close()  # every flow still queued finished first, and so written
+                self._writer.close()
+            elif self.record is not None:
                 self.save(self.record)
         finally:
             self.recorder.close()
@@ -244,4 +287,5 @@ class Inspector:
         if self._served is None:
             return f"<Inspector opened from a recording of {self.upstream or '?'}: {len(self)} flows>"
         state = "running" if self.running else "closed"
-        return f"<Inspector {self.url} → {self.upstream}: {len(self)} flows, {state}>"
+        gone = f" ({self.dropped:,} older dropped)" if self.dropped else ""
+        return f"<Inspector {self.url} → {self.upstream}: {len(self)} flows{gone}, {state}>"

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 BODY_CAP = 8 * 1024 * 1024  # bytes kept of each body; the rest is counted and streamed through
+KEEP = 10_000  # flows a running inspector keeps (the newest); older ones are dropped and counted
 
 # How an exchange ended (`Flow.ended`); `reason` says more in words.
 ANSWERED = "answered"
@@ -176,6 +177,7 @@ class Flow:
     http_version: str = "HTTP/1.1"
     rows: list[Row] = field(default_factory=list, repr=False)
     notes: list[str] = field(default_factory=list, repr=False)  # what opening said about the body
+    pending: bool = field(default=False, repr=False, compare=False)  # ended, its masking and opening to come
 
     @property
     def url(self) -> str:

@@ -10,7 +10,9 @@ own `Date` and `Server`), and the raw body bytes as they arrive (never decoded, 
 chunked when the upstream sent no length. Both bodies are teed into the record up to its cap.
 
 Connections to the upstream are pooled (kept alive at most 2 s idle, under any server's own
-limit); an idempotent request whose connection fails before any answer is sent once more.
+limit); an idempotent request whose connection fails before any answer is sent once more. The
+upstream side is upstream.py's lean client: the proxy's own cost per exchange is what a
+notebook's kernel, the sandbox in it and the agents beside it do not get of the machine's cores.
 
 What can go wrong is recorded, never raised: the upstream refuses the connection (502, a JSON
 body `{"error", "code": "UPSTREAM_DOWN", "message"}` as the sandbox words its errors), gives no
@@ -18,22 +20,22 @@ answer in time (504 `UPSTREAM_TIMEOUT`), closes before answering (502 `UPSTREAM_
 the middle of its body (the agent's connection is then closed too, so it sees a cut answer, not a
 short one); the agent goes away while sending its body or while the answer streams (the upstream
 exchange is dropped); a fault of the proxy itself (500 `INSPECTOR_ERROR`); the inspector stopping
-while an exchange still runs (after uvicorn's grace period: 503 `INSPECTOR_STOPPED`). Each ends its
+while an exchange still runs (after the server's grace period: 503 `INSPECTOR_STOPPED`). Each ends its
 flow with what happened, and the next exchange is served.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from decoy_lab.inspector import model
 from decoy_lab.inspector.recorder import Recorder, RowCollector, Tee
+from decoy_lab.inspector.upstream import Answer, CutOff, Pool, Refused, TimedOut, UpstreamError
 
 HOP_BY_HOP = frozenset(
     {
@@ -54,7 +56,9 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 # that still happen, an idempotent request whose body was whole is sent once more (RFC 9110 §9.2.2).
 KEEPALIVE_EXPIRY = 2.0
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
-STALE = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+# An agent that closes its connection as soon as it has the last byte has not left early: the end
+# of the answer is given this long to arrive once it has gone.
+GRACE = 0.5
 
 
 class AgentGone(Exception):
@@ -66,7 +70,7 @@ def error_body(code: str, message: str) -> bytes:
 
 
 class ProxyApp:
-    """`ProxyApp(recorder, upstream)`: an ASGI app; `transport` (tests) replaces the network."""
+    """`ProxyApp(recorder, upstream)`: an ASGI app; `pool` (tests) is the upstream client to use."""
 
     def __init__(
         self,
@@ -75,7 +79,7 @@ class ProxyApp:
         *,
         timeout: float = 60.0,
         connect_timeout: float = 5.0,
-        transport: httpx.AsyncBaseTransport | None = None,
+        pool: Pool | None = None,
     ):
         self.recorder = recorder
         self.upstream = upstream.rstrip("/")
@@ -84,30 +88,15 @@ class ProxyApp:
             raise ValueError(f"the upstream must be an http:// or https:// URL, got {upstream!r}")
         self._host = parts.netloc
         self._keep_host = parts.hostname in LOOPBACK
-        self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
+        self._pool = pool or Pool(
+            self.upstream, timeout=timeout, connect_timeout=connect_timeout, expiry=KEEPALIVE_EXPIRY
+        )
 
     def __repr__(self) -> str:
         return f"<ProxyApp → {self.upstream}>"
 
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:  # made on the server's own event loop, on first use
-            self._client = httpx.AsyncClient(
-                timeout=self._timeout,
-                follow_redirects=False,
-                trust_env=False,
-                transport=self._transport,
-                limits=httpx.Limits(
-                    max_connections=256, max_keepalive_connections=32, keepalive_expiry=KEEPALIVE_EXPIRY
-                ),
-            )
-        return self._client
-
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self._pool.aclose()
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -142,7 +131,7 @@ class ProxyApp:
 
         try:
             await self._exchange(scope, receive, sending, flow, req, resp, path, query, raw)
-        except (Exception, asyncio.CancelledError) as exc:  # cancelled: uvicorn's graceful shutdown ran out
+        except (Exception, asyncio.CancelledError) as exc:  # cancelled: the server's graceful stop ran out
             if flow.ended != model.IN_FLIGHT:
                 raise
             stopped = isinstance(exc, asyncio.CancelledError)
@@ -182,21 +171,20 @@ class ProxyApp:
         else:
             req.complete, content, flow.timings.sent = True, chunk, rec.ms()
             watch.start()
-        url = self.upstream + path + (f"?{query}" if query else "")
-        request = httpx.Request(scope["method"], url, headers=self._forwarded(raw), content=content)
+        target = path + (f"?{query}" if query else "")
+        method, headers = scope["method"], self._forwarded(raw)
         try:
             try:
-                answer = await watch.race(self.client().send(request, stream=True))
-            except STALE as exc:
-                if scope["method"] not in IDEMPOTENT or not isinstance(content, bytes):
+                answer = await watch.race(self._pool.send(method, target, headers, content))
+            except CutOff as exc:
+                if not exc.before_answer or method not in IDEMPOTENT or not isinstance(content, bytes):
                     raise
                 flow.notes.append(f"sent again: the first connection failed before any answer ({_why(exc)})")
-                request = httpx.Request(scope["method"], url, headers=self._forwarded(raw), content=content)
-                answer = await watch.race(self.client().send(request, stream=True))
+                answer = await watch.race(self._pool.send(method, target, headers, content))
         except AgentGone as gone:
             rec.finish(flow, req, resp, [], ended=model.AGENT_DISCONNECTED, reason=str(gone))
             return
-        except httpx.HTTPError as exc:
+        except UpstreamError as exc:
             watch.stop()
             await self._failed(flow, req, resp, exc, send)
             return
@@ -225,12 +213,12 @@ class ProxyApp:
             out = [(k, self._host if k.lower() == "host" else v) for k, v in out]
         return out
 
-    async def _failed(self, flow: model.Flow, req: Tee, resp: Tee, exc: httpx.HTTPError, send: Any) -> None:
+    async def _failed(self, flow: model.Flow, req: Tee, resp: Tee, exc: UpstreamError, send: Any) -> None:
         """No answer came: say why to the agent (502/504, a JSON body) and record it."""
-        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        if isinstance(exc, Refused):
             status, code, ended = 502, "UPSTREAM_DOWN", model.UPSTREAM_DOWN
             message = f"the inspector cannot reach {self.upstream} ({_why(exc)}): is it running? Nothing was sent"
-        elif isinstance(exc, httpx.TimeoutException):
+        elif isinstance(exc, TimedOut):
             status, code, ended = 504, "UPSTREAM_TIMEOUT", model.UPSTREAM_TIMEOUT
             message = f"{self.upstream} gave no answer in time ({_why(exc)}); the request may have been received"
         else:
@@ -250,14 +238,14 @@ class ProxyApp:
         self.recorder.finish(flow, req, resp, headers, ended=ended, reason=message)
 
     async def _stream_answer(
-        self, flow: model.Flow, req: Tee, resp: Tee, answer: httpx.Response, watch: _Watch, send: Any
+        self, flow: model.Flow, req: Tee, resp: Tee, answer: Answer, watch: _Watch, send: Any
     ) -> None:
         rec = self.recorder
         flow.status = answer.status_code
         flow.timings.first_byte = rec.ms()
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in answer.headers.raw]
+        headers = answer.headers
         out = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
-        encoding = answer.headers.get("content-encoding")
+        encoding = answer.header("content-encoding")
         rows = RowCollector(encoding=encoding) if flow.method == "GET" and flow.path == MEMORIES else None
         watch.start()
         gone = watch.task
@@ -267,25 +255,27 @@ class ProxyApp:
         gone.add_done_callback(lambda t: None if t.cancelled() else left_at.append(delivered[0]))
         try:
             await send({"type": "http.response.start", "status": answer.status_code, "headers": _encode(out)})
-            chunks = _Until(answer.aiter_raw(), gone)
-            async for chunk in chunks:
-                resp.add(chunk)
-                if rows is not None:
-                    rows.feed(chunk)
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                delivered[0] += len(chunk)
-            resp.complete = chunks.ended
-            if left_at and not (chunks.ended and left_at[0] >= resp.size):  # it left before the last byte
+            whole = False
+            async with watch.until_gone(GRACE, quiet=True):  # nobody listens: a silent upstream is not waited for
+                async for chunk in answer.chunks():
+                    resp.add(chunk)
+                    if rows is not None:
+                        rows.feed(chunk)
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    delivered[0] += len(chunk)
+                whole = True
+            resp.complete = whole
+            if left_at and not (whole and left_at[0] >= resp.size):  # it left before the last byte
                 ended = model.AGENT_DISCONNECTED
                 reason = f"the agent closed its connection after {left_at[0]:,} bytes of the answer"
             else:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except httpx.TimeoutException as exc:
+        except TimedOut as exc:
             ended, reason = (
                 model.UPSTREAM_TIMEOUT,
                 f"the upstream stopped sending after {resp.size:,} bytes ({_why(exc)})",
             )
-        except httpx.HTTPError as exc:
+        except CutOff as exc:
             ended, reason = (
                 model.UPSTREAM_CUT_OFF,
                 f"the upstream closed the connection after {resp.size:,} bytes ({_why(exc)})",
@@ -301,66 +291,67 @@ class ProxyApp:
 
 
 class _Watch:
-    """Watches for the agent leaving (uvicorn's `http.disconnect`), from when its body is all in."""
+    """Watches for the agent leaving (the ASGI `http.disconnect`), from when its body is all in.
+
+    `until_gone(grace)` is a block of the exchange ended `grace` seconds after the agent left, as
+    a timeout whose deadline the leaving sets: it costs no task of its own, and what it awaits runs
+    as it is (an answer's chunks already read go through in the same turn of the loop)."""
 
     def __init__(self, receive: Any):
         self._receive = receive
         self.task: asyncio.Task | None = None
+        self._armed: list[tuple[Any, float]] = []  # (a running block's timeout, its grace)
 
     def start(self) -> None:
         if self.task is None:
             self.task = asyncio.get_running_loop().create_task(_disconnect(self._receive))
+            self.task.add_done_callback(self._left)
 
     def stop(self) -> None:
         if self.task is not None:
             self.task.cancel()
 
+    @property
+    def gone(self) -> bool:
+        return self.task is not None and self.task.done() and not self.task.cancelled()
+
+    def _left(self, task: asyncio.Task) -> None:
+        if task.cancelled():
+            return
+        now = asyncio.get_running_loop().time()
+        for cm, grace in self._armed:
+            if not cm.expired():
+                cm.reschedule(now + grace)
+
+    @contextlib.asynccontextmanager
+    async def until_gone(self, grace: float, *, quiet: bool = False) -> AsyncIterator[None]:
+        """The block, ended `grace` s after the agent left: quietly with `quiet`, else AgentGone."""
+        cm = asyncio.timeout(None)
+        try:
+            async with cm:
+                entry = (cm, grace)
+                self._armed.append(entry)
+                try:
+                    if self.gone:
+                        cm.reschedule(asyncio.get_running_loop().time() + grace)
+                    yield
+                finally:
+                    self._armed.remove(entry)
+        except TimeoutError:
+            if not cm.expired():  # not this block's own: passed on
+                raise
+            if not quiet:
+                raise AgentGone("the agent closed its connection before the answer came") from None
+
     async def race(self, work: Any) -> Any:
         """`work`'s result, unless the agent leaves first (then AgentGone, and `work` is cancelled)."""
-        job = asyncio.ensure_future(work)
-        while True:
-            waits: set[asyncio.Future] = {job} if self.task is None else {job, self.task}
-            await asyncio.wait(waits, timeout=0.1 if self.task is None else None, return_when=asyncio.FIRST_COMPLETED)
-            if job.done():
-                return job.result()
-            if self.task is not None and self.task.done():
-                job.cancel()
-                raise AgentGone("the agent closed its connection before the answer came")
-
-
-class _Until:
-    """The chunks of an answer until it ends (`ended`) or the agent leaves: a silent upstream is not
-    waited for once nobody is listening. An agent that closes its connection as soon as it has
-    the last byte has not left early: the end of the answer is given `grace` seconds to arrive."""
-
-    def __init__(self, chunks: AsyncIterator[bytes], gone: asyncio.Task, grace: float = 0.5):
-        self._it = chunks.__aiter__()
-        self._gone = gone
-        self._grace = grace
-        self.ended = False
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        loop = asyncio.get_running_loop()
-        deadline: float | None = None  # once the agent has left: the end of the answer is due by then
-        while not self.ended:
-            step = asyncio.ensure_future(self._it.__anext__())
-            await asyncio.wait({step, self._gone}, return_when=asyncio.FIRST_COMPLETED)
-            if not step.done():
-                deadline = deadline if deadline is not None else loop.time() + self._grace
-                await asyncio.wait({step}, timeout=max(0.0, deadline - loop.time()))
-            if not step.done():
-                step.cancel()
-                return
-            try:
-                chunk = step.result()
-            except StopAsyncIteration:
-                self.ended = True
-                return
-            yield chunk
+        async with self.until_gone(0.0):
+            return await work
+        raise AssertionError("unreachable: the block returns or raises")  # pragma: no cover
 
 
 async def _disconnect(receive: Any) -> None:
-    """Returns once the agent's connection has closed (uvicorn says so on `receive`)."""
+    """Returns once the agent's connection has closed (the server says so on `receive`)."""
     while (await receive())["type"] != "http.disconnect":
         pass
 

@@ -1,12 +1,16 @@
-"""The record: flows in the order they arrived, each finished by masking and opening it.
+"""The record: the newest flows in the order they arrived, each finished by masking and opening it.
 
-`Recorder.begin` opens a flow the moment a request head arrives (its headers masked at once);
-the proxy tees each body into a `Tee` (bytes kept up to the cap, every byte counted) and, for a
-`GET` of memories, into a `RowCollector` (the answer's rows parsed as they stream, all of them,
-however large the answer: transport/jsonstream.py). `Recorder.finish` then, off the event loop:
-learns the secrets the exchange carried (masking.py) and which agent sent it (agents.py), stores
-the masked bodies, opens the rows (opening.py) and tells each listener. `settle()` waits for
-every finish queued so far.
+`Recorder.begin` opens a flow the moment a request head arrives (its headers masked at once,
+`watchers` told: the flow shows "in flight"); the proxy tees each body into a `Tee` (bytes kept
+up to the cap, every byte counted) and, for a `GET` of memories, into a `RowCollector` (the
+answer's rows parsed as they stream, all of them, however large the answer:
+transport/jsonstream.py). `Recorder.finish` ends the flow at once (its timing and how it ended,
+`watchers` told) and queues the rest, which one worker thread does off the request path: learn
+the secrets the exchange carried (masking.py) and which agent sent it (agents.py), store the
+masked bodies, open the rows (opening.py), tell each listener. The worker waits for a lull (the
+unwraps and parsing would otherwise take the cores the exchanges need), for at most MAX_LAG
+seconds, or runs at once for anyone who looks: `settle()` waits for every flow to be finished,
+`finish_now(flow)` finishes one. Only the newest `keep` flows are kept; `dropped` counts the rest.
 """
 
 from __future__ import annotations
@@ -14,19 +18,24 @@ from __future__ import annotations
 import threading
 import time
 import zlib
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import wait as wait_futures
+from dataclasses import dataclass
 from typing import Any
 
 from decoy_lab.errors import DecoyError
 from decoy_lab.inspector.agents import AgentBook
 from decoy_lab.inspector.masking import Masker, bearer
-from decoy_lab.inspector.model import BODY_CAP, IN_FLIGHT, Body, Flow, Timings
+from decoy_lab.inspector.model import BODY_CAP, IN_FLIGHT, KEEP, Body, Flow, Timings
 from decoy_lab.inspector.opening import Opener
 from decoy_lab.transport.jsonstream import ArrayStream
 
 Listener = Callable[[Flow], Any]
+IDLE = 0.05  # seconds without an exchange beginning or ending: the worker finishes flows then
+MAX_LAG = 2.0  # seconds a finished exchange waits at most, under a steady load, for its opening
+BACKLOG = 2_000  # exchanges waiting: past this the worker runs whatever the load
+BACKLOG_BYTES = 128 * 1024 * 1024  # or past this many body bytes held for them
+MASKED_KEPT = 4096  # request headers kept with their masked form
 ENCODINGS = ("gzip", "x-gzip", "deflate")  # decoded for the record (stdlib zlib); others are kept as sent
 
 
@@ -107,7 +116,8 @@ class RowCollector:
 
 
 class Recorder:
-    """Every flow, in order; finishing (masking, naming, opening) runs on one worker thread."""
+    """The newest `keep` flows, in order; finishing (masking, naming, opening) runs on one worker
+    thread, while the proxy is idle or when someone waits for it (`settle`, `finish_now`)."""
 
     def __init__(
         self,
@@ -115,22 +125,38 @@ class Recorder:
         opener: Opener | None = None,
         reveal: bool = False,
         cap: int = BODY_CAP,
+        keep: int = KEEP,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
     ):
+        if keep < 1:
+            raise ValueError(f"keep must be at least 1 flow, got {keep}")
         self.opener = opener or Opener()
         self.masker = Masker(reveal=reveal)
         self.agents = AgentBook()
         self.cap = cap
-        self.flows: list[Flow] = []
-        self.listeners: list[Listener] = []
+        self.keep = keep
+        self.flows: deque[Flow] = deque()
+        self.dropped = 0  # flows dropped from the front to keep the newest `keep`
+        self.listeners: list[Listener] = []  # told of each flow once it is finished (masked, opened)
+        self.watchers: list[Listener] = []  # told as soon as a flow begins and as soon as it ends
         self._clock, self._wall = clock, wall
         self._t0 = clock()
+        self._next_id = 1
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._in_flight = 0
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decoy-inspector-open")
-        self._queued: list[Future] = []
+        self._last = clock()  # when an exchange last began or ended
+        self._jobs: deque[_Job] = deque()
+        self._held = 0  # body bytes the queued jobs hold
+        self._masked: dict[tuple[str, str], tuple[str, str]] = {}  # a request header → as recorded
+        self._masked_at = -1  # how many secrets the masker knew when those were masked
+        self._running: _Job | None = None
+        self._wanted = 0  # callers waiting in settle(): the worker runs at once
+        self._closing = False
+        self._one = threading.Lock()  # one finishing at a time (worker, or finish_now's caller)
+        self._worker = threading.Thread(target=self._work, name="decoy-inspector-open", daemon=True)
+        self._worker.start()
 
     def __repr__(self) -> str:
         return f"<Recorder {len(self.flows)} flows>"
@@ -145,11 +171,11 @@ class Recorder:
         agent, token_fp, token_id = self.agents.label(bearer(headers))
         with self._lock:
             flow = Flow(
-                len(self.flows) + 1,
+                self._next_id,
                 method,
                 path,
                 self.masker.mask_text(query),
-                request_headers=self.masker.mask_headers(headers),
+                request_headers=self._mask_head(headers),
                 timings=Timings(start=self.ms()),
                 started=self._wall(),
                 agent=agent,
@@ -157,9 +183,35 @@ class Recorder:
                 token_id=token_id,
                 http_version=http_version,
             )
-            self.flows.append(flow)
+            self._next_id += 1
+            self._append(flow)
             self._in_flight += 1
+            self._last = self._clock()
+        self._tell(self.watchers, flow)
         return flow
+
+    def _mask_head(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The request's headers masked, each header as it was masked the last time it came (an
+        agent sends the same ones on every request), until a secret is learned that may change that."""
+        known = len(self.masker)
+        if known != self._masked_at:
+            self._masked.clear()
+            self._masked_at = known
+        out = []
+        for pair in headers:
+            got = self._masked.get(pair)
+            if got is None:
+                got = self.masker.mask_headers([pair])[0]
+                if len(self._masked) < MASKED_KEPT:
+                    self._masked[pair] = got
+            out.append(got)
+        return out
+
+    def _append(self, flow: Flow) -> None:
+        self.flows.append(flow)
+        while len(self.flows) > self.keep:
+            self.flows.popleft()
+            self.dropped += 1
 
     def finish(
         self,
@@ -171,11 +223,11 @@ class Recorder:
         ended: str,
         reason: str = "",
         rows: RowCollector | None = None,
-    ) -> Future | None:
+    ) -> bool:
         """End `flow` now (its timing, how it ended) and queue the rest of its finishing; a flow
-        already ended stays as it was (None)."""
+        already ended stays as it was (False)."""
         if flow.ended != IN_FLIGHT:
-            return None
+            return False
         flow.timings.done = self.ms()
         flow.ended, flow.reason = ended, reason
         flow.request_body = Body(b"", request.size, request.size > len(request.buf), request.complete)
@@ -185,12 +237,65 @@ class Recorder:
         if learnt:
             resp = self._decoded(flow, resp, response_headers)
             self._learn(flow, req, resp, response_headers)
-        job = self._pool.submit(self._finish, flow, req, resp, response_headers, rows, learnt)
+        flow.pending = True
         with self._lock:
-            self._queued = [f for f in self._queued if not f.done()] + [job]
+            self._jobs.append(_Job(flow, req, resp, response_headers, rows, learnt, self._clock()))
+            self._held += len(req) + len(resp)
             self._in_flight -= 1
-            self._idle.notify_all()
-        return job
+            self._last = self._clock()
+            if self._wanted:  # only for someone waiting: waking the worker would take the GIL from the exchanges
+                self._idle.notify_all()
+        self._tell(self.watchers, flow)
+        return True
+
+    # -- finishing, off the request path -----------------------------------------------------------
+    def _work(self) -> None:
+        while True:
+            with self._idle:
+                while not self._due():
+                    if self._closing and not self._jobs:
+                        return
+                    self._idle.wait(IDLE)
+                job = self._jobs.popleft()
+                self._held -= len(job.request) + len(job.response)
+                self._running = job
+            try:
+                self._run(job)
+            finally:
+                with self._idle:
+                    self._running = None
+                    if self._wanted:
+                        self._idle.notify_all()
+
+    def _due(self) -> bool:
+        """A job runs when someone waits, the proxy has been idle a moment, the oldest has waited
+        MAX_LAG seconds (a live view gets its verdicts under a steady load), or the queue is long
+        (in exchanges, or in the body bytes it holds)."""
+        if not self._jobs:
+            return False
+        now = self._clock()
+        return (
+            self._wanted > 0
+            or self._closing
+            or now - self._last >= IDLE
+            or now - self._jobs[0].queued >= MAX_LAG
+            or len(self._jobs) >= BACKLOG
+            or self._held >= BACKLOG_BYTES
+        )
+
+    def finish_now(self, flow: Flow) -> None:
+        """Finish `flow` on the caller's thread if it still waits its turn (a flow looked at)."""
+        with self._lock:
+            job = next((j for j in self._jobs if j.flow is flow), None)
+            if job is not None:
+                self._jobs.remove(job)
+                self._held -= len(job.request) + len(job.response)
+        if job is not None:
+            self._run(job)
+
+    def _run(self, job: _Job) -> None:
+        with self._one:
+            self._finish(job.flow, job.request, job.response, job.headers, job.rows, job.learnt)
 
     def _finish(
         self,
@@ -221,11 +326,8 @@ class Recorder:
                 self._forget_past_cap(flow, response)
         except Exception as exc:  # a record with a note beats a lost record
             flow.notes.append(f"error: finishing the record stopped: {exc!r}")
-        for listener in list(self.listeners):
-            try:
-                listener(flow)
-            except Exception as exc:
-                flow.notes.append(f"a listener failed: {exc!r}")
+        flow.pending = False
+        self._tell(self.listeners, flow)
 
     def _forget_past_cap(self, flow: Flow, kept: bytes) -> None:
         """Rows served past the record's cap keep their verdict and text but not the served row a
@@ -258,23 +360,69 @@ class Recorder:
     def add_finished(self, flow: Flow) -> None:
         """A flow recorded elsewhere (a HAR), appended as it is."""
         with self._lock:
-            flow.id = len(self.flows) + 1
-            self.flows.append(flow)
+            flow.id = self._next_id
+            self._next_id += 1
+            self._append(flow)
+
+    def snapshot(self) -> list[Flow]:
+        """The kept flows, in order, as a list (the record goes on changing under it)."""
+        with self._lock:
+            return list(self.flows)
+
+    def flow(self, flow_id: int) -> Flow | None:
+        """The kept flow of that id, None when there is none (never seen, or dropped)."""
+        with self._lock:
+            if not self.flows:
+                return None
+            at = flow_id - self.flows[0].id
+            if 0 <= at < len(self.flows) and self.flows[at].id == flow_id:
+                return self.flows[at]
+            return next((f for f in self.flows if f.id == flow_id), None)
 
     def settle(self, timeout: float | None = 30.0) -> bool:
         """Wait until no exchange is in flight and every finished one is masked and opened;
         False when `timeout` seconds were not enough."""
         end = None if timeout is None else time.monotonic() + timeout
         with self._idle:
-            self._idle.wait_for(lambda: self._in_flight == 0, timeout)
-            queued = list(self._queued)
-            busy = self._in_flight
-        left = None if end is None else max(0.0, end - time.monotonic())
-        _done, pending = wait_futures(queued, timeout=left)
-        return not pending and not busy
+            self._wanted += 1
+            self._idle.notify_all()
+            try:
+                while self._in_flight or self._jobs or self._running is not None:
+                    left = None if end is None else end - time.monotonic()
+                    if left is not None and left <= 0:
+                        return False
+                    self._idle.wait(left)
+                return True
+            finally:
+                self._wanted -= 1
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=False)
+        """Finish what is queued, then stop the worker."""
+        with self._idle:
+            self._closing = True
+            self._idle.notify_all()
+        self._worker.join()
+
+    @staticmethod
+    def _tell(listeners: list[Listener], flow: Flow) -> None:
+        for listener in list(listeners):
+            try:
+                listener(flow)
+            except Exception as exc:
+                flow.notes.append(f"a listener failed: {exc!r}")
+
+
+@dataclass
+class _Job:
+    """A flow ended and waiting to be finished, with the bytes its finishing reads."""
+
+    flow: Flow
+    request: bytes
+    response: bytes
+    headers: list[tuple[str, str]]
+    rows: RowCollector | None
+    learnt: bool
+    queued: float
 
 
 def _kept(body: Body, data: bytes) -> Body:

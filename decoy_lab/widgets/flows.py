@@ -2,7 +2,11 @@
 anywidget), and a clicked flow opened as its request and answer with each sealed row opened.
 
 `FlowsView(source)` takes an `Inspector` (it follows the flows as they arrive, from the
-inspector's thread, sent to the page at most every 100 ms) or any list of `Flow`s.
+inspector's thread, sent to the page at most every 100 ms) or any list of `Flow`s. An exchange
+shows as soon as its request head arrives (status "…", its time counting up on the page) and
+again when it ends; one that did not end with an answer says how it ended in its status. The
+view keeps the inspector's newest `keep` flows, and its count line says how many older ones
+were dropped.
 
 Public traits: `search` (filter as you type over path, status, agent and verdict: every word
 must match), `sort` (`column:asc|desc`, "" = as they came), `picked` (the clicked flow's id, -1
@@ -11,9 +15,11 @@ when `recipe_view` is set: FlowsPanel sets it and shows that recipe). `shown_ids
 the rows by the rule flows.js uses, so `count` is the count line on screen.
 
 The page holds the table's cells (a few short strings per flow, ~100 bytes: 10,000 flows are
-~1 MB, sent once); new flows arrive as messages with a sequence number, and a page that missed
-one asks for the whole table again. The picked flow's opening (`detail`) comes from the kernel;
-flows whose rows did not open are opened ahead (`details`), so an exported page shows them too.
+~1 MB, sent once); new flows arrive as messages with a sequence number (with how many of the
+oldest to drop), and a page that missed one asks for the whole table again. The picked flow's
+opening (`detail`) comes from the kernel; so that a click need not wait for it, the page asks
+for the openings of the rows in view (`want`) and keeps them; flows whose rows did not open are
+opened ahead (`details`), so an exported page shows them too.
 
 `FlowsPanel` joins a FlowsView and the recipe view (widgets.stepper.Stepper) of the row whose
 "recipe" button was pressed.
@@ -21,8 +27,6 @@ flows whose rows did not open are opened ahead (`details`), so an exported page 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import threading
 from collections.abc import Iterable
@@ -34,20 +38,16 @@ import ipywidgets as W
 import traitlets as T
 
 from decoy_lab.inspector.inspector import Inspector
-from decoy_lab.inspector.model import ERROR, LAYOUT, READABLE, UNREADABLE, Body, Flow, Row
-from decoy_lab.recipes.dump import identify
-from decoy_lab.recipes.trace import Trace, headline
-from decoy_lab.wire.hexdump import dump_html
+from decoy_lab.inspector.model import ERROR, IN_FLIGHT, KEEP, LAYOUT, READABLE, UNREADABLE, Flow, Row
+from decoy_lab.recipes.trace import Trace
+from decoy_lab.widgets.flowdetail import detail_of, status_text
 
 ASSETS = Path(__file__).with_name("assets")
 COLUMNS = ("id", "method", "path", "status", "agent", "verdict", "ms")
 NUMERIC = ("id", "status", "ms")
 FLUSH_EVERY = 0.1  # seconds: new flows reach the page at most this often
-BLOB_KEYS = {"ciphertext", "owner_wrap", "self_wrap", "wrapped_key", "encrypted_data", "sealed_details"}
-MAX_CHILDREN = 200  # members of one JSON object or array drawn in the tree; the rest counted
-MAX_HEX = 40  # blobs of one flow drawn in hex
-HEX_ELIDE = 96  # a field longer than this keeps its first and last rows in the hex
 AHEAD_BUDGET = 2_000_000  # characters of openings sent ahead for flows whose rows did not open
+WANT_MAX = 80  # openings one `want` message of the page is answered with (a screenful and more)
 
 
 def tone(flow: Flow) -> str:
@@ -58,10 +58,6 @@ def tone(flow: Flow) -> str:
     if ERROR in v or flow.ended not in ("answered", "in flight"):
         return "error"
     return {LAYOUT: "layout", READABLE: "ok"}.get(v, "")
-
-
-def status_text(flow: Flow) -> str:
-    return str(flow.status) if flow.status is not None else flow.ended
 
 
 def cells(flow: Flow) -> dict[str, Any]:
@@ -77,162 +73,18 @@ def cells(flow: Flow) -> dict[str, Any]:
         "verdict": flow.verdict,
         "ms": round(ms, 1) if ms is not None else -1,
         "tone": tone(flow),
+        "t0": round(flow.started * 1000) if flow.ended == IN_FLIGHT else 0,  # the page counts up from it
     }
 
 
-CELL_KEYS = ("id", "method", "path", "status", "code", "agent", "verdict", "ms", "tone")
+CELL_KEYS = ("id", "method", "path", "status", "code", "agent", "verdict", "ms", "tone", "t0")
 
 
-def count_text(shown: int, total: int) -> str:
-    """The count line, in the words the page writes: "12 of 40 exchanges"."""
+def count_text(shown: int, total: int, dropped: int = 0) -> str:
+    """The count line, in the words the page writes: "12 of 40 exchanges · 3 older dropped"."""
     noun = "exchange" if total == 1 else "exchanges"
-    return f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}"
-
-
-# -- a flow opened: its bodies as JSON trees, each sealed row opened, each blob in hex ----------
-def _b64(text: str) -> bytes | None:
-    if len(text) < 24 or len(text) % 4:
-        return None
-    try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-
-
-def _path(field: str) -> tuple[str | None, list[str | int]]:
-    """`request.rows[0]` / `response.memories[3]` / `body.memories[3]` → (side or None, steps)."""
-    side: str | None = None
-    steps: list[str | int] = []
-    for part in field.replace("]", "").split("."):
-        name, *idx = part.split("[")
-        if not steps and name in ("request", "response") and side is None:
-            side = name
-        elif not (not steps and name == "body") and name:
-            steps.append(name)
-        steps += [int(i) for i in idx if i.isdigit()]
-    return side, steps
-
-
-class _Opening:
-    """Builds one flow's detail: trees of both bodies with rows and blobs marked."""
-
-    def __init__(self, flow: Flow):
-        self.flow = flow
-        self.blobs: list[dict[str, Any]] = []
-        self.where: dict[tuple[str, tuple[str | int, ...]], int] = {}
-        for i, row in enumerate(flow.rows):
-            self.where[self._locate(row)] = i
-
-    def _locate(self, row: Row) -> tuple[str, tuple[str | int, ...]]:
-        side, steps = _path(row.field)
-        if side is None:
-            side = "response" if self.flow.method == "GET" else "request"
-            if self._resolve(side, steps) is None:
-                side = "request" if side == "response" else "response"
-        return side, tuple(steps)
-
-    def _resolve(self, side: str, steps: list[str | int]) -> Any:
-        node: Any = self._json(self.flow.request_body if side == "request" else self.flow.response_body)
-        for s in steps:
-            try:
-                node = node[s]
-            except (KeyError, IndexError, TypeError):
-                return None
-        return node
-
-    @staticmethod
-    def _json(body: Body) -> Any:
-        text = body.text
-        if not text:
-            return None
-        try:
-            return json.loads(text)
-        except ValueError:
-            return None
-
-    def side(self, side: str, body: Body, headers: list[tuple[str, str]]) -> dict[str, Any]:
-        data = self._json(body)
-        out: dict[str, Any] = {"headers": [list(h) for h in headers], "size": body.size}
-        out["truncated"], out["complete"] = body.truncated, body.complete
-        if data is not None:
-            out["tree"] = self._node(side, "body", data, ())
-        elif body.data:
-            text = body.text
-            out["text"] = text[:4000] if text is not None else f"{body.size:,} bytes, not text"
-        return out
-
-    def _node(self, side: str, key: str | int, value: Any, at: tuple[str | int, ...]) -> dict[str, Any]:
-        node: dict[str, Any] = {"k": key}
-        row = self.where.get((side, at))
-        if row is not None:
-            node["row"] = row
-        if isinstance(value, dict | list):
-            items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
-            node["t"] = "object" if isinstance(value, dict) else "array"
-            node["n"] = len(items)
-            node["c"] = [self._node(side, k, v, (*at, k)) for k, v in items[:MAX_CHILDREN]]
-            return node
-        node["t"] = "null" if value is None else type(value).__name__
-        node["v"] = value if not isinstance(value, str) or len(value) <= 160 else value[:160] + "…"
-        if isinstance(value, str) and (key in BLOB_KEYS or len(value) >= 64):
-            self._blob(node, f"{side}.{'.'.join(map(str, at))}", value)
-        return node
-
-    def _blob(self, node: dict[str, Any], where: str, text: str) -> None:
-        raw = _b64(text)
-        if raw is None or len(self.blobs) >= MAX_HEX:
-            return
-        kind, certainty, layout = identify(raw)
-        if kind is None and node["k"] not in BLOB_KEYS:
-            return
-        node["blob"] = len(self.blobs)
-        self.blobs.append(
-            {
-                "where": where,
-                "kind": (kind or "unknown").replace("_", " "),
-                "certainty": certainty,
-                "size": len(raw),
-                "html": dump_html(raw, layout.fields if layout else (), elide=HEX_ELIDE),
-            }
-        )
-
-
-def _row_words(i: int, row: Row) -> dict[str, Any]:
-    out = {"index": i, **row.to_dict()}
-    if row.plaintext is not None:
-        out["plaintext"] = json.dumps(row.plaintext, ensure_ascii=False, indent=1, default=str)[:4000]
-    made = row.recipe_trace() if row.verdict != READABLE else row.trace  # a bad row's recipe always
-    trace = made if isinstance(made, Trace) else None
-    if trace is not None:
-        failed = trace.failed
-        out["recipe"] = {
-            "headline": headline(trace),
-            "steps": [{"name": s.name, "ok": s.ok, "reason": s.reason or ""} for s in trace.steps],
-            "failed": trace.steps.index(failed) if failed is not None else -1,
-        }
-    return out
-
-
-def detail_of(flow: Flow) -> dict[str, Any]:
-    """Everything the page shows for one clicked flow (plain data)."""
-    o = _Opening(flow)
-    return {
-        "id": flow.id,
-        "title": f"#{flow.id} {flow.method} {flow.url}",
-        "facts": [
-            ["status", status_text(flow)],
-            ["agent", flow.agent or "—"],
-            ["verdict", flow.verdict or "no sealed rows"],
-            ["time", f"{flow.ms:.1f} ms" if flow.ms is not None else "—"],
-            ["ended", flow.ended + (f": {flow.reason}" if flow.reason else "")],
-            ["started", flow.started_iso()],
-        ],
-        "request": o.side("request", flow.request_body, flow.request_headers),
-        "response": o.side("response", flow.response_body, flow.response_headers),
-        "rows": [_row_words(i, r) for i, r in enumerate(flow.rows)],
-        "blobs": o.blobs,
-        "notes": list(flow.notes),
-    }
+    line = f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}"
+    return line + (f" · {dropped:,} older dropped" if dropped else "")
 
 
 class FlowsView(anywidget.AnyWidget):
@@ -260,10 +112,13 @@ class FlowsView(anywidget.AnyWidget):
         self._ahead = 0
         self.source = source if isinstance(source, Inspector) else None
         if self.source is not None:  # heard of first, then read: a flow in between comes twice, kept once
-            self.source.on_flow(self.add)
+            self.source.on_flow(self.add, in_flight=True)
         flows = self.source.all_flows() if self.source is not None else list(source)
+        self.keep = self.source.recorder.keep if self.source is not None else max(KEEP, len(flows))
         cols: dict[str, Any] = {k: [] for k in CELL_KEYS}
         cols["seq"] = 0
+        cols["dropped"] = self.source.dropped if self.source is not None else 0
+        self._floor = min((f.id for f in flows), default=0)  # flows below this id were dropped
         ahead: dict[str, Any] = {}
         for f in flows:
             self._put(cols, f, ahead)
@@ -274,9 +129,12 @@ class FlowsView(anywidget.AnyWidget):
         return f"<FlowsView {self.count}>"
 
     # -- the rows ------------------------------------------------------------------------------
-    def _put(self, cols: dict[str, Any], flow: Flow, ahead: dict[str, Any]) -> None:
-        c = cells(flow)
+    def _put(self, cols: dict[str, Any], flow: Flow, ahead: dict[str, Any]) -> bool:
+        """Add or update the row of `flow`; False for a flow already dropped (not put)."""
         at = self._pos.get(flow.id)
+        if at is None and cols["dropped"] and flow.id < self._floor:
+            return False
+        c = cells(flow)
         if at is None:
             self._pos[flow.id] = len(cols["id"])
             for k in CELL_KEYS:
@@ -289,6 +147,22 @@ class FlowsView(anywidget.AnyWidget):
             d = detail_of(flow)
             self._ahead += len(json.dumps(d))
             ahead[str(flow.id)] = d
+        return True
+
+    def _trim(self, cols: dict[str, Any], ahead: dict[str, Any]) -> int:
+        """Drop the oldest rows past `keep`; how many were dropped."""
+        n = len(cols["id"]) - self.keep
+        if n <= 0:
+            return 0
+        for fid in cols["id"][:n]:
+            self._flows.pop(fid, None)
+            ahead.pop(str(fid), None)
+        for k in CELL_KEYS:
+            del cols[k][:n]
+        self._pos = {fid: i for i, fid in enumerate(cols["id"])}
+        self._floor = cols["id"][0]
+        cols["dropped"] += n
+        return n
 
     def add(self, flow: Flow) -> None:
         """A new or changed flow (any thread): on the page within FLUSH_EVERY seconds."""
@@ -308,16 +182,17 @@ class FlowsView(anywidget.AnyWidget):
                 return
             ahead = dict(self.details)
             before = len(ahead)
-            for f in batch:
-                self._put(self.rows, f, ahead)
+            batch = [f for f in batch if self._put(self.rows, f, ahead)]
+            drop = self._trim(self.rows, ahead)
             seq = self.rows["seq"] + 1
             self.rows["seq"] = seq
-            sent = {k: [cells(f)[k] for f in batch] for k in CELL_KEYS}
-            self.send({"kind": "more", "seq": seq, "rows": sent})
+            made = [cells(f) for f in batch]
+            sent = {k: [c[k] for c in made] for k in CELL_KEYS}
+            self.send({"kind": "more", "seq": seq, "rows": sent, "drop": drop, "dropped": self.rows["dropped"]})
             self.seq = seq
             if len(ahead) != before or any(str(f.id) in ahead for f in batch):
                 self.details = ahead
-            if self.picked in {f.id for f in batch}:
+            if self.picked in {f.id for f in batch} and self.picked in self._flows:
                 self.detail = detail_of(self._flows[self.picked])
 
     def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict:
@@ -326,14 +201,33 @@ class FlowsView(anywidget.AnyWidget):
 
     def close(self) -> None:
         """Stop following the inspector, and close the widget."""
-        if self.source is not None and self.add in self.source.recorder.listeners:
-            self.source.recorder.listeners.remove(self.add)
+        if self.source is not None:
+            for heard in (self.source.recorder.listeners, self.source.recorder.watchers):
+                if self.add in heard:
+                    heard.remove(self.add)
         super().close()
 
     def _on_msg(self, _widget: Any, content: dict, _buffers: Any) -> None:
         if content.get("kind") == "resync":
             with self._lock:
                 self.send({"kind": "all", "seq": self.rows["seq"], "rows": self.rows})
+        elif content.get("kind") == "want":
+            self.send({"kind": "opened", "details": self.openings(content.get("ids") or [])})
+
+    def openings(self, ids: Iterable[Any]) -> dict[str, Any]:
+        """The openings of these flows (the rows in view on the page), for the page to keep: a
+        click then shows one at once. A flow still in flight is left out (it will change)."""
+        out: dict[str, Any] = {}
+        for fid in list(ids)[:WANT_MAX]:
+            flow = self._flows.get(fid) if isinstance(fid, int) else None
+            if flow is None or flow.ended == IN_FLIGHT:
+                continue
+            if self.source is not None:
+                self.source.recorder.finish_now(flow)
+            if flow.pending:  # being finished by the worker this moment: asked again when it is
+                continue
+            out[str(fid)] = detail_of(flow)
+        return out
 
     # -- what is on show -----------------------------------------------------------------------
     @property
@@ -363,11 +257,13 @@ class FlowsView(anywidget.AnyWidget):
 
     @property
     def count(self) -> str:
-        return count_text(len(self.shown_ids()), len(self.rows["id"]))
+        return count_text(len(self.shown_ids()), len(self.rows["id"]), self.rows["dropped"])
 
     @T.observe("picked")
     def _open_picked(self, change: dict) -> None:
         flow = self._flows.get(change["new"])
+        if flow is not None and self.source is not None:
+            self.source.recorder.finish_now(flow)
         self.detail = detail_of(flow) if flow is not None else {}
 
     def pick(self, flow_id: int) -> dict[str, Any]:

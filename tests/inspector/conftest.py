@@ -67,14 +67,16 @@ async def _answer(send: Any, status: int, body: bytes, ctype: bytes = b"applicat
 
 class Upstream:
     """An ASGI upstream: `/echo` (the body's size and SHA-256), `/chunked` (no length), `/drip`
-    (chunks 0.1 s apart), `/big?n=` (n bytes), `/api/agent/context/memories` (the `answer` set,
-    gzip-compressed when `gzip`),
-    anything else 200 `{"ok": true}`. `seen` keeps each request's method, path and body size."""
+        (chunks 0.1 s apart), `/big?n=` (n bytes), `/api/agent/context/memories` (the `answer` set,
+        gzip-compressed when `gzip`),
+        anything else 200 `{"ok": true}`. `seen` keeps each request's method, path and body size,
+    `peers` the address it came from."""
 
     def __init__(self) -> None:
         self.answer: bytes = b'{"memories": []}'
         self.gzip = False  # the memories answer gzip-compressed, sent in 64 KiB pieces
         self.seen: list[tuple[str, str, int]] = []
+        self.peers: list[Any] = []  # each request's client address: one per connection it came on
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -85,6 +87,7 @@ class Upstream:
         body = await _body(receive)
         path = scope["path"]
         self.seen.append((scope["method"], path, len(body)))
+        self.peers.append(tuple(scope.get("client") or ()))
         if path == "/echo":
             await _answer(
                 send, 200, json.dumps({"size": len(body), "sha256": hashlib.sha256(body).hexdigest()}).encode()

@@ -3,7 +3,11 @@ agent through the inspector; in the page the table is an ARIA grid whose count l
 its rows as the filter is typed, a header sorts, and clicking the bad flow shows its verdict and
 the opened row; its "recipe view" button opens the recipe at the failing step, through the kernel.
 
-Screenshots: build/flows-bad-row.png (the bad flow opened), build/flows-dark.png (Dark theme).
+A request held mid-body shows in flight, its time counting up, and then how it ended; with
+`keep=5` the count line says how many older flows were dropped.
+
+Screenshots: build/flows-bad-row.png (the bad flow opened), build/flows-dark.png (Dark theme),
+build/flows-in-flight.png (an exchange in flight, opened; older flows dropped).
 """
 
 from __future__ import annotations
@@ -255,5 +259,86 @@ def test_an_exported_page_filters_and_opens_the_bad_flow_offline(vendor, tmp_pat
             data_rows(root).filter(has_not_text="1 unreadable").first.click()
             expect(root.locator(".decoy-flows-detail .decoy-flows-hint")).to_contain_text("opening…")
             assert bad_flow >= 1 and online == []
+        finally:
+            browser.close()
+
+
+# -- in flight and bounded: a request held mid-body, older flows dropped ----------------------------
+HELD = [
+    """
+import socket, httpx
+from decoy_lab.inspector import Inspector
+from decoy_lab.widgets.flows import FlowsView
+ins = Inspector.start(sandbox=True, keep=5)
+view = FlowsView(ins)
+view.add_class("held-flows")
+view
+""",
+    """
+for i in range(8):
+    httpx.get(ins.url + "/.well-known/oauth-authorization-server", params={"n": i}, trust_env=False)
+host, port = ins.url.removeprefix("http://").rsplit(":", 1)
+held = socket.create_connection((host, int(port)))  # an agent that sends half its body and waits
+held.sendall(f"POST /api/agent/context/memories HTTP/1.1\\r\\nHost: {host}\\r\\nContent-Length: 5000\\r\\n\\r\\n".encode() + b'{"rows": [')
+print("HELD")
+""",
+    """
+held.close()
+print("CLOSED")
+""",
+]
+
+
+def test_an_exchange_in_flight_counts_up_then_says_how_it_ended_and_older_flows_are_dropped(tmp_path):
+    import nbformat
+    from playwright.sync_api import expect, sync_playwright
+
+    folder = tmp_path / "nb"
+    folder.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c.strip()) for c in HELD])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, folder / "held.ipynb")
+    BUILD.mkdir(exist_ok=True)
+    run_next = "() => window.jupyterapp.commands.execute('notebook:run-cell-and-select-next')"
+    with running_lab(tmp_path, folder) as (base, token), sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            page = browser.new_context(viewport={"width": 1300, "height": 1000}).new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(f"{base}/lab/tree/notebooks/held.ipynb?token={token}")
+            page.wait_for_function(KERNEL_READY, timeout=90_000)
+            page.evaluate(run_next)
+            view = page.locator(".held-flows .decoy-flows")
+            count = view.locator(".decoy-flows-count")
+            expect(count).to_have_text("0 exchanges", timeout=60_000)
+            page.evaluate(run_next)
+            expect(page.locator(".jp-OutputArea-output pre", has_text="HELD")).to_be_visible(timeout=60_000)
+            # 9 exchanges, the newest 5 kept: the count line says what was let go
+            expect(count).to_have_text("5 exchanges · 4 older dropped")
+            grid = view.get_by_role("grid", name="exchanges")
+            assert grid.get_attribute("aria-rowcount") == "6"
+            held = data_rows(view).last
+            expect(held.locator(".col-status")).to_have_text("…")
+            expect(held).to_have_attribute("aria-rowindex", "6")
+            first = held.locator(".col-ms").inner_text()
+            page.wait_for_timeout(1200)
+            later = held.locator(".col-ms").inner_text()
+            assert first.endswith("…") and later.endswith("…")
+            assert int(later.rstrip("…").replace(",", "")) > int(first.rstrip("…").replace(",", "")), (first, later)
+            held.click()
+            expect(view.locator(".decoy-flows-detail .decoy-flows-facts")).to_contain_text("in flight")
+            shoot(page, view, BUILD / "flows-in-flight.png")
+            # the click made the view's cell the active one: the third cell is run by its index
+            page.evaluate(
+                "() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 2;"
+                " return window.jupyterapp.commands.execute('notebook:run-cell'); }"
+            )
+            expect(held.locator(".col-status")).to_have_text("agent disconnected", timeout=30_000)
+            expect(view.locator(".decoy-flows-detail .decoy-flows-facts")).to_contain_text(
+                "agent disconnected: the agent closed its connection while sending its body"
+            )
+            assert not held.locator(".col-ms").inner_text().endswith("…")
+            assert errors == []
         finally:
             browser.close()

@@ -181,13 +181,13 @@ def test_the_view_follows_an_inspector_and_stops_when_closed(flows):
     for f in flows[:3]:
         ins.recorder.flows.append(f)
     view = FlowsView(ins)
-    assert view.count == "3 exchanges" and ins.recorder.listeners == [view.add]
+    assert view.count == "3 exchanges" and ins.recorder.listeners == [view.add] == ins.recorder.watchers
     for listener in ins.recorder.listeners:  # as the recorder tells of a finished flow
         listener(flows[3])
     view.flush()
     assert view.count == "4 exchanges"
     view.close()
-    assert ins.recorder.listeners == []
+    assert ins.recorder.listeners == [] == ins.recorder.watchers
     ins.close()
 
 

@@ -116,20 +116,21 @@ def test_an_upstream_that_is_down_answers_502_with_the_reason(client):
     assert flow.response_body.data == got.content and "cannot reach" in flow.reason
 
 
-def test_a_fault_of_the_proxy_itself_answers_500_and_is_recorded(client):
+def test_a_fault_of_the_proxy_itself_answers_500_and_is_recorded(upstream, client):
     from decoy_lab.inspector.proxy import ProxyApp
     from decoy_lab.inspector.recorder import Recorder
     from decoy_lab.inspector.serve import serve_in_thread
+    from decoy_lab.inspector.upstream import Pool
 
-    def broken(request: httpx.Request) -> httpx.Response:
-        if request.url.path == "/boom":
-            raise RuntimeError("a fault no one foresaw")
-        return httpx.Response(
-            200, headers={"content-type": "application/json"}, stream=httpx.ByteStream(b'{"ok": true}')
-        )
+    class Broken(Pool):  # the real upstream client, with a fault no one foresaw on one path
+        async def send(self, method, target, headers, body):
+            if target == "/boom":
+                raise RuntimeError("a fault no one foresaw")
+            return await super().send(method, target, headers, body)
 
+    url, _app = upstream
     rec = Recorder()
-    served = serve_in_thread(ProxyApp(rec, "http://127.0.0.1:9", transport=httpx.MockTransport(broken)))
+    served = serve_in_thread(ProxyApp(rec, url, pool=Broken(url)))
     try:
         boom = client.get(f"{served.url}/boom")
         assert client.get(f"{served.url}/fine").json() == {"ok": True}

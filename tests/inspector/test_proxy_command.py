@@ -70,6 +70,8 @@ def test_the_command_serves_prints_each_exchange_and_stops_on_ctrl_c(tmp_path):
         (("--upstream", "ftp://example.org"), "not an http:// or https:// URL"),
         (("--replay", "/no/such.har"), "no such file"),
         (("--sandbox", "--upstream", "http://127.0.0.1:1"), "not allowed with argument"),
+        (("--sandbox", "--keep", "0"), "keep at least 1"),
+        (("--sandbox", "--keep", "many"), "'many' is not a number"),
     ],
 )
 def test_usage_mistakes_exit_2_with_an_error_line(args, said):

@@ -1,17 +1,21 @@
-// The flows view (decoy_lab/inspector/widget.py): every exchange as one row of an ARIA grid,
+// The flows view (decoy_lab/widgets/flows.py): every exchange as one row of an ARIA grid,
 // filtered, sorted and virtually scrolled here, so a keystroke never waits for the kernel.
-// The table's cells arrive once (trait `rows`, one list per column); new flows arrive as
-// messages {kind: "more", seq, rows} and a page that missed one asks for all rows again. The
-// rule that picks the rows is written again in widget.py (FlowsView.shown_ids).
-// A click opens the flow: its title at once from the cells, then its request and answer (trait
-// `detail`, or `details` sent ahead) as JSON trees with each sealed row opened and blobs in hex.
+// The table's cells arrive once (trait `rows`, one list per column); new and changed flows
+// arrive as messages {kind: "more", seq, rows, drop, dropped} (the `drop` oldest rows then let
+// go) and a page that missed one asks for all rows again. The rule that picks the rows is
+// written again in flows.py (FlowsView.shown_ids). An exchange in flight counts its time up.
+// A click opens the flow: its request and answer as JSON trees with each sealed row opened and
+// blobs in hex, drawn at once from the openings the page asked for ({kind: "want"}) of the rows
+// in view, else from `details` sent ahead, else when the kernel's `detail` comes.
 const ROW = 26;
 const COLUMNS = [
   ["id", "#", "6%"], ["method", "method", "8%"], ["path", "path", "38%"], ["status", "status", "9%"],
   ["agent", "agent", "16%"], ["verdict", "verdict", "14%"], ["ms", "ms", "9%"],
 ];
 const NUMERIC = { id: "id", status: "code", ms: "ms" };
-const KEYS = ["id", "method", "path", "status", "code", "agent", "verdict", "ms", "tone"];
+const KEYS = ["id", "method", "path", "status", "code", "agent", "verdict", "ms", "tone", "t0"];
+const KEPT_OPENINGS = 400; // openings kept on the page, the most recently asked for
+const WANT_DELAY = 60; // ms after a repaint before the openings of the rows in view are asked for
 const MARK = { true: "✓", false: "✗", null: "…" };
 const followers = new WeakMap(); // model → views to tell when rows change
 
@@ -22,10 +26,15 @@ function h(tag, cls, parent, text) {
   if (parent) parent.appendChild(e);
   return e;
 }
-function countText(shown, total) {
+function countText(shown, total, dropped) {
   const noun = total === 1 ? "exchange" : "exchanges";
   const all = total.toLocaleString("en");
-  return shown === total ? `${all} ${noun}` : `${shown.toLocaleString("en")} of ${all} ${noun}`;
+  const line = shown === total ? `${all} ${noun}` : `${shown.toLocaleString("en")} of ${all} ${noun}`;
+  return dropped ? `${line} · ${dropped.toLocaleString("en")} older dropped` : line;
+}
+function msText(v, t0) {
+  if (v >= 0) return v.toFixed(1);
+  return t0 > 0 ? `${Math.max(0, Date.now() - t0).toLocaleString("en")}…` : "";
 }
 function hay(rows, i) {
   return `${rows.path[i]} ${rows.status[i]} ${rows.agent[i]} ${rows.verdict[i]}`.toLowerCase();
@@ -35,13 +44,15 @@ function hay(rows, i) {
 function table(model) {
   let t = followers.get(model);
   if (!t) {
-    t = { views: new Set(), rows: null, lower: [] };
+    t = { views: new Set(), rows: null, lower: [], opened: new Map() };
     followers.set(model, t);
     // The model's own `rows` object, added to in place: the widget state JupyterLab saves with the
     // notebook (and an export embeds) then holds every flow the page was sent.
     const load = (rows) => {
       t.rows = rows;
       rows.seq = rows.seq || 0;
+      rows.dropped = rows.dropped || 0;
+      t.opened.clear();
       for (const k of KEYS) rows[k] = rows[k] || [];
       t.at = new Map(t.rows.id.map((id, i) => [id, i]));
       t.lower = t.rows.id.map((_, i) => hay(t.rows, i));
@@ -63,8 +74,25 @@ function table(model) {
           }
           for (const k of KEYS) t.rows[k][i] = r[k][j];
           t.lower[i] = hay(t.rows, i);
+          t.opened.delete(r.id[j]); // it changed: its opening is asked for again
         }
+        if (msg.drop > 0) {
+          for (const id of t.rows.id.slice(0, msg.drop)) t.opened.delete(id);
+          for (const k of KEYS) t.rows[k].splice(0, msg.drop);
+          t.lower.splice(0, msg.drop);
+          t.at = new Map(t.rows.id.map((id, i) => [id, i]));
+        }
+        t.rows.dropped = msg.dropped || 0;
         t.rows.seq = msg.seq;
+      } else if (msg.kind === "opened") {
+        for (const [id, d] of Object.entries(msg.details || {})) {
+          t.opened.delete(Number(id));
+          t.opened.set(Number(id), d);
+        }
+        while (t.opened.size > KEPT_OPENINGS) t.opened.delete(t.opened.keys().next().value);
+        t.asked = null;
+        t.views.forEach((f) => f.opened && f.opened());
+        return;
       } else return;
       tell();
     });
@@ -108,6 +136,9 @@ function render({ model, el }) {
   const details = h("div", "decoy-flows-detail", root);
 
   let order = [];
+  let live = false; // an exchange in flight is in view: its time is counted up
+  let wantTimer = null;
+  let drawn = null; // the opening on show
   const heads = {};
   COLUMNS.forEach(([key, title, width], c) => {
     const th = h("div", "decoy-flows-th", head);
@@ -148,14 +179,14 @@ function render({ model, el }) {
       });
     }
     order = out;
-    count.textContent = countText(order.length, n);
+    count.textContent = countText(order.length, n, rows.dropped);
     count.dataset.shown = order.length;
     count.dataset.total = n;
     grid.setAttribute("aria-rowcount", order.length + 1);
     spacer.style.height = order.length * ROW + "px";
     empty.style.display = order.length ? "none" : "block";
     empty.textContent = n
-      ? `No exchange matches “${model.get("search")}”: ${countText(n, n)} in all.`
+      ? `No exchange matches “${model.get("search")}”: ${countText(n, n, 0)} in all.`
       : "No exchange yet: point the agent at the inspector's URL.";
     paint();
   }
@@ -167,6 +198,7 @@ function render({ model, el }) {
     win.style.top = first * ROW + "px";
     const picked = model.get("picked");
     const frag = document.createDocumentFragment();
+    live = false;
     for (let p = first; p < last; p++) {
       const i = order[p];
       const tr = h("div", "decoy-flows-tr decoy-flows-row", frag);
@@ -184,21 +216,48 @@ function render({ model, el }) {
         td.setAttribute("aria-colindex", c + 1);
         td.style.width = width;
         const v = rows[key][i];
-        td.textContent = key === "ms" ? (v < 0 ? "" : v.toFixed(1)) : String(v ?? "");
+        td.textContent = key === "ms" ? msText(v, rows.t0[i]) : String(v ?? "");
       });
+      if (rows.t0[i] > 0) {
+        live = true;
+        tr.classList.add("in-flight");
+      }
     }
     win.replaceChildren(frag);
+    clearTimeout(wantTimer);
+    wantTimer = setTimeout(() => want(first, last), WANT_DELAY);
+  }
+
+  // The openings of the rows in view, asked for once the view rests, so a click shows one at once.
+  function want(first, last) {
+    const rows = t.rows, ids = [];
+    for (let p = first; p < last && p < order.length; p++) {
+      const id = rows.id[order[p]];
+      if (!(rows.t0[order[p]] > 0) && !t.opened.has(id)) ids.push(id);
+    }
+    const key = ids.join(",");
+    if (!ids.length || t.asked === key) return;
+    t.asked = key;
+    model.send({ kind: "want", ids });
   }
 
   function showDetail() {
     const id = model.get("picked");
-    details.replaceChildren();
     if (id == null || id < 0) {
+      drawn = null;
+      details.replaceChildren();
       h("div", "decoy-flows-hint", details, t.rows.id.length ? "Click an exchange to open its request and answer." : "");
       return;
     }
-    const d = (model.get("details") || {})[String(id)] || model.get("detail") || {};
+    const kept = t.opened.get(id);
+    const sent = model.get("detail") || {};
+    const d = sent.id === id ? sent : kept || (model.get("details") || {})[String(id)] || sent;
+    // already on show (drawn from what the page kept, before the kernel's same opening came)
+    if (drawn && d.id === id && drawn.id === id && (drawn === d || JSON.stringify(drawn) === JSON.stringify(d))) return;
+    drawn = d;
+    details.replaceChildren();
     if (d.id !== id) {
+      drawn = null;
       const i = t.at.get(id);
       const title = i === undefined ? `#${id}` : `#${id} ${t.rows.method[i]} ${t.rows.path[i]}`;
       h("div", "decoy-flows-title", details, title);
@@ -254,7 +313,11 @@ function render({ model, el }) {
     refilter();
     if (model.get("picked") >= 0 && !details.querySelector(".decoy-flows-facts")) showDetail();
   };
+  onRows.opened = () => {
+    if (model.get("picked") >= 0 && !details.querySelector(".decoy-flows-facts")) showDetail();
+  };
   t.views.add(onRows);
+  const ticker = setInterval(() => live && paint(), 500);
   model.on("change:search", onFilter);
   model.on("change:sort", onFilter);
   model.on("change:picked", onPicked);
@@ -263,6 +326,8 @@ function render({ model, el }) {
   refilter();
   showDetail();
   return () => {
+    clearInterval(ticker);
+    clearTimeout(wantTimer);
     t.views.delete(onRows);
     model.off("change:search", onFilter);
     model.off("change:sort", onFilter);
