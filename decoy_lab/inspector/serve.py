@@ -9,15 +9,14 @@ upstream's own. The inspector listens on loopback only.
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import threading
-import time
 from typing import Any
 
 import uvicorn
 
 from decoy_lab.sandbox import server_config
+from decoy_lab.sandbox.server import serve_in_thread as sandbox_serve_in_thread
 
 
 def is_loopback_host(host: str) -> bool:
@@ -74,28 +73,5 @@ def serve_in_thread(
         date_header=False,
         timeout_graceful_shutdown=graceful,
     )
-    server = uvicorn.Server(config)
-    failure: list[BaseException] = []
-
-    def serve() -> None:
-        loop = asyncio.new_event_loop()
-        try:
-            asyncio.set_event_loop(loop)
-            loop.run_until_complete(server.serve())
-        except BaseException as exc:  # pragma: no cover - reported to the starter below
-            failure.append(exc)
-        finally:
-            loop.close()
-
-    thread = threading.Thread(target=serve, name=name, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            reason = repr(failure[0]) if failure else "the server did not start"
-            raise RuntimeError(f"{name} failed to start on {host}:{port}: {reason}")
-        time.sleep(0.01)
-    bound_host, bound_port = server.servers[0].sockets[0].getsockname()[:2]
-    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-    return Served(server, thread, f"http://{shown}:{bound_port}")
+    server, thread, url = sandbox_serve_in_thread(config, name=name, timeout=timeout)
+    return Served(server, thread, url)

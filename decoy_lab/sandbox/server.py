@@ -124,6 +124,39 @@ def server_config(
     )
 
 
+def serve_in_thread(
+    config: uvicorn.Config, *, name: str, timeout: float = 15.0
+) -> tuple[uvicorn.Server, threading.Thread, str]:
+    """Run uvicorn on its own event loop in a daemon thread (never the caller's, nor a Jupyter
+    kernel's) and return once it listens: the server, its thread and its URL. The sandbox and the
+    inspector both serve this way."""
+    server = uvicorn.Server(config)
+    failure: list[BaseException] = []
+
+    def serve() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(server.serve())
+        except BaseException as exc:  # pragma: no cover - reported to the starter below
+            failure.append(exc)
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=serve, name=name, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            reason = repr(failure[0]) if failure else "the server did not start"
+            raise RuntimeError(f"{name} failed to start on {config.host}:{config.port}: {reason}")
+        time.sleep(0.01)
+    bound_host, bound_port = server.servers[0].sockets[0].getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    return server, thread, f"http://{shown}:{bound_port}"
+
+
 class Sandbox:
     """A running sandbox: `.url`, `.owner`, `.app`, `.stop()`; a context manager."""
 
@@ -185,32 +218,8 @@ class Sandbox:
             log_level="warning",
             lifespan="on",
         )
-        server = uvicorn.Server(config)
-        failure: list[BaseException] = []
-
-        def serve() -> None:
-            loop = asyncio.new_event_loop()
-            try:
-                asyncio.set_event_loop(loop)
-                loop.run_until_complete(server.serve())
-            except BaseException as exc:  # pragma: no cover - reported to the starter below
-                failure.append(exc)
-            finally:
-                loop.close()
-
-        thread = threading.Thread(target=serve, name="decoy-sandbox", daemon=True)
-        thread.start()
-        deadline = time.monotonic() + timeout
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                server.should_exit = True
-                reason = repr(failure[0]) if failure else "the server did not start"
-                raise RuntimeError(f"sandbox failed to start: {reason}")
-            time.sleep(0.01)
-        sock = server.servers[0].sockets[0]
-        bound_host, bound_port = sock.getsockname()[:2]
-        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-        return cls(app, server, thread, f"http://{shown}:{bound_port}")
+        server, thread, url = serve_in_thread(config, name="decoy-sandbox", timeout=timeout)
+        return cls(app, server, thread, url)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Ask uvicorn to exit and wait for its thread."""
