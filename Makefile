@@ -4,7 +4,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 # Most of the suite's time is waiting (pairing delays, staged faults, browsers), so three workers
-# overlap it even on two cores; PYTEST_WORKERS=0 runs it in one process.
+# overlap it even on two cores; a file's tests stay on one worker, in order (module fixtures are
+# shared by them). PYTEST_WORKERS=0 runs it in one process.
 PYTEST_WORKERS ?= 3
 
 .PHONY: lab test lint tour bench sandbox clean
@@ -38,7 +39,7 @@ lint: $(VENV)/.test-installed
 
 test: $(VENV)/.test-installed lint
 	bash scripts/ensure-chromium.sh
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # build/tour.html loads its widget scripts from build/vendor/: keep the two together.
 tour: $(VENV)/.test-installed

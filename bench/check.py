@@ -7,9 +7,9 @@
    stopping the sandbox, the hop and the inspector, settling the record, judging) is the check's
    own share; target ≤ 20 % of the run.
 2. Rule evaluation over a synthetic run (no agent, no server): 20 reads each serving every row of
-   a 10,000-row vault (a topic every 10 rows), 200 posts, 1,000 device-code polls, and the owner's
-   view of every row; target ≤ 2 s, so a scorecard never waits on its rules however much the
-   agent read.
+   a 10,000-row vault (a topic every 10 rows), 8,980 posts, 1,000 device-code polls (10,001
+   exchanges), and the owner's view of every row; target ≤ 1 s, so a scorecard never waits on its
+   rules however much the agent did.
 
 `python -m bench.check` runs both; the bench runner takes them as `run(ctx)`.
 """
@@ -25,8 +25,9 @@ from typing import Any
 
 from .report import Figure, check, info, missing
 
-ROWS, READS, POSTS, POLLS = 10_000, 20, 200, 1_000
-TARGET_S = 2.0
+ROWS, READS, POLLS = 10_000, 20, 1_000
+POSTS_PER_READ = 449  # with the reads and the polls: 10,001 recorded exchanges, the issue's 10,000
+TARGET_S = 1.0
 OUTSIDE_SHARE = 0.20
 AGENT = Path(__file__).resolve().parents[1] / "examples" / "agents" / "check" / "node" / "agent.mjs"
 
@@ -50,7 +51,7 @@ def synthetic_run() -> Any:
         add("POST", "/oauth/token", None, {"error": "authorization_pending"}, {"grant_type": "device_code", "device_code": "sha256:11111111"}, 400)  # fmt: skip
     for i in range(READS):
         add("GET", MEMORIES, None, served)
-        for j in range(POSTS // READS):
+        for j in range(POSTS_PER_READ):
             rid, name = f"new-{i}-{j}", f"New topic {i}-{j}"
             topic = Row(rid, "request.rows[0]", "readable", kind="topic", text=name, opened_by="owner key", plaintext={"kind": "topic", "name": name})  # fmt: skip
             add("POST", MEMORIES, {"rows": [{"id": rid, "ciphertext": "AQE="}]}, {"ok": True}, status=201, rows=[topic])
@@ -108,7 +109,7 @@ def run(ctx: Any = None) -> list[Figure]:
     quick = bool(getattr(ctx, "quick", False))
     judged = [
         Figure(
-            f"check: all rules over {ROWS:,} rows × {READS} reads",
+            f"check: all rules over 10,001 exchanges ({READS} reads of {ROWS:,} rows)",
             round(seconds, 3),
             "s",
             f"≤ {TARGET_S:g} s",

@@ -114,12 +114,11 @@ def score(rules: list[Rule], runs: list[Run], command: str = "") -> Scorecard:
 
 def _reproducers(runs: list[Run], evidence: list[str]) -> list[dict[str, Any]]:
     """A curl per exchange the evidence names, once each, in the order named."""
-    wanted: dict[str, list[int]] = {}
+    wanted: dict[str, dict[int, None]] = {}  # an ordered set per scenario
     for line in evidence:
         scenario, ids = evidence_refs(line)
-        wanted.setdefault(scenario, [])
-        wanted[scenario] += [i for i in ids if i not in wanted[scenario]]
-    return [r for run in runs for r in reproduce.reproducers(run, wanted.get(run.scenario, []))]
+        wanted.setdefault(scenario, {}).update(dict.fromkeys(ids))
+    return [r for run in runs for r in reproduce.reproducers(run, list(wanted.get(run.scenario, {})))]
 
 
 def _run_dict(run: Run) -> dict[str, Any]:

@@ -193,7 +193,8 @@ class Inspector:
         return self.recorder.settle(timeout)
 
     def all_flows(self) -> list[Flow]:
-        return self.recorder.snapshot()
+        """Every kept flow, in order; each that has ended is masked and opened before it is shown."""
+        return self.recorder.finished()
 
     def __len__(self) -> int:
         return len(self.recorder.flows)

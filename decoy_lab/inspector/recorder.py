@@ -369,6 +369,20 @@ class Recorder:
         with self._lock:
             return list(self.flows)
 
+    def finished(self) -> list[Flow]:
+        """The kept flows, every one that has ended masked and opened first (those still waiting
+        their turn, on the caller's thread): what anyone who looks at the record sees."""
+        with self._idle:
+            jobs = list(self._jobs)
+            self._jobs.clear()
+            self._held = 0
+        for job in jobs:
+            self._run(job)
+        with self._idle:
+            while self._running is not None:
+                self._idle.wait(0.05)
+        return self.snapshot()
+
     def flow(self, flow_id: int) -> Flow | None:
         """The kept flow of that id, None when there is none (never seen, or dropped)."""
         with self._lock:

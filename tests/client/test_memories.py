@@ -193,6 +193,7 @@ def test_without_memory_save_the_refusal_asks_and_the_grant_arrives(sb, keys3):
 
 def test_request_access_by_topic_name(sb, writer, keys3):
     asker = connect(sb, keys3[1], ["memory.save"], name="Topic asker")
+    writer.save("Booked the hotel in Alfama.", topic="Lisbon trip", categories=["travel"])  # the topic, reused if there
     tid = writer.load().find_topic("Lisbon trip").id
     req = asker.request_access(["memory.read"], about=tid, reason="Plan the Lisbon trip")
     assert req.status in ("pending", "approved")

@@ -91,17 +91,11 @@ def one_post(run: Run) -> Result:
         memory = [o for o in same if kind_of(o) == "memory" and (plain(o).get("topic") or {}).get("id") == tid]
         memory += [o for o in same if o.verdict != "readable"]  # a row the owner cannot open: its filing is unknown
         link = [o for o in same if kind_of(o) == "link" and tid in (plain(o).get("endpoints") or [])]
-        posted_later = {row["id"] for p in posts(run) if p.start >= x.start for row in sent_rows(p)}
-        filed = [  # the attach flow: an EXISTING memory moved under the new topic by a PUT
-            p
-            for p in later_puts
-            if p.start > x.start
-            and (p.request or {}).get("id") not in posted_later
-            and any(topic_of(o) == tid for o in opened_rows(p))
-        ]
         if memory and link:
             good.append(f"{row_label(x, r.id)}: topic, its link and its first memory in one POST")
-        elif filed and link:
+            continue
+        filed = _filed_later(run, x, tid, later_puts) if link and later_puts else []
+        if filed:
             good.append(f"{row_label(x, r.id)}: topic and link, then {filed[0].label()} filed a memory under it")
         else:
             missing = " and ".join(
@@ -109,6 +103,18 @@ def one_post(run: Run) -> Result:
             )
             bad.append(f"{row_label(x, r.id)}: the topic was posted without {missing}")
     return Result.judge(bad, good[:3])
+
+
+def _filed_later(run: Run, x: Exchange, tid: str, later_puts: list[Exchange]) -> list[Exchange]:
+    """The attach flow: PUTs after `x` that move an EXISTING memory (not one posted since) under `tid`."""
+    posted_later = {row["id"] for p in posts(run) if p.start >= x.start for row in sent_rows(p)}
+    return [
+        p
+        for p in later_puts
+        if p.start > x.start
+        and (p.request or {}).get("id") not in posted_later
+        and any(topic_of(o) == tid for o in opened_rows(p))
+    ]
 
 
 def not_the_user(run: Run) -> Result:
