@@ -216,6 +216,7 @@ class Inspector:
             span = f"flows {flows[0].id} to {flows[-1].id} are kept" if flows else "no flow is kept"
             gone = f" ({self.dropped:,} older ones were dropped)" if self.dropped else ""
             raise KeyError(f"no flow {flow_or_id!r}: {span}{gone}")
+        self.recorder.finish_now(found)  # a flow looked at is masked and opened first
         return found
 
     __getitem__ = flow
