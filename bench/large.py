@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +26,7 @@ from typing import Any
 
 from .context import Context
 from .data import generate
-from .reopen import PROFILE, ROOT, _peak_rss, _reset_peak_rss, _status_kib, save_profile
+from .reopen import PROFILE, _peak_rss, _reset_peak_rss, _status_kib, in_new_process, save_profile
 from .report import Figure, check, info, missing
 
 COLD, RSS, REOPEN = "large vault: load() cold", "large vault: peak RSS per 10,000 rows", "large vault: reopen"
@@ -72,21 +70,6 @@ def child(directory: str, profile: str) -> dict[str, Any]:
     return out
 
 
-def in_new_process(directory: str, profile: str = PROFILE) -> dict[str, Any]:
-    env = {**os.environ, "DECOY_LAB_KEYRING": "0"}
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.large", "child", directory, profile],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=1800,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"the loading process failed: {out.stderr.strip()[-600:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def served_bytes(conn: Any) -> int:
     """The bytes of the memories answer as the server sends them (one streamed GET, counted)."""
     from .stage import MEMORIES, api_of
@@ -116,8 +99,8 @@ def run(ctx: Context) -> list[Figure]:
         with tempfile.TemporaryDirectory(prefix="decoy-bench-") as directory:
             save_profile(conn, directory)
             ctx.say(f"load() of {len(data):,} rows in new processes: cold, then reopened")
-            cold = in_new_process(directory, PROFILE)
-            again = in_new_process(directory, PROFILE)
+            cold = in_new_process(directory, PROFILE, module="bench.large", timeout=1800)
+            again = in_new_process(directory, PROFILE, module="bench.large", timeout=1800)
         wire = served_bytes(conn)
         conn.close()
     finally:

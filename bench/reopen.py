@@ -108,18 +108,21 @@ def child(directory: str, profile: str) -> dict[str, Any]:
     }
 
 
-def in_new_process(directory: str, profile: str = PROFILE) -> dict[str, Any]:
+def in_new_process(
+    directory: str, profile: str = PROFILE, *, module: str = "bench.reopen", timeout: float = 900
+) -> dict[str, Any]:
+    """`python -m MODULE child DIRECTORY PROFILE` in a new process; the JSON its last line prints."""
     env = {**os.environ, "DECOY_LAB_KEYRING": "0"}
     out = subprocess.run(
-        [sys.executable, "-m", "bench.reopen", "child", directory, profile],
+        [sys.executable, "-m", module, "child", directory, profile],
         cwd=ROOT,
         capture_output=True,
         text=True,
         env=env,
-        timeout=900,
+        timeout=timeout,
     )
     if out.returncode != 0:
-        raise RuntimeError(f"the reopening process failed: {out.stderr.strip()[-600:]}")
+        raise RuntimeError(f"the {module} process failed: {out.stderr.strip()[-600:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -20,6 +20,7 @@ import pytest
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
 from support.lab import KERNEL_READY, run_notebook, running_lab
 from support.node import NODE
+from support.widgetpage import vendored_scripts
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
@@ -201,22 +202,7 @@ def test_new_flows_appear_in_the_page_while_the_agent_runs(tmp_path):
 # -- offline: the view saved with its state, opened from disk with every request aborted -------------
 @pytest.fixture(scope="module")
 def vendor() -> Path:
-    import os
-    import subprocess
-    import sys
-
-    run = subprocess.run(
-        ["bash", "scripts/vendor-widgets.sh", "build/vendor"],
-        cwd=ROOT,
-        env={**os.environ, "PYTHON": sys.executable},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if run.returncode == 3:  # the script's code for "npm cannot be reached"
-        pytest.skip("npm cannot be reached to vendor the widget scripts: " + run.stderr.strip())
-    assert run.returncode == 0, run.stderr
-    return BUILD / "vendor"
+    return vendored_scripts()
 
 
 def test_an_exported_page_filters_and_opens_the_bad_flow_offline(vendor, tmp_path):

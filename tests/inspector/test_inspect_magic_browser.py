@@ -8,14 +8,13 @@ Screenshot: build/inspect-magic-flows.png (the view filled, the POST opened).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
-from support.lab import running_lab
+from support.lab import notebook_json, open_notebook, running_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
@@ -43,24 +42,10 @@ RUN_CELL = """async (i) => {
 KERNEL_IDLE = "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'"
 
 
-def notebook(cells: list[str]) -> str:
-    return json.dumps(
-        {
-            "cells": [
-                {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s}
-                for s in cells
-            ],
-            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-            "nbformat": 4,
-            "nbformat_minor": 5,
-        }
-    )
-
-
 @pytest.fixture
 def lab(tmp_path):
     with running_lab(tmp_path) as served:
-        (tmp_path / "work" / "notebooks" / "inspect-magic.ipynb").write_text(notebook(CELLS))
+        (tmp_path / "work" / "notebooks" / "inspect-magic.ipynb").write_text(notebook_json(CELLS))
         yield served
 
 
@@ -75,13 +60,7 @@ def test_inspect_shows_a_live_view_that_fills_as_a_later_cell_runs_an_agent(lab)
             page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"{base}/lab/tree/notebooks/inspect-magic.ipynb?token={token}")
-            page.wait_for_function(
-                "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-                " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
-                " return !!k && k.connectionStatus === 'connected'; }",
-                timeout=90_000,
-            )
+            open_notebook(page, base, token, "notebooks/inspect-magic.ipynb")
             page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
             page.evaluate(RUN_CELL, 0)
             took = page.evaluate(RUN_CELL, 1)

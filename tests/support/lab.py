@@ -130,10 +130,22 @@ ERRORS = (
 )
 
 
-def run_notebook(page, base: str, token: str, path: str, timeout_ms: int = 240_000) -> list[str]:
-    """Open `path` in JupyterLab, run every cell, and return the errors its outputs show."""
+def notebook_json(cells: list[str]) -> str:
+    """A notebook of code cells (no outputs) on the python3 kernel, as a test writes one."""
+    code = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s} for s in cells]
+    kernel = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}}
+    return json.dumps({"cells": code, "metadata": kernel, "nbformat": 4, "nbformat_minor": 5})
+
+
+def open_notebook(page, base: str, token: str, path: str) -> None:
+    """Open `path` in JupyterLab and wait until its kernel is connected."""
     page.goto(f"{base}/lab/tree/{path}?token={token}")
     page.wait_for_function(KERNEL_READY, timeout=90_000)
+
+
+def run_notebook(page, base: str, token: str, path: str, timeout_ms: int = 240_000) -> list[str]:
+    """Open `path` in JupyterLab, run every cell, and return the errors its outputs show."""
+    open_notebook(page, base, token, path)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(ALL_RAN, timeout=timeout_ms)
     return page.evaluate(ERRORS)

@@ -5,11 +5,12 @@ prints their times beside the 300 ms target."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import httpx
+
+from .lab import notebook_json
 
 SETUP = """\
 import httpx
@@ -52,10 +53,7 @@ STATUS = f"{P} .decoy-owner-status"
 
 def notebook(folder: Path) -> Path:
     folder.mkdir(parents=True)
-    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": SETUP}
-    nb = {"cells": [cell], "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}}}
-    nb.update(nbformat=4, nbformat_minor=5)
-    (folder / "owner-panel.ipynb").write_text(json.dumps(nb))
+    (folder / "owner-panel.ipynb").write_text(notebook_json([SETUP]))
     return folder
 
 

@@ -100,7 +100,7 @@ def vendored_scripts(dest: Path = ROOT / "build" / "vendor") -> Path:
         env={**os.environ, "PYTHON": sys.executable},  # anywidget's front end comes from its wheel
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=180,
     )
     if run.returncode == 3:  # the script's code for "npm cannot be reached"
         pytest.skip("npm cannot be reached to vendor the widget scripts: " + run.stderr.strip())

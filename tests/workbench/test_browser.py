@@ -8,14 +8,13 @@ kept at build/browser-tour.png.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
-from support.lab import running_lab
+from support.lab import notebook_json, running_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOT = ROOT / "build" / "browser-tour.png"
@@ -151,20 +150,6 @@ FIRST_MINUTE = [
 SHOTS = ROOT / "build"
 
 
-def _notebook(cells: list[str]) -> str:
-    return json.dumps(
-        {
-            "cells": [
-                {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s}
-                for s in cells
-            ],
-            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-            "nbformat": 4,
-            "nbformat_minor": 5,
-        }
-    )
-
-
 RUN_CELL = """async (i) => {
   const panel = window.jupyterapp.shell.currentWidget, nb = panel.content;
   nb.activeCellIndex = i;
@@ -201,7 +186,7 @@ def test_the_first_minute_in_a_browser_pairing_never_blocks_and_mistakes_are_sho
     from playwright.sync_api import expect, sync_playwright
 
     base, token = lab
-    (tmp_path / "work" / "notebooks" / "first-minute.ipynb").write_text(_notebook(FIRST_MINUTE))
+    (tmp_path / "work" / "notebooks" / "first-minute.ipynb").write_text(notebook_json(FIRST_MINUTE))
     SHOTS.mkdir(exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)

@@ -7,7 +7,6 @@ Screenshot: build/check-magic-scorecard.png (the scorecard with the exchange ope
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
-from support.lab import running_lab
+from support.lab import notebook_json, open_notebook, running_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
@@ -35,24 +34,10 @@ START_CELL = """(i) => {
 DONE = "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.executionCount !== null"
 
 
-def notebook(cells: list[str]) -> str:
-    return json.dumps(
-        {
-            "cells": [
-                {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s}
-                for s in cells
-            ],
-            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-            "nbformat": 4,
-            "nbformat_minor": 5,
-        }
-    )
-
-
 @pytest.fixture
 def lab(tmp_path):
     with running_lab(tmp_path) as served:
-        (tmp_path / "work" / "notebooks" / "check-magic.ipynb").write_text(notebook(CELLS))
+        (tmp_path / "work" / "notebooks" / "check-magic.ipynb").write_text(notebook_json(CELLS))
         yield served
 
 
@@ -67,13 +52,7 @@ def test_check_shows_progress_then_a_scorecard_whose_evidence_opens_its_flow(lab
             page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"{base}/lab/tree/notebooks/check-magic.ipynb?token={token}")
-            page.wait_for_function(
-                "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-                " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
-                " return !!k && k.connectionStatus === 'connected'; }",
-                timeout=90_000,
-            )
+            open_notebook(page, base, token, "notebooks/check-magic.ipynb")
             page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
             page.evaluate(START_CELL, 0)
             page.wait_for_function(DONE, arg=0, timeout=60_000)

@@ -5,10 +5,7 @@ dots, every label left has its dot, and no two labels overlap."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +16,7 @@ from decoy_lab.widgets import TopicMapWidget
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
 from support.connections import paired
-from support.widgetpage import widget_page
+from support.widgetpage import vendored_scripts, widget_page
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -40,18 +37,7 @@ SHOWN = """() => [...document.querySelectorAll('.decoy-map-label')]
 
 @pytest.fixture(scope="module")
 def vendor() -> Path:
-    run = subprocess.run(
-        ["bash", "scripts/vendor-widgets.sh", "build/vendor"],
-        cwd=ROOT,
-        env={**os.environ, "PYTHON": sys.executable},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if run.returncode == 3:  # the script's code for "npm cannot be reached"
-        pytest.skip("npm cannot be reached to vendor the widget scripts: " + run.stderr.strip())
-    assert run.returncode == 0, run.stderr
-    return BUILD / "vendor"
+    return vendored_scripts()
 
 
 @pytest.fixture(scope="module")

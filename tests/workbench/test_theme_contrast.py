@@ -11,7 +11,6 @@ JupyterLab styles. Screenshots: build/theme-<view>-<theme>.png.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from support.contrast import (
     set_lab_theme,
     text_nodes,
 )
-from support.lab import run_notebook, running_lab
+from support.lab import notebook_json, run_notebook, running_lab
 
 expect = pytest.importorskip("playwright.sync_api").expect
 BUILD = Path(__file__).resolve().parents[2] / "build"
@@ -51,12 +50,6 @@ VIEWS = {
 }
 
 
-def _notebook(cells: list[str]) -> str:
-    code = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s} for s in cells]
-    kernel = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}}
-    return json.dumps({"cells": code, "metadata": kernel, "nbformat": 4, "nbformat_minor": 5})
-
-
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     from playwright.sync_api import sync_playwright
@@ -64,7 +57,7 @@ def page(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("themes")
     nb = tmp / "nb"
     nb.mkdir()
-    (nb / "themes.ipynb").write_text(_notebook(CELLS))
+    (nb / "themes.ipynb").write_text(notebook_json(CELLS))
     with running_lab(tmp, nb) as (base, token), sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:

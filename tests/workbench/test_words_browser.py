@@ -4,10 +4,7 @@ network). The screenshot is build/recipe-reason.png."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +13,7 @@ from decoy_lab.recipes.dump import open_blob
 from decoy_lab.widgets import Stepper
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
-from support.widgetpage import widget_page
+from support.widgetpage import vendored_scripts, widget_page
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
@@ -37,18 +34,7 @@ WORDS_ON_ONE_LINE = """el => {
 
 @pytest.fixture(scope="module")
 def vendor() -> Path:
-    run = subprocess.run(
-        ["bash", "scripts/vendor-widgets.sh", "build/vendor"],
-        cwd=ROOT,
-        env={**os.environ, "PYTHON": sys.executable},
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    if run.returncode == 3:  # the script's code for "npm cannot be reached"
-        pytest.skip("npm cannot be reached to vendor the widget scripts: " + run.stderr.strip())
-    assert run.returncode == 0, run.stderr
-    return BUILD / "vendor"
+    return vendored_scripts()
 
 
 def test_the_dumps_reason_breaks_between_words(vendor, tmp_path):
