@@ -2,7 +2,7 @@
 
 `Inspector.start(sandbox=…)` forwards to the sandbox itself; a conformance run puts the staging
 hop between them, so the inspector is assembled here from its public parts (Recorder, Opener,
-ProxyApp, serve_in_thread) with the owner's-eye check of the sandbox behind the hop
+Pumped: the proxy in a process of its own) with the owner's-eye check of the sandbox behind the hop
 (`decoy_lab.sandbox.phone.appview.check_row`, what the sandbox's own app-view runs).
 """
 
@@ -12,9 +12,8 @@ from typing import Any
 
 from decoy_lab.inspector.inspector import Inspector
 from decoy_lab.inspector.opening import Opener
-from decoy_lab.inspector.proxy import ProxyApp
+from decoy_lab.inspector.pumped import Pumped
 from decoy_lab.inspector.recorder import Recorder
-from decoy_lab.inspector.serve import serve_in_thread
 
 
 def owner_check(sandbox: Any) -> Any:
@@ -36,5 +35,5 @@ def start_inspector(
     """A recording inspector forwarding to `upstream` (the hop), opening rows as `sandbox`'s owner
     (and with `agent_key`, the agent's PEM key, as the agent reads them back)."""
     recorder = Recorder(opener=Opener(owner_check=owner_check(sandbox), agent_key=agent_key))
-    served = serve_in_thread(ProxyApp(recorder, upstream, timeout=timeout), name="decoy-check-inspector")
+    served = Pumped(recorder, upstream, timeout=timeout)
     return Inspector(recorder, served=served, upstream=upstream, sandbox=sandbox)

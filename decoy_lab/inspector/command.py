@@ -14,6 +14,8 @@ SIGTERM) stops it, writes `--record` and exits 0. A usage mistake is `error: …
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import signal
 import sys
 import threading
@@ -111,24 +113,17 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, stop: threading.
     if why is not None:
         print(f"error: {why}", file=sys.stderr)
         return 2
-    lock = threading.Lock()
+    say = _Say(out)
 
     def line(flow: Any) -> None:
         status = flow.status if flow.status is not None else "-"
         ended = "" if flow.ended == "answered" else f"  ({flow.ended})"
-        with lock:
-            print(f"#{flow.id} {flow.method} {flow.url} {status} {flow.verdict or '-'}{ended}", file=out, flush=True)
+        say(f"#{flow.id} {flow.method} {flow.url} {status} {flow.verdict or '-'}{ended}")
 
     insp.on_flow(line)
-    print(
-        f"Decoy inspector on {insp.url}  (give this URL to the agent; recording in front of {insp.upstream})", file=out
-    )
+    say(f"Decoy inspector on {insp.url}  (give this URL to the agent; recording in front of {insp.upstream})")
     if args.sandbox:
-        print(
-            f"Pair the agent with {insp.url} (the sandbox approves at once; its owner page: {insp.url}/connect)",
-            file=out,
-        )
-    out.flush()
+        say(f"Pair the agent with {insp.url} (the sandbox approves at once; its owner page: {insp.url}/connect)")
     stop = stop or threading.Event()
     previous = _on_sigterm(stop)
     try:
@@ -142,8 +137,28 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, stop: threading.
         insp.close()
         recorded = f", recorded to {args.record}" if args.record else ""
         gone = f" ({insp.dropped:,} older ones dropped from view)" if insp.dropped else ""
-        print(f"stopped after {len(insp) + insp.dropped} exchanges{gone}{recorded}", file=out, flush=True)
+        say(f"stopped after {len(insp) + insp.dropped} exchanges{gone}{recorded}")
     return 0
+
+
+class _Say:
+    """A line out, flushed; once nobody reads the output (`| head`, a closed pipe) lines are
+    dropped and the proxy serves and records on."""
+
+    def __init__(self, out: TextIO):
+        self._out, self._lock, self._gone = out, threading.Lock(), False
+
+    def __call__(self, text: str) -> None:
+        with self._lock:
+            if self._gone:
+                return
+            try:
+                print(text, file=self._out, flush=True)
+            except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
+                self._gone = True
+                if self._out is sys.stdout:  # nor a last flush at exit to fail on
+                    with contextlib.suppress(OSError):
+                        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _on_sigterm(stop: threading.Event) -> Any:

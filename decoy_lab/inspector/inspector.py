@@ -24,10 +24,9 @@ from typing import Any
 import pandas as pd
 
 from decoy_lab.inspector import har
-from decoy_lab.inspector.agentside import LeanServed, serve_lean
 from decoy_lab.inspector.model import BODY_CAP, FRAME_COLUMNS, KEEP, ROW_COLUMNS, Flow
 from decoy_lab.inspector.opening import Opener, owner_check_of
-from decoy_lab.inspector.proxy import ProxyApp
+from decoy_lab.inspector.pumped import Pumped
 from decoy_lab.inspector.recorder import Recorder
 from decoy_lab.inspector.serve import Served, serve_in_thread
 from decoy_lab.wire.crypto import AgentKey
@@ -49,12 +48,12 @@ class Inspector:
         self,
         recorder: Recorder,
         *,
-        served: Served | LeanServed | None = None,
+        served: Pumped | Served | None = None,
         upstream: str | None = None,
         sandbox: Any = None,
         owns_sandbox: bool = False,
         record: str | Path | None = None,
-        also_stop: list[Served | LeanServed] | None = None,
+        also_stop: list[Served] | None = None,
         writer: har.HarWriter | None = None,
     ):
         self.recorder = recorder
@@ -108,8 +107,7 @@ class Inspector:
             writer = har.HarWriter(record, upstream=target, reveal=reveal) if record is not None else None
             if writer is not None:  # told before the first exchange can finish
                 recorder.listeners.append(writer.add)
-            app = ProxyApp(recorder, target, timeout=timeout)
-            served = serve_lean(app, host=host, port=port)
+            served = Pumped(recorder, target, host=host, port=port, timeout=timeout)
         except BaseException:
             if writer is not None:
                 writer.abandon()
@@ -185,16 +183,28 @@ class Inspector:
         return self._served.url if self._served is not None else None
 
     @property
+    def pid(self) -> int | None:
+        """The process id of the proxy, which runs in a process of its own (None offline)."""
+        return self._served.pid if isinstance(self._served, Pumped) else None
+
+    @property
     def running(self) -> bool:
         return self._served is not None and self._served.running and not self._closed
 
     def settle(self, timeout: float | None = 30.0) -> bool:
         """Wait until every finished exchange is masked and opened (a notebook rarely needs to)."""
+        self._sync()
         return self.recorder.settle(timeout)
 
     def all_flows(self) -> list[Flow]:
         """Every kept flow, in order; each that has ended is masked and opened before it is shown."""
+        self._sync()
         return self.recorder.finished()
+
+    def _sync(self) -> None:
+        """Every exchange the proxy has begun is in the record (it runs in a process of its own)."""
+        if isinstance(self._served, Pumped):
+            self._served.sync()
 
     def __len__(self) -> int:
         return len(self.recorder.flows)
@@ -210,6 +220,7 @@ class Inspector:
     def flow(self, flow_or_id: Flow | int) -> Flow:
         if isinstance(flow_or_id, Flow):
             return flow_or_id
+        self._sync()
         found = self.recorder.flow(flow_or_id) if isinstance(flow_or_id, int) else None
         if found is None:
             flows = self.all_flows()

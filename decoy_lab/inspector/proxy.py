@@ -30,11 +30,11 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from decoy_lab.inspector import model
-from decoy_lab.inspector.recorder import Recorder, RowCollector, Tee
+from decoy_lab.inspector.recorder import RowCollector, Tee
 from decoy_lab.inspector.upstream import Answer, CutOff, Pool, Refused, TimedOut, UpstreamError
 
 HOP_BY_HOP = frozenset(
@@ -61,6 +61,36 @@ IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
 GRACE = 0.5
 
 
+class Records(Protocol):
+    """What the proxy records into: the Recorder, or the pump's Relay to the inspector's process."""
+
+    cap: int
+
+    def ms(self) -> float: ...
+
+    def answered(self, flow: model.Flow) -> None: ...
+
+    def collector(self, flow: model.Flow, encoding: str | None) -> RowCollector: ...
+
+    def tee(self, flow: model.Flow, side: str) -> Tee: ...
+
+    def begin(
+        self, method: str, path: str, query: str, headers: list[tuple[str, str]], http_version: str
+    ) -> model.Flow: ...
+
+    def finish(
+        self,
+        flow: model.Flow,
+        request: Tee,
+        response: Tee,
+        response_headers: list[tuple[str, str]],
+        *,
+        ended: str,
+        reason: str = "",
+        rows: RowCollector | None = None,
+    ) -> bool: ...
+
+
 class AgentGone(Exception):
     """The agent closed its connection while its request body was still coming."""
 
@@ -74,7 +104,7 @@ class ProxyApp:
 
     def __init__(
         self,
-        recorder: Recorder,
+        recorder: Records,
         upstream: str,
         *,
         timeout: float = 60.0,
@@ -122,7 +152,7 @@ class ProxyApp:
         path = (scope.get("raw_path") or scope["path"].encode("utf-8")).decode("latin-1")
         query = scope.get("query_string", b"").decode("latin-1")
         flow = rec.begin(scope["method"], path, query, raw, f"HTTP/{scope.get('http_version', '1.1')}")
-        req, resp = Tee(rec.cap), Tee(rec.cap)
+        req, resp = rec.tee(flow, "request"), rec.tee(flow, "response")
         started: list[bool] = []
 
         async def sending(message: dict) -> None:
@@ -243,10 +273,11 @@ class ProxyApp:
         rec = self.recorder
         flow.status = answer.status_code
         flow.timings.first_byte = rec.ms()
+        rec.answered(flow)
         headers = answer.headers
         out = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
         encoding = answer.header("content-encoding")
-        rows = RowCollector(encoding=encoding) if flow.method == "GET" and flow.path == MEMORIES else None
+        rows = rec.collector(flow, encoding) if flow.method == "GET" and flow.path == MEMORIES else None
         watch.start()
         gone = watch.task
         assert gone is not None

@@ -75,6 +75,13 @@ class Tee:
         if room > 0:
             self.buf += chunk[:room]
 
+    @classmethod
+    def of(cls, kept: bytes, size: int, complete: bool) -> Tee:
+        """A body teed elsewhere (the proxy's own process): its kept bytes, size and completeness."""
+        tee = cls(len(kept))
+        tee.buf, tee.size, tee.complete = bytearray(kept), size, complete
+        return tee
+
     def body(self, masker: Masker) -> Body:
         data = masker.mask_bytes(bytes(self.buf))
         return Body(data, self.size, self.size > len(self.buf), self.complete)
@@ -88,13 +95,23 @@ class RowCollector:
         self._decode = decoder(encoding)
         self._stream: ArrayStream | None = ArrayStream(key)
         self.rows: list[Any] = []
+        self.count = 0  # rows parsed so far (a subclass may hand them on instead of keeping them)
         self.problem = ""
+
+    @classmethod
+    def of(cls, rows: list[Any], problem: str) -> RowCollector:
+        """Rows collected elsewhere (the proxy's own process), and what stopped their parse."""
+        done = cls()
+        done._stream, done.rows, done.count, done.problem = None, rows, len(rows), problem
+        return done
 
     def feed(self, chunk: bytes) -> None:
         if self._stream is None:
             return
         try:
-            self.rows.extend(self._stream.feed(self._decode(chunk) if self._decode else chunk))
+            got = self._stream.feed(self._decode(chunk) if self._decode else chunk)
+            self.count += len(got)
+            self.rows.extend(got)
         except (ValueError, DecoyError, zlib.error) as exc:
             self._stop(exc)
 
@@ -108,8 +125,8 @@ class RowCollector:
         self._stream = None
 
     def _stop(self, exc: Exception, cut: bool = False) -> None:
-        if cut or self.rows:
-            self.problem = f"error: the answer was cut short after {len(self.rows)} rows: {exc}"
+        if cut or self.count:
+            self.problem = f"error: the answer was cut short after {self.count} rows: {exc}"
         else:
             self.problem = f"error: the answer is not a JSON object of rows: {exc}"
         self._stream = None
@@ -161,11 +178,28 @@ class Recorder:
     def __repr__(self) -> str:
         return f"<Recorder {len(self.flows)} flows>"
 
+    @property
+    def started_at(self) -> float:
+        """When the recorder started, on its clock (time.monotonic, the machine's, unless told)."""
+        return self._t0
+
     def ms(self) -> float:
         """Milliseconds since the recorder started."""
         return round((self._clock() - self._t0) * 1000, 3)
 
-    def begin(self, method: str, path: str, query: str, headers: list[tuple[str, str]], http_version: str) -> Flow:
+    def begin(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        headers: list[tuple[str, str]],
+        http_version: str,
+        *,
+        start: float | None = None,
+        started: float | None = None,
+    ) -> Flow:
+        """A flow for a request head that has just arrived (`start`, `started`: when, if it came
+        to the proxy's own process earlier than now)."""
         self.masker.learn_headers(headers)
         self.masker.learn_query(query)
         agent, token_fp, token_id = self.agents.label(bearer(headers))
@@ -176,8 +210,8 @@ class Recorder:
                 path,
                 self.masker.mask_text(query),
                 request_headers=self._mask_head(headers),
-                timings=Timings(start=self.ms()),
-                started=self._wall(),
+                timings=Timings(start=self.ms() if start is None else start),
+                started=self._wall() if started is None else started,
                 agent=agent,
                 token=token_fp,
                 token_id=token_id,
@@ -189,6 +223,17 @@ class Recorder:
             self._last = self._clock()
         self._tell(self.watchers, flow)
         return flow
+
+    def answered(self, flow: Flow) -> None:
+        """The answer's head has come (`flow.status`, its first byte): the flow holds it already."""
+
+    def tee(self, flow: Flow, side: str) -> Tee:
+        """Where the `side` ("request", "response") body of `flow` is kept, up to the cap."""
+        return Tee(self.cap)
+
+    def collector(self, flow: Flow, encoding: str | None) -> RowCollector:
+        """Where the rows of a memories answer go as it streams (`encoding`: its Content-Encoding)."""
+        return RowCollector(encoding=encoding)
 
     def _mask_head(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """The request's headers masked, each header as it was masked the last time it came (an
@@ -223,12 +268,13 @@ class Recorder:
         ended: str,
         reason: str = "",
         rows: RowCollector | None = None,
+        done: float | None = None,
     ) -> bool:
-        """End `flow` now (its timing, how it ended) and queue the rest of its finishing; a flow
-        already ended stays as it was (False)."""
+        """End `flow` now (its timing, or `done` when it ended earlier elsewhere, and how it ended)
+        and queue the rest of its finishing; a flow already ended stays as it was (False)."""
         if flow.ended != IN_FLIGHT:
             return False
-        flow.timings.done = self.ms()
+        flow.timings.done = self.ms() if done is None else done
         flow.ended, flow.reason = ended, reason
         flow.request_body = Body(b"", request.size, request.size > len(request.buf), request.complete)
         flow.response_body = Body(b"", response.size, response.size > len(response.buf), response.complete)

@@ -23,7 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def _proxy(*args: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "decoy_lab.inspector", *args]
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
 
 
 def _lines(proc: subprocess.Popen) -> queue.Queue:
@@ -39,6 +41,8 @@ def _lines(proc: subprocess.Popen) -> queue.Queue:
 
 
 def test_the_command_serves_prints_each_exchange_and_stops_on_ctrl_c(tmp_path):
+    """Ctrl-C reaches the whole process group; the proxy's own process leaves the stopping to
+    the command, so the exchange is still recorded and written."""
     record = tmp_path / "cli.har"
     proc = _proxy("--sandbox", "--port", "0", "--record", str(record))
     try:
@@ -50,7 +54,7 @@ def test_the_command_serves_prints_each_exchange_and_stops_on_ctrl_c(tmp_path):
         got = httpx.get(f"{url.group(0)}/.well-known/oauth-authorization-server", timeout=10, trust_env=False)
         assert got.status_code == 200
         assert lines.get(timeout=10) == "#1 GET /.well-known/oauth-authorization-server 200 -"
-        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: to the proxy's process too
         assert proc.wait(timeout=20) == 0
         assert lines.get(timeout=5).startswith("stopped after 1 exchanges, recorded to")
     finally:
@@ -79,3 +83,26 @@ def test_usage_mistakes_exit_2_with_an_error_line(args, said):
     _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 2
     assert "error:" in err and said in err
+
+
+def test_output_nobody_reads_any_more_stops_nothing():
+    """`decoy-lab proxy | head -1`: once the pipe is closed, lines are dropped, exchanges still
+    pass and are recorded, and the stop is clean (no traceback)."""
+    proc = _proxy("--sandbox")
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+", first)
+        assert url, first
+        proc.stdout.close()
+        for _ in range(3):
+            got = httpx.get(f"{url.group(0)}/.well-known/oauth-authorization-server", timeout=10, trust_env=False)
+            assert got.status_code == 200
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+        assert proc.stderr is not None
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)

@@ -1,0 +1,104 @@
+"""The proxy runs in a process of its own (so its parsing and copying take a core of their own,
+not the GIL of the kernel that serves the sandbox), and that process never outlives, nor is lost
+by, the inspector: a pump that dies ends its flows saying so; one whose inspector dies goes too."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from decoy_lab.inspector import Inspector, model
+
+pytestmark = pytest.mark.timeout(60)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _gone(pid: int, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_the_proxy_is_another_process_and_is_gone_after_close(upstream, client):
+    url, _app = upstream
+    with Inspector.start(upstream=url) as insp:
+        assert insp.pid is not None and insp.pid != os.getpid()
+        assert client.get(f"{insp.url}/echo").status_code == 200
+        (flow,) = insp.all_flows()
+        assert (flow.method, flow.path, flow.status, flow.ended) == ("GET", "/echo", 200, model.ANSWERED)
+        pid = insp.pid
+    assert not insp.running
+    assert _gone(pid, 5)
+
+
+def test_a_proxy_process_that_dies_ends_its_flows_in_flight_saying_so(upstream):
+    url, _app = upstream
+    with Inspector.start(upstream=url) as insp:
+        got: list[BaseException] = []
+
+        def slow() -> None:
+            try:
+                httpx.get(f"{insp.url}/drip", timeout=10, trust_env=False)
+            except httpx.HTTPError as exc:
+                got.append(exc)
+
+        t = threading.Thread(target=slow)
+        t.start()
+        end = time.monotonic() + 10
+        while not insp.all_flows() or insp.all_flows()[0].status is None:
+            assert time.monotonic() < end, "the dripping answer never began"
+            time.sleep(0.02)
+        os.kill(insp.pid, signal.SIGKILL)
+        t.join(10)
+        assert got, "the agent's answer was cut, not completed"
+        assert insp.settle(10)
+        (flow,) = insp.all_flows()
+        assert flow.ended == model.PROXY_ERROR
+        assert "the inspector's proxy process ended (exit status -9)" in flow.reason
+        assert not insp.running
+
+
+CHILD = """
+import os, sys, time
+from decoy_lab.inspector import Inspector
+insp = Inspector.start(upstream=sys.argv[1])
+print(insp.pid, flush=True)
+time.sleep(0.2)
+os._exit(0)  # no close(): the process just ends
+"""
+
+
+def test_the_proxy_process_goes_when_the_inspectors_process_does(upstream):
+    url, _app = upstream
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", CHILD, url], env=env, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert _gone(int(out.stdout.strip()), 10)
+
+
+def test_large_bodies_come_back_whole_from_the_proxy_process(upstream, client):
+    """The proxy's process sends a large body's kept bytes on in pieces (it keeps none itself):
+    the record still holds every byte, in order, up to the cap."""
+    url, _app = upstream
+    sent = os.urandom(700_000).hex().encode()  # 1.4 MB, several pieces
+    with Inspector.start(upstream=url, cap=1_000_000) as insp:
+        assert client.post(f"{insp.url}/echo", content=sent).status_code == 200
+        answer = client.get(f"{insp.url}/big", params={"n": 3_000_000})
+        assert answer.status_code == 200 and len(answer.content) == 3_000_000
+        post, big = insp.all_flows()
+        assert post.request_body.size == len(sent) and post.request_body.data == sent[:1_000_000]
+        assert post.request_body.truncated
+        assert big.response_body.size == 3_000_000 and big.response_body.data == answer.content[:1_000_000]
