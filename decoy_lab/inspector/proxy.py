@@ -70,6 +70,8 @@ class Records(Protocol):
 
     def answered(self, flow: model.Flow) -> None: ...
 
+    async def pace(self) -> None: ...
+
     def collector(self, flow: model.Flow, encoding: str | None) -> RowCollector: ...
 
     def tee(self, flow: model.Flow, side: str) -> Tee: ...
@@ -231,6 +233,7 @@ class ProxyApp:
             if chunk:
                 req.add(chunk)
                 yield chunk
+                await self.recorder.pace()
             if not message.get("more_body"):
                 break
         req.complete, flow.timings.sent = True, self.recorder.ms()
@@ -293,6 +296,7 @@ class ProxyApp:
                     if rows is not None:
                         rows.feed(chunk)
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    await rec.pace()
                     delivered[0] += len(chunk)
                 whole = True
             resp.complete = whole

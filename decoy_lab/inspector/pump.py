@@ -39,6 +39,7 @@ from decoy_lab.inspector.recorder import RowCollector, Tee
 LENGTH = 4
 FLUSH = 0.005  # seconds frames wait to go out together
 PIECE = 256 * 1024  # bytes of a body kept for the record, sent on at a time
+HIGH_WATER = 2 * 1024 * 1024  # bytes of frames waiting to be sent, past which a streaming body waits
 
 
 def frame(message: tuple) -> bytes:
@@ -69,9 +70,9 @@ class Frames:
 class Relay:
     """What the proxy records into here: each exchange's begin and end, sent as frames."""
 
-    def __init__(self, send: Any, cap: int, t0: float):
+    def __init__(self, control: Control, cap: int, t0: float):
         self.cap = cap
-        self._send, self._t0, self._seq = send, t0, 0
+        self._control, self._send, self._t0, self._seq = control, control.send, t0, 0
 
     def ms(self) -> float:
         """Milliseconds since the parent's recorder started (CLOCK_MONOTONIC is the machine's)."""
@@ -86,6 +87,9 @@ class Relay:
     def answered(self, flow: Flow) -> None:
         t = flow.timings
         self._send(("answer", flow.id, flow.status, t.sent, t.first_byte))
+
+    async def pace(self) -> None:
+        await self._control.room()
 
     def collector(self, flow: Flow, encoding: str | None) -> RowCollector:
         return _SentRows(self._send, flow.id, encoding)
@@ -162,12 +166,30 @@ class Control(asyncio.Protocol):
     def __init__(self, stop: asyncio.Event):
         self.stop = stop
         self._queue: list[bytes] = []
+        self._queued = 0  # bytes in the queue
+        self._room = asyncio.Event()
+        self._room.set()
         self._timer: asyncio.TimerHandle | None = None
         self._frames = Frames()
         self._transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: Any) -> None:
         self._transport = transport
+        transport.set_write_buffer_limits(high=HIGH_WATER)
+
+    def pause_writing(self) -> None:
+        self._room.clear()
+
+    def resume_writing(self) -> None:
+        self._room.set()
+
+    async def room(self) -> None:
+        """Returns once the frames waiting for the inspector's process are under HIGH_WATER bytes:
+        a body streaming faster than they are taken waits, rather than piling up here."""
+        if self._queued >= PIECE:
+            self.flush()
+        if not self._room.is_set():
+            await self._room.wait()
 
     def data_received(self, data: bytes) -> None:
         for message in self._frames.feed(data):
@@ -178,12 +200,15 @@ class Control(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
+        self._room.set()
         self.stop.set()  # the inspector's process has gone: nobody records what this would pass
 
     def send(self, message: tuple, *, now: bool = False) -> None:
         """Queue `message`; the queue goes out FLUSH seconds after its first frame (or `now`), so
         under load the inspector's process wakes once for many exchanges, not three times for each."""
-        self._queue.append(frame(message))
+        data = frame(message)
+        self._queue.append(data)
+        self._queued += len(data)
         if now:
             self.flush()
         elif self._timer is None:
@@ -196,6 +221,7 @@ class Control(asyncio.Protocol):
         if self._transport is not None and self._queue:
             self._transport.write(b"".join(self._queue))
         self._queue.clear()
+        self._queued = 0
 
     async def drained(self, timeout: float = 10.0) -> None:
         self.flush()
@@ -208,7 +234,7 @@ async def pump(sock: socket.socket, config: dict[str, Any]) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     _, control = await loop.connect_accepted_socket(lambda: Control(stop), sock)
-    relay = Relay(control.send, int(config["cap"]), float(config["t0"]))
+    relay = Relay(control, int(config["cap"]), float(config["t0"]))
     app = ProxyApp(relay, config["upstream"], timeout=float(config["timeout"]))
     srv = _Server(app, float(config["graceful"]), loop=loop)
     try:

@@ -227,6 +227,9 @@ class Recorder:
     def answered(self, flow: Flow) -> None:
         """The answer's head has come (`flow.status`, its first byte): the flow holds it already."""
 
+    async def pace(self) -> None:
+        """Returns when the record can take more of a body that streams (here: at once)."""
+
     def tee(self, flow: Flow, side: str) -> Tee:
         """Where the `side` ("request", "response") body of `flow` is kept, up to the cap."""
         return Tee(self.cap)

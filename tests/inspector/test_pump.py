@@ -102,3 +102,25 @@ def test_large_bodies_come_back_whole_from_the_proxy_process(upstream, client):
         assert post.request_body.size == len(sent) and post.request_body.data == sent[:1_000_000]
         assert post.request_body.truncated
         assert big.response_body.size == 3_000_000 and big.response_body.data == answer.content[:1_000_000]
+
+
+def _peak_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def test_the_proxy_process_memory_does_not_grow_with_the_answer(upstream, client):
+    """It sends a body's kept bytes on in pieces and waits when its frames pile up: the peak of
+    its resident memory is the same for a 2 MB answer as for a 40 MB one."""
+    url, _app = upstream
+    with Inspector.start(upstream=url, cap=64 * 1024 * 1024) as insp:
+        base = _peak_kib(insp.pid)
+        assert len(client.get(f"{insp.url}/big", params={"n": 2_000_000}).content) == 2_000_000
+        small = _peak_kib(insp.pid) - base
+        assert len(client.get(f"{insp.url}/big", params={"n": 40_000_000}).content) == 40_000_000
+        large = _peak_kib(insp.pid) - base
+        insp.settle(30)
+        assert insp.all_flows()[-1].response_body.size == 40_000_000
+    assert large - small < 8 * 1024, (small, large)  # KiB: well under the 38 MB more it carried
