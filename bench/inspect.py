@@ -271,9 +271,13 @@ def _big_read(ctx: Context) -> list[Figure]:
     rows = len(ctx.served)
     with Inspector.start(upstream=ctx.sandbox.url) as insp:
         before = _hwm_kib(insp.pid)
-        times = _client(
-            {"mode": "first-byte", "direct": ctx.sandbox.url, "proxied": insp.url, "headers": headers, "n": n}
-        )
+        times: dict[str, Any] = {"direct": [], "proxied": []}
+        for _ in range(n):  # one pair at a time: each read's recording is finished before the next (a lull)
+            got = _client({"mode": "first-byte", "direct": ctx.sandbox.url, "proxied": insp.url, "headers": headers, "n": 1})  # fmt: skip
+            times["direct"] += got["direct"]
+            times["proxied"] += got["proxied"]
+            times["bytes"] = got["bytes"]
+            insp.settle(120)
         grown = (_hwm_kib(insp.pid) - before) * 1024
     size = int(times["bytes"])
     d, p = statistics.median(times["direct"]), statistics.median(times["proxied"])
@@ -293,7 +297,8 @@ def _big_read(ctx: Context) -> list[Figure]:
             later,
             FIRST_BYTE,
             "≤ 10 ms",
-            f"GET {MEMORIES} ({what}), {n} each in turn, a new connection each, the median time to the answer's "
+            f"GET {MEMORIES} ({what}), {n} each in turn, a new connection each (the record finished between "
+            f"pairs), the median time to the answer's "
             f"first body byte: direct {d * 1000:.1f} ms, proxied {p * 1000:.1f} ms",
         ),
         check(
