@@ -84,7 +84,9 @@ def draw_clusters(G: nx.DiGraph, lay: MapLayout, marked: set[str], ax: Any = Non
     by_count = sorted(radius, key=lambda n: (-int(G.nodes[n].get("memories") or 0), n))
     named = sum(labels.topic(n, G, px[n], radius[n] * scale, True) for n in by_count if n in marked)
     for c in sorted(lay.clusters, key=lambda c: (c.level, -len(c.members))):  # over dots, haloed
-        labels.cluster(c, cluster_text(G, c), scale)
+        any(
+            labels.cluster(c, text, scale) for text in (cluster_text(G, c), f"{shorten(c.name, 16)} · {len(c.members)}")
+        )
     if lay.slot * scale >= TOPIC_ROOM:  # room between the dots for topics' own names
         named += sum(labels.topic(n, G, px[n], radius[n] * scale, False) for n in by_count if n not in marked)
     _key(ax, G, renderer, len(radius) - named)
@@ -174,7 +176,8 @@ class _Labels:
         return False
 
     def cluster(self, c: Cluster, text: str, scale: float) -> bool:
-        """A cluster's name on its top rim (else just inside it, else under it)."""
+        """A cluster's name on its top rim, else just inside it, across its middle, just inside its
+        foot or under it."""
         if c.r * scale < (14 if c.level == 1 else 28):  # too small to name on this page
             return False
         cx, cy = self.ax.transData.transform((c.x, c.y))
@@ -186,6 +189,8 @@ class _Labels:
             return [
                 box(cx - w / 2, cy + r + 1, w, h),
                 box(cx - w / 2, cy + r - h - 2, w, h),
+                box(cx - w / 2, cy - h / 2, w, h),
+                box(cx - w / 2, cy - r + 2, w, h),
                 box(cx - w / 2, cy - r - h - 1, w, h),
             ]
 

@@ -1,7 +1,7 @@
 """Where the Map's nodes sit. A small map (up to SMALL_MAP topics) is rings: You in the middle,
 every topic on the ring of its distance from You, inside its parent's wedge, so labels never
-share a spoke. A large one is packed clusters: each topic that includes others sits in the
-middle of a circle holding them (a nested one a circle inside it), the topics hanging straight
+share a spoke. A large one is packed clusters: each topic that includes others sits amid a
+circle holding them (a nested one a circle inside it), the topics hanging straight
 from You are grouped by type, and the clusters pack around You, largest nearest; within a
 cluster with many loose topics, those of one type are a circle of their own.
 
@@ -32,7 +32,7 @@ GAP = 0.3  # between slots in a cluster
 CLUSTER_GAP = 1.0  # between clusters
 RIM = 0.6  # a cluster's circle stands this far outside what it holds
 TYPE_GROUP = 12  # loose topics in a cluster: from this many, one circle per type (of ≥ 3)
-ASPECT = 1.6  # the clusters around You fill an ellipse this wide, as a page is wider than tall
+ASPECT = 1.3  # the clusters around You fill an ellipse this wide, as a page is wider than tall
 KEPT = 16  # layouts remembered by digest
 
 
@@ -177,7 +177,10 @@ def _topic_pack(G: nx.DiGraph, tree: dict[str, list[str]], node: str, level: int
         inner += placed.clusters
     for c, xy in zip(loose, centres[1 + len(parts) :]):
         pos[c] = xy
-    r = max(math.hypot(x, y) + rr for (x, y), rr in zip(centres, radii)) + RIM
+    # The circle around them all (not centred on the topic: a chain of nested topics would double
+    # it at every level); the topic sits where it was packed first, amid what it includes.
+    cx, cy, r = enclosing([(x, y, rr) for (x, y), rr in zip(centres, radii)])
+    r += RIM
     d = G.nodes[node]
     own: dict[str, Any] = {
         "id": f"cluster:{node}",
@@ -185,11 +188,11 @@ def _topic_pack(G: nx.DiGraph, tree: dict[str, list[str]], node: str, level: int
         "type": str(d.get("type", "")),
         "node": node,
     }
-    own |= {"x": 0.0, "y": 0.0, "r": r, "level": level, "parent": None, "members": tuple(sorted(pos))}
+    own |= {"x": cx, "y": cy, "r": r, "level": level, "parent": None, "members": tuple(sorted(pos))}
     for sub in inner:
         if sub["level"] == level + 1:
             sub["parent"] = own["id"]
-    return _Pack(r, pos, [own, *inner])
+    return _Pack(r, pos, [own, *inner]).moved(-cx, -cy)
 
 
 def _type_pack(G: nx.DiGraph, members: list[str], ttype: str, name: str, cid: str, level: int = 1) -> _Pack:

@@ -434,7 +434,8 @@ function render({ model, el }) {
     status.dataset.clustersNamed = clusterNames;
   }
 
-  // A cluster's name on its top rim (else just inside it, else under it), where it fits.
+  // A cluster's name on its top rim, else just inside it, across its middle, inside its foot or
+  // under it, where it fits.
   function placeCluster(c, board, hidden, W, H) {
     const r = c.r * view.k, x = c.x * view.k + view.tx, y = -c.y * view.k + view.ty;
     const small = r < (c.level === 1 ? 12 : 30) || c.w > 6 * r;
@@ -442,6 +443,8 @@ function render({ model, el }) {
     const spots = small || off ? [] : [
       { x: x - c.w / 2, y: y - r - LABEL_H - 1, w: c.w, h: LABEL_H },
       { x: x - c.w / 2, y: y - r + 3, w: c.w, h: LABEL_H },
+      { x: x - c.w / 2, y: y - LABEL_H / 2, w: c.w, h: LABEL_H },
+      { x: x - c.w / 2, y: y + r - LABEL_H - 3, w: c.w, h: LABEL_H },
       { x: x - c.w / 2, y: y + r + 1, w: c.w, h: LABEL_H },
     ];
     const box = spots.find((b) => board.free(b));
