@@ -3,7 +3,7 @@ it (the live map's nodes, the layout) are kept by the content of the frames they
 so a second map or browse of the same vault builds nothing again, and a vault whose rows
 changed (a sync, a reload) is built afresh: its frames hash differently.
 
-The hash of a vault's frames (about 60 ms at 100,000 memories) is itself kept per Vault object
+The hash of a vault's frames (tens of ms at 100,000 memories) is itself kept per Vault object
 while that object and its frames live (weakly: a dropped vault takes its entry with it), so the
 views opened over one vault hash it once. What is kept is bounded (KEPT vaults' worth).
 """
@@ -11,6 +11,7 @@ views opened over one vault hash it once. What is kept is bounded (KEPT vaults' 
 from __future__ import annotations
 
 import hashlib
+import pickle
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -27,12 +28,16 @@ MAP_COLUMNS = ("topic_id", "topic", "entity_name", "categories", "account", "acc
 
 _by_object: dict[int, tuple[weakref.ref, tuple, str]] = {}  # id(vault) -> (ref, its frames, their digest)
 _kept: OrderedDict[str, dict[Hashable, Any]] = OrderedDict()  # digest -> what was made from it
+_frozen_digests: weakref.WeakKeyDictionary[nx.DiGraph, str] = weakref.WeakKeyDictionary()
 counts = {"made": 0, "reused": 0}  # how often something was made or found kept (the bench reads it)
 
 
 def _column_digest(values: pd.Series) -> bytes:
-    if values.dtype == object:  # lists (categories, via, ids) and mixed cells: hashed as text
-        values = values.map(lambda v: "\x1f".join(map(str, v)) if isinstance(v, list | tuple | set) else repr(v))
+    if values.dtype == object:  # lists (categories, via, ids) and mixed cells: pickled (in C) and hashed
+        try:
+            return hashlib.blake2b(pickle.dumps(values.tolist(), protocol=5), digest_size=20).digest()
+        except (pickle.PicklingError, TypeError, AttributeError):  # a cell pickle refuses: its text
+            return hashlib.blake2b(repr(values.tolist()).encode(), digest_size=20).digest()
     return pd.util.hash_pandas_object(values, index=False).to_numpy().tobytes()
 
 
@@ -97,7 +102,16 @@ def graph_of(
 
 
 def graph_digest(G: nx.DiGraph) -> str:
-    """A digest of a graph's nodes and edges with their attributes (what a view draws of it)."""
+    """A digest of a graph's nodes and edges with their attributes (what a view draws of it);
+    a frozen graph's (graph_of's, which no one can change) is worked out once."""
+    if nx.is_frozen(G):
+        if G not in _frozen_digests:
+            _frozen_digests[G] = _digest_of(G)
+        return _frozen_digests[G]
+    return _digest_of(G)
+
+
+def _digest_of(G: nx.DiGraph) -> str:
     h = hashlib.blake2b(digest_size=20)
     for n in sorted(G):
         d = G.nodes[n]

@@ -604,8 +604,8 @@ function render({ model, el }) {
     const st = stage.getBoundingClientRect();
     return [ev.clientX - st.left, ev.clientY - st.top];
   };
-  // On a large map the nearest dot answers (tiny ones too); else the element under the pointer.
-  const under = (ev) => (large ? nearest(...local(ev)) : target(ev));
+  // The dot under the pointer, else on a large map the nearest one (tiny ones answer too).
+  const under = (ev) => target(ev) || (large ? nearest(...local(ev)) : null);
   svg.addEventListener("click", (ev) => {
     if (drag && drag.moved) return;
     const n = under(ev);
@@ -623,15 +623,16 @@ function render({ model, el }) {
     model.save_changes();
   });
   svg.addEventListener("mouseover", (ev) => {
-    const n = large ? null : target(ev);
-    if (n) showTip(n, ev);
+    const n = target(ev);
+    if (n && n.id !== hovered) showTip(n, ev);
   });
   svg.addEventListener("mousemove", (ev) => {
     if (large && !(drag && drag.moved)) return hoverLarge(ev);
     if (hovered) moveTip(ev);
   });
   svg.addEventListener("mouseout", (ev) => {
-    if (!large && target(ev)) hideTip();
+    const n = target(ev);
+    if (n && !(large && (nearest(...local(ev)) || {}).id === n.id)) hideTip(); // off its dot, not just off its rim
   });
   svg.addEventListener("mouseleave", () => {
     if (large && (hovered || hoveredCluster)) hideTip();
