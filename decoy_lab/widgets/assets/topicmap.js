@@ -19,7 +19,7 @@ const MIN_DOT = 1.3; // px: a large map's dot never shrinks below this
 const EDGE_SLOT = 7; // px: a slot this wide shows the relations inside clusters
 const LABEL_SLOT = 11; // px: … and the topics' names where they fit
 const BIG_DOT = 5; // px: a dot this big is named at any zoom, where its name fits
-const NEAR = 9; // px: how close the pointer must come to a topic's dot to hover or pick it
+const NEAR = 9; // px: how close the pointer must come to a topic's dot to hover or pick it (at most)
 
 function h(tag, cls, parent) {
   const e = document.createElement(tag);
@@ -481,14 +481,15 @@ function render({ model, el }) {
   // The topic whose dot is nearest the pointer (within NEAR px of its rim), else null.
   function nearest(px, py) {
     const x = (px - view.tx) / view.k, y = -(py - view.ty) / view.k;
-    const reach = NEAR / view.k + slot;
+    const near = Math.min(NEAR, Math.max(3, 0.6 * slotPx())); // tight while dots are specks: the ground between them zooms
+    const reach = near / view.k + slot;
     let best = null, bestD = Infinity;
     for (let gx = Math.floor((x - reach) / CELL); gx <= Math.floor((x + reach) / CELL); gx++)
       for (let gy = Math.floor((y - reach) / CELL); gy <= Math.floor((y + reach) / CELL); gy++)
         for (const n of grid.get(gx + "," + gy) || []) {
           if (!n.shown) continue;
           const d = Math.hypot(n.x - x, n.y - y) * view.k - n.sr;
-          if (d <= NEAR && d < bestD) [best, bestD] = [n, d];
+          if (d <= near && d < bestD) [best, bestD] = [n, d];
         }
     return best;
   }
