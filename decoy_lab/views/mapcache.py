@@ -23,10 +23,10 @@ import pandas as pd
 from decoy_lab.views.graph import TopicGraph, build_graph
 from decoy_lab.views.nodes import _frames
 
-KEPT = 8  # vault contents remembered (each: its graphs and the live map's data, about 2 MB at 2,000 topics)
+KEPT = 3  # vault contents remembered (each: its graphs and the live map's data, a few MB at 2,000 topics)
 MAP_COLUMNS = ("topic_id", "topic", "entity_name", "categories", "account", "account_name", "account_label", "via")
 
-_by_object: dict[int, tuple[weakref.ref, tuple, str]] = {}  # id(vault) -> (ref, its frames, their digest)
+_by_object: dict[int, tuple[weakref.ref, tuple, str]] = {}  # id(vault) -> (ref, its frames' refs, their digest)
 _kept: OrderedDict[str, dict[Hashable, Any]] = OrderedDict()  # digest -> what was made from it
 _frozen_digests: weakref.WeakKeyDictionary[nx.DiGraph, str] = weakref.WeakKeyDictionary()
 counts = {"made": 0, "reused": 0}  # how often something was made or found kept (the bench reads it)
@@ -65,10 +65,10 @@ def vault_digest(vault: Any) -> str:
     except TypeError:  # a mapping of frames, a tuple: nothing to hang the digest on
         return frames_digest(frames)
     kept = _by_object.get(key)
-    if kept is not None and kept[0]() is vault and all(a is b for a, b in zip(kept[1], frames)):
+    if kept is not None and kept[0]() is vault and all(a() is b for a, b in zip(kept[1], frames)):
         return kept[2]
     digest = frames_digest(frames)
-    _by_object[key] = (ref, frames, digest)
+    _by_object[key] = (ref, tuple(weakref.ref(f) for f in frames), digest)  # frames not kept alive here
     return digest
 
 
