@@ -207,9 +207,8 @@ def _type_pack(G: nx.DiGraph, members: list[str], ttype: str, name: str, cid: st
 
 
 def _order(G: nx.DiGraph, n: str) -> tuple:
-    """Inside a cluster the topics holding most memories sit nearest its middle."""
-    d = G.nodes[n]
-    return (-int(d.get("memories") or 0), str(d.get("name", "")).lower(), n)
+    """Inside a cluster topics go by name, not by memory count: new memories never move a topic."""
+    return (str(G.nodes[n].get("name", "")).lower(), n)
 
 
 def radial_layout(G: nx.DiGraph) -> dict[str, tuple[float, float]]:

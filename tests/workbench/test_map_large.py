@@ -188,3 +188,15 @@ def test_frames_digest_sees_every_column_the_map_reads(frames):
     assert mapcache.frames_digest({**frames, "memories": text}) == base
     links = pd.concat([frames["links"], frames["links"].iloc[:1]], ignore_index=True)
     assert mapcache.frames_digest({**frames, "links": links}) != base
+
+
+def test_new_memories_move_no_topic(frames, laid):
+    """A layout depends on the tree only: a sync that files memories elsewhere lays out the same."""
+    _, lay = laid
+    memories = frames["memories"].copy()
+    memories.loc[: len(memories) // 2, ["topic_id", "topic"]] = [
+        frames["topics"]["id"].iloc[7],
+        frames["topics"]["name"].iloc[7],
+    ]
+    G = tm.build_graph({**frames, "memories": memories})
+    assert layout.cluster_layout(G).pos == lay.pos
