@@ -24,7 +24,9 @@ from decoy_lab.views.graph import TopicGraph, build_graph
 from decoy_lab.views.nodes import _frames
 
 KEPT = 3  # vault contents remembered (each: its graphs and the live map's data, a few MB at 2,000 topics)
+# what build_graph and visible_because read: a memory's filing and reasons, a topic's listing
 MAP_COLUMNS = ("topic_id", "topic", "entity_name", "categories", "account", "account_name", "account_label", "via")
+TOPIC_COLUMNS = ("id", "topic_id", "name", "type", "entity_type", "ids", "memories", "readable", "via")
 
 _by_object: dict[int, tuple[weakref.ref, tuple, str]] = {}  # id(vault) -> (ref, its frames' refs, their digest)
 _kept: OrderedDict[str, dict[Hashable, Any]] = OrderedDict()  # digest -> what was made from it
@@ -42,13 +44,14 @@ def _column_digest(values: pd.Series) -> bytes:
 
 
 def frames_digest(source: Any) -> str:
-    """A digest of what the Map reads from a vault: every topic and link cell, and the memories'
-    topic, account, category and via columns (not their texts, which the Map never shows)."""
+    """A digest of what the Map reads from a vault: every link cell, the topics' listing (not
+    their memory ids, which the memories' own topic ids say) and the memories' topic, account,
+    category and via columns (not their texts, which the Map never shows)."""
     memories, topics, links = _frames(source)
     h = hashlib.blake2b(digest_size=20)
     for name, frame, columns in (
         ("memories", memories, [c for c in MAP_COLUMNS if c in memories]),
-        ("topics", topics, list(topics.columns)),
+        ("topics", topics, [c for c in TOPIC_COLUMNS if c in topics]),
         ("links", links, list(links.columns)),
     ):
         h.update(f"{name}:{len(frame)}:{','.join(map(str, columns))};".encode())
