@@ -409,12 +409,15 @@ function render({ model, el }) {
     const forced = (n) => n.id === selected || n.id === ringed || n.id === hovered || matches.has(n.id);
     const roomy = slotPx() >= LABEL_SLOT;
     const want = nodes.filter((n) => n.shown && (forced(n) || n.kind === "user" || roomy || n.sr >= BIG_DOT));
-    // The dots of topics that will be named are obstacles from the start: no name covers one.
-    for (const n of want) board.take({ x: sx(n) - n.sr, y: sy(n) - n.sr, w: 2 * n.sr, h: 2 * n.sr, id: n.id });
+    const dot = (n) => board.take({ x: sx(n) - n.sr, y: sy(n) - n.sr, w: 2 * n.sr, h: 2 * n.sr, id: n.id });
     let named = 0;
     const rank = (n) => (n.id === selected ? 0 : n.id === ringed ? 1 : n.id === hovered ? 2 : matches.has(n.id) ? 3 : n.kind === "user" ? 4 : 5);
     const first = want.filter((n) => rank(n) < 5).sort((a, b) => rank(a) - rank(b) || b.memories - a.memories);
+    // The picked, ringed, hovered and found are named first, over any other dot if need be; then
+    // every dot to be named is an obstacle: no later name covers one.
+    for (const n of first) dot(n);
     for (const n of first) named += placeTopic(n, board, selected, ringed);
+    for (const n of want) if (rank(n) === 5) dot(n);
     let clusterNames = 0;
     const rest = want.filter((n) => rank(n) === 5).sort((a, b) => b.memories - a.memories || (a.name < b.name ? -1 : 1));
     const order = clusters.slice().sort((a, b) => a.level - b.level || b.topics - a.topics);
@@ -696,6 +699,9 @@ function render({ model, el }) {
         b.onclick = () => pickFound(n);
       }
       if (list.length > 8) h("span", "decoy-map-found-more", found).textContent = `… ${list.length - 8} more`;
+      // On a large map one match is brought into view as it is typed, close enough to be named
+      // among its neighbours; picking it (Enter, a click) is still the reader's choice.
+      if (large && list.length === 1) return centre(list[0], (LABEL_SLOT * 1.5) / slot);
     }
     schedule();
   });
