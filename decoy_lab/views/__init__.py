@@ -4,10 +4,13 @@ The Map (the topic map), one module per concern, each importing only those above
 
     nodes.py         its node ids, names and colours; reading a vault's frames
     selection.py     a node by name or id, parents and children, the filters, a node's memories and why
-    layout.py        where each node sits: rings by distance from You, wedges by parent
+    packing.py       circles packed around a centre without overlapping
+    layout.py        where each node sits: rings (a small map) or clusters by parent and type
     placement.py     where a label fits beside its dot, clear of every label, dot and key
+    clusterdraw.py   a large map's matplotlib drawing: its clusters, named
     drawing.py       the matplotlib drawing
     graph.py         TopicGraph and build_graph; select_memories (it builds the graph)
+    mapcache.py      a vault's graph and live-map data, built once per vault content
     topicmap.py      the Map's public names under its old name (`topicmap.build_graph`, …)
 
 reach_matrix.py  memories × connections: who can read what, and why

@@ -1,4 +1,4 @@
-"""The Map as a readable matplotlib drawing: topics coloured by type, each dot's area by its
+"""The Map as a readable matplotlib drawing (a large one is its clusters: clusterdraw.py): topics coloured by type, each dot's area by its
 memory count (with a size key), relation types along the edges, and every label placed beside
 its own dot where it covers no other label, no dot and not the legend (placement.py).
 
@@ -22,7 +22,8 @@ from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 from matplotlib.transforms import Bbox
 
-from decoy_lab.views.layout import radial_layout
+from decoy_lab.views.clusterdraw import draw_clusters
+from decoy_lab.views.layout import map_layout
 from decoy_lab.views.nodes import ACCOUNT_COLOUR, TYPE_COLOURS, USER, USER_COLOUR, YOU, shorten
 from decoy_lab.views.placement import Board, beside, bounds, box, outward, rotated
 from decoy_lab.views.selection import find_node
@@ -73,7 +74,11 @@ def draw(
     labels are shortened and placed beside their dots without covering one another, a dot or
     the legend. `highlight` (node ids or names) rings those topics and fades the rest.
     """
-    pos = radial_layout(G)
+    lay = map_layout(G)
+    marked = _highlighted(G, highlight)
+    if lay.clusters:  # a large map: its clusters, named, and topics named where they have room
+        return draw_clusters(G, lay, marked, ax=ax, title=title)
+    pos = lay.pos
     xs, ys = [x for x, _ in pos.values()], [y for _, y in pos.values()]
     pad = 0.5  # data units: room for the outermost dots and a label above or below one
     x0, x1, y0, y1 = min(xs) - pad, max(xs) + pad, min(ys) - pad, max(ys) + pad
@@ -89,7 +94,6 @@ def draw(
     canvas = (
         fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
     )  # a pyplot figure keeps its own
-    marked = _highlighted(G, highlight)
     many = G.number_of_nodes() > 24
     scale = SizeScale.of(G, many)
     ax.set_xlim(x0, x1)

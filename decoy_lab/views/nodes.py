@@ -81,12 +81,23 @@ def _get(row: Mapping[str, Any], *names: str, default: Any = None) -> Any:
     return default
 
 
+def _column(frame: pd.DataFrame, name: str) -> list:
+    """A column's cells as plain Python values, a missing one (None, NaN, NA) as None, or all
+    None when there is no such column: what `_get` reads from a row, without making row dicts."""
+    if name not in frame:
+        return [None] * len(frame)
+    values = frame[name]
+    return [None if gone else v for v, gone in zip(values.astype(object).tolist(), values.isna().tolist())]
+
+
 def _missing(value: Any) -> bool:
     """None, NaN or pandas' NA (typed frames use NA for absent strings and numbers)."""
     return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
 
 
 def _as_list(value: Any) -> list:
+    if isinstance(value, list | tuple | set):  # the usual cell, answered before pandas' NA test
+        return list(value)
     if _missing(value):
         return []
     if isinstance(value, str):

@@ -11,7 +11,7 @@ import pandas as pd
 
 from decoy_lab.errors import MemoryModelError
 from decoy_lab.memory import normalize_topic_name
-from decoy_lab.views.nodes import USER, _as_list, _frames, _get, account_node, topic_node
+from decoy_lab.views.nodes import USER, _as_list, _column, _frames, _get, account_node, topic_node
 from decoy_lab.vocab import USER_NAMES
 
 
@@ -87,9 +87,6 @@ def memory_nodes(source: Any) -> pd.Series:
         node = topic_node(_get(row, "id", "topic_id"))
         for copy in _as_list(_get(row, "ids")):
             alias[topic_node(copy)] = node
-    none = pd.Series([None] * len(memories), index=memories.index, dtype=object)
-    tids = memories.get("topic_id", none)
-    accts = memories.get("account", none)
     return pd.Series(
         [
             alias.get(topic_node(t), topic_node(t))
@@ -97,7 +94,7 @@ def memory_nodes(source: Any) -> pd.Series:
             else account_node(a)
             if isinstance(a, str) and a
             else USER
-            for t, a in zip(tids.astype(object), accts.astype(object))
+            for t, a in zip(_column(memories, "topic_id"), _column(memories, "account"))
         ],
         index=memories.index,
         dtype=object,
@@ -146,7 +143,7 @@ def visible_because(source: Any, G: nx.DiGraph) -> dict[str, str]:
             own_row[node] = bool(_get(row, "readable", default=True))
             labels[node].update(dict.fromkeys(map(str, _as_list(_get(row, "via")))))
     if not memories.empty and "via" in memories:
-        for node, via in zip(memory_nodes(source), memories["via"]):
+        for node, via in zip(memory_nodes(source).tolist(), _column(memories, "via")):
             if node in labels:
                 labels[node].update(dict.fromkeys(map(str, _as_list(via))))
     out: dict[str, str] = {}

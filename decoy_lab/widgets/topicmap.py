@@ -1,6 +1,8 @@
-"""The explorable topic map: networkx builds the graph and lays it out (topicmap.py); the browser
-draws it (assets/topicmap.js, an anywidget), so clicking, hovering, zooming, searching and
-expanding never wait for the kernel.
+"""The explorable topic map: networkx builds the graph and lays it out (topicmap.py), once per
+vault content (mapcache.py); the browser draws it (assets/topicmap.js, an anywidget), so
+clicking, hovering, zooming, searching and expanding never wait for the kernel. A large map
+(layout.py's clusters) is drawn by level of detail: its clusters named first, topics' dots and
+names as zooming gives them room, while hover and search reach every topic at any zoom.
 
 Public traits: `selected` (the clicked topic, "" for none), `ringed` (the topic of the row
 picked in the table), `collapsed` (topics whose nested topics are hidden; double-click toggles),
@@ -23,7 +25,9 @@ import traitlets as T
 from matplotlib.figure import Figure
 
 from decoy_lab.errors import MemoryModelError
-from decoy_lab.views import topicmap
+from decoy_lab.views import mapcache, topicmap
+from decoy_lab.views.clusterdraw import cluster_counts, dot_radius, full_dot
+from decoy_lab.views.layout import Cluster, map_layout
 from decoy_lab.widgets.pickers import ANY, chosen
 
 if TYPE_CHECKING:
@@ -32,10 +36,18 @@ if TYPE_CHECKING:
 ASSETS = Path(__file__).with_name("assets")
 
 
-def graph_data(vault: Vault, graph: topicmap.TopicGraph) -> tuple[list[dict], list[dict]]:
-    """The nodes (with their laid-out position and hover details) and edges the page draws."""
-    pos = topicmap.radial_layout(graph)
+def graph_data(vault: Vault, graph: topicmap.TopicGraph) -> tuple[list[dict], list[dict], list[dict]]:
+    """The nodes (with their laid-out position and hover details), edges and clusters the page
+    draws: made once per vault content and graph (mapcache), so a second view sends what the
+    first made."""
+    return mapcache.remembered(vault, ("page", mapcache.graph_digest(graph)), lambda: _graph_data(vault, graph))
+
+
+def _graph_data(vault: Vault, graph: topicmap.TopicGraph) -> tuple[list[dict], list[dict], list[dict]]:
+    lay = map_layout(graph)
+    pos = lay.pos
     why = topicmap.visible_because(vault, graph)
+    full = full_dot(graph)
     nodes = []
     for node, d in graph.nodes(data=True):
         parent = d.get("parent")
@@ -58,11 +70,36 @@ def graph_data(vault: Vault, graph: topicmap.TopicGraph) -> tuple[list[dict], li
                 "y": round(float(y), 4),
             }
         )
+        if lay.clusters and node != topicmap.USER:  # a large map's dot, in data units (it zooms)
+            nodes[-1]["dot_r"] = round(dot_radius(nodes[-1]["memories"], full, lay.slot), 3)
     edges = [
         {"source": u, "target": v, "relation": str(e.get("relation") or ""), "inferred": bool(e.get("inferred"))}
         for u, v, e in graph.edges(data=True)
     ]
-    return nodes, edges
+    if lay.clusters:  # a large map draws a topic's tie to its parent inside their cluster only
+        homes = lay.homes()
+        for e in edges:
+            tree = graph.nodes[e["target"]].get("parent") == e["source"] != topicmap.USER
+            e["spoke"] = tree and lay.spoke(homes, e["source"], e["target"])
+    return nodes, edges, [_cluster(graph, c) for c in lay.clusters]
+
+
+def _cluster(graph: topicmap.TopicGraph, c: Cluster) -> dict:
+    topics, memories = cluster_counts(graph, c)
+    return {
+        "id": c.id,
+        "name": c.name,
+        "type": c.type,
+        "node": c.node,
+        "color": topicmap.TYPE_COLOURS.get(c.type, topicmap.TYPE_COLOURS[""]),
+        "x": c.x,
+        "y": c.y,
+        "r": c.r,
+        "level": c.level,
+        "parent": c.parent,
+        "topics": topics,
+        "memories": memories,
+    }
 
 
 class TopicMapWidget(anywidget.AnyWidget):
@@ -73,6 +110,7 @@ class TopicMapWidget(anywidget.AnyWidget):
 
     nodes = T.List(T.Dict()).tag(sync=True)
     edges = T.List(T.Dict()).tag(sync=True)
+    clusters = T.List(T.Dict()).tag(sync=True)  # a large map's circles (empty: rings)
     selected = T.Unicode(ANY).tag(sync=True)
     ringed = T.Unicode(ANY).tag(sync=True)
     collapsed = T.List(T.Unicode()).tag(sync=True)
@@ -94,11 +132,11 @@ class TopicMapWidget(anywidget.AnyWidget):
         self.vault = vault
         self.topic = topic
         self.graph = (
-            graph if graph is not None else topicmap.build_graph(vault, topic=topic, depth=depth, category=category)
+            graph if graph is not None else mapcache.graph_of(vault, topic=topic, depth=depth, category=category)
         )
-        nodes, edges = graph_data(vault, self.graph)
+        nodes, edges, clusters = graph_data(vault, self.graph)
         filters = {"depth": -1 if depth is None else depth, "category": category or ANY}
-        super().__init__(nodes=nodes, edges=edges, **filters, **kw)
+        super().__init__(nodes=nodes, edges=edges, clusters=clusters, **filters, **kw)
         self.observe(lambda _ch: self.refresh(), names=["category", "depth"])
 
     def __repr__(self) -> str:
@@ -108,8 +146,10 @@ class TopicMapWidget(anywidget.AnyWidget):
     def refresh(self) -> None:
         """Rebuild the graph for the current filters and send it to the page."""
         depth = None if self.depth < 0 else self.depth
-        self.graph = topicmap.build_graph(self.vault, topic=self.topic, depth=depth, category=chosen(self.category))
-        self.nodes, self.edges = graph_data(self.vault, self.graph)
+        self.graph = mapcache.graph_of(self.vault, topic=self.topic, depth=depth, category=chosen(self.category))
+        nodes, edges, clusters = graph_data(self.vault, self.graph)
+        with self.hold_sync():
+            self.nodes, self.edges, self.clusters = nodes, edges, clusters
 
     def node_of(self, topic: str) -> str:
         """The map node for a topic given by `topic:<id>`, id or name; a typed error if absent."""
@@ -142,7 +182,7 @@ class LiveMap(topicmap.TopicGraph):
     def of(
         cls, vault: Vault, *, topic: str | None = None, depth: int | None = None, category: str | None = None
     ) -> LiveMap:
-        graph = topicmap.build_graph(vault, topic=topic, depth=depth, category=category)
+        graph = mapcache.graph_of(vault, topic=topic, depth=depth, category=category)
         return cls(graph, vault=vault, filters={"topic": topic, "depth": depth, "category": category})
 
     @property

@@ -170,15 +170,27 @@ def test_dot_sizes_follow_memory_counts_and_the_size_key_shows_the_scale(ip):
     assert marks == sorted(marks) and marks[0] < marks[-1]
 
 
-def test_five_hundred_topics_keep_every_placed_label_clear_and_count_the_rest():
+def test_five_hundred_topics_draw_as_their_clusters_each_named_and_clear():
+    """Past layout.SMALL_MAP topics the picture is the map's clusters: each named on its rim, no
+    name over another or the keys, and the topics not named counted in a note."""
+    from decoy_lab.views.layout import SMALL_MAP, map_layout
+
     f = make_frames(500, nested=60, memories_per_topic=1)
     G = tm.build_graph(f)
+    assert len(G) - 1 > SMALL_MAP
     drawn = Drawn(tm.draw(G))
-    check_readable(G, drawn)
-    assert len(drawn.labels) >= 60
-    left = 500 - len(drawn.labels)
-    notes = [t.get_text() for t in drawn.fig.axes[0].texts if t.get_gid() == "note"]
-    assert notes == [f"{left:,} labels left out for room\n(the live map zooms)"] if left else notes == []
+    ax, r = drawn.ax, drawn.renderer
+    names = [t for t in ax.texts if (t.get_gid() or "").startswith("cluster:")]
+    lay = map_layout(G)
+    assert {t.get_gid() for t in names} >= {c.id for c in lay.clusters if c.level == 1}
+    assert "Topic 0 · 61 topics" in {t.get_text() for t in names}  # the topic and the 60 it includes
+    quads = [quad_of(t, r) for t in names] + list(drawn.quads.values())
+    for i, q in enumerate(quads):
+        assert all(apart(q, p) for p in quads[i + 1 :]) and all(apart(q, k) for k in drawn.keys)
+    notes = [t.get_text() for t in ax.texts if t.get_gid() == "note"]
+    assert notes == [
+        f"{500 - len(drawn.labels):,} of 500 topics drawn\nbut not named, for room\n(the live map names them\nas you zoom in)"
+    ]
 
 
 def test_map_output_bundle_holds_the_live_map_its_png_and_its_text(ip):

@@ -189,8 +189,8 @@ def test_search_finds_a_topic_by_name(large):
 
 
 def test_at_500_topics_labels_do_not_overlap_and_leave_the_legend_clear(large):
-    """Level of detail: the overview labels the biggest topics; zooming in gives the others room.
-    No label ever overlaps another or the legend."""
+    """Level of detail: the overview names the clusters (largest first); zooming in gives the
+    topics room for their own names. No label ever overlaps another or the legend."""
     page, view = large
     page.locator(".decoy-map-fit").click()
     page.wait_for_timeout(200)
@@ -205,11 +205,12 @@ def test_at_500_topics_labels_do_not_overlap_and_leave_the_legend_clear(large):
                 assert not overlap(a, b), (a, b)
 
     overview = label_boxes(page)
-    assert len(overview) >= 25, f"only {len(overview)} labels readable"
+    assert len(overview) >= 15, f"only {len(overview)} labels readable"
     check(overview)
-    top = name_of(view, biggest(view))
-    assert any(b["t"].startswith(top[:10]) for b in overview), "the biggest topic is labelled first"
-    # Zoom in on a crowded stretch of the ring: topics the overview left out get their labels.
+    tops = [c for c in view.map.clusters if c["level"] == 1]
+    top = max(tops, key=lambda c: c["topics"])
+    assert any(b["t"] == f"{top['name']} · {top['topics']} topics" for b in overview), "the largest cluster is named"
+    # Zoom in on a small topic: topics the overview left unnamed get their names.
     small = min(
         (n for n, d in view.map.graph.nodes(data=True) if d["kind"] == "topic" and d["depth"] == 1),
         key=lambda n: view.map.graph.nodes[n]["memories"],
@@ -221,7 +222,43 @@ def test_at_500_topics_labels_do_not_overlap_and_leave_the_legend_clear(large):
     page.wait_for_timeout(200)
     close = label_boxes(page)
     check(close)
-    assert {b["t"] for b in close} - {b["t"] for b in overview}, "zooming in shows no new label"
+    topics = {view.map.graph.nodes[n]["label"] for n in view.map.graph}
+    new = {b["t"].rsplit(" (", 1)[0] for b in close} - {b["t"].rsplit(" (", 1)[0] for b in overview}
+    assert new & topics, "zooming in names no topic"
+    page.locator(".decoy-map-fit").click()
+
+
+def test_at_500_topics_the_ground_of_a_cluster_describes_it_and_a_click_zooms_to_it(large):
+    """Between the dots of a cluster, the tip names the cluster and a click zooms to it, picking nothing."""
+    import math
+
+    page, view = large
+    page.locator(".decoy-map-fit").click()
+    page.wait_for_timeout(200)
+    pos = {n["id"]: (n["x"], n["y"]) for n in view.map.nodes}
+    tops = sorted((c for c in view.map.clusters if c["level"] == 1), key=lambda c: -c["r"])
+    c = tops[0]
+    # the point of the cluster farthest from every dot, on a grid over its circle
+    grid = [(c["x"] + c["r"] * i / 10, c["y"] + c["r"] * j / 10) for i in range(-9, 10) for j in range(-9, 10)]
+    inside = [p for p in grid if math.dist(p, (c["x"], c["y"])) < c["r"] * 0.9]
+    spot = max(inside, key=lambda p: min(math.dist(p, q) for q in pos.values()))
+    holder = max(
+        (o for o in view.map.clusters if math.dist(spot, (o["x"], o["y"])) <= o["r"]), key=lambda o: o["level"]
+    )
+    circle = page.locator(f".decoy-map-cluster[data-cluster='{c['id']}']")
+    cx, cy, r = (float(circle.get_attribute(a)) for a in ("cx", "cy", "r"))
+    svg = page.locator(".decoy-map-svg").bounding_box()
+    k = r / c["r"]
+    x, y = svg["x"] + cx + (spot[0] - c["x"]) * k, svg["y"] + cy - (spot[1] - c["y"]) * k
+    page.mouse.move(x, y)
+    expect(page.locator(".decoy-map-tip-name")).to_have_text(holder["name"])
+    expect(page.locator(".decoy-map-tip")).to_contain_text(f"topics{holder['topics']}")
+    page.mouse.click(x, y)
+    page.wait_for_timeout(200)
+    zoomed = page.locator(f".decoy-map-cluster[data-cluster='{holder['id']}']")
+    assert float(zoomed.get_attribute("r")) > 2 * holder["r"] * k, "the click zooms to the cluster"
+    assert page.locator(".decoy-map-node.selected").count() == 0, "and picks no topic"
+    page.mouse.move(2, 2)
     page.locator(".decoy-map-fit").click()
 
 

@@ -4,10 +4,22 @@
 // pan, "fit" shows everything. Labels are placed in screen space each frame, most important
 // first (picked, ringed, found, then by memory count), and a label that would overlap another
 // or the legend is left out until zooming makes room.
+//
+// A large map (trait `clusters` not empty) is drawn by level of detail: each cluster is a
+// tinted circle named on its rim (largest first, while names fit); topics' dots scale with the
+// zoom (in data units: they never touch), relations inside a cluster and topics' names appear
+// once a topic's slot is wide enough on screen. Hover and click find the nearest topic through a
+// grid in data space, so every topic answers at every zoom, named or not; over a cluster's
+// empty ground the tip describes the cluster and a click zooms to it.
 const SVG = "http://www.w3.org/2000/svg";
 const FONT = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
 const BOLD = "bold " + FONT;
 const LABEL_H = 14;
+const MIN_DOT = 1.3; // px: a large map's dot never shrinks below this
+const EDGE_SLOT = 7; // px: a slot this wide shows the relations inside clusters
+const LABEL_SLOT = 11; // px: … and the topics' names where they fit
+const BIG_DOT = 5; // px: a dot this big is named at any zoom, where its name fits
+const NEAR = 9; // px: how close the pointer must come to a topic's dot to hover or pick it (at most)
 
 function h(tag, cls, parent) {
   const e = document.createElement(tag);
@@ -26,6 +38,31 @@ function plural(n, one, many) {
 }
 function overlaps(a, b) {
   return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
+// Boxes already on the page (labels, dots), in a coarse grid; `free(b, id)` is true when b
+// stays on the stage, off the legend and off every box but those of `id` (a topic's own dot).
+class Board {
+  constructor(W, H, legend) {
+    this.W = W;
+    this.H = H;
+    this.legend = legend;
+    this.cells = new Map();
+  }
+  keys(b) {
+    const out = [];
+    for (let gx = Math.floor(b.x / 64); gx <= Math.floor((b.x + b.w) / 64); gx++)
+      for (let gy = Math.floor(b.y / 64); gy <= Math.floor((b.y + b.h) / 64); gy++) out.push(gx + "," + gy);
+    return out;
+  }
+  take(b) {
+    for (const k of this.keys(b)) (this.cells.get(k) || this.cells.set(k, []).get(k)).push(b);
+  }
+  free(b, id) {
+    if (b.x < 0 || b.y < 0 || b.x + b.w > this.W || b.y + b.h > this.H || overlaps(b, this.legend)) return false;
+    for (const k of this.keys(b)) for (const o of this.cells.get(k) || []) if ((id === undefined || o.id !== id) && overlaps(b, o)) return false;
+    return true;
+  }
 }
 
 function render({ model, el }) {
@@ -48,6 +85,7 @@ function render({ model, el }) {
   const found = h("div", "decoy-map-found", root);
   const stage = h("div", "decoy-map-stage", root);
   const svg = s("svg", "decoy-map-svg", stage);
+  const gClusters = s("g", "decoy-map-clusters", svg);
   const gEdges = s("g", "decoy-map-edges", svg);
   const gRel = s("g", "decoy-map-relations", svg);
   const gNodes = s("g", "decoy-map-nodes", svg);
@@ -60,6 +98,8 @@ function render({ model, el }) {
   let nodes = [], byId = new Map(), edges = [], kids = new Map();
   let view = { k: 1, tx: 0, ty: 0 }, fitted = false, hovered = null, matches = new Set();
   let frame = 0, fitK = 0, moved = true; // moved: dots and edges need new positions
+  let clusters = [], large = false, grid = new Map(), slot = 1, hoveredCluster = null;
+  const CELL = 2; // data units: the hit grid's cell (a topic's slot is 1)
 
   function textWidth(text, bold) {
     measure.font = bold ? BOLD : FONT;
@@ -75,12 +115,33 @@ function render({ model, el }) {
     gEdges.replaceChildren();
     gNodes.replaceChildren();
     gLabels.replaceChildren();
+    clusters = (model.get("clusters") || []).map((c) => ({ ...c }));
+    large = clusters.length > 0;
+    root.classList.toggle("large", large);
+    gClusters.replaceChildren();
+    for (const c of clusters) {
+      c.circle = s("circle", `decoy-map-cluster level-${Math.min(c.level, 3)}${c.node ? "" : " of-type"}`, gClusters);
+      c.circle.setAttribute("fill", c.color);
+      c.circle.setAttribute("stroke", c.color);
+      c.circle.dataset.cluster = c.id;
+      c.text = c.level === 1 ? `${c.name} · ${plural(c.topics, "topic")}` : `${c.name} · ${c.topics}`;
+      c.w = textWidth(c.text, true);
+      c.tag = s("text", "decoy-map-label decoy-map-cluster-label bold", gLabels);
+      c.tag.textContent = c.text;
+      c.tag.dataset.cluster = c.id;
+    }
+    grid = new Map();
+    if (large) for (const n of nodes) {
+      const key = Math.floor(n.x / CELL) + "," + Math.floor(n.y / CELL);
+      (grid.get(key) || grid.set(key, []).get(key)).push(n);
+    }
     for (const e of edges) {
       e.line = s("line", e.inferred ? "decoy-map-edge inferred" : "decoy-map-edge", gEdges);
     }
     const most = Math.max(1, ...nodes.map((n) => n.memories));
     for (const n of nodes) {
       n.r = n.kind === "user" ? 16 : 4 + 12 * Math.sqrt(n.memories / most);
+      n.shown = true;
       n.text = n.kind === "user" ? n.name : n.memories ? `${n.label} (${n.memories})` : n.label;
       n.w = textWidth(n.text, false);
       n.wb = textWidth(n.text, true);
@@ -93,7 +154,9 @@ function render({ model, el }) {
     }
     const types = [...new Set(nodes.filter((n) => n.kind === "topic").map((n) => n.type))].sort();
     legend.replaceChildren();
-    h("span", "decoy-map-legend-title", legend).textContent = "topic type (size: memories):";
+    h("span", "decoy-map-legend-title", legend).textContent = large
+      ? "topic type (size: memories; a circle: a topic and what it includes, dashed: one type):"
+      : "topic type (size: memories):";
     const account = nodes.find((n) => n.kind === "account");
     for (const t of account ? [...types, null] : types) {
       const row = h("div", "decoy-map-legend-row", legend);
@@ -128,10 +191,12 @@ function render({ model, el }) {
     const hidden = hiddenSet();
     const shown = nodes.filter((n) => !hidden.has(n.id));
     if (!shown.length) return false;
-    const xs = shown.map((n) => n.x), ys = shown.map((n) => -n.y);
+    const rims = clusters.filter((c) => c.level === 1);
+    const xs = shown.map((n) => n.x).concat(rims.flatMap((c) => [c.x - c.r, c.x + c.r]));
+    const ys = shown.map((n) => -n.y).concat(rims.flatMap((c) => [-c.y - c.r, -c.y + c.r]));
     const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
     const bottom = legend.offsetHeight + 8; // the legend runs along the foot: keep the drawing above it
-    const pad = 36;
+    const pad = large ? 20 : 36;
     const k = Math.min((W - 2 * pad) / Math.max(x1 - x0, 1e-6), (H - bottom - 2 * pad) / Math.max(y1 - y0, 1e-6));
     view.k = Math.max(1e-3, Math.min(k, 400));
     view.tx = W / 2 - ((x0 + x1) / 2) * view.k;
@@ -159,9 +224,24 @@ function render({ model, el }) {
     const selected = model.get("selected"), ringed = model.get("ringed");
     const collapsed = new Set(model.get("collapsed") || []);
     const dim = matches.size > 0;
-    if (moved) drawGraph(hidden, selected, ringed, collapsed, dim);
+    if (moved) (large ? drawLarge : drawGraph)(hidden, selected, ringed, collapsed, dim, W, H);
     moved = false;
-    placeLabels(W, H, hidden, selected, ringed);
+    (large ? placeLarge : placeLabels)(W, H, hidden, selected, ringed);
+  }
+
+  // Relation labels: only on the picked topic's own relations (readable at any size).
+  function relationLabels(hidden, selected) {
+    gRel.replaceChildren();
+    if (!selected || !byId.has(selected) || hidden.has(selected)) return;
+    for (const e of edges) {
+      if (!e.relation || (e.source !== selected && e.target !== selected)) continue;
+      const a = byId.get(e.source), b = byId.get(e.target);
+      if (hidden.has(a.id) || hidden.has(b.id)) continue;
+      const t = s("text", "decoy-map-relation", gRel);
+      t.textContent = e.relation;
+      t.setAttribute("x", (sx(a) + sx(b)) / 2);
+      t.setAttribute("y", (sy(a) + sy(b)) / 2 - 3);
+    }
   }
 
   function drawGraph(hidden, selected, ringed, collapsed, dim) {
@@ -177,19 +257,7 @@ function render({ model, el }) {
       const near = selected && (a.id === selected || b.id === selected);
       e.line.classList.toggle("near", !!near);
     }
-    // Relation labels: only on the picked topic's own relations (readable at any size).
-    gRel.replaceChildren();
-    if (selected && byId.has(selected) && !hidden.has(selected)) {
-      for (const e of edges) {
-        if (!e.relation || (e.source !== selected && e.target !== selected)) continue;
-        const a = byId.get(e.source), b = byId.get(e.target);
-        if (hidden.has(a.id) || hidden.has(b.id)) continue;
-        const t = s("text", "decoy-map-relation", gRel);
-        t.textContent = e.relation;
-        t.setAttribute("x", (sx(a) + sx(b)) / 2);
-        t.setAttribute("y", (sy(a) + sy(b)) / 2 - 3);
-      }
-    }
+    relationLabels(hidden, selected);
     const zoom = Math.max(0.6, Math.min(2.5, Math.sqrt(view.k / (fitK || view.k))));
     for (const n of nodes) {
       const off = hidden.has(n.id);
@@ -278,8 +346,203 @@ function render({ model, el }) {
       (shown < order.length ? ` · ${shown}/${order.length} labels, zoom for more` : "");
   }
 
+  // -- a large map: clusters first, topics as they get room ----------------------------------
+  const slotPx = () => view.k * slot;
+  const onScreen = (x, y, r, W, H) => x + r >= 0 && y + r >= 0 && x - r <= W && y - r <= H;
+  function show(el, on) {
+    const want = on ? "" : "none";
+    if (el.style.display !== want) el.style.display = want;
+  }
+
+  function drawLarge(hidden, selected, ringed, collapsed, dim, W, H) {
+    for (const c of clusters) {
+      const x = c.x * view.k + view.tx, y = -c.y * view.k + view.ty, r = c.r * view.k;
+      const on = r >= 2 && onScreen(x, y, r, W, H) && !(c.node && hidden.has(c.node));
+      show(c.circle, on);
+      if (!on) continue;
+      c.circle.setAttribute("cx", x);
+      c.circle.setAttribute("cy", y);
+      c.circle.setAttribute("r", r);
+      c.circle.classList.toggle("selected", !!c.node && c.node === selected);
+    }
+    const inner = slotPx() >= EDGE_SLOT;
+    for (const e of edges) {
+      const a = byId.get(e.source), b = byId.get(e.target);
+      const near = !!selected && (a.id === selected || b.id === selected);
+      let on = (near || (inner && e.spoke)) && !hidden.has(a.id) && !hidden.has(b.id);
+      const x1 = sx(a), y1 = sy(a), x2 = sx(b), y2 = sy(b);
+      on = on && Math.max(x1, x2) >= 0 && Math.max(y1, y2) >= 0 && Math.min(x1, x2) <= W && Math.min(y1, y2) <= H;
+      show(e.line, on);
+      if (!on) continue;
+      e.line.setAttribute("x1", x1);
+      e.line.setAttribute("y1", y1);
+      e.line.setAttribute("x2", x2);
+      e.line.setAttribute("y2", y2);
+      e.line.classList.toggle("near", near);
+    }
+    relationLabels(hidden, selected);
+    for (const n of nodes) {
+      const x = sx(n), y = sy(n);
+      n.sr = n.kind === "user" ? Math.max(12, 2.25 * view.k) : Math.max(MIN_DOT, (n.dot_r || 0.5) * view.k);
+      const on = !hidden.has(n.id) && onScreen(x, y, n.sr, W, H);
+      show(n.dot, on);
+      n.shown = on;
+      if (!on) continue;
+      n.dot.setAttribute("cx", x);
+      n.dot.setAttribute("cy", y);
+      n.dot.setAttribute("r", n.sr);
+      const cls = n.dot.classList;
+      cls.toggle("selected", n.id === selected);
+      cls.toggle("ringed", n.id === ringed);
+      cls.toggle("match", matches.has(n.id));
+      cls.toggle("faded", dim && !matches.has(n.id));
+      cls.toggle("collapsed", collapsed.has(n.id) && (kids.get(n.id) || []).length > 0);
+    }
+  }
+
+  // Names, placed greedily in screen space: the clusters' first (largest first, on their top
+  // rim), then the picked, ringed, hovered and found topics wherever they are, then — once a
+  // slot is LABEL_SLOT px wide — every topic on screen, most memories first.
+  function placeLarge(W, H, hidden, selected, ringed) {
+    const lg = legend.getBoundingClientRect(), st = stage.getBoundingClientRect();
+    const board = new Board(W, H, { x: lg.left - st.left - 2, y: lg.top - st.top - 2, w: lg.width + 4, h: lg.height + 4 });
+    const forced = (n) => n.id === selected || n.id === ringed || n.id === hovered || matches.has(n.id);
+    const roomy = slotPx() >= LABEL_SLOT;
+    const want = nodes.filter((n) => n.shown && (forced(n) || n.kind === "user" || roomy || n.sr >= BIG_DOT));
+    const dot = (n) => board.take({ x: sx(n) - n.sr, y: sy(n) - n.sr, w: 2 * n.sr, h: 2 * n.sr, id: n.id });
+    let named = 0;
+    const rank = (n) => (n.id === selected ? 0 : n.id === ringed ? 1 : n.id === hovered ? 2 : matches.has(n.id) ? 3 : n.kind === "user" ? 4 : 5);
+    const first = want.filter((n) => rank(n) < 5).sort((a, b) => rank(a) - rank(b) || b.memories - a.memories);
+    // The picked, ringed, hovered and found are named first, over any other dot if need be; then
+    // every dot to be named is an obstacle: no later name covers one.
+    for (const n of first) dot(n);
+    for (const n of first) named += placeTopic(n, board, selected, ringed);
+    for (const n of want) if (rank(n) === 5) dot(n);
+    let clusterNames = 0;
+    const rest = want.filter((n) => rank(n) === 5).sort((a, b) => b.memories - a.memories || (a.name < b.name ? -1 : 1));
+    const order = clusters.slice().sort((a, b) => a.level - b.level || b.topics - a.topics);
+    for (const c of order.filter((c) => c.level === 1)) clusterNames += placeCluster(c, board, hidden, W, H);
+    for (const n of rest) named += placeTopic(n, board, selected, ringed);
+    for (const c of order.filter((c) => c.level > 1)) clusterNames += placeCluster(c, board, hidden, W, H);
+    const placed = new Set([...first, ...rest].filter((n) => n.tag.style.display !== "none").map((n) => n.id));
+    for (const n of nodes) if (!placed.has(n.id)) show(n.tag, false);
+    const total = nodes.filter((n) => n.kind === "topic").length;
+    const folded = [...hidden].length;
+    status.textContent =
+      `${plural(total, "topic")} in ${plural(clusters.filter((c) => c.level === 1).length, "cluster")}` +
+      (folded ? ` (${folded} folded away)` : "") +
+      ` · ${named.toLocaleString("en")} topics named` +
+      (roomy ? "" : `, zoom in for the rest (hover or find any topic)`);
+    status.dataset.named = named;
+    status.dataset.clustersNamed = clusterNames;
+  }
+
+  // A cluster's name on its top rim, else just inside it, across its middle, inside its foot or
+  // under it, where it fits.
+  function placeCluster(c, board, hidden, W, H) {
+    const r = c.r * view.k, x = c.x * view.k + view.tx, y = -c.y * view.k + view.ty;
+    const small = r < (c.level === 1 ? 12 : 30) || c.w > 6 * r;
+    const off = (c.node && hidden.has(c.node)) || !onScreen(x, y, r, W, H);
+    const spots = small || off ? [] : [
+      { x: x - c.w / 2, y: y - r - LABEL_H - 1, w: c.w, h: LABEL_H },
+      { x: x - c.w / 2, y: y - r + 3, w: c.w, h: LABEL_H },
+      { x: x - c.w / 2, y: y - LABEL_H / 2, w: c.w, h: LABEL_H },
+      { x: x - c.w / 2, y: y + r - LABEL_H - 3, w: c.w, h: LABEL_H },
+      { x: x - c.w / 2, y: y + r + 1, w: c.w, h: LABEL_H },
+    ];
+    const box = spots.find((b) => board.free(b));
+    show(c.tag, !!box);
+    if (!box) return 0;
+    board.take(box);
+    c.tag.setAttribute("x", box.x);
+    c.tag.setAttribute("y", box.y + LABEL_H - 3);
+    return 1;
+  }
+
+  function placeTopic(n, board, selected, ringed) {
+    const bold = n.id === selected || n.id === ringed;
+    const w = bold ? n.wb : n.w, x = sx(n), y = sy(n);
+    const spots = n.kind === "user"
+      ? [{ x: x - w / 2, y: y - LABEL_H / 2, w, h: LABEL_H }]
+      : [
+          { x: x + n.sr + 3, y: y - LABEL_H / 2, w, h: LABEL_H },
+          { x: x - n.sr - 3 - w, y: y - LABEL_H / 2, w, h: LABEL_H },
+          { x: x - w / 2, y: y - n.sr - 2 - LABEL_H, w, h: LABEL_H },
+          { x: x - w / 2, y: y + n.sr + 2, w, h: LABEL_H },
+        ];
+    const box = spots.find((b) => board.free(b, n.id));
+    show(n.tag, !!box);
+    if (!box) return 0;
+    board.take(box);
+    n.tag.setAttribute("x", box.x);
+    n.tag.setAttribute("y", box.y + LABEL_H - 3);
+    n.tag.classList.toggle("bold", bold);
+    n.tag.classList.toggle("on-dot", n.kind === "user");
+    return n.kind === "user" ? 0 : 1;
+  }
+
+  // The topic whose dot is nearest the pointer (within NEAR px of its rim), else null.
+  function nearest(px, py) {
+    const x = (px - view.tx) / view.k, y = -(py - view.ty) / view.k;
+    const near = Math.min(NEAR, Math.max(3, 0.6 * slotPx())); // tight while dots are specks: the ground between them zooms
+    const reach = near / view.k + slot;
+    let best = null, bestD = Infinity;
+    for (let gx = Math.floor((x - reach) / CELL); gx <= Math.floor((x + reach) / CELL); gx++)
+      for (let gy = Math.floor((y - reach) / CELL); gy <= Math.floor((y + reach) / CELL); gy++)
+        for (const n of grid.get(gx + "," + gy) || []) {
+          if (!n.shown) continue;
+          const d = Math.hypot(n.x - x, n.y - y) * view.k - n.sr;
+          if (d <= near && d < bestD) [best, bestD] = [n, d];
+        }
+    return best;
+  }
+  // The innermost cluster under the pointer, else null.
+  function clusterAt(px, py) {
+    const x = (px - view.tx) / view.k, y = -(py - view.ty) / view.k;
+    let best = null;
+    for (const c of clusters)
+      if (Math.hypot(c.x - x, c.y - y) <= c.r && (!best || c.level > best.level)) best = c;
+    return best;
+  }
+  function clusterTip(c, ev) {
+    if (hovered) relabel();
+    hovered = null;
+    markCluster(c);
+    const inside = c.parent ? (clusters.find((o) => o.id === c.parent) || {}).name : "You";
+    tip.replaceChildren();
+    h("div", "decoy-map-tip-name", tip).textContent = c.name;
+    const table = h("table", "", tip);
+    const rows = [
+      ["cluster", c.node ? "a topic and what it includes" : `the ${c.type || "untyped"} topics hanging from ${inside}`],
+      ["topics", c.topics.toLocaleString("en")],
+      ["memories", c.memories.toLocaleString("en")],
+      ["", "click to zoom in"],
+    ];
+    for (const [k, v] of rows) {
+      const tr = h("tr", "", table);
+      h("th", "", tr).textContent = k;
+      h("td", "", tr).textContent = v;
+    }
+    tip.style.display = "block";
+    moveTip(ev);
+  }
+  function markCluster(c) {
+    const was = clusters.find((o) => o.id === hoveredCluster);
+    if (was) was.circle.classList.remove("hovered");
+    hoveredCluster = c ? c.id : null;
+    if (c) c.circle.classList.add("hovered");
+  }
+  function zoomTo(c) {
+    const W = stage.clientWidth, H = stage.clientHeight - legend.offsetHeight - 8;
+    view.k = Math.min(W, H) / (2.2 * c.r);
+    view.tx = W / 2 - c.x * view.k;
+    view.ty = H / 2 + c.y * view.k;
+    schedule();
+  }
+
   // -- details on hover ---------------------------------------------------------------------
   function showTip(n, ev) {
+    markCluster(null);
     hovered = n.id;
     fillTip(n);
     tip.style.display = "block";
@@ -314,6 +577,7 @@ function render({ model, el }) {
     tip.style.top = y + "px";
   }
   function hideTip() {
+    markCluster(null);
     hovered = null;
     tip.style.display = "none";
     relabel();
@@ -340,14 +604,22 @@ function render({ model, el }) {
   const onUp = () => setTimeout(() => (drag = null), 0);
   window.addEventListener("pointermove", onMove);
   window.addEventListener("pointerup", onUp);
+  const local = (ev) => {
+    const st = stage.getBoundingClientRect();
+    return [ev.clientX - st.left, ev.clientY - st.top];
+  };
+  // The dot under the pointer, else on a large map the nearest one (tiny ones answer too).
+  const under = (ev) => target(ev) || (large ? nearest(...local(ev)) : null);
   svg.addEventListener("click", (ev) => {
     if (drag && drag.moved) return;
-    const n = target(ev);
+    const n = under(ev);
+    const c = !n && large ? clusterAt(...local(ev)) : null;
+    if (c && c.r * view.k < 0.45 * Math.min(stage.clientWidth, stage.clientHeight)) return zoomTo(c);
     model.set("selected", n ? n.id : "");
     model.save_changes();
   });
   svg.addEventListener("dblclick", (ev) => {
-    const n = target(ev);
+    const n = under(ev);
     if (!n || !(kids.get(n.id) || []).length) return;
     const now = new Set(model.get("collapsed") || []);
     now.has(n.id) ? now.delete(n.id) : now.add(n.id);
@@ -356,14 +628,26 @@ function render({ model, el }) {
   });
   svg.addEventListener("mouseover", (ev) => {
     const n = target(ev);
-    if (n) showTip(n, ev);
+    if (n && n.id !== hovered) showTip(n, ev);
   });
   svg.addEventListener("mousemove", (ev) => {
+    if (large && !(drag && drag.moved)) return hoverLarge(ev);
     if (hovered) moveTip(ev);
   });
   svg.addEventListener("mouseout", (ev) => {
-    if (target(ev)) hideTip();
+    const n = target(ev);
+    if (n && !(large && (nearest(...local(ev)) || {}).id === n.id)) hideTip(); // off its dot, not just off its rim
   });
+  svg.addEventListener("mouseleave", () => {
+    if (large && (hovered || hoveredCluster)) hideTip();
+  });
+  function hoverLarge(ev) {
+    const n = nearest(...local(ev));
+    if (n) return n.id === hovered ? moveTip(ev) : showTip(n, ev);
+    const c = clusterAt(...local(ev));
+    if (c) return c.id === hoveredCluster ? moveTip(ev) : clusterTip(c, ev);
+    if (hovered || hoveredCluster) hideTip();
+  }
   function zoomAt(factor, cx, cy) {
     const k = Math.max(1e-3, Math.min(view.k * factor, (fitK || view.k) * 60));
     view.tx = cx - ((cx - view.tx) * k) / view.k;
@@ -398,7 +682,7 @@ function render({ model, el }) {
   function pickFound(n) {
     model.set("selected", n.id);
     model.save_changes();
-    centre(n, (fitK || view.k) * 3);
+    centre(n, large ? (LABEL_SLOT * 1.5) / slot : (fitK || view.k) * 3); // close enough to name its neighbours
   }
   find.addEventListener("input", () => {
     const q = find.value.trim().toLowerCase();
@@ -409,11 +693,15 @@ function render({ model, el }) {
       if (!list.length) h("div", "decoy-map-found-none", found).textContent = `no topic's name contains “${find.value.trim()}”`;
       for (const n of list.slice(0, 8)) {
         const b = h("button", "decoy-map-found-item", found);
-        b.textContent = `${n.name} (${plural(n.memories, "memory", "memories")})`;
+        const parent = large && n.parent && n.parent !== "user" && byId.get(n.parent);
+        b.textContent = `${n.name} (${plural(n.memories, "memory", "memories")})` + (parent ? ` in ${parent.name}` : "");
         b.dataset.node = n.id;
         b.onclick = () => pickFound(n);
       }
       if (list.length > 8) h("span", "decoy-map-found-more", found).textContent = `… ${list.length - 8} more`;
+      // On a large map one match is brought into view as it is typed, close enough to be named
+      // among its neighbours; picking it (Enter, a click) is still the reader's choice.
+      if (large && list.length === 1) return centre(list[0], (LABEL_SLOT * 1.5) / slot);
     }
     schedule();
   });
@@ -435,7 +723,15 @@ function render({ model, el }) {
     if (x < 0 || y < 0 || x > stage.clientWidth || y > stage.clientHeight) centre(n);
   }
 
-  const onNodes = () => build();
+  let rebuilding = false; // nodes, edges and clusters change together: build once for all three
+  const onNodes = () => {
+    if (rebuilding) return;
+    rebuilding = true;
+    queueMicrotask(() => {
+      rebuilding = false;
+      build();
+    });
+  };
   const onSelected = () => {
     reveal(model.get("selected"));
     schedule();
@@ -450,6 +746,7 @@ function render({ model, el }) {
   };
   model.on("change:nodes", onNodes);
   model.on("change:edges", onNodes);
+  model.on("change:clusters", onNodes);
   model.on("change:selected", onSelected);
   model.on("change:ringed", onRinged);
   model.on("change:collapsed", onCollapsed);
@@ -465,6 +762,7 @@ function render({ model, el }) {
     window.removeEventListener("pointerup", onUp);
     model.off("change:nodes", onNodes);
     model.off("change:edges", onNodes);
+    model.off("change:clusters", onNodes);
     model.off("change:selected", onSelected);
     model.off("change:ringed", onRinged);
     model.off("change:collapsed", onCollapsed);

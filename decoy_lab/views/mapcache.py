@@ -1,0 +1,131 @@
+"""The Map of a vault, built once: its graph (for each set of filters) and what is derived from
+it (the live map's nodes, the layout) are kept by the content of the frames they are made from,
+so a second map or browse of the same vault builds nothing again, and a vault whose rows
+changed (a sync, a reload) is built afresh: its frames hash differently.
+
+The hash of a vault's frames (tens of ms at 100,000 memories) is itself kept per Vault object
+while that object and its frames live (weakly: a dropped vault takes its entry with it), so the
+views opened over one vault hash it once. What is kept is bounded (KEPT vaults' worth).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import networkx as nx
+import pandas as pd
+
+from decoy_lab.views.graph import TopicGraph, build_graph
+from decoy_lab.views.nodes import _frames
+
+KEPT = 3  # vault contents remembered (each: its graphs and the live map's data, a few MB at 2,000 topics)
+# what build_graph and visible_because read: a memory's filing and reasons, a topic's listing
+MAP_COLUMNS = ("topic_id", "topic", "entity_name", "categories", "account", "account_name", "account_label", "via")
+TOPIC_COLUMNS = ("id", "topic_id", "name", "type", "entity_type", "ids", "memories", "readable", "via")
+
+_by_object: dict[int, tuple[weakref.ref, tuple, str]] = {}  # id(vault) -> (ref, its frames' refs, their digest)
+_kept: OrderedDict[str, dict[Hashable, Any]] = OrderedDict()  # digest -> what was made from it
+_frozen_digests: weakref.WeakKeyDictionary[nx.DiGraph, str] = weakref.WeakKeyDictionary()
+counts = {"made": 0, "reused": 0}  # how often something was made or found kept (the bench reads it)
+
+
+def _column_digest(values: pd.Series) -> bytes:
+    if values.dtype == object:  # lists (categories, via, ids) and mixed cells: pickled (in C) and hashed
+        try:
+            return hashlib.blake2b(pickle.dumps(values.tolist(), protocol=5), digest_size=20).digest()
+        except (pickle.PicklingError, TypeError, AttributeError):  # a cell pickle refuses: its text
+            return hashlib.blake2b(repr(values.tolist()).encode(), digest_size=20).digest()
+    return pd.util.hash_pandas_object(values, index=False).to_numpy().tobytes()
+
+
+def frames_digest(source: Any) -> str:
+    """A digest of what the Map reads from a vault: every link cell, the topics' listing (not
+    their memory ids, which the memories' own topic ids say) and the memories' topic, account,
+    category and via columns (not their texts, which the Map never shows)."""
+    memories, topics, links = _frames(source)
+    h = hashlib.blake2b(digest_size=20)
+    for name, frame, columns in (
+        ("memories", memories, [c for c in MAP_COLUMNS if c in memories]),
+        ("topics", topics, [c for c in TOPIC_COLUMNS if c in topics]),
+        ("links", links, list(links.columns)),
+    ):
+        h.update(f"{name}:{len(frame)}:{','.join(map(str, columns))};".encode())
+        for col in columns:
+            h.update(_column_digest(frame[col]))
+    return h.hexdigest()
+
+
+def vault_digest(vault: Any) -> str:
+    """frames_digest, worked out once per vault object while its frames stay the same objects."""
+    frames, key = _frames(vault), id(vault)
+    try:
+        ref = weakref.ref(vault, lambda _r: _by_object.pop(key, None))
+    except TypeError:  # a mapping of frames, a tuple: nothing to hang the digest on
+        return frames_digest(frames)
+    kept = _by_object.get(key)
+    if kept is not None and kept[0]() is vault and all(a() is b for a, b in zip(kept[1], frames)):
+        return kept[2]
+    digest = frames_digest(frames)
+    _by_object[key] = (ref, tuple(weakref.ref(f) for f in frames), digest)  # frames not kept alive here
+    return digest
+
+
+def remembered(vault: Any, key: Hashable, make: Callable[[], Any]) -> Any:
+    """What `make()` gives for this vault's content and `key`, made once and kept."""
+    digest = vault_digest(vault)
+    shelf = _kept.get(digest)
+    if shelf is None:
+        shelf = _kept[digest] = {}
+        while len(_kept) > KEPT:
+            _kept.popitem(last=False)
+    _kept.move_to_end(digest)
+    if key in shelf:
+        counts["reused"] += 1
+        return shelf[key]
+    counts["made"] += 1
+    value = shelf[key] = make()
+    return value
+
+
+def graph_of(
+    vault: Any, *, topic: str | None = None, depth: int | None = None, category: str | None = None
+) -> TopicGraph:
+    """build_graph(vault, …), built once per vault content and filters. The graph is shared, so it
+    is frozen (networkx raises on a change); `TopicGraph(graph)` is a copy one may change."""
+
+    def make() -> TopicGraph:
+        return nx.freeze(build_graph(vault, topic=topic, depth=depth, category=category))
+
+    return remembered(vault, ("graph", topic, depth, category), make)
+
+
+def graph_digest(G: nx.DiGraph) -> str:
+    """A digest of a graph's nodes and edges with their attributes (what a view draws of it);
+    a frozen graph's (graph_of's, which no one can change) is worked out once."""
+    if nx.is_frozen(G):
+        if G not in _frozen_digests:
+            _frozen_digests[G] = _digest_of(G)
+        return _frozen_digests[G]
+    return _digest_of(G)
+
+
+def _digest_of(G: nx.DiGraph) -> str:
+    h = hashlib.blake2b(digest_size=20)
+    for n in sorted(G):
+        d = G.nodes[n]
+        h.update(repr((n, sorted((k, sorted(v) if isinstance(v, set) else v) for k, v in d.items()))).encode())
+    for u, v in sorted(G.edges()):
+        h.update(repr((u, v, sorted(G.edges[u, v].items()))).encode())
+    return h.hexdigest()
+
+
+def forget() -> None:
+    """Drop everything kept (the next view builds afresh) and zero the counts."""
+    _by_object.clear()
+    _kept.clear()
+    counts.update(made=0, reused=0)
