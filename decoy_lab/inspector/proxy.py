@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from decoy_lab.inspector import model
-from decoy_lab.inspector.recorder import RowCollector, Tee
+from decoy_lab.inspector.bodies import RowCollector, Tee
 from decoy_lab.inspector.upstream import Answer, CutOff, Pool, Refused, TimedOut, UpstreamError
 
 HOP_BY_HOP = frozenset(

@@ -32,9 +32,9 @@ import time
 from typing import Any
 
 from decoy_lab.inspector.agentside import _Server, new_loop
+from decoy_lab.inspector.bodies import RowCollector, Tee
 from decoy_lab.inspector.model import IN_FLIGHT, Flow, Timings
 from decoy_lab.inspector.proxy import ProxyApp
-from decoy_lab.inspector.recorder import RowCollector, Tee
 
 LENGTH = 4
 FLUSH = 0.005  # seconds frames wait to go out together

@@ -21,8 +21,9 @@ import threading
 from pathlib import Path
 
 from decoy_lab.inspector import model
+from decoy_lab.inspector.bodies import RowCollector, Tee
 from decoy_lab.inspector.pump import Frames, frame
-from decoy_lab.inspector.recorder import Recorder, RowCollector, Tee
+from decoy_lab.inspector.recorder import Recorder
 from decoy_lab.inspector.serve import is_loopback_host
 
 START_TIMEOUT = 30.0  # seconds for the pump to start listening (a cold interpreter on a busy machine)

@@ -1,10 +1,8 @@
 """The record: the newest flows in the order they arrived, each finished by masking and opening it.
 
 `Recorder.begin` opens a flow the moment a request head arrives (its headers masked at once,
-`watchers` told: the flow shows "in flight"); the proxy tees each body into a `Tee` (bytes kept
-up to the cap, every byte counted) and, for a `GET` of memories, into a `RowCollector` (the
-answer's rows parsed as they stream, all of them, however large the answer:
-transport/jsonstream.py). `Recorder.finish` ends the flow at once (its timing and how it ended,
+`watchers` told: the flow shows "in flight"); the proxy tees each body into a `Tee` and, for a
+`GET` of memories, its rows into a `RowCollector` (bodies.py). `Recorder.finish` ends the flow at once (its timing and how it ended,
 `watchers` told) and queues the rest, which one worker thread does off the request path: learn
 the secrets the exchange carried (masking.py) and which agent sent it (agents.py), store the
 masked bodies, open the rows (opening.py), tell each listener. The worker waits for a lull (the
@@ -17,18 +15,16 @@ from __future__ import annotations
 
 import threading
 import time
-import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from decoy_lab.errors import DecoyError
 from decoy_lab.inspector.agents import AgentBook
+from decoy_lab.inspector.bodies import RowCollector, Tee, decoded
 from decoy_lab.inspector.masking import Masker, bearer
 from decoy_lab.inspector.model import BODY_CAP, IN_FLIGHT, KEEP, Body, Flow, Timings
 from decoy_lab.inspector.opening import Opener
-from decoy_lab.transport.jsonstream import ArrayStream
 
 Listener = Callable[[Flow], Any]
 IDLE = 0.05  # seconds without an exchange beginning or ending: the worker finishes flows then
@@ -36,100 +32,6 @@ MAX_LAG = 2.0  # seconds a finished exchange waits at most, under a steady load,
 BACKLOG = 2_000  # exchanges waiting: past this the worker runs whatever the load
 BACKLOG_BYTES = 128 * 1024 * 1024  # or past this many body bytes held for them
 MASKED_KEPT = 4096  # request headers kept with their masked form
-ENCODINGS = ("gzip", "x-gzip", "deflate")  # decoded for the record (stdlib zlib); others are kept as sent
-
-
-def decoder(encoding: str | None) -> Callable[[bytes], bytes] | None:
-    """An incremental decoder for a `Content-Encoding` the record decodes, else None."""
-    enc = (encoding or "").strip().lower()
-    if enc not in ENCODINGS:
-        return None
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS if enc != "deflate" else zlib.MAX_WBITS)
-    return d.decompress
-
-
-def decoded(data: bytes, encoding: str | None, cap: int) -> tuple[bytes, str]:
-    """The kept bytes of a compressed body, decoded (as far as they go, at most `cap`), and a note."""
-    decode = decoder(encoding)
-    if decode is None or not data:
-        return data, ""
-    try:
-        plain = decode(data)[:cap]
-    except zlib.error as exc:
-        return data, f"the body is {encoding}-encoded and does not decode ({exc}): kept as sent"
-    return plain, f"the body was {encoding}-encoded on the wire ({len(data):,} bytes kept); the record holds it decoded"
-
-
-class Tee:
-    """A body as it streams: the first `cap` bytes kept, every byte counted."""
-
-    def __init__(self, cap: int = BODY_CAP):
-        self.cap = cap
-        self.buf = bytearray()
-        self.size = 0
-        self.complete = False
-
-    def add(self, chunk: bytes) -> None:
-        self.size += len(chunk)
-        room = self.cap - len(self.buf)
-        if room > 0:
-            self.buf += chunk[:room]
-
-    @classmethod
-    def of(cls, kept: bytes, size: int, complete: bool) -> Tee:
-        """A body teed elsewhere (the proxy's own process): its kept bytes, size and completeness."""
-        tee = cls(len(kept))
-        tee.buf, tee.size, tee.complete = bytearray(kept), size, complete
-        return tee
-
-    def body(self, masker: Masker) -> Body:
-        data = masker.mask_bytes(bytes(self.buf))
-        return Body(data, self.size, self.size > len(self.buf), self.complete)
-
-
-class RowCollector:
-    """The rows of a memories answer, parsed while it streams; the rows before any fault are kept,
-    and `problem` says what stopped the parse."""
-
-    def __init__(self, key: str = "memories", *, encoding: str | None = None):
-        self._decode = decoder(encoding)
-        self._stream: ArrayStream | None = ArrayStream(key)
-        self.rows: list[Any] = []
-        self.count = 0  # rows parsed so far (a subclass may hand them on instead of keeping them)
-        self.problem = ""
-
-    @classmethod
-    def of(cls, rows: list[Any], problem: str) -> RowCollector:
-        """Rows collected elsewhere (the proxy's own process), and what stopped their parse."""
-        done = cls()
-        done._stream, done.rows, done.count, done.problem = None, rows, len(rows), problem
-        return done
-
-    def feed(self, chunk: bytes) -> None:
-        if self._stream is None:
-            return
-        try:
-            got = self._stream.feed(self._decode(chunk) if self._decode else chunk)
-            self.count += len(got)
-            self.rows.extend(got)
-        except (ValueError, DecoyError, zlib.error) as exc:
-            self._stop(exc)
-
-    def close(self, complete: bool) -> None:
-        if self._stream is None:
-            return
-        try:
-            self._stream.close()
-        except (ValueError, DecoyError) as exc:
-            self._stop(exc, cut=not complete)
-        self._stream = None
-
-    def _stop(self, exc: Exception, cut: bool = False) -> None:
-        if cut or self.count:
-            self.problem = f"error: the answer was cut short after {self.count} rows: {exc}"
-        else:
-            self.problem = f"error: the answer is not a JSON object of rows: {exc}"
-        self._stream = None
 
 
 class Recorder:

@@ -119,7 +119,8 @@ def test_the_view_trims_to_keep_and_tells_the_page_what_to_drop(monkeypatch):
 
 
 def test_a_flow_is_finished_off_the_request_path_and_at_once_when_looked_at():
-    from decoy_lab.inspector.recorder import Recorder, Tee
+    from decoy_lab.inspector.bodies import Tee
+    from decoy_lab.inspector.recorder import Recorder
 
     rec = Recorder(clock=lambda: 100.0)  # time stands still: no lull ever comes, nor MAX_LAG
     insp = Inspector(rec)
