@@ -109,13 +109,14 @@ def child(directory: str, profile: str) -> dict[str, Any]:
 
 
 def in_new_process(
-    directory: str, profile: str = PROFILE, *, module: str = "bench.reopen", timeout: float = 900
+    directory: str, profile: str = PROFILE, *, module: str = "bench.reopen", timeout: float = 900, root: Path = ROOT
 ) -> dict[str, Any]:
-    """`python -m MODULE child DIRECTORY PROFILE` in a new process; the JSON its last line prints."""
-    env = {**os.environ, "DECOY_LAB_KEYRING": "0"}
+    """`python -m MODULE child DIRECTORY PROFILE` in a new process, on the code of the tree at
+    `root` (this one unless told); the JSON its last line prints."""
+    env = {**os.environ, "DECOY_LAB_KEYRING": "0", "PYTHONPATH": str(root)}
     out = subprocess.run(
         [sys.executable, "-m", module, "child", directory, profile],
-        cwd=ROOT,
+        cwd=root,
         capture_output=True,
         text=True,
         env=env,
