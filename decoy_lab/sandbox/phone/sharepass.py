@@ -18,7 +18,7 @@ from decoy_lab.errors import CryptoError, WireFormatError
 from decoy_lab.recipes import sealing
 from decoy_lab.sandbox.core import SandboxState, iso
 from decoy_lab.sandbox.phone import moves, schedule
-from decoy_lab.sandbox.phone.opening import Unopenable, approval, author_name, label_set, open_row
+from decoy_lab.sandbox.phone.opening import Unopenable, approval, author_name, label_set, open_kept
 from decoy_lab.sandbox.rules import auth
 from decoy_lab.sandbox.rules.auth import Agent
 from decoy_lab.sandbox.rules.reach import space_covered
@@ -84,12 +84,13 @@ def run_sharing_pass(state: SandboxState) -> ShareReport:
     now = float(state.clock())
     owner_key = state.owner.key
     report = ShareReport(at=now)
+    kept: dict = {}
     with state.store.tx() as con:
         agents = [a for a in auth.live_agents(con, now) if a.public_key]
-        wraps = ms.all_wraps(con)
+        wraps, approved = ms.all_wraps(con), ms.all_approved_labels(con)
         for row in ms.all_memories(con):
             report.rows += 1
-            opened = open_row(row, owner_key)
+            opened = open_kept(row, owner_key, state.phone.opened, kept)  # unchanged: not opened again
             if isinstance(opened, Unopenable):
                 opened.author = author_name(con, row)
                 report.unreadable.append(opened)
@@ -99,7 +100,7 @@ def run_sharing_pass(state: SandboxState) -> ShareReport:
             if problem is not None:
                 report.unapproved.append({"id": row.id, "problem": problem})
             elif row.edited_by_author:
-                ms.set_approved_labels(con, row.id, row.rev, label_set(plain))
+                ms.set_approved_labels(con, row.id, row.rev, label_set(plain), known=approved)
             have = {w.token_id: w for w in wraps.get(row.id, [])}
             before = report.shared + report.updated
             for agent in agents:
@@ -127,6 +128,7 @@ def run_sharing_pass(state: SandboxState) -> ShareReport:
             ms.set_shared_complete(con, agent.token_id, now)
     report.text = report.summary()
     state.phone.nudged_at = None
+    state.phone.opened = kept
     state.phone.last_share = report
     return report
 
