@@ -110,17 +110,16 @@ def _unwrap(owner_wrap: str, owner_key: AgentKey, trace: Any) -> bytes:
 
 
 def open_kept(row: ms.MemoryRow, owner_key: AgentKey, before: dict, after: dict) -> Opened | Unopenable:
-    """`open_row` for a pass over every row: what the last pass opened (`before`) is handed back
-    for a row whose id, kid, owner_wrap and ciphertext are unchanged, under the same owner key;
-    every row opened goes into `after`, the next pass's `before` (so what is kept is this vault,
-    however large, and nothing of rows since changed or deleted). Callers never change an Opened."""
-    ref = (_digest(owner_key.public_key_b64), row.id, row.kid, _digest(row.owner_wrap, row.ciphertext))
-    found = before.get(ref)
-    if found is None:
-        found = open_row(row, owner_key)
-    if isinstance(found, Opened):  # a row that does not open is opened, and reported, afresh
-        after[ref] = found
-    return found
+    """`open_row` for a pass over every row: what the last pass opened (`before`, by row id) is
+    handed back for a row whose kid, owner_wrap and ciphertext are unchanged, under the same owner
+    key; every row opened goes into `after`, the next pass's `before` (so what is kept is this
+    vault, however large, and nothing of rows deleted since). Callers never change an Opened."""
+    ref = (_digest(owner_key.public_key_b64), row.kid, _digest(row.owner_wrap, row.ciphertext))
+    found = before.get(row.id)
+    opened = found[1] if found is not None and found[0] == ref else open_row(row, owner_key)
+    if isinstance(opened, Opened):  # a row that does not open is opened, and reported, afresh
+        after[row.id] = (ref, opened)
+    return opened
 
 
 def open_row(row: ms.MemoryRow, owner_key: AgentKey, *, trace: Any = None) -> Opened | Unopenable:
