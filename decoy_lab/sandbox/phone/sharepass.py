@@ -6,6 +6,11 @@ reach it (all, category, topic — a topic's own entity row, a link whose non-us
 granted, as an `and:` reason — account), recording `via`. Rows it cannot open are reported with
 the reason. Legacy space keys are converged the same way, and legacy rows it was asked to move
 get their own keys first (moves.py). Afterwards every live connection is marked `shared_complete`.
+
+A pass runs five seconds after any write, on the sandbox's event loop, so it costs what changed,
+not the vault: rows no write touched since the last pass (and no change of owner key or of a live
+connection's key, name or access) are taken as that pass left them (`Settled`), and rows it looks
+at again are opened again only when their stored bytes changed (opening.open_kept).
 """
 
 from __future__ import annotations
