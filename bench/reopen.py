@@ -65,6 +65,17 @@ def _peak_rss() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
+def cpu_waited() -> float | None:
+    """Seconds, machine-wide, during which some runnable task waited for a core (Linux pressure
+    stall information, `some` total); None where the kernel does not keep it."""
+    try:
+        with open("/proc/pressure/cpu", encoding="ascii") as fh:
+            some = fh.readline().split()
+        return int(some[-1].split("=")[1]) / 1e6
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def child(directory: str, profile: str) -> dict[str, Any]:
     """In the new process: resume the profile and time one load."""
     import httpx
@@ -79,6 +90,7 @@ def child(directory: str, profile: str) -> dict[str, Any]:
     paths.clear()
     base = _reset_peak_rss()
     cpu0 = time.process_time()  # every thread of this process: the unwrap pool's work included
+    waited0 = cpu_waited()
     t0 = time.perf_counter()
     if os.environ.get("DECOY_BENCH_PROFILE"):  # where a reopen's time goes, on stderr
         import cProfile
@@ -91,6 +103,7 @@ def child(directory: str, profile: str) -> dict[str, Any]:
         vault = conn.load()
     seconds = time.perf_counter() - t0
     cpu = time.process_time() - cpu0
+    waited1 = cpu_waited()
     from decoy_lab.store import cache
 
     t1 = time.perf_counter()
@@ -101,6 +114,8 @@ def child(directory: str, profile: str) -> dict[str, Any]:
     return {
         "seconds": seconds,
         "cpu_seconds": cpu,
+        # the share of the load's time in which some task on the machine waited for a core
+        "cpu_pressure": (waited1 - waited0) / seconds if waited0 is not None and waited1 is not None else None,
         "written_after": writing,
         "read": vault.read,
         "rows": len(vault.served),

@@ -16,8 +16,9 @@ Each figure prints min / median / max over the trials and is judged on the worst
 a figure that passes only on a good run is not met: cold against the machine's RSA limit (a)
 (≥ 75 %, the target bench/reopen.py uses), reopen ≥ 20× faster than cold, after 1 % changed
 ≤ 10 % of a cold load. The ratios pair each trial's reload with its own cold load. The client's
-CPU time and the sandbox's CPU time during each load are printed beside them: a wall time that
-grows while both stay put was spent waiting for a core (other work on the machine).
+CPU time and the sandbox's CPU time during each load are printed beside them, and the share of
+the load's time in which some task on the machine waited for a core (Linux's CPU pressure): a wall
+time that grows while both CPU times stay put was spent waiting for a core (other work).
 """
 
 from __future__ import annotations
@@ -142,6 +143,9 @@ def trials(ctx: Context, directory: str, sb: SandboxProcess, n: int, *, first: i
         got = in_new_process(directory, root=sb.root)
         return {**got, "sandbox_cpu": sb.cpu_seconds() - before}
 
+    def pressure(got: dict) -> str:
+        return "?" if got.get("cpu_pressure") is None else f"{got['cpu_pressure']:.0%}"
+
     out = []
     for i in range(first, first + n):  # trial i edits every 100th memory from offset i
         cache_file.unlink(missing_ok=True)
@@ -154,7 +158,8 @@ def trials(ctx: Context, directory: str, sb: SandboxProcess, n: int, *, first: i
             f"trial {i + 1}: cold {cold['seconds']:.2f} s, reopen {again['seconds'] * 1000:.0f} ms, after 1 % "
             f"changed {changed['seconds'] * 1000:.0f} ms; sandbox CPU during them "
             + ", ".join(f"{r['sandbox_cpu']:.2f}" for r in (cold, again, changed))
-            + f" s; load average {os.getloadavg()[0]:.2f}"
+            + f" s; waiting for a core {pressure(cold)}, {pressure(again)}, {pressure(changed)} of the time"
+            + f"; load average {os.getloadavg()[0]:.2f}"
         )
     return out
 
@@ -179,7 +184,13 @@ def cpu(runs: list[dict[str, dict]], kind: str) -> str:
     """Where the time of one kind of load went: the client's CPU and the sandbox's, as spreads."""
     secs = lambda v: f"{v:.2f} s"  # noqa: E731
     client = [r[kind].get("cpu_seconds", 0.0) for r in runs]
-    return f"client CPU {spread(client, secs)}, sandbox CPU {spread([r[kind]['sandbox_cpu'] for r in runs], secs)}"
+    out = f"client CPU {spread(client, secs)}, sandbox CPU {spread([r[kind]['sandbox_cpu'] for r in runs], secs)}"
+    pressure = [r[kind]["cpu_pressure"] for r in runs if r[kind].get("cpu_pressure") is not None]
+    if pressure:
+        out += (
+            f"; some task waiting for a core {spread([p * 100 for p in pressure], lambda v: f'{v:.0f} %')} of the time"
+        )
+    return out
 
 
 def figures(ctx: Context, runs: list[dict[str, dict]], limit_rate: float) -> list[Figure]:
