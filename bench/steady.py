@@ -17,8 +17,9 @@ a figure that passes only on a good run is not met: cold against the machine's R
 (≥ 75 %, the target bench/reopen.py uses), reopen ≥ 20× faster than cold, after 1 % changed
 ≤ 10 % of a cold load. The ratios pair each trial's reload with its own cold load. The client's
 CPU time and the sandbox's CPU time during each load are printed beside them, and the share of
-the load's time in which some task on the machine waited for a core (Linux's CPU pressure): a wall
-time that grows while both CPU times stay put was spent waiting for a core (other work).
+the load's time in which some task on the machine waited for a core (Linux's CPU pressure; on
+two cores a cold load's own three threads wait too): a wall time that grows while both CPU times
+stay put was spent waiting for a core, on other work.
 """
 
 from __future__ import annotations
