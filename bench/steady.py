@@ -16,7 +16,8 @@ Each figure prints min / median / max over the trials and is judged on the worst
 a figure that passes only on a good run is not met: cold against the machine's RSA limit (a)
 (≥ 75 %, the target bench/reopen.py uses), reopen ≥ 20× faster than cold, after 1 % changed
 ≤ 10 % of a cold load. The ratios pair each trial's reload with its own cold load. The client's
-CPU time and the sandbox's CPU time during each load are printed beside them, and the share of
+CPU time during `load()` and the sandbox's CPU time during that client's process (from its start
+to its exit, so a little wider than the load) are printed beside them, and the share of
 the load's time in which some task on the machine waited for a core (Linux's CPU pressure; on
 two cores a cold load's own three threads wait too): a wall time that grows while both CPU times
 stay put was spent waiting for a core, on other work.
@@ -132,7 +133,7 @@ def running(sb: SandboxProcess) -> Iterator[SandboxProcess]:
 
 def trials(ctx: Context, directory: str, sb: SandboxProcess, n: int, *, first: int = 0) -> list[dict[str, dict]]:
     """`n` trials on the staged, running sandbox (see the module docstring): per trial, the cold,
-    reopen and changed children's answers, each with the sandbox's CPU seconds during it."""
+    reopen and changed children's answers, each with the sandbox's CPU seconds while it ran."""
     from decoy_lab.store.profiles import ProfileStore
 
     from .stage import api_of
@@ -157,7 +158,7 @@ def trials(ctx: Context, directory: str, sb: SandboxProcess, n: int, *, first: i
         out.append({"cold": cold, "reopen": again, "changed": changed})
         ctx.say(
             f"trial {i + 1}: cold {cold['seconds']:.2f} s, reopen {again['seconds'] * 1000:.0f} ms, after 1 % "
-            f"changed {changed['seconds'] * 1000:.0f} ms; sandbox CPU during them "
+            f"changed {changed['seconds'] * 1000:.0f} ms; sandbox CPU while each ran "
             + ", ".join(f"{r['sandbox_cpu']:.2f}" for r in (cold, again, changed))
             + f" s; waiting for a core {pressure(cold)}, {pressure(again)}, {pressure(changed)} of the time"
             + f"; load average {os.getloadavg()[0]:.2f}"
@@ -185,7 +186,7 @@ def cpu(runs: list[dict[str, dict]], kind: str) -> str:
     """Where the time of one kind of load went: the client's CPU and the sandbox's, as spreads."""
     secs = lambda v: f"{v:.2f} s"  # noqa: E731
     client = [r[kind].get("cpu_seconds", 0.0) for r in runs]
-    out = f"client CPU {spread(client, secs)}, sandbox CPU {spread([r[kind]['sandbox_cpu'] for r in runs], secs)}"
+    out = f"client CPU {spread(client, secs)}, sandbox CPU while it ran {spread([r[kind]['sandbox_cpu'] for r in runs], secs)}"
     pressure = [r[kind]["cpu_pressure"] for r in runs if r[kind].get("cpu_pressure") is not None]
     if pressure:
         out += (
