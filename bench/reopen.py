@@ -65,6 +65,17 @@ def _peak_rss() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
+def cpu_waited() -> float | None:
+    """Seconds, machine-wide, during which some runnable task waited for a core (Linux pressure
+    stall information, `some` total); None where the kernel does not keep it."""
+    try:
+        with open("/proc/pressure/cpu", encoding="ascii") as fh:
+            some = fh.readline().split()
+        return int(some[-1].split("=")[1]) / 1e6
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def child(directory: str, profile: str) -> dict[str, Any]:
     """In the new process: resume the profile and time one load."""
     import httpx
@@ -78,6 +89,8 @@ def child(directory: str, profile: str) -> dict[str, Any]:
     conn = Connection.resume(profile, store=ProfileStore(directory, use_keyring=False), http=http)
     paths.clear()
     base = _reset_peak_rss()
+    cpu0 = time.process_time()  # every thread of this process: the unwrap pool's work included
+    waited0 = cpu_waited()
     t0 = time.perf_counter()
     if os.environ.get("DECOY_BENCH_PROFILE"):  # where a reopen's time goes, on stderr
         import cProfile
@@ -89,6 +102,8 @@ def child(directory: str, profile: str) -> dict[str, Any]:
     else:
         vault = conn.load()
     seconds = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0
+    waited1 = cpu_waited()
     from decoy_lab.store import cache
 
     t1 = time.perf_counter()
@@ -98,6 +113,9 @@ def child(directory: str, profile: str) -> dict[str, Any]:
     conn.close()
     return {
         "seconds": seconds,
+        "cpu_seconds": cpu,
+        # the share of the load's time in which some task on the machine waited for a core
+        "cpu_pressure": (waited1 - waited0) / seconds if waited0 is not None and waited1 is not None else None,
         "written_after": writing,
         "read": vault.read,
         "rows": len(vault.served),
@@ -109,13 +127,14 @@ def child(directory: str, profile: str) -> dict[str, Any]:
 
 
 def in_new_process(
-    directory: str, profile: str = PROFILE, *, module: str = "bench.reopen", timeout: float = 900
+    directory: str, profile: str = PROFILE, *, module: str = "bench.reopen", timeout: float = 900, root: Path = ROOT
 ) -> dict[str, Any]:
-    """`python -m MODULE child DIRECTORY PROFILE` in a new process; the JSON its last line prints."""
-    env = {**os.environ, "DECOY_LAB_KEYRING": "0"}
+    """`python -m MODULE child DIRECTORY PROFILE` in a new process, on the code of the tree at
+    `root` (this one unless told); the JSON its last line prints."""
+    env = {**os.environ, "DECOY_LAB_KEYRING": "0", "PYTHONPATH": str(root)}
     out = subprocess.run(
         [sys.executable, "-m", module, "child", directory, profile],
-        cwd=ROOT,
+        cwd=root,
         capture_output=True,
         text=True,
         env=env,

@@ -15,7 +15,7 @@ from decoy_lab.memory import KeyCache, RecipientKeys
 from decoy_lab.wire.crypto import AgentKey
 
 from .context import Context
-from .data import as_served, generate
+from .data import Dataset, as_served, generate
 
 MEMORIES = "/api/agent/context/memories"
 BENCH_PERMISSIONS = ["memory.read", "memory.save"]
@@ -81,22 +81,28 @@ def upload(api: Any, batches: list[list[dict]]) -> int:
     return created
 
 
+def stage_rows(ctx: Context, conn: Any) -> tuple[Dataset, list[dict]]:
+    """Seal `ctx.sizes` of rows for `conn`'s key, POST them in batches and read them back: the
+    dataset and the rows as GET /memories serves them."""
+    ctx.say(f"sealing {ctx.sizes.label}")
+    dataset = generate(conn.agent_key, conn.keys(), ctx.sizes, workers=ctx.workers)
+    api = api_of(conn)
+    ctx.say(f"uploading {len(dataset):,} rows in {len(dataset.batches)} POSTs")
+    created = upload(api, dataset.batches)
+    if created != len(dataset):
+        raise RuntimeError(f"the sandbox created {created} of {len(dataset)} rows")
+    answer = api.request("GET", MEMORIES)
+    served = [r for r in answer.get("memories") or [] if isinstance(r, dict)]
+    if len(served) != len(dataset):
+        raise RuntimeError(f"GET /memories served {len(served)} of the {len(dataset)} rows saved")
+    return dataset, served
+
+
 def _online(ctx: Context) -> None:
     ctx.say("starting the sandbox and pairing the bench connection")
     ctx.sandbox = start_sandbox(seed="none")
     ctx.conn = pair(ctx.sandbox, "bench")
-    keys = ctx.conn.keys()
-    ctx.say(f"sealing {ctx.sizes.label}")
-    ctx.dataset = generate(ctx.conn.agent_key, keys, ctx.sizes, workers=ctx.workers)
-    api = api_of(ctx.conn)
-    ctx.say(f"uploading {len(ctx.dataset):,} rows in {len(ctx.dataset.batches)} POSTs")
-    created = upload(api, ctx.dataset.batches)
-    if created != len(ctx.dataset):
-        raise RuntimeError(f"the sandbox created {created} of {len(ctx.dataset)} rows")
-    answer = api.request("GET", MEMORIES)
-    ctx.served = [r for r in answer.get("memories") or [] if isinstance(r, dict)]
-    if len(ctx.served) != len(ctx.dataset):
-        raise RuntimeError(f"GET /memories served {len(ctx.served)} of the {len(ctx.dataset)} rows saved")
+    ctx.dataset, ctx.served = stage_rows(ctx, ctx.conn)
     ctx.served_from = "served by the sandbox"
 
 

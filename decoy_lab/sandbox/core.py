@@ -110,6 +110,8 @@ class PhoneLog:
     unknown_asks_sent: dict[str, float] = field(default_factory=dict)  # token id → newest first-day ask sent
     moves_asked: dict[str, float] = field(default_factory=dict)  # legacy row id → when it was asked
     last_share: Any = None  # the last pass's ShareReport
+    opened: dict = field(default_factory=dict)  # the rows the last pass opened (opening.open_kept)
+    settled: Any = None  # what the last pass left (sharepass.Settled)
     last_moves: Any = None  # the last pass's MoveReport
 
 

@@ -5,6 +5,10 @@ the 44-character base64 text of the key), checks the key against `kid`, opens th
 decodes the plaintext (`memory.decode_plaintext`: `v` 2, bound to its id, typed fields). Like
 the app, it keeps the keys it has unwrapped: an owner_wrap opens to the same key every time, and
 one RSA decryption per row per look made every owner action cost a pass over the whole vault.
+A sharing pass looks at every row each time: `open_kept` hands back what the last pass opened for
+a row whose stored bytes have not changed (an edit changes its ciphertext, so it is opened again).
+The keys are kept for a large vault (`KEPT` rows): a bound below the vault's rows emptied itself on
+every pass (the oldest dropped just before it was next needed), so each pass unwrapped every row.
 `approval` decides which labels the phone shares by: "Only author- or owner-approved labels may
 determine new sharing".
 """
@@ -12,8 +16,10 @@ determine new sharing".
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import sqlite3
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,25 +64,62 @@ PROBLEMS = {
 }
 
 
-KEPT_KEYS = 8192  # unwrapped content keys kept (oldest dropped first): far more than a vault's rows
-_kept: dict[tuple[str, str], bytes] = {}
-_kept_lock = threading.Lock()
+KEPT = 150_000  # unwrapped keys kept, least recently used dropped first: 100,000 memories and more
+
+
+class _Kept:
+    """A bounded map, least recently used dropped first, keyed by digests (not the wraps' text:
+    150,000 of those would hold ~60 MB)."""
+
+    def __init__(self, bound: int = KEPT) -> None:
+        self.bound = bound
+        self._items: OrderedDict[tuple, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, ref: tuple) -> Any:
+        with self._lock:
+            found = self._items.get(ref)
+            if found is not None:
+                self._items.move_to_end(ref)
+            return found
+
+    def put(self, ref: tuple, value: Any) -> None:
+        with self._lock:
+            self._items[ref] = value
+            while len(self._items) > self.bound:
+                self._items.popitem(last=False)
+
+
+def _digest(*parts: str) -> bytes:
+    return hashlib.blake2b("\0".join(parts).encode(), digest_size=16).digest()
+
+
+_keys = _Kept()
 
 
 def _unwrap(owner_wrap: str, owner_key: AgentKey, trace: Any) -> bytes:
     """The key in owner_wrap; a traced open always does every step (nothing is skipped from view)."""
     if trace is not None:
         return sealing.unwrap_as_owner(owner_wrap, owner_key, trace=trace)
-    ref = (owner_key.public_key_b64, owner_wrap)
-    with _kept_lock:
-        key = _kept.get(ref)
+    ref = (_digest(owner_key.public_key_b64), _digest(owner_wrap))
+    key = _keys.get(ref)
     if key is None:
         key = sealing.unwrap_as_owner(owner_wrap, owner_key)  # a failure raises and is never kept
-        with _kept_lock:
-            while len(_kept) >= KEPT_KEYS:
-                _kept.pop(next(iter(_kept)))
-            _kept[ref] = key
+        _keys.put(ref, key)
     return key
+
+
+def open_kept(row: ms.MemoryRow, owner_key: AgentKey, before: dict, after: dict) -> Opened | Unopenable:
+    """`open_row` for a pass over every row: what the last pass opened (`before`, by row id) is
+    handed back for a row whose kid, owner_wrap and ciphertext are unchanged, under the same owner
+    key; every row opened goes into `after`, the next pass's `before` (so what is kept is this
+    vault, however large, and nothing of rows deleted since). Callers never change an Opened."""
+    ref = (_digest(owner_key.public_key_b64), row.kid, _digest(row.owner_wrap, row.ciphertext))
+    found = before.get(row.id)
+    opened = found[1] if found is not None and found[0] == ref else open_row(row, owner_key)
+    if isinstance(opened, Opened):  # a row that does not open is opened, and reported, afresh
+        after[row.id] = (ref, opened)
+    return opened
 
 
 def open_row(row: ms.MemoryRow, owner_key: AgentKey, *, trace: Any = None) -> Opened | Unopenable:

@@ -6,20 +6,26 @@ reach it (all, category, topic — a topic's own entity row, a link whose non-us
 granted, as an `and:` reason — account), recording `via`. Rows it cannot open are reported with
 the reason. Legacy space keys are converged the same way, and legacy rows it was asked to move
 get their own keys first (moves.py). Afterwards every live connection is marked `shared_complete`.
+
+A pass runs five seconds after any write, on the sandbox's event loop, so it costs what changed,
+not the vault: rows no write touched since the last pass (and no change of owner key or of a live
+connection's key, name or access) are taken as that pass left them (`Settled`), and rows it looks
+at again are opened again only when their stored bytes changed (opening.open_kept).
 """
 
 from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from typing import Any
 
 from decoy_lab import memory
 from decoy_lab.errors import CryptoError, WireFormatError
 from decoy_lab.recipes import sealing
 from decoy_lab.sandbox.core import SandboxState, iso
 from decoy_lab.sandbox.phone import moves, schedule
-from decoy_lab.sandbox.phone.opening import Unopenable, approval, author_name, label_set, open_row
-from decoy_lab.sandbox.rules import auth
+from decoy_lab.sandbox.phone.opening import Unopenable, approval, author_name, label_set, open_kept
+from decoy_lab.sandbox.rules import auth, readcache
 from decoy_lab.sandbox.rules.auth import Agent
 from decoy_lab.sandbox.rules.reach import space_covered
 from decoy_lab.sandbox.stores import memstore as ms
@@ -76,59 +82,130 @@ def reasons(agent: Agent, row: ms.MemoryRow, plain: memory.Plain) -> list[str]:
     return out
 
 
+@dataclass
+class Settled:
+    """What the last pass left: a row nothing has touched since (no write to it or its wraps),
+    under the same owner key and live connections, comes out of the next pass as it did, so it is
+    not looked at again. `outcome`: row id -> its Unopenable or unapproved entry, or None."""
+
+    generation: int
+    looked_at: tuple
+    outcome: dict
+
+
+def _looked_at(owner_key: AgentKey, agents: list[Agent]) -> tuple:
+    """Everything a row's outcome depends on besides the row, its wraps and its accepted labels
+    (which only a pass writes)."""
+    live = tuple(
+        (a.token_id, a.connection_id, a.name, a.public_key, a.access.read, bool(a.access.save)) for a in agents
+    )
+    return owner_key.public_key_b64, live
+
+
+def _to_look_at(settled: Settled | None, con: sqlite3.Connection, looked_at: tuple) -> set[str] | None:
+    """The rows touched since the last pass, or None when every row must be looked at."""
+    if settled is None or settled.looked_at != looked_at or ms.generation(con) < settled.generation:
+        return None
+    return set(ms.touched_since(con, settled.generation))
+
+
 def run_sharing_pass(state: SandboxState) -> ShareReport:
-    """Open every row as the owner and wrap its key to each connection that should read it.
-    Legacy rows the phone was asked to move are moved first, so their new keys are shared here."""
+    """Open every row as the owner and wrap its key to each connection that should read it (rows
+    untouched since the last pass are taken as it left them: Settled). Legacy rows the phone was
+    asked to move are moved first, so their new keys are shared here."""
 
     moves.move_asked(state)
     now = float(state.clock())
     owner_key = state.owner.key
     report = ShareReport(at=now)
+    kept: dict = {}
+    outcome: dict = {}
     with state.store.tx() as con:
+        rows = readcache.of(state).rows.memories(con)  # first, before this transaction writes
         agents = [a for a in auth.live_agents(con, now) if a.public_key]
-        wraps = ms.all_wraps(con)
-        for row in ms.all_memories(con):
+        looked_at = _looked_at(owner_key, agents)
+        settled = state.phone.settled
+        todo = _to_look_at(settled, con, looked_at)
+        if todo is None:
+            wraps, approved = ms.all_wraps(con), ms.all_approved_labels(con)
+        else:
+            wraps, approved = {rid: ms.wraps_of(con, rid) for rid in todo}, None
+        for row in rows:
             report.rows += 1
-            opened = open_row(row, owner_key)
-            if isinstance(opened, Unopenable):
-                opened.author = author_name(con, row)
-                report.unreadable.append(opened)
+            if todo is not None and row.id not in todo:
+                assert settled is not None
+                _as_before(report, settled.outcome.get(row.id))
+                outcome[row.id] = settled.outcome.get(row.id)
+                if row.id in state.phone.opened:
+                    kept[row.id] = state.phone.opened[row.id]
                 continue
-            report.opened += 1
-            plain, problem = approval(con, row, opened.plain)
-            if problem is not None:
-                report.unapproved.append({"id": row.id, "problem": problem})
-            elif row.edited_by_author:
-                ms.set_approved_labels(con, row.id, row.rev, label_set(plain))
-            have = {w.token_id: w for w in wraps.get(row.id, [])}
-            before = report.shared + report.updated
-            for agent in agents:
-                via = reasons(agent, row, plain)
-                if not via:
-                    continue
-                cur = have.get(agent.token_id)
-                if cur is not None and cur.kid == row.kid and cur.key_fp == ms.key_fp(agent.public_key):
-                    if cur.via != via:
-                        ms.set_wrap_via(con, row.id, agent.token_id, via)
-                        report.updated += 1
-                    continue
-                assert agent.public_key is not None  # live_agents were filtered on it
-                wrapped = wire.b64encode(sealing.wrap_to_agent(opened.key, agent.public_key))
-                ms.put_wrap(
-                    con, ms.Wrap(row.id, agent.token_id, ms.key_fp(agent.public_key), row.kid, wrapped, via, now)
-                )
-                report.shared += 1
-                report.per_connection[agent.token_id] = report.per_connection.get(agent.token_id, 0) + 1
-            if report.shared + report.updated > before:  # newly readable: the sync feed carries it
-                ms.log_change(con, "context_memory", row.id, "updated", now)
+            opened = open_kept(row, owner_key, state.phone.opened, kept)  # unchanged: not opened again
+            outcome[row.id] = _share_row(con, row, opened, agents, wraps.get(row.id, []), report, approved)
         ms.set_unopenable(con, [(u.id, u.problem, u.reason) for u in report.unreadable], now)
         report.spaces_shared = _converge_spaces(con, agents, owner_key)
         for agent in agents:
             ms.set_shared_complete(con, agent.token_id, now)
+        state.phone.settled = Settled(ms.generation(con), looked_at, outcome)
     report.text = report.summary()
     state.phone.nudged_at = None
+    state.phone.opened = kept
     state.phone.last_share = report
     return report
+
+
+def _as_before(report: ShareReport, was: Any) -> None:
+    """Count a row untouched since the last pass as that pass found it."""
+    if isinstance(was, Unopenable):
+        report.unreadable.append(was)
+        return
+    report.opened += 1
+    if was is not None:
+        report.unapproved.append(was)
+
+
+def _share_row(
+    con: sqlite3.Connection,
+    row: ms.MemoryRow,
+    opened: Any,
+    agents: list[Agent],
+    its_wraps: list[ms.Wrap],
+    report: ShareReport,
+    approved: dict | None,
+) -> Any:
+    """Wrap one opened row's key to each connection that should read it; its outcome (Settled)."""
+    now = report.at
+    if isinstance(opened, Unopenable):
+        opened.author = author_name(con, row)
+        report.unreadable.append(opened)
+        return opened
+    report.opened += 1
+    plain, problem = approval(con, row, opened.plain)
+    unapproved = None
+    if problem is not None:
+        unapproved = {"id": row.id, "problem": problem}
+        report.unapproved.append(unapproved)
+    elif row.edited_by_author:
+        ms.set_approved_labels(con, row.id, row.rev, label_set(plain), known=approved)
+    have = {w.token_id: w for w in its_wraps}
+    before = report.shared + report.updated
+    for agent in agents:
+        via = reasons(agent, row, plain)
+        if not via:
+            continue
+        cur = have.get(agent.token_id)
+        if cur is not None and cur.kid == row.kid and cur.key_fp == ms.key_fp(agent.public_key):
+            if cur.via != via:
+                ms.set_wrap_via(con, row.id, agent.token_id, via)
+                report.updated += 1
+            continue
+        assert agent.public_key is not None  # live_agents were filtered on it
+        wrapped = wire.b64encode(sealing.wrap_to_agent(opened.key, agent.public_key))
+        ms.put_wrap(con, ms.Wrap(row.id, agent.token_id, ms.key_fp(agent.public_key), row.kid, wrapped, via, now))
+        report.shared += 1
+        report.per_connection[agent.token_id] = report.per_connection.get(agent.token_id, 0) + 1
+    if report.shared + report.updated > before:  # newly readable: the sync feed carries it
+        ms.log_change(con, "context_memory", row.id, "updated", now)
+    return unapproved
 
 
 def maybe_share_on_read(state: SandboxState, now: float) -> ShareReport | None:

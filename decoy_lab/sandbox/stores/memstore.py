@@ -333,11 +333,20 @@ def approved_labels(con: sqlite3.Connection, memory_id: str) -> tuple[int, dict]
     return (r[0], json.loads(r[1])) if r else None
 
 
-def set_approved_labels(con: sqlite3.Connection, memory_id: str, rev: int, labels: dict) -> None:
-    con.execute(
-        "INSERT OR REPLACE INTO memory_labels (memory_id, rev, labels) VALUES (?,?,?)",
-        (memory_id, rev, json.dumps(labels, sort_keys=True)),
-    )
+def set_approved_labels(
+    con: sqlite3.Connection, memory_id: str, rev: int, labels: dict, *, known: dict | None = None
+) -> None:
+    """Record the labels the phone accepts; with `known` (all_approved_labels, read in this
+    transaction) a row whose rev and labels are recorded already is not written again."""
+    text = json.dumps(labels, sort_keys=True)
+    if known is not None and known.get(memory_id) == (rev, text):
+        return
+    con.execute("INSERT OR REPLACE INTO memory_labels (memory_id, rev, labels) VALUES (?,?,?)", (memory_id, rev, text))
+
+
+def all_approved_labels(con: sqlite3.Connection) -> dict[str, tuple[int, str]]:
+    """memory id -> (rev, labels as stored) for every row the phone accepted labels of."""
+    return {r[0]: (r[1], r[2]) for r in con.execute("SELECT memory_id, rev, labels FROM memory_labels")}
 
 
 def unopenable_ids(con: sqlite3.Connection) -> set[str]:
