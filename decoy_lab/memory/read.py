@@ -99,6 +99,15 @@ class Link(Served):
 Row = Memory | TopicEntity | Link
 
 
+_S = TypeVar("_S", str, "str | None")
+
+
+def _few(value: _S) -> _S:
+    """One shared copy of a value few memories differ in (a category, a topic's id and name): a
+    string object each is ~60 bytes a row, 100,000 times."""
+    return sys.intern(value) if value is not None and len(value) <= 200 else value
+
+
 def _timestamp(value: Any, name: str, row_id: str) -> datetime | None:
     if value is None:
         return None
@@ -125,12 +134,13 @@ def _served(row: Mapping[str, Any], row_id: str) -> dict[str, Any]:
     rev = row.get("rev")
     if rev is not None and (isinstance(rev, bool) or not isinstance(rev, int)):
         _fail(row_id, f"the served rev must be an integer, got {_type(rev)}")
+    author = row.get("author_kind")
     return {
         "rev": rev,
         "kid": row.get("kid"),
-        "via": _str_list(via, "via", row_id),
+        "via": [_few(v) for v in _str_list(via, "via", row_id)],  # "self", "all", "category:food": few values
         "mine": bool(row.get("mine", _is_posted(row))),
-        "author_kind": row.get("author_kind"),
+        "author_kind": _few(author) if type(author) is str else author,
         "created_at": _timestamp(row.get("created_at"), "created_at", row_id),
         "updated_at": _timestamp(row.get("updated_at"), "updated_at", row_id),
     }
@@ -218,13 +228,18 @@ def _open(
     return row_id, key, decode_plaintext(obj, row_id, trace=trace)
 
 
-_S = TypeVar("_S", str, "str | None")
+_TOPICS: dict[tuple[str, str], dict[str, str]] = {}  # (id, name) → the one dict memories share
 
 
-def _few(value: _S) -> _S:
-    """One shared copy of a value few memories differ in (a category, a topic's id and name): a
-    string object each is ~60 bytes a row, 100,000 times."""
-    return sys.intern(value) if value is not None and len(value) <= 200 else value
+def _topic(about: str, name: str) -> dict[str, str]:
+    """A memory's `topic`, `{"id": "topic:<id>", "name": …}`: one dict for every memory filed under
+    the same topic and name (a dict each is ~180 bytes a row; models are read, never changed)."""
+    got = _TOPICS.get((about, name))
+    if got is None:
+        if len(_TOPICS) > 100_000:  # bounded: a long-lived kernel reading many vaults
+            _TOPICS.clear()
+        got = _TOPICS.setdefault((about, name), {"id": about, "name": name})
+    return got
 
 
 def _model(plain: Plain, common: dict[str, Any]) -> Row | None:
@@ -237,7 +252,7 @@ def _model(plain: Plain, common: dict[str, Any]) -> Row | None:
                 "(the user, one account or one topic), so whom it is about cannot be told",
             )
         about, name = _few(plain.about_label), _few(plain.entity_name)
-        topic = {"id": about, "name": name or ""} if about.startswith("topic:") else None
+        topic = _topic(about, name or "") if about.startswith("topic:") else None
         return Memory(
             plain.row_id,
             plain.text or "",
@@ -317,22 +332,24 @@ STREAM_CHUNK = 16  # rows per pool task while rows are still arriving: small, so
 
 
 def read_rows(
-    rows: Iterable[Mapping[str, Any] | str],
+    rows: Iterable[Any],
     agent_key: AgentKey,
     *,
     key_cache: MutableMapping[str, bytes] | None = None,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     then: Callable[[Mapping[str, Any], Any], Any] | None = None,
+    parse: Callable[[Any], Mapping[str, Any]] = orjson.loads,
 ) -> list[Any]:
     """Read every row, in served order: a model, None (another kind) or the UnreadableRow it raised.
 
     Runs on a thread pool over all cores (the RSA unwrap releases the GIL); `workers=1` is serial.
     `rows` may be a list or rows still arriving (an iterator over a streamed answer): each chunk
     goes to the pool as soon as it is complete, so reading overlaps receiving.
-    A row may come as its JSON text (as the stream reader cut it out, parsed with orjson): it is
-    parsed in the worker, so the rows waiting for one hold only their text, never a dict each —
-    RSA is ~1 ms a row and the answer arrives far faster, so nearly all rows wait at once.
+    A row may come as its JSON text (as the stream reader cut it out) or any other form `parse`
+    makes a dict of (default: orjson's parse of the text): it is parsed in the worker, so the rows
+    waiting for one hold only that form, never a dict each — RSA is ~1 ms a row and the answer
+    arrives far faster, so nearly all rows wait at once.
     `progress(1, total)` is called after each row, from the worker threads; `total` counts the
     rows known so far. `then(row, result)`, when given, runs in the workers too (so its Python
     work overlaps other rows' RSA work) and its value takes the result's place.
@@ -341,10 +358,9 @@ def read_rows(
     streamed = not isinstance(rows, Sized)
     known = [len(rows) if isinstance(rows, Sized) else 0]  # rows received so far
 
-    def one(row: Mapping[str, Any] | str) -> Any:
-        if type(row) is str:
-            row = orjson.loads(row)
-        assert not isinstance(row, str)
+    def one(row: Any) -> Any:
+        if type(row) is str or type(row) is bytes:
+            row = parse(row)
         try:
             result: Any = read_row(row, agent_key, key_cache=cache)
         except UnreadableRow as exc:
@@ -355,7 +371,7 @@ def read_rows(
             progress(1, known[0])
         return result
 
-    def chunk_of(chunk: list[Mapping[str, Any] | str]) -> list[Any]:
+    def chunk_of(chunk: list[Any]) -> list[Any]:
         return [one(r) for r in chunk]
 
     n = workers if workers is not None else (os.cpu_count() or 1)

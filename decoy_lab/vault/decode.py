@@ -119,6 +119,43 @@ def decoded(
     return DecodedRow(rid, frames.OTHER, reason="opens, but is neither a memory, a topic nor a link", **meta)
 
 
+def memory_row(model: memory.Memory) -> DecodedRow:
+    """A memory's DecodedRow made from its model alone: what `decoded` makes of a row whose served
+    fields read as the model holds them (`slim`)."""
+    topic = model.topic
+    return DecodedRow(  # type: ignore[misc]  # positionally, in _META's and _MEMORY's order (the assert)
+        model.id,
+        frames.MEMORY,
+        frames.READABLE,
+        None,
+        "memories",
+        model.kid,
+        model.rev,
+        model.via,
+        model.mine,
+        model.author_kind,
+        model.created_at,
+        model.updated_at,
+        model.text,
+        [model.about],
+        model.entity_name,
+        topic["id"] if topic else None,
+        model.account,
+        model.categories,
+        model.metadata or None,
+        plaintext=model,
+    )
+
+
+def slim(row: DecodedRow) -> DecodedRow | memory.Memory:
+    """A DecodedRow as compactly as it can be kept: its Memory when `memory_row` makes it again
+    exactly (nearly every memory), else itself."""
+    model = row.plaintext
+    if type(model) is memory.Memory and row.kind == frames.MEMORY and memory_row(model) == row:
+        return model
+    return row
+
+
 def duplicate(row: Mapping) -> tuple[DecodedRow, UnreadableRow]:
     """A further copy of an id already served in the same answer: reported, never read."""
     reason = (

@@ -29,18 +29,19 @@ from decoy_lab.memory import Topic
 from decoy_lab.transport.oversized import Oversized
 from decoy_lab.vault import frames
 from decoy_lab.vault.counts import VaultCounts
-from decoy_lab.vault.decode import decoded, duplicate, oversized
+from decoy_lab.vault.decode import decoded, duplicate, oversized, slim
 from decoy_lab.vault.frames import DecodedRow
-from decoy_lab.vault.served import Entry, ServedRows, as_served, same_row
+from decoy_lab.vault.rows import DecodedRows, Kept, as_decoded
+from decoy_lab.vault.served import Entry, ServedRows, as_served, compact, same_row, served_row
 from decoy_lab.vault.waiting import counted, explain_waiting, no_longer_asked, on_their_way, waiting_rows
 from decoy_lab.wire.crypto import AgentKey
 
 # A served row -> what it read as before (the local cache), or None: open it afresh.
-Reuse = Callable[[Mapping], "tuple[DecodedRow, Any] | None"]
+Reuse = Callable[[Mapping], "tuple[Kept, Any] | None"]
 
 # id -> (the row as kept, what it read as). A row served again exactly as before (the same text, or
 # dict equality: every field, the long base64 strings compared, never hashed) reads the same.
-Earlier = Mapping[str, "tuple[Entry, tuple[DecodedRow, Any]]"]
+Earlier = Mapping[str, "tuple[Entry, tuple[Kept, Any]]"]
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Vault:
     """Everything one load read. DataFrames are built on first use."""
 
     served: Sequence[dict] = field(repr=False)  # a ServedRows (a list of dicts is taken as one)
-    decoded_rows: list[DecodedRow] = field(repr=False)
+    decoded_rows: Sequence[DecodedRow] = field(repr=False)  # a DecodedRows (a list is taken as one)
     models: list[Any] = field(default_factory=list, repr=False)
     answer: dict = field(default_factory=dict, repr=False)
     space_rows: list[DecodedRow] = field(default_factory=list, repr=False)
@@ -64,18 +65,21 @@ class Vault:
 
     def __post_init__(self) -> None:
         self.served = as_served(self.served)
+        self.decoded_rows = as_decoded(self.decoded_rows)
 
     def earlier(self) -> Earlier:
-        """id -> (the row as kept: its text or dict, (DecodedRow, model-or-error)) of each id as first
-        served, for the next load to reuse. A row that read as a model had a string id, the one
-        its DecodedRow carries, so only the others are parsed again to find theirs."""
+        """id -> (the row as kept: its text or dict, (its DecodedRow as kept, model-or-error)) of each
+        id as first served, for the next load to reuse. A row that read as a model had a string id,
+        the one its DecodedRow carries, so only the others are parsed again to find theirs."""
         out: dict = {}
-        served = self.served
-        assert isinstance(served, ServedRows)
-        for i, pair in enumerate(zip(self.decoded_rows, self.results)):
+        served, rows = self.served, self.decoded_rows
+        assert isinstance(served, ServedRows) and isinstance(rows, DecodedRows)
+        ids = rows.ids()
+        for i, result in enumerate(self.results):
             entry = served.entry(i)
-            model = pair[1] is not None and not isinstance(pair[1], UnreadableRow)
-            rid = pair[0].id if model else served[i].get("id")
+            pair = (rows.kept(i), result)
+            model = result is not None and not isinstance(result, UnreadableRow)
+            rid = ids[i] if model else served[i].get("id")
             if isinstance(rid, str) and rid not in out:  # a further copy of an id is reported, never read
                 out[rid] = (entry, pair)
         return out
@@ -107,10 +111,12 @@ class Vault:
 
     def accounts_named(self) -> list[str]:
         """The account ids a memory is about or a link ends at (bare ids, first seen first)."""
-        ids = [r.account for r in self.decoded_rows if r.kind == frames.MEMORY and r.account]
+        rows = as_decoded(self.decoded_rows)
+        kept = [rows.kept(i) for i in range(len(rows))]
+        ids = [k.account for k in kept if (type(k) is not DecodedRow or k.kind == frames.MEMORY) and k.account]
         ids += [
             e.removeprefix(frames.ACCOUNT_PREFIX)
-            for r in self.decoded_rows
+            for r in self._others()
             if r.kind == frames.LINK
             for e in r.endpoints
             if isinstance(e, str) and e.startswith(frames.ACCOUNT_PREFIX)
@@ -127,8 +133,13 @@ class Vault:
             notes.append(f"{some} shown by id, with no name: {why}.")
         return notes
 
+    def _others(self) -> Iterator[DecodedRow]:
+        """The decoded rows that are not kept as their Memory (topics, links, unreadable rows…)."""
+        rows = as_decoded(self.decoded_rows)
+        return (k for k in map(rows.kept, range(len(rows))) if type(k) is DecodedRow)
+
     def counts(self) -> dict[str, int]:
-        kinds = [r.kind for r in self.decoded_rows]
+        kinds = as_decoded(self.decoded_rows).kinds()
         return {
             "memories": kinds.count(frames.MEMORY),
             "topics": kinds.count(frames.TOPIC),
@@ -167,8 +178,8 @@ class Vault:
 
     def served_row(self, row_id: str) -> dict | None:
         """The row with this id as it was served (the first copy), made again from its text."""
-        for i, d in enumerate(self.decoded_rows):  # found by the decoded id, so one row is parsed
-            if d.id == row_id and i < len(self.served) and self.served[i].get("id") == row_id:
+        for i, rid in enumerate(as_decoded(self.decoded_rows).ids()):  # by the decoded id: one row is parsed
+            if rid == row_id and i < len(self.served) and self.served[i].get("id") == row_id:
                 return self.served[i]
         return next((r for r in self.served if r.get("id") == row_id), None)
 
@@ -176,7 +187,7 @@ class Vault:
         return memory.find_topic(self.topic_list, name_or_id)
 
     def unreadable(self) -> dict[str, str]:
-        return {r.id: r.reason or "" for r in self.decoded_rows if r.kind == frames.UNREADABLE}
+        return {r.id: r.reason or "" for r in self._others() if r.kind == frames.UNREADABLE}
 
     def __len__(self) -> int:
         return len(self.served)
@@ -254,10 +265,12 @@ def read_vault(
     seen: set[str] = set()
     dropped = 0
 
-    def to_open() -> Iterator[dict | str]:
+    def to_open() -> Iterator[dict | str | bytes]:
         nonlocal dropped, taken
         for r in rows:
             text = texts[taken] if texts is not None else None
+            if text is not None:
+                texts[taken] = None  # type: ignore[index]  # kept compact below: the text is not held twice
             taken += 1
             if isinstance(r, Oversized):  # skipped by the stream reader for its size: unreadable, said why
                 stub, row, why = oversized(r)
@@ -267,7 +280,8 @@ def read_vault(
             if not isinstance(r, dict):
                 dropped += 1  # counted in the summary, never silent
                 continue
-            served.append(text if text is not None else r)
+            entry = compact(text, r) if text is not None else r
+            served.append(entry)
             rid = r.get("id")
             if isinstance(rid, str):
                 if rid in seen:  # a faulty server or cache may list an id twice: read the first only
@@ -275,7 +289,7 @@ def read_vault(
                     continue
                 seen.add(rid)
                 hit = before.get(rid)
-                if hit is not None and same_row(hit[0], text, r):
+                if hit is not None and same_row(hit[0], entry if text is not None else None, r):
                     slots.append(hit[1])
                     continue
                 kept = cached(r) if cached is not None else None
@@ -283,7 +297,7 @@ def read_vault(
                     slots.append(kept)
                     continue
             slots.append(None)
-            yield text if text is not None else r  # parsed again in the worker: waiting, a row is its text
+            yield entry  # parsed again in the worker: waiting, a row is its kept form only
 
     results = memory.read_rows(
         to_open(),
@@ -291,7 +305,8 @@ def read_vault(
         key_cache=key_cache,
         workers=workers,
         progress=progress,
-        then=lambda r, res: (decoded(r, res), res),
+        parse=served_row,
+        then=lambda r, res: (slim(decoded(r, res)), res),  # in the workers: what the vault keeps of it
     )
     fresh = iter(results)
     pairs = [s if s is not None else next(fresh) for s in slots]

@@ -1,20 +1,76 @@
 """The rows a load was served, kept compact: `ServedRows` holds each row as the JSON text it came
 in (what the stream reader cut out of the answer) rather than a dict, and makes the dict again
 when a row is asked for. A dict of a served row costs ~1.6× its text (ten keys, a dozen string
-objects); the text costs its length, so 100,000 rows keep ~130 MB instead of ~200 MB. A row
-given as a dict (an answer read whole, the local cache's rows, a row the reader skipped, one only
-json reads) is kept as given. The texts are those orjson read the first time, so parsed again
-with orjson a row is the dict it was.
+objects); the text costs its length. Its blobs (ciphertext, wrapped_key, self_wrap: ~80 % of a
+row) are kept as the bytes their base64 stands for (`compact`: ¾ of the text), the rest as text,
+and the text is made again byte for byte when asked for — only where re-encoding the bytes gives
+the very characters served (canonical base64, not escaped in the JSON); any other row keeps its
+text. A row given as a dict (an answer read whole, the local cache's rows, a row the reader
+skipped, one only json reads) is kept as given. The texts are those orjson read the first time,
+so parsed again with orjson a row is the dict it was.
 """
 
 from __future__ import annotations
 
+import binascii
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
 import orjson
 
-Entry = str | dict  # a row as its served JSON text, or as a dict
+Entry = str | bytes | dict  # a row as its served JSON text, that text compacted, or a dict
+BLOBS = ("ciphertext", "wrapped_key", "self_wrap")  # base64 members kept as bytes (compact)
+_SHORTEST = 64  # characters: a shorter member is not worth a cut
+
+
+def compact(text: str, row: dict) -> str | bytes:
+    """A row's text with its blobs as bytes: `count ‖ (where, bytes) per blob ‖ the rest of the
+    text ‖ the blobs' bytes`, the text where that would not give it back exactly (`expand`)."""
+    if not text.isascii():
+        return text
+    cuts: list[tuple[int, str, bytes]] = []
+    for name in BLOBS:
+        value = row.get(name)
+        if type(value) is not str or len(value) < _SHORTEST:
+            continue
+        try:
+            raw = binascii.a2b_base64(value, strict_mode=True)
+        except binascii.Error:
+            continue
+        at = text.find(value)
+        end = at + len(value)
+        if at < 1 or end >= len(text) or text[at - 1] != '"' or text[end] != '"' or any(c[1] == value for c in cuts):
+            continue
+        if binascii.b2a_base64(raw, newline=False) == value.encode("ascii"):  # canonical: made again the same
+            cuts.append((at, value, raw))
+    if not cuts:
+        return text
+    cuts.sort()
+    head, rest, last = [len(cuts).to_bytes(1, "big")], [], 0
+    for at, value, raw in cuts:
+        rest.append(text[last:at])
+        head.append((at - last).to_bytes(4, "big") + len(raw).to_bytes(4, "big"))
+        last = at + len(value)
+    rest.append(text[last:])
+    return b"".join([*head, "".join(rest).encode("ascii"), *(raw for _, _, raw in cuts)])
+
+
+def expand(kept: bytes) -> str:
+    """The text `compact` made `kept` from, exactly."""
+    n, at = kept[0], 1
+    gaps, sizes = [], []
+    for _ in range(n):
+        gaps.append(int.from_bytes(kept[at : at + 4], "big"))
+        sizes.append(int.from_bytes(kept[at + 4 : at + 8], "big"))
+        at += 8
+    blobs_at = len(kept) - sum(sizes)
+    text, out = kept[at:blobs_at], []
+    pos = 0
+    for gap, size in zip(gaps, sizes):
+        out += [text[pos : pos + gap], binascii.b2a_base64(kept[blobs_at : blobs_at + size], newline=False)]
+        pos, blobs_at = pos + gap, blobs_at + size
+    out.append(text[pos:])
+    return b"".join(out).decode("ascii")
 
 
 class ServedRows(Sequence[dict]):
@@ -27,7 +83,10 @@ class ServedRows(Sequence[dict]):
 
     @staticmethod
     def _row(entry: Entry) -> dict:
-        return orjson.loads(entry) if type(entry) is str else entry  # type: ignore[return-value]
+        kind = type(entry)
+        if kind is dict:
+            return entry  # type: ignore[return-value]
+        return orjson.loads(expand(entry) if kind is bytes else entry)  # type: ignore[arg-type, no-any-return]
 
     @overload
     def __getitem__(self, i: int) -> dict: ...
@@ -52,28 +111,41 @@ class ServedRows(Sequence[dict]):
     __hash__ = None  # type: ignore[assignment]  # equal to a list of dicts, like a list
 
     def __repr__(self) -> str:
-        texts = sum(type(e) is str for e in self._entries)
+        texts = sum(type(e) is not dict for e in self._entries)
         return f"<ServedRows {len(self)} rows, {texts} kept as their JSON text>"
 
     def entry(self, i: int) -> Entry:
-        """Row `i` as kept: its served text, or the dict it was given as."""
+        """Row `i` as kept: its served text (compacted or not), or the dict it was given as."""
         return self._entries[i]
 
-    def text_bytes(self) -> int:
-        """Characters of the rows kept as text (their served JSON, ASCII: bytes on the wire)."""
-        return sum(len(e) for e in self._entries if type(e) is str)
+    def text(self, i: int) -> str | None:
+        """Row `i`'s JSON text exactly as served, None for a row kept as a dict."""
+        entry = self._entries[i]
+        return expand(entry) if type(entry) is bytes else entry if type(entry) is str else None  # type: ignore[arg-type]
 
 
-def same_row(kept: Entry, text: str | None, row: dict) -> bool:
-    """Is a row served now (`row`, and its text when the reader cut one) the row `kept` from
-    before? Texts are compared as texts (the same bytes); otherwise the dicts, field for field."""
-    if type(kept) is str and text is not None:
-        return kept == text
+def same_row(kept: Entry, now: str | bytes | None, row: dict) -> bool:
+    """Is a row served now (`row`, and its text, compacted or not, when the reader cut one) the
+    row `kept` from before? Texts are compared as texts (the same bytes; compact is the same for
+    the same text); otherwise the dicts, field for field."""
+    if type(kept) is not dict and now is not None:
+        if type(kept) is type(now):
+            return kept == now
+        return _as_text(kept) == _as_text(now)  # type: ignore[arg-type]
     return ServedRows._row(kept) == row
+
+
+def _as_text(entry: str | bytes) -> str:
+    return expand(entry) if type(entry) is bytes else entry  # type: ignore[arg-type, return-value]
+
+
+def served_row(entry: Entry) -> dict:
+    """The dict of a row as kept (its text parsed again, made from its compact form first)."""
+    return ServedRows._row(entry)
 
 
 def as_served(rows: Any) -> ServedRows:
     return rows if isinstance(rows, ServedRows) else ServedRows(rows)
 
 
-__all__ = ["Entry", "ServedRows", "as_served", "same_row"]
+__all__ = ["Entry", "ServedRows", "as_served", "compact", "expand", "same_row", "served_row"]
