@@ -234,12 +234,9 @@ _TOPICS: dict[tuple[str, str], dict[str, str]] = {}  # (id, name) → the one di
 def _topic(about: str, name: str) -> dict[str, str]:
     """A memory's `topic`, `{"id": "topic:<id>", "name": …}`: one dict for every memory filed under
     the same topic and name (a dict each is ~180 bytes a row; models are read, never changed)."""
-    got = _TOPICS.get((about, name))
-    if got is None:
-        if len(_TOPICS) > 100_000:  # bounded: a long-lived kernel reading many vaults
-            _TOPICS.clear()
-        got = _TOPICS.setdefault((about, name), {"id": about, "name": name})
-    return got
+    if len(_TOPICS) > 100_000:  # bounded: a long-lived kernel reading many vaults
+        _TOPICS.clear()
+    return _TOPICS.setdefault((about, name), {"id": about, "name": name})
 
 
 def _model(plain: Plain, common: dict[str, Any]) -> Row | None:
@@ -339,17 +336,17 @@ def read_rows(
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     then: Callable[[Mapping[str, Any], Any], Any] | None = None,
-    parse: Callable[[Any], Mapping[str, Any]] = orjson.loads,
+    parse: Callable[[Any], Any] | None = None,
 ) -> list[Any]:
     """Read every row, in served order: a model, None (another kind) or the UnreadableRow it raised.
 
     Runs on a thread pool over all cores (the RSA unwrap releases the GIL); `workers=1` is serial.
     `rows` may be a list or rows still arriving (an iterator over a streamed answer): each chunk
     goes to the pool as soon as it is complete, so reading overlaps receiving.
-    A row may come as its JSON text (as the stream reader cut it out) or any other form `parse`
-    makes a dict of (default: orjson's parse of the text): it is parsed in the worker, so the rows
-    waiting for one hold only that form, never a dict each — RSA is ~1 ms a row and the answer
-    arrives far faster, so nearly all rows wait at once.
+    A row may come as its JSON text (as the stream reader cut it out), or as anything `parse`
+    makes the row of (a vault gives each row's index in what it keeps): it is parsed in the
+    worker, so the rows waiting for one hold only that, never a dict each — RSA is ~1 ms a row and
+    the answer arrives far faster, so nearly all rows wait at once.
     `progress(1, total)` is called after each row, from the worker threads; `total` counts the
     rows known so far. `then(row, result)`, when given, runs in the workers too (so its Python
     work overlaps other rows' RSA work) and its value takes the result's place.
@@ -359,8 +356,10 @@ def read_rows(
     known = [len(rows) if isinstance(rows, Sized) else 0]  # rows received so far
 
     def one(row: Any) -> Any:
-        if type(row) is str or type(row) is bytes:
+        if parse is not None:
             row = parse(row)
+        elif type(row) is str or type(row) is bytes:
+            row = orjson.loads(row)
         try:
             result: Any = read_row(row, agent_key, key_cache=cache)
         except UnreadableRow as exc:

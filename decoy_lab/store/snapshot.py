@@ -21,7 +21,7 @@ from decoy_lab.errors import UnreadableRow
 from decoy_lab.vault import frames
 from decoy_lab.vault.decode import decoded
 from decoy_lab.vault.read import Vault
-from decoy_lab.vault.rows import Kept
+from decoy_lab.vault.rows import DecodedRows, Kept
 
 _BLOBS = ("ciphertext", "wrapped_key", "self_wrap", "owner_wrap", "grantee_wraps")  # never kept: not needed
 DIGEST = "ciphertext_sha256"  # what a row rebuilt from the cache carries instead of its ciphertext
@@ -150,7 +150,7 @@ class Snapshot:
             pairs.append(self._as_kept(kept))
         return Vault(
             served=served,
-            decoded_rows=[d for d, _ in pairs],
+            decoded_rows=DecodedRows(d for d, _ in pairs),
             models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
             answer=dict(self.answer),
             space_rows=list(space_rows),

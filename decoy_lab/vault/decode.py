@@ -123,7 +123,7 @@ def memory_row(model: memory.Memory) -> DecodedRow:
     """A memory's DecodedRow made from its model alone: what `decoded` makes of a row whose served
     fields read as the model holds them (`slim`)."""
     topic = model.topic
-    return DecodedRow(  # type: ignore[misc]  # positionally, in _META's and _MEMORY's order (the assert)
+    return DecodedRow(  # positionally, in _META's and _MEMORY's order (the assert)
         model.id,
         frames.MEMORY,
         frames.READABLE,

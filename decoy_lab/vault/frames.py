@@ -193,7 +193,16 @@ ROW_COLUMNS = {"id": _STR, "kind": _STR, "status": _STR, "reason": _STR, "label"
 
 def typed_frame(records: Sequence[dict], schema: dict[str, str]) -> pd.DataFrame:
     """A DataFrame with exactly `schema`'s columns and dtypes, also when `records` is empty."""
-    data = {col: [r.get(col) for r in records] for col in schema}
+    return _typed({col: [r.get(col) for r in records] for col in schema}, schema)
+
+
+def column_frame(records: Sequence[tuple], schema: dict[str, str]) -> pd.DataFrame:
+    """`typed_frame` of rows given as tuples, one value per column in `schema`'s order."""
+    columns = list(zip(*records)) if records else [() for _ in schema]
+    return _typed({col: list(values) for col, values in zip(schema, columns)}, schema)
+
+
+def _typed(data: dict[str, list], schema: dict[str, str]) -> pd.DataFrame:
     out = {}
     for col, kind in schema.items():
         values = data[col]
@@ -229,37 +238,55 @@ def oldest_first(df: pd.DataFrame) -> pd.DataFrame:
 
 # -- the frames -------------------------------------------------------------------------------
 def memories_frame(
-    rows: Iterable[DecodedRow], topics: Sequence[Any] = (), account_names: Mapping[str, str] | None = None
+    rows: Iterable[Any], topics: Sequence[Any] = (), account_names: Mapping[str, str] | None = None
 ) -> pd.DataFrame:
     """Every readable memory, oldest first (space observations included, `source` = "space").
     `topic` is the listed topic's name (`topics`, as `memory.build_topics` lists them: the oldest
     copy's name for every same-name copy), so one topic reads the same on every row; the name the
     memory itself carries (its writer's spelling) is kept in `entity_name`. `account_name` is the
     account's name from the authorized account list (`account_names`), <NA> when it gives none;
-    `account_label` is what to show: that name, or `account:<id> (no name: <why>)`."""
+    `account_label` is what to show: that name, or `account:<id> (no name: <why>)`.
+
+    `rows` are DecodedRows, or a memory's model where the vault keeps that instead (vault/rows.py:
+    its DecodedRow would say the same): both give the same cells. Built column by column, one
+    tuple a row, with no record dict."""
     names = as_account_names(account_names)
     listed = {i: t.name for t in topics for i in [t.id, *(getattr(t, "ids", None) or [])]}
     recs = []
     for r in rows:
-        if not (r.kind == MEMORY or (r.kind == SPACE_ROW and r.text is not None)):
+        if type(r) is not DecodedRow:  # a Memory, as vault/rows.py keeps it
+            topic = r.topic
+            tid = topic["id"] if topic else None
+            about, source, metadata = r.about, "memories", r.metadata or None
+        elif r.kind == MEMORY or (r.kind == SPACE_ROW and r.text is not None):
+            tid, about, source, metadata = r.topic_id, r.about[0] if r.about else None, r.source, r.metadata
+        else:
             continue
+        account = r.account
         recs.append(
-            {
-                "id": r.id,
-                "text": r.text,
-                "topic": listed.get(r.topic_id, r.entity_name) if r.topic_id else None,
-                "topic_id": r.topic_id,
-                "entity_name": r.entity_name,
-                "about": r.about[0] if r.about else None,
-                "account": r.account,
-                "account_name": names.name(r.account) if r.account else None,
-                "account_label": names.label(r.account) if r.account else None,
-                "categories": list(r.categories),
-                "metadata": r.metadata,
-                **_common(r),
-            }
+            (
+                r.id,
+                r.text,
+                listed.get(tid, r.entity_name) if tid else None,
+                tid,
+                r.entity_name,
+                about,
+                account,
+                names.name(account) if account else None,
+                names.label(account) if account else None,
+                list(r.categories),
+                metadata,
+                r.kid,
+                r.rev,
+                list(r.via),
+                r.mine,
+                r.author_kind,
+                r.created_at,
+                r.updated_at,
+                source,
+            )
         )
-    return oldest_first(typed_frame(recs, MEMORY_COLUMNS))
+    return oldest_first(column_frame(recs, MEMORY_COLUMNS))
 
 
 def topics_frame(topics: Sequence[Any], rows: Iterable[DecodedRow] = ()) -> pd.DataFrame:

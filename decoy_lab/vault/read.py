@@ -25,6 +25,7 @@ import pandas as pd
 
 from decoy_lab import memory
 from decoy_lab.errors import UnreadableRow
+from decoy_lab.gcpause import gc_paused
 from decoy_lab.memory import Topic
 from decoy_lab.transport.oversized import Oversized
 from decoy_lab.vault import frames
@@ -32,7 +33,7 @@ from decoy_lab.vault.counts import VaultCounts
 from decoy_lab.vault.decode import decoded, duplicate, oversized, slim
 from decoy_lab.vault.frames import DecodedRow
 from decoy_lab.vault.rows import DecodedRows, Kept, as_decoded
-from decoy_lab.vault.served import Entry, ServedRows, as_served, compact, same_row, served_row
+from decoy_lab.vault.served import Entry, ServedRows, as_served, compact, same_row
 from decoy_lab.vault.waiting import counted, explain_waiting, no_longer_asked, on_their_way, waiting_rows
 from decoy_lab.wire.crypto import AgentKey
 
@@ -95,19 +96,22 @@ class Vault:
 
     @cached_property
     def memories(self) -> pd.DataFrame:
-        return frames.memories_frame([*self.decoded_rows, *self.space_rows], self.topic_list, self.account_names)
+        rows = as_decoded(self.decoded_rows).kept_rows()  # a memory as its model: no DecodedRow made for it
+        with gc_paused():  # 100,000 rows of cycle-free tuples and lists: collector scans only cost
+            return frames.memories_frame([*rows, *self.space_rows], self.topic_list, self.account_names)
 
     @cached_property
     def topics(self) -> pd.DataFrame:
-        return frames.topics_frame(self.topic_list, self.decoded_rows)
+        return frames.topics_frame(self.topic_list, self._others())  # a topic's row is never kept as a Memory
 
     @cached_property
     def links(self) -> pd.DataFrame:
-        return frames.links_frame(self.decoded_rows, self.account_names)
+        return frames.links_frame(self._others(), self.account_names)
 
     @cached_property
     def rows(self) -> pd.DataFrame:
-        return frames.rows_frame(self.all_rows)
+        with gc_paused():
+            return frames.rows_frame(self.all_rows)
 
     def accounts_named(self) -> list[str]:
         """The account ids a memory is about or a link ends at (bare ids, first seen first)."""
@@ -258,19 +262,17 @@ def read_vault(
     served is reported, never read; an id of another JSON type is left to the reader, which
     reports it."""
     before = previous.earlier() if previous is not None else {}
-    served: list[Entry] = []  # per row, its served text where the reader kept one, else the dict
+    served = ServedRows()  # per row, its served text where the reader kept one (compact), else the dict
     texts = getattr(rows, "texts", None)  # a StreamedArray's: per element, the text it was read from
     taken = 0  # elements taken from `rows` so far
     slots: list[Any] = []  # per served row: what it reads as, or None while it is being read
     seen: set[str] = set()
     dropped = 0
 
-    def to_open() -> Iterator[dict | str | bytes]:
+    def to_open() -> Iterator[int]:
         nonlocal dropped, taken
         for r in rows:
-            text = texts[taken] if texts is not None else None
-            if text is not None:
-                texts[taken] = None  # type: ignore[index]  # kept compact below: the text is not held twice
+            text = _take(texts, taken)
             taken += 1
             if isinstance(r, Oversized):  # skipped by the stream reader for its size: unreadable, said why
                 stub, row, why = oversized(r)
@@ -280,7 +282,8 @@ def read_vault(
             if not isinstance(r, dict):
                 dropped += 1  # counted in the summary, never silent
                 continue
-            entry = compact(text, r) if text is not None else r
+            now = compact(text, r) if text is not None else None
+            entry: Entry = now if now is not None else r
             served.append(entry)
             rid = r.get("id")
             if isinstance(rid, str):
@@ -289,7 +292,7 @@ def read_vault(
                     continue
                 seen.add(rid)
                 hit = before.get(rid)
-                if hit is not None and same_row(hit[0], entry if text is not None else None, r):
+                if hit is not None and same_row(hit[0], now, r):
                     slots.append(hit[1])
                     continue
                 kept = cached(r) if cached is not None else None
@@ -297,7 +300,7 @@ def read_vault(
                     slots.append(kept)
                     continue
             slots.append(None)
-            yield entry  # parsed again in the worker: waiting, a row is its kept form only
+            yield len(served) - 1  # parsed again in the worker from what `served` keeps: waiting, a row is its index
 
     results = memory.read_rows(
         to_open(),
@@ -305,18 +308,38 @@ def read_vault(
         key_cache=key_cache,
         workers=workers,
         progress=progress,
-        parse=served_row,
+        parse=served.__getitem__,
         then=lambda r, res: (slim(decoded(r, res)), res),  # in the workers: what the vault keeps of it
     )
     fresh = iter(results)
-    pairs = [s if s is not None else next(fresh) for s in slots]
+    return _vault(served, [s if s is not None else next(fresh) for s in slots], rest, space_rows, dropped, len(results))
+
+
+def _take(texts: list[str | None] | None, i: int) -> str | None:
+    """Element `i`'s text, let go of by the stream's list: it is kept compact, not held twice."""
+    if texts is None:
+        return None
+    text, texts[i] = texts[i], None
+    return text
+
+
+def _vault(
+    served: ServedRows,
+    pairs: list,
+    rest: Callable[[], Mapping],
+    space_rows: Iterable[DecodedRow],
+    dropped: int,
+    read: int,
+) -> Vault:
+    """The Vault of one read: per served row, (what the vault keeps of its DecodedRow, what it reads as)."""
+    served.trim()  # every row is in: the last page's unused room let go
     return Vault(
-        served=ServedRows(served),
-        decoded_rows=[d for d, _ in pairs],
+        served=served,
+        decoded_rows=DecodedRows(d for d, _ in pairs),
         models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
         answer=dict(rest()),
         space_rows=list(space_rows),
-        read=len(results),
+        read=read,
         results=[m for _, m in pairs],
         dropped=dropped,
     )

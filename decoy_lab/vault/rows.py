@@ -71,6 +71,10 @@ class DecodedRows(Sequence[DecodedRow]):
         """Row `i` as kept: its Memory, or its DecodedRow."""
         return self._kept[i]
 
+    def kept_rows(self) -> list[Kept]:
+        """Every row as kept (a copy of the list): what frames.memories_frame reads directly."""
+        return list(self._kept)
+
 
 def as_decoded(rows: Any) -> DecodedRows:
     return rows if isinstance(rows, DecodedRows) else DecodedRows(rows)
