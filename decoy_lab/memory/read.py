@@ -7,18 +7,18 @@ parallel, and summarize counts what it found.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence, Sized
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import SimpleNamespace
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 
 from decoy_lab.errors import DecoyError, UnreadableRow
 from decoy_lab.gcpause import gc_paused
+from decoy_lab.memory import shared
 from decoy_lab.memory.plaintext import Plain, _fail, _str_list, _type, decode_plaintext
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Source, Trace, run_recipe, tracer
@@ -99,15 +99,6 @@ class Link(Served):
 Row = Memory | TopicEntity | Link
 
 
-_S = TypeVar("_S", str, "str | None")
-
-
-def _few(value: _S) -> _S:
-    """One shared copy of a value few memories differ in (a category, a topic's id and name): a
-    string object each is ~60 bytes a row, 100,000 times."""
-    return sys.intern(value) if value is not None and len(value) <= 200 else value
-
-
 def _timestamp(value: Any, name: str, row_id: str) -> datetime | None:
     if value is None:
         return None
@@ -134,16 +125,21 @@ def _served(row: Mapping[str, Any], row_id: str) -> dict[str, Any]:
     rev = row.get("rev")
     if rev is not None and (isinstance(rev, bool) or not isinstance(rev, int)):
         _fail(row_id, f"the served rev must be an integer, got {_type(rev)}")
-    author = row.get("author_kind")
+    author, created_at, updated_at = row.get("author_kind"), row.get("created_at"), row.get("updated_at")
+    created = _timestamp(created_at, "created_at", row_id)  # one datetime when both times are the same
     return {
         "rev": rev,
         "kid": row.get("kid"),
-        "via": [_few(v) for v in _str_list(via, "via", row_id)],  # "self", "all", "category:food": few values
+        "via": shared.strings(_str_list(via, "via", row_id)),  # "self", "all", "category:food": few values
         "mine": bool(row.get("mine", _is_posted(row))),
-        "author_kind": _few(author) if type(author) is str else author,
-        "created_at": _timestamp(row.get("created_at"), "created_at", row_id),
-        "updated_at": _timestamp(row.get("updated_at"), "updated_at", row_id),
+        "author_kind": shared.few(author) if type(author) is str else author,
+        "created_at": created,
+        "updated_at": created if _same(updated_at, created_at) else _timestamp(updated_at, "updated_at", row_id),
     }
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
 
 
 def served_fields(row: Mapping[str, Any]) -> SimpleNamespace:
@@ -228,17 +224,6 @@ def _open(
     return row_id, key, decode_plaintext(obj, row_id, trace=trace)
 
 
-_TOPICS: dict[tuple[str, str], dict[str, str]] = {}  # (id, name) → the one dict memories share
-
-
-def _topic(about: str, name: str) -> dict[str, str]:
-    """A memory's `topic`, `{"id": "topic:<id>", "name": …}`: one dict for every memory filed under
-    the same topic and name (a dict each is ~180 bytes a row; models are read, never changed)."""
-    if len(_TOPICS) > 100_000:  # bounded: a long-lived kernel reading many vaults
-        _TOPICS.clear()
-    return _TOPICS.setdefault((about, name), {"id": about, "name": name})
-
-
 def _model(plain: Plain, common: dict[str, Any]) -> Row | None:
     """`common`: the Served fields by name, passed on to whichever model the row is."""
     if plain.kind == "memory":
@@ -248,8 +233,8 @@ def _model(plain: Plain, common: dict[str, Any]) -> Row | None:
                 f"the memory names {len(plain.about)} about values; the contract says exactly one "
                 "(the user, one account or one topic), so whom it is about cannot be told",
             )
-        about, name = _few(plain.about_label), _few(plain.entity_name)
-        topic = _topic(about, name or "") if about.startswith("topic:") else None
+        about, name = shared.few(plain.about_label), shared.few(plain.entity_name)
+        topic = shared.topic(about, name or "") if about.startswith("topic:") else None
         return Memory(
             plain.row_id,
             plain.text or "",
@@ -257,9 +242,9 @@ def _model(plain: Plain, common: dict[str, Any]) -> Row | None:
             name,
             topic,
             plain.account_id,
-            [_few(c) for c in plain.categories],
+            shared.strings(plain.categories),
             dict(plain.metadata or {}),
-            about_hint=plain.about_hint,
+            about_hint=shared.few(plain.about_hint),
             **common,
         )
     if plain.kind == "topic":

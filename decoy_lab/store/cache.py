@@ -62,7 +62,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from decoy_lab.errors import ProfileError
 from decoy_lab.store import body
 from decoy_lab.store.snapshot import DIGEST, Snapshot
-from decoy_lab.vault import frames
+from decoy_lab.vault import frames, heap
 from decoy_lab.vault.read import Vault
 from decoy_lab.vault.waiting import answer_waits
 
@@ -128,6 +128,7 @@ def _in_background(path: Path, write: Callable[[], None]) -> None:
             earlier.join()
         try:
             write()
+            heap.give_back()  # what sealing the rows freed goes back to the system
         except Exception as exc:  # the vault was loaded; only the next reopen loses its head start
             log.warning("the vault cache %s was not written: %s", path, exc)
         finally:

@@ -28,12 +28,12 @@ from decoy_lab.errors import UnreadableRow
 from decoy_lab.gcpause import gc_paused
 from decoy_lab.memory import Topic
 from decoy_lab.transport.oversized import Oversized
-from decoy_lab.vault import frames
+from decoy_lab.vault import frames, heap
 from decoy_lab.vault.counts import VaultCounts
 from decoy_lab.vault.decode import decoded, duplicate, oversized, slim
 from decoy_lab.vault.frames import DecodedRow
 from decoy_lab.vault.rows import DecodedRows, Kept, as_decoded
-from decoy_lab.vault.served import Entry, ServedRows, as_served, compact, same_row
+from decoy_lab.vault.served import Entry, Fingerprints, ServedRows, as_served, compact, same_row
 from decoy_lab.vault.waiting import counted, explain_waiting, no_longer_asked, on_their_way, waiting_rows
 from decoy_lab.wire.crypto import AgentKey
 
@@ -62,7 +62,12 @@ class Vault:
     account_names: frames.AccountNames = field(default_factory=frames.AccountNames)
     # per served row, the SHA-256 of its JSON text as it came (jsonstream.fingerprint), None where
     # not taken: the local cache knows a row served byte for byte as before without parsing it
-    fingerprints: list[str | None] | None = field(default=None, repr=False)
+    fingerprints: Sequence[str | None] | None = field(default=None, repr=False)  # kept as Fingerprints
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "fingerprints" and value is not None and not isinstance(value, Fingerprints):
+            value = Fingerprints.of(value)  # 32 bytes a row, however they are given (a load sets them last)
+        super().__setattr__(name, value)
 
     def __post_init__(self) -> None:
         self.served = as_served(self.served)
@@ -333,7 +338,7 @@ def _vault(
 ) -> Vault:
     """The Vault of one read: per served row, (what the vault keeps of its DecodedRow, what it reads as)."""
     served.trim()  # every row is in: the last page's unused room let go
-    return Vault(
+    vault = Vault(
         served=served,
         decoded_rows=DecodedRows(d for d, _ in pairs),
         models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
@@ -343,3 +348,5 @@ def _vault(
         results=[m for _, m in pairs],
         dropped=dropped,
     )
+    heap.give_back()  # what reading the rows freed goes back to the system (heap.py)
+    return vault

@@ -172,6 +172,52 @@ class ServedRows(Sequence[dict]):
         return sum(p.__sizeof__() for p in self._pages)
 
 
+class Fingerprints(Sequence["str | None"]):
+    """Per served row, the SHA-256 of its JSON text as hex (jsonstream.fingerprint) or None, kept
+    as 32 bytes a row in one bytearray rather than a 64-character string each (~80 bytes a row
+    less). `of(values)` gives the list back unchanged when it holds anything else."""
+
+    __slots__ = ("_digests", "_none")
+
+    def __init__(self, values: Iterable[str | None]):
+        self._digests, self._none = bytearray(), set()
+        for i, v in enumerate(values):
+            self._digests += bytes.fromhex(v) if v is not None else bytes(32)
+            if v is None:
+                self._none.add(i)
+
+    @classmethod
+    def of(cls, values: Sequence[str | None]) -> Sequence[str | None]:
+        ok = all(v is None or (type(v) is str and len(v) == 64 and v == v.lower() and _is_hex(v)) for v in values)
+        return cls(values) if ok else values
+
+    def __len__(self) -> int:
+        return len(self._digests) // 32
+
+    @overload
+    def __getitem__(self, i: int) -> str | None: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str | None]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str | None] | None:
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        i = range(len(self))[i]
+        return None if i in self._none else self._digests[32 * i : 32 * i + 32].hex()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, (list, Fingerprints)) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _is_hex(text: str) -> bool:
+    try:
+        bytes.fromhex(text)
+    except ValueError:
+        return False
+    return True
+
+
 def same_row(kept: Entry, now: str | bytes | None, row: dict) -> bool:
     """Is a row served now (`row`, and its text, compacted or not, when the reader cut one) the
     row `kept` from before? Texts are compared as texts (the same bytes; compact is the same for
@@ -196,4 +242,4 @@ def as_served(rows: Any) -> ServedRows:
     return rows if isinstance(rows, ServedRows) else ServedRows(rows)
 
 
-__all__ = ["Entry", "ServedRows", "as_served", "compact", "expand", "same_row", "served_row"]
+__all__ = ["Entry", "Fingerprints", "ServedRows", "as_served", "compact", "expand", "same_row", "served_row"]
