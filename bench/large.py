@@ -20,7 +20,8 @@ And the rest of the pipeline at that size, beside the issue's targets:
   `machine_limit`, the figure of this run when unwrap ran, else measured here on a sample of the
   same rows);
 - reopen (a new process, the cache file written, nothing changed) ≥ 20× faster than cold;
-- the `%decoy memories` frame (`Vault.memories`, built once after the cold load) ≤ 1 s;
+- the `%decoy memories` frame (`Vault.memories`, the best of 3 builds after the cold load, each
+  on a fresh Vault) ≤ 1 s;
 - `sync` after 1 % of the memories changed (edited in the cold process after its load, then
   `Connection.sync()` there: the feed asked, only the changed rows opened) ≤ 10 % of the cold load.
 """
@@ -78,9 +79,13 @@ def child(directory: str, profile: str) -> dict[str, Any]:
         "rss_settled_kib": _status_kib("VmRSS"),
         "rss_peak_kib": _peak_rss(),
     }
-    t0 = time.perf_counter()
-    frame = vault.memories  # what `%decoy memories` shows, built once (measured after the memory figures)
-    out["frame_seconds"], out["frame_rows"] = time.perf_counter() - t0, len(frame)
+    builds = []  # what `%decoy memories` shows, on a fresh Vault each time (frames are cached per Vault)
+    for _ in range(3):
+        fresh = dataclasses.replace(vault)
+        t0 = time.perf_counter()
+        out["frame_rows"] = len(fresh.memories)
+        builds.append(time.perf_counter() - t0)
+    out["frame_seconds"], out["frame_builds"] = min(builds), builds
     if cold:
         out.update(changed_then_synced(conn, vault))
     cache.settle()
@@ -188,7 +193,14 @@ def pipeline(cold: dict[str, Any], again: dict[str, Any], limit: tuple[float, st
             "≥ 20× faster than cold",
             f"{again['seconds']:.2f} s, {again['read']} rows opened",
         ),
-        within(FRAME, cold["frame_seconds"], 1.0, "≤ 1 s", f"Vault.memories, {cold['frame_rows']:,} rows"),
+        within(
+            FRAME,
+            cold["frame_seconds"],
+            1.0,
+            "≤ 1 s",
+            f"Vault.memories, {cold['frame_rows']:,} rows; best of 3 builds after the cold load, each on a fresh "
+            f"Vault: {', '.join(f'{t:.2f}' for t in cold['frame_builds'])} s",
+        ),
         check(
             SYNC,
             100 * cold["sync_seconds"] / cold["seconds"],

@@ -156,6 +156,18 @@ def slim(row: DecodedRow) -> DecodedRow | memory.Memory:
     return row
 
 
+def kept(row: Mapping[str, Any], result: memory.Row | UnreadableRow | None) -> DecodedRow | memory.Memory:
+    """`slim(decoded(row, result))` without making the DecodedRow it would let go of: a memory
+    whose served fields read as its model holds them is kept as the model (a tuple compared,
+    11,000 times a load, in the workers)."""
+    if isinstance(result, memory.Memory) and isinstance(row, Mapping):
+        values = (str(row.get("id")), *_shared(result, meta_values(row)))
+        m = result
+        if values == (m.id, m.kid, m.rev, m.via, m.mine, m.author_kind, m.created_at, m.updated_at):
+            return result
+    return decoded(row, result)
+
+
 def duplicate(row: Mapping) -> tuple[DecodedRow, UnreadableRow]:
     """A further copy of an id already served in the same answer: reported, never read."""
     reason = (

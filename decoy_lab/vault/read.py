@@ -30,7 +30,7 @@ from decoy_lab.memory import Topic
 from decoy_lab.transport.oversized import Oversized
 from decoy_lab.vault import frames, heap
 from decoy_lab.vault.counts import VaultCounts
-from decoy_lab.vault.decode import decoded, duplicate, oversized, slim
+from decoy_lab.vault.decode import duplicate, kept, oversized  # kept: what the vault keeps of a row
 from decoy_lab.vault.frames import DecodedRow
 from decoy_lab.vault.rows import DecodedRows, Kept, as_decoded
 from decoy_lab.vault.served import Entry, Fingerprints, ServedRows, as_served, compact, same_row
@@ -121,8 +121,9 @@ class Vault:
     def accounts_named(self) -> list[str]:
         """The account ids a memory is about or a link ends at (bare ids, first seen first)."""
         rows = as_decoded(self.decoded_rows)
-        kept = [rows.kept(i) for i in range(len(rows))]
-        ids = [k.account for k in kept if (type(k) is not DecodedRow or k.kind == frames.MEMORY) and k.account]
+        ids = [
+            k.account for k in rows.kept_rows() if (type(k) is not DecodedRow or k.kind == frames.MEMORY) and k.account
+        ]
         ids += [
             e.removeprefix(frames.ACCOUNT_PREFIX)
             for r in self._others()
@@ -145,7 +146,7 @@ class Vault:
     def _others(self) -> Iterator[DecodedRow]:
         """The decoded rows that are not kept as their Memory (topics, links, unreadable rows…)."""
         rows = as_decoded(self.decoded_rows)
-        return (k for k in map(rows.kept, range(len(rows))) if type(k) is DecodedRow)
+        return (k for k in rows.kept_rows() if type(k) is DecodedRow)
 
     def counts(self) -> dict[str, int]:
         kinds = as_decoded(self.decoded_rows).kinds()
@@ -300,9 +301,9 @@ def read_vault(
                 if hit is not None and same_row(hit[0], now, r):
                     slots.append(hit[1])
                     continue
-                kept = cached(r) if cached is not None else None
-                if kept is not None:
-                    slots.append(kept)
+                reused = cached(r) if cached is not None else None
+                if reused is not None:
+                    slots.append(reused)
                     continue
             slots.append(None)
             yield len(served) - 1  # parsed again in the worker from what `served` keeps: waiting, a row is its index
@@ -314,7 +315,7 @@ def read_vault(
         workers=workers,
         progress=progress,
         parse=served.__getitem__,
-        then=lambda r, res: (slim(decoded(r, res)), res),  # in the workers: what the vault keeps of it
+        then=lambda r, res: (kept(r, res), res),  # in the workers: what the vault keeps of it
     )
     fresh = iter(results)
     return _vault(served, [s if s is not None else next(fresh) for s in slots], rest, space_rows, dropped, len(results))
