@@ -56,7 +56,8 @@ class Served:
 
 @dataclass(slots=True)
 class Memory(Served):
-    """A memory as this connection reads it."""
+    """A memory as this connection reads it. Read, never changed: the memories of one load share
+    their equal `via`, `categories`, `topic` and empty `metadata` values (shared.py)."""
 
     id: str
     text: str
@@ -243,7 +244,7 @@ def _model(plain: Plain, common: dict[str, Any]) -> Row | None:
             topic,
             plain.account_id,
             shared.strings(plain.categories),
-            dict(plain.metadata or {}),
+            dict(plain.metadata) if plain.metadata else shared.EMPTY,
             about_hint=shared.few(plain.about_hint),
             **common,
         )

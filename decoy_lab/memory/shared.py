@@ -1,5 +1,5 @@
 """One copy of the values many rows hold alike: a vault of 100,000 memories holds a handful of
-distinct `via` values, authors, categories and topics, and a string or dict object of each per
+distinct `via` values, authors, categories and topics (and most have no metadata), and a string or dict object of each per
 row is ~60-180 bytes, 100,000 times. The readers (read.py) take their values from here; the
 models they make are read, never changed, so sharing them is safe.
 """
@@ -7,10 +7,11 @@ models they make are read, never changed, so sharing them is safe.
 from __future__ import annotations
 
 import sys
-from typing import TypeVar
+from typing import Any, TypeVar
 
 _S = TypeVar("_S", str, "str | None")
 _TOPICS: dict[tuple[str, str], dict[str, str]] = {}  # (id, name) → the one dict memories share
+EMPTY: dict[str, Any] = {}  # the metadata of every memory that has none
 _LISTS: dict[tuple[str, ...], list[str]] = {}  # values → the one list rows share (`via`, categories)
 _MAX = 100_000  # each table bounded: a long-lived kernel reading many vaults starts afresh past it
 

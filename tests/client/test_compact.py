@@ -170,3 +170,13 @@ def test_a_body_says_complete_only_when_every_row_is_kept(loaded):
         )
         kept = sum(len(p) for p in body.row_pieces(other, {}))
         assert not body.complete(other, {}) and kept < len(other.served)
+
+
+def test_memories_share_their_equal_values_and_a_frame_holds_copies(loaded):
+    _conn, vault, ids = loaded
+    a, b = vault.memory(ids[1]), vault.memory(ids[3])  # the same topic, categories and via
+    assert a is not None and b is not None
+    assert a.categories == ["misc"] and a.categories is b.categories and a.via is b.via and a.topic is b.topic
+    assert a.created_at is a.updated_at, "one datetime for a row served with the same two times"
+    row = vault.memories.set_index("id").loc[ids[1]]
+    assert row["categories"] == a.categories and row["categories"] is not a.categories, "a frame's cell is its own"
