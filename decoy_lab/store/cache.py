@@ -17,9 +17,9 @@ anywhere; the same clear part is the seal's associated data, so a changed head, 
 profile's file or one made under another key does not open, and its cursor never reaches the
 server. The body is a run of marshal pieces (body.py: made, sealed and written one at a time,
 so a write holds one piece, not the whole body twice over); marshal is the standard library's
-fastest reader of plain lists, dicts, strings and bytes, and safe here because nothing reaches it before the AES-GCM tag
-is checked, and only this profile's cache key makes a tag that checks (the head names the layout:
-a file from another Python is rebuilt). The cache key is 32 random bytes kept in the profile
+fastest reader of plain lists, dicts, strings and bytes, and safe here because nothing reaches
+it before the AES-GCM tag is checked, and only this profile's cache key makes a tag that checks
+(the head names the layout: a file from another Python is rebuilt). The cache key is 32 random bytes kept in the profile
 store (keyring, or the 0600 profile file) next to the agent's private key: whoever can open the
 cache can already read that private key, which opens every row the cache holds, so the cache adds
 no new way in.

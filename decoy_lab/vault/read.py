@@ -180,7 +180,12 @@ class Vault:
         return text
 
     def row(self, row_id: str) -> DecodedRow | None:
-        return next((r for r in self.all_rows if r.id == row_id), None)
+        """The first row with this id, as `all_rows` lists them (found by id: one row made)."""
+        rows = as_decoded(self.decoded_rows)
+        i = next((i for i, rid in enumerate(rows.ids()) if rid == row_id), None)
+        if i is not None:
+            return rows[i]
+        return next((r for r in [*self.space_rows, *waiting_rows(self.answer)] if r.id == row_id), None)
 
     def memory(self, row_id: str) -> memory.Memory | None:
         """The Memory with this id, or None when this load holds no readable memory by that id."""
@@ -288,18 +293,17 @@ def read_vault(
             if not isinstance(r, dict):
                 dropped += 1  # counted in the summary, never silent
                 continue
-            now = compact(text, r) if text is not None else None
-            entry: Entry = now if now is not None else r
-            served.append(entry)
             rid = r.get("id")
+            hit = before.get(rid) if isinstance(rid, str) and rid not in seen else None
+            entry, same = _kept_form(text, r, hit)
+            served.append(entry)
             if isinstance(rid, str):
                 if rid in seen:  # a faulty server or cache may list an id twice: read the first only
                     slots.append(duplicate(r))
                     continue
                 seen.add(rid)
-                hit = before.get(rid)
-                if hit is not None and same_row(hit[0], now, r):
-                    slots.append(hit[1])
+                if same:
+                    slots.append(hit[1])  # type: ignore[index]  # same: there was a hit
                     continue
                 reused = cached(r) if cached is not None else None
                 if reused is not None:
@@ -319,6 +323,16 @@ def read_vault(
     )
     fresh = iter(results)
     return _vault(served, [s if s is not None else next(fresh) for s in slots], rest, space_rows, dropped, len(results))
+
+
+def _kept_form(text: str | None, row: dict, hit: tuple[Entry, Any] | None) -> tuple[Entry, bool]:
+    """What `served` keeps of a row (its text compacted, else the dict), and whether it is the row
+    `hit` kept from before. A row served again as the same text keeps the same compact form: it
+    is compared made again from it (cheaper than compacting the text anew) and not compacted."""
+    if hit is not None and text is not None and not isinstance(hit[0], dict) and same_row(hit[0], text, row):
+        return hit[0], True
+    now = compact(text, row) if text is not None else None
+    return (now if now is not None else row), hit is not None and same_row(hit[0], now, row)
 
 
 def _take(texts: list[str | None] | None, i: int) -> str | None:

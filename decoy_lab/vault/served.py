@@ -172,24 +172,36 @@ class ServedRows(Sequence[dict]):
         return sum(p.__sizeof__() for p in self._pages)
 
 
+_ZERO = "0" * 64
+
+
 class Fingerprints(Sequence["str | None"]):
     """Per served row, the SHA-256 of its JSON text as hex (jsonstream.fingerprint) or None, kept
-    as 32 bytes a row in one bytearray rather than a 64-character string each (~80 bytes a row
+    as 32 bytes a row in one bytes object rather than a 64-character string each (~80 bytes a row
     less). `of(values)` gives the list back unchanged when it holds anything else."""
 
     __slots__ = ("_digests", "_none")
 
-    def __init__(self, values: Iterable[str | None]):
-        self._digests, self._none = bytearray(), set()
-        for i, v in enumerate(values):
-            self._digests += bytes.fromhex(v) if v is not None else bytes(32)
-            if v is None:
-                self._none.add(i)
+    def __init__(self, digests: bytes, none: set[int]):
+        self._digests, self._none = digests, none
 
     @classmethod
     def of(cls, values: Sequence[str | None]) -> Sequence[str | None]:
-        ok = all(v is None or (type(v) is str and len(v) == 64 and v == v.lower() and _is_hex(v)) for v in values)
-        return cls(values) if ok else values
+        texts, none = [], set()
+        for i, v in enumerate(values):
+            if v is None:
+                none.add(i)
+                texts.append(_ZERO)
+            elif type(v) is str and len(v) == 64:
+                texts.append(v)
+            else:
+                return values
+        joined = "".join(texts)
+        try:
+            digests = bytes.fromhex(joined)  # one call for every row, and one back to check
+        except ValueError:
+            return values
+        return cls(digests, none) if digests.hex() == joined else values  # upper case or spaces: as given
 
     def __len__(self) -> int:
         return len(self._digests) // 32
@@ -208,14 +220,6 @@ class Fingerprints(Sequence["str | None"]):
         return isinstance(other, (list, Fingerprints)) and list(self) == list(other)
 
     __hash__ = None  # type: ignore[assignment]
-
-
-def _is_hex(text: str) -> bool:
-    try:
-        bytes.fromhex(text)
-    except ValueError:
-        return False
-    return True
 
 
 def same_row(kept: Entry, now: str | bytes | None, row: dict) -> bool:

@@ -7,6 +7,8 @@ crafted rows for the cases a server following the spec never sends."""
 from __future__ import annotations
 
 import base64
+import dataclasses
+import hashlib
 import uuid
 
 import httpx
@@ -22,7 +24,7 @@ from decoy_lab.vault.decode import decoded
 from decoy_lab.vault.frames import DecodedRow
 from decoy_lab.vault.read import build_vault
 from decoy_lab.vault.rows import DecodedRows
-from decoy_lab.vault.served import compact, expand
+from decoy_lab.vault.served import Fingerprints, compact, expand
 from decoy_lab.wire.crypto import AgentKey
 
 MEMORIES = "/api/agent/context/memories"
@@ -180,3 +182,15 @@ def test_memories_share_their_equal_values_and_a_frame_holds_copies(loaded):
     assert a.created_at is a.updated_at, "one datetime for a row served with the same two times"
     row = vault.memories.set_index("id").loc[ids[1]]
     assert row["categories"] == a.categories and row["categories"] is not a.categories, "a frame's cell is its own"
+
+
+def test_fingerprints_are_kept_as_bytes_and_read_back_as_the_hex_they_were(loaded):
+    _conn, vault, _ids = loaded
+    hexes = [hashlib.sha256(bytes([i])).hexdigest() for i in range(5)]
+    kept = Fingerprints.of([hexes[0], None, *hexes[1:]])
+    assert isinstance(kept, Fingerprints) and list(kept) == [hexes[0], None, *hexes[1:]] and kept[-1] == hexes[-1]
+    odd = [hexes[0].upper(), None]  # not what jsonstream makes: kept exactly as given
+    assert Fingerprints.of(odd) is odd and Fingerprints.of(["not hex" * 9 + "x"]) == ["not hex" * 9 + "x"]
+    fresh = dataclasses.replace(vault)  # the module's vault stays as loaded
+    fresh.fingerprints = [hexes[0]] * len(vault.served)
+    assert isinstance(fresh.fingerprints, Fingerprints) and fresh.fingerprints == [hexes[0]] * len(vault.served)
