@@ -64,6 +64,7 @@ from decoy_lab.store import body
 from decoy_lab.store.snapshot import DIGEST, Snapshot
 from decoy_lab.vault import frames, heap
 from decoy_lab.vault.read import Vault
+from decoy_lab.vault.served import ServedRows
 from decoy_lab.vault.waiting import answer_waits
 
 log = logging.getLogger(__name__)
@@ -101,8 +102,13 @@ class CacheInfo:
 
 def rebuilt(vault: Vault | None) -> bool:
     """Was `vault` rebuilt from a cache, in whole or in part (rows that carry digests, not
-    ciphertexts)? A load after it matches rows against the cache file again, not against it."""
-    return vault is not None and any(DIGEST in row for row in vault.served)
+    ciphertexts)? A load after it matches rows against the cache file again, not against it.
+    Only a row kept as a dict can be the cache's (a served text is the server's): no text is parsed."""
+    if vault is None:
+        return False
+    served = vault.served
+    rows = served.dicts() if isinstance(served, ServedRows) else served
+    return any(DIGEST in row for row in rows)
 
 
 # -- writes in flight: a load hands its vault back while the file is sealed and written -----------

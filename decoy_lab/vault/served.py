@@ -167,9 +167,9 @@ class ServedRows(Sequence[dict]):
         entry = self.entry(i)
         return expand(entry) if isinstance(entry, bytes) else entry if isinstance(entry, str) else None
 
-    def kept_bytes(self) -> int:
-        """Bytes the compact rows' pages take."""
-        return sum(p.__sizeof__() for p in self._pages)
+    def dicts(self) -> list[dict]:
+        """The rows kept as the dicts they were given as (the local cache's rows among them)."""
+        return [e for e in self._other.values() if isinstance(e, dict)]
 
 
 _ZERO = "0" * 64
