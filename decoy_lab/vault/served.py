@@ -95,7 +95,13 @@ class ServedRows(Sequence[dict]):
         self._page = array("I")  # per row: the page its compact form is in
         self._end = array("I")  # per row: where in that page it ends (a row not kept compact: zero long)
         self._other: dict[int, str | dict] = {}  # the rows kept as text or as a dict, by index
-        for entry in entries:
+        given = list(entries)
+        others = [e for e in given if not isinstance(e, bytes)]
+        if len(others) == len(given):  # the local cache's rows: all dicts, in one go
+            self._page, self._end = array("I", [0]) * len(given), array("I", [0]) * len(given)
+            self._other = dict(enumerate(others))
+            return
+        for entry in given:
             self.append(entry)
         self.trim()
 
