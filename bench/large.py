@@ -17,8 +17,8 @@ run (bench/reopen.py's cold load): linear growth makes them about equal.
 And the rest of the pipeline at that size, beside the issue's targets:
 
 - `load()` cold, in rows/s, ≥ 0.8 of the machine's RSA limit (a) (bench/unwrap.py's
-  `machine_limit`, the figure of this run when unwrap ran, else measured here on a sample of the
-  same rows);
+  `machine_limit`: the figure of this run when unwrap ran, else measured here on 4,000 of the same
+  rows just before and just after the cold load, the faster counting);
 - reopen (a new process, the cache file written, nothing changed) ≥ 20× faster than cold;
 - the `%decoy memories` frame (`Vault.memories`, the best of 3 builds after the cold load, each
   on a fresh Vault) ≤ 1 s;
@@ -140,6 +140,8 @@ def rsa_limit(ctx: Context, rows: list[dict], private_key: Any) -> tuple[float, 
 
 
 def run(ctx: Context) -> list[Figure]:
+    from decoy_lab.sandbox.rules import readcache
+
     from .stage import api_of, pair, start_sandbox, upload
 
     n = ctx.sizes.large
@@ -155,19 +157,24 @@ def run(ctx: Context) -> list[Figure]:
         created = upload(api_of(conn), data.batches)
         if created != len(data):
             return [missing(f"{COLD} ({label})", "", f"the sandbox created {created} of {len(data)} rows")]
+        sample: list[dict] = []
+        wire = served_bytes(conn, sample, len(data))  # the answer the cold load is served
+        key = conn.agent_key.private_key
         with tempfile.TemporaryDirectory(prefix="decoy-bench-") as directory:
             save_profile(conn, directory)
             ctx.say(f"load() of {len(data):,} rows in new processes: cold, then reopened")
+            limits = [rsa_limit(ctx, sample, key)]
+            readcache.of(sb.state).clear()  # a cold load meets a server that kept nothing for it
             cold = in_new_process(directory, PROFILE, module="bench.large", timeout=1800)
+            limits.append(rsa_limit(ctx, sample, key))  # (a) just before and just after the cold load
             again = in_new_process(directory, PROFILE, module="bench.large", timeout=1800)
-        sample: list[dict] = []
-        wire = served_bytes(conn, sample, len(data))
-        limit = rsa_limit(ctx, sample, conn.agent_key.private_key)
         conn.close()
     finally:
         sb.stop()
     if cold["memories"] != n or again["memories"] != n:
         return [missing(f"{COLD} ({label})", "", f"read {cold['memories']} / {again['memories']} memories")]
+    best = max(limits)  # the machine's limit: the faster of the two (the stricter target)
+    limit = (best[0], f"{best[1]}; before / after the cold load: {limits[0][0]:,.0f} / {limits[1][0]:,.0f} rows/s")
     return figures(ctx, cold, again, wire) + pipeline(cold, again, limit)
 
 
