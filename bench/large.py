@@ -11,6 +11,9 @@ figures measured before rows were kept compact (BEFORE):
 - peak during the load ÷ served bytes: the kernel's high-water mark over the load and the cache
   write, less the RSS before — target ≤ 3×.
 
+A load hands the heap it freed back to the system (decoy_lab/vault/heap.py, glibc's
+malloc_trim): `DECOY_BENCH_NO_TRIM=1` runs the children without that, to show what it is worth.
+
 The peak RSS per 10,000 rows is printed too, next to the same figure for the main 10,000-memory
 run (bench/reopen.py's cold load): linear growth makes them about equal.
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 import tempfile
 import time
@@ -59,6 +63,10 @@ def child(directory: str, profile: str) -> dict[str, Any]:
     from decoy_lab.store import cache
     from decoy_lab.store.profiles import ProfileStore
 
+    if os.environ.get("DECOY_BENCH_NO_TRIM"):  # to measure what giving the freed heap back is worth
+        from decoy_lab.vault import heap
+
+        heap.give_back = lambda: False
     store = ProfileStore(directory, use_keyring=False)
     cold = not store.cache_path(profile).exists()
     conn = Connection.resume(profile, store=store, http=httpx.Client(timeout=120.0))
