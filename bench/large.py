@@ -26,7 +26,8 @@ And the rest of the pipeline at that size, beside the issue's targets:
 - the `%decoy memories` frame (`Vault.memories`, the best of 3 builds after the cold load, each
   on a fresh Vault) ≤ 1 s;
 - `sync` after 1 % of the memories changed (edited in the cold process after its load, then
-  `Connection.sync()` there: the feed asked, only the changed rows opened) ≤ 10 % of the cold load.
+  `Connection.sync()` there: the feed asked, only the changed rows opened; the median of 3, each
+  after another 1 %) ≤ 10 % of the cold load.
 """
 
 from __future__ import annotations
@@ -101,23 +102,31 @@ def child(directory: str, profile: str) -> dict[str, Any]:
     return out
 
 
+SYNCS = 3  # syncs after 1 % changed, each after another 1 %: the median is the figure
+
+
 def changed_then_synced(conn: Any, vault: Any) -> dict[str, Any]:
-    """Sync once (anchoring the cursor), edit 1 % of the memories (new text, same key), then time
-    `sync()`: the feed says what changed, one read, only the changed rows opened."""
+    """Sync once (anchoring the cursor); then SYNCS times: edit 1 % of the memories (new text, same
+    key, another 1 % each time) and time `sync()`: the feed says what changed, one read, only the
+    changed rows opened."""
     from decoy_lab.store import cache
 
     from .stage import api_of
 
-    ids = [m.id for m in vault.models if getattr(m, "kind", None) == "memory"][::100]
+    memories = [m.id for m in vault.models if getattr(m, "kind", None) == "memory"]
     where = {rid: i for i, rid in enumerate(vault.decoded_rows.ids())}
-    rows = [vault.served[where[mid]] for mid in ids]
     conn.sync()  # the first sync anchors the change cursor (a reload of unchanged rows: none opened)
-    edited = edit_some(conn, api_of(conn), rows, ids, 1.0)
-    cache.settle()  # the cold load's file is on disk first, as a user would meet it
-    t0 = time.perf_counter()
-    result = conn.sync()
-    seconds = time.perf_counter() - t0
-    return {"edited": edited, "sync_seconds": seconds, "sync_read": conn.session.vault.read, "sync": str(result)}
+    runs = []
+    for k in range(SYNCS):
+        ids = memories[k::100]
+        edited = edit_some(conn, api_of(conn), [vault.served[where[mid]] for mid in ids], ids, 1.0)
+        cache.settle()  # the file of the load before is on disk first, as a user would meet it
+        t0 = time.perf_counter()
+        result = conn.sync()
+        runs.append((time.perf_counter() - t0, edited, conn.session.vault.read, str(result)))
+    seconds, edited, read, said = sorted(runs)[len(runs) // 2]
+    times = [r[0] for r in runs]
+    return {"edited": edited, "sync_seconds": seconds, "sync_runs": times, "sync_read": read, "sync": said}
 
 
 def served_bytes(conn: Any, sample: list | None = None, rows: int = SAMPLE) -> int:
@@ -223,8 +232,8 @@ def pipeline(cold: dict[str, Any], again: dict[str, Any], limit: tuple[float, st
             cold["sync_seconds"] <= 0.10 * cold["seconds"],
             "≤ 10 % of a cold load",
             f"{cold['sync_seconds'] / cold['seconds']:.3f} of the cold load",
-            f"{cold['sync_seconds']:.2f} s; {cold['edited']:,} memories edited, {cold['sync_read']:,} rows opened "
-            f"({cold['sync']})",
+            f"median of {len(cold['sync_runs'])} syncs ({', '.join(f'{t:.2f}' for t in cold['sync_runs'])} s), each "
+            f"after another {cold['edited']:,} memories were edited: {cold['sync_read']:,} rows opened ({cold['sync']})",
         ),
     ]
 

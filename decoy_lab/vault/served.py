@@ -13,6 +13,7 @@ so parsed again with orjson a row is the dict it was.
 from __future__ import annotations
 
 import binascii
+import struct
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
@@ -56,21 +57,21 @@ def compact(text: str, row: dict) -> str | bytes:
     return b"".join([*head, "".join(rest).encode("ascii"), *(raw for _, _, raw in cuts)])
 
 
+_HEADS = [struct.Struct(">" + "II" * n) for n in range(len(BLOBS) + 1)]  # (gap, size) per cut blob
+
+
 def expand(kept: bytes) -> str:
     """The text `compact` made `kept` from, exactly."""
-    n, at = kept[0], 1
-    gaps, sizes = [], []
-    for _ in range(n):
-        gaps.append(int.from_bytes(kept[at : at + 4], "big"))
-        sizes.append(int.from_bytes(kept[at + 4 : at + 8], "big"))
-        at += 8
-    blobs_at = len(kept) - sum(sizes)
-    text, out = kept[at:blobs_at], []
-    pos = 0
-    for gap, size in zip(gaps, sizes):
-        out += [text[pos : pos + gap], binascii.b2a_base64(kept[blobs_at : blobs_at + size], newline=False)]
-        pos, blobs_at = pos + gap, blobs_at + size
-    out.append(text[pos:])
+    n = kept[0]
+    cuts = _HEADS[n].unpack_from(kept, 1)
+    end = blobs_at = len(kept) - sum(cuts[1::2])  # the text without its blobs ends where they begin
+    view, at = memoryview(kept), 1 + 8 * n
+    out: list[bytes | memoryview] = []
+    for i in range(0, 2 * n, 2):
+        gap, size = cuts[i], cuts[i + 1]
+        out += [view[at : at + gap], binascii.b2a_base64(view[blobs_at : blobs_at + size], newline=False)]
+        at, blobs_at = at + gap, blobs_at + size
+    out.append(view[at:end])
     return b"".join(out).decode("ascii")
 
 

@@ -54,8 +54,9 @@ def test_the_child_reads_the_resident_set_around_a_cold_load_of_every_row(measur
 
 def test_the_cold_child_edits_one_percent_and_its_sync_opens_only_those(measured):
     _data, cold, again, _wire, _sample, _size = measured
-    assert cold["edited"] == MEMORIES // 100
+    assert cold["edited"] == MEMORIES // 100 and len(cold["sync_runs"]) == large.SYNCS
     assert cold["sync_read"] == cold["edited"] and "updated" in cold["sync"]
+    assert cold["sync_seconds"] == sorted(cold["sync_runs"])[1], "the median"
     assert "edited" not in again and again["read"] == 0, "the reopen is rebuilt from the cache"
 
 
