@@ -4,7 +4,7 @@
 its kind (memory, topic, link, space_row, unreadable), the server's metadata and the labels
 from its plaintext. The frames give every column a fixed dtype so a notebook can filter and
 group without surprises: strings are pandas `string`, `rev` is `Int64`, flags are `boolean`,
-`created_at` / `updated_at` are UTC datetimes, and list columns (`categories`, `via`,
+`created_at` / `updated_at` are `datetime64[ns, UTC]`, and list columns (`categories`, `via`,
 `endpoints`, `ids`, `memory_ids`) hold Python lists. Names stay `string` (Python storage), not
 `category` nor Arrow: such a column holds the models' own str objects, 8 bytes a row; measured at
 20,400 memories, `category` for the six few-valued columns (topic, topic_id, about, entity_name,
@@ -212,12 +212,26 @@ def _typed(data: dict[str, list], schema: dict[str, str]) -> pd.DataFrame:
         values = data[col]
         if kind == _TIME:  # a value that is no time (a number, an object) leaves its cell empty
             values = [v if v is None or isinstance(v, (str, datetime)) else None for v in values]
-            out[col] = pd.to_datetime(pd.Series(values, dtype=object), utc=True, errors="coerce", format="ISO8601")
+            out[col] = _utc_ns(
+                pd.to_datetime(pd.Series(values, dtype=object), utc=True, errors="coerce", format="ISO8601")
+            )
         elif kind == _OBJ:
             out[col] = pd.Series(values, dtype=object)
         else:
             out[col] = pd.Series(values, dtype=object).astype(kind)
     return pd.DataFrame(out, columns=list(schema))
+
+
+_NS_MIN, _NS_MAX = pd.Timestamp.min.tz_localize("UTC"), pd.Timestamp.max.tz_localize("UTC")
+
+
+def _utc_ns(times: pd.Series) -> pd.Series:
+    """`datetime64[ns, UTC]`, whichever unit pandas parsed to (pandas 3 keeps microseconds): the
+    dtype pandas 2 gives and users expect. A time outside that range leaves its cell empty."""
+    if str(times.dtype) == "datetime64[ns, UTC]":
+        return times
+    inside = times.isna() | ((times >= _NS_MIN) & (times <= _NS_MAX))
+    return times.where(inside).dt.as_unit("ns")
 
 
 def _common(r: DecodedRow) -> dict:

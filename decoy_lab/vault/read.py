@@ -40,9 +40,10 @@ from decoy_lab.wire.crypto import AgentKey
 # A served row -> what it read as before (the local cache), or None: open it afresh.
 Reuse = Callable[[Mapping], "tuple[Kept, Any] | None"]
 
-# id -> (the row as kept, what it read as). A row served again exactly as before (the same text, or
-# dict equality: every field, the long base64 strings compared, never hashed) reads the same.
-Earlier = Mapping[str, "tuple[Entry, tuple[Kept, Any]]"]
+# id -> (where the row is in the served rows kept, what it read as). A row served again exactly as
+# before (the same text, or dict equality: every field, the long base64 strings compared, never
+# hashed) reads the same.
+Earlier = Mapping[str, "tuple[int, tuple[Kept, Any]]"]
 
 
 @dataclass
@@ -74,20 +75,20 @@ class Vault:
         self.decoded_rows = as_decoded(self.decoded_rows)
 
     def earlier(self) -> Earlier:
-        """id -> (the row as kept: its text or dict, (its DecodedRow as kept, model-or-error)) of each
-        id as first served, for the next load to reuse. A row that read as a model had a string id,
-        the one its DecodedRow carries, so only the others are parsed again to find theirs."""
+        """id -> (its index in `served`, (its DecodedRow as kept, model-or-error)) of each id as first
+        served, for the next load to reuse (the row as kept is taken from `served` when it comes
+        again, one at a time). A row that read as a model had a string id, the one its DecodedRow
+        carries, so only the others are parsed again to find theirs."""
         out: dict = {}
         served, rows = self.served, self.decoded_rows
         assert isinstance(served, ServedRows) and isinstance(rows, DecodedRows)
         ids = rows.ids()
         for i, result in enumerate(self.results):
-            entry = served.entry(i)
             pair = (rows.kept(i), result)
             model = result is not None and not isinstance(result, UnreadableRow)
             rid = ids[i] if model else served[i].get("id")
             if isinstance(rid, str) and rid not in out:  # a further copy of an id is reported, never read
-                out[rid] = (entry, pair)
+                out[rid] = (i, pair)
         return out
 
     @cached_property
@@ -273,6 +274,7 @@ def read_vault(
     served is reported, never read; an id of another JSON type is left to the reader, which
     reports it."""
     before = previous.earlier() if previous is not None else {}
+    kept_before = as_served(previous.served) if previous is not None else ServedRows()
     served = ServedRows()  # per row, its served text where the reader kept one (compact), else the dict
     texts = getattr(rows, "texts", None)  # a StreamedArray's: per element, the text it was read from
     taken = 0  # elements taken from `rows` so far
@@ -294,7 +296,8 @@ def read_vault(
                 dropped += 1  # counted in the summary, never silent
                 continue
             rid = r.get("id")
-            hit = before.get(rid) if isinstance(rid, str) and rid not in seen else None
+            at = before.get(rid) if isinstance(rid, str) and rid not in seen else None
+            hit = (kept_before.entry(at[0]), at[1]) if at is not None else None
             entry, same = _kept_form(text, r, hit)
             served.append(entry)
             if isinstance(rid, str):

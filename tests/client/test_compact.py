@@ -91,7 +91,10 @@ def test_a_memory_is_kept_as_its_model_and_its_decoded_row_is_made_again_as_the_
     assert rows.kinds() == [r.kind for r in rows] and rows.ids() == [r.id for r in rows]
     assert list(rows[1:3]) == [rows[1], rows[2]]
     made = frames.memories_frame(list(rows), vault.topic_list, vault.account_names)  # from DecodedRows only
-    assert vault.memories.equals(made), "a memory read from its model fills the same cells"
+    assert vault.memories.equals(made), "a memory read from its model fills the same cells, of the same dtypes"
+    dtypes = {c: str(t) for c, t in vault.memories.dtypes.items()}
+    assert dtypes["text"] == dtypes["topic"] == dtypes["id"] == "string" and dtypes["rev"] == "Int64"
+    assert dtypes["created_at"] == dtypes["updated_at"] == "datetime64[ns, UTC]" and dtypes["categories"] == "object"
 
 
 def test_a_row_whose_served_fields_differ_from_its_model_keeps_its_decoded_row(loaded, sb):
