@@ -22,6 +22,7 @@ One module per concern, each importing only those above it:
     plaintext.py   the contract's limits, topic names, Plain and decode_plaintext (the literals
                    the spec gives, categories and entity types among them, are in decoy_lab.vocab)
     reach.py       Selectors, Grantee, RecipientKeys, reasons_for, grantee_wraps
+    shared.py      one copy of the values many rows hold alike (interned strings, a topic's dict)
     read.py        KeyCache, Memory / TopicEntity / Link, read_row … read_rows, served_fields, Summary, summarize
     build.py       new_memory_row, new_topic_rows, TopicRows, and the topic references rows name
     topics.py      Topic, build_topics, list_topics, find_topic, same_topic, read_memory_rows

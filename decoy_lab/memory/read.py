@@ -7,18 +7,18 @@ parallel, and summarize counts what it found.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence, Sized
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import SimpleNamespace
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 
 from decoy_lab.errors import DecoyError, UnreadableRow
 from decoy_lab.gcpause import gc_paused
+from decoy_lab.memory import shared
 from decoy_lab.memory.plaintext import Plain, _fail, _str_list, _type, decode_plaintext
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Source, Trace, run_recipe, tracer
@@ -56,7 +56,8 @@ class Served:
 
 @dataclass(slots=True)
 class Memory(Served):
-    """A memory as this connection reads it."""
+    """A memory as this connection reads it. Read, never changed: the memories of one load share
+    their equal `via`, `categories`, `topic` and empty `metadata` values (shared.py)."""
 
     id: str
     text: str
@@ -125,15 +126,21 @@ def _served(row: Mapping[str, Any], row_id: str) -> dict[str, Any]:
     rev = row.get("rev")
     if rev is not None and (isinstance(rev, bool) or not isinstance(rev, int)):
         _fail(row_id, f"the served rev must be an integer, got {_type(rev)}")
+    author, created_at, updated_at = row.get("author_kind"), row.get("created_at"), row.get("updated_at")
+    created = _timestamp(created_at, "created_at", row_id)  # one datetime when both times are the same
     return {
         "rev": rev,
         "kid": row.get("kid"),
-        "via": _str_list(via, "via", row_id),
+        "via": shared.strings(_str_list(via, "via", row_id)),  # "self", "all", "category:food": few values
         "mine": bool(row.get("mine", _is_posted(row))),
-        "author_kind": row.get("author_kind"),
-        "created_at": _timestamp(row.get("created_at"), "created_at", row_id),
-        "updated_at": _timestamp(row.get("updated_at"), "updated_at", row_id),
+        "author_kind": shared.few(author) if type(author) is str else author,
+        "created_at": created,
+        "updated_at": created if _same(updated_at, created_at) else _timestamp(updated_at, "updated_at", row_id),
     }
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
 
 
 def served_fields(row: Mapping[str, Any]) -> SimpleNamespace:
@@ -218,15 +225,6 @@ def _open(
     return row_id, key, decode_plaintext(obj, row_id, trace=trace)
 
 
-_S = TypeVar("_S", str, "str | None")
-
-
-def _few(value: _S) -> _S:
-    """One shared copy of a value few memories differ in (a category, a topic's id and name): a
-    string object each is ~60 bytes a row, 100,000 times."""
-    return sys.intern(value) if value is not None and len(value) <= 200 else value
-
-
 def _model(plain: Plain, common: dict[str, Any]) -> Row | None:
     """`common`: the Served fields by name, passed on to whichever model the row is."""
     if plain.kind == "memory":
@@ -236,8 +234,8 @@ def _model(plain: Plain, common: dict[str, Any]) -> Row | None:
                 f"the memory names {len(plain.about)} about values; the contract says exactly one "
                 "(the user, one account or one topic), so whom it is about cannot be told",
             )
-        about, name = _few(plain.about_label), _few(plain.entity_name)
-        topic = {"id": about, "name": name or ""} if about.startswith("topic:") else None
+        about, name = shared.few(plain.about_label), shared.few(plain.entity_name)
+        topic = shared.topic(about, name or "") if about.startswith("topic:") else None
         return Memory(
             plain.row_id,
             plain.text or "",
@@ -245,9 +243,9 @@ def _model(plain: Plain, common: dict[str, Any]) -> Row | None:
             name,
             topic,
             plain.account_id,
-            [_few(c) for c in plain.categories],
-            dict(plain.metadata or {}),
-            about_hint=plain.about_hint,
+            shared.strings(plain.categories),
+            dict(plain.metadata) if plain.metadata else shared.EMPTY,
+            about_hint=shared.few(plain.about_hint),
             **common,
         )
     if plain.kind == "topic":
@@ -317,22 +315,24 @@ STREAM_CHUNK = 16  # rows per pool task while rows are still arriving: small, so
 
 
 def read_rows(
-    rows: Iterable[Mapping[str, Any] | str],
+    rows: Iterable[Any],
     agent_key: AgentKey,
     *,
     key_cache: MutableMapping[str, bytes] | None = None,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     then: Callable[[Mapping[str, Any], Any], Any] | None = None,
+    parse: Callable[[Any], Any] | None = None,
 ) -> list[Any]:
     """Read every row, in served order: a model, None (another kind) or the UnreadableRow it raised.
 
     Runs on a thread pool over all cores (the RSA unwrap releases the GIL); `workers=1` is serial.
     `rows` may be a list or rows still arriving (an iterator over a streamed answer): each chunk
     goes to the pool as soon as it is complete, so reading overlaps receiving.
-    A row may come as its JSON text (as the stream reader cut it out, parsed with orjson): it is
-    parsed in the worker, so the rows waiting for one hold only their text, never a dict each —
-    RSA is ~1 ms a row and the answer arrives far faster, so nearly all rows wait at once.
+    A row may come as its JSON text (as the stream reader cut it out), or as anything `parse`
+    makes the row of (a vault gives each row's index in what it keeps): it is parsed in the
+    worker, so the rows waiting for one hold only that, never a dict each — RSA is ~1 ms a row and
+    the answer arrives far faster, so nearly all rows wait at once.
     `progress(1, total)` is called after each row, from the worker threads; `total` counts the
     rows known so far. `then(row, result)`, when given, runs in the workers too (so its Python
     work overlaps other rows' RSA work) and its value takes the result's place.
@@ -341,10 +341,11 @@ def read_rows(
     streamed = not isinstance(rows, Sized)
     known = [len(rows) if isinstance(rows, Sized) else 0]  # rows received so far
 
-    def one(row: Mapping[str, Any] | str) -> Any:
-        if type(row) is str:
+    def one(row: Any) -> Any:
+        if parse is not None:
+            row = parse(row)
+        elif type(row) is str or type(row) is bytes:
             row = orjson.loads(row)
-        assert not isinstance(row, str)
         try:
             result: Any = read_row(row, agent_key, key_cache=cache)
         except UnreadableRow as exc:
@@ -355,7 +356,7 @@ def read_rows(
             progress(1, known[0])
         return result
 
-    def chunk_of(chunk: list[Mapping[str, Any] | str]) -> list[Any]:
+    def chunk_of(chunk: list[Any]) -> list[Any]:
         return [one(r) for r in chunk]
 
     n = workers if workers is not None else (os.cpu_count() or 1)

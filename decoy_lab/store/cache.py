@@ -7,7 +7,7 @@ waiting members; the sync cursor the rows were read at; and the access_version, 
 agent key it was read under.
 
 How it is kept: one file, `<profile>.cache` beside the profile (0600 in the 0700 directory):
-`DLC4 ‖ head length ‖ head ‖ head tag ‖ 12-byte random nonce ‖ AES-256-GCM(body)`. The head, in
+`DLC5 ‖ head length ‖ head ‖ head tag ‖ 12-byte random nonce ‖ AES-256-GCM(body)`. The head, in
 the clear, holds only what a reopen asks the server about first — the sync cursor, the
 access_version, and whether every row was kept and nothing was waiting — so the feed is asked
 while the body is opened on a worker thread. Nothing of it is used before it checks: the head tag
@@ -15,10 +15,11 @@ is an HMAC-SHA256 over the profile name, server, agent key's fingerprint and the
 key derived from the cache key, and it is checked (a few microseconds) before the cursor is sent
 anywhere; the same clear part is the seal's associated data, so a changed head, another
 profile's file or one made under another key does not open, and its cursor never reaches the
-server. The body is marshal's: the standard library's fastest reader of plain
-lists, dicts, strings and bytes, and safe here because nothing reaches it before the AES-GCM tag
-is checked, and only this profile's cache key makes a tag that checks (the head names the layout:
-a file from another Python is rebuilt). The cache key is 32 random bytes kept in the profile
+server. The body is a run of marshal pieces (body.py: made, sealed and written one at a time,
+so a write holds one piece, not the whole body twice over); marshal is the standard library's
+fastest reader of plain lists, dicts, strings and bytes, and safe here because nothing reaches
+it before the AES-GCM tag is checked, and only this profile's cache key makes a tag that checks
+(the head names the layout: a file from another Python is rebuilt). The cache key is 32 random bytes kept in the profile
 store (keyring, or the 0600 profile file) next to the agent's private key: whoever can open the
 cache can already read that private key, which opens every row the cache holds, so the cache adds
 no new way in.
@@ -59,13 +60,15 @@ import orjson  # 5-10x the standard library's speed on the 1 MB per 1,000 rows a
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from decoy_lab.errors import ProfileError
-from decoy_lab.store.snapshot import DIGEST, Snapshot, kept_row, plain_json
-from decoy_lab.vault import frames
+from decoy_lab.store import body
+from decoy_lab.store.snapshot import DIGEST, Snapshot
+from decoy_lab.vault import frames, heap
 from decoy_lab.vault.read import Vault
+from decoy_lab.vault.served import ServedRows
 from decoy_lab.vault.waiting import answer_waits
 
 log = logging.getLogger(__name__)
-MAGIC = b"DLC4"  # decoy-lab cache, layout 4 (a file of another layout does not open: it is rebuilt)
+MAGIC = b"DLC5"  # decoy-lab cache, layout 5 (a file of another layout does not open: it is rebuilt)
 NONCE = 12
 HEAD_TAG = 32  # HMAC-SHA256 over the head, checked before anything in the head is used
 # marshal: the standard library's fastest reader of plain lists, dicts and strings (11,000 rows in
@@ -99,8 +102,13 @@ class CacheInfo:
 
 def rebuilt(vault: Vault | None) -> bool:
     """Was `vault` rebuilt from a cache, in whole or in part (rows that carry digests, not
-    ciphertexts)? A load after it matches rows against the cache file again, not against it."""
-    return vault is not None and any(DIGEST in row for row in vault.served)
+    ciphertexts)? A load after it matches rows against the cache file again, not against it.
+    Only a row kept as a dict can be the cache's (a served text is the server's): no text is parsed."""
+    if vault is None:
+        return False
+    served = vault.served
+    rows = served.dicts() if isinstance(served, ServedRows) else served
+    return any(DIGEST in row for row in rows)
 
 
 # -- writes in flight: a load hands its vault back while the file is sealed and written -----------
@@ -126,6 +134,7 @@ def _in_background(path: Path, write: Callable[[], None]) -> None:
             earlier.join()
         try:
             write()
+            heap.give_back()  # what sealing the rows freed goes back to the system
         except Exception as exc:  # the vault was loaded; only the next reopen loses its head start
             log.warning("the vault cache %s was not written: %s", path, exc)
         finally:
@@ -247,7 +256,7 @@ class VaultCache:
             self._ignore(f"it was written as {head.get('format')!r}, this is {FORMAT!r}")
             return None
         try:  # only bytes this profile's key sealed get here (the tag was checked): what write() made
-            return Snapshot(head, marshal.loads(plain))
+            return body.read_body(head, plain)
         except Exception:
             self._ignore("its contents are not what this version writes")
             return None
@@ -263,43 +272,26 @@ class VaultCache:
     ) -> None:
         """Seal what `vault` read (and the keys) into the file, atomically, 0600. Rows the load took
         from `snapshot` are written back as it kept them (their served fields brought up to date)."""
-        rows, complete, seen = [], True, set()
-        strings: dict[str, str] = {}  # each string written once (_same)
         taken = snapshot.taken if snapshot is not None else {}
-        fps = (
-            vault.fingerprints
-            if vault.fingerprints is not None and len(vault.fingerprints) == len(vault.served)
-            else None
-        )
-        for i, (row, result) in enumerate(zip(vault.served, vault.results)):
-            rid = row.get("id")
-            kept = taken.get(rid) if isinstance(rid, str) and rid not in seen else None
-            kept = kept if kept is not None else kept_row(row, result, fps[i] if fps is not None else None, strings)
-            if kept is None or kept[0]["id"] in seen:  # a row that cannot be kept, or a further copy
-                complete = False
-                continue
-            seen.add(kept[0]["id"])
-            rows.append(kept)
         head = {
             "format": FORMAT,
             "cursor": cursor,
             "access_version": access_version,
-            "complete": complete,
+            "complete": body.complete(vault, taken),
             "waiting": answer_waits(vault.answer),  # keys may arrive with no change logged
         }
-        body = {"answer": plain_json(vault.answer), "keys": {str(k): bytes(v) for k, v in keys.items()}, "rows": rows}
         head_bytes = orjson.dumps(head, default=str)
         clear_part = MAGIC + len(head_bytes).to_bytes(4, "big") + head_bytes
         clear_part += self._head_tag(clear_part)
         nonce = os.urandom(NONCE)
-        plain = marshal.dumps(body)
-        sealed = clear_part + nonce + AESGCM(self._key).encrypt(nonce, plain, self._aad + b"\0" + clear_part)
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
         try:
             os.fchmod(fd, 0o600)
             with os.fdopen(fd, "wb") as fh:
-                fh.write(sealed)
+                fh.write(clear_part + nonce)
+                pieces = body.pieces(vault, keys, taken)
+                body.write_sealed(fh, self._key, nonce, self._aad + b"\0" + clear_part, pieces)
             os.replace(tmp, self.path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -21,6 +21,7 @@ from decoy_lab.errors import UnreadableRow
 from decoy_lab.vault import frames
 from decoy_lab.vault.decode import decoded
 from decoy_lab.vault.read import Vault
+from decoy_lab.vault.rows import DecodedRows, Kept
 
 _BLOBS = ("ciphertext", "wrapped_key", "self_wrap", "owner_wrap", "grantee_wraps")  # never kept: not needed
 DIGEST = "ciphertext_sha256"  # what a row rebuilt from the cache carries instead of its ciphertext
@@ -54,7 +55,7 @@ class Snapshot:
         #           the fingerprint of the row's JSON text as served]
         self.rows: list[list] = body.get("rows") or []
         self.taken: dict[str, list] = {}  # id -> the row as the cache keeps it, for rows reuse() gave out
-        self._built: dict[str, tuple[frames.DecodedRow, Any]] = {}  # id -> what it reads as (prebuild)
+        self._built: dict[str, tuple[Kept, Any]] = {}  # id -> what it reads as (prebuild)
 
     def prebuild(self) -> None:
         """What every kept row reads as, made now (on the worker that opened the file, while the
@@ -62,7 +63,7 @@ class Snapshot:
         for kept in self.rows:
             self._built[kept[0]["id"]] = self._rebuild(kept[0], kept, True)
 
-    def _as_kept(self, kept: list) -> tuple[frames.DecodedRow, Any]:
+    def _as_kept(self, kept: list) -> tuple[Kept, Any]:
         built = self._built.pop(kept[0]["id"], None)  # each is handed out once
         return built if built is not None else self._rebuild(kept[0], kept, True)
 
@@ -76,7 +77,7 @@ class Snapshot:
         served byte for byte as then is handed out as this copy without being parsed (jsonstream)."""
         return {r[4]: r[0] for r in self.rows if r[4] is not None and r[1] != "unreadable"}
 
-    def _rebuild(self, row: Mapping, kept: list, same: bool) -> tuple[frames.DecodedRow, Any]:
+    def _rebuild(self, row: Mapping, kept: list, same: bool) -> tuple[Kept, Any]:
         """What `row` reads as, from what the cache kept. `same`: its served fields are those the
         kept ones were read from, so the model's served fields are as kept."""
         _served, kind, value, checked, _fp = kept
@@ -114,9 +115,11 @@ class Snapshot:
             created_at=_when(created),
             updated_at=_when(updated),
         )
+        if kind == "memory":  # its DecodedRow is made again from the model alone (vault/rows.py)
+            return model, model
         return decoded(row, model, (kid, rev, list(via), mine, author, created, updated)), model
 
-    def reuse(self, row: Mapping) -> tuple[frames.DecodedRow, Any] | None:
+    def reuse(self, row: Mapping) -> tuple[Kept, Any] | None:
         """What `row` read as, when the cache holds it with the same id, kid, rev and ciphertext
         hash and it was readable then; None means: open it afresh."""
         rid = row.get("id")
@@ -147,7 +150,7 @@ class Snapshot:
             pairs.append(self._as_kept(kept))
         return Vault(
             served=served,
-            decoded_rows=[d for d, _ in pairs],
+            decoded_rows=DecodedRows(d for d, _ in pairs),
             models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
             answer=dict(self.answer),
             space_rows=list(space_rows),

@@ -60,9 +60,11 @@ class VaultCounts:
         readable_space = [r for r in space_rows if r.status == frames.READABLE]
         unreadable_space = len(space_rows) - len(readable_space)
         decoded = getattr(vault, "decoded_rows", None)
-        unreadable = (
-            sum(r.kind == frames.UNREADABLE for r in decoded) if decoded is not None else vault.counts()["unreadable"]
-        )
+        kinds = getattr(decoded, "kinds", None)  # a DecodedRows tells kinds without making its rows
+        if decoded is None:
+            unreadable = vault.counts()["unreadable"]
+        else:
+            unreadable = (kinds() if kinds is not None else [r.kind for r in decoded]).count(frames.UNREADABLE)
         return cls(
             memories=len(mem),
             memories_from_space=int((mem["source"] == SPACE).sum()) if len(mem) else 0,

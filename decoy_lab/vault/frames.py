@@ -4,8 +4,12 @@
 its kind (memory, topic, link, space_row, unreadable), the server's metadata and the labels
 from its plaintext. The frames give every column a fixed dtype so a notebook can filter and
 group without surprises: strings are pandas `string`, `rev` is `Int64`, flags are `boolean`,
-`created_at` / `updated_at` are UTC datetimes, and list columns (`categories`, `via`,
-`endpoints`, `ids`, `memory_ids`) hold Python lists. A memory's `about` is its one value:
+`created_at` / `updated_at` are `datetime64[ns, UTC]`, and list columns (`categories`, `via`,
+`endpoints`, `ids`, `memory_ids`) hold Python lists. Names stay `string` (Python storage), not
+`category` nor Arrow: such a column holds the models' own str objects, 8 bytes a row; measured at
+20,400 memories, `category` for the six few-valued columns (topic, topic_id, about, entity_name,
+author_kind, source) would save ~0.6 MiB (0.02× the served bytes) while `fillna("…")` on it
+raises, and Arrow storage would copy every string the models already hold. A memory's `about` is its one value:
 "user", "topic:<id>" or "account:<id>".
 
 An account is named from the authorized account list (`AccountNames`), never from a row: "An
@@ -193,18 +197,41 @@ ROW_COLUMNS = {"id": _STR, "kind": _STR, "status": _STR, "reason": _STR, "label"
 
 def typed_frame(records: Sequence[dict], schema: dict[str, str]) -> pd.DataFrame:
     """A DataFrame with exactly `schema`'s columns and dtypes, also when `records` is empty."""
-    data = {col: [r.get(col) for r in records] for col in schema}
+    return _typed({col: [r.get(col) for r in records] for col in schema}, schema)
+
+
+def column_frame(records: Sequence[tuple], schema: dict[str, str]) -> pd.DataFrame:
+    """`typed_frame` of rows given as tuples, one value per column in `schema`'s order."""
+    columns = list(zip(*records)) if records else [() for _ in schema]
+    return _typed({col: list(values) for col, values in zip(schema, columns)}, schema)
+
+
+def _typed(data: dict[str, list], schema: dict[str, str]) -> pd.DataFrame:
     out = {}
     for col, kind in schema.items():
         values = data[col]
         if kind == _TIME:  # a value that is no time (a number, an object) leaves its cell empty
             values = [v if v is None or isinstance(v, (str, datetime)) else None for v in values]
-            out[col] = pd.to_datetime(pd.Series(values, dtype=object), utc=True, errors="coerce", format="ISO8601")
+            out[col] = _utc_ns(
+                pd.to_datetime(pd.Series(values, dtype=object), utc=True, errors="coerce", format="ISO8601")
+            )
         elif kind == _OBJ:
             out[col] = pd.Series(values, dtype=object)
         else:
             out[col] = pd.Series(values, dtype=object).astype(kind)
     return pd.DataFrame(out, columns=list(schema))
+
+
+_NS_MIN, _NS_MAX = pd.Timestamp.min.tz_localize("UTC"), pd.Timestamp.max.tz_localize("UTC")
+
+
+def _utc_ns(times: pd.Series) -> pd.Series:
+    """`datetime64[ns, UTC]`, whichever unit pandas parsed to (pandas 3 keeps microseconds): the
+    dtype pandas 2 gives and users expect. A time outside that range leaves its cell empty."""
+    if str(times.dtype) == "datetime64[ns, UTC]":
+        return times
+    inside = times.isna() | ((times >= _NS_MIN) & (times <= _NS_MAX))
+    return times.where(inside).dt.as_unit("ns")
 
 
 def _common(r: DecodedRow) -> dict:
@@ -229,37 +256,55 @@ def oldest_first(df: pd.DataFrame) -> pd.DataFrame:
 
 # -- the frames -------------------------------------------------------------------------------
 def memories_frame(
-    rows: Iterable[DecodedRow], topics: Sequence[Any] = (), account_names: Mapping[str, str] | None = None
+    rows: Iterable[Any], topics: Sequence[Any] = (), account_names: Mapping[str, str] | None = None
 ) -> pd.DataFrame:
     """Every readable memory, oldest first (space observations included, `source` = "space").
     `topic` is the listed topic's name (`topics`, as `memory.build_topics` lists them: the oldest
     copy's name for every same-name copy), so one topic reads the same on every row; the name the
     memory itself carries (its writer's spelling) is kept in `entity_name`. `account_name` is the
     account's name from the authorized account list (`account_names`), <NA> when it gives none;
-    `account_label` is what to show: that name, or `account:<id> (no name: <why>)`."""
+    `account_label` is what to show: that name, or `account:<id> (no name: <why>)`.
+
+    `rows` are DecodedRows, or a memory's model where the vault keeps that instead (vault/rows.py:
+    its DecodedRow would say the same): both give the same cells. Built column by column, one
+    tuple a row, with no record dict."""
     names = as_account_names(account_names)
     listed = {i: t.name for t in topics for i in [t.id, *(getattr(t, "ids", None) or [])]}
     recs = []
     for r in rows:
-        if not (r.kind == MEMORY or (r.kind == SPACE_ROW and r.text is not None)):
+        if type(r) is not DecodedRow:  # a Memory, as vault/rows.py keeps it
+            topic = r.topic
+            tid = topic["id"] if topic else None
+            about, source, metadata = r.about, "memories", r.metadata or None
+        elif r.kind == MEMORY or (r.kind == SPACE_ROW and r.text is not None):
+            tid, about, source, metadata = r.topic_id, r.about[0] if r.about else None, r.source, r.metadata
+        else:
             continue
+        account = r.account
         recs.append(
-            {
-                "id": r.id,
-                "text": r.text,
-                "topic": listed.get(r.topic_id, r.entity_name) if r.topic_id else None,
-                "topic_id": r.topic_id,
-                "entity_name": r.entity_name,
-                "about": r.about[0] if r.about else None,
-                "account": r.account,
-                "account_name": names.name(r.account) if r.account else None,
-                "account_label": names.label(r.account) if r.account else None,
-                "categories": list(r.categories),
-                "metadata": r.metadata,
-                **_common(r),
-            }
+            (
+                r.id,
+                r.text,
+                listed.get(tid, r.entity_name) if tid else None,
+                tid,
+                r.entity_name,
+                about,
+                account,
+                names.name(account) if account else None,
+                names.label(account) if account else None,
+                list(r.categories),
+                metadata,
+                r.kid,
+                r.rev,
+                list(r.via),
+                r.mine,
+                r.author_kind,
+                r.created_at,
+                r.updated_at,
+                source,
+            )
         )
-    return oldest_first(typed_frame(recs, MEMORY_COLUMNS))
+    return oldest_first(column_frame(recs, MEMORY_COLUMNS))
 
 
 def topics_frame(topics: Sequence[Any], rows: Iterable[DecodedRow] = ()) -> pd.DataFrame:

@@ -25,22 +25,25 @@ import pandas as pd
 
 from decoy_lab import memory
 from decoy_lab.errors import UnreadableRow
+from decoy_lab.gcpause import gc_paused
 from decoy_lab.memory import Topic
 from decoy_lab.transport.oversized import Oversized
-from decoy_lab.vault import frames
+from decoy_lab.vault import frames, heap
 from decoy_lab.vault.counts import VaultCounts
-from decoy_lab.vault.decode import decoded, duplicate, oversized
+from decoy_lab.vault.decode import duplicate, kept, oversized  # kept: what the vault keeps of a row
 from decoy_lab.vault.frames import DecodedRow
-from decoy_lab.vault.served import Entry, ServedRows, as_served, same_row
+from decoy_lab.vault.rows import DecodedRows, Kept, as_decoded
+from decoy_lab.vault.served import Entry, Fingerprints, ServedRows, as_served, compact, same_row
 from decoy_lab.vault.waiting import counted, explain_waiting, no_longer_asked, on_their_way, waiting_rows
 from decoy_lab.wire.crypto import AgentKey
 
 # A served row -> what it read as before (the local cache), or None: open it afresh.
-Reuse = Callable[[Mapping], "tuple[DecodedRow, Any] | None"]
+Reuse = Callable[[Mapping], "tuple[Kept, Any] | None"]
 
-# id -> (the row as kept, what it read as). A row served again exactly as before (the same text, or
-# dict equality: every field, the long base64 strings compared, never hashed) reads the same.
-Earlier = Mapping[str, "tuple[Entry, tuple[DecodedRow, Any]]"]
+# id -> (where the row is in the served rows kept, what it read as). A row served again exactly as
+# before (the same text, or dict equality: every field, the long base64 strings compared, never
+# hashed) reads the same.
+Earlier = Mapping[str, "tuple[int, tuple[Kept, Any]]"]
 
 
 @dataclass
@@ -48,7 +51,7 @@ class Vault:
     """Everything one load read. DataFrames are built on first use."""
 
     served: Sequence[dict] = field(repr=False)  # a ServedRows (a list of dicts is taken as one)
-    decoded_rows: list[DecodedRow] = field(repr=False)
+    decoded_rows: Sequence[DecodedRow] = field(repr=False)  # a DecodedRows (a list is taken as one)
     models: list[Any] = field(default_factory=list, repr=False)
     answer: dict = field(default_factory=dict, repr=False)
     space_rows: list[DecodedRow] = field(default_factory=list, repr=False)
@@ -60,24 +63,32 @@ class Vault:
     account_names: frames.AccountNames = field(default_factory=frames.AccountNames)
     # per served row, the SHA-256 of its JSON text as it came (jsonstream.fingerprint), None where
     # not taken: the local cache knows a row served byte for byte as before without parsing it
-    fingerprints: list[str | None] | None = field(default=None, repr=False)
+    fingerprints: Sequence[str | None] | None = field(default=None, repr=False)  # kept as Fingerprints
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "fingerprints" and value is not None and not isinstance(value, Fingerprints):
+            value = Fingerprints.of(value)  # 32 bytes a row, however they are given (a load sets them last)
+        super().__setattr__(name, value)
 
     def __post_init__(self) -> None:
         self.served = as_served(self.served)
+        self.decoded_rows = as_decoded(self.decoded_rows)
 
     def earlier(self) -> Earlier:
-        """id -> (the row as kept: its text or dict, (DecodedRow, model-or-error)) of each id as first
-        served, for the next load to reuse. A row that read as a model had a string id, the one
-        its DecodedRow carries, so only the others are parsed again to find theirs."""
+        """id -> (its index in `served`, (its DecodedRow as kept, model-or-error)) of each id as first
+        served, for the next load to reuse (the row as kept is taken from `served` when it comes
+        again, one at a time). A row that read as a model had a string id, the one its DecodedRow
+        carries, so only the others are parsed again to find theirs."""
         out: dict = {}
-        served = self.served
-        assert isinstance(served, ServedRows)
-        for i, pair in enumerate(zip(self.decoded_rows, self.results)):
-            entry = served.entry(i)
-            model = pair[1] is not None and not isinstance(pair[1], UnreadableRow)
-            rid = pair[0].id if model else served[i].get("id")
+        served, rows = self.served, self.decoded_rows
+        assert isinstance(served, ServedRows) and isinstance(rows, DecodedRows)
+        ids = rows.ids()
+        for i, result in enumerate(self.results):
+            pair = (rows.kept(i), result)
+            model = result is not None and not isinstance(result, UnreadableRow)
+            rid = ids[i] if model else served[i].get("id")
             if isinstance(rid, str) and rid not in out:  # a further copy of an id is reported, never read
-                out[rid] = (entry, pair)
+                out[rid] = (i, pair)
         return out
 
     @cached_property
@@ -91,26 +102,32 @@ class Vault:
 
     @cached_property
     def memories(self) -> pd.DataFrame:
-        return frames.memories_frame([*self.decoded_rows, *self.space_rows], self.topic_list, self.account_names)
+        rows = as_decoded(self.decoded_rows).kept_rows()  # a memory as its model: no DecodedRow made for it
+        with gc_paused():  # 100,000 rows of cycle-free tuples and lists: collector scans only cost
+            return frames.memories_frame([*rows, *self.space_rows], self.topic_list, self.account_names)
 
     @cached_property
     def topics(self) -> pd.DataFrame:
-        return frames.topics_frame(self.topic_list, self.decoded_rows)
+        return frames.topics_frame(self.topic_list, self._others())  # a topic's row is never kept as a Memory
 
     @cached_property
     def links(self) -> pd.DataFrame:
-        return frames.links_frame(self.decoded_rows, self.account_names)
+        return frames.links_frame(self._others(), self.account_names)
 
     @cached_property
     def rows(self) -> pd.DataFrame:
-        return frames.rows_frame(self.all_rows)
+        with gc_paused():
+            return frames.rows_frame(self.all_rows)
 
     def accounts_named(self) -> list[str]:
         """The account ids a memory is about or a link ends at (bare ids, first seen first)."""
-        ids = [r.account for r in self.decoded_rows if r.kind == frames.MEMORY and r.account]
+        rows = as_decoded(self.decoded_rows)
+        ids = [
+            k.account for k in rows.kept_rows() if (type(k) is not DecodedRow or k.kind == frames.MEMORY) and k.account
+        ]
         ids += [
             e.removeprefix(frames.ACCOUNT_PREFIX)
-            for r in self.decoded_rows
+            for r in self._others()
             if r.kind == frames.LINK
             for e in r.endpoints
             if isinstance(e, str) and e.startswith(frames.ACCOUNT_PREFIX)
@@ -127,8 +144,13 @@ class Vault:
             notes.append(f"{some} shown by id, with no name: {why}.")
         return notes
 
+    def _others(self) -> Iterator[DecodedRow]:
+        """The decoded rows that are not kept as their Memory (topics, links, unreadable rows…)."""
+        rows = as_decoded(self.decoded_rows)
+        return (k for k in rows.kept_rows() if type(k) is DecodedRow)
+
     def counts(self) -> dict[str, int]:
-        kinds = [r.kind for r in self.decoded_rows]
+        kinds = as_decoded(self.decoded_rows).kinds()
         return {
             "memories": kinds.count(frames.MEMORY),
             "topics": kinds.count(frames.TOPIC),
@@ -159,7 +181,12 @@ class Vault:
         return text
 
     def row(self, row_id: str) -> DecodedRow | None:
-        return next((r for r in self.all_rows if r.id == row_id), None)
+        """The first row with this id, as `all_rows` lists them (found by id: one row made)."""
+        rows = as_decoded(self.decoded_rows)
+        i = next((i for i, rid in enumerate(rows.ids()) if rid == row_id), None)
+        if i is not None:
+            return rows[i]
+        return next((r for r in [*self.space_rows, *waiting_rows(self.answer)] if r.id == row_id), None)
 
     def memory(self, row_id: str) -> memory.Memory | None:
         """The Memory with this id, or None when this load holds no readable memory by that id."""
@@ -167,8 +194,8 @@ class Vault:
 
     def served_row(self, row_id: str) -> dict | None:
         """The row with this id as it was served (the first copy), made again from its text."""
-        for i, d in enumerate(self.decoded_rows):  # found by the decoded id, so one row is parsed
-            if d.id == row_id and i < len(self.served) and self.served[i].get("id") == row_id:
+        for i, rid in enumerate(as_decoded(self.decoded_rows).ids()):  # by the decoded id: one row is parsed
+            if rid == row_id and i < len(self.served) and self.served[i].get("id") == row_id:
                 return self.served[i]
         return next((r for r in self.served if r.get("id") == row_id), None)
 
@@ -176,7 +203,7 @@ class Vault:
         return memory.find_topic(self.topic_list, name_or_id)
 
     def unreadable(self) -> dict[str, str]:
-        return {r.id: r.reason or "" for r in self.decoded_rows if r.kind == frames.UNREADABLE}
+        return {r.id: r.reason or "" for r in self._others() if r.kind == frames.UNREADABLE}
 
     def __len__(self) -> int:
         return len(self.served)
@@ -247,17 +274,18 @@ def read_vault(
     served is reported, never read; an id of another JSON type is left to the reader, which
     reports it."""
     before = previous.earlier() if previous is not None else {}
-    served: list[Entry] = []  # per row, its served text where the reader kept one, else the dict
+    kept_before = as_served(previous.served) if previous is not None else ServedRows()
+    served = ServedRows()  # per row, its served text where the reader kept one (compact), else the dict
     texts = getattr(rows, "texts", None)  # a StreamedArray's: per element, the text it was read from
     taken = 0  # elements taken from `rows` so far
     slots: list[Any] = []  # per served row: what it reads as, or None while it is being read
     seen: set[str] = set()
     dropped = 0
 
-    def to_open() -> Iterator[dict | str]:
+    def to_open() -> Iterator[int]:
         nonlocal dropped, taken
         for r in rows:
-            text = texts[taken] if texts is not None else None
+            text = _take(texts, taken)
             taken += 1
             if isinstance(r, Oversized):  # skipped by the stream reader for its size: unreadable, said why
                 stub, row, why = oversized(r)
@@ -267,23 +295,25 @@ def read_vault(
             if not isinstance(r, dict):
                 dropped += 1  # counted in the summary, never silent
                 continue
-            served.append(text if text is not None else r)
             rid = r.get("id")
+            at = before.get(rid) if isinstance(rid, str) and rid not in seen else None
+            hit = (kept_before.entry(at[0]), at[1]) if at is not None else None
+            entry, same = _kept_form(text, r, hit)
+            served.append(entry)
             if isinstance(rid, str):
                 if rid in seen:  # a faulty server or cache may list an id twice: read the first only
                     slots.append(duplicate(r))
                     continue
                 seen.add(rid)
-                hit = before.get(rid)
-                if hit is not None and same_row(hit[0], text, r):
-                    slots.append(hit[1])
+                if same:
+                    slots.append(hit[1])  # type: ignore[index]  # same: there was a hit
                     continue
-                kept = cached(r) if cached is not None else None
-                if kept is not None:
-                    slots.append(kept)
+                reused = cached(r) if cached is not None else None
+                if reused is not None:
+                    slots.append(reused)
                     continue
             slots.append(None)
-            yield text if text is not None else r  # parsed again in the worker: waiting, a row is its text
+            yield len(served) - 1  # parsed again in the worker from what `served` keeps: waiting, a row is its index
 
     results = memory.read_rows(
         to_open(),
@@ -291,17 +321,50 @@ def read_vault(
         key_cache=key_cache,
         workers=workers,
         progress=progress,
-        then=lambda r, res: (decoded(r, res), res),
+        parse=served.__getitem__,
+        then=lambda r, res: (kept(r, res), res),  # in the workers: what the vault keeps of it
     )
     fresh = iter(results)
-    pairs = [s if s is not None else next(fresh) for s in slots]
-    return Vault(
-        served=ServedRows(served),
-        decoded_rows=[d for d, _ in pairs],
+    return _vault(served, [s if s is not None else next(fresh) for s in slots], rest, space_rows, dropped, len(results))
+
+
+def _kept_form(text: str | None, row: dict, hit: tuple[Entry, Any] | None) -> tuple[Entry, bool]:
+    """What `served` keeps of a row (its text compacted, else the dict), and whether it is the row
+    `hit` kept from before. A row served again as the same text keeps the same compact form: it
+    is compared made again from it (cheaper than compacting the text anew) and not compacted."""
+    if hit is not None and text is not None and not isinstance(hit[0], dict) and same_row(hit[0], text, row):
+        return hit[0], True
+    now = compact(text, row) if text is not None else None
+    return (now if now is not None else row), hit is not None and same_row(hit[0], now, row)
+
+
+def _take(texts: list[str | None] | None, i: int) -> str | None:
+    """Element `i`'s text, let go of by the stream's list: it is kept compact, not held twice."""
+    if texts is None:
+        return None
+    text, texts[i] = texts[i], None
+    return text
+
+
+def _vault(
+    served: ServedRows,
+    pairs: list,
+    rest: Callable[[], Mapping],
+    space_rows: Iterable[DecodedRow],
+    dropped: int,
+    read: int,
+) -> Vault:
+    """The Vault of one read: per served row, (what the vault keeps of its DecodedRow, what it reads as)."""
+    served.trim()  # every row is in: the last page's unused room let go
+    vault = Vault(
+        served=served,
+        decoded_rows=DecodedRows(d for d, _ in pairs),
         models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
         answer=dict(rest()),
         space_rows=list(space_rows),
-        read=len(results),
+        read=read,
         results=[m for _, m in pairs],
         dropped=dropped,
     )
+    heap.give_back()  # what reading the rows freed goes back to the system (heap.py)
+    return vault

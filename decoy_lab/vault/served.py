@@ -1,33 +1,137 @@
 """The rows a load was served, kept compact: `ServedRows` holds each row as the JSON text it came
 in (what the stream reader cut out of the answer) rather than a dict, and makes the dict again
 when a row is asked for. A dict of a served row costs ~1.6× its text (ten keys, a dozen string
-objects); the text costs its length, so 100,000 rows keep ~130 MB instead of ~200 MB. A row
-given as a dict (an answer read whole, the local cache's rows, a row the reader skipped, one only
-json reads) is kept as given. The texts are those orjson read the first time, so parsed again
-with orjson a row is the dict it was.
+objects); the text costs its length. Its blobs (ciphertext, wrapped_key, self_wrap: ~80 % of a
+row) are kept as the bytes their base64 stands for (`compact`: ¾ of the text), the rest as text,
+and the text is made again byte for byte when asked for — only where re-encoding the bytes gives
+the very characters served (canonical base64, not escaped in the JSON); any other row keeps its
+text. A row given as a dict (an answer read whole, the local cache's rows, a row the reader
+skipped, one only json reads) is kept as given. The texts are those orjson read the first time,
+so parsed again with orjson a row is the dict it was.
 """
 
 from __future__ import annotations
 
+import binascii
+import struct
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
 import orjson
 
-Entry = str | dict  # a row as its served JSON text, or as a dict
+Entry = str | bytes | dict  # a row as its served JSON text, that text compacted, or a dict
+BLOBS = ("ciphertext", "wrapped_key", "self_wrap")  # base64 members kept as bytes (compact)
+_SHORTEST = 64  # characters: a shorter member is not worth a cut
+
+
+def compact(text: str, row: dict) -> str | bytes:
+    """A row's text with its blobs as bytes: `count ‖ (where, bytes) per blob ‖ the rest of the
+    text ‖ the blobs' bytes`, the text where that would not give it back exactly (`expand`)."""
+    if not text.isascii():
+        return text
+    cuts: list[tuple[int, str, bytes]] = []
+    for name in BLOBS:
+        value = row.get(name)
+        if type(value) is not str or len(value) < _SHORTEST:
+            continue
+        try:
+            raw = binascii.a2b_base64(value, strict_mode=True)
+        except binascii.Error:
+            continue
+        at = text.find(value)
+        end = at + len(value)
+        if at < 1 or end >= len(text) or text[at - 1] != '"' or text[end] != '"' or any(c[1] == value for c in cuts):
+            continue
+        if binascii.b2a_base64(raw, newline=False) == value.encode("ascii"):  # canonical: made again the same
+            cuts.append((at, value, raw))
+    if not cuts:
+        return text
+    cuts.sort()
+    head, rest, last = [len(cuts).to_bytes(1, "big")], [], 0
+    for at, value, raw in cuts:
+        rest.append(text[last:at])
+        head.append((at - last).to_bytes(4, "big") + len(raw).to_bytes(4, "big"))
+        last = at + len(value)
+    rest.append(text[last:])
+    return b"".join([*head, "".join(rest).encode("ascii"), *(raw for _, _, raw in cuts)])
+
+
+_HEADS = [struct.Struct(">" + "II" * n) for n in range(len(BLOBS) + 1)]  # (gap, size) per cut blob
+
+
+def expand(kept: bytes) -> str:
+    """The text `compact` made `kept` from, exactly."""
+    n = kept[0]
+    cuts = _HEADS[n].unpack_from(kept, 1)
+    end = blobs_at = len(kept) - sum(cuts[1::2])  # the text without its blobs ends where they begin
+    view, at = memoryview(kept), 1 + 8 * n
+    out: list[bytes | memoryview] = []
+    for i in range(0, 2 * n, 2):
+        gap, size = cuts[i], cuts[i + 1]
+        out += [view[at : at + gap], binascii.b2a_base64(view[blobs_at : blobs_at + size], newline=False)]
+        at, blobs_at = at + gap, blobs_at + size
+    out.append(view[at:end])
+    return b"".join(out).decode("ascii")
+
+
+PAGE = 1 << 20  # bytes of compact rows a full page holds (the first pages are smaller)
+FIRST_PAGE = 1 << 16
 
 
 class ServedRows(Sequence[dict]):
-    """A read-only list of served rows (dicts), each kept as its text where it came as one."""
+    """A read-only list of served rows (dicts), each kept as its text where it came as one.
 
-    __slots__ = ("_entries",)
+    The compact rows are laid end to end in pages (bytearrays made at their full size, up to
+    `PAGE`: never grown, so never moved), with two 4-byte numbers a row saying where each is,
+    rather than one bytes object per row: no object header and no allocation per row, and none
+    of the holes that 100,000 long-lived ~1 KB allocations leave between the short-lived ones of
+    a load. A row kept as text or as a dict is held as it is."""
+
+    __slots__ = ("_end", "_fill", "_other", "_page", "_pages")
 
     def __init__(self, entries: Iterable[Entry] = ()):
-        self._entries: list[Entry] = list(entries)
+        self._pages: list[bytearray] = []
+        self._fill = 0  # bytes used in the last page
+        self._page = array("I")  # per row: the page its compact form is in
+        self._end = array("I")  # per row: where in that page it ends (a row not kept compact: zero long)
+        self._other: dict[int, str | dict] = {}  # the rows kept as text or as a dict, by index
+        given = list(entries)
+        others = [e for e in given if not isinstance(e, bytes)]
+        if len(others) == len(given):  # the local cache's rows: all dicts, in one go
+            self._page, self._end = array("I", [0]) * len(given), array("I", [0]) * len(given)
+            self._other = dict(enumerate(others))
+            return
+        for entry in given:
+            self.append(entry)
+        self.trim()
+
+    def append(self, entry: Entry) -> None:
+        """Keep one more row (while a load reads them; the list is read-only to everyone else)."""
+        if isinstance(entry, bytes):
+            n = len(entry)
+            if not self._pages or self._fill + n > len(self._pages[-1]):
+                self.trim()
+                held = sum(map(len, self._pages))
+                self._pages.append(bytearray(max(n, min(PAGE, max(FIRST_PAGE, held)))))
+                self._fill = 0
+            self._pages[-1][self._fill : self._fill + n] = entry
+            self._fill += n
+        else:
+            self._other[len(self._end)] = entry
+        self._page.append(max(len(self._pages) - 1, 0))
+        self._end.append(self._fill)
+
+    def trim(self) -> None:
+        """Let go of the last page's unused room (once the rows are all in, and before a new page)."""
+        if self._pages:
+            del self._pages[-1][self._fill :]
 
     @staticmethod
     def _row(entry: Entry) -> dict:
-        return orjson.loads(entry) if type(entry) is str else entry  # type: ignore[return-value]
+        if isinstance(entry, dict):
+            return entry
+        return orjson.loads(expand(entry) if isinstance(entry, bytes) else entry)
 
     @overload
     def __getitem__(self, i: int) -> dict: ...
@@ -35,14 +139,14 @@ class ServedRows(Sequence[dict]):
     def __getitem__(self, i: slice) -> list[dict]: ...
     def __getitem__(self, i: int | slice) -> dict | list[dict]:
         if isinstance(i, slice):
-            return [self._row(e) for e in self._entries[i]]
-        return self._row(self._entries[i])
+            return [self._row(self.entry(j)) for j in range(len(self))[i]]
+        return self._row(self.entry(i))
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._end)
 
     def __iter__(self) -> Iterator[dict]:
-        return map(self._row, self._entries)
+        return (self._row(self.entry(i)) for i in range(len(self)))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ServedRows):
@@ -52,28 +156,101 @@ class ServedRows(Sequence[dict]):
     __hash__ = None  # type: ignore[assignment]  # equal to a list of dicts, like a list
 
     def __repr__(self) -> str:
-        texts = sum(type(e) is str for e in self._entries)
+        texts = len(self) - sum(isinstance(e, dict) for e in self._other.values())
         return f"<ServedRows {len(self)} rows, {texts} kept as their JSON text>"
 
     def entry(self, i: int) -> Entry:
-        """Row `i` as kept: its served text, or the dict it was given as."""
-        return self._entries[i]
+        """Row `i` as kept: its served text (compacted or not), or the dict it was given as."""
+        i = range(len(self))[i]  # an IndexError as a list gives, negative indices counted from the end
+        other = self._other.get(i)
+        if other is not None:
+            return other
+        page = self._page[i]
+        start = self._end[i - 1] if i and self._page[i - 1] == page else 0
+        return bytes(self._pages[page][start : self._end[i]])
 
-    def text_bytes(self) -> int:
-        """Characters of the rows kept as text (their served JSON, ASCII: bytes on the wire)."""
-        return sum(len(e) for e in self._entries if type(e) is str)
+    def text(self, i: int) -> str | None:
+        """Row `i`'s JSON text exactly as served, None for a row kept as a dict."""
+        entry = self.entry(i)
+        return expand(entry) if isinstance(entry, bytes) else entry if isinstance(entry, str) else None
+
+    def dicts(self) -> list[dict]:
+        """The rows kept as the dicts they were given as (the local cache's rows among them)."""
+        return [e for e in self._other.values() if isinstance(e, dict)]
 
 
-def same_row(kept: Entry, text: str | None, row: dict) -> bool:
-    """Is a row served now (`row`, and its text when the reader cut one) the row `kept` from
-    before? Texts are compared as texts (the same bytes); otherwise the dicts, field for field."""
-    if type(kept) is str and text is not None:
-        return kept == text
+_ZERO = "0" * 64
+
+
+class Fingerprints(Sequence["str | None"]):
+    """Per served row, the SHA-256 of its JSON text as hex (jsonstream.fingerprint) or None, kept
+    as 32 bytes a row in one bytes object rather than a 64-character string each (~80 bytes a row
+    less). `of(values)` gives the list back unchanged when it holds anything else."""
+
+    __slots__ = ("_digests", "_none")
+
+    def __init__(self, digests: bytes, none: set[int]):
+        self._digests, self._none = digests, none
+
+    @classmethod
+    def of(cls, values: Sequence[str | None]) -> Sequence[str | None]:
+        texts, none = [], set()
+        for i, v in enumerate(values):
+            if v is None:
+                none.add(i)
+                texts.append(_ZERO)
+            elif type(v) is str and len(v) == 64:
+                texts.append(v)
+            else:
+                return values
+        joined = "".join(texts)
+        try:
+            digests = bytes.fromhex(joined)  # one call for every row, and one back to check
+        except ValueError:
+            return values
+        return cls(digests, none) if digests.hex() == joined else values  # upper case or spaces: as given
+
+    def __len__(self) -> int:
+        return len(self._digests) // 32
+
+    @overload
+    def __getitem__(self, i: int) -> str | None: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str | None]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str | None] | None:
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        i = range(len(self))[i]
+        return None if i in self._none else self._digests[32 * i : 32 * i + 32].hex()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, (list, Fingerprints)) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def same_row(kept: Entry, now: str | bytes | None, row: dict) -> bool:
+    """Is a row served now (`row`, and its text, compacted or not, when the reader cut one) the
+    row `kept` from before? Texts are compared as texts (the same bytes; compact is the same for
+    the same text); otherwise the dicts, field for field."""
+    if type(kept) is not dict and now is not None:
+        if type(kept) is type(now):
+            return kept == now
+        return _as_text(kept) == _as_text(now)  # type: ignore[arg-type]
     return ServedRows._row(kept) == row
+
+
+def _as_text(entry: str | bytes) -> str:
+    return expand(entry) if isinstance(entry, bytes) else entry
+
+
+def served_row(entry: Entry) -> dict:
+    """The dict of a row as kept (its text parsed again, made from its compact form first)."""
+    return ServedRows._row(entry)
 
 
 def as_served(rows: Any) -> ServedRows:
     return rows if isinstance(rows, ServedRows) else ServedRows(rows)
 
 
-__all__ = ["Entry", "ServedRows", "as_served", "same_row"]
+__all__ = ["Entry", "Fingerprints", "ServedRows", "as_served", "compact", "expand", "same_row", "served_row"]

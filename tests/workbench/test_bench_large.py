@@ -1,0 +1,85 @@
+"""bench/large.py measures what it says, on a small vault: its child, in a new process, reads the
+resident set before, after and at the peak of a cold load, builds the memories frame, and, cold,
+edits 1 % of the memories and syncs; the parent counts the served bytes and turns it all into
+figures beside their targets. No time or memory figure is judged here (that is `make bench`):
+only that each is measured, of the right rows, and consistent."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from bench import large
+from bench.context import Context
+from bench.data import QUICK, generate
+from bench.reopen import in_new_process, save_profile
+from bench.stage import api_of, pair, start_sandbox, upload
+
+pytestmark = pytest.mark.timeout(300)
+MEMORIES = 200
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    sb = start_sandbox(seed="none")
+    try:
+        conn = pair(sb, "bench large test")
+        sizes = dataclasses.replace(QUICK, memories=MEMORIES, topics=10)
+        data = generate(conn.agent_key, conn.keys(), sizes, workers=2)
+        assert upload(api_of(conn), data.batches) == len(data)
+        directory = str(tmp_path_factory.mktemp("large"))
+        save_profile(conn, directory)
+        cold = in_new_process(directory, module="bench.large", timeout=240)
+        again = in_new_process(directory, module="bench.large", timeout=240)
+        sample: list[dict] = []
+        wire = large.served_bytes(conn, sample, len(data))
+        token = conn.tokens.access_token.reveal()
+        import httpx
+
+        body = httpx.get(conn.base_url + "/api/agent/context/memories", headers={"Authorization": f"Bearer {token}"})
+        conn.close()
+        yield data, cold, again, wire, sample, len(body.content)
+    finally:
+        sb.stop()
+
+
+def test_the_child_reads_the_resident_set_around_a_cold_load_of_every_row(measured):
+    data, cold, _again, _wire, _sample, _size = measured
+    assert cold["rows"] == len(data) and cold["memories"] == MEMORIES and cold["read"] == len(data)
+    assert 0 < cold["rss_before_kib"] <= cold["rss_loaded_peak_kib"] <= cold["rss_peak_kib"]
+    assert cold["rss_loaded_kib"] <= cold["rss_loaded_peak_kib"] and cold["rss_settled_kib"] <= cold["rss_peak_kib"]
+    assert cold["frame_rows"] == MEMORIES and cold["frame_seconds"] == min(cold["frame_builds"]) > 0
+
+
+def test_the_cold_child_edits_one_percent_and_its_sync_opens_only_those(measured):
+    _data, cold, again, _wire, _sample, _size = measured
+    assert cold["edited"] == MEMORIES // 100 and len(cold["sync_runs"]) == large.SYNCS
+    assert cold["sync_read"] == cold["edited"] and "updated" in cold["sync"]
+    assert cold["sync_seconds"] == sorted(cold["sync_runs"])[1], "the median"
+    assert "edited" not in again and again["read"] == 0, "the reopen is rebuilt from the cache"
+
+
+def test_the_served_bytes_are_the_answer_as_sent_and_the_sample_its_rows(measured):
+    data, _cold, _again, wire, sample, size = measured
+    assert wire == size
+    assert len(sample) == len(data) and all("wrapped_key" in r for r in sample)
+
+
+def test_the_figures_are_printed_beside_their_targets(measured):
+    _data, cold, again, wire, sample, _size = measured
+    ctx = Context(sizes=QUICK, workers=2)
+    figures = large.figures(ctx, cold, again, wire) + large.pipeline(cold, again, (1000.0, "(a) given"))
+    by_name = {f.name.split(" (")[0]: f for f in figures}
+    resident = by_name[large.RESIDENT]
+    mib = (cold["rss_settled_kib"] - cold["rss_before_kib"]) * 1024
+    assert resident.value == pytest.approx(mib / wire) and "before: 3.15×" in resident.ratio
+    assert by_name[large.PEAK].value == pytest.approx((cold["rss_peak_kib"] - cold["rss_before_kib"]) * 1024 / wire)
+    assert by_name[large.FRAME].value == cold["frame_seconds"] and by_name[large.FRAME].target == "≤ 1 s"
+    assert by_name[large.SYNC].value == pytest.approx(100 * cold["sync_seconds"] / cold["seconds"])
+    vs_rsa = by_name[f"{large.COLD} vs the RSA limit"]
+    assert vs_rsa.value == pytest.approx(cold["rows"] / cold["seconds"]) and "0.8" in vs_rsa.target
+    assert all(f.value is not None and f.value >= 0 for f in figures)
+    data = measured[0]
+    limit, how = large.rsa_limit(ctx, sample[:50], data.agent_key.private_key)  # the rows' own key
+    assert limit > 0 and "measured on 50 of the rows" in how
