@@ -308,11 +308,12 @@ def test_the_table_shows_what_select_memories_selects_and_says_how_many():
 
 def test_the_table_sorts_by_a_column_both_ways():
     grid = MemoryGrid(vault_of(5))
+    topics = grid.rows["topic"]
     grid.sort = "topic:asc"
-    names = list(grid._cols["topic"].iloc[grid.shown_positions()])
+    names = [topics[p] for p in grid.shown_positions()]
     assert names == sorted(names, key=str.lower)
     grid.sort = "topic:desc"
-    assert list(grid._cols["topic"].iloc[grid.shown_positions()]) == sorted(names, key=str.lower, reverse=True)
+    assert [topics[p] for p in grid.shown_positions()] == sorted(names, key=str.lower, reverse=True)
 
 
 def test_the_table_sends_whole_texts_and_shows_you_never_na():
