@@ -1,8 +1,8 @@
 """The memory table (assets/grid.js, an anywidget): a WAI-ARIA grid, virtually scrolled, that
 filters as you type and sorts by a click on a column.
 
-A small vault goes to the page whole (trait `rows`, one list per column, at most WHOLE_ROWS
-rows and WHOLE_BYTES of JSON): the page filters, sorts and scrolls it with no kernel behind it
+A small vault goes to the page whole (trait `rows`, one list per column, while they take at
+most WHOLE_BYTES of JSON): the page filters, sorts and scrolls it with no kernel behind it
 (exported HTML, the tour). A larger one is paged: `rows` holds the first FIRST_PAGE rows as
 loaded and `paging` says how many there are in all; the page asks for the window it shows (plus
 a margin) with the filters and sort it shows, and the kernel answers from `GridRows` (pandas and
@@ -25,7 +25,7 @@ import anywidget
 import pandas as pd
 import traitlets as T
 
-from decoy_lab.widgets.gridrows import SORTABLE, GridRows, columns_of, json_size, search_keys
+from decoy_lab.widgets.gridrows import SORTABLE, GridRows, columns_of, fits, search_keys
 from decoy_lab.widgets.pickers import ANY, plural
 
 if TYPE_CHECKING:
@@ -36,11 +36,14 @@ if TYPE_CHECKING:
 __all__ = ["SORTABLE", "MemoryGrid", "columns_of", "count_text", "search_keys"]
 
 ASSETS = Path(__file__).with_name("assets")
-# Whole in the page up to here: 20,000 rows filter in the page in ~20 ms a key (10,000 in ~10),
-# and 4 MB of rows (10,000 bench memories) load in well under a second.
-WHOLE_ROWS, WHOLE_BYTES = 20_000, 8_000_000
+# Whole in the page while its rows take at most 5 MB of state (the bound a widget's state keeps):
+# measured in chromium, a key filters 10,000, 20,000 or 40,000 rows held in the page in 13 ms
+# (median), so the page's speed sets no lower bound; the state's size (a saved page, the first
+# paint: 1.3 s for 2.8 MB, 2.2 s for 11 MB) does.
+WHOLE_BYTES = 5_000_000
+LEAST_ROW = 150  # bytes of JSON a row takes at the least (ids, dates, kid, source: no text)
 FIRST_PAGE = 200  # rows a paged table sends with its state: what a page with no kernel shows
-MOST_ASKED = 1_000  # rows one answer holds at most (a window is a screenful and a margin)
+MOST_ASKED = 1_000  # rows a window asked for holds at most (a screenful and a margin)
 
 
 def count_text(shown: int, total: int, space: int = 0) -> str:
@@ -75,8 +78,12 @@ class MemoryGrid(anywidget.AnyWidget):
         self.vault = vault
         self.table = GridRows(vault, graph)
         n = self.table.n
-        whole = n <= WHOLE_ROWS and json_size(self.table.cols) <= WHOLE_BYTES
-        rows = self.table.cols if whole else self.table.rows(range(min(n, FIRST_PAGE)))
+        # past WHOLE_BYTES / LEAST_ROW rows no vault fits, and its columns need not be built first
+        whole = n * LEAST_ROW <= WHOLE_BYTES and fits(self.table.cols, WHOLE_BYTES)
+        rows = self.table.cols
+        if not whole:
+            rows = {**self.table.rows(range(min(n, FIRST_PAGE))), "at": list(range(min(n, FIRST_PAGE)))}
+            self.table.background()
         paging = {} if whole else {"total": n, "space": int(self.table.space.sum())}
         super().__init__(rows=rows, paging=paging, empty_reason=empty_reason, **kw)
         self.on_msg(self._on_msg)
@@ -106,7 +113,7 @@ class MemoryGrid(anywidget.AnyWidget):
     @T.observe("picked")
     def _ring_its_topic(self, change: dict) -> None:
         at = self.table.position.get(change["new"], -1) if change["new"] else -1
-        self.picked_topic = str(self.table.cols["node"][at]) if at >= 0 else ANY
+        self.picked_topic = str(self.table.nodes[at]) if at >= 0 else ANY
         if self.paged:  # the page may not hold that row (picked from Python): its details travel
             self.picked_row = {k: v[0] for k, v in self.table.rows([at]).items()} if at >= 0 else {}
 

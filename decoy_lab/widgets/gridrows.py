@@ -9,6 +9,7 @@ row. Frame columns may be object, `string` or `category`: every column is read a
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 SORTABLE = ("text", "topic", "categories", "mine", "updated")
 QUERY_KEYS = ("topic", "category", "mine", "search", "sort")
+WHOLE_ANSWER = 1_000  # rows a query keeps at most for its answer to hold all of them
 KEPT_QUERIES = 8  # orders kept for the latest queries (a scroll asks the same one again and again)
 
 
@@ -71,13 +73,16 @@ def search_keys(cols: dict[str, list]) -> list[str]:
 def columns_of(vault: Vault, graph: nx.DiGraph | None = None) -> dict[str, list]:
     """The memories frame as the columns the page filters and shows (one list per column);
     `above` names the topics that include each memory's topic (from the map's `graph`)."""
-    mem = vault.memories
+    return _columns(vault.memories, topicmap.memory_nodes(vault).astype(object).tolist(), graph)
+
+
+def _columns(mem: pd.DataFrame, nodes: list[str], graph: nx.DiGraph | None) -> dict[str, list]:
+    """`mem`'s rows as the table's columns; `nodes` is the map node of each."""
     n = len(mem)
 
     def col(name: str) -> pd.Series:
         return mem[name] if name in mem else pd.Series([None] * n, index=mem.index, dtype=object)
 
-    nodes = topicmap.memory_nodes(vault).astype(object).tolist()
     # a memory about an account shows the account: its name, else in the cell its short id marked
     # "no name", and in the details its whole id and why it has none (frames.AccountNames.label)
     account = _texts(col("account_label"))
@@ -94,12 +99,12 @@ def columns_of(vault: Vault, graph: nx.DiGraph | None = None) -> dict[str, list]
         "id": _texts(col("id")),
         "text": _texts(col("text")),
         "topic": topic,
-        "node": nodes,
+        "node": list(nodes),
         "categories": _lists(col("categories")),
-        "mine": [bool(v) if isinstance(v, bool | np.bool_) else False for v in col("mine").astype(object)],
+        "mine": _mine(col("mine")).tolist(),
         "updated": _when(col("updated_at")),
         "created": _when(col("created_at")),
-        "source": [v or "memories" for v in _texts(col("source"))],
+        "source": _sources(col("source")),
         "rev": _texts(col("rev")),
         "kid": _texts(col("kid")),
         "via": _lists(col("via")),
@@ -110,31 +115,73 @@ def columns_of(vault: Vault, graph: nx.DiGraph | None = None) -> dict[str, list]
     }
 
 
-def json_size(cols: dict[str, list]) -> int:
-    """About how many bytes the columns take as JSON: each text's length and quotes, each
-    list's items (no dump: measuring must cost less than sending)."""
+def _mine(series: pd.Series) -> np.ndarray:
+    """True only where the frame holds a true boolean (a missing value is not mine)."""
+    return np.fromiter((v is True or v is np.True_ for v in series.astype(object)), bool, len(series))
+
+
+def _sources(series: pd.Series) -> list[str]:
+    return [v or "memories" for v in _texts(series)]
+
+
+def fits(cols: dict[str, list], most: int) -> bool:
+    """Whether the columns take at most `most` bytes as JSON, about: each text's length and
+    quotes, each list's items (no dump: measuring must cost less than sending; it stops at the
+    first column past the bound)."""
     size = 0
     for values in cols.values():
-        for v in values:
-            size += sum(len(x) + 3 for x in v) + 2 if isinstance(v, list) else len(v) + 3 if isinstance(v, str) else 6
-    return size
+        size += sum(sum(len(x) + 3 for x in v) + 2 if isinstance(v, list) else len(str(v)) + 3 for v in values)
+        if size > most:
+            return False
+    return True
 
 
 class GridRows:
-    """The table's columns and its rule: which rows a query keeps and in which order."""
+    """The table's columns and its rule: which rows a query keeps and in which order.
+
+    What the first page and a topic or "mine" filter need is built at once (the map node of
+    each row as codes, `mine`, the legacy-space rows, each id's position); the columns and the
+    search keys, a few tenths of a second at 100,000 rows, are built on a thread of their own
+    (`background()`), while the page draws; whatever needs them first waits for them."""
 
     def __init__(self, vault: Vault, graph: nx.DiGraph | None = None):
-        self.cols = columns_of(vault, graph)
-        self.n = len(self.cols["id"])
-        self.keys = pd.Series(search_keys(self.cols), dtype=object)
-        self.node_codes, nodes = pd.factorize(pd.Series(self.cols["node"], dtype=object))
-        self.node_code = {str(v): i for i, v in enumerate(nodes)}
-        self.mine = np.asarray(self.cols["mine"], dtype=bool)
-        self.space = np.asarray([s == "space" for s in self.cols["source"]], dtype=bool)
-        self.position = {rid: i for i, rid in enumerate(self.cols["id"])}
+        self.mem, self.graph = vault.memories, graph
+        self.n = len(self.mem)
+        self.nodes = topicmap.memory_nodes(vault).astype(object).tolist()
+        self.node_codes, uniques = pd.factorize(pd.Series(self.nodes, dtype=object))
+        self.node_code = {str(v): i for i, v in enumerate(uniques)}
+        self.mine = _mine(self.mem["mine"]) if "mine" in self.mem else np.zeros(self.n, dtype=bool)
+        source = self.mem["source"] if "source" in self.mem else pd.Series([None] * self.n, dtype=object)
+        self.space = np.asarray([s == "space" for s in _sources(source)], dtype=bool)
+        ids = _texts(self.mem["id"]) if "id" in self.mem else [""] * self.n
+        self.position = {rid: i for i, rid in enumerate(ids)}
+        self._built: tuple[dict[str, list], list[str]] | None = None
+        self._lock = threading.Lock()
         self._categories: dict[str, np.ndarray] = {}
         self._ranks: dict[str, np.ndarray] = {}
         self._orders: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._kept_sets: OrderedDict[tuple, np.ndarray] = OrderedDict()
+
+    def _build(self) -> tuple[dict[str, list], list[str]]:
+        with self._lock:
+            if self._built is None:
+                cols = _columns(self.mem, self.nodes, self.graph)
+                self._built = cols, search_keys(cols)
+            return self._built
+
+    def background(self) -> None:
+        """Build the columns and search keys on a thread of their own."""
+        threading.Thread(target=self._build, name="decoy-grid-rows", daemon=True).start()
+
+    @property
+    def cols(self) -> dict[str, list]:
+        """Every row as the table's columns (built on first use)."""
+        return self._build()[0]
+
+    @property
+    def keys_list(self) -> list[str]:
+        """What the filter box looks in, one lower-cased text per row."""
+        return self._build()[1]
 
     def _category(self, name: str) -> np.ndarray:
         if name not in self._categories:
@@ -149,6 +196,35 @@ class GridRows:
             self._ranks[col] = pd.factorize(pd.Series(keys, dtype=object), sort=True)[0]
         return self._ranks[col]
 
+    def _kept(self, topic: str, category: str, mine: bool, search: str) -> np.ndarray:
+        """Positions of the rows the filters keep, as loaded. A query that only narrows one kept
+        before (the same filters or more, its search a longer text holding the earlier one, as
+        typing makes it) looks only at the rows that one kept."""
+        key = (topic, category, mine, search)
+        if key in self._kept_sets:
+            self._kept_sets.move_to_end(key)
+            return self._kept_sets[key]
+        base: np.ndarray | None = None
+        for (t, c, m, q), kept in self._kept_sets.items():
+            wider = t in ("", topic) and c in ("", category) and (mine or not m) and q in search
+            if wider and (base is None or len(kept) < len(base)):
+                base = kept
+        at = np.arange(self.n) if base is None else base
+        keep = np.ones(len(at), dtype=bool)
+        if topic:
+            keep &= self.node_codes[at] == self.node_code.get(topic, -2)
+        if category:
+            keep &= self._category(category)[at]
+        if mine:
+            keep &= self.mine[at]
+        if search:
+            keys = self.keys_list
+            keep &= np.fromiter((search in keys[i] for i in at.tolist()), bool, len(at))
+        self._kept_sets[key] = kept = at[keep]
+        while len(self._kept_sets) > KEPT_QUERIES:
+            self._kept_sets.popitem(last=False)
+        return kept
+
     def order(
         self, topic: str = "", category: str = "", mine: bool = False, search: str = "", sort: str = ""
     ) -> np.ndarray:
@@ -157,16 +233,7 @@ class GridRows:
         if key in self._orders:
             self._orders.move_to_end(key)
             return self._orders[key]
-        keep = np.ones(self.n, dtype=bool)
-        if topic:
-            keep &= self.node_codes == self.node_code.get(topic, -2)
-        if category:
-            keep &= self._category(category)
-        if mine:
-            keep &= self.mine
-        if key[3]:
-            keep &= self.keys.str.contains(key[3], regex=False).to_numpy(dtype=bool)
-        shown = np.flatnonzero(keep)
+        shown = self._kept(*key[:4])
         col, _, way = sort.partition(":")
         if col in SORTABLE and len(shown):
             rank = self._rank(col)[shown]
@@ -177,8 +244,12 @@ class GridRows:
         return shown
 
     def rows(self, positions: Any) -> dict[str, list]:
-        """The columns of the rows at `positions`, in that order."""
-        return {name: [values[int(i)] for i in positions] for name, values in self.cols.items()}
+        """The columns of the rows at `positions`, in that order (from the frame while the whole
+        columns are not built yet)."""
+        at = [int(i) for i in positions]
+        if self._built is None:
+            return _columns(self.mem.iloc[at], [self.nodes[i] for i in at], self.graph)
+        return {name: [values[i] for i in at] for name, values in self._built[0].items()}
 
     def window(self, query: dict, start: int, end: int, picked: str = "") -> dict[str, Any]:
         """What the page asked for: how many rows the query keeps (and how many of them are
@@ -196,10 +267,14 @@ class GridRows:
         end = max(start, min(int(end), len(order)))
         at = self.position.get(picked, -1) if picked else -1
         hit = np.flatnonzero(order == at) if at >= 0 else np.zeros(0, dtype=np.intp)
+        if len(order) <= WHOLE_ANSWER:  # all of them: the page filters them further itself
+            start, end = 0, len(order)
+        rows = self.rows(order[start:end])
+        rows["at"] = order[start:end].tolist()  # where each is as loaded, for the page's sorts
         return {
             "shown": len(order),
             "space": int(self.space[order].sum()),
             "from": start,
-            "rows": self.rows(order[start:end]),
+            "rows": rows,
             "picked_at": int(hit[0]) if len(hit) else -1,
         }

@@ -83,6 +83,14 @@ def ids_on_screen(page) -> list[str]:
     return page.locator(".decoy-grid-row[data-id]").evaluate_all("rs => rs.map(r => r.dataset.id)")
 
 
+def run_in_kernel(page, code: str) -> None:
+    page.evaluate(
+        "async (code) => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
+        " await k.requestExecute({code}).done; }",
+        code,
+    )
+
+
 def search(page, text: str) -> None:
     box = page.locator(".decoy-grid-search")
     box.fill(text)
@@ -206,3 +214,41 @@ def test_saved_without_a_kernel_it_shows_the_first_page_and_says_so(frames, brow
     expect(count).to_contain_text(f"{held} of the first {FIRST_PAGE} of 100,000 memories match")
     page.locator(".decoy-grid").screenshot(path=str(BUILD / "grid-100k-saved.png"))
     page.close()
+
+
+def test_while_the_kernel_is_busy_the_count_line_names_no_stale_number(lab):
+    """While the kernel is slow to answer, the line says it is filtering, and after a few
+    seconds that it waits for the kernel; then the true count. Filters that only narrow rows the
+    page holds all of are answered in the page, at once."""
+    page, vault = lab
+    text = vault.memories["text"].str.lower()
+    search(page, "memory 424")  # 111 rows: the kernel sends them all
+    assert count_of(page) == int(text.str.contains("memory 424", regex=False).sum()) == 111
+    slow = (  # the kernel takes 6 s over each answer from now on
+        "import time\ntable = view.browser.grid.table\nwindow = table.window\n"
+        "table.window = lambda *a, **k: (time.sleep(6), window(*a, **k))[1]"
+    )
+    run_in_kernel(page, slow)
+    # A longer search, and a sort, among rows the page holds all of: filtered there, at once.
+    search(page, "memory 4242")
+    narrowed = vault.memories[text.str.contains("memory 4242", regex=False)]
+    expect(page.locator(".decoy-grid-count")).to_have_attribute("data-shown", str(len(narrowed)), timeout=1_000)
+    page.locator(".decoy-grid-th[data-col='text'] button").click()
+    page.locator(".decoy-grid-th[data-col='text'] button").click()  # descending
+    by_text = narrowed.assign(k=text[narrowed.index]).sort_values("k", ascending=False, kind="stable")
+    assert ids_on_screen(page) == by_text["id"].tolist()
+    page.locator(".decoy-grid-th[data-col='text'] button").click()  # as loaded
+    assert ids_on_screen(page) == narrowed["id"].tolist()
+    # Wider filters need the kernel, busy for a while yet.
+    search(page, "kyoto notes")
+    count = page.locator(".decoy-grid-count")
+    expect(count).to_have_text("filtering 100,000 memories…")
+    assert count.get_attribute("data-shown") is None
+    assert page.get_by_role("grid", name="memories").get_attribute("aria-busy") == "true"
+    expect(count).to_have_text("filtering 100,000 memories… (waiting for the kernel)", timeout=5_000)
+    want = int(text.str.contains("kyoto notes", regex=False).sum())
+    assert count_of(page) == want
+    expect(count).to_contain_text(f"{want:,} of 100,000 memories shown")
+    run_in_kernel(page, "table.window = window")
+    search(page, "")
+    assert count_of(page) == N

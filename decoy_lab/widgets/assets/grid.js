@@ -244,7 +244,15 @@ function render({ model, el }) {
     if (remote()) {
       const q = JSON.stringify(f);
       if (q === query) pending = null; // back to what is on show
-      else if (q !== pending) {
+      else if (complete() && narrows(JSON.parse(query), f)) {
+        // every row the new filters can keep is here: filter them here, the kernel is not asked
+        pending = null;
+        query = q;
+        order = pickRows(f, col, way, Array.from(order));
+        shown = order.length;
+        space = order.reduce((s, i) => s + (store.cols.source[i] === "space" ? 1 : 0), 0);
+        activeP = -1;
+      } else if (q !== pending) {
         pending = q;
         ask(q, f, 0, rowsInView() + MARGIN);
       }
@@ -256,14 +264,28 @@ function render({ model, el }) {
     counted();
   }
 
-  // The local rule, over the rows the page holds.
-  function pickRows(f, col, way) {
+  // Whether the rows on show are all the rows their filters keep (none still at the kernel).
+  const complete = () => pending === null && query !== "" && shown === order.length && order.indexOf(-1) < 0;
+  // Whether filters `f` keep only rows that filters `was` keep: the same or more of them, the
+  // search a longer text holding the earlier one (as typing makes it); the sort may change.
+  function narrows(was, f) {
+    return (!was.topic || was.topic === f.topic) && (!was.category || was.category === f.category) &&
+      (!was.mine || f.mine) && f.search.includes(was.search);
+  }
+  const keyOf = (i) => keys[i] ?? (keys[i] = searchKey(store.cols, i));
+  // A row's place as loaded: equal sort keys keep it (a paged table's rows carry it in `at`).
+  const loadedAt = (i) => (store.cols.at ? store.cols.at[i] : i);
+
+  // The local rule, over the rows the page holds (or those of them in `among`).
+  function pickRows(f, col, way, among) {
     const rows = store.cols, out = [];
-    for (let i = 0; i < store.n; i++) {
+    const n = among ? among.length : store.n;
+    for (let j = 0; j < n; j++) {
+      const i = among ? among[j] : j;
       if (f.topic && rows.node[i] !== f.topic) continue;
       if (f.category && !rows.categories[i].includes(f.category)) continue;
       if (f.mine && !rows.mine[i]) continue;
-      if (f.search && !keys[i].includes(f.search)) continue;
+      if (f.search && !keyOf(i).includes(f.search)) continue;
       out.push(i);
     }
     if (rows[col]) {
@@ -275,9 +297,9 @@ function render({ model, el }) {
       const dir = way === "desc" ? -1 : 1;
       out.sort((a, b) => {
         const ka = sortKeys.get(a), kb = sortKeys.get(b);
-        return ka < kb ? -dir : ka > kb ? dir : a - b;
+        return ka < kb ? -dir : ka > kb ? dir : loadedAt(a) - loadedAt(b);
       });
-    }
+    } else if (among) out.sort((a, b) => loadedAt(a) - loadedAt(b));
     return out;
   }
 
