@@ -468,10 +468,19 @@ function render({ model, el }) {
   }
 
   function pick(id) {
-    model.set("picked", id);
-    const i = store.byId.get(id);
-    model.set("picked_topic", i === undefined ? "" : store.cols.node[i]);
+    model.set("picked", id); // its change event shows the details
     model.save_changes();
+    const i = store.byId.get(id);
+    const node = i === undefined ? "" : store.cols.node[i];
+    // The map rings the row's topic once the details are painted: redrawing a map of thousands
+    // of topics would otherwise hold them back a frame.
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        if (model.get("picked") !== id || model.get("picked_topic") === node) return;
+        model.set("picked_topic", node);
+        model.save_changes();
+      }, 0),
+    );
   }
   // Make position `p` the active row, scrolled into view.
   function activate(p) {
