@@ -472,14 +472,14 @@ function render({ model, el }) {
     model.save_changes();
     const i = store.byId.get(id);
     const node = i === undefined ? "" : store.cols.node[i];
-    // The map rings the row's topic once the details are painted: redrawing a map of thousands
-    // of topics would otherwise hold them back a frame.
+    // The map rings the row's topic in the frame after the one that paints the details:
+    // redrawing a map of thousands of topics would otherwise hold the details back.
     requestAnimationFrame(() =>
-      setTimeout(() => {
+      requestAnimationFrame(() => {
         if (model.get("picked") !== id || model.get("picked_topic") === node) return;
         model.set("picked_topic", node);
         model.save_changes();
-      }, 0),
+      }),
     );
   }
   // Make position `p` the active row, scrolled into view.
