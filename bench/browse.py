@@ -12,8 +12,8 @@ load, ~15 s on 2 cores), which writes the connection's sealed cache beside its s
 The notebook's kernel resumes that profile (`%decoy connect --profile bench`); each timed
 `%decoy browse` is its `load()` — the cache reopened, the sync feed saying nothing changed, as a
 notebook reopened tomorrow — then the view. The widget state is the JSON of every widget the
-view sends (`get_state()`), counted in this process over the same vault. Last, the table alone
-(`MemoryBrowser(conn.load())`, no map) is opened the same way: its share of the opening.
+view sends (`get_state()`), counted in this process over the same vault; so is the kernel's
+part of the opening, piece by piece (the reopen, the memories frame, the map, the table).
 
 Targets (issue 23): `%decoy browse` opened ≤ 2 s; topic pick → table, filter keystroke → rows,
 row click → details ≤ 100 ms each (medians; p95 and max in the notes); hover ≤ 50 ms as at
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import statistics
 import tempfile
 import time
 from contextlib import contextmanager
@@ -35,8 +34,8 @@ from decoy_lab.views import topicmap
 
 from .context import Context
 from .data import generate
-from .report import Figure, info, missing
-from .widgets import CHROMIUM, NB, Setting, in_lab, measure, state_figure, state_sizes, timed
+from .report import Figure, missing
+from .widgets import CHROMIUM, Setting, in_lab, measure, state_figure, state_sizes
 
 TOPICS = 2_000
 NAME = "%decoy browse opened"
@@ -44,10 +43,8 @@ NAME = "%decoy browse opened"
 
 def notebook() -> dict:
     cells = [
-        "%load_ext decoy_lab\n%decoy connect --profile bench\nfrom decoy_lab.client.connection import Connection\n"
-        "from decoy_lab.widgets import MemoryBrowser, VaultView\nconn = Connection.resume('bench')",
+        "%load_ext decoy_lab\n%decoy connect --profile bench\nfrom decoy_lab.widgets import VaultView",
         "%decoy browse",
-        "MemoryBrowser(conn.load())",  # the table alone: its share of the opening
     ]
     return {
         "cells": [
@@ -163,31 +160,7 @@ def run(ctx: Context) -> list[Figure]:
                 tag=f" ({len(vault.memories):,})",
             )
             ctx.say("  JupyterLab: %decoy browse, then picks, keys and clicks")
-            figures = in_lab(tmp, notebook(), lambda page: [*measure(page, setting), table_alone(page, setting)])
+            figures = in_lab(tmp, notebook(), lambda page: measure(page, setting))
     finally:
         sb.stop()
     return [*figures, state_figure(sizes, f" ({len(vault.memories):,})")]
-
-
-def table_alone(page: Any, s: Setting) -> Figure:
-    """The third cell: load() and the memory table without the map (MemoryBrowser), until its
-    rows show, drawn."""
-    grid = f"{NB}.content.widgets[2].node.querySelector('.decoy-grid')"
-    times = []
-    for _ in range(s.repeats):
-        page.evaluate(f"() => window.__old = {grid}")
-        times.append(
-            timed(
-                page,
-                f"{NB}.content.activeCellIndex = 2; window.jupyterapp.commands.execute('notebook:run-cell');",
-                f"const g = {grid}; return !!g && g !== window.__old && !!g.querySelector('.decoy-grid-row[data-id]');",
-                timeout=120_000,
-            )[-1]
-        )
-        page.wait_for_function(f"() => {NB}.sessionContext.session.kernel.status === 'idle'", timeout=120_000)
-    return info(
-        f"the table alone opened ({s.size})",
-        statistics.median(times),
-        "s",
-        f"load() + MemoryBrowser (its own topic graph, for the names above each topic), no map; median of {s.repeats}, worst {max(times):.2f} s",
-    )
