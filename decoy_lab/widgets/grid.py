@@ -80,8 +80,9 @@ class MemoryGrid(anywidget.AnyWidget):
         n = self.table.n
         # past WHOLE_BYTES / LEAST_ROW rows no vault fits, and its columns need not be built first
         whole = n * LEAST_ROW <= WHOLE_BYTES and fits(self.table.cols, WHOLE_BYTES)
-        rows = self.table.cols
-        if not whole:
+        if whole:
+            rows = self.table.cols
+        else:  # the first page now; the columns on a thread of their own
             rows = {**self.table.rows(range(min(n, FIRST_PAGE))), "at": list(range(min(n, FIRST_PAGE)))}
             self.table.background()
         paging = {} if whole else {"total": n, "space": int(self.table.space.sum())}
