@@ -104,6 +104,13 @@ function Store() {
   const s = { cols: {}, n: 0, byId: new Map() };
   s.hold = (rows) => {
     const ids = rows.id || [], at = [];
+    if (!s.n && ids.length) {
+      // the first rows: their lists as they came (a whole table's 10,000 are not copied)
+      for (const key in rows) s.cols[key] = Array.from(rows[key]);
+      for (let j = 0; j < ids.length; j++) if (!s.byId.has(ids[j])) s.byId.set(ids[j], j);
+      s.n = ids.length;
+      return Array.from({ length: s.n }, (_, j) => j);
+    }
     for (let j = 0; j < ids.length; j++) {
       let i = s.byId.get(ids[j]);
       if (i === undefined) {
@@ -346,8 +353,11 @@ function render({ model, el }) {
   function counted() {
     const f = filters();
     const known = pending === null && shown !== null;
-    table.setAttribute("aria-busy", known ? "false" : "true");
-    body.classList.toggle("decoy-grid-pending", !known);
+    if (remote()) {
+      // only a paged table waits for rows (setting these anyway would restyle the page each time)
+      table.setAttribute("aria-busy", known ? "false" : "true");
+      body.classList.toggle("decoy-grid-pending", !known);
+    }
     if (!known) {
       count.textContent = `filtering ${plural(total, "memory", "memories")}…` + (slow ? " (waiting for the kernel)" : "");
       delete count.dataset.shown;
