@@ -13,6 +13,7 @@ import time
 import traceback
 
 from . import (
+    browse,
     check,
     frames,
     inspect,
@@ -44,6 +45,7 @@ BENCHMARKS = {
     "frames": frames,
     "topicmap": topicmap,
     "widgets": widgets,
+    "browse": browse,
     "owner": owner,
     "sandbox": sandbox,
     "recipe": recipe,

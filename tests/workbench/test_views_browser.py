@@ -123,8 +123,9 @@ def test_clicking_a_row_rings_its_topic_and_shows_the_whole_text(small):
     assert row.bounding_box()["height"] <= 27  # clamped: the 69 KB text keeps one line
     row.click()
     node = view.map.graph.nodes
-    ringed = page.locator(".decoy-map-node.ringed")
-    assert ringed.count() == 1 and ringed.get_attribute("data-node") == long_row["topic_id"]
+    ringed = page.locator(".decoy-map-node.ringed")  # in the frame after the details are painted
+    expect(ringed).to_have_count(1)
+    expect(ringed).to_have_attribute("data-node", long_row["topic_id"])
     text = page.locator(".decoy-grid-details .decoy-grid-text")
     assert text.inner_text() == long_row["text"] and len(long_row["text"]) == 69_000
     assert page.locator(".decoy-grid-details").bounding_box()["height"] < 700

@@ -308,11 +308,42 @@ def test_the_table_shows_what_select_memories_selects_and_says_how_many():
 
 def test_the_table_sorts_by_a_column_both_ways():
     grid = MemoryGrid(vault_of(5))
+    topics = grid.rows["topic"]
     grid.sort = "topic:asc"
-    names = list(grid._cols["topic"].iloc[grid.shown_positions()])
+    names = [topics[p] for p in grid.shown_positions()]
     assert names == sorted(names, key=str.lower)
     grid.sort = "topic:desc"
-    assert list(grid._cols["topic"].iloc[grid.shown_positions()]) == sorted(names, key=str.lower, reverse=True)
+    assert [topics[p] for p in grid.shown_positions()] == sorted(names, key=str.lower, reverse=True)
+
+
+def test_a_large_table_is_paged_and_picks_the_rows_pandas_picks():
+    """Past 8 MB of rows the table sends one page and the kernel applies the rule: a search
+    typed key by key (each narrowing the last), a topic, a category, a sort, each as pandas
+    selects over the frame; `count` is the line the page shows."""
+    from support.widgetpage import varied_frames
+
+    frames = varied_frames(40, 30_000, seed=8)  # ~8.6 MB of rows
+    mem = frames["memories"]
+    grid = MemoryGrid(PageVault(frames))
+    assert grid.paged and len(grid.rows["id"]) == 200 and grid.paging["total"] == 30_000
+    text = mem["text"].str.lower()
+    for typed in ("g", "ga", "garden", "garden notes"):
+        grid.search = typed
+    hits = mem[text.str.contains("garden notes", regex=False)]
+    assert grid.frame["id"].tolist() == hits["id"].tolist()
+    space = int((hits["source"] == "space").sum())
+    assert grid.count == f"{len(hits):,} of 30,000 memories shown ({space} from legacy space rows)"
+    tid = hits["topic_id"].value_counts().index[0]
+    grid.topic = tid
+    assert grid.frame["id"].tolist() == hits[hits["topic_id"] == tid]["id"].tolist()
+    grid.topic, grid.category = "", "food"
+    food = hits[hits["categories"].map(lambda c: "food" in c)]
+    assert grid.frame["id"].tolist() == food["id"].tolist()
+    grid.sort = "text:desc"  # equal texts keep the order as loaded
+    keyed = food.assign(k=text[food.index])
+    assert grid.frame["id"].tolist() == keyed.sort_values("k", ascending=False, kind="stable")["id"].tolist()
+    grid.picked = food["id"].iloc[0]
+    assert grid.picked_row["text"] == food["text"].iloc[0] and grid.picked_topic == food["topic_id"].iloc[0]
 
 
 def test_the_table_sends_whole_texts_and_shows_you_never_na():
