@@ -37,7 +37,7 @@ from decoy_lab.inspector.model import IN_FLIGHT, Flow, Timings
 from decoy_lab.inspector.proxy import ProxyApp
 
 LENGTH = 4
-FLUSH = 0.005  # seconds frames wait to go out together
+FLUSH = 0.02  # seconds frames wait to go out together
 PIECE = 256 * 1024  # bytes of a body kept for the record, sent on at a time
 HIGH_WATER = 2 * 1024 * 1024  # bytes of frames waiting to be sent, past which a streaming body waits
 

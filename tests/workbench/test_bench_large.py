@@ -47,8 +47,13 @@ def measured(tmp_path_factory):
 def test_the_child_reads_the_resident_set_around_a_cold_load_of_every_row(measured):
     data, cold, _again, _wire, _sample, _size = measured
     assert cold["rows"] == len(data) and cold["memories"] == MEMORIES and cold["read"] == len(data)
-    assert 0 < cold["rss_before_kib"] <= cold["rss_loaded_peak_kib"] <= cold["rss_peak_kib"]
-    assert cold["rss_loaded_kib"] <= cold["rss_loaded_peak_kib"] and cold["rss_settled_kib"] <= cold["rss_peak_kib"]
+    # Linux counts each thread's resident pages in batches (up to 64 pages a thread before they are
+    # added up), so a VmRSS read may run a little ahead of the VmHWM read after it: a slack of 1 MiB.
+    slack = 1024
+    assert 0 < cold["rss_before_kib"] <= cold["rss_loaded_peak_kib"] + slack
+    assert cold["rss_loaded_peak_kib"] <= cold["rss_peak_kib"] + slack
+    assert cold["rss_loaded_kib"] <= cold["rss_loaded_peak_kib"] + slack
+    assert cold["rss_settled_kib"] <= cold["rss_peak_kib"] + slack
     assert cold["frame_rows"] == MEMORIES and cold["frame_seconds"] == min(cold["frame_builds"]) > 0
 
 
