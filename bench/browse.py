@@ -41,19 +41,12 @@ TOPICS = 2_000
 NAME = "%decoy browse opened"
 
 
-def notebook() -> dict:
-    cells = [
+def notebook() -> list[str]:
+    """The benchmark notebook's cells: the bench profile connected, then `%decoy browse`."""
+    return [
         "%load_ext decoy_lab\n%decoy connect --profile bench\nfrom decoy_lab.widgets import VaultView",
         "%decoy browse",
     ]
-    return {
-        "cells": [
-            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None} for c in cells
-        ],
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
 
 
 @contextmanager

@@ -49,20 +49,13 @@ NB = "window.jupyterapp.shell.currentWidget"
 VIEW = f"{NB}.content.widgets[1].node.querySelector('.decoy-vaultview')"
 
 
-def notebook(vault_file: Path) -> dict:
-    cells = [
+def notebook(vault_file: Path) -> list[str]:
+    """The benchmark notebook's cells: the vault unpickled and its frames built, then the view."""
+    return [
         f"import pickle\nfrom decoy_lab.widgets import VaultView\nvault = pickle.loads(open({str(vault_file)!r}, 'rb').read())\n"
         "_ = vault.memories, vault.topics, vault.links",
         "VaultView(vault)",
     ]
-    return {
-        "cells": [
-            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None} for c in cells
-        ],
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
 
 
 def run(ctx: Context) -> list[Figure]:
@@ -82,14 +75,14 @@ def run(ctx: Context) -> list[Figure]:
     return [*figures, state_figure(state_sizes(vault), f" ({len(vault.memories):,})", judged=False)]
 
 
-def in_lab(tmp: Path, nb: dict, then: Callable[[Any], list[Figure]]) -> list[Figure]:
-    """A JupyterLab of its own on `nb` (saved in tmp/nb), its first cell run, then `then(page)`."""
+def in_lab(tmp: Path, cells: list[str], then: Callable[[Any], list[Figure]]) -> list[Figure]:
+    """A JupyterLab of its own on a notebook of `cells` (saved in tmp/nb), its first cell run, then `then(page)`."""
     from playwright.sync_api import sync_playwright
 
-    from tests.support.lab import KERNEL_READY, running_lab
+    from tests.support.lab import KERNEL_READY, notebook_json, running_lab
 
     (tmp / "nb").mkdir(exist_ok=True)
-    (tmp / "nb" / "bench.ipynb").write_text(json.dumps(nb))
+    (tmp / "nb" / "bench.ipynb").write_text(notebook_json(cells))
     with running_lab(tmp, tmp / "nb") as (base, token), sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
