@@ -103,6 +103,11 @@ def map_layout(G: nx.DiGraph) -> MapLayout:
     return made
 
 
+def forget() -> None:
+    """Drop the kept layouts (mapcache.forget: the next view lays its map out afresh)."""
+    _KEPT.clear()
+
+
 def tree_digest(G: nx.DiGraph) -> str:
     """What a layout depends on, hashed: each node's id, parent, kind, type and name."""
     h = hashlib.blake2b(digest_size=16)

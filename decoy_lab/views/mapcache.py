@@ -20,6 +20,7 @@ from typing import Any
 import networkx as nx
 import pandas as pd
 
+from decoy_lab.views import layout
 from decoy_lab.views.graph import TopicGraph, build_graph
 from decoy_lab.views.nodes import _frames
 
@@ -128,4 +129,5 @@ def forget() -> None:
     """Drop everything kept (the next view builds afresh) and zero the counts."""
     _by_object.clear()
     _kept.clear()
+    layout.forget()
     counts.update(made=0, reused=0)
