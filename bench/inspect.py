@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import resource
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -44,7 +43,6 @@ from .context import Context
 from .report import Figure, check, info, missing, relative, within
 
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 VIEW_BUDGET = 0.100
 OVERHEAD_MEDIAN, OVERHEAD_P95 = 0.002, 0.005
 THROUGHPUT_NEED = 0.90
@@ -131,31 +129,14 @@ def _view(ctx: Context) -> list[Figure]:
         return []
     if not Path(CHROMIUM).exists():
         return [missing(n, "≤ 100 ms", f"needs Debian's chromium at {CHROMIUM}") for n in names]
-    import nbformat
-    from playwright.sync_api import sync_playwright
+    from tests.support.lab import notebook_page
 
-    from tests.support.lab import run_notebook, running_lab
-
-    with tempfile.TemporaryDirectory(prefix="bench-flows-") as tmp:
-        folder = Path(tmp) / "nb"
-        folder.mkdir()
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SETUP.strip())])
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-        nbformat.write(nb, folder / "bench.ipynb")
-        with running_lab(Path(tmp), folder) as (base, token), sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-            try:
-                page = browser.new_context(viewport={"width": 1300, "height": 1100}).new_page()
-                errors = run_notebook(page, base, token, "notebooks/bench.ipynb")
-                if errors:
-                    raise RuntimeError(f"the benchmark notebook failed: {errors}")
-                root = page.locator(".bench-flows .decoy-flows")
-                root.locator(".decoy-flows-row").first.wait_for(timeout=60_000)
-                table = page.locator(".jp-OutputArea-output pre", has_text="TABLE_BYTES").first.inner_text()
-                keys = _keystrokes(page, root)
-                clicks = _clicks(page, root)
-            finally:
-                browser.close()
+    with notebook_page("bench-flows-", [SETUP.strip()], {"width": 1300, "height": 1100}) as page:
+        root = page.locator(".bench-flows .decoy-flows")
+        root.locator(".decoy-flows-row").first.wait_for(timeout=60_000)
+        table = page.locator(".jp-OutputArea-output pre", has_text="TABLE_BYTES").first.inner_text()
+        keys = _keystrokes(page, root)
+        clicks = _clicks(page, root)
     size = int(table.split()[-1])
     return [
         _figure(names[0], keys, "keystroke (keydown) → the rows filtered, counted and painted"),

@@ -8,14 +8,12 @@ Left out under --quick (it starts a browser and a JupyterLab: run `make bench`).
 from __future__ import annotations
 
 import statistics
-import tempfile
 from pathlib import Path
 
 from .context import Context
 from .report import Figure, missing, within
 
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 BUDGET = 0.050
 PRESSES = 30
 TEXT_BYTES = 69_000  # the largest memory the issue measured
@@ -76,56 +74,37 @@ def run(ctx: Context) -> list[Figure]:
         return []
     if not Path(CHROMIUM).exists():
         return [missing(n, "≤ 50 ms", f"needs Debian's chromium at {CHROMIUM}") for n in names]
-    import nbformat
-    from playwright.sync_api import sync_playwright
+    from tests.support.lab import notebook_page
 
-    from tests.support.lab import run_notebook, running_lab
-
-    with tempfile.TemporaryDirectory(prefix="bench-recipe-") as tmp:
-        folder = Path(tmp) / "nb"
-        folder.mkdir()
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SETUP.strip())])
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-        nbformat.write(nb, folder / "bench.ipynb")
-        with running_lab(Path(tmp), folder) as (base, token), sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-            try:
-                page = browser.new_context(viewport={"width": 1300, "height": 1000}).new_page()
-                errors = run_notebook(page, base, token, "notebooks/bench.ipynb")
-                if errors:
-                    raise RuntimeError(f"the benchmark notebook failed: {errors}")
-                root = page.locator(".bench-recipe .decoy-recipe")
-                root.locator(".dr-where").wait_for()
-                n = root.locator(".dr-step").count()
-                keys, clicks, lits = [], [], []
-                root.locator(".dr-step.open .dr-step-head").click()
-                at = int(root.locator(".dr-where").inner_text().split()[1]) - 1
-                for _ in range(PRESSES):
-                    step = 1 if at < n - 1 else -1
-                    key = "ArrowRight" if step > 0 else "ArrowLeft"
-                    page.evaluate(ARM, "keydown")
-                    page.keyboard.press(key)
-                    keys.append(_wait(page))
-                    at += step
-                nxt = root.get_by_role("button", name="Next ▶")
-                prev = root.get_by_role("button", name="◀ Prev")
-                for _ in range(PRESSES):
-                    button = nxt if at < n - 1 else prev
-                    page.evaluate(ARM, "pointerdown")
-                    button.click()
-                    clicks.append(_wait(page))
-                    at += 1 if button is nxt else -1
-                root.locator(".dr-step").nth(2).locator(".dr-step-head").click()  # a blob with a field tree
-                nodes = root.locator(".dr-step.open .dr-node")
-                for i in range(min(PRESSES, 10)):
-                    page.evaluate(
-                        "() => document.querySelectorAll('.dr-lit').forEach(e => e.classList.remove('dr-lit'))"
-                    )
-                    page.evaluate(ARM_LIT)
-                    nodes.nth(1 + i % max(1, nodes.count() - 1)).click()
-                    lits.append(_wait(page))
-            finally:
-                browser.close()
+    with notebook_page("bench-recipe-", [SETUP.strip()], {"width": 1300, "height": 1000}) as page:
+        root = page.locator(".bench-recipe .decoy-recipe")
+        root.locator(".dr-where").wait_for()
+        n = root.locator(".dr-step").count()
+        keys, clicks, lits = [], [], []
+        root.locator(".dr-step.open .dr-step-head").click()
+        at = int(root.locator(".dr-where").inner_text().split()[1]) - 1
+        for _ in range(PRESSES):
+            step = 1 if at < n - 1 else -1
+            key = "ArrowRight" if step > 0 else "ArrowLeft"
+            page.evaluate(ARM, "keydown")
+            page.keyboard.press(key)
+            keys.append(_wait(page))
+            at += step
+        nxt = root.get_by_role("button", name="Next ▶")
+        prev = root.get_by_role("button", name="◀ Prev")
+        for _ in range(PRESSES):
+            button = nxt if at < n - 1 else prev
+            page.evaluate(ARM, "pointerdown")
+            button.click()
+            clicks.append(_wait(page))
+            at += 1 if button is nxt else -1
+        root.locator(".dr-step").nth(2).locator(".dr-step-head").click()  # a blob with a field tree
+        nodes = root.locator(".dr-step.open .dr-node")
+        for i in range(min(PRESSES, 10)):
+            page.evaluate("() => document.querySelectorAll('.dr-lit').forEach(e => e.classList.remove('dr-lit'))")
+            page.evaluate(ARM_LIT)
+            nodes.nth(1 + i % max(1, nodes.count() - 1)).click()
+            lits.append(_wait(page))
     return [_figure(names[0], keys, n), _figure(names[1], clicks, n), _figure(names[2], lits, n)]
 
 

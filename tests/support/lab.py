@@ -11,10 +11,12 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -149,3 +151,26 @@ def run_notebook(page, base: str, token: str, path: str, timeout_ms: int = 240_0
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(ALL_RAN, timeout=timeout_ms)
     return page.evaluate(ERRORS)
+
+
+@contextmanager
+def notebook_page(prefix: str, cells: list[str], viewport: dict[str, int]) -> Iterator[Any]:
+    """A JupyterLab of its own with a notebook of `cells`, every cell run in Debian's chromium:
+    yields the page (a benchmark times what it shows); raises when a cell failed."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.support.browser import CHROMIUM, FLAGS
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        (Path(tmp) / "nb").mkdir()
+        (Path(tmp) / "nb" / "bench.ipynb").write_text(notebook_json(cells))
+        with running_lab(Path(tmp), Path(tmp) / "nb") as (base, token), sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+            try:
+                page = browser.new_context(viewport=viewport).new_page()
+                errors = run_notebook(page, base, token, "notebooks/bench.ipynb")
+                if errors:
+                    raise RuntimeError(f"the benchmark notebook failed: {errors}")
+                yield page
+            finally:
+                browser.close()
