@@ -99,7 +99,6 @@ function render({ model, el }) {
   let view = { k: 1, tx: 0, ty: 0 }, fitted = false, hovered = null, matches = new Set();
   let frame = 0, fitK = 0, moved = true; // moved: dots and edges need new positions
   let clusters = [], large = false, grid = new Map(), slot = 1, hoveredCluster = null;
-  let touching = new Map(), clusterOf = new Map(), drawnSel = ""; // a pick redraws only what it touches
   const CELL = 2; // data units: the hit grid's cell (a topic's slot is 1)
 
   function textWidth(text, bold) {
@@ -136,12 +135,9 @@ function render({ model, el }) {
       const key = Math.floor(n.x / CELL) + "," + Math.floor(n.y / CELL);
       (grid.get(key) || grid.set(key, []).get(key)).push(n);
     }
-    touching = new Map();
     for (const e of edges) {
       e.line = s("line", e.inferred ? "decoy-map-edge inferred" : "decoy-map-edge", gEdges);
-      for (const id of [e.source, e.target]) (touching.get(id) || touching.set(id, []).get(id)).push(e);
     }
-    clusterOf = new Map(clusters.filter((c) => c.node).map((c) => [c.node, c]));
     const most = Math.max(1, ...nodes.map((n) => n.memories));
     for (const n of nodes) {
       n.r = n.kind === "user" ? 16 : 4 + 12 * Math.sqrt(n.memories / most);
@@ -370,9 +366,21 @@ function render({ model, el }) {
       c.circle.classList.toggle("selected", !!c.node && c.node === selected);
     }
     const inner = slotPx() >= EDGE_SLOT;
-    for (const e of edges) edgeLarge(e, hidden, selected, inner, W, H);
+    for (const e of edges) {
+      const a = byId.get(e.source), b = byId.get(e.target);
+      const near = !!selected && (a.id === selected || b.id === selected);
+      let on = (near || (inner && e.spoke)) && !hidden.has(a.id) && !hidden.has(b.id);
+      const x1 = sx(a), y1 = sy(a), x2 = sx(b), y2 = sy(b);
+      on = on && Math.max(x1, x2) >= 0 && Math.max(y1, y2) >= 0 && Math.min(x1, x2) <= W && Math.min(y1, y2) <= H;
+      show(e.line, on);
+      if (!on) continue;
+      e.line.setAttribute("x1", x1);
+      e.line.setAttribute("y1", y1);
+      e.line.setAttribute("x2", x2);
+      e.line.setAttribute("y2", y2);
+      e.line.classList.toggle("near", near);
+    }
     relationLabels(hidden, selected);
-    drawnSel = selected;
     for (const n of nodes) {
       const x = sx(n), y = sy(n);
       n.sr = n.kind === "user" ? Math.max(12, 2.25 * view.k) : Math.max(MIN_DOT, (n.dot_r || 0.5) * view.k);
@@ -390,37 +398,6 @@ function render({ model, el }) {
       cls.toggle("faded", dim && !matches.has(n.id));
       cls.toggle("collapsed", collapsed.has(n.id) && (kids.get(n.id) || []).length > 0);
     }
-  }
-
-  function edgeLarge(e, hidden, selected, inner, W, H) {
-    const a = byId.get(e.source), b = byId.get(e.target);
-    const near = !!selected && (a.id === selected || b.id === selected);
-    let on = (near || (inner && e.spoke)) && !hidden.has(a.id) && !hidden.has(b.id);
-    const x1 = sx(a), y1 = sy(a), x2 = sx(b), y2 = sy(b);
-    on = on && Math.max(x1, x2) >= 0 && Math.max(y1, y2) >= 0 && Math.min(x1, x2) <= W && Math.min(y1, y2) <= H;
-    show(e.line, on);
-    if (!on) return;
-    e.line.setAttribute("x1", x1);
-    e.line.setAttribute("y1", y1);
-    e.line.setAttribute("x2", x2);
-    e.line.setAttribute("y2", y2);
-    e.line.classList.toggle("near", near);
-  }
-
-  // A pick on a large map that did not move it: only the old and the new pick's dot, cluster
-  // and edges change (drawLarge would visit every one of thousands); the labels are placed again.
-  function reselect() {
-    const W = stage.clientWidth, H = stage.clientHeight;
-    const hidden = hiddenSet(), selected = model.get("selected"), inner = slotPx() >= EDGE_SLOT;
-    for (const id of new Set([drawnSel, selected])) {
-      if (!id) continue;
-      const n = byId.get(id), c = clusterOf.get(id);
-      if (n) n.dot.classList.toggle("selected", id === selected);
-      if (c) c.circle.classList.toggle("selected", id === selected);
-      for (const e of touching.get(id) || []) edgeLarge(e, hidden, selected, inner, W, H);
-    }
-    relationLabels(hidden, selected);
-    drawnSel = selected;
   }
 
   // Names, placed greedily in screen space: the clusters' first (largest first, on their top
@@ -756,11 +733,8 @@ function render({ model, el }) {
     });
   };
   const onSelected = () => {
-    reveal(model.get("selected")); // moves the view (schedule) if the pick is off screen
-    if (large && fitted && !moved) {
-      reselect();
-      relabel();
-    } else schedule();
+    reveal(model.get("selected"));
+    schedule();
   };
   const onRinged = () => {
     reveal(model.get("ringed"));
