@@ -164,3 +164,35 @@ def test_the_row_cache_equals_a_fresh_query_after_every_kind_of_change(lab, alph
     check()
     saved(alpha, "three")
     check()
+
+
+def test_a_read_after_a_change_judges_only_the_rows_it_touched_and_answers_as_afresh(lab, alpha):
+    """After a change the answer is the one a sandbox that kept nothing gives, byte for byte, and
+    only the rows the change touched are judged again: an edit, a wrap taken away, a new row."""
+    from decoy_lab import memory
+
+    keys = alpha.keys()
+    rows = [memory.new_memory_row(keys, f"row {i}") for i in range(300)]
+    for start in range(0, 300, 200):
+        assert alpha.save(rows[start : start + 200]).status_code == 201
+    alpha.get("/api/agent/context/memories")
+    lab.owner.edit(rows[7]["id"], text="seven, by the owner")
+    with lab.state.store.tx() as con:
+        con.execute("DELETE FROM memory_wraps WHERE memory_id=? AND token_id=?", (rows[9]["id"], alpha.token_id))
+    assert alpha.save([memory.new_memory_row(keys, "one more")]).status_code == 201
+    changed = alpha.get("/api/agent/context/memories")
+    listing, _ = _cache(lab).get(alpha.token_id, _listing_stamp(lab, alpha))
+    assert listing is not None and listing.afresh == 3, "the edited row, the row whose wrap went, the new row"
+    _cache(lab).clear()
+    afresh = alpha.get("/api/agent/context/memories")
+    assert changed.content == afresh.content
+    ids = [m["id"] for m in changed.json()["memories"]]
+    assert len(ids) == 300 and rows[9]["id"] not in ids and rows[7]["id"] in ids
+
+
+def _listing_stamp(lab, client) -> tuple:
+    from decoy_lab.sandbox.rules import auth
+
+    with lab.state.store.tx() as con:
+        (agent,) = [a for a in auth.live_agents(con, lab.clock()) if a.token_id == client.token_id]
+        return readcache.stamp(con, agent)

@@ -23,7 +23,7 @@ from decoy_lab.sandbox.phone import schedule, sharepass, waiting
 from decoy_lab.sandbox.rules import auth, readcache
 from decoy_lab.sandbox.rules.auth import Agent
 from decoy_lab.sandbox.rules.faults import faulty
-from decoy_lab.sandbox.rules.reach import Reach, agent_of, is_author, owner_public_key, readable
+from decoy_lab.sandbox.rules.reach import Reach, agent_of, is_author, owner_public_key
 
 
 async def public_key(request: Request) -> JSONResponse:
@@ -92,10 +92,11 @@ def encode(obj: Any) -> bytes:
 async def list_memories(request: Request) -> Response:
     """GET memories — every row this connection may open now, plus the preparing/failed report.
 
-    Rows, wraps and the report come from one transaction. The array is kept (readcache) until a
-    row, a wrap or this connection's access changes, and an unchanged read sends it again; a
-    large array is encoded and sent a chunk at a time (10,000 rows are 13 MB: the client opens
-    the first ones meanwhile). The report is always worked out afresh: it follows the clock."""
+    Rows, wraps and the report come from one transaction. The rows as judged and encoded are kept
+    (readcache) until a row, a wrap or this connection's access changes: an unchanged read sends
+    them again, and a read after a change judges and encodes only the rows it touched. A large
+    array is encoded and sent a chunk at a time (10,000 rows are 13 MB: the client opens the
+    first ones meanwhile). The report is always worked out afresh: it follows the clock."""
 
     state = state_of(request)
     agent = await agent_of(request)
@@ -106,14 +107,14 @@ async def list_memories(request: Request) -> Response:
     cache = readcache.of(state)
     with gc_paused(), state.store.tx() as con:  # one row object per stored row: no cycles to find
         stamp = readcache.stamp(con, agent)
-        found = cache.get(agent.token_id, stamp)
+        found, last = cache.get(agent.token_id, stamp)
         if found is None:
             rows, its_wraps = cache.rows.memories(con), cache.rows.wraps(con, agent.token_id)
-            served, owed, wraps = readable(con, agent, rows=rows, wraps=its_wraps)
+            listing = readcache.judge(last, stamp, agent, rows, its_wraps)
         else:
-            owed, wraps = found.waiting, found.wraps
-        report = waiting.report(con, agent, owed, wraps, now)
-    if owed and "failed_others" not in report:
+            listing = found
+        report = waiting.report(con, agent, listing.waiting, listing.wraps, now)
+    if listing.waiting and "failed_others" not in report:
         # the first read that finds something owed asks the phone at once; after `failed` only the
         # once-a-day read that asks again (it answers `preparing`) does: "stopped asking on its own"
         schedule.nudge(state, now)
@@ -122,31 +123,33 @@ async def list_memories(request: Request) -> Response:
     elif report.get("preparing_unknown"):
         schedule.ask_for_preparing_unknown(state, agent, now)
     tail = b"," + encode(report)[1:] if report else b"}"
-    if found is not None:
-        return Response(b'{"memories":' + found.memories_json + tail, media_type="application/json")
+    served = listing.served
 
     def chunks() -> Iterator[bytes]:  # orjson: rows hold only strings, ints and bools; ~10x json's speed
         for start in range(0, len(served), STREAM_ROWS):
-            yield orjson.dumps([served_row(r, agent) for r in served[start : start + STREAM_ROWS]])[1:-1]
-
-    def keep(parts: list[bytes]) -> bytes:
-        array = b"[" + b",".join(parts) + b"]"
-        cache.put(agent.token_id, readcache.Listing(stamp, array, owed, wraps))
-        return array
+            yield b",".join([row_json(j, agent) for j in served[start : start + STREAM_ROWS]])
 
     if len(served) <= STREAM_ROWS:
-        return Response(b'{"memories":' + keep(list(chunks())) + tail, media_type="application/json")
+        if found is None:
+            cache.put(agent.token_id, listing)
+        return Response(b'{"memories":[' + b"".join(chunks()) + b"]" + tail, media_type="application/json")
 
     async def streamed() -> AsyncIterator[bytes]:  # on the event loop: no thread hop per chunk
-        parts: list[bytes] = []
         yield b'{"memories":['
-        for part in chunks():
-            yield b"," + part if parts else part
-            parts.append(part)
-        keep(parts)
+        for i, part in enumerate(chunks()):
+            yield b"," + part if i else part
+        if found is None:  # every row encoded: kept for the next read
+            cache.put(agent.token_id, listing)
         yield b"]" + tail
 
     return StreamingResponse(streamed(), media_type="application/json")
+
+
+def row_json(j: readcache.Judged, agent: Agent) -> bytes:
+    """A served row's JSON, encoded once for as long as its row and wrap are unchanged."""
+    if j.json is None:
+        j.json = orjson.dumps(served_row(j.reach, agent))
+    return j.json
 
 
 routes: list[Route] = [

@@ -168,28 +168,12 @@ def reach(con: sqlite3.Connection, agent: Agent, row: ms.MemoryRow) -> Reach:
     return Reach(row, wrap, live_via(agent, row, wrap))
 
 
-def readable(
-    con: sqlite3.Connection,
-    agent: Agent,
-    *,
-    rows: list[ms.MemoryRow] | None = None,
-    wraps: dict[str, ms.Wrap] | None = None,
-) -> tuple[list[Reach], list, dict[str, ms.Wrap]]:
-    """Every row this connection may open now, the rows owed to it that it cannot open yet
-    ((row, why) pairs), and its wraps: one snapshot, read in the caller's transaction (`rows` /
-    `wraps`: every stored row and this token's wraps, when the caller has them as of it)."""
-    wraps = ms.wraps_for_token(con, agent.token_id) if wraps is None else wraps
-    served, waiting = [], []
-    for row in ms.all_memories(con) if rows is None else rows:
-        r = Reach(row, usable_wrap(wraps.get(row.id), row, agent))
-        r.via = live_via(agent, row, r.wrap)
-        if r.readable:
-            served.append(r)
-        else:
-            why = owed_reason(agent, row)
-            if why is not None:
-                waiting.append((row, why))
-    return served, waiting, wraps
+def judged(agent: Agent, row: ms.MemoryRow, wrap: ms.Wrap | None) -> tuple[Reach, str | None]:
+    """One stored row for this agent: its Reach (served when readable) and, when it is not
+    readable, the reason a key to it is owed (None: nothing is owed)."""
+    r = Reach(row, usable_wrap(wrap, row, agent))
+    r.via = live_via(agent, row, r.wrap)
+    return r, None if r.readable else owed_reason(agent, row)
 
 
 def live_agents(con: sqlite3.Connection, now: float) -> dict[str, Agent]:

@@ -10,7 +10,13 @@ when nothing changed since the last read. What the `memories` array holds depend
   the live access is part of the key, not a version number).
 
 The `preparing` / `failed` report depends on the clock as well, so it is worked out on every read
-from the cached waiting rows; only the array and what the report needs are kept.
+from the cached waiting rows; only the rows as judged and encoded and what the report needs are kept.
+
+After a change, a read judges and encodes again only the rows that changed (`judge`): a row's
+answer depends on its stored row, this connection's wrap of it and the access above, and
+`RowCache` hands out new objects for exactly the rows and wraps a change touched, so a row whose
+row and wrap are the very objects judged last time, under the same access, comes out the same.
+At 100,000 rows, 1 % edited, that is 1,000 rows judged and encoded instead of 100,000.
 
 Underneath, `RowCache` keeps every stored memory row and each connection's wraps as last read,
 and brings them up to date from `memory_touched` (the ids SQLite triggers record for every
@@ -24,23 +30,67 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from decoy_lab.sandbox.core import SandboxState
 from decoy_lab.sandbox.rules.auth import Agent
+from decoy_lab.sandbox.rules.reach import Reach, judged
 from decoy_lab.sandbox.stores import memstore as ms
 
 MAX_ENTRIES = 16  # connections whose last answer is kept; the oldest is dropped first
 
 
-@dataclass(frozen=True)
+@dataclass
+class Judged:
+    """One stored row as judged for one connection: with the row and wrap objects RowCache gave,
+    its Reach (served when readable), why a key to it is owed when it is not (None: nothing is
+    owed), and its JSON once encoded."""
+
+    row: ms.MemoryRow
+    wrap: ms.Wrap | None
+    reach: Reach
+    why: str | None
+    json: bytes | None = None
+
+
+@dataclass
 class Listing:
-    """One connection's read at one generation."""
+    """One connection's read at one generation: every stored row judged, in served order."""
 
     stamp: tuple
-    memories_json: bytes  # the encoded `memories` array, `[...]`
-    waiting: list  # [(MemoryRow, why)] rows owed to this connection that it cannot open yet
+    rows: list[Judged]
     wraps: dict  # memory id -> this token's Wrap (the report looks at them)
+    afresh: int  # rows judged anew for it (the others were taken from the listing before)
+
+    @cached_property
+    def served(self) -> list[Judged]:
+        return [j for j in self.rows if j.reach.readable]
+
+    @cached_property
+    def waiting(self) -> list[tuple[ms.MemoryRow, str]]:
+        """[(MemoryRow, why)] rows owed to this connection that it cannot open yet."""
+        return [(j.row, j.why) for j in self.rows if j.why is not None and not j.reach.readable]
+
+    @cached_property
+    def by_id(self) -> dict[str, Judged]:
+        return {j.row.id: j for j in self.rows}
+
+
+def judge(
+    previous: Listing | None, stamp: tuple, agent: Agent, rows: list[ms.MemoryRow], wraps: dict[str, ms.Wrap]
+) -> Listing:
+    """Every row judged for `agent` at `stamp`: taken from `previous` (this connection's last
+    listing) when it judged the same row and wrap objects under the same access, else afresh."""
+    before = previous.by_id if previous is not None and previous.stamp[1:] == stamp[1:] else {}
+    out, afresh = [], 0
+    for row in rows:
+        wrap = wraps.get(row.id)
+        was = before.get(row.id)
+        if was is None or was.row is not row or was.wrap is not wrap:
+            was, afresh = Judged(row, wrap, *judged(agent, row, wrap)), afresh + 1
+        out.append(was)
+    return Listing(stamp, out, wraps, afresh)
 
 
 def stamp(con: sqlite3.Connection, agent: Agent) -> tuple[Any, ...]:
@@ -122,15 +172,16 @@ class ReadCache:
         self.hits = self.misses = 0
         self.rows = RowCache()
 
-    def get(self, token_id: str, current: tuple) -> Listing | None:
+    def get(self, token_id: str, current: tuple) -> tuple[Listing | None, Listing | None]:
+        """(the listing kept for `current`, if any; else the connection's last one, if any)."""
         with self._lock:
             found = self._entries.get(token_id)
             if found is None or found.stamp != current:
                 self.misses += 1
-                return None
+                return None, found
             self._entries.move_to_end(token_id)
             self.hits += 1
-            return found
+            return found, None
 
     def put(self, token_id: str, listing: Listing) -> None:
         with self._lock:
