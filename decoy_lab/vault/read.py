@@ -46,6 +46,15 @@ Reuse = Callable[[Mapping], "tuple[Kept, Any] | None"]
 Earlier = Mapping[str, "tuple[int, tuple[Kept, Any]]"]
 
 
+@dataclass(frozen=True, slots=True)
+class Again:
+    """A row the stream reader knew by its fingerprint: served byte for byte as row `at` of the
+    load before, whose id was `id` (handed out in its place, not parsed: `Vault.known`)."""
+
+    at: int
+    id: str
+
+
 @dataclass
 class Vault:
     """Everything one load read. DataFrames are built on first use."""
@@ -90,6 +99,15 @@ class Vault:
             if isinstance(rid, str) and rid not in out:  # a further copy of an id is reported, never read
                 out[rid] = (i, pair)
         return out
+
+    def known(self, earlier: Earlier) -> dict[str, Again]:
+        """Fingerprint -> Again for each row of `earlier` (this vault's `earlier()`) whose text's
+        fingerprint was taken: the stream reader hands such a row, served again byte for byte,
+        out as its Again without parsing it, and the next load takes what it read as."""
+        fps = self.fingerprints
+        if fps is None or len(fps) != len(self.results):
+            return {}
+        return {fp: Again(i, rid) for rid, (i, _pair) in earlier.items() if (fp := fps[i]) is not None}
 
     @cached_property
     def topic_list(self) -> list[memory.Topic]:
@@ -274,6 +292,9 @@ def read_vault(
     served is reported, never read; an id of another JSON type is left to the reader, which
     reports it."""
     before = previous.earlier() if previous is not None else {}
+    parser = getattr(rows, "parser", None)  # a StreamedArray's reader: knows rows served as before
+    if previous is not None and parser is not None and parser.fingerprints is not None and not parser.known:
+        parser.known = previous.known(before)
     kept_before = as_served(previous.served) if previous is not None else ServedRows()
     served = ServedRows()  # per row, its served text where the reader kept one (compact), else the dict
     texts = getattr(rows, "texts", None)  # a StreamedArray's: per element, the text it was read from
@@ -287,6 +308,13 @@ def read_vault(
         for r in rows:
             text = _take(texts, taken)
             taken += 1
+            if type(r) is Again:  # served as the load before served it: read as it read then
+                if r.id not in seen:
+                    seen.add(r.id)
+                    served.append(kept_before.entry(r.at))
+                    slots.append(before[r.id][1])
+                    continue
+                r = kept_before[r.at]  # a further copy of an id: the dict, reported as a duplicate below
             if isinstance(r, Oversized):  # skipped by the stream reader for its size: unreadable, said why
                 stub, row, why = oversized(r)
                 served.append(stub)

@@ -297,6 +297,67 @@ def test_after_a_change_only_the_changed_row_is_parsed_the_rest_are_known_by_fin
     same_vault(vault, Connection.resume("p", store=store).load())
 
 
+def test_a_sync_in_the_same_connection_parses_only_the_changed_row(paired, store, monkeypatch):
+    """`sync()` after one edit: the rows served byte for byte as the load before served them are
+    known by the SHA-256 of their text and taken as they read then, unparsed; the vault is the one
+    a cold load reads, the duplicate of an unchanged row included."""
+    conn, cold = paired
+    mid = conn.save("Takes the late train.")
+    conn.sync()
+    conn.edit(mid, text="Now takes the early train.")
+    from decoy_lab.transport import jsonstream
+
+    counting = CountingOrjson()
+    monkeypatch.setattr(jsonstream, "orjson", counting)
+    result = conn.sync()
+    vault = conn.session.vault
+    assert result.updated == [mid] and vault.read == 1
+    assert counting.parsed == 1, "the other rows were known by their text's fingerprint, not parsed"
+    assert vault.memory(mid).text == "Now takes the early train."
+    assert len(vault.served) == len(cold.served) + 1
+    monkeypatch.undo()
+    cache.clear(store.cache_path("p"))
+    same_vault(vault, Connection.resume("p", store=store).load())
+
+
+def test_a_row_known_by_its_text_but_served_twice_is_read_once_and_its_copy_reported(paired, store):
+    """The same text twice in one answer (a faulty server): the first copy is taken as it read
+    before, the second is reported as served more than once, as a load that knew nothing says."""
+    _conn, cold = paired
+    cache.clear(store.cache_path("p"))  # the first load below reads every row; the next knows their texts
+
+    def real_answer(request: httpx.Request) -> httpx.Response:
+        with httpx.Client() as real:
+            answer = real.send(request)
+        return httpx.Response(answer.status_code, content=answer.content, headers={"content-type": "application/json"})
+
+    def doubled(request: httpx.Request) -> httpx.Response:
+        answer = real_answer(request)
+        if request.url.path != MEMORIES:
+            return answer
+        head, rest = answer.content.split(b'{"memories":[', 1)
+        first = rest[: rest.index(b"}") + 1]  # the first row's text, byte for byte
+        return httpx.Response(
+            200, content=head + b'{"memories":[' + first + b"," + rest, headers={"content-type": "application/json"}
+        )
+
+    twice = [False]
+
+    def maybe(request: httpx.Request) -> httpx.Response:
+        return doubled(request) if twice[0] else real_answer(request)
+
+    conn = Connection.resume("p", store=store, http=httpx.Client(transport=httpx.MockTransport(maybe)))
+    conn.load()
+    twice[0] = True
+    again = conn.load()
+    assert len(again.served) == len(cold.served) + 1 and again.read == 0
+    copy = again.decoded_rows[1]
+    assert copy.id == again.decoded_rows[0].id and copy.status == "unreadable" and "more than once" in copy.reason
+    cache.clear(store.cache_path("p"))
+    fresh = Connection.resume("p", store=store, http=httpx.Client(transport=httpx.MockTransport(doubled)))
+    same_vault(again, fresh.load())
+
+
 def test_a_row_served_in_other_bytes_is_still_matched_by_id_kid_rev_and_ciphertext(paired, store, demo):
     """Other spacing and member order (the same row, as another server might write it): the
     fingerprint differs, so the row is parsed, and taken from the cache by id, kid, rev and
