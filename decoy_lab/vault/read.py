@@ -107,6 +107,7 @@ class Vault:
         fps = self.fingerprints
         if fps is None or len(fps) != len(self.results):
             return {}
+        fps = list(fps)
         return {fp: Again(i, rid) for rid, (i, _pair) in earlier.items() if (fp := fps[i]) is not None}
 
     @cached_property

@@ -223,6 +223,10 @@ class Fingerprints(Sequence["str | None"]):
         i = range(len(self))[i]
         return None if i in self._none else self._digests[32 * i : 32 * i + 32].hex()
 
+    def __iter__(self) -> Iterator[str | None]:
+        joined, none = self._digests.hex(), self._none  # one call for every row, not one a row
+        return (None if i in none else joined[64 * i : 64 * i + 64] for i in range(len(self)))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, (list, Fingerprints)) and list(self) == list(other)
 
