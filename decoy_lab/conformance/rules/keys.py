@@ -7,7 +7,7 @@ import base64
 from typing import Any
 
 from decoy_lab.conformance.model import MEMORIES, Exchange, Result, Rule, Run, short
-from decoy_lab.conformance.rules.base import opened_rows, reads, row_label, sent_rows, served_ids, topic_of, writes
+from decoy_lab.conformance.rules.base import opened_rows, reads, row_label, sent_rows, topic_of, writes
 from decoy_lab.errors import DecoyError
 from decoy_lab.recipes import sealing
 from decoy_lab.wire import layouts as wire
@@ -179,7 +179,7 @@ def delete_verified(run: Run) -> Result:
         if not later:
             bad.append(f"{x.label()}, row {short(asked[0])}: deleted, and never read again to verify it is gone")
             continue
-        gone = [i for i in asked if i not in served_ids(later[0])]
+        gone = [i for i in asked if i not in later[0].served_ids]
         good.append(f"{x.label()}: verified by {later[0].label()} ({len(gone)} of {len(asked)} no longer listed)")
     return Result.judge(bad, good[:3])
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decoy_lab.conformance.model import Result, Rule, Run, short
-from decoy_lab.conformance.rules.base import normalize, pairings, preparing, reads, served_ids, writes
+from decoy_lab.conformance.rules.base import normalize, pairings, preparing, reads, writes
 from decoy_lab.conformance.rules.topics import created_topics
 
 SLACK = 0.5  # seconds of timing slack (the recorded start of a request, not the agent's clock)
@@ -24,7 +24,7 @@ def preparing_wait(run: Run) -> Result:
     made = created_topics(run)
     mine = {r.id for _, r in made}
     for rd in [x for x in reads(run) if x.answered and preparing(x)]:
-        owed = _owed_topics(run, set(served_ids(rd)), mine)
+        owed = _owed_topics(run, set(rd.served_ids), mine)
         body = rd.response or {}
         count = len(body.get("preparing") or []) + int(body.get("preparing_others") or 0)
         for x, r in made:

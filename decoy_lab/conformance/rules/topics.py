@@ -14,7 +14,6 @@ from decoy_lab.conformance.rules.base import (
     reads,
     row_label,
     sent_rows,
-    served_ids,
     topic_of,
     writes,
 )
@@ -24,7 +23,7 @@ from decoy_lab.vocab import USER_NAMES
 def _names_served(run: Run, x: Exchange) -> dict[str, str]:
     """normalized topic name → the row id that showed it, in one read's answer (owner's view)."""
     names: dict[str, str] = {}
-    for rid in served_ids(x):
+    for rid in x.served_ids:
         entry = run.owner_row(rid) or {}
         if entry.get("kind") == "topic" and entry.get("name"):
             names.setdefault(normalize(entry["name"]), rid)

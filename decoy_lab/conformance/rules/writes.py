@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decoy_lab.conformance.model import Exchange, Result, Rule, Run, short
-from decoy_lab.conformance.rules.base import opened_rows, posts, reads, sent_rows, served_ids, writes
+from decoy_lab.conformance.rules.base import opened_rows, posts, reads, sent_rows, writes
 
 
 def _texts(x: Exchange) -> dict[str, str]:
@@ -81,7 +81,7 @@ def rev_conflict_reread(run: Run) -> Result:
 def read_back(run: Run) -> Result:
     bad: list[str] = []
     good: list[str] = []
-    served = [(rd.start, set(served_ids(rd))) for rd in reads(run) if rd.answered]  # each read's ids, once
+    served = [(rd.start, set(rd.served_ids)) for rd in reads(run) if rd.answered]  # each read's ids, once
     for x in posts(run):
         if not x.answered or (x.status or 0) >= 300:
             continue
