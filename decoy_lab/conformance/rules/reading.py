@@ -21,9 +21,10 @@ def _owed_topics(run: Run, seen: set[str], mine: set[str]) -> dict[str, str]:
 def preparing_wait(run: Run) -> Result:
     bad: list[str] = []
     good: list[str] = []
-    made = created_topics(run)
+    waited = [x for x in reads(run) if x.answered and preparing(x)]
+    made = created_topics(run) if waited else []  # only a read that said "preparing" needs them
     mine = {r.id for _, r in made}
-    for rd in [x for x in reads(run) if x.answered and preparing(x)]:
+    for rd in waited:
         owed = _owed_topics(run, set(rd.served_ids), mine)
         body = rd.response or {}
         count = len(body.get("preparing") or []) + int(body.get("preparing_others") or 0)
