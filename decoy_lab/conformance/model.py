@@ -13,6 +13,7 @@ faults the staging hop fired, and the agent's exit code and output.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -86,6 +87,13 @@ class Exchange:
     def unknown(self) -> bool:
         """The agent could not learn the outcome: no answer, a cut answer, or a 5xx."""
         return not self.answered
+
+    @functools.cached_property
+    def served_ids(self) -> tuple[str, ...]:
+        """The row ids a read's answer listed (`memories[].id`), parsed once: rules go over a big read many times."""
+        body = self.response if isinstance(self.response, dict) else {}
+        memories = body.get("memories") or []
+        return tuple(m["id"] for m in memories if isinstance(m, dict) and isinstance(m.get("id"), str))
 
     @property
     def code(self) -> str:

@@ -19,6 +19,7 @@ from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED, STATUSES,
 
 MARKS = {PASSED: "PASSED", WARNING: "WARNING", FAILED: "FAILED", NOT_EXERCISED: "NOT EXERCISED"}
 EVIDENCE_SHOWN = 4
+SCENARIO_REF, EXCHANGE_REF = re.compile(r"\[([^\]]+)\] "), re.compile(r"#(\d+)")  # in an evidence line
 
 
 @dataclass
@@ -246,11 +247,11 @@ def page(card: Scorecard) -> str:
 def evidence_refs(evidence: str) -> tuple[str, list[int]]:
     """The scenario and the exchange numbers one evidence line names:
     "[lost-answers] POST /api/agent/context/memories #12, row 3f2a…: …" → ("lost-answers", [12])."""
-    m = re.match(r"\[([^\]]+)\] ", evidence)
+    m = SCENARIO_REF.match(evidence)
     if m is None:
         return "", []
     head = evidence[m.end() :].split(": ")[0]
-    return m.group(1), [int(n) for n in dict.fromkeys(re.findall(r"#(\d+)", head))]
+    return m.group(1), [int(n) for n in dict.fromkeys(EXCHANGE_REF.findall(head))]
 
 
 def _exchanges(card: Scorecard, v: Verdict) -> str:

@@ -1,6 +1,6 @@
 """Every rule `decoy-lab check` judges, as data, by area (each module's RULES, in this order):
 
-base.py      what the rules share: rows written and served, topic names, pairings
+base.py      what the rules share: rows written, topic names, pairings (rows served: model.Exchange)
 rows.py      rows.*      each sealed row: wraps, kid, about, sizes
 keys.py      rows.self-wrap-opens, writes.rotat*, deletes.*: a row's keys, rotations, deletions
 topics.py    topics.*    find or create, one POST, never the user

@@ -1,4 +1,4 @@
-"""What the rules share: the rows an exchange wrote, the rows a read served, topic names."""
+"""What the rules share: the rows an exchange wrote, topic names (the rows a read served: `Exchange.served_ids`)."""
 
 from __future__ import annotations
 
@@ -63,11 +63,6 @@ def topic_of(row: Any) -> str:
     if isinstance(p, dict):
         return str((p.get("topic") or {}).get("id") or "") if p.get("kind") == "memory" else ""
     return str(getattr(p, "topic_id", "") or "")
-
-
-def served_ids(x: Exchange) -> list[str]:
-    body = x.response if isinstance(x.response, dict) else {}
-    return [m["id"] for m in body.get("memories") or [] if isinstance(m, dict) and isinstance(m.get("id"), str)]
 
 
 def preparing(x: Exchange) -> bool:

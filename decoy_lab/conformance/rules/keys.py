@@ -7,7 +7,7 @@ import base64
 from typing import Any
 
 from decoy_lab.conformance.model import MEMORIES, Exchange, Result, Rule, Run, short
-from decoy_lab.conformance.rules.base import opened_rows, reads, row_label, sent_rows, served_ids, topic_of, writes
+from decoy_lab.conformance.rules.base import opened_rows, reads, row_label, sent_rows, topic_of, writes
 from decoy_lab.errors import DecoyError
 from decoy_lab.recipes import sealing
 from decoy_lab.wire import layouts as wire
@@ -101,21 +101,25 @@ def _labels(plain: Any) -> set[str]:
 
 
 def _known(run: Run) -> tuple[dict[str, list[tuple[float, str]]], dict[str, list[tuple[float, set[str]]]]]:
-    """Per memory id, every kid (with when) it was sent or served with, and every label set seen."""
+    """Per memory id that an edit (PUT) names, every kid (with when) it was sent or served with, and
+    every label set seen. Only edited ids are ever looked up, so a big vault's other rows are skipped."""
+    edited = {str(x.request.get("id")) for x in writes(run) if x.method == "PUT" and isinstance(x.request, dict)}
     kids: dict[str, list[tuple[float, str]]] = {}
     labels: dict[str, list[tuple[float, set[str]]]] = {}
+    if not edited:
+        return kids, labels
     for x in run.exchanges:
         if x.path != MEMORIES or not x.answered or (x.status or 0) >= 300:
             continue
         body = x.response if x.method == "GET" and isinstance(x.response, dict) else {}
         for m in body.get("memories") or []:
-            if isinstance(m, dict) and isinstance(m.get("kid"), str):
+            if isinstance(m, dict) and isinstance(m.get("kid"), str) and str(m.get("id")) in edited:
                 kids.setdefault(str(m.get("id")), []).append((x.start, m["kid"]))
         for r in sent_rows(x) if x.method in ("POST", "PUT") else []:
-            if isinstance(r.get("kid"), str):
+            if isinstance(r.get("kid"), str) and r["id"] in edited:
                 kids.setdefault(r["id"], []).append((x.start, r["kid"]))
         for r in opened_rows(x):
-            if r.verdict == "readable" and r.kind in ("memory", ""):
+            if r.verdict == "readable" and r.kind in ("memory", "") and r.id in edited:
                 labels.setdefault(r.id, []).append((x.start, _labels(r.plaintext)))
     return kids, labels
 
@@ -179,7 +183,7 @@ def delete_verified(run: Run) -> Result:
         if not later:
             bad.append(f"{x.label()}, row {short(asked[0])}: deleted, and never read again to verify it is gone")
             continue
-        gone = [i for i in asked if i not in served_ids(later[0])]
+        gone = [i for i in asked if i not in later[0].served_ids]
         good.append(f"{x.label()}: verified by {later[0].label()} ({len(gone)} of {len(asked)} no longer listed)")
     return Result.judge(bad, good[:3])
 

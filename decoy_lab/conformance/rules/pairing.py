@@ -87,7 +87,7 @@ def no_token_in_url(run: Run) -> Result:
     bad: list[str] = []
     good: list[str] = []
     for x in run.exchanges:
-        params = parse_qsl(x.query, keep_blank_values=True)
+        params = parse_qsl(x.query, keep_blank_values=True) if x.query else []  # most requests have no query
         leaked = [k for k, v in params if k.lower() in SECRET_PARAMS or FINGERPRINT.search(v)]
         if leaked:
             bad.append(f"{x.label()}: a secret in the URL ({', '.join(sorted(set(leaked)))}=…)")

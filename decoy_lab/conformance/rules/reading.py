@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decoy_lab.conformance.model import Result, Rule, Run, short
-from decoy_lab.conformance.rules.base import normalize, pairings, preparing, reads, served_ids, writes
+from decoy_lab.conformance.rules.base import normalize, pairings, preparing, reads, writes
 from decoy_lab.conformance.rules.topics import created_topics
 
 SLACK = 0.5  # seconds of timing slack (the recorded start of a request, not the agent's clock)
@@ -21,10 +21,11 @@ def _owed_topics(run: Run, seen: set[str], mine: set[str]) -> dict[str, str]:
 def preparing_wait(run: Run) -> Result:
     bad: list[str] = []
     good: list[str] = []
-    made = created_topics(run)
+    waited = [x for x in reads(run) if x.answered and preparing(x)]
+    made = created_topics(run) if waited else []  # only a read that said "preparing" needs them
     mine = {r.id for _, r in made}
-    for rd in [x for x in reads(run) if x.answered and preparing(x)]:
-        owed = _owed_topics(run, set(served_ids(rd)), mine)
+    for rd in waited:
+        owed = _owed_topics(run, set(rd.served_ids), mine)
         body = rd.response or {}
         count = len(body.get("preparing") or []) + int(body.get("preparing_others") or 0)
         for x, r in made:

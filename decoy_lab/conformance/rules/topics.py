@@ -14,23 +14,21 @@ from decoy_lab.conformance.rules.base import (
     reads,
     row_label,
     sent_rows,
-    served_ids,
     topic_of,
     writes,
 )
 from decoy_lab.vocab import USER_NAMES
 
 
-def _names_served(run: Run, x: Exchange) -> dict[str, str]:
-    """normalized topic name → the row id that showed it, in one read's answer (owner's view)."""
-    names: dict[str, str] = {}
-    for rid in served_ids(x):
-        entry = run.owner_row(rid) or {}
-        if entry.get("kind") == "topic" and entry.get("name"):
-            names.setdefault(normalize(entry["name"]), rid)
-        topic = entry.get("topic") if entry.get("kind") == "memory" else None
-        if isinstance(topic, dict) and topic.get("name"):
-            names.setdefault(normalize(topic["name"]), str(topic.get("id", "")).removeprefix("topic:"))
+def _names_shown(run: Run, rid: str) -> list[tuple[str, str]]:
+    """(normalized topic name, the topic's row id) that one served row shows (owner's view)."""
+    entry = run.owner_row(rid) or {}
+    names = []
+    if entry.get("kind") == "topic" and entry.get("name"):
+        names.append((normalize(entry["name"]), rid))
+    topic = entry.get("topic") if entry.get("kind") == "memory" else None
+    if isinstance(topic, dict) and topic.get("name"):
+        names.append((normalize(topic["name"]), str(topic.get("id", "")).removeprefix("topic:")))
     return names
 
 
@@ -51,11 +49,16 @@ def reuse_before_create(run: Run) -> Result:
     good: list[str] = []
     answered = sorted((rd for rd in reads(run) if rd.answered and rd.done is not None), key=lambda rd: rd.done or 0.0)
     visible: dict[str, str] = {}  # every topic name readable so far, over the reads answered so far
+    shown: set[str] = set()  # the rows already read: a row shows the same names each time it is served
     taken = 0
-    for x, r in created_topics(run):
+    created = created_topics(run)
+    for x, r in created:
         while taken < len(answered) and (answered[taken].done or 0.0) <= x.start:
-            for name, rid in _names_served(run, answered[taken]).items():
-                visible.setdefault(name, rid)
+            for rid in answered[taken].served_ids:
+                if rid not in shown:
+                    shown.add(rid)
+                    for name, tid in _names_shown(run, rid):
+                        visible.setdefault(name, tid)
             taken += 1
         name = str(plain(r).get("name") or "")
         if not taken:
@@ -70,12 +73,11 @@ def reuse_before_create(run: Run) -> Result:
             good.append(
                 f"{row_label(x, r.id)}: created topic {name!r} after reading; no topic of that name was readable"
             )
+    created_ids = {t.id for _, t in created}
     for x in writes(run):
         for r in opened_rows(x):
             topic = plain(r).get("topic") if kind_of(r) == "memory" else None
-            if isinstance(topic, dict) and not any(
-                t.id == str(topic.get("id", "")).removeprefix("topic:") for _, t in created_topics(run)
-            ):
+            if isinstance(topic, dict) and str(topic.get("id", "")).removeprefix("topic:") not in created_ids:
                 good.append(f"{row_label(x, r.id)}: reused the existing topic {topic.get('name')!r}")
                 break
     return Result.judge(bad, good[:4])
