@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from decoy_lab.vault.frames import unnamed_short
-from decoy_lab.views import topicmap
+from decoy_lab.views import mapcache, topicmap
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -73,7 +73,7 @@ def search_keys(cols: dict[str, list]) -> list[str]:
 def columns_of(vault: Vault, graph: nx.DiGraph | None = None) -> dict[str, list]:
     """The memories frame as the columns the page filters and shows (one list per column);
     `above` names the topics that include each memory's topic (from the map's `graph`)."""
-    return _columns(vault.memories, topicmap.memory_nodes(vault).astype(object).tolist(), graph)
+    return _columns(vault.memories, mapcache.memory_nodes(vault), graph)
 
 
 def _columns(mem: pd.DataFrame, nodes: list[str], graph: nx.DiGraph | None) -> dict[str, list]:
@@ -147,7 +147,7 @@ class GridRows:
     def __init__(self, vault: Vault, graph: nx.DiGraph | None = None):
         self.mem, self.graph = vault.memories, graph
         self.n = len(self.mem)
-        self.nodes = topicmap.memory_nodes(vault).astype(object).tolist()
+        self.nodes = mapcache.memory_nodes(vault)
         self.node_codes, uniques = pd.factorize(pd.Series(self.nodes, dtype=object))
         self.node_code = {str(v): i for i, v in enumerate(uniques)}
         self.mine = _mine(self.mem["mine"]) if "mine" in self.mem else np.zeros(self.n, dtype=bool)
