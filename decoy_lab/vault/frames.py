@@ -206,7 +206,8 @@ def _typed(data: dict[str, list], schema: dict[str, str]) -> pd.DataFrame:
     for col, kind in schema.items():
         values = data[col]
         if kind == _TIME:  # a value that is no time (a number, an object) leaves its cell empty
-            values = [v if v is None or isinstance(v, (str, datetime)) else None for v in values]
+            if not set(map(type, values)) <= _TIME_TYPES:  # (one pass in C for the usual cells)
+                values = [v if v is None or isinstance(v, (str, datetime)) else None for v in values]
             out[col] = _utc_ns(
                 pd.to_datetime(pd.Series(values, dtype=object), utc=True, errors="coerce", format="ISO8601")
             )
@@ -217,6 +218,7 @@ def _typed(data: dict[str, list], schema: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(out, columns=list(schema))
 
 
+_TIME_TYPES = {str, datetime, type(None)}
 _NS_MIN, _NS_MAX = pd.Timestamp.min.tz_localize("UTC"), pd.Timestamp.max.tz_localize("UTC")
 
 
@@ -256,12 +258,12 @@ def _oldest_first(df: pd.DataFrame) -> np.ndarray | None:
     """The positions in `oldest_first`'s order, by numpy's stable sort on (time, id): what pandas'
     sort gives (a missing time is the smallest there too, ids compare by code point), in a quarter
     of its time at 100,000 rows. None where numpy could compare otherwise: an id that is no text,
-    or one ending in NUL (numpy's fixed-width text drops trailing NULs)."""
+    or one holding a NUL (numpy's fixed-width text drops trailing NULs)."""
     times = df["created_at"]
     if not pd.api.types.is_datetime64_any_dtype(times):
         return None
     ids = df["id"].astype(object).tolist()
-    if not all(type(i) is str and not i.endswith("\0") for i in ids):
+    if not set(map(type, ids)) <= {str} or "\0" in "".join(ids):  # (a NUL anywhere: pandas' sort)
         return None
     return np.lexsort((np.array(ids, dtype=str), times.array.asi8))
 
