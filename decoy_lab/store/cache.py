@@ -36,6 +36,10 @@ open (truncated, a flipped byte, another profile's, a changed key, an older layo
 with a `CacheIgnored` warning and rebuilt by that load: it is never trusted, not even in part.
 A load hands its vault back first and seals and writes the file on a thread of its own (~0.1 s
 for 11,000 rows); whatever reads, describes or removes the file waits for that write (`settle`).
+
+Beside it, sealed under the same key (sealed.py): `<profile>.map`, the topic map built from the
+vault's latest content, so a reopened vault with nothing changed lays nothing out again. A vault
+loaded through the cache carries that file (`Vault.map_file`); clearing the cache removes it too.
 """
 
 from __future__ import annotations
@@ -44,11 +48,7 @@ import base64
 import hashlib
 import hmac
 import logging
-import marshal
 import os
-import sys
-import tempfile
-import threading
 import warnings
 from collections.abc import Callable, Mapping, MutableMapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -61,8 +61,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from decoy_lab.errors import ProfileError
 from decoy_lab.store import body
+from decoy_lab.store.sealed import FORMAT, SealedFile, beside, files_beside, in_background, settle, write_private
 from decoy_lab.store.snapshot import DIGEST, Snapshot
-from decoy_lab.vault import frames, heap
+from decoy_lab.vault import frames
 from decoy_lab.vault.read import Vault
 from decoy_lab.vault.served import ServedRows
 from decoy_lab.vault.waiting import answer_waits
@@ -71,9 +72,9 @@ log = logging.getLogger(__name__)
 MAGIC = b"DLC5"  # decoy-lab cache, layout 5 (a file of another layout does not open: it is rebuilt)
 NONCE = 12
 HEAD_TAG = 32  # HMAC-SHA256 over the head, checked before anything in the head is used
-# marshal: the standard library's fastest reader of plain lists, dicts and strings (11,000 rows in
-# ~2/3 of orjson's time); its layout is the interpreter's own, so the head names it
-FORMAT = f"marshal {marshal.version}, Python {sys.version_info[0]}.{sys.version_info[1]}"
+# FORMAT (sealed.py): marshal, the standard library's fastest reader of plain lists, dicts and
+# strings (11,000 rows in ~2/3 of orjson's time); its layout is the interpreter's own, so the head names it
+__all__ = ["FORMAT", "CacheIgnored", "CacheInfo", "VaultCache", "clear", "describe", "settle"]
 
 
 class CacheIgnored(UserWarning):
@@ -111,44 +112,6 @@ def rebuilt(vault: Vault | None) -> bool:
     return any(DIGEST in row for row in rows)
 
 
-# -- writes in flight: a load hands its vault back while the file is sealed and written -----------
-_writing: dict[Path, threading.Thread] = {}
-_writing_lock = threading.Lock()
-
-
-def settle(path: Path | None = None) -> None:
-    """Wait for the cache writes in flight (of `path`, or all): everything that reads, describes
-    or removes a cache file waits first, so it never meets one half made or made after a clear."""
-    with _writing_lock:
-        pending = [t for p, t in _writing.items() if path is None or p == Path(path)]
-    for thread in pending:
-        thread.join()
-
-
-def _in_background(path: Path, write: Callable[[], None]) -> None:
-    """Run `write` on a thread of its own (not a daemon: the interpreter waits for it at exit),
-    after any write of the same file still in flight."""
-
-    def run() -> None:
-        if earlier is not None:
-            earlier.join()
-        try:
-            write()
-            heap.give_back()  # what sealing the rows freed goes back to the system
-        except Exception as exc:  # the vault was loaded; only the next reopen loses its head start
-            log.warning("the vault cache %s was not written: %s", path, exc)
-        finally:
-            with _writing_lock:
-                if _writing.get(path) is thread:
-                    del _writing[path]
-
-    thread = threading.Thread(target=run, name=f"decoy-lab cache {path.name}")
-    with _writing_lock:
-        earlier = _writing.get(path)
-        _writing[path] = thread
-    thread.start()
-
-
 def profile_cache(store: Any, name: str) -> Path:
     """The cache file of the profile `name` in `store` (a ProfileStore). A ProfileError when no
     profile of that name is saved and no cache of it is left: asking for it is a mistake (a
@@ -169,7 +132,11 @@ def describe(path: Path) -> CacheInfo:
 
 
 def clear(path: Path) -> bool:
-    """Remove the cache file (after a write in flight); True when there was one."""
+    """Remove the cache file and the files kept beside it (sealed.py: the built map), after any
+    write of them in flight; True when there was a cache file."""
+    for other in files_beside(path):
+        settle(other)
+        other.unlink(missing_ok=True)
     settle(path)
     try:
         path.unlink()
@@ -284,18 +251,17 @@ class VaultCache:
         clear_part = MAGIC + len(head_bytes).to_bytes(4, "big") + head_bytes
         clear_part += self._head_tag(clear_part)
         nonce = os.urandom(NONCE)
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(clear_part + nonce)
-                pieces = body.pieces(vault, keys, taken)
-                body.write_sealed(fh, self._key, nonce, self._aad + b"\0" + clear_part, pieces)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+
+        def contents(fh: Any) -> None:
+            fh.write(clear_part + nonce)
+            pieces = body.pieces(vault, keys, taken)
+            body.write_sealed(fh, self._key, nonce, self._aad + b"\0" + clear_part, pieces)
+
+        write_private(self.path, contents)
+
+    def beside(self, purpose: str) -> SealedFile:
+        """The sealed file of `purpose` kept beside this cache, under its key (sealed.py)."""
+        return SealedFile(beside(self.path, purpose), self._key, self._aad)
 
     # -- reopening: cached rows + sync --------------------------------------------------------
     def load(
@@ -329,7 +295,7 @@ class VaultCache:
                 changed, cursor = changes_since(str(found[0]["cursor"]))
                 if changed is False:
                     if (snap := opening.snapshot()) is not None:
-                        return snap.vault(space_rows())
+                        return self._kept_beside(snap.vault(space_rows()))
                     cursor = None  # the sealed part did not open: a cold load, anchored afresh
             # the cursor is taken before the read: a change made meanwhile is seen again next time, never lost
             cursor = cursor if cursor is not None else anchor()
@@ -337,10 +303,15 @@ class VaultCache:
             snap = opening.snapshot() if opening is not None else None
         vault.space_rows = space_rows()
         keys = dict(key_cache)  # as of this load: later loads may add keys while it is written
-        _in_background(
+        in_background(
             self.path,
             lambda: self.write(vault, keys, cursor=cursor, access_version=access_version, snapshot=snap),
         )
+        return self._kept_beside(vault)
+
+    def _kept_beside(self, vault: Vault) -> Vault:
+        """A vault loaded through this cache keeps its built map beside it (views/mapcache.py)."""
+        vault.map_file = self.beside("map")
         return vault
 
     def _open(self, blob: bytes) -> Snapshot | None:

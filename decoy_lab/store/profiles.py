@@ -30,6 +30,7 @@ from filelock import FileLock
 
 from decoy_lab.errors import ProfileError, UntrustedConfig
 from decoy_lab.secret import Secret, secret_fingerprint
+from decoy_lab.store.sealed import files_beside
 from decoy_lab.transport.api import Tokens
 
 APP_NAME = "decoy-lab"
@@ -233,6 +234,8 @@ class ProfileStore:
             check_private(self.path(name), f"profile {name!r}")
             check_private(self.journal_path(name), f"pending-writes journal of profile {name!r}")
             check_private(self.cache_path(name), f"vault cache of profile {name!r}")
+            for kept in files_beside(self.cache_path(name)):
+                check_private(kept, f"{kept.suffix[1:]} kept beside the vault cache of profile {name!r}")
 
     def ensure_dir(self) -> Path:
         """The profiles directory, made 0700 when missing."""
@@ -342,7 +345,8 @@ class ProfileStore:
         whoever can say what was pending: `Connection.unpair` drops it (and says so), as does the
         next pairing of the name."""
         path = self.path(name)
-        self.cache_path(name).unlink(missing_ok=True)
+        for cached in (self.cache_path(name), *files_beside(self.cache_path(name))):
+            cached.unlink(missing_ok=True)
         kr = self._keyring()
         if kr is not None:
             try:

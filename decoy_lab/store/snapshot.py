@@ -55,21 +55,24 @@ class Snapshot:
         #           the fingerprint of the row's JSON text as served]
         self.rows: list[list] = body.get("rows") or []
         self.taken: dict[str, list] = {}  # id -> the row as the cache keeps it, for rows reuse() gave out
-        self._built: dict[str, tuple[Kept, Any]] = {}  # id -> what it reads as (prebuild)
+        self._built: list[tuple[Kept, Any] | None] = []  # per row, what it reads as (prebuild); None once handed out
 
     def prebuild(self) -> None:
         """What every kept row reads as, made now (on the worker that opened the file, while the
         server is asked): a row served as kept then costs a lookup."""
-        for kept in self.rows:
-            self._built[kept[0]["id"]] = self._rebuild(kept[0], kept, True)
+        self._built = [self._rebuild(kept[0], kept, True) for kept in self.rows]
 
-    def _as_kept(self, kept: list) -> tuple[Kept, Any]:
-        built = self._built.pop(kept[0]["id"], None)  # each is handed out once
-        return built if built is not None else self._rebuild(kept[0], kept, True)
+    def _as_kept(self, i: int) -> tuple[Kept, Any]:
+        """What row `i` reads as: made by prebuild (each is handed out once), else now."""
+        built = self._built[i] if i < len(self._built) else None
+        if built is None:
+            return self._rebuild(self.rows[i][0], self.rows[i], True)
+        self._built[i] = None
+        return built
 
     @cached_property
-    def _by_id(self) -> dict[str, list]:
-        return {r[0]["id"]: r for r in self.rows}
+    def _by_id(self) -> dict[str, int]:
+        return {r[0]["id"]: i for i, r in enumerate(self.rows)}
 
     @cached_property
     def by_fingerprint(self) -> dict[str, dict]:
@@ -123,12 +126,13 @@ class Snapshot:
         """What `row` read as, when the cache holds it with the same id, kid, rev and ciphertext
         hash and it was readable then; None means: open it afresh."""
         rid = row.get("id")
-        kept = self._by_id.get(rid)  # type: ignore[arg-type]
-        if kept is None or kept[1] == "unreadable":
+        at = self._by_id.get(rid)  # type: ignore[arg-type]
+        if at is None or self.rows[at][1] == "unreadable":
             return None
+        kept = self.rows[at]
         if row is kept[0]:  # the stream knew it by its fingerprint: served byte for byte as kept
             self.taken[rid] = kept  # type: ignore[index]
-            return self._as_kept(kept)
+            return self._as_kept(at)
         was = kept[0]
         if was.get("kid") != row.get("kid") or was.get("rev") != row.get("rev") or was[DIGEST] != row_digest(row):
             return None
@@ -144,12 +148,11 @@ class Snapshot:
 
     def vault(self, space_rows: Iterable[frames.DecodedRow]) -> Vault:
         """The vault of the last load, rebuilt with no request and no RSA work."""
-        served, pairs = [], []
-        for kept in self.rows:
-            served.append(kept[0])  # the snapshot's own dict: handed out once, with the digest it stands for
-            pairs.append(self._as_kept(kept))
+        built = self._built if len(self._built) == len(self.rows) else [None] * len(self.rows)
+        self._built = []  # each is handed out once
+        pairs = [b if b is not None else self._rebuild(k[0], k, True) for b, k in zip(built, self.rows)]
         return Vault(
-            served=served,
+            served=[kept[0] for kept in self.rows],  # the snapshot's own dicts, with the digest each stands for
             decoded_rows=DecodedRows(d for d, _ in pairs),
             models=[m for _, m in pairs if m is not None and not isinstance(m, UnreadableRow)],
             answer=dict(self.answer),

@@ -73,6 +73,9 @@ class Vault:
     # per served row, the SHA-256 of its JSON text as it came (jsonstream.fingerprint), None where
     # not taken: the local cache knows a row served byte for byte as before without parsing it
     fingerprints: Sequence[str | None] | None = field(default=None, repr=False)  # kept as Fingerprints
+    # where the topic map built from this vault is kept, sealed beside the profile's cache
+    # (store/sealed.py, views/mapcache.py); None for a vault loaded with no saved profile
+    map_file: Any = field(default=None, repr=False, compare=False)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "fingerprints" and value is not None and not isinstance(value, Fingerprints):

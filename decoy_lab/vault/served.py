@@ -194,15 +194,15 @@ class Fingerprints(Sequence["str | None"]):
 
     @classmethod
     def of(cls, values: Sequence[str | None]) -> Sequence[str | None]:
-        texts, none = [], set()
-        for i, v in enumerate(values):
-            if v is None:
-                none.add(i)
-                texts.append(_ZERO)
-            elif type(v) is str and len(v) == 64:
-                texts.append(v)
-            else:
-                return values
+        texts: list[Any] = list(values)
+        none: set[int] = set()
+        if not (set(map(type, texts)) <= {str} and set(map(len, texts)) <= {64}):  # (in C, for the usual rows)
+            for i, v in enumerate(values):
+                if v is None:
+                    none.add(i)
+                    texts[i] = _ZERO
+                elif type(v) is not str or len(v) != 64:
+                    return values
         joined = "".join(texts)
         try:
             digests = bytes.fromhex(joined)  # one call for every row, and one back to check

@@ -10,7 +10,9 @@ The Map (the topic map), one module per concern, each importing only those above
     clusterdraw.py   a large map's matplotlib drawing: its clusters, named
     drawing.py       the matplotlib drawing
     graph.py         TopicGraph and build_graph; select_memories (it builds the graph)
-    mapcache.py      a vault's graph and live-map data, built once per vault content
+    mapfile.py       a vault's built map as plain data, for the sealed file it is kept in
+    mapcache.py      a vault's graph and live-map data, built once per vault content (and kept on disk)
+    pagedata.py      what the live map's page draws: nodes with positions and details, edges, clusters
     topicmap.py      the Map's public names under its old name (`topicmap.build_graph`, …)
 
 reach_matrix.py  memories × connections: who can read what, and why

@@ -7,7 +7,7 @@ cluster with many loose topics, those of one type are a circle of their own.
 
 A layout depends only on the tree (nodes, parents, names, types), so it is kept by a digest of
 those: a second view of the same vault, or a reload in which only memories changed, lays
-nothing out again (`map_layout`)."""
+nothing out again (`map_layout`); mapcache.py keeps it on disk with the rest of the map."""
 
 from __future__ import annotations
 
@@ -97,15 +97,26 @@ def map_layout(G: nx.DiGraph) -> MapLayout:
         return _KEPT[key]
     topics = sum(1 for _, d in G.nodes(data=True) if d.get("kind") != "user")
     made = MapLayout(radial_layout(G)) if topics <= SMALL_MAP else cluster_layout(G)
-    _KEPT[key] = made
-    while len(_KEPT) > KEPT:
-        _KEPT.popitem(last=False)
+    remember(key, made)
     return made
 
 
 def forget() -> None:
     """Drop the kept layouts (mapcache.forget: the next view lays its map out afresh)."""
     _KEPT.clear()
+
+
+def known(G: nx.DiGraph) -> tuple[str, MapLayout] | None:
+    """G's tree digest and its layout when one is kept (nothing is laid out here)."""
+    key = tree_digest(G)
+    return (key, _KEPT[key]) if key in _KEPT else None
+
+
+def remember(key: str, made: MapLayout) -> None:
+    """Keep a layout made earlier (mapcache: one kept on disk) under its tree digest."""
+    _KEPT[key] = made
+    while len(_KEPT) > KEPT:
+        _KEPT.popitem(last=False)
 
 
 def tree_digest(G: nx.DiGraph) -> str:

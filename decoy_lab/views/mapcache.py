@@ -1,29 +1,41 @@
 """The Map of a vault, built once: its graph (for each set of filters) and what is derived from
-it (the live map's nodes, the layout) are kept by the content of the frames they are made from,
-so a second map or browse of the same vault builds nothing again, and a vault whose rows
-changed (a sync, a reload) is built afresh: its frames hash differently.
+it (the live map's nodes, the layout, each memory's node, the categories) are kept by the
+content of the frames they are made from, so a second map or browse of the same vault builds
+nothing again, and a vault whose rows changed (a sync, a reload, an edit) is built afresh: its
+frames hash differently.
+
+A vault loaded through a saved profile's cache also keeps its built map on disk, sealed beside
+that cache (`Vault.map_file`, store/sealed.py; mapfile.py says what is kept): `keep(vault)` writes
+what was made for its content, and the next session's first view of a vault whose frames hash
+the same (a notebook reopened with nothing changed) reads it back instead of building the graph
+and laying it out. A file made from other content (or by other code) is never used: it is
+replaced when the new content's map is kept.
 
 The hash of a vault's frames (tens of ms at 100,000 memories) is itself kept per Vault object
 while that object and its frames live (weakly: a dropped vault takes its entry with it), so the
-views opened over one vault hash it once. What is kept is bounded (KEPT vaults' worth).
+views opened over one vault hash it once. What is kept in memory is bounded (KEPT vaults' worth).
 """
 
 from __future__ import annotations
 
 import hashlib
-import pickle
+import itertools
+import logging
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
 import networkx as nx
+import orjson
 import pandas as pd
 
-from decoy_lab.views import layout
+from decoy_lab.views import layout, mapfile
 from decoy_lab.views.graph import TopicGraph, build_graph
 from decoy_lab.views.nodes import _frames
+from decoy_lab.views.selection import memory_nodes as _memory_nodes
 
+log = logging.getLogger(__name__)
 KEPT = 3  # vault contents remembered (each: its graphs and the live map's data, a few MB at 2,000 topics)
 # what build_graph and visible_because read: a memory's filing and reasons, a topic's listing
 MAP_COLUMNS = ("topic_id", "topic", "entity_name", "categories", "account", "account_name", "account_label", "via")
@@ -32,15 +44,26 @@ TOPIC_COLUMNS = ("id", "topic_id", "name", "type", "entity_type", "ids", "memori
 _by_object: dict[int, tuple[weakref.ref, tuple, str]] = {}  # id(vault) -> (ref, its frames' refs, their digest)
 _kept: OrderedDict[str, dict[Hashable, Any]] = OrderedDict()  # digest -> what was made from it
 _frozen_digests: weakref.WeakKeyDictionary[nx.DiGraph, str] = weakref.WeakKeyDictionary()
-counts = {"made": 0, "reused": 0}  # how often something was made or found kept (the bench reads it)
+_on_disk: dict[tuple[str, str], set] = {}  # (map file, digest) -> the keys that file holds
+# how often something was made or found kept, and how many contents were read back from disk
+counts = {"made": 0, "reused": 0, "read": 0}
+
+
+def _other(value: Any) -> dict:
+    """A cell JSON has no word for (pandas' NA, a set…), as a value no list of strings can equal."""
+    return {"\0type": type(value).__qualname__, "repr": repr(value)}
 
 
 def _column_digest(values: pd.Series) -> bytes:
-    if values.dtype == object:  # lists (categories, via, ids) and mixed cells: pickled (in C) and hashed
+    """A column's cells hashed by value, never by which objects hold them (a session that reads the
+    same rows holds other objects): lists (categories, via, ids) and mixed cells as JSON (in C)."""
+    if values.dtype == object:
+        cells = values.tolist()
         try:
-            return hashlib.blake2b(pickle.dumps(values.tolist(), protocol=5), digest_size=20).digest()
-        except (pickle.PicklingError, TypeError, AttributeError):  # a cell pickle refuses: its text
-            return hashlib.blake2b(repr(values.tolist()).encode(), digest_size=20).digest()
+            text = orjson.dumps(cells, default=_other, option=orjson.OPT_NON_STR_KEYS)
+        except orjson.JSONEncodeError:  # a cell JSON cannot hold even so (a huge integer): its text
+            text = repr(cells).encode()
+        return hashlib.blake2b(text, digest_size=20).digest()
     return pd.util.hash_pandas_object(values, index=False).to_numpy().tobytes()
 
 
@@ -77,11 +100,12 @@ def vault_digest(vault: Any) -> str:
 
 
 def remembered(vault: Any, key: Hashable, make: Callable[[], Any]) -> Any:
-    """What `make()` gives for this vault's content and `key`, made once and kept."""
+    """What `make()` gives for this vault's content and `key`, made once and kept (the first
+    time a content is met, what its map file holds of it is read back)."""
     digest = vault_digest(vault)
     shelf = _kept.get(digest)
     if shelf is None:
-        shelf = _kept[digest] = {}
+        shelf = _kept[digest] = _read(vault, digest)
         while len(_kept) > KEPT:
             _kept.popitem(last=False)
     _kept.move_to_end(digest)
@@ -105,6 +129,62 @@ def graph_of(
     return remembered(vault, ("graph", topic, depth, category), make)
 
 
+def memory_nodes(vault: Any) -> list[str]:
+    """The map node each memory is filed under (selection.memory_nodes), aligned with the
+    memories frame: worked out once per vault content."""
+    return remembered(vault, ("nodes",), lambda: _memory_nodes(vault).astype(object).tolist())
+
+
+def categories(vault: Any) -> list[str]:
+    """Every category a memory of the vault is in, sorted: worked out once per vault content."""
+
+    def make() -> list[str]:
+        memories, _, _ = _frames(vault)
+        if "categories" not in memories:
+            return []
+        cells = (c for c in memories["categories"] if isinstance(c, list | tuple))
+        return sorted(set(itertools.chain.from_iterable(cells)))
+
+    return remembered(vault, ("categories",), make)
+
+
+def _read(vault: Any, digest: str) -> dict[Hashable, Any]:
+    """What the vault's map file holds of this content (nothing: another content, no file)."""
+    file = getattr(vault, "map_file", None)
+    found = mapfile.restored(file.read(), digest) if file is not None else None
+    if file is None or found is None:
+        return {}
+    shelf, layouts, digests = found
+    for tree, lay in layouts.items():
+        layout.remember(tree, lay)
+    for graph, its in digests.items():
+        _frozen_digests[graph] = its
+    _on_disk[(str(file.path), digest)] = set(shelf)
+    counts["read"] += 1
+    return shelf
+
+
+def keep(vault: Any) -> None:
+    """Write what was made for this vault's content to its map file (sealed, on a thread of its
+    own), unless the file holds all of it already; a vault with no map file keeps nothing."""
+    file = getattr(vault, "map_file", None)
+    if file is None:
+        return
+    digest = vault_digest(vault)
+    shelf = _kept.get(digest) or {}
+    where = (str(file.path), digest)
+    if not shelf or (set(shelf) <= _on_disk.get(where, set()) and file.path.exists()):
+        return
+    graphs = [g for g in shelf.values() if isinstance(g, nx.Graph)]
+    layouts = dict(found for g in graphs if (found := layout.known(g)) is not None)
+    try:
+        file.keep(mapfile.plain(digest, shelf, layouts, {g: graph_digest(g) for g in graphs}))
+    except ValueError as exc:  # something marshal cannot keep: the map is made again next session
+        log.warning("the map of this vault was not kept on disk: %s", exc)
+        return
+    _on_disk[where] = set(shelf)
+
+
 def graph_digest(G: nx.DiGraph) -> str:
     """A digest of a graph's nodes and edges with their attributes (what a view draws of it);
     a frozen graph's (graph_of's, which no one can change) is worked out once."""
@@ -126,8 +206,10 @@ def _digest_of(G: nx.DiGraph) -> str:
 
 
 def forget() -> None:
-    """Drop everything kept (the next view builds afresh) and zero the counts."""
+    """Drop everything kept in memory (the next view reads its map file, or builds afresh) and
+    zero the counts."""
     _by_object.clear()
     _kept.clear()
+    _on_disk.clear()
     layout.forget()
-    counts.update(made=0, reused=0)
+    counts.update(made=0, reused=0, read=0)

@@ -3,7 +3,7 @@ build_graph applies, and the memories filed under a node, with why this connecti
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import networkx as nx
@@ -130,9 +130,10 @@ def via_words(label: str, names: Mapping[str, str] | None = None) -> str:
     return label
 
 
-def visible_because(source: Any, G: nx.DiGraph) -> dict[str, str]:
+def visible_because(source: Any, G: nx.DiGraph, *, nodes: Sequence[str] | None = None) -> dict[str, str]:
     """Why this connection sees each map node: the `via` reasons of the topic's own row and of
-    its memories, in words; a topic whose row it cannot open is "named by a memory you can open"."""
+    its memories, in words; a topic whose row it cannot open is "named by a memory you can open".
+    `nodes`: each memory's node (`memory_nodes(source)`), when already worked out."""
     memories, topics, _ = _frames(source)
     names = {n: str(d.get("name", n)) for n, d in G.nodes(data=True)}
     labels: dict[str, dict[str, None]] = {n: {} for n in G}
@@ -143,7 +144,8 @@ def visible_because(source: Any, G: nx.DiGraph) -> dict[str, str]:
             own_row[node] = bool(_get(row, "readable", default=True))
             labels[node].update(dict.fromkeys(map(str, _as_list(_get(row, "via")))))
     if not memories.empty and "via" in memories:
-        for node, via in zip(memory_nodes(source).tolist(), _column(memories, "via")):
+        filed = memory_nodes(source).tolist() if nodes is None else nodes
+        for node, via in zip(filed, _column(memories, "via")):
             if node in labels:
                 labels[node].update(dict.fromkeys(map(str, _as_list(via))))
     out: dict[str, str] = {}

@@ -6,8 +6,10 @@ most WHOLE_BYTES of JSON): the page filters, sorts and scrolls it with no kernel
 (exported HTML, the tour). A larger one is paged: `rows` holds the first FIRST_PAGE rows as
 loaded and `paging` says how many there are in all; the page asks for the window it shows (plus
 a margin) with the filters and sort it shows, and the kernel answers from `GridRows` (pandas and
-numpy, gridrows.py) with that window and how many rows match. A page saved without a kernel
-shows the first page and says that the rest needs the kernel.
+numpy, gridrows.py) with that window and how many rows match; what a search or a sort over
+every row needs is built once the page says it has painted the first page (or when first asked
+for), so it never competes with the first paint. A page saved without a kernel shows the first
+page and says that the rest needs the kernel.
 
 Public traits: the filters `topic` (a map node: `user` = no topic), `category`, `search`
 (filter as you type, over the text, the topic's name and the names of the topics that include
@@ -82,9 +84,8 @@ class MemoryGrid(anywidget.AnyWidget):
         whole = n * LEAST_ROW <= WHOLE_BYTES and fits(self.table.cols, WHOLE_BYTES)
         if whole:
             rows = self.table.cols
-        else:  # the first page now; the columns on a thread of their own
+        else:  # the first page now; the columns once the page has shown it (`_on_msg`), or when first asked for
             rows = {**self.table.rows(range(min(n, FIRST_PAGE))), "at": list(range(min(n, FIRST_PAGE)))}
-            self.table.background()
         paging = {} if whole else {"total": n, "space": int(self.table.space.sum())}
         super().__init__(rows=rows, paging=paging, empty_reason=empty_reason, **kw)
         self.on_msg(self._on_msg)
@@ -98,6 +99,9 @@ class MemoryGrid(anywidget.AnyWidget):
         return bool(self.paging)
 
     def _on_msg(self, _widget: Any, content: dict, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("kind") == "shown":
+            self.table.background()  # the first page is painted: a search or a sort needs every row next
+            return
         if not isinstance(content, dict) or content.get("kind") != "window":
             return
         try:

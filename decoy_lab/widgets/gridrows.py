@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from decoy_lab.vault.frames import unnamed_short
-from decoy_lab.views import topicmap
+from decoy_lab.views import mapcache, topicmap
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -73,7 +73,7 @@ def search_keys(cols: dict[str, list]) -> list[str]:
 def columns_of(vault: Vault, graph: nx.DiGraph | None = None) -> dict[str, list]:
     """The memories frame as the columns the page filters and shows (one list per column);
     `above` names the topics that include each memory's topic (from the map's `graph`)."""
-    return _columns(vault.memories, topicmap.memory_nodes(vault).astype(object).tolist(), graph)
+    return _columns(vault.memories, mapcache.memory_nodes(vault), graph)
 
 
 def _columns(mem: pd.DataFrame, nodes: list[str], graph: nx.DiGraph | None) -> dict[str, list]:
@@ -142,12 +142,12 @@ class GridRows:
     What the first page and a topic or "mine" filter need is built at once (the map node of
     each row as codes, `mine`, the legacy-space rows, each id's position); the columns and the
     search keys, a few tenths of a second at 100,000 rows, are built on a thread of their own
-    (`background()`), while the page draws; whatever needs them first waits for them."""
+    (`background()`, once the page has painted); whatever needs them first waits for them."""
 
     def __init__(self, vault: Vault, graph: nx.DiGraph | None = None):
         self.mem, self.graph = vault.memories, graph
         self.n = len(self.mem)
-        self.nodes = topicmap.memory_nodes(vault).astype(object).tolist()
+        self.nodes = mapcache.memory_nodes(vault)
         self.node_codes, uniques = pd.factorize(pd.Series(self.nodes, dtype=object))
         self.node_code = {str(v): i for i, v in enumerate(uniques)}
         self.mine = _mine(self.mem["mine"]) if "mine" in self.mem else np.zeros(self.n, dtype=bool)
@@ -156,6 +156,8 @@ class GridRows:
         ids = _texts(self.mem["id"]) if "id" in self.mem else [""] * self.n
         self.position = {rid: i for i, rid in enumerate(ids)}
         self._built: tuple[dict[str, list], list[str]] | None = None
+        self._building = False
+        self._starting = threading.Lock()
         self._lock = threading.Lock()
         self._categories: dict[str, np.ndarray] = {}
         self._ranks: dict[str, np.ndarray] = {}
@@ -170,8 +172,17 @@ class GridRows:
             return self._built
 
     def background(self) -> None:
-        """Build the columns and search keys on a thread of their own."""
+        """Build the columns and search keys on a thread of their own (once)."""
+        with self._starting:  # not self._lock: a build holds that while it runs
+            if self._built is not None or self._building:
+                return
+            self._building = True
         threading.Thread(target=self._build, name="decoy-grid-rows", daemon=True).start()
+
+    @property
+    def built(self) -> bool:
+        """Whether every row's columns and search key are built."""
+        return self._built is not None
 
     @property
     def cols(self) -> dict[str, list]:

@@ -15,7 +15,7 @@ import networkx as nx
 import traitlets as T
 
 from decoy_lab import vocab
-from decoy_lab.views import topicmap
+from decoy_lab.views import mapcache, topicmap
 
 if TYPE_CHECKING:
     from decoy_lab.vault.read import Vault
@@ -45,12 +45,7 @@ def topic_options(graph: nx.DiGraph) -> list[tuple[str, str]]:
 
 
 def category_options(vault: Vault) -> list[tuple[str, str]]:
-    cats: set[str] = set()
-    memories = vault.memories
-    if "categories" in memories:
-        for c in memories["categories"]:
-            cats |= set(c if isinstance(c, list | tuple) else [])
-    return [(ALL, ANY)] + [(c, c) for c in sorted(cats)]
+    return [(ALL, ANY)] + [(c, c) for c in mapcache.categories(vault)]
 
 
 class Filters(W.HBox):

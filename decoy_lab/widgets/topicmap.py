@@ -1,6 +1,8 @@
 """The explorable topic map: networkx builds the graph and lays it out (topicmap.py), once per
-vault content (mapcache.py); the browser draws it (assets/topicmap.js, an anywidget), so
-clicking, hovering, zooming, searching and expanding never wait for the kernel. A large map
+vault content (mapcache.py; pagedata.py makes what the page draws), and a saved profile keeps
+it on disk, so a reopened vault with nothing changed builds none of it again; the browser draws
+it (assets/topicmap.js, an anywidget), so clicking, hovering, zooming, searching and expanding
+never wait for the kernel. A large map
 (layout.py's clusters) is drawn by level of detail: its clusters named first, topics' dots and
 names as zooming gives them room, while hover and search reach every topic at any zoom.
 
@@ -26,80 +28,13 @@ from matplotlib.figure import Figure
 
 from decoy_lab.errors import MemoryModelError
 from decoy_lab.views import mapcache, topicmap
-from decoy_lab.views.clusterdraw import cluster_counts, dot_radius, full_dot
-from decoy_lab.views.layout import Cluster, map_layout
+from decoy_lab.views.pagedata import graph_data
 from decoy_lab.widgets.pickers import ANY, chosen
 
 if TYPE_CHECKING:
     from decoy_lab.vault.read import Vault
 
 ASSETS = Path(__file__).with_name("assets")
-
-
-def graph_data(vault: Vault, graph: topicmap.TopicGraph) -> tuple[list[dict], list[dict], list[dict]]:
-    """The nodes (with their laid-out position and hover details), edges and clusters the page
-    draws: made once per vault content and graph (mapcache), so a second view sends what the
-    first made."""
-    return mapcache.remembered(vault, ("page", mapcache.graph_digest(graph)), lambda: _graph_data(vault, graph))
-
-
-def _graph_data(vault: Vault, graph: topicmap.TopicGraph) -> tuple[list[dict], list[dict], list[dict]]:
-    lay = map_layout(graph)
-    pos = lay.pos
-    why = topicmap.visible_because(vault, graph)
-    full = full_dot(graph)
-    nodes = []
-    for node, d in graph.nodes(data=True):
-        parent = d.get("parent")
-        edge = graph.edges[parent, node] if parent is not None and graph.has_edge(parent, node) else {}
-        x, y = pos[node]
-        nodes.append(
-            {
-                "id": node,
-                "name": str(d.get("name", node)),
-                "label": str(d.get("label") or topicmap.shorten(str(d.get("name", node)), 24)),
-                "kind": d.get("kind", "topic"),
-                "type": d.get("type", ""),
-                "color": d.get("color", topicmap.TYPE_COLOURS[""]),
-                "memories": int(d.get("memories") or 0),
-                "depth": int(d.get("depth") or 0),
-                "parent": parent,
-                "relation": str(edge.get("relation") or ""),
-                "reason": why.get(node, ""),
-                "x": round(float(x), 4),
-                "y": round(float(y), 4),
-            }
-        )
-        if lay.clusters and node != topicmap.USER:  # a large map's dot, in data units (it zooms)
-            nodes[-1]["dot_r"] = round(dot_radius(nodes[-1]["memories"], full, lay.slot), 3)
-    edges = [
-        {"source": u, "target": v, "relation": str(e.get("relation") or ""), "inferred": bool(e.get("inferred"))}
-        for u, v, e in graph.edges(data=True)
-    ]
-    if lay.clusters:  # a large map draws a topic's tie to its parent inside their cluster only
-        homes = lay.homes()
-        for e in edges:
-            tree = graph.nodes[e["target"]].get("parent") == e["source"] != topicmap.USER
-            e["spoke"] = tree and lay.spoke(homes, e["source"], e["target"])
-    return nodes, edges, [_cluster(graph, c) for c in lay.clusters]
-
-
-def _cluster(graph: topicmap.TopicGraph, c: Cluster) -> dict:
-    topics, memories = cluster_counts(graph, c)
-    return {
-        "id": c.id,
-        "name": c.name,
-        "type": c.type,
-        "node": c.node,
-        "color": topicmap.TYPE_COLOURS.get(c.type, topicmap.TYPE_COLOURS[""]),
-        "x": c.x,
-        "y": c.y,
-        "r": c.r,
-        "level": c.level,
-        "parent": c.parent,
-        "topics": topics,
-        "memories": memories,
-    }
 
 
 class TopicMapWidget(anywidget.AnyWidget):
@@ -138,6 +73,7 @@ class TopicMapWidget(anywidget.AnyWidget):
         filters = {"depth": -1 if depth is None else depth, "category": category or ANY}
         super().__init__(nodes=nodes, edges=edges, clusters=clusters, **filters, **kw)
         self.observe(lambda _ch: self.refresh(), names=["category", "depth"])
+        mapcache.keep(vault)  # a saved profile keeps the built map for the next session
 
     def __repr__(self) -> str:
         topics = sum(1 for _, d in self.graph.nodes(data=True) if d.get("kind") == "topic")

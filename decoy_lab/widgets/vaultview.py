@@ -15,6 +15,7 @@ import ipywidgets as W
 
 from decoy_lab.vault.counts import VaultCounts
 from decoy_lab.vault.waiting import empty_sentence, waiting_sentence
+from decoy_lab.views import mapcache
 from decoy_lab.widgets.browser import MemoryBrowser
 from decoy_lab.widgets.html import esc
 from decoy_lab.widgets.pickers import Filters
@@ -61,6 +62,7 @@ class VaultView(W.VBox):
         body = W.HBox([self.map, self.browser], layout=W.Layout(flex_flow="row wrap"))
         super().__init__([head, self.filters, body])
         self.add_class("decoy-vaultview")
+        mapcache.keep(vault)  # what the map, the table and the pickers made: the next session reads it
 
     def __repr__(self) -> str:
         return f"<VaultView {self.browser!r} {self.map!r}>"

@@ -85,6 +85,32 @@ def test_memories_frame_has_typed_columns_and_lists():
     assert pd.isna(df.set_index("id").loc["m1", "topic"])
 
 
+@pytest.mark.parametrize("ids", ["uuids", "any text", "one missing", "a trailing NUL"])
+def test_oldest_first_is_pandas_sort_by_time_then_id(ids):
+    """No time first, then oldest first, equal times by id, equal pairs as given: what pandas'
+    stable sort on (created_at, id) gives, whatever the ids (numpy's sort is used where it agrees)."""
+    import random
+    import uuid
+
+    rng = random.Random(len(ids))
+    n = 2_000
+    texts = {
+        "uuids": [str(uuid.UUID(int=rng.getrandbits(128))) for _ in range(n)],
+        "any text": [rng.choice(["b", "a", "ä", "B", "a b", "", "z" * 40, "日本"]) for _ in range(n)],
+        "one missing": [f"m{i % 50}" for i in range(n - 1)] + [None],
+        "a trailing NUL": [rng.choice(["a", "a\0", "b"]) for _ in range(n)],
+    }[ids]
+    times = [
+        None if rng.random() < 0.05 else f"2026-10-0{rng.randint(1, 3)}T10:00:0{rng.randint(0, 2)}Z" for _ in range(n)
+    ]
+    df = frames._typed(
+        {"created_at": times, "id": texts, "n": list(range(n))},
+        {"created_at": "datetime", "id": "string", "n": "Int64"},
+    )
+    want = df.sort_values(["created_at", "id"], na_position="first", kind="stable").reset_index(drop=True)
+    assert frames.oldest_first(df).equals(want)
+
+
 @pytest.mark.parametrize("fn", [frames.memories_frame, frames.links_frame, frames.rows_frame])
 def test_empty_frames_keep_their_columns_and_dtypes(fn):
     df = fn([])

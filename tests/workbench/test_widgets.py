@@ -346,6 +346,30 @@ def test_a_large_table_is_paged_and_picks_the_rows_pandas_picks():
     assert grid.picked_row["text"] == food["text"].iloc[0] and grid.picked_topic == food["topic_id"].iloc[0]
 
 
+def test_a_paged_table_builds_every_row_once_the_page_has_painted_its_first(monkeypatch):
+    """What a search or a sort over every row needs (tenths of a second at 100,000 memories) is
+    not built while the view opens, where it would hold back the first paint: the page says when
+    it has painted the first page, and then it is built, on a thread of its own."""
+    import time
+
+    from decoy_lab.widgets import grid as grid_module
+
+    monkeypatch.setattr(grid_module, "WHOLE_BYTES", 5_000)  # a small vault, paged
+    vault = PageVault(make_frames(40))
+    grid = MemoryGrid(vault)
+    assert grid.paged
+    time.sleep(0.2)
+    assert not grid.table.built
+    grid._handle_custom_msg({"kind": "shown"}, [])  # what the page sends once it has painted
+    deadline = time.monotonic() + 10
+    while not grid.table.built and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert grid.table.built
+    grid.search = "memory 1 of"  # and a search uses them
+    want = vault.memories[vault.memories["text"].str.contains("memory 1 of", regex=False)]
+    assert grid.frame["id"].tolist() == want["id"].tolist() and len(want) > 10
+
+
 def test_the_table_sends_whole_texts_and_shows_you_never_na():
     """Typed frames hold pd.NA for "no topic" (about You): the table shows "You", not <NA>; a long
     text travels whole (the page clamps its cell and shows it all in the details)."""

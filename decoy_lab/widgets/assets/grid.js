@@ -576,9 +576,16 @@ function render({ model, el }) {
   model.on("change:picked_row", showDetails);
   model.on("msg:custom", onMessage);
   load();
-  // The first paint may come before the table is in the page: size it once it is.
+  // The first paint may come before the table is in the page: size it once it is. Once that
+  // frame is drawn, a paged table tells the kernel, which then builds what a search or a sort
+  // over every row needs (not before: the first paint does not need it).
   let frames = 0;
-  const settle = () => (root.isConnected ? paint() : ++frames < 600 && requestAnimationFrame(settle));
+  const painted = () => remote() && model.send({ kind: "shown" });
+  const settle = () => {
+    if (!root.isConnected) return ++frames < 600 && requestAnimationFrame(settle);
+    paint();
+    requestAnimationFrame(() => setTimeout(painted, 0));
+  };
   requestAnimationFrame(settle);
   return () => {
     resized.disconnect();

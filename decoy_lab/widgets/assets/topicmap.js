@@ -105,13 +105,32 @@ function render({ model, el }) {
     measure.font = bold ? BOLD : FONT;
     return Math.ceil(measure.measureText(text).width);
   }
+  // A topic's name and a relation's line are made the first time they are shown: a large map
+  // names and ties few of its thousands of topics until zoomed, and the first paint makes only those.
+  function tagOf(n) {
+    if (!n.tag) {
+      n.tag = s("text", "decoy-map-label", gLabels);
+      n.tag.textContent = n.text;
+      n.tag.dataset.node = n.id;
+    }
+    return n.tag;
+  }
+  function widthOf(n, bold) {
+    if (n.w === undefined) [n.w, n.wb] = [textWidth(n.text, false), textWidth(n.text, true)];
+    return bold ? n.wb : n.w;
+  }
+  function lineOf(e) {
+    if (!e.line) e.line = s("line", e.inferred ? "decoy-map-edge inferred" : "decoy-map-edge", gEdges);
+    return e.line;
+  }
+  const hideTag = (n) => n.tag && show(n.tag, false);
 
   function build() {
     nodes = (model.get("nodes") || []).map((n) => ({ ...n }));
     byId = new Map(nodes.map((n) => [n.id, n]));
     kids = new Map(nodes.map((n) => [n.id, []]));
     for (const n of nodes) if (n.parent && kids.has(n.parent)) kids.get(n.parent).push(n.id);
-    edges = (model.get("edges") || []).filter((e) => byId.has(e.source) && byId.has(e.target));
+    edges = (model.get("edges") || []).filter((e) => byId.has(e.source) && byId.has(e.target)).map((e) => ({ ...e }));
     gEdges.replaceChildren();
     gNodes.replaceChildren();
     gLabels.replaceChildren();
@@ -135,22 +154,17 @@ function render({ model, el }) {
       const key = Math.floor(n.x / CELL) + "," + Math.floor(n.y / CELL);
       (grid.get(key) || grid.set(key, []).get(key)).push(n);
     }
-    for (const e of edges) {
-      e.line = s("line", e.inferred ? "decoy-map-edge inferred" : "decoy-map-edge", gEdges);
-    }
+    for (const e of edges) e.line = null;
     const most = Math.max(1, ...nodes.map((n) => n.memories));
     for (const n of nodes) {
       n.r = n.kind === "user" ? 16 : 4 + 12 * Math.sqrt(n.memories / most);
       n.shown = true;
       n.text = n.kind === "user" ? n.name : n.memories ? `${n.label} (${n.memories})` : n.label;
-      n.w = textWidth(n.text, false);
-      n.wb = textWidth(n.text, true);
+      n.w = n.wb = undefined;
       n.dot = s("circle", "decoy-map-node kind-" + n.kind, gNodes);
       n.dot.setAttribute("fill", n.color);
       n.dot.dataset.node = n.id;
-      n.tag = s("text", "decoy-map-label", gLabels);
-      n.tag.textContent = n.text;
-      n.tag.dataset.node = n.id;
+      n.tag = null;
     }
     const types = [...new Set(nodes.filter((n) => n.kind === "topic").map((n) => n.type))].sort();
     legend.replaceChildren();
@@ -248,14 +262,18 @@ function render({ model, el }) {
     for (const e of edges) {
       const a = byId.get(e.source), b = byId.get(e.target);
       const off = hidden.has(a.id) || hidden.has(b.id);
-      e.line.style.display = off ? "none" : "";
-      if (off) continue;
-      e.line.setAttribute("x1", sx(a));
-      e.line.setAttribute("y1", sy(a));
-      e.line.setAttribute("x2", sx(b));
-      e.line.setAttribute("y2", sy(b));
+      if (off) {
+        if (e.line) e.line.style.display = "none";
+        continue;
+      }
+      const line = lineOf(e);
+      line.style.display = "";
+      line.setAttribute("x1", sx(a));
+      line.setAttribute("y1", sy(a));
+      line.setAttribute("x2", sx(b));
+      line.setAttribute("y2", sy(b));
       const near = selected && (a.id === selected || b.id === selected);
-      e.line.classList.toggle("near", !!near);
+      line.classList.toggle("near", !!near);
     }
     relationLabels(hidden, selected);
     const zoom = Math.max(0.6, Math.min(2.5, Math.sqrt(view.k / (fitK || view.k))));
@@ -285,7 +303,7 @@ function render({ model, el }) {
     const rank = (n) =>
       n.id === selected ? 0 : n.id === ringed ? 1 : n.id === hovered ? 2 : matches.has(n.id) ? 3 : n.kind === "user" ? 4 : 5;
     // A folded-away node's label goes with its dot: no label is ever left without one.
-    for (const n of nodes) if (hidden.has(n.id)) n.tag.style.display = "none";
+    for (const n of nodes) if (hidden.has(n.id)) hideTag(n);
     const order = nodes
       .filter((n) => !hidden.has(n.id))
       .sort((a, b) => rank(a) - rank(b) || b.memories - a.memories || a.depth - b.depth || (a.name < b.name ? -1 : 1));
@@ -309,7 +327,7 @@ function render({ model, el }) {
       const dot = { x: sx(n) - n.sr, y: sy(n) - n.sr, w: 2 * n.sr, h: 2 * n.sr, id: n.id };
       for (const k of keys(dot)) (grid.get(k) || grid.set(k, []).get(k)).push(dot);
       const bold = n.id === selected || n.id === ringed;
-      const w = bold ? n.wb : n.w;
+      const w = widthOf(n, bold);
       const x = sx(n), y = sy(n);
       let box = null;
       if (n.kind === "user") {
@@ -324,16 +342,17 @@ function render({ model, el }) {
         for (const b of [...sides, n.y > 0 ? above : below, n.y > 0 ? below : above]) if (free(b)) { box = b; break; }
       }
       if (!box) {
-        n.tag.style.display = "none";
+        hideTag(n);
         continue;
       }
       const placed = { ...box, id: null }; // a placed label blocks every later one
       for (const k of keys(placed)) (grid.get(k) || grid.set(k, []).get(k)).push(placed);
-      n.tag.style.display = "";
-      n.tag.setAttribute("x", box.x);
-      n.tag.setAttribute("y", box.y + LABEL_H - 3);
-      n.tag.classList.toggle("bold", bold);
-      n.tag.classList.toggle("on-dot", n.kind === "user");
+      const tag = tagOf(n);
+      tag.style.display = "";
+      tag.setAttribute("x", box.x);
+      tag.setAttribute("y", box.y + LABEL_H - 3);
+      tag.classList.toggle("bold", bold);
+      tag.classList.toggle("on-dot", n.kind === "user");
       shown++;
     }
     const total = nodes.filter((n) => n.kind === "topic").length;
@@ -372,13 +391,17 @@ function render({ model, el }) {
       let on = (near || (inner && e.spoke)) && !hidden.has(a.id) && !hidden.has(b.id);
       const x1 = sx(a), y1 = sy(a), x2 = sx(b), y2 = sy(b);
       on = on && Math.max(x1, x2) >= 0 && Math.max(y1, y2) >= 0 && Math.min(x1, x2) <= W && Math.min(y1, y2) <= H;
-      show(e.line, on);
-      if (!on) continue;
-      e.line.setAttribute("x1", x1);
-      e.line.setAttribute("y1", y1);
-      e.line.setAttribute("x2", x2);
-      e.line.setAttribute("y2", y2);
-      e.line.classList.toggle("near", near);
+      if (!on) {
+        if (e.line) show(e.line, false);
+        continue;
+      }
+      const line = lineOf(e);
+      show(line, true);
+      line.setAttribute("x1", x1);
+      line.setAttribute("y1", y1);
+      line.setAttribute("x2", x2);
+      line.setAttribute("y2", y2);
+      line.classList.toggle("near", near);
     }
     relationLabels(hidden, selected);
     for (const n of nodes) {
@@ -424,8 +447,8 @@ function render({ model, el }) {
     for (const c of order.filter((c) => c.level === 1)) clusterNames += placeCluster(c, board, hidden, W, H);
     for (const n of rest) named += placeTopic(n, board, selected, ringed);
     for (const c of order.filter((c) => c.level > 1)) clusterNames += placeCluster(c, board, hidden, W, H);
-    const placed = new Set([...first, ...rest].filter((n) => n.tag.style.display !== "none").map((n) => n.id));
-    for (const n of nodes) if (!placed.has(n.id)) show(n.tag, false);
+    const placed = new Set([...first, ...rest].filter((n) => n.tag && n.tag.style.display !== "none").map((n) => n.id));
+    for (const n of nodes) if (!placed.has(n.id)) hideTag(n);
     const total = nodes.filter((n) => n.kind === "topic").length;
     const folded = [...hidden].length;
     status.textContent =
@@ -461,7 +484,7 @@ function render({ model, el }) {
 
   function placeTopic(n, board, selected, ringed) {
     const bold = n.id === selected || n.id === ringed;
-    const w = bold ? n.wb : n.w, x = sx(n), y = sy(n);
+    const w = widthOf(n, bold), x = sx(n), y = sy(n);
     const spots = n.kind === "user"
       ? [{ x: x - w / 2, y: y - LABEL_H / 2, w, h: LABEL_H }]
       : [
@@ -471,13 +494,17 @@ function render({ model, el }) {
           { x: x - w / 2, y: y + n.sr + 2, w, h: LABEL_H },
         ];
     const box = spots.find((b) => board.free(b, n.id));
-    show(n.tag, !!box);
-    if (!box) return 0;
+    if (!box) {
+      hideTag(n);
+      return 0;
+    }
+    const tag = tagOf(n);
+    show(tag, true);
     board.take(box);
-    n.tag.setAttribute("x", box.x);
-    n.tag.setAttribute("y", box.y + LABEL_H - 3);
-    n.tag.classList.toggle("bold", bold);
-    n.tag.classList.toggle("on-dot", n.kind === "user");
+    tag.setAttribute("x", box.x);
+    tag.setAttribute("y", box.y + LABEL_H - 3);
+    tag.classList.toggle("bold", bold);
+    tag.classList.toggle("on-dot", n.kind === "user");
     return n.kind === "user" ? 0 : 1;
   }
 
