@@ -290,15 +290,11 @@ def read_vault(
     parallel as they come. `rest()` gives the answer's other members once the rows are used up.
 
     A row that `previous` read, served again exactly as then, is taken from it unread (looked up
-    by id and compared field for field, so the long base64 strings are compared, never hashed);
-    otherwise `cached(row)` (the local cache, cache.py) may give what it reads as, when its id,
-    kid, rev and ciphertext hash match what was read before; a further copy of an id already
-    served is reported, never read; an id of another JSON type is left to the reader, which
-    reports it."""
+    by id and compared, or known by its text's fingerprint); else `cached(row)` (the local cache)
+    may give what it read as (same id, kid, rev, ciphertext hash); a further copy of an id is
+    reported, never read; an id of another JSON type is left to the reader, which reports it."""
     before = previous.earlier() if previous is not None else {}
-    parser = getattr(rows, "parser", None)  # a StreamedArray's reader: knows rows served as before
-    if previous is not None and parser is not None and parser.fingerprints is not None and not parser.known:
-        parser.known = previous.known(before)
+    _know_texts(rows, previous, before)
     kept_before = as_served(previous.served) if previous is not None else ServedRows()
     served = ServedRows()  # per row, its served text where the reader kept one (compact), else the dict
     texts = getattr(rows, "texts", None)  # a StreamedArray's: per element, the text it was read from
@@ -358,6 +354,14 @@ def read_vault(
     )
     fresh = iter(results)
     return _vault(served, [s if s is not None else next(fresh) for s in slots], rest, space_rows, dropped, len(results))
+
+
+def _know_texts(rows: Iterable[Any], previous: Vault | None, before: Earlier) -> None:
+    """Tell a StreamedArray's reader the texts the load before was served, so it hands those rows
+    over as `Again` unparsed (unless it knows the local cache's already)."""
+    parser = getattr(rows, "parser", None)
+    if previous is not None and parser is not None and parser.fingerprints is not None and not parser.known:
+        parser.known = previous.known(before)
 
 
 def _kept_form(text: str | None, row: dict, hit: tuple[Entry, Any] | None) -> tuple[Entry, bool]:
