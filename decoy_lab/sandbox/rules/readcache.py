@@ -70,7 +70,7 @@ class Listing:
     @cached_property
     def waiting(self) -> list[tuple[ms.MemoryRow, str]]:
         """[(MemoryRow, why)] rows owed to this connection that it cannot open yet."""
-        return [(j.row, j.why) for j in self.rows if j.why is not None and not j.reach.readable]
+        return [(j.row, j.why) for j in self.rows if j.why is not None]  # `why` is None when readable
 
     @cached_property
     def by_id(self) -> dict[str, Judged]:
