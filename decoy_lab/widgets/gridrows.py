@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -140,9 +141,10 @@ class GridRows:
     """The table's columns and its rule: which rows a query keeps and in which order.
 
     What the first page and a topic or "mine" filter need is built at once (the map node of
-    each row as codes, `mine`, the legacy-space rows, each id's position); the columns and the
-    search keys, a few tenths of a second at 100,000 rows, are built on a thread of their own
-    (`background()`, once the page has painted); whatever needs them first waits for them."""
+    each row as codes, `mine`, the legacy-space rows; each id's position when a row is first
+    picked); the columns and the search keys, a few tenths of a second at 100,000 rows, are
+    built on a thread of their own (`background()`, once the page has painted); whatever needs
+    them first waits for them."""
 
     def __init__(self, vault: Vault, graph: nx.DiGraph | None = None):
         self.mem, self.graph = vault.memories, graph
@@ -152,9 +154,7 @@ class GridRows:
         self.node_code = {str(v): i for i, v in enumerate(uniques)}
         self.mine = _mine(self.mem["mine"]) if "mine" in self.mem else np.zeros(self.n, dtype=bool)
         source = self.mem["source"] if "source" in self.mem else pd.Series([None] * self.n, dtype=object)
-        self.space = np.asarray([s == "space" for s in _sources(source)], dtype=bool)
-        ids = _texts(self.mem["id"]) if "id" in self.mem else [""] * self.n
-        self.position = {rid: i for i, rid in enumerate(ids)}
+        self.space = (source.astype("string") == "space").fillna(False).to_numpy(dtype=bool)
         self._built: tuple[dict[str, list], list[str]] | None = None
         self._building = False
         self._starting = threading.Lock()
@@ -163,6 +163,12 @@ class GridRows:
         self._ranks: dict[str, np.ndarray] = {}
         self._orders: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._kept_sets: OrderedDict[tuple, np.ndarray] = OrderedDict()
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Each id's position in the memories frame (made when a row is first picked)."""
+        ids = _texts(self.mem["id"]) if "id" in self.mem else [""] * self.n
+        return {rid: i for i, rid in enumerate(ids)}
 
     def _build(self) -> tuple[dict[str, list], list[str]]:
         with self._lock:
