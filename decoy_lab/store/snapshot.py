@@ -56,6 +56,7 @@ class Snapshot:
         self.rows: list[list] = body.get("rows") or []
         self.taken: dict[str, list] = {}  # id -> the row as the cache keeps it, for rows reuse() gave out
         self._built: list[tuple[Kept, Any] | None] = []  # per row, what it reads as (prebuild); None once handed out
+        self._times: dict[str, datetime | None] = {}  # a served time's text -> its datetime (_time)
 
     def prebuild(self) -> None:
         """What every kept row reads as, made now (on the worker that opened the file, while the
@@ -115,12 +116,22 @@ class Snapshot:
             via=list(via),
             mine=mine,
             author_kind=author,
-            created_at=_when(created),
-            updated_at=_when(updated),
+            created_at=self._time(created),
+            updated_at=self._time(updated),
         )
         if kind == "memory":  # its DecodedRow is made again from the model alone (vault/rows.py)
             return model, model
         return decoded(row, model, (kid, rev, list(via), mine, author, created, updated)), model
+
+    def _time(self, text: Any) -> datetime | None:
+        """A served time as a datetime, one object for the rows stamped alike (the server's times
+        are to the second: rows written together share them). Immutable, so safe to share."""
+        if type(text) is not str:
+            return _when(text)
+        when = self._times.get(text)
+        if when is None:
+            when = self._times[text] = _when(text)
+        return when
 
     def reuse(self, row: Mapping) -> tuple[Kept, Any] | None:
         """What `row` read as, when the cache holds it with the same id, kid, rev and ciphertext
