@@ -138,7 +138,10 @@ def test_the_map_file_is_sealed_private_and_goes_with_the_cache(paired, store, d
         assert n["name"].encode() not in data and n["id"].encode() not in data, n["name"]
     key = store.load("p").cache_key or ""
     assert key.encode() not in data
-    assert cache.clear(store.cache_path("p")) and not path.exists(), "clearing the cache removes the map too"
+    said = str(cache.describe(store.cache_path("p")))  # what `%decoy cache` shows
+    assert f"the built map {path}: {path.stat().st_size:,} bytes, sealed the same way" in said
+    assert cache.cleared(store.cache_path("p")) == f"Removed {store.cache_path('p')} and {path}."
+    assert not path.exists(), "clearing the cache removes the map too"
     VaultView(conn.load())
     cache.settle()
     assert path.exists()
