@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from decoy_lab.gcpause import gc_paused
 from decoy_lab.vault.frames import unnamed_short
 from decoy_lab.views import mapcache, topicmap
 
@@ -173,8 +174,9 @@ class GridRows:
     def _build(self) -> tuple[dict[str, list], list[str]]:
         with self._lock:
             if self._built is None:
-                cols = _columns(self.mem, self.nodes, self.graph)
-                self._built = cols, search_keys(cols)
+                with gc_paused():  # a million long-lived, cycle-free lists and strings: scans only cost
+                    cols = _columns(self.mem, self.nodes, self.graph)
+                    self._built = cols, search_keys(cols)
             return self._built
 
     def background(self) -> None:
