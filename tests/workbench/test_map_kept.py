@@ -19,7 +19,7 @@ import pytest
 from decoy_lab import Connection, Sandbox
 from decoy_lab.store import cache
 from decoy_lab.store.profiles import ProfileStore
-from decoy_lab.views import graph, layout, mapcache
+from decoy_lab.views import graph, layout, mapcache, mapfile
 from decoy_lab.widgets.vaultview import VaultView
 
 
@@ -127,6 +127,16 @@ def test_an_edit_the_map_does_not_show_keeps_the_map_and_the_table_shows_it(pair
     view.browser.set_filters(search="beans at dusk")
     assert view.browser.frame["id"].tolist() == [mid]
     again.close()
+
+
+def test_a_map_kept_by_other_code_is_built_anew(paired, store, builds, monkeypatch):
+    """Another version of the views (or of networkx, pandas) may build another map from the same
+    frames: a map it kept is not used."""
+    monkeypatch.setattr(mapfile, "code", lambda: "another version of the views")
+    conn, vault = reopened(store)
+    VaultView(vault)
+    assert mapcache.counts["read"] == 0 and builds.count("build_graph") == 1
+    conn.close()
 
 
 def test_the_map_file_is_sealed_private_and_goes_with_the_cache(paired, store, demo):
