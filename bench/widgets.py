@@ -177,6 +177,7 @@ class Setting:
     open_budget: float = 1.0
     open_note: str = "%decoy browse = load() (see load() reload) + this view"
     tag: str = ""  # after each interaction's name: "" at 10,000, the size at 100,000
+    setup: str = ""  # the first cell's code: run again in a new kernel before each open, when given
 
     @property
     def per_node(self) -> Any:
@@ -194,6 +195,8 @@ def opened(page: Any, s: Setting) -> Figure:
     says when each of the two showed (the median of each)."""
     times, table, drawn_map = [], [], []
     for _ in range(s.repeats):
+        if s.setup:
+            new_kernel(page, s.setup)
         page.evaluate(f"() => window.__old = {VIEW}")
         rows, labels, done = timed(
             page,
@@ -214,6 +217,21 @@ def opened(page: Any, s: Setting) -> Figure:
         f"median of {s.repeats}, worst {max(times):.2f} s; the table's rows showed at "
         f"{statistics.median(table):.2f} s, the map's labels at {statistics.median(drawn_map):.2f} s; {s.open_note}",
     )
+
+
+def new_kernel(page: Any, setup: str) -> None:
+    """The notebook's kernel restarted and `setup` (its first cell) run in it: what a notebook
+    reopened tomorrow has before its next cell, nothing of an earlier open in memory."""
+    page.evaluate(f"async () => {{ await {NB}.sessionContext.session.kernel.restart(); }}")
+    page.wait_for_function(f"() => {NB}.sessionContext.session.kernel.status === 'idle'", timeout=120_000)
+    failed = page.evaluate(
+        f"async (code) => {{ const f = {NB}.sessionContext.session.kernel.requestExecute({{code}});"
+        " let error = null; f.onIOPub = (m) => { if (m.header.msg_type === 'error') error = m.content.evalue; };"
+        " await f.done; return error; }",
+        setup,
+    )
+    if failed:
+        raise RuntimeError(f"the first cell failed in the new kernel: {failed}")
 
 
 def measure(page: Any, s: Setting) -> list[Figure]:

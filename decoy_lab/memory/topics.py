@@ -40,11 +40,16 @@ def build_topics(items: Iterable[Any]) -> list[Topic]:
     """Topics from already-read rows (Memory / TopicEntity; others are ignored), oldest first."""
     entities: dict[str, TopicEntity] = {}
     memories: dict[str, list[Memory]] = {}
-    for it in items:
-        if isinstance(it, TopicEntity):
+    for it in items:  # (a memory first, the usual row; no list made for a topic seen before)
+        if isinstance(it, Memory):
+            if it.topic:
+                filed = memories.get(it.topic["id"])
+                if filed is None:
+                    memories[it.topic["id"]] = [it]
+                else:
+                    filed.append(it)
+        elif isinstance(it, TopicEntity):
             entities.setdefault(it.topic_id, it)
-        elif isinstance(it, Memory) and it.topic:
-            memories.setdefault(it.topic["id"], []).append(it)
     found: list[Topic] = []
     for tid, e in entities.items():
         found.append(Topic(tid, e.name, e.type, [m.id for m in memories.get(tid, ())], [tid], e.created_at))

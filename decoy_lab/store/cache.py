@@ -74,7 +74,7 @@ NONCE = 12
 HEAD_TAG = 32  # HMAC-SHA256 over the head, checked before anything in the head is used
 # FORMAT (sealed.py): marshal, the standard library's fastest reader of plain lists, dicts and
 # strings (11,000 rows in ~2/3 of orjson's time); its layout is the interpreter's own, so the head names it
-__all__ = ["FORMAT", "CacheIgnored", "CacheInfo", "VaultCache", "clear", "describe", "settle"]
+__all__ = ["FORMAT", "CacheIgnored", "CacheInfo", "VaultCache", "clear", "cleared", "describe", "settle"]
 
 
 class CacheIgnored(UserWarning):
@@ -92,11 +92,15 @@ class CacheInfo:
 
     path: Path
     size: int | None  # bytes; None when there is no cache file
+    beside: tuple[tuple[Path, int], ...] = ()  # the files kept beside it (sealed.py) and their sizes
 
     def __str__(self) -> str:
         if self.size is None:
             return f"no cache yet ({self.path} is written by the next load)"
-        return f"{self.path}: {self.size:,} bytes, sealed with AES-256-GCM (key in the profile store)"
+        text = f"{self.path}: {self.size:,} bytes, sealed with AES-256-GCM (key in the profile store)"
+        for path, size in self.beside:
+            text += f"; beside it, the built {path.suffix[1:]} {path}: {size:,} bytes, sealed the same way"
+        return text
 
     __repr__ = __str__
 
@@ -126,9 +130,26 @@ def profile_cache(store: Any, name: str) -> Path:
 def describe(path: Path) -> CacheInfo:
     settle(path)
     try:
-        return CacheInfo(path, path.stat().st_size)
+        size = path.stat().st_size
     except FileNotFoundError:
         return CacheInfo(path, None)
+    return CacheInfo(path, size, tuple((p, n) for p in files_beside(path) if (n := _size(p)) is not None))
+
+
+def _size(path: Path) -> int | None:
+    settle(path)
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return None
+
+
+def cleared(path: Path) -> str:
+    """Clear the cache (`clear`) and say what was removed (`%decoy cache --clear`, `decoy-lab cache --clear`)."""
+    kept = [p for p in files_beside(path) if _size(p) is not None]
+    if not clear(path):
+        return f"No cache at {path}: nothing to remove." + "".join(f" Removed {p}." for p in kept)
+    return f"Removed {path}" + "".join(f" and {p}" for p in kept) + "."
 
 
 def clear(path: Path) -> bool:

@@ -116,7 +116,7 @@ class Vault:
     @cached_property
     def topic_list(self) -> list[memory.Topic]:
         """Topics as memory.build_topics lists them (oldest first, same names once)."""
-        return memory.build_topics(m for m in self.models if isinstance(m, (memory.Memory, memory.TopicEntity)))
+        return memory.build_topics(self.models)  # it reads the Memory and TopicEntity models, and skips the rest
 
     @property
     def all_rows(self) -> list[DecodedRow]:

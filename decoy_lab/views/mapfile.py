@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
+import pandas as pd
 
 from decoy_lab.views.graph import TopicGraph
 from decoy_lab.views.layout import Cluster, MapLayout
@@ -29,10 +30,11 @@ LAYOUT = "layout"  # a layout's entry: (LAYOUT, its tree digest)
 @cache
 def code() -> str:
     """What made the map: the source of the views and of what they read from the layers below
-    (the spec's words in vocab.py, the memory model's names), read once per process."""
+    (the spec's words in vocab.py, the memory model's names), and the networkx and pandas that
+    ran it, read once per process."""
     package = Path(__file__).parents[1]
     sources = [*package.glob("views/*.py"), package / "vocab.py", *package.glob("memory/*.py")]
-    h = hashlib.blake2b(digest_size=16)
+    h = hashlib.blake2b(f"networkx {nx.__version__}, pandas {pd.__version__}".encode(), digest_size=16)
     for path in sorted(sources):
         h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from decoy_lab.gcpause import gc_paused
 from decoy_lab.vault.frames import unnamed_short
 from decoy_lab.views import mapcache, topicmap
 
@@ -140,9 +142,10 @@ class GridRows:
     """The table's columns and its rule: which rows a query keeps and in which order.
 
     What the first page and a topic or "mine" filter need is built at once (the map node of
-    each row as codes, `mine`, the legacy-space rows, each id's position); the columns and the
-    search keys, a few tenths of a second at 100,000 rows, are built on a thread of their own
-    (`background()`, once the page has painted); whatever needs them first waits for them."""
+    each row as codes, `mine`, the legacy-space rows; each id's position when a row is first
+    picked); the columns and the search keys, a few tenths of a second at 100,000 rows, are
+    built on a thread of their own (`background()`, once the page has painted); whatever needs
+    them first waits for them."""
 
     def __init__(self, vault: Vault, graph: nx.DiGraph | None = None):
         self.mem, self.graph = vault.memories, graph
@@ -152,9 +155,7 @@ class GridRows:
         self.node_code = {str(v): i for i, v in enumerate(uniques)}
         self.mine = _mine(self.mem["mine"]) if "mine" in self.mem else np.zeros(self.n, dtype=bool)
         source = self.mem["source"] if "source" in self.mem else pd.Series([None] * self.n, dtype=object)
-        self.space = np.asarray([s == "space" for s in _sources(source)], dtype=bool)
-        ids = _texts(self.mem["id"]) if "id" in self.mem else [""] * self.n
-        self.position = {rid: i for i, rid in enumerate(ids)}
+        self.space = (source.astype("string") == "space").fillna(False).to_numpy(dtype=bool)
         self._built: tuple[dict[str, list], list[str]] | None = None
         self._building = False
         self._starting = threading.Lock()
@@ -164,11 +165,18 @@ class GridRows:
         self._orders: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._kept_sets: OrderedDict[tuple, np.ndarray] = OrderedDict()
 
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Each id's position in the memories frame (made when a row is first picked)."""
+        ids = _texts(self.mem["id"]) if "id" in self.mem else [""] * self.n
+        return {rid: i for i, rid in enumerate(ids)}
+
     def _build(self) -> tuple[dict[str, list], list[str]]:
         with self._lock:
             if self._built is None:
-                cols = _columns(self.mem, self.nodes, self.graph)
-                self._built = cols, search_keys(cols)
+                with gc_paused():  # a million long-lived, cycle-free lists and strings: scans only cost
+                    cols = _columns(self.mem, self.nodes, self.graph)
+                    self._built = cols, search_keys(cols)
             return self._built
 
     def background(self) -> None:

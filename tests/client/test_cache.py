@@ -246,6 +246,38 @@ def test_only_a_row_with_the_same_id_kid_rev_and_ciphertext_is_taken(agent, tmp_
     assert body[:10] not in vc.path.read_bytes()
 
 
+def test_equal_lists_and_dicts_are_kept_once_and_every_value_comes_back_as_it_was(agent, tmp_path):
+    """The file keeps one copy of a `via`, a category list, a topic or an empty metadata that rows
+    hold alike (marshal reads a repeat back as the same object); values merely equal in Python
+    (1 and True, 0.0 and -0.0) are never taken for one another."""
+    owner = AgentKey.generate()
+    keys = memory.RecipientKeys(owner.public_key_b64, agent.public_key_b64)
+    topic = {"id": "topic:6f1c2f34-5f1e-4a8e-9d55-0d3b8e3c1a10", "name": "Lisbon trip"}
+    metadata: list = [{}, {}, {"n": 1}, {"n": True}, {"x": 0.0}, {"x": -0.0}, {"nested": ["a"]}, {"nested": ["a"]}]
+    rows = [
+        memory.new_memory_row(keys, f"note {i}", topic=topic, categories=["travel", "food"], metadata=m)
+        for i, m in enumerate(metadata)
+    ]
+    served = [
+        {"id": r["id"], "kid": r["kid"], "ciphertext": r["ciphertext"], "wrapped_key": r["self_wrap"], "rev": 1}
+        for r in rows
+    ]
+    keycache = memory.KeyCache()
+    first = build_vault({"memories": served}, agent, key_cache=keycache)
+    vc = VaultCache(tmp_path / "x.cache", cache.new_cache_key(), profile="x", base_url="", agent_fingerprint="f")
+    vc.write(first, keycache, cursor="1", access_version=1)
+    again = vc.read().vault([])
+    got = {m.text: m for m in again.models}
+    for i, m in enumerate(metadata):
+        model = got[f"note {i}"]
+        assert model.metadata == m and [type(v) for v in model.metadata.values()] == [type(v) for v in m.values()]
+        assert model.categories == ["travel", "food"] and model.topic == topic
+    assert str(got["note 5"].metadata["x"]) == "-0.0" and got["note 3"].metadata["n"] is True
+    assert got["note 0"].categories is got["note 1"].categories, "one list for the rows that hold it alike"
+    assert got["note 0"].topic is got["note 7"].topic and got["note 0"].metadata is got["note 1"].metadata
+    assert got["note 6"].metadata is not got["note 7"].metadata  # nested values: each row's own
+
+
 def test_a_narrowed_grant_is_never_answered_from_the_cache(paired, store, demo):
     """Spec: "Every via reason is rechecked against live grants." A revoked policy moves
     access_version, so a reopen reads in full instead of trusting the cache's rows."""

@@ -19,7 +19,7 @@ import pytest
 from decoy_lab import Connection, Sandbox
 from decoy_lab.store import cache
 from decoy_lab.store.profiles import ProfileStore
-from decoy_lab.views import graph, layout, mapcache
+from decoy_lab.views import graph, layout, mapcache, mapfile
 from decoy_lab.widgets.vaultview import VaultView
 
 
@@ -129,6 +129,16 @@ def test_an_edit_the_map_does_not_show_keeps_the_map_and_the_table_shows_it(pair
     again.close()
 
 
+def test_a_map_kept_by_other_code_is_built_anew(paired, store, builds, monkeypatch):
+    """Another version of the views (or of networkx, pandas) may build another map from the same
+    frames: a map it kept is not used."""
+    monkeypatch.setattr(mapfile, "code", lambda: "another version of the views")
+    conn, vault = reopened(store)
+    VaultView(vault)
+    assert mapcache.counts["read"] == 0 and builds.count("build_graph") == 1
+    conn.close()
+
+
 def test_the_map_file_is_sealed_private_and_goes_with_the_cache(paired, store, demo):
     conn, first = paired
     path = store.cache_path("p").with_suffix(".map")
@@ -138,7 +148,10 @@ def test_the_map_file_is_sealed_private_and_goes_with_the_cache(paired, store, d
         assert n["name"].encode() not in data and n["id"].encode() not in data, n["name"]
     key = store.load("p").cache_key or ""
     assert key.encode() not in data
-    assert cache.clear(store.cache_path("p")) and not path.exists(), "clearing the cache removes the map too"
+    said = str(cache.describe(store.cache_path("p")))  # what `%decoy cache` shows
+    assert f"the built map {path}: {path.stat().st_size:,} bytes, sealed the same way" in said
+    assert cache.cleared(store.cache_path("p")) == f"Removed {store.cache_path('p')} and {path}."
+    assert not path.exists(), "clearing the cache removes the map too"
     VaultView(conn.load())
     cache.settle()
     assert path.exists()

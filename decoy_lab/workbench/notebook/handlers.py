@@ -343,7 +343,7 @@ def _cache(m: Notebook, args: Any, cell: str | None) -> Any:
     name = args.profile or (conn.profile if conn is not None and conn.profile else m.profile)
     path = cache.profile_cache(ProfileStore(), name)
     if args.clear:
-        print(f"Removed {path}." if cache.clear(path) else f"No cache at {path}: nothing to remove.")
+        print(cache.cleared(path))
         return None
     return cache.describe(path)
 

@@ -42,7 +42,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
     path = cache.profile_cache(ProfileStore(), args.profile)
     if args.clear:
-        print(f"Removed {path}." if cache.clear(path) else f"No cache at {path}: nothing to remove.")
+        print(cache.cleared(path))
     else:
         print(cache.describe(path))
     return 0
