@@ -219,7 +219,9 @@ class Recorder:
                         self._idle.notify_all()
 
     def _due(self) -> bool:
-        """A job runs when someone waits, the proxy has been idle a moment, the oldest has waited
+        """A job runs when someone waits, the proxy has been idle a moment (no exchange in flight, none
+        begun or ended for IDLE: a proxy in another process tells of its exchanges in batches, so
+        a gap between them is no lull while some are still running), the oldest has waited
         MAX_LAG seconds (a live view gets its verdicts under a steady load), or the queue is long
         (in exchanges, or in the body bytes it holds)."""
         if not self._jobs:
@@ -228,7 +230,7 @@ class Recorder:
         return (
             self._wanted > 0
             or self._closing
-            or now - self._last >= IDLE
+            or (self._in_flight == 0 and now - self._last >= IDLE)
             or now - self._jobs[0].queued >= MAX_LAG
             or len(self._jobs) >= BACKLOG
             or self._held >= BACKLOG_BYTES

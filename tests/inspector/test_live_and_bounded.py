@@ -146,6 +146,34 @@ def test_a_flow_is_finished_off_the_request_path_and_at_once_when_looked_at():
     rec.close()
 
 
+def test_a_gap_between_exchanges_told_in_batches_is_no_lull_while_one_is_still_running():
+    """A proxy in its own process tells of its exchanges in batches: the recorder sees no exchange
+    begin or end between two, though writers are busy. The rows are opened in a lull only once
+    none is in flight (their unwraps would otherwise take the cores the exchanges need)."""
+    from decoy_lab.inspector.bodies import Tee
+    from decoy_lab.inspector.recorder import IDLE, MAX_LAG, Recorder
+
+    now = [100.0]
+    rec = Recorder(clock=lambda: now[0])
+    head = [("authorization", "Bearer tok-123456")]
+    first = rec.begin("GET", "/api/agent/policies", "", head, "HTTP/1.1")
+    second = rec.begin("GET", "/api/agent/policies", "", head, "HTTP/1.1")
+    rec.finish(first, Tee(), Tee(), [], ended=model.ANSWERED)
+    now[0] += IDLE * 4  # a gap between batches, the second exchange still running
+    time.sleep(0.3)  # the worker looks every IDLE seconds of its own waiting
+    assert first.pending
+    rec.finish(second, Tee(), Tee(), [], ended=model.ANSWERED)
+    now[0] += IDLE * 2  # now none is in flight: a lull
+    _until(lambda: not first.pending and not second.pending, 5)
+    third = rec.begin("GET", "/api/agent/policies", "", head, "HTTP/1.1")
+    fourth = rec.begin("GET", "/api/agent/policies", "", head, "HTTP/1.1")
+    rec.finish(third, Tee(), Tee(), [], ended=model.ANSWERED)
+    now[0] += MAX_LAG  # under a steady load a finished flow waits MAX_LAG at most
+    _until(lambda: not third.pending, 5)
+    assert fourth.ended == model.IN_FLIGHT
+    rec.close()
+
+
 def test_the_page_is_sent_the_openings_of_the_rows_in_view_but_not_of_one_in_flight(monkeypatch):
     from decoy_lab.inspector.model import Body, Flow
 
