@@ -159,6 +159,8 @@ def test_b64_is_standard_and_padded():
         ("+/+/\nAA=", 4, "not standard base64"),
         ("+/+/A=A=", 5, "padding"),
         ("+/+/AB==", 5, "canonical"),  # stray bits before the padding
+        ("+/+/====", 4, "padding"),  # a whole group of padding (binascii's strict mode takes it)
+        ("+/+/AA==AA==", 6, "padding"),
         ("+/+/é===", 4, "not standard base64"),
     ],
 )
