@@ -3,5 +3,6 @@
 clean.py       the tracked notebooks saved without outputs (JupyterLab's pre-save hook)
 completion.py  what Tab offers on a %decoy line, and the names a suggestion picks from
 handlers.py    the notebook's verbs, one function each, and RUN: the table from verb to handler
+labserver.py   a Jupyter server extension: the kernel's websocket sent without Nagle's delay
 magics.py      the magics: parse, dispatch, raise a mistake as one line
 """
