@@ -40,6 +40,27 @@ def served(tmp_path):
         yield lab
 
 
+# Attribute changes to the map's dots from now on (a MutationObserver records every set).
+WATCH_DOTS = """() => {
+  window.__dotCount = 0;
+  const svg = document.querySelector('.decoy-vaultview .decoy-map-svg');
+  window.__dotChanges = new MutationObserver((records) => {
+    window.__dotCount += records.filter((r) => r.target.classList.contains('decoy-map-node')).length;
+  });
+  window.__dotChanges.observe(svg, {attributes: true, subtree: true});
+}"""
+# The topics at the two ends of each edge on show, by the dots nearest its ends.
+EDGE_ENDS = """() => {
+  const dots = [...document.querySelectorAll('.decoy-vaultview .decoy-map-node')]
+    .filter((d) => d.style.display !== 'none')
+    .map((d) => [d.dataset.node, +d.getAttribute('cx'), +d.getAttribute('cy')]);
+  const at = (x, y) => dots.reduce((b, d) => Math.hypot(d[1] - x, d[2] - y) < b[1] ? [d[0], Math.hypot(d[1] - x, d[2] - y)] : b, ['', 1e9])[0];
+  return [...document.querySelectorAll('.decoy-vaultview .decoy-map-edge')]
+    .filter((l) => l.style.display !== 'none')
+    .map((l) => [at(+l.getAttribute('x1'), +l.getAttribute('y1')), at(+l.getAttribute('x2'), +l.getAttribute('y2'))]);
+}"""
+
+
 def graph_facts():
     """What the kernel will lay out, worked out here from the same frames (deterministic)."""
     from decoy_lab.views import topicmap as tm
@@ -64,6 +85,7 @@ def test_hover_search_and_pick_reach_every_topic_of_a_2000_topic_map(served):
     names = [G.nodes[n]["name"].lower() for n in G]
     alone = [n for n in by_size if sum(G.nodes[n]["name"].lower() in m for m in names) == 1]  # no other name holds it
     quiet, other = alone[3], by_size[len(by_size) // 2]  # topics the overview leaves unnamed
+    nested = next(n for n in reversed(by_size) if G.nodes[n]["parent"] not in ("user", other) and n != other)
     BUILD.mkdir(exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
@@ -127,5 +149,19 @@ def test_hover_search_and_pick_reach_every_topic_of_a_2000_topic_map(served):
             listed = view.locator(".decoy-grid-row .col-topic")
             expect(listed.first).to_have_text(G.nodes[other]["name"])
             assert set(listed.all_inner_texts()) == {G.nodes[other]["name"]}
+
+            # another pick restyles what it changes, not the 2,000 dots: the two dots, the edges
+            # of the two topics (a picked topic's edges show), the names
+            page.evaluate(WATCH_DOTS)
+            page.mouse.click(*centre_of(view.locator(f".decoy-map-node[data-node='{nested}']")))
+            expect(view.locator(".decoy-map-node.selected")).to_have_attribute("data-node", nested)
+            expect(listed.first).to_have_text(G.nodes[nested]["name"])
+            assert view.locator(".decoy-map-node.selected").count() == 1
+            changed = page.evaluate("() => window.__dotChanges.takeRecords().length + window.__dotCount")
+            assert changed <= 10, f"{changed} changes to the dots for one pick"
+            near = view.locator(".decoy-map-edge.near:visible")
+            assert near.count() >= 1, "the picked topic's edge to what includes it shows"
+            ends = page.evaluate(EDGE_ENDS)  # every edge shown at the overview is the picked topic's
+            assert ends and all(nested in pair for pair in ends), ends
         finally:
             browser.close()

@@ -95,9 +95,10 @@ function render({ model, el }) {
   tip.style.display = "none";
 
   const measure = document.createElement("canvas").getContext("2d");
-  let nodes = [], byId = new Map(), edges = [], kids = new Map();
+  let nodes = [], byId = new Map(), edges = [], kids = new Map(), incident = new Map();
   let view = { k: 1, tx: 0, ty: 0 }, fitted = false, hovered = null, matches = new Set();
   let frame = 0, fitK = 0, moved = true; // moved: dots and edges need new positions
+  let picked = false, styled = { selected: "", ringed: "" }; // picked: only what the pick or ring styles changed
   let clusters = [], large = false, grid = new Map(), slot = 1, hoveredCluster = null;
   const CELL = 2; // data units: the hit grid's cell (a topic's slot is 1)
 
@@ -131,6 +132,11 @@ function render({ model, el }) {
     kids = new Map(nodes.map((n) => [n.id, []]));
     for (const n of nodes) if (n.parent && kids.has(n.parent)) kids.get(n.parent).push(n.id);
     edges = (model.get("edges") || []).filter((e) => byId.has(e.source) && byId.has(e.target)).map((e) => ({ ...e }));
+    incident = new Map(nodes.map((n) => [n.id, []]));
+    for (const e of edges) {
+      incident.get(e.source).push(e);
+      if (e.target !== e.source) incident.get(e.target).push(e);
+    }
     gEdges.replaceChildren();
     gNodes.replaceChildren();
     gLabels.replaceChildren();
@@ -226,6 +232,12 @@ function render({ model, el }) {
     moved = true;
     relabel();
   }
+  // A topic picked or ringed: its dot, its edges and the names change, nothing moves. Restyling
+  // those (not 2,000 dots) keeps a pick on a large map from redrawing and re-laying out them all.
+  function restyleSoon() {
+    picked = true;
+    relabel();
+  }
   function relabel() {
     if (!frame) frame = requestAnimationFrame(draw);
   }
@@ -239,7 +251,9 @@ function render({ model, el }) {
     const collapsed = new Set(model.get("collapsed") || []);
     const dim = matches.size > 0;
     if (moved) (large ? drawLarge : drawGraph)(hidden, selected, ringed, collapsed, dim, W, H);
-    moved = false;
+    else if (picked) restyle(hidden, selected, ringed, collapsed, dim, W, H);
+    moved = picked = false;
+    styled = { selected, ringed };
     (large ? placeLarge : placeLabels)(W, H, hidden, selected, ringed);
   }
 
@@ -259,22 +273,7 @@ function render({ model, el }) {
   }
 
   function drawGraph(hidden, selected, ringed, collapsed, dim) {
-    for (const e of edges) {
-      const a = byId.get(e.source), b = byId.get(e.target);
-      const off = hidden.has(a.id) || hidden.has(b.id);
-      if (off) {
-        if (e.line) e.line.style.display = "none";
-        continue;
-      }
-      const line = lineOf(e);
-      line.style.display = "";
-      line.setAttribute("x1", sx(a));
-      line.setAttribute("y1", sy(a));
-      line.setAttribute("x2", sx(b));
-      line.setAttribute("y2", sy(b));
-      const near = selected && (a.id === selected || b.id === selected);
-      line.classList.toggle("near", !!near);
-    }
+    for (const e of edges) edgeOfGraph(e, hidden, selected);
     relationLabels(hidden, selected);
     const zoom = Math.max(0.6, Math.min(2.5, Math.sqrt(view.k / (fitK || view.k))));
     for (const n of nodes) {
@@ -285,13 +284,48 @@ function render({ model, el }) {
       n.dot.setAttribute("cx", sx(n));
       n.dot.setAttribute("cy", sy(n));
       n.dot.setAttribute("r", n.sr);
-      const cls = n.dot.classList;
-      cls.toggle("selected", n.id === selected);
-      cls.toggle("ringed", n.id === ringed);
-      cls.toggle("match", matches.has(n.id));
-      cls.toggle("faded", dim && !matches.has(n.id));
-      cls.toggle("collapsed", collapsed.has(n.id) && (kids.get(n.id) || []).length > 0);
+      styleDot(n, selected, ringed, collapsed, dim);
     }
+  }
+  function edgeOfGraph(e, hidden, selected) {
+    const a = byId.get(e.source), b = byId.get(e.target);
+    const off = hidden.has(a.id) || hidden.has(b.id);
+    if (off) {
+      if (e.line) e.line.style.display = "none";
+      return;
+    }
+    const line = lineOf(e);
+    line.style.display = "";
+    line.setAttribute("x1", sx(a));
+    line.setAttribute("y1", sy(a));
+    line.setAttribute("x2", sx(b));
+    line.setAttribute("y2", sy(b));
+    const near = selected && (a.id === selected || b.id === selected);
+    line.classList.toggle("near", !!near);
+  }
+  function styleDot(n, selected, ringed, collapsed, dim) {
+    const cls = n.dot.classList;
+    cls.toggle("selected", n.id === selected);
+    cls.toggle("ringed", n.id === ringed);
+    cls.toggle("match", matches.has(n.id));
+    cls.toggle("faded", dim && !matches.has(n.id));
+    cls.toggle("collapsed", collapsed.has(n.id) && (kids.get(n.id) || []).length > 0);
+  }
+
+  // What a new pick or ring changes, the rest as drawn: the dots of the topics picked and ringed
+  // before and now, the edges of those picked (shown on a large map while their topic is picked),
+  // the clusters of those picked, and the picked topic's relation labels.
+  function restyle(hidden, selected, ringed, collapsed, dim, W, H) {
+    const picks = new Set([styled.selected, selected].filter(Boolean));
+    for (const id of new Set([...picks, styled.ringed, ringed])) {
+      const n = id && byId.get(id);
+      if (n && !hidden.has(n.id)) styleDot(n, selected, ringed, collapsed, dim);
+    }
+    const inner = slotPx() >= EDGE_SLOT;
+    for (const id of picks)
+      for (const e of incident.get(id) || []) large ? edgeOfLarge(e, hidden, selected, inner, W, H) : edgeOfGraph(e, hidden, selected);
+    if (large) for (const c of clusters) if (c.node && picks.has(c.node)) c.circle.classList.toggle("selected", c.node === selected);
+    relationLabels(hidden, selected);
   }
 
   // Greedy placement in screen space: a label goes right of its dot (left on the left half),
@@ -385,24 +419,7 @@ function render({ model, el }) {
       c.circle.classList.toggle("selected", !!c.node && c.node === selected);
     }
     const inner = slotPx() >= EDGE_SLOT;
-    for (const e of edges) {
-      const a = byId.get(e.source), b = byId.get(e.target);
-      const near = !!selected && (a.id === selected || b.id === selected);
-      let on = (near || (inner && e.spoke)) && !hidden.has(a.id) && !hidden.has(b.id);
-      const x1 = sx(a), y1 = sy(a), x2 = sx(b), y2 = sy(b);
-      on = on && Math.max(x1, x2) >= 0 && Math.max(y1, y2) >= 0 && Math.min(x1, x2) <= W && Math.min(y1, y2) <= H;
-      if (!on) {
-        if (e.line) show(e.line, false);
-        continue;
-      }
-      const line = lineOf(e);
-      show(line, true);
-      line.setAttribute("x1", x1);
-      line.setAttribute("y1", y1);
-      line.setAttribute("x2", x2);
-      line.setAttribute("y2", y2);
-      line.classList.toggle("near", near);
-    }
+    for (const e of edges) edgeOfLarge(e, hidden, selected, inner, W, H);
     relationLabels(hidden, selected);
     for (const n of nodes) {
       const x = sx(n), y = sy(n);
@@ -414,13 +431,27 @@ function render({ model, el }) {
       n.dot.setAttribute("cx", x);
       n.dot.setAttribute("cy", y);
       n.dot.setAttribute("r", n.sr);
-      const cls = n.dot.classList;
-      cls.toggle("selected", n.id === selected);
-      cls.toggle("ringed", n.id === ringed);
-      cls.toggle("match", matches.has(n.id));
-      cls.toggle("faded", dim && !matches.has(n.id));
-      cls.toggle("collapsed", collapsed.has(n.id) && (kids.get(n.id) || []).length > 0);
+      styleDot(n, selected, ringed, collapsed, dim);
     }
+  }
+  // A large map shows an edge while one of its topics is picked (and a spoke once zoomed in).
+  function edgeOfLarge(e, hidden, selected, inner, W, H) {
+    const a = byId.get(e.source), b = byId.get(e.target);
+    const near = !!selected && (a.id === selected || b.id === selected);
+    let on = (near || (inner && e.spoke)) && !hidden.has(a.id) && !hidden.has(b.id);
+    const x1 = sx(a), y1 = sy(a), x2 = sx(b), y2 = sy(b);
+    on = on && Math.max(x1, x2) >= 0 && Math.max(y1, y2) >= 0 && Math.min(x1, x2) <= W && Math.min(y1, y2) <= H;
+    if (!on) {
+      if (e.line) show(e.line, false);
+      return;
+    }
+    const line = lineOf(e);
+    show(line, true);
+    line.setAttribute("x1", x1);
+    line.setAttribute("y1", y1);
+    line.setAttribute("x2", x2);
+    line.setAttribute("y2", y2);
+    line.classList.toggle("near", near);
   }
 
   // Names, placed greedily in screen space: the clusters' first (largest first, on their top
@@ -760,12 +791,12 @@ function render({ model, el }) {
     });
   };
   const onSelected = () => {
-    reveal(model.get("selected"));
-    schedule();
+    reveal(model.get("selected")); // (moves the view, and redraws it all, only when off screen)
+    restyleSoon();
   };
   const onRinged = () => {
     reveal(model.get("ringed"));
-    schedule();
+    restyleSoon();
   };
   const onCollapsed = () => {
     if (hovered && byId.has(hovered)) fillTip(byId.get(hovered)); // "fold" now reads "unfold"
