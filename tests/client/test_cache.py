@@ -14,6 +14,7 @@ import json
 import os
 import stat
 import warnings
+from typing import Any
 
 import httpx
 import pytest
@@ -222,10 +223,9 @@ def test_the_file_holds_no_plaintext_and_no_key_in_the_clear(paired, store):
 
 
 # -- the rule, offline: only the same id, kid, rev and ciphertext hash -------------------------------
-def test_only_a_row_with_the_same_id_kid_rev_and_ciphertext_is_taken(agent, tmp_path):
-    owner = AgentKey.generate()
-    keys = memory.RecipientKeys(owner.public_key_b64, agent.public_key_b64)
-    rows = [memory.new_memory_row(keys, f"note {i}") for i in range(3)]
+def _written(rows: list[dict], agent: AgentKey, tmp_path) -> tuple[list[dict], Any, memory.KeyCache, VaultCache]:
+    """`rows` served as the agent reads them (its self wrap as the wrapped key), read into a vault
+    and written to a cache file: (served, vault, key cache, the cache)."""
     served = [
         {"id": r["id"], "kid": r["kid"], "ciphertext": r["ciphertext"], "wrapped_key": r["self_wrap"], "rev": 1}
         for r in rows
@@ -234,6 +234,14 @@ def test_only_a_row_with_the_same_id_kid_rev_and_ciphertext_is_taken(agent, tmp_
     first = build_vault({"memories": served}, agent, key_cache=keycache)
     vc = VaultCache(tmp_path / "x.cache", cache.new_cache_key(), profile="x", base_url="", agent_fingerprint="f")
     vc.write(first, keycache, cursor="1", access_version=1)
+    return served, first, keycache, vc
+
+
+def test_only_a_row_with_the_same_id_kid_rev_and_ciphertext_is_taken(agent, tmp_path):
+    owner = AgentKey.generate()
+    keys = memory.RecipientKeys(owner.public_key_b64, agent.public_key_b64)
+    rows = [memory.new_memory_row(keys, f"note {i}") for i in range(3)]
+    served, first, keycache, vc = _written(rows, agent, tmp_path)
     snap = vc.read()
     assert snap is not None and snap.keys == dict(keycache)
     other = memory.new_memory_row(keys, "other")
@@ -258,14 +266,7 @@ def test_equal_lists_and_dicts_are_kept_once_and_every_value_comes_back_as_it_wa
         memory.new_memory_row(keys, f"note {i}", topic=topic, categories=["travel", "food"], metadata=m)
         for i, m in enumerate(metadata)
     ]
-    served = [
-        {"id": r["id"], "kid": r["kid"], "ciphertext": r["ciphertext"], "wrapped_key": r["self_wrap"], "rev": 1}
-        for r in rows
-    ]
-    keycache = memory.KeyCache()
-    first = build_vault({"memories": served}, agent, key_cache=keycache)
-    vc = VaultCache(tmp_path / "x.cache", cache.new_cache_key(), profile="x", base_url="", agent_fingerprint="f")
-    vc.write(first, keycache, cursor="1", access_version=1)
+    vc = _written(rows, agent, tmp_path)[3]
     again = vc.read().vault([])
     got = {m.text: m for m in again.models}
     for i, m in enumerate(metadata):

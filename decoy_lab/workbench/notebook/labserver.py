@@ -4,7 +4,7 @@ jupyter_server writes each kernel message to the page's websocket as it comes, a
 socket's TCP_NODELAY unset. A busy kernel sends a few small messages at once (status, a widget's
 update, status), and with Nagle's algorithm on, the second waits for the page to acknowledge the
 first, which Linux delays by up to 40 ms. Measured on a widget round trip (a value typed in the
-page, a linked widget updated by the kernel): 52 ms median with Nagle, 25 ms without, nearly all of
+page, a linked widget updated by the kernel): 52 ms median with Nagle, 20–25 ms without, nearly all of
 the difference on the way back. tornado's docs advise `set_nodelay(True)` for such sockets.
 
 `jupyter-config/jupyter_server_config.d/decoy_lab.json`, installed with the package as JupyterLab's
