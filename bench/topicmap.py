@@ -202,7 +202,7 @@ def _interactions(page: Any, widget: Any) -> list[Figure]:
     )
     picks = topics[:: max(1, len(topics) // 9)][:9]
     hovers, keys = [], []
-    for node in picks:
+    for node in picks:  # at the overview: a search below brings its match into view and moves it
         name = json.dumps(G.nodes[node]["name"])
         at = f"document.querySelector(\".decoy-map-node[data-node='{node}']\").getBoundingClientRect()"
         move = f"const r = {at}; document.querySelector('.decoy-map-svg').dispatchEvent(new MouseEvent('mousemove', {{bubbles: true, clientX: r.x + r.width / 2, clientY: r.y + r.height / 2}}));"
@@ -210,6 +210,8 @@ def _interactions(page: Any, widget: Any) -> list[Figure]:
         hovers.append(page.evaluate(TIMED, [move, shown, 10_000])[-1] / 1000)
         page.mouse.move(1, 1)
         page.evaluate("() => document.querySelector('.decoy-map-svg').dispatchEvent(new MouseEvent('mouseleave'))")
+    for node in picks:
+        name = json.dumps(G.nodes[node]["name"])
         typed = f"const b = document.querySelector('.decoy-map-search'); b.value = {name}; b.dispatchEvent(new Event('input'));"
         listed = f"return !!document.querySelector(\".decoy-map-found-item[data-node='{node}']\");"
         keys.append(page.evaluate(TIMED, [typed, listed, 10_000])[-1] / 1000)
