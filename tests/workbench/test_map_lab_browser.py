@@ -90,6 +90,9 @@ def test_map_is_the_live_map_in_jupyterlab_and_the_png_in_nbconvert(served):
             expect(out.locator(".decoy-map-tip-name")).to_have_text("Lisbon trip")
             dot.click()
             expect(out.locator(".decoy-map-node.selected")).to_have_attribute("data-node", node)
+            # the picked topic's own relations are named on their lines, no other relation
+            expect(out.locator(".decoy-map-relation")).to_have_count(4)
+            assert sorted(out.locator(".decoy-map-relation").all_text_contents()) == ["includes"] * 3 + ["is planning"]
             page.mouse.move(2, 2)
             out.screenshot(path=str(BUILD / "map-lab.png"))
             fill, ground = page.evaluate(COLOURS)

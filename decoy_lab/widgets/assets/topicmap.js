@@ -261,8 +261,8 @@ function render({ model, el }) {
   function relationLabels(hidden, selected) {
     gRel.replaceChildren();
     if (!selected || !byId.has(selected) || hidden.has(selected)) return;
-    for (const e of edges) {
-      if (!e.relation || (e.source !== selected && e.target !== selected)) continue;
+    for (const e of incident.get(selected) || []) {
+      if (!e.relation) continue;
       const a = byId.get(e.source), b = byId.get(e.target);
       if (hidden.has(a.id) || hidden.has(b.id)) continue;
       const t = s("text", "decoy-map-relation", gRel);
