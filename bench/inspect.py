@@ -12,7 +12,7 @@
    key, as `Inspector.start(sandbox=…)` does); overhead = median (and p95) proxied − direct.
    Targets ≤ 2 ms median, ≤ 5 ms p95.
 3. Write throughput: 8 writers, each its own paired connection and keep-alive socket, POSTing
-   sealed memory rows one per request, directly and through the inspector, in turn (best of 6
+   sealed memory rows one per request, directly and through the inspector, in turn (best of 10
    rounds of 1,200 each). Each request is made ahead as bytes and each answer read by its
    Content-Length, as wrk or h2load load a server: the load then costs a sixth of the CPU
    `http.client` takes, and the two cores go to what the figure is about. The
@@ -463,7 +463,7 @@ def _owner_key(base: str, w: dict, httpx: Any) -> str:
 def _throughput(ctx: Context, direct: str, insp: Any, writers: list[dict], name: str, httpx: Any) -> list[Figure]:
     from decoy_lab import memory
 
-    per, best = (25, 2) if ctx.quick else (150, 6)
+    per, best = (25, 2) if ctx.quick else (150, 10)
     owner = _owner_key(direct, writers[0], httpx)
     for w in writers:  # rows sealed ahead: the figure is the HTTP path, not the client's crypto
         keys = memory.RecipientKeys(owner, w["key"].public_key_b64)
