@@ -27,7 +27,7 @@
    through an inspector: the first body byte ≤ 10 ms later than direct (medians), the peak
    resident memory the proxy's process adds over the reads (bounded, ≤ 8 MiB whatever the answer),
    and the opening of one such read's rows with the agent's key: ≥ 0.8 of (a), the parallel
-   reader `load()` uses.
+   reader `load()` uses ((a) on 4,000 of the rows just before and just after, the faster counting).
 
 Its own sandbox and connections: the staged vault of the other benchmarks is left alone. The
 browser part is left out under --quick (it starts a JupyterLab: run `make bench`).
@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from .context import Context
+from .large import SAMPLE, rsa_limit
 from .report import Figure, check, info, missing, relative, within
 
 CHROMIUM = "/usr/bin/chromium"
@@ -266,6 +267,8 @@ def _big_read(ctx: Context) -> list[Figure]:
     size = int(times["bytes"])
     d, p = statistics.median(times["direct"]), statistics.median(times["proxied"])
     later = p - d
+    sample, key = ctx.served[:SAMPLE], ctx.conn.agent_key.private_key
+    limits = [rsa_limit(ctx, sample, key)]  # (a) just before and just after the opening
     with Inspector.start(upstream=ctx.sandbox.url, agent_key=ctx.conn.agent_key) as insp:
         _client({"mode": "first-byte", "direct": ctx.sandbox.url, "proxied": insp.url, "headers": headers, "n": 1})
         t0 = time.perf_counter()
@@ -273,6 +276,7 @@ def _big_read(ctx: Context) -> list[Figure]:
         seconds = time.perf_counter() - t0
         (flow,) = [f for f in insp.all_flows() if f.path == MEMORIES]
         opened = sum(1 for r in flow.rows if r.opened_by == "agent key")
+    limits.append(rsa_limit(ctx, sample, key))
     rate = opened / seconds
     what = f"{rows:,} rows, {size / 2**20:.1f} MiB"
     figures = [
@@ -298,11 +302,12 @@ def _big_read(ctx: Context) -> list[Figure]:
             "growth for a 2 MB and a 40 MB answer)",
         ),
     ]
-    note = f"{opened:,} of {len(flow.rows):,} rows opened in {seconds:.2f} s after the read, {rate:,.0f} rows/s"
-    if ctx.limit_rate:
-        figures.append(relative(BIG3, rate, "rows/s", ctx.limit_rate, OPENING_NEED, "≥ 0.8 of (a)", note))
-    else:
-        figures.append(info(BIG3, rate, "rows/s", note + "; (a) not measured in this run (run with unwrap)"))
+    limit, how = max(limits)  # the faster of the two: the stricter target
+    note = (
+        f"{opened:,} of {len(flow.rows):,} rows opened in {seconds:.2f} s after the read, {rate:,.0f} rows/s; "
+        f"{how}, just before / after: {limits[0][0]:,.0f} / {limits[1][0]:,.0f} rows/s"
+    )
+    figures.append(relative(BIG3, rate, "rows/s", limit, OPENING_NEED, "≥ 0.8 of (a)", note))
     return figures
 
 
