@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from .context import Context
-from .large import SAMPLE, rsa_limit
 from .report import Figure, check, info, missing, relative, within
+from .unwrap import SAMPLE, rsa_limit
 
 CHROMIUM = "/usr/bin/chromium"
 VIEW_BUDGET = 0.100

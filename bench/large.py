@@ -44,6 +44,7 @@ from .context import Context
 from .data import generate
 from .reopen import PROFILE, _peak_rss, _reset_peak_rss, _status_kib, edit_some, in_new_process, save_profile
 from .report import Figure, check, info, missing, relative, within
+from .unwrap import SAMPLE, rsa_limit
 
 COLD, RSS, REOPEN = "large vault: load() cold", "large vault: peak RSS per 10,000 rows", "large vault: reopen"
 RESIDENT, PEAK = "large vault: resident memory added ÷ served bytes", "large vault: peak during the load ÷ served bytes"
@@ -52,7 +53,6 @@ FRAME, SYNC = "large vault: %decoy memories frame", "large vault: sync after 1 %
 # text, the cache body built whole): resident 3.15×, peak 5.51× the served bytes. Earlier still
 # (e01779b, 15,600 rows, rows kept as dicts): 3.96× and 6.22×, the issue's "6×".
 BEFORE = {"resident": 3.15, "peak": 5.51}
-SAMPLE = 4_000  # rows the RSA limit (a) is measured on when this run has no figure for it
 
 
 def child(directory: str, profile: str) -> dict[str, Any]:
@@ -140,21 +140,6 @@ def served_bytes(conn: Any, sample: list | None = None, rows: int = SAMPLE) -> i
             if sample is not None and i % step == 0 and len(sample) < SAMPLE and isinstance(row, dict):
                 sample.append(row)
         return answer.bytes_read
-
-
-def rsa_limit(ctx: Context, rows: list[dict], private_key: Any) -> tuple[float, str]:
-    """(a) in rows/s, bench/unwrap.py's `machine_limit` on `rows`, measured now: a figure set
-    beside it is measured next to it (this host's speed drifts by a third over minutes, so
-    unwrap's figure from earlier in the run would judge the host, not the code)."""
-    from .unwrap import machine_limit
-
-    best = float("inf")
-    for _ in range(2):
-        t0 = time.perf_counter()
-        machine_limit(rows, private_key, ctx.workers)
-        best = min(best, time.perf_counter() - t0)
-    said = f" (unwrap's, earlier in this run: {ctx.limit_rate:,.0f} rows/s)" if ctx.limit_rate else ""
-    return len(rows) / best, f"(a) measured on {len(rows):,} of the rows, {ctx.workers} threads{said}"
 
 
 def run(ctx: Context) -> list[Figure]:
