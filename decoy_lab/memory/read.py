@@ -181,7 +181,7 @@ def _row_key(
             s.output = f"kid {kid} was unwrapped and checked on an earlier read: no RSA work"
         return key_cache[kid]
     wrapped = row.get("wrapped_key") if "wrapped_key" in row else row.get("self_wrap")
-    if not isinstance(wrapped, str) or not wrapped:
+    if not isinstance(wrapped, (str, bytes)) or not wrapped:
         _fail(row_id, "the served row carries no wrapped_key for this connection")
     try:
         key = sealing.unwrap_as_agent(wrapped, agent_key, trace=trace)
@@ -206,9 +206,9 @@ def _open(
 ) -> tuple[str, bytes, Plain]:
     row_id = _row_id(row)
     blob = row.get("ciphertext")
-    if not isinstance(blob, str) or not blob:
+    if not isinstance(blob, (str, bytes)) or not blob:
         _fail(row_id, "the served row has no ciphertext")
-    size = len(blob) // 4 * 3 - (len(blob) - len(blob.rstrip("=")))
+    size = len(blob) if isinstance(blob, bytes) else len(blob) // 4 * 3 - (len(blob) - len(blob.rstrip("=")))
     if size > MAX_CIPHERTEXT:  # checked before any RSA work: the API never stores such a row
         _fail(
             row_id,
@@ -272,7 +272,8 @@ def read_row(
     """Read any served row: a Memory, a TopicEntity or a Link (None for a row of another kind).
 
     Steps: unwrap `wrapped_key`, kid check, open `ciphertext`, bind check (`v` == 2 and
-    `row_id` == id), field types. Raises UnreadableRow with the reason in words.
+    `row_id` == id), field types. Raises UnreadableRow with the reason in words. A blob may be
+    its base64 text, as served, or the bytes that text stands for (a row a vault kept compact).
     """
     if trace is not None:
         _claim(trace, row, agent_key)

@@ -18,6 +18,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from decoy_lab.errors import CryptoError, UnreadableRow, WireFormatError
 from decoy_lab.recipes.trace import NO_TRACE, Source, Trace, Tracer, run_recipe, tracer
 from decoy_lab.wire import layouts as wire
@@ -161,15 +163,45 @@ def open_json(key: bytes, blob: bytes | str, *, trace: Trace | None = None, row_
     if trace is not None:  # an untraced bulk read records nothing
         _claim(t, "open_json", blob, lambda b, tr: open_json(key, b, trace=tr, row_id=row_id), secrets={"key": key})
     plain = open_vault(key, blob, trace=trace)
+    if t is NO_TRACE:  # bulk reads: nothing recorded
+        return _json(plain, row_id)
     with t.step("UTF-8 JSON decode", data=plain) as s:
-        try:
-            obj = json.loads(plain.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise UnreadableRow(row_id, f"plaintext is not UTF-8 (byte {exc.start})") from None
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise UnreadableRow(row_id, f"plaintext is not JSON: {exc}") from None
-        s.output = obj
-    return obj
+        s.output = _json(plain, row_id)
+    return s.output
+
+
+def _json(plain: bytes, row_id: str | None) -> Any:
+    """UTF-8 JSON, exactly as `json.loads` reads it; bad UTF-8 or JSON is an UnreadableRow.
+    orjson reads it first (3x faster, once a row on a bulk read); what it reads with a float in
+    it is read again by json, since orjson makes a float of an integer past 64 bits."""
+    try:
+        obj = orjson.loads(plain)
+    except orjson.JSONDecodeError:
+        pass  # json's verdict and message (NaN, a lone surrogate, bad UTF-8 are json's to judge)
+    else:
+        if not _holds_float(obj):
+            return obj
+    try:
+        return json.loads(plain.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UnreadableRow(row_id, f"plaintext is not UTF-8 (byte {exc.start})") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise UnreadableRow(row_id, f"plaintext is not JSON: {exc}") from None
+
+
+def _holds_float(obj: Any) -> bool:
+    """Is there a float anywhere in what orjson read? (No recursion: nesting is orjson's to bound.)"""
+    stack = [obj]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is dict:
+            stack.extend(value.values())
+        elif kind is list:
+            stack.extend(value)
+        elif kind is float:
+            return True
+    return False
 
 
 # -- envelopes --------------------------------------------------------------------------------

@@ -349,7 +349,7 @@ def read_vault(
         key_cache=key_cache,
         workers=workers,
         progress=progress,
-        parse=served.__getitem__,
+        parse=served.for_reading,  # its blobs as the bytes the compact form keeps: no base64 again
         then=lambda r, res: (kept(r, res), res),  # in the workers: what the vault keeps of it
     )
     fresh = iter(results)

@@ -13,6 +13,7 @@ so parsed again with orjson a row is the dict it was.
 from __future__ import annotations
 
 import binascii
+import re
 import struct
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
@@ -20,59 +21,96 @@ from typing import Any, overload
 
 import orjson
 
+from decoy_lab.wire.layouts import canonical_b64decode
+
 Entry = str | bytes | dict  # a row as its served JSON text, that text compacted, or a dict
 BLOBS = ("ciphertext", "wrapped_key", "self_wrap")  # base64 members kept as bytes (compact)
 _SHORTEST = 64  # characters: a shorter member is not worth a cut
 
 
 def compact(text: str, row: dict) -> str | bytes:
-    """A row's text with its blobs as bytes: `count ‖ (where, bytes) per blob ‖ the rest of the
-    text ‖ the blobs' bytes`, the text where that would not give it back exactly (`expand`)."""
+    """A row's text with its blobs as bytes: `count ‖ (gap, size, which blob) per cut ‖ the rest
+    of the text ‖ the blobs' bytes`, the text where that would not give it back exactly (`expand`).
+    A blob is cut only where its member is (`"name": "` just before it): what is left is the
+    row's JSON with `""` in its place, which a reader parses alone (`for_reading`). The blobs are
+    decoded here once, on the thread reading the answer; nothing decodes them again."""
     if not text.isascii():
         return text
-    cuts: list[tuple[int, str, bytes]] = []
-    for name in BLOBS:
+    cuts: list[tuple[int, str, bytes, int]] = []
+    for which, name in enumerate(BLOBS):
         value = row.get(name)
         if type(value) is not str or len(value) < _SHORTEST:
             continue
-        try:
-            raw = binascii.a2b_base64(value, strict_mode=True)
-        except binascii.Error:
-            continue
-        at = text.find(value)
-        end = at + len(value)
-        if at < 1 or end >= len(text) or text[at - 1] != '"' or text[end] != '"' or any(c[1] == value for c in cuts):
-            continue
-        if binascii.b2a_base64(raw, newline=False) == value.encode("ascii"):  # canonical: made again the same
-            cuts.append((at, value, raw))
+        at = _blob_at(text, name, value)
+        raw = canonical_b64decode(value) if at >= 0 else None  # made again the very characters served
+        if raw is not None:
+            cuts.append((at, value, raw, which))
     if not cuts:
         return text
     cuts.sort()
     head, rest, last = [len(cuts).to_bytes(1, "big")], [], 0
-    for at, value, raw in cuts:
+    for at, value, raw, which in cuts:
         rest.append(text[last:at])
-        head.append((at - last).to_bytes(4, "big") + len(raw).to_bytes(4, "big"))
+        head.append(_CUT.pack(at - last, len(raw), which))
         last = at + len(value)
     rest.append(text[last:])
-    return b"".join([*head, "".join(rest).encode("ascii"), *(raw for _, _, raw in cuts)])
+    return b"".join([*head, "".join(rest).encode("ascii"), *(c[2] for c in cuts)])
 
 
-_HEADS = [struct.Struct(">" + "II" * n) for n in range(len(BLOBS) + 1)]  # (gap, size) per cut blob
+# `"name":"` with any JSON white space around the colon: where a blob member's string begins
+_MEMBER = {name: re.compile(rf'"{name}"[ \t\n\r]*:[ \t\n\r]*"') for name in BLOBS}
+
+
+def _blob_at(text: str, name: str, value: str) -> int:
+    """Where the string `value` of member `name` begins in `text`, written as is (no escapes):
+    -1 where it is not. (A member of that name in a nested object may be found instead: the
+    reader checks, `for_reading`.)"""
+    for found in _MEMBER[name].finditer(text):
+        at = found.end()
+        if text.startswith(value, at) and text.startswith('"', at + len(value)):
+            return at
+    return -1
+
+
+_CUT = struct.Struct(">IIB")  # a cut blob: the text before it (since the last), its bytes, which of BLOBS
+_HEADS = [struct.Struct(">" + "IIB" * n) for n in range(len(BLOBS) + 1)]
+
+
+def _cuts(kept: bytes) -> tuple[tuple[int, ...], int, int]:
+    """(gap, size, which) per cut, flat; where the text begins; where the blobs begin."""
+    n = kept[0]
+    cuts = _HEADS[n].unpack_from(kept, 1)
+    return cuts, 1 + _CUT.size * n, len(kept) - sum(cuts[1::3])
 
 
 def expand(kept: bytes) -> str:
     """The text `compact` made `kept` from, exactly."""
-    n = kept[0]
-    cuts = _HEADS[n].unpack_from(kept, 1)
-    end = blobs_at = len(kept) - sum(cuts[1::2])  # the text without its blobs ends where they begin
-    view, at = memoryview(kept), 1 + 8 * n
+    cuts, at, blobs_at = _cuts(kept)
+    end = blobs_at  # the text without its blobs ends where they begin
+    view = memoryview(kept)
     out: list[bytes | memoryview] = []
-    for i in range(0, 2 * n, 2):
+    for i in range(0, len(cuts), 3):
         gap, size = cuts[i], cuts[i + 1]
         out += [view[at : at + gap], binascii.b2a_base64(view[blobs_at : blobs_at + size], newline=False)]
         at, blobs_at = at + gap, blobs_at + size
     out.append(view[at:end])
     return b"".join(out).decode("ascii")
+
+
+def for_reading(entry: Entry) -> dict:
+    """The row of `entry` as a reader opens it: a compact row's blobs as the bytes they stand for
+    (no base64 to decode again, the rest of its text parsed alone), any other as served."""
+    if type(entry) is not bytes:
+        return ServedRows._row(entry)
+    cuts, at, blobs_at = _cuts(entry)
+    row = orjson.loads(memoryview(entry)[at:blobs_at])
+    for i in range(0, len(cuts), 3):
+        size, name = cuts[i + 1], BLOBS[cuts[i + 2]]
+        if row.get(name) != "":  # not the member read last (a name served twice): as served
+            return ServedRows._row(entry)
+        row[name] = entry[blobs_at : blobs_at + size]
+        blobs_at += size
+    return row
 
 
 PAGE = 1 << 20  # bytes of compact rows a full page holds (the first pages are smaller)
@@ -174,6 +212,10 @@ class ServedRows(Sequence[dict]):
         entry = self.entry(i)
         return expand(entry) if isinstance(entry, bytes) else entry if isinstance(entry, str) else None
 
+    def for_reading(self, i: int) -> dict:
+        """Row `i` as a reader opens it (`for_reading`): its blobs as bytes where it was kept compact."""
+        return for_reading(self.entry(i))
+
     def dicts(self) -> list[dict]:
         """The rows kept as the dicts they were given as (the local cache's rows among them)."""
         return [e for e in self._other.values() if isinstance(e, dict)]
@@ -257,4 +299,14 @@ def as_served(rows: Any) -> ServedRows:
     return rows if isinstance(rows, ServedRows) else ServedRows(rows)
 
 
-__all__ = ["Entry", "Fingerprints", "ServedRows", "as_served", "compact", "expand", "same_row", "served_row"]
+__all__ = [
+    "Entry",
+    "Fingerprints",
+    "ServedRows",
+    "as_served",
+    "compact",
+    "expand",
+    "for_reading",
+    "same_row",
+    "served_row",
+]

@@ -40,20 +40,27 @@ def b64encode(data: bytes) -> str:
 def b64decode(text: str | bytes, *, field: str = "base64", kind: str | None = None) -> bytes:
     """Strict standard padded base64. A wrong character, url-safe alphabet, missing padding or
     whitespace is a WireFormatError that names the field and the character offset."""
-    # The fast path: a whole number of 4-character groups that strict decoding accepts, as many as
-    # the bytes need, is exactly standard padded base64 (strict mode alone lets a padded group be
-    # cut short, as in "3iSg=", and takes a whole group of padding after the last, as in "QUJD====").
-    if isinstance(text, str) and not len(text) % 4:
-        try:
-            out = binascii.a2b_base64(text, strict_mode=True)
-        except (binascii.Error, ValueError):
-            out = None  # the checks below find the first offending character
-        if out is not None and len(text) == 4 * ((len(out) + 2) // 3):
-            tail = len(out) % 3
-            if not tail or base64.b64encode(out[-tail:]).decode("ascii") == text[-4:]:
-                return out
-            # else: stray bits before the padding; the checks below say so
-    return _b64decode_checked(text, field, kind)
+    out = canonical_b64decode(text) if isinstance(text, str) else None
+    return out if out is not None else _b64decode_checked(text, field, kind)
+
+
+def canonical_b64decode(text: str) -> bytes | None:
+    """The bytes `text` stands for when it is standard padded base64 exactly as encoding them
+    gives it back (the fast path of every read), else None (`b64decode` then says why)."""
+    # A whole number of 4-character groups that strict decoding accepts, as many as the bytes
+    # need, is exactly standard padded base64 (strict mode alone lets a padded group be cut short,
+    # as in "3iSg=", and takes a whole group of padding after the last, as in "QUJD===="), once
+    # the last group holds no stray bits before its padding.
+    if len(text) % 4:
+        return None
+    try:
+        out = binascii.a2b_base64(text, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return None
+    if len(text) != 4 * ((len(out) + 2) // 3):
+        return None
+    tail = len(out) % 3
+    return out if not tail or base64.b64encode(out[-tail:]).decode("ascii") == text[-4:] else None
 
 
 def _b64decode_checked(text: str | bytes, field: str, kind: str | None) -> bytes:

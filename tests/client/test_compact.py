@@ -24,7 +24,7 @@ from decoy_lab.vault.decode import decoded
 from decoy_lab.vault.frames import DecodedRow
 from decoy_lab.vault.read import build_vault
 from decoy_lab.vault.rows import DecodedRows
-from decoy_lab.vault.served import Fingerprints, compact, expand
+from decoy_lab.vault.served import Fingerprints, compact, expand, for_reading
 from decoy_lab.wire.crypto import AgentKey
 
 MEMORIES = "/api/agent/context/memories"
@@ -142,6 +142,51 @@ def test_compact_gives_back_the_very_text_whatever_the_row_holds(text):
         assert kept == text, "kept as its text"
     else:
         assert isinstance(kept, bytes) and bytes(range(200)) in kept
+    assert for_reading(kept) == {**row, **{n: base64.b64decode(row[n]) for n in cut_blobs(kept)}}
+
+
+def cut_blobs(kept: str | bytes) -> list[str]:
+    """The blob members `compact` cut out of a row (what `for_reading` gives as bytes)."""
+    return [n for n, v in for_reading(kept).items() if isinstance(v, bytes)] if isinstance(kept, bytes) else []
+
+
+@pytest.mark.parametrize(
+    ("text", "cut", "why"),
+    [
+        ('{"id":"r1","note":"%s","ciphertext":"%s"}' % (BLOB, BLOB), ["ciphertext"], "the same string earlier"),
+        (
+            '{"id":"r1", "ciphertext" :\n "%s" , "self_wrap": "%s"}' % (BLOB, BLOB),
+            ["ciphertext", "self_wrap"],
+            "spaces",
+        ),
+        ('{"id":"r1","x":{"ciphertext":"%s"},"ciphertext":"%s"}' % (BLOB, BLOB), [], "a nested member first"),
+        ('{"id":"r1","ciphertext":"%s","ciphertext":"%s"}' % (BLOB, BLOB), [], "a name served twice"),
+        (
+            '{"id":"r1","ciphertext":"%s","ciphertext":"%s"}' % ("QUJD" * 20, BLOB),
+            ["ciphertext"],
+            "twice, the last read",
+        ),
+    ],
+)
+def test_a_blob_is_cut_where_its_member_is_and_read_as_bytes_only_when_that_is_the_member_read(text, cut, why):
+    """A reader takes a compact row's blobs as bytes only when the cut was the very member a
+    parse of the row reads; anywhere else the row is the dict parsed from its text."""
+    row = orjson.loads(text)
+    kept = compact(text, row)
+    assert (expand(kept) if isinstance(kept, bytes) else kept) == text, why
+    assert cut_blobs(kept) == cut, why
+    assert {
+        k: (base64.b64encode(v).decode() if isinstance(v, bytes) else v) for k, v in for_reading(kept).items()
+    } == row
+
+
+def test_a_row_read_with_its_blobs_as_bytes_reads_as_the_row_served(loaded):
+    """What a load opens (`for_reading`: no base64 decoded again) is what the served row reads as."""
+    conn, vault, _ids = loaded
+    for i in range(len(vault.served)):
+        served, opened = vault.served[i], vault.served.for_reading(i)
+        assert isinstance(opened["ciphertext"], bytes) and isinstance(opened["wrapped_key"], bytes)
+        assert memory.read_row(opened, conn.agent_key) == memory.read_row(served, conn.agent_key)
 
 
 def test_the_cache_body_written_in_pieces_reads_back_as_the_same_vault(sb, tmp_path, monkeypatch):

@@ -105,6 +105,26 @@ def test_json_that_is_not_json_is_an_unreadable_row():
         assert err.value.row_id == "r9"
 
 
+@pytest.mark.parametrize(
+    "plain",
+    [
+        b'{"v":2,"metadata":{"n":18446744073709551616,"m":-9223372036854775809}}',  # past 64 bits
+        b'{"v":2,"metadata":{"ratio":0.1,"big":1e300,"deep":[[{"x":2.5}]]}}',
+        b'{"v":2,"metadata":{"n":NaN,"inf":Infinity}}',  # json takes these; orjson does not
+        b'{"v":2,"note":"\\ud800 a lone surrogate"}',
+        b'{"v":2,"id":"4e2a-1.5e3","a":1,"a":2}',
+        b'  {"v":2}  ',
+    ],
+)
+def test_a_plaintext_reads_exactly_as_json_reads_it(plain):
+    """What a bulk read opens is what `json.loads` makes of the plaintext: the same values, the
+    same types (an integer past 64 bits stays an integer), the same keys in the same order."""
+    key = random_key()
+    got = sealing.open_json(key, sealing.seal_vault(key, plain))
+    want = json.loads(plain.decode())
+    assert repr(got) == repr(want)
+
+
 # -- agent envelopes -----------------------------------------------------------------------------
 def test_agent_wrap_round_trip_and_layout(agent):
     """self_wrap … headerless envelope … whose plaintext is the raw 32-byte memory key."""
