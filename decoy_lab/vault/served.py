@@ -5,7 +5,8 @@ objects); the text costs its length. Its blobs (ciphertext, wrapped_key, self_wr
 row) are kept as the bytes their base64 stands for (`compact`: ¾ of the text), the rest as text,
 and the text is made again byte for byte when asked for — only where re-encoding the bytes gives
 the very characters served (canonical base64, not escaped in the JSON); any other row keeps its
-text. A row given as a dict (an answer read whole, the local cache's rows, a row the reader
+text. The load's readers take a compact row with its blobs as those bytes (`for_reading`): each
+blob is decoded once, as it comes, and never encoded or decoded again. A row given as a dict (an answer read whole, the local cache's rows, a row the reader
 skipped, one only json reads) is kept as given. The texts are those orjson read the first time,
 so parsed again with orjson a row is the dict it was.
 """
