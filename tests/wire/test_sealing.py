@@ -99,7 +99,7 @@ def test_json_round_trip_is_compact_utf8():
 
 def test_json_that_is_not_json_is_an_unreadable_row():
     key = random_key()
-    for plain in (b"not json", b"\xff\xfe"):
+    for plain in (b"not json", b"\xff\xfe", b'\xef\xbb\xbf{"v":2}', b'{"a":"raw\ttab"}', b'{"a":1,}'):
         with pytest.raises(UnreadableRow) as err:
             sealing.open_json(key, sealing.seal_vault(key, plain), row_id="r9")
         assert err.value.row_id == "r9"
