@@ -6,9 +6,10 @@ row) are kept as the bytes their base64 stands for (`compact`: ¾ of the text), 
 and the text is made again byte for byte when asked for — only where re-encoding the bytes gives
 the very characters served (canonical base64, not escaped in the JSON); any other row keeps its
 text. The load's readers take a compact row with its blobs as those bytes (`for_reading`): each
-blob is decoded once, as it comes, and never encoded or decoded again. A row given as a dict (an answer read whole, the local cache's rows, a row the reader
-skipped, one only json reads) is kept as given. The texts are those orjson read the first time,
-so parsed again with orjson a row is the dict it was.
+blob is decoded once, as it comes, and never encoded or decoded again. A row given as a dict (an
+answer read whole, the local cache's rows, a row the reader skipped, one only json reads) is kept
+as given. The texts are those orjson read the first time, so parsed again with orjson a row is
+the dict it was.
 """
 
 from __future__ import annotations
@@ -107,8 +108,8 @@ def for_reading(entry: Entry) -> dict:
     row = orjson.loads(memoryview(entry)[at:blobs_at])
     for i in range(0, len(cuts), 3):
         size, name = cuts[i + 1], BLOBS[cuts[i + 2]]
-        if row.get(name) != "":  # not the member read last (a name served twice): as served
-            return ServedRows._row(entry)
+        if row.get(name) != "":  # the cut was not the member a parse reads (a name served twice,
+            return ServedRows._row(entry)  # or a nested member of that name first): as served
         row[name] = entry[blobs_at : blobs_at + size]
         blobs_at += size
     return row
