@@ -44,7 +44,7 @@ from .context import Context
 from .data import generate
 from .reopen import PROFILE, _peak_rss, _reset_peak_rss, _status_kib, edit_some, in_new_process, save_profile
 from .report import Figure, check, info, missing, relative, within
-from .unwrap import SAMPLE, rsa_limit
+from .unwrap import SAMPLE, rsa_limit_around
 
 COLD, RSS, REOPEN = "large vault: load() cold", "large vault: peak RSS per 10,000 rows", "large vault: reopen"
 RESIDENT, PEAK = "large vault: resident memory added ÷ served bytes", "large vault: peak during the load ÷ served bytes"
@@ -166,19 +166,19 @@ def run(ctx: Context) -> list[Figure]:
         with tempfile.TemporaryDirectory(prefix="decoy-bench-") as directory:
             save_profile(conn, directory)
             ctx.say(f"load() of {len(data):,} rows in new processes: cold, then reopened")
-            limits = [rsa_limit(ctx, sample, key)]
-            readcache.of(sb.state).clear()  # a cold load meets a server that kept nothing for it
-            cold = in_new_process(directory, PROFILE, module="bench.large", timeout=1800)
-            limits.append(rsa_limit(ctx, sample, key))  # (a) just before and just after the cold load
+
+            def cold_load() -> dict[str, Any]:
+                readcache.of(sb.state).clear()  # a cold load meets a server that kept nothing for it
+                return in_new_process(directory, PROFILE, module="bench.large", timeout=1800)
+
+            cold, rate, how = rsa_limit_around(ctx, sample, key, cold_load)
             again = in_new_process(directory, PROFILE, module="bench.large", timeout=1800)
         conn.close()
     finally:
         sb.stop()
     if cold["memories"] != n or again["memories"] != n:
         return [missing(f"{COLD} ({label})", "", f"read {cold['memories']} / {again['memories']} memories")]
-    best = max(limits)  # the machine's limit: the faster of the two (the stricter target)
-    limit = (best[0], f"{best[1]}; before / after the cold load: {limits[0][0]:,.0f} / {limits[1][0]:,.0f} rows/s")
-    return figures(ctx, cold, again, wire) + pipeline(cold, again, limit)
+    return figures(ctx, cold, again, wire) + pipeline(cold, again, (rate, how))
 
 
 def pipeline(cold: dict[str, Any], again: dict[str, Any], limit: tuple[float, str]) -> list[Figure]:

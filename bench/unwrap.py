@@ -16,10 +16,10 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -33,6 +33,7 @@ from .report import Figure, info, missing, relative
 
 NODE_PEER = Path(__file__).with_name("node_peer.mjs")
 SAMPLE = 4_000  # rows (a) is measured on beside a figure (rsa_limit)
+T = TypeVar("T")
 VAULT_BODY = len(wire.VAULT_HEADER) + wire.NONCE_LEN  # where a VAULT blob's ciphertext starts
 
 
@@ -65,13 +66,19 @@ def rsa_limit(ctx: Context, rows: list[dict], private_key: Any) -> tuple[float, 
     """(a) in rows/s, `machine_limit` on `rows`, measured now: a figure set
     beside it is measured next to it (this host's speed drifts by a third over minutes, so
     unwrap's figure from earlier in the run would judge the host, not the code)."""
-    best = float("inf")
-    for _ in range(2):
-        t0 = time.perf_counter()
-        machine_limit(rows, private_key, ctx.workers)
-        best = min(best, time.perf_counter() - t0)
+    best, _ = best_of(2, lambda: machine_limit(rows, private_key, ctx.workers))
     said = f" (unwrap's, earlier in this run: {ctx.limit_rate:,.0f} rows/s)" if ctx.limit_rate else ""
     return len(rows) / best, f"(a) measured on {len(rows):,} of the rows, {ctx.workers} threads{said}"
+
+
+def rsa_limit_around(ctx: Context, rows: list[dict], private_key: Any, run: Callable[[], T]) -> tuple[T, float, str]:
+    """`run()`'s result, and (a) measured on `rows` just before and just after it: the faster of
+    the two (the stricter target), with how it was measured."""
+    before = rsa_limit(ctx, rows, private_key)
+    out = run()
+    after = rsa_limit(ctx, rows, private_key)
+    rate, how = max(before, after)
+    return out, rate, f"{how}, just before / after: {before[0]:,.0f} / {after[0]:,.0f} rows/s"
 
 
 def node_peer(rows: list[dict], agent_key, workers: int, repeats: int) -> dict:

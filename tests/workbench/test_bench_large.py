@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 
-from bench import large
+from bench import large, unwrap
 from bench.context import Context
 from bench.data import QUICK, generate
 from bench.reopen import in_new_process, save_profile
@@ -86,5 +86,6 @@ def test_the_figures_are_printed_beside_their_targets(measured):
     assert vs_rsa.value == pytest.approx(cold["rows"] / cold["seconds"]) and "0.8" in vs_rsa.target
     assert all(f.value is not None and f.value >= 0 for f in figures)
     data = measured[0]
-    limit, how = large.rsa_limit(ctx, sample[:50], data.agent_key.private_key)  # the rows' own key
-    assert limit > 0 and "measured on 50 of the rows" in how
+    ran, limit, how = unwrap.rsa_limit_around(ctx, sample[:50], data.agent_key.private_key, lambda: "ran")
+    assert ran == "ran", "the work measured beside it, its result handed back"
+    assert limit > 0 and "measured on 50 of the rows" in how and "just before / after" in how
