@@ -188,7 +188,12 @@ def cpu(runs: list[dict[str, dict]], kind: str) -> str:
     """Where the time of one kind of load went: the client's CPU and the sandbox's, as spreads."""
     secs = lambda v: f"{v:.2f} s"  # noqa: E731
     client = [r[kind].get("cpu_seconds", 0.0) for r in runs]
-    out = f"client CPU {spread(client, secs)}, sandbox CPU while it ran {spread([r[kind]['sandbox_cpu'] for r in runs], secs)}"
+    out = f"client CPU {spread(client, secs)}"
+    if all("system_seconds" in r[kind] for r in runs):  # of it in the kernel, mostly fresh pages' first touch
+        system = [r[kind]["system_seconds"] for r in runs]
+        faults = [r[kind]["page_faults"] for r in runs]
+        out += f" (system {spread(system, secs)}, page faults {spread(faults, lambda v: f'{v:,.0f}')})"
+    out += f", sandbox CPU while it ran {spread([r[kind]['sandbox_cpu'] for r in runs], secs)}"
     pressure = [r[kind]["cpu_pressure"] for r in runs if r[kind].get("cpu_pressure") is not None]
     if pressure:
         out += (

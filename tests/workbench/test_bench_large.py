@@ -55,6 +55,8 @@ def test_the_child_reads_the_resident_set_around_a_cold_load_of_every_row(measur
     assert cold["rss_loaded_kib"] <= cold["rss_loaded_peak_kib"] + slack
     assert cold["rss_settled_kib"] <= cold["rss_peak_kib"] + slack
     assert cold["frame_rows"] == MEMORIES and cold["frame_seconds"] == min(cold["frame_builds"]) > 0
+    # where the load's time went: its own CPU, every thread's, with the kernel's share and page faults
+    assert cold["user_seconds"] > 0 and cold["system_seconds"] >= 0 and cold["page_faults"] > 0
 
 
 def test_the_cold_child_edits_one_percent_and_its_sync_opens_only_those(measured):
@@ -84,6 +86,10 @@ def test_the_figures_are_printed_beside_their_targets(measured):
     assert by_name[large.SYNC].value == pytest.approx(100 * cold["sync_seconds"] / cold["seconds"])
     vs_rsa = by_name[f"{large.COLD} vs the RSA limit"]
     assert vs_rsa.value == pytest.approx(cold["rows"] / cold["seconds"]) and "0.8" in vs_rsa.target
+    cpu = cold["user_seconds"] + cold["system_seconds"]
+    assert f"the load's CPU {cpu:.1f} s" in vs_rsa.note and f"{cold['page_faults']:,} page faults" in vs_rsa.note
+    served = large.pipeline({**cold, "sandbox_cpu": 1.25}, again, (1000.0, "(a) given"))[0]
+    assert "the sandbox's while serving it 1.2 s" in served.note
     assert all(f.value is not None and f.value >= 0 for f in figures)
     data = measured[0]
     ran, limit, how = unwrap.rsa_limit_around(ctx, sample[:50], data.agent_key.private_key, lambda: "ran")

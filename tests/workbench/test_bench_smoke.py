@@ -72,3 +72,14 @@ def test_quick_bench_names_the_machine(quick_run):
 
 def test_no_targets_means_no_verdicts(quick_run):
     assert " PASS" not in quick_run.stdout and " MISS" not in quick_run.stdout
+
+
+def test_the_cold_loads_say_where_their_time_went(quick_run):
+    """The steady cold loads and the large one print the client's CPU with its kernel share and
+    page faults (on a machine that backs memory only once touched, fresh pages cost the kernel)."""
+    lines = quick_run.stdout.splitlines()
+    steady = next(ln for ln in lines if ln.startswith("  · steady: load() cold: "))
+    assert re.search(r"client CPU min [\d.]+ s .*\(system min [\d.]+ s .*page faults min [\d,]+", steady), steady
+    large = next(ln for ln in lines if ln.startswith("  · large vault: load() cold vs the RSA limit: "))
+    assert re.search(r"the load's CPU [\d.]+ s \([\d,]+ µs a row; system [\d.]+ s, [\d,]+ page faults\)", large)
+    assert re.search(r"the sandbox's while serving it [\d.]+ s", large), large
