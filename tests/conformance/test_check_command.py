@@ -105,9 +105,14 @@ def test_an_interrupted_check_stops_the_agent_too():
     marker = f"decoy-check-interrupt-{os.getpid()}"
     script = f"import time\n# {marker}\ntime.sleep(60)"
     timer = threading.Timer(3.0, lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT))
+    # as at a terminal, whatever started the suite (a background job starts it with SIGINT ignored)
+    was = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        run_scenario(SCENARIOS["clean"], [sys.executable, "-c", script], timeout=60)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_scenario(SCENARIOS["clean"], [sys.executable, "-c", script], timeout=60)
+    finally:
+        signal.signal(signal.SIGINT, was)
     time.sleep(0.5)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert marker not in ps

@@ -131,8 +131,19 @@ def _read_until(stream, needle: str) -> str:
 
 def _spawn(*argv: str, config: Path) -> subprocess.Popen:
     env = {**os.environ, ENV_DIR: str(config), ENV_KEYRING: "0"}
+    # Ctrl-C restored to its default first: a shell running the suite as a background job (no job
+    # control) starts it with SIGINT ignored, and a program inherits that, so the test would not
+    # see what a user at a terminal sees.
+    restored = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    )
     return subprocess.Popen(
-        [str(SCRIPT), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, bufsize=1
+        [sys.executable, "-c", restored, str(SCRIPT), *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        bufsize=1,
     )
 
 
