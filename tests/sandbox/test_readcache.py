@@ -196,3 +196,40 @@ def _listing_stamp(lab, client) -> tuple:
     with lab.state.store.tx() as con:
         (agent,) = [a for a in auth.live_agents(con, lab.clock()) if a.token_id == client.token_id]
         return readcache.stamp(con, agent)
+
+
+_KEEP_MANY = r"""
+import base64, os, sys
+from types import SimpleNamespace
+from decoy_lab.sandbox.routes.memories import row_json
+from decoy_lab.sandbox.rules import readcache
+from decoy_lab.sandbox.rules.reach import Reach
+from decoy_lab.sandbox.stores import memstore as ms
+
+def rss():
+    return int(next(l for l in open("/proc/self/status") if l.startswith("VmRSS")).split()[1]) * 1024
+
+agent = SimpleNamespace(connection_id="c1")
+blob = lambda n, i: base64.b64encode(os.urandom(n)).decode()
+rows = []
+for i in range(20_000):
+    row = ms.MemoryRow(f"m{i:08d}", "k" * 16, 1, blob(600, i), blob(300, i), "agent", "t1", "c1", 1.0, 1.0, 1.0)
+    wrap = ms.Wrap(row.id, "t1", "fp", row.kid, blob(290, i), ["self"])
+    rows.append(readcache.Judged(row, wrap, Reach(row, wrap, ["self"]), None))
+before = rss()
+size = sum(len(row_json(j, agent)) for j in rows)
+print(size, rss() - before)
+"""
+
+
+def test_the_kept_rows_json_costs_about_its_own_bytes(tmp_path):
+    """The encoded rows a read keeps (for the next read) hold about their own length: 100,000 of
+    them once held ~750 MB for ~145 MB of JSON, because each kept the buffer the encoder grew for
+    it. Measured in a new process, so no memory freed by earlier tests hides the growth."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _KEEP_MANY], capture_output=True, text=True, timeout=120, check=True)
+    size, grown = map(int, out.stdout.split())
+    assert size > 20_000 * 1_000
+    assert grown < 2 * size, f"{grown / size:.1f}× the {size:,} bytes of JSON kept"
