@@ -480,3 +480,29 @@ def test_a_memory_edited_right_after_a_reopen_is_edited_as_the_server_holds_it(p
     assert again.load().memory(mid).text == "Likes jasmine tea."
     cache.clear(store.cache_path("p"))
     assert Connection.resume("p", store=store).load().memory(mid).text == "Likes jasmine tea."
+
+
+def _mapped(path) -> bool:
+    """Whether this process maps `path` now (Linux: /proc/self/maps; elsewhere: never asked)."""
+    return str(path) in open("/proc/self/maps").read()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads /proc/self/maps")
+def test_a_reopen_reads_the_file_where_it_lies_and_lets_it_go(paired, store, monkeypatch):
+    """The cache file is mapped, not copied (at 100,000 rows it is ~73 MB: a copy was as many fresh
+    pages again, twice), and the mapping is closed once the rows are read — on a file system that
+    will not replace a mapped file, the write that follows a load must still land."""
+    _conn, cold = paired
+    path = store.cache_path("p")
+    seen: list[bool] = []
+    real = VaultCache.read
+
+    def read(self, blob=None):
+        seen.append(type(blob).__name__ == "mmap" and _mapped(path))
+        return real(self, blob)
+
+    monkeypatch.setattr(VaultCache, "read", read)
+    vault = Counted(store).load()
+    assert seen == [True], "read from the file's mapping"
+    assert vault.read == 0 and len(vault.served) == len(cold.served)
+    assert not _mapped(path), "the mapping is closed once read"
