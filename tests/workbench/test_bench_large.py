@@ -95,3 +95,25 @@ def test_the_figures_are_printed_beside_their_targets(measured):
     ran, limit, how = unwrap.rsa_limit_around(ctx, sample[:50], data.agent_key.private_key, lambda: "ran")
     assert ran == "ran", "the work measured beside it, its result handed back"
     assert limit > 0 and "measured on 50 of the rows" in how and "just before / after" in how
+
+
+def test_the_sandbox_cpu_is_counted_only_until_the_cold_load_ended(measured):
+    """The cold child goes on after its load (3 frame builds, 3,000 edits and 4 syncs at 100,000
+    memories, all served by the bench's process): the sandbox's CPU beside the load is read up to
+    the moment the child says its load ended, from samples taken while the child ran."""
+    import time
+
+    _data, cold, *_ = measured
+    assert cold["ended_at"] <= time.time()
+
+    def busy(seconds: float) -> None:
+        end = time.process_time() + seconds
+        while time.process_time() < end:
+            pass
+
+    with large.Sampled(every=0.01) as cpu:
+        busy(0.3)
+        moment = time.time()
+        busy(0.6)
+    before, whole = cpu.until(moment), cpu.until(time.time())
+    assert 0.25 <= before <= 0.5 and whole >= 0.85, (before, whole)
