@@ -71,22 +71,37 @@ class RowCollector:
     """The rows of a memories answer, parsed while it streams; the rows before any fault are kept,
     and `problem` says what stopped the parse."""
 
-    def __init__(self, key: str = "memories", *, encoding: str | None = None):
+    def __init__(self, key: str = "memories", *, encoding: str | None = None, cap: int | None = None):
         self._decode = decoder(encoding)
         self._stream: ArrayStream | None = ArrayStream(key)
         self.rows: list[Any] = []
         self.count = 0  # rows parsed so far (a subclass may hand them on instead of keeping them)
         self.problem = ""
+        self.cap = cap if self._decode is None else None  # a decoded body's kept part is not its first bytes
+        self.within: int | None = None  # the rows whole in the body's first `cap` bytes, once past them
+        self._fed = 0
 
     @classmethod
-    def of(cls, rows: list[Any], problem: str) -> RowCollector:
-        """Rows collected elsewhere (the proxy's own process), and what stopped their parse."""
+    def of(cls, rows: list[Any], problem: str, within: int | None = None) -> RowCollector:
+        """Rows collected elsewhere (the proxy's own process), what stopped their parse, and how
+        many were whole within the record's cap."""
         done = cls()
-        done._stream, done.rows, done.count, done.problem = None, rows, len(rows), problem
+        done._stream, done.rows, done.count, done.problem, done.within = None, rows, len(rows), problem, within
         return done
 
     def feed(self, chunk: bytes) -> None:
         if self._stream is None:
+            return
+        head = -1 if self.cap is None or self.within is not None else self.cap - self._fed
+        self._fed += len(chunk)
+        if 0 <= head < len(chunk):  # the record's cap falls in this chunk: count the rows before it
+            self._take(chunk[:head])
+            self.within = self.count
+            chunk = chunk[head:]
+        self._take(chunk)
+
+    def _take(self, chunk: bytes) -> None:
+        if self._stream is None or not chunk:
             return
         try:
             got = self._stream.feed(self._decode(chunk) if self._decode else chunk)

@@ -222,10 +222,15 @@ class Opener:
         if self.agent_key is None:
             return [layout_row(where, row) for where, row in found]
         key = self.agent_key
-        results = memory.read_rows([r for _, r in found], key, key_cache=self.key_cache, workers=self.workers)
-        out = []
-        for (where, row), result in zip(found, results):
-            out.append(_from_result(where, row, result, key))
+        out = memory.read_rows(
+            [r for _, r in found],
+            key,
+            key_cache=self.key_cache,
+            workers=self.workers,
+            then=lambda row, result: _from_result("", row, result, key),  # in the workers, beside others' RSA
+        )
+        for (where, _), row in zip(found, out):
+            row.field = where
         return out
 
     def _as_agent(self, where: str, row: dict, member: str) -> Row:

@@ -92,7 +92,7 @@ class Relay:
         await self._control.room()
 
     def collector(self, flow: Flow, encoding: str | None) -> RowCollector:
-        return _SentRows(self._send, flow.id, encoding)
+        return _SentRows(self._send, flow.id, encoding, self.cap)
 
     def tee(self, flow: Flow, side: str) -> Tee:
         return _SentTee(self._send, flow.id, side, self.cap)
@@ -120,7 +120,7 @@ class Relay:
                 (bytes(request.buf), request.size, request.complete),
                 (bytes(response.buf), response.size, response.complete),
                 response_headers,
-                None if rows is None else rows.problem,
+                None if rows is None else (rows.problem, rows.within),
             )
         )
         return True
@@ -149,8 +149,8 @@ class _SentRows(RowCollector):
     """A memories answer's rows, sent on as they are parsed: this process keeps none of them, so
     its memory does not grow with the answer (the record keeps its first `cap` bytes only)."""
 
-    def __init__(self, send: Any, flow_id: int, encoding: str | None):
-        super().__init__(encoding=encoding)
+    def __init__(self, send: Any, flow_id: int, encoding: str | None, cap: int):
+        super().__init__(encoding=encoding, cap=cap)
         self._send, self._id = send, flow_id
 
     def feed(self, chunk: bytes) -> None:

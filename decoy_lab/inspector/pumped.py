@@ -179,7 +179,10 @@ class Pumped:
                 self._ready = message
                 self._lock.notify_all()
 
-    def _end(self, seq: int, facts: tuple, request: tuple, response: tuple, headers: list, problem: str | None) -> None:
+    def _end(
+        self, seq: int, facts: tuple, request: tuple, response: tuple, headers: list, parsed: tuple | None
+    ) -> None:
+        """`parsed`: for a memories answer, what stopped its rows' parse and how many were whole within the cap."""
         rows = self._rows.pop(seq, [])
         flow = self._flows.pop(seq, None)
         if flow is None:
@@ -187,7 +190,7 @@ class Pumped:
         status, sent, first_byte, done, notes, ended, reason = facts
         flow.status, flow.timings.sent, flow.timings.first_byte = status, sent, first_byte
         flow.notes.extend(notes)
-        collected = None if problem is None else RowCollector.of(rows, problem)
+        collected = None if parsed is None else RowCollector.of(rows, *parsed)
         req, resp = self._kept(seq, "request", *request), self._kept(seq, "response", *response)
         self.recorder.finish(flow, req, resp, headers, ended=ended, reason=reason, rows=collected, done=done)
 

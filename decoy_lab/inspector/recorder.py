@@ -138,7 +138,7 @@ class Recorder:
 
     def collector(self, flow: Flow, encoding: str | None) -> RowCollector:
         """Where the rows of a memories answer go as it streams (`encoding`: its Content-Encoding)."""
-        return RowCollector(encoding=encoding)
+        return RowCollector(encoding=encoding, cap=self.cap)
 
     def _mask_head(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """The request's headers masked, each header as it was masked the last time it came (an
@@ -276,18 +276,22 @@ class Recorder:
             served = rows.rows if rows is not None and flow.status is not None and flow.status < 300 else None
             self.opener.open_flow(flow, request, response, served)
             if served is not None and flow.response_body.truncated:
-                self._forget_past_cap(flow, response)
+                self._forget_past_cap(flow, response, rows.within if rows is not None else None)
         except Exception as exc:  # a record with a note beats a lost record
             flow.notes.append(f"error: finishing the record stopped: {exc!r}")
         flow.pending = False
         self._tell(self.listeners, flow)
 
-    def _forget_past_cap(self, flow: Flow, kept: bytes) -> None:
+    def _forget_past_cap(self, flow: Flow, kept: bytes, within: int | None) -> None:
         """Rows served past the record's cap keep their verdict and text but not the served row a
-        trace would be made from (the record holds only the cap's worth of the answer)."""
-        within = RowCollector()
-        within.feed(kept)
-        n = len(within.rows)
+        trace would be made from (the record holds only the cap's worth of the answer). `within`:
+        how many rows the collector found whole in the kept bytes as they streamed; else (a body
+        decoded for the record) they are parsed again to count them."""
+        if within is None:
+            again = RowCollector()
+            again.feed(kept)
+            within = again.count
+        n = within
         for row in flow.rows[n:]:
             row.rerun = None
         if len(flow.rows) > n:

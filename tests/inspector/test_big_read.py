@@ -56,3 +56,21 @@ def test_a_big_read_passes_through_and_every_row_opens(upstream, agent_key, owne
     assert {r.opened_by for r in flow.rows} == {"agent key"}
     assert any("gzip-encoded" in n for n in flow.notes) == compressed
     assert flow.rows[0].recipe_trace().ok and flow.rows[-1].recipe_trace() is None  # past the cap: not kept
+    # the rows whole in the kept bytes keep what a trace is made from, the others not (counted as the
+    # answer streamed, or parsed again from the kept bytes where they were decoded for the record)
+    n = sum(end < len(body.data) for end in _element_ends(app.answer))
+    assert 0 < n < N and [r.rerun is not None for r in flow.rows] == [i < n for i in range(N)]
+    assert f"rows past the first {n:,} were opened as they streamed" in " ".join(flow.notes)
+
+
+def _element_ends(answer: bytes) -> list[int]:
+    """Where each element of the answer's memories array ends (json's own parser, element by element)."""
+    text, decoder, ends = answer.decode(), json.JSONDecoder(), []
+    at = text.index("[") + 1
+    while True:
+        while text[at] in " ,":
+            at += 1
+        if text[at] == "]":
+            return ends
+        _, at = decoder.raw_decode(text, at)
+        ends.append(at)

@@ -9,6 +9,7 @@ import pytest
 
 from decoy_lab import Connection
 from decoy_lab.inspector import Inspector
+from decoy_lab.inspector.masking import Masker
 from decoy_lab.secret import secret_fingerprint
 from decoy_lab.vocab import DEVICE_GRANT, REFRESH_GRANT
 
@@ -86,3 +87,41 @@ def test_reveal_shows_them(sandbox, agent_key, client, tmp_path):
         secrets = _run(insp.url, client, agent_key)
         text = _everything(insp, tmp_path)
     assert all(s in text for s in secrets[:4])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"access_token": "tok-plain-123456"}',
+        b'{"data": {"\\u0070assword": "tok-escaped-123456"}}',  # a name written with an escape
+        '{"refresh_token": "tok-utf16-123456"}'.encode("utf-16"),  # json reads UTF-16 too
+        b'\xef\xbb\xbf{"items": [{"client_secret": "tok-bom-123456"}]}',
+    ],
+    ids=["plain", "escaped-name", "utf-16", "utf-8-bom"],
+)
+def test_a_secret_member_is_learned_however_its_body_is_written(body):
+    """A body is parsed for secrets unless no secret member's name can be in it: a name spelled
+    with an escape, or a body in another encoding json reads, still teaches its secret."""
+    m = Masker()
+    m.learn_body(body, "application/json")
+    secret = json.loads(body)
+    value = next(iter(_strings(secret)))
+    assert value in m and m.mask_text(f"x {value} y") == f"x {secret_fingerprint(value)} y"
+
+
+def test_a_body_naming_no_secret_teaches_nothing():
+    m = Masker()
+    rows = [{"id": f"r{i}", "ciphertext": "QUJD" * 40, "kid": "k" * 16, "token_count": 3} for i in range(50)]
+    m.learn_body(json.dumps({"memories": rows, "next": "cursor-123456"}).encode(), "application/json")
+    assert len(m) == 0
+
+
+def _strings(obj):
+    if isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)
+    elif isinstance(obj, str):
+        yield obj
