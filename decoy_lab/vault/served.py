@@ -61,12 +61,17 @@ def compact(text: str, row: dict) -> str | bytes:
 
 # `"name":"` with any JSON white space around the colon: where a blob member's string begins
 _MEMBER = {name: re.compile(rf'"{name}"[ \t\n\r]*:[ \t\n\r]*"') for name in BLOBS}
+_PLAIN = {name: f'"{name}":"' for name in BLOBS}
 
 
 def _blob_at(text: str, name: str, value: str) -> int:
     """Where the string `value` of member `name` begins in `text`, written as is (no escapes):
     -1 where it is not. (A member of that name in a nested object may be found instead: the
-    reader checks, `for_reading`.)"""
+    reader checks, `for_reading`.) The member as compact JSON writes it is looked for first, with
+    a plain search (a raw `"` in JSON text is never inside a string, so it is a member)."""
+    at = text.find(_PLAIN[name]) + len(_PLAIN[name])
+    if at >= len(_PLAIN[name]) and text.startswith(value, at) and text.startswith('"', at + len(value)):
+        return at
     for found in _MEMBER[name].finditer(text):
         at = found.end()
         if text.startswith(value, at) and text.startswith('"', at + len(value)):

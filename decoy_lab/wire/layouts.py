@@ -59,8 +59,12 @@ def canonical_b64decode(text: str) -> bytes | None:
         return None
     if len(text) != 4 * ((len(out) + 2) // 3):
         return None
-    tail = len(out) % 3
-    return out if not tail or base64.b64encode(out[-tail:]).decode("ascii") == text[-4:] else None
+    tail = len(out) % 3  # the last group's last character carries 4 (one byte) or 2 (two) unused bits
+    return out if not tail or not _B64_VALUE[text[-3 if tail == 1 else -2]] & _UNUSED[tail] else None
+
+
+_B64_VALUE = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
+_UNUSED = (0, 0b1111, 0b11)  # by the bytes of the last group: the bits its last character leaves unused
 
 
 def _b64decode_checked(text: str | bytes, field: str, kind: str | None) -> bytes:

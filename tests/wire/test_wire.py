@@ -171,6 +171,32 @@ def test_bad_base64_names_the_field_and_offset(text, offset, words):
     assert words in str(err.value) and "owner_wrap" in str(err.value)
 
 
+def test_the_fast_decode_takes_exactly_the_texts_encoding_gives_back():
+    """`canonical_b64decode` (every read's fast path) against the definition: the bytes whose
+    standard padded encoding is the text, character for character. Every last group that ends
+    in padding is tried (64² and 64³ of them), after a whole group and after none, and texts with
+    a character or a padding out of place."""
+    from itertools import product
+
+    from decoy_lab.wire.layouts import canonical_b64decode
+
+    def reference(text):
+        try:
+            out = base64.b64decode(text, validate=True)
+        except ValueError:
+            return None
+        return out if base64.b64encode(out).decode("ascii") == text else None
+
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    lasts = [a + b + "==" for a, b in product(alphabet, repeat=2)]
+    lasts += [a + b + c + "=" for a, b, c in product(alphabet, repeat=3)]
+    lasts += ["QUJD", "QUJD====", "QUI==", "Q===", "QQ=A", "-_AA", "QU\n=", "QUJ=QUJD"]
+    for head in ("", "QUJD"):
+        for last in lasts:
+            text = head + last
+            assert canonical_b64decode(text) == reference(text), text
+
+
 def test_parse_of_url_safe_base64_is_refused_not_guessed():
     blob = vault(bytes([0xFB, 0xFF] * 9))
     url = base64.urlsafe_b64encode(blob).decode()
