@@ -133,11 +133,17 @@ def _save(w: Writer, api: Any, keys: Any) -> None:
     w.ops["save"] += 1
 
 
+# A writer gives up on one edit after this many REV_CONFLICTs in a row. With eight writers on one
+# row each try is lost ~7 times in 8, so 20 tries left ~7 % of shared edits to give up (one in a
+# run of 2026-12-04, 232 shared edits); at 100 it is ~2e-6, and the run's deadline bounds the time.
+TRIES = 100
+
+
 def _edit(w: Writer, api: Any, keys: Any, row_id: str, text: str, *, known: dict) -> tuple[dict, int]:
     """PUT a text correction; on REV_CONFLICT re-read and re-apply (the designed answer)."""
     agent_key = w.conn.agent_key
     served = known
-    for attempt in range(20):
+    for attempt in range(TRIES):
         body = edit_memory_row(served, {"text": text}, agent_key, keys)
         try:
             answer = api.request("PUT", MEMORIES, json=body)
@@ -145,13 +151,13 @@ def _edit(w: Writer, api: Any, keys: Any, row_id: str, text: str, *, known: dict
             w.designed["REV_CONFLICT"] += 1
             # exponential backoff with full jitter: eight writers on one row take turns, however
             # fast the sandbox answers (a linear 10 ms step let one lose 20 times in a row)
-            time.sleep(w.rng.uniform(0, min(0.32, 0.005 * 2**attempt)))
+            time.sleep(w.rng.uniform(0, min(0.32, 0.005 * 2 ** min(attempt, 6))))
             served = _fresh(api, row_id)
             if served is None:
                 raise RuntimeError(f"memory {row_id} vanished during a conflict")
             continue
         return {**served, "rev": answer["rev"], "ciphertext": body["ciphertext"]}, answer["rev"]
-    raise RuntimeError(f"memory {row_id}: 20 revision conflicts in a row")
+    raise RuntimeError(f"memory {row_id}: {TRIES} revision conflicts in a row")
 
 
 def _work(w: Writer, keys: Any, shared: dict, deadline: list[float], start: threading.Barrier) -> None:
