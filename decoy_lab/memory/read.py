@@ -100,7 +100,27 @@ class Link(Served):
 Row = Memory | TopicEntity | Link
 
 
+# A served time's text -> its datetime. The server stamps to the second, so the rows written
+# together share a text, and now share one (immutable) datetime: at 100,000 rows that is ~5 MB
+# less held. Bounded: cleared when full (a new load's times are mostly new ones anyway).
+_TIMES: dict[str, datetime | None] = {}
+_TIMES_KEPT = 4096
+_UNSEEN = object()
+
+
 def _timestamp(value: Any, name: str, row_id: str) -> datetime | None:
+    if type(value) is str:
+        if (dt := _TIMES.get(value, _UNSEEN)) is not _UNSEEN:
+            return dt  # type: ignore[return-value]
+        dt = _parsed_time(value, name, row_id)
+        if len(_TIMES) >= _TIMES_KEPT:
+            _TIMES.clear()
+        _TIMES[value] = dt
+        return dt
+    return _parsed_time(value, name, row_id)
+
+
+def _parsed_time(value: Any, name: str, row_id: str) -> datetime | None:
     if value is None:
         return None
     try:  # a time out of range (year 9999 west of UTC, 1e20 seconds) leaves the cell empty

@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson  # 5-10x the standard library's speed on the 1 MB per 1,000 rows a cache holds
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from decoy_lab.errors import ProfileError
@@ -245,20 +246,29 @@ class VaultCache:
             return None
         head, at = found
         nonce, aad = blob[at : at + NONCE], self._aad + b"\0" + blob[:at]
-        try:
+        if head.get("format") != FORMAT:  # made by another Python (marshal's layout is its own), or forged
+            if self._opens(nonce, blob, at, aad):  # authentic: only the reason differs
+                self._ignore(f"it was written as {head.get('format')!r}, this is {FORMAT!r}")
+            return None
+        try:  # nothing is parsed before the tag over the whole body checks (body.open_sealed)
             with memoryview(blob) as view:  # the sealed part as it lies in the file, not a copy of it
-                plain = AESGCM(self._key).decrypt(nonce, view[at + NONCE :], aad)
-        except Exception:  # a wrong key, a flipped byte, another profile's file: nothing in it is used
+                return body.open_sealed(head, self._key, nonce, aad, view[at + NONCE :])
+        except InvalidTag:  # a wrong key, a flipped byte, another profile's file: nothing in it is used
             self._ignore("it does not open under this profile's cache key and agent key")
             return None
-        if head.get("format") != FORMAT:  # authentic, but made by another Python: marshal's layout is its own
-            self._ignore(f"it was written as {head.get('format')!r}, this is {FORMAT!r}")
-            return None
-        try:  # only bytes this profile's key sealed get here (the tag was checked): what write() made
-            return body.read_body(head, plain)
-        except Exception:
+        except Exception:  # authentic, yet not what write() makes
             self._ignore("its contents are not what this version writes")
             return None
+
+    def _opens(self, nonce: bytes, blob: bytes | mmap.mmap, at: int, aad: bytes) -> bool:
+        """Does the sealed part open under this profile's key? (Removed with that reason when not.)"""
+        try:
+            with memoryview(blob) as view:
+                AESGCM(self._key).decrypt(nonce, view[at + NONCE :], aad)
+            return True
+        except Exception:
+            self._ignore("it does not open under this profile's cache key and agent key")
+            return False
 
     def write(
         self,

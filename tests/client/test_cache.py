@@ -506,3 +506,55 @@ def test_a_reopen_reads_the_file_where_it_lies_and_lets_it_go(paired, store, mon
     assert seen == [True], "read from the file's mapping"
     assert vault.read == 0 and len(vault.served) == len(cold.served)
     assert not _mapped(path), "the mapping is closed once read"
+
+
+def _sealed_body(pieces: list[bytes]) -> tuple[bytes, bytes, bytes, bytes]:
+    """A body as the cache writes it (body.write_sealed): key, nonce, associated data, sealed bytes."""
+    import io
+
+    from decoy_lab.store import body
+
+    key, nonce, aad = os.urandom(32), os.urandom(12), b"decoy-lab cache\0test"
+    out = io.BytesIO()
+    body.write_sealed(out, key, nonce, aad, iter(pieces))
+    return key, nonce, aad, out.getvalue()
+
+
+def test_a_body_of_many_chunks_opens_piece_by_piece_as_written():
+    """A cache of 100,000 rows is ~70 MB: it is opened in two passes over the file's bytes (the tag
+    checked first, then each piece decrypted and parsed in turn), never decrypted whole."""
+    import marshal
+
+    from decoy_lab.store import body
+
+    rows = [[{"id": f"m{i}", "kid": f"k{i}", "rev": 1}, "memory", [f"{i:06d}" * 50], None, None] for i in range(12_000)]
+    pieces = [marshal.dumps({"answer": {"waiting": 0}}), marshal.dumps({"keys": {"k1": b"\1" * 32}})]
+    pieces += [marshal.dumps({"rows": rows[i : i + 2_000]}) for i in range(0, len(rows), 2_000)]
+    key, nonce, aad, sealed = _sealed_body(pieces)
+    assert len(sealed) > 3 * (1 << 20), "more than one of the checking pass's chunks"
+    snap = body.open_sealed({"cursor": "c1"}, key, nonce, aad, memoryview(sealed))
+    assert snap.rows == rows and snap.keys == {"k1": b"\1" * 32} and snap.answer == {"waiting": 0}
+    assert snap.cursor == "c1"
+
+
+@pytest.mark.parametrize("where", ["first byte", "last piece", "tag", "cut short"])
+def test_nothing_of_a_body_is_parsed_unless_its_whole_tag_checks(monkeypatch, where):
+    """A flipped byte anywhere — even in the last piece, megabytes after the first — fails the tag
+    before marshal reads a single piece (only bytes this profile's key sealed are ever parsed)."""
+    import marshal
+
+    from cryptography.exceptions import InvalidTag
+
+    from decoy_lab.store import body
+
+    pieces = [
+        marshal.dumps({"rows": [[{"id": f"m{i}"}, "memory", [f"{i:06d}" * 80], None, None] for i in range(3_000)]})
+    ]
+    key, nonce, aad, sealed = _sealed_body(pieces * 2)
+    at = {"first byte": 0, "last piece": len(sealed) - 40, "tag": len(sealed) - 1}.get(where)
+    damaged = sealed[:-1000] if at is None else sealed[:at] + bytes([sealed[at] ^ 0x80]) + sealed[at + 1 :]
+    parsed: list[int] = []
+    monkeypatch.setattr(body.marshal, "loads", lambda data: parsed.append(len(data)))
+    with pytest.raises(InvalidTag):
+        body.open_sealed({}, key, nonce, aad, memoryview(damaged))
+    assert parsed == [], "no piece reached marshal"
