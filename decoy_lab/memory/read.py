@@ -6,6 +6,7 @@ parallel, and summarize counts what it found.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence, Sized
 from concurrent.futures import ThreadPoolExecutor
@@ -100,42 +101,29 @@ class Link(Served):
 Row = Memory | TopicEntity | Link
 
 
-# A served time's text -> its datetime. The server stamps to the second, so the rows written
-# together share a text, and now share one (immutable) datetime: at 100,000 rows that is ~5 MB
-# less held. Bounded: cleared when full (a new load's times are mostly new ones anyway).
-_TIMES: dict[str, datetime | None] = {}
-_TIMES_KEPT = 4096
-_UNSEEN = object()
-
-
 def _timestamp(value: Any, name: str, row_id: str) -> datetime | None:
-    if type(value) is str:
-        if (dt := _TIMES.get(value, _UNSEEN)) is not _UNSEEN:
-            return dt  # type: ignore[return-value]
-        dt = _parsed_time(value, name, row_id)
-        if len(_TIMES) >= _TIMES_KEPT:
-            _TIMES.clear()
-        _TIMES[value] = dt
-        return dt
-    return _parsed_time(value, name, row_id)
-
-
-def _parsed_time(value: Any, name: str, row_id: str) -> datetime | None:
     if value is None:
         return None
     try:  # a time out of range (year 9999 west of UTC, 1e20 seconds) leaves the cell empty
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return datetime.fromtimestamp(value, tz=UTC)
-        if isinstance(value, str):
-            try:
-                dt = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
-            except ValueError:
-                dt = None
-            if dt is not None:
-                return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+        if isinstance(value, str) and (dt := _iso_time(value)) is not None:
+            return dt
     except (OverflowError, OSError, ValueError):
         return None
     _fail(row_id, f"the served {name} {value!r} is not an ISO 8601 date-time")
+
+
+# The server stamps to the second, so rows written together serve one text: they share one
+# (immutable) datetime, not one each (~5 MB less held at 100,000 rows).
+@functools.lru_cache(maxsize=4096)
+def _iso_time(text: str) -> datetime | None:
+    """None when `text` is no ISO 8601 date-time (raises OverflowError for one out of range)."""
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError:
+        return None
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
 
 
 def _served(row: Mapping[str, Any], row_id: str) -> dict[str, Any]:

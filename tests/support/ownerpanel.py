@@ -62,6 +62,28 @@ def text_of(page, selector: str) -> str:
     return page.evaluate("(s) => document.querySelector(s).textContent", selector).replace("\xa0", " ")
 
 
+# Resolves once the kernel has been idle for `quiet` ms on end. ipywidgets holds back a state
+# change while an earlier one is unanswered and sends it when the kernel goes idle, while a
+# button's click is sent at once: under load, a click pressed a fixed time after a choice could
+# reach the kernel before the choice did.
+SETTLED = """async (quiet) => {
+  const kernel = () => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const t0 = performance.now();
+  let since = t0;
+  while (performance.now() - t0 < 15000) {
+    if (kernel().status !== "idle") since = performance.now();
+    else if (performance.now() - since >= quiet) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}"""
+
+
+def settled(page, quiet: int = 150) -> None:
+    """What was chosen or typed has reached the kernel: it is idle, and stays so for `quiet` ms."""
+    page.wait_for_timeout(50)  # the change is on its way (the kernel may not be busy with it yet)
+    page.evaluate(SETTLED, quiet)
+
+
 def every_action(page, url: str) -> dict[str, float]:
     """Each action through the page; returns its milliseconds from click to visible result."""
     times: dict[str, float] = {}
@@ -74,13 +96,13 @@ def every_action(page, url: str) -> dict[str, float]:
 
     def choose(field: str, **option) -> None:
         page.select_option(f"{P} .decoy-owner-{field} select", **option)
-        page.wait_for_timeout(150)  # the choice reaches the kernel before the button is pressed
+        settled(page)
 
     act("approve", "approve", "Approved Calendar bot's pairing")
     act("deny", "deny", "Denied Spam bot's pairing")
     choose("memory", index=2)
     page.fill(f"{P} .decoy-owner-text input", "Window seats, always.")
-    page.wait_for_timeout(150)
+    settled(page)
     act("edit", "edit", "Saved “Window seats, always.”")
     choose("topic", index=1)
     act("re-file", "refile", "Filed “Window seats, always.” under")
@@ -89,14 +111,14 @@ def every_action(page, url: str) -> dict[str, float]:
     act("next page", "next", "page 2 of", watch=f"{P} .decoy-owner-memories")
     choose("topic-pick", index=0)
     page.fill(f"{P} .decoy-owner-name input", "Renamed in the browser")
-    page.wait_for_timeout(150)
+    settled(page)
     act("rename", "rename", "to “Renamed in the browser”")
     choose("connection", label="Food guide")
     page.select_option(f"{P} .decoy-owner-connections .decoy-grant-categories select", ["food", "music"])
-    page.wait_for_timeout(150)
+    settled(page)
     act("set grant", "set-grant", "Food guide's grant is now: Read memories in food, music")
     page.select_option(f"{P} .decoy-owner-connections .decoy-grant-reach select", label="all memories")
-    page.wait_for_timeout(150)
+    settled(page)
     act("give", "give", "Gave Food guide a new grant: Read all memories")
     act("revoke grant", "revoke-grant", "Revoked Food guide's grant")
     act("share now", "share", "Shared: ")
@@ -114,6 +136,6 @@ def every_action(page, url: str) -> dict[str, float]:
     print(f"a new pairing shows with no click after {live:.0f} ms (the panel looks every second)")
     page.select_option(f"{P} .decoy-owner-waiting .decoy-grant-reach select", label="memories in these categories")
     page.select_option(f"{P} .decoy-owner-waiting .decoy-grant-categories select", ["travel"])
-    page.wait_for_timeout(150)
+    settled(page)
     act("approve narrowed", "approve-narrowed", "Approved Late bot's pairing as narrowed: Read memories in travel")
     return times
