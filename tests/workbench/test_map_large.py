@@ -192,6 +192,19 @@ def test_frames_digest_sees_every_column_the_map_reads(frames):
     assert mapcache.frames_digest({**frames, "memories": text}) == base
     links = pd.concat([frames["links"], frames["links"].iloc[:1]], ignore_index=True)
     assert mapcache.frames_digest({**frames, "links": links}) != base
+    # the text columns the map reads (`string`): hashed by value, a changed cell or a missing one seen
+    assert str(frames["memories"]["topic"].dtype) == "string"
+    same = frames["memories"].copy()
+    same["topic"] = same["topic"].map(lambda t: t if t is pd.NA else ("." + t)[1:]).astype("string")
+    assert mapcache.frames_digest({**frames, "memories": same}) == base
+    renamed = frames["memories"].copy()
+    renamed.loc[3, "topic"] = "Another name"
+    assert mapcache.frames_digest({**frames, "memories": renamed}) != base
+    named, unnamed = frames["memories"].copy(), frames["memories"].copy()
+    named.loc[3, "account_name"], unnamed.loc[3, "account_name"] = "", pd.NA
+    assert mapcache.frames_digest({**frames, "memories": named}) != mapcache.frames_digest(
+        {**frames, "memories": unnamed}
+    )
 
 
 def test_new_memories_move_no_topic(frames, laid):
