@@ -20,8 +20,8 @@ import marshal
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from decoy_lab.errors import UnreadableRow
 from decoy_lab.store.snapshot import Snapshot, kept_row, plain_json, row_digest
@@ -107,18 +107,17 @@ def open_sealed(head: dict, key: bytes, nonce: bytes, aad: bytes, sealed: memory
     """The Snapshot of a sealed body (`ciphertext ‖ tag`, as write_sealed wrote it). Raises
     cryptography's InvalidTag before anything of it is parsed when the tag does not check, and
     ValueError (or marshal's errors) on pieces that are not what `pieces` writes."""
+    check_sealed(key, nonce, aad, sealed)
+    ciphertext, tag = sealed[:-_TAG], bytes(sealed[-_TAG:])
+    return _read_pieces(head, Cipher(algorithms.AES(key), modes.GCM(nonce, tag)).decryptor(), ciphertext)
+
+
+def check_sealed(key: bytes, nonce: bytes, aad: bytes, sealed: memoryview) -> None:
+    """The first pass: the whole body authenticated (InvalidTag if not), its plaintext decrypted
+    `_CHUNK` at a time into one buffer and dropped."""
     if len(sealed) < _TAG:
-        raise ValueError("the sealed body is cut short")
-    ciphertext, tag = sealed[:-_TAG], sealed[-_TAG:]
-    _check(key, nonce, aad, ciphertext, bytes(tag))
-    return _read_pieces(head, Cipher(algorithms.AES(key), modes.GCM(nonce, bytes(tag))).decryptor(), ciphertext)
-
-
-def _check(key: bytes, nonce: bytes, aad: bytes, ciphertext: memoryview, tag: bytes) -> None:
-    """The first pass: the whole body authenticated, its plaintext decrypted into one buffer and dropped."""
-    if len(ciphertext) <= _CHUNK:  # a small body: the one-shot call, its plaintext dropped
-        AESGCM(key).decrypt(nonce, bytes(ciphertext) + tag, aad)
-        return
+        raise InvalidTag
+    ciphertext, tag = sealed[:-_TAG], bytes(sealed[-_TAG:])
     dec = Cipher(algorithms.AES(key), modes.GCM(nonce, tag)).decryptor()
     dec.authenticate_additional_data(aad)
     scratch = bytearray(_CHUNK + 15)  # update_into's room: the chunk and a block's worth more
