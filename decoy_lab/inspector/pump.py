@@ -5,8 +5,11 @@ this process's event loop, and each exchange it sees goes to the inspector's pro
 over the socket `FD` (a socketpair the parent holds the other end of): `begin` when its request
 head arrived, `answer` when the answer's head did, `body` and `rows` as the bytes the record keeps
 of a large body come and as a memories answer's rows are parsed (this process keeps neither, so
-its memory does not grow with an answer), `end` when it ended, with the rest of both bodies. Masking, naming the agent and opening the
-rows stay with the recorder in the inspector's process, off the request path.
+its memory does not grow with an answer), `end` when it ended, with the rest of both bodies.
+Frames go out together at most FLUSH seconds after the first of them; an exchange that begins and
+ends between two flushes (most do) goes as one `whole` frame, its begin and end in one. Masking,
+naming the agent and opening the rows stay with the recorder in the inspector's process, off the
+request path.
 
 Why a process: the proxy's parsing and copying, per exchange, then takes a core of its own
 instead of the GIL of the process that serves the sandbox (a notebook's kernel, `decoy-lab
@@ -73,6 +76,10 @@ class Relay:
     def __init__(self, control: Control, cap: int, t0: float):
         self.cap = cap
         self._control, self._send, self._t0, self._seq = control, control.send, t0, 0
+        # begins not sent yet, oldest first: an exchange that ends before the next flush goes as
+        # one `whole` frame (a third of the frames to make here and to read there)
+        self._held: dict[int, tuple[tuple, Flow]] = {}
+        control.before_flush = self.release
 
     def ms(self) -> float:
         """Milliseconds since the parent's recorder started (CLOCK_MONOTONIC is the machine's)."""
@@ -81,10 +88,33 @@ class Relay:
     def begin(self, method: str, path: str, query: str, headers: list[tuple[str, str]], http_version: str) -> Flow:
         self._seq += 1
         flow = Flow(self._seq, method, path, query, timings=Timings(start=self.ms()), http_version=http_version)
-        self._send(("begin", self._seq, method, path, query, headers, http_version, flow.timings.start, time.time()))
+        begun = ("begin", self._seq, method, path, query, headers, http_version, flow.timings.start, time.time())
+        self._held[self._seq] = (begun, flow)
+        self._control.wake()
         return flow
 
+    def release(self, upto: int | None = None) -> None:
+        """Send the held begins, oldest first (those up to exchange `upto`, or all), each with its
+        answer's head when that has come: the inspector's process numbers flows as begins come."""
+        held = self._held
+        while held:
+            seq = next(iter(held))
+            if upto is not None and seq > upto:
+                break
+            begun, flow = held.pop(seq)
+            self._send(begun)
+            if flow.status is not None:
+                self.answered(flow)
+
+    def _send_on(self, message: tuple) -> None:
+        """A frame about exchange `message[1]`: its begin goes first."""
+        if self._held:
+            self.release(message[1])
+        self._send(message)
+
     def answered(self, flow: Flow) -> None:
+        if flow.id in self._held:  # told with its begin, or with its end
+            return
         t = flow.timings
         self._send(("answer", flow.id, flow.status, t.sent, t.first_byte))
 
@@ -92,10 +122,10 @@ class Relay:
         await self._control.room()
 
     def collector(self, flow: Flow, encoding: str | None) -> RowCollector:
-        return _SentRows(self._send, flow.id, encoding, self.cap)
+        return _SentRows(self._send_on, flow.id, encoding, self.cap)
 
     def tee(self, flow: Flow, side: str) -> Tee:
-        return _SentTee(self._send, flow.id, side, self.cap)
+        return _SentTee(self._send_on, flow.id, side, self.cap)
 
     def finish(
         self,
@@ -112,17 +142,19 @@ class Relay:
             return False
         flow.ended = ended
         t = flow.timings
-        self._send(
-            (
-                "end",
-                flow.id,
-                (flow.status, t.sent, t.first_byte, self.ms(), list(flow.notes), ended, reason),
-                (bytes(request.buf), request.size, request.complete),
-                (bytes(response.buf), response.size, response.complete),
-                response_headers,
-                None if rows is None else (rows.problem, rows.within),
-            )
+        end = (
+            (flow.status, t.sent, t.first_byte, self.ms(), list(flow.notes), ended, reason),
+            (bytes(request.buf), request.size, request.complete),
+            (bytes(response.buf), response.size, response.complete),
+            response_headers,
+            None if rows is None else (rows.problem, rows.within),
         )
+        held = self._held.pop(flow.id, None)
+        if held is None:
+            self._send(("end", flow.id, *end))
+        else:
+            self.release(flow.id)  # the begins before it
+            self._send(("whole", *held[0][1:], *end))
         return True
 
 
@@ -172,6 +204,7 @@ class Control(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._frames = Frames()
         self._transport: asyncio.Transport | None = None
+        self.before_flush: Any = None  # called first by each flush: frames held back go out with it
 
     def connection_made(self, transport: Any) -> None:
         self._transport = transport
@@ -193,7 +226,8 @@ class Control(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         for message in self._frames.feed(data):
-            if message[0] == "ping":
+            if message[0] == "ping":  # answered after every frame held or queued before it
+                self.flush()
                 self.send(("pong", message[1]), now=True)
             elif message[0] == "stop":
                 self.stop.set()
@@ -211,10 +245,17 @@ class Control(asyncio.Protocol):
         self._queued += len(data)
         if now:
             self.flush()
-        elif self._timer is None:
+        else:
+            self.wake()
+
+    def wake(self) -> None:
+        """A flush within FLUSH seconds (one is due already, or is set now)."""
+        if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(FLUSH, self.flush)
 
     def flush(self) -> None:
+        if self.before_flush is not None:
+            self.before_flush()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
