@@ -32,6 +32,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from decoy_lab.inspector.agentside import _Server, new_loop
@@ -204,7 +205,8 @@ class Control(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._frames = Frames()
         self._transport: asyncio.Transport | None = None
-        self.before_flush: Any = None  # called first by each flush: frames held back go out with it
+        # called first by each flush: frames held back (the Relay's begins) go out with it
+        self.before_flush: Callable[[], None] | None = None
 
     def connection_made(self, transport: Any) -> None:
         self._transport = transport
