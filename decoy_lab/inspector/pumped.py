@@ -170,10 +170,9 @@ class Pumped:
             self._rows.setdefault(message[1], []).extend(message[2])
         elif kind == "end":
             self._end(*message[1:])
-        elif kind == "whole":  # begun and ended between two of the pump's flushes
-            _, seq, method, path, query, headers, version, start, started, *end = message
-            self._flows[seq] = self.recorder.begin(method, path, query, headers, version, start=start, started=started)
-            self._end(seq, *end)
+        elif kind == "whole":  # begun and ended between two of the pump's flushes: a begin's fields, an end's
+            self._handle(("begin", *message[1:9]))
+            self._end(message[1], *message[9:])
         elif kind == "pong":
             with self._lock:
                 self._pongs = max(self._pongs, message[1])

@@ -69,15 +69,17 @@ def test_curl_pairs_writes_and_reads_through_the_inspector(sandbox, insp, agent_
     status, body = curl(tmp_path, *bearer, f"{base}/api/agent/context/memory-grantees")
     assert status == 200, body
     keys = memory.RecipientKeys(json.loads(body)["owner_public_key"], agent_key.public_key_b64)
+    row = memory.new_memory_row(keys, "Written by curl.")
     rows = tmp_path / "rows.json"
-    rows.write_bytes(json.dumps({"rows": [memory.new_memory_row(keys, "Written by curl.")]}).encode())
-    status, body = curl(tmp_path, *bearer, "-H", "Content-Type: application/json", "--data-binary", f"@{rows}", f"{base}{MEMORIES}")  # fmt: skip
-    assert status == 201 and json.loads(body)["created"] == [json.loads(rows.read_text())["rows"][0]["id"]], body
+    rows.write_bytes(json.dumps({"rows": [row]}).encode())
+    sent = ["-H", "Content-Type: application/json", "--data-binary", f"@{rows}"]
+    status, body = curl(tmp_path, *bearer, *sent, f"{base}{MEMORIES}")
+    assert status == 201 and json.loads(body)["created"] == [row["id"]], body
 
     status, proxied = curl(tmp_path, *bearer, f"{base}{MEMORIES}")
     _, direct = curl(tmp_path, *bearer, f"{sandbox.url}{MEMORIES}")
     assert status == 200 and proxied == direct  # byte for byte
-    assert [m["id"] for m in json.loads(proxied)["memories"]] == [json.loads(rows.read_text())["rows"][0]["id"]]
+    assert [m["id"] for m in json.loads(proxied)["memories"]] == [row["id"]]
 
     insp.settle()
     flows = insp.flows
