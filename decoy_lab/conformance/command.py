@@ -24,6 +24,7 @@ from typing import TextIO
 from decoy_lab.conformance import docs, report
 from decoy_lab.conformance.rules import RULES
 from decoy_lab.conformance.scenarios import DEFAULT, SCENARIOS, run_scenario
+from decoy_lab.wire.crypto import AgentKey
 
 DESCRIPTION = (
     "Run an agent under staged faults against a fresh sandbox behind the inspector, and judge "
@@ -92,9 +93,10 @@ def agent_key(path: str | None) -> bytes | None:
     """The agent's private key (PEM) from --agent-key, read once."""
     if not path:
         return None
-    if not Path(path).is_file():
-        raise UsageError(f"--agent-key {path}: no such file")
-    return Path(path).read_bytes()
+    try:
+        return AgentKey.pem_file(path)
+    except ValueError as exc:
+        raise UsageError(f"--agent-key {path}: {exc}") from None
 
 
 def _usage(args: argparse.Namespace) -> list[str]:

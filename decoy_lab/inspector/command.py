@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from decoy_lab.errors import DecoyError
 from decoy_lab.inspector.model import KEEP
+from decoy_lab.wire.crypto import AgentKey
 
 DESCRIPTION = (
     "Run a recording proxy in front of the sandbox, a Decoy server or a recording: every exchange "
@@ -78,20 +79,29 @@ def _usage(args: argparse.Namespace) -> str | None:
         parts = urlsplit(args.upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             return f"--upstream {args.upstream}: not an http:// or https:// URL"
-    for flag, value in (("--agent-key", args.agent_key), ("--owner-key", args.owner_key), ("--replay", args.replay)):
-        if value and not Path(value).is_file():
-            return f"{flag} {value}: no such file"
+    if args.replay and not Path(args.replay).is_file():
+        return f"--replay {args.replay}: no such file"
     if args.record and not Path(args.record).resolve().parent.is_dir():
         return f"--record {args.record}: its folder does not exist"
     return None
 
 
+def _key_file(flag: str, path: str | None) -> bytes | None:
+    """The PEM key in the file given with `flag`; a file that holds none is a mistake naming both."""
+    if not path:
+        return None
+    try:
+        return AgentKey.pem_file(path)
+    except ValueError as exc:
+        raise ValueError(f"{flag} {path}: {exc}") from None
+
+
 def _start(args: argparse.Namespace) -> Any:
     from decoy_lab.inspector import Inspector
 
-    keys: dict[str, Any] = {
-        "agent_key": Path(args.agent_key).read_bytes() if args.agent_key else None,
-        "owner_key": Path(args.owner_key).read_bytes() if args.owner_key else None,
+    keys = {
+        "agent_key": _key_file("--agent-key", args.agent_key),
+        "owner_key": _key_file("--owner-key", args.owner_key),
     }
     common = {"port": args.port, "record": args.record, "reveal": args.reveal, "keep": args.keep, **keys}
     if args.replay:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+from pathlib import Path
 from typing import NoReturn
 
 from cryptography.exceptions import InvalidTag
@@ -119,6 +120,20 @@ class AgentKey:
         if not isinstance(key, rsa.RSAPrivateKey):
             raise WireFormatError("the PEM holds a key that is not RSA", field="private_key", offset=0)
         return cls(key)
+
+    @classmethod
+    def pem_file(cls, path: str | os.PathLike[str]) -> bytes:
+        """The PEM text of the file at `path`, once it is known to hold a private key this class
+        reads: a ValueError saying why not otherwise ("no such file", "not an … key …"), for a
+        command to put after the option that named the file."""
+        try:
+            data = Path(path).expanduser().read_bytes()
+        except FileNotFoundError:
+            raise ValueError("no such file") from None
+        except OSError as exc:
+            raise ValueError(f"cannot read it ({exc.strerror or exc})") from None
+        cls.from_pem(data)  # a WireFormatError (a ValueError) says what the file holds instead
+        return data
 
     def to_pem(self) -> str:
         """PKCS#8 PEM. This is the secret: store it 0600, never print it."""

@@ -55,6 +55,10 @@ def test_a_self_wrap_to_a_key_of_another_size_fails_without_the_key(decoy_sandbo
 
 def test_decoy_lab_check_takes_agent_key(tmp_path, agent_pem):
     assert check("--agent-key", str(tmp_path / "none.pem"), "--", sys.executable).returncode == 2
+    not_a_key = check("--agent-key", __file__, "--", sys.executable)  # a file, but no key in it: said, no traceback
+    assert not_a_key.returncode == 2
+    assert f"error: --agent-key {__file__}: not an unencrypted RSA private key" in not_a_key.stderr
+    assert "Traceback" not in not_a_key.stderr
     out = tmp_path / "card.json"
     done = check(
         "--scenario", "clean", "--agent-key", str(agent_pem), "--json", str(out), "--timeout", "90",

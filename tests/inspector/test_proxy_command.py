@@ -76,6 +76,8 @@ def test_the_command_serves_prints_each_exchange_and_stops_on_ctrl_c(tmp_path):
         (("--sandbox", "--upstream", "http://127.0.0.1:1"), "not allowed with argument"),
         (("--sandbox", "--keep", "0"), "keep at least 1"),
         (("--sandbox", "--keep", "many"), "'many' is not a number"),
+        (("--sandbox", "--agent-key", __file__), f"--agent-key {__file__}: not an unencrypted RSA private key"),
+        (("--upstream", "http://127.0.0.1:1", "--owner-key", __file__), f"--owner-key {__file__}: not an unencrypted"),
     ],
 )
 def test_usage_mistakes_exit_2_with_an_error_line(args, said):

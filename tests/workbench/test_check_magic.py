@@ -104,6 +104,7 @@ def test_a_failed_rules_evidence_opens_its_flow_in_that_scenarios_flows_view(che
         ("check -- /no/such/agent", "/no/such/agent: no such command"),
         (f"check --scenario cleen -- {sys.executable}", "no scenario 'cleen'"),
         (f"check --agent-key /no/such.pem -- {sys.executable}", "--agent-key /no/such.pem: no such file"),
+        (f"check --agent-key {__file__} -- {sys.executable}", f"--agent-key {__file__}: not an unencrypted RSA"),
         ("check --timeout soon -- true", "invalid float value"),
     ],
 )

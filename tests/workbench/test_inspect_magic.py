@@ -128,6 +128,7 @@ def test_inspect_a_url_records_in_front_of_that_server(ip, magics):
         ("inspect ftp://example.org", "not an http:// or https:// URL"),
         ("inspect http://127.0.0.1:9 --sandbox", "a URL or --sandbox, not both"),
         ("inspect --agent-key /no/such.pem", "--agent-key /no/such.pem: no such file"),
+        (f"inspect --agent-key {__file__}", f"--agent-key {__file__}: not an unencrypted RSA private key"),
         ("inspect --port 70000", "is not a TCP port"),
         ("inspect --record /no/such/dir/run.har", "its folder does not exist"),
         ("inspect --sandboxx", "did you mean '--sandbox'"),

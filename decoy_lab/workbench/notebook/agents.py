@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from IPython.display import display
 
+from decoy_lab.wire.crypto import AgentKey
 from decoy_lab.workbench import verbs
 from decoy_lab.workbench.display import with_progress
 
@@ -44,9 +45,10 @@ def _problem(verb: str, message: str) -> verbs.UsageProblem:
 def _pem(verb: str, path: str | None) -> bytes | None:
     if not path:
         return None
-    if not Path(path).expanduser().is_file():
-        raise _problem(verb, f"--agent-key {path}: no such file")
-    return Path(path).expanduser().read_bytes()
+    try:
+        return AgentKey.pem_file(path)
+    except ValueError as exc:
+        raise _problem(verb, f"--agent-key {path}: {exc}") from None
 
 
 def _stop_previous(m: AgentsNotebook) -> None:
