@@ -118,7 +118,8 @@ def _listing() -> str:
 
 
 def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
-    """Run the scenarios and print the scorecard; 0 (no rule failed), 1 (one did), 2 (usage)."""
+    """Run the scenarios and print the scorecard; 0 (no rule failed), 1 (one did), 2 (usage),
+    3 (no rule was exercised: the agent sent nothing they judge)."""
     out = out or sys.stdout
     if args.rules_md:
         out.write(docs.rules_md())

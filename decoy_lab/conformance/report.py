@@ -48,6 +48,9 @@ class Verdict:
         }
 
 
+NOTHING_JUDGED = 3  # the exit status of a check that exercised no rule
+
+
 @dataclass
 class Scorecard:
     verdicts: list[Verdict]
@@ -65,7 +68,11 @@ class Scorecard:
         return {s: sum(v.status == s for v in self.verdicts) for s in STATUSES}
 
     def exit_code(self) -> int:
-        return 1 if self.failed else 0
+        """1 when a rule failed; 3 when none was exercised (nothing was checked, so a CI job
+        must not read it as a pass, as pytest's 5 for no tests); else 0."""
+        if self.failed:
+            return 1
+        return 0 if any(v.status != NOT_EXERCISED for v in self.verdicts) else NOTHING_JUDGED
 
     @property
     def rules(self) -> list[dict[str, Any]]:

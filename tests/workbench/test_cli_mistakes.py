@@ -101,3 +101,15 @@ def test_the_cache_of_a_profile_that_is_not_saved_is_an_error_line(capsys, tmp_p
     err = run(capsys, "cache", "--profile", "nope")
     assert "no saved profile 'nope'" in err and "saved profiles: none" in err
     run(capsys, "cache", "--profile", "nope", "--clear")
+
+
+def test_the_tour_outside_a_clone_is_an_error_line_and_makes_nothing(capsys, tmp_path):
+    out = tmp_path / "build"
+    err = run(capsys, "tour", "--notebooks", str(tmp_path), "--output", str(out))
+    assert "01-tour.ipynb: no such notebook" in err
+    assert not out.exists()  # no output folder left behind for a run that could not start
+
+
+def test_a_check_key_file_that_holds_no_key_names_the_option_and_the_file(capsys, garbage):
+    err = run(capsys, "check", "--agent-key", str(garbage), "--", "true")  # was a traceback
+    assert f"--agent-key {garbage}: not an unencrypted RSA private key" in err

@@ -18,6 +18,12 @@ def _cmd_tour(args: argparse.Namespace) -> int:
 
     root = Path(args.notebooks)
     out = Path(args.output)
+    if not (root / "01-tour.ipynb").is_file():  # nbconvert would print its whole help instead
+        print(
+            f"error: {root / '01-tour.ipynb'}: no such notebook (run it in a clone of decoy_lab, or give --notebooks DIR)",
+            file=sys.stderr,
+        )
+        return 2
     out.mkdir(parents=True, exist_ok=True)
     return subprocess.call(
         [
