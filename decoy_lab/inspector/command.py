@@ -21,7 +21,6 @@ import sys
 import threading
 from pathlib import Path
 from typing import Any, TextIO
-from urllib.parse import urlsplit
 
 from decoy_lab.errors import DecoyError
 from decoy_lab.inspector.model import KEEP
@@ -75,14 +74,13 @@ def _usage(args: argparse.Namespace) -> str | None:
     """What is wrong with the arguments (checked before anything starts), or None."""
     if not (args.sandbox or args.upstream or args.replay):
         return "say what to record in front of: --sandbox, --upstream URL or --replay FILE.har"
-    if args.upstream:
-        parts = urlsplit(args.upstream)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            return f"--upstream {args.upstream}: not an http:// or https:// URL"
+    from decoy_lab.inspector.inspector import start_problem
+
+    why = start_problem(args.upstream, args.port, args.record)
+    if why is not None:
+        return why
     if args.replay and not Path(args.replay).is_file():
         return f"--replay {args.replay}: no such file"
-    if args.record and not Path(args.record).resolve().parent.is_dir():
-        return f"--record {args.record}: its folder does not exist"
     return None
 
 

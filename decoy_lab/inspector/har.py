@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
+from decoy_lab.inspector import model
 from decoy_lab.inspector.model import Body, Flow, Row, Timings
 
 HAR_VERSION = "1.2"
@@ -196,6 +197,8 @@ def load_har(source: str | Path | dict) -> dict:
         return source
     try:
         doc = json.loads(Path(source).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{source}: no such file") from None
     except (OSError, ValueError) as exc:
         raise ValueError(f"{source}: not a HAR file this inspector can read ({exc})") from None
     if (
@@ -259,7 +262,26 @@ _ROW_FIELDS = ("id", "field", "verdict", "reason", "problem", "text", "kind", "k
 
 
 def read_har(source: str | Path | dict) -> list[Flow]:
-    return [flow_of(i, e) for i, e in enumerate(load_har(source)["log"]["entries"], 1) if isinstance(e, dict)]
+    """A flow per entry; an entry that cannot be read as one is kept as a flow saying why (its
+    place and the count stay true), and never stops the others."""
+    flows = [_read_entry(i, e) for i, e in enumerate(load_har(source)["log"]["entries"], 1)]
+    taken = {f.id for f in flows if f.ended != model.UNREAD}
+    for f in flows:  # an unreadable entry is numbered by its place, unless a recorded flow has that id
+        if f.ended == model.UNREAD and f.id in taken:
+            f.id = max(taken) + 1
+        taken.add(f.id)
+    return flows
+
+
+def _read_entry(i: int, entry: Any) -> Flow:
+    why = "not a JSON object"
+    if isinstance(entry, dict):
+        try:
+            return flow_of(i, entry)
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a field of the wrong type or shape
+            why = f"{type(exc).__name__}: {exc}"
+    note = f"error: entry {i} of the recording cannot be read as an exchange ({why})"
+    return Flow(i, "?", "?", ended=model.UNREAD, reason=why, notes=[note])
 
 
 class ReplayApp:

@@ -26,6 +26,7 @@ import pandas as pd
 from decoy_lab.inspector import har
 from decoy_lab.inspector.model import BODY_CAP, FRAME_COLUMNS, KEEP, ROW_COLUMNS, Flow
 from decoy_lab.inspector.opening import Opener, owner_check_of
+from decoy_lab.inspector.proxy import upstream_problem
 from decoy_lab.inspector.pumped import Pumped
 from decoy_lab.inspector.recorder import Recorder
 from decoy_lab.inspector.serve import Served, serve_in_thread
@@ -39,6 +40,17 @@ def _key(value: KeyArg | Path) -> KeyArg:
     if isinstance(value, Path) or (isinstance(value, str) and "-----BEGIN" not in value and Path(value).is_file()):
         return Path(value).read_bytes()
     return value
+
+
+def start_problem(upstream: str | None, port: int, record: str | Path | None) -> str | None:
+    """What keeps a proxy from starting with these, in words, or None."""
+    if upstream is not None and (why := upstream_problem(str(upstream))) is not None:
+        return why
+    if not 0 <= port <= 65535:
+        return f"port {port} is not a TCP port (0-65535)"
+    if record is not None and not Path(record).expanduser().resolve().parent.is_dir():
+        return f"{record}: its folder does not exist"
+    return None
 
 
 class Inspector:
@@ -90,6 +102,9 @@ class Inspector:
         `keep`: how many flows are kept (the newest); `record` still gets every exchange."""
         if (upstream is None) == (sandbox is None or sandbox is False):
             raise ValueError("give exactly one of upstream='http://…' or sandbox=True / sandbox=<Sandbox>")
+        why = start_problem(upstream, port, record)  # said before a sandbox or a process is started
+        if why is not None:
+            raise ValueError(why)
         owns = False
         if sandbox is True:
             from decoy_lab.sandbox import Sandbox
@@ -236,7 +251,8 @@ class Inspector:
     def flows(self) -> pd.DataFrame:
         """One row per exchange, in order (finished ones masked and opened: see `settle`)."""
         self.settle(0.25)
-        return pd.DataFrame([f.frame_row() for f in self.all_flows()], columns=FRAME_COLUMNS)
+        frame = pd.DataFrame([f.frame_row() for f in self.all_flows()], columns=FRAME_COLUMNS)
+        return frame.astype({"status": "Int64"})  # 200, not 200.0, beside a flow that had no answer
 
     def rows(self, flow_or_id: Flow | int, *, frame: bool = True) -> pd.DataFrame | list[dict]:
         """The sealed rows one flow carried: id, field, verdict, reason, text, …"""

@@ -32,6 +32,7 @@ UPSTREAM_TIMEOUT = "upstream timed out"
 PROXY_ERROR = "proxy error"
 STOPPED = "inspector stopped"
 IN_FLIGHT = "in flight"
+UNREAD = "not readable in the recording"  # a HAR entry read back that is not one (reason: why)
 ENDINGS = (
     ANSWERED,
     AGENT_DISCONNECTED,
@@ -41,6 +42,7 @@ ENDINGS = (
     PROXY_ERROR,
     STOPPED,
     IN_FLIGHT,
+    UNREAD,
 )
 
 # What a row's opening found (`Row.verdict`), and a flow's summary of its rows (`Flow.verdict`).

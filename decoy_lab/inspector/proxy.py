@@ -101,6 +101,14 @@ def error_body(code: str, message: str) -> bytes:
     return json.dumps({"error": code, "code": code, "message": message}).encode("utf-8")
 
 
+def upstream_problem(url: str) -> str | None:
+    """Why `url` cannot be a proxy's upstream (a Decoy base URL), or None when it can."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{url}: not an http:// or https:// URL"
+    return None
+
+
 class ProxyApp:
     """`ProxyApp(recorder, upstream)`: an ASGI app; `pool` (tests) is the upstream client to use."""
 
@@ -115,9 +123,10 @@ class ProxyApp:
     ):
         self.recorder = recorder
         self.upstream = upstream.rstrip("/")
+        why = upstream_problem(self.upstream)
+        if why is not None:
+            raise ValueError(why)
         parts = urlsplit(self.upstream)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"the upstream must be an http:// or https:// URL, got {upstream!r}")
         self._host = parts.netloc
         self._keep_host = parts.hostname in LOOPBACK
         self._pool = pool or Pool(

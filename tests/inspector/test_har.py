@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pandas as pd
 import pytest
 
 from decoy_lab import AgentKey, Connection, memory
@@ -113,3 +114,52 @@ def test_an_unrecorded_request_is_refused_by_the_replay(tmp_path, upstream, clie
     assert second.json()["size"] == 3 and second.headers["x-decoy-replay"] == "flow 2"  # by body first
     assert first.headers["x-decoy-replay"] == "flow 1"  # then by method and path, in order
     assert none.status_code == 404 and none.json()["code"] == "NOT_RECORDED"
+
+
+def test_a_damaged_recording_opens_with_each_bad_entry_said_and_the_rest_kept(tmp_path, upstream, client):
+    """An entry that is no exchange (not an object, fields of the wrong type) is a flow saying why,
+    in its place; the entries around it open and replay as recorded."""
+    url, _app = upstream
+    path = tmp_path / "run.har"
+    with Inspector.start(upstream=url, record=path) as insp:
+        client.post(f"{insp.url}/echo", content=b"one")
+    doc = json.loads(path.read_text())
+    good = doc["log"]["entries"][0]
+    doc["log"]["entries"] = [7, good, {"request": {"method": "GET", "url": []}, "response": "gone"}]
+    path.write_text(json.dumps(doc))
+
+    opened = Inspector.open(path)
+    frame = opened.flows
+    assert list(frame["ended"]) == ["not readable in the recording", "answered", "not readable in the recording"]
+    assert list(frame["status"]) == [pd.NA, 200, pd.NA] and str(frame["status"].dtype) == "Int64"
+    assert list(frame["verdict"]) == ["error", "", "error"]
+    said = [f.notes for f in opened]
+    assert "entry 1 of the recording cannot be read as an exchange (not a JSON object)" in said[0][0]
+    assert "entry 3 of the recording" in said[2][0] and "AttributeError" in said[2][0]
+    with Inspector.replay(path) as replay:  # the readable entry still answers as recorded
+        again = client.post(f"{replay.url}/echo", content=b"one")
+    assert again.status_code == 200 and again.headers["x-decoy-replay"] == "flow 1"  # its recorded id
+    assert sorted(frame["id"]) == [1, 2, 3]  # the ids stay one per flow
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "said"),
+    [
+        ({"upstream": "notaurl"}, "notaurl: not an http:// or https:// URL"),
+        ({"sandbox": True, "port": 70_000}, "port 70000 is not a TCP port"),
+        ({"sandbox": True, "record": "/no/such/folder/run.har"}, "its folder does not exist"),
+    ],
+)
+def test_a_proxy_that_cannot_start_says_why_before_starting_anything(kwargs, said):
+    import threading
+
+    before = threading.active_count()
+    with pytest.raises(ValueError) as got:
+        Inspector.start(**kwargs)
+    assert said in str(got.value)
+    assert threading.active_count() == before  # no sandbox or proxy left running
+
+
+def test_a_recording_that_is_not_there_says_so(tmp_path):
+    with pytest.raises(ValueError, match="none.har: no such file"):
+        Inspector.open(tmp_path / "none.har")

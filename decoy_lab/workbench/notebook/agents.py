@@ -14,7 +14,6 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urlsplit
 
 from IPython.display import display
 
@@ -73,7 +72,7 @@ def _embedded_sandbox(m: AgentsNotebook) -> Sandbox:
 
 
 def _inspect(m: AgentsNotebook, args: Any, cell: str | None) -> Any:
-    from decoy_lab.inspector.inspector import Inspector
+    from decoy_lab.inspector.inspector import Inspector, start_problem
 
     if args.stop:
         if m.inspector is None or not m.inspector.running:
@@ -82,12 +81,9 @@ def _inspect(m: AgentsNotebook, args: Any, cell: str | None) -> Any:
         return None
     if args.url and args.sandbox:
         raise _problem("inspect", "give a URL or --sandbox, not both")
-    if args.url and (urlsplit(args.url).scheme not in ("http", "https") or not urlsplit(args.url).hostname):
-        raise _problem("inspect", f"{args.url}: not an http:// or https:// URL")
-    if not 0 <= args.port <= 65535:
-        raise _problem("inspect", f"--port {args.port} is not a TCP port (0-65535)")
-    if args.record and not Path(args.record).expanduser().resolve().parent.is_dir():
-        raise _problem("inspect", f"--record {args.record}: its folder does not exist")
+    why = start_problem(args.url, args.port, args.record)
+    if why is not None:
+        raise _problem("inspect", why)
     key = _pem("inspect", args.agent_key)
     _stop_previous(m)
     where: dict[str, Any] = {"upstream": args.url} if args.url else {"sandbox": _embedded_sandbox(m)}
