@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from decoy_lab.argtypes import seconds
 from decoy_lab.conformance import docs, report
 from decoy_lab.conformance.rules import RULES
 from decoy_lab.conformance.scenarios import DEFAULT, SCENARIOS, run_scenario
@@ -36,16 +37,6 @@ class UsageError(Exception):
     """A mistake in the arguments: printed as `error: …`, exit 2."""
 
 
-def positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} must be more than 0 seconds")
-    return value
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The `check` options, shared by `decoy-lab check` and `python -m decoy_lab.conformance`."""
     p.add_argument(
@@ -57,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="FILE", help="write the scorecard as JSON")
     p.add_argument("--junit", metavar="FILE", help="write the scorecard as JUnit XML (one test case per rule)")
     p.add_argument("--html", metavar="FILE", help="write an offline page: each failed rule with its exchanges")
-    p.add_argument("--timeout", type=positive, default=120.0, metavar="S", help="time limit per scenario (default 120)")
+    p.add_argument("--timeout", type=seconds, default=120.0, metavar="S", help="time limit per scenario (default 120)")
     p.add_argument(
         "--agent-key",
         dest="agent_key",

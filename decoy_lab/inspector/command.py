@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from decoy_lab.argtypes import port_number
 from decoy_lab.errors import DecoyError
 from decoy_lab.inspector.model import KEEP
 from decoy_lab.wire.crypto import AgentKey
@@ -30,16 +31,6 @@ DESCRIPTION = (
     "Run a recording proxy in front of the sandbox, a Decoy server or a recording: every exchange "
     "passes through unchanged and is recorded, its secrets masked, its sealed rows opened where a key allows."
 )
-
-
-def port_number(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (0-65535)")
-    return port
 
 
 def flow_count(text: str) -> int:

@@ -103,9 +103,15 @@ def error_body(code: str, message: str) -> bytes:
 
 def upstream_problem(url: str) -> str | None:
     """Why `url` cannot be a proxy's upstream (a Decoy base URL), or None when it can."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  # a port past 65535 or not a number raises here
+    except ValueError as exc:
+        return f"{url}: not a URL ({exc})"
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return f"{url}: not an http:// or https:// URL"
+    if parts.username is not None or parts.password is not None:
+        return f"{url}: a Decoy base URL carries no user name or password"
     return None
 
 

@@ -31,6 +31,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from decoy_lab.argtypes import port_number
 from decoy_lab.errors import DecoyError
 from decoy_lab.sandbox.app import create_app
 from decoy_lab.sandbox.stores.db import private_dirs
@@ -331,17 +332,6 @@ def _unusable(host: str, port: int, db_path: str) -> str | None:
     except OSError as exc:
         return f"cannot listen on {host}:{port} ({exc.strerror or exc}; is the port in use?)"
     return None
-
-
-def port_number(text: str) -> int:
-    """`--port`: a TCP port, 0-65535 (0: any free one)."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (0-65535)")
-    return port
 
 
 def add_cli(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -72,6 +72,9 @@ def test_the_command_serves_prints_each_exchange_and_stops_on_ctrl_c(tmp_path):
     [
         ((), "--sandbox, --upstream URL or --replay"),
         (("--upstream", "ftp://example.org"), "not an http:// or https:// URL"),
+        (("--upstream", "http://[::1"), "not a URL (Invalid IPv6 URL)"),
+        (("--upstream", "http://127.0.0.1:99999"), "not a URL (Port out of range"),
+        (("--upstream", "http://me:pw@127.0.0.1:1"), "carries no user name or password"),
         (("--replay", "/no/such.har"), "no such file"),
         (("--sandbox", "--upstream", "http://127.0.0.1:1"), "not allowed with argument"),
         (("--sandbox", "--keep", "0"), "keep at least 1"),

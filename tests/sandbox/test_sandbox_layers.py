@@ -21,7 +21,7 @@ SANDBOX = "decoy_lab.sandbox"
 LAYERS = ["core", "stores", "rules", "phone", "routes", ""]
 SUBPACKAGES = ["stores", "rules", "phone", "routes"]
 # decoy_lab's leaves and the layers the sandbox may share with the client (never its rules).
-MAY_IMPORT = {"errors", "vocab", "shapes", "gcpause", "secret", "wire", "recipes", "memory"}
+MAY_IMPORT = {"errors", "vocab", "shapes", "gcpause", "secret", "argtypes", "wire", "recipes", "memory"}
 MAX_LINES, MAX_FUNCTION, MAX_CLASS = 450, 80, 400  # the caps: a module, a function, a class (lines)
 
 MODULES = [m for m in modules() if m.name == SANDBOX or m.name.startswith(SANDBOX + ".")]

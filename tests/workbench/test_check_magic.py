@@ -105,7 +105,8 @@ def test_a_failed_rules_evidence_opens_its_flow_in_that_scenarios_flows_view(che
         (f"check --scenario cleen -- {sys.executable}", "no scenario 'cleen'"),
         (f"check --agent-key /no/such.pem -- {sys.executable}", "--agent-key /no/such.pem: no such file"),
         (f"check --agent-key {__file__} -- {sys.executable}", f"--agent-key {__file__}: not an unencrypted RSA"),
-        ("check --timeout soon -- true", "invalid float value"),
+        ("check --timeout soon -- true", "'soon' is not a number of seconds"),
+        ("check --timeout 0 -- true", "0 must be more than 0 seconds"),
     ],
 )
 def test_mistakes_are_one_line(ip, line, said):

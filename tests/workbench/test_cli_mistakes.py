@@ -113,3 +113,12 @@ def test_the_tour_outside_a_clone_is_an_error_line_and_makes_nothing(capsys, tmp
 def test_a_check_key_file_that_holds_no_key_names_the_option_and_the_file(capsys, garbage):
     err = run(capsys, "check", "--agent-key", str(garbage), "--", "true")  # was a traceback
     assert f"--agent-key {garbage}: not an unencrypted RSA private key" in err
+
+
+@pytest.mark.parametrize(
+    "option", [("--timeout", "0"), ("--interval", "-1"), ("--interval", "inf"), ("--timeout", "soon")]
+)
+def test_a_time_that_is_no_time_is_an_error_line(capsys, option):
+    """`--interval 0` would ask the server in a busy loop, `--timeout 0` give up before asking."""
+    err = run(capsys, "request", "memory.edit", "--wait", *option)
+    assert f"argument {option[0]}:" in err and "seconds" in err

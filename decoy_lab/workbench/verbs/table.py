@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from decoy_lab.argtypes import port_number, seconds
 from decoy_lab.vocab import PERMISSION_WORDS
 
 NOTEBOOK, SHELL = "notebook", "shell"
@@ -108,7 +109,7 @@ VERBS: tuple[Verb, ...] = (
             ),
             Arg("--new", "pair another connection even when one is live for this profile", flag=True),
             Arg("--force", "replace a saved profile that holds a connection to another server", flag=True),
-            Arg("--timeout", "seconds to wait for the owner's approval (default 600)", type=float, metavar="S"),
+            Arg("--timeout", "seconds to wait for the owner's approval (default 600)", type=seconds, metavar="S"),
         ),
         aliases=("pair",),
     ),
@@ -133,8 +134,8 @@ VERBS: tuple[Verb, ...] = (
             Arg("--topic", "only memories about this topic", metavar="T", completes="topic"),
             Arg("--reason", "why, in words the owner reads", default="", metavar="TEXT"),
             Arg("--wait", "wait for the owner's answer (exit 1 unless granted)", flag=True, fronts=ONLY_SHELL),
-            Arg("--timeout", "seconds --wait waits", type=float, default=600.0, metavar="S", fronts=ONLY_SHELL),
-            Arg("--interval", "seconds between checks", type=float, default=3.0, metavar="S", fronts=ONLY_SHELL),
+            Arg("--timeout", "seconds --wait waits", type=seconds, default=600.0, metavar="S", fronts=ONLY_SHELL),
+            Arg("--interval", "seconds between checks", type=seconds, default=3.0, metavar="S", fronts=ONLY_SHELL),
             _JSON,
         ),
     ),
@@ -250,7 +251,9 @@ VERBS: tuple[Verb, ...] = (
                 completes="file",
             ),
             Arg("--record", "write the exchanges as HAR 1.2 when the inspector stops", metavar="FILE.har"),
-            Arg("--port", "loopback port to listen on (default: any free one)", type=int, default=0, metavar="P"),
+            Arg(
+                "--port", "loopback port to listen on (default: any free one)", type=port_number, default=0, metavar="P"
+            ),
             Arg("--stop", "stop the running inspector (and write its --record)", flag=True),
         ),
         fronts=ONLY_NOTEBOOK,
@@ -261,7 +264,11 @@ VERBS: tuple[Verb, ...] = (
         (
             Arg("--scenario", "scenarios to run (default: all)", nargs="+", dest="scenarios", metavar="NAME"),
             Arg(
-                "--timeout", "time limit per scenario in seconds (default 120)", type=float, default=120.0, metavar="S"
+                "--timeout",
+                "time limit per scenario in seconds (default 120)",
+                type=seconds,
+                default=120.0,
+                metavar="S",
             ),
             Arg("--agent-key", "the agent's private key (PEM file): self_wrap is opened with it", metavar="PEM"),
             Arg("command", "-- COMMAND [ARG…]: the agent ({url} is replaced by its base URL)", nargs="*"),
