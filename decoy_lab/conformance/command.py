@@ -82,12 +82,10 @@ def scenario_names(names: list[str] | None) -> list[str]:
 
 def agent_key(path: str | None) -> bytes | None:
     """The agent's private key (PEM) from --agent-key, read once."""
-    if not path:
-        return None
     try:
-        return AgentKey.pem_file(path)
+        return AgentKey.pem_file("--agent-key", path)
     except ValueError as exc:
-        raise UsageError(f"--agent-key {path}: {exc}") from None
+        raise UsageError(str(exc)) from None
 
 
 def _usage(args: argparse.Namespace) -> list[str]:

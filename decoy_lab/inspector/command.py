@@ -75,22 +75,12 @@ def _usage(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _key_file(flag: str, path: str | None) -> bytes | None:
-    """The PEM key in the file given with `flag`; a file that holds none is a mistake naming both."""
-    if not path:
-        return None
-    try:
-        return AgentKey.pem_file(path)
-    except ValueError as exc:
-        raise ValueError(f"{flag} {path}: {exc}") from None
-
-
 def _start(args: argparse.Namespace) -> Any:
     from decoy_lab.inspector import Inspector
 
     keys = {
-        "agent_key": _key_file("--agent-key", args.agent_key),
-        "owner_key": _key_file("--owner-key", args.owner_key),
+        "agent_key": AgentKey.pem_file("--agent-key", args.agent_key),
+        "owner_key": AgentKey.pem_file("--owner-key", args.owner_key),
     }
     common = {"port": args.port, "record": args.record, "reveal": args.reveal, "keep": args.keep, **keys}
     if args.replay:

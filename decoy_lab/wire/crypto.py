@@ -122,17 +122,21 @@ class AgentKey:
         return cls(key)
 
     @classmethod
-    def pem_file(cls, path: str | os.PathLike[str]) -> bytes:
-        """The PEM text of the file at `path`, once it is known to hold a private key this class
-        reads: a ValueError saying why not otherwise ("no such file", "not an … key …"), for a
-        command to put after the option that named the file."""
+    def pem_file(cls, option: str, path: str | os.PathLike[str] | None) -> bytes | None:
+        """The PEM text of the file a command's `option` named (None when none was), once it is
+        known to hold a private key this class reads; else a ValueError naming the option and the
+        file and saying why ("--agent-key k.pem: no such file", "…: not an … key …")."""
+        if not path:
+            return None
         try:
             data = Path(path).expanduser().read_bytes()
+            cls.from_pem(data)  # a WireFormatError (a ValueError) says what the file holds instead
         except FileNotFoundError:
-            raise ValueError("no such file") from None
+            raise ValueError(f"{option} {path}: no such file") from None
         except OSError as exc:
-            raise ValueError(f"cannot read it ({exc.strerror or exc})") from None
-        cls.from_pem(data)  # a WireFormatError (a ValueError) says what the file holds instead
+            raise ValueError(f"{option} {path}: cannot read it ({exc.strerror or exc})") from None
+        except ValueError as exc:
+            raise ValueError(f"{option} {path}: {exc}") from None
         return data
 
     def to_pem(self) -> str:

@@ -42,12 +42,10 @@ def _problem(verb: str, message: str) -> verbs.UsageProblem:
 
 
 def _pem(verb: str, path: str | None) -> bytes | None:
-    if not path:
-        return None
     try:
-        return AgentKey.pem_file(path)
+        return AgentKey.pem_file("--agent-key", path)
     except ValueError as exc:
-        raise _problem(verb, f"--agent-key {path}: {exc}") from None
+        raise _problem(verb, str(exc)) from None
 
 
 def _stop_previous(m: AgentsNotebook) -> None:
