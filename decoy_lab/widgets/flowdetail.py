@@ -177,7 +177,7 @@ def detail_of(flow: Flow) -> dict[str, Any]:
             ["verdict", flow.verdict or "no sealed rows"],
             ["time", _time_text(flow)],
             ["ended", flow.ended + (f": {flow.reason}" if flow.reason else "")],
-            ["started", flow.started_iso()],
+            ["started", flow.started_iso() if flow.started else "—"],  # 0: a recording that did not say
         ],
         "request": o.side("request", flow.request_body, flow.request_headers),
         "response": o.side("response", flow.response_body, flow.response_headers),

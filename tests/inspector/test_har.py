@@ -10,6 +10,7 @@ import pytest
 
 from decoy_lab import AgentKey, Connection, memory
 from decoy_lab.inspector import Inspector, har
+from decoy_lab.widgets.flows import detail_of
 from decoy_lab.wire import layouts as wire
 
 pytestmark = pytest.mark.timeout(120)
@@ -136,6 +137,9 @@ def test_a_damaged_recording_opens_with_each_bad_entry_said_and_the_rest_kept(tm
     said = [f.notes for f in opened]
     assert "entry 1 of the recording cannot be read as an exchange (not a JSON object)" in said[0][0]
     assert "entry 3 of the recording" in said[2][0] and "AttributeError" in said[2][0]
+    facts = dict(detail_of(opened.all_flows()[0])["facts"])  # what the flows view shows on a click
+    assert facts["ended"].startswith("not readable in the recording: not a JSON object")
+    assert facts["started"] == "—"  # the recording did not say: no 1970 made up
     with Inspector.replay(path) as replay:  # the readable entry still answers as recorded
         again = client.post(f"{replay.url}/echo", content=b"one")
     assert again.status_code == 200 and again.headers["x-decoy-replay"] == "flow 1"  # its recorded id
