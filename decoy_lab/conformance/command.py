@@ -33,6 +33,12 @@ DESCRIPTION = (
 )
 
 
+EXIT_STATUSES = (
+    "exit status: 0 no rule failed, 1 a rule failed, 2 a usage mistake, "
+    "3 no rule was exercised (the agent sent nothing the rules judge)"
+)
+
+
 class UsageError(Exception):
     """A mistake in the arguments: printed as `error: …`, exit 2."""
 
@@ -140,7 +146,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="decoy-lab check", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(prog="decoy-lab check", description=DESCRIPTION, epilog=EXIT_STATUSES)
     add_arguments(parser)
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--" in argv:  # everything after `--` is the agent's command, whatever it looks like

@@ -80,6 +80,20 @@ def test_url_in_the_arguments_is_replaced():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_help_names_every_exit_status():
+    for command in (
+        check("--help"),
+        subprocess.run(
+            [sys.executable, "-c", 'from decoy_lab.workbench.shell.cli import main; main(["check", "--help"])'],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        ),
+    ):
+        text = " ".join(command.stdout.split())
+        assert "exit status: 0 no rule failed, 1 a rule failed, 2 a usage mistake, 3 no rule was exercised" in text
+
+
 def test_rules_md_and_list():
     assert check("--rules-md").stdout.startswith("# The rules `decoy-lab check` judges")
     listing = check("--list").stdout

@@ -81,7 +81,10 @@ def _add_agent_commands(sub: argparse._SubParsersAction) -> None:
     proxy.add_arguments(p)
     p.set_defaults(run=proxy.run)
     c = sub.add_parser(
-        "check", help="judge an agent by the spec, rule by rule, under staged faults", description=check.DESCRIPTION
+        "check",
+        help="judge an agent by the spec, rule by rule, under staged faults",
+        description=check.DESCRIPTION,
+        epilog=check.EXIT_STATUSES,
     )
     check.add_arguments(c)
     c.set_defaults(run=check.run)
