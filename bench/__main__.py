@@ -33,7 +33,7 @@ from . import (
 from .context import Context
 from .data import FULL, QUICK
 from .readme import write_readme
-from .report import Figure, load_average, machine, missing, table
+from .report import Figure, load_average, machine, missing, rsa_call, table
 
 BENCHMARKS = {
     "unwrap": unwrap,
@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     ctx = Context(sizes=sizes, workers=cpu_count(), quick=args.quick)
     started = time.perf_counter()
     load_before = load_average()
+    rsa = rsa_call()  # before anything else runs
     crashed = False
     figures: list[Figure] = []
     try:
@@ -90,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
     m = machine()
     m.extra["load"] = f"{load_before:.2f} / {load_average():.2f}"
+    m.extra["rsa"] = rsa
     print(f"decoy_lab benchmarks — {sizes.label}{' (quick)' if args.quick else ''}, rows {ctx.served_from}")
     for line in m.lines():
         print(line)

@@ -119,12 +119,59 @@ class Machine:
             f"nproc {self.nproc}; CPU {self.cpu}",
             f"Python {self.python}; cryptography {self.cryptography} ({self.openssl}); Node {self.node}",
         ]
+        if "rsa" in self.extra:
+            out.append(f"RSA-2048 OAEP-SHA256 unwrap, one call: {self.extra['rsa']}")
+        if os.environ.get(IA32CAP):
+            out.append(f"{IA32CAP}={os.environ[IA32CAP]} for this run: OpenSSL kept off some CPU features")
         if "load" in self.extra:
             out.append(
                 f"load average (1 min) before / after the run: {self.extra['load']}"
                 " — other work on these cores skews every figure"
             )
         return out
+
+
+# One unwrap timed in a child process, so an OpenSSL CPU-feature mask applies to it alone.
+_RSA_CALL = (
+    "import time\n"
+    "from cryptography.hazmat.primitives import hashes\n"
+    "from cryptography.hazmat.primitives.asymmetric import padding, rsa\n"
+    "k = rsa.generate_private_key(65537, 2048)\n"
+    "pad = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)\n"
+    "wraps = [k.public_key().encrypt(bytes(32), pad) for _ in range(200)]\n"
+    "best = []\n"
+    "for _ in range(3):\n"
+    "    t = time.process_time()\n"
+    "    for w in wraps:\n"
+    "        k.decrypt(w, pad)\n"
+    "    best.append((time.process_time() - t) / len(wraps))\n"
+    "print(min(best))\n"
+)
+IA32CAP = "OPENSSL_ia32cap"  # OpenSSL reads it spelled so, lower case and all
+NO_IFMA = ":~0x200000"  # its value: CPUID leaf 7 EBX bit 21 (AVX-512 IFMA) off, as on a CPU without it
+
+
+def rsa_call() -> str:
+    """What one RSA unwrap costs here, and (x86) with OpenSSL kept off AVX-512 IFMA: its RSA-2048
+    code is about twice as fast with it, so on a CPU that has it the Python around each unwrap
+    weighs about twice as much in every ratio to (a)."""
+
+    def cost(**env: str) -> float | None:
+        run = [sys.executable, "-c", _RSA_CALL]
+        done = subprocess.run(run, capture_output=True, text=True, env={**os.environ, **env}, timeout=120)
+        try:
+            return float(done.stdout.strip())
+        except ValueError:
+            return None
+
+    here = cost()
+    if here is None:
+        return "not measured"
+    text = f"{here * 1e6:.0f} µs of CPU"
+    without = cost(**{IA32CAP: NO_IFMA}) if platform.machine() in ("x86_64", "AMD64") else None
+    if without is not None:
+        text += f"; {without * 1e6:.0f} µs with OpenSSL kept off AVX-512 IFMA ({without / here:.1f}×)"
+    return text
 
 
 def load_average() -> float:
