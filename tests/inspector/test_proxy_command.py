@@ -16,13 +16,15 @@ from pathlib import Path
 import httpx
 import pytest
 
+from support.terminal import as_at_a_terminal
+
 pytestmark = pytest.mark.timeout(90)
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _proxy(*args: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "decoy_lab.inspector", *args]
+    cmd = as_at_a_terminal([sys.executable, "-m", "decoy_lab.inspector", *args])  # Ctrl-C is pressed
     return subprocess.Popen(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )

@@ -26,6 +26,8 @@ import pytest
 from decoy_lab.store.profiles import ENV_DIR, ENV_KEYRING, ProfileStore
 from decoy_lab.workbench.shell.cli import main
 
+from support.terminal import as_at_a_terminal
+
 SCRIPT = Path(sys.executable).with_name("decoy-lab")
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -131,14 +133,8 @@ def _read_until(stream, needle: str) -> str:
 
 def _spawn(*argv: str, config: Path) -> subprocess.Popen:
     env = {**os.environ, ENV_DIR: str(config), ENV_KEYRING: "0"}
-    # Ctrl-C restored to its default first: a shell running the suite as a background job (no job
-    # control) starts it with SIGINT ignored, and a program inherits that, so the test would not
-    # see what a user at a terminal sees.
-    restored = (
-        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
-    )
     return subprocess.Popen(
-        [sys.executable, "-c", restored, str(SCRIPT), *argv],
+        as_at_a_terminal([str(SCRIPT), *argv]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
