@@ -22,7 +22,8 @@
    proxied round the bench waits for that (`settle`, not timed, so it never runs into the next
    direct round) and prints how long it took, and the CPU per row of each process.
    Target: through the proxy ≥ 90 % of direct. Printed beside it: the same with httpx writers
-   (best of 2), whose own CPU then takes the cores.
+   (best of 2), whose own CPU then takes the cores; and the same writers against a sandbox in a
+   process of its own (best of 6; left out under --quick), the recorder then apart from the server.
 4. A big read: the bench vault's whole `GET /memories` (11,000 rows) in turn directly and
    through an inspector: the first body byte ≤ 10 ms later than direct (medians), the peak
    resident memory the proxy's process adds over the reads (bounded, ≤ 8 MiB whatever the answer),
@@ -228,9 +229,39 @@ def _proxy(ctx: Context) -> list[Figure]:
             figures += _throughput(ctx, sb.url, insp, writers, name3, httpx)
             insp.settle(120)
             figures.append(info("inspector: flows recorded in this run", float(len(insp)), "flows"))
-        return figures
     finally:
         sb.stop()
+    return figures + ([] if ctx.quick else [_apart(httpx)])
+
+
+def _apart(httpx: Any) -> Figure:
+    """The same writers against a sandbox in a process of its own (as `decoy-lab sandbox`, or a
+    Decoy server elsewhere): the proxy's cost without the recording sharing the server's process."""
+    import tempfile
+
+    from decoy_lab import memory
+
+    from .steady import SandboxProcess, running
+
+    name = f"inspector: write throughput, {WRITERS} writers, the sandbox in its own process"
+    per, best = 150, 6
+    with tempfile.TemporaryDirectory() as tmp, running(SandboxProcess(Path(tmp) / "sb.sqlite3")) as sp:
+        writers = [_writer(sp, i) for i in range(WRITERS)]
+        owner = _owner_key(sp.url, writers[0], httpx)
+        for w in writers:
+            keys = memory.RecipientKeys(owner, w["key"].public_key_b64)
+            w["rows"] = [memory.new_memory_row(keys, f"Apart memory {j}.") for j in range(per * 2 * best)]
+        from decoy_lab.inspector import Inspector
+
+        with Inspector.start(upstream=sp.url) as insp:
+            got = _rounds(sp.url, insp, writers, per, iter(range(2 * best)), "socket", best)
+    ratio = got["proxied"]["rate"] / got["direct"]["rate"]
+    note = (
+        f"as above, best of {best} rounds each way, the inspector in the bench's process with no key to "
+        f'open rows with, the sandbox on a database file: {_said(got)} (here "sandbox + recorder" is the '
+        "recorder alone)"
+    )
+    return info(name, ratio * 100, "%", note)
 
 
 # -- 4. the big read -------------------------------------------------------------------------------
