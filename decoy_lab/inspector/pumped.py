@@ -20,6 +20,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from decoy_lab.gcpause import gc_paused
 from decoy_lab.inspector import model
 from decoy_lab.inspector.bodies import RowCollector, Tee
 from decoy_lab.inspector.pump import Frames, frame
@@ -147,8 +148,12 @@ class Pumped:
     def _read(self) -> None:
         try:
             while data := self._sock.recv(READ):
-                for message in self._frames.feed(data):
-                    self._handle(message)
+                # the flows a batch makes live on: moved to the oldest generation at once, not
+                # scanned on their way there, where a full collection would stall the process
+                # serving the sandbox beside them (gcpause.py)
+                with gc_paused():
+                    for message in self._frames.feed(data):
+                        self._handle(message)
         except OSError:
             pass
         finally:
