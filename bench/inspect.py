@@ -240,6 +240,7 @@ def _apart(httpx: Any) -> Figure:
     import tempfile
 
     from decoy_lab import memory
+    from decoy_lab.inspector import Inspector
 
     from .steady import SandboxProcess, running
 
@@ -251,8 +252,6 @@ def _apart(httpx: Any) -> Figure:
         for w in writers:
             keys = memory.RecipientKeys(owner, w["key"].public_key_b64)
             w["rows"] = [memory.new_memory_row(keys, f"Apart memory {j}.") for j in range(per * 2 * best)]
-        from decoy_lab.inspector import Inspector
-
         with Inspector.start(upstream=sp.url) as insp:
             got = _rounds(sp.url, insp, writers, per, iter(range(2 * best)), "socket", best)
     ratio = got["proxied"]["rate"] / got["direct"]["rate"]

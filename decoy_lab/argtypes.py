@@ -6,14 +6,20 @@ from __future__ import annotations
 import argparse
 
 
+def port_problem(port: int) -> str | None:
+    """Why `port` is no TCP port to listen on, or None (0: any free one)."""
+    return None if 0 <= port <= 65535 else f"{port} is not a TCP port (0-65535)"
+
+
 def port_number(text: str) -> int:
     """`--port`: a TCP port, 0-65535 (0: any free one)."""
     try:
         port = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (0-65535)")
+    why = port_problem(port)
+    if why is not None:
+        raise argparse.ArgumentTypeError(why)
     return port
 
 

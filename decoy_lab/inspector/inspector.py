@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from decoy_lab.argtypes import port_problem
 from decoy_lab.inspector import har
 from decoy_lab.inspector.model import BODY_CAP, FRAME_COLUMNS, KEEP, ROW_COLUMNS, Flow
 from decoy_lab.inspector.opening import Opener, owner_check_of
@@ -46,8 +47,8 @@ def start_problem(upstream: str | None, port: int, record: str | Path | None) ->
     """What keeps a proxy from starting with these, in words, or None."""
     if upstream is not None and (why := upstream_problem(str(upstream))) is not None:
         return why
-    if not 0 <= port <= 65535:
-        return f"port {port} is not a TCP port (0-65535)"
+    if (why := port_problem(port)) is not None:
+        return f"port {why}"
     if record is not None and not Path(record).expanduser().resolve().parent.is_dir():
         return f"{record}: its folder does not exist"
     return None
