@@ -50,9 +50,12 @@ class AgentBook:
 
     def label(self, token: str | None) -> tuple[str, str, str]:
         """(agent, token fingerprint, token_id) for a request carrying `token`."""
-        if not token:
+        return self.label_fingerprint(secret_fingerprint(token) if token else "")
+
+    def label_fingerprint(self, fp: str) -> tuple[str, str, str]:
+        """The same for a request whose token has that fingerprint ("": it carried none)."""
+        if not fp:
             return "", "", ""
-        fp = secret_fingerprint(token)
         agent = self._by_fp.get(fp)
         return (agent.name if agent else fp), fp, (agent.token_id if agent else "")
 

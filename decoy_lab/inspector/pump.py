@@ -60,13 +60,14 @@ class Frames:
     def feed(self, data: bytes) -> list[Any]:
         buf = self._buf
         buf += data
-        out, at = [], 0
-        while len(buf) - at >= LENGTH:
-            n = int.from_bytes(buf[at : at + LENGTH], "big")
-            if len(buf) - at - LENGTH < n:
-                break
-            out.append(marshal.loads(buf[at + LENGTH : at + LENGTH + n]))
-            at += LENGTH + n
+        out, at, size = [], 0, len(buf)
+        with memoryview(buf) as view:  # read in place: slicing the bytearray would copy each frame
+            while size - at >= LENGTH:
+                n = int.from_bytes(view[at : at + LENGTH], "big")
+                if size - at - LENGTH < n:
+                    break
+                out.append(marshal.loads(view[at + LENGTH : at + LENGTH + n]))
+                at += LENGTH + n
         del buf[:at]
         return out
 

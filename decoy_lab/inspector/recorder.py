@@ -25,6 +25,7 @@ from decoy_lab.inspector.bodies import RowCollector, Tee, decoded
 from decoy_lab.inspector.masking import Masker, bearer
 from decoy_lab.inspector.model import BODY_CAP, IN_FLIGHT, KEEP, Body, Flow, Timings
 from decoy_lab.inspector.opening import Opener
+from decoy_lab.secret import secret_fingerprint
 
 Listener = Callable[[Flow], Any]
 IDLE = 0.05  # seconds without an exchange beginning or ending: the worker finishes flows then
@@ -68,7 +69,8 @@ class Recorder:
         self._last = clock()  # when an exchange last began or ended
         self._jobs: deque[_Job] = deque()
         self._held = 0  # body bytes the queued jobs hold
-        self._masked: dict[tuple[str, str], tuple[str, str]] = {}  # a request header → as recorded
+        # a request header → as recorded, and the fingerprint of the bearer token it carries (or "")
+        self._masked: dict[tuple[str, str], tuple[tuple[str, str], str]] = {}
         self._masked_at = -1  # how many secrets the masker knew when those were masked
         self._running: _Job | None = None
         self._wanted = 0  # callers waiting in settle(): the worker runs at once
@@ -102,16 +104,18 @@ class Recorder:
     ) -> Flow:
         """A flow for a request head that has just arrived (`start`, `started`: when, if it came
         to the proxy's own process earlier than now)."""
-        self.masker.learn_headers(headers)
-        self.masker.learn_query(query)
-        agent, token_fp, token_id = self.agents.label(bearer(headers))
+        masked, token_fp = self._head(headers)
+        if query:
+            self.masker.learn_query(query)
+            query = self.masker.mask_text(query)
+        agent, token_fp, token_id = self.agents.label_fingerprint(token_fp)
         with self._lock:
             flow = Flow(
                 self._next_id,
                 method,
                 path,
-                self.masker.mask_text(query),
-                request_headers=self._mask_head(headers),
+                query,
+                request_headers=masked,
                 timings=Timings(start=self.ms() if start is None else start),
                 started=self._wall() if started is None else started,
                 agent=agent,
@@ -140,22 +144,26 @@ class Recorder:
         """Where the rows of a memories answer go as it streams (`encoding`: its Content-Encoding)."""
         return RowCollector(encoding=encoding, cap=self.cap)
 
-    def _mask_head(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        """The request's headers masked, each header as it was masked the last time it came (an
-        agent sends the same ones on every request), until a secret is learned that may change that."""
-        known = len(self.masker)
-        if known != self._masked_at:
+    def _head(self, headers: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], str]:
+        """The request's headers learned from and masked, and its bearer token's fingerprint. An
+        agent sends the same headers on every request: each is learned from, masked and
+        fingerprinted the first time it comes and reused after, until a secret is learned that may
+        mask it differently (learning never forgets, so a header seen once has taught all it can)."""
+        if len(self.masker) != self._masked_at:
             self._masked.clear()
-            self._masked_at = known
-        out = []
+        out, token_fp = [], ""
         for pair in headers:
             got = self._masked.get(pair)
             if got is None:
-                got = self.masker.mask_headers([pair])[0]
+                self.masker.learn_headers([pair])
+                token = bearer([pair])
+                got = (self.masker.mask_headers([pair])[0], secret_fingerprint(token) if token else "")
                 if len(self._masked) < MASKED_KEPT:
                     self._masked[pair] = got
-            out.append(got)
-        return out
+            out.append(got[0])
+            token_fp = token_fp or got[1]
+        self._masked_at = len(self.masker)
+        return out, token_fp
 
     def _append(self, flow: Flow) -> None:
         self.flows.append(flow)

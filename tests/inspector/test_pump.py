@@ -139,3 +139,19 @@ def test_the_proxy_process_memory_does_not_grow_with_the_answer(upstream, client
         insp.settle(30)
         assert insp.all_flows()[-1].response_body.size == 40_000_000
     assert large - small < 8 * 1024, (small, large)  # KiB: well under the 38 MB more it carried
+
+
+def test_frames_come_out_whole_however_the_bytes_are_cut():
+    """The pump's frames arrive in whatever pieces the socket gives: each message comes out once,
+    whole and in order, whether a piece ends inside a length, inside a body or between frames."""
+    from decoy_lab.inspector.pump import Frames, frame
+
+    messages = [
+        ("begin", i, "POST", "/api/agent/context/memories", "", [("a", "b" * i)], b"\x00" * (i * 37)) for i in range(40)
+    ]
+    data = b"".join(frame(m) for m in messages)
+    for cut in (1, 3, 4, 5, 97, 1000, len(data)):
+        frames, got = Frames(), []
+        for at in range(0, len(data), cut):
+            got += frames.feed(data[at : at + cut])
+        assert got == messages, f"pieces of {cut} bytes"
