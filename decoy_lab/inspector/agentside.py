@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import threading
+from http import HTTPStatus
 from typing import Any
 
 from decoy_lab.inspector.serve import is_loopback_host
@@ -169,6 +171,10 @@ class _Server:
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, gone: asyncio.Event) -> None:
         first = True
+        ends = (
+            writer.get_extra_info("peername"),
+            writer.get_extra_info("sockname"),
+        )  # the same for each of its requests
         try:
             while True:
                 try:
@@ -180,7 +186,7 @@ class _Server:
                 except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
                     return
                 first = False
-                scope, head = _scope(raw, writer)
+                scope, head = _scope(raw, *ends)
                 if scope is None:
                     writer.write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
                     return
@@ -282,7 +288,7 @@ def serve_lean(
     return LeanServed(app, host, port, graceful, name)
 
 
-def _scope(raw: bytes, writer: asyncio.StreamWriter) -> tuple[dict | None, dict]:
+def _scope(raw: bytes, client: Any, server: Any) -> tuple[dict | None, dict]:
     """The ASGI scope of a request head, and how its body is framed; (None, {}) when it is no head."""
     lines = raw[:-4].split(b"\r\n")
     parts = lines[0].split(b" ")
@@ -315,8 +321,8 @@ def _scope(raw: bytes, writer: asyncio.StreamWriter) -> tuple[dict | None, dict]
         "query_string": query,
         "root_path": "",
         "headers": headers,
-        "client": writer.get_extra_info("peername"),
-        "server": writer.get_extra_info("sockname"),
+        "client": client,
+        "server": server,
     }
     head = {"method": scope["method"], "length": None if chunked else int(length_text or 0), "chunked": chunked}
     head["keep_alive"] = keep
@@ -324,9 +330,8 @@ def _scope(raw: bytes, writer: asyncio.StreamWriter) -> tuple[dict | None, dict]
     return scope, head
 
 
+@functools.cache
 def _reason(status: int) -> bytes:
-    from http import HTTPStatus
-
     try:
         return HTTPStatus(status).phrase.encode("latin-1")
     except ValueError:
