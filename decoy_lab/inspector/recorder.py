@@ -146,23 +146,27 @@ class Recorder:
 
     def _head(self, headers: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], str]:
         """The request's headers learned from and masked, and its bearer token's fingerprint. An
-        agent sends the same headers on every request: each is learned from, masked and
-        fingerprinted the first time it comes and reused after, until a secret is learned that may
-        mask it differently (learning never forgets, so a header seen once has taught all it can)."""
+        agent sends the same headers on every request: each new one is learned from (all of them
+        before any is masked, so a secret one header carries is masked in the others), then masked
+        and fingerprinted once and reused, until a secret is learned that may mask it differently
+        (learning never forgets: a header seen once has taught all it can)."""
+        cache = self._masked
+        new = [pair for pair in headers if pair not in cache]
+        if new:
+            self.masker.learn_headers(new)
         if len(self.masker) != self._masked_at:
-            self._masked.clear()
+            cache.clear()
+            self._masked_at = len(self.masker)
         out, token_fp = [], ""
         for pair in headers:
-            got = self._masked.get(pair)
+            got = cache.get(pair)
             if got is None:
-                self.masker.learn_headers([pair])
                 token = bearer([pair])
                 got = (self.masker.mask_headers([pair])[0], secret_fingerprint(token) if token else "")
-                if len(self._masked) < MASKED_KEPT:
-                    self._masked[pair] = got
+                if len(cache) < MASKED_KEPT:
+                    cache[pair] = got
             out.append(got[0])
             token_fp = token_fp or got[1]
-        self._masked_at = len(self.masker)
         return out, token_fp
 
     def _append(self, flow: Flow) -> None:

@@ -209,3 +209,17 @@ def test_a_header_seen_before_is_masked_again_once_a_secret_in_it_is_learned():
     assert "tok-abcdef-123456" not in repr(second.request_headers)
     assert second.request_headers[0][1].startswith("refresh with sha256:")
     rec.close()
+
+
+def test_a_secret_header_masks_its_token_in_the_headers_before_it_on_the_first_request():
+    """Learning comes before masking across the whole head: a header that precedes `Authorization`
+    and repeats its token is masked in the flow shown in flight, on the first request and after."""
+    from decoy_lab.inspector.recorder import Recorder
+
+    rec = Recorder()
+    head = [("x-debug", "sent with tok-qwerty-246810"), ("authorization", "Bearer tok-qwerty-246810")]
+    for _ in range(2):
+        flow = rec.begin("GET", "/api/agent/policies", "", head, "HTTP/1.1")
+        assert "tok-qwerty-246810" not in repr(flow.request_headers)
+        assert flow.request_headers[0][1].startswith("sent with sha256:") and flow.token.startswith("sha256:")
+    rec.close()
