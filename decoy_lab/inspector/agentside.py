@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import threading
 from http import HTTPStatus
 from typing import Any
@@ -117,7 +116,7 @@ class _Exchange:
             names = {k for k, _ in headers}
             bodyless = self.method == "HEAD" or status in NO_BODY or status < 200
             self._out_chunked = not bodyless and b"content-length" not in names
-            lines = [b"HTTP/1.1 %d %s\r\n" % (status, _reason(status))]
+            lines = [b"HTTP/1.1 %d %s\r\n" % (status, _REASONS.get(status, b""))]
             lines += [k + b": " + v + b"\r\n" for k, v in headers]
             if self._out_chunked:
                 lines.append(b"transfer-encoding: chunked\r\n")
@@ -330,9 +329,4 @@ def _scope(raw: bytes, client: Any, server: Any) -> tuple[dict | None, dict]:
     return scope, head
 
 
-@functools.cache
-def _reason(status: int) -> bytes:
-    try:
-        return HTTPStatus(status).phrase.encode("latin-1")
-    except ValueError:
-        return b""
+_REASONS = {s.value: s.phrase.encode("latin-1") for s in HTTPStatus}  # an unknown status goes with none
