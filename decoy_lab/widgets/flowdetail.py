@@ -165,6 +165,17 @@ def _time_text(flow: Flow) -> str:
     return "—"
 
 
+def _verdict_text(flow: Flow) -> str:
+    """Its rows' verdict; "no sealed rows" only once its bodies have been looked through."""
+    if flow.verdict:
+        return flow.verdict
+    if flow.ended == IN_FLIGHT:
+        return "— (in flight: its rows are opened once it has ended)"
+    if flow.pending:
+        return "— (its rows are being opened)"
+    return "no sealed rows"
+
+
 def detail_of(flow: Flow) -> dict[str, Any]:
     """Everything the page shows for one clicked flow (plain data)."""
     o = _Opening(flow)
@@ -174,7 +185,7 @@ def detail_of(flow: Flow) -> dict[str, Any]:
         "facts": [
             ["status", status_text(flow)],
             ["agent", flow.agent or "—"],
-            ["verdict", flow.verdict or "no sealed rows"],
+            ["verdict", _verdict_text(flow)],
             ["time", _time_text(flow)],
             ["ended", flow.ended + (f": {flow.reason}" if flow.reason else "")],
             ["started", flow.started_iso() if flow.started else "—"],  # 0: a recording that did not say

@@ -44,7 +44,9 @@ def test_an_exchange_shows_in_flight_from_its_request_head_and_then_how_it_ended
             assert (row["ended"], row["path"]) == ("in flight", "/echo") and row["status"] is pd.NA  # no answer yet
             _until(lambda: view.rows["id"] == [1])
             assert view.rows["status"] == ["…"] and view.rows["t0"][0] > 0 and view.rows["ms"] == [-1]
-            assert "so far (in flight)" in dict(view.pick(1)["facts"])["time"]
+            facts = dict(view.pick(1)["facts"])
+            assert "so far (in flight)" in facts["time"]
+            assert facts["verdict"].startswith("— (in flight")  # not "no sealed rows": its body is still coming
         # the agent hangs up mid-body: the same row says so
         _until(lambda: view.rows["status"] == ["agent disconnected"])
         assert flow.ended == model.AGENT_DISCONNECTED and view.rows["t0"] == [0] and view.rows["ms"][0] >= 0
