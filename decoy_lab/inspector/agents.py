@@ -48,12 +48,9 @@ class AgentBook:
     def by_fingerprint(self, fp: str) -> Agent | None:
         return self._by_fp.get(fp) if fp else None
 
-    def label(self, token: str | None) -> tuple[str, str, str]:
-        """(agent, token fingerprint, token_id) for a request carrying `token`."""
-        return self.label_fingerprint(secret_fingerprint(token) if token else "")
-
-    def label_fingerprint(self, fp: str) -> tuple[str, str, str]:
-        """The same for a request whose token has that fingerprint ("": it carried none)."""
+    def label(self, fp: str) -> tuple[str, str, str]:
+        """(agent, token fingerprint, token_id) for a request whose bearer token has the
+        fingerprint `fp` ("": it carried none)."""
         if not fp:
             return "", "", ""
         agent = self._by_fp.get(fp)

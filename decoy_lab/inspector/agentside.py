@@ -170,10 +170,7 @@ class _Server:
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, gone: asyncio.Event) -> None:
         first = True
-        ends = (
-            writer.get_extra_info("peername"),
-            writer.get_extra_info("sockname"),
-        )  # the same for each of its requests
+        client, server = writer.get_extra_info("peername"), writer.get_extra_info("sockname")
         try:
             while True:
                 try:
@@ -185,7 +182,7 @@ class _Server:
                 except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
                     return
                 first = False
-                scope, head = _scope(raw, *ends)
+                scope, head = _scope(raw, client, server)
                 if scope is None:
                     writer.write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
                     return

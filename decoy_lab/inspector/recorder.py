@@ -108,7 +108,7 @@ class Recorder:
         if query:
             self.masker.learn_query(query)
             query = self.masker.mask_text(query)
-        agent, token_fp, token_id = self.agents.label_fingerprint(token_fp)
+        agent, token_fp, token_id = self.agents.label(token_fp)
         with self._lock:
             flow = Flow(
                 self._next_id,
