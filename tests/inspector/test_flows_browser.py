@@ -312,8 +312,8 @@ def test_an_exchange_in_flight_counts_up_then_says_how_it_ended_and_older_flows_
             later = held.locator(".col-ms").inner_text()
             assert first.endswith("…") and later.endswith("…")
             assert int(later.rstrip("…").replace(",", "")) > int(first.rstrip("…").replace(",", "")), (first, later)
-            held.click()
-            expect(view.locator(".decoy-flows-detail .decoy-flows-facts")).to_contain_text("in flight")
+            held.click()  # the kernel makes the opening (`picked` → `detail`): a round trip, slow on a busy machine
+            expect(view.locator(".decoy-flows-detail .decoy-flows-facts")).to_contain_text("in flight", timeout=30_000)
             shoot(page, view, BUILD / "flows-in-flight.png")
             # the click made the view's cell the active one: the third cell is run by its index
             page.evaluate(
@@ -322,7 +322,7 @@ def test_an_exchange_in_flight_counts_up_then_says_how_it_ended_and_older_flows_
             )
             expect(held.locator(".col-status")).to_have_text("agent disconnected", timeout=30_000)
             expect(view.locator(".decoy-flows-detail .decoy-flows-facts")).to_contain_text(
-                "agent disconnected: the agent closed its connection while sending its body"
+                "agent disconnected: the agent closed its connection while sending its body", timeout=30_000
             )
             assert not held.locator(".col-ms").inner_text().endswith("…")
             assert errors == []
