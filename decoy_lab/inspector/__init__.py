@@ -11,10 +11,10 @@ byte and is recorded as a `Flow`, its secrets masked, its sealed rows opened whe
     legacy.py     the legacy space routes and memory-wraps, opened the same way (space keys by skid)
     bodies.py     what the proxy tees off an exchange: a body up to the cap, a memories answer's rows
     recorder.py   the newest flows in order: bodies teed up to a cap, masked and opened off the request path
-    upstream.py   the lean HTTP/1.1 client towards the upstream: pooled, streamed, three kinds of failure
-    proxy.py      the ASGI reverse proxy: streamed both ways, every failure recorded
+    upstream.py   the HTTP/1.1 client towards the upstream (answers read by llhttp): pooled, streamed
+    proxy.py      the ASGI reverse proxy: streamed both ways, every failure recorded, no owner surface
     serve.py      uvicorn on a loopback port in a daemon thread, with the sandbox's hardened config
-    agentside.py  the lean HTTP/1.1 server the proxy itself is served on, towards the agents
+    agentside.py  the HTTP/1.1 server towards the agents (llhttp, strict): limits, deadlines, refusals
     pump.py       the proxy in a process of its own: each exchange sent to the inspector as data frames
     pumped.py     starting that process and feeding the recorder from it; a dead pump ends its flows
     har.py        HAR 1.2 out (whole, or streamed as flows finish) and back in, replayed, re-sent

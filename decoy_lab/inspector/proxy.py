@@ -29,9 +29,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from decoy_lab.inspector import model
 from decoy_lab.inspector.bodies import RowCollector, Tee
@@ -59,6 +60,22 @@ IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
 # An agent that closes its connection as soon as it has the last byte has not left early: the end
 # of the answer is given this long to arrive once it has gone.
 GRACE = 0.5
+
+
+OWNER_SURFACE_REFUSED = (
+    "the sandbox's owner surface is not served through the inspector: the user reaches it at the"
+    " sandbox's own address; an agent never does"
+)
+
+
+OWNER_BODY_READ = 64 * 1024  # bytes of a refused request's body read and dropped before answering
+
+
+def is_owner_surface(path: str) -> bool:
+    """The sandbox's owner pages and actions (`/`, `/_sandbox…`, `/connect…`), however the agent
+    spells the path (percent-encoded, doubled slashes, any case)."""
+    name = "/" + re.sub("/+", "/", unquote(path)).strip("/").lower()
+    return name == "/" or name.startswith(("/_sandbox", "/connect"))
 
 
 class Records(Protocol):
@@ -162,6 +179,39 @@ class ProxyApp:
 
     # -- one exchange ------------------------------------------------------------------------------
     async def exchange(self, scope: dict, receive: Any, send: Any) -> None:
+        if is_owner_surface(scope["path"]):
+            await self._refuse_owner_surface(scope, receive, send)
+            return
+        await self._recorded(scope, receive, send)
+
+    async def _refuse_owner_surface(self, scope: dict, receive: Any, send: Any) -> None:
+        """The owner's pages and actions are the user's, never an agent's: answered here, 403,
+        never forwarded (an agent could read every memory in clear, approve its own asks or
+        widen its own grants); recorded so the attempt shows."""
+        rec = self.recorder
+        raw = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+        path = (scope.get("raw_path") or scope["path"].encode("utf-8")).decode("latin-1")
+        query = scope.get("query_string", b"").decode("latin-1")
+        flow = rec.begin(scope["method"], path, query, raw, f"HTTP/{scope.get('http_version', '1.1')}")
+        req, resp = rec.tee(flow, "request"), rec.tee(flow, "response")
+        dropped = 0  # a small body is read (never kept) first: closing on unread bytes resets the answer
+        while dropped <= OWNER_BODY_READ:
+            message = await receive()
+            dropped += len(message.get("body", b""))
+            if message["type"] != "http.request" or not message.get("more_body"):
+                break
+        why = OWNER_SURFACE_REFUSED
+        body = error_body("OWNER_SURFACE_NOT_PROXIED", why)
+        headers = _json_head(body)
+        flow.status, flow.timings.first_byte = 403, rec.ms()
+        await send({"type": "http.response.start", "status": 403, "headers": _encode(headers)})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+        req.complete = True
+        resp.add(body)
+        resp.complete = True
+        rec.finish(flow, req, resp, headers, ended=model.ANSWERED, reason=why)
+
+    async def _recorded(self, scope: dict, receive: Any, send: Any) -> None:
         """One exchange, recorded however it ends: a fault of the proxy itself, or the inspector
         stopping while it runs, still ends its flow (and answers 500 when nothing was sent yet)."""
         rec = self.recorder
@@ -207,7 +257,8 @@ class ProxyApp:
         rec = self.recorder
         first = await receive()
         if first["type"] == "http.disconnect":
-            rec.finish(flow, req, resp, [], ended=model.AGENT_DISCONNECTED, reason="the agent left before its body")
+            why = first.get("reason") or "the agent left before its body"
+            rec.finish(flow, req, resp, [], ended=model.AGENT_DISCONNECTED, reason=why)
             return
         chunk = first.get("body", b"")
         req.add(chunk)
@@ -243,7 +294,7 @@ class ProxyApp:
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                raise AgentGone("the agent closed its connection while sending its body")
+                raise AgentGone(message.get("reason") or "the agent closed its connection while sending its body")
             chunk = message.get("body", b"")
             if chunk:
                 req.add(chunk)

@@ -1,6 +1,6 @@
 """The inspector's proxy in a process of its own: `python -m decoy_lab.inspector.pump FD CONFIG`.
 
-Started by pumped.py, never by hand. The proxy (proxy.py on agentside.py's lean server) runs on
+Started by pumped.py, never by hand. The proxy (proxy.py on agentside.py's server) runs on
 this process's event loop, and each exchange it sees goes to the inspector's process as data frames
 over the socket `FD` (a socketpair the parent holds the other end of): `begin` when its request
 head arrived, `answer` when the answer's head did, `body` and `rows` as the bytes the record keeps
@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from decoy_lab.inspector.agentside import _Server, new_loop
+from decoy_lab.inspector.agentside import AgentServer, Limits, new_loop
 from decoy_lab.inspector.bodies import RowCollector, Tee
 from decoy_lab.inspector.model import IN_FLIGHT, Flow, Timings
 from decoy_lab.inspector.proxy import ProxyApp
@@ -280,7 +280,7 @@ async def pump(sock: socket.socket, config: dict[str, Any]) -> int:
     _, control = await loop.connect_accepted_socket(lambda: Control(stop), sock)
     relay = Relay(control, int(config["cap"]), float(config["t0"]))
     app = ProxyApp(relay, config["upstream"], timeout=float(config["timeout"]))
-    srv = _Server(app, float(config["graceful"]), loop=loop)
+    srv = AgentServer(app, float(config["graceful"]), loop=loop, limits=Limits(**config.get("limits", {})))
     try:
         await srv.start(config["host"], int(config["port"]))
     except OSError as exc:

@@ -1,7 +1,7 @@
 """The inspector's proxy, run in a process of its own (pump.py) and feeding this process's recorder.
 
 `Pumped(recorder, upstream, …)` starts `python -m decoy_lab.inspector.pump` with one end of a
-socketpair and returns once it listens (`.url`), like agentside.LeanServed. A reader thread
+socketpair and returns once it listens (`.url`), like serve.Served. A reader thread
 turns the frames it sends into the recorder's `begin` and `finish`; `sync()` makes sure every
 exchange begun before it is known here (a ping answered after every frame before it); `stop()`
 asks the pump to stop (exchanges still running get their grace, then end as stopped) and waits
@@ -43,6 +43,7 @@ class Pumped:
         port: int = 0,
         timeout: float = 60.0,
         graceful: float = 2.0,
+        limits: dict[str, float] | None = None,
     ):
         if not is_loopback_host(host):
             raise ValueError(f"the inspector listens on loopback only, not {host!r}")
@@ -65,6 +66,7 @@ class Pumped:
             "port": port,
             "timeout": timeout,
             "graceful": graceful,
+            "limits": limits or {},  # agentside.Limits' fields; tests pass smaller ones
             "cap": recorder.cap,
             "t0": recorder.started_at,
         }

@@ -1,10 +1,12 @@
 """The proxy's side towards the upstream: a lean HTTP/1.1 client on asyncio streams, with a pool.
 
-It does only what a byte-for-byte proxy needs: send a request head as given and a body (bytes,
-or streamed chunks, chunked when the agent gave no length), read the answer's status line and
-raw headers, and yield the answer's body bytes as they arrive (de-chunked; never decoded, never
-buffered whole), then put the connection back for the next request when the answer was whole
-and the server keeps it alive. A general client costs several times this per exchange (a
+It does only what a byte-for-byte proxy needs: send a request head as given (its method, target,
+names and values checked against RFC 9110's characters first, so nothing can frame differently
+upstream) and a body (bytes, or streamed chunks, chunked when the agent gave no length); read
+the answer through llhttp (httptools), which frames it — status, raw headers, the body's bytes
+as they arrive (de-chunked; never decoded, never buffered whole) — and refuses one that is not
+well-framed; then put the connection back for the next request when the answer was whole and
+the server keeps it alive. A general client costs several times this per exchange (a
 profile of the proxy at 8 writers found most of its time in one), and on a machine of few cores
 that time is taken from the server and the agents behind it.
 
@@ -18,11 +20,15 @@ closed by the server meanwhile, are never reused.
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
+
+import httptools
 
 READ = 65536
 MAX_HEAD = 256 * 1024  # an answer head longer than this is a fault of the upstream
@@ -65,56 +71,105 @@ class _Conn:
         self.writer.close()
 
 
+class _Reading:
+    """llhttp's reading of one answer on a connection: its head, then its body as pieces."""
+
+    def __init__(self, method: str):
+        self.method = method
+        self.status = 0
+        self.headers: list[tuple[str, str]] = []
+        self.head_done = False
+        self.complete = False
+        self.dirty = False  # bytes came after the answer: the connection is not reused
+        self.until_close = False  # no length and not chunked: the body ends when the server closes
+        self.keep_alive = False
+        self.body: deque[bytes] = deque()
+        self.head_bytes = 0
+        self._parser = httptools.HttpResponseParser(self)
+
+    def feed(self, data: bytes) -> None:
+        """Read `data`; raises CutOff when it is not a well-framed HTTP/1.1 answer."""
+        if not self.head_done:
+            self.head_bytes += len(data)
+            if self.head_bytes > MAX_HEAD:
+                raise CutOff(f"an answer head over {MAX_HEAD:,} bytes", before_answer=True)
+        if self.complete:
+            self.dirty = True
+            return
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self.dirty = True  # an upgrade is never followed
+        except httptools.HttpParserError as exc:
+            raise CutOff(f"not a well-framed HTTP/1.1 answer: {exc}", before_answer=not self.head_done) from None
+
+    def on_message_begin(self) -> None:
+        if self.complete:
+            self.dirty = True
+        self.headers = []
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers.append((name.decode("latin-1"), value.decode("latin-1")))
+
+    def on_headers_complete(self) -> None:
+        status = self._parser.get_status_code()
+        if 100 <= status < 200 and status != 101:
+            return  # an interim answer is read past
+        self.status, self.head_done = status, True
+        self.keep_alive = self._parser.should_keep_alive()
+        low = {k.lower() for k, _ in self.headers}
+        no_body = self.method == "HEAD" or status in NO_BODY or status == 101
+        self.until_close = not no_body and "content-length" not in low and "transfer-encoding" not in low
+        if self.method == "HEAD":  # llhttp cannot be told an answer has no body: it ends here
+            self.complete, self.dirty = True, True
+
+    def on_body(self, body: bytes) -> None:
+        if not self.complete:
+            self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        if self.head_done:
+            self.complete = True
+
+
 class Answer:
     """An answer's head (`status`, `headers` as sent, latin-1), and `chunks()`: its body bytes."""
 
-    def __init__(self, pool: Pool, conn: _Conn, status: int, headers: list[tuple[str, str]], framing: tuple):
-        self.status_code, self.headers = status, headers
-        self._pool, self._conn, self._framing = pool, conn, framing
-        self._whole = framing[0] == "length" and framing[1] == 0
+    def __init__(self, pool: Pool, conn: _Conn, reading: _Reading):
+        self.status_code, self.headers = reading.status, reading.headers
+        self._pool, self._conn, self._reading = pool, conn, reading
 
     def header(self, name: str) -> str | None:
         lname = name.lower()
         return next((v for k, v in self.headers if k.lower() == lname), None)
 
     async def chunks(self) -> AsyncIterator[bytes]:
-        kind, left = self._framing[0], self._framing[1]
-        r, timeout = self._conn.reader, self._pool.timeout
+        rd, r, timeout = self._reading, self._conn.reader, self._pool.timeout
         try:
-            if kind == "length":
-                while left > 0:
-                    data = await _within(timeout, r.read(min(left, READ)))
-                    if not data:
-                        raise CutOff(f"the connection closed with {left:,} bytes of the answer still to come")
-                    left -= len(data)
-                    yield data
-            elif kind == "chunked":
-                while True:
-                    line = await _within(timeout, r.readuntil(b"\r\n"))
-                    size = int(line.split(b";", 1)[0].strip() or b"x", 16)
-                    if size == 0:
-                        while (await _within(timeout, r.readuntil(b"\r\n"))) != b"\r\n":
-                            pass  # trailers: not passed on (hop-by-hop)
+            while True:
+                while rd.body:
+                    yield rd.body.popleft()
+                if rd.complete:
+                    break
+                data = await _within(timeout, r.read(READ))
+                if not data:
+                    if rd.until_close:
+                        rd.complete, rd.keep_alive = True, False
                         break
-                    data = await _within(timeout, r.readexactly(size + 2))
-                    yield data[:-2]
-            else:  # until the server closes
-                while data := await _within(timeout, r.read(READ)):
-                    yield data
+                    raise CutOff("the connection closed before the answer's end")
+                rd.feed(data)
         except TimeoutError:
             raise TimedOut(f"no byte of the answer for {timeout:g} s") from None
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
             raise CutOff(f"the connection closed in the middle of the answer ({type(exc).__name__})") from None
-        except (ValueError, asyncio.LimitOverrunError):
-            raise CutOff("the answer's chunked framing is broken") from None
-        self._whole = True
 
     async def aclose(self) -> None:
         """Hand the connection back when the answer was read whole and may be reused, else close it."""
         conn, self._conn = self._conn, None  # type: ignore[assignment]
         if conn is None:
             return
-        if self._whole and self._framing[0] != "close" and self._framing[2:] != ("close",):
+        rd = self._reading
+        if rd.complete and rd.keep_alive and not rd.dirty and not rd.body:
             self._pool.put(conn)
         else:
             conn.close()
@@ -175,6 +230,7 @@ class Pool:
 
     async def _write(self, conn: _Conn, method: str, target: str, headers: list[tuple[str, str]], body: Any) -> None:
         streamed = not isinstance(body, bytes | bytearray)
+        _check_fields(method, target, headers)
         named = {k.lower() for k, _ in headers}
         head = [f"{method} {target} HTTP/1.1\r\n"]
         head += [f"{k}: {v}\r\n" for k, v in headers if not (k.lower() == "content-length" and streamed is False)]
@@ -200,27 +256,18 @@ class Pool:
             raise CutOff(f"the connection closed while the request was sent ({exc})", before_answer=True) from None
 
     async def _head(self, conn: _Conn, method: str) -> Answer:
-        r = conn.reader
-        while True:
+        r, reading = conn.reader, _Reading(method)
+        while not reading.head_done:
             try:
-                raw = await _within(self.timeout, r.readuntil(b"\r\n\r\n"))
+                data = await _within(self.timeout, r.read(READ))
             except TimeoutError:
                 raise TimedOut(f"no answer within {self.timeout:g} s") from None
-            except asyncio.IncompleteReadError as exc:
-                raise CutOff(f"the connection closed after {len(exc.partial)} bytes", before_answer=True) from None
             except ConnectionError as exc:
                 raise CutOff(f"the connection failed ({type(exc).__name__})", before_answer=True) from None
-            except asyncio.LimitOverrunError:
-                raise CutOff(f"an answer head over {MAX_HEAD:,} bytes", before_answer=True) from None
-            lines = raw.decode("latin-1").split("\r\n")
-            parts = lines[0].split(" ", 2)
-            if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
-                raise CutOff(f"not an HTTP answer: {lines[0][:80]!r}", before_answer=True)
-            status = int(parts[1])
-            if status >= 200 or status == 101:
-                break  # an interim 1xx answer is read past
-        headers = [(k.strip(), v.strip()) for k, _, v in (x.partition(":") for x in lines[1:] if x)]
-        return Answer(self, conn, status, headers, _framing(method, status, parts[0], headers))
+            if not data:
+                raise CutOff(f"the connection closed after {reading.head_bytes} bytes", before_answer=True)
+            reading.feed(data)
+        return Answer(self, conn, reading)
 
     async def aclose(self) -> None:
         idle, self._idle = self._idle, []
@@ -235,16 +282,16 @@ async def _within(seconds: float, work: Awaitable[T]) -> T:
         return await work
 
 
-def _framing(method: str, status: int, version: str, headers: list[tuple[str, str]]) -> tuple:
-    """How the body is delimited: ("length", n[, "close"]), ("chunked", 0[, "close"]), ("close", 0)."""
-    low = {k.lower(): v for k, v in headers}
-    closing = "close" in low.get("connection", "").lower() or version == "HTTP/1.0"
-    tail = ("close",) if closing else ()
-    if method == "HEAD" or status in NO_BODY or 100 <= status < 200:
-        return ("length", 0, *tail)
-    if "chunked" in low.get("transfer-encoding", "").lower():
-        return ("chunked", 0, *tail)
-    length = low.get("content-length", "").strip()
-    if length.isdigit():
-        return ("length", int(length), *tail)
-    return ("close", 0)
+TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 §5.6.2
+TARGET = re.compile(r"[\x21-\x7e\x80-\xff]+")  # no space, no control character
+VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")  # RFC 9110 §5.5: no CR, LF, NUL or other control
+
+
+def _check_fields(method: str, target: str, headers: list[tuple[str, str]]) -> None:
+    """Refuse to write a request line or header that would frame differently upstream (the agent
+    side's parser refuses these already; this keeps any other caller as strict)."""
+    if not TOKEN.fullmatch(method) or not TARGET.fullmatch(target):
+        raise ValueError("a request line with characters HTTP does not allow there")
+    for name, value in headers:
+        if not TOKEN.fullmatch(name) or not VALUE.fullmatch(value):
+            raise ValueError(f"a header with characters HTTP does not allow there ({name[:40]!r})")

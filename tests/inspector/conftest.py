@@ -66,7 +66,7 @@ async def _answer(send: Any, status: int, body: bytes, ctype: bytes = b"applicat
 
 
 class Upstream:
-    """An ASGI upstream: `/echo` (the body's size and SHA-256), `/chunked` (no length), `/drip`
+    """An ASGI upstream: `/echo` (the body's size and SHA-256), `/count` (its size, never kept), `/chunked` (no length), `/drip`
         (chunks 0.1 s apart), `/big?n=` (n bytes), `/api/agent/context/memories` (the `answer` set,
         gzip-compressed when `gzip`),
         anything else 200 `{"ok": true}`. `seen` keeps each request's method, path and body size,
@@ -84,8 +84,17 @@ class Upstream:
                 await send({"type": "lifespan.startup.complete"})
             await send({"type": "lifespan.shutdown.complete"})
             return
-        body = await _body(receive)
         path = scope["path"]
+        if path == "/count":  # a body counted as it streams, never kept
+            size = 0
+            while (message := await receive())["type"] == "http.request":
+                size += len(message.get("body", b""))
+                if not message.get("more_body"):
+                    break
+            self.seen.append((scope["method"], path, size))
+            await _answer(send, 200, json.dumps({"size": size}).encode())
+            return
+        body = await _body(receive)
         self.seen.append((scope["method"], path, len(body)))
         self.peers.append(tuple(scope.get("client") or ()))
         if path == "/echo":

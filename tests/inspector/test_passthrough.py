@@ -70,11 +70,27 @@ def test_keep_alive_chunked_and_streamed_answers_pass_through(upstream, client):
         assert all(isinstance(f, Flow) and f.ended == model.ANSWERED for f in flows)
 
 
-def test_pairing_and_the_owner_surface_pass_through(sandbox, insp, client):
+def test_pairing_passes_through_and_the_owner_surface_does_not(sandbox, insp, client):
     got = client.get(f"{insp.url}/.well-known/oauth-authorization-server")
     assert got.status_code == 200
     assert got.json()["token_endpoint"].startswith(insp.url)  # the agent stays on the inspector
-    assert client.get(f"{insp.url}/_sandbox/pending").status_code == 200
+    assert client.get(f"{insp.url}/_sandbox/pending").status_code == 403
     assert client.get(f"{insp.url}/no/such/route").status_code == 404
     insp.settle()
-    assert [f.status for f in insp] == [200, 200, 404]
+    assert [f.status for f in insp] == [200, 403, 404]
+    assert client.get(f"{sandbox.url}/_sandbox/pending").status_code == 200  # the user's, at the sandbox
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/_sandbox/token", "/%5Fsandbox/token", "//_sandbox/app-view", "/_SANDBOX/token", "/connect", "/", "/_sandbox/"],
+)
+def test_an_agent_never_reaches_the_owner_surface_through_the_proxy(sandbox, insp, client, path):
+    """An inspected agent that read `/_sandbox/app-view` saw every memory in clear, and under the
+    check could approve its own asks: the proxy answers the owner surface itself, however spelled."""
+    got = client.request("GET", f"{insp.url}{path}")
+    assert got.status_code == 403 and got.json()["code"] == "OWNER_SURFACE_NOT_PROXIED"
+    grab = client.post(f"{insp.url}{path}", json={"ref": "x"})
+    assert grab.status_code == 403
+    insp.settle()
+    assert {f.status for f in insp} == {403}

@@ -16,9 +16,11 @@ from decoy_lab.vocab import DEVICE_GRANT, REFRESH_GRANT
 pytestmark = pytest.mark.timeout(120)
 
 
-def _run(url: str, client, agent_key) -> list[str]:
+def _run(url: str, client, agent_key, sandbox_url: str) -> list[str]:
     """Pair by hand (every secret of the device flow passes), refresh, call with the token in the
-    header and in a query string, and pair a Connection; returns every secret that went by."""
+    header and in a query string, and pair a Connection that saves a memory (its verify step asks
+    the owner's view, which the inspector refuses to pass on); returns every secret that went by,
+    and last the sandbox's own token, which the user reads at the sandbox, not through the proxy."""
     dev = client.post(
         f"{url}/oauth/device",
         json={
@@ -38,7 +40,8 @@ def _run(url: str, client, agent_key) -> list[str]:
     assert client.get(f"{url}/api/agent/context/memories", headers=head).status_code == 200
     client.get(f"{url}/api/agent/policies", params={"access_token": again["access_token"]}, headers=head)
     client.post(f"{url}/oauth/introspect", data={"token": again["access_token"], "client_id": "by-hand"})
-    sandbox_token = client.get(f"{url}/_sandbox/token").json()["token"]
+    assert client.get(f"{url}/_sandbox/token").status_code == 403
+    sandbox_token = client.get(f"{sandbox_url}/_sandbox/token").json()["token"]
     conn = Connection.pair(url, name="Paired", agent_key=agent_key, profile=None, on_link=lambda *a: None)
     try:
         conn.save("A memory.")
@@ -51,8 +54,8 @@ def _run(url: str, client, agent_key) -> list[str]:
         tok["refresh_token"],
         again["access_token"],
         again["refresh_token"],
-        sandbox_token,
         *secrets,
+        sandbox_token,
     ]
 
 
@@ -70,21 +73,23 @@ def _everything(insp: Inspector, tmp_path) -> str:
 
 def test_every_secret_is_masked_everywhere(sandbox, agent_key, client, tmp_path):
     with Inspector.start(sandbox=sandbox, agent_key=agent_key) as insp:
-        secrets = _run(insp.url, client, agent_key)
+        secrets = _run(insp.url, client, agent_key, sandbox.url)
         text = _everything(insp, tmp_path)
         user_codes = [f for f in insp if f.path == "/oauth/device"]
     assert len(set(secrets)) == len(secrets)
     for s in secrets:
         assert s not in text
-    for s in secrets[:6]:
+    for s in secrets[:5]:
         assert secret_fingerprint(s) in text  # masked as its fingerprint, so flows still match up
+    views = [f for f in insp if f.path == "/_sandbox/app-view"]  # the verify step's ask of the owner's view
+    assert views and all(f.status == 403 and b"A memory." not in f.response_body.data for f in views)
     assert "Bearer sha256:" in text
     assert all(b"user_code" in f.response_body.data for f in user_codes)  # shown to people: kept
 
 
 def test_reveal_shows_them(sandbox, agent_key, client, tmp_path):
     with Inspector.start(sandbox=sandbox, agent_key=agent_key, reveal=True) as insp:
-        secrets = _run(insp.url, client, agent_key)
+        secrets = _run(insp.url, client, agent_key, sandbox.url)
         text = _everything(insp, tmp_path)
     assert all(s in text for s in secrets[:4])
 

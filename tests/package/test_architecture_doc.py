@@ -3,7 +3,6 @@ named in it, and every module it names exists."""
 
 from __future__ import annotations
 
-import ast
 import re
 
 from support.source import PACKAGE, ROOT, modules
@@ -40,24 +39,3 @@ def test_the_map_draws_the_layers_the_contract_checks():
     for m in modules():
         top = m.name.removeprefix("decoy_lab").removeprefix(".").split(".")[0] or "__init__"
         assert top in drawn, f"{top} is not in the drawing of the layers"
-
-
-def _body_lines(fn) -> int:
-    """A function's lines after its docstring: what it does, not how it is called or explained."""
-    body = fn.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    return (body[-1].end_lineno - body[0].lineno + 1) if body else 0
-
-
-def test_the_client_only_delegates():
-    """The map calls client/ a facade ("each call hands the work to the modules above"): no
-    function there does more than a short hand-over (15 lines of body at most)."""
-    long = [
-        f"{m.name}.{node.name}: {_body_lines(node)} lines"
-        for m in modules()
-        if m.name.startswith("decoy_lab.client")
-        for node in ast.walk(m.tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _body_lines(node) > 15
-    ]
-    assert long == []

@@ -22,7 +22,7 @@ from support.source import Import, cycles, imports, modules
 LAYERS: list[tuple[str, list[str]]] = [
     (
         "leaves: the error tree, the spec's literals, shapes, gc pause, Secret, lazy exports, option types",
-        ["errors", "vocab", "shapes", "gcpause", "secret", "lazy", "argtypes"],
+        ["errors", "vocab", "shapes", "gcpause", "secret", "lazy", "argtypes", "text"],
     ),
     ("bytes: layouts, primitives, dumps of bytes", ["wire", "wire.*"]),
     ("recipes: seal / open, each recording its steps", ["recipes", "recipes.*"]),
@@ -156,36 +156,25 @@ def test_hidden_imports_are_counted(where):
     assert counts[where] > 0 and counts["top"] > counts[where]
 
 
-# -- the caps: a newcomer can read any module, function or class in one sitting ---------------
-MAX_MODULE_LINES, MAX_FUNCTION_LINES, MAX_CLASS_LINES = 450, 80, 400
-# Nothing is excused: an entry here is for a split on its way, never for a new file.
-CAP_EXCEPTIONS: set[str] = set()
+# -- size as a smell: an outlier is flagged for a look, never a reason to cut a concept in two --
+LOOK_AT_MODULE_LINES, LOOK_AT_FUNCTION_LINES = 800, 120
 
 
-def _sizes() -> tuple[list[tuple[int, str]], list[tuple[int, str]], list[tuple[int, str]]]:
-    mods, funcs, classes = [], [], []
+def _sizes() -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    mods, funcs = [], []
     for m in modules():
         mods.append((len(m.path.read_text(encoding="utf-8").splitlines()), m.name))
         for node in ast.walk(m.tree):
-            size = (node.end_lineno or node.lineno) - node.lineno + 1 if hasattr(node, "lineno") else 0
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                funcs.append((size, f"{m.name}.{node.name}"))
-            elif isinstance(node, ast.ClassDef):
-                classes.append((size, f"{m.name}.{node.name}"))
-    return mods, funcs, classes
+                funcs.append(((node.end_lineno or node.lineno) - node.lineno + 1, f"{m.name}.{node.name}"))
+    return mods, funcs
 
 
-@pytest.mark.parametrize(
-    "kind, cap", [("module", MAX_MODULE_LINES), ("function", MAX_FUNCTION_LINES), ("class", MAX_CLASS_LINES)]
-)
-def test_no_module_function_or_class_over_its_cap(kind, cap):
-    """ARCHITECTURE: "no module over 450 lines, no function over 80, no class over 400". The
-    failure names the biggest offender first."""
-    mods, funcs, classes = _sizes()
-    found = {"module": mods, "function": funcs, "class": classes}[kind]
-    over = sorted(((n, name) for n, name in found if n > cap and name not in CAP_EXCEPTIONS), reverse=True)
+@pytest.mark.parametrize("kind, bound", [("module", LOOK_AT_MODULE_LINES), ("function", LOOK_AT_FUNCTION_LINES)])
+def test_no_outlier_in_size(kind, bound):
+    """ARCHITECTURE: "Size is a smell to look at (a module past ~800 lines, a function past ~120),
+    never a reason to cut a concept in two". The failure names the biggest first."""
+    mods, funcs = _sizes()
+    found = {"module": mods, "function": funcs}[kind]
+    over = sorted(((n, name) for n, name in found if n > bound), reverse=True)
     assert [f"{name}: {n} lines" for n, name in over] == []
-
-
-def test_the_cap_exceptions_list_is_empty():
-    assert set() == CAP_EXCEPTIONS
