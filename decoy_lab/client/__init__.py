@@ -1,8 +1,8 @@
-"""`Connection`: the facade a user holds; it delegates to the rules, the store and the vault.
+"""`Connection`: the object a user holds, composed of typed parts that each own their state.
 
-persist.py     what a connection keeps between sessions: profile, tokens, cache, journal, unpair
+saved.py       what a connection keeps between sessions: profile, tokens, cache, journal
+grants.py      what a connection holds (/policies) and its grant requests
+loader.py      a load: the streamed read, asked again, through the cache and the sync feed
 pairing.py     how a connection is made: paired, with the sandbox, or resumed from a profile
-asking.py      what a connection holds (/policies) and its grant requests
-loading.py     a load: the streamed read, asked again, through the cache and the sync feed
-connection.py  Connection
+connection.py  Connection: session (rules/session.py) + saved + grants + loader
 """

@@ -16,11 +16,13 @@ The rules it follows, so a user can trust what it shows and copy what it does:
   kept after an unknown outcome, which may have committed;
 - `/policies` is read at the start of a session and again whenever `access_version` changes.
 
-`Connection` is a facade: every method hands its work to a module below it. How a connection is
-made (pair, sandbox, resume) is client/pairing.py; what it keeps between sessions (profile, tokens,
-cache, journal, unpair) client/persist.py; what it holds and asks for client/asking.py; a load
-client/loading.py; the rules themselves live in rules/ (session, pairing, access, syncfeed,
-accounts, writes, legacy, unseal), the store in store/, what a load holds in vault/.
+`Connection` composes typed parts, each owning its state: `session` (rules/session.py: the api
+with its tokens and refresh, the retry policy, the journal, the last vault — what every rule of
+reading and writing talks through), `saved` (client/saved.py: the profile, its cache and journal,
+the token store the api refreshes through), `grants` (client/grants.py: what `/policies` says it
+holds, and asking for more), `loader` (client/loader.py: a load). How a connection is made (pair,
+sandbox, resume) is client/pairing.py; the rules themselves live in rules/ (session, pairing,
+access, syncfeed, accounts, writes, legacy, unseal), the store in store/, what a load holds in vault/.
 """
 
 from __future__ import annotations
@@ -32,12 +34,16 @@ from typing import Any
 import httpx
 
 from decoy_lab import memory
-from decoy_lab.client import asking, loading, pairing, persist
+from decoy_lab.client import pairing, saved
+from decoy_lab.client.grants import Grants
+from decoy_lab.client.loader import Loader
 from decoy_lab.client.pairing import DEFAULT_CLIENT_ID
+from decoy_lab.client.saved import Saved
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.rules import accounts, syncfeed, unseal, writes
 from decoy_lab.rules.access import Access, GrantRequest
 from decoy_lab.rules.pairing import PairingHandle
+from decoy_lab.rules.session import Session
 from decoy_lab.rules.syncfeed import SyncResult
 from decoy_lab.rules.writes import DeleteResult
 from decoy_lab.store import cache
@@ -78,22 +84,67 @@ class Connection:
         workers: int | None = None,
         cursor: str | None = None,
         api: Api | None = None,
+        cache_key: str | None = None,
     ):
         if not isinstance(agent_key, AgentKey):
             raise TypeError("agent_key must be a decoy_lab.wire.crypto.AgentKey")
-        self._agent_key = agent_key
-        self.name, self.client_id, self.profile, self._store = name, client_id, profile, store
-        self.workers = workers
-        self.cursor = cursor
-        self._cache_key: str | None = None  # the profile's vault cache key (profile store), made on first use
-        self._api = api or Api(base_url, http=http, transport=transport, timeout=timeout, client_id=client_id)
-        persist.attach(self, tokens)
-        self.session = persist.session(self, retries=retries, backoff=backoff, sleep=sleep)
-        self._access: Access | None = None
+        api = api or Api(base_url, http=http, transport=transport, timeout=timeout, client_id=client_id)
+        api.client_id = client_id
+        if tokens is not None:
+            api.tokens = tokens
+        self.saved = Saved(
+            api, agent_key, profile=profile, store=store, name=name, client_id=client_id, cursor=cursor, cache_key=cache_key
+        )  # fmt: skip
+        self.session = Session(
+            api, agent_key, retries=retries, backoff=backoff, sleep=sleep, load=self.load, on_change=self.save_profile,
+            journal=self.saved.journal(),
+        )  # fmt: skip
+        self.grants = Grants(self.session, on_version=self.save_profile)
+        self.loader = Loader(self.session, self.saved, self.grants, workers)
+        api.keep_tokens(self.saved, self.grants.tokens_changed)
         # the pending writes an unpair or a new pairing of this profile removed (see `unpair`)
         self.dropped_pending: list[dict] = []
-        self.sandbox_handle: Any = None
-        self._owns_sandbox = False
+        self.sandbox_handle: Any = None  # the sandbox this connection was paired with, if any
+        self._owns_sandbox = False  # stopped by close(): set by own_sandbox()
+
+    # -- what is saved, kept in `saved` ------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.saved.name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.saved.name = value
+
+    @property
+    def client_id(self) -> str:
+        return self.saved.client_id
+
+    @property
+    def profile(self) -> str | None:
+        return self.saved.profile
+
+    @profile.setter
+    def profile(self, value: str | None) -> None:
+        self.saved.profile = value
+
+    @property
+    def cursor(self) -> str | None:
+        """The sync feed's cursor: where the next `sync` follows changes from."""
+        return self.saved.cursor
+
+    @cursor.setter
+    def cursor(self, value: str | None) -> None:
+        self.saved.cursor = value
+
+    @property
+    def workers(self) -> int | None:
+        """How many threads read rows (None: one per core)."""
+        return self.loader.workers
+
+    @workers.setter
+    def workers(self, value: int | None) -> None:
+        self.loader.workers = value
 
     # -- the retry policy, kept in the session ---------------------------------------------------
     @property
@@ -122,15 +173,15 @@ class Connection:
     # -- identity -----------------------------------------------------------------------------
     @property
     def base_url(self) -> str:
-        return self._api.base_url
+        return self.session.api.base_url
 
     @property
     def agent_key(self) -> AgentKey:
-        return self._agent_key
+        return self.session.agent_key
 
     @property
     def tokens(self) -> Tokens | None:
-        return self._api.tokens
+        return self.session.api.tokens
 
     @property
     def token_id(self) -> str | None:
@@ -148,7 +199,7 @@ class Connection:
     def __repr__(self) -> str:
         return (
             f"<Connection {self.name or self.client_id!r} to {self.base_url or '(in-process)'} "
-            f"token_id={self.token_id} key={self._agent_key.fingerprint} "
+            f"token_id={self.token_id} key={self.agent_key.fingerprint} "
             f"access_version={self.access_version} profile={self.profile!r}>"
         )
 
@@ -188,7 +239,12 @@ class Connection:
         readable (a new key would leave them `preparing` until the owner's phone shares again).
         A saved profile of that name for another server or client is not replaced unless `force`:
         the connection it holds stays usable (and revocable) until then."""
-        return pairing.start_pairing(**locals())  # every argument, as given
+        return pairing.start_pairing(
+            cls, base_url, name=name, permissions=permissions, client_id=client_id, profile=profile,
+            on_link=on_link, on_status=on_status, timeout=timeout, retries=retries, agent_key=agent_key,
+            http=http, transport=transport, store=store, use_par=use_par, poll_interval=poll_interval,
+            wait=wait, clock=clock, force=force, options=options,
+        )  # fmt: skip
 
     @classmethod
     def pair(
@@ -206,7 +262,10 @@ class Connection:
         **options: Any,
     ) -> Connection:
         """Pair and wait: hands the link and code to `on_link` (printed when none is given)."""
-        return pairing.pair(**locals())  # every argument, as given
+        return pairing.pair(
+            cls, base_url, name=name, permissions=permissions, client_id=client_id, profile=profile,
+            on_link=on_link, timeout=timeout, retries=retries, force=force, options=options,
+        )  # fmt: skip
 
     @classmethod
     def sandbox(cls, **opts: Any) -> Connection:
@@ -230,27 +289,19 @@ class Connection:
         **options: Any,
     ) -> Connection:
         """Restore a saved connection (same key, same token) and re-read what it holds now."""
-        return pairing.resume(**locals())  # every argument, as given
+        return pairing.resume(cls, profile, store=store, http=http, transport=transport, check=check, options=options)
 
     def to_profile(self) -> Profile:
-        return persist.to_profile(self)
+        return self.saved.to_profile()
 
     def save_profile(self) -> None:
         """Write this connection to its profile (no-op when it has none)."""
-        persist.save_profile(self)
+        self.saved.save()
 
     def local_cache(self) -> cache.VaultCache | None:
         """The sealed vault cache of this connection's profile (cache.py); None without a profile.
         Its key is made on first use and kept in the profile store, beside the private key."""
-        return persist.local_cache(self)
-
-    def _tokens_changed(self, tokens: Tokens) -> None:
-        persist.tokens_changed(self, tokens)
-
-    def _saved_tokens(self) -> Tokens | None:
-        """The tokens this connection's saved profile holds now: another process using the same
-        profile may have refreshed them (None without a profile, or when it holds another connection)."""
-        return persist.saved_tokens(self)
+        return self.saved.local_cache()
 
     def unpair(self) -> list[dict]:
         """End this connection at the server (RFC 7009 revocation: its tokens stop working, and
@@ -258,19 +309,23 @@ class Connection:
         and its pending-writes journal. Returns the pending writes that were dropped with it (as
         `pending` lists them; each is also logged as a warning): their outcome stays unknown.
         When the server cannot be reached the profile is kept, so the revocation can be tried again."""
-        return persist.unpair(self)
+        saved_here = self.saved.saved_tokens() is not None
+        self.session.retry.run(self.session.api.revoke)
+        self.grants.forget()
+        if saved_here:
+            why = f"unpairing profile {self.profile!r}"
+            self.dropped_pending = saved.drop_journal(self.session.journal, why)
+            self.saved.delete()
+        return self.dropped_pending
 
     # -- access ---------------------------------------------------------------------------------
     def access(self, refresh: bool = True) -> Access:
         """What this connection holds now (`GET /api/agent/policies`): summary first, then names."""
-        return asking.access(self, refresh)
+        return self.grants.access(refresh)
 
     def send_grant_request(self, body: Mapping) -> GrantRequest:
         """POST one ask to grant-request unchanged (e.g. a refusal's `permission_request`)."""
-        return asking.send_grant_request(self, body)
-
-    def _reread_access(self) -> None:
-        asking.reread_access(self)
+        return self.grants.send(body)
 
     def request_access(
         self,
@@ -285,9 +340,10 @@ class Connection:
 
         `about` takes topic ids or names of topics this connection can see. Names asked alone
         (`memory.save`, …) become asks of their own, joining the one open request."""
-        return asking.request_access(
-            self, permissions, datatypes=datatypes, about=about, account_id=account_id, reason=reason
-        )
+        return self.grants.request(
+            permissions, datatypes=datatypes, about=about, account_id=account_id, reason=reason,
+            send=self.send_grant_request,
+        )  # fmt: skip
 
     # -- reading ----------------------------------------------------------------------------------
     def keys(self) -> memory.RecipientKeys:
@@ -301,7 +357,7 @@ class Connection:
         saved profile the keys and what the rows read as are also kept in its sealed local cache
         (cache.py): a new process follows the sync cursor and opens only what changed.
         `progress(1, total)` is called as each row is read (from worker threads)."""
-        return loading.load(self, progress)
+        return self.loader.load(progress)
 
     def account_names(self) -> AccountNames:
         """Account id → name from the authorized account list (`GET /api/agent/accounts`, every
@@ -366,7 +422,7 @@ class Connection:
         it was first sent (`at`) and the last unknown outcome (`why`). Empty once all is settled.
         An entry of the journal that is not this connection's (another server, profile or key, or
         written by an older decoy-lab that bound it to nothing) is listed too, its `why` saying so."""
-        return persist.pending(self)
+        return saved.pending(self.session.journal)
 
     def resend(self) -> list[dict]:
         """Send every pending write again, with the SAME sealed rows and bodies (never new ones),
@@ -375,7 +431,7 @@ class Connection:
         server, profile or agent key — or to none (an older decoy-lab's) — is never sent: its
         `outcome` is "not sent: …" with the reason, and it stays in the journal. A write that
         still gets no answer that proves it raises OutcomeUnknown and stays pending."""
-        return persist.not_sent(self) + writes.resend(self.session)
+        return saved.not_sent(self.session.journal) + writes.resend(self.session)
 
     def share(self, memory_id: str) -> int:
         """Wrap a memory's key to every connection whose grant reaches it (`memory-wraps`);
@@ -409,9 +465,13 @@ class Connection:
         return unseal.seal_preview(self.session, text, topic, categories)
 
     # -- lifetime ---------------------------------------------------------------------------------
+    def own_sandbox(self, sandbox: Any) -> None:
+        """This connection was paired with `sandbox`, which it started: `close()` stops it."""
+        self.sandbox_handle, self._owns_sandbox = sandbox, True
+
     def close(self) -> None:
         """Close the HTTP client (and stop the sandbox this connection started)."""
-        self._api.close()
+        self.session.api.close()
         if self._owns_sandbox and self.sandbox_handle is not None:
             self.sandbox_handle.stop()
             self._owns_sandbox = False

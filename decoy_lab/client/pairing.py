@@ -1,26 +1,59 @@
 """How a `Connection` is made: paired (in a thread, or waited for), with the sandbox, or resumed
 from a saved profile; a saved profile for another server or client is never replaced silently.
-The device grant itself is rules/pairing.py; this only joins it to a Connection and its profile."""
+The device grant itself is rules/pairing.py; this only joins it to a Connection and its profile.
+Each function takes the class it makes (`cls`, typed by what it is used for: `Connecting`):
+client/connection.py imports this module, never the reverse."""
 
 from __future__ import annotations
 
 import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
-from decoy_lab.client import persist
+from decoy_lab.client.saved import Saved, drop_journal
 from decoy_lab.errors import DecoyError, PairingError, ProfileError
 from decoy_lab.rules.access import Access
 from decoy_lab.rules.pairing import PairingHandle, authorization_details
-from decoy_lab.store import cache
+from decoy_lab.rules.session import Session
 from decoy_lab.store.profiles import Profile, ProfileStore, profile_tokens
 from decoy_lab.transport.api import Api, Tokens
 from decoy_lab.wire.crypto import AgentKey
 
-Connection = Any  # the class these make (client/connection.py imports this module, never the reverse)
+
+class Made(Protocol):
+    """What these functions use of the connection they make (client/connection.py's `Connection`,
+    which imports this module: the class is handed in as `cls`, a `Connecting`)."""
+
+    saved: Saved
+    session: Session
+    dropped_pending: list[dict]
+
+    @property
+    def profile(self) -> str | None: ...
+
+    def access(self, refresh: bool = True) -> Access: ...
+
+    def save_profile(self) -> None: ...
+
+    def own_sandbox(self, sandbox: Any) -> None: ...
+
+
+M = TypeVar("M", bound=Made)
+M_co = TypeVar("M_co", bound=Made, covariant=True)
+
+
+class Connecting(Protocol[M_co]):
+    """The class that makes connections: called with its constructor's arguments, and paired."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> M_co: ...
+
+    def start_pairing(self, *args: Any, **kwargs: Any) -> PairingHandle: ...
+
+    def pair(self, *args: Any, **kwargs: Any) -> M_co: ...
+
 
 DEFAULT_CLIENT_ID = "decoy-lab"
 SANDBOX_OPTIONS = ("owner_key", "approve", "seed", "db", "faults", "clock")
@@ -34,7 +67,7 @@ def new_client_id() -> str:
 
 
 def start_pairing(
-    cls: Any,
+    cls: Connecting[M],
     base_url: str,
     *,
     name: str,
@@ -56,16 +89,18 @@ def start_pairing(
     store = ProfileStore() if store is None and profile else store
     key, client_id = _identity(store, profile, base_url, client_id, agent_key, force)
     api = Api(base_url, http=http, transport=transport, client_id=client_id)
-    made = {"agent_key": key, "client_id": client_id, "name": name, "profile": profile, "store": store}
 
-    def make(tokens: Tokens) -> Connection:
-        return cls(base_url, tokens=tokens, retries=retries, api=api, **made, **options)
+    def make(tokens: Tokens) -> M:
+        return cls(
+            base_url, tokens=tokens, retries=retries, api=api, agent_key=key, client_id=client_id, name=name,
+            profile=profile, store=store, **options,
+        )  # fmt: skip
 
     return _handle(make, api, rows, key, name, client_id, handle_options)
 
 
 def _handle(
-    make: Callable[[Tokens], Connection],
+    make: Callable[[Tokens], M],
     api: Api,
     rows: list[dict],
     key: AgentKey,
@@ -75,7 +110,7 @@ def _handle(
 ) -> PairingHandle:
     """The pairing's handle, started; once approved it makes the Connection (`make(tokens)`)."""
 
-    def finish(tokens: Tokens) -> Connection:
+    def finish(tokens: Tokens) -> M:
         return _finish(make(tokens), handle)
 
     pub = key.public_key_b64
@@ -102,14 +137,13 @@ def _identity(
     return agent_key or AgentKey.generate(), client_id or new_client_id()
 
 
-def _finish(conn: Connection, handle: PairingHandle) -> Connection:
+def _finish(conn: M, handle: PairingHandle) -> M:
     """The pairing's last steps: a grant shows, a new cache and journal, the profile saved."""
     await_grant(conn, handle)
-    store, profile = conn._store, conn.profile
-    if store is not None and profile:  # a new pairing starts a new cache: the old one's key is gone
-        cache.clear(store.cache_path(profile))
+    if conn.saved.kept:  # a new pairing starts a new cache: the old one's key is gone
+        conn.saved.clear_cache()
         # and a new journal: what the profile's earlier connection left pending is not this one's to send
-        conn.dropped_pending = persist.drop_journal(conn, f"pairing profile {profile!r} anew")
+        conn.dropped_pending = drop_journal(conn.session.journal, f"pairing profile {conn.profile!r} anew")
     conn.save_profile()
     return conn
 
@@ -147,14 +181,14 @@ def print_link(link: str, code: str) -> None:
 
 
 def pair(
-    cls: Any,
+    cls: Connecting[M],
     base_url: str,
     *,
     on_link: Callable[[str, str], Any] | None,
     timeout: float,
     options: dict[str, Any],
     **given: Any,
-) -> Connection:
+) -> M:
     """`Connection.pair`: start pairing and wait for it (Ctrl-C cancels it)."""
     handle = cls.start_pairing(
         base_url, on_link=print_link if on_link is None else on_link, timeout=timeout, **given, **options
@@ -166,7 +200,7 @@ def pair(
         raise
 
 
-def await_grant(conn: Connection, handle: PairingHandle | None = None, attempts: int = 10) -> Access:
+def await_grant(conn: Made, handle: PairingHandle | None = None, attempts: int = 10) -> Access:
     """Return once `/policies` shows a grant: an approved screen is not a working connection."""
     for i in range(attempts):
         acc = conn.access()
@@ -174,13 +208,13 @@ def await_grant(conn: Connection, handle: PairingHandle | None = None, attempts:
             return acc
         if i + 1 < attempts:
             if handle is not None:
-                handle._pause(0.2)
+                handle.pause(0.2)
             else:
                 conn.session.sleep(0.2)
     raise PairingError("the owner approved, but /policies shows no grant for this token", code="no_grant")
 
 
-def sandbox(cls: Any, opts: dict[str, Any]) -> Connection:
+def sandbox(cls: Connecting[M], opts: dict[str, Any]) -> M:
     """`Connection.sandbox`: start the embedded sandbox, pair with it, own it."""
     from decoy_lab.sandbox import Sandbox
 
@@ -194,27 +228,25 @@ def sandbox(cls: Any, opts: dict[str, Any]) -> Connection:
     except BaseException:
         sb.stop()
         raise
-    conn.sandbox_handle = sb
-    conn._owns_sandbox = True
+    conn.own_sandbox(sb)
     return conn
 
 
 def resume(
-    cls: Any,
+    cls: Connecting[M],
     profile: str,
     *,
     store: ProfileStore | None,
     check: bool,
     options: dict[str, Any],
     **given: Any,
-) -> Connection:
+) -> M:
     """`Connection.resume`: the saved key, token, client id, name and cursor, read back."""
     store = store or ProfileStore()
     p = store.load(profile)
     if not p.private_key_pem or not p.access_token:
         raise DecoyError(f"profile {profile!r} holds no key or token: pair again with Connection.pair(...)")
-    conn = cls(p.base_url, **_saved(p), profile=profile, store=store, **given, **options)
-    conn._cache_key = p.cache_key
+    conn = cls(p.base_url, **_saved(p), profile=profile, store=store, cache_key=p.cache_key, **given, **options)
     if check:
         conn.access()
     return conn

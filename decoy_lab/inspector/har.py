@@ -9,6 +9,14 @@ body sizes. `read_har` gives the flows back. `ReplayApp` answers the requests of
 its upstream did: the first unused exchange with the same method, path, query and body, else the
 first unused with the same method and path, else 404 `NOT_RECORDED`. `resend` sends a recording's
 requests again, in order, to any base URL (a replay, or a live server), to reproduce a report.
+
+A recording holds what the agent sent and what the server answered: both writers create the file
+0600 from the start (`os.open`, never a chmod after). A recording read back is untrusted: it is
+parsed with a depth bound (orjson, `MAX_DEPTH`), so one nested too deep is refused with a
+`WireFormatError` naming the entry, before anything recurses into it; every member read from an
+entry is checked for its shape, and an entry that is not an exchange (no `request` or `response`
+object, a member of the wrong shape) is a flow saying why, in its place — or, with
+`read_har(strict=True)`, a `WireFormatError` naming it.
 """
 
 from __future__ import annotations
@@ -16,17 +24,22 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import os
+import re
 import threading
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
+import orjson
 
+from decoy_lab.errors import WireFormatError
 from decoy_lab.inspector import model
 from decoy_lab.inspector.model import Body, Flow, Row, Timings
+from decoy_lab.shapes import fits, json_kind, shape_name
 
 HAR_VERSION = "1.2"
 CREATOR = "decoy_lab inspector"
@@ -34,6 +47,7 @@ SKIP_HEADERS = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length", "host"}
 )
 DECODED = ("gzip", "x-gzip", "deflate")  # bodies the record holds decoded: replayed without the encoding
+MAX_DEPTH = 1024  # levels of nesting a recording may have: orjson's bound, refused before recursing
 
 
 def _creator_version() -> str:
@@ -137,11 +151,22 @@ def to_har(
     }
 
 
+def create_private(path: Path) -> IO[str]:
+    """A new text file at `path`, created 0600 (os.open: readable by its user only from its first
+    byte, whatever the umask); a file left there by an earlier run is removed first, so its mode
+    is never inherited, and a symbolic link there is never followed."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    return os.fdopen(fd, "w", encoding="utf-8")
+
+
 def write_har(path: str | Path, flows: Iterable[Flow], **kw: Any) -> Path:
-    """Write the HAR to `path` (through a temporary file, so a reader never sees half of it)."""
+    """Write the HAR to `path`, 0600 (through a temporary file, so a reader never sees half of it)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".part")
-    tmp.write_text(json.dumps(to_har(flows, **kw), ensure_ascii=False, indent=1), encoding="utf-8")
+    text = json.dumps(to_har(flows, **kw), ensure_ascii=False, indent=1)
+    with create_private(tmp) as fh:
+        fh.write(text)
     tmp.replace(path)
     return path
 
@@ -149,14 +174,15 @@ def write_har(path: str | Path, flows: Iterable[Flow], **kw: Any) -> Path:
 class HarWriter:
     """A HAR written as the exchanges finish, so a long run holds none of them for it: `add(flow)`
     appends the flow's entry to `<path>.part`; `close()` ends the document and renames it to
-    `path` (a reader never sees half of one). Entries come in the order the flows finished."""
+    `path` (a reader never sees half of one), 0600 from its creation. Entries come in the order
+    the flows finished."""
 
     def __init__(self, path: str | Path, *, upstream: str, inspector: str | None = None, reveal: bool = False):
         self.path = Path(path)
         self.upstream, self.inspector, self.reveal = upstream, inspector, reveal
         self.count = 0
         self._tmp = self.path.with_name(self.path.name + ".part")
-        self._file: Any = self._tmp.open("w", encoding="utf-8")
+        self._file: Any = create_private(self._tmp)
         self._lock = threading.Lock()
         head = {"version": HAR_VERSION, "creator": {"name": CREATOR, "version": _creator_version()}, "pages": []}
         self._file.write(json.dumps({"log": head})[:-2] + ', "entries": [\n')
@@ -193,27 +219,136 @@ class HarWriter:
 
 
 def load_har(source: str | Path | dict) -> dict:
+    """The HAR document of `source` (a path, or a document already read). A file that is not
+    JSON, nested deeper than `MAX_DEPTH` or not a HAR (no `log.entries` list) is a WireFormatError
+    (a ValueError); one that is not there, or cannot be opened, a ValueError."""
     if isinstance(source, dict):
-        return source
-    try:
-        doc = json.loads(Path(source).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"{source}: no such file") from None
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{source}: not a HAR file this inspector can read ({exc})") from None
+        doc: Any = source
+    else:
+        try:
+            text = Path(source).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ValueError(f"{source}: no such file") from None
+        except UnicodeDecodeError as exc:
+            raise _not_har(source, f"not UTF-8 text ({exc.reason})", offset=exc.start) from None
+        except OSError as exc:
+            raise ValueError(f"{source}: not a HAR file this inspector can read ({exc})") from None
+        doc = parse_json(text, source)
     if (
         not isinstance(doc, dict)
         or not isinstance(doc.get("log"), dict)
         or not isinstance(doc["log"].get("entries"), list)
     ):
-        raise ValueError(f"{source}: not a HAR file (no log.entries)")
+        raise _not_har(source, "not a HAR file (no log.entries)", field="log.entries")
     return doc
 
 
-def _body(text: str | None, encoded: bool, meta: dict | None) -> Body:
+def parse_json(text: str, source: Any = "the recording") -> Any:
+    """`text` parsed with a depth bound: orjson refuses nesting past `MAX_DEPTH` before building
+    anything (a WireFormatError naming where, by entry when it is in one); what orjson refuses
+    that the json module reads (NaN, a lone surrogate) is read by json, its RecursionError caught."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        if "depth" in exc.msg or "recursion" in exc.msg:
+            raise _too_deep(text, exc.pos, source) from None
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise _not_har(source, f"the recording is nested more than {MAX_DEPTH} levels deep: not read") from None
+    except ValueError as exc:
+        raise _not_har(
+            source, f"not a HAR file this inspector can read ({exc})", offset=getattr(exc, "pos", None)
+        ) from None
+
+
+def _not_har(source: Any, message: str, *, field: str | None = None, offset: int | None = None) -> WireFormatError:
+    return WireFormatError(f"{source}: {message}", field=field, offset=offset, kind="HAR")
+
+
+# A JSON token that matters to the nesting: a whole string (keys among them) or a structural mark.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]')
+
+
+def _path_at(text: str, pos: int) -> list[str | int]:
+    """The keys and indexes of the containers open at `pos` in `text`. It only says where a parse
+    that stopped there was (for the message): what is read is judged by the parser alone."""
+    path: list[str | int] = []
+    arrays: list[bool] = []
+    last = ""
+    for match in _TOKEN.finditer(text, 0, pos):
+        token = match.group()
+        if token in ("{", "["):
+            arrays.append(token == "[")
+            path.append(0 if token == "[" else "")
+        elif token in ("}", "]"):
+            if arrays:
+                arrays.pop()
+                path.pop()
+        elif token == ",":
+            if arrays and arrays[-1]:
+                path[-1] = int(path[-1]) + 1
+        elif token == ":":
+            if arrays and not arrays[-1]:
+                try:
+                    path[-1] = str(json.loads(last))
+                except ValueError:
+                    path[-1] = last[1:-1]
+        else:
+            last = token
+    return path
+
+
+def _field(path: list[str | int], shown: int = 4) -> str:
+    text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[:shown]).lstrip(".")
+    return text + ("…" if len(path) > shown else "")
+
+
+def _too_deep(text: str, pos: int, source: Any) -> WireFormatError:
+    path = _path_at(text, pos)
+    deep = f"nested more than {MAX_DEPTH} levels deep: the recording is not read"
+    if path[:2] == ["log", "entries"] and len(path) > 2 and isinstance(path[2], int):
+        where = f"entry {path[2] + 1} of the recording is {deep}"
+        return _not_har(source, where, field=_field(path[3:]) or None, offset=pos)
+    return _not_har(source, f"the recording is {deep}", field=_field(path) or None, offset=pos)
+
+
+class _Shape(Exception):
+    """A member of an entry that is missing or of the wrong shape (`field` names it)."""
+
+    def __init__(self, field: str, why: str):
+        super().__init__(why)
+        self.field = field
+
+
+def _member(obj: dict, key: str, shape: Any, where: str = "", *, required: bool = False) -> Any:
+    """`obj[key]` when it has `shape`; None when it is absent or null (unless `required`)."""
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise _Shape(where + key, f"it has no {where + key}")
+        return None
+    if not fits(value, shape):
+        raise _Shape(where + key, f"its {where + key} is {json_kind(value)}, not {shape_name(shape)}")
+    return value
+
+
+def _headers_of(obj: dict, where: str) -> list[tuple[str, str]]:
+    out = []
+    for n, h in enumerate(_member(obj, "headers", list, where) or []):
+        if not (isinstance(h, dict) and isinstance(h.get("name"), str) and isinstance(h.get("value"), str)):
+            raise _Shape(f"{where}headers[{n}]", f"its {where}headers[{n}] is not a name and a value, both text")
+        out.append((h["name"], h["value"]))
+    return out
+
+
+def _body(text: str | None, encoded: bool, meta: dict | None, where: str) -> Body:
     data = base64.b64decode(text or "") if encoded else (text or "").encode("utf-8")
+    size = _member(meta or {}, "size", int, where)
     meta = meta or {}
-    return Body(data, int(meta.get("size", len(data))), bool(meta.get("truncated")), bool(meta.get("complete", True)))
+    return Body(
+        data, len(data) if size is None else size, bool(meta.get("truncated")), bool(meta.get("complete", True))
+    )
 
 
 def _started(text: str) -> float:
@@ -224,47 +359,72 @@ def _started(text: str) -> float:
 
 
 def flow_of(i: int, e: dict) -> Flow:
-    """A flow back from one HAR entry (any HAR: `_decoy` fills in what only the inspector knows)."""
-    req, resp, extra = e.get("request") or {}, e.get("response") or {}, e.get("_decoy") or {}
-    url = urlsplit(req.get("url") or "/")
-    post = req.get("postData") or {}
-    content = resp.get("content") or {}
-    t = extra.get("timings") or {}
+    """A flow back from one HAR entry (any HAR: `_decoy` fills in what only the inspector knows).
+    An entry with no `request` or `response` object, or a member read of the wrong shape, raises
+    `_Shape` naming it (read_har turns it into the entry's error)."""
+    req = _member(e, "request", dict, required=True)
+    resp = _member(e, "response", dict, required=True)
+    extra = _member(e, "_decoy", dict) or {}
+    url = urlsplit(_member(req, "url", str, "request.") or "/")
+    post = _member(req, "postData", dict, "request.") or {}
+    content = _member(resp, "content", dict, "response.") or {}
+    t = _member(extra, "timings", dict, "_decoy.") or {}
+    status = _member(resp, "status", int, "response.")
     flow = Flow(
-        int(extra.get("id") or i),
-        str(req.get("method") or "GET"),
+        _member(extra, "id", int, "_decoy.") or i,
+        _member(req, "method", str, "request.") or "GET",
         url.path or "/",
         url.query,
-        status=int(resp["status"]) if resp.get("status") else None,
-        request_headers=[(h["name"], h["value"]) for h in req.get("headers") or []],
-        response_headers=[(h["name"], h["value"]) for h in resp.get("headers") or []],
-        request_body=_body(post.get("text"), post.get("_encoding") == "base64", extra.get("request_body")),
-        response_body=_body(content.get("text"), content.get("encoding") == "base64", extra.get("response_body")),
-        timings=Timings(float(t.get("start") or 0.0), t.get("sent"), t.get("first_byte"), t.get("done")),
-        started=_started(str(e.get("startedDateTime") or "")),
-        agent=str(extra.get("agent") or ""),
-        token=str(extra.get("token") or ""),
-        token_id=str(extra.get("token_id") or ""),
-        ended=str(extra.get("ended") or "answered"),
-        reason=str(extra.get("reason") or ""),
-        http_version=str(req.get("httpVersion") or "HTTP/1.1"),
-        notes=[n for n in extra.get("notes") or [] if isinstance(n, str)],
+        status=status or None,
+        request_headers=_headers_of(req, "request."),
+        response_headers=_headers_of(resp, "response."),
+        request_body=_body(
+            _member(post, "text", str, "request.postData."),
+            post.get("_encoding") == "base64",
+            _member(extra, "request_body", dict, "_decoy."),
+            "_decoy.request_body.",
+        ),
+        response_body=_body(
+            _member(content, "text", str, "response.content."),
+            content.get("encoding") == "base64",
+            _member(extra, "response_body", dict, "_decoy."),
+            "_decoy.response_body.",
+        ),
+        timings=Timings(
+            float(_member(t, "start", float, "_decoy.timings.") or 0.0),
+            *(_member(t, k, float, "_decoy.timings.") for k in ("sent", "first_byte", "done")),
+        ),
+        started=_started(_member(e, "startedDateTime", str) or ""),
+        agent=_member(extra, "agent", str, "_decoy.") or "",
+        token=_member(extra, "token", str, "_decoy.") or "",
+        token_id=_member(extra, "token_id", str, "_decoy.") or "",
+        ended=_member(extra, "ended", str, "_decoy.") or "answered",
+        reason=_member(extra, "reason", str, "_decoy.") or "",
+        http_version=_member(req, "httpVersion", str, "request.") or "HTTP/1.1",
+        notes=[n for n in _member(extra, "notes", list, "_decoy.") or [] if isinstance(n, str)],
     )
     if "done" not in t:
-        flow.timings.done = float(e.get("time") or 0.0)
-    flow.rows = [Row(**{k: r.get(k, "") for k in _ROW_FIELDS}) for r in extra.get("rows") or [] if isinstance(r, dict)]
-    for row in flow.rows:
-        row.text = row.text or None
+        flow.timings.done = float(_member(e, "time", float) or 0.0)
+    rows = [r for r in _member(extra, "rows", list, "_decoy.") or [] if isinstance(r, dict)]
+    flow.rows = [_row_of(r, f"_decoy.rows[{n}].") for n, r in enumerate(rows)]
     return flow
+
+
+def _row_of(r: dict, where: str) -> Row:
+    found: dict[str, Any] = {k: _member(r, k, str, where) or "" for k in _ROW_FIELDS}
+    row = Row(**found)
+    row.text = row.text or None
+    return row
 
 
 _ROW_FIELDS = ("id", "field", "verdict", "reason", "problem", "text", "kind", "kid", "opened_by", "certainty")
 
 
-def read_har(source: str | Path | dict) -> list[Flow]:
-    """A flow per entry; an entry that cannot be read as one is kept as a flow saying why (its
-    place and the count stay true), and never stops the others."""
-    flows = [_read_entry(i, e) for i, e in enumerate(load_har(source)["log"]["entries"], 1)]
+def read_har(source: str | Path | dict, *, strict: bool = False) -> list[Flow]:
+    """A flow per entry. An entry that cannot be read as one is kept as a flow saying why (its
+    place and the count stay true), and never stops the others — or, `strict`, is raised as a
+    WireFormatError naming it. A document that is no HAR, or nested too deep, is always raised."""
+    flows = [_read_entry(i, e, strict) for i, e in enumerate(load_har(source)["log"]["entries"], 1)]
     taken = {f.id for f in flows if f.ended != model.UNREAD}
     for f in flows:  # an unreadable entry is numbered by its place, unless a recorded flow has that id
         if f.ended == model.UNREAD and f.id in taken:
@@ -273,15 +433,19 @@ def read_har(source: str | Path | dict) -> list[Flow]:
     return flows
 
 
-def _read_entry(i: int, entry: Any) -> Flow:
-    why = "not a JSON object"
+def _read_entry(i: int, entry: Any, strict: bool = False) -> Flow:
+    why, field = "not a JSON object", None
     if isinstance(entry, dict):
         try:
             return flow_of(i, entry)
-        except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a field of the wrong type or shape
+        except _Shape as exc:
+            why, field = str(exc), exc.field
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:  # base64 that is not, a number too large
             why = f"{type(exc).__name__}: {exc}"
-    note = f"error: entry {i} of the recording cannot be read as an exchange ({why})"
-    return Flow(i, "?", "?", ended=model.UNREAD, reason=why, notes=[note])
+    error = WireFormatError(f"entry {i} of the recording cannot be read as an exchange ({why})", field=field)
+    if strict:
+        raise error
+    return Flow(i, "?", "?", ended=model.UNREAD, reason=why, notes=[f"error: {error}"])
 
 
 class ReplayApp:

@@ -12,17 +12,23 @@ kernel: PAR → `/oauth/device` → poll `/oauth/token` every `interval` seconds
 no answer doubles the interval (RFC 8628 §3.5: "clients MUST unilaterally reduce their polling
 frequency before retrying"), and a 429 or 5xx waits its `Retry-After` before the next poll.
 `result()` returns what the `finish` step built from the token (the Connection).
+
+The device answer's `verification_uri` and `verification_uri_complete` are shown as links, printed
+to be opened and drawn as QR codes: one that is not an absolute http(s) URL (`javascript:`,
+`data:`, `file:` …, `is_web_link`) is refused where the answer is read, so no consumer ever gets it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from decoy_lab.errors import APIError, PairingCancelled, PairingError, TransportError
 from decoy_lab.shapes import fits
@@ -47,6 +53,9 @@ DEVICE_ANSWER = {
     "interval": float,
     "warnings": list,
 }
+
+# An absolute http(s) URL with nothing a browser strips or reads another way (spaces, controls).
+_WEB_LINK = re.compile(r"https?://[^\s\x00-\x1f\x7f]+", re.IGNORECASE)
 
 # statuses a PairingHandle passes through
 STARTING, WAITING, APPROVED, DONE = "starting", "waiting", "approved", "done"
@@ -146,6 +155,18 @@ def selection_row(
 
 
 # -- the device flow ---------------------------------------------------------------------------
+def is_web_link(url: object) -> bool:
+    """Is `url` an absolute http(s) URL with a host (the only served URL made a link, printed to
+    open or drawn as a QR code)? `javascript:`, `data:`, `file:`, a relative URL, or one with
+    spaces or control characters a browser would strip before reading its scheme, are not."""
+    if not isinstance(url, str) or not _WEB_LINK.fullmatch(url):
+        return False
+    try:
+        return bool(urlsplit(url).hostname)
+    except ValueError:  # a bracketed host that is no IPv6 address, a port that is no number
+        return False
+
+
 @dataclass
 class DeviceSession:
     """What `/oauth/device` answered (the device_code stays out of the repr)."""
@@ -199,7 +220,7 @@ def start_device(
     except APIError as exc:
         raise PairingError(f"the pairing request was refused: {exc}", code=exc.code) from exc
     try:
-        return DeviceSession(
+        session = DeviceSession(
             device_code=ans["device_code"],
             user_code=ans["user_code"],
             verification_uri=ans.get("verification_uri") or ans["verification_uri_complete"],
@@ -210,6 +231,16 @@ def start_device(
         )
     except (KeyError, TypeError) as exc:
         raise PairingError(f"the device answer lacks {exc}", code="bad_response") from None
+    for member in ("verification_uri_complete", "verification_uri"):
+        url = getattr(session, member)
+        if not is_web_link(url):
+            shown = repr(url) if len(url) <= 80 else repr(url[:77]) + "…"
+            raise PairingError(
+                f"the server's {member} {shown} is not an http(s) link: the pairing stopped, nothing "
+                f"was opened or shown as a link (is {api.base_url} the Decoy server you meant?)",
+                code="bad_response",
+            )
+    return session
 
 
 class PairingHandle:
@@ -305,7 +336,7 @@ class PairingHandle:
             except Exception:  # a widget callback must not kill the pairing
                 log.exception("pairing status callback failed")
 
-    def _pause(self, seconds: float) -> None:
+    def pause(self, seconds: float) -> None:
         self.waits.append(seconds)
         if self._wait is not None:
             self._wait(seconds)
@@ -394,7 +425,7 @@ class PairingHandle:
                     code="expired_token",
                 )
             if not first:  # RFC 8628 §3.5: at least `interval` between polls (the first goes at once)
-                self._pause(min(max(self.interval, hold), left))
+                self.pause(min(max(self.interval, hold), left))
             first, hold = False, 0.0
             if self.clock() >= deadline:
                 raise PairingError(

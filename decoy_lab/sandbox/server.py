@@ -9,9 +9,13 @@ Both bound what one local process can hold (`server_config`): a connection must 
 request head within `head_timeout` seconds of opening or of its previous answer, or it is closed
 (`HeadTimeoutH11`; uvicorn's h11 protocol has no such timer, and its keep-alive timer is
 cancelled by the first byte, so a head sent a line every few seconds would stay open for ever);
-an idle keep-alive connection is closed after `keep_alive` seconds; at most `max_connections`
-are served at once, and a new connection at that limit closes the oldest one that is still
-sending its head (or idle), so a flood of half-sent requests cannot starve a real client.
+a connection in the middle of a request body that sends no byte for `body_timeout` seconds is
+closed too (time the server itself is not reading — flow control, an `Expect: 100-continue` not
+yet answered — is not counted against it); an idle keep-alive connection is closed after
+`keep_alive` seconds; at most `max_connections` are served at once, and a new connection at that
+limit closes the one stalled longest — waiting for its head (or idle) since the earliest, or
+stalled mid-body since the earliest last byte — so a crowd of half-sent heads or bodies cannot
+starve a real client.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any
 
 import h11
 import uvicorn
+from starlette.requests import ClientDisconnect
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from decoy_lab.argtypes import port_number
@@ -39,63 +44,106 @@ from decoy_lab.sandbox.stores.db import private_dirs
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 # Production defaults (tests pass smaller ones to run fast):
 HEAD_TIMEOUT = 10.0  # seconds to send a whole request head (request line and headers)
+BODY_TIMEOUT = 10.0  # seconds a request body may pause between two bytes
 KEEP_ALIVE = 5.0  # seconds an idle keep-alive connection is kept (uvicorn's default)
 MAX_CONNECTIONS = 256  # connections served at once (uvicorn's limit_concurrency)
 MAX_HEAD = 16 * 1024  # bytes of request head (h11's default, stated): larger is 400
 
 
 class HeadTimeoutH11(H11Protocol):
-    """uvicorn's h11 protocol with a deadline on each request head, and room made at the
-    connection limit (see the module docstring). `head_timeout` is set per server (`server_config`)."""
+    """uvicorn's h11 protocol with a deadline on each request head and on each pause in a request
+    body, and room made at the connection limit (see the module docstring). `head_timeout` and
+    `body_timeout` are set per server (`server_config`)."""
 
     head_timeout: float = HEAD_TIMEOUT
-    _head_timer: asyncio.TimerHandle | None = None
-    _waiting_since: float | None = None  # when this connection started waiting for a head
+    body_timeout: float = BODY_TIMEOUT
+    _deadline: asyncio.TimerHandle | None = None
+    _owed: str | None = None  # what the client owes: "head", "body", or None (nothing: the server's turn)
+    _stalled_since: float | None = None  # head: since it began waiting for one; body: since its last byte
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._watch_head()
-        limit = self.limit_concurrency
-        if limit is not None and len(self.connections) >= limit:
-            waiting = [
-                c
-                for c in self.connections
-                if c is not self and isinstance(c, HeadTimeoutH11) and c._waiting_since is not None
-            ]
-            if waiting:
-                min(waiting, key=lambda c: c._waiting_since or 0.0)._close_waiting()
+        self._watch()
+        self._make_room()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        self._watch_head()
+        self._watch(progress=True)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        self._watch_head()
+        self._watch()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._stop_watch()
+        self._unwatch()
         super().connection_lost(exc)
 
-    def _watch_head(self) -> None:
-        """h11's IDLE is exactly "the previous answer is out and no new request head is complete"."""
+    def stalled_since(self) -> float | None:
+        """Since when (loop time) this connection has kept the server waiting for its client: for
+        a head since the wait began, for a body since its last byte; None when the client owes
+        nothing, or when the server is the one not reading (flow control, an unanswered
+        `Expect: 100-continue`)."""
+        if self._owed == "body" and self._excused():
+            return None
+        return self._stalled_since
+
+    def _make_room(self) -> None:
+        """At the limit, close the connection stalled longest (never this new one)."""
+        limit = self.limit_concurrency
+        if limit is None or len(self.connections) < limit:
+            return
+        stalled = [
+            (since, c)
+            for c in self.connections
+            if c is not self and isinstance(c, HeadTimeoutH11) and (since := c.stalled_since()) is not None
+        ]
+        if stalled:
+            min(stalled, key=lambda pair: pair[0])[1]._close()
+
+    def _watch(self, *, progress: bool = False) -> None:
+        """Start, keep or stop the deadline for what the client owes now (`_owing`)."""
+        owed = self._owing()
+        if owed != self._owed:
+            self._unwatch()
+            if owed is not None:
+                self._owed, self._stalled_since = owed, self.loop.time()
+                timeout = self.head_timeout if owed == "head" else self.body_timeout
+                self._deadline = self.loop.call_later(timeout, self._on_deadline)
+        elif owed == "body" and progress:
+            self._stalled_since = self.loop.time()  # a byte of body came: its deadline starts again
+
+    def _owing(self) -> str | None:
+        """h11's IDLE is exactly "the previous answer is out and no new request head is complete";
+        SEND_BODY is "the head is in, not all of the body"."""
         if self.transport.is_closing():
-            self._stop_watch()
-        elif self.conn.their_state is h11.IDLE:
-            if self._head_timer is None:
-                self._waiting_since = self.loop.time()
-                self._head_timer = self.loop.call_later(self.head_timeout, self._close_waiting)
-        else:
-            self._stop_watch()
+            return None
+        state = self.conn.their_state
+        return "head" if state is h11.IDLE else "body" if state is h11.SEND_BODY else None
 
-    def _stop_watch(self) -> None:
-        if self._head_timer is not None:
-            self._head_timer.cancel()
-        self._head_timer = self._waiting_since = None
+    def _unwatch(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = self._owed = self._stalled_since = None
 
-    def _close_waiting(self) -> None:
-        self._stop_watch()
-        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+    def _excused(self) -> bool:
+        return self.flow.read_paused or self.conn.they_are_waiting_for_100_continue
+
+    def _on_deadline(self) -> None:
+        self._deadline = None
+        if self._owed == "body" and self._stalled_since is not None:
+            now = self.loop.time()
+            if self._excused():
+                self._stalled_since = now
+            left = self._stalled_since + self.body_timeout - now
+            if left > 0:
+                self._deadline = self.loop.call_later(left, self._on_deadline)
+                return
+        self._close()
+
+    def _close(self) -> None:
+        """Close this connection if its client still owes a head or a body."""
+        self._unwatch()
+        if self._owing() is not None:
             self.transport.close()
 
 
@@ -105,14 +153,16 @@ def server_config(
     port: int,
     *,
     head_timeout: float = HEAD_TIMEOUT,
+    body_timeout: float = BODY_TIMEOUT,
     keep_alive: float = KEEP_ALIVE,
     max_connections: int = MAX_CONNECTIONS,
     **extra: Any,
 ) -> uvicorn.Config:
     """The one uvicorn configuration of the sandbox, in the foreground or in a thread."""
-    protocol = type("HeadTimeoutH11", (HeadTimeoutH11,), {"head_timeout": float(head_timeout)})
+    timeouts = {"head_timeout": float(head_timeout), "body_timeout": float(body_timeout)}
+    protocol = type("HeadTimeoutH11", (HeadTimeoutH11,), timeouts)
     return uvicorn.Config(
-        app,
+        _quiet_when_gone(app),
         host=host,
         port=port,
         loop="asyncio",
@@ -123,6 +173,20 @@ def server_config(
         proxy_headers=False,  # X-Forwarded-For never makes a remote peer look local
         **extra,
     )
+
+
+def _quiet_when_gone(app: Any) -> Any:
+    """`app`, but a client that left (or was closed for stalling) in the middle of its body is
+    not logged as an application error with a traceback: a crowd of slow clients cannot fill the
+    log."""
+
+    async def asgi(scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await app(scope, receive, send)
+        except ClientDisconnect:
+            pass  # nobody is left to answer
+
+    return asgi
 
 
 def serve_in_thread(
@@ -192,11 +256,12 @@ class Sandbox:
         port: int = 0,
         timeout: float = 15.0,
         head_timeout: float = HEAD_TIMEOUT,
+        body_timeout: float = BODY_TIMEOUT,
         keep_alive: float = KEEP_ALIVE,
         max_connections: int = MAX_CONNECTIONS,
     ) -> Sandbox:
         """Serve a fresh sandbox on a free loopback port in a background thread
-        (`head_timeout`, `keep_alive`, `max_connections`: see the module docstring)."""
+        (`head_timeout`, `body_timeout`, `keep_alive`, `max_connections`: see the module docstring)."""
         app = create_app(
             db,
             owner_key=owner_key,
@@ -213,6 +278,7 @@ class Sandbox:
             host,
             port,
             head_timeout=head_timeout,
+            body_timeout=body_timeout,
             keep_alive=keep_alive,
             max_connections=max_connections,
             log_config=None,

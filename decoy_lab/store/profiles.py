@@ -6,7 +6,10 @@ directory (platformdirs; `DECOY_LAB_CONFIG_DIR` overrides it), mode 0600 in a 07
 Every directory level it creates is made 0700 one by one (never left to the umask), and a
 profile is read or written only where the config is ours (`check_private`, as ssh checks its
 keys): a config directory, profiles directory or profile owned by another user, or writable by
-group or others, is refused with `UntrustedConfig`, which says what to run to fix it.
+group or others, is refused with `UntrustedConfig`, which says what to run to fix it; so is a
+profile that group or others may read (it may hold the agent's private key and tokens: as ssh
+ignores a private key file others can read, it is not used until `chmod 600 <path>`; nothing in
+it is changed or lost).
 The secrets go to keyring when a working backend exists, and otherwise into the same 0600 file
 (headless Linux and Binder have no backend: that fallback is quiet, never an error).
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import stat
 import tempfile
 import time
@@ -138,10 +142,12 @@ def make_private_dirs(path: Path) -> None:
         os.chmod(level, 0o700)
 
 
-def check_private(path: Path, what: str) -> None:
+def check_private(path: Path, what: str, *, secret: bool = False) -> None:
     """Refuse `path` (a config directory, profile or journal) unless it is the current user's and
-    not writable by group or others (UntrustedConfig, with the command that fixes it). A missing
-    path passes (nothing to trust yet); on a system without POSIX owners nothing is checked."""
+    not writable by group or others — nor, when it holds `secret`s, readable by them either
+    (UntrustedConfig, with the command that fixes it). The file is only looked at, never changed.
+    A missing path passes (nothing to trust yet); on a system without POSIX owners nothing is
+    checked. Root is refused too, as ssh refuses root's keys."""
     getuid = getattr(os, "getuid", None)
     if getuid is None:  # pragma: no cover - Windows: no uid to compare
         return
@@ -154,19 +160,26 @@ def check_private(path: Path, what: str) -> None:
     uid = getuid()
     is_dir = stat.S_ISDIR(st.st_mode)
     mode = stat.S_IMODE(st.st_mode)
+    too_open = mode & (0o077 if secret else 0o022)
     if st.st_uid != uid:
         problem = f"is owned by uid {st.st_uid}, not by you (uid {uid})"
-        fix = f"check who put it there; if it is yours, `chown -R {uid} {path}`, otherwise move it away and pair again"
-    elif mode & 0o022:
-        who = " and ".join(w for w, bit in (("group", 0o020), ("others", 0o002)) if mode & bit)
-        problem = f"is writable by {who} (mode {mode:04o})"
-        fix = f"`chmod {'700' if is_dir else '600'} {path}`"
+        why = "another user could have planted or changed it"
+        fix = f"check who put it there; if it is yours, `chown -R {uid} {shlex.quote(str(path))}`, otherwise move it away and pair again"
+    elif too_open:
+        who = " and ".join(w for w, bits in (("group", 0o070), ("others", 0o007)) if too_open & bits)
+        can = " and ".join(
+            c for c, bits in (("readable", 0o044), ("writable", 0o022), ("executable", 0o011)) if too_open & bits
+        )
+        problem = f"is {can} by {who} (mode {mode:04o})"
+        why = (
+            "another user could have planted or changed it"
+            if too_open & 0o022
+            else "other users could read the agent's private key and tokens it may hold"
+        )
+        fix = f"`chmod {'700' if is_dir else '600'} {shlex.quote(str(path))}`"
     else:
         return
-    raise UntrustedConfig(
-        f"the {what} {path} {problem}: another user could have planted or changed it, so it is not used. Fix: {fix}",
-        path=str(path),
-    )
+    raise UntrustedConfig(f"the {what} {path} {problem}: {why}, so it is not used. Fix: {fix}", path=str(path))
 
 
 def check_name(name: str) -> str:
@@ -227,11 +240,12 @@ class ProfileStore:
 
     def check_trusted(self, name: str | None = None) -> None:
         """UntrustedConfig unless the config directory, the profiles directory (and the profile
-        `name`, its journal and its cache) are ours and writable by us only (see `check_private`)."""
+        `name`, its journal and its cache) are ours and writable by us only, and the profile —
+        which may hold the private key and tokens — readable by us only (see `check_private`)."""
         check_private(self.directory, "config directory")
         check_private(self.profiles_dir, "profiles directory")
         if name is not None:
-            check_private(self.path(name), f"profile {name!r}")
+            check_private(self.path(name), f"profile {name!r}", secret=True)
             check_private(self.journal_path(name), f"pending-writes journal of profile {name!r}")
             check_private(self.cache_path(name), f"vault cache of profile {name!r}")
             for kept in files_beside(self.cache_path(name)):

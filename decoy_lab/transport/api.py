@@ -31,7 +31,7 @@ import logging
 import threading
 import urllib.parse
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -81,14 +81,28 @@ def _loopback(host: str) -> bool:
         return False
 
 
+class TokenStore(Protocol):
+    """Where a saved connection's tokens live between processes (client/saved.py's `Saved`)."""
+
+    def saved_tokens(self) -> Tokens | None:
+        """The tokens saved now (another process may have refreshed them); None without any."""
+
+    def save_tokens(self, tokens: Tokens) -> None:
+        """Save new tokens (called while `lock()` is held)."""
+
+    def lock(self) -> contextlib.AbstractContextManager[Any]:
+        """A lock shared by every process using the same saved connection."""
+
+
 class Api:
     """Sends requests to one Decoy server with this connection's token.
 
     `http` may be any `httpx.Client` (a Starlette `TestClient` runs the sandbox in-process);
     `transport` builds a client on that transport (e.g. `httpx.MockTransport`).
-    `persist(tokens)` saves new tokens while the refresh still holds `shared_lock()` (a lock
-    shared by every process using the profile); `on_tokens(tokens)` is called after every refresh;
-    `saved_tokens()` returns the tokens the saved profile holds now (None without one).
+    `keep_tokens(store, on_tokens)` ties it to where a saved connection's tokens live
+    (`TokenStore`: the tokens saved now, saving new ones while the refresh still holds the store's
+    lock, shared by every process using the profile); `on_tokens(tokens)` is called after every
+    refresh.
     """
 
     def __init__(
@@ -117,9 +131,7 @@ class Api:
         self.client_id = client_id
         self.tokens = tokens
         self.on_tokens = on_tokens
-        self.saved_tokens: Callable[[], Tokens | None] | None = None
-        self.persist: Callable[[Tokens], None] | None = None  # save new tokens (under the shared lock)
-        self.shared_lock: Callable[[], contextlib.AbstractContextManager[Any]] | None = None
+        self.token_store: TokenStore | None = None
         self._metadata: dict[str, Any] | None = None
         self._refresh_lock = threading.Lock()
         self.refreshes = 0  # how many times the token was refreshed (shown in status, checked in tests)
@@ -214,25 +226,32 @@ class Api:
             body["retry_after_seconds"] = wait
         return resp.status_code, body
 
+    def keep_tokens(self, store: TokenStore | None, on_tokens: Callable[[Tokens], None] | None = None) -> None:
+        """Refresh through `store` (None: this process alone holds the tokens); `on_tokens` after each."""
+        self.token_store, self.on_tokens = store, on_tokens
+
+    def _saved_tokens(self) -> Tokens | None:
+        return self.token_store.saved_tokens() if self.token_store is not None else None
+
     def _newer_than(self, refused: Secret) -> Tokens | None:
         """Tokens newer than the `refused` access token: this Api's own (another thread refreshed)
         or the saved profile's (another process refreshed the same connection)."""
         if self.tokens is not None and self.tokens.access_token != refused:
             return self.tokens
-        saved = self.saved_tokens() if self.saved_tokens is not None else None
+        saved = self._saved_tokens()
         if saved is not None and saved.access_token != refused:
             return saved
         return None
 
     def refresh(self, refused: Secret | None = None) -> Tokens:
         """Refresh the access token with the refresh token, one refresh at a time across threads
-        and — under `shared_lock`, a file lock beside the saved profile — across processes.
+        and — under the token store's lock, a file lock beside the saved profile — across processes.
         `refused` is the access token a 401 refused: when a newer one is already at hand (this
         Api's, or the profile's, re-read under the lock), it is used and nothing is sent. The new
-        tokens are saved (`persist`) before the lock is released, so the next process to take it
+        tokens are saved (`save_tokens`) before the lock is released, so the next process to take it
         finds them. A refresh answered `REFRESH_TOKEN_USED` / `TOKEN_REPLACED` takes the newer
         tokens the profile holds instead of giving up (another process rotated them)."""
-        shared = self.shared_lock() if self.shared_lock is not None else contextlib.nullcontext()
+        shared = self.token_store.lock() if self.token_store is not None else contextlib.nullcontext()
         with self._refresh_lock, shared:
             held = self.tokens
             newer = self._newer_than(refused) if refused is not None else None
@@ -243,8 +262,8 @@ class Api:
                 log.info("using the newer saved token (%s)", secret_fingerprint(newer.access_token))
             else:
                 self.tokens = self._renewed_or_saved(held)
-            if self.persist is not None:
-                self.persist(self.tokens)
+            if self.token_store is not None:
+                self.token_store.save_tokens(self.tokens)
         if self.on_tokens is not None:
             self.on_tokens(self.tokens)
         return self.tokens
@@ -253,7 +272,7 @@ class Api:
         try:
             renewed = self._renewed(held)
         except TokenError as exc:
-            saved = self.saved_tokens() if self.saved_tokens is not None else None
+            saved = self._saved_tokens()
             rotated = exc.code in ("REFRESH_TOKEN_USED", "TOKEN_REPLACED")
             if rotated and saved is not None and held is not None and saved.refresh_token != held.refresh_token:
                 log.info("the refresh token was rotated elsewhere: using the saved newer tokens")

@@ -3,7 +3,9 @@ phone (drawn here with segno: nothing leaves the machine), the user code with a 
 live status and countdown, and Cancel. It never blocks the kernel: the pairing runs in its
 handle's thread and a small ticker thread refreshes the widget, so Cancel works at any moment.
 An ending is one line in the widget (done, denied, expired, cancelled, failed); when it is done
-the consent card (asked · granted · held now) appears below.
+the consent card (asked · granted · held now) appears below. Only an http(s) link is made a link
+or a QR code (`is_web_link`; the pairing refuses any other where the device answer is read): any
+other is shown as text, with a one-line warning.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from decoy_lab.rules.pairing import FINAL
+from decoy_lab.rules.pairing import FINAL, is_web_link
 from decoy_lab.widgets.consent import ConsentCard
 from decoy_lab.widgets.html import (
     BAD_COLOUR,
@@ -145,7 +147,13 @@ class PairingWidget(W.VBox):
         with self._lock:
             h = self.handle
             link, code = h.link, h.user_code
-            if link:
+            if link and not is_web_link(link):  # never an href: `javascript:` would run on a click
+                self._link.value = (
+                    f'<span style="color:{BAD_COLOUR}">This pairing link is not an http(s) address and '
+                    f"is not opened: <code>{esc(link)}</code></span>"
+                )
+                self._qr.value = ""
+            elif link:
                 self._link.value = (
                     f'<a href="{esc(link)}" target="_blank" rel="noopener" class="decoy-pair-link" '
                     f'style="color:{LINK};text-decoration:underline;font-size:15px;cursor:pointer">'

@@ -134,3 +134,34 @@ def test_decoy_lab_status_and_save_refuse_a_profile_another_user_planted(sb, sto
     assert main(["save", "--profile", "work", "A memory for the planted server."]) == 2
     assert "owned by uid 65534" in capsys.readouterr().err
     assert len(sb.owner.app_view()) == before, "nothing was sent"
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o440], ids=oct)
+def test_a_profile_others_may_read_is_refused_and_left_as_it_was(store, mode):
+    """A profile holds the agent's private key and tokens: one readable by group or others (0644,
+    0640 …, as an editor or `cp` under umask 022 leaves it) is refused as ssh refuses such a key —
+    even for root, as here — with one line that names the file and the `chmod 600` that fixes it.
+    Nothing is changed: not its bytes, not its mode; nor can a save replace it."""
+    store.save(_profile())
+    path = store.path("work")
+    os.chmod(path, mode)
+    before = path.read_bytes()
+    for attempt in (lambda: store.load("work"), lambda: store.save(_profile())):
+        with pytest.raises(UntrustedConfig) as caught:
+            attempt()
+        text = str(caught.value)
+        assert "\n" not in text and str(path) in text and caught.value.path == str(path)
+        assert f"`chmod 600 {path}`" in text and "readable by" in text and f"mode {mode:04o}" in text
+        assert path.read_bytes() == before and _mode(path) == mode
+    assert store.names() == ["work"]
+    os.chmod(path, 0o600)  # as the message says
+    loaded = store.load("work")
+    assert (loaded.access_token, loaded.private_key_pem) == ("AT", "K")
+
+
+def test_a_profile_only_we_may_read_is_used(store):
+    """0600 (what `save` writes) and 0400 (a user who made it read-only) are fine."""
+    store.save(_profile())
+    for mode in (0o600, 0o400):
+        os.chmod(store.path("work"), mode)
+        assert store.load("work").private_key_pem == "K"

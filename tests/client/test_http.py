@@ -153,7 +153,7 @@ def test_401_with_recovery_refresh_refreshes_once_and_retries(key, tmp_path):
     )
     conn = conn_for(script, key)
     conn.access()
-    assert conn.tokens.access_token == "at-SECRET-0002" and conn._api.refreshes == 1
+    assert conn.tokens.access_token == "at-SECRET-0002" and conn.session.api.refreshes == 1
     form = script.bodies("/oauth/token")[0].decode()
     assert "grant_type=refresh_token" in form and REFRESH in form
     auths = [r.headers["authorization"] for r in script.seen if r.url.path == "/api/agent/policies"]
@@ -289,7 +289,7 @@ def test_no_log_line_or_repr_shows_a_token_or_the_key(key, caplog):
     caplog.set_level(logging.DEBUG)
     conn = conn_for(script, key)
     conn.access()
-    text = caplog.text + repr(conn) + str(conn) + repr(conn._api) + repr(conn.tokens) + repr(conn.agent_key)
+    text = caplog.text + repr(conn) + str(conn) + repr(conn.session.api) + repr(conn.tokens) + repr(conn.agent_key)
     pem_body = "".join(conn.agent_key.to_pem().splitlines()[1:-1])
     for secret in (ACCESS, REFRESH, "at-SECRET-0005", "rt-SECRET-0005", pem_body[:40]):
         assert secret not in text

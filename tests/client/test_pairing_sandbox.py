@@ -127,7 +127,7 @@ def test_an_expired_token_is_refreshed_once_and_the_call_repeated(sb, clock, key
     before = conn.tokens.access_token
     clock.advance(sb.state.token_ttl + 1)
     assert conn.access().names == {"memory.read", "memory.save"}
-    assert conn._api.refreshes == 1 and conn.tokens.access_token != before
+    assert conn.session.api.refreshes == 1 and conn.tokens.access_token != before
 
 
 def test_a_revoked_connection_is_told_to_pair_again(sb, clock, key):
@@ -239,5 +239,5 @@ def test_a_new_access_version_on_refresh_rereads_policies(sb, clock, key):
     sb.owner.approve(req.request_id)  # the owner changes the grant; the client has not looked yet
     clock.advance(sb.state.token_ttl + 1)
     conn.keys()  # any call: 401 → refresh → a new access_version → policies read again
-    assert conn._api.refreshes == 1
+    assert conn.session.api.refreshes == 1
     assert "memory.edit" in conn.access(refresh=False).names

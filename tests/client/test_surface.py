@@ -37,7 +37,7 @@ def make_space(conn: Connection, texts: list[str]) -> tuple[str, list[str]]:
     """Write a legacy Me space and rows as an older client would (through the raw API)."""
     key = random_key()
     owner = conn.keys().owner_public_key
-    ans = conn._api.request(
+    ans = conn.session.api.request(
         "POST",
         "/api/agent/context/spaces",
         json={
@@ -62,7 +62,7 @@ def make_space(conn: Connection, texts: list[str]) -> tuple[str, list[str]]:
         }
         for rid, t in zip(ids, texts)
     ]
-    conn._api.request("POST", "/api/agent/context/rows", json={"space_id": space_id, "rows": rows})
+    conn.session.api.request("POST", "/api/agent/context/rows", json={"space_id": space_id, "rows": rows})
     return space_id, ids
 
 

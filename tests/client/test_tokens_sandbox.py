@@ -95,10 +95,10 @@ def test_a_token_replaced_by_another_process_is_taken_from_the_saved_profile(sb,
     first = pair(sb.url, store)
     second = Connection.resume("work", store=store)  # e.g. the CLI while the notebook runs
     old = second.tokens.access_token.reveal()
-    first._api.refresh()  # the notebook renews the connection and saves the profile
+    first.session.api.refresh()  # the notebook renews the connection and saves the profile
     assert policies_code(sb.url, old) == "TOKEN_REPLACED"
     assert second.access().names == first.access().names
-    assert second.tokens.access_token == first.tokens.access_token and second._api.refreshes == 0
+    assert second.tokens.access_token == first.tokens.access_token and second.session.api.refreshes == 0
     assert policies_code(sb.url, first.tokens.access_token.reveal()) == 200  # nobody replaced the newest token
     first.close()
     second.close()
@@ -108,14 +108,14 @@ def test_a_replaced_token_with_nothing_newer_at_hand_is_refreshed_and_the_call_r
     """The same sentence: with no newer token saved anywhere, the client refreshes once and repeats."""
     conn = pair(sb.url, None, profile=None)
     replaced = conn.tokens.access_token
-    conn._api.refresh()  # the server replaced `replaced`; this holder kept it with the current refresh token
+    conn.session.api.refresh()  # the server replaced `replaced`; this holder kept it with the current refresh token
     current = conn.tokens
-    conn._api.tokens = Tokens(
+    conn.session.api.tokens = Tokens(
         access_token=replaced,
         refresh_token=current.refresh_token,
         token_id=current.token_id,
         access_version=current.access_version,
     )
     assert conn.access().names == {"memory.read", "memory.save"}
-    assert conn._api.refreshes == 2 and conn.tokens.access_token not in (replaced, current.access_token)
+    assert conn.session.api.refreshes == 2 and conn.tokens.access_token not in (replaced, current.access_token)
     conn.close()

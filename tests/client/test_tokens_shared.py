@@ -29,7 +29,7 @@ while not go.exists():
     time.sleep(0.005)
 try:
     conn.access()
-    print("OK", conn._api.refreshes, flush=True)
+    print("OK", conn.session.api.refreshes, flush=True)
 except Exception as exc:
     print("FAIL", type(exc).__name__, exc, flush=True)
 """
@@ -72,7 +72,7 @@ def test_the_strict_sandbox_refuses_a_used_refresh_token_at_once(strict, store):
     the switch turns off the sandbox's replay window."""
     conn = pair(strict, store)
     used = conn.tokens.refresh_token.reveal()
-    conn._api.refresh()
+    conn.session.api.refresh()
     r = httpx.post(f"{strict.url}/oauth/token", data={"grant_type": "refresh_token", "refresh_token": used})
     assert r.status_code == 400 and r.json()["code"] == "REFRESH_TOKEN_USED"
     conn.close()
@@ -117,9 +117,9 @@ def test_a_refresh_token_used_elsewhere_takes_the_newer_saved_tokens(strict, sto
     those are taken instead of asking for a new pairing."""
     first = pair(strict, store)
     second = Connection.resume("work", store=store)
-    first._api.refresh()  # rotates the refresh token and saves the profile
-    second._api.refresh()  # sent with the used refresh token: refused, then the saved tokens
+    first.session.api.refresh()  # rotates the refresh token and saves the profile
+    second.session.api.refresh()  # sent with the used refresh token: refused, then the saved tokens
     assert second.tokens.access_token == first.tokens.access_token and second.access().policies
-    assert second._api.refreshes == 0
+    assert second.session.api.refreshes == 0
     first.close()
     second.close()

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import stat
+import sys
 
 import pandas as pd
 import pytest
 
 from decoy_lab import AgentKey, Connection, memory
+from decoy_lab.errors import DecoyError, WireFormatError
 from decoy_lab.inspector import Inspector, har
+from decoy_lab.inspector.model import UNREAD, Body, Flow
 from decoy_lab.widgets.flows import detail_of
 from decoy_lab.wire import layouts as wire
 
@@ -136,7 +141,7 @@ def test_a_damaged_recording_opens_with_each_bad_entry_said_and_the_rest_kept(tm
     assert list(frame["verdict"]) == ["error", "", "error"]
     said = [f.notes for f in opened]
     assert "entry 1 of the recording cannot be read as an exchange (not a JSON object)" in said[0][0]
-    assert "entry 3 of the recording" in said[2][0] and "AttributeError" in said[2][0]
+    assert "entry 3 of the recording" in said[2][0] and "its response is text, not an object" in said[2][0]
     facts = dict(detail_of(opened.all_flows()[0])["facts"])  # what the flows view shows on a click
     assert facts["ended"].startswith("not readable in the recording: not a JSON object")
     assert facts["started"] == "—"  # the recording did not say: no 1970 made up
@@ -167,3 +172,134 @@ def test_a_proxy_that_cannot_start_says_why_before_starting_anything(kwargs, sai
 def test_a_recording_that_is_not_there_says_so(tmp_path):
     with pytest.raises(ValueError, match="none.har: no such file"):
         Inspector.open(tmp_path / "none.har")
+
+
+# -- security issue: a recording holds the exchanges; a recording read back is untrusted ---------
+def _mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def _flow(i: int = 1) -> Flow:
+    return Flow(i, "POST", "/echo", status=200, request_body=Body(b"secret-ish", 10), ended="answered")
+
+
+def test_both_har_writers_create_the_file_0600_from_the_start(tmp_path, monkeypatch):
+    """A recording holds what the agent sent and was answered: `HarWriter` (record=…) and
+    `write_har` (save) create it 0600 — under umask 000, over a 0644 file and a stale 0644
+    `.part` an earlier run left — with no chmod after (chmod is made to fail here)."""
+    recorded, saved = tmp_path / "run.har", tmp_path / "saved.har"
+    for path in (recorded, saved):
+        for left in (path, path.with_name(path.name + ".part")):
+            left.write_text("{}")
+            os.chmod(left, 0o644)
+
+    def no_chmod(*args, **kwargs):
+        raise AssertionError("the mode is set when the file is created, not changed after")
+
+    monkeypatch.setattr(os, "chmod", no_chmod)
+    monkeypatch.setattr(os, "fchmod", no_chmod)
+    old = os.umask(0)
+    try:
+        writer = har.HarWriter(recorded, upstream="http://upstream")
+        assert _mode(recorded.with_name("run.har.part")) == 0o600  # before a byte of an exchange
+        writer.add(_flow())
+        assert writer.close() == recorded
+        assert har.write_har(saved, [_flow(1), _flow(2)]) == saved
+    finally:
+        os.umask(old)
+    monkeypatch.undo()
+    assert _mode(recorded) == 0o600 and _mode(saved) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.har", "saved.har"]
+    assert [f.path for f in Inspector.open(recorded)] == ["/echo"]
+    assert [f.id for f in Inspector.open(saved)] == [1, 2]
+
+
+def test_the_inspectors_recording_and_save_are_0600(tmp_path, upstream, client):
+    url, _app = upstream
+    recorded, saved = tmp_path / "run.har", tmp_path / "saved.har"
+    with Inspector.start(upstream=url, record=recorded) as insp:
+        client.post(f"{insp.url}/echo", content=b"one")
+        assert _mode(recorded.with_name("run.har.part")) == 0o600
+        insp.save(saved)
+    assert _mode(recorded) == 0o600 and _mode(saved) == 0o600
+
+
+def _deep_har(tmp_path, depth: int = 100_000):
+    """A HAR whose second entry holds `depth` nested arrays (written by hand: json cannot)."""
+    good = json.dumps(har.entry(_flow(), "http://upstream"))
+    deep = "[" * depth + "]" * depth
+    bad = '{"request": {"method": "GET", "url": "http://upstream/", "headers": ' + deep + '}, "response": {}}'
+    path = tmp_path / "deep.har"
+    path.write_text('{"log": {"version": "1.2", "entries": [' + good + ", " + bad + "]}}")
+    return path
+
+
+def test_a_har_nested_100000_deep_in_an_entry_is_a_typed_error_naming_it(tmp_path):
+    """Not a RecursionError from inside json: the parse stops at the depth bound (so nothing
+    recursed into it) with a WireFormatError — a DecoyError and a ValueError — naming entry 2."""
+    path = _deep_har(tmp_path)
+    limit = sys.getrecursionlimit()
+    for read in (Inspector.open, har.read_har, Inspector.replay):
+        with pytest.raises(WireFormatError) as caught:
+            read(path)
+        text = str(caught.value)
+        assert isinstance(caught.value, DecoyError) and isinstance(caught.value, ValueError)
+        assert caught.value.__cause__ is None and caught.value.__suppress_context__  # raised `from None`
+        assert "entry 2 of the recording is nested more than 1024 levels deep" in text and str(path) in text
+        assert caught.value.field is not None and caught.value.field.startswith("request.headers[0]")
+    assert sys.getrecursionlimit() == limit
+
+
+def test_a_har_nested_too_deep_outside_the_entries_is_a_typed_error(tmp_path):
+    path = tmp_path / "deep.har"
+    path.write_text('{"log": {"x": ' + "[" * 5000 + "]" * 5000 + ', "entries": []}}')
+    with pytest.raises(WireFormatError, match="the recording is nested more than 1024 levels deep"):
+        Inspector.open(path)
+    path.write_text('{"log": {"x": NaN, "entries": [' + "[" * 5000 + "]" * 5000 + "]}}")  # json reads NaN
+    with pytest.raises(WireFormatError, match="nested more than 1024 levels deep"):
+        Inspector.open(path)
+
+
+def test_an_entry_missing_request_is_a_typed_error_naming_it(tmp_path):
+    """A HAR entry with no `request` (or no `response`) is no exchange: never a made-up `GET /`.
+    Read strictly, it is a WireFormatError naming the entry and the member; opened for review,
+    it is a flow in its place saying the same, and the entries around it open as recorded."""
+    good = har.entry(_flow(), "http://upstream")
+    no_request = {k: v for k, v in good.items() if k != "request"}
+    no_response = {k: v for k, v in good.items() if k != "response"}
+    path = tmp_path / "run.har"
+    path.write_text(json.dumps({"log": {"version": "1.2", "entries": [good, no_request, no_response]}}))
+    with pytest.raises(WireFormatError) as caught:
+        har.read_har(path, strict=True)
+    assert isinstance(caught.value, DecoyError) and caught.value.field == "request"
+    assert str(caught.value).startswith("entry 2 of the recording cannot be read as an exchange (it has no request)")
+    opened = Inspector.open(path).all_flows()
+    assert [f.ended for f in opened] == ["answered", UNREAD, UNREAD]
+    assert [f.method for f in opened] == ["POST", "?", "?"]
+    assert "entry 2 of the recording" in opened[1].notes[0] and "it has no request" in opened[1].notes[0]
+    assert "entry 3 of the recording" in opened[2].notes[0] and "it has no response" in opened[2].notes[0]
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "said"),
+    [
+        (("request", "headers"), [{"name": "content-type", "value": [[["x"]]]}], "request.headers[0]"),
+        (("request", "url"), 7, "request.url"),
+        (("response", "status"), "200", "response.status"),
+        (("response", "content"), {"text": [[[]]]}, "response.content.text"),
+        (("_decoy", "rows"), [{"id": "r", "text": [[[]]]}], "_decoy.rows[0].text"),
+        (("_decoy", "timings"), {"start": "soon"}, "_decoy.timings.start"),
+    ],
+)
+def test_an_entry_member_of_the_wrong_shape_is_named_not_used(where, value, said):
+    """Every member read from an entry is checked: one of the wrong shape (a nested list for a
+    header value, text for a status) makes the entry unreadable, named — never a value that
+    breaks the opening or the views later."""
+    bad = har.entry(_flow(), "http://upstream")
+    bad[where[0]] = {**bad[where[0]], where[1]: value}
+    doc = {"log": {"version": "1.2", "entries": [har.entry(_flow(), "http://upstream"), bad]}}
+    with pytest.raises(WireFormatError) as caught:
+        har.read_har(doc, strict=True)
+    assert caught.value.field == said and "entry 2 of the recording" in str(caught.value)
+    opened = Inspector.open(doc)
+    assert [f.ended for f in opened.all_flows()] == ["answered", UNREAD] and len(opened.flows) == 2

@@ -23,7 +23,7 @@ import pytest
 
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.sandbox.rules import bodies, guard
-from decoy_lab.sandbox.server import HEAD_TIMEOUT, KEEP_ALIVE, MAX_CONNECTIONS
+from decoy_lab.sandbox.server import BODY_TIMEOUT, HEAD_TIMEOUT, KEEP_ALIVE, MAX_CONNECTIONS
 from decoy_lab.vocab import MAX_CIPHERTEXT
 
 BANK = {"client_id": "bank", "name": "Your bank", "scopes": ["profile.read"]}
@@ -382,6 +382,124 @@ def test_half_sent_requests_at_the_connection_limit_do_not_starve_a_client():
                 start = time.monotonic()
                 assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
                 assert time.monotonic() - start < 1
+        finally:
+            for conn in held:
+                conn.close()
+
+
+def _half_body(url: str, path: str = "/oauth/device", length: int = 200) -> tuple[socket.socket, bytes]:
+    """A connection that sent a whole head and the first bytes of a `length`-byte JSON body."""
+    conn = _connect(url)
+    conn.sendall(_head(url, "POST", path, {"Content-Type": "application/json", "Content-Length": str(length)}))
+    conn.sendall(b'{"client_id": "slow", ')
+    return conn, b'{"client_id": "slow", '
+
+
+def _closed(conn: socket.socket) -> bool:
+    """Whether the server closed `conn` (without an answer: a slow client gets none)."""
+    try:
+        if not _readable(conn):
+            return False
+        return conn.recv(1024) == b""
+    except OSError:
+        return True
+
+
+def test_the_production_body_timeout():
+    """`decoy-lab sandbox` and `Sandbox.start` give a stalled body 10 s, as a head."""
+    assert BODY_TIMEOUT == 10.0
+    with Sandbox.start(seed="none") as running:
+        assert running._server.config.http.body_timeout == BODY_TIMEOUT  # type: ignore[union-attr]
+
+
+def test_a_stalled_body_is_closed_after_its_deadline():
+    """A connection that sent its head and part of its body, then nothing, is closed `body_timeout`
+    (1 s here) after its last byte — with no answer, and while its head deadline (30 s) is far off.
+    A body that keeps coming, a byte every 0.3 s for longer than that, is not cut: the deadline
+    is on each pause, and its request is answered."""
+    with Sandbox.start(seed="none", approve="manual", head_timeout=30.0, body_timeout=1.0) as running:
+        stalled, _ = _half_body(running.url)
+        body = json.dumps({"client_id": "drip", "name": "Drip", "scopes": ["profile.read"]}).encode()
+        dripping = _connect(running.url)
+        dripping.sendall(
+            _head(
+                running.url,
+                "POST",
+                "/oauth/device",
+                {"Content-Type": "application/json", "Content-Length": str(len(body))},
+            )
+        )
+        start = time.monotonic()
+        closed_after = None
+        with contextlib.closing(stalled), contextlib.closing(dripping):
+            for i in range(0, len(body), 8):  # about 2.4 s of body, 0.3 s between pieces
+                dripping.sendall(body[i : i + 8])
+                if closed_after is None and _closed(stalled):
+                    closed_after = time.monotonic() - start
+                time.sleep(0.3)
+            assert time.monotonic() - start > 2.0
+            status, answer = _answer(dripping)
+            assert status == 200 and "user_code" in answer
+            stalled.settimeout(3)
+            if closed_after is None:
+                assert stalled.recv(1024) == b""
+                closed_after = time.monotonic() - start
+        assert 0.9 <= closed_after < 2.0, closed_after
+
+
+def test_half_sent_bodies_at_the_connection_limit_do_not_starve_a_client():
+    """Twelve connections that each sent a head and part of a body (`max_connections` is 8): a new
+    client is still answered at once (200, not uvicorn's 503), each time by closing the connection
+    stalled longest; at most 7 of the slow ones stay open, and none outlives `body_timeout`
+    (1.5 s here) past its last byte."""
+    with Sandbox.start(seed="none", head_timeout=30.0, body_timeout=1.5, max_connections=8) as running:
+        held = [_half_body(running.url)[0] for _ in range(12)]
+        last_byte = time.monotonic()
+        try:
+            time.sleep(0.2)
+            for _ in range(3):
+                start = time.monotonic()
+                assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
+                r = httpx.post(f"{running.url}/oauth/device", json={**BANK, "name": "Bot"}, timeout=2)
+                assert r.status_code == 200, r.text
+                assert time.monotonic() - start < 1
+            open_now = [conn for conn in held if not _closed(conn)]
+            assert len(open_now) <= 7, len(open_now)
+            assert held[0] not in open_now  # the first to stall is the first to go
+            while open_now and time.monotonic() - last_byte < 4:
+                open_now = [conn for conn in open_now if not _closed(conn)]
+                time.sleep(0.05)
+            assert not open_now, f"{len(open_now)} slow bodies still open 4 s after their last byte"
+            assert time.monotonic() - last_byte >= 1.4
+        finally:
+            for conn in held:
+                conn.close()
+
+
+def test_the_longest_stalled_connection_makes_room_head_or_body():
+    """At the limit, the connection evicted is the one stalled longest, whatever it owes: an old
+    half-sent head goes before newer half-sent bodies, and an old stalled body before newer heads."""
+    with Sandbox.start(seed="none", head_timeout=30.0, body_timeout=30.0, max_connections=4) as running:
+        netloc = urlsplit(running.url).netloc.encode()
+        head_first = _connect(running.url)
+        head_first.sendall(b"GET /_sandbox/pending HTTP/1.1\r\nHost: " + netloc + b"\r\n")
+        time.sleep(0.1)
+        bodies_after = [_half_body(running.url)[0] for _ in range(2)]
+        time.sleep(0.1)
+        held = [head_first, *bodies_after]
+        try:
+            assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
+            time.sleep(0.1)
+            assert [_closed(conn) for conn in held] == [True, False, False]
+            time.sleep(0.1)
+            heads_after = [_connect(running.url) for _ in range(1)]
+            for conn in heads_after:
+                conn.sendall(b"GET /_sandbox/pending HTTP/1.1\r\n")
+            held += heads_after
+            time.sleep(0.1)
+            assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
+            time.sleep(0.1)
+            assert [_closed(conn) for conn in held[1:]] == [True, False, False]
         finally:
             for conn in held:
                 conn.close()

@@ -58,7 +58,7 @@ def write_legacy(conn: Connection, plains: list[dict]) -> tuple[str, bytes, list
     """A Me space and rows written the way an older client did (through the raw API)."""
     key = random_key()
     owner = conn.keys().owner_public_key
-    space_id = conn._api.request(
+    space_id = conn.session.api.request(
         "POST",
         SPACES,
         json={
@@ -78,7 +78,7 @@ def write_legacy(conn: Connection, plains: list[dict]) -> tuple[str, bytes, list
         }
         for rid, p in zip(ids, plains)
     ]
-    conn._api.request("POST", ROWS, json={"space_id": space_id, "rows": rows})
+    conn.session.api.request("POST", ROWS, json={"space_id": space_id, "rows": rows})
     return space_id, key, ids
 
 

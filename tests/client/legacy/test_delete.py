@@ -46,7 +46,7 @@ class Recorder:
 
 def recorded(sb, clock, permissions, rec: Recorder, **kw) -> Connection:
     conn = connect(sb, clock, permissions, recorder=rec, **kw)
-    send = conn._api.request
+    send = conn.session.api.request
 
     def request(method: str, path: str, **kw):
         answer = send(method, path, **kw)
@@ -54,14 +54,14 @@ def recorded(sb, clock, permissions, rec: Recorder, **kw) -> Connection:
             rec.answers.append((path, answer))
         return answer
 
-    conn._api.request = request
+    conn.session.api.request = request
     return conn
 
 
 def add_rows(conn: Connection, space_id: str, key: bytes, plains: list[dict]) -> list[str]:
     """Rows this connection writes into a space whose key it was given."""
     ids = [str(uuid.uuid4()) for _ in plains]
-    conn._api.request(
+    conn.session.api.request(
         "POST",
         ROWS,
         json={

@@ -86,7 +86,7 @@ def test_rev_conflict_rereads_and_reapplies(sb, clock):
     def meanwhile(n: int) -> None:  # another writer changes the categories just before the first PUT
         if n == 1:
             ct = sealing.seal_space_row(key, obs("Likes espresso.", ("food", "misc")), space_id=space_id, row_id=rid)
-            conn._api.request("PUT", ROWS, json={"id": rid, "expected_rev": 1, "ciphertext": wire.b64encode(ct)})
+            conn.session.api.request("PUT", ROWS, json={"id": rid, "expected_rev": 1, "ciphertext": wire.b64encode(ct)})
 
     rec.before_put = meanwhile
     ans = conn.edit(rid, text="Likes ristretto.")
