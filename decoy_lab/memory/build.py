@@ -17,10 +17,10 @@ from decoy_lab.memory.plaintext import (
     DEFAULT_RELATION_FROM_USER,
     MAX_RELATION_TYPE,
     MAX_TOPIC_NAME,
-    _is_user_name,
     decode_plaintext,
+    is_user_name,
 )
-from decoy_lab.memory.reach import RecipientKeys, _as_account_id, _as_topic_id, _self_via, grantee_wraps
+from decoy_lab.memory.reach import RecipientKeys, as_account_id, as_topic_id, grantee_wraps, self_via_of
 from decoy_lab.memory.read import Memory
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Trace
@@ -32,7 +32,7 @@ _METADATA_TOPIC_KEYS = ("topic", "topics", "topic_name")
 
 
 # -- building rows ------------------------------------------------------------------------------
-def _need_owner(keys: RecipientKeys) -> str:
+def need_owner(keys: RecipientKeys) -> str:
     """The owner's public key, once the keys are complete enough to seal a row."""
     if not isinstance(keys, RecipientKeys):
         raise MemoryModelError("keys must be a RecipientKeys (owner_public_key, agent_public_key, grantees)")
@@ -48,7 +48,7 @@ def _need_owner(keys: RecipientKeys) -> str:
     return keys.owner_public_key
 
 
-def _sealed_row(
+def seal_row(
     key: bytes, plaintext: dict[str, Any], keys: RecipientKeys, *, trace: Trace | None = None
 ) -> dict[str, Any]:
     """Seal `plaintext` under `key` and wrap the key to the owner, this agent and the grantees."""
@@ -64,13 +64,13 @@ def _sealed_row(
         "id": row_id,
         "kid": wire.kid(key),
         "ciphertext": wire.b64encode(blob),
-        "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, _need_owner(keys), trace=trace)),
+        "owner_wrap": wire.b64encode(sealing.wrap_to_owner(key, need_owner(keys), trace=trace)),
         "self_wrap": wire.b64encode(sealing.wrap_to_agent(key, keys.agent_public_key, trace=trace)),
     }
     wraps = grantee_wraps(key, plain, keys, trace=trace)
     if wraps:
         row["grantee_wraps"] = wraps
-    self_via = _self_via(plain, keys)
+    self_via = self_via_of(plain, keys)
     if self_via is not None:
         row["self_via"] = self_via
     return row
@@ -98,7 +98,7 @@ class _TopicRef:
     ids: tuple[str, ...]
 
 
-def _topic_parts(topic: Any) -> tuple[Any, Any, Any]:
+def topic_parts(topic: Any) -> tuple[Any, Any, Any]:
     """(id, name, ids) of a topic given as {"id", "name"}, a Topic, a TopicEntity, TopicRows or a
     Memory (its topic)."""
     if isinstance(topic, (Memory, TopicRows)):
@@ -111,15 +111,15 @@ def _topic_parts(topic: Any) -> tuple[Any, Any, Any]:
     return tid, getattr(topic, "name", None), getattr(topic, "ids", None) or ()
 
 
-def _topic_ref(topic: Any, what: str = "topic") -> _TopicRef:
+def topic_ref(topic: Any, what: str = "topic") -> _TopicRef:
     """A topic as new rows and edits name it: its id (`topic:<row id>`), name and every copy's id."""
-    tid, name, ids = _topic_parts(topic)
+    tid, name, ids = topic_parts(topic)
     if not isinstance(tid, str) or not tid or not isinstance(name, str) or not name.strip():
         raise MemoryModelError(
             f"{what} must be {{'id': 'topic:<row id>', 'name': …}} (from find_topic or new_topic_rows), got {topic!r}"
         )
-    tid = _as_topic_id(tid)
-    all_ids = tuple(dict.fromkeys([tid, *(_as_topic_id(i) for i in ids if isinstance(i, str) and i)]))
+    tid = as_topic_id(tid)
+    all_ids = tuple(dict.fromkeys([tid, *(as_topic_id(i) for i in ids if isinstance(i, str) and i)]))
     return _TopicRef(tid, name, all_ids)
 
 
@@ -139,7 +139,7 @@ def _new_id(given: str | None = None, name: str = "row_id") -> str:
 def _account_uuid(account: str) -> str:
     if not isinstance(account, str):
         raise MemoryModelError(f"account is the granted account's uuid, got {type(account).__name__}")
-    value = _as_account_id(account.strip())
+    value = as_account_id(account.strip())
     try:
         uuid.UUID(value)
     except ValueError:
@@ -163,7 +163,7 @@ def new_memory_row(
 
     Exactly one `about`: the user (default), `topic` ({"id", "name"}) or `account` (its uuid).
     """
-    _need_owner(keys)
+    need_owner(keys)
     if not isinstance(text, str) or not text.strip():
         raise MemoryModelError("a memory needs non-empty text")
     if topic is not None and account is not None:
@@ -186,7 +186,7 @@ def new_memory_row(
     row_id = _new_id(row_id, "row_id")
     observation: dict[str, Any] = {}
     if topic is not None:
-        ref = _topic_ref(topic)
+        ref = topic_ref(topic)
         observation["entityName"], about = ref.name, ref.id
     elif account is not None:
         about = f"account:{_account_uuid(account)}"  # never the account's name
@@ -200,7 +200,7 @@ def new_memory_row(
         plaintext["metadata"] = dict(metadata)
     if about_hint is not None:
         plaintext["about_hint"] = about_hint
-    return _sealed_row(random_key(), plaintext, keys, trace=trace)
+    return seal_row(random_key(), plaintext, keys, trace=trace)
 
 
 @dataclass
@@ -225,13 +225,13 @@ def new_topic_rows(
 ) -> TopicRows:
     """The entity row of a new topic and its one relation row, from You or from `parent`.
     `ids` (entity id, relation id) are fresh uuid4s unless given (a seeded demo vault)."""
-    _need_owner(keys)
+    need_owner(keys)
     if not isinstance(name, str) or not name.strip():
         raise MemoryModelError("a topic needs a name")
     name = name.strip()
     if len(name) > MAX_TOPIC_NAME:
         raise MemoryModelError(f"a topic name is at most {MAX_TOPIC_NAME} characters, this one is {len(name)}")
-    if _is_user_name(name):
+    if is_user_name(name):
         raise MemoryModelError(
             f"{name!r} names the user, never a topic: save memories about the user with no topic instead"
         )
@@ -239,7 +239,7 @@ def new_topic_rows(
     if etype not in ("", *ENTITY_TYPES):
         raise MemoryModelError(f'unknown topic type {etype!r}; use one of {", ".join(ENTITY_TYPES)}, or ""')
     if parent is not None:
-        pref = _topic_ref(parent, "parent")
+        pref = topic_ref(parent, "parent")
         start, start_end = pref.name, pref.id
         default = DEFAULT_RELATION_FROM_TOPIC
     else:
@@ -264,7 +264,7 @@ def new_topic_rows(
         "about": [],
     }
     rows = [
-        _sealed_row(random_key(), entity, keys, trace=trace),
-        _sealed_row(random_key(), relation, keys, trace=trace),
+        seal_row(random_key(), entity, keys, trace=trace),
+        seal_row(random_key(), relation, keys, trace=trace),
     ]
     return TopicRows(topic_id, {"id": topic_id, "name": name}, rows)

@@ -9,10 +9,10 @@ from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
 from decoy_lab.errors import APIError, KidConflict, MemoryModelError, NotFound, RevConflict, ServerError, TransportError
-from decoy_lab.memory.build import _need_owner, _sealed_row, _topic_ref, checked_categories
+from decoy_lab.memory.build import checked_categories, need_owner, seal_row, topic_ref
 from decoy_lab.memory.plaintext import Plain, decode_plaintext, normalize_topic_name
 from decoy_lab.memory.reach import RecipientKeys
-from decoy_lab.memory.read import KeyCache, _open, _row_id, read_memory_row
+from decoy_lab.memory.read import KeyCache, open_served_row, read_memory_row, row_id_of
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.vocab import USER_ENTITY
@@ -53,11 +53,11 @@ def edit_memory_row(
     unknown = sorted(set(changes) - _MEMORY_CHANGES)
     if unknown:
         raise MemoryModelError(f"edit_memory_row changes text, categories or topic, not {', '.join(unknown)}")
-    row_id = _row_id(served_row)
+    row_id = row_id_of(served_row)
     rev = served_row.get("rev")
     if isinstance(rev, bool) or not isinstance(rev, int) or rev < 1:
         raise MemoryModelError("the row has no rev: pass the row as GET /api/agent/context/memories serves it")
-    _rid, key, plain = _open(served_row, agent_key, trace, key_cache)
+    _rid, key, plain = open_served_row(served_row, agent_key, trace, key_cache)
     if plain.kind != "memory":
         raise MemoryModelError(f"row {row_id} is a {plain.kind} row, not a memory: edit_memory_row edits memories")
     new = copy.deepcopy(plain.plaintext)
@@ -91,8 +91,8 @@ def edit_memory_row(
     if not removed:
         body["ciphertext"] = wire.b64encode(sealing.seal_json(key, new, trace=trace))
         return body
-    _need_owner(keys)
-    row = _sealed_row(random_key(), new, keys, trace=trace)
+    need_owner(keys)
+    row = seal_row(random_key(), new, keys, trace=trace)
     body["ciphertext"] = row["ciphertext"]
     body["kid"] = row["kid"]
     body["owner_wrap"] = row["owner_wrap"]
@@ -119,7 +119,7 @@ def _move(new: dict[str, Any], obs: dict[str, Any], plain: Plain, topic: Any) ->
         return
     if isinstance(topic, str) and topic.startswith("topic:") and topic == current:
         return
-    ref = _topic_ref(topic)
+    ref = topic_ref(topic)
     same_name = plain.entity_name is not None and normalize_topic_name(ref.name) == normalize_topic_name(
         plain.entity_name
     )

@@ -39,7 +39,7 @@ def normalize_topic_name(name: str) -> str:
         s = t
 
 
-def _is_user_name(name: str) -> bool:
+def is_user_name(name: str) -> bool:
     return normalize_topic_name(name) in USER_NAMES
 
 
@@ -99,17 +99,17 @@ class Plain:
 _ABOUT = re.compile(r"(topic|account):\S+")
 
 
-def _fail(row_id: str | None, reason: str) -> NoReturn:
+def fail_row(row_id: str | None, reason: str) -> NoReturn:
     raise UnreadableRow(row_id, reason)
 
 
-def _str_list(value: Any, name: str, row_id: str) -> list[str]:
+def string_list(value: Any, name: str, row_id: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-        _fail(row_id, f"{name} must be a list of strings, got {_type(value)}")
+        fail_row(row_id, f"{name} must be a list of strings, got {type_name(value)}")
     return list(value)
 
 
-def _type(value: Any) -> str:
+def type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
@@ -119,13 +119,13 @@ def _opt(obj: Mapping[str, Any], key: str, typ: type | tuple[type, ...], row_id:
     value = obj[key]
     if not isinstance(value, typ) or (isinstance(value, bool) and typ is not bool):
         names = " or ".join(t.__name__ for t in (typ if isinstance(typ, tuple) else (typ,)))
-        _fail(row_id, f"{where}{key} must be {names}, got {_type(value)}")
+        fail_row(row_id, f"{where}{key} must be {names}, got {type_name(value)}")
     return value
 
 
 def _req(obj: Mapping[str, Any], key: str, typ: type, row_id: str, where: str) -> Any:
     if key not in obj:
-        _fail(row_id, f"{where}{key} is missing")
+        fail_row(row_id, f"{where}{key} is missing")
     return _opt(obj, key, typ, row_id, where)
 
 
@@ -158,12 +158,12 @@ def decode_plaintext(obj: Any, row_id: str, *, trace: Trace | None = None) -> Pl
 
 def _bind_check(obj: Any, row_id: str) -> None:
     if not isinstance(obj, dict):
-        _fail(row_id, f"the plaintext is not a JSON object but {_type(obj)}")
+        fail_row(row_id, f"the plaintext is not a JSON object but {type_name(obj)}")
     v = obj.get("v")
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v != 2:
-        _fail(row_id, f"the plaintext's v is {v!r}, not 2: not a memory row this helper can read")
+        fail_row(row_id, f"the plaintext's v is {v!r}, not 2: not a memory row this helper can read")
     if obj.get("row_id") != row_id:
-        _fail(
+        fail_row(
             row_id,
             f"the plaintext is bound to row_id {obj.get('row_id')!r}, not to the served id "
             f"{row_id!r}: a ciphertext moved from another row",
@@ -171,18 +171,18 @@ def _bind_check(obj: Any, row_id: str) -> None:
 
 
 def _classify(obj: dict[str, Any], row_id: str) -> Plain:
-    about = _str_list(obj["about"], "about", row_id) if "about" in obj else []
+    about = string_list(obj["about"], "about", row_id) if "about" in obj else []
     if "observation" in obj:
         obs = obj["observation"]
         if not isinstance(obs, dict):
-            _fail(row_id, f"observation must be an object, got {_type(obs)}")
+            fail_row(row_id, f"observation must be an object, got {type_name(obs)}")
         text = _req(obs, "content", str, row_id, "observation.")
         entity_name = _opt(obs, "entityName", str, row_id, "observation.")
         if len(about) > 1:
-            _fail(row_id, f"a memory has exactly one about value, this one has {len(about)}")
+            fail_row(row_id, f"a memory has exactly one about value, this one has {len(about)}")
         if about and not (about[0] == "user" or _ABOUT.fullmatch(about[0])):
-            _fail(row_id, f"about {about[0]!r} is not user, topic:<id> or account:<id>")
-        cats = _str_list(obj["categories"], "categories", row_id) if "categories" in obj else []
+            fail_row(row_id, f"about {about[0]!r} is not user, topic:<id> or account:<id>")
+        cats = string_list(obj["categories"], "categories", row_id) if "categories" in obj else []
         return Plain(
             "memory",
             row_id,
@@ -197,7 +197,7 @@ def _classify(obj: dict[str, Any], row_id: str) -> Plain:
     if "entity" in obj:
         ent = obj["entity"]
         if not isinstance(ent, dict):
-            _fail(row_id, f"entity must be an object, got {_type(ent)}")
+            fail_row(row_id, f"entity must be an object, got {type_name(ent)}")
         return Plain(
             "topic",
             row_id,
@@ -209,8 +209,8 @@ def _classify(obj: dict[str, Any], row_id: str) -> Plain:
     if "relation" in obj:
         rel = obj["relation"]
         if not isinstance(rel, dict):
-            _fail(row_id, f"relation must be an object, got {_type(rel)}")
-        ends = _str_list(obj["endpoints"], "endpoints", row_id) if "endpoints" in obj else []
+            fail_row(row_id, f"relation must be an object, got {type_name(rel)}")
+        ends = string_list(obj["endpoints"], "endpoints", row_id) if "endpoints" in obj else []
         return Plain(
             "link",
             row_id,

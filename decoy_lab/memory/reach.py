@@ -18,11 +18,11 @@ from decoy_lab.wire import layouts as wire
 
 
 # -- selectors and recipients -------------------------------------------------------------------
-def _as_topic_id(value: str) -> str:
+def as_topic_id(value: str) -> str:
     return value if value.startswith("topic:") else f"topic:{value}"
 
 
-def _as_account_id(value: str) -> str:
+def as_account_id(value: str) -> str:
     return value[len("account:") :] if value.startswith("account:") else value
 
 
@@ -59,8 +59,8 @@ class Selectors:
         return cls(
             all=bool(value.get("all")),
             categories=frozenset(_texts(value, "categories")),
-            topics=frozenset(_as_topic_id(t) for t in _texts(value, "topics")),
-            account_ids=frozenset(_as_account_id(a) for a in _texts(value, "account_ids")),
+            topics=frozenset(as_topic_id(t) for t in _texts(value, "topics")),
+            account_ids=frozenset(as_account_id(a) for a in _texts(value, "account_ids")),
             account_wildcard=bool(value.get("account_wildcard")),
         )
 
@@ -76,7 +76,7 @@ class Selectors:
     def reaches_end(self, end: str) -> bool:
         """Whether a link end (`topic:<id>` or `account:<id>`) is granted."""
         if end.startswith("account:"):
-            return self.account_wildcard or _as_account_id(end) in self.account_ids
+            return self.account_wildcard or as_account_id(end) in self.account_ids
         if end.startswith("topic:"):
             return self.all or end in self.topics
         return False
@@ -222,7 +222,7 @@ def grantee_wraps(key: bytes, plain: Plain, keys: RecipientKeys, *, trace: Trace
     return out
 
 
-def _self_via(plain: Plain, keys: RecipientKeys) -> list[str] | None:
+def self_via_of(plain: Plain, keys: RecipientKeys) -> list[str] | None:
     if keys.self_selectors is None:
         return None
     return ["self", *reasons_for(keys.self_selectors, plain)]

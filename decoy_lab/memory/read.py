@@ -20,7 +20,7 @@ import orjson
 from decoy_lab.errors import DecoyError, UnreadableRow
 from decoy_lab.gcpause import gc_paused
 from decoy_lab.memory import shared
-from decoy_lab.memory.plaintext import Plain, _fail, _str_list, _type, decode_plaintext
+from decoy_lab.memory.plaintext import Plain, decode_plaintext, fail_row, string_list, type_name
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Source, Trace, run_recipe, tracer
 from decoy_lab.vocab import MAX_CIPHERTEXT
@@ -111,7 +111,7 @@ def _timestamp(value: Any, name: str, row_id: str) -> datetime | None:
             return dt
     except (OverflowError, OSError, ValueError):
         return None
-    _fail(row_id, f"the served {name} {value!r} is not an ISO 8601 date-time")
+    fail_row(row_id, f"the served {name} {value!r} is not an ISO 8601 date-time")
 
 
 # The server stamps to the second, so rows written together serve one text: they share one
@@ -133,13 +133,13 @@ def _served(row: Mapping[str, Any], row_id: str) -> dict[str, Any]:
         via = ["self"] if _is_posted(row) else []
     rev = row.get("rev")
     if rev is not None and (isinstance(rev, bool) or not isinstance(rev, int)):
-        _fail(row_id, f"the served rev must be an integer, got {_type(rev)}")
+        fail_row(row_id, f"the served rev must be an integer, got {type_name(rev)}")
     author, created_at, updated_at = row.get("author_kind"), row.get("created_at"), row.get("updated_at")
     created = _timestamp(created_at, "created_at", row_id)  # one datetime when both times are the same
     return {
         "rev": rev,
         "kid": row.get("kid"),
-        "via": shared.strings(_str_list(via, "via", row_id)),  # "self", "all", "category:food": few values
+        "via": shared.strings(string_list(via, "via", row_id)),  # "self", "all", "category:food": few values
         "mine": bool(row.get("mine", _is_posted(row))),
         "author_kind": shared.few(author) if type(author) is str else author,
         "created_at": created,
@@ -155,7 +155,7 @@ def served_fields(row: Mapping[str, Any]) -> SimpleNamespace:
     """The served fields of a row (rev, kid, via, mine, author, timestamps), checked as a read
     checks them: what a model keeps next to its plaintext, as attributes (`vars()` gives them by
     name). Raises UnreadableRow."""
-    return SimpleNamespace(**_served(row, _row_id(row)))
+    return SimpleNamespace(**_served(row, row_id_of(row)))
 
 
 def _is_posted(row: Mapping[str, Any]) -> bool:
@@ -163,9 +163,9 @@ def _is_posted(row: Mapping[str, Any]) -> bool:
     return "wrapped_key" not in row and "self_wrap" in row
 
 
-def _row_id(row: Any) -> str:
+def row_id_of(row: Any) -> str:
     if not isinstance(row, Mapping):
-        raise UnreadableRow(None, f"a served row is a JSON object, got {_type(row)}")
+        raise UnreadableRow(None, f"a served row is a JSON object, got {type_name(row)}")
     rid = row.get("id")
     if not isinstance(rid, str) or not rid:
         raise UnreadableRow(None, "the served row has no id")
@@ -183,14 +183,14 @@ def _row_key(
     t = tracer(trace)
     kid = row.get("kid")
     if not isinstance(kid, str):
-        _fail(row_id, "the served row has no kid")
+        fail_row(row_id, "the served row has no kid")
     if key_cache is not None and kid in key_cache:
         with t.step("key cache", inputs=lambda: {"kid": kid}) as s:
             s.output = f"kid {kid} was unwrapped and checked on an earlier read: no RSA work"
         return key_cache[kid]
     wrapped = row.get("wrapped_key") if "wrapped_key" in row else row.get("self_wrap")
     if not isinstance(wrapped, (str, bytes)) or not wrapped:
-        _fail(row_id, "the served row carries no wrapped_key for this connection")
+        fail_row(row_id, "the served row carries no wrapped_key for this connection")
     try:
         key = sealing.unwrap_as_agent(wrapped, agent_key, trace=trace)
     except (DecoyError, ValueError) as exc:
@@ -199,7 +199,7 @@ def _row_key(
         got = wire.kid(key)
         s.output = got
         if got != kid:
-            _fail(
+            fail_row(
                 row_id,
                 f"kid check failed: the row says {kid} but the unwrapped key's kid is {got}; "
                 "the wrap and the ciphertext do not belong to the same key",
@@ -209,16 +209,16 @@ def _row_key(
     return key
 
 
-def _open(
+def open_served_row(
     row: Mapping[str, Any], agent_key: AgentKey, trace: Trace | None, key_cache: MutableMapping[str, bytes] | None
 ) -> tuple[str, bytes, Plain]:
-    row_id = _row_id(row)
+    row_id = row_id_of(row)
     blob = row.get("ciphertext")
     if not isinstance(blob, (str, bytes)) or not blob:
-        _fail(row_id, "the served row has no ciphertext")
+        fail_row(row_id, "the served row has no ciphertext")
     size = len(blob) if isinstance(blob, bytes) else len(blob) // 4 * 3 - (len(blob) - len(blob.rstrip("=")))
     if size > MAX_CIPHERTEXT:  # checked before any RSA work: the API never stores such a row
-        _fail(
+        fail_row(
             row_id,
             f"the ciphertext decodes to {size:,} bytes, over the 100 KiB ({MAX_CIPHERTEXT:,}-byte) "
             "maximum: no row this large was stored through the API",
@@ -237,7 +237,7 @@ def _model(plain: Plain, common: dict[str, Any]) -> Row | None:
     """`common`: the Served fields by name, passed on to whichever model the row is."""
     if plain.kind == "memory":
         if len(plain.about) != 1:  # "Exactly one `about` value per memory: the user, one account or one topic"
-            _fail(
+            fail_row(
                 plain.row_id,
                 f"the memory names {len(plain.about)} about values; the contract says exactly one "
                 "(the user, one account or one topic), so whom it is about cannot be told",
@@ -285,7 +285,7 @@ def read_row(
     """
     if trace is not None:
         _claim(trace, row, agent_key)
-    row_id, _key, plain = _open(row, agent_key, trace, key_cache)
+    row_id, _key, plain = open_served_row(row, agent_key, trace, key_cache)
     return _model(plain, _served(row, row_id))
 
 

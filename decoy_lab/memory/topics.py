@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from decoy_lab.memory.build import _topic_parts, _topic_ref
+from decoy_lab.memory.build import topic_parts, topic_ref
 from decoy_lab.memory.plaintext import normalize_topic_name
-from decoy_lab.memory.reach import _as_topic_id
+from decoy_lab.memory.reach import as_topic_id
 from decoy_lab.memory.read import Memory, TopicEntity, read_rows
 from decoy_lab.wire.crypto import AgentKey
 
@@ -95,7 +95,7 @@ def find_topic(topics: Sequence[Topic], name_or_id: Any) -> Topic | None:
     if name_or_id is None:
         return None
     if not isinstance(name_or_id, str):
-        ref = _topic_ref(name_or_id)
+        ref = topic_ref(name_or_id)
         return find_topic(topics, ref.id) or find_topic(topics, ref.name)
     if name_or_id.startswith("topic:"):
         return next((t for t in topics if name_or_id in t.ids), None)
@@ -108,8 +108,8 @@ def find_topic(topics: Sequence[Topic], name_or_id: Any) -> Topic | None:
 def _topic_keys(value: Any) -> tuple[set[str], str]:
     if isinstance(value, str):
         return ({value}, "") if value.startswith("topic:") else (set(), normalize_topic_name(value))
-    tid, name, ids = _topic_parts(value)
-    keys = {_as_topic_id(i) for i in [tid, *ids] if isinstance(i, str) and i}
+    tid, name, ids = topic_parts(value)
+    keys = {as_topic_id(i) for i in [tid, *ids] if isinstance(i, str) and i}
     return keys, normalize_topic_name(name) if isinstance(name, str) else ""
 
 
