@@ -353,20 +353,6 @@ def unopenable_ids(con: sqlite3.Connection) -> set[str]:
     return {r[0] for r in con.execute("SELECT memory_id FROM memory_unopenable")}
 
 
-def connection_key_time(con: sqlite3.Connection, token_id: str) -> float | None:
-    """When the token's current public key came to be (key_changed_at, else created_at).
-
-    Reads the `connections` table (owned by the OAuth side) through its stable columns only.
-    """
-    try:
-        r = con.execute("SELECT key_changed_at, created_at FROM connections WHERE token_id = ?", (token_id,)).fetchone()
-    except sqlite3.OperationalError:
-        return None
-    if not r:
-        return None
-    return r[0] if r[0] is not None else r[1]
-
-
 # ── sync change log ────────────────────────────────────────────────────────────────────────
 
 
