@@ -192,7 +192,7 @@ def served_bytes(conn: Any, sample: list | None = None, rows: int = SAMPLE) -> i
 
 
 def run(ctx: Context) -> list[Figure]:
-    from decoy_lab.sandbox.rules import readcache
+    from decoy_lab.sandbox.checks import readcache
 
     from .stage import api_of, pair, start_sandbox, upload
 

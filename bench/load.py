@@ -45,7 +45,7 @@ def run(ctx: Context) -> list[Figure]:
     n, memories = len(ctx.served), len(ctx.dataset.memory_ids)
 
     ctx.say(f"load() of {n:,} rows: cold, then again on unchanged rows, {ctx.sizes.repeats}×")
-    from decoy_lab.sandbox.rules import readcache
+    from decoy_lab.sandbox.checks import readcache
 
     def loads() -> tuple[float, float] | str:
         """The best first and best reload over the repeats, or what went wrong."""

@@ -204,7 +204,7 @@ def run(ctx: Context) -> list[Figure]:
     if ctx.conn is None:
         why = ctx.setup_error or "no connection"
         return [missing(n, "", why) for n in (COLD, REOPEN, CHANGED)]
-    from decoy_lab.sandbox.rules import readcache
+    from decoy_lab.sandbox.checks import readcache
 
     from .stage import api_of
 

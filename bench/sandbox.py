@@ -46,7 +46,7 @@ def _get_timing(ctx: Context) -> list[Figure]:
     name = f"sandbox GET /memories ({len(ctx.served):,} rows)"
     if ctx.conn is None:
         return [missing(name, f"≤ {GET_BUDGET} s", ctx.setup_error or "no sandbox")]
-    from decoy_lab.sandbox.rules import readcache
+    from decoy_lab.sandbox.checks import readcache
 
     api = api_of(ctx.conn)
     headers = {"Authorization": f"Bearer {api.tokens.access_token.reveal()}", "Accept": "application/json"}

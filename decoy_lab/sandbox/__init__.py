@@ -6,12 +6,12 @@
 One layer per sub-package, bottom first; a module imports only its own sub-package (modules
 listed above it there) and the layers below it, function-local imports included
 (tests/sandbox/test_sandbox_layers.py checks it). The sandbox imports only decoy_lab's leaves (errors,
-vocab, shapes, gcpause, secret), wire, recipes and memory — never transport, store, vault, rules
+vocab, shapes, gcpause, secret), wire, recipes and memory — never transport, store, vault, protocol
 or client — so it stays an independent check of the client.
 
     core.py         HTTPProblem, FakeClock, SandboxState and its PhoneLog, iso, body helpers
     stores/         the SQLite stores: memstore, spacestore, db
-    rules/          guard, faults, grants, selectors, grantstore, auth, bodies, reach, readcache
+    checks/         guard, faults, grants, selectors, grantstore, auth, bodies, reach, readcache
     phone/          the simulated owner: schedule, opening, waiting, moves, sharepass, appview,
                     seed, ownerapp, owner
     routes/         one module per API area — oauth, authorize, token_admin, policies, accounts,

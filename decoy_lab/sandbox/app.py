@@ -31,8 +31,8 @@ from decoy_lab.sandbox.routes import (
     sync,
     token_admin,
 )
-from decoy_lab.sandbox.rules.faults import Faults
-from decoy_lab.sandbox.rules.guard import Guard
+from decoy_lab.sandbox.checks.faults import Faults
+from decoy_lab.sandbox.checks.guard import Guard
 from decoy_lab.sandbox.stores.db import Store
 
 __all__ = ["FakeClock", "HTTPProblem", "SandboxState", "create_app"]

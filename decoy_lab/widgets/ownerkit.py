@@ -10,7 +10,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from decoy_lab.sandbox.rules.grants import Row
+from decoy_lab.sandbox.checks.grants import Row
 from decoy_lab.widgets.html import esc
 from decoy_lab.widgets.pickers import plural
 

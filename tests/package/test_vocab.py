@@ -92,7 +92,7 @@ def test_the_tables_keyed_by_a_spec_literal_cover_exactly_that_literal():
     families that take it; the selection it belongs to) are keyed by exactly the vocabulary's
     keys, so a key the spec adds cannot be left without its rule. (The map's colour table is
     checked above.)"""
-    from decoy_lab.sandbox.rules import grants
+    from decoy_lab.sandbox.checks import grants
 
     assert set(grants.SELECTION_KEYS) == set(vocab.SELECTION_KEYS)
     assert set(grants.SELECTION_GROUP) == set(vocab.SELECTION_KEYS)

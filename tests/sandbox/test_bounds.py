@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from decoy_lab.sandbox import Sandbox
-from decoy_lab.sandbox.rules import bodies, guard
+from decoy_lab.sandbox.checks import bodies, guard
 from decoy_lab.sandbox.server import BODY_TIMEOUT, HEAD_TIMEOUT, KEEP_ALIVE, MAX_CONNECTIONS
 from decoy_lab.vocab import MAX_CIPHERTEXT
 

@@ -8,7 +8,7 @@ import pytest
 
 from decoy_lab.errors import InsufficientGrant, error_from_response
 from decoy_lab.sandbox import FakeClock, create_app
-from decoy_lab.sandbox.rules import grants, grantstore, selectors
+from decoy_lab.sandbox.checks import grants, grantstore, selectors
 from decoy_lab.sandbox.testing import bearer, pair_agent
 
 warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")

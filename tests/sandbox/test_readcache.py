@@ -1,4 +1,4 @@
-"""The sandbox keeps a connection's encoded memories list between reads (sandbox/rules/readcache.py).
+"""The sandbox keeps a connection's encoded memories list between reads (sandbox/checks/readcache.py).
 
 The spec's rule it must never bend: "Only row-keyed memories whose wrap this connection may
 currently receive. Every via reason is rechecked against live grants." A cached answer is
@@ -9,7 +9,7 @@ no write at all), its key.
 
 from __future__ import annotations
 
-from decoy_lab.sandbox.rules import readcache
+from decoy_lab.sandbox.checks import readcache
 from decoy_lab.wire import layouts as wire
 
 from support.sandbox_kit import saved
@@ -191,7 +191,7 @@ def test_a_read_after_a_change_judges_only_the_rows_it_touched_and_answers_as_af
 
 
 def _listing_stamp(lab, client) -> tuple:
-    from decoy_lab.sandbox.rules import auth
+    from decoy_lab.sandbox.checks import auth
 
     with lab.state.store.tx() as con:
         (agent,) = [a for a in auth.live_agents(con, lab.clock()) if a.token_id == client.token_id]
@@ -202,8 +202,8 @@ _KEEP_MANY = r"""
 import base64, os, sys
 from types import SimpleNamespace
 from decoy_lab.sandbox.routes.memories import row_json
-from decoy_lab.sandbox.rules import readcache
-from decoy_lab.sandbox.rules.reach import Reach
+from decoy_lab.sandbox.checks import readcache
+from decoy_lab.sandbox.checks.reach import Reach
 from decoy_lab.sandbox.stores import memstore as ms
 
 def rss():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from decoy_lab.sandbox.rules.faults import ConnectionDropped, Faults
+from decoy_lab.sandbox.checks.faults import ConnectionDropped, Faults
 
 from support.sandbox_kit import Lab, key
 

@@ -1,4 +1,4 @@
-"""The sandbox in layers, one sub-package each: a leaf core, then stores/, rules/, phone/, routes/,
+"""The sandbox in layers, one sub-package each: a leaf core, then stores/, checks/, phone/, routes/,
 and app / server / testing on top; no import cycle, route modules apart, small modules.
 
 The project's standard: "Layers (a module imports only layers below it) … The sandbox sits beside
@@ -18,8 +18,8 @@ from support.source import Module, cycles, imports, modules
 SANDBOX = "decoy_lab.sandbox"
 # Bottom first: a module imports only its own layer and those below it. "" is the top level:
 # core.py is its own layer at the bottom; app, server, testing and __main__ sit on top.
-LAYERS = ["core", "stores", "rules", "phone", "routes", ""]
-SUBPACKAGES = ["stores", "rules", "phone", "routes"]
+LAYERS = ["core", "stores", "checks", "phone", "routes", ""]
+SUBPACKAGES = ["stores", "checks", "phone", "routes"]
 # decoy_lab's leaves and the layers the sandbox may share with the client (never its rules).
 MAY_IMPORT = {"errors", "vocab", "shapes", "gcpause", "secret", "argtypes", "wire", "recipes", "memory"}
 MAX_LINES, MAX_FUNCTION, MAX_CLASS = 450, 80, 400  # the caps: a module, a function, a class (lines)

@@ -1,6 +1,6 @@
 """The simulated owner: the owner's phone and app, opening rows with the owner's key.
 
-One module per concern, each importing only those above it (and rules/, stores/, `sandbox/core.py`):
+One module per concern, each importing only those above it (and checks/, stores/, `sandbox/core.py`):
 
     schedule.py     when the owner's phone runs and the asks it gets
     opening.py      opening a row as the owner's app does, naming the step that fails

@@ -24,8 +24,8 @@ from decoy_lab.recipes import sealing
 from decoy_lab.sandbox.core import HTTPProblem, SandboxState
 from decoy_lab.sandbox.phone import schedule, sharepass
 from decoy_lab.sandbox.phone.opening import Opened, open_row
-from decoy_lab.sandbox.rules import grants, grantstore
-from decoy_lab.sandbox.rules.auth import bump_access_version
+from decoy_lab.sandbox.checks import grants, grantstore
+from decoy_lab.sandbox.checks.auth import bump_access_version
 from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import random_key

@@ -15,7 +15,7 @@ from starlette.responses import HTMLResponse
 
 from decoy_lab.sandbox.core import HTTPProblem, is_form, state_of
 from decoy_lab.sandbox.phone.owner import normalize_user_code
-from decoy_lab.sandbox.rules.grants import Row
+from decoy_lab.sandbox.checks.grants import Row
 
 HEADERS = {
     "Cache-Control": "no-store",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any
 
 from decoy_lab import memory
@@ -25,9 +26,9 @@ from decoy_lab.recipes import sealing
 from decoy_lab.sandbox.core import SandboxState, iso
 from decoy_lab.sandbox.phone import moves, schedule
 from decoy_lab.sandbox.phone.opening import Unopenable, approval, author_name, label_set, open_kept
-from decoy_lab.sandbox.rules import auth, readcache
-from decoy_lab.sandbox.rules.auth import Agent
-from decoy_lab.sandbox.rules.reach import space_covered
+from decoy_lab.sandbox.checks import auth, readcache
+from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.checks.reach import space_covered
 from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.sandbox.stores import spacestore as ss
 from decoy_lab.wire import layouts as wire
@@ -36,7 +37,8 @@ from decoy_lab.wire.crypto import AgentKey
 
 @dataclass
 class ShareReport:
-    """What one pass did: wraps added or re-reasoned, per connection, and rows it could not open."""
+    """What one pass did: wraps added or re-reasoned, per connection, and rows it could not open.
+    Shown as a few lines of words (`lines`, `to_text`), and as HTML in a notebook."""
 
     at: float
     rows: int = 0
@@ -47,6 +49,7 @@ class ShareReport:
     per_connection: dict[str, int] = field(default_factory=dict)
     unreadable: list[Unopenable] = field(default_factory=list)
     unapproved: list[dict] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)  # token id -> the connection's name
 
     text: str = ""
 
@@ -55,6 +58,38 @@ class ShareReport:
             f"{self.rows} rows, {self.opened} opened, {self.shared} new wraps, {self.updated} re-reasoned, "
             f"{len(self.unreadable)} the owner's app cannot open, {len(self.unapproved)} with unapproved labels"
         )
+
+    def headline(self) -> str:
+        """One sentence that the lines under it bear out: what was looked at, what opened."""
+        opened = "all opened" if self.opened == self.rows else f"{self.opened} opened"
+        cannot = f", {_n(len(self.unreadable), 'row')} the owner's app cannot open" if self.unreadable else ""
+        return f"The owner's phone shared keys: {_n(self.rows, 'row')} looked at, {opened}{cannot}."
+
+    def lines(self) -> list[str]:
+        """The pass in words, one fact a line, connections by name."""
+        who = ", ".join(
+            f"{self.names.get(token, 'connection ' + token[:8])} {n}" for token, n in self.per_connection.items()
+        )
+        out = [f"{_n(self.shared, 'new key wrap')}" + (f": {who}" if who else " (every connection held its keys)")]
+        if self.updated:
+            out.append(f"{_n(self.updated, 'wrap')} re-reasoned (a grant changed why a connection reads the row)")
+        if self.spaces_shared:
+            out.append(f"{_n(self.spaces_shared, 'legacy space key')} shared")
+        for u in self.unreadable:
+            out.append(f"cannot open {u.id[:8]}: {u.reason}" + (f" (written by {u.author})" if u.author else ""))
+        for entry in self.unapproved:
+            out.append(f"not shared by its labels {str(entry.get('id'))[:8]}: {entry.get('problem')}")
+        return out
+
+    def to_text(self) -> str:
+        return "\n".join([self.headline(), *(f"  {line}" for line in self.lines())])
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:  # IPython's text view
+        p.text(self.to_text())
+
+    def _repr_html_(self) -> str:
+        items = "".join(f"<li>{escape(line)}</li>" for line in self.lines())
+        return f"<div class='decoy-share-report'><b>{escape(self.headline())}</b><ul>{items}</ul></div>"
 
     def as_dict(self) -> dict:
         return {
@@ -72,6 +107,10 @@ class ShareReport:
 
     def __repr__(self) -> str:
         return f"<ShareReport {self.summary()}>"
+
+
+def _n(count: int, one: str) -> str:
+    return f"{count} {one}{'' if count == 1 else 's'}"
 
 
 def reasons(agent: Agent, row: ms.MemoryRow, plain: memory.Plain) -> list[str]:
@@ -123,6 +162,7 @@ def run_sharing_pass(state: SandboxState) -> ShareReport:
     with state.store.tx() as con:
         rows = readcache.of(state).rows.memories(con)  # first, before this transaction writes
         agents = [a for a in auth.live_agents(con, now) if a.public_key]
+        report.names = {a.token_id: a.name for a in agents}
         looked_at = _looked_at(owner_key, agents)
         settled = state.phone.settled
         todo = _to_look_at(settled, con, looked_at)

@@ -1,6 +1,6 @@
 """The sandbox's HTTP routes: one module per API area, each a `routes` list; none imports another.
 
-Each imports only the layers below (phone/, rules/, stores/, `sandbox/core.py`); `sandbox/app.py`
+Each imports only the layers below (phone/, checks/, stores/, `sandbox/core.py`); `sandbox/app.py`
 joins them into one Starlette app:
 
     oauth.py        the discovery documents and `POST /oauth/token`
@@ -12,6 +12,6 @@ joins them into one Starlette app:
     memwrites.py    the memory write routes
     spaces.py       the legacy space routes
     sync.py         the change feed
-    surface.py      the owner's surface under `/_sandbox/`, for the owner alone (rules/guard.py)
+    surface.py      the owner's surface under `/_sandbox/`, for the owner alone (checks/guard.py)
     pages.py        the owner's home page (`/`, `/_sandbox/`) and `/connect`, in a browser
 """

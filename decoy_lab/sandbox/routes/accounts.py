@@ -28,8 +28,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from decoy_lab.sandbox.core import state_of
-from decoy_lab.sandbox.rules import grants, grantstore
-from decoy_lab.sandbox.rules.auth import Agent, agent_from_request
+from decoy_lab.sandbox.checks import grants, grantstore
+from decoy_lab.sandbox.checks.auth import Agent, agent_from_request
 
 SCOPE = "account.read"  # the operation's x-scope
 PERMISSION = "account.read"  # the named permission that carries it for existing accounts

@@ -48,8 +48,8 @@ from starlette.routing import Route
 
 from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, now_of, problem, state_of
 from decoy_lab.sandbox.phone import schedule
-from decoy_lab.sandbox.rules.auth import Agent
-from decoy_lab.sandbox.rules.bodies import (
+from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.checks.bodies import (
     RowIn,
     WrapIn,
     delete_ids,
@@ -63,8 +63,8 @@ from decoy_lab.sandbox.rules.bodies import (
     str_list,
     uuid_text,
 )
-from decoy_lab.sandbox.rules.faults import faulty
-from decoy_lab.sandbox.rules.reach import (
+from decoy_lab.sandbox.checks.faults import faulty
+from decoy_lab.sandbox.checks.reach import (
     Reach,
     admit,
     agent_of,

@@ -38,8 +38,8 @@ from starlette.routing import Route
 
 from decoy_lab.sandbox.core import bad_request, iso, now_of, problem, state_of
 from decoy_lab.sandbox.phone import moves
-from decoy_lab.sandbox.rules.auth import Agent
-from decoy_lab.sandbox.rules.bodies import (
+from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.checks.bodies import (
     delete_ids,
     edit_fields,
     envelope,
@@ -49,8 +49,8 @@ from decoy_lab.sandbox.rules.bodies import (
     uuid_text,
     vault_blob,
 )
-from decoy_lab.sandbox.rules.faults import faulty
-from decoy_lab.sandbox.rules.reach import (
+from decoy_lab.sandbox.checks.faults import faulty
+from decoy_lab.sandbox.checks.reach import (
     agent_of,
     insufficient,
     live_agents,

@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from decoy_lab.sandbox.core import HTTPProblem, is_form, iso, json_object, state_of
 from decoy_lab.sandbox.phone import appview, pages
-from decoy_lab.sandbox.rules.guard import check_owner
+from decoy_lab.sandbox.checks.guard import check_owner
 
 
 def _look(request: Request) -> Any:
@@ -247,7 +247,7 @@ async def accounts(request: Request) -> JSONResponse:
 async def faults(request: Request) -> JSONResponse:
     _, body = await _change(request)
     state = state_of(request)
-    from decoy_lab.sandbox.rules.faults import Faults
+    from decoy_lab.sandbox.checks.faults import Faults
 
     try:
         if isinstance(state.faults, Faults):

@@ -1,4 +1,4 @@
-"""The sandbox's rules: who may talk to it, what a connection holds, and what it may reach.
+"""The sandbox's checks: who may talk to it, what a connection holds, and what it may reach.
 
 One module per concern, each importing only those above it (and stores/, `sandbox/core.py`):
 

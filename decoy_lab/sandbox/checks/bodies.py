@@ -20,8 +20,8 @@ from starlette.requests import Request
 
 from decoy_lab.errors import WireFormatError
 from decoy_lab.sandbox.core import bad_request, json_object, problem
-from decoy_lab.sandbox.rules.auth import Agent
-from decoy_lab.sandbox.rules.guard import STRICT
+from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.checks.guard import STRICT
 from decoy_lab.vocab import MAX_CIPHERTEXT
 from decoy_lab.wire import crypto
 from decoy_lab.wire import layouts as wire

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from decoy_lab.sandbox.rules.grants import Row
+from decoy_lab.sandbox.checks.grants import Row
 
 
 @dataclass(frozen=True)
