@@ -20,11 +20,11 @@ __version__ = "0.1.0"
 
 # name -> module that defines it
 _EXPORTS = {
-    "Access": "rules.access",
+    "Access": "protocol.access",
     "AgentKey": "wire.crypto",
     "Connection": "client.connection",
     "DecoyError": "errors",
-    "GrantRequest": "rules.access",
+    "GrantRequest": "protocol.access",
     "Inspector": "inspector",
     "Memory": "memory",
     "RecipientKeys": "memory",

@@ -4,5 +4,5 @@ saved.py       what a connection keeps between sessions: profile, tokens, cache,
 grants.py      what a connection holds (/policies) and its grant requests
 loader.py      a load: the streamed read, asked again, through the cache and the sync feed
 pairing.py     how a connection is made: paired, with the sandbox, or resumed from a profile
-connection.py  Connection: session (rules/session.py) + saved + grants + loader
+connection.py  Connection: session (protocol/session.py) + saved + grants + loader
 """

@@ -16,12 +16,12 @@ The rules it follows, so a user can trust what it shows and copy what it does:
   kept after an unknown outcome, which may have committed;
 - `/policies` is read at the start of a session and again whenever `access_version` changes.
 
-`Connection` composes typed parts, each owning its state: `session` (rules/session.py: the api
+`Connection` composes typed parts, each owning its state: `session` (protocol/session.py: the api
 with its tokens and refresh, the retry policy, the journal, the last vault — what every rule of
 reading and writing talks through), `saved` (client/saved.py: the profile, its cache and journal,
 the token store the api refreshes through), `grants` (client/grants.py: what `/policies` says it
 holds, and asking for more), `loader` (client/loader.py: a load). How a connection is made (pair,
-sandbox, resume) is client/pairing.py; the rules themselves live in rules/ (session, pairing,
+sandbox, resume) is client/pairing.py; the rules themselves live in protocol/ (session, pairing,
 access, syncfeed, accounts, writes, legacy, unseal), the store in store/, what a load holds in vault/.
 """
 
@@ -39,13 +39,13 @@ from decoy_lab.client.grants import Grants
 from decoy_lab.client.loader import Loader
 from decoy_lab.client.pairing import DEFAULT_CLIENT_ID
 from decoy_lab.client.saved import Saved
+from decoy_lab.protocol import accounts, syncfeed, unseal, writes
+from decoy_lab.protocol.access import Access, GrantRequest
+from decoy_lab.protocol.pairing import PairingHandle
+from decoy_lab.protocol.session import Session
+from decoy_lab.protocol.syncfeed import SyncResult
+from decoy_lab.protocol.writes import DeleteResult
 from decoy_lab.recipes.trace import Trace
-from decoy_lab.rules import accounts, syncfeed, unseal, writes
-from decoy_lab.rules.access import Access, GrantRequest
-from decoy_lab.rules.pairing import PairingHandle
-from decoy_lab.rules.session import Session
-from decoy_lab.rules.syncfeed import SyncResult
-from decoy_lab.rules.writes import DeleteResult
 from decoy_lab.store import cache
 from decoy_lab.store.profiles import Profile, ProfileStore
 from decoy_lab.transport.api import Api, Tokens

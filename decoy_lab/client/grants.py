@@ -1,6 +1,6 @@
 """What a connection holds and how it asks for more: `Grants` keeps `/policies` read into `Access`
 (named by the topics read so far), reads it again when `access_version` changes, and sends grant
-requests on this same connection (rules/access.py holds the rules of both)."""
+requests on this same connection (protocol/access.py holds the rules of both)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from decoy_lab.errors import DecoyError, GrantAlreadyRequested, MemoryModelError
-from decoy_lab.rules.access import ASKED, Access, GrantRequest, read_policies
-from decoy_lab.rules.pairing import selection_row
-from decoy_lab.rules.session import Session
+from decoy_lab.protocol.access import ASKED, Access, GrantRequest, read_policies
+from decoy_lab.protocol.pairing import selection_row
+from decoy_lab.protocol.session import Session
 from decoy_lab.transport import routes
 from decoy_lab.transport.api import Tokens, expect_object
 

@@ -1,6 +1,6 @@
 """`Loader`: a connection's load — one streamed GET of every row, read as it arrives, asked again
 after an unknown outcome; with a saved profile, through its sealed cache and the sync feed
-(store/cache.py, rules/syncfeed.py); then the legacy space rows and, when something refers to
+(store/cache.py, protocol/syncfeed.py); then the legacy space rows and, when something refers to
 one, account names."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Callable
 from decoy_lab.client.grants import Grants
 from decoy_lab.client.saved import Saved
 from decoy_lab.gcpause import gc_paused
-from decoy_lab.rules import accounts, legacy, syncfeed
-from decoy_lab.rules.session import Session
+from decoy_lab.protocol import accounts, legacy, syncfeed
+from decoy_lab.protocol.session import Session
 from decoy_lab.store import cache
 from decoy_lab.transport.api import expect_object
 from decoy_lab.transport.routes import MEMORIES

@@ -1,6 +1,6 @@
 """How a `Connection` is made: paired (in a thread, or waited for), with the sandbox, or resumed
 from a saved profile; a saved profile for another server or client is never replaced silently.
-The device grant itself is rules/pairing.py; this only joins it to a Connection and its profile.
+The device grant itself is protocol/pairing.py; this only joins it to a Connection and its profile.
 Each function takes the class it makes (`cls`, typed by what it is used for: `Connecting`):
 client/connection.py imports this module, never the reverse."""
 
@@ -15,9 +15,9 @@ import httpx
 
 from decoy_lab.client.saved import Saved, drop_journal
 from decoy_lab.errors import DecoyError, PairingError, ProfileError
-from decoy_lab.rules.access import Access
-from decoy_lab.rules.pairing import PairingHandle, authorization_details
-from decoy_lab.rules.session import Session
+from decoy_lab.protocol.access import Access
+from decoy_lab.protocol.pairing import PairingHandle, authorization_details
+from decoy_lab.protocol.session import Session
 from decoy_lab.store.profiles import Profile, ProfileStore, profile_tokens
 from decoy_lab.transport.api import Api, Tokens
 from decoy_lab.wire.crypto import AgentKey

@@ -308,7 +308,7 @@ class VaultCache:
     ) -> Vault:
         """A load through the cache. `read(opening)` is one full read that takes unchanged rows
         from `opening.snapshot()` (asked for once the answer's rows begin to arrive);
-        `changes_since(cursor)` asks the sync feed (rules/syncfeed.py: did anything change, and the
+        `changes_since(cursor)` asks the sync feed (protocol/syncfeed.py: did anything change, and the
         next cursor), `anchor()` reads its head (None when there is no feed); `space_rows()` reads the legacy space rows
         (the keys are restored first). On a `first` load of this process the file is opened on a
         worker — its keys go to `key_cache`, its rows are rebuilt — while the sync feed is asked

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from decoy_lab.rules.pairing import FINAL, is_web_link
+from decoy_lab.protocol.pairing import FINAL, is_web_link
 from decoy_lab.widgets.consent import ConsentCard
 from decoy_lab.widgets.html import (
     BAD_COLOUR,
@@ -34,7 +34,7 @@ from decoy_lab.widgets.html import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.client.connection import Connection
-    from decoy_lab.rules.pairing import PairingHandle
+    from decoy_lab.protocol.pairing import PairingHandle
     from decoy_lab.sandbox import Sandbox
 
 

@@ -268,5 +268,5 @@ def sync_html(res: Any) -> str:
 def register_formatters(shell: Any) -> None:
     """Results whose own types live below the workbench show as sentences in a notebook."""
     html_fmt = shell.display_formatter.formatters["text/html"]
-    html_fmt.for_type_by_name("decoy_lab.rules.writes", "DeleteResult", delete_html)
-    html_fmt.for_type_by_name("decoy_lab.rules.syncfeed", "SyncResult", sync_html)
+    html_fmt.for_type_by_name("decoy_lab.protocol.writes", "DeleteResult", delete_html)
+    html_fmt.for_type_by_name("decoy_lab.protocol.syncfeed", "SyncResult", sync_html)

@@ -12,7 +12,7 @@ import pytest
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import PairingCancelled, PairingError
-from decoy_lab.rules.pairing import authorization_details, selection_row
+from decoy_lab.protocol.pairing import authorization_details, selection_row
 from decoy_lab.wire.crypto import AgentKey
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import PairingError
-from decoy_lab.rules.pairing import is_web_link
+from decoy_lab.protocol.pairing import is_web_link
 from decoy_lab.widgets import PairingWidget
 from decoy_lab.wire.crypto import AgentKey
 

@@ -9,7 +9,7 @@ import pytest
 
 from decoy_lab import memory
 from decoy_lab.errors import NotFound, OutcomeUnknown, TransportError
-from decoy_lab.rules import legacy, writes
+from decoy_lab.protocol import legacy, writes
 from decoy_lab.store.journal import Journal
 
 from support.answers import AGENT, KEYS

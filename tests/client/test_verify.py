@@ -64,8 +64,8 @@ def _mis_sealing(monkeypatch, what: str) -> None:
     elif what == "a wrong header byte in owner_wrap":
         owner_wrap(lambda key, pk: b"\x01\x03" + wrap(key, pk)[2:])
     elif what == "kid of another key":
-        sealed = build._sealed_row
-        monkeypatch.setattr(build, "_sealed_row", lambda *a, **kw: {**sealed(*a, **kw), "kid": wire.kid(OTHER_KEY)})
+        sealed = build.seal_row
+        monkeypatch.setattr(build, "seal_row", lambda *a, **kw: {**sealed(*a, **kw), "kid": wire.kid(OTHER_KEY)})
     elif what == "ciphertext not a VAULT blob":
         plaintext(lambda key, obj: b"\x02" + seal(key, obj)[1:])
     elif what == "plaintext not UTF-8 JSON":

@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "the boundary, the store and the loaded vault",
         ["transport", "transport.*", "store", "store.*", "vault", "vault.*"],
     ),
-    ("the rules of talking to Decoy", ["rules", "rules.*"]),
+    ("the rules of talking to Decoy", ["protocol", "protocol.*"]),
     ("the sandbox, beside the client", ["sandbox", "sandbox.*"]),
     ("the client facade", ["client", "client.*"]),
     ("views of a vault", ["views", "views.*"]),

@@ -13,7 +13,7 @@ from support.source import ROOT
 STRICT_AT_LEAST = {
     "decoy_lab.transport.api",
     "decoy_lab.store.journal",
-    "decoy_lab.rules.writes",
+    "decoy_lab.protocol.writes",
     "decoy_lab.recipes.sealing",
     "decoy_lab.shapes",
     "decoy_lab.wire.crypto",

@@ -12,7 +12,7 @@ from typing import Any
 
 from decoy_lab import memory
 from decoy_lab.client.connection import Connection
-from decoy_lab.rules.writes import MEMORIES
+from decoy_lab.protocol.writes import MEMORIES
 from decoy_lab.wire.crypto import random_key
 
 from support.connections import paired

@@ -700,7 +700,7 @@ def test_an_approval_that_arrives_after_cancel_is_revoked_never_used():
     import httpx
 
     from decoy_lab.errors import PairingCancelled
-    from decoy_lab.rules.pairing import PairingHandle, authorization_details
+    from decoy_lab.protocol.pairing import PairingHandle, authorization_details
     from decoy_lab.sandbox import Sandbox
     from decoy_lab.transport.api import Api
     from decoy_lab.wire.crypto import AgentKey

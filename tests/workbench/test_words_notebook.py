@@ -116,7 +116,7 @@ def test_browse_wait_brings_the_rows_and_counts_them_in_the_one_vocabulary(ip, s
 def test_sync_and_delete_read_as_sentences_in_the_same_words(ip, connected):
     """The shell here shows text only, so the HTML each result has in a notebook is asked of the
     formatter the extension registered for its type."""
-    from decoy_lab.rules.writes.delete import DeleteResult
+    from decoy_lab.protocol.writes.delete import DeleteResult
 
     html = ip.display_formatter.formatters["text/html"]
     res = decoy(ip, "sync")

@@ -21,7 +21,7 @@ from decoy_lab.workbench.notebook import agents
 
 if TYPE_CHECKING:  # the widgets and the sandbox load on first use
     from decoy_lab.client.connection import Connection
-    from decoy_lab.rules.access import Access
+    from decoy_lab.protocol.access import Access
     from decoy_lab.sandbox import Sandbox
     from decoy_lab.vault.read import Vault
     from decoy_lab.widgets.pairing import PairingWidget

@@ -27,7 +27,7 @@ def cmd_connect(args: argparse.Namespace) -> int:
     """Pair with a Decoy server and save the connection under --profile (a live one is reused
     unless --new)."""
     from decoy_lab.client.connection import Connection
-    from decoy_lab.rules.pairing import authorization_details
+    from decoy_lab.protocol.pairing import authorization_details
     from decoy_lab.store.profiles import ProfileStore
 
     url = verbs.connect_url(args)

@@ -24,17 +24,17 @@ One module per verb, each importing only those above it:
     delete.py   delete, delete_memories, DeleteResult
     share.py    share
 
-Import from the package (`from decoy_lab.rules.writes import save`), not from the modules.
+Import from the package (`from decoy_lab.protocol.writes import save`), not from the modules.
 """
 
 from __future__ import annotations
 
-from decoy_lab.rules.writes.delete import DeleteResult, delete
-from decoy_lab.rules.writes.edit import UNSET, edit
-from decoy_lab.rules.writes.resend import resend
-from decoy_lab.rules.writes.save import save
-from decoy_lab.rules.writes.sending import MEMORIES, accounts_for
-from decoy_lab.rules.writes.share import share
+from decoy_lab.protocol.writes.delete import DeleteResult, delete
+from decoy_lab.protocol.writes.edit import UNSET, edit
+from decoy_lab.protocol.writes.resend import resend
+from decoy_lab.protocol.writes.save import save
+from decoy_lab.protocol.writes.sending import MEMORIES, accounts_for
+from decoy_lab.protocol.writes.share import share
 
 # The class's public path, which its notebook formatter names (workbench/display.py).
 DeleteResult.__module__ = __name__

@@ -8,9 +8,9 @@ from typing import Any
 
 from decoy_lab import memory
 from decoy_lab.errors import DecoyError, UnreadableRow
+from decoy_lab.protocol import legacy
+from decoy_lab.protocol.session import Session
 from decoy_lab.recipes.trace import Trace
-from decoy_lab.rules import legacy
-from decoy_lab.rules.session import Session
 from decoy_lab.store import snapshot
 from decoy_lab.vault.read import Vault
 

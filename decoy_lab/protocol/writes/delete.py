@@ -9,12 +9,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from decoy_lab.rules import legacy
-from decoy_lab.rules.writes.sending import log, send
+from decoy_lab.protocol import legacy
+from decoy_lab.protocol.writes.sending import log, send
 from decoy_lab.transport import routes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from decoy_lab.rules.session import Session
+    from decoy_lab.protocol.session import Session
 
 
 @dataclass

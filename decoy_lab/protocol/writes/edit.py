@@ -12,18 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 from decoy_lab import memory
 from decoy_lab.errors import DecoyError, HoldersMissing, MemoryModelError, OutcomeUnknown, RevConflict
+from decoy_lab.protocol import legacy, verify
+from decoy_lab.protocol.writes.resend import resend_entry, unsettled
+from decoy_lab.protocol.writes.sending import MEMORIES, checked_text, delete_quietly, log, post_rows, send
+from decoy_lab.protocol.writes.topics import find_or_refuse_new, new_topic, remember_topic, topic_name
 from decoy_lab.recipes import sealing
-from decoy_lab.rules import legacy, verify
-from decoy_lab.rules.writes.resend import resend_entry, unsettled
-from decoy_lab.rules.writes.sending import MEMORIES, checked_text, delete_quietly, log, post_rows, send
-from decoy_lab.rules.writes.topics import find_or_refuse_new, new_topic, remember_topic, topic_name
 from decoy_lab.shapes import fits
 from decoy_lab.store.journal import Journal, new_entry
 from decoy_lab.transport.api import is_unknown_outcome
 from decoy_lab.wire import layouts as wire
 
 if TYPE_CHECKING:  # pragma: no cover
-    from decoy_lab.rules.session import Session
+    from decoy_lab.protocol.session import Session
 
 UNSET: Any = object()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 from decoy_lab.errors import DecoyError, InsufficientGrant
-from decoy_lab.rules.session import Session
+from decoy_lab.protocol.session import Session
 from decoy_lab.transport import routes
 from decoy_lab.vault.frames import AccountNames
 

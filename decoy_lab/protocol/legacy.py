@@ -54,7 +54,7 @@ from decoy_lab.vault.frames import DecodedRow
 from decoy_lab.wire import layouts as wire
 
 if TYPE_CHECKING:  # pragma: no cover
-    from decoy_lab.rules.session import Session
+    from decoy_lab.protocol.session import Session
 
 log = logging.getLogger(__name__)
 

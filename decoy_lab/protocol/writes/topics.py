@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from decoy_lab import memory
 from decoy_lab.errors import MemoryModelError
-from decoy_lab.rules.writes.resend import settle_pending
+from decoy_lab.protocol.writes.resend import settle_pending
 from decoy_lab.vault.waiting import own_rows_waiting
 
 if TYPE_CHECKING:  # pragma: no cover
-    from decoy_lab.rules.session import Session
+    from decoy_lab.protocol.session import Session
 
 
 def resolve_link(s: Session, link: Any) -> tuple[str | None, Any]:

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING
 
 from decoy_lab import memory
 from decoy_lab.errors import KidConflict, UnreadableRow
+from decoy_lab.protocol.writes.sending import WRAPS, send
 from decoy_lab.recipes import sealing
-from decoy_lab.rules.writes.sending import WRAPS, send
 
 if TYPE_CHECKING:  # pragma: no cover
-    from decoy_lab.rules.session import Session
+    from decoy_lab.protocol.session import Session
 
 
 def share(s: Session, memory_id: str) -> int:

@@ -1,4 +1,4 @@
-"""The rules of talking to Decoy, each over a narrow session.
+"""The client's protocol: the rules of talking to Decoy, each over a narrow session.
 
 session.py  the session the rules work through
 pairing.py  the OAuth 2.0 device grant with named permissions

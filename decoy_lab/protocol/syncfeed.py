@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from decoy_lab.errors import APIError, TransportError
-from decoy_lab.rules.session import Session
+from decoy_lab.protocol.session import Session
 from decoy_lab.transport import routes
 from decoy_lab.transport.api import expect_object
 from decoy_lab.vault.read import Vault

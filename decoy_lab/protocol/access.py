@@ -25,7 +25,7 @@ from decoy_lab.transport.api import expect_object
 from decoy_lab.vocab import SELECTION_KEYS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from decoy_lab.rules.session import Session
+    from decoy_lab.protocol.session import Session
 
 VERBS = ("save", "read", "write", "delete")
 # The members of a grant-request answer that are read, and their shapes (http.expect_object).

@@ -8,14 +8,14 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab import memory
-from decoy_lab.rules import verify
-from decoy_lab.rules.writes.resend import resend_entry, run_entry
-from decoy_lab.rules.writes.sending import MEMORIES, checked_text, log
-from decoy_lab.rules.writes.topics import find_or_refuse_new, new_topic, remember_topic, topic_name
+from decoy_lab.protocol import verify
+from decoy_lab.protocol.writes.resend import resend_entry, run_entry
+from decoy_lab.protocol.writes.sending import MEMORIES, checked_text, log
+from decoy_lab.protocol.writes.topics import find_or_refuse_new, new_topic, remember_topic, topic_name
 from decoy_lab.store.journal import new_entry
 
 if TYPE_CHECKING:  # pragma: no cover
-    from decoy_lab.rules.session import Session
+    from decoy_lab.protocol.session import Session
 
 
 def save(

@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import DecoyError, OutcomeUnknown, RevConflict, ServerError, TransportError
-from decoy_lab.rules.writes.sending import delete_quietly, log, post_rows, put_journaled
+from decoy_lab.protocol.writes.sending import delete_quietly, log, post_rows, put_journaled
 from decoy_lab.store.journal import Journal
 from decoy_lab.transport.api import is_unknown_outcome
 from decoy_lab.transport.retry import attempts_of
 
 if TYPE_CHECKING:  # pragma: no cover
-    from decoy_lab.rules.session import Session
+    from decoy_lab.protocol.session import Session
 
 
 def run_entry(s: Session, entry: dict[str, Any]) -> None:

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import DecoyError, MemoryModelError, RevConflict
-from decoy_lab.rules import legacy
+from decoy_lab.protocol import legacy
 from decoy_lab.transport import routes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from decoy_lab.rules.session import Session
+    from decoy_lab.protocol.session import Session
 
 log = logging.getLogger(__name__)
 
