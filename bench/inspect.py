@@ -332,7 +332,7 @@ def _big_read(ctx: Context) -> list[Figure]:
             f"{grown / size:.2f} of the answer",
             f"the proxy's process: its peak resident memory grew {grown / 2**20:.1f} MiB over {n} reads of a "
             f"{size / 2**20:.1f} MiB answer; it keeps neither the body (past a 256 KiB piece) nor the rows, and "
-            "at most 2 MiB of frames wait for the inspector's process (tests/inspector/test_pump.py: the same "
+            "at most 2 MiB of frames wait for the inspector's process (tests/inspector/test_proxy_process.py: the same "
             "growth for a 2 MB and a 40 MB answer)",
         ),
     ]

@@ -2,7 +2,7 @@
 
 `Inspector.start(sandbox=…)` forwards to the sandbox itself; a conformance run puts the staging
 hop between them, so the inspector is assembled here from its public parts (Recorder, Opener,
-Pumped: the proxy in a process of its own) with the owner's-eye check of the sandbox behind the hop
+ProxyProcess: the proxy in a process of its own) with the owner's-eye check of the sandbox behind the hop
 (`decoy_lab.sandbox.phone.appview.check_row`, what the sandbox's own app-view runs).
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from decoy_lab.inspector.inspector import Inspector
 from decoy_lab.inspector.opening import Opener
-from decoy_lab.inspector.pumped import Pumped
+from decoy_lab.inspector.proxy_process import ProxyProcess
 from decoy_lab.inspector.recorder import Recorder
 
 
@@ -35,5 +35,5 @@ def start_inspector(
     """A recording inspector forwarding to `upstream` (the hop), opening rows as `sandbox`'s owner
     (and with `agent_key`, the agent's PEM key, as the agent reads them back)."""
     recorder = Recorder(opener=Opener(owner_check=owner_check(sandbox), agent_key=agent_key))
-    served = Pumped(recorder, upstream, timeout=timeout)
+    served = ProxyProcess(recorder, upstream, timeout=timeout)
     return Inspector(recorder, served=served, upstream=upstream, sandbox=sandbox)

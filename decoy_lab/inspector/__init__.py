@@ -15,8 +15,8 @@ byte and is recorded as a `Flow`, its secrets masked, its sealed rows opened whe
     proxy.py      the ASGI reverse proxy: streamed both ways, every failure recorded, no owner surface
     serve.py      uvicorn on a loopback port in a daemon thread, with the sandbox's hardened config
     agentside.py  the HTTP/1.1 server towards the agents (llhttp, strict): limits, deadlines, refusals
-    pump.py       the proxy in a process of its own: each exchange sent to the inspector as data frames
-    pumped.py     starting that process and feeding the recorder from it; a dead pump ends its flows
+    proxy_child.py  the proxy in a process of its own: each exchange sent to the inspector as data frames
+    proxy_process.py  starting that process, feeding the recorder from it; a dead one ends its flows
     har.py        HAR 1.2 out (whole, or streamed as flows finish) and back in, replayed, re-sent
     inspector.py  Inspector: start / open / replay, flows and rows as DataFrames, save, close
     command.py    `decoy-lab proxy`: add_arguments(parser) and run(args)

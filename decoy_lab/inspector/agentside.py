@@ -4,7 +4,7 @@ framing read by llhttp (httptools, the parser uvicorn uses), never by hand.
 uvicorn itself costs the proxy, per exchange, about as much again as the sandbox behind it costs
 (measured: a bare forwarding ASGI app on uvicorn made 8 writers 45 % as fast as direct); on a
 machine of few cores that is taken from the sandbox and the agents. So this server keeps only
-what the proxy's ASGI app needs, on the pump's event loop, and leaves every byte of framing to
+what the proxy's ASGI app needs, on the proxy process's event loop, and leaves every byte of framing to
 llhttp in its strict mode. What llhttp refuses is answered 400 and the connection closed, before
 anything is sent upstream: a line ended by a bare LF, an obs-fold, a `Transfer-Encoding` beside a
 `Content-Length`, two `Content-Length`s, a control character in a name, a value or the target, a

@@ -2,7 +2,7 @@
 counted (`Tee`), and a memories answer's rows parsed as they come, however large the answer
 (`RowCollector`, on transport/jsonstream.py); `decoder` / `decoded` undo a Content-Encoding the
 record decodes. The recorder (recorder.py) finishes what they hold; in the proxy's own process
-(pump.py) they send it on instead of keeping it.
+(proxy_child.py) they send it on instead of keeping it.
 """
 
 from __future__ import annotations

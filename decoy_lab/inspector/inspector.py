@@ -28,7 +28,7 @@ from decoy_lab.inspector import har
 from decoy_lab.inspector.model import BODY_CAP, FRAME_COLUMNS, KEEP, ROW_COLUMNS, Flow
 from decoy_lab.inspector.opening import Opener, owner_check_of
 from decoy_lab.inspector.proxy import upstream_problem
-from decoy_lab.inspector.pumped import Pumped
+from decoy_lab.inspector.proxy_process import ProxyProcess
 from decoy_lab.inspector.recorder import Recorder
 from decoy_lab.inspector.serve import Served, serve_in_thread
 from decoy_lab.wire.crypto import AgentKey
@@ -61,7 +61,7 @@ class Inspector:
         self,
         recorder: Recorder,
         *,
-        served: Pumped | Served | None = None,
+        served: ProxyProcess | Served | None = None,
         upstream: str | None = None,
         sandbox: Any = None,
         owns_sandbox: bool = False,
@@ -123,7 +123,7 @@ class Inspector:
             writer = har.HarWriter(record, upstream=target, reveal=reveal) if record is not None else None
             if writer is not None:  # told before the first exchange can finish
                 recorder.listeners.append(writer.add)
-            served = Pumped(recorder, target, host=host, port=port, timeout=timeout)
+            served = ProxyProcess(recorder, target, host=host, port=port, timeout=timeout)
         except BaseException:
             if writer is not None:
                 writer.abandon()
@@ -201,7 +201,7 @@ class Inspector:
     @property
     def pid(self) -> int | None:
         """The process id of the proxy, which runs in a process of its own (None offline)."""
-        return self._served.pid if isinstance(self._served, Pumped) else None
+        return self._served.pid if isinstance(self._served, ProxyProcess) else None
 
     @property
     def running(self) -> bool:
@@ -219,7 +219,7 @@ class Inspector:
 
     def _sync(self) -> None:
         """Every exchange the proxy has begun is in the record (it runs in a process of its own)."""
-        if isinstance(self._served, Pumped):
+        if isinstance(self._served, ProxyProcess):
             self._served.sync()
 
     def __len__(self) -> int:

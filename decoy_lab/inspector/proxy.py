@@ -79,7 +79,7 @@ def is_owner_surface(path: str) -> bool:
 
 
 class Records(Protocol):
-    """What the proxy records into: the Recorder, or the pump's Relay to the inspector's process."""
+    """What the proxy records into: the Recorder, or the proxy process's Relay to the inspector's process."""
 
     cap: int
 

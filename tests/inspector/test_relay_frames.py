@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from decoy_lab.inspector import model
 from decoy_lab.inspector.bodies import Tee
-from decoy_lab.inspector.pump import PIECE, Relay
+from decoy_lab.inspector.proxy_child import PIECE, Relay
 
 
 class FakeControl:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from decoy_lab.inspector import Inspector
-from decoy_lab.inspector.pumped import Pumped
+from decoy_lab.inspector.proxy_process import ProxyProcess
 from decoy_lab.inspector.recorder import Recorder
 
 pytestmark = pytest.mark.timeout(120)
@@ -106,7 +106,7 @@ def test_a_crowd_of_slow_bodies_cannot_starve_an_agent_and_a_stalled_body_is_cut
     (the longest-stalled one is closed for it), and every stalled body is closed at its deadline."""
     url, app = upstream
     limits = {"max_connections": 8, "body_timeout": 1.0}
-    served = Pumped(Recorder(), url, limits=limits)
+    served = ProxyProcess(Recorder(), url, limits=limits)
     slow = []
     try:
         for _ in range(8):
@@ -130,7 +130,7 @@ def test_a_crowd_of_slow_bodies_cannot_starve_an_agent_and_a_stalled_body_is_cut
 
 def test_a_stalled_body_is_closed_at_its_deadline(upstream):
     url, _app = upstream
-    served = Pumped(Recorder(), url, limits={"body_timeout": 1.0})
+    served = ProxyProcess(Recorder(), url, limits={"body_timeout": 1.0})
     try:
         with _connect(served.url) as s:
             s.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab")

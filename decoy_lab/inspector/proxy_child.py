@@ -1,6 +1,6 @@
-"""The inspector's proxy in a process of its own: `python -m decoy_lab.inspector.pump FD CONFIG`.
+"""The inspector's proxy in a process of its own: `python -m decoy_lab.inspector.proxy_child FD CONFIG`.
 
-Started by pumped.py, never by hand. The proxy (proxy.py on agentside.py's server) runs on
+Started by proxy_process.py, never by hand. The proxy (proxy.py on agentside.py's server) runs on
 this process's event loop, and each exchange it sees goes to the inspector's process as data frames
 over the socket `FD` (a socketpair the parent holds the other end of): `begin` when its request
 head arrived, `answer` when the answer's head did, `body` and `rows` as the bytes the record keeps
@@ -274,7 +274,7 @@ class Control(asyncio.Protocol):
             await asyncio.sleep(0.01)
 
 
-async def pump(sock: socket.socket, config: dict[str, Any]) -> int:
+async def serve_proxy(sock: socket.socket, config: dict[str, Any]) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     _, control = await loop.connect_accepted_socket(lambda: Control(stop), sock)
@@ -301,7 +301,7 @@ def main(argv: list[str]) -> int:
     loop = new_loop()
     asyncio.set_event_loop(loop)
     try:
-        return loop.run_until_complete(pump(sock, config))
+        return loop.run_until_complete(serve_proxy(sock, config))
     finally:
         loop.close()
 

@@ -1,6 +1,6 @@
 """The proxy runs in a process of its own (so its parsing and copying take a core of their own,
 not the GIL of the kernel that serves the sandbox), and that process never outlives, nor is lost
-by, the inspector: a pump that dies ends its flows saying so; one whose inspector dies goes too."""
+by, the inspector: a proxy process that dies ends its flows saying so; one whose inspector dies goes too."""
 
 from __future__ import annotations
 
@@ -142,9 +142,9 @@ def test_the_proxy_process_memory_does_not_grow_with_the_answer(upstream, client
 
 
 def test_frames_come_out_whole_however_the_bytes_are_cut():
-    """The pump's frames arrive in whatever pieces the socket gives: each message comes out once,
+    """The proxy process's frames arrive in whatever pieces the socket gives: each message comes out once,
     whole and in order, whether a piece ends inside a length, inside a body or between frames."""
-    from decoy_lab.inspector.pump import Frames, frame
+    from decoy_lab.inspector.proxy_child import Frames, frame
 
     messages = [
         ("begin", i, "POST", "/api/agent/context/memories", "", [("a", "b" * i)], b"\x00" * (i * 37)) for i in range(40)

@@ -1,11 +1,11 @@
-"""The inspector's proxy, run in a process of its own (pump.py) and feeding this process's recorder.
+"""The inspector's proxy, run in a process of its own (proxy_child.py) and feeding this process's recorder.
 
-`Pumped(recorder, upstream, …)` starts `python -m decoy_lab.inspector.pump` with one end of a
+`ProxyProcess(recorder, upstream, …)` starts `python -m decoy_lab.inspector.proxy_child` with one end of a
 socketpair and returns once it listens (`.url`), like serve.Served. A reader thread
 turns the frames it sends into the recorder's `begin` and `finish`; `sync()` makes sure every
 exchange begun before it is known here (a ping answered after every frame before it); `stop()`
-asks the pump to stop (exchanges still running get their grace, then end as stopped) and waits
-for it to go. Should the pump die, the flows it had in flight end as a fault of the inspector,
+asks the proxy's process to stop (exchanges still running get their grace, then end as stopped) and waits
+for it to go. Should the proxy's process die, the flows it had in flight end as a fault of the inspector,
 with its exit status and the last of what it wrote to stderr.
 """
 
@@ -23,16 +23,16 @@ from pathlib import Path
 from decoy_lab.gcpause import gc_paused
 from decoy_lab.inspector import model
 from decoy_lab.inspector.bodies import RowCollector, Tee
-from decoy_lab.inspector.pump import Frames, frame
+from decoy_lab.inspector.proxy_child import Frames, frame
 from decoy_lab.inspector.recorder import Recorder
 from decoy_lab.inspector.serve import is_loopback_host
 
-START_TIMEOUT = 30.0  # seconds for the pump to start listening (a cold interpreter on a busy machine)
+START_TIMEOUT = 30.0  # seconds for the proxy's process to start listening (a cold interpreter on a busy machine)
 READ = 1 << 20
 
 
-class Pumped:
-    """The pump process serving `upstream` into `recorder`: `.url`, `.running`, `.sync()`, `.stop()`."""
+class ProxyProcess:
+    """the proxy's process serving `upstream` into `recorder`: `.url`, `.running`, `.sync()`, `.stop()`."""
 
     def __init__(
         self,
@@ -49,7 +49,7 @@ class Pumped:
             raise ValueError(f"the inspector listens on loopback only, not {host!r}")
         self.recorder = recorder
         self.url = ""
-        self._flows: dict[int, model.Flow] = {}  # the pump's exchange number → its flow here
+        self._flows: dict[int, model.Flow] = {}  # the proxy process's exchange number → its flow here
         self._rows: dict[int, list] = {}  # the rows of a memories answer so far, by exchange number
         self._pieces: dict[tuple[int, str], list[bytes]] = {}  # a large body's kept bytes so far
         self._frames = Frames()
@@ -59,7 +59,7 @@ class Pumped:
         self._stopping = False
         ours, theirs = socket.socketpair()
         self._sock = ours
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - the pump's stderr, read when it dies; closed by stop()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - the proxy process's stderr, read when it dies; closed by stop()
         config = {
             "upstream": upstream,
             "host": host,
@@ -72,7 +72,7 @@ class Pumped:
         }
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "decoy_lab.inspector.pump", str(theirs.fileno()), json.dumps(config)],
+                [sys.executable, "-m", "decoy_lab.inspector.proxy_child", str(theirs.fileno()), json.dumps(config)],
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -81,12 +81,12 @@ class Pumped:
             )
         finally:
             theirs.close()
-        self._reader = threading.Thread(target=self._read, name="decoy-inspector-pump", daemon=True)
+        self._reader = threading.Thread(target=self._read, name="decoy-inspector-proxy", daemon=True)
         self._reader.start()
         self._await_ready()
 
     def __repr__(self) -> str:
-        return f"<Pumped {self.url} {'running' if self.running else 'stopped'}, pid {self._proc.pid}>"
+        return f"<ProxyProcess {self.url} {'running' if self.running else 'stopped'}, pid {self._proc.pid}>"
 
     @property
     def pid(self) -> int:
@@ -109,7 +109,7 @@ class Pumped:
         raise RuntimeError(f"the inspector's proxy failed to start: {why}{self._stderr_tail()}")
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop the pump: exchanges still running get their grace, then end as stopped."""
+        """Stop the proxy's process: exchanges still running get their grace, then end as stopped."""
         self._stopping = True
         self._send(("stop",))
         self._reader.join(timeout)
@@ -126,7 +126,7 @@ class Pumped:
 
     # -- what it sends -----------------------------------------------------------------------------
     def sync(self, timeout: float = 5.0) -> bool:
-        """Every exchange begun before this call is known to the recorder (False: the pump did
+        """Every exchange begun before this call is known to the recorder (False: the proxy's process did
         not answer in time, or has gone). A no-op on the reader thread (a listener asking)."""
         if threading.current_thread() is self._reader or not self.running:
             return False
@@ -177,7 +177,7 @@ class Pumped:
             self._rows.setdefault(message[1], []).extend(message[2])
         elif kind == "end":
             self._end(*message[1:])
-        elif kind == "whole":  # begun and ended between two of the pump's flushes: a begin's fields, an end's
+        elif kind == "whole":  # begun and ended between two of the proxy process's flushes: a begin's fields, an end's
             self._handle(("begin", *message[1:9]))
             self._end(message[1], *message[9:])
         elif kind == "pong":
@@ -209,7 +209,7 @@ class Pumped:
         return Tee.of(b"".join([*pieces, last]) if pieces else last, size, complete)
 
     def _gone(self) -> None:
-        """The pump has gone: what it had in flight ends here, saying why."""
+        """The proxy's process has gone: what it had in flight ends here, saying why."""
         with self._lock:
             self._ready = self._ready or ("failed", "the process ended before it listened")
             self._lock.notify_all()
