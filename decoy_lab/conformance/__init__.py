@@ -3,7 +3,7 @@
 It sits above the inspector, the client and the sandbox, and drives a sandbox and the inspector
 through their public APIs (the owner API, the recorded flows), never the sandbox's private state.
 
-    model.py          Rule, Result, Run, Exchange: rules as data and what a run hands them
+    model.py          Rule, Result, Evidence, Run, Exchange: rules as data and what a run hands them
     rules/            every rule by area (rows, topics, writes, reading, access, pairing)
     hop.py            the staging hop between inspector and sandbox: faults at chosen exchanges
     recording.py      the inspector in front of the hop, opening rows as the sandbox's owner
@@ -24,6 +24,7 @@ from decoy_lab import lazy
 
 # Names load on first use, so `decoy-lab --help` (which builds this package's parser) stays quick.
 _EXPORTS = {
+    "Evidence": "model",
     "FAILED": "model",
     "NOT_EXERCISED": "model",
     "PASSED": "model",

@@ -1,30 +1,36 @@
 """`decoy-lab check`: judge an agent by the spec, rule by rule, under staged faults.
 
     decoy-lab check [--scenario NAME …] [--json FILE] [--junit FILE] [--html FILE] [--timeout S]
-                    [--agent-key PEM] -- COMMAND [ARG…]
+                    [--agent-key PEM] [--env NAME …] -- COMMAND [ARG…]
     python -m decoy_lab.conformance -- COMMAND [ARG…]
     python -m decoy_lab.conformance --rules-md > docs/rules.md
 
 Each scenario runs COMMAND once against a fresh sandbox behind the inspector, with
-`DECOY_BASE_URL` set to the inspector's URL (and `{url}` in its arguments replaced by it). The
-scorecard lists each rule, its verdict, the spec sentence it enforces and the exchanges that
-prove it. Exit 0 when no rule failed, 1 when one did, 2 for a usage mistake (`error: …`).
+`DECOY_BASE_URL` set to the inspector's URL (and `{url}` in its arguments replaced by it), in a
+clean room: a fresh HOME and config directory, PATH, the locale and TZ, and only the user's
+variables that `--env NAME` names (scenarios.agent_env). The scorecard lists each rule, its
+verdict, the spec sentence it enforces and the exchanges that prove it; what the agent sent is
+shown escaped, never acting on the terminal. Exit 0 when no rule failed, 1 when one did, 2 for a
+usage mistake (`error: …`).
 `add_arguments(parser)` and `run(args)` are what the `decoy-lab` command wires in.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
 from decoy_lab.argtypes import seconds
 from decoy_lab.conformance import docs, report
 from decoy_lab.conformance.rules import RULES
-from decoy_lab.conformance.scenarios import DEFAULT, SCENARIOS, run_scenario
+from decoy_lab.conformance.scenarios import DEFAULT, RESERVED, SCENARIOS, run_scenario
+from decoy_lab.text import escaped
 from decoy_lab.wire.crypto import AgentKey
 
 DESCRIPTION = (
@@ -61,6 +67,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="PEM",
         help="the agent's private key: each row's self_wrap must open to the key its owner_wrap holds",
     )
+    p.add_argument(
+        "--env",
+        action="append",
+        metavar="NAME",
+        help="give the agent this variable of yours (repeatable); it gets none of your environment but "
+        "PATH, the locale and TZ, in a fresh HOME and config directory",
+    )
     p.add_argument("--rules-md", dest="rules_md", action="store_true", help="print docs/rules.md and exit")
     p.add_argument("--list", action="store_true", help="list the scenarios and rules and exit")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG…]: the agent to check")
@@ -86,6 +99,17 @@ def scenario_names(names: list[str] | None) -> list[str]:
     return list(names or DEFAULT)
 
 
+def env_names(names: list[str] | None, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The variables `--env` hands the agent: each set here, and none the clean room sets itself."""
+    environ = os.environ if environ is None else environ
+    for name in names or []:
+        if name in RESERVED:
+            raise UsageError(f"--env {name}: the check sets {name} itself (the agent's own, never yours)")
+        if not name or "=" in name or name not in environ:
+            raise UsageError(f"--env {name}: no such variable is set (give its NAME; set it first)")
+    return list(dict.fromkeys(names or []))
+
+
 def agent_key(path: str | None) -> bytes | None:
     """The agent's private key (PEM) from --agent-key, read once."""
     try:
@@ -97,6 +121,7 @@ def agent_key(path: str | None) -> bytes | None:
 def _usage(args: argparse.Namespace) -> list[str]:
     command = agent_command(args.command)
     scenario_names(args.scenario)
+    env_names(args.env)
     for flag in ("json", "junit", "html"):
         value = getattr(args, flag)
         if value and not Path(value).resolve().parent.is_dir():
@@ -126,15 +151,16 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
         command = _usage(args)
         key = agent_key(args.agent_key)
     except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {escaped(str(exc))}", file=sys.stderr)
         return 2
+    passed = env_names(args.env)
     runs = []
     for name in scenario_names(args.scenario):
         print(f"running scenario {name} …", file=sys.stderr, flush=True)
         try:
-            runs.append(run_scenario(SCENARIOS[name], command, timeout=args.timeout, agent_key=key))
+            runs.append(run_scenario(SCENARIOS[name], command, timeout=args.timeout, agent_key=key, pass_env=passed))
         except (OSError, RuntimeError) as exc:
-            print(f"error: scenario {name} could not run: {exc}", file=sys.stderr)
+            print(f"error: scenario {name} could not run: {escaped(str(exc))}", file=sys.stderr)
             return 2
     card = report.score(RULES, runs, shlex.join(command))
     out.write(report.text(card))

@@ -25,10 +25,36 @@ STATUSES = (FAILED, WARNING, PASSED, NOT_EXERCISED)  # worst first
 MEMORIES = "/api/agent/context/memories"
 
 
+class Evidence(str):
+    """One evidence line, and the exchanges it is about by the checker's own numbers (`Exchange.id`).
+
+    The text holds what the agent sent (a method, a path, a row id, a topic name), so the links
+    are never read back out of it: a row id `#1` in the text links nothing. A rule passes the
+    exchanges a line is about, `Evidence(f"{x.label()}: …", x)`; the scorecard adds the scenario.
+    A plain string is evidence that links nothing."""
+
+    exchanges: tuple[int, ...]
+    scenario: str
+
+    def __new__(cls, text: str, *about: Exchange | int, scenario: str = "") -> Evidence:
+        self = super().__new__(cls, text)
+        ids = (a.id if isinstance(a, Exchange) else int(a) for a in about)
+        self.exchanges = tuple(dict.fromkeys(ids))
+        self.scenario = scenario
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_evidence, (str(self), self.exchanges, self.scenario))
+
+
+def _evidence(text: str, exchanges: tuple[int, ...], scenario: str) -> Evidence:
+    return Evidence(text, *exchanges, scenario=scenario)
+
+
 @dataclass
 class Result:
     status: str
-    evidence: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)  # each an Evidence when it names exchanges
 
     @classmethod
     def judge(cls, bad: list[str], good: list[str], *, severity: str = "fail") -> Result:

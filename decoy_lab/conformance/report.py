@@ -2,7 +2,11 @@
 
 A rule's status over a check is the worst of its runs (failed, then warning, then passed); it is
 `not-exercised` only when no run exercised it. Its evidence names the scenario and the exchange
-(`[lost-answers] POST /api/agent/context/memories #12, row 3f2a…: …`).
+(`[lost-answers] POST /api/agent/context/memories #12, row 3f2a…: …`); the exchanges a line links
+to (its reproducers, its flows) are the ones its `Evidence` carries, never numbers read out of
+its text, which holds what the agent sent. What the agent or the server chose is shown escaped
+(`decoy_lab.text.escaped`): the text scorecard acts on no terminal, and the JUnit XML is
+well-formed whatever the evidence holds.
 """
 
 from __future__ import annotations
@@ -15,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from decoy_lab.conformance import reproduce
-from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED, STATUSES, WARNING, Result, Rule, Run
+from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED, STATUSES, WARNING, Evidence, Result, Rule, Run
+from decoy_lab.text import escaped
 
 MARKS = {PASSED: "PASSED", WARNING: "WARNING", FAILED: "FAILED", NOT_EXERCISED: "NOT EXERCISED"}
 EVIDENCE_SHOWN = 4
-SCENARIO_REF, EXCHANGE_REF = re.compile(r"\[([^\]]+)\] "), re.compile(r"#(\d+)")  # in an evidence line
+UNSAFE_IN_JSON = re.compile(r"[\x7f-\x9f\ud800-\udfff]")  # DEL, C1, lone surrogates: json.dumps keeps them raw
 
 
 @dataclass
@@ -112,7 +117,12 @@ def score(rules: list[Rule], runs: list[Run], command: str = "") -> Scorecard:
     for rule in rules:
         results: list[tuple[str, Result]] = [(run.scenario, rule.evaluate(run)) for run in runs]
         status = next((s for s in STATUSES if any(r.status == s for _, r in results)), NOT_EXERCISED)
-        evidence = [f"[{name}] {e}" for name, r in results if r.status == status for e in r.evidence]
+        evidence: list[str] = [
+            Evidence(f"[{name}] {e}", *getattr(e, "exchanges", ()), scenario=name)
+            for name, r in results
+            if r.status == status
+            for e in r.evidence
+        ]
         verdict = Verdict(rule, status, evidence, {name: r.status for name, r in results})
         if status in (FAILED, WARNING):
             verdict.reproducers = _reproducers(runs, evidence)
@@ -121,7 +131,7 @@ def score(rules: list[Rule], runs: list[Run], command: str = "") -> Scorecard:
 
 
 def _reproducers(runs: list[Run], evidence: list[str]) -> list[dict[str, Any]]:
-    """A curl per exchange the evidence names, once each, in the order named."""
+    """A curl per exchange the evidence links to, once each, in the order linked."""
     wanted: dict[str, dict[int, None]] = {}  # an ordered set per scenario
     for line in evidence:
         scenario, ids = evidence_refs(line)
@@ -143,7 +153,9 @@ def _run_dict(run: Run) -> dict[str, Any]:
 
 
 def text(card: Scorecard) -> str:
-    """The scorecard printed by `decoy-lab check`: one block per rule, worst first."""
+    """The scorecard printed by `decoy-lab check`: one block per rule, worst first. Each line is
+    escaped on its own (`escaped`): a row id, a stderr line or a method cannot act on the
+    terminal, nor start a line of its own."""
     lines = [f"decoy-lab check: {card.command}" if card.command else "decoy-lab check"]
     for run in card.runs:
         ended = "timed out" if run.timed_out else f"exit {run.exit_code}"
@@ -172,7 +184,7 @@ def text(card: Scorecard) -> str:
         f"{c[FAILED]} failed, {c[WARNING]} warnings, {c[PASSED]} passed, {c[NOT_EXERCISED]} not exercised"
         f" over {len(card.runs)} scenario(s)"
     )
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(escaped, lines)) + "\n"
 
 
 def _curl_lines(v: Verdict) -> list[str]:
@@ -182,14 +194,15 @@ def _curl_lines(v: Verdict) -> list[str]:
         return []
     lines = [f"{'':<15}reproduce (export DECOY_BASE_URL and DECOY_TOKEN for a sandbox first):"]
     for r in v.reproducers[:EVIDENCE_SHOWN]:
-        lines += [f"{'':<15}# [{r['scenario']}] {r['exchange']} was answered {r['status']}", r["curl"]]
+        lines += [f"{'':<15}# [{r['scenario']}] {r['exchange']} was answered {r['status']}", *r["curl"].split("\n")]
     if len(v.reproducers) > EVIDENCE_SHOWN:
         lines.append(f"{'':<15}# … {len(v.reproducers) - EVIDENCE_SHOWN} more (--json has them all)")
     return lines
 
 
 def junit(card: Scorecard) -> str:
-    """JUnit XML: one test case per rule; failed → <failure>, not exercised → <skipped>."""
+    """JUnit XML: one test case per rule; failed → <failure>, not exercised → <skipped>. Each
+    evidence line is escaped (XML 1.0 has no form, not even a reference, for most controls)."""
     c = card.counts()
     suite = ET.Element(
         "testsuite",
@@ -201,7 +214,7 @@ def junit(card: Scorecard) -> str:
     )
     for v in card.verdicts:
         case = ET.SubElement(suite, "testcase", classname=v.rule.id.split(".")[0], name=v.rule.id)
-        body = "\n".join([v.spec_line(), *v.evidence])
+        body = "\n".join(map(escaped, [v.spec_line(), *v.evidence]))
         if v.status == FAILED:
             ET.SubElement(case, "failure", message=v.rule.title, type="decoy.conformance").text = body
         elif v.status == NOT_EXERCISED:
@@ -224,7 +237,7 @@ CSS = (
 
 def page(card: Scorecard) -> str:
     """An offline HTML page: the scorecard, and each failed rule with the exchanges it names."""
-    e = html.escape
+    e = _html
     c = card.counts()
     rows = "".join(
         f"<tr><td class='{v.status}'>{MARKS[v.status]}</td><td>{e(v.rule.id)}</td><td>{e(v.rule.title)}</td></tr>"
@@ -251,19 +264,23 @@ def page(card: Scorecard) -> str:
     )
 
 
+def _html(text: str) -> str:
+    """Text for the page: escaped (controls, bidi, surrogates) and then HTML-escaped."""
+    return html.escape(escaped(text, newlines=True))
+
+
 def evidence_refs(evidence: str) -> tuple[str, list[int]]:
-    """The scenario and the exchange numbers one evidence line names:
-    "[lost-answers] POST /api/agent/context/memories #12, row 3f2a…: …" → ("lost-answers", [12])."""
-    m = SCENARIO_REF.match(evidence)
-    if m is None:
-        return "", []
-    head = evidence[m.end() :].split(": ")[0]
-    return m.group(1), [int(n) for n in dict.fromkeys(EXCHANGE_REF.findall(head))]
+    """The scenario and the exchange numbers one evidence line links to, as its `Evidence`
+    carries them (a scorecard's evidence names its scenario); a plain string links nothing. The
+    text is never parsed: "#1" in it may be a row id the agent chose."""
+    if isinstance(evidence, Evidence):
+        return evidence.scenario, list(evidence.exchanges)
+    return "", []
 
 
 def _exchanges(card: Scorecard, v: Verdict) -> str:
-    """The exchanges a failed rule's evidence names (`#12` in a scenario), request and answer."""
-    e = html.escape
+    """The exchanges a failed rule's evidence links to, request and answer."""
+    e = _html
     out = []
     refs = [evidence_refs(ev) for ev in v.evidence]
     for run in card.runs:
@@ -280,7 +297,7 @@ def _exchanges(card: Scorecard, v: Verdict) -> str:
 
 
 def _curl_html(v: Verdict) -> str:
-    e = html.escape
+    e = _html
     items = "".join(
         f"<p>[{e(r['scenario'])}] {e(r['exchange'])}, answered {r['status']}:</p><pre class='curl'>{e(r['curl'])}</pre>"
         for r in v.reproducers
@@ -289,4 +306,7 @@ def _curl_html(v: Verdict) -> str:
 
 
 def to_json(card: Scorecard) -> str:
-    return json.dumps(card.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    """The scorecard as JSON (UTF-8 text): a DEL, a C1 control or a lone surrogate an agent sent is
+    written as its \\u escape, so the file can be written, and shown, whatever the evidence holds."""
+    text = json.dumps(card.to_dict(), indent=2, ensure_ascii=False)
+    return UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"

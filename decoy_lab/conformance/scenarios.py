@@ -9,6 +9,12 @@ grant request the same way. When the command ends (or its time limit passes: it 
 the scenario keeps the flows, the owner's view of every stored row, the faults that fired and the
 command's output, as a `Run` for the rules.
 
+The command runs in a clean room (`agent_env`): the agent is untrusted, so it gets none of the
+user's environment but an allow-list (PATH, the locale, TZ, what Windows needs to start a
+process), a fresh HOME and config directory of its own (`DECOY_LAB_CONFIG_DIR`, the XDG
+directories inside that HOME), `DECOY_BASE_URL`, and the variables the user names (`--env NAME`).
+Never the user's HOME or profile, never another `DECOY_*` variable (a token, a key).
+
     clean               the demo vault; the owner also grants Read all memories and shares at once
     lost-answers        as clean; the first memory POST commits and its answer is lost, the next is a 503
     preparing           the demo vault granted, its keys still owed by the owner's phone (shared ~5 s later)
@@ -22,13 +28,16 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from decoy_lab.conformance.hop import Fault, Request, StageHop
@@ -158,6 +167,36 @@ def _command(command: Sequence[str], url: str) -> list[str]:
     return [part.replace("{url}", url) for part in command]
 
 
+BASE_URL = "DECOY_BASE_URL"
+CONFIG_DIR = "DECOY_LAB_CONFIG_DIR"  # store/profiles.py reads it: the agent's own, empty, config directory
+# what the agent keeps of the user's environment when set: the programs, the locale, the time zone
+KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+# … and on Windows what a process (python, node) needs to start at all
+KEPT_ON_WINDOWS = ("SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT")
+XDG = {"XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".local/share", "XDG_CACHE_HOME": ".cache"}
+# the names the clean room sets itself: `--env` cannot hand the agent the user's own
+RESERVED = frozenset({"HOME", BASE_URL, CONFIG_DIR, "PYTHONUNBUFFERED", *XDG})
+
+
+def agent_env(
+    room: Path, url: str, passed: Sequence[str] = (), environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The agent's whole environment, in the clean room `room` (an empty directory of the
+    check's): what KEPT names of `environ` (the user's), a HOME and a config directory inside
+    `room`, the base URL, and each variable of `passed` (`--env NAME`) that `environ` sets."""
+    environ = os.environ if environ is None else environ
+    kept = (*KEPT, *(KEPT_ON_WINDOWS if sys.platform == "win32" else ()))
+    env = {k: environ[k] for k in kept if k in environ}
+    home = room / "home"
+    dirs = {"HOME": home, CONFIG_DIR: room / "config", **{k: home / v for k, v in XDG.items()}}
+    for name, path in dirs.items():
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        env[name] = str(path)
+    env.update({k: environ[k] for k in passed if k in environ and k not in RESERVED})
+    env.update({BASE_URL: url, "PYTHONUNBUFFERED": "1"})
+    return env
+
+
 def run_scenario(
     scenario: Scenario,
     command: Sequence[str],
@@ -165,10 +204,12 @@ def run_scenario(
     timeout: float = 120.0,
     agent_key: bytes | None = None,
     on_flow: Callable[[Any], Any] | None = None,
+    pass_env: Sequence[str] = (),
 ) -> Run:
     """Run `command` once under `scenario`; the record of what happened, for the rules. With
     `agent_key` (PEM) the inspector opens what the agent wrote with it too; `on_flow(flow)` hears
-    of each finished exchange as it happens (from the inspector's thread)."""
+    of each finished exchange as it happens (from the inspector's thread). The command runs in a
+    clean room (`agent_env`); `pass_env` names the user's variables it is given besides."""
     from decoy_lab.conformance.recording import start_inspector
     from decoy_lab.inspector.serve import serve_in_thread
     from decoy_lab.sandbox import Sandbox
@@ -183,7 +224,7 @@ def run_scenario(
             insp.on_flow(on_flow)
         try:
             owner.start()
-            code, out, err, timed_out = _execute(_command(command, str(insp.url)), str(insp.url), timeout)
+            code, out, err, timed_out = _execute(_command(command, str(insp.url)), str(insp.url), timeout, pass_env)
             owner.stop.set()
             insp.settle(30.0)
             flows = insp.all_flows()
@@ -210,8 +251,17 @@ def run_scenario(
     )
 
 
-def _execute(command: list[str], url: str, timeout: float) -> tuple[int | None, str, str, bool]:
-    env = {**os.environ, "DECOY_BASE_URL": url, "PYTHONUNBUFFERED": "1"}
+def _execute(
+    command: list[str], url: str, timeout: float, passed: Sequence[str] = ()
+) -> tuple[int | None, str, str, bool]:
+    room = Path(tempfile.mkdtemp(prefix="decoy-check-"))  # 0700, the agent's alone; removed after
+    try:
+        return _run_in(command, agent_env(room, url, passed), timeout)
+    finally:
+        shutil.rmtree(room, ignore_errors=True)
+
+
+def _run_in(command: list[str], env: dict[str, str], timeout: float) -> tuple[int | None, str, str, bool]:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(command, stdout=out, stderr=err, env=env, start_new_session=True)

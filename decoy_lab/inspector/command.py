@@ -25,6 +25,7 @@ from typing import Any, TextIO
 from decoy_lab.argtypes import port_number
 from decoy_lab.errors import DecoyError
 from decoy_lab.inspector.model import KEEP
+from decoy_lab.text import escaped
 from decoy_lab.wire.crypto import AgentKey
 
 DESCRIPTION = (
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, stop: threading.
         except (OSError, ValueError, DecoyError, RuntimeError) as exc:
             why = str(exc)
     if why is not None:
-        print(f"error: {why}", file=sys.stderr)
+        print(f"error: {escaped(why)}", file=sys.stderr)
         return 2
     say = _Say(out)
 
@@ -112,7 +113,8 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, stop: threading.
     insp.on_flow(line)
     say(f"Decoy inspector on {insp.url}  (give this URL to the agent; recording in front of {insp.upstream})")
     if args.sandbox:
-        say(f"Pair the agent with {insp.url} (the sandbox approves at once; its owner page: {insp.url}/connect)")
+        owner = f"{insp.sandbox.url}/connect" if insp.sandbox is not None else "the sandbox's /connect"
+        say(f"Pair the agent with {insp.url} (the sandbox approves at once; its owner page, yours alone: {owner})")
     stop = stop or threading.Event()
     previous = _on_sigterm(stop)
     try:
@@ -131,7 +133,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, stop: threading.
 
 
 class _Say:
-    """A line out, flushed; once nobody reads the output (`| head`, a closed pipe) lines are
+    """A line out, its control characters escaped, flushed; once nobody reads the output (`| head`, a closed pipe) lines are
     dropped and the proxy serves and records on."""
 
     def __init__(self, out: TextIO):
@@ -142,7 +144,7 @@ class _Say:
             if self._gone:
                 return
             try:
-                print(text, file=self._out, flush=True)
+                print(escaped(text), file=self._out, flush=True)  # an agent's path or row id never acts on the terminal
             except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
                 self._gone = True
                 if self._out is sys.stdout:  # nor a last flush at exit to fail on

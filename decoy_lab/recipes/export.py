@@ -29,12 +29,14 @@ read (its title, the recipe, the blobs, the row's id and kid as served) is in DA
 JSON object, embedded as base64, so nothing served is ever part of the code. See it with
 `python3 <this script> --data`. The key comes from the environment unless the export revealed
 it: $DECOY_KEY (the memory key, standard base64) or $DECOY_PRIVATE_KEY (the PEM file of the RSA
-key). Prints one line per step, and exits 1 at the step that fails."""
+key). Prints one line per step, and exits 1 at the step that fails. What it prints of the data
+is escaped: a control character (ESC, BEL, ...) is shown as \\x1b, never sent to the terminal."""
 import base64
 import hashlib
 import json
 import os
 import sys
+import unicodedata
 
 DATA = json.loads(base64.b64decode(
 @DATA@
@@ -44,6 +46,26 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+
+def shown(text):
+    """`text` safe to print: a control character, a bidi control or a lone surrogate is shown
+    as its escape (\\x1b, \\u202e); line breaks are kept (decoy_lab.text.escaped, for this script)."""
+    out = []
+    for ch in text:
+        if ch != "\n" and (ch in BIDI or ch in "\ufffe\uffff" or unicodedata.category(ch) in ("Cc", "Cs")):
+            named = {"\r": "\\r", "\t": "\\t"}.get(ch)
+            ch = named or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        out.append(ch)
+    return "".join(out)
+
+
+def shown_json(text):
+    """JSON text safe to print, and still JSON: what `shown` escapes is written \\u-escaped."""
+    return "".join(f"\\u{ord(ch):04x}" if shown(ch) != ch else ch for ch in text)
+
+
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
 
 def ok(step, detail=""):
@@ -139,7 +161,7 @@ def open_json(blob, key):
 
 
 def as_json(obj):
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return shown_json(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
 
 
 def memory_key():
@@ -167,7 +189,7 @@ def private_key():
 def run_open_vault(key, pk):
     fields = parse(blob("blob"), "vault")
     plain = aes_open("AES-256-GCM open", key, fields["nonce"], fields["sealed"])
-    print("result:", plain.decode("utf-8", "replace"))
+    print("result:", shown(plain.decode("utf-8", "replace")))
 
 
 def run_open_json(key, pk):
@@ -229,7 +251,7 @@ RECIPES = {
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--data"]:
-        print(json.dumps(DATA, indent=2, ensure_ascii=False))
+        print(shown_json(json.dumps(DATA, indent=2, ensure_ascii=False)))
         sys.exit(0)
     if DATA.get("recipe") not in RECIPES:
         print("✗ this script names no recipe it knows")

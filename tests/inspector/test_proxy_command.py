@@ -113,3 +113,15 @@ def test_output_nobody_reads_any_more_stops_nothing():
         if proc.poll() is None:
             proc.kill()
             proc.wait(5)
+
+
+def test_a_line_of_the_proxy_never_acts_on_the_terminal():
+    """What an agent or a recording chose (a path, a row id, a reason) is printed with its control
+    characters escaped: `\x1b]0;PWNED\x07` once retitled the terminal."""
+    import io
+
+    from decoy_lab.inspector.command import _Say
+
+    out = io.StringIO()
+    _Say(out)("#1 GET /a\x1b]0;PWNED\x07 200 row \x9b2J")
+    assert out.getvalue() == "#1 GET /a\\x1b]0;PWNED\\x07 200 row \\x9b2J\n"

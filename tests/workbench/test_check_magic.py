@@ -117,7 +117,7 @@ def test_mistakes_are_one_line(ip, line, said):
 
 def test_tab_completes_its_flags(ip):
     m = ip.magics_manager.registry["DecoyMagics"]
-    assert set(m.complete("%decoy check --")) == {"--scenario", "--timeout", "--agent-key"}
+    assert set(m.complete("%decoy check --")) == {"--scenario", "--timeout", "--agent-key", "--env"}
 
 
 def test_the_progress_line_of_a_running_scenario_counts_its_exchanges_as_they_come():

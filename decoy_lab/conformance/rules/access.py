@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decoy_lab.conformance.model import Result, Rule, Run
+from decoy_lab.conformance.model import Evidence, Result, Rule, Run
 from decoy_lab.conformance.rules.base import pairings
 
 
@@ -24,16 +24,26 @@ def grant_request(run: Run) -> Result:
         repaired = [p for p in pairings(run) if p.start > r.start]
         ask = next((a for a in asks if a.start > r.start), None)
         if repaired and (ask is None or repaired[0].start < ask.start):
-            bad.append(f"{repaired[0].label()}: paired again for access after {r.label()} ({r.code}) instead of asking")
+            bad.append(
+                Evidence(
+                    f"{repaired[0].label()}: paired again for access after {r.label()} ({r.code}) instead of asking",
+                    repaired[0],
+                )
+            )
         elif ask is None:
-            bad.append(f"{r.label()} ({r.code}): no grant request was sent for its permission_request")
+            bad.append(Evidence(f"{r.label()} ({r.code}): no grant request was sent for its permission_request", r))
         elif ask.request != wanted:
-            bad.append(f"{ask.label()}: the grant request is not the permission_request of #{r.id} unchanged")
+            bad.append(
+                Evidence(f"{ask.label()}: the grant request is not the permission_request of #{r.id} unchanged", ask)
+            )
         else:
             retried = [x for x in run.exchanges if x.start > ask.start and (x.method, x.path) == (r.method, r.path)]
             good.append(
-                f"{ask.label()}: sent the permission_request of {r.label()} unchanged"
-                + (f", then retried ({retried[0].label()}, {retried[0].status})" if retried else "")
+                Evidence(
+                    f"{ask.label()}: sent the permission_request of {r.label()} unchanged"
+                    + (f", then retried ({retried[0].label()}, {retried[0].status})" if retried else ""),
+                    ask,
+                )
             )
     return Result.judge(bad, good[:3])
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from decoy_lab.conformance.model import MEMORIES, Exchange, Result, Rule, Run, short
+from decoy_lab.conformance.model import MEMORIES, Evidence, Exchange, Result, Rule, Run, short
 from decoy_lab.conformance.rules.base import opened_rows, reads, row_label, sent_rows, topic_of, writes
 from decoy_lab.errors import DecoyError
 from decoy_lab.recipes import sealing
@@ -53,12 +53,12 @@ def self_wrap_opens(run: Run) -> Result:
             label = row_label(x, row["id"])
             why = _opens_to_owner_key(wrap, key, _owner_kid(x, row)) if key else _fits(wrap, sizes)
             if why:
-                bad.append(f"{label}: {why}")
+                bad.append(Evidence(f"{label}: {why}", x))
             elif key is not None:
-                good.append(f"{label}: self_wrap opens with the agent's key to the key owner_wrap holds")
+                good.append(Evidence(f"{label}: self_wrap opens with the agent's key to the key owner_wrap holds", x))
             else:
-                good.append(f"{label}: self_wrap is an RSA-OAEP wrap that fits the paired key (to check that it "
-                            "opens to owner_wrap's key, give the agent's key: --agent-key PEM)")  # fmt: skip
+                good.append(Evidence(f"{label}: self_wrap is an RSA-OAEP wrap that fits the paired key (to check "
+                                     "that it opens to owner_wrap's key, give the agent's key: --agent-key PEM)", x))  # fmt: skip
     return Result.judge(bad, good[:3])
 
 
@@ -142,9 +142,11 @@ def rotation_wraps(run: Run) -> Result:
             continue
         missing = [k for k in ("owner_wrap", "self_wrap") if not isinstance(x.request.get(k), str)]
         if missing:
-            bad.append(f"{row_label(x, rid)}: a new kid ({kid}, was {old}) without {' and '.join(missing)}")
+            bad.append(
+                Evidence(f"{row_label(x, rid)}: a new kid ({kid}, was {old}) without {' and '.join(missing)}", x)
+            )
         else:
-            good.append(f"{row_label(x, rid)}: rotated to kid {kid} with owner_wrap and self_wrap")
+            good.append(Evidence(f"{row_label(x, rid)}: rotated to kid {kid} with owner_wrap and self_wrap", x))
     return Result.judge(bad, good[:3])
 
 
@@ -164,9 +166,9 @@ def rotate_on_label_removal(run: Run) -> Result:
             continue
         old, kid = _before(kids.get(rid, []), x.start), x.request.get("kid")
         if kid is None or kid == old:
-            bad.append(f"{row_label(x, rid)}: removed the label {gone[0]!r} and kept the key (kid {old})")
+            bad.append(Evidence(f"{row_label(x, rid)}: removed the label {gone[0]!r} and kept the key (kid {old})", x))
         else:
-            good.append(f"{row_label(x, rid)}: removed {gone[0]!r} with a new key (kid {kid})")
+            good.append(Evidence(f"{row_label(x, rid)}: removed {gone[0]!r} with a new key (kid {kid})", x))
     return Result.judge(bad, good[:3])
 
 
@@ -181,10 +183,14 @@ def delete_verified(run: Run) -> Result:
         if not asked:
             continue
         if not later:
-            bad.append(f"{x.label()}, row {short(asked[0])}: deleted, and never read again to verify it is gone")
+            bad.append(
+                Evidence(f"{x.label()}, row {short(asked[0])}: deleted, and never read again to verify it is gone", x)
+            )
             continue
         gone = [i for i in asked if i not in later[0].served_ids]
-        good.append(f"{x.label()}: verified by {later[0].label()} ({len(gone)} of {len(asked)} no longer listed)")
+        good.append(
+            Evidence(f"{x.label()}: verified by {later[0].label()} ({len(gone)} of {len(asked)} no longer listed)", x)
+        )
     return Result.judge(bad, good[:3])
 
 
@@ -198,9 +204,11 @@ def keep_used_topics(run: Run) -> Result:
         asked = [str(i) for i in (x.request or {}).get("ids") or []] if isinstance(x.request, dict) else []
         hit = [i for i in asked if i in used]
         if hit:
-            bad.append(f"{x.label()}, row {short(hit[0])}: deletes a topic that a saved memory is filed under")
+            bad.append(
+                Evidence(f"{x.label()}, row {short(hit[0])}: deletes a topic that a saved memory is filed under", x)
+            )
         elif asked:
-            good.append(f"{x.label()}: none of its {len(asked)} ids is a topic a memory uses")
+            good.append(Evidence(f"{x.label()}: none of its {len(asked)} ids is a topic a memory uses", x))
     return Result.judge(bad, good[:3])
 
 

@@ -6,7 +6,7 @@ import itertools
 import re
 from urllib.parse import parse_qsl
 
-from decoy_lab.conformance.model import Exchange, Result, Rule, Run
+from decoy_lab.conformance.model import Evidence, Exchange, Result, Rule, Run
 from decoy_lab.conformance.rules.base import pairings, token_calls
 
 SLACK = 0.5
@@ -47,7 +47,7 @@ def poll_interval(run: Run) -> Result:
             continue
         gap = b.start - a.start
         (bad if gap < interval - SLACK else good).append(
-            f"{b.label()}: polled {gap:.1f} s after #{a.id} (interval {interval:g} s)"
+            Evidence(f"{b.label()}: polled {gap:.1f} s after #{a.id} (interval {interval:g} s)", b)
         )
     return Result.judge(bad[:3], good[:3])
 
@@ -60,7 +60,7 @@ def slow_down(run: Run) -> Result:
             continue
         gap = b.start - a.start
         (bad if gap < interval - SLACK else good).append(
-            f"{b.label()}: polled {gap:.1f} s after the slow_down of #{a.id} (owed {interval:g} s)"
+            Evidence(f"{b.label()}: polled {gap:.1f} s after the slow_down of #{a.id} (owed {interval:g} s)", b)
         )
     return Result.judge(bad[:3], good[:3])
 
@@ -73,13 +73,19 @@ def refresh_once(run: Run) -> Result:
         used = x.form.get("refresh_token", "")
         earlier = [p for p in refreshes[:i] if p.form.get("refresh_token") == used]
         if earlier and all(p.answered for p in earlier):
-            bad.append(f"{x.label()}: refresh token {used} sent again (already used at #{earlier[0].id}; they rotate)")
+            bad.append(
+                Evidence(
+                    f"{x.label()}: refresh token {used} sent again (already used at #{earlier[0].id}; they rotate)", x
+                )
+            )
         elif not earlier:
-            good.append(f"{x.label()}: refreshed with a token used once")
+            good.append(Evidence(f"{x.label()}: refreshed with a token used once", x))
     for e in [x for x in run.exchanges if x.status == 401 and x.code == "TOKEN_EXPIRED"]:
         nxt = next((x for x in run.exchanges if x.start > e.start and x.path.startswith("/oauth/")), None)
         if nxt is not None and nxt.path == "/oauth/device":
-            bad.append(f"{nxt.label()}: paired again after 401 TOKEN_EXPIRED at #{e.id} instead of refreshing")
+            bad.append(
+                Evidence(f"{nxt.label()}: paired again after 401 TOKEN_EXPIRED at #{e.id} instead of refreshing", nxt)
+            )
     return Result.judge(bad, good[:3])
 
 
@@ -90,9 +96,9 @@ def no_token_in_url(run: Run) -> Result:
         params = parse_qsl(x.query, keep_blank_values=True) if x.query else []  # most requests have no query
         leaked = [k for k, v in params if k.lower() in SECRET_PARAMS or FINGERPRINT.search(v)]
         if leaked:
-            bad.append(f"{x.label()}: a secret in the URL ({', '.join(sorted(set(leaked)))}=…)")
+            bad.append(Evidence(f"{x.label()}: a secret in the URL ({', '.join(sorted(set(leaked)))}=…)", x))
         elif x.token:
-            good.append(x.label())
+            good.append(Evidence(x.label(), x))
     if not bad and good:
         good = [f"{len(good)} authenticated requests sent their token in the Authorization header only"]
     return Result.judge(bad[:3], good)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decoy_lab.conformance.model import Result, Rule, Run, short
+from decoy_lab.conformance.model import Evidence, Result, Rule, Run, short
 from decoy_lab.conformance.rules.base import normalize, pairings, preparing, reads, writes
 from decoy_lab.conformance.rules.topics import created_topics
 
@@ -32,14 +32,19 @@ def preparing_wait(run: Run) -> Result:
             name = str(getattr(r, "text", "") or "")
             if x.start > rd.start and normalize(name) in owed:
                 bad.append(
-                    f"{x.label()}, row {short(r.id)}: created topic {name!r} while its copy "
-                    f"{short(owed[normalize(name)])} was still preparing (read #{rd.id})"
+                    Evidence(
+                        f"{x.label()}, row {short(r.id)}: created topic {name!r} while its copy "
+                        f"{short(owed[normalize(name)])} was still preparing (read #{rd.id})",
+                        x,
+                    )
                 )
         for p in pairings(run):
             if p.start > rd.start:
-                bad.append(f"{p.label()}: paired again after read #{rd.id} said rows were preparing")
+                bad.append(Evidence(f"{p.label()}: paired again after read #{rd.id} said rows were preparing", p))
         if not bad:
-            good.append(f"{rd.label()}: {count} rows preparing; nothing saved or recreated in their place")
+            good.append(
+                Evidence(f"{rd.label()}: {count} rows preparing; nothing saved or recreated in their place", rd)
+            )
     return Result.judge(bad, good[:3])
 
 
@@ -56,12 +61,17 @@ def retry_after(run: Run) -> Result:
         if any(rd.start < w.start < nxt.start for w in writes(run)):
             continue  # a write came between: the next read is a read-back, not a retry of the owed rows
         if wait and gap < wait - SLACK:
-            bad.append(f"{nxt.label()}: read again {gap:.1f} s after #{rd.id}; retry_after_seconds was {wait:g}")
+            bad.append(
+                Evidence(f"{nxt.label()}: read again {gap:.1f} s after #{rd.id}; retry_after_seconds was {wait:g}", nxt)
+            )
         else:
-            good.append(f"{nxt.label()}: read again {gap:.1f} s after #{rd.id} (retry_after_seconds {wait:g})")
+            good.append(
+                Evidence(f"{nxt.label()}: read again {gap:.1f} s after #{rd.id} (retry_after_seconds {wait:g})", nxt)
+            )
     if len(bad) > 1:
-        ids = [b.split(":")[0].rsplit(" ", 1)[-1] for b in bad[1:]]
-        bad = [bad[0], f"… and {len(ids)} more reads as early ({ids[0]} to {ids[-1]})"]
+        ids = [i for b in bad[1:] if isinstance(b, Evidence) for i in b.exchanges]  # one each: the early read
+        more = f"… and {len(bad) - 1} more reads as early (#{ids[0]} to #{ids[-1]})"
+        bad = [bad[0], Evidence(more, ids[0], ids[-1])]
     return Result.judge(bad, good[:3])
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decoy_lab.conformance.model import Result, Rule, Run
+from decoy_lab.conformance.model import Evidence, Result, Rule, Run
 from decoy_lab.conformance.rules.base import kind_of, opened_rows, plain, posts, row_label, sent_rows, writes
 from decoy_lab.vocab import MAX_CIPHERTEXT
 
@@ -19,9 +19,11 @@ def self_wrap(run: Run) -> Result:
     for x in posts(run):
         for r in sent_rows(x):
             if isinstance(r.get("self_wrap"), str) and r["self_wrap"]:
-                good.append(row_label(x, r["id"]))
+                good.append(Evidence(row_label(x, r["id"]), x))
             else:
-                bad.append(f"{row_label(x, r['id'])}: no self_wrap (the agent cannot read its own row back)")
+                bad.append(
+                    Evidence(f"{row_label(x, r['id'])}: no self_wrap (the agent cannot read its own row back)", x)
+                )
     return Result.judge(bad, good[:3])
 
 
@@ -31,9 +33,9 @@ def owner_opens(run: Run) -> Result:
     for x in writes(run):
         for r in opened_rows(x):
             if r.verdict == "readable" or r.problem == "self_wrap":  # self_wrap: the owner opens it, the agent not
-                good.append(row_label(x, r.id))
+                good.append(Evidence(row_label(x, r.id), x))
             elif r.problem != "kid_mismatch" and not _about_problem(r.reason) and r.verdict == "unreadable":
-                bad.append(f"{row_label(x, r.id)}: the owner's app cannot open it: {r.reason}")
+                bad.append(Evidence(f"{row_label(x, r.id)}: the owner's app cannot open it: {r.reason}", x))
     return Result.judge(bad, good[:3])
 
 
@@ -43,9 +45,9 @@ def kid_fingerprint(run: Run) -> Result:
     for x in writes(run):
         for r in opened_rows(x):
             if r.problem == "kid_mismatch":
-                bad.append(f"{row_label(x, r.id)}: {r.reason}")
+                bad.append(Evidence(f"{row_label(x, r.id)}: {r.reason}", x))
             elif r.verdict == "readable" and r.opened_by == "owner key":
-                good.append(f"{row_label(x, r.id)}: kid {r.kid} matches its key")
+                good.append(Evidence(f"{row_label(x, r.id)}: kid {r.kid} matches its key", x))
     return Result.judge(bad, good[:3])
 
 
@@ -55,9 +57,9 @@ def about_once(run: Run) -> Result:
     for x in writes(run):
         for r in opened_rows(x):
             if r.verdict != "readable" and _about_problem(r.reason):
-                bad.append(f"{row_label(x, r.id)}: {r.reason}")
+                bad.append(Evidence(f"{row_label(x, r.id)}: {r.reason}", x))
             elif kind_of(r) == "memory" and r.opened_by == "owner key":
-                good.append(f"{row_label(x, r.id)}: about {plain(r).get('about')}")
+                good.append(Evidence(f"{row_label(x, r.id)}: about {plain(r).get('about')}", x))
     return Result.judge(bad, good[:3])
 
 
@@ -67,16 +69,20 @@ def size_caps(run: Run) -> Result:
     for x in writes(run):
         for sent in sent_rows(x):
             if len(str(sent.get("ciphertext") or "")) * 3 // 4 > MAX_CIPHERTEXT:
-                bad.append(f"{row_label(x, sent['id'])}: the ciphertext is over {MAX_CIPHERTEXT:,} bytes")
+                bad.append(Evidence(f"{row_label(x, sent['id'])}: the ciphertext is over {MAX_CIPHERTEXT:,} bytes", x))
         for r in opened_rows(x):
             p, kind = plain(r), kind_of(r)
             relation = str(p.get("relation") or p.get("relation_type") or "")
             if kind == "topic" and len(str(p.get("name") or "")) > MAX_TOPIC_NAME:
-                bad.append(f"{row_label(x, r.id)}: the topic name is {len(p['name'])} characters; at most 200")
+                bad.append(
+                    Evidence(f"{row_label(x, r.id)}: the topic name is {len(p['name'])} characters; at most 200", x)
+                )
             elif kind == "link" and len(relation) > MAX_RELATION:
-                bad.append(f"{row_label(x, r.id)}: relationType is {len(relation)} characters; at most 100")
+                bad.append(
+                    Evidence(f"{row_label(x, r.id)}: relationType is {len(relation)} characters; at most 100", x)
+                )
             elif kind in ("topic", "link"):
-                good.append(f"{row_label(x, r.id)}: {kind} within its caps")
+                good.append(Evidence(f"{row_label(x, r.id)}: {kind} within its caps", x))
     return Result.judge(bad, good[:3])
 
 

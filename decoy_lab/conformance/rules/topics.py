@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from decoy_lab.conformance.model import Exchange, Result, Rule, Run, short
+from decoy_lab.conformance.model import Evidence, Exchange, Result, Rule, Run, short
 from decoy_lab.conformance.rules.base import (
     kind_of,
     normalize,
@@ -62,23 +62,30 @@ def reuse_before_create(run: Run) -> Result:
             taken += 1
         name = str(plain(r).get("name") or "")
         if not taken:
-            bad.append(f"{row_label(x, r.id)}: created topic {name!r} without reading the topics first")
+            bad.append(Evidence(f"{row_label(x, r.id)}: created topic {name!r} without reading the topics first", x))
             continue
         match = visible.get(normalize(name))
         if match and match != r.id:
             bad.append(
-                f"{row_label(x, r.id)}: created topic {name!r}; the agent could read topic {short(match)} of that name"
+                Evidence(
+                    f"{row_label(x, r.id)}: created topic {name!r}; the agent could read topic {short(match)} "
+                    "of that name",
+                    x,
+                )
             )
         else:
             good.append(
-                f"{row_label(x, r.id)}: created topic {name!r} after reading; no topic of that name was readable"
+                Evidence(
+                    f"{row_label(x, r.id)}: created topic {name!r} after reading; no topic of that name was readable",
+                    x,
+                )
             )
     created_ids = {t.id for _, t in created}
     for x in writes(run):
         for r in opened_rows(x):
             topic = plain(r).get("topic") if kind_of(r) == "memory" else None
             if isinstance(topic, dict) and str(topic.get("id", "")).removeprefix("topic:") not in created_ids:
-                good.append(f"{row_label(x, r.id)}: reused the existing topic {topic.get('name')!r}")
+                good.append(Evidence(f"{row_label(x, r.id)}: reused the existing topic {topic.get('name')!r}", x))
                 break
     return Result.judge(bad, good[:4])
 
@@ -94,16 +101,18 @@ def one_post(run: Run) -> Result:
         memory += [o for o in same if o.verdict != "readable"]  # a row the owner cannot open: its filing is unknown
         link = [o for o in same if kind_of(o) == "link" and tid in (plain(o).get("endpoints") or [])]
         if memory and link:
-            good.append(f"{row_label(x, r.id)}: topic, its link and its first memory in one POST")
+            good.append(Evidence(f"{row_label(x, r.id)}: topic, its link and its first memory in one POST", x))
             continue
         filed = _filed_later(run, x, tid, later_puts) if link and later_puts else []
         if filed:
-            good.append(f"{row_label(x, r.id)}: topic and link, then {filed[0].label()} filed a memory under it")
+            good.append(
+                Evidence(f"{row_label(x, r.id)}: topic and link, then {filed[0].label()} filed a memory under it", x)
+            )
         else:
             missing = " and ".join(
                 w for w, have in (("its first memory", memory), ("its relation row", link)) if not have
             )
-            bad.append(f"{row_label(x, r.id)}: the topic was posted without {missing}")
+            bad.append(Evidence(f"{row_label(x, r.id)}: the topic was posted without {missing}", x))
     return Result.judge(bad, good[:3])
 
 
@@ -125,9 +134,9 @@ def not_the_user(run: Run) -> Result:
     for x, r in created_topics(run):
         name = str(plain(r).get("name") or "")
         if normalize(name) in USER_NAMES:
-            bad.append(f"{row_label(x, r.id)}: a topic named {name!r} (the user is never a topic)")
+            bad.append(Evidence(f"{row_label(x, r.id)}: a topic named {name!r} (the user is never a topic)", x))
         else:
-            good.append(f"{row_label(x, r.id)}: topic {name!r}")
+            good.append(Evidence(f"{row_label(x, r.id)}: topic {name!r}", x))
     return Result.judge(bad, good[:3])
 
 

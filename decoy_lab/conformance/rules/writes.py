@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from decoy_lab.conformance.model import Exchange, Result, Rule, Run, short
+from decoy_lab.conformance.model import Evidence, Exchange, Result, Rule, Run, short
 from decoy_lab.conformance.rules.base import opened_rows, posts, reads, sent_rows, writes
 
 
@@ -28,24 +28,31 @@ def same_rows_on_retry(run: Run) -> Result:
         nxt = sent[i + 1] if i + 1 < len(sent) else None
         if nxt is None:
             if any(rd.start > w.start for rd in reads(run)):
-                good.append(f"{w.label()} ({_why(w)}): the agent read back to learn the outcome")
+                good.append(Evidence(f"{w.label()} ({_why(w)}): the agent read back to learn the outcome", w))
             else:
-                bad.append(f"{w.label()} ({_why(w)}): the outcome was never learned: no resend, no read back")
+                bad.append(
+                    Evidence(f"{w.label()} ({_why(w)}): the outcome was never learned: no resend, no read back", w)
+                )
             continue
         again = {r["id"]: r.get("ciphertext") for r in sent_rows(nxt)}
         if ids and all(again.get(k) == v for k, v in ids.items()):
-            good.append(f"{nxt.label()} resent the {len(ids)} sealed rows of {w.label()} ({_why(w)})")
+            good.append(Evidence(f"{nxt.label()} resent the {len(ids)} sealed rows of {w.label()} ({_why(w)})", nxt, w))
             continue
         before, after = _texts(w), _texts(nxt)
         rebuilt = [(rid, t) for rid, t in after.items() if rid not in ids and t in before.values()]
         if rebuilt:
             rid, text = rebuilt[0]
             bad.append(
-                f"{nxt.label()}, row {short(rid)}: new rows for a retry of {w.label()} ({_why(w)}): "
-                f"{len(rebuilt)} rebuilt with new ids (e.g. {text[:40]!r})"
+                Evidence(
+                    f"{nxt.label()}, row {short(rid)}: new rows for a retry of {w.label()} ({_why(w)}): "
+                    f"{len(rebuilt)} rebuilt with new ids (e.g. {text[:40]!r})",
+                    nxt,
+                )
             )
         else:
-            good.append(f"{nxt.label()} after {w.label()} ({_why(w)}) carries other rows, none rebuilt")
+            good.append(
+                Evidence(f"{nxt.label()} after {w.label()} ({_why(w)}) carries other rows, none rebuilt", nxt, w)
+            )
     return Result.judge(bad, good[:3])
 
 
@@ -62,21 +69,36 @@ def rev_conflict_reread(run: Run) -> Result:
         reread = [rd for rd in reads(run) if rd.start > c.start and (retry is None or rd.start < retry.start)]
         if retry is None:
             (good if reread else bad).append(
-                f"{c.label()}, row {short(mid)}: 409 REV_CONFLICT; "
-                + ("the agent read the current row and did not overwrite it" if reread else "never re-read")
+                Evidence(
+                    f"{c.label()}, row {short(mid)}: 409 REV_CONFLICT; "
+                    + ("the agent read the current row and did not overwrite it" if reread else "never re-read"),
+                    c,
+                )
             )
             continue
         if not reread:
             bad.append(
-                f"{retry.label()}, row {short(mid)}: sent again after 409 at #{c.id} without reading the current row"
+                Evidence(
+                    f"{retry.label()}, row {short(mid)}: sent again after 409 at #{c.id} without reading the current row",
+                    retry,
+                )
             )
             continue
         text = next((str(r.text) for r in opened_rows(retry) if r.text), "")
         lost = [n for n in notes if n and text and n not in text]
         if lost:
-            bad.append(f"{retry.label()}, row {short(mid)}: overwrote the owner's change ({lost[0][:50]!r} is gone)")
+            bad.append(
+                Evidence(
+                    f"{retry.label()}, row {short(mid)}: overwrote the owner's change ({lost[0][:50]!r} is gone)", retry
+                )
+            )
         else:
-            good.append(f"{retry.label()}, row {short(mid)}: re-read after 409 at #{c.id} and kept the owner's change")
+            good.append(
+                Evidence(
+                    f"{retry.label()}, row {short(mid)}: re-read after 409 at #{c.id} and kept the owner's change",
+                    retry,
+                )
+            )
     return Result.judge(bad, good[:3])
 
 
@@ -95,10 +117,14 @@ def read_back(run: Run) -> Result:
         missing = [i for i in ids if not last.get(i, -math.inf) > x.start]
         if missing:
             bad.append(
-                f"{x.label()}, row {short(missing[0])}: saved, and never fetched back ({len(missing)} of {len(ids)} rows)"
+                Evidence(
+                    f"{x.label()}, row {short(missing[0])}: saved, and never fetched back "
+                    f"({len(missing)} of {len(ids)} rows)",
+                    x,
+                )
             )
         elif ids:
-            good.append(f"{x.label()}: all {len(ids)} rows fetched back by a later read")
+            good.append(Evidence(f"{x.label()}: all {len(ids)} rows fetched back by a later read", x))
     return Result.judge(bad, good[:3])
 
 

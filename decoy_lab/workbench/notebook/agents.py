@@ -120,6 +120,7 @@ def _check(m: AgentsNotebook, args: Any, cell: str | None) -> Scorecard:
     try:
         command = checking.agent_command(args.command)
         names = checking.scenario_names(args.scenarios)
+        passed = checking.env_names(args.env)
     except checking.UsageError as exc:
         raise _problem("check", str(exc)) from None
     key = _pem("check", args.agent_key)
@@ -129,7 +130,9 @@ def _check(m: AgentsNotebook, args: Any, cell: str | None) -> Scorecard:
     for name in names:
         progress.started(name)
         heard = functools.partial(_heard, progress, name)
-        run = run_scenario(SCENARIOS[name], command, timeout=args.timeout, agent_key=key, on_flow=heard)
+        run = run_scenario(
+            SCENARIOS[name], command, timeout=args.timeout, agent_key=key, on_flow=heard, pass_env=passed
+        )
         progress.finished(name, run)
         runs.append(run)
     card = score(RULES, runs, shlex.join(command))

@@ -11,12 +11,12 @@ import os
 import shutil
 import sys
 import threading
-import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
 from decoy_lab.errors import DecoyError
+from decoy_lab.text import escaped
 from decoy_lab.workbench import verbs
 
 DEFAULT_PROFILE = "default"
@@ -37,23 +37,6 @@ def print_json(value: Any) -> None:
 def frame_records(df: Any) -> list[dict]:
     """A DataFrame as JSON-ready records (NA → null, times → ISO 8601 UTC, lists kept)."""
     return json.loads(df.to_json(orient="records", date_format="iso"))
-
-
-_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def _visible(ch: str) -> str:
-    """`ch`, or its escape when a terminal would act on it (control, bidi override, surrogate)."""
-    if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Cs"):
-        return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch) or (
-            f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
-        )
-    return ch
-
-
-def escaped(text: str) -> str:
-    """`text` safe to print: what a vault holds never reaches the terminal as a command."""
-    return text if text.isprintable() else "".join(map(_visible, text))
 
 
 def _cell(value: Any) -> str:

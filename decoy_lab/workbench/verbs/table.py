@@ -271,6 +271,12 @@ VERBS: tuple[Verb, ...] = (
                 metavar="S",
             ),
             Arg("--agent-key", "the agent's private key (PEM file): self_wrap is opened with it", metavar="PEM"),
+            Arg(
+                "--env",
+                "variables of yours to give the agent (it gets none else but PATH, the locale and TZ)",
+                nargs="+",
+                metavar="NAME",
+            ),
             Arg("command", "-- COMMAND [ARG…]: the agent ({url} is replaced by its base URL)", nargs="*"),
         ),
         fronts=ONLY_NOTEBOOK,
