@@ -10,13 +10,14 @@ vocab, shapes, gcpause, secret), wire, recipes and memory — never transport, s
 or client — so it stays an independent check of the client.
 
     core.py         HTTPProblem, FakeClock, SandboxState and its PhoneLog, iso, body helpers
-    stores/         the SQLite stores: memstore, spacestore, db
-    checks/         guard, faults, grants, selectors, grantstore, auth, bodies, reach, readcache
+    stores/         the SQLite stores: memstore, spacestore, acctstore, db
+    checks/         guard, faults, grants, selectors, grantstore, auth, bodies, reach, readcache,
+                    acctaccess, acctbodies, acctshapes
     phone/          the simulated owner: schedule, opening, waiting, moves, sharepass, appview,
-                    seed, ownerapp, owner
+                    acctopen, keeper, seed, ownerapp, owner
     routes/         one module per API area — oauth, authorize, token_admin, policies, accounts,
-                    memories, memwrites, spaces, sync, surface (the owner's surface, /_sandbox/);
-                    none imports another
+                    credential, acctfields, decoys, unlock, memories, memwrites, spaces, sync,
+                    surface and acctsurface (the owner's surface, /_sandbox/); none imports another
     app.py          create_app: every route module in one Starlette app
     server.py       Sandbox: serve an app on a loopback port; the `decoy-lab sandbox` command
     testing.py      pairing helpers for tests over HTTP

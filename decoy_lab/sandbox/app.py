@@ -14,13 +14,19 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from decoy_lab.sandbox.checks.faults import Faults
+from decoy_lab.sandbox.checks.guard import Guard
 from decoy_lab.sandbox.core import FakeClock, HTTPProblem, SandboxState
+from decoy_lab.sandbox.phone import keeper, sharepass
 from decoy_lab.sandbox.phone import seed as seed_mod
-from decoy_lab.sandbox.phone import sharepass
 from decoy_lab.sandbox.phone.owner import Owner
 from decoy_lab.sandbox.routes import (
     accounts,
+    acctfields,
+    acctsurface,
     authorize,
+    credential,
+    decoys,
     memories,
     memwrites,
     oauth,
@@ -30,9 +36,8 @@ from decoy_lab.sandbox.routes import (
     surface,
     sync,
     token_admin,
+    unlock,
 )
-from decoy_lab.sandbox.checks.faults import Faults
-from decoy_lab.sandbox.checks.guard import Guard
 from decoy_lab.sandbox.stores.db import Store
 
 __all__ = ["FakeClock", "HTTPProblem", "SandboxState", "create_app"]
@@ -48,6 +53,7 @@ async def _phone(state: SandboxState) -> None:
         await asyncio.sleep(PHONE_TICK)
         try:
             sharepass.maybe_share_on_read(state, float(state.clock()))
+            keeper.maybe_pass(state, float(state.clock()))
         except Exception:  # the next tick tries again; a read still runs a due pass itself
             log.exception("the owner phone's background pass failed")
 
@@ -117,6 +123,11 @@ def create_app(
             *memories.routes,
             *memwrites.routes,
             *accounts.routes,
+            *credential.routes,
+            *acctfields.routes,
+            *acctsurface.routes,
+            *decoys.routes,
+            *unlock.routes,
             *spaces.routes,
             *sync.routes,
         ],

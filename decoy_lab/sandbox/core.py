@@ -113,6 +113,7 @@ class PhoneLog:
     opened: dict = field(default_factory=dict)  # the rows the last pass opened (opening.open_kept)
     settled: Any = None  # what the last pass left (sharepass.Settled)
     last_moves: Any = None  # the last pass's MoveReport
+    accounts_asked_at: float | None = None  # the oldest account-family ask not answered yet (keeper.py)
 
 
 @dataclass

@@ -11,4 +11,7 @@ One module per concern, each importing only those above it (and stores/, `sandbo
     bodies.py       request bodies of the per-memory routes, checked on what the server sees
     reach.py        access reasons: who may read, write or delete a row, and why
     readcache.py    a connection's encoded memories list, kept until anything changes
+    acctaccess.py   the account family's scope and permission gates, and a creator's own rights
+    acctbodies.py   request bodies of the account family, checked on what the server sees
+    acctshapes.py   an account and a decoy as one connection may see them
 """

@@ -19,9 +19,9 @@ from typing import Any
 from starlette.requests import Request
 
 from decoy_lab.errors import WireFormatError
-from decoy_lab.sandbox.core import bad_request, json_object, problem
 from decoy_lab.sandbox.checks.auth import Agent
 from decoy_lab.sandbox.checks.guard import STRICT
+from decoy_lab.sandbox.core import bad_request, json_object, problem
 from decoy_lab.vocab import MAX_CIPHERTEXT
 from decoy_lab.wire import crypto
 from decoy_lab.wire import layouts as wire
@@ -210,9 +210,9 @@ def vault_blob(value: Any, field: str) -> str:
     try:
         wire.parse(data, "vault")
     except WireFormatError as exc:
-        if not STRICT.get() and not _looks_like_json(data):
+        if not STRICT.get() and not looks_like_json(data):
             return value  # stored as Decoy stores it; the owner's app cannot open it (app-view)
-        if _looks_like_json(data):
+        if looks_like_json(data):
             raise bad_request(
                 "PLAINTEXT_REJECTED",
                 f"{field} is base64 of plaintext JSON, not a VAULT SealedBlob: seal it under the memory key first",
@@ -224,7 +224,7 @@ def vault_blob(value: Any, field: str) -> str:
     return value
 
 
-def _looks_like_json(data: bytes) -> bool:
+def looks_like_json(data: bytes) -> bool:
     if data[:1] not in (b"{", b"["):
         return False
     try:

@@ -154,11 +154,18 @@ _RULES: dict[tuple[str, str], BodyRule] = {
 }
 
 
+#: the account family's writes carry a sealed record of up to 64 KB ("≤64 KB") beside other blobs
+ACCOUNT_FAMILY = ("/api/agent/accounts", "/api/agent/decoys")
+ACCOUNT_JSON = 2 * 4 * 64 * KIB // 3 + SMALL
+
+
 def body_rule(method: str, path: str) -> BodyRule:
     """What a request's body may be: its cap and the media types its route reads."""
     rule = _RULES.get((method, path))
     if rule is not None:
         return rule
+    if method in ("POST", "PATCH", "PUT") and path.startswith(ACCOUNT_FAMILY):
+        return BodyRule(ACCOUNT_JSON, (JSON,))
     if path.startswith(OWNER_PATHS):
         return BodyRule(OWNER, (JSON, FORM))  # JSON, or the connect page's forms (with the token)
     return BodyRule(SMALL, (JSON,))

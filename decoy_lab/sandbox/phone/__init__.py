@@ -8,6 +8,8 @@ One module per concern, each importing only those above it (and checks/, stores/
     moves.py        the phone moves legacy rows to their own keys
     sharepass.py    the phone's sharing pass
     appview.py      every row as the owner's app shows it, and as stored
+    acctopen.py     opening accounts, credentials, fields and decoy details; the owner's-eye view
+    keeper.py       the phone's account side: copies, field keys, decoy names, edits, unlocks
     seed.py         the seed vaults: `demo` and `none`
     ownerapp.py     the owner's own edits, renames, grant changes, key setup, account list
     owner.py        Owner: the phone's approvals, denials, revocation, expiry and key

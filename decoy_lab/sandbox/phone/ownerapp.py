@@ -21,11 +21,12 @@ from typing import Any
 
 from decoy_lab import memory
 from decoy_lab.recipes import sealing
-from decoy_lab.sandbox.core import HTTPProblem, SandboxState
-from decoy_lab.sandbox.phone import schedule, sharepass
-from decoy_lab.sandbox.phone.opening import Opened, open_row
 from decoy_lab.sandbox.checks import grants, grantstore
 from decoy_lab.sandbox.checks.auth import bump_access_version
+from decoy_lab.sandbox.core import HTTPProblem, SandboxState
+from decoy_lab.sandbox.phone import acctopen, schedule, sharepass
+from decoy_lab.sandbox.phone.opening import Opened, open_row
+from decoy_lab.sandbox.stores import acctstore as acs
 from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import random_key
@@ -249,20 +250,50 @@ class OwnerApp:
 
     # ── the authorized-account list ─────────────────────────────────────────────────────
     def accounts(self) -> list[dict[str, str]]:
-        """The owner's accounts (`id`, `service_name`): what an `account:<id>` label is named by."""
-        return json.loads(self._meta("accounts") or "[]")
+        """The owner's accounts (`id`, `service_name`) the owner named: what an `account:<id>`
+        label is named by. Accounts an agent sealed without a plain name are not listed here."""
+        self._move_old_list()
+        with self.state.store.tx() as con:
+            return [
+                {"id": a["id"], "service_name": a["service_name"]}
+                for a in acs.live_accounts(con)
+                if a["service_name"] is not None
+            ]
 
     def add_account(self, service_name: str, account_id: str | None = None) -> dict[str, str]:
-        """Add an account to the authorized list (a new id unless one is given)."""
+        """Add an account as the owner's app does (a new id unless one is given): its record
+        `{"name"}` sealed under the vault key; the name the owner typed kept for the list."""
         if not isinstance(service_name, str) or not service_name.strip():
             raise HTTPProblem(400, "INVALID_REQUEST", "an account needs a service_name")
         account_id = account_id or grants.new_id()
         if not isinstance(account_id, str) or not grants._UUID_RE.match(account_id):
             raise HTTPProblem(400, "INVALID_ID", "an account id is a UUID")
-        kept = [a for a in self.accounts() if a["id"] != account_id]
-        entry = {"id": account_id, "service_name": service_name.strip()}
-        self._set_meta("accounts", json.dumps([*kept, entry]))
-        return entry
+        name, now = service_name.strip(), self.state.now()
+        blob = wire.b64encode(sealing.seal_json(acctopen.vault_key(self.state), {"name": name}))
+        with self.state.store.tx() as con:
+            if acs.get_account(con, account_id, deleted=True) is not None:
+                acs.update_account(con, account_id, service_name=name, encrypted_data=blob, blob_mode="vault")
+            else:
+                acs.insert_account(
+                    con,
+                    id=account_id,
+                    encrypted_data=blob,
+                    blob_mode="vault",
+                    service_name=name,
+                    created_at=now,
+                    updated_at=now,
+                )
+        return {"id": account_id, "service_name": name}
+
+    def _move_old_list(self) -> None:
+        """A database from before the accounts table kept the list in `sandbox_meta`: move it."""
+        old = self._meta("accounts")
+        if old is None:
+            return
+        with self.state.store.tx() as con:
+            con.execute("DELETE FROM sandbox_meta WHERE key='accounts'")
+        for a in json.loads(old):
+            self.add_account(a["service_name"], a["id"])
 
 
 def _parsed_rows(rows: list[dict]) -> list[grants.Row]:

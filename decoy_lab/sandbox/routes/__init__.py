@@ -7,11 +7,16 @@ joins them into one Starlette app:
     authorize.py    `POST /oauth/par` and `POST /oauth/device`
     token_admin.py  introspection (RFC 7662) and revocation (RFC 7009)
     policies.py     `GET /api/agent/policies` and the grant-request loop
-    accounts.py     `GET /api/agent/accounts`
+    accounts.py     the accounts: list, create, read, update, delete, the account key
+    credential.py   an account's saved password: set, status, the full-access read
+    acctfields.py   an account's secret fields and who they are wrapped to
+    decoys.py       Decoy addresses: create with their account, read, update, queued edits
+    unlock.py       `POST /api/agent/unlock` and its poll and withdrawal
     memories.py     the memory read routes
     memwrites.py    the memory write routes
     spaces.py       the legacy space routes
     sync.py         the change feed
     surface.py      the owner's surface under `/_sandbox/`, for the owner alone (checks/guard.py)
+    acctsurface.py  the owner's surface for the account family: the phone's pass, unlock answers
     pages.py        the owner's home page (`/`, `/_sandbox/`) and `/connect`, in a browser
 """

@@ -3,7 +3,7 @@
 The same operations as `Owner`'s methods: `GET pending`, `GET connections`, `POST approve`
 (`{"ref": user code or request id, "narrow": [rows]?, "expires_in_hours": h?}`), `POST deny`,
 `POST revoke` (`{"token_id", "policy_id"?}`), `POST expire` (`{"token_id"}`), `POST share`,
-`GET rows`, `GET app-view`, `POST faults` (the body replaces the fault settings); the owner's
+`GET rows`, `GET app-view` (`?account=` the account family's), `POST faults` (the body replaces the fault settings); the owner's
 own edits: `POST edit` (`{"id", "text"?, "categories"?, "topic"?, "expected_rev"?}`),
 `POST delete` (`{"ids"}`), `POST rename-topic` (`{"topic_id", "name"}`), `POST grant`
 (`{"token_id", "policy_id"?, "rows"}`: narrow or widen that grant, or a new one), `GET|POST
@@ -26,9 +26,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from decoy_lab.sandbox.core import HTTPProblem, is_form, iso, json_object, state_of
-from decoy_lab.sandbox.phone import appview, pages
 from decoy_lab.sandbox.checks.guard import check_owner
+from decoy_lab.sandbox.core import HTTPProblem, is_form, iso, json_object, state_of
+from decoy_lab.sandbox.phone import acctopen, appview, pages
 
 
 def _look(request: Request) -> Any:
@@ -175,8 +175,12 @@ async def rows(request: Request) -> JSONResponse:
 
 
 async def app_view(request: Request) -> JSONResponse:
-    """Every row as the owner's app sees it; `?id=` one stored row only (a client's verify step)."""
+    """Every row as the owner's app sees it; `?id=` one stored row only (a client's verify step);
+    `?account=<id>` (or `all`) the account family instead: each record, credential and field."""
     owner = _look(request)
+    account = request.query_params.get("account")
+    if account is not None:
+        return JSONResponse({"accounts": acctopen.account_view(owner.state, None if account == "all" else account)})
     row_id = request.query_params.get("id")
     if row_id is None:
         return JSONResponse({"rows": _plain(owner.app_view())})

@@ -1,7 +1,8 @@
 """`Store`: the sandbox's one SQLite connection (WAL, one transaction per request).
 
 The connection side's tables live here (`SCHEMA`); the memory side adds its own
-(`memstore.SCHEMA`, then the legacy spaces' `spacestore.SCHEMA`), created in the same database. Tokens are stored as SHA-256 hashes only; the simulated owner's
+(`memstore.SCHEMA`, then the legacy spaces' `spacestore.SCHEMA`), and the account family its own
+(`acctstore.SCHEMA`), created in the same database. Tokens are stored as SHA-256 hashes only; the simulated owner's
 key is kept in `sandbox_meta` (and, until a checkpoint, in the `-wal` file beside it), so the
 database, its `-wal` and its `-shm` are created readable by their user only (0600, in a directory
 made 0700 when missing) before SQLite writes a byte to them.
@@ -16,6 +17,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 
+from decoy_lab.sandbox.stores.acctstore import SCHEMA as ACCOUNT_SCHEMA
 from decoy_lab.sandbox.stores.memstore import SCHEMA as MEMORY_SCHEMA
 from decoy_lab.sandbox.stores.spacestore import SCHEMA as SPACE_SCHEMA
 
@@ -121,7 +123,7 @@ class Store:
                 _private(self.path + suffix)
             self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute("PRAGMA foreign_keys=ON")
-        self._con.executescript(SCHEMA + MEMORY_SCHEMA + SPACE_SCHEMA)
+        self._con.executescript(SCHEMA + MEMORY_SCHEMA + SPACE_SCHEMA + ACCOUNT_SCHEMA)
         # CREATE TABLE IF NOT EXISTS leaves a table of an older database file as it was
         if "used_at" not in {r[1] for r in self._con.execute("PRAGMA table_info(credentials)")}:
             self._con.execute("ALTER TABLE credentials ADD COLUMN used_at REAL")

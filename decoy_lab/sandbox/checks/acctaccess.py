@@ -1,0 +1,173 @@
+"""Who may do what with an account, a Decoy address and their secrets; the refusals when not.
+
+Two gates, as the reference draws them ("A scope with no matching permission authorizes nothing:
+scopes say which kind of thing a token may ever touch, permissions say which accounts, aliases
+and records"):
+
+- the operation's `x-scope` (`need_scope`): without it `403 SCOPE_MISSING` with `required_scope`,
+  `required_permission` and `permission_request`, or `403 GRANT_EXPIRED` when a grant that ended
+  held it ("After it ends, calls answer `403 GRANT_EXPIRED` with `permission_request`");
+- the permission on the account (`holds`, `require`): an `account.*` / `acctmail.*` row on its
+  `account_id`, a row with no selection, or `everything`; otherwise `403 INSUFFICIENT_GRANT` with
+  the `permission_request` for that account (or `GRANT_EXPIRED`, grantstore.refusal).
+
+"What you create is yours. An account or address this connection created, it reads, edits and
+sends on without asking. Deleting it still needs `account.delete`" — `created` is that provenance
+(`created_by_token_id`), and it stands in for `account.read`, `account.edit`, `acctmail.*` on that
+account, never for `account.delete`. A `domain` selection names no account the sandbox can match
+(it covers none); `acctmem.*` rows cover no account details ("An account's details do not bring
+its email or its memories").
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from decoy_lab.sandbox.checks import grants, grantstore
+from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.core import HTTPProblem
+from decoy_lab.sandbox.stores import acctstore as acs
+
+#: what creating an account stands in for on the account it made ("reads, edits and sends on")
+CREATOR_HOLDS = frozenset(
+    {"account.read", "account.edit", "acctmail.read", "acctmail.mark", "acctmail.send", "acctmail.edit"}
+)
+
+
+def has_everything(agent: Agent) -> bool:
+    return any("everything" in r.permissions for r in agent.rows)
+
+
+def created(agent: Agent, record: sqlite3.Row | None) -> bool:
+    """Did this connection create the account (or address)?"""
+    return record is not None and record["created_by_token_id"] == agent.token_id
+
+
+def holds(agent: Agent, permission: str, account_id: str) -> bool:
+    """Does a live grant of this connection give `permission` on this account?"""
+    for row in agent.rows:
+        if "everything" in row.permissions:
+            return True
+        if permission in row.permissions:
+            sel = row.sel
+            if not sel or sel.get("account_id") == account_id:
+                return True
+    return False
+
+
+def may(agent: Agent, permission: str, account: sqlite3.Row) -> bool:
+    """`holds`, or the creator's own rights on what it created."""
+    return holds(agent, permission, account["id"]) or (permission in CREATOR_HOLDS and created(agent, account))
+
+
+def covered(agent: Agent) -> tuple[bool, set[str]]:
+    """(every account, the account ids named) that this connection's `account.*` rows cover."""
+    every, named = False, set()
+    for row in agent.rows:
+        if "everything" in row.permissions:
+            every = True
+        elif any(p.startswith("account.") and p != "account.create" for p in row.permissions):
+            if not row.sel:
+                every = True
+            elif isinstance(row.sel.get("account_id"), str):
+                named.add(row.sel["account_id"])
+    return every, named
+
+
+def lists(agent: Agent, account: sqlite3.Row) -> bool:
+    """Is the account on this connection's list? Covered by an `account.*` row, or its own."""
+    every, named = covered(agent)
+    return every or account["id"] in named or created(agent, account)
+
+
+def need_scope(
+    con: sqlite3.Connection,
+    agent: Agent,
+    now: float,
+    scope: str,
+    permission: str,
+    *,
+    alternatives: tuple[str, ...] = (),
+    what: str = "this call",
+) -> None:
+    """The operation's `x-scope` gate (any of `alternatives` passes too)."""
+    if scope in agent.scopes or any(s in agent.scopes for s in alternatives):
+        return
+    ended = scope in grants.scopes_for(grantstore.ended_rows(con, agent.token_id, now))
+    raise grantstore.insufficient(
+        permission,
+        code="GRANT_EXPIRED" if ended else "SCOPE_MISSING",
+        message=(
+            f"The grant that allowed {what} ended. Send permission_request to ask again."
+            if ended
+            else f"{what[:1].upper()}{what[1:]} needs the {scope} scope, which comes with the {permission} "
+            "permission. Send permission_request to POST /api/agent/grant-request, unchanged."
+        ),
+        required_scope=scope,
+    )
+
+
+def need_create(con: sqlite3.Connection, agent: Agent, now: float) -> None:
+    """ "**Also needs `account.create`, live.** … Without it — never granted, or ended with the
+    access that carried it — the call is refused with `403 SCOPE_MISSING` (`required_scope:
+    decoy.write`, `recovery: request_access`) and nothing is created.\""""
+    if any("account.create" in r.permissions or "everything" in r.permissions for r in agent.rows):
+        return
+    ended = any("account.create" in r.permissions for r in grantstore.ended_rows(con, agent.token_id, now))
+    raise grantstore.insufficient(
+        "account.create",
+        code="GRANT_EXPIRED" if ended else "SCOPE_MISSING",
+        message=(
+            "Creating an account needs account.create, live"
+            + (": the grant that carried it ended." if ended else ".")
+            + " Send permission_request to POST /api/agent/grant-request, unchanged; nothing was created."
+        ),
+        required_scope="decoy.write",
+    )
+
+
+def require(con: sqlite3.Connection, agent: Agent, now: float, permission: str, account: sqlite3.Row) -> None:
+    """403 INSUFFICIENT_GRANT (or GRANT_EXPIRED) unless this connection may `permission` the account."""
+    if not may(agent, permission, account):
+        raise grantstore.refusal(con, agent.token_id, now, permission, {"account_id": account["id"]})
+
+
+def account_or_404(con: sqlite3.Connection, account_id: str) -> sqlite3.Row:
+    """ "Returns 404 if not found or not owned by you." (a deleted account is gone from reads)"""
+    row = acs.get_account(con, account_id)
+    if row is None:
+        raise HTTPProblem(404, "NOT_FOUND", f"no account {account_id!r}")
+    return row
+
+
+def decoy_permission(decoy: sqlite3.Row) -> str:
+    """What changing an address needs: "`acctmail.edit` on the account whose address this is"."""
+    return "acctmail.edit"
+
+
+def may_edit_decoy(agent: Agent, decoy: sqlite3.Row, account: sqlite3.Row | None) -> bool:
+    """ "Nothing when this connection created the decoy: it edits what it created." """
+    if created(agent, decoy) or (account is not None and created(agent, account)):
+        return True
+    return decoy["account_id"] is not None and holds(agent, "acctmail.edit", decoy["account_id"])
+
+
+def may_read_decoy(agent: Agent, decoy: sqlite3.Row, account: sqlite3.Row | None) -> bool:
+    """A connection that may read the address: its creator, `acctmail.*` on its account ("read its
+    mail with `acctmail.read`"), or an account grant ("an account grant covers an account's own
+    address")."""
+    if may_edit_decoy(agent, decoy, account):
+        return True
+    aid = decoy["account_id"]
+    return aid is not None and any(
+        holds(agent, p, aid) for p in ("acctmail.read", "account.read", "account.edit", "account.delete")
+    )
+
+
+def refuse_decoy(
+    con: sqlite3.Connection, agent: Agent, now: float, decoy: sqlite3.Row, permission: str | None = None
+) -> HTTPProblem:
+    """The refusal for an address: the permission on its account (`acctmail.edit` to change it)."""
+    selection: dict[str, Any] | None = {"account_id": decoy["account_id"]} if decoy["account_id"] else None
+    return grantstore.refusal(con, agent.token_id, now, permission or decoy_permission(decoy), selection)

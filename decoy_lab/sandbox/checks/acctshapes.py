@@ -1,0 +1,86 @@
+"""What the API answers for an account and a Decoy address, as one connection may see it.
+
+An account is served with its sealed record (`encrypted_data`, "the server only stores unreadable
+ciphertext"), its plain metadata and `rev`, "password presence/last-changed indicators" — "but
+**never the passwords themselves**" — and `decoy_id`. `service_name` is the name the server was
+given in plain text (by the owner's surface or a plain decoy create), else null: a sealed record's
+name is inside `encrypted_data`. The linked address (`decoy_email`) is served to a connection that
+may read it.
+
+A decoy is served with its address, label, status, `rev`, its VAULT `encrypted_data` when it has
+one, and this connection's copy of its details: `metadata_seal`, or null with a
+`metadata_seal_state` — "`preparing` for the first 15 minutes, then `waiting`", and after 7 days
+`metadata_seal_code: "not_shared_asking_stopped"`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from decoy_lab.sandbox.checks import acctaccess as access
+from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.core import iso
+from decoy_lab.sandbox.stores import acctstore as acs
+
+PREPARING = 15 * 60.0  # "The state is `preparing` for the first 15 minutes, then `waiting`."
+ASKING = 7 * 86400.0  # "… then once a day, for 7 days"
+
+
+def account_json(con: sqlite3.Connection, account: sqlite3.Row, agent: Agent) -> dict[str, Any]:
+    decoy = acs.get_decoy(con, account["decoy_id"]) if account["decoy_id"] else None
+    out: dict[str, Any] = {
+        "id": account["id"],
+        "encrypted_data": account["encrypted_data"],
+        "service_name": account["service_name"],
+        "status": account["status"],
+        "agent_label": account["agent_label"],
+        "has_password": bool(account["has_password"]),
+        "password_last_changed": iso(account["password_last_changed"]),
+        "two_factor_enabled": bool(account["two_factor_enabled"]),
+        "decoy_id": account["decoy_id"],
+        "rev": account["rev"],
+        "fields_rev": account["fields_rev"],
+        "created_at": iso(account["created_at"]),
+        "updated_at": iso(account["updated_at"]),
+        "created_by_this_connection": access.created(agent, account),
+    }
+    if decoy is not None and access.may_read_decoy(agent, decoy, account):
+        out["decoy_email"] = decoy["email"]
+    return out
+
+
+def decoy_json(con: sqlite3.Connection, decoy: sqlite3.Row, agent: Agent, now: float) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": decoy["id"],
+        "decoy_id": decoy["id"],
+        "account_id": decoy["account_id"],
+        "email": decoy["email"],
+        "decoy_email": decoy["email"],
+        "label": decoy["label"],
+        "status": decoy["status"],
+        "forward_enabled": bool(decoy["forward_enabled"]),
+        "rev": decoy["rev"],
+        "encrypted_data": decoy["encrypted_data"],
+        "created_at": iso(decoy["created_at"]),
+        "updated_at": iso(decoy["updated_at"]),
+    }
+    seal = acs.decoy_seal(con, decoy["id"], agent.token_id)
+    if seal is not None and seal["recipient_key"] == agent.public_key:
+        out["metadata_seal"] = seal["sealed_envelope"]
+    elif decoy["details_mode"] == "vault":
+        out["metadata_seal"] = None  # the details are `encrypted_data`, for the vault key
+    else:
+        out["metadata_seal"] = None
+        out.update(seal_state(decoy["updated_at"], now))
+    return out
+
+
+def seal_state(since: float, now: float) -> dict[str, str]:
+    """`metadata_seal_state` while no copy is sealed to this connection (counted from the write)."""
+    age = now - since
+    if age < PREPARING:
+        return {"metadata_seal_state": "preparing", "metadata_seal_code": "waiting_for_owner_device"}
+    if age < ASKING:
+        return {"metadata_seal_state": "waiting", "metadata_seal_code": "waiting_for_owner_device"}
+    return {"metadata_seal_state": "waiting", "metadata_seal_code": "not_shared_asking_stopped"}

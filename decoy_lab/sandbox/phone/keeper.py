@@ -1,0 +1,292 @@
+"""The owner's phone for the account family: the copies it seals, the unlocks it answers, the
+decoy edits it applies.
+
+- **Copies.** "A read your grant covers has no current copy sealed to your key: none has been made
+  yet, or the record changed after the copy was made … `state: "preparing"`: Decoy is asking the
+  owner's phone to make the copy". The phone opens the account (record, password, fields) with the
+  owner's keys and seals its secrets to the connection's key, for the account's `rev` (`seal_copy`).
+- **Field keys.** "`preparing` is present when fields this connection may open have no key for its
+  CURRENT key yet … Decoy asks the owner's phone to share the keys": the phone unwraps the field
+  key from `owner_wrap` and wraps it to each reader that holds none for its current key.
+- **Decoy names.** "The app seals a name for other connections only when the record says
+  `"agentCreated": true` and has a `serviceName` string": a `metadata_seal` for each reader.
+- **Edits.** A queued `sealed_patch` is opened, checked ("The supported keys are `serviceName` and
+  `avatarUrl`"), applied to the sealed details and re-sealed; the decoy's `rev` goes up.
+- **Unlocks.** `approve` / `deny` a pending request; an approval seals the copy at once (the phone
+  that approves holds the secret).
+
+`run_pass` does the first four; the app's background task runs it once something has been owed
+`auto_share_after` seconds (schedule.py's setting; None: only when asked, `POST /_sandbox/keep`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from typing import Any
+
+from decoy_lab.recipes import sealing
+from decoy_lab.sandbox.checks import acctaccess as access
+from decoy_lab.sandbox.checks.auth import Agent, live_agents
+from decoy_lab.sandbox.core import HTTPProblem, SandboxState
+from decoy_lab.sandbox.phone import acctopen
+from decoy_lab.sandbox.stores import acctstore as acs
+from decoy_lab.wire import layouts as wire
+
+EDIT_KEYS = ("serviceName", "avatarUrl")  # "The supported keys are `serviceName` and `avatarUrl`"
+AVATAR_RE = re.compile(r"^/decoy-variant-[a-z0-9-]+\.png$")
+BAD_CHARS = re.compile("[\x00-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+UNLOCK_TTL = 5 * 60.0  # a request "expired (no answer within 5 minutes of the request)"
+EDIT_TTL = 7 * 86400.0  # "An edit no device applied within 7 days is `expired`."
+
+
+def secrets_of(state: SandboxState, con: sqlite3.Connection, account: sqlite3.Row) -> dict[str, Any]:
+    """What the phone seals for an account read: its record, its password and its fields."""
+    record, _ = acctopen.open_record(state, account["encrypted_data"], account["blob_mode"])
+    password, _ = acctopen.open_password(state, account["encrypted_password"])
+    fields = []
+    for f in acs.fields_of(con, account["id"]):
+        plain, _, why = acctopen.open_field(state, f)
+        if why is None:
+            fields.append(plain)
+    return {
+        "account_id": account["id"],
+        "record": record,
+        "basic-auth": {"username": (record or {}).get("username"), "password": password},
+        "custom-fields": fields,
+    }
+
+
+def payload(secrets: dict[str, Any], datatypes: list[str]) -> bytes:
+    """The unlock envelope's plaintext: every kind asked for (all when none is named)."""
+    body = {"account_id": secrets["account_id"], "record": secrets["record"]}
+    for kind in datatypes or ["basic-auth", "custom-fields"]:
+        body[kind] = secrets.get(kind)
+    return sealing.json_bytes(body)
+
+
+def seal_copy(state: SandboxState, con: sqlite3.Connection, account: sqlite3.Row, agent: Agent, now: float) -> str:
+    """Seal the account's secrets (every kind) to this connection's key as its current copy."""
+    assert agent.public_key
+    plain = payload(secrets_of(state, con, account), [])
+    sealed = wire.b64encode(sealing.seal_envelope(plain, agent.public_key, owner=False))
+    acs.put_copy(con, account["id"], agent.token_id, agent.public_key, account["rev"], sealed, now)
+    return sealed
+
+
+def run_pass(state: SandboxState) -> dict[str, int]:
+    """The phone's pass over the account family; how many copies, wraps, seals and edits it made."""
+    now = state.now()
+    report = {"copies": 0, "field_wraps": 0, "decoy_seals": 0, "edits": 0}
+    state.phone.accounts_asked_at = None
+    with state.store.tx() as con:
+        agents = {a.token_id: a for a in live_agents(con, now)}
+        for ask in acs.asks(con):
+            account, agent = acs.get_account(con, ask["account_id"]), agents.get(ask["token_id"])
+            if account is not None and agent is not None and agent.public_key:
+                seal_copy(state, con, account, agent, now)
+                report["copies"] += 1
+        report["field_wraps"] = _share_fields(state, con, agents)
+        report["decoy_seals"] = _seal_names(state, con, agents, now)
+        for edit in acs.pending_edits(con):
+            apply_edit(state, con, edit, now)
+            report["edits"] += 1
+    return report
+
+
+def ask(state: SandboxState, now: float) -> None:
+    """Something of the account family is owed (a field key, a decoy name): the phone is asked."""
+    if state.phone.accounts_asked_at is None:
+        state.phone.accounts_asked_at = now
+
+
+def maybe_pass(state: SandboxState, now: float) -> None:
+    """The background task: a pass once the oldest ask is `auto_share_after` seconds old."""
+    after = state.phone.auto_share_after
+    if after is None:
+        return
+    with state.store.tx() as con:
+        times = [a["asked_at"] for a in acs.asks(con)] + [e["created_at"] for e in acs.pending_edits(con)]
+    if state.phone.accounts_asked_at is not None:
+        times.append(state.phone.accounts_asked_at)
+    if times and now - min(times) >= after:
+        run_pass(state)
+
+
+def _share_fields(state: SandboxState, con: sqlite3.Connection, agents: dict[str, Agent]) -> int:
+    made = 0
+    for account in acs.live_accounts(con):
+        readers = [a for a in agents.values() if a.public_key and access.may(a, "account.read", account)]
+        for field in acs.fields_of(con, account["id"]):
+            wraps = acs.field_wraps(con, field["id"])
+            owed_to = [
+                a for a in readers if a.token_id not in wraps or wraps[a.token_id]["recipient_key"] != a.public_key
+            ]
+            if not owed_to:
+                continue
+            _, key, why = acctopen.open_field(state, field)
+            if key is None or (why is not None and "kid" in why):
+                continue
+            for a in owed_to:
+                assert a.public_key
+                wrapped = wire.b64encode(sealing.wrap_to_agent(key, a.public_key))
+                acs.put_field_wrap(con, field["id"], a.token_id, field["kid"], wrapped, a.public_key)
+                made += 1
+    return made
+
+
+def _seal_names(state: SandboxState, con: sqlite3.Connection, agents: dict[str, Agent], now: float) -> int:
+    made = 0
+    for decoy in con.execute("SELECT * FROM decoys WHERE status!='burned'").fetchall():
+        details = details_of(state, decoy)
+        if (
+            not isinstance(details, dict)
+            or not details.get("agentCreated")
+            or not isinstance(details.get("serviceName"), str)
+        ):
+            continue
+        account = acs.get_account(con, decoy["account_id"]) if decoy["account_id"] else None
+        for a in agents.values():
+            if not a.public_key or not access.may_read_decoy(a, decoy, account):
+                continue
+            held = acs.decoy_seal(con, decoy["id"], a.token_id)
+            if held is not None and held["recipient_key"] == a.public_key:
+                continue
+            acs.put_decoy_seal(
+                con, decoy["id"], a.token_id, seal_details(state, decoy, a.public_key), a.public_key, now
+            )
+            made += 1
+    return made
+
+
+def details_of(state: SandboxState, decoy: sqlite3.Row) -> dict | None:
+    """The decoy's details as the owner's app opens them (any of the three forms)."""
+    mode = decoy["details_mode"]
+    if mode == "sealed":
+        details, _ = acctopen.open_sealed(state, decoy["sealed_details"], "sealed_details")
+    elif mode == "vault":
+        details, _ = acctopen.open_record(state, decoy["encrypted_data"], "vault")
+    else:
+        details = {"serviceName": decoy["service_name"], "serviceURL": decoy["service_url"], "agentCreated": True}
+        details["avatarUrl"] = decoy["avatar"]
+    if isinstance(details, dict) and decoy["email"]:
+        details = {**details, "email": decoy["email"]}
+    return details if isinstance(details, dict) else None
+
+
+def seal_details(state: SandboxState, decoy: sqlite3.Row, public_key: str) -> str:
+    """The decoy's details sealed to one connection's key: its `metadata_seal`."""
+    return wire.b64encode(sealing.seal_envelope(sealing.json_bytes(details_of(state, decoy)), public_key, owner=False))
+
+
+def _patch_problem(patch: Any) -> str | None:
+    if not isinstance(patch, dict) or patch.get("v") != 1:
+        return "patch_invalid"
+    sets, unset = patch.get("set") or {}, patch.get("unset") or []
+    if not isinstance(sets, dict) or not isinstance(unset, list):
+        return "patch_invalid"
+    if not any(k in EDIT_KEYS for k in [*sets, *unset]):
+        return "no_supported_keys"
+    name, avatar = sets.get("serviceName"), sets.get("avatarUrl")
+    if "serviceName" in sets and (not isinstance(name, str) or len(name) > 200 or BAD_CHARS.search(name)):
+        return "patch_invalid"
+    if "avatarUrl" in sets and (not isinstance(avatar, str) or not AVATAR_RE.match(avatar)):
+        return "patch_invalid"
+    return None
+
+
+def apply_edit(state: SandboxState, con: sqlite3.Connection, edit: sqlite3.Row, now: float) -> str:
+    """Open, check and apply one queued edit; its new status."""
+    if now - edit["created_at"] > EDIT_TTL:
+        acs.update_edit(con, edit["id"], status="expired", resolved_at=now)
+        return "expired"
+    decoy = acs.get_decoy(con, edit["decoy_id"])
+    patch, why = acctopen.open_sealed(state, edit["sealed_patch"], "sealed_patch")
+    reason = "decoy_not_found" if decoy is None else "patch_unopenable" if why is not None else _patch_problem(patch)
+    details = details_of(state, decoy) if decoy is not None and reason is None else None
+    if reason is None and details is None:
+        reason = "decoy_unreadable"
+    if reason is not None:
+        acs.update_edit(con, edit["id"], status="rejected", reject_reason=reason, resolved_at=now)
+        return "rejected"
+    assert decoy is not None and details is not None and isinstance(patch, dict)
+    details.pop("email", None)
+    for k in patch.get("unset") or []:
+        if k == "avatarUrl":  # "Unsetting `serviceName` is a no-op: a decoy always has a name."
+            details.pop(k, None)
+    details.update({k: v for k, v in (patch.get("set") or {}).items() if k in EDIT_KEYS})
+    rev = decoy["rev"] + 1
+    _write_details(state, con, decoy, details, rev, now)
+    acs.update_edit(con, edit["id"], status="applied", applied_rev=rev, resolved_at=now)
+    return "applied"
+
+
+def _write_details(
+    state: SandboxState, con: sqlite3.Connection, decoy: sqlite3.Row, details: dict, rev: int, now: float
+) -> None:
+    """Re-seal the details in the decoy's own form; every connection's copy is made again."""
+    mode = decoy["details_mode"]
+    values: dict[str, Any] = {"rev": rev, "updated_at": now}
+    if mode == "sealed":
+        sealed = sealing.seal_envelope(sealing.json_bytes(details), state.owner.key.public_key_b64, owner=False)
+        values["sealed_details"] = wire.b64encode(sealed)
+    elif mode == "vault":
+        values["encrypted_data"] = wire.b64encode(sealing.seal_json(acctopen.vault_key(state), details))
+    else:
+        values.update(service_name=details.get("serviceName"), avatar=details.get("avatarUrl"))
+    acs.update_decoy(con, decoy["id"], **values)
+    acs.drop_decoy_seals(con, decoy["id"])
+
+
+# ── unlocks ────────────────────────────────────────────────────────────────────────────────
+
+
+def decide_unlock(state: SandboxState, unlock_id: str, *, allow: bool) -> dict[str, Any]:
+    """The owner answers a pending unlock: Allow seals the secrets to the asking connection."""
+    now = state.now()
+    with state.store.tx() as con:
+        u = acs.get_unlock(con, unlock_id)
+        if u is None:
+            raise HTTPProblem(404, "NOT_FOUND", f"no unlock request {unlock_id!r}")
+        if u["status"] != "pending" or (u["expires_at"] is not None and now >= u["expires_at"]):
+            raise HTTPProblem(409, "REQUEST_ALREADY_DECIDED", f"this unlock is {status_of(u, now)}")
+        if not allow:
+            acs.update_unlock(con, unlock_id, status="denied", decided_at=now)
+            return {"id": unlock_id, "status": "denied"}
+        account = acs.get_account(con, u["target_id"])
+        agent = next((a for a in live_agents(con, now) if a.token_id == u["token_id"]), None)
+        if account is None or agent is None or not agent.public_key:
+            raise HTTPProblem(409, "CANNOT_SEAL", "the account or the asking connection is gone")
+        sealed = sealing.seal_envelope(
+            payload(secrets_of(state, con, account), json.loads(u["datatypes"])), agent.public_key, owner=False
+        )
+        acs.update_unlock(con, unlock_id, status="ready", decided_at=now, sealed_envelope=wire.b64encode(sealed))
+        return {"id": unlock_id, "status": "ready"}
+
+
+def status_of(unlock: sqlite3.Row, now: float) -> str:
+    """A pending request past its 5 minutes reads `expired`."""
+    if unlock["status"] == "pending" and unlock["expires_at"] is not None and now >= unlock["expires_at"]:
+        return "expired"
+    return unlock["status"]
+
+
+def pending_unlocks(state: SandboxState) -> list[dict[str, Any]]:
+    """What waits on the owner's Lock Screen: each pending unlock with who asks and why."""
+    now = state.now()
+    with state.store.tx() as con:
+        names = {r["token_id"]: r["name"] for r in con.execute("SELECT token_id, name FROM connections")}
+        return [
+            {
+                "id": u["id"],
+                "token_id": u["token_id"],
+                "connection": names.get(u["token_id"]),
+                "kind": u["kind"],
+                "target_id": u["target_id"],
+                "datatypes": json.loads(u["datatypes"]),
+                "reason": u["reason"],
+            }
+            for u in acs.pending_unlocks(con)
+            if status_of(u, now) == "pending"
+        ]

@@ -1,0 +1,325 @@
+"""Decoy addresses: create one with its account, read it, update it, and queue an edit of its name.
+
+`POST /api/agent/decoys`: "**Create an account.** This call creates the account and its Decoy
+email address in one call … Needs `account.create`. Without it the call answers `403
+SCOPE_MISSING` naming `decoy.write`". "A request carries the record in exactly one of three forms":
+`encrypted_data` (VAULT), `sealed_details` with `metadata_seals` (one entry, this connection's own
+copy), or `service_name` / `service_url` / `avatar` in plain text. `idempotency_key`: "Repeating
+the same key (same token) returns the ORIGINAL decoy with `idempotent_replay: true` instead of
+creating another." Limit: "One connection creates at most 40 addresses in 10 minutes and 200 in 24
+hours … A refused request and a repeat of an `idempotency_key` are not counted".
+
+`PATCH …/{decoyId}`: "A plaintext `avatar` or `service_name` (without `encrypted_data`) is refused
+with `400` `code: ENCRYPTED_DATA_REQUIRED`"; "every write of the decoy's metadata blob
+(`encrypted_data`) increments its `rev` … `label`/`status` changes don't bump `rev`, but are
+refused the same way when `expected_rev` is stale."
+
+`POST …/{decoyId}/edits`: a patch "sealed to the owner's public key … the owner's devices … apply
+it", `202` at once; "One connection may queue 10 edits a minute (`429 RATE_LIMITED` …) and hold 20
+pending edits; a user holds 100 in total (`429 TOO_MANY_PENDING_EDITS`)"; "At most 8192 bytes
+sealed (`413 SEALED_PATCH_TOO_LARGE`)". `GET …/edits/{editId}`: "The agent that queued the edit can
+always read it; any other agent needs `decoy.read` and `acctmail.edit` on the decoy's account".
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from decoy_lab.sandbox.checks import acctaccess as access
+from decoy_lab.sandbox.checks.acctbodies import expected_rev, sealed_to, wrapped_len
+from decoy_lab.sandbox.checks.acctshapes import decoy_json
+from decoy_lab.sandbox.checks.auth import Agent, agent_from_request
+from decoy_lab.sandbox.checks.bodies import rsa_bytes, uuid_text, vault_blob
+from decoy_lab.sandbox.checks.grants import new_id
+from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, json_body, json_object, state_of
+from decoy_lab.sandbox.phone import keeper
+from decoy_lab.sandbox.stores import acctstore as acs
+
+WORDS = ("another", "quiet", "amber", "harbor", "maple", "orbit", "cedar", "lumen", "pebble", "tundra")
+LIMITS = ((600.0, 40), (86400.0, 200))  # "40 addresses in 10 minutes and 200 in 24 hours"
+EDITS_PER_MINUTE, PENDING_PER_CONNECTION, PENDING_PER_USER = 10, 20, 100
+
+
+def _address() -> str:
+    """ "the server generates a privacy-safe address (e.g. `another.alias.demo@decoys.me`)" """
+    return f"{secrets.choice(WORDS)}.{secrets.choice(WORDS)}.{secrets.token_hex(3)}@decoys.me"
+
+
+def _limited(times: list[float], now: float, limits: tuple[tuple[float, int], ...]) -> int | None:
+    """Seconds until one more is allowed, or None when it is allowed now."""
+    waits = [int(times[-n] + window - now) + 1 for window, n in limits if len(times) >= n and now - times[-n] < window]
+    return max(waits) if waits else None
+
+
+def _metadata_seal(body: dict[str, Any], agent: Agent) -> str:
+    """The one `metadata_seals` entry: this connection's own copy of the record."""
+    seals = body.get("metadata_seals")
+    if not seals:
+        raise bad_request("METADATA_SEAL_REQUIRED", "sealed_details goes with metadata_seals (this connection's copy)")
+    if not isinstance(seals, list) or len(seals) != 1 or not isinstance(seals[0], dict):
+        raise bad_request("INVALID_METADATA_SEALS", "metadata_seals is one entry {token_id, sealed_envelope}")
+    if seals[0].get("token_id") != agent.token_id:
+        raise bad_request("METADATA_SEAL_NOT_FOR_CALLER", "the one entry is for this connection's own token_id")
+    if not agent.public_key:
+        raise bad_request("METADATA_SEAL_NO_KEY", "this connection registered no public key to seal a copy to")
+    data = sealed_to(
+        seals[0].get("sealed_envelope"),
+        "metadata_seals[0].sealed_envelope",
+        code="INVALID_METADATA_SEALS",
+        too_large="METADATA_SEAL_TOO_LARGE",
+    )
+    if wrapped_len(data) != rsa_bytes(agent.public_key):
+        raise bad_request("INVALID_METADATA_SEALS", "the wrapped key is not the size of this connection's key")
+    return seals[0]["sealed_envelope"]
+
+
+def _details(body: dict[str, Any], agent: Agent, owner_pk: str | None) -> dict[str, Any]:
+    """The decoy's details in the one form the request carries them in."""
+    plain = any(body.get(k) is not None for k in ("service_name", "service_url", "avatar"))
+    forms = [
+        k
+        for k, v in (("encrypted_data", body.get("encrypted_data")), ("sealed_details", body.get("sealed_details")))
+        if v is not None
+    ]
+    if body.get("sealed_details") is not None and (plain or len(forms) > 1):
+        raise bad_request("INVALID_SEALED_DETAILS", "sealed_details is not sent with encrypted_data or service_name")
+    if len(forms) + plain != 1:
+        raise bad_request("INVALID_REQUEST", "exactly one of encrypted_data, sealed_details or service_name")
+    if body.get("sealed_details") is not None:
+        if not owner_pk:
+            raise bad_request("NO_USER_PUBLIC_KEY", "the owner has no public key on file")
+        data = sealed_to(
+            body["sealed_details"],
+            "sealed_details",
+            code="INVALID_SEALED_DETAILS",
+            too_large="SEALED_DETAILS_TOO_LARGE",
+        )
+        if wrapped_len(data) != 256 or rsa_bytes(owner_pk) != 256:  # "The wrapped key is 256 bytes"
+            raise bad_request("INVALID_SEALED_DETAILS", "the wrapped key must be 256 bytes (the owner's RSA-2048 key)")
+        return {"details_mode": "sealed", "sealed_details": body["sealed_details"], "seal": _metadata_seal(body, agent)}
+    if body.get("encrypted_data") is not None:
+        return {"details_mode": "vault", "encrypted_data": vault_blob(body["encrypted_data"], "encrypted_data")}
+    name = body.get("service_name")
+    if not isinstance(name, str) or not name.strip() or len(name) > 200:
+        raise bad_request("INVALID_REQUEST", "service_name is text of 1 to 200 characters", "service_name")
+    url, avatar = body.get("service_url"), body.get("avatar")
+    if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
+        raise bad_request("INVALID_REQUEST", "service_url is an http or https URL", "service_url")
+    if avatar is not None and not isinstance(avatar, str):
+        raise bad_request("INVALID_REQUEST", "avatar is a variant name", "avatar")
+    return {"details_mode": "plain", "service_name": name.strip(), "service_url": url, "avatar": avatar}
+
+
+def _replay(con: sqlite3.Connection, agent: Agent, key: Any, now: float) -> dict | None:
+    if key is None:
+        return None
+    if not isinstance(key, str) or not key or len(key) > 128:
+        raise bad_request("INVALID_REQUEST", "idempotency_key is text of at most 128 characters", "idempotency_key")
+    decoy = acs.decoy_by_key(con, agent.token_id, key)
+    return None if decoy is None else {**decoy_json(con, decoy, agent, now), "idempotent_replay": True}
+
+
+async def create_decoy(request: Request) -> JSONResponse:
+    state = state_of(request)
+    body = await json_body(request)
+    now = state.now()
+    with state.store.tx() as con:
+        agent = agent_from_request(request, con)
+        access.need_create(con, agent, now)
+        replay = _replay(con, agent, body.get("idempotency_key"), now)
+        if replay is not None:
+            return JSONResponse(replay, status_code=200)
+        details = _details(body, agent, state.owner.public_key_b64)
+        label = body.get("label")
+        if label is not None and (not isinstance(label, str) or len(label) > 200):
+            raise bad_request("INVALID_REQUEST", "label is text of at most 200 characters", "label")
+        wait = _limited(acs.decoys_created_since(con, agent.token_id, now - 86400.0), now, LIMITS)
+        if wait is not None:
+            raise HTTPProblem(
+                429, "RATE_LIMITED", "this connection created its limit of addresses", retry_after_seconds=wait
+            )
+        account_blob = body.get("account_encrypted_data")
+        if account_blob is not None:
+            account_blob = vault_blob(account_blob, "account_encrypted_data")
+        decoy_id, account_id, seal = new_id(), new_id(), details.pop("seal", None)
+        acs.insert_account(
+            con,
+            id=account_id,
+            encrypted_data=account_blob,
+            blob_mode="vault" if account_blob else None,
+            service_name=details.get("service_name"),
+            decoy_id=decoy_id,
+            created_by_token_id=agent.token_id,
+            created_at=now,
+            updated_at=now,
+        )
+        acs.insert_decoy(
+            con,
+            id=decoy_id,
+            account_id=account_id,
+            email=_address(),
+            label=label,
+            forward_enabled=int(body.get("forward_enabled") is True),
+            created_by_token_id=agent.token_id,
+            idempotency_key=body.get("idempotency_key"),
+            created_at=now,
+            updated_at=now,
+            **details,
+        )
+        decoy = acs.get_decoy(con, decoy_id)
+        assert decoy is not None
+        if seal is not None:
+            acs.put_decoy_seal(con, decoy_id, agent.token_id, seal, agent.public_key, now)
+        elif details["details_mode"] == "plain" and agent.public_key:  # "the server … seals them"
+            sealed = keeper.seal_details(state, decoy, agent.public_key)
+            acs.put_decoy_seal(con, decoy_id, agent.token_id, sealed, agent.public_key, now)
+        out = {**decoy_json(con, decoy, agent, now), "account_id": account_id}
+    if details["details_mode"] == "plain":
+        out.update(service_name=details["service_name"], service_url=details["service_url"])
+    elif details["details_mode"] == "sealed":
+        out["metadata_seals_stored"] = 1
+    keeper.ask(state, now)
+    return JSONResponse(out, status_code=201)
+
+
+def _decoy(con: sqlite3.Connection, request: Request) -> tuple[sqlite3.Row, sqlite3.Row | None]:
+    decoy = acs.get_decoy(con, request.path_params["decoy_id"])
+    if decoy is None:
+        raise HTTPProblem(404, "NOT_FOUND", "no such decoy")
+    account = acs.get_account(con, decoy["account_id"]) if decoy["account_id"] else None
+    return decoy, account
+
+
+async def get_decoy(request: Request) -> JSONResponse:
+    state = state_of(request)
+    now = state.now()
+    with state.store.tx() as con:
+        agent = agent_from_request(request, con)
+        access.need_scope(con, agent, now, "decoy.read", "acctmail.read", what="reading a decoy")
+        decoy, account = _decoy(con, request)
+        if not access.may_read_decoy(agent, decoy, account):
+            raise access.refuse_decoy(con, agent, now, decoy, "acctmail.read")
+        return JSONResponse(decoy_json(con, decoy, agent, now))
+
+
+async def update_decoy(request: Request) -> JSONResponse:
+    state = state_of(request)
+    raw = await request.body()
+    body = json_object(raw) if raw.strip() else {}
+    now = state.now()
+    with state.store.tx() as con:
+        agent = agent_from_request(request, con)
+        access.need_scope(con, agent, now, "decoy.write", "acctmail.edit", what="updating a decoy")
+        decoy, account = _decoy(con, request)
+        if not access.may_edit_decoy(agent, decoy, account):
+            raise access.refuse_decoy(con, agent, now, decoy)
+        plain = [k for k in ("service_name", "avatar") if k in body]
+        if plain and body.get("encrypted_data") is not None:
+            raise bad_request("INVALID_REQUEST", "encrypted_data cannot be combined with avatar or service_name")
+        if plain:
+            raise bad_request(
+                "ENCRYPTED_DATA_REQUIRED",
+                "the name and avatar are sealed: re-seal encrypted_data, or queue POST …/edits without the vault key",
+                plain[0],
+            )
+        values: dict[str, Any] = {}
+        if body.get("encrypted_data") is not None:
+            values.update(encrypted_data=vault_blob(body["encrypted_data"], "encrypted_data"), details_mode="vault")
+            values["rev"] = decoy["rev"] + 1
+        if "label" in body:
+            values["label"] = body["label"]
+        if "status" in body:
+            if body["status"] not in ("active", "inactive"):
+                raise bad_request("INVALID_REQUEST", "status is active or inactive", "status")
+            values["status"] = body["status"]
+        want = expected_rev(body.get("expected_rev"))
+        if want is not None and want != decoy["rev"]:
+            msg = f"the decoy changed since it was read (rev {decoy['rev']} now)"
+            err = {"code": "REV_CONFLICT", "message": msg, "current_rev": decoy["rev"]}
+            raise HTTPProblem(409, "REV_CONFLICT", msg, current_rev=decoy["rev"], error=err)
+        acs.update_decoy(con, decoy["id"], updated_at=now, **values)
+        if "encrypted_data" in values:
+            acs.drop_decoy_seals(con, decoy["id"])  # a copy is served only for the details it was made for
+    return JSONResponse({"decoy_id": decoy["id"], "updated": True, "rev": values.get("rev", decoy["rev"])})
+
+
+async def queue_edit(request: Request) -> JSONResponse:
+    state = state_of(request)
+    body = await json_body(request)
+    now = state.now()
+    with state.store.tx() as con:
+        agent = agent_from_request(request, con)
+        access.need_scope(con, agent, now, "decoy.write", "acctmail.edit", what="queuing a decoy edit")
+        decoy, account = _decoy(con, request)
+        if not access.may_edit_decoy(agent, decoy, account):
+            raise access.refuse_decoy(con, agent, now, decoy)
+        if body.get("account_id") is not None and uuid_text(body["account_id"], "account_id") != decoy["account_id"]:
+            raise bad_request("ACCOUNT_NOT_LINKED", "account_id is not the account this decoy belongs to", "account_id")
+        sealed_to(
+            body.get("sealed_patch"),
+            "sealed_patch",
+            code="INVALID_SEALED_PATCH",
+            too_large="SEALED_PATCH_TOO_LARGE",
+            cap=8192,
+        )
+        wait = _limited(acs.edits_since(con, agent.token_id, now - 60.0), now, ((60.0, EDITS_PER_MINUTE),))
+        if wait is not None:
+            raise HTTPProblem(429, "RATE_LIMITED", "10 edits a minute from one connection", retry_after_seconds=wait)
+        if (
+            len(acs.pending_edits(con, agent.token_id)) >= PENDING_PER_CONNECTION
+            or len(acs.pending_edits(con)) >= PENDING_PER_USER
+        ):
+            raise HTTPProblem(
+                429, "TOO_MANY_PENDING_EDITS", "retry once the queued edits are applied", retry_after_seconds=60
+            )
+        edit_id = new_id()
+        acs.insert_edit(
+            con,
+            id=edit_id,
+            decoy_id=decoy["id"],
+            token_id=agent.token_id,
+            sealed_patch=body["sealed_patch"],
+            account_id=decoy["account_id"],
+            base_rev=body.get("base_rev") if isinstance(body.get("base_rev"), int) else None,
+            created_at=now,
+        )
+    return JSONResponse({"edit_id": edit_id, "status": "pending"}, status_code=202)
+
+
+async def edit_status(request: Request) -> JSONResponse:
+    state = state_of(request)
+    now = state.now()
+    with state.store.tx() as con:
+        agent = agent_from_request(request, con)
+        edit = acs.get_edit(con, request.path_params["edit_id"])
+        if edit is None or edit["decoy_id"] != request.path_params["decoy_id"]:
+            raise HTTPProblem(404, "EDIT_NOT_FOUND", "no such edit of this decoy")
+        if edit["token_id"] != agent.token_id:
+            access.need_scope(con, agent, now, "decoy.read", "acctmail.edit", what="reading a decoy edit")
+            decoy, account = _decoy(con, request)
+            if not access.may_edit_decoy(agent, decoy, account):
+                raise access.refuse_decoy(con, agent, now, decoy)
+        status = (
+            "expired" if edit["status"] == "pending" and now - edit["created_at"] > keeper.EDIT_TTL else edit["status"]
+        )
+    out: dict[str, Any] = {"edit_id": edit["id"], "decoy_id": edit["decoy_id"], "status": status}
+    if status == "applied":
+        out["applied_rev"] = edit["applied_rev"]
+    if status == "rejected":
+        out["reject_reason"] = edit["reject_reason"]
+    return JSONResponse({**out, "created_at": iso(edit["created_at"]), "resolved_at": iso(edit["resolved_at"])})
+
+
+routes = [
+    Route("/api/agent/decoys", create_decoy, methods=["POST"]),
+    Route("/api/agent/decoys/{decoy_id}", get_decoy, methods=["GET"]),
+    Route("/api/agent/decoys/{decoy_id}", update_decoy, methods=["PATCH"]),
+    Route("/api/agent/decoys/{decoy_id}/edits", queue_edit, methods=["POST"]),
+    Route("/api/agent/decoys/{decoy_id}/edits/{edit_id}", edit_status, methods=["GET"]),
+]
