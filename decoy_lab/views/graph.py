@@ -28,15 +28,15 @@ from decoy_lab.views.nodes import (
     USER,
     USER_COLOUR,
     YOU,
-    _as_list,
-    _column,
-    _frames,
-    _get,
     account_node,
+    as_list,
+    column_values,
+    frames_of,
+    row_value,
     shorten,
     topic_node,
 )
-from decoy_lab.views.selection import _filter, find_node, memories_of
+from decoy_lab.views.selection import filter_graph, find_node, memories_of
 from decoy_lab.vocab import CATEGORIES, USER_NAMES
 
 
@@ -95,7 +95,7 @@ def build_graph(
     nested under it; `depth` keeps topics at most that many hops from You; `category` keeps
     the topics that hold a memory of that category and counts only those memories.
     """
-    memories, topics, links = _frames(source)
+    memories, topics, links = frames_of(source)
     _check_category(category, memories)
     G = TopicGraph()
     G.add_node(USER, kind="user", name=YOU, label=YOU, type="", memories=0, color=USER_COLOUR)
@@ -110,7 +110,7 @@ def build_graph(
             G.add_edge(USER, node, relation="", label="", inferred=True)
 
     _set_depths(G)
-    return _filter(G, topic=topic, depth=depth, category=category)
+    return filter_graph(G, topic=topic, depth=depth, category=category)
 
 
 class _Names(NamedTuple):
@@ -126,7 +126,7 @@ def _account_names(memories: pd.DataFrame) -> dict[str, str]:
     (frames.AccountNames), else the label of a memory about it (`account_label`, `account_name`)."""
     accounts: dict[str, str] = {}
     for col in ("account_name", "account_label"):  # the label, where there is one, wins
-        for a, n in zip(_column(memories, "account"), _column(memories, col)):
+        for a, n in zip(column_values(memories, "account"), column_values(memories, col)):
             if isinstance(a, str) and isinstance(n, str) and n:
                 accounts[account_node(a)] = n
     return accounts
@@ -137,9 +137,9 @@ def _add_topics(G: nx.DiGraph, topics: pd.DataFrame) -> tuple[dict[str, str], di
     alias: dict[str, str] = {}  # every copy's node -> the listed (oldest) node
     by_name: dict[str, str] = {}
     for row in topics.to_dict("records"):
-        node = topic_node(_get(row, "id", "topic_id"))
-        name = str(_get(row, "name", default=node))
-        ttype = str(_get(row, "type", "entity_type", default="") or "")
+        node = topic_node(row_value(row, "id", "topic_id"))
+        name = str(row_value(row, "name", default=node))
+        ttype = str(row_value(row, "type", "entity_type", default="") or "")
         G.add_node(
             node,
             kind="topic",
@@ -150,7 +150,7 @@ def _add_topics(G: nx.DiGraph, topics: pd.DataFrame) -> tuple[dict[str, str], di
             color=TYPE_COLOURS.get(ttype, TYPE_COLOURS[""]),
             categories=set(),
         )
-        for copy in _as_list(_get(row, "ids")):
+        for copy in as_list(row_value(row, "ids")):
             alias[topic_node(copy)] = node
         by_name.setdefault(normalize_topic_name(name), node)
     return alias, by_name
@@ -167,7 +167,7 @@ def _count_memories(
     accounts, alias, by_name = names
     counted = False
     # only the columns read here, as plain lists: 100,000 rows stay quick
-    columns = [_column(memories, c) for c in ("topic_id", "account", "topic", "entity_name", "categories")]
+    columns = [column_values(memories, c) for c in ("topic_id", "account", "topic", "entity_name", "categories")]
     for tid, acct, topic, entity, categories in zip(*columns):
         if not tid and acct:  # "A memory about an account stays with that account"
             node = account_node(acct)
@@ -182,16 +182,16 @@ def _count_memories(
             name = str(topic if topic is not None else entity if entity is not None else node)
             _add_untyped_topic(G, node, name)
             by_name.setdefault(normalize_topic_name(name), node)
-        cats = set(_as_list(categories))
+        cats = set(as_list(categories))
         data = G.nodes[node]
         data["categories"] |= cats
         if category is None or category in cats:
             data["memories"] += 1
     if not counted:  # no memory frame: fall back on the topic listing's own counts
         for row in topics.to_dict("records"):
-            n = _get(row, "memories", default=0)
-            G.nodes[topic_node(_get(row, "id", "topic_id"))]["memories"] = (
-                int(n) if isinstance(n, numbers.Integral) else len(_as_list(n))
+            n = row_value(row, "memories", default=0)
+            G.nodes[topic_node(row_value(row, "id", "topic_id"))]["memories"] = (
+                int(n) if isinstance(n, numbers.Integral) else len(as_list(n))
             )
 
 
@@ -199,21 +199,21 @@ def _add_relations(G: nx.DiGraph, links: pd.DataFrame, names: _Names) -> None:
     """One edge per relation row between ends the Map knows (or adds), labelled with its type."""
     accounts, alias, by_name = names
     for row in links.to_dict("records"):
-        ends = _as_list(_get(row, "endpoints"))
-        src = _endpoint(ends[0] if ends else _get(row, "from_id"), _get(row, "from", "source"), by_name)
-        dst = _endpoint(ends[1] if len(ends) > 1 else _get(row, "to_id"), _get(row, "to", "target"), by_name)
+        ends = as_list(row_value(row, "endpoints"))
+        src = _endpoint(ends[0] if ends else row_value(row, "from_id"), row_value(row, "from", "source"), by_name)
+        dst = _endpoint(ends[1] if len(ends) > 1 else row_value(row, "to_id"), row_value(row, "to", "target"), by_name)
         if not src or not dst or src == dst:
             continue
         src, dst = alias.get(src, src), alias.get(dst, dst)
-        for end, nm in ((src, _get(row, "from")), (dst, _get(row, "to"))):
+        for end, nm in ((src, row_value(row, "from")), (dst, row_value(row, "to"))):
             if end not in G:
                 label = str(nm or accounts.get(end) or end)
                 if end.startswith(ACCOUNT):
                     _add_account(G, end, label)
                 else:
                     _add_untyped_topic(G, end, label)
-        rel = str(_get(row, "relation_type", "relationType", "relation", default="") or "")
-        G.add_edge(src, dst, relation=rel, label=shorten(rel, 20), id=_get(row, "id"))
+        rel = str(row_value(row, "relation_type", "relationType", "relation", default="") or "")
+        G.add_edge(src, dst, relation=rel, label=shorten(rel, 20), id=row_value(row, "id"))
 
 
 def _add_untyped_topic(G: nx.DiGraph, node: str, name: str) -> None:
@@ -251,7 +251,7 @@ def _check_category(category: str | None, memories: pd.DataFrame) -> None:
     """A misspelt category is an error, not an empty result: mem0's list and any label in use."""
     if category is None or category in CATEGORIES:
         return
-    if "categories" in memories and any(category in _as_list(c) for c in memories["categories"]):
+    if "categories" in memories and any(category in as_list(c) for c in memories["categories"]):
         return
     raise MemoryModelError(f"unknown category {category!r}; categories are mem0's: {', '.join(CATEGORIES)}")
 
@@ -262,7 +262,7 @@ def select_memories(
     """The memories frame filtered as the table and the map filter it (one rule for both):
     `topic` by name or id (copies included; "You" = no topic), `category`, `search` (case-
     insensitive text match), `mine` (this connection wrote it)."""
-    memories, _, _ = _frames(source)
+    memories, _, _ = frames_of(source)
     _check_category(category, memories)
     out = memories
     if topic is not None:
@@ -272,7 +272,7 @@ def select_memories(
             raise MemoryModelError(f"no topic named {topic!r} among the memories")
         out = memories_of(source, G, node)
     if category is not None and "categories" in out:
-        out = out[out["categories"].map(lambda c: category in _as_list(c))]
+        out = out[out["categories"].map(lambda c: category in as_list(c))]
     if search:
         out = out[out["text"].fillna("").str.contains(search, case=False, regex=False)]
     if mine and "mine" in out:

@@ -21,7 +21,7 @@ import networkx as nx
 
 from decoy_lab.views.nodes import USER
 from decoy_lab.views.packing import enclosing, pack
-from decoy_lab.views.selection import _children
+from decoy_lab.views.selection import children_of
 
 RING_GAP = 1.35
 FIRST_RING = 1.6
@@ -131,7 +131,7 @@ def tree_digest(G: nx.DiGraph) -> str:
 
 def cluster_layout(G: nx.DiGraph) -> MapLayout:
     """Packed clusters around You (see the module's docstring)."""
-    tree = _children(G)
+    tree = children_of(G)
     kids = tree[USER]
     groups = [_topic_pack(G, tree, c) for c in kids if tree[c]]
     loose = [c for c in kids if not tree[c]]
@@ -234,7 +234,7 @@ def radial_layout(G: nx.DiGraph) -> dict[str, tuple[float, float]]:
     nested topic sits just outside the topic it belongs to. A topic with nested topics keeps
     an empty slot in the middle of its wedge, so its own label runs out between its children.
     """
-    tree = _children(G)
+    tree = children_of(G)
     slots: dict[str, int] = {}
 
     def count(n: str) -> int:

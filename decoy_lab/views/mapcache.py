@@ -30,10 +30,9 @@ import networkx as nx
 import orjson
 import pandas as pd
 
-from decoy_lab.views import layout, mapfile
+from decoy_lab.views import layout, mapfile, selection
 from decoy_lab.views.graph import TopicGraph, build_graph
-from decoy_lab.views.nodes import _frames
-from decoy_lab.views.selection import memory_nodes as _memory_nodes
+from decoy_lab.views.nodes import frames_of
 
 log = logging.getLogger(__name__)
 KEPT = 3  # vault contents remembered (each: its graphs and the live map's data, a few MB at 2,000 topics)
@@ -72,7 +71,7 @@ def frames_digest(source: Any) -> str:
     """A digest of what the Map reads from a vault: every link cell, the topics' listing (not
     their memory ids, which the memories' own topic ids say) and the memories' topic, account,
     category and via columns (not their texts, which the Map never shows)."""
-    memories, topics, links = _frames(source)
+    memories, topics, links = frames_of(source)
     h = hashlib.blake2b(digest_size=20)
     for name, frame, columns in (
         ("memories", memories, [c for c in MAP_COLUMNS if c in memories]),
@@ -87,7 +86,7 @@ def frames_digest(source: Any) -> str:
 
 def vault_digest(vault: Any) -> str:
     """frames_digest, worked out once per vault object while its frames stay the same objects."""
-    frames, key = _frames(vault), id(vault)
+    frames, key = frames_of(vault), id(vault)
     try:
         ref = weakref.ref(vault, lambda _r: _by_object.pop(key, None))
     except TypeError:  # a mapping of frames, a tuple: nothing to hang the digest on
@@ -133,14 +132,14 @@ def graph_of(
 def memory_nodes(vault: Any) -> list[str]:
     """The map node each memory is filed under (selection.memory_nodes), aligned with the
     memories frame: worked out once per vault content."""
-    return remembered(vault, ("nodes",), lambda: _memory_nodes(vault).astype(object).tolist())
+    return remembered(vault, ("nodes",), lambda: selection.memory_nodes(vault).astype(object).tolist())
 
 
 def categories(vault: Any) -> list[str]:
     """Every category a memory of the vault is in, sorted: worked out once per vault content."""
 
     def make() -> list[str]:
-        memories, _, _ = _frames(vault)
+        memories, _, _ = frames_of(vault)
         if "categories" not in memories:
             return []
         cells = (c for c in memories["categories"] if isinstance(c, list | tuple))

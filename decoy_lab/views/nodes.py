@@ -59,7 +59,7 @@ def account_node(account_id: str) -> str:
 
 
 # ---------------------------------------------------------------------------------- frames
-def _frames(source: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def frames_of(source: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(memories, topics, links) from a Vault, a mapping of frames or a 3-tuple."""
     if isinstance(source, Mapping):
         parts = [source.get(k) for k in ("memories", "topics", "links")]
@@ -70,7 +70,7 @@ def _frames(source: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     return tuple(p if isinstance(p, pd.DataFrame) else pd.DataFrame() for p in parts[:3])
 
 
-def _get(row: Mapping[str, Any], *names: str, default: Any = None) -> Any:
+def row_value(row: Mapping[str, Any], *names: str, default: Any = None) -> Any:
     """The first present, non-missing value among column spellings (frames may vary)."""
     for n in names:
         if n in row:
@@ -81,9 +81,9 @@ def _get(row: Mapping[str, Any], *names: str, default: Any = None) -> Any:
     return default
 
 
-def _column(frame: pd.DataFrame, name: str) -> list:
+def column_values(frame: pd.DataFrame, name: str) -> list:
     """A column's cells as plain Python values, a missing one (None, NaN, NA) as None, or all
-    None when there is no such column: what `_get` reads from a row, without making row dicts."""
+    None when there is no such column: what `row_value` reads from a row, without making row dicts."""
     if name not in frame:
         return [None] * len(frame)
     values = frame[name]
@@ -95,7 +95,7 @@ def _missing(value: Any) -> bool:
     return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
 
 
-def _as_list(value: Any) -> list:
+def as_list(value: Any) -> list:
     if isinstance(value, list | tuple | set):  # the usual cell, answered before pandas' NA test
         return list(value)
     if _missing(value):

@@ -11,7 +11,7 @@ import pandas as pd
 
 from decoy_lab.errors import MemoryModelError
 from decoy_lab.memory import normalize_topic_name
-from decoy_lab.views.nodes import USER, _as_list, _column, _frames, _get, account_node, topic_node
+from decoy_lab.views.nodes import USER, account_node, as_list, column_values, frames_of, row_value, topic_node
 from decoy_lab.vocab import USER_NAMES
 
 
@@ -31,7 +31,7 @@ def find_node(G: nx.DiGraph, name_or_id: str) -> str | None:
     return None
 
 
-def _filter(G: nx.DiGraph, *, topic: str | None, depth: int | None, category: str | None) -> nx.DiGraph:
+def filter_graph(G: nx.DiGraph, *, topic: str | None, depth: int | None, category: str | None) -> nx.DiGraph:
     keep = set(G)
     if category is not None:
         keep = {n for n in keep if n == USER or category in G.nodes[n].get("categories", set())}
@@ -39,7 +39,7 @@ def _filter(G: nx.DiGraph, *, topic: str | None, depth: int | None, category: st
         node = find_node(G, topic)
         if node is None:
             raise MemoryModelError(f"no topic named {topic!r} on the map")
-        tree = _children(G)
+        tree = children_of(G)
         below = {node} | _descendants(tree, node)
         path = set(nx.shortest_path(G, USER, node)) if nx.has_path(G, USER, node) else {USER, node}
         keep &= below | path
@@ -54,7 +54,7 @@ def _filter(G: nx.DiGraph, *, topic: str | None, depth: int | None, category: st
     return H
 
 
-def _children(G: nx.DiGraph) -> dict[str, list[str]]:
+def children_of(G: nx.DiGraph) -> dict[str, list[str]]:
     tree: dict[str, list[str]] = {n: [] for n in G}
     for node, data in G.nodes(data=True):
         if node != USER and data.get("parent") in tree:
@@ -79,13 +79,13 @@ def memory_nodes(source: Any) -> pd.Series:
     """The map node each memory is filed under, aligned with the memories frame: its topic's
     listed node (a same-name copy counts under the listed one), its account's node (`account:<id>`:
     "A memory about an account stays with that account"), or You when it has neither."""
-    memories, topics, _ = _frames(source)
+    memories, topics, _ = frames_of(source)
     if memories.empty or ("topic_id" not in memories and "account" not in memories):
         return pd.Series([USER] * len(memories), index=memories.index, dtype=object)
     alias: dict[str, str] = {}
     for row in topics.to_dict("records"):
-        node = topic_node(_get(row, "id", "topic_id"))
-        for copy in _as_list(_get(row, "ids")):
+        node = topic_node(row_value(row, "id", "topic_id"))
+        for copy in as_list(row_value(row, "ids")):
             alias[topic_node(copy)] = node
     return pd.Series(
         [
@@ -94,7 +94,7 @@ def memory_nodes(source: Any) -> pd.Series:
             else account_node(a)
             if isinstance(a, str) and a
             else USER
-            for t, a in zip(_column(memories, "topic_id"), _column(memories, "account"))
+            for t, a in zip(column_values(memories, "topic_id"), column_values(memories, "account"))
         ],
         index=memories.index,
         dtype=object,
@@ -104,7 +104,7 @@ def memory_nodes(source: Any) -> pd.Series:
 def memories_of(source: Any, G: nx.DiGraph, node: str) -> pd.DataFrame:
     """The memories filed under one map node (topic copies included); You → memories with no
     topic and no account."""
-    memories, _, _ = _frames(source)
+    memories, _, _ = frames_of(source)
     if memories.empty:
         return memories
     return memories[memory_nodes(source) == node]
@@ -134,20 +134,20 @@ def visible_because(source: Any, G: nx.DiGraph, *, nodes: Sequence[str] | None =
     """Why this connection sees each map node: the `via` reasons of the topic's own row and of
     its memories, in words; a topic whose row it cannot open is "named by a memory you can open".
     `nodes`: each memory's node (`memory_nodes(source)`), when already worked out."""
-    memories, topics, _ = _frames(source)
+    memories, topics, _ = frames_of(source)
     names = {n: str(d.get("name", n)) for n, d in G.nodes(data=True)}
     labels: dict[str, dict[str, None]] = {n: {} for n in G}
     own_row: dict[str, bool] = {}
     for row in topics.to_dict("records"):
-        node = topic_node(_get(row, "id", "topic_id"))
+        node = topic_node(row_value(row, "id", "topic_id"))
         if node in labels:
-            own_row[node] = bool(_get(row, "readable", default=True))
-            labels[node].update(dict.fromkeys(map(str, _as_list(_get(row, "via")))))
+            own_row[node] = bool(row_value(row, "readable", default=True))
+            labels[node].update(dict.fromkeys(map(str, as_list(row_value(row, "via")))))
     if not memories.empty and "via" in memories:
         filed = memory_nodes(source).tolist() if nodes is None else nodes
-        for node, via in zip(filed, _column(memories, "via")):
+        for node, via in zip(filed, column_values(memories, "via")):
             if node in labels:
-                labels[node].update(dict.fromkeys(map(str, _as_list(via))))
+                labels[node].update(dict.fromkeys(map(str, as_list(via))))
     out: dict[str, str] = {}
     for node, found in labels.items():
         if node == USER:
