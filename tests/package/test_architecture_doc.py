@@ -1,8 +1,10 @@
-"""docs/architecture.md is the map of the code, and it stays true: every module of the package is
-named in it, and every module it names exists."""
+"""docs/architecture.md is the map of the code, and it stays true: every package (and every leaf
+module beside them) is named in it with a line of what it holds, every module it names exists, and
+each package's `__init__.py` lists its own modules."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 from support.source import PACKAGE, ROOT, modules
@@ -10,18 +12,38 @@ from support.source import PACKAGE, ROOT, modules
 DOC = ROOT / "docs" / "architecture.md"
 
 
-def _doc_name(path) -> str:
-    """How the map names a module: `wire.py`, `memory/read.py`, a sub-package as `memory/`."""
-    rel = path.relative_to(PACKAGE).as_posix()
-    if rel.endswith("/__init__.py"):
-        return rel.removesuffix("__init__.py")
-    return rel
+def _packages() -> list[str]:
+    """How the map names each package (`memory/`, `sandbox/routes/`) and each leaf (`errors.py`)."""
+    names = []
+    for m in modules():
+        rel = m.path.relative_to(PACKAGE).as_posix()
+        if rel.endswith("/__init__.py"):
+            names.append(rel.removesuffix("__init__.py"))
+        elif "/" not in rel and rel not in ("__init__.py", "__main__.py"):
+            names.append(rel)
+    return names
 
 
-def test_every_module_of_the_package_is_on_the_map():
+def test_every_package_is_on_the_map():
     text = DOC.read_text(encoding="utf-8")
-    missing = [_doc_name(m.path) for m in modules() if f"`{_doc_name(m.path)}`" not in text]
-    assert missing == [], "name each in docs/architecture.md: where it sits and what it holds"
+    missing = [name for name in _packages() if f"`{name}`" not in text]
+    assert missing == [], "name each in docs/architecture.md's one line per package"
+
+
+def test_each_package_lists_its_modules():
+    """The one place to look for a module: its package's docstring names it."""
+    missing = []
+    for m in modules():
+        if m.path.name in ("__init__.py", "__main__.py") or m.path.parent == PACKAGE:
+            continue
+        doc = ast.get_docstring(_parse_init(m.path.parent)) or ""
+        if m.path.name not in doc and m.path.stem not in doc.split():
+            missing.append(m.path.relative_to(PACKAGE).as_posix())
+    assert missing == [], "list each module in its package's __init__.py docstring"
+
+
+def _parse_init(folder):
+    return ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))
 
 
 def test_every_module_the_map_names_exists():

@@ -1,8 +1,10 @@
 """`%decoy` / `%%decoy` in IPython.
 
+agents.py      %decoy inspect and %decoy check: an agent's traffic shown, or judged
 clean.py       the tracked notebooks saved without outputs (JupyterLab's pre-save hook)
 completion.py  what Tab offers on a %decoy line, and the names a suggestion picks from
 handlers.py    the notebook's verbs, one function each, and RUN: the table from verb to handler
-labserver.py   a Jupyter server extension: the kernel's websocket sent without Nagle's delay
+labserver.py   a Jupyter server extension: the kernel's websocket sent without Nagle's delay,
+               and clean.py's save hook on a server started by hand
 magics.py      the magics: parse, dispatch, raise a mistake as one line
 """
