@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from starlette.requests import Request
 
-from decoy_lab.sandbox.core import HTTPProblem, state_of
 from decoy_lab.sandbox.checks import grants, grantstore
 from decoy_lab.sandbox.checks.selectors import MemoryAccess, memory_access_from_rows
+from decoy_lab.sandbox.core import HTTPProblem, state_of
 from decoy_lab.sandbox.stores.db import token_hash
 
 

@@ -7,9 +7,9 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from decoy_lab.sandbox.core import HTTPProblem
 from decoy_lab.sandbox.checks.grants import PERMISSIONS, RequestError, Row, covers, parse_row
 from decoy_lab.sandbox.checks.selectors import MemoryAccess, memory_access_from_rows
+from decoy_lab.sandbox.core import HTTPProblem
 
 # ── live grants ────────────────────────────────────────────────────────────────────────────
 

@@ -16,10 +16,10 @@ from typing import Any
 
 from starlette.requests import Request
 
-from decoy_lab.sandbox.core import HTTPProblem, SandboxState, problem
 from decoy_lab.sandbox.checks import auth, grants, grantstore
 from decoy_lab.sandbox.checks.auth import Agent
 from decoy_lab.sandbox.checks.bodies import WrapIn
+from decoy_lab.sandbox.core import HTTPProblem, SandboxState, problem
 from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.sandbox.stores import spacestore as ss
 

@@ -13,9 +13,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from decoy_lab.sandbox.checks.grants import Row
 from decoy_lab.sandbox.core import HTTPProblem, is_form, state_of
 from decoy_lab.sandbox.phone.owner import normalize_user_code
-from decoy_lab.sandbox.checks.grants import Row
 
 HEADERS = {
     "Cache-Control": "no-store",

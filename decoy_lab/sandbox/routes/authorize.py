@@ -17,8 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.sandbox.core import OAuthProblem, base_url, form_body, is_form, json_body, state_of
 from decoy_lab.sandbox.checks import grants
+from decoy_lab.sandbox.core import OAuthProblem, base_url, form_body, is_form, json_body, state_of
 from decoy_lab.sandbox.stores.db import token_hash
 
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels, no look-alikes (RFC 8628 §6.1)

@@ -18,12 +18,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from decoy_lab.gcpause import gc_paused
-from decoy_lab.sandbox.core import iso, now_of, problem, state_of
-from decoy_lab.sandbox.phone import schedule, sharepass, waiting
 from decoy_lab.sandbox.checks import auth, readcache
 from decoy_lab.sandbox.checks.auth import Agent
 from decoy_lab.sandbox.checks.faults import faulty
 from decoy_lab.sandbox.checks.reach import Reach, agent_of, is_author, owner_public_key
+from decoy_lab.sandbox.core import iso, now_of, problem, state_of
+from decoy_lab.sandbox.phone import schedule, sharepass, waiting
 
 
 async def public_key(request: Request) -> JSONResponse:

@@ -46,8 +46,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, now_of, problem, state_of
-from decoy_lab.sandbox.phone import schedule
 from decoy_lab.sandbox.checks.auth import Agent
 from decoy_lab.sandbox.checks.bodies import (
     RowIn,
@@ -86,6 +84,8 @@ from decoy_lab.sandbox.checks.reach import (
     visible_or_404,
     writes,
 )
+from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, now_of, problem, state_of
+from decoy_lab.sandbox.phone import schedule
 from decoy_lab.sandbox.stores import memstore as ms
 
 # ── save ───────────────────────────────────────────────────────────────────────────────────

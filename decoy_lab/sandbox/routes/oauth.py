@@ -35,8 +35,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.sandbox.core import OAuthProblem, base_url, form_body, state_of
 from decoy_lab.sandbox.checks import grants, grantstore
+from decoy_lab.sandbox.core import OAuthProblem, base_url, form_body, state_of
 from decoy_lab.sandbox.stores.db import token_hash
 from decoy_lab.vocab import DEVICE_GRANT, REFRESH_GRANT
 

@@ -15,10 +15,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
+from decoy_lab.sandbox.checks.guard import check_owner
 from decoy_lab.sandbox.core import base_url, state_of
 from decoy_lab.sandbox.phone.owner import normalize_user_code
 from decoy_lab.sandbox.phone.pages import CODE_BOX, asked, buttons, connections, esc, page, waiting
-from decoy_lab.sandbox.checks.guard import check_owner
 
 
 async def home(request: Request) -> HTMLResponse:

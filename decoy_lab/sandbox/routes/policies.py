@@ -44,9 +44,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.sandbox.core import HTTPProblem, iso, json_body, state_of
 from decoy_lab.sandbox.checks import grants, grantstore
 from decoy_lab.sandbox.checks.auth import Agent, agent_from_request
+from decoy_lab.sandbox.core import HTTPProblem, iso, json_body, state_of
 
 RENEWAL_WINDOW = 7 * 86400
 ASKS_PER_MINUTE = 10

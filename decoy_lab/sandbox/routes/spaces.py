@@ -36,8 +36,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.sandbox.core import bad_request, iso, now_of, problem, state_of
-from decoy_lab.sandbox.phone import moves
 from decoy_lab.sandbox.checks.auth import Agent
 from decoy_lab.sandbox.checks.bodies import (
     delete_ids,
@@ -58,6 +56,8 @@ from decoy_lab.sandbox.checks.reach import (
     permission_request,
     space_covered,
 )
+from decoy_lab.sandbox.core import bad_request, iso, now_of, problem, state_of
+from decoy_lab.sandbox.phone import moves
 from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.sandbox.stores import spacestore as ss
 

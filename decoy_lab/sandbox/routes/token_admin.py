@@ -34,9 +34,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from decoy_lab.sandbox.core import OAuthProblem, base_url, form_body, state_of
 from decoy_lab.sandbox.checks import grants, grantstore
 from decoy_lab.sandbox.checks.auth import live_credential
+from decoy_lab.sandbox.core import OAuthProblem, base_url, form_body, state_of
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 INACTIVE = {"active": False}
