@@ -43,12 +43,22 @@ class DecoyError(Exception):
 
 
 class WireFormatError(DecoyError, ValueError):
-    """Bytes or base64 that do not fit a layout. Names the field and the byte offset."""
+    """Bytes or base64 that do not fit a layout. Names the field and the byte offset, and how many
+    bytes the field takes there (`length`; None: all that remain, as in a truncated blob)."""
 
-    def __init__(self, message: str, *, field: str | None = None, offset: int | None = None, kind: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        offset: int | None = None,
+        kind: str | None = None,
+        length: int | None = None,
+    ):
         self.field = field
         self.offset = offset
         self.kind = kind
+        self.length = length
         self.fields: tuple = ()  # the fields parsed before the failure (wire.parse fills it in)
         where = []
         if kind:

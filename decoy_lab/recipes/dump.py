@@ -49,7 +49,8 @@ def identify(raw: bytes) -> tuple[str | None, str, wire.Layout | None]:
         if sign:
             detail = ""
             if kind == "vault":
-                detail = f", a 12-byte nonce, {layout['ciphertext'].length:,} bytes of ciphertext and a 16-byte tag"
+                n = layout["ciphertext"].length
+                detail = f", a 12-byte nonce, {n:,} byte{'s' if n != 1 else ''} of ciphertext and a 16-byte tag"
             return kind, f"looks like {_NAMES[kind]}: {sign}{detail}", layout
         if loose is None:
             n = layout["wrapped_key"].length
@@ -148,7 +149,7 @@ def open_blob(
                 trace.add("identify the layout", ok=False, data=raw, inputs={"bytes": len(raw)}, reason=verdict)
                 return trace
             _layout_step(trace, raw, kind)
-            trace.verdict = f"{verdict}. Not opened: {_NEEDS[kind]}."
+            trace.stopped = f"not opened: {_NEEDS[kind]}"
     except DecoyError as exc:
         if trace.failed is None:  # failed outside a step (a bad key argument)
             trace.add("read the key", ok=False, reason=str(exc))

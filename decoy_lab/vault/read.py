@@ -196,7 +196,9 @@ class Vault:
             text += f"; {counted(self.skipped_spaces, 'legacy space', 'legacy spaces')} skipped (not served readably)"
         waiting = on_their_way(self.answer)
         if waiting:
-            text += f"; {waiting} on their way from the owner's phone"
+            text += (
+                f"; {counted(waiting, 'row', 'rows')} (memories, topics and links) on their way from the owner's phone"
+            )
         stopped = no_longer_asked(self.answer)
         if stopped:
             text += f"; {stopped} no longer asked for"

@@ -66,7 +66,9 @@ def own_rows_waiting(answer: Mapping) -> bool:
 
 
 def on_their_way(answer: Mapping) -> int:
-    """How many rows the answer says are on their way (this connection's and others')."""
+    """How many rows the answer says are on their way (this connection's and others'). Rows, not
+    memories: the answer counts topic and link rows with them and never says which is which (their
+    labels are sealed), so a count of memories comes only from the rows once they open."""
     return len(answer.get("preparing") or []) + int(answer.get("preparing_others") or 0)
 
 
@@ -96,9 +98,10 @@ def explain_waiting(answer: Mapping) -> list[str]:
     others = answer.get("preparing_others") or 0
     if others:
         notes.append(
-            f"{counted(others, 'memory', 'memories')} saved by the owner or other connections "
-            "are granted to this connection and on their way: the owner's phone has not shared "
-            "their keys yet." + again
+            f"{counted(others, 'row', 'rows')} saved by the owner or other connections (memories, topics "
+            "and links together: the answer counts rows, and which is which shows once they open) are "
+            "granted to this connection and on their way: the owner's phone has not shared their keys "
+            "yet." + again
         )
     if answer.get("preparing_unknown"):
         notes.append(
@@ -164,19 +167,23 @@ def waiting_rows(answer: Mapping) -> list[DecodedRow]:
     return out
 
 
-def waiting_sentence(vault: Answered | None, *, prompt: str = "%decoy", verb: str = "memories") -> str | None:
+def waiting_sentence(
+    vault: Answered | None, *, prompt: str = "%decoy", verb: str = "memories", waits: str | None = None
+) -> str | None:
     """One sentence on what the last read of `vault` is still waiting for and when to read again
     (None when nothing waits). Every view of a vault shows it: frames, the browser, the map, the
     shell's tables. `prompt` is how the user's front end spells a command, `verb` the one that
-    waits with --wait."""
+    waits with --wait; `waits` the whole command that waits, where it is spelled otherwise (a
+    shell's read waits without a flag)."""
     answer = getattr(vault, "answer", None) or {}
     retry = answer.get("retry_after_seconds")
-    again = f"read again in {retry:g} s ({prompt} {verb} --wait waits for them)" if retry else "read again soon"
+    waits = waits or f"{prompt} {verb} --wait"
+    again = f"read again in {retry:g} s ({waits} waits for them)" if retry else "read again soon"
     coming = on_their_way(answer)
     if coming:
         return (
-            f"{counted(coming, 'row is', 'rows are')} (memories, topics, links) on their way from the owner's "
-            f"phone, which has not shared their keys with this connection yet: {again}."
+            f"{counted(coming, 'row is', 'rows are')} (memories, topics, links) on their way from the "
+            f"owner's phone, which has not shared their keys with this connection yet: {again}."
         )
     if answer.get("preparing_unknown"):
         return (
@@ -204,10 +211,11 @@ def empty_sentence(
     filtered: bool = False,
     prompt: str = "%decoy",
     verb: str = "memories",
+    waits: str | None = None,
 ) -> str:
     """Why a view of `vault` shows no `what`: rows on their way, a filter, unreadable rows, or a
     grant that reaches none."""
-    waiting = waiting_sentence(vault, prompt=prompt, verb=verb)
+    waiting = waiting_sentence(vault, prompt=prompt, verb=verb, waits=waits)
     if waiting:
         return f"No {what} yet: {waiting}"
     if filtered:
@@ -240,10 +248,13 @@ def wait_for_rows(
     clock: Callable[[], float] = time.monotonic,
     say: Callable[[str], Any] = print,
     bar: bool = True,
+    prompt: str = "%decoy",
+    waits: str | None = None,
 ) -> V:
     """Read again after the server's `retry_after_seconds` while rows are on their way, for at
     most `limit` seconds of reading, with a progress bar; the last Vault. If rows still wait then,
-    say once that the owner may be asked to open Decoy (never earlier)."""
+    say once that the owner may be asked to open Decoy (never earlier), in the words of the front
+    end (`prompt`, `waits`: waiting_sentence)."""
     start = clock()
     progress = None
     if bar and is_waiting(vault):
@@ -275,7 +286,8 @@ def wait_for_rows(
             progress.close()
     if is_waiting(vault):
         say(
-            f"Still waiting after {clock() - start:.0f} s: {waiting_sentence(vault)} If the task needs them "
+            f"Still waiting after {clock() - start:.0f} s: {waiting_sentence(vault, prompt=prompt, waits=waits)} "
+            "If the task needs them "
             "now, ask the owner once to open Decoy on their phone."
         )
     return vault

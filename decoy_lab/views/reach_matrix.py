@@ -18,6 +18,7 @@ are rows too.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -65,8 +66,44 @@ class Matrix:
     def agrees(self) -> bool:
         return self.differences.empty
 
+    @property
+    def notable(self) -> pd.Series:
+        """Per row: whether a reason singles it out. Some connection reaches it by more than a
+        grant on all memories (its own row `self`, a category, a topic, an account, an `and:`
+        reason), or a cell differs from what the server serves. The other rows are alike: read
+        only through a grant on everything, or by no grant at all."""
+        special = pd.Series(False, index=self.expected.index)
+        for column in self.expected.columns:
+            special |= self.expected[column].map(lambda reasons: any(r != "all" for r in reasons or []))
+        return special | self.expected.index.isin(self.differences["id"])
+
+    def shown(self, everything: bool = False) -> pd.DataFrame:
+        """The rows worth reading (`notable`), or `everything`."""
+        return self.frame if everything else self.frame[self.notable]
+
+    def left_out(self) -> str:
+        """What the rows `shown` leaves out have in common, in words ("" when none is left out):
+        read only through a grant on all memories (by whom), or by no connection at all."""
+        hidden = self.expected[~self.notable]
+        if hidden.empty:
+            return ""
+        reached = pd.Series(False, index=hidden.index)
+        for column in hidden.columns:
+            reached |= hidden[column].map(lambda reasons: bool(reasons))
+        parts = []
+        n = int(reached.sum())
+        if n:
+            alls = [c for c in hidden.columns if any(hidden.loc[reached, c].map(bool))]
+            parts.append(f"{n} only through a grant on all memories ({', '.join(alls)})")
+        if len(hidden) - n:
+            parts.append(f"{len(hidden) - n} by no connection")
+        rows = "row is" if len(hidden) == 1 else "rows are"
+        return f"{len(hidden)} more {rows} read alike, and no other grant reaches them: {'; '.join(parts)}"
+
     def _repr_html_(self) -> str:  # pragma: no cover - notebook display
-        return self.frame._repr_html_()
+        note = self.left_out()
+        more = f"<p><i>{html.escape(note)} (<code>.frame</code> holds every row).</i></p>" if note else ""
+        return self.shown()._repr_html_() + more
 
 
 def why_none(sel: memory.Selectors, plain: memory.Plain) -> str:

@@ -84,12 +84,16 @@ class GrantPicker(W.VBox):
     """A grant's memory rows picked, not typed: permissions, then what they reach (everything,
     some categories or one topic). `rows` is what the owner's app would send; `show(rows)` loads
     a grant. Rows for other families (accounts, email …) are kept as they are, since this picker
-    cannot show them. `memory.save` is asked alone (it takes no selection), so it gets its own row."""
+    cannot show them. `memory.save` is asked alone (it takes no selection), so it gets its own row.
+    The "may" list says each permission as the owner's app words it for what is picked to reach
+    ("Read memories in travel"), so it always says what Set or Approve would grant."""
 
     def __init__(self) -> None:
-        words = vocab.PERMISSION_WORDS
         self.permissions = W.SelectMultiple(
-            options=[(words[p][0], p) for p in MEMORY_PERMISSIONS], rows=4, description="may", value=("memory.read",)
+            options=[(self.wording(p, "all"), p) for p in MEMORY_PERMISSIONS],
+            rows=4,
+            description="may",
+            value=("memory.read",),
         )
         self.reach = W.Dropdown(options=REACHES, value="all", description="reaching")
         self.categories = W.SelectMultiple(options=vocab.CATEGORIES, rows=5, description="categories")
@@ -100,16 +104,47 @@ class GrantPicker(W.VBox):
         for name in ("permissions", "reach", "categories", "topic"):
             getattr(self, name).add_class(f"decoy-grant-{name}")
         self.reach.observe(lambda _c: self._show_reach(), names="value")
+        for choice in (self.categories, self.topic):
+            choice.observe(lambda _c: self._say_permissions(), names="value")
         self._show_reach()
 
     def set_topics(self, options: list[tuple[str, str]]) -> None:
         """(name, topic:<id>) pairs the topic choice offers."""
         if list(self.topic.options) != options:
             self.topic.options = options
+            self._say_permissions()  # a renamed topic is named anew
 
     def _show_reach(self) -> None:
         self.categories.layout.display = None if self.reach.value == "datatypes" else "none"
         self.topic.layout.display = None if self.reach.value == "about" else "none"
+        self._say_permissions()
+
+    @staticmethod
+    def wording(permission: str, reach: str, categories: tuple[str, ...] = (), topic: str | None = None) -> str:
+        """A memory permission as the owner's app words it for a selection: "Read all memories",
+        "Read memories in travel, food", "Read memories about Lisbon trip" (`topic`: its name);
+        `memory.save` takes no selection."""
+        from decoy_lab.sandbox.checks.grants import Row
+
+        row: dict = {"permissions": [permission]}
+        if permission != "memory.save":
+            if reach == "datatypes":
+                row["datatypes"] = list(categories) or ["the categories picked"]
+            elif reach == "about":
+                row["about"] = ["topic"]
+        (line,) = Row.from_json(row).headlines()
+        return line.replace("about this topic", f"about {topic}") if topic else line
+
+    def _say_permissions(self) -> None:
+        """The "may" list in the words of what is picked to reach; what is chosen stays chosen."""
+        topic = self.topic.label if self.reach.value == "about" and self.topic.value else None
+        options = [
+            (self.wording(p, self.reach.value, tuple(self.categories.value), topic), p) for p in MEMORY_PERMISSIONS
+        ]
+        if list(self.permissions.options) != options:
+            chosen = self.permissions.value
+            self.permissions.options = options
+            self.permissions.value = chosen
 
     @property
     def rows(self) -> list[dict]:

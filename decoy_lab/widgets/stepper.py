@@ -124,6 +124,6 @@ def shown(trace: Trace, *, reveal: bool = False) -> SteppedTrace:
     """`trace` as a SteppedTrace, so a notebook shows it as the stepper."""
     out = SteppedTrace(trace.title)
     out.steps = trace.steps
-    out.source, out.served, out.verdict = trace.source, trace.served, trace.verdict
+    out.source, out.served, out.verdict, out.stopped = trace.source, trace.served, trace.verdict, trace.stopped
     out.reveal = reveal
     return out

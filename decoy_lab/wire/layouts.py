@@ -235,16 +235,18 @@ def parse(data: bytes | str, kind: str | None = None) -> Layout:
     try:
         _split(raw, kind, fields)
     except WireFormatError as exc:
-        # Keep the fields read before the failure, and mark the bytes from the failing offset on,
-        # so a dump shows the partial layout with the error where it happened.
+        # Keep the fields read before the failure, and mark the failing field's own bytes (a wrong
+        # constant its byte, a field cut short what remains of it), so a dump shows the partial
+        # layout with the error where it happened and the bytes after it as they are.
         exc.fields = tuple(fields)
         if exc.offset is not None and exc.offset < len(raw):
+            end = len(raw) if exc.length is None else min(len(raw), exc.offset + exc.length)
             exc.fields += (
                 Field(
                     f"✗ {exc.field or 'here'}",
                     exc.offset,
-                    len(raw) - exc.offset,
-                    raw[exc.offset :],
+                    end - exc.offset,
+                    raw[exc.offset : end],
                     "parsing failed here",
                 ),
             )
@@ -322,11 +324,14 @@ def _split(raw: bytes, kind: str, fields: list[Field]) -> None:
                 field=name,
                 offset=pos,
                 kind=kind,
+                length=length,
             )
         if name == "key_length":
             lengths[name] = int.from_bytes(value, "big")
             if lengths[name] == 0:
-                raise WireFormatError("key_length is 0: no wrapped key", field=name, offset=pos, kind=kind)
+                raise WireFormatError(
+                    "key_length is 0: no wrapped key", field=name, offset=pos, kind=kind, length=length
+                )
             note = f"{note}: {lengths[name]}"
         fields.append(Field(name, pos, length, value, note))
         pos += length

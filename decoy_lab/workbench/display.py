@@ -72,16 +72,17 @@ def with_progress(fn: Callable[[Progress], T], desc: str, *, after: float = 1.0,
 
 
 # -- why a view is empty, and waiting for rows on their way ------------------------------------
-def select_said(vault: Any, *, prompt: str, **filters: Any) -> pd.DataFrame:
+def select_said(vault: Any, *, prompt: str, waits: str | None = None, **filters: Any) -> pd.DataFrame:
     """The memories the filters leave (views.topicmap.select_memories); a topic not found while
-    rows are still on their way is said to be maybe among them, with the way to wait for them."""
+    rows are still on their way is said to be maybe among them, with the way to wait for them
+    (`waits`: the command that waits, as waiting_sentence takes it)."""
     from decoy_lab.errors import MemoryModelError
     from decoy_lab.views import topicmap
 
     try:
         return topicmap.select_memories(vault, **filters)
     except MemoryModelError as exc:
-        waiting = waiting_sentence(vault, prompt=prompt)
+        waiting = waiting_sentence(vault, prompt=prompt, waits=waits)
         if not (filters.get("topic") and waiting):
             raise
         raise MemoryModelError(

@@ -1,6 +1,7 @@
 """A JupyterLab of its own for browser tests and benchmarks: temporary HOME, config, data and
 runtime directories, a random token and a free port, serving a copy of notebooks/ (or a folder
-given). `running_lab(tmp)` yields (base_url, token) and stops the server afterwards."""
+given). `running_lab(tmp)` yields (base_url, token) and stops the server afterwards; `lab_in(tmp,
+cwd, args=…)` starts one as a command line does (`make lab`'s), rooted where its arguments say."""
 
 from __future__ import annotations
 
@@ -63,6 +64,15 @@ def running_lab(tmp: Path, notebooks: Path | None = None, *, args: tuple[str, ..
     `args` are further command-line options (e.g. `make lab`'s --config)."""
     root = tmp / "work"
     shutil.copytree(notebooks or ROOT / "notebooks", root / "notebooks")
+    with lab_in(tmp, root, args=(f"--ServerApp.root_dir={root}", *args)) as served:
+        yield served
+
+
+@contextmanager
+def lab_in(tmp: Path, cwd: Path, *, args: tuple[str, ...] = ()) -> Iterator[tuple[str, str]]:
+    """JupyterLab started in `cwd` with `args` and nothing else chosen for it (no root_dir: a
+    notebook path among `args` roots it at that notebook's folder, as `make lab` does); its own
+    HOME, config and port (isolated_env), its log in tmp/lab.log. Yields (base_url, token)."""
     port, token = free_port(), secrets.token_hex(16)
     env = isolated_env(tmp)
     log_path = tmp / "lab.log"
@@ -78,13 +88,12 @@ def running_lab(tmp: Path, notebooks: Path | None = None, *, args: tuple[str, ..
             "--ip=127.0.0.1",
             f"--IdentityProvider.token={token}",
             "--LabApp.expose_app_in_browser=True",
-            f"--ServerApp.root_dir={root}",
             "--ServerApp.port_retries=0",
             "--LabApp.extension_manager=readonly",
             *args,
             *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
         ],
-        cwd=root,
+        cwd=cwd,
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -109,6 +118,32 @@ def running_lab(tmp: Path, notebooks: Path | None = None, *, args: tuple[str, ..
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+# `make lab`'s recipe, and the arguments it gives JupyterLab from the checkout (rooted at notebooks/).
+MAKE_LAB = "$(BIN)/jupyter lab $(ROOT_FLAG) --config=scripts/lab_config.py $(LAB_ARGS) notebooks/01-tour.ipynb"
+MAKE_LAB_ARGS = ("--config=scripts/lab_config.py", "notebooks/01-tour.ipynb")
+
+
+def checkout_copy(to: Path) -> Path:
+    """A copy of this checkout's tracked files (as they are in the working tree), a git
+    repository of its own with them committed: what a fresh clone holds."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        if (ROOT / name).is_file():
+            (to / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, to / name)
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false"]
+    for words in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "a clone"]):
+        subprocess.run([*git, *words], cwd=to, check=True, capture_output=True)
+    return to
+
+
+def git_status(checkout: Path, *paths: str) -> str:
+    """`git status --porcelain PATHS` in `checkout`."""
+    return subprocess.run(
+        ["git", "status", "--porcelain", *paths], cwd=checkout, capture_output=True, text=True, check=True
+    ).stdout
 
 
 # JavaScript for page.wait_for_function / evaluate, driving the notebook JupyterLab has open.

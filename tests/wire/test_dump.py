@@ -1,5 +1,6 @@
 """`open_blob` and `decoy-lab dump`: any pasted blob is annotated, and opened when a key fits."""
 
+import re
 import subprocess
 import sys
 
@@ -8,6 +9,7 @@ import pytest
 from decoy_lab.errors import WireFormatError
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.dump import open_blob
+from decoy_lab.recipes.trace.text import tone
 from decoy_lab.wire import crypto
 from decoy_lab.wire import layouts as wire
 
@@ -43,7 +45,19 @@ def test_without_a_key_the_trace_ends_on_the_layout_and_says_what_opens_it():
     no_key = open_blob(wire.b64encode(sealing.seal_vault(key, b"x")))
     assert no_key.ok and [s.name for s in no_key.steps] == ["base64 decode", "parse vault"]
     assert no_key.steps[no_key.start].name == "parse vault"
-    assert no_key.verdict.startswith("looks like a VAULT blob: header 01 01") and "--key" in no_key.verdict
+    assert (
+        no_key.verdict.startswith("looks like a VAULT blob: header 01 01") and "1 byte of ciphertext" in no_key.verdict
+    )
+    # Issue: it was headlined "open vault — ✓ all 2 steps passed", then said "Not opened". The
+    # headline now says where it stopped, in the colour of an unfinished trace, never "all passed".
+    assert no_key.stopped == "not opened: a VAULT blob opens with its 32-byte memory key (--key)"
+    headline = no_key.to_dict()["headline"]
+    assert headline == f"open vault — … 2 steps passed, {no_key.stopped}" and "all" not in headline
+    assert no_key.to_text().splitlines()[0] == headline and "Not opened" not in no_key.to_text()
+    assert tone(no_key) is None and 'color:#9a6700;margin-bottom:4px">open vault — …' in no_key.to_html()
+    with_key = open_blob(wire.b64encode(sealing.seal_vault(key, b"x")), key=key)
+    assert with_key.stopped == "" and tone(with_key) is True
+    assert re.fullmatch(r"open vault — ✓ all \d+ steps passed", with_key.to_dict()["headline"])
 
 
 def test_bad_base64_is_a_failing_step_not_an_exception():

@@ -288,3 +288,18 @@ def test_build_refuses_wrong_lengths_and_missing_fields():
     with pytest.raises(WireFormatError) as err:
         wire.build("agent_envelope", wrapped_key=b"", iv=NONCE, ciphertext=b"", tag=TAG)
     assert err.value.field == "wrapped_key"
+
+
+def test_a_failed_parse_marks_only_the_failing_fields_own_bytes():
+    """Issue: a bad mode byte shaded the whole blob as the field "✗ mode [1:268]". The failing
+    field spans its own bytes: one for a wrong constant, two for a zero key length; a field cut
+    short spans what remains of it. The bytes after it belong to no field."""
+    blob = bytearray(vault(bytes(250)))
+    blob[1] = 0x07
+    exc = refused(bytes(blob), "vault")
+    assert [(f.name, f.offset, f.length) for f in exc.fields] == [("version", 0, 1), ("✗ mode", 1, 1)]
+    assert exc.fields[-1].value == b"\x07" and exc.length == 1
+    zero = refused(b"\x00\x00" + NONCE + bytes(40) + TAG, "agent_envelope")
+    assert [(f.name, f.offset, f.length) for f in zero.fields] == [("✗ key_length", 0, 2)]
+    cut = refused(vault()[:20], "vault")  # 20 bytes: the tag cannot fit, what remains is marked
+    assert cut.fields[-1].name.startswith("✗") and cut.fields[-1].end == 20

@@ -90,7 +90,9 @@ def test_a_corrupt_profile_is_an_error_line(capsys, tmp_path, monkeypatch, text)
     path = ProfileStore().path("broken")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
-    run(capsys, "status", "--profile", "broken")
+    os.chmod(path, 0o600)  # a private file whose content is damaged (a 0644 one is refused unread)
+    err = run(capsys, "status", "--profile", "broken")
+    assert "chmod" not in err
 
 
 def test_the_cache_of_a_profile_that_is_not_saved_is_an_error_line(capsys, tmp_path, monkeypatch):
@@ -122,3 +124,77 @@ def test_a_time_that_is_no_time_is_an_error_line(capsys, option):
     """`--interval 0` would ask the server in a busy loop, `--timeout 0` give up before asking."""
     err = run(capsys, "request", "memory.edit", "--wait", *option)
     assert f"argument {option[0]}:" in err and "seconds" in err
+
+
+def test_a_typo_of_check_prints_checks_whole_usage(capsys):
+    """Issue: after `decoy-lab chek` the usage printed was the notebook's `check` (no `--`, no
+    `--json`, no `--html`). It is now the usage of the `check` the shell runs, every option of
+    its parser and the `--` before the agent's command, as `decoy-lab check -h` begins."""
+    err = run(capsys, "chek")
+    assert err.splitlines()[0] == "error: unknown sub-command 'chek' — did you mean 'check'?"
+    usage = " ".join(err.split("\n", 1)[1].split())
+    assert usage.startswith("usage: decoy-lab check ")
+    for option in ("--scenario NAME", "--json FILE", "--junit FILE", "--html FILE", "--timeout S", "--agent-key PEM"):
+        assert f"[{option}]" in usage, option
+    assert usage.endswith("-- COMMAND [ARG ...]")
+    with pytest.raises(SystemExit):
+        main(["check", "-h"])
+    assert " ".join(capsys.readouterr().out.split()).startswith(usage)  # the same as its own help
+
+
+@pytest.mark.parametrize("typo,verb", [("sandbx", "sandbox"), ("proxi", "proxy"), ("memries", "memories")])
+def test_every_typo_prints_the_whole_usage_of_the_command_meant(capsys, typo, verb):
+    """Every option the meant command takes is in the usage printed, `--profile` of a verb too
+    (but for another spelling of one shown, which the table keeps out of its usage: a shell's
+    `memories --wait`, its default)."""
+    import argparse
+
+    from decoy_lab.workbench import verbs
+    from decoy_lab.workbench.shell.cli import build_parser
+
+    err = run(capsys, typo)
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    options = {s for a in sub.choices[verb]._actions for s in a.option_strings if s.startswith("--")} - {"--help"}
+    if verb in verbs.BY_NAME:
+        options -= {a.name for a in verbs.BY_NAME[verb].args_for(verbs.SHELL) if not a.shown}
+    assert options and all(option in err for option in options), (options, err)
+
+
+def test_the_shell_help_speaks_of_the_shell():
+    """Issue: `decoy-lab --help` said "the connections of this notebook" and "the notebook's
+    widget". The one verb table gives each front end its own words: no notebook, kernel, widget,
+    cell or consent card in any shell help, and the notebook's help keeps its own."""
+    import contextlib
+    import io
+    import re
+
+    from decoy_lab.workbench import verbs
+
+    texts = []
+    for argv in [["--help"], *([v.name, "-h"] for v in verbs.verbs_for(verbs.SHELL))]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+            main(argv)
+        texts.append(out.getvalue())
+    said = "\n".join(texts)
+    assert "pair with a Decoy server: prints the link and code" in said
+    assert "the saved connections (profiles)" in said
+    assert re.findall(r"\bnotebook\b|kernel|widget|\bcell\b|%decoy|consent card", said, re.I) == []
+    nb = {v.name: v for v in verbs.verbs_for(verbs.NOTEBOOK)}
+    assert "this notebook" in nb["connections"].summary_for(verbs.NOTEBOOK)
+    assert "cell body" in nb["save"].args[0].help_for(verbs.NOTEBOOK)
+
+
+def test_an_edit_that_changes_nothing_says_so_in_the_shells_words(capsys, monkeypatch, tmp_path):
+    """The message and usage of an edit with nothing to change: no `%decoy`, no cell body."""
+    import argparse
+
+    from decoy_lab.workbench import verbs
+
+    args = argparse.Namespace(topic=None, categories=None)
+    with pytest.raises(verbs.UsageProblem) as shell:
+        verbs.edit_changes(args, None, verbs.SHELL)
+    assert "cell" not in str(shell.value) and shell.value.usage.startswith("decoy-lab edit ")
+    with pytest.raises(verbs.UsageProblem) as notebook:
+        verbs.edit_changes(args, None)
+    assert "%%decoy edit cell body" in str(notebook.value) and notebook.value.usage.startswith("%decoy edit ")

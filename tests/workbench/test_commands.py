@@ -239,6 +239,33 @@ def test_topics_links_rows(sandbox, config, capsys):
     assert code == 0 and out.splitlines()[0].split() == ["id", "kind", "status", "label"]
 
 
+def test_a_read_right_after_connect_waits_for_the_keys_and_calls_rows_rows(sandbox, config, capsys):
+    """Issue: the README's third line, `memories --topic "Lisbon trip"` right after `connect`,
+    exited 2 while the owner's phone was still sharing the keys, and said "84 memories … on their
+    way" for a vault of 59 memories (the answer counts rows: topics and links too). A shell read
+    now waits for them (at most 90 s) and says so; `--no-wait` reads once and says how to wait."""
+    code, _, err = cli(capsys, config, "connect", sandbox.url, "--profile", "fresh", "--name", "Fresh")
+    assert code == 0, err
+    try:
+        code, out, err = cli(capsys, config, "memories", "--topic", "Lisbon trip", "--profile", "fresh", "--no-wait")
+        assert code == 2 and out == ""
+        coming = re.search(r"(\d+) rows saved by the owner or other connections \(memories, topics and links", err)
+        assert coming, err
+        assert f"{coming.group(1)} memories" not in err and "--wait" not in err
+        assert "(decoy-lab memories waits for them)" in err and "%decoy" not in err
+        code, out, err = cli(capsys, config, "memories", "--topic", "Lisbon trip", "--profile", "fresh")
+        assert code == 0, err
+        waited = re.search(
+            r"^waiting for (\d+) rows \(memories, topics, links\) on their way .*at most 90 s", err, re.M
+        )
+        assert waited, err
+        assert "Lisbon trip" in out and re.search(r"^\d+ of \d+ memories shown", err, re.M)
+        assert f"{waited.group(1)} memories" not in err and "on their way" not in err.split("\n", 1)[1]
+        assert main(["memories", "--profile", "fresh", "--no-wait", "--json"]) == 0  # the keys came: read at once
+    finally:
+        cli(capsys, config, "unpair", "--profile", "fresh")
+
+
 def test_status_and_access_show_no_secret(sandbox, config, capsys):
     code, out, _ = cli(capsys, config, "status")
     assert code == 0

@@ -81,3 +81,26 @@ def test_a_jupyterlab_started_here_loads_it(tmp_path):
     with running_lab(tmp_path):
         pass
     assert f"{MODULE} | extension was successfully loaded" in (tmp_path / "lab.log").read_text()
+
+
+def test_loading_it_gives_a_server_started_by_hand_the_save_hook_and_make_labs_no_second(tmp_path, monkeypatch):
+    """A `jupyter lab` typed in the checkout has no config naming the save hook: the extension
+    registers it (clean.py); under `make lab`'s config, which names it, it adds none."""
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+
+    from decoy_lab.workbench.notebook import clean
+
+    for part in ("pyproject.toml", "decoy_lab/__init__.py", "scripts/lab_config.py"):  # a checkout
+        (tmp_path / part).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / part).write_text("")
+    (tmp_path / "notebooks").mkdir()
+    calls: list[dict] = []
+    monkeypatch.setattr(clean, "stripped", lambda nb, meta=None: calls.append(nb) or nb)
+    by_hand = _App(ZMQChannelsWebsocketConnection)
+    by_hand.contents_manager = FileContentsManager(root_dir=str(tmp_path))
+    labserver._load_jupyter_server_extension(by_hand)
+    model = {"type": "notebook", "content": {"cells": [], "metadata": {}}}
+    by_hand.contents_manager.run_pre_save_hooks(model=model, path="notebooks/a.ipynb")
+    assert len(calls) == 1, "the hook ran, once"
+    configured = FileContentsManager(root_dir=str(tmp_path), pre_save_hook=clean.pre_save_hook)
+    assert clean.install(configured) is False

@@ -232,7 +232,8 @@ def test_dump_dissects_and_opens_a_blob(ip, connected, tmp_path):
     plain = decoy(ip, f"dump {served['ciphertext']}")
     parse = next(s for s in plain.steps if s.name == "parse vault")
     assert [f.name for f in parse.fields][:2] == ["version", "mode"]
-    assert plain.ok and "--key" in plain.verdict  # a VAULT blob needs its memory key: the layout is shown
+    assert plain.ok and "--key" in plain.stopped  # a VAULT blob needs its memory key: the layout is shown
+    assert "steps passed, not opened" in plain.to_text().splitlines()[0]  # the stepper's headline, not "all passed"
     key = sealing.unwrap_as_agent(served["wrapped_key"], connected.agent_key)
     opened = decoy(ip, f"dump {served['ciphertext']} --key {wire.b64encode(key)}")
     assert opened.ok and "Dump me." in str(opened.steps[-1].output)

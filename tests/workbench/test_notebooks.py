@@ -123,6 +123,8 @@ def test_notebooks_are_committed_without_outputs():
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
+        # byte for byte as Jupyter writes it: a save of the unchanged notebook leaves git status clean
+        assert path.read_text() == nbformat.writes(nb, version=nbformat.NO_CONVERT) + "\n", path.name
         # the kernel's info as the project's kernel reports it: JupyterLab finds nothing to change
         reported = {k: v for k, v in IPythonKernel.language_info.items() if k != "version"}
         info = dict(nb.metadata.language_info)
@@ -143,31 +145,98 @@ def code_cells(nb) -> list:
     return [c for c in nb.cells if c.cell_type == "code"]
 
 
-def test_the_labs_save_keeps_tracked_notebooks_output_free(tmp_path):
+def run_copy_of(committed: str) -> nbformat.NotebookNode:
+    """The committed notebook as a Run All leaves it in Lab: outputs, counts, run-time metadata."""
+    nb = nbformat.reads(committed, as_version=4)
+    for n, code in enumerate(code_cells(nb), 1):
+        code.execution_count, code.metadata["execution"] = n, {"iopub.status.busy": "2026-12-02T13:00:00Z"}
+        code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="a run's output\n")]
+    nb.metadata["language_info"] = {"name": "python", "version": "3.11.7", "mimetype": "text/x-python"}
+    return nb
+
+
+def test_the_labs_save_keeps_tracked_notebooks_output_free_wherever_the_server_is_rooted(tmp_path):
     """What `make lab` gives JupyterLab (scripts/lab_config.py) through a real FileContentsManager:
-    a run notebook saved into notebooks/ is stored as committed; saved elsewhere it keeps its outputs."""
+    a run notebook saved into a checkout's notebooks/ is stored as committed whether the server is
+    rooted at the checkout, at notebooks/ (as `make lab` roots it: it saves "/01-tour.ipynb") or
+    above it; saved elsewhere, or in a folder named notebooks outside a checkout, it keeps its outputs."""
     from jupyter_server.services.contents.filemanager import FileContentsManager
     from traitlets.config.loader import PyFileConfigLoader
 
+    from decoy_lab.workbench.notebook import clean
+
     assert "--config=scripts/lab_config.py" in (ROOT / "Makefile").read_text()
     config = PyFileConfigLoader("lab_config.py", path=str(ROOT / "scripts")).load_config()
-    manager = FileContentsManager(config=config, root_dir=str(tmp_path))
-    (tmp_path / "notebooks").mkdir()
+    clone = tmp_path / "clone"
+    for part in ("pyproject.toml", "decoy_lab/__init__.py", "scripts/lab_config.py"):
+        (clone / part).parent.mkdir(parents=True, exist_ok=True)
+        (clone / part).write_text((ROOT / part).read_text())
+    (clone / "notebooks").mkdir()
+    (tmp_path / "elsewhere" / "notebooks").mkdir(parents=True)
     committed = (ROOT / "notebooks" / "01-tour.ipynb").read_text()
-    (tmp_path / "notebooks" / "01-tour.ipynb").write_text(committed)  # Lab saves over the file it opened
-    run_copy = nbformat.reads(committed, as_version=4)
-    code = next(c for c in run_copy.cells if c.cell_type == "code")
-    code.execution_count, code.metadata["execution"] = 3, {"iopub.status.busy": "2026-12-02T13:00:00Z"}
-    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="a run's output\n")]
-    run_copy.metadata["language_info"] = {"name": "python", "version": "3.11.7", "mimetype": "text/x-python"}
-    for where in ("notebooks/01-tour.ipynb", "notebooks/new.ipynb", "scratch.ipynb"):
-        manager.save({"type": "notebook", "format": "json", "content": nbformat.from_dict(run_copy)}, where)
-    saved = nbformat.read(tmp_path / "notebooks" / "01-tour.ipynb", as_version=4)
-    assert saved == nbformat.reads(committed, as_version=4)  # byte for byte what is committed, as data
-    new = nbformat.read(tmp_path / "notebooks" / "new.ipynb", as_version=4)  # a new one there: no outputs either
-    assert [c.outputs for c in new.cells if c.cell_type == "code"] == [[]] * len(code_cells(new))
-    kept = nbformat.read(tmp_path / "scratch.ipynb", as_version=4)
-    assert next(c for c in kept.cells if c.cell_type == "code").outputs  # the user's own notebook keeps them
+    for root, path in [
+        (clone / "notebooks", "01-tour.ipynb"),  # make lab: rooted at notebooks/
+        (clone / "notebooks", "/01-tour.ipynb"),  # the API path as the page sends it
+        (clone, "notebooks/01-tour.ipynb"),  # jupyter lab in the checkout
+        (tmp_path, "clone/notebooks/01-tour.ipynb"),  # jupyter lab above it
+    ]:
+        (clone / "notebooks" / "01-tour.ipynb").write_text(committed)  # Lab saves over the file it opened
+        manager = FileContentsManager(config=config, root_dir=str(root))
+        manager.save({"type": "notebook", "format": "json", "content": run_copy_of(committed)}, path)
+        saved = nbformat.read(clone / "notebooks" / "01-tour.ipynb", as_version=4)
+        assert saved == nbformat.reads(committed, as_version=4), (root, path)  # what is committed, as data
+    manager = FileContentsManager(config=config, root_dir=str(tmp_path))
+    for where in ("clone/notebooks/new.ipynb", "clone/scratch.ipynb", "elsewhere/notebooks/mine.ipynb"):
+        manager.save({"type": "notebook", "format": "json", "content": run_copy_of(committed)}, where)
+    new = nbformat.read(clone / "notebooks" / "new.ipynb", as_version=4)  # a new one there: no outputs either
+    assert [c.outputs for c in code_cells(new)] == [[]] * len(code_cells(new))
+    for kept in ("clone/scratch.ipynb", "elsewhere/notebooks/mine.ipynb"):  # the user's own keep them
+        assert all(c.outputs for c in code_cells(nbformat.read(tmp_path / kept, as_version=4))), kept
+    # a symlink into the checkout's notebooks/ is the tracked file it points at
+    (tmp_path / "link").symlink_to(clone / "notebooks")
+    assert clean.is_tracked(tmp_path / "link" / "01-tour.ipynb")
+    assert not clean.is_tracked(tmp_path / "elsewhere" / "notebooks" / "mine.ipynb")
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize(
+    "started",
+    ["make lab", "jupyter lab in the checkout", "jupyter lab in notebooks/"],
+)
+def test_run_all_then_save_through_the_server_leaves_git_status_clean(tmp_path, started):
+    """Issue: after Run All in `make lab`, all five notebooks were modified. A fresh clone (a copy
+    of this checkout, committed), JupyterLab started as `make lab` starts it (rooted at notebooks/,
+    its config) or by hand in the checkout or in notebooks/ (no config: the package's server
+    extension installs the hook); each notebook saved with a run's outputs through the contents
+    API: the files on disk hold none, and `git status --porcelain notebooks/` stays empty."""
+    import httpx
+
+    from support.lab import MAKE_LAB, MAKE_LAB_ARGS, checkout_copy, git_status, lab_in
+
+    assert MAKE_LAB in (ROOT / "Makefile").read_text()  # the command below is make lab's
+    clone = checkout_copy(tmp_path / "clone")
+    cwd, args, prefix = {
+        "make lab": (clone, MAKE_LAB_ARGS, ""),
+        "jupyter lab in the checkout": (clone, (), "notebooks/"),
+        "jupyter lab in notebooks/": (clone / "notebooks", (), ""),
+    }[started]
+    names = sorted(p.name for p in (clone / "notebooks").glob("*.ipynb"))
+    assert len(names) >= 5 and git_status(clone, "notebooks/") == ""
+    with lab_in(tmp_path, cwd, args=args) as (base, token):
+        api = httpx.Client(base_url=f"{base}/api/contents/", headers={"Authorization": f"token {token}"}, timeout=30)
+        if started == "make lab":  # rooted at notebooks/: the tour is at the root, no notebooks/ folder
+            listing = api.get("").raise_for_status().json()
+            assert {c["name"] for c in listing["content"]} >= set(names) and "notebooks" not in str(listing)
+        for name in names:
+            committed = (clone / "notebooks" / name).read_text()
+            body = {"type": "notebook", "format": "json", "content": run_copy_of(committed)}
+            api.put(prefix + name, json=body).raise_for_status()
+            served = api.get(prefix + name).raise_for_status().json()["content"]
+            assert all(c["outputs"] == [] for c in served["cells"] if c["cell_type"] == "code"), name
+    for name in names:
+        on_disk = nbformat.read(clone / "notebooks" / name, as_version=4)
+        assert all(c.outputs == [] and c.execution_count is None for c in code_cells(on_disk)), name
+    assert git_status(clone, "notebooks/") == ""
 
 
 @pytest.mark.notebook
@@ -223,6 +292,14 @@ def test_both_sides_notebook_plays_a_conflict_with_the_owner(tmp_path):
         cell = next(c for c in nb.cells if c.cell_type == "code" and marker in c.source)
         return "".join(o.get("text", "") for o in outputs(cell))
 
+    # the owner's sharing pass shows as words (issue: a raw `<ShareReport 84 rows, …>`)
+    first = next(c for c in nb.cells if c.cell_type == "code" and "sb.owner.share()" in c.source)
+    shown = [o["data"] for o in outputs(first) if "data" in o]
+    plain = shown[-1].get("text/plain", "")  # the cell's result, after the pairing widget
+    assert plain.startswith("The owner's phone looked at ") and "Trip planner: " in plain, plain
+    assert "<ShareReport" not in json.dumps(shown) and any(
+        "decoy-share-report" in d.get("text/html", "") for d in shown
+    )
     assert "refused: REV_CONFLICT — the memory is now at revision 2" in printed("except RevConflict")
     assert "Lisbon: fly out on Fridays or Saturdays. ['travel', 'food'] revision 3" in printed("conn.edit(mid")
     assert printed("m.frame.loc").count("matches what the server serves: True") == 1
@@ -240,3 +317,11 @@ def test_binder_builds_the_tour_environment():
     assert "set -euo pipefail" in post and "pip install" in post and "-e ." in post
     assert os.access(binder / "postBuild", os.X_OK)
     assert "jupyterlab" in (binder / "requirements.txt").read_text()
+
+
+def test_the_tours_what_next_names_every_other_notebook():
+    """Issue: the tour's "What next" named only 02 and 03 while five notebooks exist."""
+    tour = nbformat.read(ROOT / "notebooks" / "01-tour.ipynb", as_version=4)
+    (what_next,) = [c.source for c in tour.cells if c.cell_type == "markdown" and c.source.startswith("## What next")]
+    named = set(re.findall(r"`(\d\d-[a-z-]+\.ipynb)`", what_next))
+    assert named == {p.name for p in NOTEBOOKS} - {"01-tour.ipynb"}

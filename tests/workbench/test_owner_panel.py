@@ -201,3 +201,123 @@ def test_the_matrix_view_marks_a_cell_that_differs():
     )
     view = ReachMatrixView(frame)
     assert "background:#fdd" in view.children[0].value and "1 cell(s) differ" in view.children[1].value
+
+
+def test_the_may_list_says_what_the_grant_would_grant_after_every_change():
+    """Issue: after narrowing a grant to a category, the panel's "may" list still said "Read all
+    memories" while its confirmation said "Read memories in travel". The list is worded for what
+    is picked to reach, and follows each pick, a Set, another connection and a topic's rename."""
+    lab = Lab()
+    alpha = lab.pair("alpha", "memory.save", "memory.read")
+    made = memory.new_topic_rows(alpha.keys(), "Lisbon")
+    assert alpha.save(made.rows).status_code == 201
+    reader = lab.pair("reader", {"permissions": ["memory.read", "memory.edit"]})
+    panel = OwnerPanel(lab.owner, follow=0)
+    picker = panel.grant_picker
+
+    def may() -> dict[str, str]:
+        return {value: label for label, value in picker.permissions.options}
+
+    panel.fields["connection"].value = reader.token_id
+    assert may()["memory.read"] == "Read all memories" and may()["memory.edit"] == "Edit all memories"
+    picker.reach.value, picker.categories.value = "datatypes", ("travel",)
+    assert may()["memory.read"] == "Read memories in travel", "the pick is said before it is set"
+    assert may()["memory.save"] == "Save new memories"  # it takes no selection
+    panel.buttons["set-grant"].click()
+    assert (
+        said(panel) == "✓ reader's grant is now: Read memories in travel; Edit memories in travel (from its next read)"
+    )
+    assert may()["memory.read"] == "Read memories in travel" and picker.permissions.value == (
+        "memory.read",
+        "memory.edit",
+    )
+    assert panel.fields["grant"].label == "Read memories in travel; Edit memories in travel"
+    picker.categories.value = ("travel", "food")
+    assert may()["memory.edit"] == "Edit memories in travel, food"
+    picker.reach.value, picker.topic.value = "about", made.topic_id
+    assert may()["memory.read"] == "Read memories about Lisbon"
+    panel.fields["topic-pick"].value, panel.fields["name"].value = made.topic_id, "Lisbon trip"
+    panel.buttons["rename"].click()
+    panel.fields["connection"].value = alpha.token_id  # another connection: its own grant, in its words
+    assert may()["memory.read"] == "Read all memories"
+    panel.fields["connection"].value = reader.token_id
+    assert may()["memory.read"] == "Read memories in travel", "back to the grant as set"
+    picker.reach.value, picker.topic.value = "about", made.topic_id
+    assert may()["memory.read"] == "Read memories about Lisbon trip", "the renamed topic, by its new name"
+
+
+def test_the_owners_sharing_pass_shows_as_words():
+    """Issue: notebook 04's first cell printed `<ShareReport 84 rows, 84 opened, 81 new wraps, …>`.
+    The report shows as a headline its lines bear out, connections by name, in text and HTML."""
+    lab = Lab()
+    alpha = lab.pair("Trip planner", "memory.save")
+    saved(alpha, "Fridays only.", categories=["travel"])
+    lab.pair("Food guide", {"permissions": ["memory.read"], "datatypes": ["travel"]})
+    report = lab.share()
+    assert (
+        report.to_text()
+        == "The owner's phone looked at 1 row (all opened): 1 new key wrap.\n  Food guide: 1 new key wrap"
+    )
+    shown = _pretty(report)
+    assert shown == report.to_text() and "<ShareReport" not in shown
+    page = report._repr_html_()
+    assert "<b>The owner&#x27;s phone looked at 1 row (all opened): 1 new key wrap.</b>" in page
+    assert "<li>Food guide: 1 new key wrap</li>" in page
+    again = lab.share()
+    assert again.to_text().splitlines() == [
+        "The owner's phone looked at 1 row (all opened): 0 new key wraps.",
+        "  every connection already held the keys its grants reach",
+    ]
+
+
+def _pretty(obj: Any) -> str:
+    """What IPython shows as the text of `obj` (its text/plain)."""
+    from IPython.lib.pretty import pretty
+
+    return pretty(obj)
+
+
+def _labelled(rid: str, text: str, categories: list[str]) -> reach_matrix.Labelled:
+    plain = {
+        "v": 2,
+        "row_id": rid,
+        "observation": {"entityName": "default_user", "content": text},
+        "about": ["user"],
+        "categories": categories,
+    }
+    return reach_matrix.Labelled(rid, text, memory.decode_plaintext(plain, rid))
+
+
+def test_the_matrix_shows_the_rows_a_reason_singles_out_and_the_rest_one_click_away():
+    """Issue: the matrix listed ~90 rows of "— no grant on topic:…". It shows by default the rows
+    a reason singles out (a category, a topic, a connection's own row, a difference from what the
+    server serves), says what the others have in common, and shows all of them on a click."""
+    rows = [_labelled(f"r{i}", f"Memory {i}.", ["music" if i < 2 else "travel"]) for i in range(12)]
+    everything = {r.id: ["all"] for r in rows}
+    planner = reach_matrix.Reader("trip planner", {"all": True}, served=everything, mine={"r5"})
+    planner.served["r5"] = ["self", "all"]
+    food = reach_matrix.Reader("food guide", {"categories": ["music"]}, served={"r0": ["category:music"]})
+    m = reach_matrix.build([planner, food], rows)
+    assert list(m.shown().index) == ["r0", "r1", "r5"]  # music for the food guide; the planner's own
+    assert "≠" in m.frame.loc["r1", "food guide"], "r1 is owed to the food guide and not served: a difference"
+    said = "9 more rows are read alike, and no other grant reaches them: 9 only through a grant on all memories (trip planner)"
+    assert m.left_out() == said
+    view = ReachMatrixView(m)
+    table = view.children[0]
+    assert table.value.count("<tr>") == 1 + 3 and view.toggle.description == "Show all 12 rows"
+    assert said in view.children[2].children[0].value
+    view.toggle.click()
+    assert table.value.count("<tr>") == 1 + 12 and view.toggle.description == "Show only the 3 rows with a reason"
+    view.toggle.click()
+    assert table.value.count("<tr>") == 1 + 3 and view.everything is False
+    alone = reach_matrix.build(
+        [
+            reach_matrix.Reader(
+                "food guide", {"categories": ["music"]}, served={"r0": ["category:music"], "r1": ["category:music"]}
+            )
+        ],
+        rows,
+    )
+    assert alone.left_out() == "10 more rows are read alike, and no other grant reaches them: 10 by no connection"
+    full = ReachMatrixView(reach_matrix.build([food], rows[:2]))
+    assert full.toggle.layout.display == "none", "nothing left out: no button"

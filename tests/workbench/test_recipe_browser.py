@@ -105,7 +105,7 @@ def test_recipe_view_marks_links_steps_and_reruns_in_the_browser(lab):
             changed = view.locator(".dr-step.open .dr-b.dr-changed")
             expect(changed).to_have_count(1)
             assert changed.get_attribute("data-o") == str(FLIP_AT)
-            expect(view.locator(".dr-summary")).to_contain_text("1 byte differ from the served blob")
+            expect(view.locator(".dr-summary")).to_contain_text("1 byte differs from the served blob")
 
             # Clicking a field lights exactly its bytes; clicking a byte finds its field and step.
             view.locator(".dr-node", has_text="tag").first.click()
@@ -118,6 +118,12 @@ def test_recipe_view_marks_links_steps_and_reruns_in_the_browser(lab):
             expect(view.locator(".dr-node-sel")).to_contain_text("ciphertext")
             expect(view.locator(".dr-info")).to_contain_text("changed from the served blob")
             expect(view.locator(".dr-info .dr-steplink")).to_have_count(2)
+            # the steps that read it, as a list: one line each, never run-on text
+            steps = view.locator(".dr-info ul.dr-info-steps > li")
+            expect(steps).to_have_text(["step 1: parse vault", "step 2: AES-256-GCM open"])
+            tops = steps.evaluate_all("els => els.map(e => e.getBoundingClientRect().top)")
+            assert tops[0] < tops[1], "each step on its own line"
+            expect(view.locator(".dr-info-label")).to_have_text("read in steps:")
             view.screenshot(path=str(BUILD / "recipe-flipped.png"))
 
             # ←/→ move between steps.
@@ -151,6 +157,13 @@ def test_recipe_view_marks_links_steps_and_reruns_in_the_browser(lab):
             field.press("Enter")
             expect(view.locator(".dr-headline")).to_contain_text("failed at step 1 of 1: parse vault", timeout=20_000)
             expect(view.locator('.dr-step.open .dr-b.dr-changed[data-o="1"]')).to_have_count(1)
+            # the failing field is the mode byte alone, not the blob from it on
+            bad = view.locator(".dr-node", has_text="✗ mode")
+            expect(bad.locator(".dr-range").first).to_have_text("[1:2]")
+            bad.first.click()
+            expect(view.locator(".dr-hex .dr-b.dr-lit")).to_have_count(1)
+            expect(view.locator(".dr-info")).to_have_text("✗ mode [1:2] · 1 byte · parsing failed here")
+            view.screenshot(path=str(BUILD / "recipe-mode.png"))
 
             # Export: the kernel writes the script, the browser saves it.
             with page.expect_download() as saved:
@@ -163,6 +176,9 @@ def test_recipe_view_marks_links_steps_and_reruns_in_the_browser(lab):
             dump = page.locator(".recipe-dump .decoy-recipe")
             expect(dump.locator(".dr-verdict")).to_contain_text("key length 256 matches RSA-2048")
             expect(dump.locator(".dr-step.open .dr-name")).to_contain_text("parse agent envelope")
+            # its headline says it was not opened, never "all passed" over a body that says so
+            expect(dump.locator(".dr-headline")).to_contain_text("2 steps passed, not opened")
+            expect(dump.locator(".dr-headline")).not_to_contain_text("all")
             dump.screenshot(path=str(BUILD / "recipe-dump.png"))
             hello = page.locator(".recipe-hello .decoy-recipe")
             expect(hello.locator(".dr-verdict")).to_contain_text("no known layout fits")

@@ -40,11 +40,11 @@ def browser():
             b.close()
 
 
-def open_view(browser, vendor: Path, tmp: Path, vault: PageVault):
-    """A page showing VaultView(vault), network blocked; returns (page, view)."""
+def open_view(browser, vendor: Path, tmp: Path, vault: PageVault, *, width: int = 1300):
+    """A page `width` px wide showing VaultView(vault), network blocked; returns (page, view)."""
     view = VaultView(vault)
     path = widget_page([view], tmp / "view.html", vendor)
-    context = browser.new_context(viewport={"width": 1300, "height": 1000})
+    context = browser.new_context(viewport={"width": width, "height": 1000})
     online: list[str] = []
     context.route(re.compile(r"^https?://"), lambda route: (online.append(route.request.url), route.abort()))
     page = context.new_page()
@@ -353,3 +353,77 @@ def test_an_account_shows_its_name_on_the_map_and_in_the_table(browser, vendor, 
     row = page.locator(f".decoy-grid-row[data-id='{mid}']")
     expect(row.locator(".col-topic")).to_have_text("Netflix")
     page.screenshot(path=str(BUILD / "map-accounts.png"))
+
+
+# Each column's width on screen, and what its content needs: the widest of its title (with the
+# sort arrow when sorted) and the cells on show, as laid out text, plus the cell's padding.
+COLUMN_WIDTHS = """() => {
+  const range = document.createRange();
+  const textWidth = (e) => { range.selectNodeContents(e); return range.getBoundingClientRect().width; };
+  const table = document.querySelector('.decoy-grid-table');
+  const out = {table: table.clientWidth, cols: {}};
+  for (const th of document.querySelectorAll('.decoy-grid-th')) {
+    const key = th.dataset.col, button = th.querySelector('.decoy-grid-sort');
+    const cells = [...document.querySelectorAll('.decoy-grid-row .col-' + key)];
+    const pad = (e) => { const s = getComputedStyle(e); return parseFloat(s.paddingLeft) + parseFloat(s.paddingRight); };
+    const arrow = getComputedStyle(button, '::after').content.replace(/^"|"$/g, '');
+    const probe = document.createElement('span');  // the title as shown, its arrow included
+    probe.textContent = button.textContent + (arrow === 'none' ? '' : arrow);
+    probe.style.cssText = 'position:absolute;visibility:hidden;white-space:nowrap';
+    button.appendChild(probe);
+    const head = textWidth(probe) + pad(button);
+    probe.remove();
+    out.cols[key] = {
+      width: th.getBoundingClientRect().width,
+      needs: Math.max(head, ...cells.map((c) => textWidth(c) + pad(c))),
+      cut: cells.filter((c) => c.scrollWidth > c.clientWidth + 1).length + (button.scrollWidth > button.clientWidth + 1 ? 1 : 0),
+      shown: cells.map((c) => [c.textContent, c.title]),
+    };
+  }
+  return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def demo_vault():
+    """The sandbox's demo vault, as `%decoy browse` shows it after the first read (59 memories)."""
+    from decoy_lab.sandbox import Sandbox
+
+    from support.accounts_kit import connect
+
+    with Sandbox.start() as sb:
+        sb.state.device_interval = 0
+        conn = connect(sb, "memory.read")
+        sb.owner.share()
+        return conn.load()
+
+
+@pytest.mark.parametrize("width", [1024, 1440, 1920])
+def test_the_table_gives_its_width_to_the_text_first(browser, vendor, tmp_path, demo_vault, width):
+    """Issue: at 1440 px the text column showed ~18 characters while `mine` and `updated` took
+    more room than they used. Columns are sized by what they hold, the text first: at 1024, 1440
+    and 1920 px the text column takes at least 40 % of the table (45 % by design), `mine` and
+    `updated` are no wider than their title and values need and never cut, and sorting by a
+    column widens it for its arrow (never cut either). Where the table is narrow, `updated`
+    shows the day and keeps the minute in its tooltip. Screenshots: build/table-<width>.png."""
+    page, _view = open_view(browser, vendor, tmp_path, demo_vault, width=width)
+    try:
+        assert page.errors == [] and page.online == []
+        got = page.evaluate(COLUMN_WIDTHS)
+        cols = got["cols"]
+        assert cols["text"]["width"] >= 0.40 * got["table"], (width, got["table"], cols["text"]["width"])
+        for key in ("mine", "updated"):
+            assert cols[key]["cut"] == 0, (key, cols[key])
+            assert cols[key]["width"] <= cols[key]["needs"] + 3, (key, cols[key]["width"], cols[key]["needs"])
+        for said, title in cols["updated"]["shown"]:
+            assert re.fullmatch(r"\d{4}-\d\d-\d\d( \d\d:\d\d)?", said) and title.startswith(said), (said, title)
+            assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", title)  # the minute, always at hand
+        (BUILD).mkdir(exist_ok=True)
+        page.locator(".decoy-grid").screenshot(path=str(BUILD / f"table-{width}.png"))
+        page.locator(".decoy-grid-th[data-col='mine'] .decoy-grid-sort").click()
+        page.wait_for_timeout(100)
+        sorted_ = page.evaluate(COLUMN_WIDTHS)["cols"]["mine"]
+        assert sorted_["cut"] == 0 and sorted_["width"] > cols["mine"]["width"], sorted_
+        assert sorted_["width"] <= sorted_["needs"] + 3
+    finally:
+        page.context.close()

@@ -107,12 +107,34 @@ def test_a_topic_asked_for_while_rows_are_on_their_way_is_said_to_be_on_its_way(
     """Spec 000: rows "reported as `preparing`" are saved and on their way, with
     `retry_after_seconds`: a topic among them is not "no topic named …" but "maybe on its way",
     with the command that waits for it."""
-    code, _, err = cli(capsys, "memories", "--topic", "Lisbon trip", "--profile", paired)
+    code, _, err = cli(capsys, "memories", "--topic", "Lisbon trip", "--profile", paired, "--no-wait")
     assert code == 2
     said = next(line for line in err.splitlines() if line.startswith("error: "))
     assert "no topic named 'Lisbon trip' yet, and it may be among the rows still on their way" in said
     assert re.search(r"\d+ rows are \(memories, topics, links\) on their way", said)
-    assert "decoy-lab memories --wait waits for them" in said
+    assert "(decoy-lab memories waits for them)" in said  # a shell read waits unless told not to
+
+
+def test_a_shell_read_waits_for_rows_on_their_way_no_longer_than_its_deadline(paired, capsys, monkeypatch):
+    """A shell read waits while the owner's phone shares the keys, says so first, and stops at
+    its deadline (the spec's 90 s; one here) saying what still waits and what to do then."""
+    from decoy_lab.vault import waiting
+
+    monkeypatch.setattr(waiting, "WAIT_LIMIT", 1.0)
+    started = time.monotonic()
+    code, _, err = cli(capsys, "topics", "--profile", paired)
+    took = time.monotonic() - started
+    lines = err.splitlines()
+    assert code == 0 and 0.9 <= took < 20, took
+    assert re.fullmatch(
+        r"waiting for \d+ rows \(memories, topics, links\) on their way from the owner's phone, "
+        r"which has not shared their keys with this connection yet \(at most 1 s; --no-wait reads "
+        r"once without waiting\)",
+        lines[0],
+    ), lines[0]
+    still = next(line for line in lines if line.startswith("Still waiting after "))
+    assert "(decoy-lab topics waits for them)" in still and "ask the owner once to open Decoy" in still
+    assert "%decoy" not in err
 
 
 def test_one_count_vocabulary_in_every_view_and_command(sandbox, paired, capsys):
@@ -193,7 +215,8 @@ def test_a_flag_mistake_gives_the_verbs_usage_and_the_nearest_flag(capsys):
     assert code == 2
     assert err.splitlines() == [
         "error: decoy-lab memories: unrecognized arguments: --serch lisbon — did you mean '--search'?",
-        "usage: decoy-lab memories [--topic T] [--category C] [--search TEXT] [--mine] [--wait] [--json]",
+        "usage: decoy-lab memories [--topic T] [--category C] [--search TEXT] [--mine] [--no-wait] [--json] "
+        "[--profile P]",
     ]
 
 

@@ -60,26 +60,25 @@ def test_the_dumps_reason_breaks_between_words(vendor, tmp_path):
 
 
 def test_a_run_saved_in_jupyterlab_leaves_the_tracked_notebooks_as_committed(tmp_path):
-    """`make lab`'s JupyterLab (its --config=scripts/lab_config.py): open the tour, run a cell,
-    save; the file on disk is still the committed one, and the tour opens unmodified."""
-    import shutil
-
+    """`make lab`'s JupyterLab, started as `make lab` starts it in a fresh clone (its config,
+    rooted at notebooks/: the page saves "/01-tour.ipynb"): open the tour, run a cell, save; the
+    file on disk is still the committed one, `git status` is clean, and the tour opens unmodified."""
     import nbformat
     from playwright.sync_api import sync_playwright
 
-    from support.lab import KERNEL_READY, running_lab
+    from support.lab import KERNEL_READY, MAKE_LAB, MAKE_LAB_ARGS, checkout_copy, git_status, lab_in
 
-    folder = tmp_path / "nb"
-    shutil.copytree(ROOT / "notebooks", folder)
-    config = f"--config={ROOT / 'scripts' / 'lab_config.py'}"
-    with running_lab(tmp_path, folder, args=(config,)) as (base, token), sync_playwright() as pw:
+    assert MAKE_LAB in (ROOT / "Makefile").read_text()
+    clone = checkout_copy(tmp_path / "clone")
+    with lab_in(tmp_path, clone, args=MAKE_LAB_ARGS) as (base, token), sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(f"{base}/lab/tree/notebooks/01-tour.ipynb?token={token}")
+            page.goto(f"{base}/lab/tree/01-tour.ipynb?token={token}")
             page.wait_for_function(KERNEL_READY, timeout=90_000)
             page.wait_for_timeout(2000)  # whatever the kernel's info changes has landed by now
             dirty = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty")
+            assert page.evaluate("() => window.jupyterapp.shell.currentWidget.context.path") == "01-tour.ipynb"
             page.evaluate(
                 "() => { const nb = window.jupyterapp.shell.currentWidget.content;"
                 " nb.activeCellIndex = nb.widgets.findIndex(c => c.model.type === 'code'); }"
@@ -94,6 +93,7 @@ def test_a_run_saved_in_jupyterlab_leaves_the_tracked_notebooks_as_committed(tmp
             page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
         finally:
             browser.close()
-        saved = nbformat.read(tmp_path / "work" / "notebooks" / "01-tour.ipynb", as_version=4)
+        saved = nbformat.read(clone / "notebooks" / "01-tour.ipynb", as_version=4)
     assert saved == nbformat.read(ROOT / "notebooks" / "01-tour.ipynb", as_version=4)
+    assert git_status(clone) == "", "a run saved in make lab's JupyterLab leaves the clone as committed"
     assert dirty is False, "opening the tour marks it modified"

@@ -63,7 +63,7 @@ def test_help_lists_each_verb_with_what_it_does(ip, capsys):
     lines = capsys.readouterr().out.splitlines()
     for verb in verbs.verbs_for(verbs.NOTEBOOK):
         at = next(i for i, line in enumerate(lines) if line.split()[:1] == [verb.name])
-        assert lines[at].split(None, 1)[1] == verb.summary
+        assert lines[at].split(None, 1)[1] == verb.summary_for(verbs.NOTEBOOK)
         assert lines[at + 1].strip() == verb.usage(verbs.NOTEBOOK)
     assert "`" not in "\n".join(lines)  # plain output: no Markdown backticks
 

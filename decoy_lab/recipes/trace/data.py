@@ -4,7 +4,7 @@ secrets zeroed, its field tree, masked and changed runs."""
 from __future__ import annotations
 
 from decoy_lab.recipes.trace.step import COLOURS, Step, TraceLike, _as_bytes
-from decoy_lab.recipes.trace.text import dump_args, headline, step_lines
+from decoy_lab.recipes.trace.text import dump_args, headline, step_lines, tone
 from decoy_lab.wire.hexdump import PALETTE, bytes_word, secret_label
 from decoy_lab.wire.layouts import guess_kind
 
@@ -163,12 +163,11 @@ def view(trace: TraceLike, reveal: bool = False) -> dict:
                 "input": trace.editable(step),
             }
         )
-    failed = trace.failed
     return {
         "title": trace.title or "trace",
         "headline": headline(trace),
         "verdict": trace.verdict,
-        "colour": COLOURS[failed is None if trace.steps else None],
+        "colour": COLOURS[tone(trace)],
         "start": trace.start if trace.steps else 0,
         "blobs": blobs,
         "steps": steps,

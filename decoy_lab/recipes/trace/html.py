@@ -6,7 +6,7 @@ import html
 from typing import Any
 
 from decoy_lab.recipes.trace.step import COLOURS, MARKS, TraceLike
-from decoy_lab.recipes.trace.text import _dumps, headline, step_lines
+from decoy_lab.recipes.trace.text import _dumps, headline, step_lines, tone
 from decoy_lab.wire.hexdump import bytes_word, dump_html
 
 
@@ -23,11 +23,10 @@ def trace_html(trace: TraceLike, reveal: bool = False, *, width: int = 16, elide
     """The trace as HTML: one block per step with its ✓/✗, the reason, inputs, output, and its
     coloured dump in a <details> (the step a view opens on is open). Inline styles only."""
     steps = trace.steps
-    failed = trace.failed
     parts = [
         '<div class="decoy-trace" style="font-family:system-ui,-apple-system,Segoe UI,sans-serif;'
         'font-size:13px;margin:4px 0">',
-        f'<div style="font-weight:600;color:{COLOURS[failed is None]};margin-bottom:4px">{_esc(headline(trace))}</div>',
+        f'<div style="font-weight:600;color:{COLOURS[tone(trace)]};margin-bottom:4px">{_esc(headline(trace))}</div>',
     ]
     if trace.verdict:
         parts.append(f'<div class="decoy-verdict" style="margin-bottom:4px">{_esc(trace.verdict)}</div>')

@@ -49,6 +49,9 @@ class Trace:
         self.steps: list[Step] = []
         self.source: Source | None = None
         self.verdict = ""  # a sentence over the whole trace, e.g. how sure a layout guess is
+        # Every step passed, but the recipe stopped short of what its title names, and why (a dump
+        # with no key: "not opened: …"); the headline says so instead of "all passed".
+        self.stopped = ""
         self.served: dict[str, bytes] = (
             {"blob": bytes(served)} if isinstance(served, (bytes, bytearray)) else dict(served or {})
         )
@@ -183,6 +186,7 @@ class Trace:
         out = Trace(self.title, served=self.served or src.inputs)
         out.steps = self.steps[: src.start] + fresh.steps
         out.verdict = fresh.verdict or self.verdict
+        out.stopped = fresh.stopped
         if fresh.source is not None:
             fresh.source.start = src.start
         out.source = fresh.source
@@ -215,6 +219,7 @@ class Trace:
             "title": self.title,
             "headline": headline(self),
             "verdict": self.verdict,
+            "stopped": self.stopped,
             "ok": self.ok,
             "recipe": self.source.recipe if self.source else None,
             "params": dict(self.source.params) if self.source else {},

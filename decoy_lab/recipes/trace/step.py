@@ -43,6 +43,9 @@ class TraceLike(Protocol):
     def verdict(self) -> str: ...
 
     @property
+    def stopped(self) -> str: ...
+
+    @property
     def steps(self) -> list[Step]: ...
 
     @property

@@ -54,14 +54,26 @@ def describe(v: Any, *, secret: bool, reveal: bool, limit: int = 160) -> str:
     return _short(repr(v) if not isinstance(v, (int, float, bool)) else str(v), limit)
 
 
+def tone(trace: TraceLike) -> bool | None:
+    """The trace's one mark and colour: ✗ a step failed, ✓ every step passed and the recipe
+    reached its end, … otherwise (no steps, a step unfinished, or stopped short: `stopped`)."""
+    if trace.failed is not None:
+        return False
+    return True if trace.ok and not trace.stopped else None
+
+
 def headline(trace: TraceLike) -> str:
-    """ "<title> — ✓ all N steps passed" / "— ✗ failed at step k of N: <name>" (+ the verdict)."""
+    """ "<title> — ✓ all N steps passed" / "— ✗ failed at step k of N: <name>" / "— … N steps
+    passed, <why it stopped>" (a dump with no key: not opened). Never "all passed" over a trace
+    whose body says it did not get where its title says."""
     steps = trace.steps
     failed = trace.failed
     if not steps:
         status = "no steps"
     elif failed is not None:
         status = f"{MARKS[False]} failed at step {steps.index(failed) + 1} of {len(steps)}: {failed.name}"
+    elif trace.ok and trace.stopped:
+        status = f"{MARKS[None]} {len(steps)} step{'s' if len(steps) != 1 else ''} passed, {trace.stopped}"
     elif trace.ok:
         status = f"{MARKS[True]} all {len(steps)} steps passed"
     else:

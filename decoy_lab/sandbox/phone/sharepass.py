@@ -23,12 +23,12 @@ from typing import Any
 from decoy_lab import memory
 from decoy_lab.errors import CryptoError, WireFormatError
 from decoy_lab.recipes import sealing
-from decoy_lab.sandbox.core import SandboxState, iso
-from decoy_lab.sandbox.phone import moves, schedule
-from decoy_lab.sandbox.phone.opening import Unopenable, approval, author_name, label_set, open_kept
 from decoy_lab.sandbox.checks import auth, readcache
 from decoy_lab.sandbox.checks.auth import Agent
 from decoy_lab.sandbox.checks.reach import space_covered
+from decoy_lab.sandbox.core import SandboxState, iso
+from decoy_lab.sandbox.phone import moves, schedule
+from decoy_lab.sandbox.phone.opening import Unopenable, approval, author_name, label_set, open_kept
 from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.sandbox.stores import spacestore as ss
 from decoy_lab.wire import layouts as wire
@@ -60,17 +60,21 @@ class ShareReport:
         )
 
     def headline(self) -> str:
-        """One sentence that the lines under it bear out: what was looked at, what opened."""
+        """One sentence that the lines under it bear out: what was looked at, what opened, what was shared."""
+        if not self.rows:
+            return "The owner's phone found no rows to share."
         opened = "all opened" if self.opened == self.rows else f"{self.opened} opened"
-        cannot = f", {_n(len(self.unreadable), 'row')} the owner's app cannot open" if self.unreadable else ""
-        return f"The owner's phone shared keys: {_n(self.rows, 'row')} looked at, {opened}{cannot}."
+        cannot = f", {len(self.unreadable)} the owner's app cannot open" if self.unreadable else ""
+        return (
+            f"The owner's phone looked at {_n(self.rows, 'row')} ({opened}{cannot}): {_n(self.shared, 'new key wrap')}."
+        )
 
     def lines(self) -> list[str]:
         """The pass in words, one fact a line, connections by name."""
-        who = ", ".join(
-            f"{self.names.get(token, 'connection ' + token[:8])} {n}" for token, n in self.per_connection.items()
-        )
-        out = [f"{_n(self.shared, 'new key wrap')}" + (f": {who}" if who else " (every connection held its keys)")]
+        out = [
+            f"{self.names.get(token, 'connection ' + token[:8])}: {_n(n, 'new key wrap')}"
+            for token, n in self.per_connection.items()
+        ]
         if self.updated:
             out.append(f"{_n(self.updated, 'wrap')} re-reasoned (a grant changed why a connection reads the row)")
         if self.spaces_shared:
@@ -79,6 +83,8 @@ class ShareReport:
             out.append(f"cannot open {u.id[:8]}: {u.reason}" + (f" (written by {u.author})" if u.author else ""))
         for entry in self.unapproved:
             out.append(f"not shared by its labels {str(entry.get('id'))[:8]}: {entry.get('problem')}")
+        if self.rows and not out:
+            out.append("every connection already held the keys its grants reach")
         return out
 
     def to_text(self) -> str:

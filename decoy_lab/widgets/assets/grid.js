@@ -64,11 +64,15 @@ function searchKey(rows, i) {
     .join("\n").toLowerCase();
 }
 
-// Column widths from the values themselves: each column as wide as its widest value (its title
-// included, capped). `mine` and `updated` are never cut; when the table is narrow, topic and
-// categories give up room (down to FLOOR, cut with "…" and whole in the tooltip) before the
-// text column goes under TEXT_SHARE of the width. One template for the header and the rows.
-const FLOOR = 72, TEXT_SHARE = 0.34;
+// Column widths from what the columns hold, text first. Each other column is as wide as its
+// widest value or its title (capped by COLUMNS), the sort arrow counted only on the sorted
+// column's title. `mine` and `updated` get exactly that, never cut and never more; the text
+// column then keeps at least TEXT_SHARE of the width, topic and categories giving up room for it
+// (down to FLOOR each, cut with "…" and whole in the tooltip), and takes all that is left over.
+// When even that leaves the text less than its share, `updated` shows the day alone (DAY
+// characters; the minute is in its tooltip and the details). One template for the header and
+// the rows.
+const FLOOR = 64, TEXT_SHARE = 0.45, DAY = 10;
 function natural(type, rows, n) {
   const ctx = document.createElement("canvas").getContext("2d");
   const measure = (font, s) => { ctx.font = font; return ctx.measureText(s).width; };
@@ -77,25 +81,42 @@ function natural(type, rows, n) {
   const out = {};
   for (const [key, title, most] of COLUMNS) {
     if (!most) continue;
-    let w = measure(bold, title + " ▲");
+    let w = 0, day = 0;
     const seen = new Set();
     for (let i = 0; i < n && w < most && seen.size < 1000; i++) {
       const s = cell(key, rows, i);
       if (seen.has(s)) continue;
       seen.add(s);
       w = Math.max(w, measure(plain, s));
+      if (key === "updated") day = Math.max(day, measure(plain, s.slice(0, DAY)));
     }
-    out[key] = Math.ceil(Math.min(w, most) + PAD);
+    out[key] = { values: w, day, title: measure(bold, title), sorted: measure(bold, title + " ▲"), most };
   }
   return out;
 }
-function template(want, width) {
-  const fixed = want.mine + want.updated;
+// Each column's width (px) from its measures: its values or its title, whichever is wider.
+function widths(nat, sorted) {
+  const out = {};
+  for (const key in nat) {
+    const c = nat[key];
+    const head = key === sorted ? c.sorted : c.title;
+    out[key] = Math.ceil(Math.min(Math.max(c.values, head), c.most) + PAD);
+    if (key === "updated") out.updatedDay = Math.ceil(Math.min(Math.max(c.day, head), c.most) + PAD);
+  }
+  return out;
+}
+// Whether `updated` shows the day alone: the text keeps its share only so.
+function dayOnly(want, width) {
+  return width * (1 - TEXT_SHARE) - want.mine - want.updated < 2 * FLOOR && want.updatedDay < want.updated;
+}
+function template(want, width, day) {
+  const fixed = want.mine + (day ? want.updatedDay : want.updated);
   const flexible = want.topic + want.categories;
   const room = Math.max(2 * FLOOR, width * (1 - TEXT_SHARE) - fixed);
   const scale = flexible > room ? room / flexible : 1;
   const fit = (w) => Math.max(FLOOR, Math.floor(w * scale)) + "px";
-  return `minmax(6em, 1fr) ${fit(want.topic)} ${fit(want.categories)} ${want.mine}px ${want.updated}px`;
+  const updated = day ? want.updatedDay : want.updated;
+  return `minmax(6em, 1fr) ${fit(want.topic)} ${fit(want.categories)} ${want.mine}px ${updated}px`;
 }
 
 
@@ -164,7 +185,7 @@ function render({ model, el }) {
   let pending = null, seq = 0; // the query asked for and not yet answered; the last ask's number
   const asked = new Map(); // seq → {query, from, to}
   let waited = null, slow = false; // the timer that says the kernel is slow to answer, and whether it did
-  let active = "", activeP = -1, want = null, width = 0, version = 0;
+  let active = "", activeP = -1, nat = null, want = null, width = 0, day = false, version = 0;
   let drawn = ""; // what the rows in the page show: unchanged, they stay (a click between
   // mousedown and mouseup must land on the row it started on)
   const remote = () => paged && live;
@@ -187,18 +208,27 @@ function render({ model, el }) {
   }
 
   // Widths need the page's font and the table's width: set once it is in the page, and again
-  // when its width changes.
+  // when its width or the sorted column (its title then holds the arrow) changes.
   function size() {
     if (!root.isConnected || !table.clientWidth) return;
     const style = getComputedStyle(root);
     const type = `${style.fontSize} ${style.fontFamily}`; // a theme or a late font changes it
-    if (!want || want.type !== type) {
-      want = { ...natural(type, store.cols, store.n), type };
+    const sorted = (model.get("sort") || "").split(":")[0];
+    if (!nat || nat.type !== type) nat = { ...natural(type, store.cols, store.n), type };
+    if (!want || want.type !== type || want.sorted !== sorted) {
+      const { type: _t, ...columns } = nat;
+      want = { ...widths(columns, sorted), type, sorted };
       width = 0;
     }
     if (table.clientWidth === width) return;
     width = table.clientWidth;
-    root.style.setProperty("--decoy-grid-columns", template(want, width));
+    const was = day;
+    day = dayOnly(want, width);
+    root.style.setProperty("--decoy-grid-columns", template(want, width, day));
+    if (day !== was) {
+      drawn = ""; // the rows on show say the day, or the minute
+      paint();
+    }
   }
   const resized = new ResizeObserver(() => size());
   resized.observe(table);
@@ -221,7 +251,7 @@ function render({ model, el }) {
     store.hold(model.get("rows") || {});
     total = paged ? paging.total : store.n;
     keys = remote() ? [] : Array.from({ length: store.n }, (_, i) => searchKey(store.cols, i));
-    want = null;
+    nat = want = null;
     width = 0;
     query = "";
     pending = null;
@@ -398,7 +428,7 @@ function render({ model, el }) {
     if (remote() && pending === null) fetch(first, last);
     win.style.top = first * ROW + "px";
     const picked = model.get("picked");
-    const now = `${first}:${last}:${picked}:${active}:${activeP}:${version}:${order.length}`;
+    const now = `${first}:${last}:${picked}:${active}:${activeP}:${version}:${order.length}:${day}`;
     if (now === drawn) return;
     drawn = now;
     const rows = store.cols;
@@ -434,7 +464,8 @@ function render({ model, el }) {
         const td = h("div", "decoy-grid-td col-" + key, tr);
         td.setAttribute("role", "gridcell");
         const text = cell(key, rows, i);
-        td.textContent = text.length > CLAMP ? text.slice(0, CLAMP) + "…" : text;
+        const said = key === "updated" && day ? text.slice(0, DAY) : text;
+        td.textContent = said.length > CLAMP ? said.slice(0, CLAMP) + "…" : said;
         if (key !== "mine") td.title = text.slice(0, 1000);
       }
     }

@@ -243,7 +243,7 @@ function render({ model, el }) {
         text:
           `${open.n.toLocaleString()} bytes` +
           (which === "out" ? " given out by this step" : "") +
-          (changedCount ? ` · ${changedCount} byte${changedCount > 1 ? "s" : ""} differ from the served blob` : "") +
+          (changedCount ? ` · ${changedCount} byte${changedCount > 1 ? "s differ" : " differs"} from the served blob` : "") +
           (editable ? " · double-click a byte or a field to edit it" : ""),
       }),
     );
@@ -367,7 +367,8 @@ function render({ model, el }) {
     markNode();
     scrollTo(node.start);
     restyle();
-    info(`${node.name} [${node.start}:${node.end}] · ${(node.end - node.start).toLocaleString()} bytes` + (node.note ? ` · ${node.note}` : ""));
+    const n = node.end - node.start;
+    info(`${node.name} [${node.start}:${node.end}] · ${n.toLocaleString()} byte${n === 1 ? "" : "s"}` + (node.note ? ` · ${node.note}` : ""));
   }
 
   function pickByte(o) {
@@ -383,20 +384,33 @@ function render({ model, el }) {
     const users = recipe.steps.map((s, i) => [s, i]).filter(([s]) => s.blob === blob || s.out === blob);
     const box = root.querySelector(".dr-info");
     const value = open.masked[o] ? "••" : "0x" + HEX[open.data[o]];
+    // The byte, then the steps that read it as a list: each its own line, its number and name
+    // a link that opens it.
     box.replaceChildren(
-      `byte ${o} (0x${o.toString(16)}) = ${value}` +
-        (open.changed[o] ? " · changed from the served blob" : "") +
-        (node ? ` · field ${node.name} [${node.start}:${node.end}]` : "") +
-        " · in step",
-      ...users.flatMap(([s, i]) => [
-        " ",
-        h("a", {
-          class: "dr-steplink",
-          href: "#",
-          onclick: (e) => (e.preventDefault(), go(i)),
-          text: `${i + 1}. ${s.name}` + (s.blob === blob ? "" : " (its output)"),
-        }),
-      ]),
+      h("div", {
+        class: "dr-info-byte",
+        text:
+          `byte ${o} (0x${o.toString(16)}) = ${value}` +
+          (open.changed[o] ? " · changed from the served blob" : "") +
+          (node ? ` · field ${node.name} [${node.start}:${node.end}]` : ""),
+      }),
+      h("div", { class: "dr-info-label", text: users.length === 1 ? "read in step:" : "read in steps:" }),
+      h(
+        "ul",
+        { class: "dr-info-steps" },
+        ...users.map(([s, i]) =>
+          h(
+            "li",
+            {},
+            h("a", {
+              class: "dr-steplink",
+              href: "#",
+              onclick: (e) => (e.preventDefault(), go(i)),
+              text: `step ${i + 1}: ${s.name}` + (s.blob === blob ? "" : " (its output)"),
+            }),
+          ),
+        ),
+      ),
     );
   }
 

@@ -73,7 +73,7 @@ Handler = Callable[[Notebook, Any, str | None], Any]
 
 def _help(m: Notebook, args: Any, cell: str | None) -> None:
     for verb in verbs.verbs_for(NB):  # what each does, then how to type it
-        print(f"{verb.name:<12} {verb.summary}\n{'':<12} {verb.usage(NB)}")
+        print(f"{verb.name:<12} {verb.summary_for(NB)}\n{'':<12} {verb.usage(NB)}")
     print("\n%decoy VERB -h explains one verb; Tab completes verbs, flags, topics, categories and ids.")
 
 

@@ -1,4 +1,5 @@
-"""JupyterLab's kernel connection, sent without Nagle's algorithm (a Jupyter server extension).
+"""The package's Jupyter server extension: JupyterLab's kernel connection sent without Nagle's
+algorithm, and the checkout's notebooks saved without outputs.
 
 jupyter_server writes each kernel message to the page's websocket as it comes, and leaves the
 socket's TCP_NODELAY unset. A busy kernel sends a few small messages at once (status, a widget's
@@ -10,6 +11,10 @@ the difference on the way back. tornado's docs advise `set_nodelay(True)` for su
 `jupyter-config/jupyter_server_config.d/decoy_lab.json`, installed with the package as JupyterLab's
 extensions install theirs, enables this module; it makes `PromptChannels` the server's kernel
 websocket connection when the server uses its default one (not a gateway's, nor one configured).
+
+It also registers clean.py's pre-save hook on the server's contents manager (unless a config such
+as `make lab`'s names it already), so a `jupyter lab` started by hand in a checkout, rooted at the
+checkout or at its `notebooks/`, saves the tracked notebooks without outputs as `make lab` does.
 """
 
 from __future__ import annotations
@@ -46,3 +51,8 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     settings = serverapp.web_app.settings
     if settings.get(SETTING) is ZMQChannelsWebsocketConnection:
         settings[SETTING] = PromptChannels
+    contents = getattr(serverapp, "contents_manager", None)
+    if contents is not None:
+        from decoy_lab.workbench.notebook import clean
+
+        clean.install(contents)

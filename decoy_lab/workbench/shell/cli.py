@@ -8,8 +8,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from decoy_lab import __version__
+
+if TYPE_CHECKING:  # imported lazily at run time: `decoy-lab --version` stays quick
+    from decoy_lab.workbench.verbs import Verb
 
 
 def _cmd_tour(args: argparse.Namespace) -> int:
@@ -43,6 +47,17 @@ def _cmd_tour(args: argparse.Namespace) -> int:
     )
 
 
+class _Usage(argparse.HelpFormatter):
+    """argparse's help with the words after `--` spelled out: a positional that takes the rest of
+    the line (`check`'s agent command) shows as `-- COMMAND [ARG ...]`, not a bare `...`."""
+
+    def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
+        if action.nargs == argparse.REMAINDER:
+            name = action.metavar if isinstance(action.metavar, str) else default_metavar
+            return f"-- {name.upper()} [ARG ...]"
+        return super()._format_args(action, default_metavar)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="decoy-lab", description="Decoy memory workbench")
     p.add_argument("--version", action="version", version=f"decoy-lab {__version__}")
@@ -66,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_connection_commands(sub)
+    for command in sub.choices.values():  # the parsers inspector/, conformance/ and sandbox/ add too
+        command.formatter_class = _Usage
     return p
 
 
@@ -98,46 +115,66 @@ def main(argv: list[str] | None = None) -> int:
         return _unknown(words[0], known)
     args, extra = parser.parse_known_args(words)
     if extra:  # said by the verb that was given them, with its usage (not the top-level one)
-        return _unrecognized(getattr(args, "command", None), extra)
+        return _unrecognized(getattr(args, "command", None), extra, known)
     if not getattr(args, "command", None):
         parser.print_help()
         return 0
     return int(args.run(args) or 0)
 
 
-def _commands(parser: argparse.ArgumentParser) -> list[str]:
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Each sub-command's name (aliases too) and its parser."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return list(action.choices)
-    return []
+            return dict(action.choices)
+    return {}
 
 
-def _unrecognized(command: str | None, extra: list[str]) -> int:
+def _shell_verb(command: str | None) -> Verb | None:
+    """The verb table's entry for a shell sub-command, or None for one that keeps its own parser
+    (tour, sandbox, proxy, check: the table's `check` is the notebook's)."""
+    from decoy_lab.workbench.verbs import SHELL, verbs_for
+
+    return next((v for v in verbs_for(SHELL) if command in (v.name, *v.aliases)), None)
+
+
+def usage_of(command: str, known: dict[str, argparse.ArgumentParser]) -> str:
+    """The whole usage of a sub-command, as `decoy-lab COMMAND -h` begins: the verb table's line
+    for a verb of the table, else the usage of the parser the sub-command keeps (every option,
+    and `--` where the words after it are another program's)."""
+    from decoy_lab.workbench.verbs import SHELL
+
+    verb = _shell_verb(command)
+    if verb is not None:
+        return f"usage: {verb.usage(SHELL)}"
+    parser = known.get(command)
+    return parser.format_usage().rstrip() if parser is not None else f"usage: decoy-lab {command} -h"
+
+
+def _unrecognized(command: str | None, extra: list[str], known: dict[str, argparse.ArgumentParser]) -> int:
     """Words no option of the verb takes: one line, the closest flag, the verb's one-line usage."""
-    from decoy_lab.workbench.verbs import BY_NAME, SHELL, closest
+    from decoy_lab.workbench.verbs import SHELL, closest
 
-    verb = BY_NAME.get(command or "")
+    verb = _shell_verb(command)
     where = f"decoy-lab {command}" if command else "decoy-lab"
     flag = next((w for w in extra if w.startswith("--")), None)
     near = closest(flag, verb.flags(SHELL)) if verb is not None and flag else None
     said = f" — did you mean {near!r}?" if near else ""
     print(f"error: {where}: unrecognized arguments: {' '.join(extra)}{said}", file=sys.stderr)
-    usage = verb.usage(SHELL) if verb is not None else f"{where} -h"
-    print(f"usage: {usage}", file=sys.stderr)
+    print(usage_of(command, known) if command else "usage: decoy-lab -h", file=sys.stderr)
     return 2
 
 
-def _unknown(word: str, known: list[str]) -> int:
-    """A mistyped sub-command: one line and the closest one's usage, exit 2."""
-    from decoy_lab.workbench.verbs import BY_NAME, SHELL, closest
+def _unknown(word: str, known: dict[str, argparse.ArgumentParser]) -> int:
+    """A mistyped sub-command: one line and the closest one's whole usage, exit 2."""
+    from decoy_lab.workbench.verbs import closest
 
-    near = closest(word, known)
+    near = closest(word, list(known))
     if near is None:
         print(f"error: unknown sub-command {word!r} — decoy-lab --help lists them", file=sys.stderr)
     else:
         print(f"error: unknown sub-command {word!r} — did you mean {near!r}?", file=sys.stderr)
-        verb = BY_NAME.get(near)
-        print(f"usage: {verb.usage(SHELL) if verb else 'decoy-lab ' + near + ' -h'}", file=sys.stderr)
+        print(usage_of(near, known), file=sys.stderr)
     return 2
 
 

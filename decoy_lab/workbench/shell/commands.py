@@ -82,10 +82,8 @@ def add_connection_commands(subparsers: argparse._SubParsersAction) -> None:
         p = subparsers.add_parser(
             verb.name,
             aliases=list(verb.aliases),
-            help=verb.summary,
+            help=verb.summary_for(verbs.SHELL),
             description=DESCRIPTIONS.get(verb.name, fn.__doc__),
         )
-        if "--profile" not in verb.flags(verbs.SHELL):
-            p.add_argument("--profile", help=f"the saved connection to use (default {DEFAULT_PROFILE!r})")
         verbs.add_arguments(p, verb, verbs.SHELL)
         p.set_defaults(run=guarded(fn), profile=DEFAULT_PROFILE, command=verb.name)

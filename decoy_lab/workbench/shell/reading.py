@@ -1,5 +1,9 @@
 """`decoy-lab` sub-commands that read the vault as tables: memories, topics, links, rows, and the
 sandbox's app-view.
+
+A read waits for rows on their way from the owner's phone (right after `connect` the keys take a
+few seconds to arrive) and says so on stderr, at most the spec's 90 s: at a shell prompt nothing
+else can happen meanwhile, and a script's next line needs the rows. `--no-wait` reads once.
 """
 
 from __future__ import annotations
@@ -18,8 +22,28 @@ from decoy_lab.workbench.shell.terminal import (
 )
 
 
-def _load(conn: Any) -> Any:
+def _load(conn: Any, args: argparse.Namespace, verb: str = "memories") -> Any:
+    """The vault, read again while rows are on their way (unless --no-wait), then its notes."""
+    from decoy_lab.vault import waiting
+    from decoy_lab.vault.waiting import is_waiting, on_their_way, wait_for_rows
+
     vault = conn.load()
+    if is_waiting(vault) and not getattr(args, "no_wait", False):
+        coming = on_their_way(vault.answer)
+        what = f"{coming} row{'s' if coming != 1 else ''} (memories, topics, links)" if coming else "rows"
+        note(
+            f"waiting for {what} on their way from the owner's phone, which has not shared their keys with "
+            f"this connection yet (at most {waiting.WAIT_LIMIT:g} s; --no-wait reads once without waiting)"
+        )
+        vault = wait_for_rows(
+            conn,
+            vault,
+            limit=waiting.WAIT_LIMIT,
+            say=note,
+            bar=sys.stderr.isatty(),
+            prompt="decoy-lab",
+            waits=f"decoy-lab {verb}",
+        )
     for line in vault.notes:
         note(line)
     return vault
@@ -34,24 +58,24 @@ def _listing(args: argparse.Namespace, df: Any, columns: list[str], long: tuple[
 
 
 def cmd_memories(args: argparse.Namespace) -> int:
-    """The memories this connection can read, filtered like the notebook's table and map."""
+    """The memories this connection can read, filtered by topic, category, text or author
+    (--mine). Rows on their way from the owner's phone are waited for (--no-wait reads once)."""
     from decoy_lab.vault.counts import memories_text
-    from decoy_lab.vault.waiting import empty_sentence, wait_for_rows, waiting_sentence
+    from decoy_lab.vault.waiting import empty_sentence, waiting_sentence
     from decoy_lab.workbench.display import readable_view, select_said
 
+    waits = "decoy-lab memories"  # a shell read waits without a flag
     with connection(args) as conn:
-        vault = _load(conn)
-        if args.wait:
-            vault = wait_for_rows(conn, vault, say=note, bar=sys.stderr.isatty())
+        vault = _load(conn, args)
         filters = {"topic": args.topic, "category": args.category, "search": args.search, "mine": args.mine}
-        df = select_said(vault, prompt="decoy-lab", **filters)
+        df = select_said(vault, prompt="decoy-lab", waits=waits, **filters)
         if args.json:
             return _listing(args, df, [], (), "memories")
         shown = "" if len(df) == len(vault.memories) else f"{memories_text(len(df), len(vault.memories))}; vault: "
         note(shown + vault.summary)
         filtered = any(filters.values())
-        said = empty_sentence(vault, filtered=filtered, prompt="decoy-lab") if len(df) == 0 else None
-        said = said or waiting_sentence(vault, prompt="decoy-lab")
+        said = empty_sentence(vault, filtered=filtered, prompt="decoy-lab", waits=waits) if len(df) == 0 else None
+        said = said or waiting_sentence(vault, prompt="decoy-lab", waits=waits)
         if said:
             note(said)
         # what the notebook shows (whole text, "You" for no topic), ids cut as git cuts them
@@ -63,19 +87,23 @@ def cmd_memories(args: argparse.Namespace) -> int:
 def cmd_topics(args: argparse.Namespace) -> int:
     """Topics: the things memories are about, with how many memories each holds."""
     with connection(args) as conn:
-        return _listing(args, _load(conn).topics, ["id", "type", "memories", "name"], ("name",), "topics")
+        return _listing(
+            args, _load(conn, args, "topics").topics, ["id", "type", "memories", "name"], ("name",), "topics"
+        )
 
 
 def cmd_links(args: argparse.Namespace) -> int:
     """Relations between You and topics, and between topics."""
     with connection(args) as conn:
-        return _listing(args, _load(conn).links, ["id", "from", "relation_type", "to"], ("from", "to"), "links")
+        return _listing(
+            args, _load(conn, args, "links").links, ["id", "from", "relation_type", "to"], ("from", "to"), "links"
+        )
 
 
 def cmd_rows(args: argparse.Namespace) -> int:
     """Every row served, readable or not, with the reason a row cannot be read."""
     with connection(args) as conn:
-        return _listing(args, _load(conn).rows, ["id", "kind", "status", "label"], ("label",), "rows")
+        return _listing(args, _load(conn, args, "rows").rows, ["id", "kind", "status", "label"], ("label",), "rows")
 
 
 def cmd_app_view(args: argparse.Namespace) -> int:

@@ -31,7 +31,7 @@ def cmd_save(args: argparse.Namespace) -> int:
 
 def cmd_edit(args: argparse.Namespace) -> int:
     """Edit a memory in place (removing a label rotates its key)."""
-    changes = verbs.edit_changes(args, read_text(args.text) if args.text is not None else None)
+    changes = verbs.edit_changes(args, read_text(args.text) if args.text is not None else None, verbs.SHELL)
     with connection(args) as conn:
         args.id = full_id(conn, args.id)
         ans = conn.edit(args.id, **changes)

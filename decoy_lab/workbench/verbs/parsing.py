@@ -61,7 +61,7 @@ class _HelpShown(Exception):
 
 def add_arguments(parser: argparse.ArgumentParser, verb: Verb, front: str) -> argparse.ArgumentParser:
     for arg in verb.args_for(front):
-        parser.add_argument(arg.name, **arg.options())
+        parser.add_argument(arg.name, **arg.options(front))
     return parser
 
 
@@ -78,7 +78,7 @@ def parse(words: Sequence[str], front: str = NOTEBOOK) -> tuple[Verb, argparse.N
         args = parser.parse_args(list(words[1:]))
     except _HelpShown:
         return None
-    check(verb, args)
+    check(verb, args, front)
     return verb, args
 
 
@@ -97,15 +97,16 @@ def find_verb(word: str, front: str = NOTEBOOK) -> Verb:
     raise UsageProblem(f"unknown sub-command {word!r} — {PROMPT[front]} help lists them")
 
 
-def check(verb: Verb, args: argparse.Namespace) -> None:
-    """What argparse cannot say: a negative depth, a layout name that does not exist."""
+def check(verb: Verb, args: argparse.Namespace, front: str = NOTEBOOK) -> None:
+    """What argparse cannot say: a negative depth, a layout name that does not exist (the usage
+    in `front`'s words)."""
     if verb.name == "map" and args.depth is not None and args.depth < 0:
-        raise UsageProblem("--depth must be 0 or more", verb="map", usage=verb.usage())
+        raise UsageProblem("--depth must be 0 or more", verb="map", usage=verb.usage(front))
     if verb.name == "dump" and args.kind is not None and args.kind not in DUMP_KINDS:
         near = closest(args.kind, DUMP_KINDS)
         raise UsageProblem(
             f"--kind is one of {', '.join(DUMP_KINDS)}" + (f" — did you mean {near!r}?" if near else ""),
             verb="dump",
-            usage=verb.usage(),
+            usage=verb.usage(front),
             suggestion=near,
         )

@@ -5,7 +5,7 @@ its own one-line usage. `magics.py` and `commands.py` build their parsers from i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from decoy_lab.argtypes import port_number, seconds
@@ -34,16 +34,22 @@ class Arg:
     fronts: frozenset[str] = BOTH
     completes: str | None = None
     shown: bool = True  # listed in the one-line usage (an alternative spelling is not)
+    helps: Mapping[str, str] = field(default_factory=dict)  # the help in one front end's words, where it differs
 
     @property
     def positional(self) -> bool:
         return not self.name.startswith("-")
 
-    def options(self) -> dict[str, Any]:
-        """The argparse options that declare it."""
+    def help_for(self, front: str) -> str:
+        """Its help as `front` says it (a shell has no cell body, a notebook no stdin)."""
+        return self.helps.get(front, self.help)
+
+    def options(self, front: str = NOTEBOOK) -> dict[str, Any]:
+        """The argparse options that declare it in `front`."""
+        help = self.help_for(front)
         if self.flag:
-            return {"action": "store_true", "help": self.help, **({"dest": self.dest} if self.dest else {})}
-        out: dict[str, Any] = {"help": self.help, "default": self.default}
+            return {"action": "store_true", "help": help, **({"dest": self.dest} if self.dest else {})}
+        out: dict[str, Any] = {"help": help, "default": self.default}
         for key in ("nargs", "type", "metavar", "dest"):
             value = getattr(self, key)
             if value is not None and not (key == "dest" and self.positional):
@@ -67,9 +73,18 @@ class Verb:
     aliases: tuple[str, ...] = ()  # other names the shell also takes
     cell: str = ""  # what a `%%decoy` cell body is for this verb ("" = no cell body)
     extra: Mapping[str, str] = field(default_factory=dict)  # a note after the usage, per front end
+    summaries: Mapping[str, str] = field(default_factory=dict)  # the summary in one front end's words
 
     def args_for(self, front: str) -> list[Arg]:
-        return [a for a in self.args if front in a.fronts]
+        """Its arguments in `front`; every shell verb also takes `--profile` (the saved connection)."""
+        args = [a for a in self.args if front in a.fronts]
+        if front == SHELL and not any(a.name == "--profile" for a in args):
+            args.append(SHELL_PROFILE)
+        return args
+
+    def summary_for(self, front: str) -> str:
+        """Its one line as `front` says it: a shell has no widget, no kernel and no cell."""
+        return self.summaries.get(front, self.summary)
 
     def usage(self, front: str = NOTEBOOK) -> str:
         """One line: the prompt, the verb and its arguments."""
@@ -80,6 +95,7 @@ class Verb:
         return [a.name for a in self.args_for(front) if not a.positional]
 
 
+SHELL_PROFILE = Arg("--profile", "the saved connection to use (default 'default')", metavar="P", fronts=ONLY_SHELL)
 _TOPIC = Arg("--topic", "a topic name or topic:<id> ('You' for memories about you)", metavar="T", completes="topic")
 _CATS = Arg("--categories", "categories (none: remove them all)", nargs="*", metavar="C", completes="category")
 _REVEAL = Arg("--reveal", "show raw keys instead of fingerprints", flag=True)
@@ -88,11 +104,25 @@ _JSON = Arg("--json", "print machine-readable JSON instead of a table", flag=Tru
 _WAIT_ROWS = Arg(
     "--wait", "if rows are on their way, wait as long as the server says (at most 90 s), then read again", flag=True
 )
+# A shell read waits for rows on their way by default (nothing else can happen at the prompt meanwhile,
+# and a script's next line needs them); --wait is still taken there, as the notebook spells it.
+_NO_WAIT = Arg(
+    "--no-wait",
+    "read once: do not wait for rows on their way from the owner's phone (by default a read waits "
+    "for them, at most 90 s)",
+    flag=True,
+    dest="no_wait",
+    fronts=ONLY_SHELL,
+)
+_WAIT_SHELL = Arg(
+    "--wait", "wait for rows on their way (the default in a shell)", flag=True, fronts=ONLY_SHELL, shown=False
+)
+_SHELL_READ = (_NO_WAIT, _WAIT_SHELL, _JSON)
 
 VERBS: tuple[Verb, ...] = (
     Verb(
         "connect",
-        "pair with a Decoy server (the notebook's widget never blocks the kernel)",
+        "pair with a Decoy server",
         (
             Arg("url", "the server's base URL, e.g. http://127.0.0.1:8787", nargs="?", metavar="URL"),
             Arg("--url", "the server's base URL (same as URL)", dest="url_option", metavar="URL", shown=False),
@@ -112,8 +142,19 @@ VERBS: tuple[Verb, ...] = (
             Arg("--timeout", "seconds to wait for the owner's approval (default 600)", type=seconds, metavar="S"),
         ),
         aliases=("pair",),
+        summaries={
+            NOTEBOOK: "pair with a Decoy server (the notebook's widget never blocks the kernel)",
+            SHELL: "pair with a Decoy server: prints the link and code, waits for the owner, saves a profile",
+        },
     ),
-    Verb("connections", "the connections of this notebook (the current one marked) or the saved profiles"),
+    Verb(
+        "connections",
+        "the connections made here, or the saved profiles",
+        summaries={
+            NOTEBOOK: "the connections of this notebook (the current one marked) or the saved profiles",
+            SHELL: "the saved connections (profiles), the one in use marked",
+        },
+    ),
     Verb(
         "unpair",
         "end a connection at the server and delete its saved profile",
@@ -123,7 +164,15 @@ VERBS: tuple[Verb, ...] = (
             Arg("--local", "only delete the profile here (the server is unreachable)", flag=True),
         ),
     ),
-    Verb("status", "the connection and what it may do (the consent card)", (_JSON,)),
+    Verb(
+        "status",
+        "the connection and what it may do",
+        (_JSON,),
+        summaries={
+            NOTEBOOK: "the connection and what it may do (the consent card)",
+            SHELL: "the saved connection and what it may do: asked, granted and held now",
+        },
+    ),
     Verb("access", "what the connection holds now, permission by permission", (_JSON,)),
     Verb(
         "request",
@@ -148,13 +197,13 @@ VERBS: tuple[Verb, ...] = (
             Arg("--search", "only memories whose text contains TEXT (any case)", metavar="TEXT"),
             Arg("--mine", "only memories this connection wrote", flag=True),
             Arg("--all", "show every column (the returned frame always has them all)", flag=True, fronts=ONLY_NOTEBOOK),
-            _WAIT_ROWS,
-            _JSON,
+            replace(_WAIT_ROWS, fronts=ONLY_NOTEBOOK),
+            *_SHELL_READ,
         ),
     ),
-    Verb("topics", "the topics, with their memory counts", (_JSON,)),
-    Verb("links", "relations between You and topics", (_JSON,)),
-    Verb("rows", "every served row, readable or not, with reasons", (_JSON,)),
+    Verb("topics", "the topics, with their memory counts", _SHELL_READ),
+    Verb("links", "relations between You and topics", _SHELL_READ),
+    Verb("rows", "every served row, readable or not, with reasons", _SHELL_READ),
     Verb(
         "map",
         "the topic map: You at the centre, topics by type and size",
@@ -170,13 +219,27 @@ VERBS: tuple[Verb, ...] = (
     Verb(
         "seal",
         "seal a memory step by step without sending it (a dry run)",
-        (Arg("text", "the memory text (- reads stdin)", nargs="+", metavar="TEXT"), _TOPIC, _CATS, _REVEAL),
+        (
+            Arg("text", "the memory text", nargs="+", metavar="TEXT", helps={SHELL: "the memory text (- reads stdin)"}),
+            _TOPIC,
+            _CATS,
+            _REVEAL,
+        ),
     ),
     Verb(
         "save",
         "save a memory; gives its new id",
         (
-            Arg("text", "the memory text (- reads stdin; in a notebook, or the cell body)", nargs="*", metavar="TEXT"),
+            Arg(
+                "text",
+                "the memory text",
+                nargs="*",
+                metavar="TEXT",
+                helps={
+                    NOTEBOOK: "the memory text (or the %%decoy save cell body)",
+                    SHELL: "the memory text (- reads stdin)",
+                },
+            ),
             _TOPIC,
             Arg("--type", "the type of a new topic (trip, person, project, …)", default="", metavar="TYPE"),
             Arg("--relation", "how a new topic relates (e.g. 'is planning')", metavar="R"),
@@ -190,7 +253,12 @@ VERBS: tuple[Verb, ...] = (
         "edit a memory in place (removing a label rotates its key)",
         (
             Arg("id", "the memory id", metavar="ID", completes="id"),
-            Arg("--text", "the new text (- reads stdin)", metavar="TEXT"),
+            Arg(
+                "--text",
+                "the new text",
+                metavar="TEXT",
+                helps={NOTEBOOK: "the new text (or the %%decoy edit cell body)", SHELL: "the new text (- reads stdin)"},
+            ),
             _TOPIC,
             Arg(
                 "--categories",
@@ -223,7 +291,7 @@ VERBS: tuple[Verb, ...] = (
         "dump",
         "any base64 blob, annotated field by field; opened when a key fits",
         (
-            Arg("blob", "standard base64 text (- reads stdin)", metavar="BLOB"),
+            Arg("blob", "standard base64 text", metavar="BLOB", helps={SHELL: "standard base64 text (- reads stdin)"}),
             Arg("--kind", "the layout, when it cannot be told apart", metavar="KIND"),
             Arg("--key", "a base64 memory key, or a PEM private key file", metavar="KEY", completes="file"),
             Arg("--key-file", "a PEM private key file", metavar="PEM", completes="file"),

@@ -36,8 +36,9 @@ def save_options(args: argparse.Namespace) -> dict[str, Any]:
     return kw
 
 
-def edit_changes(args: argparse.Namespace, text: str | None) -> dict[str, Any]:
-    """The keyword arguments of `Connection.edit`; a UsageProblem when nothing changes."""
+def edit_changes(args: argparse.Namespace, text: str | None, front: str = NOTEBOOK) -> dict[str, Any]:
+    """The keyword arguments of `Connection.edit`; a UsageProblem, in `front`'s words, when
+    nothing changes."""
     changes: dict[str, Any] = {}
     if text:
         changes["text"] = text
@@ -46,11 +47,11 @@ def edit_changes(args: argparse.Namespace, text: str | None) -> dict[str, Any]:
     if args.categories is not None:
         changes["categories"] = list(args.categories)
     if not changes:
-        raise UsageProblem(
-            "say what changes: --text, --topic or --categories (in a notebook, or a cell body)",
-            verb="edit",
-            usage=BY_NAME["edit"].usage(),
-        )
+        how = {
+            NOTEBOOK: "--text, --topic or --categories, or the new text as the %%decoy edit cell body",
+            SHELL: "--text (- reads stdin), --topic or --categories",
+        }[front]
+        raise UsageProblem(f"say what changes: {how}", verb="edit", usage=BY_NAME["edit"].usage(front))
     return changes
 
 
