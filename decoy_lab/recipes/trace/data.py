@@ -3,7 +3,7 @@ secrets zeroed, its field tree, masked and changed runs."""
 
 from __future__ import annotations
 
-from decoy_lab.recipes.trace.step import COLOURS, Step, TraceLike, _as_bytes
+from decoy_lab.recipes.trace.step import COLOURS, Step, TraceLike, as_bytes
 from decoy_lab.recipes.trace.text import dump_args, headline, step_lines, tone
 from decoy_lab.wire.hexdump import PALETTE, bytes_word, secret_label
 from decoy_lab.wire.layouts import guess_kind
@@ -25,7 +25,7 @@ def masked_bytes(step: Step, reveal: bool) -> bytes | None:
     """The step's bytes with every secret run zeroed (unless `reveal`): what leaves the kernel."""
     if step.data is None:
         return None
-    out = bytearray(_as_bytes(step.data))
+    out = bytearray(as_bytes(step.data))
     for run in _masked_runs(step, reveal):
         out[run["start"] : run["end"]] = bytes(run["end"] - run["start"])
     return bytes(out)
@@ -44,7 +44,7 @@ def _step_words(trace: TraceLike, i: int, reveal: bool) -> dict:
     }
 
 
-def _step_dict(trace: TraceLike, i: int, reveal: bool) -> dict:
+def step_dict(trace: TraceLike, i: int, reveal: bool) -> dict:
     step = trace.steps[i]
     data = masked_bytes(step, reveal)
     return {

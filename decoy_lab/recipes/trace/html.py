@@ -6,7 +6,7 @@ import html
 from typing import Any
 
 from decoy_lab.recipes.trace.step import COLOURS, MARKS, TraceLike
-from decoy_lab.recipes.trace.text import _dumps, headline, step_lines, tone
+from decoy_lab.recipes.trace.text import dump_spans, headline, step_lines, tone
 from decoy_lab.wire.hexdump import bytes_word, dump_html
 
 
@@ -31,7 +31,7 @@ def trace_html(trace: TraceLike, reveal: bool = False, *, width: int = 16, elide
     if trace.verdict:
         parts.append(f'<div class="decoy-verdict" style="margin-bottom:4px">{_esc(trace.verdict)}</div>')
     parts.append('<ol style="margin:0;padding-left:1.6em">')
-    dumps = _dumps(steps)
+    dumps = dump_spans(steps)
     start = trace.start if steps else -1
     open_at = next((dumps[i][1] for i in range(start, -1, -1) if dumps[i][0] is not None), -1)
     for i, (step, (args, shown_at)) in enumerate(zip(steps, dumps)):

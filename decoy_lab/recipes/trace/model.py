@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from decoy_lab.errors import DecoyError
-from decoy_lab.recipes.trace.data import _step_dict
+from decoy_lab.recipes.trace.data import step_dict
 from decoy_lab.recipes.trace.html import trace_html
-from decoy_lab.recipes.trace.step import Step, _as_bytes
+from decoy_lab.recipes.trace.step import Step, as_bytes
 from decoy_lab.recipes.trace.text import headline, trace_text
 from decoy_lab.wire.hexdump import changed_runs
 
@@ -158,7 +158,7 @@ class Trace:
         """The runs of `step.data` that differ from the blob as served (empty when unaltered)."""
         if step.data is None or not self.served:
             return ()
-        data = _as_bytes(step.data)
+        data = as_bytes(step.data)
         ref = None
         if self.source is not None:
             ref = next((self.served[n] for n, b in self.source.inputs.items() if b == data and n in self.served), None)
@@ -170,7 +170,7 @@ class Trace:
         """The name of the recipe input `step` shows (so editing its bytes re-runs), or None."""
         if self.source is None or step.data is None:
             return None
-        data = _as_bytes(step.data)
+        data = as_bytes(step.data)
         return next((n for n, b in self.source.inputs.items() if b == data), None)
 
     def rerun(self, changes: Mapping[str, bytes]) -> Trace:
@@ -223,7 +223,7 @@ class Trace:
             "ok": self.ok,
             "recipe": self.source.recipe if self.source else None,
             "params": dict(self.source.params) if self.source else {},
-            "steps": [_step_dict(self, i, reveal) for i in range(len(self.steps))],
+            "steps": [step_dict(self, i, reveal) for i in range(len(self.steps))],
         }
 
     def to_json(self, reveal: bool = False) -> str:

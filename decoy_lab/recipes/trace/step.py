@@ -65,5 +65,5 @@ class TraceLike(Protocol):
     def editable(self, step: Step) -> str | None: ...
 
 
-def _as_bytes(data: bytes | str) -> bytes:
+def as_bytes(data: bytes | str) -> bytes:
     return data.encode("utf-8") if isinstance(data, str) else bytes(data)

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from decoy_lab.recipes.trace.step import MARKS, Step, TraceLike, _as_bytes
+from decoy_lab.recipes.trace.step import MARKS, Step, TraceLike, as_bytes
 from decoy_lab.wire.hexdump import bytes_word, dump_text, fingerprint, secret_label
 from decoy_lab.wire.layouts import Field
 
@@ -114,7 +114,7 @@ def dump_args(step: Step) -> tuple[bytes, list[Field], set[str]] | None:
     """The bytes, fields and masked names a step's dump shows (None when it has no bytes)."""
     if step.data is None:
         return None
-    data = _as_bytes(step.data)
+    data = as_bytes(step.data)
     fields = list(step.fields or ())
     secret = set(step.secret_fields)
     names = {f.name for f in fields}
@@ -125,7 +125,7 @@ def dump_args(step: Step) -> tuple[bytes, list[Field], set[str]] | None:
     return data, fields, secret & names
 
 
-def _dumps(steps: Sequence[Step]) -> list[tuple[tuple | None, int]]:
+def dump_spans(steps: Sequence[Step]) -> list[tuple[tuple | None, int]]:
     """Per step: its dump arguments (or None) and the index of the step whose dump shows them —
     itself, or an earlier step with the very same bytes, fields and masking."""
     out: list[tuple[tuple | None, int]] = []
@@ -147,7 +147,7 @@ def trace_text(trace: TraceLike, reveal: bool = False, *, width: int = 16, elide
     """Every step of a trace: number, ✓/✗ and name, the reason it failed, its inputs and output,
     and an annotated dump of its bytes (a dump equal to an earlier one is referred to by step)."""
     out = [headline(trace)] + ([f"  {trace.verdict}"] if trace.verdict else [])
-    for n, (step, (args, shown_at)) in enumerate(zip(trace.steps, _dumps(trace.steps)), 1):
+    for n, (step, (args, shown_at)) in enumerate(zip(trace.steps, dump_spans(trace.steps)), 1):
         out.append(f"{n:>2}. {step.status} {step.name}")
         for label, text in step_lines(trace, n - 1, reveal):
             out.append(f"      {label:<8}{text}")
