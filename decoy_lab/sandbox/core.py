@@ -102,7 +102,7 @@ class FakeClock:
 
 @dataclass
 class PhoneLog:
-    """What the owner's phone has been asked and has done (schedule.py, sharepass.py, moves.py)."""
+    """What the owner's phone has been asked and has done (schedule.py, sharepass.py, legacy_rows.py)."""
 
     auto_share_after: float | None = DEFAULT_AUTO_SHARE_AFTER  # None: the phone never answers on its own
     nudged_at: float | None = None  # the oldest ask the phone has not answered yet

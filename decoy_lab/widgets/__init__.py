@@ -12,7 +12,7 @@ topicmap.py    the live map (`LiveMap`, what `%decoy map` returns)
 browser.py     the map and the table joined by a selection
 vaultview.py   `%decoy browse`
 owner.py       the owner's panel, updated in place
-ownerkit.py    its stateless parts
+owner_parts.py its stateless parts
 reach.py       who reads what, and why
 flows.py       the inspector's flows view
 flowdetail.py  one flow opened: its rows, bodies and verdicts

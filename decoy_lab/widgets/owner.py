@@ -20,7 +20,7 @@ from typing import Any
 import ipywidgets as W
 
 from decoy_lab.widgets.html import esc
-from decoy_lab.widgets.ownerkit import (
+from decoy_lab.widgets.owner_parts import (
     STYLE,
     asks,
     button,

@@ -5,7 +5,7 @@ One module per concern, each importing only those above it (and checks/, stores/
     schedule.py     when the owner's phone runs and the asks it gets
     opening.py      opening a row as the owner's app does, naming the step that fails
     waiting.py      the preparing / failed report of a read while keys are owed
-    moves.py        the phone moves legacy rows to their own keys
+    legacy_rows.py  the phone moves legacy rows to their own keys
     sharepass.py    the phone's sharing pass
     appview.py      every row as the owner's app shows it, and as stored
     acctopen.py     opening accounts, credentials, fields and decoy details; the owner's-eye view

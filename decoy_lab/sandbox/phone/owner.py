@@ -159,7 +159,7 @@ class Owner(OwnerApp):
     # ── the phone's memory side (sharepass.py, appview.py) ───────────────────────────────
     def share(self) -> sharepass.ShareReport:
         """Run the sharing pass the owner's app runs: move the legacy rows it was asked to move to
-        their own keys (moves.py), then wrap keys to every connection they now reach."""
+        their own keys (legacy_rows.py), then wrap keys to every connection they now reach."""
         return sharepass.run_sharing_pass(self.state)
 
     def app_view(self) -> list[dict]:

@@ -5,7 +5,7 @@ opens it as the owner (opening.py) and wraps the key to every live connection wh
 reach it (all, category, topic — a topic's own entity row, a link whose non-user ends are all
 granted, as an `and:` reason — account), recording `via`. Rows it cannot open are reported with
 the reason. Legacy space keys are converged the same way, and legacy rows it was asked to move
-get their own keys first (moves.py). Afterwards every live connection is marked `shared_complete`.
+get their own keys first (legacy_rows.py). Afterwards every live connection is marked `shared_complete`.
 
 A pass runs five seconds after any write, on the sandbox's event loop, so it costs what changed,
 not the vault: rows no write touched since the last pass (and no change of owner key or of a live
@@ -27,7 +27,7 @@ from decoy_lab.sandbox.checks import auth, readcache
 from decoy_lab.sandbox.checks.auth import Agent
 from decoy_lab.sandbox.checks.reach import space_covered
 from decoy_lab.sandbox.core import SandboxState, iso
-from decoy_lab.sandbox.phone import moves, schedule
+from decoy_lab.sandbox.phone import legacy_rows, schedule
 from decoy_lab.sandbox.phone.opening import Unopenable, approval, author_name, label_set, open_kept
 from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.sandbox.stores import spacestore as ss
@@ -159,7 +159,7 @@ def run_sharing_pass(state: SandboxState) -> ShareReport:
     untouched since the last pass are taken as it left them: Settled). Legacy rows the phone was
     asked to move are moved first, so their new keys are shared here."""
 
-    moves.move_asked(state)
+    legacy_rows.move_asked(state)
     now = float(state.clock())
     owner_key = state.owner.key
     report = ShareReport(at=now)

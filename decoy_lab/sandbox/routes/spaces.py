@@ -12,7 +12,7 @@ owner has edited belongs to the owner and is `404` to you". The rows description
 "even its writer needs memory.edit", the one reading that keeps both sentences true. Edit on
 every memory (or `acctmem.edit` on the account) edits in place; edit on only some categories or
 topics gets `409 MEMORY_MOVING` with `retry_after_seconds` and `current_rev`, nothing changes,
-and the owner's phone is asked to move the row to its own key (moves.py). Once moved, the row is
+and the owner's phone is asked to move the row to its own key (legacy_rows.py). Once moved, the row is
 a memory in the per-memory store and this route answers 404 for it.
 
 Deleting (`rows/delete`) likewise states two rules, and both are enforced: the route deletes rows
@@ -57,7 +57,7 @@ from decoy_lab.sandbox.checks.reach import (
     space_covered,
 )
 from decoy_lab.sandbox.core import bad_request, iso, now_of, problem, state_of
-from decoy_lab.sandbox.phone import moves
+from decoy_lab.sandbox.phone import legacy_rows
 from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.sandbox.stores import spacestore as ss
 
@@ -296,7 +296,7 @@ async def update_row(request: Request) -> JSONResponse:
         if rev != row.rev:
             raise problem(409, "REV_CONFLICT", "the row changed since it was read", current_rev=row.rev)
         if allowed == "moving":
-            moves.ask(state, [rid], now)
+            legacy_rows.ask(state, [rid], now)
             raise problem(
                 409,
                 "MEMORY_MOVING",
@@ -346,7 +346,7 @@ async def delete_rows(request: Request) -> JSONResponse:
     if remediation:
         out["remediation"] = remediation
     if moving:
-        moves.ask(state, moving, now)
+        legacy_rows.ask(state, moving, now)
         out.update(moving=moving, retry_after_seconds=MOVING_RETRY)
     return JSONResponse(out)
 
