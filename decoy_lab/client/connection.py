@@ -6,6 +6,9 @@
         mid = conn.save("Prefers aisle seats.", topic="Lisbon trip", categories=["travel"])
         conn.edit(mid, text="Prefers window seats.")
         conn.delete([mid])
+        made = conn.create_account("Acme", username="me@acme.test")  # with its Decoy address
+        conn.set_password(made.account_id, "…")  # sealed to the owner; read back by conn.unlock
+        conn.accounts()                # a DataFrame: name, address, password set, fields, memories
 
 The rules it follows, so a user can trust what it shows and copy what it does:
 - an unknown outcome (network error, timeout, 5xx) resends the SAME sealed rows, never new ones,
@@ -20,7 +23,8 @@ The rules it follows, so a user can trust what it shows and copy what it does:
 with its tokens and refresh, the retry policy, the journal, the last vault — what every rule of
 reading and writing talks through), `saved` (client/saved.py: the profile, its cache and journal,
 the token store the api refreshes through), `grants` (client/grants.py: what `/policies` says it
-holds, and asking for more), `loader` (client/loader.py: a load). How a connection is made (pair,
+holds, and asking for more), `loader` (client/loader.py: a load), `account_book` (client/accountbook.py:
+what it holds of the account family in this process). How a connection is made (pair,
 sandbox, resume) is client/pairing.py; the rules themselves live in protocol/ (session, pairing,
 access, syncfeed, accounts, writes, legacy, unseal), the store in store/, what a load holds in vault/.
 """
@@ -32,18 +36,23 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import httpx
+import pandas as pd
 
 from decoy_lab import memory
 from decoy_lab.client import pairing, saved
+from decoy_lab.client.accountbook import AccountBook
 from decoy_lab.client.grants import Grants
 from decoy_lab.client.loader import Loader
 from decoy_lab.client.pairing import DEFAULT_CLIENT_ID
 from decoy_lab.client.saved import Saved
-from decoy_lab.protocol import accounts, syncfeed, unseal, writes
+from decoy_lab.protocol import accounts, accounts_list, syncfeed, unseal, writes
 from decoy_lab.protocol.access import Access, GrantRequest
+from decoy_lab.protocol.accounts_unlock import Unlocked
+from decoy_lab.protocol.accounts_write import CreatedAccount, FieldWritten
 from decoy_lab.protocol.pairing import PairingHandle
 from decoy_lab.protocol.session import Session
 from decoy_lab.protocol.syncfeed import SyncResult
+from decoy_lab.protocol.verify import Verified
 from decoy_lab.protocol.writes import DeleteResult
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.store import cache
@@ -101,6 +110,7 @@ class Connection:
         )  # fmt: skip
         self.grants = Grants(self.session, on_version=self.save_profile)
         self.loader = Loader(self.session, self.saved, self.grants, workers)
+        self.account_book = AccountBook(self.session)
         api.keep_tokens(self.saved, self.grants.tokens_changed)
         # the pending writes an unpair or a new pairing of this profile removed (see `unpair`)
         self.dropped_pending: list[dict] = []
@@ -365,6 +375,76 @@ class Connection:
         authorized account list"). When the list cannot be read (not granted: `403 SCOPE_MISSING`;
         or any other failure) it is empty and `unavailable` says why: nothing is raised, a load goes on."""
         return accounts.account_names(self.session)
+
+    # -- the account family (the rules live in protocol/accounts_*.py; the state in account_book) ----
+    def accounts(self) -> pd.DataFrame:
+        """The accounts this connection may see, one row each: `service` (opened from a copy sealed
+        to this connection, a plain name, or a record it holds in this session; `service_from` says
+        which, or why there is none), `username`, `decoy_email`, `has_password`, its secret fields
+        (`fields`, `field_labels`: those it opens), `created_by`, and `memories` filed about it
+        (`about: ["account:<id>"]`) in the last load (empty before a load)."""
+        return self.account_book.frame()
+
+    def create_account(
+        self,
+        service: str,
+        *,
+        url: str | None = None,
+        username: str | None = None,
+        label: str | None = None,
+        idempotency_key: str | None = None,
+        trace: Trace | None = None,
+    ) -> CreatedAccount:
+        """Create an account with its Decoy address in one call (`POST /api/agent/decoys`), the
+        details sealed to the owner (and a copy to this connection), the record an owner ENVELOPE.
+        An unknown outcome sends the same body again; the `idempotency_key` answers the original
+        address to a repeat. Needs `account.create`."""
+        return self.account_book.create(
+            service, url=url, username=username, label=label, idempotency_key=idempotency_key, trace=trace
+        )
+
+    def set_password(self, account_id: str, password: str, *, trace: Trace | None = None) -> Verified:
+        """Set the account's password: a headerless envelope to the owner's account key
+        (`GET /api/agent/accounts/public-key`); read back (and, against the sandbox, opened by the
+        owner's app). `verified.ok` is False, with the reason, when the owner could not open it."""
+        return self.account_book.set_password(account_id, password, trace=trace)
+
+    def add_field(
+        self,
+        account_id: str,
+        label: str,
+        value: str,
+        *,
+        field_type: str = "concealed-string",
+        trace: Trace | None = None,
+    ) -> FieldWritten:
+        """Add a secret field (an API key, a recovery code): a fresh field key wrapped to the owner,
+        to this connection and to each connection field-grantees lists; read back."""
+        return self.account_book.add_field(account_id, label, value, field_type=field_type, trace=trace)
+
+    def set_field(self, account_id: str, field_id: str, value: str) -> FieldWritten:
+        """Change a secret field's value with `expected_rev` (REV_CONFLICT: read again, re-apply)."""
+        return self.account_book.set_field(account_id, field_id, value)
+
+    def unlock(
+        self,
+        account_id: str,
+        *,
+        datatypes: Sequence[str] | None = None,
+        reason: str | None = None,
+        wait: float = 0.0,
+        trace: Trace | None = None,
+    ) -> Unlocked:
+        """Read an account's secrets back (`POST /api/agent/unlock`), following the answer for up to
+        `wait` seconds: `ready` (the secrets, as Secrets), `pending` while the owner decides (call
+        again to poll the same request), `preparing` while the owner's phone makes the copy (call
+        again after `retry_after`)."""
+        return self.account_book.unlock(account_id, datatypes=datatypes, reason=reason, wait=wait, trace=trace)
+
+    def unseal_account(self, account_id: str, *, trace: Trace | None = None) -> Trace:
+        """What this connection opens of one account, step by step (the copy of its address's
+        details sealed to it, then each secret field: unwrap, kid, open, bind), as a Trace."""
+        return accounts_list.unseal_account(self.session, account_id, trace)
 
     # -- writing (the rules live in writes.py) ----------------------------------------------------
     def save(

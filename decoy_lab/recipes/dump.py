@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from decoy_lab.errors import DecoyError, WireFormatError
-from decoy_lab.recipes import sealing
+from decoy_lab.recipes import accounts, sealing
 from decoy_lab.recipes.trace import Source, Trace
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import AgentKey
@@ -103,12 +103,16 @@ def open_blob(
     key_b64: str | None = None,
     key_file: str | Path | None = None,
     private_key: AgentKey | None = None,
+    record: str | None = None,
 ) -> Trace:
     """Identify `blob`'s layout and open it with whichever key fits its kind; every step is in
     the Trace, and `trace.verdict` says which layout it found and how sure that is.
 
     Without a fitting key the trace ends on the annotated layout. A failure never raises: it is
-    the failing step of the returned trace.
+    the failing step of the returned trace. `record` reads the blob as one of the account
+    family's record kinds (wire/layouts.py RECORDS: "credential", "field", …), its fields named
+    for what they carry, and opens it as that record (the owner's key for what is sealed to the
+    owner: the owner's-eye check).
     """
     trace = Trace("open blob")
     try:
@@ -123,6 +127,11 @@ def open_blob(
             key = wire.b64decode(key_b64, field="key")
         if key_file is not None:
             private_key = AgentKey.from_pem(Path(key_file).read_text())
+        if record is None and isinstance(blob, wire.Layout) and blob.kind in wire.RECORDS:
+            record = blob.kind
+        if record is not None:
+            _open_record(trace, raw, record, key=key, private_key=private_key)
+            return trace
         kind: str | None
         if isinstance(blob, wire.Layout):
             kind, verdict = blob.kind, f"read as {_NAMES[blob.kind]}, as asked"
@@ -154,6 +163,38 @@ def open_blob(
         if trace.failed is None:  # failed outside a step (a bad key argument)
             trace.add("read the key", ok=False, reason=str(exc))
     return trace
+
+
+_RECORD_NEEDS = {
+    "owner": "it opens with the owner's private key (the sandbox's owner has one)",
+    "agent": "it opens with this connection's private key",
+    "field_key": "a field opens with its 32-byte field key (--key)",
+}
+
+
+def _open_record(trace: Trace, raw: bytes, record: str, *, key: bytes | None, private_key: AgentKey | None) -> None:
+    """`raw` read as the record kind `record`: opened when the key it needs is given, else its
+    annotated layout (a step that fails stops the trace, as every recipe's does)."""
+    spec = wire.RECORDS.get(record)
+    if spec is None:
+        why = f"unknown record kind {record!r}; known: {', '.join(wire.RECORDS)}"
+        trace.add("identify the record kind", ok=False, data=raw, inputs={"record": record}, reason=why)
+        return
+    trace.title = f"open {record.replace('_', ' ')}"
+    trace.verdict = f"read as {record.replace('_', ' ')} ({spec.layout.replace('_', ' ')}), as asked: {spec.spec}"
+    if (key if spec.opens_with == "field_key" else private_key) is not None:
+        accounts.open_record(record, raw, key=key, private_key=private_key, trace=trace)
+        return
+    trace.claim(
+        Source(
+            "layout",
+            lambda inputs: open_blob(inputs["blob"], key=key, private_key=private_key, record=record),
+            inputs={"blob": raw},
+            params={"kind": record},
+        )
+    )
+    _layout_step(trace, raw, record)
+    trace.stopped = f"not opened: {_RECORD_NEEDS[spec.opens_with]}"
 
 
 def _layout_step(trace: Trace, raw: bytes, kind: str) -> None:

@@ -105,36 +105,59 @@ def _parse(raw: bytes, kind: str, t: Tracer) -> wire.Layout:
 
 
 # -- VAULT blobs ------------------------------------------------------------------------------
-def seal_vault(key: bytes, plaintext: bytes, *, nonce: bytes | None = None, trace: Trace | None = None) -> bytes:
-    """AES-256-GCM under `key` (no AAD), framed as a VAULT SealedBlob."""
+def seal_vault(
+    key: bytes,
+    plaintext: bytes,
+    *,
+    nonce: bytes | None = None,
+    trace: Trace | None = None,
+    kind: str = "vault",
+    secret: bool = False,
+) -> bytes:
+    """AES-256-GCM under `key` (no AAD), framed as a VAULT SealedBlob (`kind`: a record kind in
+    that layout, whose fields the trace names, e.g. "field"; `secret`: the trace masks the
+    plaintext, a secret field's value)."""
     t = tracer(trace)
     nonce = nonce if nonce is not None else random_nonce()
     with t.step(
         "AES-256-GCM seal",
         data=plaintext,
-        secret_fields=frozenset(),
+        secret_fields=frozenset({"plaintext"}) if secret else frozenset(),
         inputs=lambda: {"key (kid)": key_fingerprint(key), "nonce": nonce.hex(), "plaintext bytes": len(plaintext)},
     ) as s:
         sealed = aes_gcm_seal(key, nonce, plaintext)
         s.output = f"{len(sealed) - wire.TAG_LEN} bytes ciphertext + 16-byte tag"
     with t.step("build VAULT blob") as s:
-        blob = wire.build("vault", nonce=nonce, ciphertext=sealed[: -wire.TAG_LEN], tag=sealed[-wire.TAG_LEN :])
+        blob = wire.build(kind, nonce=nonce, ciphertext=sealed[: -wire.TAG_LEN], tag=sealed[-wire.TAG_LEN :])
         s.data = blob
-        s.fields = wire.parse(blob, "vault").fields
+        s.fields = wire.parse(blob, kind).fields
         s.output = wire.b64encode(blob)
     return blob
 
 
-def open_vault(key: bytes, blob: bytes | str, *, trace: Trace | None = None, field: str = "ciphertext") -> bytes:
-    """Open a VAULT SealedBlob: check header and lengths, then authenticate and decrypt."""
+def open_vault(
+    key: bytes,
+    blob: bytes | str,
+    *,
+    trace: Trace | None = None,
+    field: str = "ciphertext",
+    kind: str = "vault",
+    secret: bool = False,
+) -> bytes:
+    """Open a VAULT SealedBlob: check header and lengths, then authenticate and decrypt (`kind`:
+    a record kind in that layout, whose fields the trace names; `secret`: the trace masks the
+    plaintext)."""
     t = tracer(trace)
     if trace is not None:  # an untraced bulk read records nothing
-        _claim(t, "open_vault", blob, lambda b, tr: open_vault(key, b, trace=tr, field=field), secrets={"key": key})
+        _claim(
+            t, "open_vault", blob, lambda b, tr: open_vault(key, b, trace=tr, field=field, kind=kind, secret=secret),
+            secrets={"key": key},
+        )  # fmt: skip
     raw = _decode(blob, field, t)
     if t is NO_TRACE:  # bulk reads: the same checks, sliced without a Layout, nothing recorded
-        _, nonce, sealed = wire.aead_parts(raw, "vault")
+        _, nonce, sealed = wire.aead_parts(raw, kind)
         return aes_gcm_open(key, nonce, sealed)
-    layout = _parse(raw, "vault", t)
+    layout = _parse(raw, kind, t)
     with t.step(
         "AES-256-GCM open",
         data=raw,
@@ -143,6 +166,7 @@ def open_vault(key: bytes, blob: bytes | str, *, trace: Trace | None = None, fie
     ) as s:
         plain = aes_gcm_open(key, layout.value("nonce"), layout.value("ciphertext") + layout.value("tag"))
         s.output = plain  # every byte of it: views show it as text and as a hex view
+        s.secret_output = secret
     return plain
 
 
@@ -206,11 +230,18 @@ def _holds_float(obj: Any) -> bool:
 
 # -- envelopes --------------------------------------------------------------------------------
 def seal_envelope(
-    payload: bytes, public_key_b64: str, *, owner: bool, trace: Trace | None = None, secret_payload: bool = True
+    payload: bytes,
+    public_key_b64: str,
+    *,
+    owner: bool,
+    trace: Trace | None = None,
+    secret_payload: bool = True,
+    kind: str | None = None,
 ) -> bytes:
-    """A hybrid envelope: fresh content key → RSA-OAEP-SHA256; payload → AES-256-GCM."""
+    """A hybrid envelope: fresh content key → RSA-OAEP-SHA256; payload → AES-256-GCM. `kind`: a
+    record kind in the envelope's layout (e.g. "credential"), whose fields the trace names."""
     t = tracer(trace)
-    kind = "owner_envelope" if owner else "agent_envelope"
+    kind = kind or ("owner_envelope" if owner else "agent_envelope")
     with t.step("load recipient public key", inputs=lambda: {"public key (fingerprint)": _pk_fp(public_key_b64)}) as s:
         pub = load_public_key(public_key_b64)
         s.output = f"RSA-{pub.key_size}"
@@ -240,17 +271,24 @@ def seal_envelope(
 
 
 def open_envelope(
-    envelope: bytes | str, key: AgentKey, *, owner: bool, trace: Trace | None = None, field: str = "wrapped_key"
+    envelope: bytes | str,
+    key: AgentKey,
+    *,
+    owner: bool,
+    trace: Trace | None = None,
+    field: str = "wrapped_key",
+    kind: str | None = None,
 ) -> bytes:
-    """Parse an envelope, unwrap its content key with `key`, and open the payload."""
+    """Parse an envelope, unwrap its content key with `key`, and open the payload (`kind`: a
+    record kind in the envelope's layout, whose fields the trace names)."""
     t = tracer(trace)
-    kind = "owner_envelope" if owner else "agent_envelope"
+    kind = kind or ("owner_envelope" if owner else "agent_envelope")
     if trace is not None:  # an untraced bulk read records nothing
         _claim(
             t,
             "open_envelope",
             envelope,
-            lambda b, tr: open_envelope(b, key, owner=owner, trace=tr, field=field),
+            lambda b, tr: open_envelope(b, key, owner=owner, trace=tr, field=field, kind=kind),
             secrets={"private_key": key},
             owner=owner,
         )

@@ -18,6 +18,18 @@ POLICIES = "/api/agent/policies"
 GRANT_REQUEST = "/api/agent/grant-request"
 ACCOUNTS = "/api/agent/accounts"
 
+# The account family: an account's record, password and secret fields, its Decoy address, unlock.
+ACCOUNT_KEY = f"{ACCOUNTS}/public-key"  # the owner's key a password is sealed to
+OWNER_KEY = "/api/agent/public-key"  # the owner's key sealed_details and patches are sealed to
+DECOYS = "/api/agent/decoys"  # POST: an account with its Decoy address, in one call
+UNLOCK = "/api/agent/unlock"
+
+
+def account(account_id: str, part: str = "") -> str:
+    """`/api/agent/accounts/{id}` and its parts (`credential`, `fields`, `field-grantees`, …)."""
+    return f"{ACCOUNTS}/{account_id}" + (f"/{part}" if part else "")
+
+
 # Memories, their wraps and who they may be wrapped to.
 MEMORIES = "/api/agent/context/memories"
 MEMORIES_DELETE = f"{MEMORIES}/delete"

@@ -1,6 +1,7 @@
 """A loaded vault: rows read with this connection's key, kept as data, and its frames.
 
 frames.py   decoded rows → pandas DataFrames (pure functions)
+accounts.py the accounts a connection sees (AccountEntry) and their DataFrame
 counts.py   the one count vocabulary every view and command speaks
 decode.py   one served row → DecodedRow; legacy space rows opened with the space key
 waiting.py  what a load is still waiting for, in words; waiting for rows (the spec's 90 s)

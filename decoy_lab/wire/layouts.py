@@ -192,6 +192,82 @@ SPECS: dict[str, tuple[tuple[Any, ...], ...]] = {
 }
 
 
+class Record(NamedTuple):
+    """One record kind of the account family: the byte layout it travels in (one of KINDS), who
+    opens it (`opens_with`: "owner", "agent", "field_key"), what its plaintext is, and the
+    spec's words for it (001). Its fields are the layout's, their notes naming what they carry."""
+
+    layout: str
+    opens_with: str
+    plaintext: str
+    spec: str
+
+
+# The account family's record kinds, as data: `parse(blob, "credential")` reads a credential in
+# its layout with its own notes, so a dump, a trace and the recipe view name what each byte is.
+RECORDS: dict[str, Record] = {
+    "account_record": Record(
+        "owner_envelope", "owner", "the account record as UTF-8 JSON",
+        "the account record … ENVELOPE mode (sealed to the owner's public key, for a connection without the vault key)",
+    ),
+    "credential": Record(
+        "agent_envelope", "owner", "the password's UTF-8 bytes",
+        "a headerless envelope to `public_key` from `GET /api/agent/accounts/public-key` … whose plaintext is the "
+        "password's UTF-8 bytes. No SealedBlob header and no JSON wrapper.",
+    ),
+    "field": Record(
+        "vault", "field_key", 'UTF-8 JSON {"id","account_id","fieldType","label","value"}',
+        "`ciphertext` = VAULT SealedBlob of the JSON … under the field key",
+    ),
+    "field_owner_wrap": Record(
+        "owner_envelope", "owner", "the base64 text of the 32-byte field key (not JSON-quoted)",
+        "`owner_wrap` = SealedBlob ENVELOPE to `owner_public_key` (field-grantees) whose plaintext is the base64 text "
+        "of the field key",
+    ),
+    "field_wrap": Record(
+        "agent_envelope", "agent", "the raw 32-byte field key",
+        "`self_wrap` = the field key wrapped to your own public key (headerless agent envelope)",
+    ),
+    "sealed_details": Record(
+        "agent_envelope", "owner", 'UTF-8 JSON {"serviceName","serviceURL","avatarUrl","agentCreated"}',
+        "`sealed_details` … the record sealed to the owner's public key (`GET /api/agent/public-key`)",
+    ),
+    "metadata_seal": Record(
+        "agent_envelope", "agent", "the decoy's details as UTF-8 JSON",
+        "`metadata_seals`: … the same record sealed to THIS connection's own public key",
+    ),
+    "edit_patch": Record(
+        "agent_envelope", "owner", 'UTF-8 JSON {"v":1,"set":{…},"unset":[…]}',
+        "seal a small patch to the owner's public key … in the same envelope … `encrypted_password` takes",
+    ),
+    "unlock_answer": Record(
+        "agent_envelope", "agent", "UTF-8 JSON: the account's record and the secret kinds asked for",
+        "Poll `GET /api/agent/unlock/{requestId}` for the sealed envelope and open it with your agent key",
+    ),
+}  # fmt: skip
+_TO = {"owner": "to the owner's RSA key", "agent": "to this connection's RSA key"}
+
+
+def _record_spec(record: Record) -> tuple[tuple[Any, ...], ...]:
+    """The record's layout with its notes naming the recipient and the plaintext."""
+    out = []
+    for name, length, const, note in SPECS[record.layout]:
+        if name == "wrapped_key" and record.opens_with in _TO:
+            note = f"{note}, {_TO[record.opens_with]}"
+        elif name == "ciphertext":
+            note = f"{note} of {record.plaintext}"
+        out.append((name, length, const, note))
+    return tuple(out)
+
+
+SPECS.update({kind: _record_spec(record) for kind, record in RECORDS.items()})
+
+
+def layout_of(kind: str) -> str:
+    """The byte layout a kind travels in: itself for a layout, the record's layout for a record kind."""
+    return RECORDS[kind].layout if kind in RECORDS else kind
+
+
 # Each layout with, per field, the total of the fixed lengths after it (worked out once).
 _PLANS = {
     kind: tuple(

@@ -1,4 +1,5 @@
-"""Seeded faults on the memory routes, for reliability tests.
+"""Seeded faults on the memory routes (and the account family's writes: a decoy create, a
+password, a secret field), for reliability tests.
 
 Settings (`create_app(faults=…)`, `POST /_sandbox/faults` replaces them, `{}` turns them off):
 

@@ -35,6 +35,7 @@ from decoy_lab.sandbox.checks.acctbodies import (
 )
 from decoy_lab.sandbox.checks.auth import Agent, agent_from_request, live_agents
 from decoy_lab.sandbox.checks.bodies import envelope, kid_text
+from decoy_lab.sandbox.checks.faults import faulty
 from decoy_lab.sandbox.core import HTTPProblem, iso, json_object, state_of
 from decoy_lab.sandbox.phone import keeper
 from decoy_lab.sandbox.stores import acctstore as acs
@@ -294,7 +295,7 @@ async def delete_field(request: Request) -> JSONResponse:
 routes = [
     Route("/api/agent/accounts/{account_id}/field-grantees", field_grantees, methods=["GET"]),
     Route("/api/agent/accounts/{account_id}/fields", list_fields, methods=["GET"]),
-    Route("/api/agent/accounts/{account_id}/fields", create_field, methods=["POST"]),
+    Route("/api/agent/accounts/{account_id}/fields", faulty(create_field), methods=["POST"]),
     Route("/api/agent/accounts/{account_id}/fields/{field_id}", update_field, methods=["PUT"]),
     Route("/api/agent/accounts/{account_id}/fields/{field_id}", delete_field, methods=["DELETE"]),
 ]

@@ -27,6 +27,7 @@ from decoy_lab.sandbox.checks import acctaccess as access
 from decoy_lab.sandbox.checks import grantstore
 from decoy_lab.sandbox.checks.acctbodies import password_envelope
 from decoy_lab.sandbox.checks.auth import agent_from_request
+from decoy_lab.sandbox.checks.faults import faulty
 from decoy_lab.sandbox.core import HTTPProblem, iso, json_body, state_of
 from decoy_lab.sandbox.phone import schedule
 from decoy_lab.sandbox.stores import acctstore as acs
@@ -104,7 +105,7 @@ async def read_credential(request: Request) -> JSONResponse:
 
 
 routes = [
-    Route("/api/agent/accounts/{account_id}/credential", set_credential, methods=["POST"]),
+    Route("/api/agent/accounts/{account_id}/credential", faulty(set_credential), methods=["POST"]),
     Route("/api/agent/accounts/{account_id}/credential", read_credential, methods=["GET"]),
     Route("/api/agent/accounts/{account_id}/credential/status", credential_status, methods=["GET"]),
 ]

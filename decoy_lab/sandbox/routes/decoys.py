@@ -32,10 +32,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from decoy_lab.sandbox.checks import acctaccess as access
-from decoy_lab.sandbox.checks.acctbodies import expected_rev, sealed_to, wrapped_len
+from decoy_lab.sandbox.checks.acctbodies import expected_rev, sealed_record, sealed_to, wrapped_len
 from decoy_lab.sandbox.checks.acctshapes import decoy_json
 from decoy_lab.sandbox.checks.auth import Agent, agent_from_request
 from decoy_lab.sandbox.checks.bodies import rsa_bytes, uuid_text, vault_blob
+from decoy_lab.sandbox.checks.faults import faulty
 from decoy_lab.sandbox.checks.grants import new_id
 from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, json_body, json_object, state_of
 from decoy_lab.sandbox.phone import keeper
@@ -144,15 +145,18 @@ async def create_decoy(request: Request) -> JSONResponse:
             raise HTTPProblem(
                 429, "RATE_LIMITED", "this connection created its limit of addresses", retry_after_seconds=wait
             )
-        account_blob = body.get("account_encrypted_data")
+        # "Optional client-sealed VAULT account record", and for a keyless agent the owner's key:
+        # "Seal the record to this key (SealedBlob **ENVELOPE** mode …) and send it as
+        # `account_encrypted_data`": either mode, kept with its mode so the phone opens it.
+        account_blob, account_mode = body.get("account_encrypted_data"), None
         if account_blob is not None:
-            account_blob = vault_blob(account_blob, "account_encrypted_data")
+            account_blob, account_mode = sealed_record(account_blob, "account_encrypted_data")
         decoy_id, account_id, seal = new_id(), new_id(), details.pop("seal", None)
         acs.insert_account(
             con,
             id=account_id,
             encrypted_data=account_blob,
-            blob_mode="vault" if account_blob else None,
+            blob_mode=account_mode,
             service_name=details.get("service_name"),
             decoy_id=decoy_id,
             created_by_token_id=agent.token_id,
@@ -317,7 +321,7 @@ async def edit_status(request: Request) -> JSONResponse:
 
 
 routes = [
-    Route("/api/agent/decoys", create_decoy, methods=["POST"]),
+    Route("/api/agent/decoys", faulty(create_decoy), methods=["POST"]),
     Route("/api/agent/decoys/{decoy_id}", get_decoy, methods=["GET"]),
     Route("/api/agent/decoys/{decoy_id}", update_decoy, methods=["PATCH"]),
     Route("/api/agent/decoys/{decoy_id}/edits", queue_edit, methods=["POST"]),

@@ -263,6 +263,12 @@ def _topics(m: Notebook, args: Any, cell: str | None) -> Any:
     return m.vault().topics
 
 
+def _accounts(m: Notebook, args: Any, cell: str | None) -> Any:
+    """The accounts this connection may see; `memories` counts those of the last load about each."""
+    conn = m.conn()
+    return with_progress(lambda _: conn.accounts(), "reading the accounts")
+
+
 def _links(m: Notebook, args: Any, cell: str | None) -> Any:
     return m.vault().links
 
@@ -397,6 +403,7 @@ RUN: dict[str, Handler] = {
     "request": _request,
     "memories": _memories,
     "topics": _topics,
+    "accounts": _accounts,
     "links": _links,
     "rows": _rows,
     "map": _map,

@@ -40,7 +40,14 @@ from decoy_lab.workbench.shell.connections import (
     cmd_status,
     cmd_unpair,
 )
-from decoy_lab.workbench.shell.reading import cmd_app_view, cmd_links, cmd_memories, cmd_rows, cmd_topics
+from decoy_lab.workbench.shell.reading import (
+    cmd_accounts,
+    cmd_app_view,
+    cmd_links,
+    cmd_memories,
+    cmd_rows,
+    cmd_topics,
+)
 from decoy_lab.workbench.shell.sync import cmd_cache, cmd_sync
 from decoy_lab.workbench.shell.terminal import DEFAULT_PROFILE, guarded
 from decoy_lab.workbench.shell.traces import cmd_dump, cmd_seal, cmd_unseal
@@ -56,6 +63,7 @@ RUN: dict[str, Callable[[argparse.Namespace], int]] = {
     "request": cmd_request,
     "memories": cmd_memories,
     "topics": cmd_topics,
+    "accounts": cmd_accounts,
     "links": cmd_links,
     "rows": cmd_rows,
     "unseal": cmd_unseal,

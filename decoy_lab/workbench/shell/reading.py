@@ -92,6 +92,21 @@ def cmd_topics(args: argparse.Namespace) -> int:
         )
 
 
+def cmd_accounts(args: argparse.Namespace) -> int:
+    """Accounts: each one this connection may see — its name where this connection can open it,
+    its Decoy address, whether a password is set, its secret fields, and the memories about it."""
+    with connection(args) as conn:
+        _load(conn, args, "accounts")  # the memories about each account are counted in this load
+        df = conn.accounts()
+        view = df.assign(field_labels=[", ".join(x) if isinstance(x, list) else "" for x in df["field_labels"]])
+        view["id"] = short_ids(list(df["id"]), list(df["id"]))
+        columns = ["id", "service", "username", "decoy_email", "has_password", "fields", "memories", "created_by"]
+        if args.json:
+            print_json(frame_records(df))
+            return 0
+        return _listing(args, view, columns, ("service", "decoy_email"), "accounts")
+
+
 def cmd_links(args: argparse.Namespace) -> int:
     """Relations between You and topics, and between topics."""
     with connection(args) as conn:

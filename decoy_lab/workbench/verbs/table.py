@@ -202,6 +202,7 @@ VERBS: tuple[Verb, ...] = (
         ),
     ),
     Verb("topics", "the topics, with their memory counts", _SHELL_READ),
+    Verb("accounts", "the accounts: name, Decoy address, password set, fields, memories about each", _SHELL_READ),
     Verb("links", "relations between You and topics", _SHELL_READ),
     Verb("rows", "every served row, readable or not, with reasons", _SHELL_READ),
     Verb(

@@ -1,0 +1,170 @@
+"""The accounts this connection may see, each read with what it can open (vault/accounts.py).
+
+`GET /api/agent/accounts` page by page ("Discover which accounts the user has — service name,
+username, URL, linked decoy, and whether a password is stored — but **never the passwords
+themselves**"); for each account, its name from the copy of its address's details sealed to this
+connection (`metadata_seal` on the account, else on `GET /api/agent/decoys/{decoyId}`: "returned
+to this connection as `metadata_seal` on … the account reads"), and its secret fields this
+connection may open (`GET …/fields`: unwrap, kid, open, bind), read again only when `fields_rev`
+changed ("compare it to skip a refetch").
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+from decoy_lab.errors import DecoyError, InsufficientGrant
+from decoy_lab.recipes import accounts as records
+from decoy_lab.recipes.trace import Trace
+from decoy_lab.transport import routes
+from decoy_lab.vault.accounts import AccountEntry, FieldsSeen, entry_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from decoy_lab.protocol.session import Session
+
+log = logging.getLogger(__name__)
+
+__all__ = ["PAGES", "FieldsCache", "list_accounts", "pages", "unseal_account"]
+PAGES = 20  # pages of the account list read (of up to 100 accounts each); past that, the rest is not listed
+FieldsCache = MutableMapping[tuple[str, int], FieldsSeen]  # (account id, fields_rev) → the fields as read
+
+
+def pages(s: Session) -> Iterator[dict[str, Any]]:
+    """Every account the list serves, page by page (at most PAGES pages of 100)."""
+    params: dict[str, Any] = {"limit": 100}
+    for _ in range(PAGES):
+        body = s.get(routes.ACCOUNTS, params=params, accounts=list)
+        yield from (a for a in body.get("accounts") or [] if isinstance(a, dict) and isinstance(a.get("id"), str))
+        page = body.get("pagination")
+        cursor = page.get("next_cursor") if isinstance(page, dict) and page.get("has_more") else None
+        if not isinstance(cursor, str) or not cursor:
+            return
+        params = {"limit": 100, "cursor": cursor}
+    log.warning("accounts: only the first %d pages of the account list were read", PAGES)
+
+
+def _details(s: Session, served: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The address's details from a copy sealed to this connection, or why there is none."""
+    seal = served.get("metadata_seal")
+    state = ""
+    decoy_id = served.get("decoy_id")
+    if not isinstance(seal, str) and isinstance(decoy_id, str):
+        try:
+            decoy = s.get(f"{routes.DECOYS}/{decoy_id}", metadata_seal=str)
+        except InsufficientGrant as exc:
+            return None, f"its address's details cannot be read here ({exc.status} {exc.code})"
+        except DecoyError as exc:
+            return None, f"its address could not be read ({exc})"
+        seal, state = decoy.get("metadata_seal"), str(decoy.get("metadata_seal_state") or "")
+    if not isinstance(seal, str):
+        if state:
+            return (
+                None,
+                f"the copy of its address's details for this connection is {state} (the owner's phone seals it)",
+            )
+        return None, "" if decoy_id else "it has no Decoy address whose details are sealed to this connection"
+    try:
+        return records.open_details(seal, s.agent_key), ""
+    except DecoyError as exc:
+        return None, f"its metadata_seal does not open with this connection's key: {exc}"
+
+
+def _fields(s: Session, served: Mapping[str, Any], cache: FieldsCache) -> FieldsSeen:
+    """The labels of the fields this connection opens (read again only when `fields_rev` moved)."""
+    account_id, rev = str(served["id"]), served.get("fields_rev")
+    if isinstance(rev, int) and (account_id, rev) in cache:
+        return cache[(account_id, rev)]
+    try:
+        body = s.get(routes.account(account_id, "fields"), fields=list)
+    except InsufficientGrant as exc:
+        return FieldsSeen(
+            None,
+            f"not read: {exc.status} {exc.code} (reading fields needs {exc.required_permission or 'account.read'})",
+        )
+    except DecoyError as exc:
+        return FieldsSeen(None, f"not read: {exc}")
+    labels, problems = [], []
+    for f in body.get("fields") or []:
+        if not isinstance(f, dict):
+            continue
+        try:
+            plain = records.open_field(f, s.agent_key)
+        except DecoyError as exc:
+            problems.append(f"field {f.get('id')} does not open: {exc}")
+            continue
+        labels.append(str(plain.get("label") or plain.get("id")))
+    waiting = len(body.get("preparing") or []) + (body.get("preparing_others") or 0)
+    failed = len(body.get("failed") or []) + (body.get("failed_others") or 0)
+    if waiting:
+        problems.append(f"{waiting} more preparing (the owner's phone shares their keys; read again later)")
+    if failed:
+        problems.append(f"{failed} more not shared: Decoy stopped asking the owner's phone")
+    seen = FieldsSeen(tuple(labels), "; ".join(problems))
+    if isinstance(rev, int) and not waiting:
+        cache[(account_id, rev)] = seen
+    return seen
+
+
+def list_accounts(
+    s: Session, *, known: Mapping[str, tuple[dict[str, Any], str]], fields_cache: FieldsCache
+) -> list[AccountEntry]:
+    """Each account this connection may see, read with what it can open; `known` holds, by
+    account id, a record this connection holds in memory and where it came from (sealed here,
+    an unlock answer), `fields_cache` the fields as read for each `fields_rev`."""
+    out = []
+    for served in pages(s):
+        details, why = _details(s, served)
+        record, record_from = known.get(served["id"], (None, ""))
+        out.append(
+            entry_of(
+                served,
+                details=details,
+                details_why=why,
+                record=record,
+                record_from=record_from,
+                fields=_fields(s, served, fields_cache),
+            )
+        )
+    return out
+
+
+def unseal_account(s: Session, account_id: str, trace: Trace | None = None) -> Trace:
+    """`Connection.unseal_account`: what this connection opens of one account, step by step — the
+    copy of its address's details sealed to it (`metadata_seal`), then each secret field it is
+    served (unwrap, kid, open, bind). A step that fails ends the trace, as in every recipe."""
+    trace = trace if trace is not None else Trace(f"unseal account {account_id}")
+    try:
+        served = s.get(routes.account(account_id), id=str)
+    except DecoyError as exc:
+        trace.add("find the served account", ok=False, inputs={"id": account_id}, reason=str(exc))
+        return trace
+    trace.add(
+        "find the served account",
+        inputs={"id": account_id, "rev": served.get("rev"), "decoy_id": served.get("decoy_id")},
+        output="served",
+    )
+    seal = served.get("metadata_seal")
+    if not isinstance(seal, str) and isinstance(served.get("decoy_id"), str):
+        try:
+            seal = s.get(f"{routes.DECOYS}/{served['decoy_id']}", metadata_seal=str).get("metadata_seal")
+        except DecoyError as exc:
+            trace.add("read its address", ok=False, inputs={"decoy_id": served["decoy_id"]}, reason=str(exc))
+            return trace
+    try:
+        if isinstance(seal, str):
+            records.open_details(seal, s.agent_key, trace=trace)
+        else:
+            trace.add("its address's details", output="no copy sealed to this connection (yet)")
+        try:
+            listed = s.get(routes.account(account_id, "fields"), fields=list)
+        except DecoyError as exc:
+            trace.add("read its secret fields", output=f"not read: {exc}")
+            return trace
+        for f in listed.get("fields") or []:
+            if isinstance(f, dict):
+                records.open_field(f, s.agent_key, trace=trace)
+    except DecoyError:
+        pass  # the failing step is in the trace, with its reason
+    return trace
