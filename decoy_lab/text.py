@@ -1,4 +1,5 @@
-"""Text an agent or a server chose, made safe to show: `escaped(text)`.
+"""Text an agent or a server chose, made safe to show: `escaped(text)`; and a count with its noun,
+as every view and command writes one: `plural(n, one)`.
 
 A terminal acts on control characters (ESC starts a sequence that can retitle the window, move
 the cursor or rewrite what was printed; BEL rings; a C1 CSI does what ESC [ does), a bidi
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["escaped"]
+__all__ = ["escaped", "plural"]
 
 # the bidi embeddings, overrides and isolates, and the implicit marks: each reorders what follows it
 BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -38,3 +39,9 @@ def escaped(text: str, *, newlines: bool = False) -> str:
     if newlines:
         return "\n".join(escaped(line) for line in text.split("\n"))
     return "".join(map(_visible, text))
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """`n` and its noun, thousands separated: "1 memory", "1,204 memories" (`many` defaults to
+    `one` + "s")."""
+    return f"{n:,} {one if n == 1 else many or one + 's'}"

@@ -23,6 +23,7 @@ from decoy_lab.memory import shared
 from decoy_lab.memory.plaintext import Plain, decode_plaintext, fail_row, string_list, type_name
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Source, Trace, run_recipe, tracer
+from decoy_lab.text import plural
 from decoy_lab.vocab import MAX_CIPHERTEXT
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import AgentKey
@@ -407,10 +408,6 @@ class Summary:
     unreadable_reasons: dict[str, str] = field(default_factory=dict)
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def summarize(results: Sequence[Row | UnreadableRow | None]) -> Summary:
     """A Summary of results from read_rows."""
     mem = sum(isinstance(r, Memory) for r in results)
@@ -420,9 +417,9 @@ def summarize(results: Sequence[Row | UnreadableRow | None]) -> Summary:
     other = len(results) - mem - top - lnk - len(bad)
     text = ", ".join(
         [
-            _count(mem, "memory", "memories"),
-            _count(top, "topic", "topics"),
-            _count(lnk, "link", "links"),
+            plural(mem, "memory", "memories"),
+            plural(top, "topic"),
+            plural(lnk, "link"),
             f"{len(bad)} unreadable",
         ]
     )

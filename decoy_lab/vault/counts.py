@@ -19,14 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from decoy_lab.text import plural
 from decoy_lab.vault import frames
 
 SPACE = "space"  # the memories frame's `source` of a row read from a legacy space
-
-
-def plural(n: int, one: str, many: str | None = None) -> str:
-    """A count and its noun, with thousands separated: 1 memory, 1,204 memories."""
-    return f"{n:,} {one if n == 1 else many or one + 's'}"
 
 
 def from_space(n: int) -> str:

@@ -27,6 +27,7 @@ from decoy_lab import memory
 from decoy_lab.errors import UnreadableRow
 from decoy_lab.gcpause import gc_paused
 from decoy_lab.memory import Topic
+from decoy_lab.text import plural
 from decoy_lab.transport.oversized import Oversized
 from decoy_lab.vault import frames, heap
 from decoy_lab.vault.counts import VaultCounts
@@ -34,7 +35,7 @@ from decoy_lab.vault.decode import duplicate, kept, oversized  # kept: what the 
 from decoy_lab.vault.frames import DecodedRow
 from decoy_lab.vault.rows import DecodedRows, Kept, as_decoded
 from decoy_lab.vault.served import Entry, Fingerprints, ServedRows, as_served, compact, same_row
-from decoy_lab.vault.waiting import counted, explain_waiting, no_longer_asked, on_their_way, waiting_rows
+from decoy_lab.vault.waiting import explain_waiting, no_longer_asked, on_their_way, waiting_rows
 from decoy_lab.wire.crypto import AgentKey
 
 # A served row -> what it read as before (the local cache), or None: open it afresh.
@@ -162,7 +163,7 @@ class Vault:
         unnamed = [a for a in self.accounts_named() if self.account_names.why_unnamed(a)]
         if unnamed:
             why = self.account_names.unavailable or frames.NOT_LISTED
-            some = "1 account is" if len(unnamed) == 1 else f"{len(unnamed)} accounts are"
+            some = plural(len(unnamed), "account is", "accounts are")
             notes.append(f"{some} shown by id, with no name: {why}.")
         return notes
 
@@ -193,11 +194,11 @@ class Vault:
         if self.dropped:
             text += f"; {self.dropped} served element{'s' if self.dropped != 1 else ''} not a row (dropped)"
         if self.skipped_spaces:
-            text += f"; {counted(self.skipped_spaces, 'legacy space', 'legacy spaces')} skipped (not served readably)"
+            text += f"; {plural(self.skipped_spaces, 'legacy space', 'legacy spaces')} skipped (not served readably)"
         waiting = on_their_way(self.answer)
         if waiting:
             text += (
-                f"; {counted(waiting, 'row', 'rows')} (memories, topics and links) on their way from the owner's phone"
+                f"; {plural(waiting, 'row', 'rows')} (memories, topics and links) on their way from the owner's phone"
             )
         stopped = no_longer_asked(self.answer)
         if stopped:

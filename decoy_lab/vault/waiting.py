@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
+from decoy_lab.text import plural
 from decoy_lab.vault.frames import DecodedRow
 
 
@@ -77,11 +78,6 @@ def no_longer_asked(answer: Mapping) -> int:
     return len(answer.get("failed") or []) + int(answer.get("failed_others") or 0)
 
 
-def counted(n: int, one: str, many: str) -> str:
-    """A count and its noun: 1 row, 3 rows."""
-    return f"{n} {one if n == 1 else many}"
-
-
 def explain_waiting(answer: Mapping) -> list[str]:
     """Sentences for the waiting fields of a memories GET answer (empty when nothing waits)."""
     notes: list[str] = []
@@ -90,7 +86,7 @@ def explain_waiting(answer: Mapping) -> list[str]:
     preparing = answer.get("preparing") or []
     if preparing:
         notes.append(
-            f"{counted(len(preparing), 'row', 'rows')} this connection saved (topic rows included) "
+            f"{plural(len(preparing), 'row')} this connection saved (topic rows included) "
             "are stored and waiting for the owner's phone to share their keys with this connection's "
             "current key; Decoy is asking the phone in the background. Keep their ids and do not save "
             "them again." + again
@@ -98,7 +94,7 @@ def explain_waiting(answer: Mapping) -> list[str]:
     others = answer.get("preparing_others") or 0
     if others:
         notes.append(
-            f"{counted(others, 'row', 'rows')} saved by the owner or other connections (memories, topics "
+            f"{plural(others, 'row')} saved by the owner or other connections (memories, topics "
             "and links together: the answer counts rows, and which is which shows once they open) are "
             "granted to this connection and on their way: the owner's phone has not shared their keys "
             "yet." + again
@@ -112,7 +108,7 @@ def explain_waiting(answer: Mapping) -> list[str]:
     failed = answer.get("failed") or []
     if failed:
         notes.append(
-            f"{counted(len(failed), 'row', 'rows')} this connection saved still have no key for its "
+            f"{plural(len(failed), 'row')} this connection saved still have no key for its "
             "current key, and Decoy has stopped asking the owner's phone on its own (stopped_asking). "
             "They are stored: they read normally as soon as the phone shares them, and a later read may "
             "ask the phone once more. Carry on with what is readable; if the task needs them now, ask "
@@ -121,7 +117,7 @@ def explain_waiting(answer: Mapping) -> list[str]:
     failed_others = answer.get("failed_others") or 0
     if failed_others:
         notes.append(
-            f"{counted(failed_others, 'memory', 'memories')} saved by others are granted but unshared, "
+            f"{plural(failed_others, 'memory', 'memories')} saved by others are granted but unshared, "
             "and Decoy has stopped asking the owner's phone for them on its own (stopped_asking)."
         )
     if answer.get("failed_unknown"):
@@ -182,7 +178,7 @@ def waiting_sentence(
     coming = on_their_way(answer)
     if coming:
         return (
-            f"{counted(coming, 'row is', 'rows are')} (memories, topics, links) on their way from the "
+            f"{plural(coming, 'row is', 'rows are')} (memories, topics, links) on their way from the "
             f"owner's phone, which has not shared their keys with this connection yet: {again}."
         )
     if answer.get("preparing_unknown"):
@@ -193,7 +189,7 @@ def waiting_sentence(
     stopped = no_longer_asked(answer)
     if stopped:
         return (
-            f"{counted(stopped, 'row is', 'rows are')} no longer asked for (stopped_asking): carry on "
+            f"{plural(stopped, 'row is', 'rows are')} no longer asked for (stopped_asking): carry on "
             "with what is readable; if the task needs them now, ask the owner once to open Decoy."
         )
     if answer.get("failed_unknown"):
@@ -226,7 +222,7 @@ def empty_sentence(
     except AttributeError:
         pass
     if unreadable:
-        return f"No {what} could be read: {counted(unreadable, 'row', 'rows')} did not open ({prompt} rows says why)."
+        return f"No {what} could be read: {plural(unreadable, 'row')} did not open ({prompt} rows says why)."
     return f"No {what}: none is stored that this connection's grant reaches ({prompt} access shows the grant)."
 
 

@@ -41,6 +41,7 @@ from decoy_lab.inspector.inspector import Inspector
 from decoy_lab.inspector.model import ERROR, IN_FLIGHT, KEEP, LAYOUT, READABLE, UNREADABLE, Flow, Row
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.widgets.flowdetail import detail_of, status_text
+from decoy_lab.widgets.html import widget_script
 
 ASSETS = Path(__file__).with_name("assets")
 COLUMNS = ("id", "method", "path", "status", "agent", "verdict", "ms")
@@ -90,7 +91,7 @@ def count_text(shown: int, total: int, dropped: int = 0) -> str:
 class FlowsView(anywidget.AnyWidget):
     """The flows of an inspector as a live, sortable, filterable, virtually scrolled table."""
 
-    _esm = ASSETS / "flows.js"
+    _esm = widget_script("flows.js")
     _css = ASSETS / "flows.css"
 
     rows = T.Dict().tag(sync=True)  # the table's cells, one list per column, plus `seq`

@@ -27,8 +27,10 @@ import anywidget
 import pandas as pd
 import traitlets as T
 
+from decoy_lab.text import plural
 from decoy_lab.widgets.gridrows import SORTABLE, GridRows, columns_of, fits, search_keys
-from decoy_lab.widgets.pickers import ANY, plural
+from decoy_lab.widgets.html import widget_script
+from decoy_lab.widgets.pickers import ANY
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -61,7 +63,7 @@ def count_text(shown: int, total: int, space: int = 0) -> str:
 class MemoryGrid(anywidget.AnyWidget):
     """Every memory of one Vault as a sortable, filterable, virtually scrolled table."""
 
-    _esm = ASSETS / "grid.js"
+    _esm = widget_script("grid.js")
     _css = ASSETS / "grid.css"
 
     rows = T.Dict().tag(sync=True)

@@ -1,4 +1,5 @@
-"""What every widget's HTML shares: escaping, the theme's colours and the countdown clock.
+"""What every widget's HTML shares: escaping, the theme's colours, the countdown clock, and the
+helpers every anywidget's script starts with (`widget_script`).
 
 Colours are JupyterLab's theme variables (`--jp-*`) with a fallback for pages outside it
 (exported HTML, the offline tour). A status colour is mixed 70/30 with the theme's own text
@@ -9,7 +10,10 @@ The workbench's displays and the shell use them too (they sit above the widgets)
 from __future__ import annotations
 
 import html
+from pathlib import Path
 from typing import Any
+
+ASSETS = Path(__file__).with_name("assets")
 
 TEXT = "var(--jp-content-font-color0, #1f2328)"
 MUTED = "var(--jp-ui-font-color1, #444c56)"  # secondary words: readable, not grey-on-grey
@@ -48,3 +52,9 @@ def status_parts(status: str, message: str) -> tuple[str, str]:
     if message.casefold().startswith(status.casefold()):
         return message[: len(status)], message[len(status) :]
     return status, f": {message}" if message else ""
+
+
+def widget_script(name: str) -> str:
+    """A widget's `_esm`: assets/common.js (the helpers every widget script uses), then assets/`name`."""
+    # anywidget loads one module per widget from its `_esm` text: an `import` there has no file to resolve from
+    return (ASSETS / "common.js").read_text(encoding="utf-8") + "\n" + (ASSETS / name).read_text(encoding="utf-8")

@@ -19,6 +19,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from decoy_lab.text import plural
 from decoy_lab.widgets.html import esc
 from decoy_lab.widgets.owner_parts import (
     STYLE,
@@ -33,7 +34,7 @@ from decoy_lab.widgets.owner_parts import (
     short,
     what,
 )
-from decoy_lab.widgets.pickers import GrantPicker, plural
+from decoy_lab.widgets.pickers import GrantPicker
 
 YOU = "You (no topic)"
 PAGE = 10

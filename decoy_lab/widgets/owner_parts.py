@@ -11,8 +11,8 @@ from typing import Any
 import ipywidgets as W
 
 from decoy_lab.sandbox.checks.grants import Row
+from decoy_lab.text import plural
 from decoy_lab.widgets.html import esc
-from decoy_lab.widgets.pickers import plural
 
 STYLE = """<style>
 .decoy-owner{color:var(--jp-ui-font-color1,#1f1f1f);background:var(--jp-layout-color1,#fff);

@@ -29,11 +29,6 @@ def chosen(value: str | None) -> str | None:
     return None if value in (ANY, None) else value
 
 
-def plural(n: int, one: str, many: str | None = None) -> str:
-    """ "1 memory", "2 memories": counts read as words, never "1 memories"."""
-    return f"{n:,} {one if n == 1 else (many or one + 's')}"
-
-
 def topic_options(graph: nx.DiGraph) -> list[tuple[str, str]]:
     """(label, value) pairs for a topic picker: all, You (no topic), then every node on the map
     by name, so whatever the map can select the picker can show."""

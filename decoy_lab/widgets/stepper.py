@@ -18,6 +18,7 @@ import traitlets as T
 
 from decoy_lab.errors import DecoyError
 from decoy_lab.recipes.trace import Trace, view
+from decoy_lab.widgets.html import widget_script
 
 ASSETS = Path(__file__).with_name("assets")
 
@@ -25,7 +26,7 @@ ASSETS = Path(__file__).with_name("assets")
 class Stepper(anywidget.AnyWidget):
     """One Trace as a recipe; `index` is the open step (the failing one, else the layout)."""
 
-    _esm = ASSETS / "recipe.js"
+    _esm = widget_script("recipe.js")
     _css = ASSETS / "recipe.css"
 
     trace = T.Instance(Trace)

@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 from decoy_lab.errors import MemoryModelError
 from decoy_lab.views import mapcache, topicmap
 from decoy_lab.views.pagedata import graph_data
+from decoy_lab.widgets.html import widget_script
 from decoy_lab.widgets.pickers import ANY, chosen
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ ASSETS = Path(__file__).with_name("assets")
 class TopicMapWidget(anywidget.AnyWidget):
     """The map of one Vault, drawn in the browser; `graph` is the networkx graph on show."""
 
-    _esm = ASSETS / "topicmap.js"
+    _esm = widget_script("topicmap.js")
     _css = ASSETS / "topicmap.css"
 
     nodes = T.List(T.Dict()).tag(sync=True)

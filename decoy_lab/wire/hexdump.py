@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from decoy_lab.text import plural
 from decoy_lab.wire.layouts import Field
 
 __all__ = ["bytes_word", "changed_runs", "dump_html", "dump_text", "fingerprint", "secret_label"]
@@ -155,7 +156,7 @@ def _masked(plan: _Plan, i: int) -> bool:
 
 
 def bytes_word(n: int) -> str:
-    return f"{n:,} byte" + ("" if n == 1 else "s")
+    return plural(n, "byte")
 
 
 def _elided(count: int, name: str | None) -> str:

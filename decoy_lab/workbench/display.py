@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import pandas as pd
 
-from decoy_lab.vault.counts import plural
+from decoy_lab.text import plural
 from decoy_lab.vault.waiting import empty_sentence, waiting_sentence
 from decoy_lab.widgets.html import MUTED, esc
 

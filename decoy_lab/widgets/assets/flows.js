@@ -19,17 +19,9 @@ const WANT_DELAY = 60; // ms after a repaint before the openings of the rows in 
 const MARK = { true: "✓", false: "✗", null: "…" };
 const followers = new WeakMap(); // model → views to tell when rows change
 
-function h(tag, cls, parent, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text != null) e.textContent = text;
-  if (parent) parent.appendChild(e);
-  return e;
-}
 function countText(shown, total, dropped) {
-  const noun = total === 1 ? "exchange" : "exchanges";
-  const all = total.toLocaleString("en");
-  const line = shown === total ? `${all} ${noun}` : `${shown.toLocaleString("en")} of ${all} ${noun}`;
+  const all = plural(total, "exchange");
+  const line = shown === total ? all : `${shown.toLocaleString("en")} of ${all}`;
   return dropped ? `${line} · ${dropped.toLocaleString("en")} older dropped` : line;
 }
 function msText(v, t0) {
@@ -286,15 +278,7 @@ function render({ model, el }) {
     if (top < body.scrollTop) body.scrollTop = top;
     else if (top + ROW > body.scrollTop + body.clientHeight) body.scrollTop = top + ROW - body.clientHeight;
   });
-  let ticking = false;
-  body.addEventListener("scroll", () => {
-    if (ticking) return;
-    ticking = true;
-    requestAnimationFrame(() => {
-      ticking = false;
-      paint();
-    });
-  });
+  body.addEventListener("scroll", perFrame(paint));
   search.value = model.get("search") || "";
   search.addEventListener("input", () => {
     model.set("search", search.value); // filters at once here; the kernel hears of it after
@@ -318,22 +302,20 @@ function render({ model, el }) {
   };
   t.views.add(onRows);
   const ticker = setInterval(() => live && paint(), 500);
-  model.on("change:search", onFilter);
-  model.on("change:sort", onFilter);
-  model.on("change:picked", onPicked);
-  model.on("change:detail", showDetail);
-  model.on("change:details", showDetail);
+  const unlisten = listen(model, {
+    "change:search": onFilter,
+    "change:sort": onFilter,
+    "change:picked": onPicked,
+    "change:detail": showDetail,
+    "change:details": showDetail,
+  });
   refilter();
   showDetail();
   return () => {
     clearInterval(ticker);
     clearTimeout(wantTimer);
     t.views.delete(onRows);
-    model.off("change:search", onFilter);
-    model.off("change:sort", onFilter);
-    model.off("change:picked", onPicked);
-    model.off("change:detail", showDetail);
-    model.off("change:details", showDetail);
+    unlisten();
   };
 }
 
@@ -350,7 +332,7 @@ function drawDetail(box, d, model) {
   if (d.rows.length) {
     const rows = h("section", "decoy-flows-rowcards", box);
     rows.setAttribute("aria-label", "sealed rows");
-    h("div", "decoy-flows-h", rows, `${d.rows.length} sealed ${d.rows.length === 1 ? "row" : "rows"}`);
+    h("div", "decoy-flows-h", rows, plural(d.rows.length, "sealed row"));
     d.rows.forEach((r) => rowCard(rows, r, d.id, model));
   }
   const sides = h("div", "decoy-flows-sides", box);
@@ -407,7 +389,7 @@ function side(parent, title, s, d) {
   const more = s.truncated ? ", cut at the record's cap" : s.complete ? "" : ", incomplete";
   h("div", "decoy-flows-h", box, `${title} · ${s.size.toLocaleString("en")} bytes${more}`);
   const hd = h("details", "decoy-flows-headers", box);
-  h("summary", "", hd, `${s.headers.length} headers`);
+  h("summary", "", hd, plural(s.headers.length, "header"));
   const ht = h("table", "", hd);
   for (const [k, v] of s.headers) {
     const tr = h("tr", "", ht);

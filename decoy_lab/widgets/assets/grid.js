@@ -35,15 +35,6 @@ const CLAMP = 240; // characters of a text put in a cell; the details show all o
 const PAD = 14; // a cell's padding, both sides, and a little air
 let grids = 0; // ids of rows are unique in the page, however many tables it shows
 
-function h(tag, cls, parent) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (parent) parent.appendChild(e);
-  return e;
-}
-function plural(n, one, many) {
-  return `${n.toLocaleString("en")} ${n === 1 ? one : many || one + "s"}`;
-}
 function countText(shown, total, space) {
   const all = plural(total, "memory", "memories");
   return (shown === total ? all : `${shown.toLocaleString("en")} of ${all} shown`) +
@@ -573,15 +564,7 @@ function render({ model, el }) {
       if (active) pick(active);
     }
   });
-  let ticking = false;
-  body.addEventListener("scroll", () => {
-    if (ticking) return;
-    ticking = true;
-    requestAnimationFrame(() => {
-      ticking = false;
-      paint();
-    });
-  });
+  body.addEventListener("scroll", perFrame(paint));
   search.value = model.get("search") || "";
   search.addEventListener("input", () => {
     model.set("search", search.value); // its change event filters the rows
@@ -598,14 +581,19 @@ function render({ model, el }) {
     showDetails();
   };
   const onMessage = (msg) => msg && msg.kind === "window" && answered(msg);
-  const names = ["change:topic", "change:category", "change:mine", "change:sort", "change:empty_reason"];
-  for (const e of names) model.on(e, onFilter);
-  model.on("change:search", onFilter);
-  model.on("change:rows", load);
-  model.on("change:paging", load);
-  model.on("change:picked", onPicked);
-  model.on("change:picked_row", showDetails);
-  model.on("msg:custom", onMessage);
+  const unlisten = listen(model, {
+    "change:topic": onFilter,
+    "change:category": onFilter,
+    "change:mine": onFilter,
+    "change:sort": onFilter,
+    "change:empty_reason": onFilter,
+    "change:search": onFilter,
+    "change:rows": load,
+    "change:paging": load,
+    "change:picked": onPicked,
+    "change:picked_row": showDetails,
+    "msg:custom": onMessage,
+  });
   load();
   // The first paint may come before the table is in the page: size it once it is. Once that
   // frame is drawn, a paged table tells the kernel, which then builds what a search or a sort
@@ -621,13 +609,7 @@ function render({ model, el }) {
   return () => {
     resized.disconnect();
     clearTimeout(waited);
-    for (const e of names) model.off(e, onFilter);
-    model.off("change:search", onFilter);
-    model.off("change:rows", load);
-    model.off("change:paging", load);
-    model.off("change:picked", onPicked);
-    model.off("change:picked_row", showDetails);
-    model.off("msg:custom", onMessage);
+    unlisten();
   };
 }
 

@@ -9,18 +9,6 @@ const WIDTH = 16; // bytes per row
 const VISIBLE = 16; // rows the hex view shows before it scrolls
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
 
-function h(tag, attrs = {}, ...kids) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") el.className = v;
-    else if (k === "text") el.textContent = v;
-    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else el.setAttribute(k, v);
-  }
-  for (const kid of kids) if (kid != null) el.append(kid);
-  return el;
-}
-
 function esc(s) {
   return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 }
@@ -99,16 +87,16 @@ function render({ model, el }) {
   let hexView = null;
   let treeView = null;
 
-  const head = h("div", { class: "dr-head" });
-  const prev = h("button", { class: "dr-btn", text: "◀ Prev", onclick: () => go(index - 1) });
-  const next = h("button", { class: "dr-btn", text: "Next ▶", onclick: () => go(index + 1) });
-  const where = h("span", { class: "dr-where" });
-  const exportJson = h("button", { class: "dr-btn", text: "Export JSON", onclick: () => ask("json") });
-  const exportPy = h("button", { class: "dr-btn", text: "Export Python", onclick: () => ask("python") });
-  const bar = h("div", { class: "dr-bar" }, prev, next, where, h("span", { class: "dr-fill" }), exportJson, exportPy);
-  const notice = h("div", { class: "dr-notice" });
-  const list = h("ol", { class: "dr-steps" });
-  root.append(head, bar, notice, list);
+  const head = h("div", "dr-head", root);
+  const bar = h("div", "dr-bar", root);
+  const prev = h("button", { class: "dr-btn", onclick: () => go(index - 1) }, bar, "◀ Prev");
+  const next = h("button", { class: "dr-btn", onclick: () => go(index + 1) }, bar, "Next ▶");
+  const where = h("span", "dr-where", bar);
+  h("span", "dr-fill", bar);
+  h("button", { class: "dr-btn", onclick: () => ask("json") }, bar, "Export JSON");
+  h("button", { class: "dr-btn", onclick: () => ask("python") }, bar, "Export Python");
+  const notice = h("div", "dr-notice", root);
+  const list = h("ol", "dr-steps", root);
 
   function ask(as) {
     model.send({ kind: "export", as });
@@ -129,19 +117,14 @@ function render({ model, el }) {
 
   function drawList() {
     list.replaceChildren(
-      ...recipe.steps.map((s, i) =>
-        h(
-          "li",
-          { class: "dr-step", "data-step": String(i), "data-ok": String(s.ok) },
-          h(
-            "div",
-            { class: "dr-step-head", onclick: () => go(i) },
-            h("span", { class: "dr-mark dr-tone", style: `--dr-tone:${s.colour}`, text: s.mark }),
-            h("span", { class: "dr-name", text: ` ${i + 1}. ${s.name}` }),
-            s.ok === false ? h("span", { class: "dr-brief", text: " — " + (s.lines[0] || ["", ""])[1] }) : null,
-          ),
-        ),
-      ),
+      ...recipe.steps.map((s, i) => {
+        const li = h("li", { class: "dr-step", "data-step": String(i), "data-ok": String(s.ok) });
+        const line = h("div", { class: "dr-step-head", onclick: () => go(i) }, li);
+        h("span", { class: "dr-mark dr-tone", style: `--dr-tone:${s.colour}` }, line, s.mark);
+        h("span", "dr-name", line, ` ${i + 1}. ${s.name}`);
+        if (s.ok === false) h("span", "dr-brief", line, " — " + (s.lines[0] || ["", ""])[1]);
+        return li;
+      }),
     );
   }
 
@@ -168,7 +151,7 @@ function render({ model, el }) {
     next.disabled = i >= n - 1;
     where.textContent = n ? `step ${i + 1} of ${n}` : "no steps";
     if (!n) {
-      list.replaceChildren(h("li", { class: "dr-empty", text: "This trace has no steps." }));
+      list.replaceChildren(h("li", "dr-empty", null, "This trace has no steps."));
       return;
     }
     const old = list.querySelector(".dr-step.open");
@@ -194,35 +177,36 @@ function render({ model, el }) {
   }
 
   function body(step, i) {
-    const box = h("div", { class: "decoy-step dr-body" });
-    box.append(h("div", { class: "dr-title", text: `${step.mark} ${i + 1}. ${step.name}` }));
+    const box = h("div", "decoy-step dr-body");
+    h("div", "dr-title", box, `${step.mark} ${i + 1}. ${step.name}`);
     for (const [label, text] of step.lines) {
-      box.append(
-        h(
-          "div",
-          { class: label === "reason" ? "dr-line dr-reason" : "dr-line" },
-          h("span", { class: "dr-label", text: label === "reason" ? "Why it failed" : label }),
-          h("code", { text }),
-        ),
-      );
+      const line = h("div", label === "reason" ? "dr-line dr-reason" : "dr-line", box);
+      h("span", "dr-label", line, label === "reason" ? "Why it failed" : label);
+      h("code", "", line, text);
     }
-    const bytes = h("div", { class: "dr-bytesbox" });
+    const bytes = h("div", "dr-bytesbox");
     if (step.blob != null && step.out != null) {
+      const tabs = h("div", "dr-tabs", box);
       const tab = (w, label) =>
-        h("button", {
-          class: "dr-tab" + (which === w ? " on" : ""),
-          text: label,
-          onclick: (e) => {
-            which = w;
-            open = shownBytes(i, w);
-            lit = null;
-            selByte = selNode = -1;
-            edit = null;
-            box.querySelectorAll(".dr-tab").forEach((t) => t.classList.toggle("on", t === e.currentTarget));
-            fillBytes(step, i, bytes);
+        h(
+          "button",
+          {
+            class: "dr-tab" + (which === w ? " on" : ""),
+            onclick: (e) => {
+              which = w;
+              open = shownBytes(i, w);
+              lit = null;
+              selByte = selNode = -1;
+              edit = null;
+              box.querySelectorAll(".dr-tab").forEach((t) => t.classList.toggle("on", t === e.currentTarget));
+              fillBytes(step, i, bytes);
+            },
           },
-        });
-      box.append(h("div", { class: "dr-tabs" }, tab("in", "input bytes"), tab("out", "output bytes")));
+          tabs,
+          label,
+        );
+      tab("in", "input bytes");
+      tab("out", "output bytes");
     }
     box.append(bytes);
     fillBytes(step, i, bytes);
@@ -237,22 +221,19 @@ function render({ model, el }) {
     }
     const changedCount = open.changedCount;
     const editable = step.input && which === "in";
-    box.append(
-      h("div", {
-        class: "dr-summary",
-        text:
-          `${open.n.toLocaleString()} bytes` +
-          (which === "out" ? " given out by this step" : "") +
-          (changedCount ? ` · ${changedCount} byte${changedCount > 1 ? "s differ" : " differs"} from the served blob` : "") +
-          (editable ? " · double-click a byte or a field to edit it" : ""),
-      }),
+    h(
+      "div",
+      "dr-summary",
+      box,
+      plural(open.n, "byte") +
+        (which === "out" ? " given out by this step" : "") +
+        (changedCount ? ` · ${plural(changedCount, "byte differs", "bytes differ")} from the served blob` : "") +
+        (editable ? " · double-click a byte or a field to edit it" : ""),
     );
     hexView = h("div", { class: "dr-hex", style: `height:${Math.min(open.rows, VISIBLE) * ROW + 2}px` });
-    const spacer = h("div", { class: "dr-spacer", style: `height:${open.rows * ROW}px` });
-    const rows = h("div", { class: "dr-rows" });
-    spacer.append(rows);
-    hexView.append(spacer);
-    hexView.addEventListener("scroll", () => requestAnimationFrame(drawRows));
+    const spacer = h("div", { class: "dr-spacer", style: `height:${open.rows * ROW}px` }, hexView);
+    h("div", "dr-rows", spacer);
+    hexView.addEventListener("scroll", perFrame(drawRows));
     hexView.addEventListener("click", (e) => {
       const o = e.target.dataset?.o;
       if (o != null) pickByte(+o);
@@ -261,18 +242,20 @@ function render({ model, el }) {
       const o = e.target.dataset?.o;
       if (o != null) startEdit(+o, +o + 1);
     });
-    treeView = h("div", { class: "dr-tree" }, tree());
-    box.append(h("div", { class: "dr-bytes" }, hexView, treeView));
-    box.append(h("div", { class: "dr-info" }));
+    treeView = h("div", "dr-tree");
+    treeView.append(tree());
+    h("div", "dr-bytes", box).append(hexView, treeView);
+    h("div", "dr-info", box);
     box.append(editor(step, i));
     requestAnimationFrame(drawRows);
     drawRows();
   }
 
   function tree() {
-    const ul = h("ul", { class: "dr-tree-root" });
+    const ul = h("ul", "dr-tree-root");
     const items = new Map();
     for (const node of open.nodes) {
+      const li = h("li");
       const label = h(
         "span",
         {
@@ -282,20 +265,20 @@ function render({ model, el }) {
           onclick: () => pickNode(node.index),
           ondblclick: () => startEdit(node.start, node.end),
         },
-        node.colour >= 0
-          ? h("span", { class: "dr-swatch", style: `background:${recipe.palette[node.colour % recipe.palette.length]}` })
-          : null,
-        h("b", { text: node.name }),
-        h("span", { class: "dr-range", text: ` [${node.start}:${node.end}]` }),
-        node.note ? h("span", { class: "dr-note", text: " " + node.note }) : null,
+        li,
       );
-      const li = h("li", {}, label);
+      if (node.colour >= 0) {
+        h("span", { class: "dr-swatch", style: `background:${recipe.palette[node.colour % recipe.palette.length]}` }, label);
+      }
+      h("b", "", label, node.name);
+      h("span", "dr-range", label, ` [${node.start}:${node.end}]`);
+      if (node.note) h("span", "dr-note", label, " " + node.note);
       items.set(node.index, li);
       if (node.parent < 0) ul.append(li);
       else {
         const parent = items.get(node.parent);
         let sub = parent.querySelector(":scope > ul");
-        if (!sub) parent.append((sub = h("ul")));
+        if (!sub) sub = h("ul", "", parent);
         sub.append(li);
       }
     }
@@ -368,7 +351,7 @@ function render({ model, el }) {
     scrollTo(node.start);
     restyle();
     const n = node.end - node.start;
-    info(`${node.name} [${node.start}:${node.end}] · ${n.toLocaleString()} byte${n === 1 ? "" : "s"}` + (node.note ? ` · ${node.note}` : ""));
+    info(`${node.name} [${node.start}:${node.end}] · ${plural(n, "byte")}` + (node.note ? ` · ${node.note}` : ""));
   }
 
   function pickByte(o) {
@@ -386,32 +369,21 @@ function render({ model, el }) {
     const value = open.masked[o] ? "••" : "0x" + HEX[open.data[o]];
     // The byte, then the steps that read it as a list: each its own line, its number and name
     // a link that opens it.
-    box.replaceChildren(
-      h("div", {
-        class: "dr-info-byte",
-        text:
-          `byte ${o} (0x${o.toString(16)}) = ${value}` +
-          (open.changed[o] ? " · changed from the served blob" : "") +
-          (node ? ` · field ${node.name} [${node.start}:${node.end}]` : ""),
-      }),
-      h("div", { class: "dr-info-label", text: users.length === 1 ? "read in step:" : "read in steps:" }),
-      h(
-        "ul",
-        { class: "dr-info-steps" },
-        ...users.map(([s, i]) =>
-          h(
-            "li",
-            {},
-            h("a", {
-              class: "dr-steplink",
-              href: "#",
-              onclick: (e) => (e.preventDefault(), go(i)),
-              text: `step ${i + 1}: ${s.name}` + (s.blob === blob ? "" : " (its output)"),
-            }),
-          ),
-        ),
-      ),
+    box.replaceChildren();
+    h(
+      "div",
+      "dr-info-byte",
+      box,
+      `byte ${o} (0x${o.toString(16)}) = ${value}` +
+        (open.changed[o] ? " · changed from the served blob" : "") +
+        (node ? ` · field ${node.name} [${node.start}:${node.end}]` : ""),
     );
+    h("div", "dr-info-label", box, users.length === 1 ? "read in step:" : "read in steps:");
+    const steps = h("ul", "dr-info-steps", box);
+    for (const [s, i] of users) {
+      const link = { class: "dr-steplink", href: "#", onclick: (e) => (e.preventDefault(), go(i)) };
+      h("a", link, h("li", "", steps), `step ${i + 1}: ${s.name}` + (s.blob === blob ? "" : " (its output)"));
+    }
   }
 
   function info(text) {
@@ -421,9 +393,10 @@ function render({ model, el }) {
 
   function editor(step, i) {
     const input = h("input", { class: "dr-edit-hex", type: "text", spellcheck: "false", placeholder: "hex" });
-    const what = h("span", { class: "dr-edit-what" });
-    const run = h("button", { class: "dr-btn dr-rerun", text: `Re-run from step ${i + 1}` });
-    const form = h("div", { class: "dr-edit" }, what, input, run);
+    const what = h("span", "dr-edit-what");
+    const run = h("button", "dr-btn dr-rerun", null, `Re-run from step ${i + 1}`);
+    const form = h("div", "dr-edit");
+    form.append(what, input, run);
     const submit = () => {
       if (!edit) return;
       const hex = input.value.replace(/\s+/g, "");
@@ -486,31 +459,33 @@ function render({ model, el }) {
     if (e.target.tagName !== "INPUT" && e.target.tagName !== "BUTTON") root.focus({ preventScroll: true });
   });
 
-  model.on("change:recipe", () => {
-    recipe = model.get("recipe");
-    cache.clear();
-    prepared.clear();
-    open = null;
-    drawAll();
-  });
-  model.on("change:index", () => {
-    const i = model.get("index");
-    if (i !== index || !list.querySelector(".dr-step.open")) openStep(i);
-  });
-  model.on("change:error", () => notify(model.get("error")));
-  model.on("msg:custom", (msg) => {
-    if (msg.kind !== "export") return;
-    const url = URL.createObjectURL(new Blob([msg.text], { type: msg.type }));
-    const a = h("a", { href: url, download: msg.name });
-    root.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
-    notify(`Exported ${msg.name}.`);
+  const unlisten = listen(model, {
+    "change:recipe": () => {
+      recipe = model.get("recipe");
+      cache.clear();
+      prepared.clear();
+      open = null;
+      drawAll();
+    },
+    "change:index": () => {
+      const i = model.get("index");
+      if (i !== index || !list.querySelector(".dr-step.open")) openStep(i);
+    },
+    "change:error": () => notify(model.get("error")),
+    "msg:custom": (msg) => {
+      if (msg.kind !== "export") return;
+      const url = URL.createObjectURL(new Blob([msg.text], { type: msg.type }));
+      const a = h("a", { href: url, download: msg.name }, root);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 1000);
+      notify(`Exported ${msg.name}.`);
+    },
   });
 
   notify(model.get("error"));
   drawAll();
+  return unlisten;
 }
 
 export default { render };

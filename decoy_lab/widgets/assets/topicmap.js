@@ -21,20 +21,11 @@ const LABEL_SLOT = 11; // px: … and the topics' names where they fit
 const BIG_DOT = 5; // px: a dot this big is named at any zoom, where its name fits
 const NEAR = 9; // px: how close the pointer must come to a topic's dot to hover or pick it (at most)
 
-function h(tag, cls, parent) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (parent) parent.appendChild(e);
-  return e;
-}
 function s(tag, cls, parent) {
   const e = document.createElementNS(SVG, tag);
   if (cls) e.setAttribute("class", cls);
   if (parent) parent.appendChild(e);
   return e;
-}
-function plural(n, one, many) {
-  return `${n.toLocaleString("en")} ${n === 1 ? one : many || one + "s"}`;
 }
 function overlaps(a, b) {
   return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
@@ -97,7 +88,7 @@ function render({ model, el }) {
   const measure = document.createElement("canvas").getContext("2d");
   let nodes = [], byId = new Map(), edges = [], kids = new Map(), incident = new Map();
   let view = { k: 1, tx: 0, ty: 0 }, fitted = false, hovered = null, matches = new Set();
-  let frame = 0, fitK = 0, moved = true; // moved: dots and edges need new positions
+  let fitK = 0, moved = true; // moved: dots and edges need new positions
   let picked = false, styled = { selected: "", ringed: "" }; // picked: only what the pick or ring styles changed
   let clusters = [], large = false, grid = new Map(), slot = 1, hoveredCluster = null;
   const CELL = 2; // data units: the hit grid's cell (a topic's slot is 1)
@@ -238,12 +229,9 @@ function render({ model, el }) {
     picked = true;
     relabel();
   }
-  function relabel() {
-    if (!frame) frame = requestAnimationFrame(draw);
-  }
+  const relabel = perFrame(draw);
 
   function draw() {
-    frame = 0;
     if (!fitted && !fit()) return;
     const W = stage.clientWidth, H = stage.clientHeight;
     const hidden = hiddenSet();
@@ -802,12 +790,14 @@ function render({ model, el }) {
     if (hovered && byId.has(hovered)) fillTip(byId.get(hovered)); // "fold" now reads "unfold"
     schedule();
   };
-  model.on("change:nodes", onNodes);
-  model.on("change:edges", onNodes);
-  model.on("change:clusters", onNodes);
-  model.on("change:selected", onSelected);
-  model.on("change:ringed", onRinged);
-  model.on("change:collapsed", onCollapsed);
+  const unlisten = listen(model, {
+    "change:nodes": onNodes,
+    "change:edges": onNodes,
+    "change:clusters": onNodes,
+    "change:selected": onSelected,
+    "change:ringed": onRinged,
+    "change:collapsed": onCollapsed,
+  });
   const resize = new ResizeObserver(() => {
     fitted = false;
     schedule();
@@ -818,12 +808,7 @@ function render({ model, el }) {
     resize.disconnect();
     window.removeEventListener("pointermove", onMove);
     window.removeEventListener("pointerup", onUp);
-    model.off("change:nodes", onNodes);
-    model.off("change:edges", onNodes);
-    model.off("change:clusters", onNodes);
-    model.off("change:selected", onSelected);
-    model.off("change:ringed", onRinged);
-    model.off("change:collapsed", onCollapsed);
+    unlisten();
   };
 }
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from IPython.display import display
 
 from decoy_lab.errors import DecoyError
-from decoy_lab.vault.counts import plural
+from decoy_lab.text import plural
 from decoy_lab.workbench import verbs
 from decoy_lab.workbench.display import MemoryFrame, say, select_said, with_progress
 from decoy_lab.workbench.notebook import agents

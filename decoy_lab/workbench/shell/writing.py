@@ -8,7 +8,7 @@ import argparse
 import json
 
 from decoy_lab.errors import TransportError
-from decoy_lab.vault.counts import plural
+from decoy_lab.text import plural
 from decoy_lab.workbench import verbs
 from decoy_lab.workbench.shell.terminal import (
     connection,
