@@ -4,13 +4,20 @@ It sits above the inspector, the client and the sandbox, and drives a sandbox an
 through their public APIs (the owner API, the recorded flows), never the sandbox's private state.
 
     model.py          Rule, Result, Evidence, Run, Exchange: rules as data and what a run hands them
-    rules/            every rule by area (rows, topics, writes, reading, access, pairing)
+    rules/            every rule by area (outcome, rows, topics, writes, reading, access, pairing,
+                      contents, wraps, limits)
     hop.py            the staging hop between inspector and sandbox: faults at chosen exchanges
     recording.py      the inspector in front of the hop, opening rows as the sandbox's owner
     scenarios.py      clean, lost-answers, preparing, owner-edits, missing-permission, slow-pairing,
-                      token-rotation: a fresh sandbox each, the agent's command run against it
-    reproduce.py      a curl line per exchange a failure names, to re-send it against a sandbox
-    report.py         the scorecard: text, JSON, JUnit XML, an offline HTML page
+                      token-rotation, other-connections, rate-limit, owner-unlabels: a fresh
+                      sandbox each, the agent's command run against it
+    inventory.py      every normative sentence of the spec's memory sections: enforced by rules,
+                      not observable in traffic (why), or a gap; the coverage figure
+    spectext.py       finds those sentences in the spec by their wording (the inventory's test)
+    runner.py         the scenarios side by side (a bounded pool), each in its own sandbox; Staging
+    fixes.py          what to do instead, per rule
+    reproduce.py      a curl line per exchange a failure names, and --replay in a sandbox staged the same way
+    report.py         the scorecard, failed first: text, JSON (+ REPORT.d/), JUnit XML, an offline HTML page
     docs.py           docs/rules.md from the rules
     command.py        `decoy-lab check`: add_arguments(parser) and run(args)
     pytest_plugin.py  fixtures decoy_sandbox and decoy_inspector; violations(inspector)

@@ -1,17 +1,23 @@
 """`decoy-lab check`: judge an agent by the spec, rule by rule, under staged faults.
 
     decoy-lab check [--scenario NAME …] [--json FILE] [--junit FILE] [--html FILE] [--timeout S]
-                    [--agent-key PEM] [--env NAME …] -- COMMAND [ARG…]
+                    [--agent-key PEM] [--env NAME …] [--jobs N] -- COMMAND [ARG…]
+    decoy-lab check --replay REPORT EXCHANGE     # e.g. --replay score.json clean#7
     python -m decoy_lab.conformance -- COMMAND [ARG…]
     python -m decoy_lab.conformance --rules-md > docs/rules.md
 
-Each scenario runs COMMAND once against a fresh sandbox behind the inspector, with
+Each scenario runs COMMAND once against a fresh sandbox behind the inspector (`--jobs`, default
+3, of them side by side: runner.py), with
 `DECOY_BASE_URL` set to the inspector's URL (and `{url}` in its arguments replaced by it), in a
 clean room: a fresh HOME and config directory, PATH, the locale and TZ, and only the user's
 variables that `--env NAME` names (scenarios.agent_env). The scorecard lists each rule, its
 verdict, the spec sentence it enforces and the exchanges that prove it; what the agent sent is
-shown escaped, never acting on the terminal. Exit 0 when no rule failed, 1 when one did, 2 for a
-usage mistake (`error: …`).
+shown escaped, never acting on the terminal. What failed comes first, each with what to do
+instead; no body is printed: the JSON report (`--json FILE`, else one in a fresh temporary
+folder, named at the end) keeps the exchanges a failure names in `FILE.d/`, with the check's
+throwaway owner key, so `--replay FILE clean#7` sends one again to a sandbox staged the same way
+(reproduce.py). Exit 0 when no rule failed, 1 when one did, 2 for a usage mistake (`error: …`,
+one line), 3 when no rule was exercised.
 `add_arguments(parser)` and `run(args)` are what the `decoy-lab` command wires in.
 """
 
@@ -22,14 +28,17 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from decoy_lab.argtypes import seconds
-from decoy_lab.conformance import docs, report
+from decoy_lab.conformance import docs, report, reproduce, runner
+from decoy_lab.conformance.model import Run
 from decoy_lab.conformance.rules import RULES
-from decoy_lab.conformance.scenarios import DEFAULT, RESERVED, SCENARIOS, run_scenario
+from decoy_lab.conformance.scenarios import DEFAULT, RESERVED, SCENARIOS
 from decoy_lab.text import escaped
 from decoy_lab.wire.crypto import AgentKey
 
@@ -74,13 +83,43 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="give the agent this variable of yours (repeatable); it gets none of your environment but "
         "PATH, the locale and TZ, in a fresh HOME and config directory",
     )
+    p.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=runner.WORKERS,
+        metavar="N",
+        help=f"scenarios run side by side, each in its own sandbox (default {runner.WORKERS})",
+    )
+    p.add_argument(
+        "--replay",
+        nargs=2,
+        metavar=("REPORT", "EXCHANGE"),
+        help="send a saved exchange (clean#7) of a --json REPORT again, to a sandbox staged as the check's, "
+        "and judge it again",
+    )
     p.add_argument("--rules-md", dest="rules_md", action="store_true", help="print docs/rules.md and exit")
     p.add_argument("--list", action="store_true", help="list the scenarios and rules and exit")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG…]: the agent to check")
+    # `agent`, not `command`: the `decoy-lab` parser keeps its sub-command in `command`
+    p.add_argument("agent", nargs=argparse.REMAINDER, metavar="command", help="-- COMMAND [ARG…]: the agent to check")
 
 
-def agent_command(words: list[str] | None) -> list[str]:
-    """The agent's command from what follows `--` (checked to exist)."""
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= n <= 16:
+        raise argparse.ArgumentTypeError(f"{n}: give 1 to 16 scenarios at once")
+    return n
+
+
+SCRIPTS = (".py", ".mjs", ".cjs", ".js", ".ts", ".sh", ".rb", ".pl")  # an argument that names the agent's file
+
+
+def agent_command(words: list[str] | None, roots: Sequence[Path] = ()) -> list[str]:
+    """The agent's command from what follows `--`: its program checked to exist, and its script
+    (the first argument naming a .py, .mjs, … file) too. A script not found here is looked for
+    under each of `roots` (the notebook gives the checkout) and, found there, given by its path."""
     command = list(words or [])
     if command[:1] == ["--"]:
         command = command[1:]
@@ -88,7 +127,25 @@ def agent_command(words: list[str] | None) -> list[str]:
         raise UsageError("give the agent's command after --, e.g. decoy-lab check -- python my_agent.py")
     if shutil.which(command[0]) is None and not Path(command[0]).exists():
         raise UsageError(f"{command[0]}: no such command")
+    i = script_index(command)
+    if i is not None and not Path(command[i]).exists():
+        found = next((root / command[i] for root in roots if (root / command[i]).is_file()), None)
+        if found is None:
+            where = " or ".join([f"in {Path.cwd()}", *(f"under {r}" for r in roots)])
+            raise UsageError(f"{command[i]}: no such file ({where})")
+        command[i] = str(found)
     return command
+
+
+def script_index(command: Sequence[str]) -> int | None:
+    """Where the agent's script is in its command: the first argument (not an option, no spaces)
+    that names a .py, .mjs, … file; None when there is none (a program of its own, `-c …`)."""
+    for i, word in enumerate(command[1:], start=1):
+        if command[i - 1] in ("-c", "-e", "-m", "--eval"):
+            return None  # code or a module follows, not a file
+        if not word.startswith("-") and " " not in word and word.endswith(SCRIPTS):
+            return i
+    return None
 
 
 def scenario_names(names: list[str] | None) -> list[str]:
@@ -96,7 +153,7 @@ def scenario_names(names: list[str] | None) -> list[str]:
     for name in names or []:
         if name not in SCENARIOS:
             raise UsageError(f"no scenario {name!r}; the scenarios are {', '.join(SCENARIOS)}")
-    return list(names or DEFAULT)
+    return list(dict.fromkeys(names or DEFAULT))
 
 
 def env_names(names: list[str] | None, environ: Mapping[str, str] | None = None) -> list[str]:
@@ -119,7 +176,7 @@ def agent_key(path: str | None) -> bytes | None:
 
 
 def _usage(args: argparse.Namespace) -> list[str]:
-    command = agent_command(args.command)
+    command = agent_command(args.agent)
     scenario_names(args.scenario)
     env_names(args.env)
     for flag in ("json", "junit", "html"):
@@ -139,7 +196,8 @@ def _listing() -> str:
 
 def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run the scenarios and print the scorecard; 0 (no rule failed), 1 (one did), 2 (usage),
-    3 (no rule was exercised: the agent sent nothing they judge)."""
+    3 (no rule was exercised: the agent sent nothing they judge). With `--replay` send one saved
+    exchange again instead (reproduce.replay: 1 when a rule fails again)."""
     out = out or sys.stdout
     if args.rules_md:
         out.write(docs.rules_md())
@@ -147,28 +205,65 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     if args.list:
         out.write(_listing())
         return 0
+    if args.replay:
+        return _replay(args, out)
     try:
         command = _usage(args)
         key = agent_key(args.agent_key)
     except UsageError as exc:
+        return _said(exc)
+    names = scenario_names(args.scenario)
+    began = time.monotonic()
+    print(f"running {len(names)} scenario(s), {min(args.jobs, len(names))} at a time …", file=sys.stderr, flush=True)
+    try:
+        runs, staging = runner.run_scenarios(
+            names,
+            command,
+            timeout=args.timeout,
+            agent_key=key,
+            pass_env=env_names(args.env),
+            workers=args.jobs,
+            on_done=_heard_done,
+        )
+    except runner.ScenarioError as exc:
         print(f"error: {escaped(str(exc))}", file=sys.stderr)
         return 2
-    passed = env_names(args.env)
-    runs = []
-    for name in scenario_names(args.scenario):
-        print(f"running scenario {name} …", file=sys.stderr, flush=True)
-        try:
-            runs.append(run_scenario(SCENARIOS[name], command, timeout=args.timeout, agent_key=key, pass_env=passed))
-        except (OSError, RuntimeError) as exc:
-            print(f"error: scenario {name} could not run: {escaped(str(exc))}", file=sys.stderr)
-            return 2
-    card = report.score(RULES, runs, shlex.join(command))
+    card = report.score(RULES, runs, shlex.join(command), staging=staging)
+    card.seconds = time.monotonic() - began
+    report.save(card, _report_path(args.json))
     out.write(report.text(card))
-    for flag, render in (("json", report.to_json), ("junit", report.junit), ("html", report.page)):
-        path = getattr(args, flag)
-        if path:
-            Path(path).write_text(render(card), encoding="utf-8")
+    if args.junit:
+        Path(args.junit).write_text(report.junit(card), encoding="utf-8")
+    if args.html:
+        Path(args.html).write_text(report.page(card, args.html), encoding="utf-8")
     return card.exit_code()
+
+
+def _said(exc: Exception) -> int:
+    print(f"error: {escaped(str(exc))}", file=sys.stderr)
+    return 2
+
+
+def _heard_done(name: str, run: Run) -> None:
+    ended = "timed out" if run.timed_out else f"exit {run.exit_code}"
+    print(f"  {name}: {ended}, {len(run.exchanges)} exchanges", file=sys.stderr, flush=True)
+
+
+def _report_path(json_file: str | None) -> Path:
+    """Where the JSON report goes: `--json FILE`, else a fresh private temporary folder."""
+    if json_file:
+        return Path(json_file)
+    return Path(tempfile.mkdtemp(prefix="decoy-report-")) / "report.json"
+
+
+def _replay(args: argparse.Namespace, out: TextIO) -> int:
+    if args.agent and args.agent != ["--"]:
+        return _said(UsageError("--replay sends a saved exchange again: give no agent command"))
+    try:
+        key = agent_key(args.agent_key)
+        return reproduce.replay(args.replay[0], args.replay[1], out=out, agent_key=key)
+    except (UsageError, reproduce.ReplayError) as exc:
+        return _said(exc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -178,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     if "--" in argv:  # everything after `--` is the agent's command, whatever it looks like
         i = argv.index("--")
         args = parser.parse_args(argv[:i])
-        args.command = argv[i + 1 :]
+        args.agent = argv[i + 1 :]
     else:
         args = parser.parse_args(argv)
     return run(args)

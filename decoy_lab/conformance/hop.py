@@ -10,10 +10,15 @@ of `Fault`s, each matching requests by method and path and firing on chosen matc
               `slow_down` to a device-code poll, nothing is written upstream);
 - `drop`    — forward, let the upstream commit, send the status line and cut the connection: the
               agent sees a network error although the write happened (the sandbox's
-              `drop_after_commit`, at a chosen exchange);
+              `drop_after_commit`, at a chosen exchange). Only a write the sandbox accepted is
+              cut: a refused one (a 4xx) keeps its refusal and the drop waits for the next match;
 - `before`  — run `action(request)` (the owner editing a memory, say) and then forward;
 - `expire`  — from the matching request on, the bearer token it carries answers
               `401 TOKEN_EXPIRED` (`recovery: refresh`), as an access token past its life does.
+
+A fault with `after="drop"` counts its matches only once a drop has fired (the 503 that meets
+the resend of the rows whose answer was lost). An `answer` may carry headers (`Retry-After` with a
+`429 RATE_LIMITED`).
 
 Every fault that fires is kept in `events` (kind, method, path, when), so a rule can tell a
 staged fault from the agent's own mistake. The hop sees raw tokens (it sits behind the
@@ -103,6 +108,8 @@ class Fault:
     action: Callable[[Request], Any] | None = None
     when: Callable[[Request], bool] | None = None
     note: str = ""
+    after: str = ""  # counts matches only once a fault of this kind has fired ("drop": the resend)
+    headers: list[tuple[str, str]] = field(default_factory=list)  # an `answer`'s headers (Retry-After)
     seen: int = 0
 
     def matches(self, req: Request) -> bool:
@@ -173,7 +180,10 @@ class StageHop:
         """Every matching fault counts this request; the first whose turn it is fires."""
         firing = None
         with self._lock:
+            fired = {e["kind"] for e in self.events}
             for fault in self.faults:
+                if fault.after and fault.after not in fired:
+                    continue
                 if fault.matches(req):
                     fault.seen += 1
                     if fault.seen in fault.nth and firing is None:
@@ -188,8 +198,8 @@ class StageHop:
             return
         fault = self._firing(req)
         if fault is not None and fault.kind == "answer":
-            self._note(fault, "answer", req, status=fault.status)
-            await _answer(send, fault.status, fault.body)
+            self._note(fault, "answer", req, status=fault.status, code=fault.body.get("code", ""))
+            await _answer(send, fault.status, fault.body, fault.headers)
             return
         if fault is not None and fault.kind == "expire" and token:
             with self._lock:
@@ -201,6 +211,10 @@ class StageHop:
             result = await asyncio.to_thread(fault.action, req)
             self._note(fault, "before", req, result=result)
         answer = await self._forward(req)
+        if fault is not None and fault.kind == "drop" and answer.status_code >= 300:
+            with self._lock:  # a refused write keeps its refusal: the drop waits for a write that is kept
+                fault.seen -= 1
+            fault = None
         if fault is not None and fault.kind == "drop":
             self._note(fault, "drop", req, status=answer.status_code)
             await send(

@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl
 PASSED, WARNING, FAILED, NOT_EXERCISED = "passed", "warning", "failed", "not-exercised"
 STATUSES = (FAILED, WARNING, PASSED, NOT_EXERCISED)  # worst first
 MEMORIES = "/api/agent/context/memories"
+POLL_ANSWERS = frozenset({"authorization_pending", "slow_down"})
 
 
 class Evidence(str):
@@ -77,6 +78,7 @@ class Rule:
     bug: str = ""  # the example agent's --bug that this rule catches (docs/rules.md)
     catches: str = ""  # that bug in words
     needs_agent_key: bool = False  # its bug shows only when the check has the agent's key (--agent-key)
+    fix: str = ""  # what to do instead, in a line or two (else fixes.FIXES has it by id)
 
     def evaluate(self, run: Run) -> Result:
         try:
@@ -108,6 +110,11 @@ class Exchange:
     @property
     def answered(self) -> bool:
         return self.ended == "answered" and self.status is not None and self.status < 500
+
+    @property
+    def refused(self) -> bool:
+        """The server answered a definite no (a 4xx): nothing of the request was done."""
+        return self.ended == "answered" and self.status is not None and 400 <= self.status < 500
 
     @property
     def unknown(self) -> bool:
@@ -184,6 +191,17 @@ class Run:
     def where(self, method: str | None = None, path: str | None = None) -> list[Exchange]:
         return [
             x for x in self.exchanges if (method is None or x.method == method) and (path is None or x.path == path)
+        ]
+
+    @property
+    def refusals(self) -> list[dict[str, Any]]:
+        """Every refusal the server answered (a 4xx), in order: the exchange, its status and code.
+        The device-code poll's `authorization_pending` and `slow_down` are the poll's answers, not
+        refusals."""
+        return [
+            {"exchange": x.id, "method": x.method, "path": x.path, "status": x.status, "code": x.code}
+            for x in self.exchanges
+            if x.refused and x.code not in POLL_ANSWERS
         ]
 
     def staged(self, kind: str) -> list[dict]:

@@ -26,6 +26,15 @@ def owner_check(sandbox: Any) -> Any:
         def __call__(self, row: dict, trace: Any) -> dict:
             return appview.check_row(sandbox.state, row, trace=trace)
 
+        def stored_owner_wrap(self, row_id: str, kid: str) -> str | None:
+            """The owner_wrap the sandbox stores for this row under `kid` (an edit that sends none,
+            under a key the owner rotated: the owner's app holds its wrap)."""
+            stored = next((r for r in sandbox.owner.rows() if r.get("id") == row_id), None)
+            if stored is None or stored.get("kid") != kid:
+                return None
+            wrap = stored.get("owner_wrap")
+            return wrap if isinstance(wrap, str) else None
+
     return Check()
 
 

@@ -1,5 +1,13 @@
 """The scorecard: every rule judged over every scenario run, as text, JSON, JUnit XML and HTML.
 
+What failed leads: the text and the page give each failed rule (then each warning) its spec
+sentence, the exchanges that prove it, what to do instead (fixes.py) and how to send those bytes
+again; what passed is a list of ids. Long bodies never reach the terminal: `save(card, REPORT)`
+writes the JSON report and, in `REPORT.d/`, each exchange a failure names
+(`clean-exchange-7.body`, as the agent sent it) and the check's throwaway owner key
+(`owner-key.pem`, 0600), so `decoy-lab check --replay REPORT clean#7` (reproduce.replay) stages
+the same sandbox and sends them again.
+
 A rule's status over a check is the worst of its runs (failed, then warning, then passed); it is
 `not-exercised` only when no run exercised it. Its evidence names the scenario and the exchange
 (`[lost-answers] POST /api/agent/context/memories #12, row 3f2a…: …`); the exchanges a line links
@@ -13,17 +21,28 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
+import textwrap
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from decoy_lab.conformance import reproduce
+from decoy_lab.conformance.fixes import fix_for
 from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED, STATUSES, WARNING, Evidence, Result, Rule, Run
+from decoy_lab.conformance.reproduce import OWNER_KEY, folder_of, shown_path
 from decoy_lab.text import escaped
 
+if TYPE_CHECKING:
+    from decoy_lab.conformance.runner import Staging
+
 MARKS = {PASSED: "PASSED", WARNING: "WARNING", FAILED: "FAILED", NOT_EXERCISED: "NOT EXERCISED"}
-EVIDENCE_SHOWN = 4
+EVIDENCE_SHOWN = 3  # evidence lines a failed rule shows in the terminal (the report keeps them all)
+LINE_SHOWN = 240  # characters of one evidence line in the terminal
+STDERR_SHOWN = 5  # lines of an agent's stderr under a scenario that went wrong
+ORDER = {s: i for i, s in enumerate(STATUSES)}
 UNSAFE_IN_JSON = re.compile(r"[\x7f-\x9f\ud800-\udfff]")  # DEL, C1, lone surrogates: json.dumps keeps them raw
 
 
@@ -33,10 +52,15 @@ class Verdict:
     status: str
     evidence: list[str] = field(default_factory=list)
     by_scenario: dict[str, str] = field(default_factory=dict)
-    reproducers: list[dict[str, Any]] = field(default_factory=list)  # a curl per exchange a failure names
+    reproducers: list[dict[str, Any]] = field(default_factory=list)  # one per exchange a failure names
 
     def spec_line(self) -> str:
         return f"{self.rule.doc} {self.rule.section}: “{self.rule.spec}”"
+
+    @property
+    def fix(self) -> str:
+        """What to do instead (fixes.py): the format or the flow the spec asks for."""
+        return fix_for(self.rule)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -47,6 +71,7 @@ class Verdict:
             "doc": self.rule.doc,
             "section": self.rule.section,
             "status": self.status,
+            "fix": self.fix,
             "evidence": list(self.evidence),
             "scenarios": dict(self.by_scenario),
             "reproducers": list(self.reproducers),
@@ -61,10 +86,17 @@ class Scorecard:
     verdicts: list[Verdict]
     runs: list[Run]
     command: str = ""
+    staging: Staging | None = None  # how the check's sandboxes were staged (runner.py), for --replay
+    seconds: float | None = None  # the check's wall time
+    saved: Path | None = None  # the JSON report, once `save` wrote it (its exchanges in `folder_of(saved)`)
 
     @property
     def failed(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.status == FAILED]
+
+    def by_status(self) -> list[Verdict]:
+        """The verdicts worst first (failed, warning, passed, not exercised), each in rule order."""
+        return sorted(self.verdicts, key=lambda v: ORDER[v.status])
 
     def status_of(self, rule_id: str) -> str:
         return next(v.status for v in self.verdicts if v.rule.id == rule_id)
@@ -81,7 +113,7 @@ class Scorecard:
 
     @property
     def rules(self) -> list[dict[str, Any]]:
-        """Every rule's verdict, as `--json` writes it: id, title, spec, status, evidence, …"""
+        """Every rule's verdict, as `--json` writes it: id, title, spec, status, fix, evidence, …"""
         return [v.to_dict() for v in self.verdicts]
 
     def violations(self, *, warnings: bool = False) -> list[str]:
@@ -104,15 +136,24 @@ class Scorecard:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "command": self.command,
-            "rules": [v.to_dict() for v in self.verdicts],
-            "scenarios": [_run_dict(r) for r in self.runs],
             "counts": self.counts(),
+            "seconds": None if self.seconds is None else round(self.seconds, 1),
+            "rules": [v.to_dict() for v in self.by_status()],
+            "scenarios": [_run_dict(r) for r in self.runs],
         }
+        if self.staging is not None:
+            doc["staging"] = {
+                "owner_key": OWNER_KEY if self.saved is not None else None,  # in the report's folder, 0600
+                "seeds": dict(self.staging.seeds),
+                "clocks": dict(self.staging.clocks),
+            }
+        doc["exchanges"] = _saved_exchanges(self)
+        return doc
 
 
-def score(rules: list[Rule], runs: list[Run], command: str = "") -> Scorecard:
+def score(rules: list[Rule], runs: list[Run], command: str = "", *, staging: Staging | None = None) -> Scorecard:
     verdicts = []
     for rule in rules:
         results: list[tuple[str, Result]] = [(run.scenario, rule.evaluate(run)) for run in runs]
@@ -127,16 +168,64 @@ def score(rules: list[Rule], runs: list[Run], command: str = "") -> Scorecard:
         if status in (FAILED, WARNING):
             verdict.reproducers = _reproducers(runs, evidence)
         verdicts.append(verdict)
-    return Scorecard(verdicts, runs, command)
+    return Scorecard(verdicts, runs, command, staging)
 
 
-def _reproducers(runs: list[Run], evidence: list[str]) -> list[dict[str, Any]]:
-    """A curl per exchange the evidence links to, once each, in the order linked."""
+def _named(runs: list[Run], evidence: list[str]) -> list[tuple[Run, list[int]]]:
+    """Each run and the exchange ids the evidence links to in it, once each, in the order linked."""
     wanted: dict[str, dict[int, None]] = {}  # an ordered set per scenario
     for line in evidence:
         scenario, ids = evidence_refs(line)
         wanted.setdefault(scenario, {}).update(dict.fromkeys(ids))
-    return [r for run in runs for r in reproduce.reproducers(run, list(wanted.get(run.scenario, {})))]
+    return [(run, list(wanted[run.scenario])) for run in runs if run.scenario in wanted]
+
+
+def _reproducers(runs: list[Run], evidence: list[str], folder: Path | None = None) -> list[dict[str, Any]]:
+    """How to send again each exchange the evidence links to (reproduce.reproducers)."""
+    return [r for run, ids in _named(runs, evidence) for r in reproduce.reproducers(run, ids, folder)]
+
+
+def save(card: Scorecard, report: Path | str) -> Path:
+    """Write the JSON report to `report` and, in `REPORT.d/`, each exchange a failure or warning
+    names (its body as sent) and the check's owner key (0600): what `--replay` needs. The
+    reproducers then send the body from its file (`--data-binary @REPORT.d/…`)."""
+    path = Path(report)
+    folder = folder_of(path)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    card.saved = path
+    if card.staging is not None:
+        _write_private(folder / OWNER_KEY, card.staging.owner_pem)
+    for v in card.verdicts:
+        if v.status in (FAILED, WARNING):
+            for run, ids in _named(card.runs, v.evidence):
+                reproduce.write_bodies(run, ids, folder)
+            v.reproducers = _reproducers(card.runs, v.evidence, folder)
+    path.write_text(to_json(card), encoding="utf-8")
+    return path
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """`data` in a file only its owner reads (0600 from the start, whatever the umask)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _saved_exchanges(card: Scorecard) -> dict[str, dict[str, Any]]:
+    """Each exchange a failure or warning names, by its key (`clean#7`): what replays it."""
+    if card.saved is None:
+        return {}
+    folder = folder_of(card.saved)
+    out: dict[str, dict[str, Any]] = {}
+    for v in card.by_status():
+        if v.status in (FAILED, WARNING):
+            for run, ids in _named(card.runs, v.evidence):
+                for record in reproduce.records(run, ids, folder):
+                    out.setdefault(record["key"], {**record, "rules": []})["rules"].append(v.rule.id)
+    return out
 
 
 def _run_dict(run: Run) -> dict[str, Any]:
@@ -152,51 +241,93 @@ def _run_dict(run: Run) -> dict[str, Any]:
     }
 
 
-def text(card: Scorecard) -> str:
-    """The scorecard printed by `decoy-lab check`: one block per rule, worst first. Each line is
-    escaped on its own (`escaped`): a row id, a stderr line or a method cannot act on the
-    terminal, nor start a line of its own."""
-    lines = [f"decoy-lab check: {card.command}" if card.command else "decoy-lab check"]
-    for run in card.runs:
-        ended = "timed out" if run.timed_out else f"exit {run.exit_code}"
-        fired = ", ".join(sorted({e["kind"] for e in run.events})) or "none"
-        lines.append(f"  scenario {run.scenario}: {len(run.exchanges)} exchanges, {ended}, faults fired: {fired}")
-        if not run.exchanges:
-            lines.append(
-                "    the agent sent nothing through the inspector: does it read DECOY_BASE_URL (or take {url})?"
-            )
-        if run.timed_out or run.exit_code not in (0, None):
-            tail = [t for t in run.stderr.strip().splitlines()[-5:] if t.strip()]
-            lines += [f"    | {t}" for t in tail]
-    lines.append("")
-    order = {s: i for i, s in enumerate(STATUSES)}
-    for v in sorted(card.verdicts, key=lambda v: order[v.status]):
-        lines.append(f"{MARKS[v.status]:<14} {v.rule.id}  {v.rule.title}")
-        lines.append(f"{'':<15}{v.spec_line()}")
-        for e in v.evidence[:EVIDENCE_SHOWN]:
-            lines.append(f"{'':<15}- {e}")
-        if len(v.evidence) > EVIDENCE_SHOWN:
-            lines.append(f"{'':<15}- … {len(v.evidence) - EVIDENCE_SHOWN} more (--json has them all)")
-        lines += _curl_lines(v)
+def counts_line(card: Scorecard) -> str:
     c = card.counts()
-    lines.append("")
-    lines.append(
+    took = f" in {card.seconds:.0f} s" if card.seconds is not None else ""
+    n = len(card.runs)
+    return (
         f"{c[FAILED]} failed, {c[WARNING]} warnings, {c[PASSED]} passed, {c[NOT_EXERCISED]} not exercised"
-        f" over {len(card.runs)} scenario(s)"
+        f" over {n} scenario{'' if n == 1 else 's'}{took}"
     )
+
+
+def text(card: Scorecard) -> str:
+    """The scorecard printed by `decoy-lab check`, what failed first: each failed rule (then each
+    warning) with its spec sentence, a few of its exchanges, what to do instead and how to send
+    those bytes again; then what passed as a list of ids, the scenarios, and where the report is.
+    No body is printed (they are in the report's folder). Each line is escaped on its own
+    (`escaped`): a row id, a stderr line or a method cannot act on the terminal, nor start a line
+    of its own."""
+    lines = [f"decoy-lab check: {card.command}" if card.command else "decoy-lab check", counts_line(card)]
+    for v in card.by_status():
+        if v.status in (FAILED, WARNING):
+            lines += ["", *_failure_lines(card, v)]
+    lines.append("")
+    for status in (PASSED, NOT_EXERCISED):
+        ids = [v.rule.id for v in card.verdicts if v.status == status]
+        if ids:
+            head = f"{MARKS[status].lower()} ({len(ids)}): "
+            wrapped = textwrap.wrap(
+                ", ".join(ids), 100, initial_indent=head, subsequent_indent=" " * 4, break_on_hyphens=False
+            )
+            lines += wrapped
+    lines.append("scenarios:")
+    for run in card.runs:
+        lines += _scenario_lines(run)
+    if card.saved is not None:
+        lines += ["", f"report: {shown_path(card.saved)} (its exchanges and the sandbox's owner key in "
+                  f"{shown_path(folder_of(card.saved))}/)"]  # fmt: skip
     return "\n".join(map(escaped, lines)) + "\n"
 
 
-def _curl_lines(v: Verdict) -> list[str]:
-    """The reproducers of a failure, each under a line saying what it re-sends (the command is
-    left unindented, so it pastes into a shell as it is, here-doc and all)."""
-    if not v.reproducers:
-        return []
-    lines = [f"{'':<15}reproduce (export DECOY_BASE_URL and DECOY_TOKEN for a sandbox first):"]
-    for r in v.reproducers[:EVIDENCE_SHOWN]:
-        lines += [f"{'':<15}# [{r['scenario']}] {r['exchange']} was answered {r['status']}", *r["curl"].split("\n")]
-    if len(v.reproducers) > EVIDENCE_SHOWN:
-        lines.append(f"{'':<15}# … {len(v.reproducers) - EVIDENCE_SHOWN} more (--json has them all)")
+def _failure_lines(card: Scorecard, v: Verdict) -> list[str]:
+    pad = " " * 9
+    lines = [f"{MARKS[v.status]}  {v.rule.id} — {v.rule.title}", f"  spec:  {v.spec_line()}"]
+    shown = _distinct(v.evidence)
+    for i, e in enumerate(shown):
+        lines.append(f"{'  saw:   ' if i == 0 else pad}{_cut(e)}")
+    rest = [e for e in v.evidence if e not in shown]
+    if rest:
+        where = sorted({evidence_refs(e)[0] for e in rest} - {""})
+        also = f" (in {', '.join(where)})" if where else ""
+        lines.append(f"{pad}… {len(rest)} more{also}: the report has them all")
+    if v.fix:
+        wrapped = textwrap.wrap(v.fix, 100)
+        lines += [f"  fix:   {wrapped[0]}", *(pad + w for w in wrapped[1:])]
+    if v.reproducers:
+        first = v.reproducers[0]
+        more = f" (+{len(v.reproducers) - 1} more exchanges)" if len(v.reproducers) > 1 else ""
+        if first.get("body"):
+            lines.append(f"  bytes: {first['body']} ({first['bytes']:,} bytes, answered {first['status']}){more}")
+        elif first["bytes"]:
+            lines.append(f"  bytes: {first['bytes']:,} bytes sent (saved beside the report){more}")
+        if card.saved is not None:
+            lines.append(f"  again: decoy-lab check --replay {shown_path(card.saved)} {first['key']}")
+    return lines
+
+
+def _distinct(evidence: list[str]) -> list[str]:
+    """Up to EVIDENCE_SHOWN lines, each saying something the others do not (the same reason about
+    another row or scenario is one of the "more"), in the order found."""
+    seen: dict[str, str] = {}
+    for e in evidence:
+        seen.setdefault(e.split(": ", 1)[-1], e)
+    return list(seen.values())[:EVIDENCE_SHOWN]
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= LINE_SHOWN else line[: LINE_SHOWN - 1] + "…"
+
+
+def _scenario_lines(run: Run) -> list[str]:
+    ended = "timed out" if run.timed_out else f"exit {run.exit_code}"
+    fired = ", ".join(sorted({e["kind"] for e in run.events})) or "none"
+    lines = [f"  {run.scenario:<19} {ended}, {len(run.exchanges)} exchanges, faults fired: {fired}"]
+    if not run.exchanges:
+        lines.append("    the agent sent nothing through the inspector: does it read DECOY_BASE_URL (or take {url})?")
+    if run.timed_out or run.exit_code not in (0, None) or not run.exchanges:
+        tail = [t for t in run.stderr.strip().splitlines() if t.strip()][-STDERR_SHOWN:]
+        lines += [f"    | {_cut(t)}" for t in tail]
     return lines
 
 
@@ -228,38 +359,53 @@ def junit(card: Scorecard) -> str:
 
 
 CSS = (
-    "body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}h2{font-size:1.1em;margin-top:2em}"
+    "body{font:14px system-ui,sans-serif;margin:2em auto;padding:0 1em;max-width:70em;box-sizing:border-box}"
+    "h2{font-size:1.1em;margin-top:2em}h3{font-size:1em}"
     ".failed{color:#a00}.warning{color:#850}.passed{color:#060}.not-exercised{color:#555}"
-    "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}"
-    "blockquote{margin:.3em 0;padding-left:1em;border-left:3px solid #ccc}pre{white-space:pre-wrap}"
+    "table{border-collapse:collapse;max-width:100%}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}"
+    "blockquote{margin:.3em 0;padding-left:1em;border-left:3px solid #ccc}"
+    "pre,code,li,td,p{overflow-wrap:anywhere}pre{white-space:pre-wrap;max-height:30em;overflow-y:auto}"
+    ".fix{background:#f4f8f4;border-left:3px solid #060;padding:.3em .8em}"
+    "td.v,td.r{white-space:nowrap;overflow-wrap:normal}"
 )
 
 
-def page(card: Scorecard) -> str:
-    """An offline HTML page: the scorecard, and each failed rule with the exchanges it names."""
+def page(card: Scorecard, at: Path | str | None = None) -> str:
+    """An offline HTML page, what failed first: the verdicts sorted worst first, then each failed
+    rule (and warning) with its sentence, evidence, fix, exchanges and reproducers. It fits its
+    window: long lines (base64) wrap. `at`: where the page is written, so its links to the
+    report's exchange files are relative to it."""
     e = _html
-    c = card.counts()
     rows = "".join(
-        f"<tr><td class='{v.status}'>{MARKS[v.status]}</td><td>{e(v.rule.id)}</td><td>{e(v.rule.title)}</td></tr>"
-        for v in card.verdicts
+        f"<tr><td class='{v.status} v'>{MARKS[v.status]}</td><td class='r'><a href='#{e(v.rule.id)}'>{e(v.rule.id)}</a>"
+        f"</td><td>{e(v.rule.title)}</td></tr>"
+        if v.status in (FAILED, WARNING)
+        else f"<tr><td class='{v.status} v'>{MARKS[v.status]}</td><td class='r'>{e(v.rule.id)}</td>"
+        f"<td>{e(v.rule.title)}</td></tr>"
+        for v in card.by_status()
     )
     failed = []
-    for v in card.failed:
+    for v in card.by_status():
+        if v.status not in (FAILED, WARNING):
+            continue
         items = "".join(f"<li>{e(x)}</li>" for x in v.evidence)
+        fix = f"<p class='fix'><b>What to do instead:</b> {e(v.fix)}</p>" if v.fix else ""
         failed.append(
-            f"<h2 class='failed' id='{e(v.rule.id)}'>FAILED {e(v.rule.id)}: {e(v.rule.title)}</h2>"
+            f"<h2 class='{v.status}' id='{e(v.rule.id)}'>{MARKS[v.status]} {e(v.rule.id)}: {e(v.rule.title)}</h2>"
             f"<blockquote>{e(v.rule.spec)}<br><small>{e(v.rule.doc)} · {e(v.rule.section)}</small></blockquote>"
-            f"<ul>{items}</ul>{_exchanges(card, v)}{_curl_html(v)}"
+            f"{fix}<ul>{items}</ul>{_exchanges(card, v)}{_curl_html(card, v, at)}"
         )
     runs = "".join(
-        f"<h2>scenario {e(r.scenario)}</h2><p>exit {r.exit_code}{' (timed out)' if r.timed_out else ''}, "
+        f"<h2>scenario {e(r.scenario)}</h2><p>{'timed out' if r.timed_out else f'exit {r.exit_code}'}, "
         f"{len(r.exchanges)} exchanges</p><pre>{e(r.stdout[-4000:])}</pre>"
+        + (f"<pre>{e(r.stderr[-4000:])}</pre>" if r.stderr.strip() else "")
         for r in card.runs
     )
     return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>decoy-lab check</title>"
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'><title>decoy-lab check</title>"
         f"<style>{CSS}</style></head><body><h1>decoy-lab check</h1><p><code>{e(card.command)}</code></p>"
-        f"<p>{c[FAILED]} failed, {c[WARNING]} warnings, {c[PASSED]} passed, {c[NOT_EXERCISED]} not exercised</p>"
+        f"<p>{e(counts_line(card))}</p>"
         f"<table><tr><th>verdict</th><th>rule</th><th>title</th></tr>{rows}</table>{''.join(failed)}{runs}</body></html>\n"
     )
 
@@ -296,13 +442,33 @@ def _exchanges(card: Scorecard, v: Verdict) -> str:
     return "".join(out)
 
 
-def _curl_html(v: Verdict) -> str:
+def _curl_html(card: Scorecard, v: Verdict, at: Path | str | None) -> str:
     e = _html
-    items = "".join(
-        f"<p>[{e(r['scenario'])}] {e(r['exchange'])}, answered {r['status']}:</p><pre class='curl'>{e(r['curl'])}</pre>"
-        for r in v.reproducers
+    items = []
+    for r in v.reproducers:
+        body = ""
+        if r.get("file") and card.saved is not None:
+            target = folder_of(card.saved) / r["file"]
+            href = os.path.relpath(target, Path(at).resolve().parent) if at is not None else target.resolve().as_uri()
+            body = f" <a href='{e(href)}'>the body ({r['bytes']:,} bytes)</a>"
+        replay = (
+            f"<p><code>decoy-lab check --replay {e(shown_path(card.saved))} {e(r['key'])}</code></p>"
+            if card.saved is not None
+            else ""
+        )
+        items.append(
+            f"<p>[{e(r['scenario'])}] {e(r['exchange'])}, answered {r['status']}:{body}</p>{replay}"
+            f"<pre class='curl'>{e(r['curl'])}</pre>"
+        )
+    if not items:
+        return ""
+    staged = (
+        f" (<code>decoy-lab sandbox --owner-key {e(shown_path(folder_of(card.saved) / OWNER_KEY))}</code>, "
+        "an agent paired with it)"
+        if card.saved is not None and card.staging is not None
+        else ""
     )
-    return f"<h3>Reproduce (with DECOY_BASE_URL and DECOY_TOKEN for a sandbox)</h3>{items}" if items else ""
+    return f"<h3>Reproduce (with DECOY_BASE_URL and DECOY_TOKEN for a sandbox{staged})</h3>{''.join(items)}"
 
 
 def to_json(card: Scorecard) -> str:

@@ -22,6 +22,10 @@ Never the user's HOME or profile, never another `DECOY_*` variable (a token, a k
     missing-permission  the owner approves the pairing without Save memories, then approves the ask
     slow-pairing        the owner approves after 14 s; the second poll is answered `slow_down`
     token-rotation      the agent's second read finds its access token expired (401 TOKEN_EXPIRED)
+    other-connections   five other connections whose grants reach some of the agent's memories (by
+                        category, by topic, by account) and not others: where its wraps go shows
+    rate-limit          429 RATE_LIMITED with Retry-After on a read and on a save
+    owner-unlabels      the owner removes a category from the memory the agent is about to edit
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ class Scenario:
     grant_delay: float = 1.5
     narrow: Callable[[list[dict]], list[dict]] | None = None
     faults: Callable[[Any], list[Fault]] = field(default=lambda sandbox: [])
+    setup: Callable[[Any], list[str]] | None = None  # staged on the sandbox before the agent starts (notes)
 
     def rows_for(self, asked: list[dict]) -> list[dict] | None:
         if self.narrow is not None:
@@ -87,12 +92,89 @@ def _lost_answers(sandbox: Any) -> list[Fault]:
             "answer",
             "POST",
             MEMORIES,
-            (2,),
+            (1,),
             503,
             {"error": "SERVICE_UNAVAILABLE", "code": "SERVICE_UNAVAILABLE", "message": "staged: 503 before commit"},
             note="503 before commit",
+            after="drop",
         ),
     ]
+
+
+def _owner_unlabel(sandbox: Any) -> Callable[[Request], str]:
+    """The owner removes the memory's first category (the phone rotates its key) just before the agent's edit."""
+
+    def unlabel(req: Request) -> str:
+        body = req.json if isinstance(req.json, dict) else {}
+        entry = next((r for r in sandbox.owner.app_view() if r.get("id") == body.get("id")), None)
+        if entry is None or entry.get("kind") != "memory" or not entry.get("categories"):
+            return ""
+        gone = entry["categories"][0]
+        sandbox.owner.edit(entry["id"], categories=[c for c in entry["categories"] if c != gone])
+        return f"removed category:{gone} from {entry['id']}"
+
+    return unlabel
+
+
+RATE_LIMITED = {
+    "error": "rate_limited",
+    "code": "RATE_LIMITED",
+    "message": "staged: too many requests from this connection; try again after retry_after_seconds",
+    "retry_after_seconds": 3,
+}
+
+
+def _rate_limit(sandbox: Any) -> list[Fault]:
+    """429 on the agent's second read and on its first save, with Retry-After and retry_after_seconds."""
+    head = [("Retry-After", str(RATE_LIMITED["retry_after_seconds"]))]
+    return [
+        Fault("answer", "GET", MEMORIES, (2,), 429, RATE_LIMITED, headers=head, note="429 on a read"),
+        Fault("answer", "POST", MEMORIES, (1,), 429, RATE_LIMITED, headers=head, note="429 on a save"),
+    ]
+
+
+# Other connections, each with a memory grant that reaches some of the agent's memories and not
+# others: (name, the grant row, "topic" for the demo vault's Lisbon trip topic / "account" for its
+# first account). The example agent files travel memories under Lisbon trip; its reminder is also
+# `misc` until it removes that label.
+READERS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("Travel reader", {"permissions": ["memory.read"], "datatypes": ["travel"]}),
+    ("Misc reader", {"permissions": ["memory.read"], "datatypes": ["misc"]}),
+    ("Food reader", {"permissions": ["memory.read"], "datatypes": ["food"]}),
+    ("Lisbon trip reader", {"permissions": ["memory.read"], "about": ["topic"]}),
+    ("Account reader", {"permissions": ["acctmem.read"], "account_id": "account"}),
+)
+LISBON = "Lisbon trip"
+
+
+def _other_connections(sandbox: Any) -> list[str]:
+    """Pair the READERS (each with a key of its own) and approve each with its grant, before the agent starts."""
+    import httpx
+
+    from decoy_lab.wire.crypto import AgentKey
+
+    owner = sandbox.owner
+    topic = next((r["id"] for r in owner.app_view() if r.get("kind") == "topic" and r.get("name") == LISBON), "")
+    account = next((a["id"] for a in owner.accounts()), "")
+    notes = []
+    with httpx.Client(base_url=str(sandbox.url), timeout=30.0, trust_env=False) as http:
+        for i, (name, row) in enumerate(READERS):
+            grant: dict[str, Any] = dict(row)
+            if grant.get("about") == ["topic"]:
+                if not topic:
+                    continue
+                grant["about"] = [f"topic:{topic}"]
+            if grant.get("account_id") == "account":
+                if not account:
+                    continue
+                grant["account_id"] = account
+            ask = {"client_id": f"decoy-check-reader-{i}", "name": name, "authorization_details": [grant],
+                   "agent_public_key": AgentKey.generate().public_key_b64}  # fmt: skip
+            http.post("/oauth/device", json=ask).raise_for_status()
+            pending = next(p for p in owner.pending() if p.get("name") == name)
+            owner.approve(pending["request_id"], narrow=[grant])
+            notes.append(f"paired {name} with {grant}")
+    return notes
 
 
 def _slow_down(sandbox: Any) -> list[Fault]:
@@ -126,9 +208,38 @@ SCENARIOS: dict[str, Scenario] = {
             "the access token expires mid-task",
             faults=lambda sb: [Fault("expire", "GET", MEMORIES, (2,), note="the access token expires")],
         ),
+        Scenario(
+            "other-connections",
+            "five other connections read by category (travel, misc, food), by the Lisbon trip topic and by an "
+            "account: wraps that go too far or not far enough show",
+            setup=_other_connections,
+        ),
+        Scenario(
+            "rate-limit",
+            "429 RATE_LIMITED (Retry-After and retry_after_seconds: 3) on the second read and the first save",
+            faults=_rate_limit,
+        ),
+        Scenario(
+            "owner-unlabels",
+            "the owner removes a category from the agent's memory (a key rotation) just before its edit lands",
+            faults=lambda sb: [
+                Fault("before", "PUT", MEMORIES, (1,), action=_owner_unlabel(sb), note="the owner removes a label")
+            ],
+        ),
     )
 }
-DEFAULT = ("clean", "lost-answers", "preparing", "owner-edits", "missing-permission", "slow-pairing", "token-rotation")
+DEFAULT = (
+    "clean",
+    "lost-answers",
+    "preparing",
+    "owner-edits",
+    "missing-permission",
+    "slow-pairing",
+    "token-rotation",
+    "other-connections",
+    "rate-limit",
+    "owner-unlabels",
+)
 
 
 class OwnerLoop(threading.Thread):
@@ -205,26 +316,35 @@ def run_scenario(
     agent_key: bytes | None = None,
     on_flow: Callable[[Any], Any] | None = None,
     pass_env: Sequence[str] = (),
+    owner_key: Any = None,
+    cancel: threading.Event | None = None,
 ) -> Run:
     """Run `command` once under `scenario`; the record of what happened, for the rules. With
     `agent_key` (PEM) the inspector opens what the agent wrote with it too; `on_flow(flow)` hears
     of each finished exchange as it happens (from the inspector's thread). The command runs in a
-    clean room (`agent_env`); `pass_env` names the user's variables it is given besides."""
+    clean room (`agent_env`); `pass_env` names the user's variables it is given besides.
+    `owner_key` (an AgentKey or PEM) is the sandbox owner's, so a report can stage the same
+    sandbox again (runner.py); `cancel` set stops the agent (its process group) and raises
+    KeyboardInterrupt, as Ctrl-C does, for a scenario run beside others in a thread."""
     from decoy_lab.conformance.recording import start_inspector
     from decoy_lab.inspector.serve import serve_in_thread
     from decoy_lab.sandbox import Sandbox
 
-    sandbox = Sandbox.start(approve="manual", seed=scenario.seed)
+    sandbox = Sandbox.start(approve="manual", seed=scenario.seed, owner_key=owner_key)
     hop = StageHop(sandbox.url, scenario.faults(sandbox))
     served = serve_in_thread(hop, name="decoy-check-hop")
     owner = OwnerLoop(sandbox, scenario)
+    staged: list[str] = []
     try:
+        staged = scenario.setup(sandbox) if scenario.setup is not None else []
         insp = start_inspector(served.url, sandbox, agent_key=agent_key)
         if on_flow is not None:
             insp.on_flow(on_flow)
         try:
             owner.start()
-            code, out, err, timed_out = _execute(_command(command, str(insp.url)), str(insp.url), timeout, pass_env)
+            code, out, err, timed_out = _execute(
+                _command(command, str(insp.url)), str(insp.url), timeout, pass_env, cancel
+            )
             owner.stop.set()
             insp.settle(30.0)
             flows = insp.all_flows()
@@ -235,7 +355,7 @@ def run_scenario(
     finally:
         served.stop()
         sandbox.stop()
-    notes = list(owner.log) + ([f"the command was stopped after {timeout:g} s"] if timed_out else [])
+    notes = staged + list(owner.log) + ([f"the command was stopped after {timeout:g} s"] if timed_out else [])
     return Run(
         scenario.name,
         [Exchange.of(f) for f in flows],
@@ -252,16 +372,18 @@ def run_scenario(
 
 
 def _execute(
-    command: list[str], url: str, timeout: float, passed: Sequence[str] = ()
+    command: list[str], url: str, timeout: float, passed: Sequence[str] = (), cancel: threading.Event | None = None
 ) -> tuple[int | None, str, str, bool]:
     room = Path(tempfile.mkdtemp(prefix="decoy-check-"))  # 0700, the agent's alone; removed after
     try:
-        return _run_in(command, agent_env(room, url, passed), timeout)
+        return _run_in(command, agent_env(room, url, passed), timeout, cancel)
     finally:
         shutil.rmtree(room, ignore_errors=True)
 
 
-def _run_in(command: list[str], env: dict[str, str], timeout: float) -> tuple[int | None, str, str, bool]:
+def _run_in(
+    command: list[str], env: dict[str, str], timeout: float, cancel: threading.Event | None = None
+) -> tuple[int | None, str, str, bool]:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(command, stdout=out, stderr=err, env=env, start_new_session=True)
@@ -269,7 +391,7 @@ def _run_in(command: list[str], env: dict[str, str], timeout: float) -> tuple[in
             return None, "", f"the command could not start: {exc}", False
         timed_out = False
         try:
-            code: int | None = proc.wait(timeout)
+            code: int | None = _wait(proc, timeout, cancel)
         except subprocess.TimeoutExpired:
             timed_out = True
             os.killpg(proc.pid, signal.SIGKILL)  # the command's own process group (started above)
@@ -281,6 +403,21 @@ def _run_in(command: list[str], env: dict[str, str], timeout: float) -> tuple[in
         out.seek(0)
         err.seek(0)
         return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"), timed_out
+
+
+def _wait(proc: subprocess.Popen, timeout: float, cancel: threading.Event | None) -> int:
+    """The agent's exit status; TimeoutExpired after `timeout`; KeyboardInterrupt once `cancel` is set."""
+    if cancel is None:
+        return proc.wait(timeout)
+    deadline = time.monotonic() + timeout
+    while True:
+        if cancel.is_set():
+            raise KeyboardInterrupt("the check was cancelled")
+        try:
+            return proc.wait(max(0.0, min(0.2, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
 
 
 def describe(command: Sequence[str]) -> str:

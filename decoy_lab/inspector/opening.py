@@ -156,6 +156,13 @@ class Opener:
         rid, kid = str(row.get("id")), str(row.get("kid") or self._kid_of.get(str(row.get("id")), ""))
         if isinstance(row.get("kid"), str):
             self._kid_of[rid] = row["kid"]
+        if self.owner_check is not None and not isinstance(row.get("owner_wrap"), str) and kid not in self.key_cache:
+            # an edit under a key this record never saw unwrapped (the owner rotated it): the owner's app
+            # opens it with the owner_wrap it holds for that kid
+            stored = getattr(self.owner_check, "stored_owner_wrap", None)
+            wrap = stored(rid, kid) if stored is not None and kid else None
+            if isinstance(wrap, str):
+                row = {**row, "owner_wrap": wrap}
         if self.owner_check is not None and isinstance(row.get("owner_wrap"), str):
             trace = Trace(f"the owner's app opens row {rid}")
             try:
@@ -219,6 +226,9 @@ class Opener:
     # -- served rows ---------------------------------------------------------------------------
     def read(self, found: list[tuple[str, dict]]) -> list[Row]:
         """Served rows as the agent read them: all at once on the client's parallel reader."""
+        for _, row in found:  # the kid each row is served under: an edit that sends none keeps it
+            if isinstance(row.get("id"), str) and isinstance(row.get("kid"), str):
+                self._kid_of[row["id"]] = row["kid"]
         if self.agent_key is None:
             return [layout_row(where, row) for where, row in found]
         key = self.agent_key

@@ -1,18 +1,21 @@
-"""The conformance check in a notebook: its progress per scenario as it runs (`CheckProgress`),
-then the scorecard (`ScorecardView`): every rule's verdict in a table, and each failed rule's
-evidence with a button that opens the exchange it names in a flows view of that scenario's
-recording (widgets.flows.FlowsPanel), and the `curl` line that re-sends it.
+"""The conformance check in a notebook: its progress per scenario as it runs (`CheckProgress`,
+told from the scenarios' threads), then the scorecard (`ScorecardView`): a scenario whose agent
+ended badly or sent nothing, with its exit status and the tail of its stderr; every rule's
+verdict in a table, failed first; and each failed rule's evidence with a button that opens the
+exchange it names in a flows view of that scenario's recording (widgets.flows.FlowsPanel), what
+to do instead, and how to send it again (`--replay`, a short `curl` line whose body is a file).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
 from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED, WARNING
-from decoy_lab.conformance.report import MARKS, evidence_refs
+from decoy_lab.conformance.report import MARKS, STDERR_SHOWN, counts_line, evidence_refs, shown_path
 from decoy_lab.widgets.html import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, esc
 
 if TYPE_CHECKING:
@@ -34,34 +37,35 @@ class CheckProgress(W.HTML):
         self.began: dict[str, float] = {}
         self.summary = ""
         self._drawn = 0.0
+        self._lock = threading.Lock()  # scenarios run side by side tell it from their threads
         super().__init__(**kw)
         self.add_class("decoy-check-progress")
         self._draw()
 
     def started(self, name: str) -> None:
-        self.state[name], self.began[name] = "running", time.monotonic()
-        self._draw()
+        with self._lock:
+            self.state[name], self.began[name] = "running", time.monotonic()
+            self._draw()
 
     def flow(self, name: str) -> None:
         """An exchange of `name` finished (any thread)."""
-        self.exchanges[name] += 1
-        if time.monotonic() - self._drawn >= REDRAW_EVERY:
-            self._draw()
+        with self._lock:
+            self.exchanges[name] += 1
+            if time.monotonic() - self._drawn >= REDRAW_EVERY:
+                self._draw()
 
     def finished(self, name: str, run: Run) -> None:
-        ended = (
-            f"timed out after {time.monotonic() - self.began[name]:.0f} s" if run.timed_out else f"exit {run.exit_code}"
-        )
-        self.exchanges[name] = len(run.exchanges)
-        self.state[name] = f"done: {ended}"
-        self._draw()
+        with self._lock:
+            took = time.monotonic() - self.began.get(name, time.monotonic())
+            ended = f"timed out after {took:.0f} s" if run.timed_out else f"exit {run.exit_code}"
+            self.exchanges[name] = len(run.exchanges)
+            self.state[name] = f"done: {ended}" + ("" if run.exchanges else ", sent nothing")
+            self._draw()
 
     def done(self, card: Scorecard) -> None:
-        c = card.counts()
-        self.summary = (
-            f"{c[FAILED]} failed, {c[WARNING]} warnings, {c[PASSED]} passed, {c[NOT_EXERCISED]} not exercised"
-        )
-        self._draw()
+        with self._lock:
+            self.summary = counts_line(card)
+            self._draw()
 
     def _draw(self) -> None:
         self._drawn = time.monotonic()
@@ -84,7 +88,10 @@ class ScorecardView(W.VBox):
         self._panels: dict[str, FlowsPanel] = {}
         self.slot = W.VBox()  # the flows view of the scenario whose exchange was opened
         parts: list[W.Widget] = [W.HTML(_table(card))]
-        for v in card.verdicts:
+        troubles = _troubles(card)
+        if troubles:
+            parts.insert(0, W.HTML(troubles))
+        for v in card.by_status():
             if v.status in (FAILED, WARNING):
                 parts.append(self._failure(v))
         super().__init__([*parts, self.slot], **kw)
@@ -100,18 +107,32 @@ class ScorecardView(W.VBox):
             scenario, ids = evidence_refs(ev)
             buttons = [self._button(scenario, i) for i in ids if self._has(scenario, i)]
             lines.append(W.HBox([*buttons, W.HTML(f"<span class='decoy-evidence'>{esc(ev)}</span>")]))
+        if v.fix:
+            lines.append(W.HTML(f"<p class='decoy-fix'><b>What to do instead:</b> {esc(v.fix)}</p>"))
         if v.reproducers:
-            shown = "".join(
-                f"<p>[{esc(r['scenario'])}] {esc(r['exchange'])}, answered {r['status']}:</p>"
-                f"<pre class='decoy-curl'>{esc(r['curl'])}</pre>"
-                for r in v.reproducers
-            )
-            lines.append(
-                W.HTML(
-                    f"<details><summary>reproduce with curl ($DECOY_BASE_URL, $DECOY_TOKEN)</summary>{shown}</details>"
-                )
-            )
+            lines.append(W.HTML(self._again(v)))
         return W.VBox(lines)
+
+    def _again(self, v: Verdict) -> str:
+        """How to send the failure's exchanges again: `--replay` (a sandbox staged the same way),
+        and each one's curl line, its body in a file beside the report."""
+        first, saved = v.reproducers[0], self.card.saved
+        replay = (
+            f"<p class='decoy-replay'>send it again: <code>decoy-lab check --replay {esc(shown_path(saved))} "
+            f"{esc(first['key'])}</code>"
+            + (f" (the body: <code>{esc(first['body'])}</code>, {first['bytes']:,} bytes)" if first.get("body") else "")
+            + "</p>"
+            if saved is not None
+            else ""
+        )
+        shown = "".join(
+            f"<p>[{esc(r['scenario'])}] {esc(r['exchange'])}, answered {r['status']}:</p>"
+            f"<pre class='decoy-curl' style='white-space:pre-wrap;overflow-wrap:anywhere'>{esc(r['curl'])}</pre>"
+            for r in v.reproducers
+        )
+        return (
+            f"{replay}<details><summary>reproduce with curl ($DECOY_BASE_URL, $DECOY_TOKEN)</summary>{shown}</details>"
+        )
 
     def _has(self, scenario: str, flow_id: int) -> bool:
         try:
@@ -138,17 +159,34 @@ class ScorecardView(W.VBox):
         return panel
 
 
+def _troubles(card: Scorecard) -> str:
+    """Each scenario whose agent timed out, ended with an error or sent nothing: its exit status
+    and the tail of its stderr (an agent that could not start says why there)."""
+    out = []
+    for run in card.runs:
+        if run.exchanges and not run.timed_out and run.exit_code in (0, None):
+            continue
+        ended = "timed out" if run.timed_out else f"exit {run.exit_code}"
+        said = "" if run.exchanges else ": the agent sent nothing through the inspector (does it read DECOY_BASE_URL?)"
+        tail = "\n".join([t for t in run.stderr.strip().splitlines() if t.strip()][-STDERR_SHOWN:])
+        stderr = f"<pre style='white-space:pre-wrap;overflow-wrap:anywhere'>{esc(tail)}</pre>" if tail else ""
+        out.append(
+            f"<div class='decoy-check-trouble' data-scenario='{esc(run.scenario)}'><p style='color:{BAD_COLOUR}'>"
+            f"scenario {esc(run.scenario)}: {esc(ended)} · {len(run.exchanges)} exchanges{esc(said)}</p>{stderr}</div>"
+        )
+    return "".join(out)
+
+
 def _table(card: Scorecard) -> str:
-    c = card.counts()
     rows = "".join(
         f"<tr data-rule='{esc(v.rule.id)}' data-status='{v.status}'><td style='color:{COLOURS[v.status]}'>"
         f"{MARKS[v.status]}</td><th scope='row' style='text-align:left'><code>{esc(v.rule.id)}</code></th><td>{esc(v.rule.title)}</td>"
         f"<td>{len(v.evidence)}</td></tr>"
-        for v in card.verdicts
+        for v in card.by_status()
     )
+    saved = f" · report: <code>{esc(shown_path(card.saved))}</code>" if card.saved is not None else ""
     return (
-        f"<p><code>{esc(card.command)}</code>: {c[FAILED]} failed, {c[WARNING]} warnings, {c[PASSED]} passed, "
-        f"{c[NOT_EXERCISED]} not exercised over {len(card.runs)} scenario(s)</p>"
+        f"<p><code>{esc(card.command)}</code>: {esc(counts_line(card))}{saved}</p>"
         "<table aria-label='scorecard' style='text-align:left'><thead><tr><th>verdict</th><th>rule</th><th>title</th>"
         "<th>evidence</th>"
         f"</tr></thead><tbody>{rows}</tbody></table>"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -34,45 +35,70 @@ def check(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
         (["--scenario", "nope", "--", sys.executable, str(AGENT)], "no scenario 'nope'"),
         (["--", "no-such-program-here"], "no-such-program-here: no such command"),
         (["--json", "/no/such/dir/x.json", "--", sys.executable], "its folder does not exist"),
+        (["--", sys.executable, "no/such/agent.py"], "no/such/agent.py: no such file"),
+        (["--replay", "/no/such/report.json", "clean#1"], "/no/such/report.json: No such file"),
+        (["--jobs", "0", "--", sys.executable], "give 1 to 16 scenarios at once"),
     ],
 )
 def test_a_usage_mistake_is_one_line_and_exit_2(capsys, argv, says):
-    assert main(argv) == 2
+    with pytest.raises(SystemExit) if "--jobs" in argv else _returns() as ended:
+        assert main(argv) == 2
+    if "--jobs" in argv:
+        assert ended.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and says in err and "Traceback" not in err
+    assert err.startswith(("error: ", "usage: ")) and says in err and "Traceback" not in err
+
+
+@contextlib.contextmanager
+def _returns():
+    yield None
+
+
+def test_decoy_lab_check_with_no_agent_is_one_line_and_exit_2():
+    """Issue: `decoy-lab check` printed the whole top-level help and exited 0 (the check's
+    positional took the name `command`, which the `decoy-lab` parser keeps its sub-command in)."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from decoy_lab.workbench.shell.cli import main; sys.exit(main(['check']))"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout == "" and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("error: give the agent's command after --")
 
 
 def test_a_failed_rule_exits_1_with_its_sentence_and_exchange_and_every_report(tmp_path):
     out = {k: tmp_path / f"card.{k}" for k in ("json", "xml", "html")}
     done = check(
         "--scenario", "clean", "--json", str(out["json"]), "--junit", str(out["xml"]), "--html", str(out["html"]),
-        "--timeout", "90", "--", sys.executable, str(AGENT), "--bug", "no-self-wrap", "--topic", NEW_TOPIC,
+        "--timeout", "90", "--", sys.executable, str(AGENT), "--bug", "raw-owner-wrap", "--topic", NEW_TOPIC,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
-    assert "FAILED         rows.self-wrap" in done.stdout
-    assert "“Both wraps are required.”" in done.stdout
-    assert "POST /api/agent/context/memories #" in done.stdout and "no self_wrap" in done.stdout
+    assert done.stdout.splitlines()[2:4] == [
+        "",
+        "FAILED  rows.owner-opens — The owner's app opens every row the agent writes",
+    ]
+    assert "“The server never decrypts, so it accepts a wrongly sealed row" in done.stdout
+    assert "POST /api/agent/context/memories #" in done.stdout and "32 raw bytes" in done.stdout
     card = json.loads(out["json"].read_text())
     by_id = {r["id"]: r for r in card["rules"]}
-    assert set(by_id["rows.self-wrap"]) >= {"id", "title", "spec", "status", "evidence"}
-    assert by_id["rows.self-wrap"]["status"] == "failed"
-    assert by_id["rows.self-wrap"]["spec"] == "Both wraps are required." and by_id["rows.self-wrap"]["doc"] == "000"
-    assert any("no self_wrap" in e for e in by_id["rows.self-wrap"]["evidence"])
+    assert set(by_id["rows.owner-opens"]) >= {"id", "title", "spec", "status", "fix", "evidence"}
+    assert by_id["rows.owner-opens"]["status"] == "failed" and by_id["rows.owner-opens"]["doc"] == "000"
+    assert any("32 raw bytes" in e for e in by_id["rows.owner-opens"]["evidence"])
     assert by_id["writes.same-rows-on-retry"]["status"] == "not-exercised"
     assert card["scenarios"][0]["name"] == "clean" and "Paired." in card["scenarios"][0]["stdout"]
     suite = ET.parse(out["xml"]).getroot().find("testsuite")
     assert suite is not None and suite.get("failures") == "1"
     failing = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
-    assert failing == ["rows.self-wrap"]
+    assert failing == ["rows.owner-opens"]
     page = out["html"].read_text()
-    assert "FAILED rows.self-wrap" in page and "<details>" in page and "self_wrap" in page
+    assert "FAILED rows.owner-opens" in page and "<details>" in page and "owner_wrap" in page
     assert "http" not in page.split("<style>")[0].replace("http-equiv", "")  # offline: nothing fetched
 
 
 def test_the_correct_agent_exits_0(tmp_path):
     done = check("--scenario", "clean", "--timeout", "90", "--", sys.executable, str(AGENT))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "0 failed" in done.stdout and "PASSED" in done.stdout and "NOT EXERCISED" in done.stdout
+    assert "0 failed" in done.stdout and "\npassed (" in done.stdout and "\nnot exercised (" in done.stdout
 
 
 def test_url_in_the_arguments_is_replaced():
@@ -104,7 +130,7 @@ def test_an_agent_that_does_nothing_exercises_nothing_and_is_told_why():
     done = check("--scenario", "clean", "--", sys.executable, "-c", "pass")
     assert done.returncode == 3, done.stderr  # nothing was checked: not a pass a CI job could take
     assert "does it read DECOY_BASE_URL" in done.stdout
-    assert "0 failed, 0 warnings, 0 passed" in done.stdout and "PASSED " not in done.stdout
+    assert "0 failed, 0 warnings, 0 passed" in done.stdout and "\npassed (" not in done.stdout
 
 
 def test_an_interrupted_check_stops_the_agent_too():

@@ -1,5 +1,6 @@
-"""Proof that `check` judges: the correct example agent passes every scenario, each one-bug
-variant fails exactly the rule its bug breaks (and no other), the workbench scores clean."""
+"""Proof that `check` judges: the correct example agent passes every scenario and every rule in its
+scenario, the workbench scores clean. (Each one-bug variant failing exactly its rule, and the
+mutation score: test_mutants.py.)"""
 
 from __future__ import annotations
 
@@ -8,18 +9,26 @@ from check_agents import NEW_TOPIC, SEEDED_TOPIC, WORKBENCH_AGENT
 
 from decoy_lab.conformance.model import FAILED, PASSED
 from decoy_lab.conformance.report import score
-from decoy_lab.conformance.rules import BY_ID, RULES
+from decoy_lab.conformance.rules import RULES
 from decoy_lab.conformance.scenarios import DEFAULT
 
 # bugs that create a topic need a subject the demo vault does not hold; the rest reuse one
 CREATES_TOPIC = {"no-self-wrap", "raw-owner-wrap", "bad-kid", "two-about", "long-relation", "topic-alone", "user-topic",
                  "delete-used-topic"}  # fmt: skip
-# a bug that really breaks two rules: polling every second also ignores the slow_down it earns
-ALSO_FAILS = {"poll-fast": {"pairing.slow-down"}}
-
-
-def failed_rules(run) -> set[str]:
-    return {v.rule.id for v in score(RULES, [run]).failed}
+# a bug that really breaks two rules: polling every second also ignores the slow_down it earns; a
+# row its own agent cannot read back (or the server refuses) also ends the task in failure, which
+# `outcome.finished` reports beside the rule of the bug; rows that preparing-as-missing never
+# waited for are still preparing at its last read
+FINISHED = {"outcome.finished"}
+ALSO_FAILS = {
+    "poll-fast": {"pairing.slow-down"},
+    "no-self-wrap": FINISHED,
+    "bad-kid": FINISHED,
+    "self-wrap-other-key": FINISHED,
+    "rotate-without-wraps": FINISHED,
+    "repair-for-access": FINISHED,
+    "preparing-as-missing": {"reading.retry-after"},
+}
 
 
 @pytest.mark.parametrize("scenario", DEFAULT)
@@ -56,16 +65,6 @@ def test_the_staged_faults_fired(runs):
     assert any(
         (x.response or {}).get("preparing_others") for x in runs("preparing").exchanges if isinstance(x.response, dict)
     )
-
-
-@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.bug)
-def test_each_bug_fails_exactly_its_rule(runs, rule):
-    topic = NEW_TOPIC if rule.bug in CREATES_TOPIC else SEEDED_TOPIC
-    run = runs(rule.scenarios[0], bug=rule.bug, topic=topic, with_key=rule.needs_agent_key)
-    got = failed_rules(run)
-    assert got == {rule.id} | ALSO_FAILS.get(rule.bug, set()), (rule.bug, got, run.stdout[-1500:], run.stderr[-1500:])
-    evidence = BY_ID[rule.id].evaluate(run).evidence
-    assert evidence and all("#" in e for e in evidence), evidence  # each names its exchange
 
 
 @pytest.mark.parametrize("scenario", ["clean", "lost-answers"])

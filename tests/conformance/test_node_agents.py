@@ -106,9 +106,10 @@ def test_the_correct_agent_reuses_the_topic_and_resends_the_same_rows(checked) -
 # -- one bug each --------------------------------------------------------------------------------
 # bug → (scenario, the rules it breaks: exactly these fail)
 BUGGY = {
-    "no-self-wrap": ("clean", {"rows.self-wrap"}),
+    # the sandbox refuses a row without self_wrap, and the agent then stops: outcome.finished too
+    "no-self-wrap": ("clean", {"rows.self-wrap", "outcome.finished"}),
     "wrong-owner-wrap": ("clean", {"rows.owner-opens"}),
-    "kid-mismatch": ("clean", {"rows.kid-fingerprint"}),
+    "kid-mismatch": ("clean", {"rows.kid-fingerprint", "outcome.finished"}),  # its row does not read back
     "new-topic": ("clean", {"topics.reuse-before-create"}),
     "new-rows-on-retry": ("lost-answers", {"writes.same-rows-on-retry"}),
     "ignore-retry-after": ("preparing", {"reading.retry-after"}),
@@ -168,7 +169,7 @@ def test_decoy_lab_check_command_line(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=TIMEOUT + 60, cwd=ROOT, env=env,
     )  # fmt: skip
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "FAILED         pairing.no-token-in-url" in bad.stdout
+    assert "FAILED  pairing.no-token-in-url" in bad.stdout
 
 
 # -- straight against a sandbox (no staged faults): the read task and the pytest plugin ---------

@@ -22,7 +22,7 @@ import pytest
 
 from decoy_lab.conformance import reproduce
 from decoy_lab.conformance.model import MEMORIES, Evidence, Exchange, Run
-from decoy_lab.conformance.report import evidence_refs, page, score, text, to_json
+from decoy_lab.conformance.report import evidence_refs, page, save, score, text, to_json
 from decoy_lab.conformance.rules import RULES
 
 BASH = shutil.which("bash") or "bash"
@@ -65,12 +65,13 @@ def run_in_bash(command: str, cwd) -> subprocess.CompletedProcess:
 
 
 def curls_of(report_text: str, report_json: str, report_html: str) -> list[str]:
-    """Every reproducer each report gives: the JSON's, and the HTML page's <pre class='curl'>."""
+    """Every reproducer each report gives: the JSON's, and the HTML page's <pre class='curl'>
+    (the text scorecard prints none: it names the body's file and `--replay` instead)."""
     doc = json.loads(report_json)
     from_json = [r["curl"] for rule in doc["rules"] for r in rule["reproducers"]]
     from_html = [html.unescape(c) for c in re.findall(r"<pre class='curl'>(.*?)</pre>", report_html, re.S)]
     assert set(from_html) <= set(from_json)
-    assert all(c in report_text for c in from_json), "the text scorecard prints each as it is"
+    assert not any(c in report_text for c in from_json if not c.startswith("#")), "no curl line in the terminal"
     return from_json
 
 
@@ -84,20 +85,29 @@ def test_a_row_id_hash_1_links_no_exchange_and_a_substitution_method_is_never_a_
     assert reproduce.curl(hostile_run.exchanges[0]).startswith("# not reproduced: the method '$(touch")
     assert "not an HTTP token" in reproduce.curl(hostile_run.exchanges[0])
 
-    reports = text(card), to_json(card), page(card)
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    save(card, saved / "card.json")  # the bodies go to files: each curl sends its body from one
+    reports = text(card), to_json(card), page(card, saved / "card.html")
     curls = curls_of(*reports)
     assert len(curls) >= 3 and any(c.startswith("# not reproduced") for c in curls)
     for command in curls:
         assert not re.search(r"(^|[^'])\$\(", command.split("# not reproduced", 1)[0]), command
         run_in_bash(command, tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["curl-args"], "curl ran, and nothing else"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curl-args", "saved"], "curl ran, and nothing else"
     args = (tmp_path / "curl-args").read_text()
     assert f"-X\n{BACKTICKS}\n" in args, "the token method reached curl as one word, unexpanded"
     assert "http://127.0.0.1:9/api/x'$(touch${IFS}PWNED3)'?access_token=y&q='$(touch PWNED4)'\n" in args
-    assert "'; touch PWNED5; echo '$(touch PWNED6)\n" in args
+    sent = re.search(r"^@(.*clean-exchange-3\.body)$", args, re.M)
+    assert sent is not None, "the hostile body is sent from its file, never spelled in the line"
+    assert (tmp_path / sent.group(1)).read_bytes() == b"'; touch PWNED5; echo '$(touch PWNED6)"
+    assert reproduce.curl(hostile_run.exchanges[2]).endswith(
+        "--data-binary ''\"'\"'; touch PWNED5; echo '\"'\"'$(touch PWNED6)'"
+    )
     for line in reports[0].splitlines():  # in the text scorecard "$(" is only ever shown, in evidence or a comment
-        if "$(" in line and not line.startswith("curl "):
-            assert line.lstrip().startswith(("- [", "# ")), line
+        assert not line.startswith("curl "), line
+        if "$(" in line:
+            assert line.lstrip().startswith(("saw:   [", "[")), line
 
 
 def test_evidence_links_by_the_numbers_the_rule_gave_never_by_its_text():

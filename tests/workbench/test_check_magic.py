@@ -5,6 +5,8 @@ of that scenario's recording, and the result has `.rules` / `.violations()` as `
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -42,10 +44,10 @@ def shown_widgets(captured) -> list[W.Widget]:
 
 @pytest.fixture(scope="module")
 def checked(ip):
-    """One check of the agent that posts rows without self_wrap, in the clean scenario."""
+    """One check of the agent whose owner_wrap seals the raw key (not its base64 text), in clean."""
     with capture_output() as shown:
         card = ip.run_line_magic(
-            "decoy", f"check --scenario clean --timeout 90 -- {sys.executable} {AGENT} --bug no-self-wrap"
+            "decoy", f"check --scenario clean --timeout 90 -- {sys.executable} {AGENT} --bug raw-owner-wrap"
         )
     return card, shown_widgets(shown)
 
@@ -54,11 +56,11 @@ def test_the_result_is_the_scorecard_with_rules_and_violations_as_the_json_has(c
     card, _ = checked
     assert isinstance(card, Scorecard)
     by_id = {r["id"]: r for r in card.rules}
-    assert set(by_id["rows.self-wrap"]) >= {"id", "title", "spec", "status", "evidence"}
-    assert by_id["rows.self-wrap"]["status"] == "failed"
-    assert by_id["rows.self-wrap"]["spec"] == "Both wraps are required."  # 000 › Exact formats
+    assert set(by_id["rows.owner-opens"]) >= {"id", "title", "spec", "status", "fix", "evidence"}
+    assert by_id["rows.owner-opens"]["status"] == "failed"
+    assert by_id["rows.owner-opens"]["spec"].startswith("The server never decrypts")  # 000 › Direct HTTP contract
     failed = {v.split(":")[0] for v in card.violations()}
-    assert failed == {"rows.self-wrap"}, card.violations()
+    assert failed == {"rows.owner-opens"}, card.violations()
     assert card.exit_code() == 1
 
 
@@ -70,7 +72,13 @@ def test_progress_is_shown_per_scenario_then_the_scorecard(checked):
     assert progress.state == {"clean": f"done: exit {run.exit_code}"}  # (it cannot read its rows back: exit 1)
     assert f"{len(run.exchanges)} exchanges" in progress.value
     assert "1 failed" in progress.value
-    assert "data-rule='rows.self-wrap' data-status='failed'" in view.children[0].value
+    table = next(c for c in view.children if isinstance(c, W.HTML) and "aria-label='scorecard'" in c.value)
+    assert "data-rule='rows.owner-opens' data-status='failed'" in table.value
+    statuses = re.findall(r"data-status='([a-z-]+)'", table.value)
+    assert statuses[0] == "failed" and statuses.index("passed") > statuses.index("failed")  # failed first
+    assert "What to do instead:" in repr(view.children) or any(
+        "decoy-fix" in getattr(w, "value", "") for box in view.children for w in getattr(box, "children", ())
+    )
 
 
 def test_a_failed_rules_evidence_opens_its_flow_in_that_scenarios_flows_view(checked):
@@ -102,6 +110,7 @@ def test_a_failed_rules_evidence_opens_its_flow_in_that_scenarios_flows_view(che
     [
         ("check", "give the agent's command after --"),
         ("check -- /no/such/agent", "/no/such/agent: no such command"),
+        ("check -- python examples/agents/check/no_such_agent.py", "no_such_agent.py: no such file"),
         (f"check --scenario cleen -- {sys.executable}", "no scenario 'cleen'"),
         (f"check --agent-key /no/such.pem -- {sys.executable}", "--agent-key /no/such.pem: no such file"),
         (f"check --agent-key {__file__} -- {sys.executable}", f"--agent-key {__file__}: not an unencrypted RSA"),
@@ -132,3 +141,41 @@ def test_the_progress_line_of_a_running_scenario_counts_its_exchanges_as_they_co
     time.sleep(REDRAW_EVERY)
     progress.flow("clean")
     assert "1 exchanges" in progress.value and progress.value.count("waiting") == 1
+
+
+@pytest.fixture
+def in_notebooks():
+    """The kernel's working folder as `make lab` gives it: the checkout's notebooks/."""
+    was = os.getcwd()
+    os.chdir(AGENT.parents[3] / "notebooks")
+    try:
+        yield
+    finally:
+        os.chdir(was)
+
+
+def test_the_readmes_line_works_as_written_from_notebooks(ip, in_notebooks):
+    """Issue: from notebooks/ the README's `python examples/…/memory_agent.py` showed "exit 2 · 0
+    exchanges" and nothing else. The agent's file is now found in the checkout, and `python` is the
+    kernel's own interpreter (the one with the examples' httpx and cryptography)."""
+    with capture_output() as shown:
+        card = ip.run_line_magic("decoy", "check --scenario clean -- python examples/agents/check/memory_agent.py")
+    assert card.exit_code() == 0, card.violations() or card.run("clean").stderr
+    assert card.run("clean").exchanges and card.command.split()[1] == str(AGENT)
+    assert card.saved is not None and card.saved.is_file()
+    assert not any(isinstance(w, ScorecardView) and "decoy-check-trouble" in repr(w) for w in shown_widgets(shown))
+
+
+def test_an_agent_that_sent_nothing_shows_its_exit_status_and_the_tail_of_its_stderr(ip, tmp_path):
+    agent = tmp_path / "broken_agent.py"
+    agent.write_text(
+        "import sys\nprint('first line', file=sys.stderr)\nprint('cannot reach Decoy: boom', file=sys.stderr)\nsys.exit(2)\n"
+    )
+    with capture_output() as shown:
+        card = ip.run_line_magic("decoy", f"check --scenario clean -- {sys.executable} {agent}")
+    progress, view = shown_widgets(shown)
+    assert progress.state == {"clean": "done: exit 2, sent nothing"}
+    trouble = view.children[0].value
+    assert "decoy-check-trouble" in trouble and "scenario clean: exit 2 · 0 exchanges" in trouble
+    assert "the agent sent nothing" in trouble and "cannot reach Decoy: boom" in trouble and "first line" in trouble
+    assert card.exit_code() != 0

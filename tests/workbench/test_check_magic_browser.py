@@ -8,7 +8,6 @@ Screenshot: build/check-magic-scorecard.png (the scorecard with the exchange ope
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,8 @@ pytestmark = [*BROWSER_MARKS, pytest.mark.timeout(600)]
 
 CELLS = [
     "%load_ext decoy_lab",
-    f"card = %decoy check --scenario clean --timeout 120 -- {sys.executable} {AGENT} --bug no-self-wrap",
+    # the README's line as written: the kernel runs in notebooks/, the agent's file is the checkout's
+    "card = %decoy check --scenario clean --timeout 120 -- python examples/agents/check/memory_agent.py --bug raw-owner-wrap",
     "print(card.violations()[0].split(':')[0])",
 ]
 START_CELL = """(i) => {
@@ -65,9 +65,10 @@ def test_check_shows_progress_then_a_scorecard_whose_evidence_opens_its_flow(lab
             expect(progress.locator("tr[data-scenario='clean'] .state")).to_have_text(re.compile(r"^done: exit \d$"))
             expect(progress).to_contain_text("1 failed")
             board = cell.locator(".decoy-scorecard")
-            expect(board.locator("tr[data-rule='rows.self-wrap']")).to_have_attribute("data-status", "failed")
-            expect(board.locator("tr[data-rule='rows.owner-opens']")).to_have_attribute("data-status", "passed")
-            expect(board.get_by_text("“Both wraps are required.”")).to_be_visible()
+            expect(board.locator("tr[data-rule='rows.owner-opens']")).to_have_attribute("data-status", "failed")
+            expect(board.get_by_text("“The server never decrypts", exact=False)).to_be_visible()
+            expect(board.locator(".decoy-fix").first).to_contain_text("What to do instead: Seal owner_wrap")
+            expect(board.locator(".decoy-replay").first).to_contain_text("decoy-lab check --replay")
             opener = board.locator(".decoy-open-flow").first
             number = (opener.inner_text() or "").removeprefix("open #")
             opener.click()
@@ -81,7 +82,7 @@ def test_check_shows_progress_then_a_scorecard_whose_evidence_opens_its_flow(lab
             page.evaluate(START_CELL, 2)
             page.wait_for_function(DONE, arg=2, timeout=30_000)
             out = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-OutputArea")
-            expect(out).to_contain_text("rows.self-wrap")
+            expect(out).to_contain_text("rows.owner-opens")
             page.set_viewport_size({"width": 1400, "height": 3200})  # the whole cell in one picture
             cell.evaluate("el => el.scrollIntoView({block: 'start'})")
             page.wait_for_timeout(500)

@@ -8,14 +8,31 @@ writes.py    writes.*    unknown outcomes, revision conflicts
 reading.py   reading.*   preparing rows, retry_after_seconds
 access.py    access.*    permission_request, never re-pair
 pairing.py   pairing.*   the device-code poll, slow_down, refresh, tokens out of URLs
+outcome.py   outcome.*   the agent finished (exit 0) and no write of it was refused
+contents.py  contents.*  what an opened row holds and the body carries; corrections by id; fresh keys
+wraps.py     wraps.*     where grantee wraps go, and with which via
+limits.py    limits.*    429: wait retry_after_seconds, then send again
 """
 
 from __future__ import annotations
 
 from decoy_lab.conformance.model import Rule
-from decoy_lab.conformance.rules import access, keys, pairing, reading, rows, topics, writes
+from decoy_lab.conformance.rules import (
+    access,
+    contents,
+    keys,
+    limits,
+    outcome,
+    pairing,
+    reading,
+    rows,
+    topics,
+    wraps,
+    writes,
+)
 
 RULES: list[Rule] = [
+    *outcome.RULES,
     *rows.RULES,
     *keys.RULES,
     *topics.RULES,
@@ -23,6 +40,9 @@ RULES: list[Rule] = [
     *reading.RULES,
     *access.RULES,
     *pairing.RULES,
+    *contents.RULES,
+    *wraps.RULES,
+    *limits.RULES,
 ]
 BY_ID = {r.id: r for r in RULES}
 

@@ -16,13 +16,17 @@ def normalize(name: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", name).lower().split()).strip().strip("\"'“”‘’").strip()
 
 
-def writes(run: Run) -> list[Exchange]:
-    """Every memory write (POST rows, PUT an edit), in order."""
-    return [x for x in run.exchanges if x.path == MEMORIES and x.method in ("POST", "PUT")]
+def writes(run: Run, *, refused: bool = False) -> list[Exchange]:
+    """Every memory write (POST rows, PUT an edit) the server may have kept, in order: answered
+    2xx, or with an unknown outcome. With `refused=True` the refused ones (4xx) too: a refused
+    write stored nothing, so rules about rows never judge its rows."""
+    return [
+        x for x in run.exchanges if x.path == MEMORIES and x.method in ("POST", "PUT") and (refused or not x.refused)
+    ]
 
 
-def posts(run: Run) -> list[Exchange]:
-    return [x for x in run.exchanges if x.path == MEMORIES and x.method == "POST"]
+def posts(run: Run, *, refused: bool = False) -> list[Exchange]:
+    return [x for x in writes(run, refused=refused) if x.method == "POST"]
 
 
 def reads(run: Run) -> list[Exchange]:

@@ -103,7 +103,9 @@ def _labels(plain: Any) -> set[str]:
 def _known(run: Run) -> tuple[dict[str, list[tuple[float, str]]], dict[str, list[tuple[float, set[str]]]]]:
     """Per memory id that an edit (PUT) names, every kid (with when) it was sent or served with, and
     every label set seen. Only edited ids are ever looked up, so a big vault's other rows are skipped."""
-    edited = {str(x.request.get("id")) for x in writes(run) if x.method == "PUT" and isinstance(x.request, dict)}
+    edited = {
+        str(x.request.get("id")) for x in writes(run, refused=True) if x.method == "PUT" and isinstance(x.request, dict)
+    }
     kids: dict[str, list[tuple[float, str]]] = {}
     labels: dict[str, list[tuple[float, set[str]]]] = {}
     if not edited:
@@ -133,7 +135,7 @@ def rotation_wraps(run: Run) -> Result:
     kids, _ = _known(run)
     bad: list[str] = []
     good: list[str] = []
-    for x in writes(run):
+    for x in writes(run, refused=True):  # what the rotation sent, whether the server kept it or not
         if x.method != "PUT" or not isinstance(x.request, dict) or not isinstance(x.request.get("kid"), str):
             continue
         rid, kid = str(x.request.get("id")), x.request["kid"]
@@ -142,12 +144,28 @@ def rotation_wraps(run: Run) -> Result:
             continue
         missing = [k for k in ("owner_wrap", "self_wrap") if not isinstance(x.request.get(k), str)]
         if missing:
+            refused = f" (refused {x.status} {x.code})" if x.refused else ""
             bad.append(
-                Evidence(f"{row_label(x, rid)}: a new kid ({kid}, was {old}) without {' and '.join(missing)}", x)
+                Evidence(
+                    f"{row_label(x, rid)}: a new kid ({kid}, was {old}) without {' and '.join(missing)}{refused}", x
+                )
             )
+        elif x.refused:
+            continue
         else:
             good.append(Evidence(f"{row_label(x, rid)}: rotated to kid {kid} with owner_wrap and self_wrap", x))
     return Result.judge(bad, good[:3])
+
+
+def owner_removed(run: Run, row_id: str) -> set[str]:
+    """The labels the owner removed from this row (a staged relabel): the owner's removal, not the agent's."""
+    found = set()
+    for e in run.staged("before"):
+        words = str(e.get("result") or "").split()
+        if len(words) == 4 and words[0] == "removed" and words[3] == row_id:
+            found.add(words[1].split(":", 1)[-1])
+            found.add(words[1])
+    return found
 
 
 def rotate_on_label_removal(run: Run) -> Result:
@@ -161,7 +179,7 @@ def rotate_on_label_removal(run: Run) -> Result:
         before, now = _before(labels.get(rid, []), x.start), next((r for r in opened_rows(x) if r.id == rid), None)
         if before is None or now is None or now.verdict != "readable":
             continue
-        gone = sorted(before - _labels(now.plaintext))
+        gone = sorted(before - _labels(now.plaintext) - owner_removed(run, rid))
         if not gone:
             continue
         old, kid = _before(kids.get(rid, []), x.start), x.request.get("kid")
@@ -179,18 +197,22 @@ def delete_verified(run: Run) -> Result:
         if not x.answered or not isinstance(x.response, dict):
             continue
         asked = [str(i) for i in (x.request or {}).get("ids") or []] if isinstance(x.request, dict) else []
-        later = [rd for rd in reads(run) if rd.start > x.start and rd.answered]
-        if not asked:
+        deleted = [str(i) for i in x.response.get("deleted") or []]
+        later = [rd for rd in reads(run) if rd.start > x.start and rd.answered and (rd.status or 0) < 300]
+        if not asked or not deleted:
             continue
-        if not later:
+        verifying = [rd for rd in later if not set(deleted) & set(rd.served_ids)]
+        if verifying:
+            good.append(Evidence(f"{x.label()}: verified by {verifying[0].label()}, which no longer lists "
+                                 f"the {len(deleted)} deleted rows", x, verifying[0]))  # fmt: skip
+        elif later:
+            still = next(i for i in deleted if i in later[-1].served_ids)
+            bad.append(Evidence(f"{x.label()}, row {short(still)}: deleted, and every later read still lists it "
+                                f"(last: {later[-1].label()}): the deletion was never verified", x, later[-1]))  # fmt: skip
+        else:
             bad.append(
-                Evidence(f"{x.label()}, row {short(asked[0])}: deleted, and never read again to verify it is gone", x)
+                Evidence(f"{x.label()}, row {short(deleted[0])}: deleted, and never read again to verify it is gone", x)
             )
-            continue
-        gone = [i for i in asked if i not in later[0].served_ids]
-        good.append(
-            Evidence(f"{x.label()}: verified by {later[0].label()} ({len(gone)} of {len(asked)} no longer listed)", x)
-        )
     return Result.judge(bad, good[:3])
 
 

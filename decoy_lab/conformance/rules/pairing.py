@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from urllib.parse import parse_qsl
 
@@ -80,13 +81,34 @@ def refresh_once(run: Run) -> Result:
             )
         elif not earlier:
             good.append(Evidence(f"{x.label()}: refreshed with a token used once", x))
-    for e in [x for x in run.exchanges if x.status == 401 and x.code == "TOKEN_EXPIRED"]:
+    for e in _refresh_triggers(run):
         nxt = next((x for x in run.exchanges if x.start > e.start and x.path.startswith("/oauth/")), None)
         if nxt is not None and nxt.path == "/oauth/device":
             bad.append(
-                Evidence(f"{nxt.label()}: paired again after 401 TOKEN_EXPIRED at #{e.id} instead of refreshing", nxt)
+                Evidence(f"{nxt.label()}: paired again after 401 {e.code} at #{e.id} instead of refreshing", nxt)
+            )
+        elif nxt is None or "refresh_token" not in nxt.form.get("grant_type", ""):
+            bad.append(
+                Evidence(
+                    f"{e.label()}: 401 {e.code} with recovery: refresh, and the agent never refreshed "
+                    "(no POST /oauth/token with grant_type=refresh_token after it)",
+                    e,
+                )
             )
     return Result.judge(bad, good[:3])
+
+
+def _refresh_triggers(run: Run) -> list[Exchange]:
+    """The first 401 answered `recovery: refresh` for each token (a trigger the agent must meet)."""
+    seen: set[str] = set()
+    out = []
+    for x in run.exchanges:
+        body = x.response if isinstance(x.response, dict) else {}
+        refresh = body.get("recovery") == "refresh" or x.code in ("TOKEN_EXPIRED", "TOKEN_REPLACED")
+        if x.status == 401 and refresh and x.token not in seen:
+            seen.add(x.token)
+            out.append(x)
+    return out
 
 
 def no_token_in_url(run: Run) -> Result:
@@ -102,6 +124,34 @@ def no_token_in_url(run: Run) -> Result:
     if not bad and good:
         good = [f"{len(good)} authenticated requests sent their token in the Authorization header only"]
     return Result.judge(bad[:3], good)
+
+
+def ask_by_name(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for x in pairings(run):
+        body = x.request if isinstance(x.request, dict) else dict(x.form)
+        details = body.get("authorization_details")
+        if isinstance(details, str):
+            try:
+                details = json.loads(details)
+            except ValueError:
+                details = None
+        named = (
+            isinstance(details, list)
+            and details
+            and all(
+                isinstance(d, dict) and isinstance(d.get("permissions"), list) and d["permissions"] for d in details
+            )
+        )
+        if not named and not body.get("request_uri"):
+            bad.append(Evidence(f"{x.label()}: pairs without naming permissions in authorization_details "
+                                f"(sent: {sorted(body)})", x))  # fmt: skip
+        elif not body.get("name"):
+            bad.append(Evidence(f"{x.label()}: pairs without a display name for the owner's approval screen", x))
+        else:
+            good.append(Evidence(f"{x.label()}: asks by name for {details if named else 'a PAR request_uri'}", x))
+    return Result.judge(bad, good[:3])
 
 
 RULES = [
@@ -148,5 +198,17 @@ RULES = [
         scenarios=("clean",),
         bug="token-in-url",
         catches="adds ?access_token=… to its reads",
+    ),
+    Rule(
+        "pairing.ask-by-name",
+        "A pairing names the permissions it needs in authorization_details, and a display name",
+        "001",
+        "Connect (OAuth 2.0 Device Grant)",
+        "**Always request something:** name permissions in `authorization_details` (inline, or via "
+        "`POST /oauth/par` → `request_uri`).",
+        ask_by_name,
+        scenarios=("clean",),
+        bug="bare-pairing",
+        catches="pairs with a name and a key but no authorization_details",
     ),
 ]

@@ -53,7 +53,14 @@ def retry_after(run: Run) -> Result:
     good: list[str] = []
     all_reads = reads(run)
     for i, rd in enumerate(all_reads):
-        if not (rd.answered and preparing(rd)) or i + 1 >= len(all_reads):
+        if not (rd.answered and preparing(rd)):
+            continue
+        if i + 1 >= len(all_reads):
+            if not any(rd.start < w.start for w in writes(run)):  # the agent stopped at a read still owed rows
+                wait = (rd.response or {}).get("retry_after_seconds")
+                bad.append(
+                    Evidence(f"{rd.label()}: rows were preparing (retry_after_seconds {wait}); never read again", rd)
+                )
             continue
         wait = float((rd.response or {}).get("retry_after_seconds") or 0)
         gap = all_reads[i + 1].start - (rd.done or rd.start)

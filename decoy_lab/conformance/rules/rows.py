@@ -16,13 +16,17 @@ def _about_problem(reason: str) -> bool:
 def self_wrap(run: Run) -> Result:
     bad: list[str] = []
     good: list[str] = []
-    for x in posts(run):
+    for x in posts(run, refused=True):  # a row sent without it broke the sentence, kept or refused
         for r in sent_rows(x):
             if isinstance(r.get("self_wrap"), str) and r["self_wrap"]:
-                good.append(Evidence(row_label(x, r["id"]), x))
+                if not x.refused:
+                    good.append(Evidence(row_label(x, r["id"]), x))
             else:
+                refused = f" (refused {x.status} {x.code})" if x.refused else ""
                 bad.append(
-                    Evidence(f"{row_label(x, r['id'])}: no self_wrap (the agent cannot read its own row back)", x)
+                    Evidence(
+                        f"{row_label(x, r['id'])}: no self_wrap (the agent cannot read its own row back){refused}", x
+                    )
                 )
     return Result.judge(bad, good[:3])
 
@@ -35,7 +39,12 @@ def owner_opens(run: Run) -> Result:
             if r.verdict == "readable" or r.problem == "self_wrap":  # self_wrap: the owner opens it, the agent not
                 good.append(Evidence(row_label(x, r.id), x))
             elif r.problem != "kid_mismatch" and not _about_problem(r.reason) and r.verdict == "unreadable":
-                bad.append(Evidence(f"{row_label(x, r.id)}: the owner's app cannot open it: {r.reason}", x))
+                why = (
+                    r.reason
+                    if r.reason.startswith("the owner's app cannot open")
+                    else f"the owner's app cannot open it: {r.reason}"
+                )
+                bad.append(Evidence(f"{row_label(x, r.id)}: {why}", x))
     return Result.judge(bad, good[:3])
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from decoy_lab.conformance.model import Evidence, Exchange, Result, Rule, Run, short
-from decoy_lab.conformance.rules.base import opened_rows, posts, reads, sent_rows, writes
+from decoy_lab.conformance.rules.base import opened_rows, posts, reads, row_label, sent_rows, writes
 
 
 def _texts(x: Exchange) -> dict[str, str]:
@@ -59,8 +59,9 @@ def same_rows_on_retry(run: Run) -> Result:
 def rev_conflict_reread(run: Run) -> Result:
     bad: list[str] = []
     good: list[str] = []
-    puts = [x for x in writes(run) if x.method == "PUT"]
+    puts = [x for x in writes(run, refused=True) if x.method == "PUT"]
     notes = [str(e.get("result") or "") for e in run.staged("before")]
+    notes = [n for n in notes if not n.startswith("removed ")]  # a text the owner added (a relabel: keep-other-fields)
     for i, c in enumerate(puts):
         if c.status != 409 or c.code != "REV_CONFLICT":
             continue
@@ -128,6 +129,40 @@ def read_back(run: Run) -> Result:
     return Result.judge(bad, good[:3])
 
 
+def keep_other_fields(run: Run) -> Result:
+    """An edit keeps what it does not change: never a label the owner removed since, never a field dropped."""
+    bad: list[str] = []
+    good: list[str] = []
+    removed = [e for e in run.staged("before") if str(e.get("result") or "").startswith("removed ")]
+    last: dict[str, dict] = {}  # row id → the plaintext the agent last sent for it (owner's view)
+    first_put: dict[str, float] = {}  # the owner's staged edit lands just before the first PUT of its row
+    for x in writes(run, refused=True):
+        if x.method == "PUT" and isinstance(x.request, dict):
+            first_put.setdefault(str(x.request.get("id")), x.start)
+    for x in writes(run):
+        for r in opened_rows(x):
+            if r.verdict != "readable" or not isinstance(r.plaintext, dict):
+                continue
+            p, before = r.plaintext, last.get(r.id)
+            last[r.id] = p
+            if x.method != "PUT" or before is None:
+                continue
+            back = [
+                str(e["result"]).split()[1]
+                for e in removed
+                if str(e["result"]).endswith(r.id) and x.start > first_put.get(r.id, x.start)
+                and str(e["result"]).split()[1] in (p.get("labels") or [])
+            ]  # fmt: skip
+            dropped = [k for k in ("metadata", "about_hint") if before.get(k) and not p.get(k)]
+            if back:
+                bad.append(Evidence(f"{row_label(x, r.id)}: puts back the label {back[0]!r} the owner removed", x))
+            elif dropped:
+                bad.append(Evidence(f"{row_label(x, r.id)}: drops {dropped[0]!r} it did not change", x))
+            else:
+                good.append(Evidence(f"{row_label(x, r.id)}: kept every field it did not change", x))
+    return Result.judge(bad, good[:3])
+
+
 RULES = [
     Rule(
         "writes.same-rows-on-retry",
@@ -161,5 +196,16 @@ RULES = [
         scenarios=("clean",),
         bug="no-read-back",
         catches="saves and stops: never reads its rows back",
+    ),
+    Rule(
+        "writes.keep-other-fields",
+        "An edit keeps every field it does not change, and the owner's relabel",
+        "000",
+        "Direct HTTP contract › Editing",
+        "Keep every other field, and the id.",
+        keep_other_fields,
+        scenarios=("owner-unlabels",),
+        bug="stale-labels",
+        catches="after a 409, re-reads the text but re-seals its own earlier labels, putting back the owner's removal",
     ),
 ]

@@ -1,6 +1,8 @@
 """The notebook's verbs about other agents: `%decoy inspect` (a recording proxy whose flows view
-fills live while the kernel stays free) and `%decoy check` (the conformance check, its progress
-shown per scenario, its scorecard linked to the flows). `RUN` holds them; handlers.py adds them
+fills live while the kernel stays free) and `%decoy check` (the conformance check, its scenarios run side by side
+(conformance/runner.py), its progress shown per scenario, its scorecard linked to the flows; an
+agent's file not found in the notebook's folder is looked for in the checkout, so the README's
+`examples/…` paths work from `notebooks/`). `RUN` holds them; handlers.py adds them
 to the magic's table.
 
 A handler gets the magics (`AgentsNotebook`: the embedded sandbox, the running inspector and the
@@ -9,8 +11,10 @@ settings it reads).
 
 from __future__ import annotations
 
-import functools
 import shlex
+import sys
+import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -112,13 +116,12 @@ def _show_inspector(insp: Inspector, sandbox: bool) -> None:
 
 def _check(m: AgentsNotebook, args: Any, cell: str | None) -> Scorecard:
     from decoy_lab.conformance import command as checking
-    from decoy_lab.conformance.report import score
+    from decoy_lab.conformance import report, runner
     from decoy_lab.conformance.rules import RULES
-    from decoy_lab.conformance.scenarios import SCENARIOS, run_scenario
     from decoy_lab.widgets.scorecard import CheckProgress, ScorecardView
 
     try:
-        command = checking.agent_command(args.command)
+        command = checking.agent_command(kernel_python(args.command), roots=checkout_roots())
         names = checking.scenario_names(args.scenarios)
         passed = checking.env_names(args.env)
     except checking.UsageError as exc:
@@ -126,23 +129,45 @@ def _check(m: AgentsNotebook, args: Any, cell: str | None) -> Scorecard:
     key = _pem("check", args.agent_key)
     progress = CheckProgress(names)
     display(progress)
-    runs = []
-    for name in names:
-        progress.started(name)
-        heard = functools.partial(_heard, progress, name)
-        run = run_scenario(
-            SCENARIOS[name], command, timeout=args.timeout, agent_key=key, on_flow=heard, pass_env=passed
+    began = time.monotonic()
+    try:
+        runs, staging = runner.run_scenarios(
+            names,
+            command,
+            timeout=args.timeout,
+            agent_key=key,
+            pass_env=passed,
+            on_start=progress.started,
+            on_flow=lambda name, flow: progress.flow(name),
+            on_done=progress.finished,
         )
-        progress.finished(name, run)
-        runs.append(run)
-    card = score(RULES, runs, shlex.join(command))
+    except runner.ScenarioError as exc:
+        raise _problem("check", str(exc)) from None
+    card = report.score(RULES, runs, shlex.join(command), staging=staging)
+    card.seconds = time.monotonic() - began
+    report.save(card, Path(tempfile.mkdtemp(prefix="decoy-report-")) / "report.json")
     progress.done(card)
     display(ScorecardView(card))
     return card
 
 
-def _heard(progress: Any, scenario: str, flow: Any) -> None:
-    progress.flow(scenario)
+def kernel_python(words: list[str] | None) -> list[str]:
+    """The agent's command with a bare `python` / `python3` as the kernel's own interpreter: in a
+    notebook "python" means the one decoy_lab (and the examples' httpx, cryptography) runs in,
+    not whichever PATH finds first."""
+    command = list(words or [])
+    i = 1 if command[:1] == ["--"] else 0
+    if command[i : i + 1] in (["python"], ["python3"]):
+        command[i] = sys.executable
+    return command
+
+
+def checkout_roots() -> list[Path]:
+    """Where a notebook's `%decoy check` looks for an agent's file not found in the kernel's
+    working folder (a notebook runs in `notebooks/`, the README's paths are the checkout's):
+    the checkout decoy_lab is installed from (an editable install), then the folder above."""
+    roots = [Path(__file__).resolve().parents[3], Path.cwd().parent]  # decoy_lab/workbench/notebook/agents.py
+    return [r for r in dict.fromkeys(roots) if (r / "pyproject.toml").is_file() or (r / "examples").is_dir()]
 
 
 Handler = Callable[[Any, Any, str | None], Any]

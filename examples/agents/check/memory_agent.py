@@ -38,6 +38,8 @@ BUGS = (
     "long-relation", "new-rows-on-retry", "ignore-retry-after", "preparing-as-missing",
     "overwrite-on-conflict", "no-read-back", "ignore-slow-down", "poll-fast", "token-in-url", "repair-for-access", "refresh-twice",
     "self-wrap-other-key", "no-rotation", "rotate-without-wraps", "no-verify-delete", "delete-used-topic",
+    "unpadded-base64", "password-in-text", "text-in-body", "correct-as-new", "one-key", "wrap-too-far",
+    "wrap-one-reader", "ignore-rate-limit", "stale-labels", "bare-pairing",
 )  # fmt: skip
 OAEP = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
 
@@ -49,6 +51,43 @@ class Unknown(Exception):
 # -- the byte formats ("Exact formats") -----------------------------------------------------------
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
+
+
+def reasons_for(sel: dict, plain: dict) -> list[str]:
+    """The reasons a grant (`selectors` from memory-grantees) reaches a row by its labels (000 "Who reads a topic")."""
+    topics = {t if str(t).startswith("topic:") else f"topic:{t}" for t in sel.get("topics") or []}
+    accounts = {f"account:{a}" for a in sel.get("account_ids") or []}
+    about = (plain.get("about") or [""])[0]
+    out: list[str] = []
+    if "observation" in plain:
+        if sel.get("all") and not about.startswith("account:"):
+            out.append("all")
+        out += [f"category:{c}" for c in plain.get("categories") or [] if c in (sel.get("categories") or [])]
+        if about in topics or about in accounts or (about.startswith("account:") and sel.get("account_wildcard")):
+            out.append(about)
+    elif "entity" in plain:
+        out += ["all"] if sel.get("all") else []
+        out += [f"topic:{plain['row_id']}"] if f"topic:{plain['row_id']}" in topics else []
+    elif "relation" in plain:
+        ends = [e for e in plain.get("endpoints") or [] if e != "user"]
+        if sel.get("all"):
+            out.append("all")
+        elif ends and all(e in topics for e in ends):
+            out.append(ends[0] if len(ends) == 1 else "and:" + "+".join(ends))
+    return list(dict.fromkeys(out))
+
+
+def any_reason(sel: dict) -> str:
+    """A reason the grant holds, whatever the row (the wrap-too-far bug's via)."""
+    if sel.get("all"):
+        return "all"
+    for c in sel.get("categories") or []:
+        return f"category:{c}"
+    for t in sel.get("topics") or []:
+        return t if str(t).startswith("topic:") else f"topic:{t}"
+    for a in sel.get("account_ids") or []:
+        return f"account:{a}"
+    return ""
 
 
 def envelope(public_key_b64: str, plaintext: bytes) -> bytes:
@@ -103,6 +142,10 @@ class Agent:
         self.public_b64 = b64(spki)
         self.access = self.refresh_token = ""
         self.owner_key: str | None = None
+        self.grantees: list[
+            dict
+        ] = []  # other connections (memory-grantees): each new row is wrapped to those it reaches
+        self.one_key = os.urandom(32)  # the one-key bug's key for every row
 
     def say(self, text: str) -> None:
         print(text, flush=True)
@@ -115,6 +158,8 @@ class Agent:
             "agent_public_key": self.public_b64,
             "authorization_details": [{"permissions": ["memory.save"]}],
         }
+        if self.bug == "bare-pairing":
+            del ask["authorization_details"]
         dev = self.http.post("/oauth/device", json=ask).json()
         self.say(f"Open {dev['verification_uri_complete']} and approve in the Decoy app.")
         interval, deadline = float(dev.get("interval") or 5), time.monotonic() + float(dev.get("expires_in") or 600)
@@ -154,6 +199,11 @@ class Agent:
                 raise Unknown(repr(exc)) from exc
             if r.status_code >= 500:
                 raise Unknown(f"{r.status_code}")
+            if r.status_code == 429:  # "`429`: wait `retry_after_seconds`", then send the same again
+                wait = float(r.json().get("retry_after_seconds") or r.headers.get("Retry-After") or 1)
+                self.say(f"{method} {path}: rate limited; sending again in {wait:g} s")
+                time.sleep(0.1 if self.bug == "ignore-rate-limit" else wait)
+                continue
             if r.status_code == 401 and r.json().get("code") == "TOKEN_EXPIRED":
                 self.refresh()
                 continue
@@ -226,10 +276,12 @@ class Agent:
         return sorted(found, key=lambda t: t[0])[0][1] if found else None
 
     # -- writing -----------------------------------------------------------------------------------
-    def row(self, plain: dict) -> dict:
-        key = os.urandom(32)
+    def row(self, plain: dict, rotating: bool = False) -> dict:
+        key = self.one_key if self.bug == "one-key" and not rotating else os.urandom(32)
         rid = plain["row_id"]
         ciphertext = seal(key, plain)
+        if self.bug == "unpadded-base64":
+            ciphertext = ciphertext.rstrip("=") or ciphertext
         kid = hashlib.sha256(base64.b64decode(ciphertext)).digest()[:8].hex() if self.bug == "bad-kid" else kid_of(key)
         owner_plain = key if self.bug == "raw-owner-wrap" else b64(key).encode("ascii")
         out = {
@@ -241,6 +293,21 @@ class Agent:
         if self.bug != "no-self-wrap":
             mine = os.urandom(32) if self.bug == "self-wrap-other-key" else key
             out["self_wrap"] = b64(envelope(self.public_b64, mine))
+        if self.bug == "text-in-body" and "observation" in plain:
+            out["preview"] = plain["observation"]["content"].splitlines()[0]
+        wraps = []
+        for g in self.grantees:
+            via = reasons_for(g.get("selectors") or {}, plain)
+            if self.bug == "wrap-too-far" and not via and any_reason(g.get("selectors") or {}):
+                via = [any_reason(g.get("selectors") or {})]
+            if via:
+                wraps.append(
+                    {"token_id": g["token_id"], "via": via, "wrapped_key": b64(envelope(g["public_key"], key))}
+                )
+            if self.bug == "wrap-one-reader" and wraps:
+                break
+        if wraps:
+            out["grantee_wraps"] = wraps
         return out
 
     def topic_rows(self, name: str) -> tuple[dict, list[dict]]:
@@ -258,7 +325,9 @@ class Agent:
 
     def run(self, subject: str) -> None:
         self.pair()
-        self.owner_key = self.call("GET", "/api/agent/context/memory-grantees").json().get("owner_public_key")
+        g = self.call("GET", "/api/agent/context/memory-grantees").json()
+        self.owner_key = g.get("owner_public_key")
+        self.grantees = [x for x in g.get("grantees") or [] if x.get("public_key") != self.public_b64]
         _served, opened = self.read_all()
         topic = None if self.bug == "new-topic" else self.find_topic(opened, subject)
         text = f"{subject}: flight search, intermediate result.\nStatus: no flight chosen yet."
@@ -286,7 +355,8 @@ class Agent:
     def relabel_and_forget(self, topic: dict) -> None:
         """Save a reminder, drop one of its labels (which rotates its key), then delete it and check
         it is gone: the contract's Editing and Verify steps for a label removed and a deletion."""
-        note = self.memory_row(topic, "Reminder: check in online 24 h before the flight.")
+        secret = " TAP login password: Lisb0n-2026!" if self.bug == "password-in-text" else ""
+        note = self.memory_row(topic, "Reminder: check in online 24 h before the flight." + secret)
         self.retried("POST", MEMORIES, lambda: {"rows": [note]})
         _served, opened = self.read_all()
         current = opened.get(note["id"])
@@ -295,9 +365,9 @@ class Agent:
         plain = dict(current["plain"], categories=[c for c in current["plain"]["categories"] if c != "misc"])
         if self.bug == "no-rotation":  # the label goes, the key stays
             body = {"id": note["id"], "expected_rev": current["row"]["rev"], "ciphertext": seal(current["key"], plain)}
-        else:
-            fresh = self.row(plain)
-            body = {"expected_rev": current["row"]["rev"], **fresh}
+        else:  # a new key and kid, both wraps, the removed label, and wraps for every reader still reached
+            fresh = self.row(plain, rotating=True)
+            body = {"expected_rev": current["row"]["rev"], **fresh, "removed_reasons": ["category:misc"]}
             if self.bug == "rotate-without-wraps":
                 body = {k: v for k, v in body.items() if k not in ("owner_wrap", "self_wrap")}
         r = self.retried("PUT", MEMORIES, lambda: body)
@@ -318,6 +388,12 @@ class Agent:
             raise SystemExit(f"memory {memory_id} does not read back")
         mine = dict(current["plain"], observation=dict(current["plain"]["observation"]))
         rev = current["row"]["rev"]
+        if self.bug == "correct-as-new":  # the correction as another memory, beside the one it corrects
+            mine["observation"]["content"] = mine["observation"]["content"].replace(old, new)
+            self.retried("POST", MEMORIES, lambda: {"rows": [self.row(dict(mine, row_id=str(uuid.uuid4())))]})
+            self.say("Saved the correction as a new memory.")
+            return
+        labels = list(mine.get("categories") or [])
         for _ in range(4):
             mine["observation"]["content"] = mine["observation"]["content"].replace(old, new)
             body = {"id": memory_id, "expected_rev": rev, "ciphertext": seal(current["key"], mine)}
@@ -331,6 +407,8 @@ class Agent:
             _served, opened = self.read_all()
             current = opened[memory_id]
             mine, rev = dict(current["plain"], observation=dict(current["plain"]["observation"])), current["row"]["rev"]
+            if self.bug == "stale-labels":
+                mine["categories"] = labels
         _served, opened = self.read_all()
         self.say(
             f"Corrected memory {memory_id[:8]}…: {'verified' if new in opened[memory_id]['plain']['observation']['content'] else 'NOT verified'}."
