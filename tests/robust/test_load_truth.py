@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from decoy_lab.client.connection import Connection
-from decoy_lab.recipes import sealing
 from decoy_lab.protocol.syncfeed import MAX_SYNC_PAGES
+from decoy_lab.recipes import sealing
 from decoy_lab.transport.tokens import Tokens
 from decoy_lab.wire import layouts as wire
 
