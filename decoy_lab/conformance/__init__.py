@@ -6,7 +6,7 @@ through their public APIs (the owner API, the recorded flows), never the sandbox
     model.py          Rule, Result, Evidence, Run, Exchange: rules as data and what a run hands them
     rules/            every rule by area (outcome, rows, topics, writes, reading, access, pairing,
                       contents, wraps, limits)
-    hop.py            the staging hop between inspector and sandbox: faults at chosen exchanges
+    staging.py        the staging hop between inspector and sandbox: faults at chosen exchanges
     recording.py      the inspector in front of the hop, opening rows as the sandbox's owner
     scenarios.py      clean, lost-answers, preparing, owner-edits, missing-permission, slow-pairing,
                       token-rotation, other-connections, rate-limit, owner-unlabels: a fresh

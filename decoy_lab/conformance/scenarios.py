@@ -1,7 +1,7 @@
 """Scenarios: a fresh sandbox behind the inspector, the agent's command run against it, faults staged.
 
 Each scenario starts its own sandbox (its own owner key and database; the owner approves by hand,
-`approve="manual"`), a staging hop in front of it (hop.py) and the recording inspector in front of
+`approve="manual"`), a staging hop in front of it (staging.py) and the recording inspector in front of
 that, then runs the agent's command with `DECOY_BASE_URL` set to the inspector's URL (and `{url}`
 in its arguments replaced by it). The owner, played here through the sandbox's owner API, approves
 the pairing after a short delay, as a person reaching for their phone would, and approves each
@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from decoy_lab.conformance.hop import Fault, Request, StageHop
 from decoy_lab.conformance.model import MEMORIES, Exchange, Run
+from decoy_lab.conformance.staging import Fault, Request, StageHop
 from decoy_lab.vocab import DEVICE_GRANT
 
 READ_ALL = {"permissions": ["memory.read"]}

@@ -3,19 +3,16 @@ session and shared), the spec text, the plugin's fixtures."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # check_agents.py, beside this file
-
-from check_agents import AGENT, SEEDED_TOPIC, agent_command
-
 from decoy_lab.conformance.model import Run
 from decoy_lab.conformance.pytest_plugin import decoy_inspector, decoy_sandbox  # noqa: F401  (fixtures)
 from decoy_lab.conformance.scenarios import SCENARIOS, run_scenario
+
+from support.check_agents import AGENT, SEEDED_TOPIC, agent_command
 
 
 @pytest.fixture(scope="session")

@@ -9,23 +9,10 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from check_agents import AGENT, NEW_TOPIC, ROOT
 
 from decoy_lab.conformance.command import main
 
-
-def check(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    env_path = {"PYTHONPATH": str(ROOT)}
-    import os
-
-    return subprocess.run(
-        [sys.executable, "-m", "decoy_lab.conformance", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **env_path},
-        cwd=ROOT,
-    )
+from support.check_agents import AGENT, NEW_TOPIC, ROOT, check
 
 
 @pytest.mark.parametrize(

@@ -16,12 +16,12 @@ import sys
 import textwrap
 import xml.etree.ElementTree as ET
 
-from check_agents import ROOT
-
 from decoy_lab.conformance.model import MEMORIES, Exchange, Run
 from decoy_lab.conformance.report import junit, page, score, text, to_json
 from decoy_lab.conformance.rules import RULES
 from decoy_lab.text import escaped
+
+from support.check_agents import ROOT
 
 TITLE = "\x1b]0;PWNED\x07"  # OSC 0: sets the terminal's title
 SHOWN = "\\x1b]0;PWNED\\x07"

@@ -17,10 +17,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from check_agents import ROOT
 
 from decoy_lab.conformance.command import main
 from decoy_lab.conformance.scenarios import agent_env
+
+from support.check_agents import ROOT
 
 # writes its environment and what its HOME and config directory hold, then stops (it sends nothing)
 DUMPER = textwrap.dedent(

@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_rules_data import SPEC_FILES, spec_dir
 
 from decoy_lab.conformance import inventory
 from decoy_lab.conformance.rules import BY_ID
 from decoy_lab.conformance.spectext import flat, normative, sentences
+
+from support.spec_files import SPEC_FILES, spec_dir
 
 
 def _spec(doc: str) -> str:

@@ -5,32 +5,16 @@ mutation score: test_mutants.py.)"""
 from __future__ import annotations
 
 import pytest
-from check_agents import NEW_TOPIC, SEEDED_TOPIC, WORKBENCH_AGENT
 
 from decoy_lab.conformance.model import FAILED, PASSED
 from decoy_lab.conformance.report import score
 from decoy_lab.conformance.rules import RULES
 from decoy_lab.conformance.scenarios import DEFAULT
 
+from support.check_agents import CREATES_TOPIC, NEW_TOPIC, SEEDED_TOPIC, WORKBENCH_AGENT
+
+
 # bugs that create a topic need a subject the demo vault does not hold; the rest reuse one
-CREATES_TOPIC = {"no-self-wrap", "raw-owner-wrap", "bad-kid", "two-about", "long-relation", "topic-alone", "user-topic",
-                 "delete-used-topic"}  # fmt: skip
-# a bug that really breaks two rules: polling every second also ignores the slow_down it earns; a
-# row its own agent cannot read back (or the server refuses) also ends the task in failure, which
-# `outcome.finished` reports beside the rule of the bug; rows that preparing-as-missing never
-# waited for are still preparing at its last read
-FINISHED = {"outcome.finished"}
-ALSO_FAILS = {
-    "poll-fast": {"pairing.slow-down"},
-    "no-self-wrap": FINISHED,
-    "bad-kid": FINISHED,
-    "self-wrap-other-key": FINISHED,
-    "rotate-without-wraps": FINISHED,
-    "repair-for-access": FINISHED,
-    "preparing-as-missing": {"reading.retry-after"},
-}
-
-
 @pytest.mark.parametrize("scenario", DEFAULT)
 def test_the_correct_agent_fails_no_rule(runs, scenario):
     run = runs(scenario)

@@ -11,11 +11,10 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from check_agents import NEW_TOPIC, SEEDED_TOPIC
-from test_judges import ALSO_FAILS, CREATES_TOPIC
-
 from decoy_lab.conformance.report import score
 from decoy_lab.conformance.rules import RULES
+
+from support.check_agents import ALSO_FAILS, CREATES_TOPIC, NEW_TOPIC, SEEDED_TOPIC
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKERS = 3  # scenarios mostly wait (the owner's delays, staged faults): three at once

@@ -6,9 +6,9 @@ import os
 import subprocess
 import sys
 
-from check_agents import AGENT, NEW_TOPIC
-
 from decoy_lab.conformance.pytest_plugin import violations
+
+from support.check_agents import AGENT, NEW_TOPIC
 
 
 def run_agent(url: str, *extra: str) -> None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_report_layout import big_card
 
 from decoy_lab.conformance.report import page
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
+from support.report_cards import big_card
 
 BUILD = Path(__file__).resolve().parents[2] / "build"
 pytestmark = [*BROWSER_MARKS, pytest.mark.timeout(120)]

@@ -7,47 +7,17 @@ it: the owner's app cannot open owner_wrap: …"."""
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 import re
 import subprocess
 import sys
 
-from check_agents import AGENT, ROOT
-
 from decoy_lab.conformance.fixes import FIXES
-from decoy_lab.conformance.model import MEMORIES, Exchange, Run
-from decoy_lab.conformance.report import folder_of, page, save, score, text
+from decoy_lab.conformance.report import folder_of, page, text
 from decoy_lab.conformance.rules import RULES
-from decoy_lab.conformance.runner import Staging
-from decoy_lab.inspector.model import Row
 
-BLOB = base64.b64encode(os.urandom(4000)).decode()  # a 5,336-character wrap: no break in it
-REASON = "the owner's app cannot open owner_wrap: owner plaintext check: the owner wrap holds 32 raw bytes"
-
-
-def big_run(scenario: str = "clean") -> Run:
-    rows = [{"id": f"{i:08d}-0000-4000-8000-000000000000", "kid": "00" * 8, "ciphertext": BLOB, "owner_wrap": BLOB}
-            for i in range(4)]  # fmt: skip
-    body = json.dumps({"rows": rows}).encode()
-    opened = [Row(r["id"], f"request.rows[{i}]", "unreadable", REASON, "owner_wrap") for i, r in enumerate(rows)]
-    post = Exchange(
-        3, "POST", MEMORIES, "", 201, "answered", 1.0, 1.1, {"rows": rows}, {"created": []}, {}, opened,
-        "sha256:0123abcd", body, "application/json",
-    )  # fmt: skip
-    read = Exchange(
-        4, "GET", MEMORIES, "", 200, "answered", 2.0, 2.1, None, {"memories": []}, {}, [], "sha256:0123abcd"
-    )
-    return Run(scenario, [post, read], exit_code=0)
-
-
-def big_card(tmp_path):
-    runs = [big_run(s) for s in ("clean", "lost-answers", "preparing", "owner-edits")]
-    card = score(RULES, runs, "python agent.py", staging=Staging(b"-----BEGIN PRIVATE KEY-----\nx\n"))
-    card.staging.seeds = dict.fromkeys(("clean", "lost-answers", "preparing", "owner-edits"), "demo")
-    save(card, tmp_path / "card.json")
-    return card
+from support.check_agents import AGENT, ROOT
+from support.report_cards import BLOB, big_card
 
 
 def test_every_rule_says_what_to_do_instead():

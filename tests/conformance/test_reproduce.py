@@ -17,12 +17,12 @@ import subprocess
 import sys
 
 import pytest
-from check_agents import AGENT, NEW_TOPIC, ROOT
-from test_check_command import check
 
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.sandbox.testing import pair_agent
 from decoy_lab.wire.crypto import AgentKey
+
+from support.check_agents import AGENT, NEW_TOPIC, ROOT, check
 
 CURL = "/usr/bin/curl"
 MEMORIES = "/api/agent/context/memories"

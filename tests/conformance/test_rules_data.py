@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -12,12 +11,9 @@ from decoy_lab.conformance.model import NOT_EXERCISED, Run
 from decoy_lab.conformance.rules import RULES
 from decoy_lab.conformance.scenarios import SCENARIOS
 
+from support.spec_files import SPEC_FILES, spec_dir
+
 ROOT = Path(__file__).resolve().parents[2]
-SPEC_FILES = {"000": "000_8a05c629879a3795.txt", "001": "001_0c822ffdca2b03d6.by-operation.txt"}
-
-
-def spec_dir() -> Path:
-    return Path(os.environ.get("DECOY_SPEC_DIR") or ROOT.parent / "shared" / "spec")  # shared/ beside the checkout
 
 
 @pytest.mark.parametrize("rule", [r for r in RULES if r.doc in SPEC_FILES], ids=lambda r: r.id)

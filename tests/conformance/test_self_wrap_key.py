@@ -12,8 +12,6 @@ import subprocess
 import sys
 
 import httpx
-from check_agents import AGENT, ROOT, SEEDED_TOPIC
-from test_check_command import check
 
 from decoy_lab import AgentKey, memory
 from decoy_lab.conformance.model import FAILED, PASSED
@@ -22,6 +20,8 @@ from decoy_lab.conformance.rules import BY_ID
 from decoy_lab.recipes import sealing
 from decoy_lab.sandbox.testing import bearer, pair_agent
 from decoy_lab.wire import layouts as wire
+
+from support.check_agents import AGENT, ROOT, SEEDED_TOPIC, check
 
 RULE = BY_ID["rows.self-wrap-opens"]
 

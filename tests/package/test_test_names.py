@@ -26,3 +26,14 @@ def test_optional_test_tools_are_imported_with_importorskip():
         for m in plain.finditer(p.read_text(encoding="utf-8"))
     ]
     assert found == []
+
+
+def test_no_test_module_imports_another():
+    """What tests share lives in tests/support/ ("helpers in tests/support/, no test imports another")."""
+    found = [
+        f"{p.relative_to(TESTS)}: {line.strip()}"
+        for p in TESTS.rglob("*.py")
+        for line in p.read_text(encoding="utf-8").splitlines()
+        if re.match(r"\s*(from test_\w+ import|import test_\w+)", line)
+    ]
+    assert found == []

@@ -8,7 +8,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.conformance.hop import Fault, StageHop
+from decoy_lab.conformance.staging import Fault, StageHop
 from decoy_lab.inspector.serve import serve_in_thread
 
 
