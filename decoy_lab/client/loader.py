@@ -83,5 +83,5 @@ class Loader:
                 cached=snapshot.reuse if snapshot is not None else None,
             )
         expect_object(vault.answer, f"GET {MEMORIES}", **WAITING_MEMBERS)  # counted and shown next
-        vault.fingerprints = answer.fingerprints
+        vault.keep_fingerprints(answer.fingerprints)
         return vault

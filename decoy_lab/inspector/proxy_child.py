@@ -46,6 +46,8 @@ PIECE = 256 * 1024  # bytes of a body kept for the record, sent on at a time
 HIGH_WATER = 2 * 1024 * 1024  # bytes of frames waiting to be sent, past which a streaming body waits
 
 
+# The proxy runs in a process of its own for `make bench`'s "inspector write throughput, proxied vs
+# direct" (≥ 90 %): in the kernel's process it shared one GIL with the sandbox it fronts.
 def frame(message: tuple) -> bytes:
     body = marshal.dumps(message)
     return len(body).to_bytes(LENGTH, "big") + body

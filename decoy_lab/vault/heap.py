@@ -17,6 +17,8 @@ from collections.abc import Callable
 from functools import cache
 
 
+# Kept for `make bench`'s "memory a load adds ÷ served bytes" (≤ 2×, measured at 1.97×): the free
+# heap left after a load counts against it (0.16× the served bytes at 20,400 rows).
 @cache
 def _malloc_trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):

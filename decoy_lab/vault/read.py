@@ -78,14 +78,16 @@ class Vault:
     # (store/sealed.py, views/mapcache.py); None for a vault loaded with no saved profile
     map_file: Any = field(default=None, repr=False, compare=False)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "fingerprints" and value is not None and not isinstance(value, Fingerprints):
-            value = Fingerprints.of(value)  # 32 bytes a row, however they are given (a load sets them last)
-        super().__setattr__(name, value)
-
     def __post_init__(self) -> None:
         self.served = as_served(self.served)
         self.decoded_rows = as_decoded(self.decoded_rows)
+        if self.fingerprints is not None:
+            self.keep_fingerprints(self.fingerprints)
+
+    def keep_fingerprints(self, values: Sequence[str | None] | None) -> None:
+        """Keep the served rows' text fingerprints as 32 bytes a row (`Fingerprints`; ~80 bytes a
+        row less than strings: part of what holds a load's memory under 2× the served bytes)."""
+        self.fingerprints = Fingerprints.of(values) if values is not None else None
 
     def earlier(self) -> Earlier:
         """id -> (its index in `served`, (its DecodedRow as kept, model-or-error)) of each id as first

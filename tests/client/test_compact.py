@@ -239,6 +239,5 @@ def test_fingerprints_are_kept_as_bytes_and_read_back_as_the_hex_they_were(loade
     assert isinstance(kept, Fingerprints) and list(kept) == [hexes[0], None, *hexes[1:]] and kept[-1] == hexes[-1]
     odd = [hexes[0].upper(), None]  # not what jsonstream makes: kept exactly as given
     assert Fingerprints.of(odd) is odd and Fingerprints.of(["not hex" * 9 + "x"]) == ["not hex" * 9 + "x"]
-    fresh = dataclasses.replace(vault)  # the module's vault stays as loaded
-    fresh.fingerprints = [hexes[0]] * len(vault.served)
+    fresh = dataclasses.replace(vault, fingerprints=[hexes[0]] * len(vault.served))  # the module's stays as loaded
     assert isinstance(fresh.fingerprints, Fingerprints) and fresh.fingerprints == [hexes[0]] * len(vault.served)
