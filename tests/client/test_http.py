@@ -25,6 +25,8 @@ from decoy_lab.transport.retry import MAX_RATE_LIMIT_WAIT, send_with_retries
 from decoy_lab.transport.tokens import Tokens
 from decoy_lab.wire.crypto import AgentKey
 
+from support.answers import OWNER
+
 ACCESS, REFRESH = "at-SECRET-0001", "rt-SECRET-0001"
 
 
@@ -200,7 +202,9 @@ def test_policies_are_read_again_when_the_refresh_brings_a_new_access_version(ke
 
 
 # -- retries --------------------------------------------------------------------------------------
-def test_unknown_outcomes_resend_the_same_body_with_backoff():
+def test_unknown_outcomes_resend_the_same_body_with_backoff(key):
+    """ "If the answer is lost (a network error or a 5xx), resend the same sealed rows": each resend's
+    bytes are the first send's bytes, never a body sealed again (a new nonce would differ)."""
     sent, sleeps = [], []
 
     def send():
@@ -211,6 +215,35 @@ def test_unknown_outcomes_resend_the_same_body_with_backoff():
 
     assert send_with_retries(send, retries=5, backoff=0.5, sleep=sleeps.append) == {"ok": True}
     assert len(sent) == 4 and sleeps == [0.5, 1.0, 2.0]
+
+    # the same three unknown outcomes for a real save, over HTTP: the bytes on the wire are compared
+    memories = "/api/agent/context/memories"
+    lost = [httpx.ReadError("dropped"), (503, {"code": "UNAVAILABLE"}), httpx.ReadTimeout("timeout")]
+    posted: list[bytes] = []
+    stored: list[dict] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/agent/context/memory-grantees":
+            return httpx.Response(200, json={"owner_public_key": OWNER.public_key_b64, "grantees": []})
+        if request.url.path != memories:
+            return httpx.Response(404, json={"code": "NOT_FOUND", "message": "no route"})
+        if request.method == "GET":  # the read-back after a resend, and the save's verify
+            return httpx.Response(200, json={"memories": stored, "spaces": []})
+        posted.append(request.content)
+        if len(posted) <= len(lost):
+            step = lost[len(posted) - 1]
+            if isinstance(step, Exception):
+                raise step
+            return httpx.Response(step[0], json=step[1])
+        rows = json.loads(request.content)["rows"]
+        stored.extend(rows)
+        return httpx.Response(201, json={"created": [r["id"] for r in rows]})
+
+    conn = conn_for(server, key, retries=5)
+    mid = conn.save("Waters the plants on Fridays.")
+    assert len(posted) == 4 and conn.sleeps == [0.5, 1.0, 2.0]
+    assert all(body == posted[0] for body in posted[1:]), "a resend sent other bytes: the rows were sealed again"
+    assert [r["id"] for r in json.loads(posted[0])["rows"]] == [mid] and conn.pending == []
 
 
 def test_retries_stop_after_conn_retries_and_raise_the_last_unknown_outcome():

@@ -245,10 +245,18 @@ def test_the_unknown_outcome_says_what_each_attempt_did_without_contradicting_it
         port = url.rsplit(":", 1)[1]
 
         def gone(_: float) -> None:  # between the attempts the server stops listening
-            server.close()
+            import socket
             import time
 
-            time.sleep(0.3)
+            server.close()
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:  # until a connect is refused, not a fixed guess
+                try:
+                    socket.create_connection(("127.0.0.1", int(port)), timeout=1).close()
+                except ConnectionRefusedError:
+                    return
+                time.sleep(0.01)
+            raise AssertionError("the server still listens 10 s after it was closed")
 
         conn = Connection(
             url,

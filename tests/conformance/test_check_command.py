@@ -131,7 +131,25 @@ def test_an_interrupted_check_stops_the_agent_too():
 
     marker = f"decoy-check-interrupt-{os.getpid()}"
     script = f"import time\n# {marker}\ntime.sleep(60)"
-    timer = threading.Timer(3.0, lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT))
+
+    def running() -> bool:
+        return marker in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+
+    def until(condition, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    seen_running: list[bool] = []
+
+    def interrupt() -> None:  # Ctrl-C once the agent is running, not after a fixed guess
+        seen_running.append(until(running, 30))
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    timer = threading.Thread(target=interrupt, daemon=True)
     # as at a terminal, whatever started the suite (a background job starts it with SIGINT ignored)
     was = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer.start()
@@ -140,6 +158,7 @@ def test_an_interrupted_check_stops_the_agent_too():
             run_scenario(SCENARIOS["clean"], [sys.executable, "-c", script], timeout=60)
     finally:
         signal.signal(signal.SIGINT, was)
-    time.sleep(0.5)
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert marker not in ps
+    timer.join(5)
+    assert seen_running == [True], "the interrupt came while the agent was running"
+    until(lambda: not running(), 10)  # the group is killed; its processes may take a moment to go
+    assert not running()

@@ -27,19 +27,34 @@ def test_runs_come_back_in_the_order_asked_and_say_how_they_were_staged():
     assert sorted(ended) == sorted(names)
 
 
+def _running(marker: str) -> bool:
+    return marker in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+
+
+def _until(condition, timeout: float) -> bool:
+    """Poll `condition` until it holds or `timeout` seconds pass; whether it held."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def test_an_interrupted_check_stops_every_running_agent():
     marker = f"decoy-runner-interrupt-{os.getpid()}"
     script = f"import time\n# {marker}\ntime.sleep(60)"
+    seen_running: list[bool] = []
 
     def interrupt(name: str) -> None:
-        if name == "token-rotation":
-            time.sleep(3.0)  # the first agent is running by now
+        if name == "token-rotation":  # once the first agent is running, not after a fixed guess
+            seen_running.append(_until(lambda: _running(marker), 30))
             raise KeyboardInterrupt
 
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         run_scenarios(["clean", "token-rotation"], [sys.executable, "-c", script], timeout=60, on_start=interrupt)
     assert time.monotonic() - started < 30
-    time.sleep(0.5)
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert marker not in ps
+    assert seen_running == [True], "the interrupt came while an agent was running"
+    _until(lambda: not _running(marker), 10)  # the kill is sent; the process may take a moment to go
+    assert not _running(marker)

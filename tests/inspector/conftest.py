@@ -70,13 +70,15 @@ class Upstream:
         (chunks 0.1 s apart), `/big?n=` (n bytes), `/api/agent/context/memories` (the `answer` set,
         gzip-compressed when `gzip`),
         anything else 200 `{"ok": true}`. `seen` keeps each request's method, path and body size,
-    `peers` the address it came from."""
+    `peers` the address it came from, `started` each request's method and path as soon as its head
+    is in (before its body: a test waits on it for a request the proxy has begun to pass on)."""
 
     def __init__(self) -> None:
         self.answer: bytes = b'{"memories": []}'
         self.gzip = False  # the memories answer gzip-compressed, sent in 64 KiB pieces
         self.seen: list[tuple[str, str, int]] = []
         self.peers: list[Any] = []  # each request's client address: one per connection it came on
+        self.started: list[tuple[str, str]] = []
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -85,6 +87,7 @@ class Upstream:
             await send({"type": "lifespan.shutdown.complete"})
             return
         path = scope["path"]
+        self.started.append((scope["method"], path))
         if path == "/count":  # a body counted as it streams, never kept
             size = 0
             while (message := await receive())["type"] == "http.request":

@@ -158,7 +158,9 @@ def test_new_flows_from_another_thread_reach_the_page_in_batches(flows, monkeypa
     t = threading.Thread(target=agent)
     t.start()
     t.join()
-    time.sleep(FLUSH_EVERY * 3)
+    deadline = time.monotonic() + 10  # the last batch goes at most FLUSH_EVERY after the last add
+    while sum(len(m["rows"]["id"]) for m in list(sent)) < 200 and time.monotonic() < deadline:
+        time.sleep(0.005)
     spent = time.monotonic() - started
     assert len(view.rows["id"]) == 202 and view.count == "202 exchanges"
     assert 1 <= len(sent) <= spent / FLUSH_EVERY + 1, "batched: at most one message every 100 ms"

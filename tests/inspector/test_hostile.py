@@ -46,13 +46,21 @@ def test_bodies_over_the_cap_are_kept_up_to_it_counted_and_passed_whole(upstream
     assert sent.ended == got.ended == model.ANSWERED
 
 
+def _until(condition, timeout: float = 10.0) -> None:
+    """Poll `condition` until it holds (the event the test waits for), at most `timeout` seconds."""
+    end = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.01)
+
+
 def test_an_agent_that_leaves_mid_body_is_recorded_and_the_next_is_served(upstream, client):
-    url, _app = upstream
+    url, app = upstream
     with Inspector.start(upstream=url) as insp:
         host = insp.url.removeprefix("http://")
         with socket.create_connection(tuple(host.rsplit(":", 1)), timeout=5) as s:  # type: ignore[arg-type]
             s.sendall(f"POST /echo HTTP/1.1\r\nHost: {host}\r\nContent-Length: 100000\r\n\r\n".encode() + b"0123456789")
-            time.sleep(0.3)
+            _until(lambda: ("POST", "/echo") in app.started)  # its body begun, passed on: then the agent leaves
         (flow,) = _wait_for(insp, 1)
         assert flow.ended == model.AGENT_DISCONNECTED and "sending its body" in flow.reason
         assert flow.request_body.size == 10 and not flow.request_body.complete
@@ -169,7 +177,13 @@ def test_closing_during_an_exchange_records_it_as_stopped(client):
 
 @pytest.mark.parametrize("path", ["/silent", "/stall"])
 def test_an_agent_that_leaves_a_silent_upstream_is_not_waited_for(path, client):
-    with serving(_answers) as url, Inspector.start(upstream=url, timeout=30.0) as insp:
+    arrived: list[str] = []
+
+    def answers(method: str, target: str, body: bytes):
+        arrived.append(target)
+        return _answers(method, target, body)
+
+    with serving(answers) as url, Inspector.start(upstream=url, timeout=30.0) as insp:
         host = insp.url.removeprefix("http://")
         began = time.monotonic()
         with socket.create_connection(tuple(host.rsplit(":", 1)), timeout=5) as s:  # type: ignore[arg-type]
@@ -177,7 +191,7 @@ def test_an_agent_that_leaves_a_silent_upstream_is_not_waited_for(path, client):
             if path == "/stall":
                 assert s.recv(100).startswith(b"HTTP/1.1 200")
             else:
-                time.sleep(0.3)
+                _until(lambda: path in arrived)  # the upstream has it and says nothing: then the agent leaves
         (flow,) = _wait_for(insp, 1)
         assert time.monotonic() - began < 8  # not the 30 s read timeout
         assert flow.ended == model.AGENT_DISCONNECTED

@@ -108,12 +108,16 @@ def test_a_crowd_of_slow_bodies_cannot_starve_an_agent_and_a_stalled_body_is_cut
     limits = {"max_connections": 8, "body_timeout": 1.0}
     served = ProxyProcess(Recorder(), url, limits=limits)
     slow = []
+    before = len(app.started)
     try:
         for _ in range(8):
             s = _connect(served.url)
             s.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc")
             slow.append(s)
-        time.sleep(0.2)  # let the proxy take them all in
+        deadline = time.monotonic() + 10  # until the proxy has taken them all in and begun passing each on
+        while app.started[before:].count(("POST", "/echo")) < 8 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert app.started[before:].count(("POST", "/echo")) == 8, app.started[before:]
         t0 = time.monotonic()
         assert client.get(f"{served.url}/anything").json() == {"ok": True}
         for s in slow:  # each closed (evicted, or at its body deadline), none answered as if whole

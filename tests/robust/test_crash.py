@@ -42,10 +42,30 @@ def start(port: int, db: str) -> subprocess.Popen:
     raise AssertionError("the sandbox did not start")
 
 
+class PostWatched(httpx.HTTPTransport):
+    """Sets `rows_sent` once the whole body of a POST of rows is written to the server's socket
+    (httpcore's trace), so the kill lands while the server holds it, not after a guessed wait."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows_sent = threading.Event()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path == "/api/agent/context/memories":
+
+            def trace(event: str, info: dict) -> None:
+                if event == "http11.send_request_body.complete":
+                    self.rows_sent.set()
+
+            request.extensions["trace"] = trace
+        return super().handle_request(request)
+
+
 def test_a_save_cut_by_kill_9_is_finished_by_resend_after_a_restart(tmp_path):
     port, db = free_port(), str(tmp_path / "sandbox.sqlite3")
     url = f"http://127.0.0.1:{port}"
     proc = start(port, db)
+    watched = PostWatched()
     try:
         conn = Connection.pair(
             url,
@@ -55,17 +75,19 @@ def test_a_save_cut_by_kill_9_is_finished_by_resend_after_a_restart(tmp_path):
             on_link=lambda *a: None,
             client_id=f"crash-{uuid.uuid4().hex[:6]}",
             retries=0,
+            transport=watched,
         )
         httpx.post(f"{url}/_sandbox/faults", json={"latency_ms": 3000})  # each memory route waits 3 s
         outcome: list = []
         t = threading.Thread(target=lambda: outcome.append(_save(conn)))
         t.start()
-        time.sleep(4.5)  # the grantees read is done (3 s), the POST of the rows in the server's hands
+        # the grantees read is done (3 s), the POST of the rows is in the server's hands (3 s more)
+        assert watched.rows_sent.wait(30), "the rows were never sent"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         t.join(30)
         (err,) = outcome
-        assert isinstance(err, OutcomeUnknown) and len(conn.pending) == 1
+        assert isinstance(err, OutcomeUnknown) and err.sent and len(conn.pending) == 1
         proc = start(port, db)  # the same file: whatever had committed is still there
         done = conn.resend()
         assert [d["outcome"] for d in done] == ["committed"] and conn.pending == []

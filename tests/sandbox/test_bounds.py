@@ -377,7 +377,7 @@ def test_half_sent_requests_at_the_connection_limit_do_not_starve_a_client():
         try:
             for conn in held:
                 conn.sendall(b"GET /_sandbox/pending HTTP/1.1\r\n")
-            time.sleep(0.2)
+            _until(lambda: _taken_in(running, held))  # every slot is held by a half-sent head
             for _ in range(3):
                 start = time.monotonic()
                 assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
@@ -393,6 +393,29 @@ def _half_body(url: str, path: str = "/oauth/device", length: int = 200) -> tupl
     conn.sendall(_head(url, "POST", path, {"Content-Type": "application/json", "Content-Length": str(length)}))
     conn.sendall(b'{"client_id": "slow", ')
     return conn, b'{"client_id": "slow", '
+
+
+def _until(condition, timeout: float = 10.0) -> None:
+    """Poll `condition` until it holds (the event a test waits for, not a fixed guess)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def _owed(running: Sandbox) -> list[str] | None:
+    """What each connection the server holds owes it ("head", "body"; "None": nothing), sorted;
+    None when the set changed while it was read (the server's loop runs in its own thread)."""
+    try:
+        return sorted(str(c._owed) for c in list(running._server.server_state.connections))
+    except RuntimeError:
+        return None
+
+
+def _taken_in(running: Sandbox, held: list[socket.socket]) -> bool:
+    """Every one of `held` reached the server: each is either held by it or closed by it."""
+    owed = _owed(running)
+    return owed is not None and len(owed) + sum(_closed(c) for c in held) == len(held)
 
 
 def _closed(conn: socket.socket) -> bool:
@@ -456,7 +479,7 @@ def test_half_sent_bodies_at_the_connection_limit_do_not_starve_a_client():
         held = [_half_body(running.url)[0] for _ in range(12)]
         last_byte = time.monotonic()
         try:
-            time.sleep(0.2)
+            _until(lambda: _taken_in(running, held))  # every slot is held by a half-sent body
             for _ in range(3):
                 start = time.monotonic()
                 assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
@@ -483,22 +506,21 @@ def test_the_longest_stalled_connection_makes_room_head_or_body():
         netloc = urlsplit(running.url).netloc.encode()
         head_first = _connect(running.url)
         head_first.sendall(b"GET /_sandbox/pending HTTP/1.1\r\nHost: " + netloc + b"\r\n")
-        time.sleep(0.1)
+        _until(lambda: _owed(running) == ["head"])  # its stall began before the bodies' (each waits on the last)
         bodies_after = [_half_body(running.url)[0] for _ in range(2)]
-        time.sleep(0.1)
+        _until(lambda: _owed(running) == ["body", "body", "head"])
         held = [head_first, *bodies_after]
         try:
             assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
-            time.sleep(0.1)
+            _until(lambda: _closed(head_first))  # closed for the GET before it was answered: its FIN is on the way
             assert [_closed(conn) for conn in held] == [True, False, False]
-            time.sleep(0.1)
             heads_after = [_connect(running.url) for _ in range(1)]
             for conn in heads_after:
                 conn.sendall(b"GET /_sandbox/pending HTTP/1.1\r\n")
             held += heads_after
-            time.sleep(0.1)
+            _until(lambda: _owed(running) == ["body", "body", "head"])  # the new head is in, the GET's gone
             assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
-            time.sleep(0.1)
+            _until(lambda: _closed(held[1]))
             assert [_closed(conn) for conn in held[1:]] == [True, False, False]
         finally:
             for conn in held:

@@ -619,21 +619,24 @@ def test_the_first_read_after_pairing_says_why_it_is_empty_and_wait_brings_the_r
     many seconds"; issue 12: "when rows are `preparing`, every view says how many and when to read
     again"; `--wait` waits the server's retry_after_seconds."""
     from decoy_lab.sandbox import Sandbox
+    from decoy_lab.sandbox.phone import schedule
 
     before = magics.connection, magics.pairing
     with Sandbox.start(seed="demo") as sb:
         try:
+            schedule.configure(sb.state, auto_share_after=None)  # the phone has not shared yet, however slow
             conn = decoy(ip, f"connect {sb.url} --name first-minute --force")
             if not hasattr(conn, "load"):  # an owner who approves at once still connects within moments
                 conn = conn.wait(30)
             with capture_output() as cap:
                 first = decoy(ip, "memories")
             said = cap.stdout  # printed in the output area, so `df = %decoy memories` says it too
-            if len(first) == 0:  # the phone had not shared yet: the frame says how many and when
-                assert re.search(
-                    r"No memories yet: \d+ rows are \(memories, topics, links\) on their way from the owner", said
-                )
-                assert "read again in 5 s" in said and "%decoy memories --wait" in said
+            assert len(first) == 0, "the phone was told not to share before the first read"
+            assert re.search(
+                r"No memories yet: \d+ rows are \(memories, topics, links\) on their way from the owner", said
+            )
+            assert "read again in 5 s" in said and "%decoy memories --wait" in said
+            schedule.configure(sb.state)  # the phone is on again: it answers what is owed, as a real one does
             with capture_output():
                 waited = decoy(ip, "memories --wait")
             assert len(waited) > 0 and "on their way" not in waited._repr_html_()

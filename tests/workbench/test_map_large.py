@@ -122,14 +122,15 @@ def test_a_changed_vault_is_built_afresh(frames):
     mapcache.forget()
     before = TopicMapWidget(PageVault(frames))
     topics = frames["topics"]
+    old = frames["memories"]["topic_id"].iloc[0]
+    assert old in set(topics["id"]), "the first memory is filed under a topic of the vault"
+    to = next(i for i in range(len(topics)) if topics["id"].iloc[i] != old)  # always a topic it was not under
     moved = frames["memories"].copy()
-    moved.loc[0, ["topic_id", "topic"]] = [topics["id"].iloc[1], topics["name"].iloc[1]]  # a memory filed elsewhere
+    moved.loc[0, ["topic_id", "topic"]] = [topics["id"].iloc[to], topics["name"].iloc[to]]  # a memory filed elsewhere
     after = TopicMapWidget(PageVault({**frames, "memories": moved}))
     count = {n["id"]: n["memories"] for n in after.nodes}
     was = {n["id"]: n["memories"] for n in before.nodes}
-    old = frames["memories"]["topic_id"].iloc[0]
-    if old != topics["id"].iloc[1]:
-        assert count[topics["id"].iloc[1]] == was[topics["id"].iloc[1]] + 1 and count[old] == was[old] - 1
+    assert count[topics["id"].iloc[to]] == was[topics["id"].iloc[to]] + 1 and count[old] == was[old] - 1
     renamed = topics.copy()
     renamed.loc[5, "name"] = "A topic renamed meanwhile"
     again = TopicMapWidget(PageVault({**frames, "topics": renamed}))
