@@ -17,11 +17,14 @@ from decoy_lab.inspector.recorder import Recorder
 
 
 def owner_check(sandbox: Any) -> Any:
-    """(row, trace) → the owner's app's view of that row, in the running sandbox."""
+    """(row, trace) → the owner's app's view of that row, in the running sandbox; `accounts`: the
+    owner's phone's checks of the account family's bodies (inspector/accounts.py)."""
+    from decoy_lab.inspector.accounts import PhoneEye
     from decoy_lab.sandbox.phone import appview
 
     class Check:
         key = sandbox.owner.key  # the owner's private key: opens the legacy space keys wrapped to it
+        accounts = PhoneEye(sandbox.state)  # the owner's own sandbox: its phone holds the vault key
 
         def __call__(self, row: dict, trace: Any) -> dict:
             return appview.check_row(sandbox.state, row, trace=trace)

@@ -9,6 +9,7 @@ byte and is recorded as a `Flow`, its secrets masked, its sealed rows opened whe
     agents.py     which agent sent an exchange: its paired name, followed through its tokens
     opening.py    the rows a flow carries, opened with the owner's or the agent's key, or by layout
     legacy.py     the legacy space routes and memory-wraps, opened the same way (space keys by skid)
+    accounts.py   the account family's bodies (records, credentials, fields, decoys, unlocks), opened the same way
     bodies.py     what the proxy tees off an exchange: a body up to the cap, a memories answer's rows
     recorder.py   the newest flows in order: bodies teed up to a cap, masked and opened off the request path
     upstream.py   the HTTP/1.1 client towards the upstream (answers read by llhttp): pooled, streamed

@@ -118,7 +118,7 @@ class Inspector:
         try:
             target = str(upstream) if upstream is not None else str(sandbox.url)
             check = owner_check_of(sandbox, None) if sandbox is not None else owner_check_of(None, _key(owner_key))
-            opener = Opener(owner_check=check, agent_key=_key(agent_key))
+            opener = Opener(owner_check=check, agent_key=_key(agent_key), reveal=reveal)
             recorder = Recorder(opener=opener, reveal=reveal, cap=cap, keep=keep)
             writer = har.HarWriter(record, upstream=target, reveal=reveal) if record is not None else None
             if writer is not None:  # told before the first exchange can finish

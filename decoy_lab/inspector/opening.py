@@ -13,6 +13,9 @@ a `GET`). What opens it:
 - a row neither key opens: each blob parsed by its layout (`recipes.dump.identify`), with how
   sure that is; a blob whose layout is not the one its member must hold is flagged.
 
+The legacy space routes are legacy.py's to open, the account family's routes accounts.py's (with
+the owner's phone, `OwnerEye.accounts`); this module hands each flow to the one whose it is.
+
 Opening never raises: whatever goes wrong is the row's reason, or a note on the flow.
 Keys unwrapped along the way are kept by kid, so an edit (`PUT`) that keeps its key opens too.
 """
@@ -25,7 +28,7 @@ from typing import Any
 
 from decoy_lab import memory
 from decoy_lab.errors import DecoyError, UnreadableRow
-from decoy_lab.inspector import legacy
+from decoy_lab.inspector import accounts, legacy
 from decoy_lab.inspector.model import ERROR, LAYOUT, READABLE, UNREADABLE, Flow, Row
 from decoy_lab.recipes import dump, sealing
 from decoy_lab.recipes.trace import Trace
@@ -54,15 +57,18 @@ def owner_check_of(sandbox: Any = None, owner_key: AgentKey | str | bytes | None
     else:
         return None
 
-    return OwnerEye(owner)
+    return OwnerEye(owner, holds_vault_key=sandbox is not None)
 
 
 class OwnerEye:
     """The owner's-eye check of one row, `(row, trace) -> entry` (the sandbox's public owner API);
-    `key` is the owner's private key, for the legacy space keys wrapped to the owner."""
+    `key` is the owner's private key, for the legacy space keys wrapped to the owner; `accounts`
+    the owner's phone's checks of the account family (the vault key only when the sandbox is the
+    owner's own, not one made offline to hold an `owner_key`)."""
 
-    def __init__(self, owner: Any):
+    def __init__(self, owner: Any, *, holds_vault_key: bool = True):
         self._owner = owner
+        self.accounts = accounts.PhoneEye(owner.state, holds_vault_key=holds_vault_key)
 
     @property
     def key(self) -> AgentKey | None:
@@ -106,16 +112,21 @@ class Opener:
         owner_check: OwnerCheck | None = None,
         agent_key: AgentKey | str | bytes | None = None,
         workers: int | None = None,
+        reveal: bool = False,
     ):
         self.owner_check = owner_check
         self.agent_key = as_agent_key(agent_key)
         self.workers = workers
+        self.reveal = reveal  # an opened secret (a password, a field's value) shown as it is
         self.key_cache = memory.KeyCache()  # kid -> raw memory key (never shown)
         self._kid_of: dict[str, str] = {}  # row id -> its latest kid
         self.legacy = legacy.LegacyOpener(
             lambda: getattr(self.owner_check, "key", None), self.agent_key, self.key_cache
         )
         self.legacy.kid_of = self._kid_of
+        self.accounts = accounts.AccountOpener(
+            lambda: getattr(self.owner_check, "accounts", None), self.agent_key, reveal=reveal
+        )
 
     def __repr__(self) -> str:
         keys = [n for n, k in (("owner", self.owner_check), ("agent", self.agent_key)) if k is not None]
@@ -131,6 +142,9 @@ class Opener:
                 flow.rows = self.legacy.open(flow, legacy.parse(request), legacy.parse(response))
                 return
             whole = flow.request_body.complete and not flow.request_body.truncated
+            if accounts.handles(flow):  # the account family's routes (accounts.py)
+                flow.rows = self.accounts.open(flow, *self._bodies(flow, request, response, whole))
+                return
             sent = _parse(request, whole) if _has_rows_path(flow) else None
             if isinstance(sent, _Unparsed):
                 flow.notes.append(f"error: request body {sent.why}")
@@ -147,6 +161,22 @@ class Opener:
         except Exception as exc:  # opening must never stop recording
             flow.notes.append(f"error: opening stopped: {exc!r}")
         flow.rows = rows
+
+    def _bodies(self, flow: Flow, request: bytes, response: bytes, whole: bool) -> tuple[Any, Any]:
+        """Both bodies parsed (None for one that is empty or does not parse, said in a note; an
+        answer only when it is a success)."""
+        ok = flow.status is not None and flow.status < 300
+        out = []
+        for side, data, complete in (
+            ("request", request, whole),
+            ("response", response if ok else b"", flow.response_body.complete and not flow.response_body.truncated),
+        ):
+            parsed = _parse(data, complete)
+            if isinstance(parsed, _Unparsed):
+                flow.notes.append(f"error: {side} body {parsed.why}")
+                parsed = None
+            out.append(parsed)
+        return out[0], out[1]
 
     # -- written rows --------------------------------------------------------------------------
     def written(self, found: list[tuple[str, dict]]) -> list[Row]:
