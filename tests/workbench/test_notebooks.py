@@ -28,7 +28,7 @@ _keys = [conn.agent_key]
 if conn.sandbox_handle is not None:
     _keys.append(conn.sandbox_handle.owner.key)
 _out = {"pem": [k.to_pem() for k in _keys], "tokens": [conn.tokens.access_token.reveal(), conn.tokens.refresh_token.reveal()],
-        "memory_keys": []}
+        "memory_keys": [], "raw": list(globals().get("_raw_secrets", []))}
 for _r in conn.load().served:
     try:
         _k = _s.unwrap_as_agent(_r["wrapped_key"], conn.agent_key)
@@ -41,7 +41,7 @@ print("SECRETS:" + _json.dumps(_out))
 
 def secrets_of(text: str) -> list[str]:
     """Strings that must appear in no output: PEM body lines, the DER as one base64 run,
-    tokens, raw memory keys (hex and base64)."""
+    tokens, raw memory keys (hex and base64), and the raw secrets the notebook set (`raw`)."""
     data = json.loads(text.split("SECRETS:", 1)[1])
     out: list[str] = []
     for pem in data["pem"]:
@@ -52,12 +52,14 @@ def secrets_of(text: str) -> list[str]:
         out.append(der.hex()[:64])
     out += [t for t in data["tokens"] if t]
     out += data["memory_keys"]
+    out += [r for r in data.get("raw", []) if r]
     return out
 
 
-def run(path: Path, tmp_path: Path) -> nbformat.NotebookNode:
+def run(path: Path, tmp_path: Path, raw: str = "") -> nbformat.NotebookNode:
+    """`raw`: an expression (in the notebook's names) listing secrets it set, scanned for too."""
     nb = nbformat.read(path, as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell(SECRETS_CELL))
+    nb.cells.append(nbformat.v4.new_code_cell((f"_raw_secrets = [{raw}]\n" if raw else "") + SECRETS_CELL))
     with pytest.MonkeyPatch.context() as mp:  # the kernel inherits it: no profile lands in $HOME
         mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path / "config"))
         NotebookClient(
@@ -119,6 +121,7 @@ def test_notebooks_are_committed_without_outputs():
         "03-topic-map.ipynb",
         "04-both-sides.ipynb",
         "05-inspect-an-agent.ipynb",
+        "06-accounts-and-secrets.ipynb",
     }
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
@@ -306,6 +309,47 @@ def test_both_sides_notebook_plays_a_conflict_with_the_owner(tmp_path):
     # after the narrow the notebook waits for the phone's sharing before it compares (issue 22)
     assert printed("set_grant(food.token_id").count("matches what the server serves: True") == 1
     assert "complete that setup before saving" in printed("set_key_setup(False)")
+    assert_no_secrets(nb)
+
+
+@pytest.mark.notebook
+def test_06_accounts_notebook_reads_secrets_back_masked_and_names_the_owners_failing_step(tmp_path):
+    """An account with its Decoy address, its password and an API key as a secret field, a memory
+    about it counted in the accounts frame; unlock `preparing` then `ready` for the creator, and
+    `pending` → the owner allows → `ready` for another connection, the secret shown as a
+    fingerprint; a credential sealed to the wrong key stored all the same, the owner's-eye check
+    saying it does not open and the recipe naming the RSA unwrap. No output holds the password
+    or the API key."""
+    nb = run(ROOT / "notebooks" / "06-accounts-and-secrets.ipynb", tmp_path, raw="password, api_key")
+    found = kinds(nb)
+    assert not found["error"] and found["table"] and len(found["stepper"]) >= 2
+
+    def shown_by(marker: str) -> str:
+        cell = next(c for c in nb.cells if c.cell_type == "code" and marker in c.source)
+        return "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs(cell))
+
+    made = shown_by("conn.create_account(")
+    assert re.search(r"^sign up with: \S+@decoys\.me$", made, re.M) and "the owner's app opens it: True" in made
+    assert "stored, and the owner's app opens it: True" in shown_by("checked = conn.set_password(")
+    assert "created" in shown_by("conn.add_field(") and "opened by the owner: True" in shown_by("conn.add_field(")
+    listed = shown_by("%decoy accounts")
+    assert "Acme Cloud" in listed and "API key" in listed
+    assert re.search(r"^memories\s+1$", shown_by("loc[acct, columns]"), re.M), "the memory about the account"
+    creator = shown_by("first = conn.unlock(acct)")
+    assert creator.startswith("preparing") and "ready — password Secret(sha256:" in creator
+    assert "the password read back is the one set: True" in creator
+    assert "the API key read back is the one added: True" in creator
+    assert shown_by("asked = reader.unlock(").startswith("pending")
+    assert "Billing assistant" in shown_by("_sandbox/unlocks")
+    ready = shown_by("ready = reader.unlock(acct)")
+    assert "ready — the same request: True" in ready and "the password read back is the one set: True" in ready
+    assert "Secret(sha256:" in shown_by("ready.password")
+    assert "has_password" in shown_by("records.seal_credential(password, wrong_key)")
+    assert "does not open with the owner key" in shown_by('params={"account": acct}')
+    failing = shown_by("open_blob(blob")
+    assert "fails at step" in failing and "RSA-OAEP-SHA256 unwrap" in failing
+    after = shown_by("caught = accounts_write.set_password(")
+    assert "sealed to the wrong key: False" in after and "sealed to the account key: True" in after
     assert_no_secrets(nb)
 
 
