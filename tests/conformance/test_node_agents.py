@@ -1,9 +1,12 @@
 """The Node example agent (examples/agents/check/node/agent.mjs) through `decoy-lab check`.
 
-The correct agent breaks no rule in any scenario it runs, and passes the rules each scenario is
+The correct agent breaks no rule in any default scenario, and passes the rules each scenario is
 there to exercise; each `--bug` variant fails exactly the rule of its class, and no other. Each
 agent run is bounded by the scenario's time limit (the command is killed past it), and each
 command-line run by `subprocess.run(timeout=…)`.
+
+The scenario runs are made WORKERS side by side (as the Python agent's mutation suite runs them:
+a scenario mostly waits): the first test of a kind to ask makes those of every selected case.
 """
 
 from __future__ import annotations
@@ -14,11 +17,16 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from decoy_lab.conformance import PASSED, RULES, SCENARIOS, Run, Scorecard, run_scenario, score
+from decoy_lab.conformance.runner import WORKERS
+from decoy_lab.conformance.scenarios import DEFAULT
+
+from support.check_agents import ALSO_FAILS
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "examples" / "agents" / "check" / "node" / "agent.mjs"
@@ -32,16 +40,44 @@ def command(bug: str | None = None, task: str | None = None) -> list[str]:
     return [str(NODE), str(AGENT), *(["--task", task] if task else []), *(["--bug", bug] if bug else [])]
 
 
+def _wanted(item: pytest.Item) -> list[tuple]:
+    """The (scenario, bug, task) runs a collected test of this module asks `checked` for."""
+    params = getattr(item, "callspec", None)
+    name = getattr(item, "originalname", item.name)
+    if name == "test_the_correct_agent_fails_no_rule" and params:
+        scenario = params.params["scenario"]
+        return [(scenario, None, CORRECT[scenario][0])]
+    if name == "test_each_bug_fails_its_rule_and_no_other" and params:
+        scenario, task, _ = BUGGY[params.params["bug"]]
+        return [(scenario, params.params["bug"], task)]
+    return list(USES.get(name, ()))
+
+
 @pytest.fixture(scope="module")
-def checked() -> Callable[..., tuple[Run, Scorecard]]:
-    """`checked(scenario, bug=None, task=None)`: the agent's run and its scorecard, made once."""
-    made: dict[tuple, tuple[Run, Scorecard]] = {}
+def made() -> dict[tuple, tuple[Run, Scorecard]]:
+    return {}
+
+
+@pytest.fixture
+def checked(request, made) -> Callable[..., tuple[Run, Scorecard]]:
+    """`checked(scenario, bug=None, task=None)`: the agent's run and its scorecard, made once. A
+    test's first call makes the runs of every selected test of its kind (each parametrized case)
+    at once, WORKERS side by side: one test waits about a minute, never the whole module's runs."""
+
+    def make(key: tuple) -> tuple[Run, Scorecard]:
+        scenario, bug, task = key
+        run = run_scenario(SCENARIOS[scenario], command(bug, task), timeout=TIMEOUT)
+        return run, score(RULES, [run], " ".join(command(bug, task)))
 
     def get(scenario: str, bug: str | None = None, task: str | None = None) -> tuple[Run, Scorecard]:
         key = (scenario, bug, task)
         if key not in made:
-            run = run_scenario(SCENARIOS[scenario], command(bug, task), timeout=TIMEOUT)
-            made[key] = (run, score(RULES, [run], " ".join(command(bug, task))))
+            kind = getattr(request.node, "originalname", request.node.name)
+            here = [i for i in request.session.items if getattr(i, "module", None) is request.module]
+            alike = [i for i in here if getattr(i, "originalname", i.name) == kind]
+            keys = [k for k in dict.fromkeys([key, *(k for i in alike for k in _wanted(i))]) if k not in made]
+            with ThreadPoolExecutor(WORKERS) as pool:
+                made.update(zip(keys, pool.map(make, keys), strict=True))
         return made[key]
 
     return get
@@ -61,7 +97,9 @@ def explain(run: Run, card: Scorecard) -> str:
 # scenario → (task, the rules that scenario is there to exercise: each must be judged `passed`)
 CORRECT = {
     "clean": (None, ["rows.self-wrap", "rows.owner-opens", "rows.kid-fingerprint", "rows.about-once",
-                     "topics.reuse-before-create", "writes.read-back", "pairing.no-token-in-url"]),
+                     "topics.reuse-before-create", "writes.read-back", "pairing.no-token-in-url",
+                     "pairing.ask-by-name", "contents.no-secrets", "contents.outside-ciphertext",
+                     "contents.fresh-keys", "outcome.finished"]),
     "lost-answers": (None, ["writes.same-rows-on-retry"]),
     "preparing": (None, ["reading.preparing-wait", "reading.retry-after"]),
     "owner-edits": ("edit", ["writes.rev-conflict-reread"]),
@@ -69,7 +107,23 @@ CORRECT = {
                                   "rows.size-caps"]),
     "slow-pairing": (None, ["pairing.poll-interval", "pairing.slow-down"]),
     "token-rotation": (None, ["pairing.refresh-once"]),
+    # a save, then a reminder (travel, misc) whose `misc` it removes: a key rotation with its wraps
+    "other-connections": ("relabel", ["wraps.not-too-far", "wraps.every-reader", "writes.rotate-on-label-removal",
+                                      "writes.rotation-wraps", "contents.fresh-keys"]),
+    "rate-limit": (None, ["limits.retry-after", "writes.read-back"]),
+    "owner-unlabels": ("edit", ["writes.keep-other-fields", "contents.correct-by-id"]),
 }  # fmt: skip
+# which test (not parametrized by scenario or bug) reads which runs, so they are made with the rest
+USES = {
+    "test_the_correct_agent_edits_by_id_and_keeps_the_owners_change": [("owner-edits", None, "edit")],
+    "test_the_correct_agent_reuses_the_topic_and_resends_the_same_rows": [("lost-answers", None, None)],
+    "test_the_correct_agent_rotates_the_key_when_it_removes_a_label": [("other-connections", None, "relabel")],
+    "test_the_correct_agent_keeps_the_owners_relabel": [("owner-unlabels", None, "edit")],
+}
+
+
+def test_the_correct_agent_runs_in_every_default_scenario() -> None:
+    assert set(CORRECT) == set(DEFAULT)
 
 
 @pytest.mark.parametrize("scenario", list(CORRECT))
@@ -103,25 +157,83 @@ def test_the_correct_agent_reuses_the_topic_and_resends_the_same_rows(checked) -
     assert len(named) == 1  # the demo vault's topic, reused: no second copy
 
 
+def test_the_correct_agent_rotates_the_key_when_it_removes_a_label(checked) -> None:
+    run, card = checked("other-connections", task="relabel")
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    writes = [x for x in run.exchanges if x.path == "/api/agent/context/memories" and x.method in ("POST", "PUT")]
+    (put,) = [x for x in writes if x.method == "PUT"]
+    (before,) = [r for x in writes if x.method == "POST" for r in x.request["rows"] if r["id"] == out["reminder_id"]]
+    assert put.request["kid"] == out["kid"] != before["kid"], explain(run, card)  # a new key
+    assert put.request["removed_reasons"] == ["category:misc"]
+    assert {"owner_wrap", "self_wrap", "grantee_wraps"} <= set(put.request)
+    # the Misc reader had the reminder only through `misc`: the new key goes to the others, not to it
+    assert len(put.request["grantee_wraps"]) == len(before["grantee_wraps"]) - 1
+    assert all("category:misc" not in w["via"] for w in put.request["grantee_wraps"])
+    entry = next(r for r in run.app_view if r.get("id") == out["reminder_id"])
+    assert "misc" not in (entry.get("categories") or []), entry
+
+
+def test_the_correct_agent_keeps_the_owners_relabel(checked) -> None:
+    run, card = checked("owner-unlabels", task="edit")
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert [x.status for x in run.exchanges if x.method == "PUT"] == [409, 200], explain(run, card)
+    entry = next(r for r in run.app_view if r.get("id") == out["memory_id"])
+    assert "travel" not in (entry.get("categories") or []) and "chose the Friday" in entry["text"], entry
+
+
+def test_the_correct_agent_waits_out_a_429(checked) -> None:
+    run, card = checked("rate-limit")
+    limited = [i for i, x in enumerate(run.exchanges) if x.status == 429]
+    assert len(limited) == 2, explain(run, card)  # a read and a save, each sent again after 3 s
+    for i in limited:
+        x = run.exchanges[i]
+        again = next(y for y in run.exchanges[i + 1 :] if (y.method, y.path) == (x.method, x.path))
+        assert again.start - (x.done or x.start) >= 2.9 and again.request == x.request
+
+
 # -- one bug each --------------------------------------------------------------------------------
-# bug → (scenario, the rules it breaks: exactly these fail)
+# bug → (scenario, task, the rules it breaks: exactly these fail)
 BUGGY = {
     # the sandbox refuses a row without self_wrap, and the agent then stops: outcome.finished too
-    "no-self-wrap": ("clean", {"rows.self-wrap", "outcome.finished"}),
-    "wrong-owner-wrap": ("clean", {"rows.owner-opens"}),
-    "kid-mismatch": ("clean", {"rows.kid-fingerprint", "outcome.finished"}),  # its row does not read back
-    "new-topic": ("clean", {"topics.reuse-before-create"}),
-    "new-rows-on-retry": ("lost-answers", {"writes.same-rows-on-retry"}),
-    "ignore-retry-after": ("preparing", {"reading.retry-after"}),
-    "fast-poll": ("slow-pairing", {"pairing.poll-interval", "pairing.slow-down"}),  # ignores both
-    "token-in-url": ("clean", {"pairing.no-token-in-url"}),
+    "no-self-wrap": ("clean", None, {"rows.self-wrap", "outcome.finished"}),
+    "wrong-owner-wrap": ("clean", None, {"rows.owner-opens"}),
+    "kid-mismatch": ("clean", None, {"rows.kid-fingerprint", "outcome.finished"}),  # its row does not read back
+    "new-topic": ("clean", None, {"topics.reuse-before-create"}),
+    "new-rows-on-retry": ("lost-answers", None, {"writes.same-rows-on-retry"}),
+    "ignore-retry-after": ("preparing", None, {"reading.retry-after"}),
+    "fast-poll": ("slow-pairing", None, {"pairing.poll-interval", "pairing.slow-down"}),  # ignores both
+    "token-in-url": ("clean", None, {"pairing.no-token-in-url"}),
+    # its save is refused (400 INVALID_BASE64) and it stops: the rule of this bug is outcome.finished
+    "unpadded-base64": ("clean", None, {"outcome.finished"}),
+    "password-in-text": ("clean", None, {"contents.no-secrets"}),
+    "text-in-body": ("clean", None, {"contents.outside-ciphertext"}),
+    "correct-as-new": ("clean", "edit", {"contents.correct-by-id"}),
+    "one-key": ("clean", "relabel", {"contents.fresh-keys"}),  # the memory and the reminder: one key
+    "wrap-too-far": ("other-connections", None, {"wraps.not-too-far"}),
+    "wrap-one-reader": ("other-connections", None, {"wraps.every-reader"}),
+    "ignore-rate-limit": ("rate-limit", None, {"limits.retry-after"}),
+    "stale-labels": ("owner-unlabels", "edit", {"writes.keep-other-fields"}),
+    "bare-pairing": ("clean", None, {"pairing.ask-by-name"}),
 }
+# the Node bugs whose name is not that of the Python agent's mutant (docs/rules.md) for the same rule
+PYTHON_NAME = {"wrong-owner-wrap": "raw-owner-wrap", "kid-mismatch": "bad-kid", "fast-poll": "poll-fast"}
+
+
+def test_each_bug_breaks_what_the_python_mutant_of_its_rule_breaks() -> None:
+    """Each Node bug is a mutant of the inventory (a rule's `bug`), run in that rule's scenario, and
+    fails what the Python mutation suite allows that mutant to fail (its rule, and ALSO_FAILS)."""
+    by_bug = {r.bug: r for r in RULES}
+    for bug, (scenario, _task, rules) in BUGGY.items():
+        name = PYTHON_NAME.get(bug, bug)
+        assert name in by_bug, bug
+        assert scenario in by_bug[name].scenarios, bug
+        assert rules == {by_bug[name].id} | ALSO_FAILS.get(name, set()), bug
 
 
 @pytest.mark.parametrize("bug", list(BUGGY))
 def test_each_bug_fails_its_rule_and_no_other(checked, bug: str) -> None:
-    scenario, rules = BUGGY[bug]
-    run, card = checked(scenario, bug=bug)
+    scenario, task, rules = BUGGY[bug]
+    run, card = checked(scenario, bug=bug, task=task)
     assert not run.timed_out, explain(run, card)
     assert set(failed(card)) == rules, explain(run, card)
     assert f"--bug {bug}" in run.stderr  # the agent says which bug it plants
@@ -129,7 +241,7 @@ def test_each_bug_fails_its_rule_and_no_other(checked, bug: str) -> None:
 
 def test_every_bug_is_a_rule_class_the_check_knows() -> None:
     known = {r.id for r in RULES}
-    assert set().union(*(rules for _, rules in BUGGY.values())) <= known
+    assert set().union(*(rules for _, _, rules in BUGGY.values())) <= known
     listed = subprocess.run(
         [str(NODE), str(AGENT), "--help"],
         capture_output=True,

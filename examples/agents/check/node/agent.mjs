@@ -3,12 +3,15 @@
 // WebCrypto and global fetch only, no npm dependencies. Its structure follows
 // examples/agents/memory-agent.mjs (HTTP, the byte formats, the topic and memory rows, pairing).
 //
-//   DECOY_BASE_URL=http://127.0.0.1:8765 node agent.mjs [--task save|edit|read] [--topic NAME] [--bug NAME]
+//   DECOY_BASE_URL=http://127.0.0.1:8765 node agent.mjs [--task save|edit|relabel|read] [--topic NAME] [--bug NAME]
 //
 //   --task save   (default) pair, read what it holds, find or create the topic, save one memory
 //                 about it, read every row back with its own key
 //   --task edit   as save, then correct that memory by id (PUT with expected_rev; on
 //                 409 REV_CONFLICT re-read, re-apply, retry) and read it back
+//   --task relabel as save, then save a reminder (travel, misc), remove its label `misc` (a key
+//                 rotation: a new key and kid, both wraps, and grantee_wraps for every connection the
+//                 remaining labels still reach, with removed_reasons) and read it back
 //   --task read   pair, read what it holds (waiting while rows are `preparing`), print a summary
 //   --bug NAME    plants ONE deliberate mistake (BUGS below), so the check can be seen to catch it
 //
@@ -29,9 +32,19 @@ const BUGS = {
   'ignore-retry-after': 'reads again every 0.2 s while rows are preparing',
   'fast-poll': 'polls /oauth/token every second and ignores slow_down',
   'token-in-url': 'adds ?access_token=… to its GET requests',
+  'unpadded-base64': 'sends its ciphertext and owner_wrap without base64 padding: the save is refused (400) and it stops',
+  'password-in-text': "saves the trip's login password in the memory's text",
+  'text-in-body': "sends each memory's first line beside its ciphertext, in a field of its own (`preview`)",
+  'correct-as-new': '(--task edit) posts the corrected text as a new memory beside the one it corrects',
+  'one-key': 'seals every row with one key (the same kid for every row)',
+  'wrap-too-far': "wraps each row to every listed connection, under a reason of that connection's grant the row does not carry",
+  'wrap-one-reader': 'wraps each row to the first connection its labels reach, not to the others',
+  'ignore-rate-limit': 'sends again 0.1 s after a 429, whatever Retry-After / retry_after_seconds say',
+  'stale-labels': "(--task edit) after a 409 re-reads the text but re-seals the labels it first read, putting back the owner's removal",
+  'bare-pairing': 'pairs with a name and a key but no authorization_details (and no PAR request_uri)',
 };
 const ALIASES = { 'raw-owner-wrap': 'wrong-owner-wrap', 'bad-kid': 'kid-mismatch', 'poll-fast': 'fast-poll' };
-const TASKS = ['save', 'edit', 'read'];
+const TASKS = ['save', 'edit', 'relabel', 'read'];
 const MEMORIES = '/api/agent/context/memories';
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const CLIENT_ID = process.env.DECOY_CLIENT_ID || 'decoy-check-node-agent'; // the same client_id reconnects the same connection
@@ -118,8 +131,10 @@ async function exchange(method, path, body, { form = false, auth = true } = {}) 
   err.code = code;
   err.answer = answer;
   err.unknown = res.status >= 500;
-  const after = Number(res.headers.get('retry-after') ?? answer.retry_after_seconds);
-  if (Number.isFinite(after) && after >= 0) err.retryAfter = after;
+  // 429 / 503: wait Retry-After (header) or retry_after_seconds (body), the longer when both are given
+  const waits = [res.headers.get('retry-after'), answer.retry_after_seconds]
+    .filter((v) => v !== null && v !== undefined && v !== '').map(Number).filter((n) => Number.isFinite(n) && n >= 0);
+  if (waits.length) err.retryAfter = Math.max(...waits);
   return Promise.reject(err);
 }
 
@@ -151,7 +166,7 @@ async function call(method, path, makeBody) {
         continue;
       }
       if (!(err.unknown || err.status === 429) || attempt >= ATTEMPTS) throw err;
-      const wait = err.retryAfter ?? 2 ** (attempt - 1);
+      const wait = BUG === 'ignore-rate-limit' && err.status === 429 ? 0.1 : err.retryAfter ?? 2 ** (attempt - 1);
       say(`${method} ${path}: ${err.unknown ? 'outcome unknown' : 'rate limited'} (${err.message}); sending the same request again in ${wait} s`);
       await sleep(wait);
       if (BUG === 'new-rows-on-retry' && typeof makeBody === 'function') body = await makeBody();
@@ -205,39 +220,61 @@ async function ownerWrap(key, ownerPublicKey) {
 }
 
 // -- who else reads a new row (000 "Who reads a topic"; grantees from memory-grantees) -----------
+// The reasons a grant (`selectors`) reaches a row by its labels: `all` (never a memory about an
+// account), each category it holds, the row's topic or account; a relation only when every end is held.
 function reasonsFor(sel, plain) {
-  const topics = new Set((sel?.topics || []).map((t) => (String(t).startsWith('topic:') ? t : `topic:${t}`)));
+  sel = sel || {};
+  const topics = new Set((sel.topics || []).map((t) => (String(t).startsWith('topic:') ? t : `topic:${t}`)));
+  const accounts = new Set((sel.account_ids || []).map((a) => `account:${a}`));
   const out = [];
   if (plain.observation) {
-    if (sel?.all) out.push('all');
-    for (const c of plain.categories || []) if ((sel?.categories || []).includes(c)) out.push(`category:${c}`);
-    if (topics.has(plain.about[0])) out.push(plain.about[0]);
+    const about = String((plain.about || [])[0] || '');
+    const onAccount = about.startsWith('account:');
+    if (sel.all && !onAccount) out.push('all');
+    for (const c of plain.categories || []) if ((sel.categories || []).includes(c)) out.push(`category:${c}`);
+    if (topics.has(about) || accounts.has(about) || (onAccount && sel.account_wildcard)) out.push(about);
   } else if (plain.entity) {
-    if (sel?.all) out.push('all');
+    if (sel.all) out.push('all');
     if (topics.has(`topic:${plain.row_id}`)) out.push(`topic:${plain.row_id}`);
   } else if (plain.relation) {
     const ends = plain.endpoints.filter((e) => e !== 'user');
-    if (sel?.all) out.push('all');
+    if (sel.all) out.push('all');
     else if (ends.length && ends.every((e) => topics.has(e))) out.push(ends.length === 1 ? ends[0] : `and:${ends.join('+')}`);
   }
   return [...new Set(out)];
 }
+// A reason the grant holds, whatever the row (only the wrap-too-far bug uses it).
+function anyReason(sel) {
+  if (!sel) return '';
+  if (sel.all) return 'all';
+  if (sel.categories?.length) return `category:${sel.categories[0]}`;
+  if (sel.topics?.length) return String(sel.topics[0]).startsWith('topic:') ? sel.topics[0] : `topic:${sel.topics[0]}`;
+  if (sel.account_ids?.length) return `account:${sel.account_ids[0]}`;
+  return '';
+}
 
 // One row: its own random 32-byte key, kid, VAULT ciphertext, owner_wrap and self_wrap (and the
-// grantees' wraps, so other connections whose grants reach it read it at once).
-async function sealRow(plaintext, keys) {
-  const key = random(32);
+// grantees' wraps, so other connections whose grants reach it read it at once: each under the
+// reasons its grant holds on the row's labels). Only the ciphertext carries the plaintext. A
+// rotation (`rotating`) is the same: a new key and kid, and wraps for whoever the labels reach.
+const ONE_KEY = random(32); // the one-key bug's key for every row
+const unpadded = (text) => (BUG === 'unpadded-base64' ? text.replace(/=+$/, '') : text);
+async function sealRow(plaintext, keys, { rotating = false } = {}) {
+  const key = BUG === 'one-key' && !rotating ? ONE_KEY : random(32);
   const row = {
     id: plaintext.row_id,
     kid: await kidOf(BUG === 'kid-mismatch' ? random(32) : key),
-    ciphertext: b64(await sealVault(key, utf8.encode(JSON.stringify(plaintext)))),
-    owner_wrap: b64(await ownerWrap(key, keys.ownerPublicKey)),
+    ciphertext: unpadded(b64(await sealVault(key, utf8.encode(JSON.stringify(plaintext))))),
+    owner_wrap: unpadded(b64(await ownerWrap(key, keys.ownerPublicKey))), // always padded: 332 bytes
   };
   if (BUG !== 'no-self-wrap') row.self_wrap = b64(await envelope(key, keys.agentPublicKey));
+  if (BUG === 'text-in-body' && plaintext.observation) row.preview = plaintext.observation.content.split('\n')[0];
   const wraps = [];
   for (const g of keys.grantees) {
-    const via = reasonsFor(g.selectors, plaintext);
+    let via = reasonsFor(g.selectors, plaintext);
+    if (BUG === 'wrap-too-far' && !via.length && anyReason(g.selectors)) via = [anyReason(g.selectors)];
     if (via.length && wraps.length < 100) wraps.push({ token_id: g.token_id, via, wrapped_key: b64(await envelope(key, g.public_key)) });
+    if (BUG === 'wrap-one-reader' && wraps.length) break;
   }
   if (wraps.length) row.grantee_wraps = wraps;
   return row;
@@ -346,13 +383,15 @@ async function readMemories(me) {
 // -- pairing: OAuth device grant (RFC 8628) with PAR (RFC 9126) ----------------------------------
 async function pair(me) {
   const authorization_details = [{ permissions: ['memory.save'] }, { permissions: ['memory.read'] }]; // memory.save is asked alone
-  let ask;
-  try {
-    const par = await exchange('POST', '/oauth/par', { client_id: CLIENT_ID, authorization_details }, { auth: false });
-    ask = { request_uri: par.request_uri };
-  } catch (err) {
-    if (err.status !== 404 && err.status !== 405) throw err;
-    ask = { authorization_details }; // no PAR endpoint: the same rows inline
+  let ask = {}; // the bare-pairing bug asks for nothing by name: no authorization_details, no request_uri
+  if (BUG !== 'bare-pairing') {
+    try {
+      const par = await exchange('POST', '/oauth/par', { client_id: CLIENT_ID, authorization_details }, { auth: false });
+      ask = { request_uri: par.request_uri };
+    } catch (err) {
+      if (err.status !== 404 && err.status !== 405) throw err;
+      ask = { authorization_details }; // no PAR endpoint: the same rows inline
+    }
   }
   const dev = await exchange('POST', '/oauth/device', {
     client_id: CLIENT_ID, name: 'Check example agent (Node)', platform: 'oauth', agent_public_key: me.publicKeyBase64, ...ask,
@@ -424,8 +463,9 @@ async function askFor(permissionRequest, refusal) {
     try {
       status = (await exchange('GET', `/api/agent/grant-request?id=${encodeURIComponent(answer.request_id)}`)).status;
     } catch (err) {
-      if (err.unknown || err.status === 429) continue;
-      throw err;
+      if (!(err.unknown || err.status === 429)) throw err;
+      await sleep(Math.max(0, (err.retryAfter ?? 0) - 3)); // the loop's 3 s, and whatever more the 429 asked
+      continue;
     }
     if (status === 'approved' || status === 'resolved') {
       const access = await readAccess();
@@ -456,7 +496,8 @@ async function save(me, keys, subject) {
   let topic = BUG === 'new-topic' ? null : findTopic(topics, subject);
   say(`read first: ${opened.size} rows open, ${topics.length} topics; ${topic ? `reusing topic ${short(topic.id.slice(6))} ${JSON.stringify(topic.name)}` : `no topic ${JSON.stringify(subject)} yet: creating it with its first memory`}`);
   const text = [`${subject}: flight search, intermediate result.`,
-    'Finding: direct morning flights run on Tuesdays and Fridays only (checked 2026-10-05).', STATUS_BEFORE].join('\n');
+    'Finding: direct morning flights run on Tuesdays and Fridays only (checked 2026-10-05).', STATUS_BEFORE,
+    ...(BUG === 'password-in-text' ? ['Airline account: TAP login password: Lisb0n-2026!'] : [])].join('\n');
   let rows = [];
   const makeBody = async () => {
     rows = [];
@@ -494,7 +535,8 @@ async function readBack(me, rows, text) {
   say(`read back ${rows.length} rows: each opens with this agent's key and is bound to its id`);
 }
 
-async function edit(me, memoryId) {
+async function edit(me, memoryId, keys) {
+  let labels = null; // the labels of the first read (the stale-labels bug seals them again after a 409)
   for (let attempt = 1; attempt <= 4; attempt++) {
     const { opened } = await readMemories(me);
     const current = opened.get(memoryId);
@@ -506,6 +548,15 @@ async function edit(me, memoryId) {
     // Re-seal the whole plaintext with only the content changed; same id, same key (kid).
     const plain = { ...current.plain, observation: { ...current.plain.observation } };
     plain.observation.content = plain.observation.content.replace(STATUS_BEFORE, STATUS_AFTER);
+    if (labels === null) labels = [...(current.plain.categories || [])];
+    else if (BUG === 'stale-labels') plain.categories = labels;
+    if (BUG === 'correct-as-new') { // the correction as another memory, beside the one it corrects
+      const row = await sealRow({ ...plain, row_id: webcrypto.randomUUID() }, keys);
+      await call('POST', MEMORIES, { rows: [row] });
+      say(`saved the correction as a new memory ${short(row.id)}`);
+      await readBack(me, [row], plain.observation.content);
+      return plain.observation.content;
+    }
     const body = { id: memoryId, expected_rev: current.row.rev, ciphertext: b64(await sealVault(current.key, utf8.encode(JSON.stringify(plain)))) };
     try {
       const done = await call('PUT', MEMORIES, body);
@@ -521,9 +572,49 @@ async function edit(me, memoryId) {
   throw new Error(`memory ${memoryId} kept changing; it was not corrected`);
 }
 
+// Save a reminder filed under the topic with two labels, then remove the label `misc` (000
+// "Editing"): removing a label rotates the key, so a connection that had the row only through
+// `misc` stops getting it. The PUT carries the whole plaintext re-sealed under a NEW key and kid,
+// owner_wrap, self_wrap, grantee_wraps for every connection the remaining labels still reach,
+// and removed_reasons; on 409 REV_CONFLICT it re-reads and does it again from the current row.
+const REMINDER = 'Reminder: check in online 24 h before the flight.';
+async function relabel(me, keys, topic) {
+  const note = await newMemoryRow({ topic, text: REMINDER, categories: ['travel', 'misc'] }, keys);
+  await call('POST', MEMORIES, { rows: [note] });
+  say(`saved reminder ${short(note.id)} (travel, misc)`);
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    const { opened } = await readMemories(me);
+    const current = opened.get(note.id);
+    if (!current) throw new Error(`memory ${note.id} does not read back with this connection's key`);
+    const labels = current.plain.categories || [];
+    if (!labels.includes('misc')) {
+      say(`reminder ${short(note.id)} already reads without misc (an earlier PUT whose answer was lost committed)`);
+      return { reminder_id: note.id, kid: current.row.kid };
+    }
+    const plain = { ...current.plain, categories: labels.filter((c) => c !== 'misc') };
+    const fresh = await sealRow(plain, keys, { rotating: true });
+    const body = { ...fresh, expected_rev: current.row.rev, removed_reasons: ['category:misc'] };
+    try {
+      const done = await call('PUT', MEMORIES, body);
+      say(`removed the label misc from ${short(note.id)}: new key ${fresh.kid}, ${fresh.grantee_wraps?.length ?? 0} grantee wraps (rev ${done.rev})`);
+    } catch (err) {
+      if (!(err.status === 409 && err.code === 'REV_CONFLICT')) throw err;
+      say(`409 REV_CONFLICT: reminder ${short(note.id)} changed since it was read; reading it again`);
+      continue;
+    }
+    const after = (await readMemories(me)).opened.get(note.id);
+    if (!after || after.row.kid !== fresh.kid || (after.plain.categories || []).includes('misc')) {
+      throw new Error(`reminder ${note.id} does not read back under its new key without misc`);
+    }
+    say(`read back reminder ${short(note.id)}: new kid, labels ${JSON.stringify(after.plain.categories || [])}`);
+    return { reminder_id: note.id, kid: fresh.kid };
+  }
+  throw new Error(`reminder ${note.id} kept changing; its label was not removed`);
+}
+
 async function main() {
   if (OPTS.help) {
-    console.error('usage: DECOY_BASE_URL=… node agent.mjs [--task save|edit|read] [--topic NAME] [--bug NAME]\nbugs:');
+    console.error('usage: DECOY_BASE_URL=… node agent.mjs [--task save|edit|relabel|read] [--topic NAME] [--bug NAME]\nbugs:');
     for (const [name, what] of Object.entries(BUGS)) console.error(`  ${name.padEnd(20)} ${what}`);
     return;
   }
@@ -550,7 +641,8 @@ async function main() {
     };
     const saved = await save(me, keys, OPTS.topic);
     Object.assign(out, { topic_id: saved.topic.id, memory_id: saved.memoryId, rows: saved.rowIds });
-    if (OPTS.task === 'edit') out.text = await edit(me, saved.memoryId);
+    if (OPTS.task === 'edit') out.text = await edit(me, saved.memoryId, keys);
+    if (OPTS.task === 'relabel') Object.assign(out, await relabel(me, keys, saved.topic));
   }
   console.log(JSON.stringify(out));
 }
