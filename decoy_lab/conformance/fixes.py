@@ -129,6 +129,26 @@ FIXES: dict[str, str] = {
     "contents.fresh-keys": (
         "Make a random 32-byte key for every row and a random 12-byte nonce for every ciphertext; never reuse either."
     ),
+    "accounts.no-credentials-in-memory": (
+        "Send the login password only to POST /api/agent/accounts/{id}/credential (a headerless envelope to the "
+        "account key); a memory or the record's notes may say the account has one, never what it is."
+    ),
+    "accounts.api-key-field": (
+        'Store an API key with POST /api/agent/accounts/{id}/fields as {"fieldType":"concealed-string","label",'
+        '"value"} under a fresh field key; never as the password, in the record or in a memory.'
+    ),
+    "accounts.idempotency-key": (
+        "Send an idempotency_key (at most 128 characters) with POST /api/agent/decoys, and the same key with the "
+        "same body on every resend: a repeat answers the original address."
+    ),
+    "accounts.one-address": (
+        "Create one account per sign-up and reuse its account_id; after a timeout resend the same body with the "
+        "same idempotency_key, never a new key."
+    ),
+    "accounts.owner-opens": (
+        "Seal encrypted_password as a headerless envelope (no [0x01][0x02] header, no JSON) of the password's "
+        "UTF-8 bytes to GET /api/agent/accounts/public-key; the record as [0x01][0x02] + an envelope to the owner."
+    ),
 }
 
 

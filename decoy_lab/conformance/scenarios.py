@@ -26,6 +26,9 @@ Never the user's HOME or profile, never another `DECOY_*` variable (a token, a k
                         category, by topic, by account) and not others: where its wraps go shows
     rate-limit          429 RATE_LIMITED with Retry-After on a read and on a save
     owner-unlabels      the owner removes a category from the memory the agent is about to edit
+    accounts            as clean, and the owner also grants Create accounts: an agent that may sign
+                        up makes an account with its Decoy address, its password, an API key and a
+                        memory about it (not in DEFAULT: run it with `--scenario accounts`)
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from decoy_lab.conformance.staging import Fault, Request, StageHop
 from decoy_lab.vocab import DEVICE_GRANT
 
 READ_ALL = {"permissions": ["memory.read"]}
+ACCOUNT_CREATE = {"permissions": ["account.create"]}  # creates accounts, and reads and edits what it creates
 OWNER_NOTE = "The owner added: an aisle seat, please."
 
 
@@ -225,6 +229,12 @@ SCENARIOS: dict[str, Scenario] = {
             faults=lambda sb: [
                 Fault("before", "PUT", MEMORIES, (1,), action=_owner_unlabel(sb), note="the owner removes a label")
             ],
+        ),
+        Scenario(
+            "accounts",
+            "the owner also grants Create accounts: the agent signs up (an account with its Decoy address, its "
+            "password, an API key) and saves a memory about it (not a default scenario: --scenario accounts)",
+            narrow=lambda asked: [*asked, READ_ALL, ACCOUNT_CREATE],
         ),
     )
 }

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from decoy_lab.conformance.model import FAILED, PASSED
+from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED
 from decoy_lab.conformance.report import score
-from decoy_lab.conformance.rules import RULES
+from decoy_lab.conformance.rules import BY_ID, RULES
 from decoy_lab.conformance.scenarios import DEFAULT
 
 from support.check_agents import CREATES_TOPIC, NEW_TOPIC, SEEDED_TOPIC, WORKBENCH_AGENT
@@ -30,6 +30,28 @@ def test_the_correct_agent_creating_a_topic_fails_no_rule(runs):
     assert not card.failed, [(v.rule.id, v.evidence) for v in card.failed]
     for rid in ("topics.one-post", "topics.not-the-user", "rows.size-caps", "topics.reuse-before-create"):
         assert card.status_of(rid) == PASSED, rid
+
+
+ACCOUNT_RULES = [r.id for r in RULES if r.id.startswith("accounts.")]
+
+
+def test_the_correct_agent_signs_up_in_the_accounts_scenario_and_fails_no_rule(runs):
+    """`accounts` (not a default scenario): granted Create accounts, the agent makes the account with its
+    address, sets its password, adds the API key as a field, saves a memory about it and unlocks it."""
+    run = runs("accounts")
+    assert run.exit_code == 0 and not run.timed_out, run.stderr[-2000:]
+    assert "password through unlock: verified" in run.stdout and "about the account (read back)" in run.stdout
+    card = score(RULES, [run])
+    assert not card.failed, [(v.rule.id, v.evidence) for v in card.failed]
+    assert len(ACCOUNT_RULES) == 5 and all(card.status_of(rid) == PASSED for rid in ACCOUNT_RULES)
+    assert "accounts" not in DEFAULT
+
+
+def test_without_account_create_the_agent_makes_no_account(runs):
+    """The other scenarios grant no account.create: the agent's traffic there has no account call."""
+    run = runs("clean")
+    assert not [x.label() for x in run.exchanges if x.path.startswith(("/api/agent/decoys", "/api/agent/accounts"))]
+    assert all(BY_ID[rid].evaluate(run).status == NOT_EXERCISED for rid in ACCOUNT_RULES)
 
 
 def test_every_rule_is_exercised_and_passed_by_the_correct_agent_in_its_scenario(runs):

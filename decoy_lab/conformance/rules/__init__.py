@@ -12,6 +12,7 @@ outcome.py   outcome.*   the agent finished (exit 0) and no write of it was refu
 contents.py  contents.*  what an opened row holds and the body carries; corrections by id; fresh keys
 wraps.py     wraps.*     where grantee wraps go, and with which via
 limits.py    limits.*    429: wait retry_after_seconds, then send again
+accounts.py  accounts.*  the account family: the password, API keys, addresses, the owner's eye
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from decoy_lab.conformance.model import Rule
 from decoy_lab.conformance.rules import (
     access,
+    accounts,
     contents,
     keys,
     limits,
@@ -43,6 +45,7 @@ RULES: list[Rule] = [
     *contents.RULES,
     *wraps.RULES,
     *limits.RULES,
+    *accounts.RULES,
 ]
 BY_ID = {r.id: r for r in RULES}
 

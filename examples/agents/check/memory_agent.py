@@ -10,6 +10,12 @@ outcome, reads them back, and corrects the memory by id (re-reading on `409 REV_
 `401 TOKEN_EXPIRED` is refreshed once. Then it saves a reminder, removes one of its labels
 (rotating its key: a new key and `kid` with both wraps), deletes it and reads back to see it gone.
 
+When its grant lets it create accounts (the pairing's `authorization_details` name
+`account.create`: the check's `accounts` scenario), it then signs up for a service: the account
+with its Decoy address (`POST /api/agent/decoys`, one `idempotency_key` kept across resends),
+the login password through `…/credential`, an API key as a concealed secret field, a memory
+about the account (no credential in its text), and the password read back through unlock.
+
 `--bug NAME` plants ONE deliberate mistake, so `decoy-lab check` can be seen to catch it (the
 names are in BUGS). It prints what it does, never a token or a key.
 """
@@ -21,6 +27,7 @@ import base64
 import hashlib
 import json
 import os
+import secrets
 import sys
 import time
 import unicodedata
@@ -40,7 +47,9 @@ BUGS = (
     "self-wrap-other-key", "no-rotation", "rotate-without-wraps", "no-verify-delete", "delete-used-topic",
     "unpadded-base64", "password-in-text", "text-in-body", "correct-as-new", "one-key", "wrap-too-far",
     "wrap-one-reader", "ignore-rate-limit", "stale-labels", "bare-pairing",
+    "credentials-in-memory", "api-key-as-password", "no-idempotency-key", "second-address", "headered-password",
 )  # fmt: skip
+DECOYS, ACCOUNTS, UNLOCK = "/api/agent/decoys", "/api/agent/accounts", "/api/agent/unlock"
 OAEP = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
 
 
@@ -140,7 +149,8 @@ class Agent:
             serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
         )
         self.public_b64 = b64(spki)
-        self.access = self.refresh_token = ""
+        self.access = self.refresh_token = self.token_id = ""
+        self.granted: list[dict] = []  # the pairing's authorization_details: what the owner granted
         self.owner_key: str | None = None
         self.grantees: list[
             dict
@@ -170,6 +180,8 @@ class Agent:
             body = answer.json()
             if answer.status_code == 200:
                 self.access, self.refresh_token = body["access_token"], body["refresh_token"]
+                self.token_id = str(body.get("token_id") or "")
+                self.granted = [d for d in body.get("authorization_details") or [] if isinstance(d, dict)]
                 self.say("Paired.")
                 return
             error = body.get("error")
@@ -351,6 +363,112 @@ class Agent:
             return
         self.correct(memory_id, "Status: no flight chosen yet.", "Status: chose the Friday 08:10 direct flight.")
         self.relabel_and_forget(state["topic"])
+        if any("account.create" in (d.get("permissions") or []) for d in self.granted):
+            self.sign_up("Acme Tickets", "https://tickets.acme.example")
+
+    # -- an account: its Decoy address, password, API key, a memory about it, unlock ---------------
+    def sign_up(self, service: str, url: str) -> None:
+        """001 `decoy_create`: the account and its address in one call, the details sealed to the
+        owner (`sealed_details`, with this connection's own copy in `metadata_seals`) and the record
+        an owner ENVELOPE (`account_encrypted_data`); the same `idempotency_key` on every resend."""
+        owner_pk = self.call("GET", "/api/agent/public-key").json()["public_key"]
+        details = json.dumps({"serviceName": service, "serviceURL": url, "agentCreated": True}).encode("utf-8")
+        password, api_key = f"Tk-{secrets.token_urlsafe(12)}", f"sk_live_{secrets.token_hex(16)}"
+        record = {"name": service, "url": url, "notes": "Signed up for the trip's ticket alerts.", "agentCreated": True}
+
+        def create(key: str) -> dict:
+            body = {
+                "sealed_details": b64(envelope(owner_pk, details)),
+                "metadata_seals": [
+                    {"token_id": self.token_id, "sealed_envelope": b64(envelope(self.public_b64, details))}
+                ],
+                "account_encrypted_data": b64(b"\x01\x02" + envelope(owner_pk, json.dumps(record).encode("utf-8"))),
+                "label": "acme-tickets",
+            }
+            if self.bug != "no-idempotency-key":
+                body["idempotency_key"] = key
+            return body
+
+        made = self.retried("POST", DECOYS, lambda: create(f"sign-up-{uuid.uuid4()}")).json()
+        account_id, email = made["account_id"], str(made.get("email") or "")
+        self.say(f"Created account {account_id[:8]}… with its Decoy address.")
+        if self.bug == "second-address":  # "it timed out": a new key for the same sign-up mints another
+            self.retried("POST", DECOYS, lambda: create(f"sign-up-{uuid.uuid4()}"))
+            self.say("Created the address again.")
+        account_pk = self.call("GET", f"{ACCOUNTS}/public-key").json()["public_key"]
+        self.set_credential(account_id, account_pk, password)
+        if self.bug == "api-key-as-password":  # the API key through the password's route
+            self.set_credential(account_id, account_pk, api_key)
+        else:
+            self.add_field(account_id, "API key", api_key)
+        text = f"{service}: signed up with a Decoy address for the trip's ticket alerts; the login and API key are on the account."
+        if self.bug == "credentials-in-memory":
+            text += f"\nCredentials: {email} / {password}"
+        plain = {"v": 2, "row_id": str(uuid.uuid4()), "observation": {"content": text},
+                 "about": [f"account:{account_id}"], "categories": ["technology"]}  # fmt: skip
+        note = self.row(plain)
+        self.retried("POST", MEMORIES, lambda: {"rows": [note]})
+        _served, opened = self.read_all()
+        back = "read back" if note["id"] in opened else "NOT read back"
+        self.say(f"Saved memory {note['id'][:8]}… about the account ({back}).")
+        got = self.unlock(account_id)
+        said = "verified" if got == password else "NOT verified" if got is not None else "not read back"
+        self.say(f"The account's password through unlock: {said}.")
+
+    def set_credential(self, account_id: str, public_key: str, secret: str) -> None:
+        """`POST …/credential`: a headerless envelope to the account key, the password's UTF-8 bytes."""
+        blob = envelope(public_key, secret.encode("utf-8"))
+        if self.bug == "headered-password":  # a SealedBlob header where the headerless envelope belongs
+            blob = b"\x01\x02" + blob
+        r = self.retried("POST", f"{ACCOUNTS}/{account_id}/credential", lambda: {"encrypted_password": b64(blob)})
+        self.say(f"Set the account's password ({r.status_code}).")
+
+    def add_field(self, account_id: str, label: str, value: str) -> None:
+        """001 `account_field_create` steps 1–4: a field key and id, the VAULT ciphertext bound to
+        both ids, `owner_wrap` (the key's base64 text), `self_wrap`, a wrap for each field-grantee."""
+        readers = self.call("GET", f"{ACCOUNTS}/{account_id}/field-grantees").json()
+        key, fid = os.urandom(32), str(uuid.uuid4())
+        plain = {"id": fid, "account_id": account_id, "fieldType": "concealed-string", "label": label, "value": value}
+        body = {
+            "id": fid,
+            "kid": kid_of(key),
+            "ciphertext": seal(key, plain),
+            "owner_wrap": b64(b"\x01\x02" + envelope(readers["owner_public_key"], b64(key).encode("ascii"))),
+            "self_wrap": b64(envelope(self.public_b64, key)),
+            "grantee_wraps": [
+                {"token_id": g["token_id"], "wrapped_key": b64(envelope(g["public_key"], key))}
+                for g in readers.get("grantees") or []
+                if g.get("token_id") and g.get("public_key") and g.get("token_id") != self.token_id
+            ],
+        }
+        r = self.retried("POST", f"{ACCOUNTS}/{account_id}/fields", lambda: body)
+        self.say(f"Stored the {label} as a secret field ({r.status_code}).")
+
+    def unlock(self, account_id: str, wait: float = 30.0) -> str | None:
+        """001 `unlock_request`: `preparing` → the same request again after `retry_after_seconds`;
+        an id → poll `GET /api/agent/unlock/{id}` every 2.5 s until `ready`; open the envelope."""
+        ask = {"target": {"kind": "account", "id": account_id}, "reason": "Check the saved password reads back."}
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            answer = self.retried("POST", UNLOCK, lambda: ask).json()
+            if answer.get("available") is False:
+                if answer.get("state") != "preparing":
+                    return None
+                time.sleep(float(answer.get("retry_after_seconds") or 5))
+                continue
+            while time.monotonic() < deadline:
+                polled = self.call("GET", f"{UNLOCK}/{answer['id']}").json()
+                if polled.get("status") == "ready":
+                    items = [i for i in polled.get("items") or [] if isinstance(i, dict)]
+                    if not items:
+                        return None
+                    opened = json.loads(open_envelope(self.key, base64.b64decode(items[0]["sealed_envelope"])))
+                    basic = opened.get("basic-auth") if isinstance(opened.get("basic-auth"), dict) else {}
+                    return basic.get("password") if isinstance(basic.get("password"), str) else None
+                if polled.get("status") in ("denied", "expired"):
+                    return None
+                time.sleep(2.5)
+        return None
 
     def relabel_and_forget(self, topic: dict) -> None:
         """Save a reminder, drop one of its labels (which rotates its key), then delete it and check

@@ -1,0 +1,288 @@
+"""Rules on the account family's bodies, as the inspector opened them with the owner's key
+(inspector/accounts.py): account records, credentials, secret fields, a Decoy address's details.
+
+- the login password goes to `…/credential` and never into a memory's text or an account
+  record's notes (the password the owner's app opened from the credential, looked for in every
+  opened memory text and record; never shown, only its length);
+- an API key is a concealed secret field (`POST …/fields`), never the credential, a memory's
+  text or the record;
+- an address is created with an `idempotency_key`, and never twice for the same sign-up;
+- the credential and the account record open with the owner's key (the owner's-eye verdict).
+
+The inspector masks every secret in a row's plaintext (its length only); the password a
+credential holds is read from the owner's open of it (the recipe's trace, `_password`), held
+here to compare and never put in evidence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from decoy_lab.conformance.model import Evidence, Exchange, Result, Rule, Run, short
+from decoy_lab.conformance.rules.base import kind_of, normalize, opened_rows, plain, row_label, writes
+from decoy_lab.conformance.rules.contents import SECRETS, masked
+
+DECOYS, ACCOUNTS = "/api/agent/decoys", "/api/agent/accounts"
+_CREDENTIAL = re.compile(r"/api/agent/accounts/([^/]+)/credential")
+_FIELDS = re.compile(r"/api/agent/accounts/([^/]+)/fields(?:/[^/]+)?")
+API_KEY = next(p for what, p in SECRETS if what == "an API key")
+PASSWORD = [p for what, p in SECRETS if what == "a password"]
+KEY_LABEL = re.compile(r"\b(?:api[ _-]?key|token|secret|key)\b", re.I)
+SECRET_MEMBERS = frozenset({"password", "totp", "secret", "seed", "otp", "value"})  # masked by the inspector
+MIN_PASSWORD = 6  # a shorter "password" would match ordinary words
+
+
+def _kept(run: Run, path: re.Pattern[str] | str, method: str = "POST") -> Iterator[Exchange]:
+    """The requests to `path` the server may have kept (answered 2xx or an unknown outcome)."""
+    for x in run.exchanges:
+        hit = x.path == path if isinstance(path, str) else path.fullmatch(x.path) is not None
+        if hit and x.method == method and not x.refused:
+            yield x
+
+
+def _rows(x: Exchange, kind: str) -> list[Any]:
+    return [r for r in opened_rows(x) if r.kind == kind]
+
+
+def _password(row: Any) -> str | None:
+    """The text a credential row holds, as the owner's app opened it (its recipe's UTF-8 step)."""
+    if row.verdict != "readable":
+        return None
+    trace = row.recipe_trace() if callable(getattr(row, "recipe_trace", None)) else None
+    for step in getattr(trace, "steps", None) or []:
+        if step.name == "UTF-8 decode" and step.data:
+            try:
+                return bytes(step.data).decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+    return None
+
+
+def credentials(run: Run) -> list[tuple[Exchange, str | None]]:
+    """Each credential the agent sent and the server kept, with the text it opens to (None: unread)."""
+    return [(x, _password(r)) for x in _kept(run, _CREDENTIAL) for r in _rows(x, "credential")]
+
+
+def records(run: Run) -> Iterator[tuple[Exchange, Any]]:
+    """Each account record the agent sent, opened (a create with its address, a create, an edit)."""
+    for x in run.exchanges:
+        if x.refused or not (x.path == DECOYS or x.path.startswith(ACCOUNTS)):
+            continue
+        for r in _rows(x, "account"):
+            if r.verdict == "readable" and isinstance(r.plaintext, dict):
+                yield x, r
+
+
+def _record_texts(record: dict) -> Iterator[tuple[str, str]]:
+    """(member, text) of an opened record's free text: every string but its masked secrets."""
+    for k, v in record.items():
+        if isinstance(v, str) and k not in SECRET_MEMBERS:
+            yield k, v
+        elif isinstance(v, list):
+            yield from ((f"{k}[]", s) for s in v if isinstance(s, str))
+
+
+def memory_texts(run: Run) -> Iterator[tuple[Exchange, Any, str]]:
+    for x in writes(run):
+        for r in opened_rows(x):
+            if r.verdict == "readable" and kind_of(r) == "memory":
+                yield x, r, str(plain(r).get("text") or "")
+
+
+def _chars(text: str) -> str:
+    return f"{len(text)} character{'s' if len(text) != 1 else ''}"
+
+
+# -- the password ----------------------------------------------------------------------------------
+def no_credentials_in_memory(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    sent = [  # an API key sent as the password is accounts.api-key-field's
+        (x, pw) for x, pw in credentials(run) if pw is not None and len(pw) >= MIN_PASSWORD and not API_KEY.search(pw)
+    ]
+    for x, r, text in memory_texts(run):
+        for cx, pw in sent:
+            if pw in text:
+                bad.append(Evidence(f"{row_label(x, r.id)}: its text holds the login password ({_chars(pw)}) "
+                                    f"sent to the credential route in {cx.label()}", x, cx))  # fmt: skip
+                break
+    for x, r in records(run):
+        for member, text in _record_texts(r.plaintext):
+            hit = next(((cx, pw) for cx, pw in sent if pw in text), None)
+            found = next((m.group(0) for p in PASSWORD for m in p.finditer(text)), "")
+            if hit is not None:
+                bad.append(Evidence(f"{x.label()}, account record: its {member} holds the login password "
+                                    f"({_chars(hit[1])}) sent in {hit[0].label()}", x, hit[0]))  # fmt: skip
+                break
+            if found:
+                bad.append(
+                    Evidence(f"{x.label()}, account record: its {member} holds a password: {masked(found)!r}", x)
+                )
+                break
+    if not bad:
+        good = [Evidence(f"{x.label()}: the login password ({_chars(pw)}) went to the credential route, and no "
+                         "memory text or account record holds it", x) for x, pw in sent]  # fmt: skip
+    return Result.judge(bad, good[:3])
+
+
+# -- the API key -----------------------------------------------------------------------------------
+def api_key_field(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for x, secret in credentials(run):
+        if secret is not None and API_KEY.search(secret):
+            bad.append(Evidence(f"{x.label()}: an API key ({_chars(secret)}) sent as the account's password: the "
+                                "credential route is for a login password, not an API key", x))  # fmt: skip
+    for x in _kept(run, _FIELDS, "POST"):
+        for r in _rows(x, "field"):
+            p = plain(r)
+            label, value = str(p.get("label") or ""), str(p.get("value") or "")
+            keyish = bool(KEY_LABEL.search(label) or API_KEY.search(value))
+            if r.verdict != "readable" or not keyish:
+                continue
+            if p.get("fieldType") != "concealed-string":
+                bad.append(Evidence(f"{x.label()}, field {short(r.id)} ({label!r}): fieldType "
+                                    f"{p.get('fieldType')!r}: an API key is a concealed-string field", x))  # fmt: skip
+            else:
+                good.append(Evidence(f"{x.label()}, field {short(r.id)}: the {label} is a concealed secret field", x))
+    for x, r, text in memory_texts(run):
+        m = API_KEY.search(text)
+        if m:
+            bad.append(Evidence(f"{row_label(x, r.id)}: an API key in the memory's text: {masked(m.group(0))!r}", x))
+    for x, r in records(run):
+        for member, text in _record_texts(r.plaintext):
+            m = API_KEY.search(text)
+            if m:
+                bad.append(Evidence(f"{x.label()}, account record: an API key in its {member}: "
+                                    f"{masked(m.group(0))!r} (a secret field goes next to the record)", x))  # fmt: skip
+    return Result.judge(bad, good[:3])
+
+
+# -- the address -----------------------------------------------------------------------------------
+def idempotency_key(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for x in run.where("POST", DECOYS):  # sent is sent: a refused create carried its body too
+        body = x.request if isinstance(x.request, dict) else {}
+        key = body.get("idempotency_key")
+        if not isinstance(key, str) or not key.strip():
+            bad.append(Evidence(f"{x.label()}: no idempotency_key: a timeout and a retry can mint a second address", x))
+        elif len(key) > 128:
+            bad.append(Evidence(f"{x.label()}: its idempotency_key is {len(key)} characters; at most 128", x))
+        else:
+            good.append(Evidence(f"{x.label()}: idempotency_key of {_chars(key)}", x))
+    return Result.judge(bad, good[:3])
+
+
+def _service(x: Exchange) -> str:
+    """The service a create names: its opened details or record, else its plain service_name."""
+    for r in opened_rows(x):
+        p = r.plaintext if isinstance(r.plaintext, dict) else {}
+        for key in ("serviceName", "name", "service_name", "title"):
+            if r.verdict == "readable" and isinstance(p.get(key), str) and p[key].strip():
+                return p[key]
+    body = x.request if isinstance(x.request, dict) else {}
+    return str(body.get("service_name") or "")
+
+
+def one_address(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    made: dict[str, tuple[str, Exchange]] = {}  # the service, normalized → (the account made for it, where)
+    for x in run.exchanges:
+        if x.method != "POST" or x.path not in (DECOYS, ACCOUNTS) or not x.answered or (x.status or 0) >= 300:
+            continue
+        answer = x.response if isinstance(x.response, dict) else {}
+        account = str(answer.get("account_id") or (answer.get("id") if x.path == ACCOUNTS else "") or "")
+        service = _service(x)
+        if not account or not service or answer.get("idempotent_replay") is True:
+            continue
+        first = made.setdefault(normalize(service), (account, x))
+        if first[0] != account:
+            bad.append(Evidence(f"{x.label()}: a second account ({short(account)}) for {service!r}, already made "
+                                f"as {short(first[0])} by {first[1].label()}: reuse its account_id", x, first[1]))  # fmt: skip
+        else:
+            good.append(Evidence(f"{x.label()}: one account ({short(account)}) for {service!r}", x))
+    return Result.judge(bad, good[:3])
+
+
+# -- the owner's eye -------------------------------------------------------------------------------
+def owner_opens(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for x in run.exchanges:
+        if x.refused or not (x.path == DECOYS or x.path.startswith(ACCOUNTS)) or x.method == "GET":
+            continue
+        for r in opened_rows(x):
+            if r.kind not in ("credential", "account"):
+                continue
+            what = "credential" if r.kind == "credential" else "account record"
+            if r.verdict == "readable":
+                good.append(Evidence(f"{x.label()}: the owner's app opens its {what} ({r.opened_by})", x))
+            elif r.verdict == "unreadable":
+                why = r.reason.removeprefix("the owner's app cannot open it: ")
+                bad.append(Evidence(f"{x.label()}: the owner's app cannot open its {what}: {why}", x))
+    return Result.judge(bad, good[:3])
+
+
+RULES = [
+    Rule(
+        "accounts.no-credentials-in-memory",
+        "The login password goes to the credential route, never into a memory or the account record",
+        "000",
+        "Use memory during the task",
+        "Keep credentials out of this memory store.",
+        no_credentials_in_memory,
+        scenarios=("accounts",),
+        bug="credentials-in-memory",
+        catches="writes the sign-up's email and password into the memory it saves about the account",
+    ),
+    Rule(
+        "accounts.api-key-field",
+        "An API key is a concealed secret field, never the password or a memory",
+        "000",
+        "Use memory during the task",
+        "The helper's sealPassword function and /accounts/{id}/credential route are for a login password, "
+        "not an API key or a general secret field.",
+        api_key_field,
+        scenarios=("accounts",),
+        bug="api-key-as-password",
+        catches="sends the API key through the credential route instead of adding it as a secret field",
+    ),
+    Rule(
+        "accounts.idempotency-key",
+        "Every address is created with an idempotency_key",
+        "001",
+        "POST /api/agent/decoys",
+        "Client-chosen key so a timeout + retry cannot mint a second address.",
+        idempotency_key,
+        scenarios=("accounts",),
+        bug="no-idempotency-key",
+        catches="creates the account and its address without an idempotency_key",
+    ),
+    Rule(
+        "accounts.one-address",
+        "One account and address per sign-up, never a second",
+        "001",
+        "POST /api/agent/decoys",
+        "Reuse and verify that `account_id` for everything that follows (credential, sending); "
+        "do not create a second account for the same service.",
+        one_address,
+        scenarios=("accounts",),
+        bug="second-address",
+        catches="creates the address again for the same service with a fresh idempotency_key",
+    ),
+    Rule(
+        "accounts.owner-opens",
+        "The owner's app opens the credential and the account record the agent sends",
+        "001",
+        "POST /api/agent/accounts/{accountId}/credential",
+        "The server can't read it to validate it: a wrong format is stored and the owner's phone can't open it.",
+        owner_opens,
+        scenarios=("accounts",),
+        bug="headered-password",
+        catches="seals the password with a SealedBlob header ([0x01][0x02]) where the headerless envelope belongs",
+    ),
+]
