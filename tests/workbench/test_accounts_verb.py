@@ -67,15 +67,17 @@ def test_the_shell_lists_the_accounts_with_their_address_and_fields(sandbox, con
 def test_the_magic_returns_the_accounts_frame(sandbox):
     shell = start_ipython() or get_ipython()
     shell.run_line_magic("load_ext", "decoy_lab")
+    magics = shell.magics_manager.registry["DecoyMagics"]
+    before = magics.connection  # the shell is the process's one IPython: an earlier test's may be current
     conn = shell.run_line_magic(
         "decoy", f"connect {sandbox.url} --name magic-accounts --profile magic-accounts --permission account.create"
     )
     try:
         if not isinstance(conn, Connection):  # the widget: its pairing finishes in a thread of its own
-            magics = shell.magics_manager.registry["DecoyMagics"]
             deadline = time.monotonic() + 30
-            while magics.connection is None and time.monotonic() < deadline:
+            while magics.connection in (None, before) and time.monotonic() < deadline:
                 time.sleep(0.05)
+            assert magics.connection not in (None, before), "the pairing did not finish"
             conn = magics.conn()
         made = conn.create_account("Library")
         frame = shell.run_line_magic("decoy", "accounts")
