@@ -109,7 +109,7 @@ def kernel_parts(config: Path) -> str:
     from decoy_lab.views import mapcache
     from decoy_lab.widgets.browser import MemoryBrowser
     from decoy_lab.widgets.pickers import Filters
-    from decoy_lab.widgets.topicmap import TopicMapWidget
+    from decoy_lab.widgets.topicmap_view import TopicMapWidget
 
     from .reopen import PROFILE
 

@@ -36,8 +36,8 @@ AGENT = Path(__file__).resolve().parents[1] / "examples" / "agents" / "check" / 
 
 
 def synthetic_run() -> Any:
-    from decoy_lab.conformance.model import MEMORIES, Exchange, Run
-    from decoy_lab.inspector.model import Row
+    from decoy_lab.conformance.rulebook import MEMORIES, Exchange, Run
+    from decoy_lab.inspector.flow_record import Row
 
     ids = [f"{i:08d}-0000-4000-8000-000000000000" for i in range(ROWS)]
     view = [{"id": rid, "kind": "topic" if i % 10 == 0 else "memory", "name": f"Topic {i}", "text": f"memory {i}"}

@@ -60,7 +60,7 @@ SETUP = f"""
 import json
 from decoy_lab import memory
 from decoy_lab.wire.crypto import AgentKey
-from decoy_lab.inspector.model import Body, Flow, Row, Timings
+from decoy_lab.inspector.flow_record import Body, Flow, Row, Timings
 from decoy_lab.widgets.flows import FlowsView
 
 me, owner = AgentKey.generate(), AgentKey.generate()

@@ -114,7 +114,7 @@ def _builds(frames: dict, PageVault: Any) -> tuple[float, float, float, Any, str
     """The live map built for a fresh vault, again for it, and for an equal reload; the first's split."""
     from decoy_lab.views.layout import map_layout
     from decoy_lab.views.pagedata import graph_data
-    from decoy_lab.widgets.topicmap import TopicMapWidget
+    from decoy_lab.widgets.topicmap_view import TopicMapWidget
 
     mapcache.forget()
     vault = PageVault(frames)

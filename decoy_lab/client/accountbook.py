@@ -23,7 +23,7 @@ from decoy_lab.protocol.accounts_write import CreatedAccount, FieldWritten
 from decoy_lab.protocol.session import Session
 from decoy_lab.protocol.verify import Verified
 from decoy_lab.recipes.trace import Trace
-from decoy_lab.vault.accounts import AccountEntry, FieldsSeen, accounts_frame
+from decoy_lab.vault.account_list import AccountEntry, FieldsSeen, accounts_frame
 
 __all__ = ["AccountBook"]
 

@@ -25,7 +25,7 @@ reading and writing talks through), `saved` (client/saved.py: the profile, its c
 the token store the api refreshes through), `grants` (client/grants.py: what `/policies` says it
 holds, and asking for more), `loader` (client/loader.py: a load), `account_book` (client/accountbook.py:
 what it holds of the account family in this process). How a connection is made (pair,
-sandbox, resume) is client/pairing.py; the rules themselves live in protocol/ (session, pairing,
+sandbox, resume) is client/connect.py; the rules themselves live in protocol/ (session, pairing,
 access, syncfeed, accounts, writes, legacy, unseal), the store in store/, what a load holds in vault/.
 """
 
@@ -39,13 +39,13 @@ import httpx
 import pandas as pd
 
 from decoy_lab import memory
-from decoy_lab.client import pairing, saved
+from decoy_lab.client import connect, saved
 from decoy_lab.client.accountbook import AccountBook
+from decoy_lab.client.connect import DEFAULT_CLIENT_ID
 from decoy_lab.client.grants import Grants
 from decoy_lab.client.loader import Loader
-from decoy_lab.client.pairing import DEFAULT_CLIENT_ID
 from decoy_lab.client.saved import Saved
-from decoy_lab.protocol import accounts, accounts_list, syncfeed, unseal, writes
+from decoy_lab.protocol import account_names, accounts_list, syncfeed, unseal, writes
 from decoy_lab.protocol.access import Access, GrantRequest
 from decoy_lab.protocol.accounts_unlock import Unlocked
 from decoy_lab.protocol.accounts_write import CreatedAccount, FieldWritten
@@ -249,7 +249,7 @@ class Connection:
         readable (a new key would leave them `preparing` until the owner's phone shares again).
         A saved profile of that name for another server or client is not replaced unless `force`:
         the connection it holds stays usable (and revocable) until then."""
-        return pairing.start_pairing(
+        return connect.start_pairing(
             cls, base_url, name=name, permissions=permissions, client_id=client_id, profile=profile,
             on_link=on_link, on_status=on_status, timeout=timeout, retries=retries, agent_key=agent_key,
             http=http, transport=transport, store=store, use_par=use_par, poll_interval=poll_interval,
@@ -272,7 +272,7 @@ class Connection:
         **options: Any,
     ) -> Connection:
         """Pair and wait: hands the link and code to `on_link` (printed when none is given)."""
-        return pairing.pair(
+        return connect.pair(
             cls, base_url, name=name, permissions=permissions, client_id=client_id, profile=profile,
             on_link=on_link, timeout=timeout, retries=retries, force=force, options=options,
         )  # fmt: skip
@@ -284,7 +284,7 @@ class Connection:
         `approve="manual"` the link is printed: approve it on the sandbox's owner page. The
         connection is not saved to a profile unless `profile=` is given; `close()` stops the
         sandbox it started (`conn.sandbox_handle`)."""
-        return pairing.sandbox(cls, opts)
+        return connect.sandbox(cls, opts)
 
     # -- profiles ---------------------------------------------------------------------------------
     @classmethod
@@ -299,7 +299,7 @@ class Connection:
         **options: Any,
     ) -> Connection:
         """Restore a saved connection (same key, same token) and re-read what it holds now."""
-        return pairing.resume(cls, profile, store=store, http=http, transport=transport, check=check, options=options)
+        return connect.resume(cls, profile, store=store, http=http, transport=transport, check=check, options=options)
 
     def to_profile(self) -> Profile:
         return self.saved.to_profile()
@@ -374,7 +374,7 @@ class Connection:
         page), which names `account:<id>` labels and link ends ("resolve its name from the
         authorized account list"). When the list cannot be read (not granted: `403 SCOPE_MISSING`;
         or any other failure) it is empty and `unavailable` says why: nothing is raised, a load goes on."""
-        return accounts.account_names(self.session)
+        return account_names.account_names(self.session)
 
     # -- the account family (the rules live in protocol/accounts_*.py; the state in account_book) ----
     def accounts(self) -> pd.DataFrame:

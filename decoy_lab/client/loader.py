@@ -10,7 +10,7 @@ from collections.abc import Callable
 from decoy_lab.client.grants import Grants
 from decoy_lab.client.saved import Saved
 from decoy_lab.gcpause import gc_paused
-from decoy_lab.protocol import accounts, legacy, syncfeed
+from decoy_lab.protocol import account_names, legacy, syncfeed
 from decoy_lab.protocol.session import Session
 from decoy_lab.store import cache
 from decoy_lab.transport.api import expect_object
@@ -41,7 +41,7 @@ class Loader:
             vault = self._without_cache(read) if local is None else self._through_cache(local, read)
         vault.skipped_spaces = s.skipped_spaces
         if vault.accounts_named():  # names only when a memory or a link refers to an account
-            vault.account_names = accounts.account_names(s)
+            vault.account_names = account_names.account_names(s)
         s.vault = vault
         s.forget_listed_topics()  # topics made since the last load are listed by the server now
         return vault

@@ -3,7 +3,7 @@
 It sits above the inspector, the client and the sandbox, and drives a sandbox and the inspector
 through their public APIs (the owner API, the recorded flows), never the sandbox's private state.
 
-    model.py          Rule, Result, Evidence, Run, Exchange: rules as data and what a run hands them
+    rulebook.py       Rule, Result, Evidence, Run, Exchange: rules as data and what a run hands them
     rules/            every rule by area (outcome, rows, topics, writes, reading, access, pairing,
                       contents, wraps, limits)
     staging.py        the staging hop between inspector and sandbox: faults at chosen exchanges
@@ -31,18 +31,18 @@ from decoy_lab import lazy
 
 # Names load on first use, so `decoy-lab --help` (which builds this package's parser) stays quick.
 _EXPORTS = {
-    "Evidence": "model",
-    "FAILED": "model",
-    "NOT_EXERCISED": "model",
-    "PASSED": "model",
+    "Evidence": "rulebook",
+    "FAILED": "rulebook",
+    "NOT_EXERCISED": "rulebook",
+    "PASSED": "rulebook",
     "RULES": "rules",
-    "Result": "model",
-    "Rule": "model",
-    "Run": "model",
+    "Result": "rulebook",
+    "Rule": "rulebook",
+    "Run": "rulebook",
     "SCENARIOS": "scenarios",
     "Scenario": "scenarios",
     "Scorecard": "report",
-    "WARNING": "model",
+    "WARNING": "rulebook",
     "run_scenario": "scenarios",
     "score": "report",
 }

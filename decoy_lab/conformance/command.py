@@ -36,7 +36,7 @@ from typing import TextIO
 
 from decoy_lab.argtypes import seconds
 from decoy_lab.conformance import docs, report, reproduce, runner
-from decoy_lab.conformance.model import Run
+from decoy_lab.conformance.rulebook import Run
 from decoy_lab.conformance.rules import RULES
 from decoy_lab.conformance.scenarios import DEFAULT, RESERVED, SCENARIOS
 from decoy_lab.text import escaped

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decoy_lab.conformance import inventory
-from decoy_lab.conformance.model import Rule
+from decoy_lab.conformance.rulebook import Rule
 from decoy_lab.conformance.rules import RULES
 from decoy_lab.conformance.scenarios import SCENARIOS
 

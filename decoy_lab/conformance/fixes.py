@@ -7,7 +7,7 @@ rule's spec sentence says that). A test holds every rule in rules.RULES to havin
 
 from __future__ import annotations
 
-from decoy_lab.conformance.model import Rule
+from decoy_lab.conformance.rulebook import Rule
 
 FIXES: dict[str, str] = {
     "rows.self-wrap": (

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from decoy_lab.conformance.model import FAILED, Exchange, Run
+from decoy_lab.conformance.rulebook import FAILED, Exchange, Run
 from decoy_lab.conformance.rules import RULES
 
 _AGENT_KEYS: weakref.WeakKeyDictionary[Any, bytes] = weakref.WeakKeyDictionary()  # inspector -> --decoy-agent-key

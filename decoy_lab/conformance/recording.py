@@ -18,8 +18,8 @@ from decoy_lab.inspector.recorder import Recorder
 
 def owner_check(sandbox: Any) -> Any:
     """(row, trace) → the owner's app's view of that row, in the running sandbox; `accounts`: the
-    owner's phone's checks of the account family's bodies (inspector/accounts.py)."""
-    from decoy_lab.inspector.accounts import PhoneEye
+    owner's phone's checks of the account family's bodies (inspector/account_bodies.py)."""
+    from decoy_lab.inspector.account_bodies import PhoneEye
     from decoy_lab.sandbox.phone import appview
 
     class Check:

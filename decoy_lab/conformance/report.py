@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from decoy_lab.conformance import reproduce
 from decoy_lab.conformance.fixes import fix_for
-from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED, STATUSES, WARNING, Evidence, Result, Rule, Run
 from decoy_lab.conformance.reproduce import OWNER_KEY, folder_of, shown_path
+from decoy_lab.conformance.rulebook import FAILED, NOT_EXERCISED, PASSED, STATUSES, WARNING, Evidence, Result, Rule, Run
 from decoy_lab.text import escaped
 
 if TYPE_CHECKING:

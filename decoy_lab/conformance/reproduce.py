@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, Exchange, Run, short
+from decoy_lab.conformance.rulebook import FAILED, NOT_EXERCISED, Exchange, Run, short
 from decoy_lab.text import escaped
 
 HEREDOC = "DECOY_BODY"

@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from decoy_lab.conformance.model import Run
+from decoy_lab.conformance.rulebook import Run
 from decoy_lab.conformance.scenarios import SCENARIOS, run_scenario
 from decoy_lab.wire.crypto import AgentKey
 

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from decoy_lab.conformance.model import MEMORIES, Exchange, Run
+from decoy_lab.conformance.rulebook import MEMORIES, Exchange, Run
 from decoy_lab.conformance.staging import Fault, Request, StageHop
 from decoy_lab.vocab import DEVICE_GRANT
 

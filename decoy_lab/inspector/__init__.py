@@ -4,13 +4,13 @@ Give an agent the inspector's URL instead of the server's: every exchange passes
 byte and is recorded as a `Flow`, its secrets masked, its sealed rows opened where a key allows
 (the sandbox's owner key, the agent's key) and parsed by layout where none does.
 
-    model.py      the flow record: Flow, Body, Timings, Row; Flow.to_dict for views and the HAR
+    flow_record.py  the flow record: Flow, Body, Timings, Row; Flow.to_dict for views and the HAR
     masking.py    secrets learned from each exchange and masked as fingerprints wherever they appear
-    agents.py     which agent sent an exchange: its paired name, followed through its tokens
+    senders.py    which agent sent an exchange: its paired name, followed through its tokens
     opening.py    the rows a flow carries, opened with the owner's or the agent's key, or by layout
     legacy.py     the legacy space routes and memory-wraps, opened the same way (space keys by skid)
-    accounts.py   the account family's bodies (records, credentials, fields, decoys, unlocks), opened the same way
-    bodies.py     what the proxy tees off an exchange: a body up to the cap, a memories answer's rows
+    account_bodies.py  the account family's bodies (records, credentials, fields, decoys, unlocks), opened the same way
+    tee.py        what the proxy tees off an exchange: a body up to the cap, a memories answer's rows
     recorder.py   the newest flows in order: bodies teed up to a cap, masked and opened off the request path
     upstream.py   the HTTP/1.1 client towards the upstream (answers read by llhttp): pooled, streamed
     proxy.py      the ASGI reverse proxy: streamed both ways, every failure recorded, no owner surface
@@ -33,7 +33,7 @@ from decoy_lab import lazy
 
 # Names load on first use, so `decoy-lab --help` (which builds this package's parser) stays quick.
 _EXPORTS = {
-    "Flow": "model",
+    "Flow": "flow_record",
     "Inspector": "inspector",
 }
 

@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 from decoy_lab.argtypes import port_number
 from decoy_lab.errors import DecoyError
-from decoy_lab.inspector.model import KEEP
+from decoy_lab.inspector.flow_record import KEEP
 from decoy_lab.text import escaped
 from decoy_lab.wire.crypto import AgentKey
 

@@ -37,8 +37,8 @@ import httpx
 import orjson
 
 from decoy_lab.errors import WireFormatError
-from decoy_lab.inspector import model
-from decoy_lab.inspector.model import Body, Flow, Row, Timings
+from decoy_lab.inspector import flow_record
+from decoy_lab.inspector.flow_record import Body, Flow, Row, Timings
 from decoy_lab.shapes import fits, json_kind, shape_name
 
 HAR_VERSION = "1.2"
@@ -425,9 +425,9 @@ def read_har(source: str | Path | dict, *, strict: bool = False) -> list[Flow]:
     place and the count stay true), and never stops the others — or, `strict`, is raised as a
     WireFormatError naming it. A document that is no HAR, or nested too deep, is always raised."""
     flows = [_read_entry(i, e, strict) for i, e in enumerate(load_har(source)["log"]["entries"], 1)]
-    taken = {f.id for f in flows if f.ended != model.UNREAD}
+    taken = {f.id for f in flows if f.ended != flow_record.UNREAD}
     for f in flows:  # an unreadable entry is numbered by its place, unless a recorded flow has that id
-        if f.ended == model.UNREAD and f.id in taken:
+        if f.ended == flow_record.UNREAD and f.id in taken:
             f.id = max(taken) + 1
         taken.add(f.id)
     return flows
@@ -445,7 +445,7 @@ def _read_entry(i: int, entry: Any, strict: bool = False) -> Flow:
     error = WireFormatError(f"entry {i} of the recording cannot be read as an exchange ({why})", field=field)
     if strict:
         raise error
-    return Flow(i, "?", "?", ended=model.UNREAD, reason=why, notes=[f"error: {error}"])
+    return Flow(i, "?", "?", ended=flow_record.UNREAD, reason=why, notes=[f"error: {error}"])
 
 
 class ReplayApp:

@@ -25,7 +25,7 @@ import pandas as pd
 
 from decoy_lab.argtypes import port_problem
 from decoy_lab.inspector import har
-from decoy_lab.inspector.model import BODY_CAP, FRAME_COLUMNS, KEEP, ROW_COLUMNS, Flow
+from decoy_lab.inspector.flow_record import BODY_CAP, FRAME_COLUMNS, KEEP, ROW_COLUMNS, Flow
 from decoy_lab.inspector.opening import Opener, owner_check_of
 from decoy_lab.inspector.proxy import upstream_problem
 from decoy_lab.inspector.proxy_process import ProxyProcess

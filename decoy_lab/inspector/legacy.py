@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from decoy_lab.errors import DecoyError
-from decoy_lab.inspector.model import LAYOUT, READABLE, UNREADABLE, Flow, Row
+from decoy_lab.inspector.flow_record import LAYOUT, READABLE, UNREADABLE, Flow, Row
 from decoy_lab.recipes import dump, sealing
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.wire import layouts as wire

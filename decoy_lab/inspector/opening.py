@@ -13,7 +13,7 @@ a `GET`). What opens it:
 - a row neither key opens: each blob parsed by its layout (`recipes.dump.identify`), with how
   sure that is; a blob whose layout is not the one its member must hold is flagged.
 
-The legacy space routes are legacy.py's to open, the account family's routes accounts.py's (with
+The legacy space routes are legacy.py's to open, the account family's routes account_bodies.py's (with
 the owner's phone, `OwnerEye.accounts`); this module hands each flow to the one whose it is.
 
 Opening never raises: whatever goes wrong is the row's reason, or a note on the flow.
@@ -28,8 +28,8 @@ from typing import Any
 
 from decoy_lab import memory
 from decoy_lab.errors import DecoyError, UnreadableRow
-from decoy_lab.inspector import accounts, legacy
-from decoy_lab.inspector.model import ERROR, LAYOUT, READABLE, UNREADABLE, Flow, Row
+from decoy_lab.inspector import account_bodies, legacy
+from decoy_lab.inspector.flow_record import ERROR, LAYOUT, READABLE, UNREADABLE, Flow, Row
 from decoy_lab.recipes import dump, sealing
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.wire import layouts as wire
@@ -68,7 +68,7 @@ class OwnerEye:
 
     def __init__(self, owner: Any, *, holds_vault_key: bool = True):
         self._owner = owner
-        self.accounts = accounts.PhoneEye(owner.state, holds_vault_key=holds_vault_key)
+        self.accounts = account_bodies.PhoneEye(owner.state, holds_vault_key=holds_vault_key)
 
     @property
     def key(self) -> AgentKey | None:
@@ -124,7 +124,7 @@ class Opener:
             lambda: getattr(self.owner_check, "key", None), self.agent_key, self.key_cache
         )
         self.legacy.kid_of = self._kid_of
-        self.accounts = accounts.AccountOpener(
+        self.accounts = account_bodies.AccountOpener(
             lambda: getattr(self.owner_check, "accounts", None), self.agent_key, reveal=reveal
         )
 
@@ -142,7 +142,7 @@ class Opener:
                 flow.rows = self.legacy.open(flow, legacy.parse(request), legacy.parse(response))
                 return
             whole = flow.request_body.complete and not flow.request_body.truncated
-            if accounts.handles(flow):  # the account family's routes (accounts.py)
+            if account_bodies.handles(flow):  # the account family's routes (account_bodies.py)
                 flow.rows = self.accounts.open(flow, *self._bodies(flow, request, response, whole))
                 return
             sent = _parse(request, whole) if _has_rows_path(flow) else None

@@ -34,8 +34,8 @@ from collections.abc import AsyncIterator
 from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
-from decoy_lab.inspector import model
-from decoy_lab.inspector.bodies import RowCollector, Tee
+from decoy_lab.inspector import flow_record
+from decoy_lab.inspector.tee import RowCollector, Tee
 from decoy_lab.inspector.upstream import Answer, CutOff, Pool, Refused, TimedOut, UpstreamError
 
 HOP_BY_HOP = frozenset(
@@ -85,21 +85,21 @@ class Records(Protocol):
 
     def ms(self) -> float: ...
 
-    def answered(self, flow: model.Flow) -> None: ...
+    def answered(self, flow: flow_record.Flow) -> None: ...
 
     async def pace(self) -> None: ...
 
-    def collector(self, flow: model.Flow, encoding: str | None) -> RowCollector: ...
+    def collector(self, flow: flow_record.Flow, encoding: str | None) -> RowCollector: ...
 
-    def tee(self, flow: model.Flow, side: str) -> Tee: ...
+    def tee(self, flow: flow_record.Flow, side: str) -> Tee: ...
 
     def begin(
         self, method: str, path: str, query: str, headers: list[tuple[str, str]], http_version: str
-    ) -> model.Flow: ...
+    ) -> flow_record.Flow: ...
 
     def finish(
         self,
-        flow: model.Flow,
+        flow: flow_record.Flow,
         request: Tee,
         response: Tee,
         response_headers: list[tuple[str, str]],
@@ -209,7 +209,7 @@ class ProxyApp:
         req.complete = True
         resp.add(body)
         resp.complete = True
-        rec.finish(flow, req, resp, headers, ended=model.ANSWERED, reason=why)
+        rec.finish(flow, req, resp, headers, ended=flow_record.ANSWERED, reason=why)
 
     async def _recorded(self, scope: dict, receive: Any, send: Any) -> None:
         """One exchange, recorded however it ends: a fault of the proxy itself, or the inspector
@@ -229,10 +229,10 @@ class ProxyApp:
         try:
             await self._exchange(scope, receive, sending, flow, req, resp, path, query, raw)
         except (Exception, asyncio.CancelledError) as exc:  # cancelled: the server's graceful stop ran out
-            if flow.ended != model.IN_FLIGHT:
+            if flow.ended != flow_record.IN_FLIGHT:
                 raise
             stopped = isinstance(exc, asyncio.CancelledError)
-            ended = model.STOPPED if stopped else model.PROXY_ERROR
+            ended = flow_record.STOPPED if stopped else flow_record.PROXY_ERROR
             why = "the inspector stopped during the exchange" if stopped else f"the inspector failed: {_why(exc)}"
             if not started:
                 code, status = ("INSPECTOR_STOPPED", 503) if stopped else ("INSPECTOR_ERROR", 500)
@@ -247,7 +247,7 @@ class ProxyApp:
         scope: dict,
         receive: Any,
         send: Any,
-        flow: model.Flow,
+        flow: flow_record.Flow,
         req: Tee,
         resp: Tee,
         path: str,
@@ -258,7 +258,7 @@ class ProxyApp:
         first = await receive()
         if first["type"] == "http.disconnect":
             why = first.get("reason") or "the agent left before its body"
-            rec.finish(flow, req, resp, [], ended=model.AGENT_DISCONNECTED, reason=why)
+            rec.finish(flow, req, resp, [], ended=flow_record.AGENT_DISCONNECTED, reason=why)
             return
         chunk = first.get("body", b"")
         req.add(chunk)
@@ -280,7 +280,7 @@ class ProxyApp:
                 flow.notes.append(f"sent again: the first connection failed before any answer ({_why(exc)})")
                 answer = await watch.race(self._pool.send(method, target, headers, content))
         except AgentGone as gone:
-            rec.finish(flow, req, resp, [], ended=model.AGENT_DISCONNECTED, reason=str(gone))
+            rec.finish(flow, req, resp, [], ended=flow_record.AGENT_DISCONNECTED, reason=str(gone))
             return
         except UpstreamError as exc:
             watch.stop()
@@ -288,7 +288,7 @@ class ProxyApp:
             return
         await self._stream_answer(flow, req, resp, answer, watch, send)
 
-    async def _rest_of_body(self, first: bytes, receive: Any, req: Tee, flow: model.Flow, watch: _Watch) -> Any:
+    async def _rest_of_body(self, first: bytes, receive: Any, req: Tee, flow: flow_record.Flow, watch: _Watch) -> Any:
         if first:
             yield first
         while True:
@@ -312,16 +312,16 @@ class ProxyApp:
             out = [(k, self._host if k.lower() == "host" else v) for k, v in out]
         return out
 
-    async def _failed(self, flow: model.Flow, req: Tee, resp: Tee, exc: UpstreamError, send: Any) -> None:
+    async def _failed(self, flow: flow_record.Flow, req: Tee, resp: Tee, exc: UpstreamError, send: Any) -> None:
         """No answer came: say why to the agent (502/504, a JSON body) and record it."""
         if isinstance(exc, Refused):
-            status, code, ended = 502, "UPSTREAM_DOWN", model.UPSTREAM_DOWN
+            status, code, ended = 502, "UPSTREAM_DOWN", flow_record.UPSTREAM_DOWN
             message = f"the inspector cannot reach {self.upstream} ({_why(exc)}): is it running? Nothing was sent"
         elif isinstance(exc, TimedOut):
-            status, code, ended = 504, "UPSTREAM_TIMEOUT", model.UPSTREAM_TIMEOUT
+            status, code, ended = 504, "UPSTREAM_TIMEOUT", flow_record.UPSTREAM_TIMEOUT
             message = f"{self.upstream} gave no answer in time ({_why(exc)}); the request may have been received"
         else:
-            status, code, ended = 502, "UPSTREAM_CUT_OFF", model.UPSTREAM_CUT_OFF
+            status, code, ended = 502, "UPSTREAM_CUT_OFF", flow_record.UPSTREAM_CUT_OFF
             message = f"{self.upstream} closed the connection before answering ({_why(exc)}); the request may have been received"
         body = error_body(code, message)
         headers = _json_head(body)
@@ -337,7 +337,7 @@ class ProxyApp:
         self.recorder.finish(flow, req, resp, headers, ended=ended, reason=message)
 
     async def _stream_answer(
-        self, flow: model.Flow, req: Tee, resp: Tee, answer: Answer, watch: _Watch, send: Any
+        self, flow: flow_record.Flow, req: Tee, resp: Tee, answer: Answer, watch: _Watch, send: Any
     ) -> None:
         rec = self.recorder
         flow.status = answer.status_code
@@ -350,7 +350,7 @@ class ProxyApp:
         watch.start()
         gone = watch.task
         assert gone is not None
-        ended, reason = model.ANSWERED, ""
+        ended, reason = flow_record.ANSWERED, ""
         delivered, left_at = [0], []  # bytes handed to the agent; how many it had when it left
         gone.add_done_callback(lambda t: None if t.cancelled() else left_at.append(delivered[0]))
         try:
@@ -367,22 +367,22 @@ class ProxyApp:
                 whole = True
             resp.complete = whole
             if left_at and not (whole and left_at[0] >= resp.size):  # it left before the last byte
-                ended = model.AGENT_DISCONNECTED
+                ended = flow_record.AGENT_DISCONNECTED
                 reason = f"the agent closed its connection after {left_at[0]:,} bytes of the answer"
             else:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except TimedOut as exc:
             ended, reason = (
-                model.UPSTREAM_TIMEOUT,
+                flow_record.UPSTREAM_TIMEOUT,
                 f"the upstream stopped sending after {resp.size:,} bytes ({_why(exc)})",
             )
         except CutOff as exc:
             ended, reason = (
-                model.UPSTREAM_CUT_OFF,
+                flow_record.UPSTREAM_CUT_OFF,
                 f"the upstream closed the connection after {resp.size:,} bytes ({_why(exc)})",
             )
         except OSError as exc:
-            ended, reason = model.AGENT_DISCONNECTED, f"the agent's connection failed ({exc})"
+            ended, reason = flow_record.AGENT_DISCONNECTED, f"the agent's connection failed ({exc})"
         finally:
             watch.stop()
             await answer.aclose()

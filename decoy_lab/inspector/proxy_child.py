@@ -36,9 +36,9 @@ from collections.abc import Callable
 from typing import Any
 
 from decoy_lab.inspector.agentside import AgentServer, Limits, new_loop
-from decoy_lab.inspector.bodies import RowCollector, Tee
-from decoy_lab.inspector.model import IN_FLIGHT, Flow, Timings
+from decoy_lab.inspector.flow_record import IN_FLIGHT, Flow, Timings
 from decoy_lab.inspector.proxy import ProxyApp
+from decoy_lab.inspector.tee import RowCollector, Tee
 
 LENGTH = 4
 FLUSH = 0.02  # seconds frames wait to go out together

@@ -21,11 +21,11 @@ import threading
 from pathlib import Path
 
 from decoy_lab.gcpause import gc_paused
-from decoy_lab.inspector import model
-from decoy_lab.inspector.bodies import RowCollector, Tee
+from decoy_lab.inspector import flow_record
 from decoy_lab.inspector.proxy_child import Frames, frame
 from decoy_lab.inspector.recorder import Recorder
 from decoy_lab.inspector.serve import is_loopback_host
+from decoy_lab.inspector.tee import RowCollector, Tee
 
 START_TIMEOUT = 30.0  # seconds for the proxy's process to start listening (a cold interpreter on a busy machine)
 READ = 1 << 20
@@ -49,7 +49,7 @@ class ProxyProcess:
             raise ValueError(f"the inspector listens on loopback only, not {host!r}")
         self.recorder = recorder
         self.url = ""
-        self._flows: dict[int, model.Flow] = {}  # the proxy process's exchange number → its flow here
+        self._flows: dict[int, flow_record.Flow] = {}  # the proxy process's exchange number → its flow here
         self._rows: dict[int, list] = {}  # the rows of a memories answer so far, by exchange number
         self._pieces: dict[tuple[int, str], list[bytes]] = {}  # a large body's kept bytes so far
         self._frames = Frames()
@@ -222,10 +222,10 @@ class ProxyProcess:
         except subprocess.TimeoutExpired:
             code = None
         if self._stopping:
-            ended, why = model.STOPPED, "the inspector stopped during the exchange"
+            ended, why = flow_record.STOPPED, "the inspector stopped during the exchange"
         else:
             ended, why = (
-                model.PROXY_ERROR,
+                flow_record.PROXY_ERROR,
                 f"the inspector's proxy process ended (exit status {code}){self._stderr_tail()}",
             )
         for flow in list(self._flows.values()):

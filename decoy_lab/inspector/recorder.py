@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from decoy_lab.inspector.agents import AgentBook
-from decoy_lab.inspector.bodies import RowCollector, Tee, decoded
+from decoy_lab.inspector.flow_record import BODY_CAP, IN_FLIGHT, KEEP, Body, Flow, Timings
 from decoy_lab.inspector.masking import Masker, bearer
-from decoy_lab.inspector.model import BODY_CAP, IN_FLIGHT, KEEP, Body, Flow, Timings
 from decoy_lab.inspector.opening import Opener
+from decoy_lab.inspector.senders import AgentBook
+from decoy_lab.inspector.tee import RowCollector, Tee, decoded
 from decoy_lab.secret import secret_fingerprint
 
 Listener = Callable[[Flow], Any]

@@ -7,7 +7,7 @@ verify.py   read a write back and check it reads as intended
 legacy.py   legacy space rows: edit, delete, MEMORY_MOVING
 writes/     save, edit, delete and share by the spec's retry rules, one module per verb
 syncfeed.py the sync feed followed once: cursor pages, the 410 rule, the page cap
-accounts.py account names from the authorized account list, page by page
+account_names.py account names from the authorized account list, page by page
 accounts_write.py   an account with its Decoy address, its password, a secret field, a field change (retry rules)
 accounts_unlock.py  an account's secrets read back: unlock asked, polled, opened
 accounts_list.py    the accounts this connection may see, each read with what it can open

@@ -1,4 +1,4 @@
-"""The accounts this connection may see, each read with what it can open (vault/accounts.py).
+"""The accounts this connection may see, each read with what it can open (vault/account_list.py).
 
 `GET /api/agent/accounts` page by page ("Discover which accounts the user has — service name,
 username, URL, linked decoy, and whether a password is stored — but **never the passwords
@@ -16,10 +16,10 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import DecoyError, InsufficientGrant
-from decoy_lab.recipes import accounts as records
+from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.transport import routes
-from decoy_lab.vault.accounts import AccountEntry, FieldsSeen, entry_of
+from decoy_lab.vault.account_list import AccountEntry, FieldsSeen, entry_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.protocol.session import Session

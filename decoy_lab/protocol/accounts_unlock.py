@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import DecoyError, MemoryModelError
-from decoy_lab.recipes import accounts as records
+from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.secret import Secret
 from decoy_lab.transport import routes

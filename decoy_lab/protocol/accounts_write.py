@@ -39,7 +39,7 @@ from decoy_lab.errors import (
     TransportError,
 )
 from decoy_lab.protocol.verify import LOOPBACK, Verified
-from decoy_lab.recipes import accounts as records
+from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.transport import routes

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from decoy_lab.errors import DecoyError, WireFormatError
-from decoy_lab.recipes import accounts, sealing
+from decoy_lab.recipes import account_records, sealing
 from decoy_lab.recipes.trace import Source, Trace
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import AgentKey
@@ -183,7 +183,7 @@ def _open_record(trace: Trace, raw: bytes, record: str, *, key: bytes | None, pr
     trace.title = f"open {record.replace('_', ' ')}"
     trace.verdict = f"read as {record.replace('_', ' ')} ({spec.layout.replace('_', ' ')}), as asked: {spec.spec}"
     if (key if spec.opens_with == "field_key" else private_key) is not None:
-        accounts.open_record(record, raw, key=key, private_key=private_key, trace=trace)
+        account_records.open_record(record, raw, key=key, private_key=private_key, trace=trace)
         return
     trace.claim(
         Source(

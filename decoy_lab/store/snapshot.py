@@ -20,8 +20,8 @@ from decoy_lab import memory
 from decoy_lab.errors import UnreadableRow
 from decoy_lab.vault import frames
 from decoy_lab.vault.decode import decoded
+from decoy_lab.vault.decoded_rows import DecodedRows, Kept
 from decoy_lab.vault.read import Vault
-from decoy_lab.vault.rows import DecodedRows, Kept
 
 _BLOBS = ("ciphertext", "wrapped_key", "self_wrap", "owner_wrap", "grantee_wraps")  # never kept: not needed
 DIGEST = "ciphertext_sha256"  # what a row rebuilt from the cache carries instead of its ciphertext
@@ -119,7 +119,7 @@ class Snapshot:
             created_at=self._time(created),
             updated_at=self._time(updated),
         )
-        if kind == "memory":  # its DecodedRow is made again from the model alone (vault/rows.py)
+        if kind == "memory":  # its DecodedRow is made again from the model alone (vault/decoded_rows.py)
             return model, model
         return decoded(row, model, (kid, rev, list(via), mine, author, created, updated)), model
 

@@ -279,7 +279,7 @@ def memories_frame(
     account's name from the authorized account list (`account_names`), <NA> when it gives none;
     `account_label` is what to show: that name, or `account:<id> (no name: <why>)`.
 
-    `rows` are DecodedRows, or a memory's model where the vault keeps that instead (vault/rows.py:
+    `rows` are DecodedRows, or a memory's model where the vault keeps that instead (vault/decoded_rows.py:
     its DecodedRow would say the same): both give the same cells. Built column by column (one
     pass over the rows per column, the two kinds told apart only where they differ), with no
     record made per row."""
@@ -288,7 +288,7 @@ def memories_frame(
     mems = [
         r for r in rows if type(r) is not DecodedRow or r.kind == MEMORY or (r.kind == SPACE_ROW and r.text is not None)
     ]
-    model = [type(r) is not DecodedRow for r in mems]  # a Memory, as vault/rows.py keeps it
+    model = [type(r) is not DecodedRow for r in mems]  # a Memory, as vault/decoded_rows.py keeps it
     tids = [(r.topic["id"] if r.topic else None) if m else r.topic_id for r, m in zip(mems, model)]
     entities = [r.entity_name for r in mems]
     accounts = [r.account for r in mems]

@@ -32,8 +32,8 @@ from decoy_lab.transport.oversized import Oversized
 from decoy_lab.vault import frames, heap
 from decoy_lab.vault.counts import VaultCounts
 from decoy_lab.vault.decode import duplicate, kept, oversized  # kept: what the vault keeps of a row
+from decoy_lab.vault.decoded_rows import DecodedRows, Kept, as_decoded
 from decoy_lab.vault.frames import DecodedRow
-from decoy_lab.vault.rows import DecodedRows, Kept, as_decoded
 from decoy_lab.vault.served import Entry, Fingerprints, ServedRows, as_served, compact, same_row
 from decoy_lab.vault.waiting import explain_waiting, no_longer_asked, on_their_way, waiting_rows
 from decoy_lab.wire.crypto import AgentKey

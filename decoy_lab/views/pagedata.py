@@ -1,4 +1,4 @@
-"""What the live map's page draws (widgets/topicmap.py, assets/topicmap.js): each node with its
+"""What the live map's page draws (widgets/topicmap_view.py, assets/topicmap.js): each node with its
 laid-out position and hover details, each edge, and a large map's clusters, as plain lists of
 dicts. Made once per vault content and graph (mapcache.py), and kept with the map on disk."""
 

@@ -2,18 +2,18 @@
 and styles are in assets/.
 
 html.py        the theme's `--jp-*` colours with fallbacks, escaping, small HTML pieces
-pairing.py     the pairing widget: link, code, QR, status; never blocks the kernel
+pairing_view.py the pairing widget: link, code, QR, status; never blocks the kernel
 consent.py     the consent card: what a connection asked for, was granted and holds
 stepper.py     the recipe view: a trace stepped through, its bytes annotated
 pickers.py     the filters: topic, category, search
 grid.py        the memory table, a WAI-ARIA grid (whole in the page when small, paged above)
 gridrows.py    its rows and rule, vectorised
-topicmap.py    the live map (`LiveMap`, what `%decoy map` returns)
+topicmap_view.py the live map (`LiveMap`, what `%decoy map` returns)
 browser.py     the map and the table joined by a selection
 vaultview.py   `%decoy browse`
-owner.py       the owner's panel, updated in place
+owner_panel.py the owner's panel, updated in place
 owner_parts.py its stateless parts
-reach.py       who reads what, and why
+reach_view.py  who reads what, and why
 flows.py       the inspector's flows view
 flowdetail.py  one flow opened: its rows, bodies and verdicts
 scorecard.py   `%decoy check`: progress, then the scorecard linked to the flows
@@ -36,12 +36,12 @@ _EXPORTS = {
     "FlowsView": "flows",
     "MemoryBrowser": "browser",
     "MemoryGrid": "grid",
-    "OwnerPanel": "owner",
-    "PairingWidget": "pairing",
-    "ReachMatrixView": "reach",
+    "OwnerPanel": "owner_panel",
+    "PairingWidget": "pairing_view",
+    "ReachMatrixView": "reach_view",
     "SteppedTrace": "stepper",
     "Stepper": "stepper",
-    "TopicMapWidget": "topicmap",
+    "TopicMapWidget": "topicmap_view",
     "VaultView": "vaultview",
     "shown": "stepper",
 }

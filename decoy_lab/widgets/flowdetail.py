@@ -12,7 +12,7 @@ import json
 import time
 from typing import Any
 
-from decoy_lab.inspector.model import ANSWERED, IN_FLIGHT, READABLE, Body, Flow, Row
+from decoy_lab.inspector.flow_record import ANSWERED, IN_FLIGHT, READABLE, Body, Flow, Row
 from decoy_lab.recipes.dump import identify
 from decoy_lab.recipes.trace import Trace, headline
 from decoy_lab.wire.hexdump import dump_html

@@ -37,8 +37,8 @@ import anywidget
 import ipywidgets as W
 import traitlets as T
 
+from decoy_lab.inspector.flow_record import ERROR, IN_FLIGHT, KEEP, LAYOUT, READABLE, UNREADABLE, Flow, Row
 from decoy_lab.inspector.inspector import Inspector
-from decoy_lab.inspector.model import ERROR, IN_FLIGHT, KEEP, LAYOUT, READABLE, UNREADABLE, Flow, Row
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.widgets.flowdetail import detail_of, status_text
 from decoy_lab.widgets.html import widget_script

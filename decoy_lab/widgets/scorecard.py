@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED, WARNING
 from decoy_lab.conformance.report import MARKS, STDERR_SHOWN, counts_line, evidence_refs, shown_path
+from decoy_lab.conformance.rulebook import FAILED, NOT_EXERCISED, PASSED, WARNING
 from decoy_lab.widgets.html import BAD_COLOUR, OK_COLOUR, PENDING_COLOUR, esc
 
 if TYPE_CHECKING:
-    from decoy_lab.conformance.model import Run
     from decoy_lab.conformance.report import Scorecard, Verdict
+    from decoy_lab.conformance.rulebook import Run
     from decoy_lab.widgets.flows import FlowsPanel
 
 COLOURS = {FAILED: BAD_COLOUR, WARNING: PENDING_COLOUR, PASSED: OK_COLOUR, NOT_EXERCISED: "#57606a"}

@@ -19,7 +19,7 @@ from decoy_lab.views import mapcache
 from decoy_lab.widgets.browser import MemoryBrowser
 from decoy_lab.widgets.html import esc
 from decoy_lab.widgets.pickers import Filters
-from decoy_lab.widgets.topicmap import TopicMapWidget
+from decoy_lab.widgets.topicmap_view import TopicMapWidget
 
 if TYPE_CHECKING:
     from decoy_lab.client.connection import Connection

@@ -19,11 +19,11 @@ import pytest
 
 from decoy_lab.errors import OutcomeUnknown, RevConflict
 from decoy_lab.protocol import accounts_write
-from decoy_lab.recipes import accounts as records
+from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.sandbox import Sandbox
-from decoy_lab.vault.accounts import ACCOUNT_COLUMNS
+from decoy_lab.vault.account_list import ACCOUNT_COLUMNS
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import AgentKey
 

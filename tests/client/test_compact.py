@@ -1,6 +1,6 @@
 """What a load keeps, kept compact, behaves as the rows it was served: each served row's text
 with its blobs as bytes, made again byte for byte (vault/served.py); a memory's DecodedRow made
-again from its Memory exactly as the load read it (vault/rows.py); the cache file's body written
+again from its Memory exactly as the load read it (vault/decoded_rows.py); the cache file's body written
 in pieces and read back as one vault (store/body.py). Against the sandbox over real HTTP, and on
 crafted rows for the cases a server following the spec never sends."""
 
@@ -21,9 +21,9 @@ from decoy_lab.store import body, cache
 from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.vault import frames
 from decoy_lab.vault.decode import decoded
+from decoy_lab.vault.decoded_rows import DecodedRows
 from decoy_lab.vault.frames import DecodedRow
 from decoy_lab.vault.read import build_vault
-from decoy_lab.vault.rows import DecodedRows
 from decoy_lab.vault.served import Fingerprints, compact, expand, for_reading
 from decoy_lab.wire.crypto import AgentKey
 

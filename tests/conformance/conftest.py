@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from decoy_lab.conformance.model import Run
 from decoy_lab.conformance.pytest_plugin import decoy_inspector, decoy_sandbox  # noqa: F401  (fixtures)
+from decoy_lab.conformance.rulebook import Run
 from decoy_lab.conformance.scenarios import SCENARIOS, run_scenario
 
 from support.check_agents import AGENT, SEEDED_TOPIC, agent_command

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED, Exchange, Run
+from decoy_lab.conformance.rulebook import FAILED, NOT_EXERCISED, PASSED, Exchange, Run
 from decoy_lab.conformance.rules import BY_ID
-from decoy_lab.inspector.model import Row
-from decoy_lab.recipes import accounts as records
+from decoy_lab.inspector.flow_record import Row
+from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.wire.crypto import AgentKey
 

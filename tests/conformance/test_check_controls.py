@@ -16,8 +16,8 @@ import sys
 import textwrap
 import xml.etree.ElementTree as ET
 
-from decoy_lab.conformance.model import MEMORIES, Exchange, Run
 from decoy_lab.conformance.report import junit, page, score, text, to_json
+from decoy_lab.conformance.rulebook import MEMORIES, Exchange, Run
 from decoy_lab.conformance.rules import RULES
 from decoy_lab.text import escaped
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED
 from decoy_lab.conformance.report import score
+from decoy_lab.conformance.rulebook import FAILED, NOT_EXERCISED, PASSED
 from decoy_lab.conformance.rules import BY_ID, RULES
 from decoy_lab.conformance.scenarios import DEFAULT
 

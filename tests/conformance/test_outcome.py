@@ -4,7 +4,7 @@ verified only by a read that no longer lists the row."""
 
 from __future__ import annotations
 
-from decoy_lab.conformance.model import FAILED, NOT_EXERCISED, PASSED, Exchange, Run
+from decoy_lab.conformance.rulebook import FAILED, NOT_EXERCISED, PASSED, Exchange, Run
 from decoy_lab.conformance.rules import BY_ID
 
 MEM = "/api/agent/context/memories"

@@ -21,8 +21,8 @@ import subprocess
 import pytest
 
 from decoy_lab.conformance import reproduce
-from decoy_lab.conformance.model import MEMORIES, Evidence, Exchange, Run
 from decoy_lab.conformance.report import evidence_refs, page, save, score, text, to_json
+from decoy_lab.conformance.rulebook import MEMORIES, Evidence, Exchange, Run
 from decoy_lab.conformance.rules import RULES
 
 BASH = shutil.which("bash") or "bash"

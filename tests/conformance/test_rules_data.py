@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from decoy_lab.conformance import docs
-from decoy_lab.conformance.model import NOT_EXERCISED, Run
+from decoy_lab.conformance.rulebook import NOT_EXERCISED, Run
 from decoy_lab.conformance.rules import RULES
 from decoy_lab.conformance.scenarios import SCENARIOS
 

@@ -14,8 +14,8 @@ import sys
 import httpx
 
 from decoy_lab import AgentKey, memory
-from decoy_lab.conformance.model import FAILED, PASSED
 from decoy_lab.conformance.pytest_plugin import violations
+from decoy_lab.conformance.rulebook import FAILED, PASSED
 from decoy_lab.conformance.rules import BY_ID
 from decoy_lab.recipes import sealing
 from decoy_lab.sandbox.testing import bearer, pair_agent

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from decoy_lab import memory
-from decoy_lab.inspector import Inspector, model
+from decoy_lab.inspector import Inspector, flow_record
 
 pytestmark = pytest.mark.timeout(120)
 MEMORIES = "/api/agent/context/memories"
@@ -49,9 +49,9 @@ def test_a_big_read_passes_through_and_every_row_opens(upstream, agent_key, owne
         insp.settle()
         (flow,) = insp.all_flows()
     body = flow.response_body
-    assert (body.size, body.truncated, flow.ended) == (len(wire), True, model.ANSWERED)
+    assert (body.size, body.truncated, flow.ended) == (len(wire), True, flow_record.ANSWERED)
     assert len(body.data) <= cap and app.answer.startswith(body.data[:1000])  # kept decoded, up to the cap
-    assert len(flow.rows) == N and flow.verdict == model.READABLE  # every row, past the cap too
+    assert len(flow.rows) == N and flow.verdict == flow_record.READABLE  # every row, past the cap too
     assert [r.text for r in flow.rows] == [f"Memory number {i}." for i in range(N)]
     assert {r.opened_by for r in flow.rows} == {"agent key"}
     assert any("gzip-encoded" in n for n in flow.notes) == compressed

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from decoy_lab import memory
-from decoy_lab.inspector import model
+from decoy_lab.inspector import flow_record
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -93,10 +93,12 @@ def test_curl_pairs_writes_and_reads_through_the_inspector(sandbox, insp, agent_
     assert paths.count("/oauth/token") in (1, 2)  # asked again once the owner approved
     agents = set(flows[flows["path"].str.startswith("/api/agent/")]["agent"])
     assert agents == {"Curl agent"}, agents  # named by its pairing, through its token
-    assert set(flows["ended"]) == {model.ANSWERED}
+    assert set(flows["ended"]) == {flow_record.ANSWERED}
     write, read = [f for f in insp if f.path == MEMORIES]
-    assert write.method == "POST" and write.verdict == model.READABLE
-    assert [(r.text, r.verdict, r.opened_by) for r in write.rows] == [("Written by curl.", model.READABLE, "owner key")]
+    assert write.method == "POST" and write.verdict == flow_record.READABLE
+    assert [(r.text, r.verdict, r.opened_by) for r in write.rows] == [
+        ("Written by curl.", flow_record.READABLE, "owner key")
+    ]
     assert read.method == "GET" and [(r.text, r.opened_by) for r in read.rows] == [("Written by curl.", "agent key")]
 
     kept = json.dumps(insp.to_har()) + insp.flows.to_json() + json.dumps(insp.rows(read, frame=False), default=str)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from decoy_lab import memory
-from decoy_lab.inspector.model import READABLE, UNREADABLE, Body, Flow, Row, Timings
+from decoy_lab.inspector.flow_record import READABLE, UNREADABLE, Body, Flow, Row, Timings
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.widgets.flows import FLUSH_EVERY, FlowsPanel, FlowsView, count_text, detail_of

@@ -14,7 +14,7 @@ import pytest
 from decoy_lab import AgentKey, Connection, memory
 from decoy_lab.errors import DecoyError, WireFormatError
 from decoy_lab.inspector import Inspector, har
-from decoy_lab.inspector.model import UNREAD, Body, Flow
+from decoy_lab.inspector.flow_record import UNREAD, Body, Flow
 from decoy_lab.widgets.flows import detail_of
 from decoy_lab.wire import layouts as wire
 

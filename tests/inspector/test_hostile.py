@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from decoy_lab.inspector import Inspector, model
+from decoy_lab.inspector import Inspector, flow_record
 
 from support.sockets import drip_head, refused_url, reset_mid_body, serving, silent, whole
 
@@ -22,7 +22,7 @@ def _wait_for(insp: Inspector, n: int, timeout: float = 10.0) -> list:
     while time.monotonic() < end:
         insp.settle(1.0)
         flows = insp.all_flows()
-        if len(flows) >= n and all(f.ended != model.IN_FLIGHT for f in flows[:n]):
+        if len(flows) >= n and all(f.ended != flow_record.IN_FLIGHT for f in flows[:n]):
             return flows
         time.sleep(0.05)
     raise AssertionError(f"fewer than {n} finished flows: {insp.all_flows()}")
@@ -43,7 +43,7 @@ def test_bodies_over_the_cap_are_kept_up_to_it_counted_and_passed_whole(upstream
     assert (sent.request_body.size, len(sent.request_body.data), sent.request_body.truncated) == (102_400, 1024, True)
     assert sent.request_body.data == body[:1024] and "base64" in sent.to_dict()["request"]["body"]
     assert (got.response_body.size, len(got.response_body.data), got.response_body.truncated) == (5000, 1024, True)
-    assert sent.ended == got.ended == model.ANSWERED
+    assert sent.ended == got.ended == flow_record.ANSWERED
 
 
 def _until(condition, timeout: float = 10.0) -> None:
@@ -62,7 +62,7 @@ def test_an_agent_that_leaves_mid_body_is_recorded_and_the_next_is_served(upstre
             s.sendall(f"POST /echo HTTP/1.1\r\nHost: {host}\r\nContent-Length: 100000\r\n\r\n".encode() + b"0123456789")
             _until(lambda: ("POST", "/echo") in app.started)  # its body begun, passed on: then the agent leaves
         (flow,) = _wait_for(insp, 1)
-        assert flow.ended == model.AGENT_DISCONNECTED and "sending its body" in flow.reason
+        assert flow.ended == flow_record.AGENT_DISCONNECTED and "sending its body" in flow.reason
         assert flow.request_body.size == 10 and not flow.request_body.complete
         _still_serving(insp, client)
 
@@ -75,7 +75,7 @@ def test_an_agent_that_leaves_mid_answer_is_recorded(upstream, client):
             s.sendall(f"GET /drip HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
             assert s.recv(100).startswith(b"HTTP/1.1 200")
         (flow,) = _wait_for(insp, 1)
-        assert flow.ended == model.AGENT_DISCONNECTED and "after" in flow.reason
+        assert flow.ended == flow_record.AGENT_DISCONNECTED and "after" in flow.reason
         assert flow.status == 200  # (the rest of the answer may still have come within the grace)
         _still_serving(insp, client)
 
@@ -105,13 +105,13 @@ def test_an_upstream_that_drips_or_dies_is_recorded_and_the_next_is_served(clien
         silent_answer = client.get(f"{insp.url}/silent")
         _still_serving(insp, client)
         drip, die, hangup, quiet, fine = _wait_for(insp, 5)
-    assert drip.ended == model.ANSWERED and drip.status == 200
-    assert die.ended == model.UPSTREAM_CUT_OFF and die.response_body.size == 11 and not die.response_body.complete
+    assert drip.ended == flow_record.ANSWERED and drip.status == 200
+    assert die.ended == flow_record.UPSTREAM_CUT_OFF and die.response_body.size == 11 and not die.response_body.complete
     assert "closed the connection after 11 bytes" in die.reason
     assert hung.status_code == 502 and hung.json()["code"] == "UPSTREAM_CUT_OFF"
-    assert hangup.ended == model.UPSTREAM_CUT_OFF and hangup.status == 502
-    assert silent_answer.status_code == 504 and quiet.ended == model.UPSTREAM_TIMEOUT
-    assert fine.ended == model.ANSWERED
+    assert hangup.ended == flow_record.UPSTREAM_CUT_OFF and hangup.status == 502
+    assert silent_answer.status_code == 504 and quiet.ended == flow_record.UPSTREAM_TIMEOUT
+    assert fine.ended == flow_record.ANSWERED
 
 
 def test_an_upstream_that_is_down_answers_502_with_the_reason(client):
@@ -120,7 +120,7 @@ def test_an_upstream_that_is_down_answers_502_with_the_reason(client):
         (flow,) = _wait_for(insp, 1)
     assert got.status_code == 502
     assert got.json()["code"] == "UPSTREAM_DOWN" and "is it running" in got.json()["message"]
-    assert flow.ended == model.UPSTREAM_DOWN and flow.status == 502
+    assert flow.ended == flow_record.UPSTREAM_DOWN and flow.status == 502
     assert flow.response_body.data == got.content and "cannot reach" in flow.reason
 
 
@@ -147,8 +147,8 @@ def test_a_fault_of_the_proxy_itself_answers_500_and_is_recorded(upstream, clien
     assert boom.status_code == 500 and boom.json()["code"] == "INSPECTOR_ERROR"
     rec.settle()
     first, second = rec.flows
-    assert first.ended == model.PROXY_ERROR and "a fault no one foresaw" in first.reason
-    assert second.ended == model.ANSWERED
+    assert first.ended == flow_record.PROXY_ERROR and "a fault no one foresaw" in first.reason
+    assert second.ended == flow_record.ANSWERED
 
 
 def test_closing_during_an_exchange_records_it_as_stopped(client):
@@ -171,7 +171,7 @@ def test_closing_during_an_exchange_records_it_as_stopped(client):
         assert time.monotonic() - began < 10
         t.join(10)
     (flow,) = insp.all_flows()
-    assert flow.ended == model.STOPPED and flow.status == 503
+    assert flow.ended == flow_record.STOPPED and flow.status == 503
     assert answers[0].status_code == 503 and answers[0].json()["code"] == "INSPECTOR_STOPPED"
 
 
@@ -194,7 +194,7 @@ def test_an_agent_that_leaves_a_silent_upstream_is_not_waited_for(path, client):
                 _until(lambda: path in arrived)  # the upstream has it and says nothing: then the agent leaves
         (flow,) = _wait_for(insp, 1)
         assert time.monotonic() - began < 8  # not the 30 s read timeout
-        assert flow.ended == model.AGENT_DISCONNECTED
+        assert flow.ended == flow_record.AGENT_DISCONNECTED
         assert ("before the answer came" if path == "/silent" else "after 1 bytes") in flow.reason
         _still_serving(insp, client)
 
@@ -211,5 +211,5 @@ def test_an_idempotent_request_on_a_connection_that_fails_before_any_answer_is_s
         assert client.post(f"{insp.url}/again", json={}).status_code == 502  # call 3: a POST is not sent twice
         got, posted = _wait_for(insp, 2)
     assert calls == ["GET", "GET", "POST"]
-    assert got.ended == model.ANSWERED and any("sent again" in n for n in got.notes)
-    assert posted.ended == model.UPSTREAM_CUT_OFF
+    assert got.ended == flow_record.ANSWERED and any("sent again" in n for n in got.notes)
+    assert posted.ended == flow_record.UPSTREAM_CUT_OFF

@@ -12,7 +12,7 @@ import httpx
 import pandas as pd
 import pytest
 
-from decoy_lab.inspector import Inspector, model
+from decoy_lab.inspector import Inspector, flow_record
 from decoy_lab.inspector.har import load_har
 from decoy_lab.widgets.flows import FlowsView
 
@@ -39,7 +39,7 @@ def test_an_exchange_shows_in_flight_from_its_request_head_and_then_how_it_ended
         with socket.create_connection((host, int(port)), timeout=5) as s:
             s.sendall(f"POST /echo HTTP/1.1\r\nHost: {host}\r\nContent-Length: 100000\r\n\r\n".encode() + b"0123")
             (flow,) = _until(insp.all_flows)  # there as soon as its head came, its body still coming
-            assert flow.ended == model.IN_FLIGHT and flow.status is None
+            assert flow.ended == flow_record.IN_FLIGHT and flow.status is None
             row = insp.flows.iloc[0]
             assert (row["ended"], row["path"]) == ("in flight", "/echo") and row["status"] is pd.NA  # no answer yet
             _until(lambda: view.rows["id"] == [1])
@@ -49,7 +49,7 @@ def test_an_exchange_shows_in_flight_from_its_request_head_and_then_how_it_ended
             assert facts["verdict"].startswith("— (in flight")  # not "no sealed rows": its body is still coming
         # the agent hangs up mid-body: the same row says so
         _until(lambda: view.rows["status"] == ["agent disconnected"])
-        assert flow.ended == model.AGENT_DISCONNECTED and view.rows["t0"] == [0] and view.rows["ms"][0] >= 0
+        assert flow.ended == flow_record.AGENT_DISCONNECTED and view.rows["t0"] == [0] and view.rows["ms"][0] >= 0
         assert view.count == "1 exchange"
 
         # an answer that drips: in flight with its status once the head came, then whole
@@ -103,7 +103,7 @@ def test_only_the_newest_flows_are_kept_and_the_har_gets_every_exchange_as_it_fi
 
 
 def test_the_view_trims_to_keep_and_tells_the_page_what_to_drop(monkeypatch):
-    from decoy_lab.inspector.model import Flow
+    from decoy_lab.inspector.flow_record import Flow
 
     flows = [Flow(i, "GET", f"/p{i}", status=200, ended="answered") for i in range(1, 5)]
     view = FlowsView(flows)
@@ -122,8 +122,8 @@ def test_the_view_trims_to_keep_and_tells_the_page_what_to_drop(monkeypatch):
 
 
 def test_a_flow_is_finished_off_the_request_path_and_at_once_when_looked_at():
-    from decoy_lab.inspector.bodies import Tee
     from decoy_lab.inspector.recorder import Recorder
+    from decoy_lab.inspector.tee import Tee
 
     rec = Recorder(clock=lambda: 100.0)  # time stands still: no lull ever comes, nor MAX_LAG
     insp = Inspector(rec)
@@ -137,7 +137,7 @@ def test_a_flow_is_finished_off_the_request_path_and_at_once_when_looked_at():
         answer.add(b'{"policies": [], "n": %d}' % i)
         answer.complete = True
         flow.status = 200
-        rec.finish(flow, Tee(), answer, [("content-type", "application/json")], ended=model.ANSWERED)
+        rec.finish(flow, Tee(), answer, [("content-type", "application/json")], ended=flow_record.ANSWERED)
         flows.append(flow)
     time.sleep(0.2)
     assert all(f.pending and f.response_body.data == b"" for f in flows) and heard == []  # queued, not yet done
@@ -153,32 +153,32 @@ def test_a_gap_between_exchanges_told_in_batches_is_no_lull_while_one_is_still_r
     """A proxy in its own process tells of its exchanges in batches: the recorder sees no exchange
     begin or end between two, though writers are busy. The rows are opened in a lull only once
     none is in flight (their unwraps would otherwise take the cores the exchanges need)."""
-    from decoy_lab.inspector.bodies import Tee
     from decoy_lab.inspector.recorder import IDLE, MAX_LAG, Recorder
+    from decoy_lab.inspector.tee import Tee
 
     now = [100.0]
     rec = Recorder(clock=lambda: now[0])
     head = [("authorization", "Bearer tok-123456")]
     first = rec.begin("GET", "/api/agent/policies", "", head, "HTTP/1.1")
     second = rec.begin("GET", "/api/agent/policies", "", head, "HTTP/1.1")
-    rec.finish(first, Tee(), Tee(), [], ended=model.ANSWERED)
+    rec.finish(first, Tee(), Tee(), [], ended=flow_record.ANSWERED)
     now[0] += IDLE * 4  # a gap between batches, the second exchange still running
     time.sleep(0.3)  # the worker looks every IDLE seconds of its own waiting
     assert first.pending
-    rec.finish(second, Tee(), Tee(), [], ended=model.ANSWERED)
+    rec.finish(second, Tee(), Tee(), [], ended=flow_record.ANSWERED)
     now[0] += IDLE * 2  # now none is in flight: a lull
     _until(lambda: not first.pending and not second.pending, 5)
     third = rec.begin("GET", "/api/agent/policies", "", head, "HTTP/1.1")
     fourth = rec.begin("GET", "/api/agent/policies", "", head, "HTTP/1.1")
-    rec.finish(third, Tee(), Tee(), [], ended=model.ANSWERED)
+    rec.finish(third, Tee(), Tee(), [], ended=flow_record.ANSWERED)
     now[0] += MAX_LAG  # under a steady load a finished flow waits MAX_LAG at most
     _until(lambda: not third.pending, 5)
-    assert fourth.ended == model.IN_FLIGHT
+    assert fourth.ended == flow_record.IN_FLIGHT
     rec.close()
 
 
 def test_the_page_is_sent_the_openings_of_the_rows_in_view_but_not_of_one_in_flight(monkeypatch):
-    from decoy_lab.inspector.model import Body, Flow
+    from decoy_lab.inspector.flow_record import Body, Flow
 
     done = Flow(1, "GET", "/api/agent/policies", status=200, ended="answered", response_body=Body(b'{"a": 1}', 8))
     running = Flow(2, "GET", "/api/agent/policies")

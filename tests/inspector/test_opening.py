@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from decoy_lab import AgentKey, memory
-from decoy_lab.inspector import Inspector, model
+from decoy_lab.inspector import Inspector, flow_record
 from decoy_lab.wire import layouts as wire
 
 pytestmark = pytest.mark.timeout(120)
@@ -37,10 +37,10 @@ def test_a_wrongly_sealed_row_is_flagged_with_the_owners_reason(sandbox, insp, a
     flow = _post(client, insp, token, rows.values())
     by_id = {r.id: r for r in flow.rows}
     good, wrong, kid = (by_id[rows[k]["id"]] for k in ("good", "wrong owner", "kid"))
-    assert (good.verdict, good.text, good.opened_by) == (model.READABLE, "Sealed right.", "owner key")
-    assert (wrong.verdict, wrong.problem) == (model.UNREADABLE, "owner_wrap")
+    assert (good.verdict, good.text, good.opened_by) == (flow_record.READABLE, "Sealed right.", "owner key")
+    assert (wrong.verdict, wrong.problem) == (flow_record.UNREADABLE, "owner_wrap")
     assert "cannot open owner_wrap" in wrong.reason
-    assert (kid.verdict, kid.problem) == (model.UNREADABLE, "kid_mismatch")
+    assert (kid.verdict, kid.problem) == (flow_record.UNREADABLE, "kid_mismatch")
     assert wire.kid(bytes(32)) in kid.reason
     assert flow.verdict == "2 unreadable"
     failed = kid.recipe_trace()
@@ -52,10 +52,13 @@ def test_a_wrongly_sealed_row_is_flagged_with_the_owners_reason(sandbox, insp, a
     client.get(f"{insp.url}{MEMORIES}", headers=token)
     insp.settle()
     read = {r.id: r for r in insp.flow(len(insp)).rows}
-    assert read[rows["good"]["id"]].verdict == model.READABLE
-    assert read[rows["kid"]["id"]].verdict == model.UNREADABLE and "kid check failed" in read[rows["kid"]["id"]].reason
+    assert read[rows["good"]["id"]].verdict == flow_record.READABLE
     assert (
-        read[rows["wrong owner"]["id"]].verdict == model.READABLE
+        read[rows["kid"]["id"]].verdict == flow_record.UNREADABLE
+        and "kid check failed" in read[rows["kid"]["id"]].reason
+    )
+    assert (
+        read[rows["wrong owner"]["id"]].verdict == flow_record.READABLE
     )  # its self_wrap is fine: only the owner is locked out
 
 
@@ -69,13 +72,13 @@ def test_without_a_key_rows_are_parsed_by_layout(sandbox, agent_key, pair, auth,
         swapped["owner_wrap"] = swapped["self_wrap"]  # a headerless envelope as owner_wrap
         flow = _post(client, insp, token, [good, swapped])
         plain, bad = flow.rows
-        assert plain.verdict == model.LAYOUT and plain.text is None
+        assert plain.verdict == flow_record.LAYOUT and plain.text is None
         assert "looks like a VAULT blob" in plain.certainty and "looks like an owner envelope" in plain.certainty
-        assert bad.verdict == model.UNREADABLE and bad.problem == "layout"
+        assert bad.verdict == flow_record.UNREADABLE and bad.problem == "layout"
         assert "owner_wrap should be owner envelope" in bad.reason
         client.get(f"{insp.url}{MEMORIES}", headers=token)
         insp.settle()
-        assert {r.verdict for r in insp.flow(len(insp)).rows} == {model.LAYOUT}
+        assert {r.verdict for r in insp.flow(len(insp)).rows} == {flow_record.LAYOUT}
         assert plain.recipe_trace() is not None
 
 
@@ -94,10 +97,10 @@ def test_an_unreadable_body_is_recorded_with_its_reason(upstream, client):
         )
         insp.settle()
         html, cut, posted = insp.all_flows()
-    assert html.verdict == model.ERROR and "not a JSON object of rows" in html.notes[0]
+    assert html.verdict == flow_record.ERROR and "not a JSON object of rows" in html.notes[0]
     assert cut.rows and cut.rows[0].id == "a"  # the rows before the cut are still read
     assert any("cut short" in n for n in cut.notes)
-    assert posted.verdict == model.ERROR and "is not JSON" in posted.notes[0]
+    assert posted.verdict == flow_record.ERROR and "is not JSON" in posted.notes[0]
 
 
 def test_an_edit_that_keeps_its_key_opens_with_the_key_its_save_showed(insp, agent_key):
@@ -111,4 +114,4 @@ def test_an_edit_that_keeps_its_key_opens_with_the_key_its_save_showed(insp, age
         conn.close()
     insp.settle()
     (put,) = [f for f in insp if f.method == "PUT"]
-    assert [(r.verdict, r.text) for r in put.rows] == [(model.READABLE, "Second words.")]
+    assert [(r.verdict, r.text) for r in put.rows] == [(flow_record.READABLE, "Second words.")]

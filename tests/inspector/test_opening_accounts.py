@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from decoy_lab import AgentKey
-from decoy_lab.inspector import Inspector, model
+from decoy_lab.inspector import Inspector, flow_record
 from decoy_lab.recipes import sealing
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.sandbox.testing import pair_agent
@@ -105,25 +105,35 @@ def lab(owner, agent_key, client):
 def test_an_account_its_credential_and_its_field_open_readable(lab):
     account_id, made = lab.create()
     (record,) = made.rows
-    assert (record.id, record.kind, record.verdict, record.text) == (account_id, "account", model.READABLE, "Acme")
+    assert (record.id, record.kind, record.verdict, record.text) == (
+        account_id,
+        "account",
+        flow_record.READABLE,
+        "Acme",
+    )
     assert record.opened_by == "owner key" and record.field == "request.encrypted_data"
-    assert made.verdict == model.READABLE
+    assert made.verdict == flow_record.READABLE
 
     saved = lab.set_password(account_id)
     (cred,) = saved.rows
-    assert (cred.kind, cred.verdict, cred.opened_by) == ("credential", model.READABLE, "owner key")
+    assert (cred.kind, cred.verdict, cred.opened_by) == ("credential", flow_record.READABLE, "owner key")
     assert cred.text == f"password •••••• ({len(PASSWORD)} characters)"
-    assert cred.recipe_trace().ok and saved.verdict == model.READABLE
+    assert cred.recipe_trace().ok and saved.verdict == flow_record.READABLE
 
     body, key, added = lab.add_field(account_id)
     (field,) = added.rows
-    assert (field.id, field.kind, field.kid, field.verdict) == (body["id"], "field", wire.kid(key), model.READABLE)
+    assert (field.id, field.kind, field.kid, field.verdict) == (
+        body["id"],
+        "field",
+        wire.kid(key),
+        flow_record.READABLE,
+    )
     assert field.opened_by == "owner key, agent key"  # owner_wrap opens it; self_wrap gives the same key
     assert field.text == f"API key: •••••• ({len(API_KEY)} characters)"
     assert [s.name for s in field.recipe_trace()][-1] == "bind check: id and account_id"
 
     _, served = lab.send("GET", f"{ACCOUNTS}/{account_id}/fields")
-    assert [(r.id, r.verdict, r.opened_by) for r in served.rows] == [(body["id"], model.READABLE, "agent key")]
+    assert [(r.id, r.verdict, r.opened_by) for r in served.rows] == [(body["id"], flow_record.READABLE, "agent key")]
 
     # a change that keeps its key: opened with the key learned above, no wrap sent
     changed = {**body, "value": "sk-live-new-9876543210"}
@@ -134,26 +144,26 @@ def test_an_account_its_credential_and_its_field_open_readable(lab):
         "PUT", f"{ACCOUNTS}/{account_id}/fields/{body['id']}", json={"expected_rev": 1, "ciphertext": new_ct}
     )
     assert r.status_code == 200, r.text
-    assert [(x.verdict, x.opened_by) for x in put.rows] == [(model.READABLE, "kept key")]
+    assert [(x.verdict, x.opened_by) for x in put.rows] == [(flow_record.READABLE, "kept key")]
 
     frame = lab.insp.rows(added.id)
-    assert list(frame["verdict"]) == [model.READABLE] and list(frame["kind"]) == ["field"]
+    assert list(frame["verdict"]) == [flow_record.READABLE] and list(frame["kind"]) == ["field"]
 
 
 def test_a_credential_sealed_to_the_wrong_key_is_flagged_with_the_owners_reason(lab):
     account_id, _ = lab.create()
     flow = lab.set_password(account_id, to=AgentKey.generate().public_key_b64)
     (cred,) = flow.rows
-    assert cred.verdict == model.UNREADABLE and cred.problem == "credential"
+    assert cred.verdict == flow_record.UNREADABLE and cred.problem == "credential"
     assert cred.reason.startswith("the owner's app cannot open it: RSA-OAEP-SHA256 unwrap failed ("), cred.reason
     assert "does not open with the owner key" in cred.reason  # the owner's phone's own words
     assert flow.verdict == "1 unreadable"
     trace = cred.recipe_trace()
     assert trace.failed is not None and trace.failed.name == "RSA-OAEP-SHA256 unwrap"
     (shown,) = detail_of(flow)["rows"]
-    assert shown["verdict"] == model.UNREADABLE and shown["recipe"]["steps"][shown["recipe"]["failed"]]["name"] == (
-        "RSA-OAEP-SHA256 unwrap"
-    )
+    assert shown["verdict"] == flow_record.UNREADABLE and shown["recipe"]["steps"][shown["recipe"]["failed"]][
+        "name"
+    ] == ("RSA-OAEP-SHA256 unwrap")
 
 
 def test_a_field_that_names_another_account_fails_its_bind_check(lab):
@@ -161,7 +171,7 @@ def test_a_field_that_names_another_account_fails_its_bind_check(lab):
     other_id, _ = lab.create({"name": "Other"})
     _, _, flow = lab.add_field(account_id, bound_to=other_id)
     (field,) = flow.rows
-    assert field.verdict == model.UNREADABLE and field.problem == "field"
+    assert field.verdict == flow_record.UNREADABLE and field.problem == "field"
     assert "bind check: id and account_id failed" in field.reason and "names another row" in field.reason
 
 
@@ -171,7 +181,7 @@ def test_an_opened_secret_never_appears_raw(lab):
     lab.add_field(account_id)
     answer = lab.unlock(account_id)
     (opened,) = answer.rows
-    assert (opened.kind, opened.verdict, opened.opened_by) == ("unlock answer", model.READABLE, "agent key")
+    assert (opened.kind, opened.verdict, opened.opened_by) == ("unlock answer", flow_record.READABLE, "agent key")
     assert "Acme" in opened.text and "API key" in opened.text and "••••••" in opened.text
     insp = lab.insp
     seen = [
@@ -215,19 +225,19 @@ def test_a_decoy_its_details_its_seal_and_an_edit_open(lab):
     decoy_id = r.json()["id"]
     by_kind = {x.kind: x for x in made.rows}
     assert set(by_kind) == {"account", "sealed details", "metadata seal"}
-    assert all(x.verdict == model.READABLE for x in made.rows), [(x.kind, x.reason) for x in made.rows]
+    assert all(x.verdict == flow_record.READABLE for x in made.rows), [(x.kind, x.reason) for x in made.rows]
     assert by_kind["sealed details"].text == "Shop (https://shop.example)"
     assert by_kind["metadata seal"].opened_by == "agent key" and by_kind["account"].id == r.json()["account_id"]
 
     _, read = lab.send("GET", f"{DECOYS}/{decoy_id}")
-    assert [(x.kind, x.verdict) for x in read.rows] == [("metadata seal", model.READABLE)]
+    assert [(x.kind, x.verdict) for x in read.rows] == [("metadata seal", flow_record.READABLE)]
 
     patch = {"v": 1, "set": {"serviceName": "Shop & Co"}, "unset": ["avatarUrl"]}
     sealed = sealing.seal_envelope(sealing.json_bytes(patch), owner_pk, owner=False)
     r, edit = lab.send("POST", f"{DECOYS}/{decoy_id}/edits", json={"sealed_patch": wire.b64encode(sealed)})
     assert r.status_code == 202, r.text
     (row,) = edit.rows
-    assert (row.id, row.kind, row.verdict) == (r.json()["edit_id"], "edit patch", model.READABLE)
+    assert (row.id, row.kind, row.verdict) == (r.json()["edit_id"], "edit patch", flow_record.READABLE)
     assert row.text == "serviceName → 'Shop & Co'; unset avatarUrl"
 
 
@@ -239,13 +249,17 @@ def test_without_keys_each_body_is_parsed_by_layout_and_a_recording_reopens_with
         _, _, added = agent.add_field(account_id)
         for flow in (made, saved, added):
             (row,) = flow.rows
-            assert row.verdict == model.LAYOUT and row.reason.startswith("no key opens it"), row.reason
+            assert row.verdict == flow_record.LAYOUT and row.reason.startswith("no key opens it"), row.reason
         assert "RSA-2048" in saved.rows[0].certainty
         assert added.rows[0].certainty.startswith("ciphertext looks like a VAULT blob")
         doc = insp.to_har()
     again = Inspector.open(doc, owner_key=owner, agent_key=agent_key)
     verdicts = {f.path.rsplit("/", 1)[-1]: f.verdict for f in again.all_flows() if f.rows}
-    assert verdicts == {"accounts": model.READABLE, "credential": model.READABLE, "fields": model.READABLE}
+    assert verdicts == {
+        "accounts": flow_record.READABLE,
+        "credential": flow_record.READABLE,
+        "fields": flow_record.READABLE,
+    }
 
 
 def test_a_vault_record_opens_with_the_owners_vault_key(lab):
@@ -254,10 +268,10 @@ def test_a_vault_record_opens_with_the_owners_vault_key(lab):
     blob = wire.b64encode(sealing.seal_json(acctopen.vault_key(lab.sandbox.state), {"name": "Vaulted"}))
     r, made = lab.send("POST", ACCOUNTS, json={"encrypted_data": blob})
     assert r.status_code == 201, r.text
-    assert [(x.verdict, x.opened_by, x.text) for x in made.rows] == [(model.READABLE, "vault key", "Vaulted")]
+    assert [(x.verdict, x.opened_by, x.text) for x in made.rows] == [(flow_record.READABLE, "vault key", "Vaulted")]
     offline = Inspector.open(lab.insp.to_har(), owner_key=lab.sandbox.owner.key)  # no vault key offline
     (row,) = [x for f in offline.all_flows() for x in f.rows if f.id == made.id]
-    assert row.verdict == model.LAYOUT and "vault key" in row.reason
+    assert row.verdict == flow_record.LAYOUT and "vault key" in row.reason
 
 
 def test_the_checkers_owner_check_opens_the_account_family(owner, agent_key, client):
@@ -268,8 +282,8 @@ def test_the_checkers_owner_check_opens_the_account_family(owner, agent_key, cli
         try:
             agent = Agent(sb, insp, agent_key, client)
             account_id, made = agent.create()
-            assert made.verdict == model.READABLE
+            assert made.verdict == flow_record.READABLE
             (cred,) = agent.set_password(account_id, to=AgentKey.generate().public_key_b64).rows
-            assert cred.verdict == model.UNREADABLE and "RSA-OAEP-SHA256 unwrap failed" in cred.reason
+            assert cred.verdict == flow_record.UNREADABLE and "RSA-OAEP-SHA256 unwrap failed" in cred.reason
         finally:
             insp.close()

@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from decoy_lab import AgentKey, memory
-from decoy_lab.inspector import Inspector, model
+from decoy_lab.inspector import Inspector, flow_record
 from decoy_lab.recipes import sealing
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.sandbox.testing import pair_agent
@@ -60,23 +60,26 @@ def test_a_space_its_key_and_its_rows_open_with_the_owner_and_agent_keys(paired,
     assert r.status_code == 201, r.text
     sid = r.json()["space"]["id"]
     (space,) = made.rows
-    assert (space.id, space.verdict, space.kind, space.kid) == (sid, model.READABLE, "space", wire.kid(key))
+    assert (space.id, space.verdict, space.kind, space.kid) == (sid, flow_record.READABLE, "space", wire.kid(key))
     assert space.opened_by == "owner key, agent key"  # owner_wrap and own_wrap both open, to one key
     _, listed = last(insp, client, "GET", SPACES, tok["access_token"])
-    assert [(x.id, x.verdict, x.opened_by) for x in listed.rows] == [(sid, model.READABLE, "agent key")]
+    assert [(x.id, x.verdict, x.opened_by) for x in listed.rows] == [(sid, flow_record.READABLE, "agent key")]
 
     good = space_row(sid, key, OBS)
     moved = space_row(sid, key, OBS, bound_to=str(uuid.uuid4()))  # sealed for another space
     r, wrote = last(insp, client, "POST", ROWS, tok["access_token"], json={"space_id": sid, "rows": [good, moved]})
     assert r.status_code == 201, r.text  # the server never decrypts: it stores both
     by_id = {x.id: x for x in wrote.rows}
-    assert by_id[good["id"]].verdict == model.READABLE and by_id[good["id"]].kind == "observation"
+    assert by_id[good["id"]].verdict == flow_record.READABLE and by_id[good["id"]].kind == "observation"
     assert by_id[good["id"]].text == "default_user: Prefers meetings after 10 am."
-    assert by_id[moved["id"]].verdict == model.UNREADABLE
+    assert by_id[moved["id"]].verdict == flow_record.UNREADABLE
     assert "is not the space it was served in" in by_id[moved["id"]].reason
     assert wrote.verdict == "1 unreadable"
     _, read = last(insp, client, "GET", ROWS, tok["access_token"], params={"space_id": sid})
-    assert {x.id: x.verdict for x in read.rows} == {good["id"]: model.READABLE, moved["id"]: model.UNREADABLE}
+    assert {x.id: x.verdict for x in read.rows} == {
+        good["id"]: flow_record.READABLE,
+        moved["id"]: flow_record.UNREADABLE,
+    }
     trace = {x.id: x for x in read.rows}[moved["id"]].recipe_trace()
     assert trace is not None and trace.failed is not None and "bind check" in trace.failed.name
 
@@ -88,7 +91,7 @@ def test_a_space_whose_two_wraps_disagree_is_flagged(paired, agent_key, client):
     r, made = last(insp, client, "POST", SPACES, tok["access_token"], json=body)
     assert r.status_code == 201, r.text
     (space,) = made.rows
-    assert space.verdict == model.UNREADABLE and space.problem == "space_key"
+    assert space.verdict == flow_record.UNREADABLE and space.problem == "space_key"
     assert "not skid" in space.reason and "different keys" in space.reason
 
 
@@ -108,9 +111,9 @@ def test_memory_wraps_open_with_the_agent_key_and_a_stale_kid_is_said(paired, ag
     body = {"row_id": row["id"], "kid": row["kid"], "wraps": wraps}
     _, shared = last(insp, client, "POST", WRAPS, tok["access_token"], json=body)
     mine, theirs = shared.rows
-    assert (mine.verdict, mine.opened_by, mine.kid) == (model.READABLE, "agent key", row["kid"])
-    assert theirs.verdict == model.LAYOUT and "RSA-2048" in theirs.certainty  # only its recipient opens it
+    assert (mine.verdict, mine.opened_by, mine.kid) == (flow_record.READABLE, "agent key", row["kid"])
+    assert theirs.verdict == flow_record.LAYOUT and "RSA-2048" in theirs.certainty  # only its recipient opens it
     stale = {**body, "kid": wire.kid(random_key())}
     _, old = last(insp, client, "POST", WRAPS, tok["access_token"], json=stale)
-    assert all(x.verdict == model.UNREADABLE and x.problem == "kid_mismatch" for x in old.rows)
+    assert all(x.verdict == flow_record.UNREADABLE and x.problem == "kid_mismatch" for x in old.rows)
     assert f"not the memory's current key id {row['kid']}" in old.rows[1].reason

@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from decoy_lab import Connection
-from decoy_lab.inspector import Flow, model
+from decoy_lab.inspector import Flow, flow_record
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -30,11 +30,11 @@ def test_a_connection_pairs_saves_and_loads_through_the_inspector(sandbox, insp,
     flows = insp.flows
     assert list(flows["id"]) == list(range(1, len(flows) + 1))
     assert {"/oauth/device", "/oauth/token", "/api/agent/context/memories"} <= set(flows["path"])
-    assert set(flows["ended"]) == {model.ANSWERED}
+    assert set(flows["ended"]) == {flow_record.ANSWERED}
     paired = flows[flows["path"].str.startswith("/api/agent/")]
     assert set(paired["agent"]) == {"Proxied agent"}  # named by its pairing, through its tokens
     saves = [f for f in insp if f.method == "POST" and f.path == "/api/agent/context/memories"]
-    assert saves and saves[0].verdict == model.READABLE
+    assert saves and saves[0].verdict == flow_record.READABLE
     rows = insp.rows(saves[0])
     assert list(rows["text"]) == ["Prefers short answers."] and list(rows["verdict"]) == ["readable"]
     assert rows["field"][0] == "request.rows[0]"
@@ -67,7 +67,7 @@ def test_keep_alive_chunked_and_streamed_answers_pass_through(upstream, client):
         assert flows[3].response_body.data == b"".join(parts)
         assert flows[4].timings.done - flows[4].timings.first_byte >= 300  # dripped: recorded as it came
         assert flows[5].response_body.size == 300_000
-        assert all(isinstance(f, Flow) and f.ended == model.ANSWERED for f in flows)
+        assert all(isinstance(f, Flow) and f.ended == flow_record.ANSWERED for f in flows)
 
 
 def test_pairing_passes_through_and_the_owner_surface_does_not(sandbox, insp, client):

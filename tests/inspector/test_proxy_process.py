@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from decoy_lab.inspector import Inspector, model
+from decoy_lab.inspector import Inspector, flow_record
 
 pytestmark = pytest.mark.timeout(60)
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +39,7 @@ def test_the_proxy_is_another_process_and_is_gone_after_close(upstream, client):
         assert insp.pid is not None and insp.pid != os.getpid()
         assert client.get(f"{insp.url}/echo").status_code == 200
         (flow,) = insp.all_flows()
-        assert (flow.method, flow.path, flow.status, flow.ended) == ("GET", "/echo", 200, model.ANSWERED)
+        assert (flow.method, flow.path, flow.status, flow.ended) == ("GET", "/echo", 200, flow_record.ANSWERED)
         pid = insp.pid
     assert not insp.running
     assert _gone(pid, 5)
@@ -81,7 +81,7 @@ def test_a_proxy_process_that_dies_ends_its_flows_in_flight_saying_so(upstream):
         assert got, "the agent's answer was cut, not completed"
         assert insp.settle(10)
         (flow,) = insp.all_flows()
-        assert flow.ended == model.PROXY_ERROR
+        assert flow.ended == flow_record.PROXY_ERROR
         assert "the inspector's proxy process ended (exit status -9)" in flow.reason
         assert not insp.running
 

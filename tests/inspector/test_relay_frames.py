@@ -4,9 +4,9 @@ inspector's process numbers flows in, nor leaves a frame about an exchange befor
 
 from __future__ import annotations
 
-from decoy_lab.inspector import model
-from decoy_lab.inspector.bodies import Tee
+from decoy_lab.inspector import flow_record
 from decoy_lab.inspector.proxy_child import PIECE, Relay
+from decoy_lab.inspector.tee import Tee
 
 
 class FakeControl:
@@ -32,17 +32,17 @@ def _relay() -> tuple[Relay, FakeControl]:
     return Relay(control, 1 << 20, 0.0), control  # type: ignore[arg-type]
 
 
-def _begin(relay: Relay, path: str = "/api/agent/context/memories") -> model.Flow:
+def _begin(relay: Relay, path: str = "/api/agent/context/memories") -> flow_record.Flow:
     return relay.begin("POST", path, "", [("authorization", "Bearer x")], "HTTP/1.1")
 
 
-def _finish(relay: Relay, flow: model.Flow, status: int = 201) -> None:
+def _finish(relay: Relay, flow: flow_record.Flow, status: int = 201) -> None:
     flow.status = status
     relay.answered(flow)
     req, resp = Tee(1 << 20), Tee(1 << 20)
     req.add(b"{}")
     resp.add(b"[]")
-    relay.finish(flow, req, resp, [("content-type", "application/json")], ended=model.ANSWERED)
+    relay.finish(flow, req, resp, [("content-type", "application/json")], ended=flow_record.ANSWERED)
 
 
 def kinds(control: FakeControl) -> list[tuple[str, int]]:
@@ -57,7 +57,7 @@ def test_an_exchange_between_two_flushes_is_one_whole_frame_with_its_begin_and_e
     (whole,) = control.sent
     assert whole[:4] == ("whole", 1, "POST", "/api/agent/context/memories")
     facts = whole[9]
-    assert facts[0] == 201 and facts[5] == model.ANSWERED
+    assert facts[0] == 201 and facts[5] == flow_record.ANSWERED
     assert whole[10][0] == b"{}" and whole[11][0] == b"[]"
 
 

@@ -9,7 +9,7 @@ import os
 
 import httpx
 
-from decoy_lab.inspector import Inspector, model
+from decoy_lab.inspector import Inspector, flow_record
 
 
 def test_request_bodies_of_every_framing_and_a_head_pass_through(upstream, client):
@@ -38,7 +38,7 @@ def test_request_bodies_of_every_framing_and_a_head_pass_through(upstream, clien
     assert [f.request_body.size for f in flows] == [200_000, 200_000, 0, 0]
     assert flows[0].request_body.data == flows[1].request_body.data == body
     assert flows[0].header("transfer-encoding") == "chunked" and flows[1].header("content-length") == "200000"
-    assert all(f.ended == model.ANSWERED for f in flows)
+    assert all(f.ended == flow_record.ANSWERED for f in flows)
 
 
 def test_the_upstream_connection_is_kept_alive_between_exchanges(upstream):

@@ -191,10 +191,10 @@ def test_a_read_after_a_change_judges_only_the_rows_it_touched_and_answers_as_af
 
 
 def _listing_stamp(lab, client) -> tuple:
-    from decoy_lab.sandbox.checks import auth
+    from decoy_lab.sandbox.checks import bearer
 
     with lab.state.store.tx() as con:
-        (agent,) = [a for a in auth.live_agents(con, lab.clock()) if a.token_id == client.token_id]
+        (agent,) = [a for a in bearer.live_agents(con, lab.clock()) if a.token_id == client.token_id]
         return readcache.stamp(con, agent)
 
 
@@ -203,7 +203,7 @@ import base64, os, sys
 from types import SimpleNamespace
 from decoy_lab.sandbox.routes.memories import row_json
 from decoy_lab.sandbox.checks import readcache
-from decoy_lab.sandbox.checks.reach import Reach
+from decoy_lab.sandbox.checks.access_reasons import Reach
 from decoy_lab.sandbox.stores import memstore as ms
 
 def rss():

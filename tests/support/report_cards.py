@@ -7,11 +7,11 @@ import base64
 import json
 import os
 
-from decoy_lab.conformance.model import MEMORIES, Exchange, Run
 from decoy_lab.conformance.report import save, score
+from decoy_lab.conformance.rulebook import MEMORIES, Exchange, Run
 from decoy_lab.conformance.rules import RULES
 from decoy_lab.conformance.runner import Staging
-from decoy_lab.inspector.model import Row
+from decoy_lab.inspector.flow_record import Row
 
 BLOB = base64.b64encode(os.urandom(4000)).decode()  # a 5,336-character wrap: no break in it
 REASON = "the owner's app cannot open owner_wrap: owner plaintext check: the owner wrap holds 32 raw bytes"

@@ -1,5 +1,5 @@
 """The account family's record kinds: layouts as data (wire/layouts.py `RECORDS`), one recipe each
-(recipes/accounts.py), stepped through by a trace and a dump with the same annotated bytes; and
+(recipes/account_records.py), stepped through by a trace and a dump with the same annotated bytes; and
 checked against the independent Node implementation (tests/support/interop), both ways.
 
 001, `account_credential_set`: "a headerless envelope to `public_key` from `GET
@@ -18,7 +18,7 @@ import uuid
 import pytest
 
 from decoy_lab.errors import CryptoError, UnreadableRow
-from decoy_lab.recipes import accounts as records
+from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes import dump, sealing
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.wire import layouts as wire

@@ -9,7 +9,7 @@ import pytest
 from decoy_lab.errors import WireFormatError
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.dump import open_blob
-from decoy_lab.recipes.trace.text import tone
+from decoy_lab.recipes.trace.wording import tone
 from decoy_lab.wire import crypto
 from decoy_lab.wire import layouts as wire
 

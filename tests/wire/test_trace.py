@@ -156,7 +156,7 @@ def test_no_trace_records_nothing_and_changes_nothing():
 def test_recipes_without_a_trace_keep_no_copy_of_the_key(agent):
     """Raw memory keys never linger where a user did not ask for them: with trace=None nothing is
     recorded, so no module-level object may still hold the key after the call."""
-    import decoy_lab.recipes.trace.model as trace_module
+    import decoy_lab.recipes.trace.record as trace_module
 
     key = random_key()
     sealing.unwrap_as_agent(sealing.wrap_to_agent(key, agent.public_key_b64), agent)

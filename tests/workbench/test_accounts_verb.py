@@ -17,7 +17,7 @@ from IPython.testing.globalipapp import start_ipython
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.store.profiles import ENV_DIR, ENV_KEYRING, ProfileStore
-from decoy_lab.vault.accounts import ACCOUNT_COLUMNS
+from decoy_lab.vault.account_list import ACCOUNT_COLUMNS
 from decoy_lab.workbench.shell.cli import main
 
 

@@ -16,7 +16,7 @@ from matplotlib.legend import Legend
 
 from decoy_lab.views import layout, mapcache
 from decoy_lab.views import topicmap as tm
-from decoy_lab.widgets.topicmap import LiveMap, TopicMapWidget
+from decoy_lab.widgets.topicmap_view import LiveMap, TopicMapWidget
 
 from support.bigmap import big_frames
 from support.widgetpage import PageVault

@@ -16,7 +16,7 @@ from IPython.testing.globalipapp import start_ipython
 from matplotlib.legend import Legend
 
 from decoy_lab.views import topicmap as tm
-from decoy_lab.widgets.topicmap import LiveMap, TopicMapWidget
+from decoy_lab.widgets.topicmap_view import LiveMap, TopicMapWidget
 
 from support.frames import make_frames
 

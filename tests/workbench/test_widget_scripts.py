@@ -16,7 +16,7 @@ from decoy_lab.widgets.flows import FlowsView
 from decoy_lab.widgets.grid import MemoryGrid
 from decoy_lab.widgets.html import ASSETS
 from decoy_lab.widgets.stepper import Stepper
-from decoy_lab.widgets.topicmap import TopicMapWidget
+from decoy_lab.widgets.topicmap_view import TopicMapWidget
 
 COMMON = ASSETS / "common.js"
 HELPERS = re.findall(r"^function (\w+)\(", COMMON.read_text(encoding="utf-8"), re.M)

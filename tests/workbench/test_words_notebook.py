@@ -153,7 +153,7 @@ def test_the_grant_card_shows_the_selection_asked(ip, connected):
 
 def test_a_waiting_pairing_says_its_status_once_and_where_its_widget_is(ip, magics, connected):
     from decoy_lab.sandbox import Sandbox
-    from decoy_lab.widgets.pairing import status_words
+    from decoy_lab.widgets.pairing_view import status_words
 
     before = magics.connection, magics.pairing
     with Sandbox.start(approve="manual", seed="none") as sb:

@@ -17,7 +17,7 @@ accounts.py  accounts.*  the account family: the password, API keys, addresses, 
 
 from __future__ import annotations
 
-from decoy_lab.conformance.model import Rule
+from decoy_lab.conformance.rulebook import Rule
 from decoy_lab.conformance.rules import (
     access,
     accounts,

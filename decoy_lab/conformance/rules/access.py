@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decoy_lab.conformance.model import Evidence, Result, Rule, Run
+from decoy_lab.conformance.rulebook import Evidence, Result, Rule, Run
 from decoy_lab.conformance.rules.base import pairings
 
 

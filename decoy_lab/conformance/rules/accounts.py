@@ -1,5 +1,5 @@
 """Rules on the account family's bodies, as the inspector opened them with the owner's key
-(inspector/accounts.py): account records, credentials, secret fields, a Decoy address's details.
+(inspector/account_bodies.py): account records, credentials, secret fields, a Decoy address's details.
 
 - the login password goes to `…/credential` and never into a memory's text or an account
   record's notes (the password the owner's app opened from the credential, looked for in every
@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from decoy_lab.conformance.model import Evidence, Exchange, Result, Rule, Run, short
+from decoy_lab.conformance.rulebook import Evidence, Exchange, Result, Rule, Run, short
 from decoy_lab.conformance.rules.base import kind_of, normalize, opened_rows, plain, row_label, writes
 from decoy_lab.conformance.rules.contents import SECRETS, masked
 

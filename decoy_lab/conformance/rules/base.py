@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-from decoy_lab.conformance.model import MEMORIES, Exchange, Run, short
+from decoy_lab.conformance.rulebook import MEMORIES, Exchange, Run, short
 
 
 @functools.lru_cache(maxsize=65536)

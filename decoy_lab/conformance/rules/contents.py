@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from decoy_lab.conformance.model import MEMORIES, Evidence, Exchange, Result, Rule, Run, short
+from decoy_lab.conformance.rulebook import MEMORIES, Evidence, Exchange, Result, Rule, Run, short
 from decoy_lab.conformance.rules.base import kind_of, opened_rows, plain, row_label, sent_rows, writes
 
 # "Keep booking references, passwords and keys out of the text": each a pattern a reader can check

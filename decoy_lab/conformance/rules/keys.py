@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from decoy_lab.conformance.model import MEMORIES, Evidence, Exchange, Result, Rule, Run, short
+from decoy_lab.conformance.rulebook import MEMORIES, Evidence, Exchange, Result, Rule, Run, short
 from decoy_lab.conformance.rules.base import opened_rows, reads, row_label, sent_rows, topic_of, writes
 from decoy_lab.errors import DecoyError
 from decoy_lab.recipes import sealing

@@ -9,7 +9,7 @@ judge; every other refusal of a write is a write the spec's path would not have 
 
 from __future__ import annotations
 
-from decoy_lab.conformance.model import MEMORIES, Evidence, Exchange, Result, Rule, Run
+from decoy_lab.conformance.rulebook import MEMORIES, Evidence, Exchange, Result, Rule, Run
 
 WRITE_PATHS = frozenset({MEMORIES, f"{MEMORIES}/delete", "/api/agent/context/memory-wraps"})
 # refusals with their own recovery (judged by the rules of that recovery)

@@ -7,7 +7,7 @@ import json
 import re
 from urllib.parse import parse_qsl
 
-from decoy_lab.conformance.model import Evidence, Exchange, Result, Rule, Run
+from decoy_lab.conformance.rulebook import Evidence, Exchange, Result, Rule, Run
 from decoy_lab.conformance.rules.base import pairings, token_calls
 
 SLACK = 0.5

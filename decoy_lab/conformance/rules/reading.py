@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decoy_lab.conformance.model import Evidence, Result, Rule, Run, short
+from decoy_lab.conformance.rulebook import Evidence, Result, Rule, Run, short
 from decoy_lab.conformance.rules.base import normalize, pairings, preparing, reads, writes
 from decoy_lab.conformance.rules.topics import created_topics
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from decoy_lab.conformance.model import Evidence, Exchange, Result, Rule, Run, short
+from decoy_lab.conformance.rulebook import Evidence, Exchange, Result, Rule, Run, short
 from decoy_lab.conformance.rules.base import kind_of, opened_rows, plain, row_label, sent_rows, writes
 
 GRANTEES = "/api/agent/context/memory-grantees"

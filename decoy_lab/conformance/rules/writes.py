@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from decoy_lab.conformance.model import Evidence, Exchange, Result, Rule, Run, short
+from decoy_lab.conformance.rulebook import Evidence, Exchange, Result, Rule, Run, short
 from decoy_lab.conformance.rules.base import opened_rows, posts, reads, row_label, sent_rows, writes
 
 

@@ -9,12 +9,12 @@ widget draws; byte dumps come from wire/hexdump.py, which knows only bytes and f
 One module per concern, each importing only those above it:
 
     step.py    Step, the marks and colours of its status, TraceLike (what a view reads of a trace)
-    text.py    the words every view shares (describe, headline, step_lines, dump_args), trace_text
-    html.py    status_html, trace_html
+    wording.py the words every view shares (describe, headline, step_lines, dump_args), trace_text
+    as_html.py status_html, trace_html
     data.py    the plain data of JSON export and the recipe widget: masked_bytes, field_tree, view
-    model.py   Source, Trace (recording, reading, rerun, its views), run_recipe, reason_of, tracer
+    record.py  Source, Trace (recording, reading, rerun, its views), run_recipe, reason_of, tracer
 
-The views are typed against TraceLike, not Trace, so none imports model.py; Trace's to_text,
+The views are typed against TraceLike, not Trace, so none imports record.py; Trace's to_text,
 to_html and to_dict call them. (data.py is not named view.py: a module of that name would be
 shadowed by the function `view` the package exports.)
 
@@ -23,11 +23,11 @@ Import from the package (`from decoy_lab.recipes.trace import Trace`), not from 
 
 from __future__ import annotations
 
+from decoy_lab.recipes.trace.as_html import status_html, trace_html
 from decoy_lab.recipes.trace.data import GROUPS, field_tree, masked_bytes, view
-from decoy_lab.recipes.trace.html import status_html, trace_html
-from decoy_lab.recipes.trace.model import NO_TRACE, Source, Trace, Tracer, reason_of, run_recipe, tracer
+from decoy_lab.recipes.trace.record import NO_TRACE, Source, Trace, Tracer, reason_of, run_recipe, tracer
 from decoy_lab.recipes.trace.step import COLOURS, MARKS, Step
-from decoy_lab.recipes.trace.text import describe, dump_args, headline, step_lines, trace_text
+from decoy_lab.recipes.trace.wording import describe, dump_args, headline, step_lines, trace_text
 
 __all__ = [
     "COLOURS",

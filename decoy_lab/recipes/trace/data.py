@@ -4,7 +4,7 @@ secrets zeroed, its field tree, masked and changed runs."""
 from __future__ import annotations
 
 from decoy_lab.recipes.trace.step import COLOURS, Step, TraceLike, as_bytes
-from decoy_lab.recipes.trace.text import dump_args, headline, step_lines, tone
+from decoy_lab.recipes.trace.wording import dump_args, headline, step_lines, tone
 from decoy_lab.wire.hexdump import PALETTE, bytes_word, secret_label
 from decoy_lab.wire.layouts import guess_kind
 

@@ -7,9 +7,9 @@ One module per concern, each importing only those above it (and stores/, `sandbo
     grants.py       the permission vocabulary: rows, selections, needs, scopes, coverage
     selectors.py    Selector / MemoryAccess: what read, write and delete reach
     grantstore.py   a connection's live and ended grants, and refusals built from them
-    auth.py         bearer token → Agent, or a 401 that says how to recover
+    bearer.py       bearer token → Agent, or a 401 that says how to recover
     bodies.py       request bodies of the per-memory routes, checked on what the server sees
-    reach.py        access reasons: who may read, write or delete a row, and why
+    access_reasons.py  access reasons: who may read, write or delete a row, and why
     readcache.py    a connection's encoded memories list, kept until anything changes
     acctaccess.py   the account family's scope and permission gates, and a creator's own rights
     acctbodies.py   request bodies of the account family, checked on what the server sees

@@ -25,7 +25,7 @@ import sqlite3
 from typing import Any
 
 from decoy_lab.sandbox.checks import grants, grantstore
-from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.core import HTTPProblem
 from decoy_lab.sandbox.stores import acctstore as acs
 

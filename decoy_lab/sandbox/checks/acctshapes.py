@@ -19,7 +19,7 @@ import sqlite3
 from typing import Any
 
 from decoy_lab.sandbox.checks import acctaccess as access
-from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.core import iso
 from decoy_lab.sandbox.stores import acctstore as acs
 

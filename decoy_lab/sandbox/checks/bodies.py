@@ -19,7 +19,7 @@ from typing import Any
 from starlette.requests import Request
 
 from decoy_lab.errors import WireFormatError
-from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.checks.guard import STRICT
 from decoy_lab.sandbox.core import bad_request, json_object, problem
 from decoy_lab.vocab import MAX_CIPHERTEXT

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from decoy_lab.sandbox.checks.auth import Agent
-from decoy_lab.sandbox.checks.reach import Reach, judged
+from decoy_lab.sandbox.checks.access_reasons import Reach, judged
+from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.core import SandboxState
 from decoy_lab.sandbox.stores import memstore as ms
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from decoy_lab.recipes import sealing
 from decoy_lab.sandbox.checks import acctaccess as access
-from decoy_lab.sandbox.checks.auth import Agent, live_agents
+from decoy_lab.sandbox.checks.bearer import Agent, live_agents
 from decoy_lab.sandbox.core import HTTPProblem, SandboxState
 from decoy_lab.sandbox.phone import acctopen
 from decoy_lab.sandbox.stores import acctstore as acs

@@ -28,7 +28,7 @@ import sqlite3
 from typing import Any
 
 from decoy_lab.sandbox.checks import grants, grantstore
-from decoy_lab.sandbox.checks.auth import bump_access_version
+from decoy_lab.sandbox.checks.bearer import bump_access_version
 from decoy_lab.sandbox.checks.selectors import memory_access_from_rows
 from decoy_lab.sandbox.core import HTTPProblem, SandboxState, iso
 from decoy_lab.sandbox.phone import appview, schedule, sharepass

@@ -22,7 +22,7 @@ from typing import Any
 from decoy_lab import memory
 from decoy_lab.recipes import sealing
 from decoy_lab.sandbox.checks import grants, grantstore
-from decoy_lab.sandbox.checks.auth import bump_access_version
+from decoy_lab.sandbox.checks.bearer import bump_access_version
 from decoy_lab.sandbox.core import HTTPProblem, SandboxState
 from decoy_lab.sandbox.phone import acctopen, schedule, sharepass
 from decoy_lab.sandbox.phone.opening import Opened, open_row

@@ -12,7 +12,7 @@ after the grant). The bookkeeping is `state.phone` (core.PhoneLog).
 
 from __future__ import annotations
 
-from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.core import DEFAULT_AUTO_SHARE_AFTER, SandboxState
 
 DAY = 86400.0

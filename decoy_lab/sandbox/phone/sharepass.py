@@ -23,9 +23,9 @@ from typing import Any
 from decoy_lab import memory
 from decoy_lab.errors import CryptoError, WireFormatError
 from decoy_lab.recipes import sealing
-from decoy_lab.sandbox.checks import auth, readcache
-from decoy_lab.sandbox.checks.auth import Agent
-from decoy_lab.sandbox.checks.reach import space_covered
+from decoy_lab.sandbox.checks import bearer, readcache
+from decoy_lab.sandbox.checks.access_reasons import space_covered
+from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.core import SandboxState, iso
 from decoy_lab.sandbox.phone import legacy_rows, schedule
 from decoy_lab.sandbox.phone.opening import Unopenable, approval, author_name, label_set, open_kept
@@ -167,7 +167,7 @@ def run_sharing_pass(state: SandboxState) -> ShareReport:
     outcome: dict = {}
     with state.store.tx() as con:
         rows = readcache.of(state).rows.memories(con)  # first, before this transaction writes
-        agents = [a for a in auth.live_agents(con, now) if a.public_key]
+        agents = [a for a in bearer.live_agents(con, now) if a.public_key]
         report.names = {a.token_id: a.name for a in agents}
         looked_at = _looked_at(owner_key, agents)
         settled = state.phone.settled

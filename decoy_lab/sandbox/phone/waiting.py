@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.core import iso
 from decoy_lab.sandbox.phone.schedule import DAY, key_time, unknown_base
 from decoy_lab.sandbox.stores import memstore as ms

@@ -34,7 +34,7 @@ from decoy_lab.sandbox.checks import acctaccess as access
 from decoy_lab.sandbox.checks import grantstore
 from decoy_lab.sandbox.checks.acctbodies import expected_rev, sealed_record
 from decoy_lab.sandbox.checks.acctshapes import account_json
-from decoy_lab.sandbox.checks.auth import Agent, agent_from_request
+from decoy_lab.sandbox.checks.bearer import Agent, agent_from_request
 from decoy_lab.sandbox.checks.bodies import uuid_text
 from decoy_lab.sandbox.checks.grants import new_id
 from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, json_body, state_of

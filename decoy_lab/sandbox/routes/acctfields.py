@@ -33,7 +33,7 @@ from decoy_lab.sandbox.checks.acctbodies import (
     grantee_wraps,
     no_field_plaintext,
 )
-from decoy_lab.sandbox.checks.auth import Agent, agent_from_request, live_agents
+from decoy_lab.sandbox.checks.bearer import Agent, agent_from_request, live_agents
 from decoy_lab.sandbox.checks.bodies import envelope, kid_text
 from decoy_lab.sandbox.checks.faults import faulty
 from decoy_lab.sandbox.core import HTTPProblem, iso, json_object, state_of

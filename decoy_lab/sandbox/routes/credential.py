@@ -26,7 +26,7 @@ from starlette.routing import Route
 from decoy_lab.sandbox.checks import acctaccess as access
 from decoy_lab.sandbox.checks import grantstore
 from decoy_lab.sandbox.checks.acctbodies import password_envelope
-from decoy_lab.sandbox.checks.auth import agent_from_request
+from decoy_lab.sandbox.checks.bearer import agent_from_request
 from decoy_lab.sandbox.checks.faults import faulty
 from decoy_lab.sandbox.core import HTTPProblem, iso, json_body, state_of
 from decoy_lab.sandbox.phone import schedule

@@ -34,7 +34,7 @@ from starlette.routing import Route
 from decoy_lab.sandbox.checks import acctaccess as access
 from decoy_lab.sandbox.checks.acctbodies import expected_rev, sealed_record, sealed_to, wrapped_len
 from decoy_lab.sandbox.checks.acctshapes import decoy_json
-from decoy_lab.sandbox.checks.auth import Agent, agent_from_request
+from decoy_lab.sandbox.checks.bearer import Agent, agent_from_request
 from decoy_lab.sandbox.checks.bodies import rsa_bytes, uuid_text, vault_blob
 from decoy_lab.sandbox.checks.faults import faulty
 from decoy_lab.sandbox.checks.grants import new_id

@@ -18,10 +18,10 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from decoy_lab.gcpause import gc_paused
-from decoy_lab.sandbox.checks import auth, readcache
-from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.checks import bearer, readcache
+from decoy_lab.sandbox.checks.access_reasons import Reach, agent_of, is_author, owner_public_key
+from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.checks.faults import faulty
-from decoy_lab.sandbox.checks.reach import Reach, agent_of, is_author, owner_public_key
 from decoy_lab.sandbox.core import iso, now_of, problem, state_of
 from decoy_lab.sandbox.phone import schedule, sharepass, waiting
 
@@ -41,7 +41,7 @@ async def memory_grantees(request: Request) -> JSONResponse:
     agent = await agent_of(request)
     now = now_of(state)
     with state.store.tx() as con:
-        agents = auth.live_agents(con, now)
+        agents = bearer.live_agents(con, now)
     grantees = [
         {
             "token_id": a.token_id,

@@ -46,23 +46,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.sandbox.checks.auth import Agent
-from decoy_lab.sandbox.checks.bodies import (
-    RowIn,
-    WrapIn,
-    delete_ids,
-    edit_fields,
-    envelope,
-    json_body,
-    kid_text,
-    parse_row,
-    parse_wraps,
-    row_batch,
-    str_list,
-    uuid_text,
-)
-from decoy_lab.sandbox.checks.faults import faulty
-from decoy_lab.sandbox.checks.reach import (
+from decoy_lab.sandbox.checks.access_reasons import (
     Reach,
     admit,
     agent_of,
@@ -84,6 +68,22 @@ from decoy_lab.sandbox.checks.reach import (
     visible_or_404,
     writes,
 )
+from decoy_lab.sandbox.checks.bearer import Agent
+from decoy_lab.sandbox.checks.bodies import (
+    RowIn,
+    WrapIn,
+    delete_ids,
+    edit_fields,
+    envelope,
+    json_body,
+    kid_text,
+    parse_row,
+    parse_wraps,
+    row_batch,
+    str_list,
+    uuid_text,
+)
+from decoy_lab.sandbox.checks.faults import faulty
 from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, now_of, problem, state_of
 from decoy_lab.sandbox.phone import schedule
 from decoy_lab.sandbox.stores import memstore as ms

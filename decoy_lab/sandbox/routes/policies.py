@@ -45,7 +45,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from decoy_lab.sandbox.checks import grants, grantstore
-from decoy_lab.sandbox.checks.auth import Agent, agent_from_request
+from decoy_lab.sandbox.checks.bearer import Agent, agent_from_request
 from decoy_lab.sandbox.core import HTTPProblem, iso, json_body, state_of
 
 RENEWAL_WINDOW = 7 * 86400

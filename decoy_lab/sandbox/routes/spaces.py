@@ -36,7 +36,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.checks.access_reasons import (
+    agent_of,
+    insufficient,
+    live_agents,
+    owner_public_key,
+    permission_request,
+    space_covered,
+)
+from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.checks.bodies import (
     delete_ids,
     edit_fields,
@@ -48,14 +56,6 @@ from decoy_lab.sandbox.checks.bodies import (
     vault_blob,
 )
 from decoy_lab.sandbox.checks.faults import faulty
-from decoy_lab.sandbox.checks.reach import (
-    agent_of,
-    insufficient,
-    live_agents,
-    owner_public_key,
-    permission_request,
-    space_covered,
-)
 from decoy_lab.sandbox.core import bad_request, iso, now_of, problem, state_of
 from decoy_lab.sandbox.phone import legacy_rows
 from decoy_lab.sandbox.stores import memstore as ms

@@ -21,8 +21,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from decoy_lab.sandbox.checks.auth import Agent
-from decoy_lab.sandbox.checks.reach import agent_of, is_author, live_via, space_covered, usable_wrap
+from decoy_lab.sandbox.checks.access_reasons import agent_of, is_author, live_via, space_covered, usable_wrap
+from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.core import bad_request, problem, state_of
 from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.sandbox.stores import spacestore as ss

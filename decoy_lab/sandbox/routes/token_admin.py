@@ -35,7 +35,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from decoy_lab.sandbox.checks import grants, grantstore
-from decoy_lab.sandbox.checks.auth import live_credential
+from decoy_lab.sandbox.checks.bearer import live_credential
 from decoy_lab.sandbox.core import OAuthProblem, base_url, form_body, state_of
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}

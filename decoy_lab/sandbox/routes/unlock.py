@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from decoy_lab.sandbox.checks import acctaccess as access
-from decoy_lab.sandbox.checks.auth import Agent, agent_from_request
+from decoy_lab.sandbox.checks.bearer import Agent, agent_from_request
 from decoy_lab.sandbox.checks.bodies import uuid_text
 from decoy_lab.sandbox.checks.grants import new_id, sanitize_reason
 from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, json_body, state_of

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the widgets and the sandbox load on first use
     from decoy_lab.protocol.access import Access
     from decoy_lab.sandbox import Sandbox
     from decoy_lab.vault.read import Vault
-    from decoy_lab.widgets.pairing import PairingWidget
+    from decoy_lab.widgets.pairing_view import PairingWidget
 
 NB = verbs.NOTEBOOK
 
@@ -79,7 +79,7 @@ def _help(m: Notebook, args: Any, cell: str | None) -> None:
 
 def _connect(m: Notebook, args: Any, cell: str | None) -> Any:
     from decoy_lab.client.connection import Connection
-    from decoy_lab.widgets.pairing import PairingWidget
+    from decoy_lab.widgets.pairing_view import PairingWidget
 
     profile = args.profile or m.profile
     url = verbs.connect_url(args) or (None if args.sandbox else m.base_url or None)
@@ -278,7 +278,7 @@ def _rows(m: Notebook, args: Any, cell: str | None) -> Any:
 
 
 def _map(m: Notebook, args: Any, cell: str | None) -> Any:
-    from decoy_lab.widgets.topicmap import LiveMap
+    from decoy_lab.widgets.topicmap_view import LiveMap
 
     # The graph itself, shown as the live map where widgets run and as its PNG everywhere else.
     return LiveMap.of(m.vault(), topic=args.topic, depth=args.depth, category=args.category)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the widgets and the sandbox load on first use
     from decoy_lab.protocol.access import Access
     from decoy_lab.sandbox import Sandbox
     from decoy_lab.vault.read import Vault
-    from decoy_lab.widgets.pairing import PairingWidget
+    from decoy_lab.widgets.pairing_view import PairingWidget
 
 NB = verbs.NOTEBOOK
 

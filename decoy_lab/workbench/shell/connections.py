@@ -101,7 +101,7 @@ def cmd_connect(args: argparse.Namespace) -> int:
 
 def _reachable(url: str) -> None:
     """The URL's form first, then the server's OAuth metadata: what is wrong with the URL is said."""
-    from decoy_lab.client.pairing import check_base_url
+    from decoy_lab.client.connect import check_base_url
     from decoy_lab.transport.api import Api
 
     check_base_url(url)

@@ -20,7 +20,7 @@ each record kind) and what opens it:
   (the vault key); an edit's `sealed_patch` (`POST …/edits`): the owner key;
 - an unlock answer, `items[].sealed_envelope` (`GET /api/agent/unlock/{requestId}`): the agent's key.
 
-A blob sealed to the owner is opened twice over: by the recipe (recipes/accounts.py) into a Trace
+A blob sealed to the owner is opened twice over: by the recipe (recipes/account_records.py) into a Trace
 that names the step that fails, and by the owner's phone's own check (sandbox/phone/acctopen.py,
 through `PhoneEye`, the sandbox's public functions), whose verdict and words are the owner app's.
 A blob no key opens is parsed by its record's layout, with how sure that is. A secret (a
@@ -37,8 +37,8 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from decoy_lab.errors import CryptoError, DecoyError, UnreadableRow
-from decoy_lab.inspector.model import ERROR, LAYOUT, READABLE, UNREADABLE, Flow, Row
-from decoy_lab.recipes import accounts as records
+from decoy_lab.inspector.flow_record import ERROR, LAYOUT, READABLE, UNREADABLE, Flow, Row
+from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes import dump, sealing
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.sandbox.phone import acctopen

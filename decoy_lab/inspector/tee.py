@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from decoy_lab.errors import DecoyError
+from decoy_lab.inspector.flow_record import BODY_CAP, Body
 from decoy_lab.inspector.masking import Masker
-from decoy_lab.inspector.model import BODY_CAP, Body
 from decoy_lab.transport.jsonstream import ArrayStream
 
 ENCODINGS = ("gzip", "x-gzip", "deflate")  # decoded for the record (stdlib zlib); others are kept as sent

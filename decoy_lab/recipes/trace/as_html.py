@@ -6,7 +6,7 @@ import html
 from typing import Any
 
 from decoy_lab.recipes.trace.step import COLOURS, MARKS, TraceLike
-from decoy_lab.recipes.trace.text import dump_spans, headline, step_lines, tone
+from decoy_lab.recipes.trace.wording import dump_spans, headline, step_lines, tone
 from decoy_lab.wire.hexdump import bytes_word, dump_html
 
 

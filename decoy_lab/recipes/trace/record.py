@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from decoy_lab.errors import DecoyError
+from decoy_lab.recipes.trace.as_html import trace_html
 from decoy_lab.recipes.trace.data import step_dict
-from decoy_lab.recipes.trace.html import trace_html
 from decoy_lab.recipes.trace.step import Step, as_bytes
-from decoy_lab.recipes.trace.text import headline, trace_text
+from decoy_lab.recipes.trace.wording import headline, trace_text
 from decoy_lab.wire.hexdump import changed_runs
 
 

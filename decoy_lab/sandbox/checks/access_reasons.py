@@ -16,8 +16,8 @@ from typing import Any
 
 from starlette.requests import Request
 
-from decoy_lab.sandbox.checks import auth, grants, grantstore
-from decoy_lab.sandbox.checks.auth import Agent
+from decoy_lab.sandbox.checks import bearer, grants, grantstore
+from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.checks.bodies import WrapIn
 from decoy_lab.sandbox.core import HTTPProblem, SandboxState, problem
 from decoy_lab.sandbox.stores import memstore as ms
@@ -177,7 +177,7 @@ def judged(agent: Agent, row: ms.MemoryRow, wrap: ms.Wrap | None) -> tuple[Reach
 
 
 def live_agents(con: sqlite3.Connection, now: float) -> dict[str, Agent]:
-    return {a.token_id: a for a in auth.live_agents(con, now)}
+    return {a.token_id: a for a in bearer.live_agents(con, now)}
 
 
 def visible_or_404(con: sqlite3.Connection, agent: Agent, row_id: str, now: float | None = None) -> Reach:
@@ -202,7 +202,7 @@ def visible_or_404(con: sqlite3.Connection, agent: Agent, row_id: str, now: floa
 
 
 async def agent_of(request: Request) -> Any:
-    agent = auth.agent_from_request(request)
+    agent = bearer.agent_from_request(request)
     if inspect.isawaitable(agent):
         agent = await agent
     return agent
