@@ -492,8 +492,8 @@ def test_the_widget_modules_import_no_cycle():
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("decoy_lab.widgets")
             for a in node.names
         } & {p.stem for p in here.glob("*.py")}
-    assert "browser" not in graph["topicmap"] and "topicmap" not in graph["browser"]
-    assert "pickers" in graph["topicmap"] and "pickers" in graph["grid"]
+    assert "browser" not in graph["topicmap_view"] and "topicmap_view" not in graph["browser"]
+    assert "pickers" in graph["topicmap_view"] and "pickers" in graph["grid"]
 
     def reaches(a: str, b: str, seen: frozenset = frozenset()) -> bool:
         return any(n == b or (n not in seen and reaches(n, b, seen | {n})) for n in graph.get(a, ()))
