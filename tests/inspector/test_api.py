@@ -15,7 +15,7 @@ def test_the_surface_is_pinned_and_sorted():
 def test_the_docstring_lists_the_modules():
     here = Path(inspector.__file__).parent
     doc = inspector.__doc__ or ""
-    mine = ["model", "masking", "agents", "opening", "recorder", "proxy", "serve", "har", "inspector", "command"]
+    mine = ["flow_record", "masking", "senders", "opening", "recorder", "proxy", "serve", "har", "inspector", "command"]
     places = [doc.index(f"    {m}.py") for m in mine]
     assert places == sorted(places)  # in order, bottom first
     assert all((here / f"{m}.py").is_file() for m in mine)
