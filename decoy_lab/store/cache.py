@@ -24,18 +24,19 @@ store (keyring, or the 0600 profile file) next to the agent's private key: whoev
 cache can already read that private key, which opens every row the cache holds, so the cache adds
 no new way in.
 
-How it is used (`VaultCache.load`): a row is taken from it only when the id, kid, rev and
-ciphertext hash the server serves now match; anything else is opened afresh. With a saved sync
-cursor, a reopen first asks `/api/agent/sync` what changed: nothing (and nothing was waiting for
-a key, and access_version is the same) → the vault is rebuilt from the cache with no GET of the
-rows and no RSA work; anything changed → one full read, unchanged rows from the cache (a row
-whose JSON text is the same byte for byte as when it was kept — the SHA-256 of it is kept — is
-not even parsed: jsonstream hands out the cache's copy); a pruned
-cursor (410) → one full read, anchored again at `/api/agent/sync/head`. A file that does not
-open (truncated, a flipped byte, another profile's, a changed key, an older layout) is removed
-with a `CacheIgnored` warning and rebuilt by that load: it is never trusted, not even in part.
-A load hands its vault back first and seals and writes the file on a thread of its own (~0.1 s
-for 11,000 rows); whatever reads, describes or removes the file waits for that write (`settle`).
+How it is used (client/loader.py drives it: `VaultCache.open`, then `keep`): a row is taken from it
+only when the id, kid, rev and ciphertext hash the server serves now match (vault/reuse.py);
+anything else is opened afresh. With a saved sync cursor, a reopen first asks `/api/agent/sync`
+what changed: nothing (and nothing was waiting for a key, and access_version is the same) → the
+vault is rebuilt from the cache with no GET of the rows and no RSA work; anything changed → one
+full read, unchanged rows from the cache (a row whose JSON text is the same byte for byte as when
+it was kept — the SHA-256 of it is kept — is not even parsed: jsonstream hands out the cache's
+copy); a pruned cursor (410) → one full read, anchored again at `/api/agent/sync/head`. A file that
+does not open (truncated, a flipped byte, another profile's, a changed key, an older layout) is
+removed with a `CacheIgnored` warning and rebuilt by that load: it is never trusted, not even in
+part. A load hands its vault back first and seals and writes the file on a thread of its own
+(~0.1 s for 11,000 rows); whatever reads, describes or removes the file waits for that write
+(`settle`).
 
 Beside it, sealed under the same key (sealed.py): `<profile>.map`, the topic map built from the
 vault's latest content, so a reopened vault with nothing changed lays nothing out again. A vault
@@ -51,8 +52,8 @@ import logging
 import mmap
 import os
 import warnings
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterator, Mapping, MutableMapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +66,6 @@ from decoy_lab.errors import ProfileError
 from decoy_lab.store import body
 from decoy_lab.store.sealed import FORMAT, SealedFile, beside, files_beside, in_background, settle, write_private
 from decoy_lab.store.snapshot import DIGEST, Snapshot
-from decoy_lab.vault import frames
 from decoy_lab.vault.read import Vault
 from decoy_lab.vault.served import ServedRows
 from decoy_lab.vault.waiting import answer_waits
@@ -294,53 +294,43 @@ class VaultCache:
         """The sealed file of `purpose` kept beside this cache, under its key (sealed.py)."""
         return SealedFile(beside(self.path, purpose), self._key, self._aad)
 
-    # -- reopening: cached rows + sync --------------------------------------------------------
-    def load(
-        self,
-        *,
-        first: bool,
-        changes_since: Callable[[str], tuple[bool | None, str | None]],
-        anchor: Callable[[], str | None],
-        read: Callable[[Opening | None], Vault],
-        key_cache: MutableMapping[str, bytes],
-        space_rows: Callable[[], list[frames.DecodedRow]],
-        access_version: Any,
-    ) -> Vault:
-        """A load through the cache. `read(opening)` is one full read that takes unchanged rows
-        from `opening.snapshot()` (asked for once the answer's rows begin to arrive);
-        `changes_since(cursor)` asks the sync feed (protocol/syncfeed.py: did anything change, and the
-        next cursor), `anchor()` reads its head (None when there is no feed); `space_rows()` reads the legacy space rows
-        (the keys are restored first). On a `first` load of this process the file is opened on a
-        worker — its keys go to `key_cache`, its rows are rebuilt — while the sync feed is asked
-        what changed and, if anything did, while the server prepares its answer. The vault is
-        rebuilt with no read only when `access_version` — as /policies gave it in this process,
-        None when it was not read — is the one the cache was written under. Nothing of the file
-        is used unless its head's tag checks (`head`): a cursor is sent only from a head this
-        profile's key wrote; a file that does not open is a cold load, anchored afresh."""
+    # -- a load through the cache: opened while the feed is asked, written back after -------------
+    def open(self, *, first: bool, key_cache: MutableMapping[str, bytes]) -> Opening:
+        """Begin a load through this cache. On a `first` load of this process the file is opened on
+        a worker — its keys go to `key_cache`, its rows are rebuilt — while the loader asks the sync
+        feed what changed (`Opening.cursor_if_unchanged`) and, if anything did, while the server
+        prepares its answer; a later load in the same process matches rows against the vault it
+        holds, and gets an Opening of nothing. Nothing of the file is used unless its head's tag
+        checks (`head`): a cursor is sent only from a head this profile's key wrote."""
         blob = self._blob() if first else None
         found = self.head(blob) if blob is not None else None
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            opening = Opening(pool.submit(self._open, blob), key_cache) if blob is not None and found else None
-            changed, cursor = None, None
-            if opening is not None and found is not None and _unchanged_if_the_feed_says_so(found[0], access_version):
-                changed, cursor = changes_since(str(found[0]["cursor"]))
-                if changed is False:
-                    if (snap := opening.snapshot()) is not None:
-                        return self._kept_beside(snap.vault(space_rows()))
-                    cursor = None  # the sealed part did not open: a cold load, anchored afresh
-            # the cursor is taken before the read: a change made meanwhile is seen again next time, never lost
-            cursor = cursor if cursor is not None else anchor()
-            vault = read(opening)
-            snap = opening.snapshot() if opening is not None else None
-        vault.space_rows = space_rows()
-        keys = dict(key_cache)  # as of this load: later loads may add keys while it is written
+        if blob is None or found is None:
+            with _released(blob):
+                return Opening()
+        pool = ThreadPoolExecutor(max_workers=1)
+        opening = Opening(pool.submit(self._open, blob), key_cache, found[0])
+        pool.shutdown(wait=False)  # its one task runs on; `Opening` waits for it
+        return opening
+
+    def keep(
+        self,
+        vault: Vault,
+        keys: Mapping[str, bytes],
+        *,
+        cursor: str | None,
+        access_version: Any,
+        snapshot: Snapshot | None,
+    ) -> Vault:
+        """Seal `vault` and `keys` (as of this load: later loads may add keys meanwhile) into the
+        file on a thread of its own (`write`: rows the load took from `snapshot` written back as it
+        kept them); `vault` is handed back at once, carrying the map kept beside the file."""
         in_background(
             self.path,
-            lambda: self.write(vault, keys, cursor=cursor, access_version=access_version, snapshot=snap),
+            lambda: self.write(vault, keys, cursor=cursor, access_version=access_version, snapshot=snapshot),
         )
-        return self._kept_beside(vault)
+        return self.carry_map(vault)
 
-    def _kept_beside(self, vault: Vault) -> Vault:
+    def carry_map(self, vault: Vault) -> Vault:
         """A vault loaded through this cache keeps its built map beside it (views/mapcache.py)."""
         vault.map_file = self.beside("map")
         return vault
@@ -364,16 +354,43 @@ def _released(blob: bytes | mmap.mmap | None) -> Iterator[bytes | mmap.mmap | No
 
 
 class Opening:
-    """A cache file being opened on a worker: `snapshot()` waits for it (once: later calls give
-    the same) and restores its keys to the key cache before handing it out."""
+    """A cache file being opened for one load, on a worker (`VaultCache.open`); an Opening of
+    nothing when there is no file to open. `snapshot()` waits for it (once: later calls give the
+    same) and restores its keys to the key cache before handing it out. As a context manager it
+    waits for the worker on the way out, whatever the load did meanwhile."""
 
-    def __init__(self, future: Future, key_cache: MutableMapping[str, bytes]):
+    def __init__(
+        self,
+        future: Future[Snapshot | None] | None = None,
+        key_cache: MutableMapping[str, bytes] | None = None,
+        head: Mapping[str, Any] | None = None,
+    ):
         self._future, self._key_cache = future, key_cache
+        self.head: Mapping[str, Any] = head or {}  # the file's head, its tag checked
         self._done = False
 
+    def __enter__(self) -> Opening:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._future is not None:
+            wait([self._future])
+
+    def cursor_if_unchanged(self, access_version: Any) -> str | None:
+        """The cursor to ask the sync feed about, when the vault may be rebuilt from the file alone
+        should the feed report no change (`_unchanged_if_the_feed_says_so`): only when
+        `access_version` — as /policies gave it in this process, None when it was not read — is
+        the one the file was written under. None: read the rows (a file that did not open is a
+        cold load, anchored afresh)."""
+        if self._future is None or not _unchanged_if_the_feed_says_so(self.head, access_version):
+            return None
+        return str(self.head["cursor"])
+
     def snapshot(self) -> Snapshot | None:
+        if self._future is None:
+            return None
         snap = self._future.result()
-        if snap is not None and not self._done:
+        if snap is not None and not self._done and self._key_cache is not None:
             self._key_cache.update(snap.keys)
         self._done = True
         return snap

@@ -30,7 +30,7 @@ import ipaddress
 import logging
 import threading
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import httpx
@@ -50,6 +50,7 @@ from decoy_lab.transport.answers import (
 )
 from decoy_lab.transport.auth import Bearer
 from decoy_lab.transport.deadline import Bound, bind
+from decoy_lab.transport.jsonstream import Known
 from decoy_lab.transport.streams import STREAM_DEADLINES, StreamedArray, array_of
 from decoy_lab.transport.tokens import Tokens
 from decoy_lab.vocab import REFRESH_GRANT
@@ -191,7 +192,7 @@ class Api:
         return answer_of(method, path, self._send(method, path, json=json, params=params, bearer=bearer))
 
     def stream_array(
-        self, path: str, key: str, *, fingerprints: bool = False, known: Mapping[str, Any] | None = None
+        self, path: str, key: str, *, fingerprints: bool = False, known: Known | None = None
     ) -> StreamedArray:
         """GET `path` and hand out the elements of its answer's `key` array while the body is still
         arriving (so a large read can be worked on as it downloads); the answer's other members

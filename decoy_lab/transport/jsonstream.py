@@ -23,8 +23,9 @@ twice the time for 11,000 rows, so the standard library stays.)
 
 Each object element's text can also be fingerprinted (`fingerprints=True`: the SHA-256 of the
 text as served, in `.fingerprints`, one per object element, None where not taken), and an element
-whose fingerprint is in `known` is handed out as `known[fp]` without being parsed: the local
-cache's copy of a row served byte for byte as before. With `texts=True`, `.texts` holds per
+for whose fingerprint `known.get(fp)` gives something is handed out as that, without being parsed:
+an earlier load's row served byte for byte as then (`known` is the load's vault/reuse.py `Reuse`,
+handed in when the reader is made, or a dict). With `texts=True`, `.texts` holds per
 element the text orjson read it from (None for one it did not, or that came from `known`): a
 reader may keep that text instead of the dict (vault/served.py).
 
@@ -43,8 +44,8 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
 
 import orjson
 
@@ -56,6 +57,13 @@ _CLOSER = {"{": "}", "[": "]", '"': '"'}  # the character without which a value 
 _WS = " \t\n\r"
 _NUMBER_GOES_ON = "0123456789.eE+-"
 _decoder = json.JSONDecoder()
+
+
+class Known(Protocol):
+    """What the reader asks of `known`: what to hand out for an element whose text has this
+    fingerprint, or None (parse it). A dict answers it; so does vault/reuse.py's `Reuse`."""
+
+    def get(self, fingerprint: str, /) -> Any: ...
 
 
 def fingerprint(text: str) -> str:
@@ -82,7 +90,7 @@ class ArrayStream:
         *,
         max_element: int = MAX_ELEMENT,
         fingerprints: bool = False,
-        known: Mapping[str, Any] | None = None,
+        known: Known | None = None,
         skip_oversized: bool = False,
         texts: bool = False,
     ):
@@ -92,8 +100,8 @@ class ArrayStream:
         self._skipper: Skipper | None = None  # following an element over the cap to its end
         self._skip_at = 0  # the character where that element began
         self._skip_pending = False  # an element at _pos was found over the cap: skip it next
-        self.fingerprints: list[str | None] | None = [] if fingerprints or known else None
-        self.known = known or {}
+        self.fingerprints: list[str | None] | None = [] if fingerprints or known is not None else None
+        self.known = known
         self._fp: str | None = None  # the fingerprint of the element _value just took, if any
         self.texts: list[str | None] | None = [] if texts else None
         self._raw: str | None = None  # the text orjson read the element _value just took from
@@ -238,8 +246,8 @@ class ArrayStream:
                 raw = text[pos:close]
                 if element and self.fingerprints is not None:
                     self._fp = fingerprint(raw)
-                    hit = self.known.get(self._fp)
-                    if hit is not None:  # served byte for byte as the cache's copy: not parsed again
+                    hit = self.known.get(self._fp) if self.known is not None else None
+                    if hit is not None:  # served byte for byte as an earlier load's row: not parsed again
                         self._pos = close
                         return True, hit
                 try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -22,7 +22,7 @@ import httpx
 from decoy_lab.errors import TransportError
 from decoy_lab.transport.answers import answer_of, guarded, late
 from decoy_lab.transport.deadline import Bound
-from decoy_lab.transport.jsonstream import ArrayStream
+from decoy_lab.transport.jsonstream import ArrayStream, Known
 
 STREAM_DEADLINES = 10  # a streamed read (thousands of rows) may take this many times the deadline
 
@@ -172,7 +172,7 @@ def array_of(
     whole: Bound,
     *,
     fingerprints: bool = False,
-    known: Mapping[str, Any] | None = None,
+    known: Known | None = None,
     stall: float | None = None,
 ) -> StreamedArray:
     """The array of a streamed answer whose status and headers have come (`opened` is the open

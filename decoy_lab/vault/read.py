@@ -2,8 +2,8 @@
 
 `read_vault(...)` turns the rows of a `GET /api/agent/context/memories` answer — while it is
 still arriving — into `DecodedRow`s (decode.py) through decoy_lab.memory's readers (in parallel,
-with the connection's key cache so a reload of unchanged rows costs no RSA work, and rows whose
-served fields did not change since the previous load are not opened at all); unreadable rows
+with the connection's key cache so a reload of unchanged rows costs no RSA work, and rows an
+earlier load read are not opened at all: reuse.py says which); unreadable rows
 stay, with the reason, and an id served twice is read once, its copies reported; a row the stream
 reader skipped for its size is unreadable, saying where it was, its size and the cap. Legacy
 space rows are read with the space key and marked `source="space"`.
@@ -32,28 +32,12 @@ from decoy_lab.transport.oversized import Oversized
 from decoy_lab.vault import frames, heap
 from decoy_lab.vault.counts import VaultCounts
 from decoy_lab.vault.decode import duplicate, kept, oversized  # kept: what the vault keeps of a row
-from decoy_lab.vault.decoded_rows import DecodedRows, Kept, as_decoded
+from decoy_lab.vault.decoded_rows import DecodedRows, as_decoded
 from decoy_lab.vault.frames import DecodedRow
-from decoy_lab.vault.served import Entry, Fingerprints, ServedRows, as_served, compact, same_row
+from decoy_lab.vault.reuse import Again, Read, Reuse
+from decoy_lab.vault.served import Fingerprints, ServedRows, as_served, entry_of
 from decoy_lab.vault.waiting import explain_waiting, no_longer_asked, on_their_way, waiting_rows
 from decoy_lab.wire.crypto import AgentKey
-
-# A served row -> what it read as before (the local cache), or None: open it afresh.
-Reuse = Callable[[Mapping], "tuple[Kept, Any] | None"]
-
-# id -> (where the row is in the served rows kept, what it read as). A row served again exactly as
-# before (the same text, or dict equality: every field, the long base64 strings compared, never
-# hashed) reads the same.
-Earlier = Mapping[str, "tuple[int, tuple[Kept, Any]]"]
-
-
-@dataclass(frozen=True, slots=True)
-class Again:
-    """A row the stream reader knew by its fingerprint: served byte for byte as row `at` of the
-    load before, whose id was `id` (handed out in its place, not parsed: `Vault.known`)."""
-
-    at: int
-    id: str
 
 
 @dataclass
@@ -88,33 +72,6 @@ class Vault:
         """Keep the served rows' text fingerprints as 32 bytes a row (`Fingerprints`; ~80 bytes a
         row less than strings: part of what holds a load's memory under 2× the served bytes)."""
         self.fingerprints = Fingerprints.of(values) if values is not None else None
-
-    def earlier(self) -> Earlier:
-        """id -> (its index in `served`, (its DecodedRow as kept, model-or-error)) of each id as first
-        served, for the next load to reuse (the row as kept is taken from `served` when it comes
-        again, one at a time). A row that read as a model had a string id, the one its DecodedRow
-        carries, so only the others are parsed again to find theirs."""
-        out: dict = {}
-        served, rows = self.served, self.decoded_rows
-        assert isinstance(served, ServedRows) and isinstance(rows, DecodedRows)
-        ids = rows.ids()
-        for i, result in enumerate(self.results):
-            pair = (rows.kept(i), result)
-            model = result is not None and not isinstance(result, UnreadableRow)
-            rid = ids[i] if model else served[i].get("id")
-            if isinstance(rid, str) and rid not in out:  # a further copy of an id is reported, never read
-                out[rid] = (i, pair)
-        return out
-
-    def known(self, earlier: Earlier) -> dict[str, Again]:
-        """Fingerprint -> Again for each row of `earlier` (this vault's `earlier()`) whose text's
-        fingerprint was taken: the stream reader hands such a row, served again byte for byte,
-        out as its Again without parsing it, and the next load takes what it read as."""
-        fps = self.fingerprints
-        if fps is None or len(fps) != len(self.results):
-            return {}
-        fps = list(fps)
-        return {fp: Again(i, rid) for rid, (i, _pair) in earlier.items() if (fp := fps[i]) is not None}
 
     @cached_property
     def topic_list(self) -> list[memory.Topic]:
@@ -265,16 +222,17 @@ def build_vault(
     previous: Vault | None = None,
     progress: Callable[[int, int], Any] | None = None,
 ) -> Vault:
-    """Read a memories GET answer (already parsed) into a Vault; see read_vault."""
+    """Read a memories GET answer (already parsed) into a Vault, taking from `previous` the rows
+    served exactly as it was served them; see read_vault."""
     rest = {k: v for k, v in answer.items() if k != "memories"}
     return read_vault(
         answer.get("memories") or [],
         agent_key,
         rest=lambda: rest,
         key_cache=key_cache,
+        reuse=Reuse(previous),
         workers=workers,
         space_rows=space_rows,
-        previous=previous,
         progress=progress,
     )
 
@@ -285,98 +243,76 @@ def read_vault(
     *,
     rest: Callable[[], Mapping],
     key_cache: MutableMapping[str, bytes],
+    reuse: Reuse | None = None,
     workers: int | None = None,
     space_rows: Iterable[DecodedRow] = (),
-    previous: Vault | None = None,
     progress: Callable[[int, int], Any] | None = None,
-    cached: Reuse | None = None,
 ) -> Vault:
     """Read served rows — a list, or rows still arriving from a streamed GET — into a Vault, in
     parallel as they come. `rest()` gives the answer's other members once the rows are used up.
 
-    A row that `previous` read, served again exactly as then, is taken from it unread (looked up
-    by id and compared, or known by its text's fingerprint); else `cached(row)` (the local cache)
-    may give what it read as (same id, kid, rev, ciphertext hash); a further copy of an id is
-    reported, never read; an id of another JSON type is left to the reader, which reports it."""
-    before = previous.earlier() if previous is not None else {}
-    _know_texts(rows, previous, before)
-    kept_before = as_served(previous.served) if previous is not None else ServedRows()
-    served = ServedRows()  # per row, its served text where the reader kept one (compact), else the dict
-    texts = getattr(rows, "texts", None)  # a StreamedArray's: per element, the text it was read from
-    taken = 0  # elements taken from `rows` so far
-    slots: list[Any] = []  # per served row: what it reads as, or None while it is being read
-    seen: set[str] = set()
-    dropped = 0
-
-    def to_open() -> Iterator[int]:
-        nonlocal dropped, taken
-        for r in rows:
-            text = _take(texts, taken)
-            taken += 1
-            if type(r) is Again:  # served as the load before served it: read as it read then
-                if r.id not in seen:
-                    seen.add(r.id)
-                    served.append(kept_before.entry(r.at))
-                    slots.append(before[r.id][1])
-                    continue
-                r = kept_before[r.at]  # a further copy of an id: the dict, reported as a duplicate below
-            if isinstance(r, Oversized):  # skipped by the stream reader for its size: unreadable, said why
-                stub, row, why = oversized(r)
-                served.append(stub)
-                slots.append((row, why))
-                continue
-            if not isinstance(r, dict):
-                dropped += 1  # counted in the summary, never silent
-                continue
-            rid = r.get("id")
-            at = before.get(rid) if isinstance(rid, str) and rid not in seen else None
-            hit = (kept_before.entry(at[0]), at[1]) if at is not None else None
-            entry, same = _kept_form(text, r, hit)
-            served.append(entry)
-            if isinstance(rid, str):
-                if rid in seen:  # a faulty server or cache may list an id twice: read the first only
-                    slots.append(duplicate(r))
-                    continue
-                seen.add(rid)
-                if same:
-                    slots.append(hit[1])  # type: ignore[index]  # same: there was a hit
-                    continue
-                reused = cached(r) if cached is not None else None
-                if reused is not None:
-                    slots.append(reused)
-                    continue
-            slots.append(None)
-            yield len(served) - 1  # parsed again in the worker from what `served` keeps: waiting, a row is its index
-
+    A row `reuse` (reuse.py: what earlier loads read) gives what it read as is not opened; a
+    further copy of an id is reported, never read; an id of another JSON type is left to the
+    reader, which reports it."""
+    taking = _Rows(reuse if reuse is not None else Reuse(), getattr(rows, "texts", None))
     results = memory.read_rows(
-        to_open(),
+        taking.to_open(rows),
         agent_key,
         key_cache=key_cache,
         workers=workers,
         progress=progress,
-        parse=served.for_reading,  # its blobs as the bytes the compact form keeps: no base64 again
+        parse=taking.served.for_reading,  # its blobs as the bytes the compact form keeps: no base64 again
         then=lambda r, res: (kept(r, res), res),  # in the workers: what the vault keeps of it
     )
     fresh = iter(results)
-    return _vault(served, [s if s is not None else next(fresh) for s in slots], rest, space_rows, dropped, len(results))
+    pairs = [s if s is not None else next(fresh) for s in taking.slots]
+    return _vault(taking.served, pairs, rest, space_rows, taking.dropped, len(results))
 
 
-def _know_texts(rows: Iterable[Any], previous: Vault | None, before: Earlier) -> None:
-    """Tell a StreamedArray's reader the texts the load before was served, so it hands those rows
-    over as `Again` unparsed (unless it knows the local cache's already)."""
-    parser = getattr(rows, "parser", None)
-    if previous is not None and parser is not None and parser.fingerprints is not None and not parser.known:
-        parser.known = previous.known(before)
+class _Rows:
+    """One read's served rows as they come: what `served` keeps of each, and per row what it
+    reads as — None for a row being opened (`to_open` hands out its index)."""
 
+    def __init__(self, reuse: Reuse, texts: list[str | None] | None):
+        self.reuse = reuse
+        self.texts = texts  # a StreamedArray's: per element, the text it was read from
+        self.served = ServedRows()  # per row, its served text where the reader kept one (compact), else the dict
+        self.slots: list[Read | None] = []
+        self.dropped = 0  # elements that were not rows at all: counted in the summary, never silent
 
-def _kept_form(text: str | None, row: dict, hit: tuple[Entry, Any] | None) -> tuple[Entry, bool]:
-    """What `served` keeps of a row (its text compacted, else the dict), and whether it is the row
-    `hit` kept from before. A row served again as the same text keeps the same compact form: it
-    is compared made again from it (cheaper than compacting the text anew) and not compacted."""
-    if hit is not None and text is not None and not isinstance(hit[0], dict) and same_row(hit[0], text, row):
-        return hit[0], True
-    now = compact(text, row) if text is not None else None
-    return (now if now is not None else row), hit is not None and same_row(hit[0], now, row)
+    def to_open(self, rows: Iterable[Any]) -> Iterator[int]:
+        """Each element in turn, kept, then: taken as it read before, reported (only the first copy
+        of an id is read), or handed out to be opened (waiting, a row is its index: parsed again
+        in the worker from what `served` keeps)."""
+        seen: set[str] = set()
+        reuse, texts = self.reuse, self.texts
+        keep, slot = self.served.append, self.slots.append  # (bound once: this runs once a row)
+        for i, element in enumerate(rows):
+            text = _take(texts, i)
+            if type(element) is Again:
+                rid: Any = element.id
+            elif isinstance(element, dict):
+                rid = element.get("id")
+            elif isinstance(element, Oversized):  # skipped by the stream reader for its size: unreadable, said why
+                stub, unread, why = oversized(element)
+                keep(stub)
+                slot((unread, why))
+                continue
+            else:
+                self.dropped += 1
+                continue
+            if isinstance(rid, str) and rid in seen:  # a faulty server or cache may list an id twice
+                row = reuse.row(element) if type(element) is Again else element
+                keep(entry_of(text, row)[0])
+                slot(duplicate(row))
+                continue
+            if isinstance(rid, str):
+                seen.add(rid)
+            entry, before = reuse.take(element, text)
+            keep(entry)
+            slot(before)
+            if before is None:
+                yield len(self.slots) - 1
 
 
 def _take(texts: list[str | None] | None, i: int) -> str | None:

@@ -295,6 +295,17 @@ def same_row(kept: Entry, now: str | bytes | None, row: dict) -> bool:
     return ServedRows._row(kept) == row
 
 
+def entry_of(text: str | None, row: dict, before: Entry | None = None) -> tuple[Entry, bool]:
+    """What `ServedRows` keeps of a served row (its text compacted where the reader cut one, else
+    the dict), and whether it is the row kept `before`. A row served again as the same text keeps
+    the same compact form: it is compared made again from it (cheaper than compacting the text
+    anew) and not compacted."""
+    if before is not None and text is not None and not isinstance(before, dict) and same_row(before, text, row):
+        return before, True
+    now = compact(text, row) if text is not None else None
+    return (now if now is not None else row), before is not None and same_row(before, now, row)
+
+
 def _as_text(entry: str | bytes) -> str:
     return expand(entry) if isinstance(entry, bytes) else entry
 
@@ -314,6 +325,7 @@ __all__ = [
     "ServedRows",
     "as_served",
     "compact",
+    "entry_of",
     "expand",
     "for_reading",
     "same_row",

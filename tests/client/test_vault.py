@@ -1,5 +1,5 @@
-"""vault.py offline: reading a served answer into a Vault, duplicates, reuse on reload, the
-waiting states in words."""
+"""vault.py offline: reading a served answer into a Vault, duplicates, reuse on reload (reuse.py),
+the waiting states in words."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import copy
 import pytest
 
 from decoy_lab import memory
-from decoy_lab.vault.read import build_vault
+from decoy_lab.vault.read import build_vault, read_vault
+from decoy_lab.vault.reuse import Reuse
 from decoy_lab.vault.waiting import explain_waiting
 from decoy_lab.wire.crypto import AgentKey
 
@@ -68,6 +69,34 @@ def test_a_reload_reuses_unchanged_rows_and_reads_changed_ones(agent, rows):
     changed[1]["rev"] = 2
     v2 = build_vault({"memories": changed}, agent, key_cache=cache, previous=v1)
     assert v2.read == 1 and v2.summary == v1.summary
+
+
+def test_the_cache_is_waited_for_once_and_before_any_row_is_opened(agent, rows, monkeypatch):
+    """A load hands `Reuse` the cache's snapshot still opening (it is opened while the server is
+    asked): it is waited for at the first row, so its keys are in the key cache before any row is
+    opened, and only once however many rows come."""
+    order: list[str] = []
+    real = AgentKey.decrypt
+    monkeypatch.setattr(AgentKey, "decrypt", lambda self, data: order.append("opened") or real(self, data))
+
+    def snapshot() -> None:
+        order.append("cache")
+
+    reuse = Reuse(None, snapshot)
+    vault = read_vault([served(r) for r in rows], agent, rest=dict, key_cache=memory.KeyCache(), reuse=reuse)
+    assert vault.read == len(rows) and order[0] == "cache" and order.count("cache") == 1
+
+
+def test_a_reuse_takes_from_the_previous_vault_only_rows_served_exactly_as_then(agent, rows):
+    """One owner for what an earlier load read: a row served as then is taken (not opened); the
+    same id with another rev, or one field changed, is opened again."""
+    v1 = build_vault({"memories": [served(r) for r in rows]}, agent, key_cache=memory.KeyCache())
+    reuse = Reuse(v1)
+    first = served(rows[0])
+    entry, before = reuse.take(first, None)
+    assert before is not None and before[1] == v1.results[0] and entry == first
+    assert reuse.take(served(rows[0], rev=2), None)[1] is None
+    assert reuse.take({**first, "mine": False}, None)[1] is None
 
 
 def test_waiting_states_are_explained_in_words_never_missing():
