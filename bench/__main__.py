@@ -22,6 +22,7 @@ from . import (
     owner,
     recipe,
     reopen,
+    responsive,
     sandbox,
     stage,
     steady,
@@ -51,6 +52,7 @@ BENCHMARKS = {
     "recipe": recipe,
     "inspect": inspect,
     "check": check,
+    "responsive": responsive,
 }
 
 

@@ -54,7 +54,7 @@ def test_an_interrupted_check_stops_every_running_agent():
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         run_scenarios(["clean", "token-rotation"], [sys.executable, "-c", script], timeout=60, on_start=interrupt)
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 30  # not the agent's 60 s: the interrupt ends the run (slack for busy cores)
     assert seen_running == [True], "the interrupt came while an agent was running"
     _until(lambda: not _running(marker), 10)  # the kill is sent; the process may take a moment to go
     assert not _running(marker)

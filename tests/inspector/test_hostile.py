@@ -168,7 +168,9 @@ def test_closing_during_an_exchange_records_it_as_stopped(client):
             time.sleep(0.02)
         began = time.monotonic()
         insp.close()
-        assert time.monotonic() - began < 10
+        # close() gives a running exchange `graceful` seconds (2 s), never the 30 s upstream
+        # timeout: 8 s of slack for two busy cores, still far from 30
+        assert time.monotonic() - began < 2 + 8
         t.join(10)
     (flow,) = insp.all_flows()
     assert flow.ended == flow_record.STOPPED and flow.status == 503
@@ -193,7 +195,7 @@ def test_an_agent_that_leaves_a_silent_upstream_is_not_waited_for(path, client):
             else:
                 _until(lambda: path in arrived)  # the upstream has it and says nothing: then the agent leaves
         (flow,) = _wait_for(insp, 1)
-        assert time.monotonic() - began < 8  # not the 30 s read timeout
+        assert time.monotonic() - began < 10  # ended when the agent left, not at the 30 s read timeout
         assert flow.ended == flow_record.AGENT_DISCONNECTED
         assert ("before the answer came" if path == "/silent" else "after 1 bytes") in flow.reason
         _still_serving(insp, client)

@@ -123,7 +123,9 @@ def test_a_crowd_of_slow_bodies_cannot_starve_an_agent_and_a_stalled_body_is_cut
         for s in slow:  # each closed (evicted, or at its body deadline), none answered as if whole
             s.settimeout(5)
             assert not _until_closed(s).startswith(b"HTTP/1.1 200")
-        assert time.monotonic() - t0 < 5  # none outlived the 1 s deadline by much
+        # docs/security.md "a body may go 10 s without a byte" (1 s here): each is closed, with
+        # 4 s of slack for two busy cores
+        assert time.monotonic() - t0 < 1 + 4
         assert ("GET", "/anything", 0) in app.seen
         assert not any(p == "/echo" and n == 1000 for _m, p, n in app.seen)  # no cut body went up whole
     finally:
@@ -142,7 +144,9 @@ def test_a_stalled_body_is_closed_at_its_deadline(upstream):
             s.settimeout(10)
             got = _until_closed(s)
             waited = time.monotonic() - t0
-        assert 0.9 <= waited < 8 and not got.startswith(b"HTTP/1.1 200")
+        # docs/security.md: "a body may go 10 s without a byte" (1 s here): not before, and closed
+        # with 7 s of slack for two busy cores
+        assert 0.9 <= waited < 1 + 7 and not got.startswith(b"HTTP/1.1 200")
     finally:
         served.stop()
 

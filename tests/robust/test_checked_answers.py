@@ -214,4 +214,6 @@ def test_a_server_dripping_its_answer_fails_within_the_deadline(how):
     finally:
         stop.set()
         api.close()
-    assert time.monotonic() - started < 3.0
+    # docs/internals.md: "Every call has an overall deadline … so a server that drips its answer a
+    # byte at a time fails within it" (0.6 s here); 3 s of slack for two busy cores
+    assert time.monotonic() - started < 0.6 + 3.0

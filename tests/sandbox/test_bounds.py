@@ -331,12 +331,11 @@ def test_a_slowloris_head_is_cut_off_while_others_are_answered():
         opened = time.monotonic()
         for conn in slow:
             conn.sendall(b"GET /_sandbox/pending HTTP/1.1\r\nHost: " + urlsplit(running.url).netloc.encode() + b"\r\n")
-        start = time.monotonic()
-        assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
-        assert time.monotonic() - start < 0.5
+        # answered beside the five slow heads ("one local process cannot starve another")
+        assert httpx.get(f"{running.url}/_sandbox/pending", timeout=10).status_code == 200
         closed_at: dict[int, float] = {}
         line = 0
-        while len(closed_at) < len(slow) and time.monotonic() - opened < 4:
+        while len(closed_at) < len(slow) and time.monotonic() - opened < 1.0 + LATE:
             for i, conn in enumerate(slow):
                 if i in closed_at:
                     continue
@@ -351,8 +350,8 @@ def test_a_slowloris_head_is_cut_off_while_others_are_answered():
             time.sleep(0.3)
         for conn in slow:
             conn.close()
-        assert len(closed_at) == len(slow), f"still open after 4 s: {set(range(5)) - set(closed_at)}"
-        assert all(0.9 <= t < 2.5 for t in closed_at.values()), closed_at
+        assert len(closed_at) == len(slow), f"still open {LATE} s late: {set(range(5)) - set(closed_at)}"
+        assert all(0.9 <= t < 1.0 + LATE for t in closed_at.values()), closed_at  # "within 10 s" (1 s here)
 
 
 def test_an_idle_keep_alive_connection_is_closed():
@@ -363,9 +362,8 @@ def test_an_idle_keep_alive_connection_is_closed():
     ):
         conn.sendall(_head(running.url, "GET", "/_sandbox/pending", {}))
         assert _answer(conn)[0] == 200
-        start = time.monotonic()
+        conn.settimeout(0.5 + LATE)  # "an idle keep-alive connection after 5 s" (0.5 s here)
         assert conn.recv(1) == b""
-        assert time.monotonic() - start < 2
 
 
 def test_half_sent_requests_at_the_connection_limit_do_not_starve_a_client():
@@ -378,10 +376,8 @@ def test_half_sent_requests_at_the_connection_limit_do_not_starve_a_client():
             for conn in held:
                 conn.sendall(b"GET /_sandbox/pending HTTP/1.1\r\n")
             _until(lambda: _taken_in(running, held))  # every slot is held by a half-sent head
-            for _ in range(3):
-                start = time.monotonic()
-                assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
-                assert time.monotonic() - start < 1
+            for _ in range(3):  # answered (not 503, not left waiting for a slot the slow heads hold)
+                assert httpx.get(f"{running.url}/_sandbox/pending", timeout=10).status_code == 200
         finally:
             for conn in held:
                 conn.close()
@@ -393,6 +389,14 @@ def _half_body(url: str, path: str = "/oauth/device", length: int = 200) -> tupl
     conn.sendall(_head(url, "POST", path, {"Content-Type": "application/json", "Content-Length": str(length)}))
     conn.sendall(b'{"client_id": "slow", ')
     return conn, b'{"client_id": "slow", '
+
+
+# docs/security.md promises deadlines ("No slowloris", "No slow bodies"): a connection is never
+# closed before its deadline, and is closed after it. How long after depends on the machine: on two
+# cores shared with other test runs the server's timer and this test's polling may each be a second
+# late, so "after" is checked with LATE of slack. How fast other clients are answered meanwhile is a
+# figure for the bench (bench/sandbox.py), not a threshold here: here they are answered at all.
+LATE = 3.0
 
 
 def _until(condition, timeout: float = 10.0) -> None:
@@ -463,11 +467,11 @@ def test_a_stalled_body_is_closed_after_its_deadline():
             assert time.monotonic() - start > 2.0
             status, answer = _answer(dripping)
             assert status == 200 and "user_code" in answer
-            stalled.settimeout(3)
+            stalled.settimeout(1.0 + LATE)
             if closed_after is None:
                 assert stalled.recv(1024) == b""
                 closed_after = time.monotonic() - start
-        assert 0.9 <= closed_after < 2.0, closed_after
+        assert 0.9 <= closed_after < 1.0 + LATE, closed_after  # "no byte for 10 s is closed" (1 s here)
 
 
 def test_half_sent_bodies_at_the_connection_limit_do_not_starve_a_client():
@@ -480,19 +484,17 @@ def test_half_sent_bodies_at_the_connection_limit_do_not_starve_a_client():
         last_byte = time.monotonic()
         try:
             _until(lambda: _taken_in(running, held))  # every slot is held by a half-sent body
-            for _ in range(3):
-                start = time.monotonic()
-                assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
-                r = httpx.post(f"{running.url}/oauth/device", json={**BANK, "name": "Bot"}, timeout=2)
+            for _ in range(3):  # answered (not 503, not left waiting for a slot the slow bodies hold)
+                assert httpx.get(f"{running.url}/_sandbox/pending", timeout=10).status_code == 200
+                r = httpx.post(f"{running.url}/oauth/device", json={**BANK, "name": "Bot"}, timeout=10)
                 assert r.status_code == 200, r.text
-                assert time.monotonic() - start < 1
             open_now = [conn for conn in held if not _closed(conn)]
             assert len(open_now) <= 7, len(open_now)
             assert held[0] not in open_now  # the first to stall is the first to go
-            while open_now and time.monotonic() - last_byte < 4:
+            while open_now and time.monotonic() - last_byte < 1.5 + LATE:
                 open_now = [conn for conn in open_now if not _closed(conn)]
                 time.sleep(0.05)
-            assert not open_now, f"{len(open_now)} slow bodies still open 4 s after their last byte"
+            assert not open_now, f"{len(open_now)} slow bodies still open {1.5 + LATE} s after their last byte"
             assert time.monotonic() - last_byte >= 1.4
         finally:
             for conn in held:
@@ -511,7 +513,7 @@ def test_the_longest_stalled_connection_makes_room_head_or_body():
         _until(lambda: _owed(running) == ["body", "body", "head"])
         held = [head_first, *bodies_after]
         try:
-            assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
+            assert httpx.get(f"{running.url}/_sandbox/pending", timeout=10).status_code == 200
             _until(lambda: _closed(head_first))  # closed for the GET before it was answered: its FIN is on the way
             assert [_closed(conn) for conn in held] == [True, False, False]
             heads_after = [_connect(running.url) for _ in range(1)]
@@ -519,7 +521,7 @@ def test_the_longest_stalled_connection_makes_room_head_or_body():
                 conn.sendall(b"GET /_sandbox/pending HTTP/1.1\r\n")
             held += heads_after
             _until(lambda: _owed(running) == ["body", "body", "head"])  # the new head is in, the GET's gone
-            assert httpx.get(f"{running.url}/_sandbox/pending", timeout=2).status_code == 200
+            assert httpx.get(f"{running.url}/_sandbox/pending", timeout=10).status_code == 200
             _until(lambda: _closed(held[1]))
             assert [_closed(conn) for conn in held[1:]] == [True, False, False]
         finally:

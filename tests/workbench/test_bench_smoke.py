@@ -32,6 +32,8 @@ FIGURES = [
     "8 concurrent writers, 5 s",
     "check: correct Node agent, 1 scenario",
     "check: time outside the agent",
+    "sandbox GET beside 5 slowloris heads",
+    "%decoy connect hands the cell back",
 ]
 
 pytestmark = pytest.mark.timeout(400)

@@ -196,9 +196,9 @@ def test_the_first_minute_in_a_browser_pairing_never_blocks_and_mistakes_are_sho
             _open(page, base, token, "notebooks/first-minute.ipynb")
             page.evaluate(RUN_CELL, 0)
 
-            # connect with an owner who answers later: the cell is done within 3 s, Cancel works
-            took = page.evaluate(RUN_CELL, 1)
-            assert took < 3000, f"connect held the cell for {took:.0f} ms"
+            # connect with an owner who answers later: the cell is done while the pairing still
+            # waits (how soon is a figure of the bench, bench/responsive.py), and Cancel works
+            page.evaluate(RUN_CELL, 1)
             first = _output(page, 1).locator(".decoy-pairing")
             expect(first.locator(".decoy-pair-status")).to_contain_text("waiting", timeout=20_000)
             expect(first.locator(".decoy-pair-qr svg")).to_be_visible()
@@ -209,8 +209,7 @@ def test_the_first_minute_in_a_browser_pairing_never_blocks_and_mistakes_are_sho
             assert "Traceback" not in _output(page, 1).inner_text()
 
             # a second pairing, approved on the sandbox's owner page while the kernel stays idle
-            took = page.evaluate(RUN_CELL, 2)
-            assert took < 3000, f"connect held the cell for {took:.0f} ms"
+            page.evaluate(RUN_CELL, 2)  # done while the pairing waits for the owner page below
             second = _output(page, 2).locator(".decoy-pairing")
             expect(second.locator(".decoy-pair-status")).to_contain_text("waiting", timeout=20_000)
             page.evaluate(

@@ -64,14 +64,13 @@ def wait_for(fn, timeout=30.0):
     raise AssertionError("timed out")
 
 
-def test_inspect_returns_at_once_and_its_view_fills_as_a_later_cell_writes(ip, magics):
-    began = time.monotonic()
+def test_inspect_returns_while_nothing_is_exchanged_and_its_view_fills_as_a_later_cell_writes(ip, magics):
     with capture_output() as shown:
         insp = ip.run_line_magic("decoy", "inspect")
-    took = time.monotonic() - began
     assert isinstance(insp, Inspector) and insp.running and insp is magics.inspector
     assert magics.sandbox is not None and insp.upstream == magics.sandbox.url  # no argument: the embedded sandbox
-    assert took < 15, "the magic returns; the proxy runs on its own thread"
+    # the magic returned (how soon: bench/responsive.py) with no exchange yet: the proxy runs on
+    # its own thread, and the view fills as a later cell writes
     assert any(insp.url in str(o.data) for o in shown.outputs)  # the URL to give the agent
     (panel,) = shown_widgets(shown)
     assert isinstance(panel, FlowsPanel) and panel.flows.source is insp

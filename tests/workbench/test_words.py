@@ -125,7 +125,9 @@ def test_a_shell_read_waits_for_rows_on_their_way_no_longer_than_its_deadline(pa
     code, _, err = cli(capsys, "topics", "--profile", paired)
     took = time.monotonic() - started
     lines = err.splitlines()
-    assert code == 0 and 0.9 <= took < 20, took
+    # the spec's deadline for a waiting read (90 s; 1 s here): not before it, and ended by it, with
+    # slack for two busy cores (the CLI's start-up and reads fall in the same clock)
+    assert code == 0 and 0.9 <= took < 1 + 19, took
     assert re.fullmatch(
         r"waiting for \d+ rows \(memories, topics, links\) on their way from the owner's phone, "
         r"which has not shared their keys with this connection yet \(at most 1 s; --no-wait reads "
