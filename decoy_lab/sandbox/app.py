@@ -22,8 +22,10 @@ from decoy_lab.sandbox.phone import seed as seed_mod
 from decoy_lab.sandbox.phone.owner import Owner
 from decoy_lab.sandbox.routes import (
     accounts,
+    acctdecoy,
     acctfields,
     acctsurface,
+    addresses,
     authorize,
     credential,
     decoys,
@@ -37,6 +39,7 @@ from decoy_lab.sandbox.routes import (
     sync,
     token_admin,
     unlock,
+    vaultkey,
 )
 from decoy_lab.sandbox.stores.db import Store
 
@@ -125,8 +128,11 @@ def create_app(
             *accounts.routes,
             *credential.routes,
             *acctfields.routes,
+            *acctdecoy.routes,
             *acctsurface.routes,
+            *addresses.routes,  # before decoys: `generate-email` is not a decoy id
             *decoys.routes,
+            *vaultkey.routes,
             *unlock.routes,
             *spaces.routes,
             *sync.routes,

@@ -14,4 +14,5 @@ One module per concern, each importing only those above it (and stores/, `sandbo
     acctaccess.py   the account family's scope and permission gates, and a creator's own rights
     acctbodies.py   request bodies of the account family, checked on what the server sees
     acctshapes.py   an account and a decoy as one connection may see them
+    listing.py      a list's query: limit, cursor, order, sort_by, the plain filters
 """

@@ -17,6 +17,13 @@ sends on without asking. Deleting it still needs `account.delete`" — `created`
 account, never for `account.delete`. A `domain` selection names no account the sandbox can match
 (it covers none); `acctmem.*` rows cover no account details ("An account's details do not bring
 its email or its memories").
+
+A Personal Alias is, in the sandbox, an address with no account of its own (`account_id` null),
+made on the owner's surface; an account may link one (`accounts.decoy_id`). It is reached by
+`alias.*` rows with no selection or `everything` (a `namespace_id` selection names a namespace the
+sandbox does not have, so it covers none): "`alias.edit` for a Personal Alias address", "Burning a
+Personal Alias address … needs `alias.burn`". An account's own Decoy email is never burned on its
+own: "it goes only with its account (`403 ACCOUNT_EMAIL_GOES_WITH_ACCOUNT`…)", a code with no ask.
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ from typing import Any
 
 from decoy_lab.sandbox.checks import grants, grantstore
 from decoy_lab.sandbox.checks.bearer import Agent
-from decoy_lab.sandbox.core import HTTPProblem
+from decoy_lab.sandbox.checks.bodies import uuid_text
+from decoy_lab.sandbox.core import HTTPProblem, bad_request
 from decoy_lab.sandbox.stores import acctstore as acs
 
 #: what creating an account stands in for on the account it made ("reads, edits and sends on")
@@ -141,16 +149,47 @@ def account_or_404(con: sqlite3.Connection, account_id: str) -> sqlite3.Row:
     return row
 
 
+def is_alias(decoy: sqlite3.Row) -> bool:
+    """A Personal Alias: an address with no account of its own."""
+    return decoy["account_id"] is None
+
+
+def holds_alias(agent: Agent, permission: str) -> bool:
+    """`permission` (alias.read / alias.edit / alias.burn) on every Personal Alias."""
+    return any("everything" in r.permissions or (permission in r.permissions and not r.sel) for r in agent.rows)
+
+
 def decoy_permission(decoy: sqlite3.Row) -> str:
-    """What changing an address needs: "`acctmail.edit` on the account whose address this is"."""
-    return "acctmail.edit"
+    """What changing an address needs: "`acctmail.edit` on the account whose address this is, or
+    `alias.edit` on every Personal Alias for a Personal Alias row"."""
+    return "alias.edit" if is_alias(decoy) else "acctmail.edit"
 
 
 def may_edit_decoy(agent: Agent, decoy: sqlite3.Row, account: sqlite3.Row | None) -> bool:
     """ "Nothing when this connection created the decoy: it edits what it created." """
     if created(agent, decoy) or (account is not None and created(agent, account)):
         return True
-    return decoy["account_id"] is not None and holds(agent, "acctmail.edit", decoy["account_id"])
+    if is_alias(decoy):
+        return holds_alias(agent, "alias.edit")
+    return holds(agent, "acctmail.edit", decoy["account_id"])
+
+
+def may_burn_decoy(agent: Agent, decoy: sqlite3.Row) -> bool:
+    """A Personal Alias with `alias.burn` ("Deleting it still needs … `alias.burn`"); an account's
+    own Decoy email never on its own."""
+    return is_alias(decoy) and holds_alias(agent, "alias.burn")
+
+
+def goes_with_account() -> HTTPProblem:
+    """ "An account's own Decoy email is never burned, replaced or rotated by an agent: it goes only
+    with its account" — nothing to ask for (`can_request: false`)."""
+    return HTTPProblem(
+        403,
+        "ACCOUNT_EMAIL_GOES_WITH_ACCOUNT",
+        "An account's Decoy email goes only with its account: delete the account (account.delete) instead.",
+        can_request=False,
+        recovery="delete_account",
+    )
 
 
 def may_read_decoy(agent: Agent, decoy: sqlite3.Row, account: sqlite3.Row | None) -> bool:
@@ -159,6 +198,8 @@ def may_read_decoy(agent: Agent, decoy: sqlite3.Row, account: sqlite3.Row | None
     address")."""
     if may_edit_decoy(agent, decoy, account):
         return True
+    if is_alias(decoy):
+        return holds_alias(agent, "alias.read")
     aid = decoy["account_id"]
     return aid is not None and any(
         holds(agent, p, aid) for p in ("acctmail.read", "account.read", "account.edit", "account.delete")
@@ -170,4 +211,62 @@ def refuse_decoy(
 ) -> HTTPProblem:
     """The refusal for an address: the permission on its account (`acctmail.edit` to change it)."""
     selection: dict[str, Any] | None = {"account_id": decoy["account_id"]} if decoy["account_id"] else None
+    if is_alias(decoy) and permission is not None and permission.startswith("acctmail."):
+        permission = "alias." + permission.split(".", 1)[1]  # the same ask, for a Personal Alias
     return grantstore.refusal(con, agent.token_id, now, permission or decoy_permission(decoy), selection)
+
+
+def link_decoy(con: sqlite3.Connection, agent: Agent, now: float, decoy_id: Any) -> sqlite3.Row:
+    """An existing active address to link to an account: "needs `acctmail.edit` or `alias.edit` on
+    that address". Another account's own Decoy email is never moved (409 DECOY_ALREADY_LINKED)."""
+    decoy = acs.get_decoy(con, uuid_text(decoy_id, "decoy_id"))
+    if decoy is None:
+        raise HTTPProblem(404, "NOT_FOUND", f"no decoy {decoy_id!r}")
+    if decoy["account_id"] and acs.get_account(con, decoy["account_id"]) is not None:
+        raise HTTPProblem(409, "DECOY_ALREADY_LINKED", "this address is another account's Decoy email")
+    if decoy["status"] != "active":
+        raise bad_request("DECOY_NOT_ACTIVE", "link an active address (this one is paused)", "decoy_id")
+    if not may_edit_decoy(agent, decoy, None):
+        raise refuse_decoy(con, agent, now, decoy)
+    return decoy
+
+
+#: "One connection creates at most 40 addresses in 10 minutes and 200 in 24 hours."
+ADDRESS_LIMITS = ((600.0, 40), (86400.0, 200))
+
+
+def limited(times: list[float], now: float, limits: tuple[tuple[float, int], ...]) -> int | None:
+    """Seconds until one more is allowed, or None when it is allowed now (`times` oldest first)."""
+    waits = [int(times[-n] + window - now) + 1 for window, n in limits if len(times) >= n and now - times[-n] < window]
+    return max(waits) if waits else None
+
+
+def need_address_room(con: sqlite3.Connection, agent: Agent, now: float) -> None:
+    """429 RATE_LIMITED past the address limit; every address this connection mints counts
+    (a create, a protect, a replacement)."""
+    wait = limited(acs.decoys_created_since(con, agent.token_id, now - 86400.0), now, ADDRESS_LIMITS)
+    if wait is not None:
+        raise HTTPProblem(
+            429, "RATE_LIMITED", "this connection created its limit of addresses", retry_after_seconds=wait
+        )
+
+
+def need_vault_key(con: sqlite3.Connection, agent: Agent, now: float) -> None:
+    """A vault-key surface: "a connection that holds the **vault key** …, which it holds only while it
+    holds `everything`. Any other agent gets `403 VAULT_KEY_REQUIRED` by design; a connection whose
+    `everything` ended by its time limit gets `403 GRANT_EXPIRED` with `recovery: request_access`.\""""
+    if has_everything(agent):
+        return
+    if any("everything" in r.permissions for r in grantstore.ended_rows(con, agent.token_id, now)):
+        raise grantstore.insufficient(
+            "everything",
+            code="GRANT_EXPIRED",
+            message="The vault key went with `everything`, which ended. Send permission_request to ask again.",
+        )
+    raise HTTPProblem(
+        403,
+        "VAULT_KEY_REQUIRED",
+        "This is for the owner's own surfaces that hold the vault key (held only with `everything`).",
+        required_permission="everything",
+        can_request=False,
+    )

@@ -157,3 +157,19 @@ def sealed_to(value: Any, field: str, *, code: str, too_large: str, cap: int = M
 def wrapped_len(data: bytes) -> int:
     """The wrapped key's length in a headerless envelope (its first two bytes, big-endian)."""
     return int.from_bytes(data[:2], "big")
+
+
+def flags(body: dict[str, Any]) -> dict[str, Any]:
+    """The plain metadata an account write may carry: agent_label, has_password, two_factor_enabled."""
+    out: dict[str, Any] = {}
+    if "agent_label" in body:
+        label = body["agent_label"]
+        if label is not None and (not isinstance(label, str) or len(label) > 200):
+            raise bad_request("INVALID_REQUEST", "agent_label is text of at most 200 characters", "agent_label")
+        out["agent_label"] = label
+    for k in ("has_password", "two_factor_enabled"):
+        if k in body:
+            if not isinstance(body[k], bool):
+                raise bad_request("INVALID_REQUEST", f"{k} is true or false", k)
+            out[k] = int(body[k])
+    return out

@@ -25,6 +25,7 @@ from decoy_lab.sandbox.stores import acctstore as acs
 
 PREPARING = 15 * 60.0  # "The state is `preparing` for the first 15 minutes, then `waiting`."
 ASKING = 7 * 86400.0  # "… then once a day, for 7 days"
+EDIT_TTL = 7 * 86400.0  # "An edit no device applied within 7 days is `expired`."
 
 
 def account_json(con: sqlite3.Connection, account: sqlite3.Row, agent: Agent) -> dict[str, Any]:
@@ -68,8 +69,8 @@ def decoy_json(con: sqlite3.Connection, decoy: sqlite3.Row, agent: Agent, now: f
     seal = acs.decoy_seal(con, decoy["id"], agent.token_id)
     if seal is not None and seal["recipient_key"] == agent.public_key:
         out["metadata_seal"] = seal["sealed_envelope"]
-    elif decoy["details_mode"] == "vault":
-        out["metadata_seal"] = None  # the details are `encrypted_data`, for the vault key
+    elif decoy["details_mode"] == "vault" and access.has_everything(agent):
+        out["metadata_seal"] = None  # the details are `encrypted_data`, and this connection holds the vault key
     else:
         out["metadata_seal"] = None
         out.update(seal_state(decoy["updated_at"], now))
@@ -84,3 +85,15 @@ def seal_state(since: float, now: float) -> dict[str, str]:
     if age < ASKING:
         return {"metadata_seal_state": "waiting", "metadata_seal_code": "waiting_for_owner_device"}
     return {"metadata_seal_state": "waiting", "metadata_seal_code": "not_shared_asking_stopped"}
+
+
+def edit_json(edit: sqlite3.Row, now: float) -> dict[str, Any]:
+    """A queued decoy edit's status: "`pending` …, `applied` (with `applied_rev` …), `rejected` (with
+    `reject_reason` …) or `expired` (no device applied it within 7 days)"."""
+    status = "expired" if edit["status"] == "pending" and now - edit["created_at"] > EDIT_TTL else edit["status"]
+    out: dict[str, Any] = {"edit_id": edit["id"], "decoy_id": edit["decoy_id"], "status": status}
+    if status == "applied":
+        out["applied_rev"] = edit["applied_rev"]
+    if status == "rejected":
+        out["reject_reason"] = edit["reject_reason"]
+    return {**out, "created_at": iso(edit["created_at"]), "resolved_at": iso(edit["resolved_at"])}

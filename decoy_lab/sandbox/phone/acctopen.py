@@ -21,6 +21,7 @@ credential and its fields, readable or not and why.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import sqlite3
@@ -44,6 +45,19 @@ def vault_key(state: SandboxState) -> bytes:
         key = secrets.token_bytes(wire.KEY_LEN)
         con.execute("INSERT INTO sandbox_meta (key, value) VALUES ('vault_key', ?)", (wire.b64encode(key),))
         return key
+
+
+def recorded_fp(state: SandboxState) -> str | None:
+    """The fingerprint recorded for the owner's vault key — "first 8 bytes of SHA-256 of the raw
+    vault key, lowercase hex" — recorded by the phone when it made the key (its first key), so
+    None until the vault key exists."""
+    with state.store.tx() as con:
+        row = con.execute("SELECT value FROM sandbox_meta WHERE key='vault_key'").fetchone()
+    return None if row is None else key_fp(wire.b64decode(row[0], field="vault_key"))
+
+
+def key_fp(key: bytes) -> str:
+    return hashlib.sha256(key).digest()[:8].hex()
 
 
 def _why(exc: Exception) -> str:

@@ -28,7 +28,9 @@ from typing import Any
 
 from decoy_lab.recipes import sealing
 from decoy_lab.sandbox.checks import acctaccess as access
+from decoy_lab.sandbox.checks.acctshapes import EDIT_TTL
 from decoy_lab.sandbox.checks.bearer import Agent, live_agents
+from decoy_lab.sandbox.checks.grants import new_id
 from decoy_lab.sandbox.core import HTTPProblem, SandboxState
 from decoy_lab.sandbox.phone import acctopen
 from decoy_lab.sandbox.stores import acctstore as acs
@@ -38,7 +40,6 @@ EDIT_KEYS = ("serviceName", "avatarUrl")  # "The supported keys are `serviceName
 AVATAR_RE = re.compile(r"^/decoy-variant-[a-z0-9-]+\.png$")
 BAD_CHARS = re.compile("[\x00-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 UNLOCK_TTL = 5 * 60.0  # a request "expired (no answer within 5 minutes of the request)"
-EDIT_TTL = 7 * 86400.0  # "An edit no device applied within 7 days is `expired`."
 
 
 def secrets_of(state: SandboxState, con: sqlite3.Connection, account: sqlite3.Row) -> dict[str, Any]:
@@ -180,6 +181,30 @@ def seal_details(state: SandboxState, decoy: sqlite3.Row, public_key: str) -> st
     return wire.b64encode(sealing.seal_envelope(sealing.json_bytes(details_of(state, decoy)), public_key, owner=False))
 
 
+def wrapped_vault_key(state: SandboxState, public_key: str) -> str:
+    """What the phone delivers to an `everything` connection: the vault key wrapped to its key."""
+    return wire.b64encode(sealing.wrap_to_agent(acctopen.vault_key(state), public_key))
+
+
+def recipients(con: sqlite3.Connection, decoy: sqlite3.Row, now: float, *, but: str | None = None) -> list[Agent]:
+    """The connections that may read this address's metadata, each with a key to seal it to."""
+    account = acs.get_account(con, decoy["account_id"]) if decoy["account_id"] else None
+    return [
+        a
+        for a in live_agents(con, now)
+        if a.public_key and a.token_id != but and access.may_read_decoy(a, decoy, account)
+    ]
+
+
+def seal_to_owner(state: SandboxState, details: dict[str, Any]) -> str:
+    """Details the server was given (or knows) sealed to the owner's key — "Absent it, the server
+    RSA-seals (iOS-only readable)"."""
+    pk = state.owner.public_key_b64
+    if not pk:
+        raise HTTPProblem(400, "NO_USER_PUBLIC_KEY", "the owner has no public key on file")
+    return wire.b64encode(sealing.seal_envelope(sealing.json_bytes(details), pk, owner=False))
+
+
 def _patch_problem(patch: Any) -> str | None:
     if not isinstance(patch, dict) or patch.get("v") != 1:
         return "patch_invalid"
@@ -284,9 +309,95 @@ def pending_unlocks(state: SandboxState) -> list[dict[str, Any]]:
                 "connection": names.get(u["token_id"]),
                 "kind": u["kind"],
                 "target_id": u["target_id"],
+                "account": account_name(state, acs.get_account(con, u["target_id"])),
                 "datatypes": json.loads(u["datatypes"]),
                 "reason": u["reason"],
             }
             for u in acs.pending_unlocks(con)
             if status_of(u, now) == "pending"
         ]
+
+
+def account_name(state: SandboxState, account: sqlite3.Row | None) -> str | None:
+    """The account's name as the owner's app shows it: from its record, else its plain name."""
+    if account is None:
+        return None
+    record, _ = acctopen.open_record(state, account["encrypted_data"], account["blob_mode"])
+    name = record.get("name") if isinstance(record, dict) else None
+    return name if isinstance(name, str) and name else account["service_name"]
+
+
+# ── queued edits, one at a time (the owner's own app, as the panel drives it) ──────────────
+
+
+def queued_edits(state: SandboxState) -> list[dict[str, Any]]:
+    """The edits keyless connections queued, oldest first, each with what the phone opens of it."""
+    now = state.now()
+    with state.store.tx() as con:
+        names = {r["token_id"]: r["name"] for r in con.execute("SELECT token_id, name FROM connections")}
+        out = []
+        for e in acs.pending_edits(con):
+            if now - e["created_at"] > EDIT_TTL:
+                continue
+            patch, why = acctopen.open_sealed(state, e["sealed_patch"], "sealed_patch")
+            decoy = acs.get_decoy(con, e["decoy_id"])
+            details = details_of(state, decoy) if decoy is not None else None
+            out.append(
+                {
+                    "id": e["id"],
+                    "decoy_id": e["decoy_id"],
+                    "account_id": e["account_id"],
+                    "token_id": e["token_id"],
+                    "connection": names.get(e["token_id"]),
+                    "email": decoy["email"] if decoy is not None else None,
+                    "current_name": (details or {}).get("serviceName"),
+                    "patch": patch if why is None else None,
+                    "problem": why if why is not None else _patch_problem(patch),
+                }
+            )
+        return out
+
+
+def decide_edit(state: SandboxState, edit_id: str, *, apply: bool, reason: str = "patch_invalid") -> dict[str, Any]:
+    """The owner applies one queued edit (the phone opens, checks and re-seals it) or rejects it."""
+    now = state.now()
+    with state.store.tx() as con:
+        edit = acs.get_edit(con, edit_id)
+        if edit is None:
+            raise HTTPProblem(404, "EDIT_NOT_FOUND", f"no decoy edit {edit_id!r}")
+        if edit["status"] != "pending":
+            refusal = HTTPProblem(409, "ALREADY_RESOLVED", f"this edit is {edit['status']}")
+            refusal.extra["status"] = edit["status"]  # a name the constructor takes itself
+            raise refusal
+        if apply:
+            status = apply_edit(state, con, edit, now)
+        else:
+            acs.update_edit(con, edit_id, status="rejected", reject_reason=reason, resolved_at=now)
+            status = "rejected"
+        done = acs.get_edit(con, edit_id)
+        assert done is not None
+        return {
+            "id": edit_id,
+            "status": status,
+            "applied_rev": done["applied_rev"],
+            "reject_reason": done["reject_reason"],
+        }
+
+
+def make_alias(state: SandboxState, name: str) -> dict[str, Any]:
+    """A Personal Alias on the owner's surface: an address with no account of its own, its details
+    sealed to the owner's key (the sandbox has no namespaces)."""
+    now = state.now()
+    record = {"serviceName": name, "serviceURL": None, "avatarUrl": None}
+    with state.store.tx() as con:
+        decoy_id, email = new_id(), acs.new_address(con)
+        acs.insert_decoy(
+            con,
+            id=decoy_id,
+            email=email,
+            details_mode="sealed",
+            sealed_details=seal_to_owner(state, record),
+            created_at=now,
+            updated_at=now,
+        )
+    return {"id": decoy_id, "email": email, "name": name}

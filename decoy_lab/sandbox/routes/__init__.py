@@ -10,7 +10,10 @@ joins them into one Starlette app:
     accounts.py     the accounts: list, create, read, update, delete, the account key
     credential.py   an account's saved password: set, status, the full-access read
     acctfields.py   an account's secret fields and who they are wrapped to
+    acctdecoy.py    an account's Decoy email: protect (link or mint), burn-decoy
     decoys.py       Decoy addresses: create with their account, read, update, queued edits
+    addresses.py    Decoy addresses as a set: list, preview, burn, pause, stats, notifications
+    vaultkey.py     the vault-key surfaces: the wrapped key, metadata recipients, the edit queue
     unlock.py       `POST /api/agent/unlock` and its poll and withdrawal
     memories.py     the memory read routes
     memwrites.py    the memory write routes

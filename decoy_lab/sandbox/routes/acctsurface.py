@@ -7,6 +7,10 @@ under a loopback name; a change is `application/json` or carries this run's toke
   for unlock reads, field keys, decoy names, queued decoy edits. Its report.
 - `GET /_sandbox/unlocks`: the unlock requests waiting on the owner's Lock Screen.
 - `POST /_sandbox/unlocks/approve` and `/deny` (`{"id"}`): the owner's Allow / Don't Allow.
+- `GET /_sandbox/edits`: the decoy edits waiting on the owner's devices, each as the phone opens it.
+- `POST /_sandbox/edits/apply` and `/reject` (`{"id"}`, `{"id", "reason"}`): the owner's app applies
+  one queued edit now (opens, checks, re-seals) or rejects it with one of 001's codes.
+- `POST /_sandbox/aliases` (`{"name"}`): a Personal Alias — an address with no account of its own.
 
 The owner's-eye check of accounts, credentials and fields is `GET /_sandbox/app-view?account=`.
 """
@@ -21,16 +25,23 @@ from decoy_lab.sandbox.checks.guard import check_owner
 from decoy_lab.sandbox.core import HTTPProblem, json_object, state_of
 from decoy_lab.sandbox.phone import keeper
 
+#: "`reason` is one of a fixed set of codes, never free text"
+REJECT_REASONS = ("patch_unopenable", "patch_invalid", "no_supported_keys", "decoy_unreadable", "decoy_not_found")
 
-async def _id(request: Request) -> str:
+
+async def _body(request: Request) -> dict:
     check_owner(request, changes=False)
     check_owner(request, changes=True)
     raw = await request.body()
-    body = json_object(raw) if raw.strip() else {}
-    unlock_id = body.get("id") or body.get("request_id")
-    if not isinstance(unlock_id, str) or not unlock_id:
-        raise HTTPProblem(400, "INVALID_REFERENCE", 'name the unlock request: {"id": …}')
-    return unlock_id
+    return json_object(raw) if raw.strip() else {}
+
+
+async def _id(request: Request, what: str = "unlock request") -> str:
+    body = await _body(request)
+    named = body.get("id") or body.get("request_id") or body.get("edit_id")
+    if not isinstance(named, str) or not named:
+        raise HTTPProblem(400, "INVALID_REFERENCE", f'name the {what}: {{"id": …}}')
+    return named
 
 
 async def keep(request: Request) -> JSONResponse:
@@ -52,9 +63,38 @@ async def deny_unlock(request: Request) -> JSONResponse:
     return JSONResponse(keeper.decide_unlock(state_of(request), await _id(request), allow=False))
 
 
+async def edits(request: Request) -> JSONResponse:
+    check_owner(request, changes=False)
+    return JSONResponse({"edits": keeper.queued_edits(state_of(request))})
+
+
+async def apply_edit(request: Request) -> JSONResponse:
+    return JSONResponse(keeper.decide_edit(state_of(request), await _id(request, "decoy edit"), apply=True))
+
+
+async def reject_edit(request: Request) -> JSONResponse:
+    body = await _body(request)
+    reason = body.get("reason", "patch_invalid")
+    if reason not in REJECT_REASONS or not isinstance(body.get("id"), str):
+        raise HTTPProblem(400, "INVALID_REQUEST", f'{{"id", "reason"}}, reason one of {", ".join(REJECT_REASONS)}')
+    return JSONResponse(keeper.decide_edit(state_of(request), body["id"], apply=False, reason=reason))
+
+
+async def alias(request: Request) -> JSONResponse:
+    body = await _body(request)
+    name = body.get("name")
+    if not isinstance(name, str) or not name.strip() or len(name) > 200:
+        raise HTTPProblem(400, "INVALID_REQUEST", '{"name": …}, 1 to 200 characters')
+    return JSONResponse(keeper.make_alias(state_of(request), name.strip()), status_code=201)
+
+
 routes = [
     Route("/_sandbox/keep", keep, methods=["POST"]),
     Route("/_sandbox/unlocks", unlocks, methods=["GET"]),
     Route("/_sandbox/unlocks/approve", approve_unlock, methods=["POST"]),
     Route("/_sandbox/unlocks/deny", deny_unlock, methods=["POST"]),
+    Route("/_sandbox/edits", edits, methods=["GET"]),
+    Route("/_sandbox/edits/apply", apply_edit, methods=["POST"]),
+    Route("/_sandbox/edits/reject", reject_edit, methods=["POST"]),
+    Route("/_sandbox/aliases", alias, methods=["POST"]),
 ]

@@ -23,7 +23,7 @@ always read it; any other agent needs `decoy.read` and `acctmail.edit` on the de
 
 from __future__ import annotations
 
-import secrets
+import re
 import sqlite3
 from typing import Any
 
@@ -33,29 +33,19 @@ from starlette.routing import Route
 
 from decoy_lab.sandbox.checks import acctaccess as access
 from decoy_lab.sandbox.checks.acctbodies import expected_rev, sealed_record, sealed_to, wrapped_len
-from decoy_lab.sandbox.checks.acctshapes import decoy_json
+from decoy_lab.sandbox.checks.acctshapes import decoy_json, edit_json
 from decoy_lab.sandbox.checks.bearer import Agent, agent_from_request
 from decoy_lab.sandbox.checks.bodies import rsa_bytes, uuid_text, vault_blob
 from decoy_lab.sandbox.checks.faults import faulty
 from decoy_lab.sandbox.checks.grants import new_id
-from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, json_body, json_object, state_of
-from decoy_lab.sandbox.phone import keeper
+from decoy_lab.sandbox.core import HTTPProblem, SandboxState, bad_request, json_body, json_object, state_of
+from decoy_lab.sandbox.phone import acctopen, keeper
 from decoy_lab.sandbox.stores import acctstore as acs
 
-WORDS = ("another", "quiet", "amber", "harbor", "maple", "orbit", "cedar", "lumen", "pebble", "tundra")
-LIMITS = ((600.0, 40), (86400.0, 200))  # "40 addresses in 10 minutes and 200 in 24 hours"
 EDITS_PER_MINUTE, PENDING_PER_CONNECTION, PENDING_PER_USER = 10, 20, 100
-
-
-def _address() -> str:
-    """ "the server generates a privacy-safe address (e.g. `another.alias.demo@decoys.me`)" """
-    return f"{secrets.choice(WORDS)}.{secrets.choice(WORDS)}.{secrets.token_hex(3)}@decoys.me"
-
-
-def _limited(times: list[float], now: float, limits: tuple[tuple[float, int], ...]) -> int | None:
-    """Seconds until one more is allowed, or None when it is allowed now."""
-    waits = [int(times[-n] + window - now) + 1 for window, n in limits if len(times) >= n and now - times[-n] < window]
-    return max(waits) if waits else None
+VAULT_ONLY = ("resolves_edit_id", "metadata_seals", "vault_key_fp")  # "Vault-key surfaces only"
+FP_RE = re.compile(r"[0-9a-f]{16}")
+MAX_SEALS = 200  # metadata_seals: "maxItems: 200"
 
 
 def _metadata_seal(body: dict[str, Any], agent: Agent) -> str:
@@ -140,11 +130,7 @@ async def create_decoy(request: Request) -> JSONResponse:
         label = body.get("label")
         if label is not None and (not isinstance(label, str) or len(label) > 200):
             raise bad_request("INVALID_REQUEST", "label is text of at most 200 characters", "label")
-        wait = _limited(acs.decoys_created_since(con, agent.token_id, now - 86400.0), now, LIMITS)
-        if wait is not None:
-            raise HTTPProblem(
-                429, "RATE_LIMITED", "this connection created its limit of addresses", retry_after_seconds=wait
-            )
+        access.need_address_room(con, agent, now)
         # "Optional client-sealed VAULT account record", and for a keyless agent the owner's key:
         # "Seal the record to this key (SealedBlob **ENVELOPE** mode …) and send it as
         # `account_encrypted_data`": either mode, kept with its mode so the phone opens it.
@@ -167,7 +153,7 @@ async def create_decoy(request: Request) -> JSONResponse:
             con,
             id=decoy_id,
             account_id=account_id,
-            email=_address(),
+            email=acs.new_address(con),
             label=label,
             forward_enabled=int(body.get("forward_enabled") is True),
             created_by_token_id=agent.token_id,
@@ -212,6 +198,57 @@ async def get_decoy(request: Request) -> JSONResponse:
         return JSONResponse(decoy_json(con, decoy, agent, now))
 
 
+def _vault_fp(state: SandboxState, body: dict[str, Any]) -> None:
+    """ "Compared with the account's recorded fingerprint before anything is written, never
+    recorded: 409 `VAULT_KEY_DRIFT` if they differ, 409 `VAULT_KEY_UNRECORDED` if the account has none.\""""
+    fp = body["vault_key_fp"]
+    if not isinstance(fp, str) or not FP_RE.fullmatch(fp):
+        raise bad_request("INVALID_REQUEST", "vault_key_fp is 16 lowercase hex characters", "vault_key_fp")
+    recorded = acctopen.recorded_fp(state)
+    if recorded is None:
+        raise HTTPProblem(409, "VAULT_KEY_UNRECORDED", "the account has no recorded vault-key fingerprint to check")
+    if fp != recorded:
+        raise HTTPProblem(409, "VAULT_KEY_DRIFT", "vault_key_fp is not the account's recorded fingerprint")
+
+
+def _resolving(con: sqlite3.Connection, decoy: sqlite3.Row, edit_id: Any, now: float) -> sqlite3.Row:
+    edit = acs.get_edit(con, edit_id) if isinstance(edit_id, str) else None
+    if edit is None or edit["decoy_id"] != decoy["id"]:
+        raise HTTPProblem(404, "EDIT_NOT_FOUND", "resolves_edit_id is not an edit of this decoy")
+    status = edit_json(edit, now)["status"]
+    if status != "pending":
+        msg = f"the edit is already {status}: nothing was written"
+        raise HTTPProblem(
+            409, "EDIT_ALREADY_RESOLVED", msg, error={"code": "EDIT_ALREADY_RESOLVED", "message": msg, "status": status}
+        )
+    return edit
+
+
+def _new_seals(con: sqlite3.Connection, decoy: sqlite3.Row, seals: Any, now: float) -> dict[str, tuple[str, str]]:
+    """`metadata_seals` on a vault-key write: token id → (envelope, the recipient's key). "A seal for a
+    connection that is not a recipient at write time is dropped.\""""
+    if not isinstance(seals, list) or len(seals) > MAX_SEALS or not all(isinstance(x, dict) for x in seals):
+        raise bad_request(
+            "INVALID_METADATA_SEALS", f"metadata_seals is at most {MAX_SEALS} {{token_id, sealed_envelope}}"
+        )
+    readers = {a.token_id: a.public_key for a in keeper.recipients(con, decoy, now)}
+    out: dict[str, tuple[str, str]] = {}
+    for i, seal in enumerate(seals):
+        data = sealed_to(
+            seal.get("sealed_envelope"),
+            f"metadata_seals[{i}].sealed_envelope",
+            code="INVALID_METADATA_SEALS",
+            too_large="METADATA_SEAL_TOO_LARGE",
+        )
+        key = readers.get(seal.get("token_id"))
+        if key is None:
+            continue
+        if wrapped_len(data) != rsa_bytes(key):
+            raise bad_request("INVALID_METADATA_SEALS", f"metadata_seals[{i}] is not sealed to that recipient's key")
+        out[seal["token_id"]] = (seal["sealed_envelope"], key)
+    return out
+
+
 async def update_decoy(request: Request) -> JSONResponse:
     state = state_of(request)
     raw = await request.body()
@@ -232,6 +269,14 @@ async def update_decoy(request: Request) -> JSONResponse:
                 "the name and avatar are sealed: re-seal encrypted_data, or queue POST …/edits without the vault key",
                 plain[0],
             )
+        if any(body.get(k) is not None for k in VAULT_ONLY):
+            access.need_vault_key(con, agent, now)  # "Without the vault key: 403 `VAULT_KEY_REQUIRED`"
+        if body.get("encrypted_data") is None and any(body.get(k) is not None for k in VAULT_ONLY[:2]):
+            raise bad_request("ENCRYPTED_DATA_REQUIRED", "resolves_edit_id and metadata_seals go with encrypted_data")
+        if body.get("vault_key_fp") is not None:
+            _vault_fp(state, body)
+            if not any(k in body for k in ("encrypted_data", "label", "status")):  # "only this check"
+                return JSONResponse({"decoy_id": decoy["id"], "vault_key_fp_verified": True})
         values: dict[str, Any] = {}
         if body.get("encrypted_data") is not None:
             values.update(encrypted_data=vault_blob(body["encrypted_data"], "encrypted_data"), details_mode="vault")
@@ -247,10 +292,25 @@ async def update_decoy(request: Request) -> JSONResponse:
             msg = f"the decoy changed since it was read (rev {decoy['rev']} now)"
             err = {"code": "REV_CONFLICT", "message": msg, "current_rev": decoy["rev"]}
             raise HTTPProblem(409, "REV_CONFLICT", msg, current_rev=decoy["rev"], error=err)
+        edit = _resolving(con, decoy, body["resolves_edit_id"], now) if body.get("resolves_edit_id") else None
+        seals = _new_seals(con, decoy, body["metadata_seals"], now) if body.get("metadata_seals") is not None else None
         acs.update_decoy(con, decoy["id"], updated_at=now, **values)
+        out: dict[str, Any] = {"decoy_id": decoy["id"], "updated": True, "rev": values.get("rev", decoy["rev"])}
         if "encrypted_data" in values:
-            acs.drop_decoy_seals(con, decoy["id"])  # a copy is served only for the details it was made for
-    return JSONResponse({"decoy_id": decoy["id"], "updated": True, "rev": values.get("rev", decoy["rev"])})
+            # "every write of `encrypted_data` … empties, in the same step, the copy of each connection it carries no seal for"
+            acs.drop_decoy_seals(con, decoy["id"], keep=())
+            for token_id, (envelope, key) in (seals or {}).items():
+                acs.put_decoy_seal(con, decoy["id"], token_id, envelope, key, now)
+            if any(a.token_id not in (seals or {}) for a in keeper.recipients(con, decoy, now)):
+                keeper.ask(state, now)  # "the owner's phone is asked with a silent push"
+        if seals is not None:
+            out["metadata_seals_stored"] = len(seals)
+        if edit is not None:
+            acs.update_edit(con, edit["id"], status="applied", applied_rev=out["rev"], resolved_at=now)
+            out["resolved_edit"] = {"edit_id": edit["id"], "status": "applied", "applied_rev": out["rev"]}
+        if body.get("vault_key_fp") is not None:
+            out["vault_key_fp_verified"] = True
+    return JSONResponse(out)
 
 
 async def queue_edit(request: Request) -> JSONResponse:
@@ -272,7 +332,7 @@ async def queue_edit(request: Request) -> JSONResponse:
             too_large="SEALED_PATCH_TOO_LARGE",
             cap=8192,
         )
-        wait = _limited(acs.edits_since(con, agent.token_id, now - 60.0), now, ((60.0, EDITS_PER_MINUTE),))
+        wait = access.limited(acs.edits_since(con, agent.token_id, now - 60.0), now, ((60.0, EDITS_PER_MINUTE),))
         if wait is not None:
             raise HTTPProblem(429, "RATE_LIMITED", "10 edits a minute from one connection", retry_after_seconds=wait)
         if (
@@ -309,21 +369,13 @@ async def edit_status(request: Request) -> JSONResponse:
             decoy, account = _decoy(con, request)
             if not access.may_edit_decoy(agent, decoy, account):
                 raise access.refuse_decoy(con, agent, now, decoy)
-        status = (
-            "expired" if edit["status"] == "pending" and now - edit["created_at"] > keeper.EDIT_TTL else edit["status"]
-        )
-    out: dict[str, Any] = {"edit_id": edit["id"], "decoy_id": edit["decoy_id"], "status": status}
-    if status == "applied":
-        out["applied_rev"] = edit["applied_rev"]
-    if status == "rejected":
-        out["reject_reason"] = edit["reject_reason"]
-    return JSONResponse({**out, "created_at": iso(edit["created_at"]), "resolved_at": iso(edit["resolved_at"])})
+    return JSONResponse(edit_json(edit, now))
 
 
 routes = [
     Route("/api/agent/decoys", faulty(create_decoy), methods=["POST"]),
     Route("/api/agent/decoys/{decoy_id}", get_decoy, methods=["GET"]),
     Route("/api/agent/decoys/{decoy_id}", update_decoy, methods=["PATCH"]),
-    Route("/api/agent/decoys/{decoy_id}/edits", queue_edit, methods=["POST"]),
+    Route("/api/agent/decoys/{decoy_id}/edits", faulty(queue_edit), methods=["POST"]),
     Route("/api/agent/decoys/{decoy_id}/edits/{edit_id}", edit_status, methods=["GET"]),
 ]

@@ -16,6 +16,8 @@ Tables (created by db.Store with the connection side's SCHEMA and the memory sid
 - `decoy_seals`     the decoy's details sealed to one connection (`metadata_seal`).
 - `decoy_edits`     a sealed patch queued for the owner's devices, and what became of it.
 - `unlocks`         one unlock request: target, status, the envelope served once.
+- `decoy_prefs`     an address's `notify_all_messages` (absent: false).
+- `decoy_reservations` an address `generate-email` reserved for one connection, for 24 hours.
 - `account_copies`  an account's secrets sealed by the owner's phone to one connection's key, for
                     the account `rev` it was made at; `account_asks`: when the phone was asked.
 
@@ -24,6 +26,7 @@ Every function takes an open sqlite3 connection inside `store.tx()`; nothing her
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 from collections.abc import Iterable
 from typing import Any
@@ -68,6 +71,12 @@ CREATE TABLE IF NOT EXISTS decoy_edits (
   reject_reason TEXT, applied_rev INTEGER, created_at REAL NOT NULL, resolved_at REAL
 );
 CREATE INDEX IF NOT EXISTS decoy_edits_token ON decoy_edits(token_id, created_at);
+CREATE TABLE IF NOT EXISTS decoy_prefs (
+  decoy_id TEXT PRIMARY KEY, notify_all_messages INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS decoy_reservations (
+  email TEXT PRIMARY KEY, token_id TEXT NOT NULL, reserved_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS unlocks (
   id TEXT PRIMARY KEY, token_id TEXT NOT NULL, kind TEXT NOT NULL, target_id TEXT NOT NULL,
   datatypes TEXT NOT NULL DEFAULT '[]', reason TEXT NOT NULL DEFAULT '',
@@ -198,6 +207,65 @@ def update_decoy(con: sqlite3.Connection, decoy_id: str, **values: Any) -> None:
 
 def get_decoy(con: sqlite3.Connection, decoy_id: str) -> sqlite3.Row | None:
     return con.execute("SELECT * FROM decoys WHERE id=? AND status!='burned'", (decoy_id,)).fetchone()
+
+
+WORDS = ("another", "quiet", "amber", "harbor", "maple", "orbit", "cedar", "lumen", "pebble", "tundra")
+
+
+def new_address(con: sqlite3.Connection) -> str:
+    """A fresh address no one holds, had or reserved: "the server generates a privacy-safe
+    address (e.g. `another.alias.demo@decoys.me`)"."""
+    while True:
+        email = f"{secrets.choice(WORDS)}.{secrets.choice(WORDS)}.{secrets.token_hex(3)}@decoys.me"
+        if not address_taken(con, email):
+            return email
+
+
+def live_decoys(con: sqlite3.Connection) -> list[sqlite3.Row]:
+    """Every address not burned, oldest first."""
+    return list(con.execute("SELECT * FROM decoys WHERE status!='burned' ORDER BY created_at, id"))
+
+
+def burn_decoy(con: sqlite3.Connection, decoy_id: str, now: float) -> None:
+    """Burn an address: gone from reads, its copies and its pending edits with it."""
+    update_decoy(con, decoy_id, status="burned", updated_at=now)
+    con.execute("DELETE FROM decoy_seals WHERE decoy_id=?", (decoy_id,))
+    con.execute(
+        "UPDATE decoy_edits SET status='rejected', reject_reason='decoy_not_found', resolved_at=?"
+        " WHERE decoy_id=? AND status='pending'",
+        (now, decoy_id),
+    )
+
+
+def notify_all(con: sqlite3.Connection, decoy_id: str) -> bool:
+    row = con.execute("SELECT notify_all_messages FROM decoy_prefs WHERE decoy_id=?", (decoy_id,)).fetchone()
+    return bool(row and row[0])
+
+
+def set_notify_all(con: sqlite3.Connection, decoy_id: str, value: bool) -> None:
+    con.execute(
+        "INSERT OR REPLACE INTO decoy_prefs (decoy_id, notify_all_messages) VALUES (?,?)", (decoy_id, int(value))
+    )
+
+
+def reserve(con: sqlite3.Connection, email: str, token_id: str, now: float) -> None:
+    con.execute("INSERT INTO decoy_reservations (email, token_id, reserved_at) VALUES (?,?,?)", (email, token_id, now))
+
+
+def reservation(con: sqlite3.Connection, email: str) -> sqlite3.Row | None:
+    return con.execute("SELECT * FROM decoy_reservations WHERE email=?", (email,)).fetchone()
+
+
+def release(con: sqlite3.Connection, email: str) -> None:
+    con.execute("DELETE FROM decoy_reservations WHERE email=?", (email,))
+
+
+def address_taken(con: sqlite3.Connection, email: str) -> bool:
+    """Is the address in use, burned, or reserved? (a burned address is never handed out again)"""
+    return (
+        con.execute("SELECT 1 FROM decoys WHERE email=?", (email,)).fetchone() is not None
+        or reservation(con, email) is not None
+    )
 
 
 def decoy_by_key(con: sqlite3.Connection, token_id: str, idempotency_key: str) -> sqlite3.Row | None:
