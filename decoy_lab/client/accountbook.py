@@ -1,12 +1,15 @@
 """`AccountBook`: a connection's part for the account family — what it holds of accounts in this
-process, and the calls that change it (protocol/accounts_write.py, accounts_unlock.py, accounts_list.py).
+process, and the calls that change it (protocol/accounts_write.py, accounts_unlock.py, accounts_list.py,
+accounts_decoys.py).
 
 It keeps, in memory only (never on disk: these are an account's plain details):
 - the records this connection sealed (it knows what it wrote) and those an unlock answered, by
   account id, so the accounts table can name what only the owner's key opens otherwise;
 - each account's fields as read, by `fields_rev`, so a table is not a refetch of every field;
 - the unlock asks still pending, by account and kind, so asking again polls the same request
-  instead of asking the owner twice.
+  instead of asking the owner twice;
+- the vault key, once a bulk import fetched it (`everything` only), so the address list can open
+  VAULT details too.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from typing import Any
 
 import pandas as pd
 
-from decoy_lab.protocol import accounts_list, accounts_unlock, accounts_write
+from decoy_lab.protocol import accounts_decoys, accounts_list, accounts_unlock, accounts_write
+from decoy_lab.protocol.accounts_decoys import AddressEdit, Imported, Protected
 from decoy_lab.protocol.accounts_unlock import Unlocked
 from decoy_lab.protocol.accounts_write import CreatedAccount, FieldWritten
 from decoy_lab.protocol.session import Session
@@ -25,7 +29,10 @@ from decoy_lab.protocol.verify import Verified
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.vault.account_list import AccountEntry, FieldsSeen, accounts_frame
 
-__all__ = ["AccountBook"]
+__all__ = ["ADDRESS_COLUMNS", "AccountBook"]
+
+#: the columns of `AccountBook.addresses_frame()` (a Decoy address a row)
+ADDRESS_COLUMNS = ["id", "email", "name", "label", "status", "account_id", "rev", "name_from"]
 
 
 class AccountBook:
@@ -38,20 +45,29 @@ class AccountBook:
         self.fields_seen: dict[tuple[str, int], FieldsSeen] = {}
         self.pending: dict[tuple[str, tuple[str, ...]], str] = {}  # (account, kinds) → unlock request id
         self.last: list[AccountEntry] = []  # the last listing
+        self.vault_key: bytes | None = None  # fetched by a bulk import; this process only
+        self.workers: int | None = None  # threads reading accounts side by side (None: one per core)
 
-    def __repr__(self) -> str:  # never a record: they hold usernames
+    def __repr__(self) -> str:  # never a record (they hold usernames), never the vault key
         return f"<AccountBook {len(self.last)} listed, {len(self.known)} records held, {len(self.pending)} unlocks pending>"
 
     # -- reading ---------------------------------------------------------------------------------
     def entries(self) -> list[AccountEntry]:
         """Every account this connection may see, read now."""
-        self.last = accounts_list.list_accounts(self.session, known=self.known, fields_cache=self.fields_seen)
+        self.last = accounts_list.list_accounts(
+            self.session, known=self.known, fields_cache=self.fields_seen, workers=self.workers
+        )
         return self.last
 
     def frame(self) -> pd.DataFrame:
         """The accounts as a DataFrame, with the memories of the last load filed about each."""
         vault = self.session.vault
         return accounts_frame(self.entries(), vault.memories if vault is not None else None)
+
+    def addresses_frame(self, status: str = "active") -> pd.DataFrame:
+        """The Decoy addresses this connection may read, one row each (ADDRESS_COLUMNS)."""
+        listed = accounts_decoys.list_addresses(self.session, status=status, key=self.vault_key)
+        return pd.DataFrame([[getattr(a, c) for c in ADDRESS_COLUMNS] for a in listed], columns=ADDRESS_COLUMNS)
 
     # -- writing ---------------------------------------------------------------------------------
     def create(self, service: str, **options: Any) -> CreatedAccount:
@@ -93,3 +109,30 @@ class AccountBook:
             record = {**got.record, "username": got.username} if got.username else got.record
             self.known[account_id] = (record, "the account's record, answered by unlock (in this session)")
         return got
+
+    # -- addresses and bulk ----------------------------------------------------------------------
+    def protect(self, account_id: str, decoy_id: str | None = None) -> Protected:
+        return accounts_decoys.protect(self.session, account_id, decoy_id=decoy_id)
+
+    def rename_address(
+        self, decoy_id: str, *, name: str | None = None, avatar: str | None = None, wait: float = 0.0
+    ) -> AddressEdit:
+        return accounts_decoys.rename_address(
+            self.session, decoy_id, name=name, avatar=avatar, wait=wait, clock=self.clock
+        )
+
+    def address_edit(self, decoy_id: str, edit_id: str) -> AddressEdit:
+        return accounts_decoys.edit_status(self.session, decoy_id, edit_id)
+
+    def pause_addresses(self, decoy_ids: Sequence[str]) -> dict[str, str]:
+        return accounts_decoys.pause_addresses(self.session, decoy_ids)
+
+    def import_accounts(self, records: Sequence[dict[str, Any]]) -> Imported:
+        """Accounts in bulk, VAULT-sealed; each created one's record is held (this connection wrote it)."""
+        if self.vault_key is None:
+            self.vault_key = accounts_decoys.vault_key(self.session)
+        done = accounts_decoys.import_accounts(self.session, records, key=self.vault_key)
+        for index, account_id in done.created.items():
+            held = {k: v for k, v in records[index].items() if k != "password"}  # a password is never held
+            self.known[account_id] = (held, "the record this connection sealed (in this session)")
+        return done

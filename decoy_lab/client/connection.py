@@ -47,6 +47,7 @@ from decoy_lab.client.loader import Loader
 from decoy_lab.client.saved import Saved
 from decoy_lab.protocol import account_names, accounts_list, syncfeed, unseal, writes
 from decoy_lab.protocol.access import Access, GrantRequest
+from decoy_lab.protocol.accounts_decoys import AddressEdit, Imported, Protected
 from decoy_lab.protocol.accounts_unlock import Unlocked
 from decoy_lab.protocol.accounts_write import CreatedAccount, FieldWritten
 from decoy_lab.protocol.pairing import PairingHandle
@@ -111,6 +112,7 @@ class Connection:
         self.grants = Grants(self.session, on_version=self.save_profile)
         self.loader = Loader(self.session, self.saved, self.grants, workers)
         self.account_book = AccountBook(self.session)
+        self.account_book.workers = workers
         api.keep_tokens(self.saved, self.grants.tokens_changed)
         # the pending writes an unpair or a new pairing of this profile removed (see `unpair`)
         self.dropped_pending: list[dict] = []
@@ -149,12 +151,13 @@ class Connection:
 
     @property
     def workers(self) -> int | None:
-        """How many threads read rows (None: one per core)."""
+        """How many threads read rows and accounts (None: one per core)."""
         return self.loader.workers
 
     @workers.setter
     def workers(self, value: int | None) -> None:
         self.loader.workers = value
+        self.account_book.workers = value  # the accounts frame reads accounts on as many threads
 
     # -- the retry policy, kept in the session ---------------------------------------------------
     @property
@@ -440,6 +443,40 @@ class Connection:
         again to poll the same request), `preparing` while the owner's phone makes the copy (call
         again after `retry_after`)."""
         return self.account_book.unlock(account_id, datatypes=datatypes, reason=reason, wait=wait, trace=trace)
+
+    def decoys(self, status: str = "active") -> pd.DataFrame:
+        """The Decoy addresses this connection may read (`GET /api/agent/decoys`, every page), one row
+        each: `email`, `name` (opened from the copy of its details sealed to this connection;
+        `name_from` says so, or why there is none), `label`, `status`, `account_id`, `rev`.
+        `status`: active (the default), inactive or all."""
+        return self.account_book.addresses_frame(status)
+
+    def protect(self, account_id: str, decoy_id: str | None = None) -> Protected:
+        """Give an account a Decoy address (`POST …/protect`): link `decoy_id`, or mint a fresh one
+        (needs `account.create`). Idempotent: an account that has one keeps it (`already_protected`)."""
+        return self.account_book.protect(account_id, decoy_id)
+
+    def rename_decoy(
+        self, decoy_id: str, *, name: str | None = None, avatar: str | None = None, wait: float = 0.0
+    ) -> AddressEdit:
+        """Rename an address (or change its avatar) without the vault key: a patch sealed to the
+        owner's key, queued for the owner's devices (`POST …/decoys/{id}/edits`), its status followed
+        for up to `wait` seconds (`pending`, `applied`, `rejected`, `expired`)."""
+        return self.account_book.rename_address(decoy_id, name=name, avatar=avatar, wait=wait)
+
+    def decoy_edit(self, decoy_id: str, edit_id: str) -> AddressEdit:
+        """What became of a queued edit of an address."""
+        return self.account_book.address_edit(decoy_id, edit_id)
+
+    def pause_decoys(self, decoy_ids: Sequence[str]) -> dict[str, str]:
+        """Pause inbound mail on addresses (20 a call): id → "paused" or why not ("Not permitted")."""
+        return self.account_book.pause_addresses(decoy_ids)
+
+    def import_accounts(self, records: Sequence[dict[str, Any]]) -> Imported:
+        """Save many accounts at once (a password manager's export: `name`, `username`, `password`,
+        URLs, notes …), each sealed with the vault key (`everything` only) and sent 25 a call; each
+        row's outcome is reported. A lost answer is never resent (a batch has no idempotency key)."""
+        return self.account_book.import_accounts(records)
 
     def unseal_account(self, account_id: str, *, trace: Trace | None = None) -> Trace:
         """What this connection opens of one account, step by step (the copy of its address's

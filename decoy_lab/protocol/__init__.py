@@ -11,5 +11,6 @@ account_names.py account names from the authorized account list, page by page
 accounts_write.py   an account with its Decoy address, its password, a secret field, a field change (retry rules)
 accounts_unlock.py  an account's secrets read back: unlock asked, polled, opened
 accounts_list.py    the accounts this connection may see, each read with what it can open
+accounts_decoys.py  an account's addresses (list, protect, rename by a queued edit, pause), accounts in bulk
 unseal.py   step-through: one served row read step by step, a memory sealed and not sent
 """

@@ -1,0 +1,340 @@
+"""An account's Decoy addresses and accounts in bulk, under the spec's retry rules: the addresses
+listed and named, an account protected, an address renamed through a queued edit, addresses
+paused, accounts imported from another password manager.
+
+Which sends may be repeated after an unknown outcome (network error, timeout, 5xx), and why:
+
+- protect: "Idempotent when already protected (returns the existing decoy)" — sent again
+  unchanged; when a repeat answers `already_protected`, the address it minted is read back from the
+  account (`decoy_email`), since "Link-existing and already-protected responses return ids only";
+- a queued edit: a patch only *sets* keys, so applying it twice changes nothing — sent again
+  unchanged, and the edit the answer names is followed ("The call answers `202` at once; poll
+  `GET /api/agent/decoys/{decoyId}/edits/{editId}` for `applied`");
+- a batch pause: pausing a paused address changes nothing — sent again unchanged;
+- a batch of accounts: NOT repeated. It has no idempotency key, so a repeat after a lost answer
+  could create every row twice; an unknown outcome is reported with what to check (the account
+  list) before sending that chunk again. A 429 created nothing and is waited out as told.
+
+001, `account_create_batch`: "every item must carry `encrypted_data` (a base64 **VAULT**
+SealedBlob sealed client-side) … Larger imports send additional chunks" — the vault key comes from
+`GET /api/agent/vault-key` ("present only for an `everything` grant"). `decoy_edit_request`: "Plaintext
+JSON `{"v":1,"set":{...},"unset":[...]}` … The supported keys are `serviceName` and `avatarUrl`",
+sealed to the owner's key from `GET /api/agent/public-key`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from decoy_lab.errors import (
+    DecoyError,
+    MemoryModelError,
+    NotFound,
+    OutcomeUnknown,
+    RateLimited,
+    ServerError,
+    TransportError,
+)
+from decoy_lab.recipes import account_records as records
+from decoy_lab.recipes import sealing
+from decoy_lab.transport import routes
+from decoy_lab.transport.retry import MAX_RATE_LIMIT_WAIT
+from decoy_lab.wire import layouts as wire
+
+if TYPE_CHECKING:  # pragma: no cover
+    from decoy_lab.protocol.session import Session
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "Address",
+    "AddressEdit",
+    "Imported",
+    "Protected",
+    "edit_status",
+    "import_accounts",
+    "list_addresses",
+    "pause_addresses",
+    "protect",
+    "rename_address",
+]
+
+# Paths of this module's operations (transport/routes.py names the rest; these are built from it).
+VAULT_KEY = "/api/agent/vault-key"
+BATCH = f"{routes.ACCOUNTS}/batch"
+PAUSE = f"{routes.DECOYS}/batch/pause"
+CHUNK = 25  # "Create up to **25 sealed accounts in one call**"
+PAUSE_MAX = 20  # "up to 20 decoys in one call"
+PAGES = 20  # pages of the address list read (of up to 100 each)
+EDIT_POLL = 2.0  # seconds between reads of a queued edit's status
+EDIT_KEYS = ("serviceName", "avatarUrl")
+
+
+@dataclass
+class Address:
+    """A Decoy address as this connection reads it: its name from the copy of its details sealed
+    to this connection (`name_from` says so, or why there is none)."""
+
+    id: str
+    email: str
+    label: str | None
+    status: str
+    account_id: str | None
+    rev: int | None
+    name: str | None
+    name_from: str
+
+
+@dataclass
+class Protected:
+    """An account with a Decoy address: the one it had (`already_protected`) or the one this call
+    linked or minted (`email` is known when minted, or read back)."""
+
+    account_id: str
+    decoy_id: str
+    email: str | None
+    already_protected: bool
+
+
+@dataclass
+class AddressEdit:
+    """A queued edit of an address's name or avatar, and what became of it."""
+
+    edit_id: str
+    decoy_id: str
+    status: str  # pending | applied | rejected | expired
+    applied_rev: int | None = None
+    reject_reason: str | None = None
+
+
+@dataclass
+class Imported:
+    """A bulk import: the id of each account created, by the index of its record, and why each
+    failed row failed (the rest were created: "one malformed row fails alone")."""
+
+    created: dict[int, str] = field(default_factory=dict)
+    failed: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+# -- the addresses ------------------------------------------------------------------------------
+def _address(s: Session, d: Mapping[str, Any], key: bytes | None) -> Address:
+    seal = d.get("metadata_seal")
+    name, name_from = None, str(d.get("metadata_seal_state") or "no copy sealed to this connection")
+    if isinstance(seal, str) and seal:
+        try:
+            name = records.open_details(seal, s.agent_key).get("serviceName")
+            name_from = "the copy of its details sealed to this connection"
+        except DecoyError as exc:
+            name_from = f"its copy does not open: {exc}"
+    elif d.get("encrypted_data") and key is not None:
+        try:
+            name = sealing.open_json(key, d["encrypted_data"]).get("serviceName")
+            name_from = "its details, opened with the vault key"
+        except (DecoyError, AttributeError) as exc:
+            name_from = f"its details do not open with the vault key: {exc}"
+    rev = d.get("rev")
+    return Address(
+        id=str(d.get("id")),
+        email=str(d.get("email") or ""),
+        label=d.get("label") if isinstance(d.get("label"), str) else None,
+        status=str(d.get("status") or ""),
+        account_id=d.get("account_id") if isinstance(d.get("account_id"), str) else None,
+        rev=rev if isinstance(rev, int) else None,
+        name=name if isinstance(name, str) else None,
+        name_from=name_from,
+    )
+
+
+def list_addresses(s: Session, *, status: str = "active", key: bytes | None = None) -> list[Address]:
+    """`GET /api/agent/decoys`, every page (at most PAGES of 100): the addresses this connection may
+    read, each named from what it opens (its copy, or with the vault `key` when it holds it)."""
+    if status not in ("active", "inactive", "all"):
+        raise MemoryModelError("status is active, inactive or all")
+    params: dict[str, Any] = {"limit": 100, "status": status}
+    out: list[Address] = []
+    for _ in range(PAGES):
+        body = s.get(routes.DECOYS, params=params, decoys=list)
+        out += [_address(s, d, key) for d in body.get("decoys") or [] if isinstance(d, Mapping) and d.get("id")]
+        page = body.get("pagination")
+        cursor = page.get("next_cursor") if isinstance(page, Mapping) and page.get("has_more") else None
+        if not isinstance(cursor, str):
+            break
+        params = {**params, "cursor": cursor}
+    return out
+
+
+# -- protect ------------------------------------------------------------------------------------
+def protect(s: Session, account_id: str, *, decoy_id: str | None = None) -> Protected:
+    """`POST …/accounts/{id}/protect`: link `decoy_id`, or mint a fresh address (that needs
+    `account.create`). Idempotent, so an unknown outcome sends it again."""
+    body: dict[str, Any] = {} if decoy_id is None else {"decoy_id": decoy_id}
+    answer = s.send(
+        "POST",
+        routes.account(account_id, "protect"),
+        body,
+        {"decoy_id": str, "already_protected": bool},
+        lambda a: None if isinstance(a.get("decoy_id"), str) else "the answer names no address",
+    )
+    email = answer.get("decoy_email") if isinstance(answer.get("decoy_email"), str) else None
+    if email is None:  # ids only: the address is on the account (an earlier send may have minted it)
+        try:
+            email = s.get(routes.account(account_id), id=str).get("decoy_email")
+        except DecoyError as exc:
+            log.info("protect %s: the address could not be read back (%s)", account_id, exc)
+    return Protected(account_id, answer["decoy_id"], email if isinstance(email, str) else None,
+                     answer.get("already_protected") is True)  # fmt: skip
+
+
+# -- a queued edit ------------------------------------------------------------------------------
+def _edit(answer: Mapping[str, Any], decoy_id: str) -> AddressEdit:
+    rev, why = answer.get("applied_rev"), answer.get("reject_reason")
+    return AddressEdit(
+        str(answer.get("edit_id")),
+        decoy_id,
+        str(answer.get("status")),
+        rev if isinstance(rev, int) else None,
+        why if isinstance(why, str) else None,
+    )
+
+
+def edit_status(s: Session, decoy_id: str, edit_id: str) -> AddressEdit:
+    """`GET …/decoys/{decoyId}/edits/{editId}`."""
+    return _edit(s.get(f"{routes.DECOYS}/{decoy_id}/edits/{edit_id}", status=str), decoy_id)
+
+
+def rename_address(
+    s: Session,
+    decoy_id: str,
+    *,
+    name: str | None = None,
+    avatar: str | None = None,
+    wait: float = 0.0,
+    clock: Callable[[], float] = time.monotonic,
+) -> AddressEdit:
+    """Queue a change of the address's name and/or avatar for the owner's devices (no vault key):
+    the patch sealed to the owner's key, then its status followed for up to `wait` seconds."""
+    sets = {k: v for k, v in (("serviceName", name), ("avatarUrl", avatar)) if v is not None}
+    if not sets or not all(isinstance(v, str) and v for v in sets.values()):
+        raise MemoryModelError("name a new serviceName and/or avatarUrl (text); nothing was sent")
+    if name is not None and len(name) > 200:
+        raise MemoryModelError("serviceName is at most 200 characters; nothing was sent")
+    owner_pk = s.get(routes.OWNER_KEY, public_key=str).get("public_key")
+    if not isinstance(owner_pk, str):
+        raise MemoryModelError("the owner has no public key on file (GET /api/agent/public-key); nothing was sent")
+    body: dict[str, Any] = {"sealed_patch": wire.b64encode(records.seal_patch({"v": 1, "set": sets}, owner_pk))}
+    rev = s.get(f"{routes.DECOYS}/{decoy_id}", id=str).get("rev")
+    if isinstance(rev, int) and rev >= 1:
+        body["base_rev"] = rev  # "informational only"
+    answer = s.send(
+        "POST",
+        f"{routes.DECOYS}/{decoy_id}/edits",
+        body,
+        {"edit_id": str, "status": str},
+        lambda a: None if isinstance(a.get("edit_id"), str) else "the answer names no edit",
+    )
+    edit = _edit(answer, decoy_id)
+    end = clock() + max(0.0, wait)
+    while edit.status == "pending" and clock() + EDIT_POLL <= end:
+        s.sleep(EDIT_POLL)
+        edit = edit_status(s, decoy_id, edit.edit_id)
+    return edit
+
+
+# -- pause --------------------------------------------------------------------------------------
+def pause_addresses(s: Session, decoy_ids: Sequence[str]) -> dict[str, str]:
+    """`POST …/decoys/batch/pause`, 20 at a time: id → "paused" or why not ("Not permitted")."""
+    ids = list(dict.fromkeys(decoy_ids))
+    out: dict[str, str] = {}
+    for start in range(0, len(ids), PAUSE_MAX):
+        answer = s.send("POST", PAUSE, {"decoy_ids": ids[start : start + PAUSE_MAX]}, {"succeeded": list})
+        out.update({i: "paused" for i in answer.get("succeeded") or [] if isinstance(i, str)})
+        for f in answer.get("failed") or []:
+            if isinstance(f, Mapping) and isinstance(f.get("id"), str):
+                out[f["id"]] = str(f.get("error") or "failed")
+    return out
+
+
+# -- accounts in bulk ---------------------------------------------------------------------------
+def vault_key(s: Session) -> bytes:
+    """The vault key, wrapped to this connection (`everything` only), unwrapped with its key."""
+    try:
+        answer = s.get(VAULT_KEY, wrapped_vault_key=str)
+    except NotFound as exc:
+        raise NotFound(
+            404,
+            exc.code,
+            "this connection does not hold the vault key (it comes only with `everything`), which a bulk import "
+            "seals with; save accounts one at a time with create_account instead",
+            recovery=exc.recovery,
+            body=exc.body,
+        ) from exc
+    return sealing.unwrap_as_agent(answer["wrapped_vault_key"], s.agent_key)
+
+
+def _send_once(s: Session, body: dict[str, Any], where: str) -> dict[str, Any]:
+    """One chunk, sent once: a 429 (nothing created) is waited out; an unknown outcome is not resent."""
+    for _ in range(s.retry.retries + 1):
+        try:
+            answer = s.api.request("POST", BATCH, json=body)
+        except RateLimited as exc:
+            wait = float(exc.retry_after) if isinstance(exc.retry_after, (int, float)) else s.retry.backoff
+            if wait > MAX_RATE_LIMIT_WAIT:
+                raise
+            s.sleep(wait)
+            continue
+        except (TransportError, ServerError) as exc:
+            raise OutcomeUnknown(
+                f"POST {BATCH} ({where}): no answer proves what it did ({exc}); its accounts may have been "
+                "created. List the accounts before sending these rows again: a batch has no idempotency key."
+            ) from exc
+        if not isinstance(answer, Mapping) or not isinstance(answer.get("results"), list):
+            raise OutcomeUnknown(f"POST {BATCH} ({where}): the answer has no per-item results; list the accounts")
+        return dict(answer)
+    raise RateLimited(429, "RATE_LIMITED", f"POST {BATCH} ({where}): still limited after {s.retry.retries} waits")
+
+
+def import_accounts(
+    s: Session,
+    accounts: Iterable[Mapping[str, Any]],
+    *,
+    key: bytes | None = None,
+    has_password: Callable[[Mapping[str, Any]], bool] | None = None,
+) -> Imported:
+    """Save many accounts (each a record: name, username, URLs, notes, …) as VAULT SealedBlobs,
+    25 a call, each row's outcome reported. `has_password` says which records hold a password
+    ("the writer must flag stored passwords"; default: a non-empty `password` key). `key`: the vault
+    key when the caller holds it (else fetched)."""
+    rows = [dict(a) for a in accounts]
+    if not rows:
+        return Imported()
+    if not all(isinstance(r.get("name"), str) and r["name"] for r in rows):
+        raise MemoryModelError("every record needs its `name` (the service); nothing was sent")
+    key = key if key is not None else vault_key(s)
+    flag = has_password or (lambda r: bool(r.get("password")))
+    out = Imported()
+    for start in range(0, len(rows), CHUNK):
+        chunk = rows[start : start + CHUNK]
+        items = [
+            {"encrypted_data": wire.b64encode(sealing.seal_json(key, r)), "has_password": bool(flag(r))} for r in chunk
+        ]
+        answer = _send_once(s, {"accounts": items}, f"rows {start}–{start + len(chunk) - 1}")
+        for result in answer["results"]:
+            if not isinstance(result, Mapping) or not isinstance(result.get("index"), int):
+                continue
+            index = start + result["index"]
+            if result.get("status") == "created" and isinstance(result.get("id"), str):
+                out.created[index] = result["id"]
+            else:
+                out.failed[index] = str(result.get("error") or "failed")
+        missing = set(range(start, start + len(chunk))) - set(out.created) - set(out.failed)
+        out.failed.update(dict.fromkeys(missing, "the answer did not report this row"))
+    log.info("imported %d accounts, %d rows failed", len(out.created), len(out.failed))
+    return out
