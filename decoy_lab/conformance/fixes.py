@@ -78,6 +78,22 @@ FIXES: dict[str, str] = {
     "reading.retry-after": (
         "While rows are preparing, wait retry_after_seconds (from the answer) before the next read."
     ),
+    "reading.read-first": (
+        "Start every task with GET /api/agent/context/memories (and memory-grantees), open what it serves, "
+        "and only then save, edit or delete."
+    ),
+    "access.poll-grant-request": (
+        "After a 201 pending, poll GET /api/agent/grant-request?id=<request_id> every 2–5 s, and keep polling "
+        "while it is pending (up to about ten minutes)."
+    ),
+    "access.read-policies": (
+        "Once a poll answers approved or resolved, read GET /api/agent/policies (access, then "
+        "policies[].permissions) and act on what the owner granted, not on what you asked."
+    ),
+    "access.denial-stands": (
+        "When a poll answers denied, tell the person what was not granted and stop: send no grant request "
+        "again (and never pair again) unless they agree."
+    ),
     "access.grant-request-not-repair": (
         "On 403 with permission_request, POST it unchanged to /api/agent/grant-request, wait for approval, "
         "then retry the call; never pair again."
@@ -125,6 +141,18 @@ FIXES: dict[str, str] = {
     "contents.correct-by-id": (
         "Correct a memory with PUT /api/agent/context/memories {id, expected_rev, ciphertext} of the same id; "
         "never POST a new memory beside it."
+    ),
+    "wraps.share-on-add": (
+        "After a PUT that only adds labels (same key, no kid), POST /api/agent/context/memory-wraps "
+        "{row_id, kid, wraps: [{token_id, via, wrapped_key}]} for each connection the new labels newly reach."
+    ),
+    "contents.metadata-files-nothing": (
+        'File a memory under its topic with about: ["topic:<id>"] (and entityName its name); keep metadata to '
+        "free notes, with no topic, topics or topic_name key."
+    ),
+    "pairing.client-uri-public": (
+        "Send client_uri as your site's https address on a public domain name (https://agent.example.com): "
+        "no IP address, localhost or internal name, no port, no user:password@; or leave it out."
     ),
     "contents.fresh-keys": (
         "Make a random 32-byte key for every row and a random 12-byte nonce for every ciphertext; never reuse either."

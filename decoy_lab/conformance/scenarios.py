@@ -5,7 +5,7 @@ Each scenario starts its own sandbox (its own owner key and database; the owner 
 that, then runs the agent's command with `DECOY_BASE_URL` set to the inspector's URL (and `{url}`
 in its arguments replaced by it). The owner, played here through the sandbox's owner API, approves
 the pairing after a short delay, as a person reaching for their phone would, and approves each
-grant request the same way. When the command ends (or its time limit passes: it is then killed),
+grant request the same way (or denies it: `owner-denies`). When the command ends (or its time limit passes: it is then killed),
 the scenario keeps the flows, the owner's view of every stored row, the faults that fired and the
 command's output, as a `Run` for the rules.
 
@@ -20,6 +20,7 @@ Never the user's HOME or profile, never another `DECOY_*` variable (a token, a k
     preparing           the demo vault granted, its keys still owed by the owner's phone (shared ~5 s later)
     owner-edits         as clean; the owner edits the agent's memory just before the agent's first edit
     missing-permission  the owner approves the pairing without Save memories, then approves the ask
+    owner-denies        as missing-permission, and the owner denies the ask (not in DEFAULT)
     slow-pairing        the owner approves after 14 s; the second poll is answered `slow_down`
     token-rotation      the agent's second read finds its access token expired (401 TOKEN_EXPIRED)
     other-connections   five other connections whose grants reach some of the agent's memories (by
@@ -68,6 +69,7 @@ class Scenario:
     narrow: Callable[[list[dict]], list[dict]] | None = None
     faults: Callable[[Any], list[Fault]] = field(default=lambda sandbox: [])
     setup: Callable[[Any], list[str]] | None = None  # staged on the sandbox before the agent starts (notes)
+    deny_asks: bool = False  # the owner denies each grant request (pairings are still approved)
 
     def rows_for(self, asked: list[dict]) -> list[dict] | None:
         if self.narrow is not None:
@@ -206,6 +208,13 @@ SCENARIOS: dict[str, Scenario] = {
             seed="none",
             narrow=lambda asked: [{"permissions": ["personal.read"], "record_type": "emails"}],
         ),
+        Scenario(
+            "owner-denies",
+            "paired without Save memories; the owner denies the ask (not a default scenario: --scenario owner-denies)",
+            seed="none",
+            narrow=lambda asked: [{"permissions": ["personal.read"], "record_type": "emails"}],
+            deny_asks=True,
+        ),
         Scenario("slow-pairing", "a late approval and a slow_down", pairing_delay=14.0, faults=_slow_down),
         Scenario(
             "token-rotation",
@@ -253,7 +262,8 @@ DEFAULT = (
 
 
 class OwnerLoop(threading.Thread):
-    """The owner: approves each pairing and grant request after its delay (approve="manual")."""
+    """The owner: approves each pairing and grant request after its delay (approve="manual"); a
+    `deny_asks` scenario's owner denies each grant request instead."""
 
     def __init__(self, sandbox: Any, scenario: Scenario):
         super().__init__(name="decoy-check-owner", daemon=True)
@@ -276,6 +286,10 @@ class OwnerLoop(threading.Thread):
             first = self.seen.setdefault(ref, now)
             pairing = p.get("kind") == "pairing"
             if now - first < (self.scenario.pairing_delay if pairing else self.scenario.grant_delay):
+                continue
+            if not pairing and self.scenario.deny_asks:
+                owner.deny(ref)
+                self.log.append(f"denied the {p.get('kind')} {p.get('name') or ''} after {now - first:.1f} s")
                 continue
             rows = self.scenario.rows_for(list(p.get("permissions") or [])) if pairing else None
             owner.approve(ref, narrow=rows)

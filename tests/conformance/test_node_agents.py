@@ -108,7 +108,7 @@ CORRECT = {
     "slow-pairing": (None, ["pairing.poll-interval", "pairing.slow-down"]),
     "token-rotation": (None, ["pairing.refresh-once"]),
     # a save, then a reminder (travel, misc) whose `misc` it removes: a key rotation with its wraps
-    "other-connections": ("relabel", ["wraps.not-too-far", "wraps.every-reader", "writes.rotate-on-label-removal",
+    "other-connections": ("relabel", ["wraps.not-too-far", "wraps.every-reader", "wraps.share-on-add", "writes.rotate-on-label-removal",
                                       "writes.rotation-wraps", "contents.fresh-keys"]),
     "rate-limit": (None, ["limits.retry-after", "writes.read-back"]),
     "owner-unlabels": ("edit", ["writes.keep-other-fields", "contents.correct-by-id"]),
@@ -119,6 +119,7 @@ USES = {
     "test_the_correct_agent_reuses_the_topic_and_resends_the_same_rows": [("lost-answers", None, None)],
     "test_the_correct_agent_rotates_the_key_when_it_removes_a_label": [("other-connections", None, "relabel")],
     "test_the_correct_agent_keeps_the_owners_relabel": [("owner-unlabels", None, "edit")],
+    "test_the_correct_agent_lets_a_denial_stand": [("owner-denies", None, None)],
 }
 
 
@@ -161,7 +162,7 @@ def test_the_correct_agent_rotates_the_key_when_it_removes_a_label(checked) -> N
     run, card = checked("other-connections", task="relabel")
     out = json.loads(run.stdout.strip().splitlines()[-1])
     writes = [x for x in run.exchanges if x.path == "/api/agent/context/memories" and x.method in ("POST", "PUT")]
-    (put,) = [x for x in writes if x.method == "PUT"]
+    (put,) = [x for x in writes if x.method == "PUT" and "kid" in x.request]  # then a PUT adding a label, same key
     (before,) = [r for x in writes if x.method == "POST" for r in x.request["rows"] if r["id"] == out["reminder_id"]]
     assert put.request["kid"] == out["kid"] != before["kid"], explain(run, card)  # a new key
     assert put.request["removed_reasons"] == ["category:misc"]
@@ -171,6 +172,11 @@ def test_the_correct_agent_rotates_the_key_when_it_removes_a_label(checked) -> N
     assert all("category:misc" not in w["via"] for w in put.request["grantee_wraps"])
     entry = next(r for r in run.app_view if r.get("id") == out["reminder_id"])
     assert "misc" not in (entry.get("categories") or []), entry
+    # food then added with the same key, and that key shared with the Food reader it newly reaches
+    (share,) = [x for x in run.exchanges if x.path == "/api/agent/context/memory-wraps"]
+    assert share.status == 200 and share.request["kid"] == out["kid"], explain(run, card)
+    assert [w["via"] for w in share.request["wraps"]] == [["category:food"]]
+    assert "food" in (entry.get("categories") or [])
 
 
 def test_the_correct_agent_keeps_the_owners_relabel(checked) -> None:
@@ -179,6 +185,15 @@ def test_the_correct_agent_keeps_the_owners_relabel(checked) -> None:
     assert [x.status for x in run.exchanges if x.method == "PUT"] == [409, 200], explain(run, card)
     entry = next(r for r in run.app_view if r.get("id") == out["memory_id"])
     assert "travel" not in (entry.get("categories") or []) and "chose the Friday" in entry["text"], entry
+
+
+def test_the_correct_agent_lets_a_denial_stand(checked) -> None:
+    """001 "A denial stands: do not ask again unless the person agrees." (owner-denies: not a default scenario)"""
+    run, card = checked("owner-denies")
+    assert run.exit_code == 0 and failed(card) == {}, explain(run, card)
+    assert card.status_of("access.denial-stands") == PASSED, explain(run, card)
+    assert json.loads(run.stdout.strip().splitlines()[-1])["denied"] is True
+    assert len([x for x in run.exchanges if x.method == "POST" and x.path == "/api/agent/grant-request"]) == 1
 
 
 def test_the_correct_agent_waits_out_a_429(checked) -> None:
@@ -214,6 +229,13 @@ BUGGY = {
     "ignore-rate-limit": ("rate-limit", None, {"limits.retry-after"}),
     "stale-labels": ("owner-unlabels", "edit", {"writes.keep-other-fields"}),
     "bare-pairing": ("clean", None, {"pairing.ask-by-name"}),
+    "write-first": ("clean", None, {"reading.read-first"}),
+    "topic-in-metadata": ("clean", None, {"contents.metadata-files-nothing"}),
+    "local-client-uri": ("clean", None, {"pairing.client-uri-public"}),
+    "poll-grant-fast": ("missing-permission", None, {"access.poll-grant-request"}),
+    "no-policies-read": ("missing-permission", None, {"access.read-policies"}),
+    "ask-again-after-denial": ("owner-denies", None, {"access.denial-stands"}),
+    "no-share-on-add": ("other-connections", "relabel", {"wraps.share-on-add"}),
 }
 # the Node bugs whose name is not that of the Python agent's mutant (docs/rules.md) for the same rule
 PYTHON_NAME = {"wrong-owner-wrap": "raw-owner-wrap", "kid-mismatch": "bad-kid", "fast-poll": "poll-fast"}

@@ -1,9 +1,48 @@
-"""Rules on missing access: ask with the refusal's own request, on the same connection."""
+"""Rules on missing access: ask with the refusal's own request, on the same connection; poll the
+ask every few seconds until the owner answers; read the policies after an approval; a denial stands."""
 
 from __future__ import annotations
 
-from decoy_lab.conformance.rulebook import Evidence, Result, Rule, Run
+from urllib.parse import parse_qs
+
+from decoy_lab.conformance.rulebook import Evidence, Exchange, Result, Rule, Run
 from decoy_lab.conformance.rules.base import pairings
+
+GRANT_REQUEST = "/api/agent/grant-request"
+POLICIES = "/api/agent/policies"
+# "every few seconds": a second apart at the least (less the recorded start's timing slack)
+POLL_GAP, SLACK = 1.0, 0.25
+APPROVED = frozenset({"approved", "resolved"})
+
+
+def asks(run: Run) -> list[Exchange]:
+    return [x for x in run.exchanges if x.method == "POST" and x.path == GRANT_REQUEST]
+
+
+def polls(run: Run) -> dict[str, list[Exchange]]:
+    """request id → the agent's polls of it (`GET /api/agent/grant-request?id=`), in order."""
+    out: dict[str, list[Exchange]] = {}
+    for x in run.exchanges:
+        if x.method == "GET" and x.path == GRANT_REQUEST:
+            for rid in parse_qs(x.query).get("id") or []:
+                out.setdefault(rid, []).append(x)
+    return out
+
+
+def status_of(x: Exchange) -> str:
+    return str(x.response.get("status") or "") if isinstance(x.response, dict) and x.answered else ""
+
+
+def open_asks(run: Run) -> list[tuple[Exchange, str]]:
+    """Each ask the owner was left to answer, with its request id: `201 pending` (a renewal's `200
+    pending` too), or `409 GRANT_ALREADY_REQUESTED` naming the open request."""
+    out = []
+    for x in asks(run):
+        body = x.response if isinstance(x.response, dict) else {}
+        rid = body.get("request_id")
+        if isinstance(rid, str) and (body.get("status") == "pending" or x.code == "GRANT_ALREADY_REQUESTED"):
+            out.append((x, rid))
+    return out
 
 
 def grant_request(run: Run) -> Result:
@@ -48,6 +87,73 @@ def grant_request(run: Run) -> Result:
     return Result.judge(bad, good[:3])
 
 
+def poll_grant_request(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    by_id = polls(run)
+    first: dict[str, Exchange] = {}
+    for x, rid in open_asks(run):
+        first.setdefault(rid, x)  # one case per request: asks that joined it wait on the same answer
+    for rid, ask in first.items():
+        mine = [p for p in by_id.get(rid, []) if p.start > ask.start]
+        if not mine:
+            bad.append(Evidence(f"{ask.label()}: request {rid[:8]}… pending; never polled "
+                                f"({GRANT_REQUEST}?id=) for the owner's answer", ask))  # fmt: skip
+            continue
+        early = [
+            (a, b) for a, b in zip([ask, *mine], mine, strict=False) if b.start - (a.done or a.start) < POLL_GAP - SLACK
+        ]
+        if early:
+            a, b = early[0]
+            gap = b.start - (a.done or a.start)
+            bad.append(Evidence(f"{b.label()}: polled {gap:.2f} s after #{a.id} ({len(early)} polls under "
+                                f"{POLL_GAP:g} s apart): not every few seconds", b, a))  # fmt: skip
+        elif status_of(mine[-1]) == "pending" and not run.timed_out:
+            bad.append(Evidence(f"{mine[-1].label()}: still pending, and the agent stopped polling: the request "
+                                "stays open until the owner answers", mine[-1]))  # fmt: skip
+        else:
+            good.append(Evidence(f"{ask.label()}: polled {len(mine)} times, each a second or more apart, "
+                                 f"until {status_of(mine[-1]) or 'the run ended'}", ask, mine[-1]))  # fmt: skip
+    return Result.judge(bad, good[:3])
+
+
+def read_policies(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for rid, mine in polls(run).items():
+        yes = next((p for p in mine if status_of(p) in APPROVED), None)
+        if yes is None:
+            continue
+        read = next(
+            (x for x in run.exchanges if x.method == "GET" and x.path == POLICIES and x.start > yes.start), None
+        )
+        if read is None:
+            bad.append(Evidence(f"{yes.label()}: request {rid[:8]}… {status_of(yes)}; {POLICIES} was never read "
+                                "for what the owner granted", yes))  # fmt: skip
+        else:
+            good.append(
+                Evidence(f"{read.label()}: read what it holds after {yes.label()} ({status_of(yes)})", read, yes)
+            )
+    return Result.judge(bad, good[:3])
+
+
+def denial_stands(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for rid, mine in polls(run).items():
+        no = next((p for p in mine if status_of(p) == "denied"), None)
+        if no is None:
+            continue
+        again = next((x for x in [*asks(run), *pairings(run)] if x.start > no.start), None)
+        if again is not None:
+            what = "asked again" if again.path == GRANT_REQUEST else "paired again"
+            bad.append(Evidence(f"{again.label()}: {what} after the owner denied request {rid[:8]}… "
+                                f"({no.label()})", again, no))  # fmt: skip
+        else:
+            good.append(Evidence(f"{no.label()}: request {rid[:8]}… denied; not asked again", no))
+    return Result.judge(bad, good[:3])
+
+
 RULES = [
     Rule(
         "access.grant-request-not-repair",
@@ -59,5 +165,38 @@ RULES = [
         scenarios=("missing-permission",),
         bug="repair-for-access",
         catches="pairs again (a second connection) on 403 INSUFFICIENT_GRANT",
+    ),
+    Rule(
+        "access.poll-grant-request",
+        "A pending ask is polled every few seconds until the owner answers",
+        "001",
+        "Access › The loop",
+        "Poll `GET /api/agent/grant-request?id=` every few seconds for up to about ten minutes.",
+        poll_grant_request,
+        scenarios=("missing-permission",),
+        bug="poll-grant-fast",
+        catches="polls its pending grant request every 0.1 s",
+    ),
+    Rule(
+        "access.read-policies",
+        "After an approval the agent reads GET /api/agent/policies for what it holds",
+        "001",
+        "Access › The loop",
+        "Read `GET /api/agent/policies` for what you now hold",
+        read_policies,
+        scenarios=("missing-permission",),
+        bug="no-policies-read",
+        catches="retries the refused call at once after the approval, never reading what the owner granted",
+    ),
+    Rule(
+        "access.denial-stands",
+        "A denied ask is not sent again, nor the connection paired again",
+        "001",
+        "Access › The loop",
+        "A denial stands: do not ask again unless the person agrees.",
+        denial_stands,
+        scenarios=("owner-denies",),
+        bug="ask-again-after-denial",
+        catches="sends the same grant request again after the owner denied it",
     ),
 ]

@@ -6,7 +6,8 @@
   name, found in any other field of the body);
 - a correction sent as a new memory instead of a PUT of the same id (a new row whose first line
   and filing are those of a memory the agent wrote before and never deleted);
-- keys and nonces used again across rows (one key for two ids, one nonce for two ciphertexts).
+- keys and nonces used again across rows (one key for two ids, one nonce for two ciphertexts);
+- a topic named in an opened memory's `metadata` (it files nothing: the topic goes in `about`).
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def outside_ciphertext(run: Run) -> Result:
         if leaks:
             where, what, needle = leaks[0]
             bad.append(Evidence(f"{x.label()}: {what} ({needle[:40]!r}) in the body at {where}, outside ciphertext", x))
-        else:
+        elif len(good) < 3:
             good.append(Evidence(f"{x.label()}: nothing of the plaintext outside ciphertext", x))
     return Result.judge(bad, good[:3])
 
@@ -199,6 +200,24 @@ def fresh_keys(run: Run) -> Result:
     return Result.judge(bad[:4], good[:3])
 
 
+TOPIC_KEYS = ("topic", "topics", "topic_name")  # what `newMemoryRow` refuses in `metadata`
+
+
+def metadata_files_nothing(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for x, r in memories_written(run):
+        found = plain(r).get("metadata")
+        meta: dict = found if isinstance(found, dict) else {}
+        named = [k for k in TOPIC_KEYS if k in meta]
+        if named:
+            bad.append(Evidence(f"{row_label(x, r.id)}: its metadata names a topic ({', '.join(f'metadata.{k}' for k in named)}"
+                                f" = {str(meta[named[0]])[:40]!r}): it files nothing", x))  # fmt: skip
+        else:
+            good.append(Evidence(f"{row_label(x, r.id)}: no topic in its metadata", x))
+    return Result.judge(bad, good[:3])
+
+
 RULES = [
     Rule(
         "contents.no-secrets",
@@ -243,5 +262,16 @@ RULES = [
         scenarios=("clean",),
         bug="one-key",
         catches="seals every row of a save with one key",
+    ),
+    Rule(
+        "contents.metadata-files-nothing",
+        "A topic is never named in a memory's metadata",
+        "000",
+        "Exact formats › `ciphertext`",
+        "`metadata` (an object of free notes; it files nothing, so a topic never goes there)",
+        metadata_files_nothing,
+        scenarios=("clean",),
+        bug="topic-in-metadata",
+        catches="names the memory's topic in its metadata (`metadata.topic`) besides filing it by `about`",
     ),
 ]

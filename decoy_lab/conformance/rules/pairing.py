@@ -1,11 +1,12 @@
-"""Rules on pairing and tokens: the device-code poll, slow_down, refresh, where a token travels."""
+"""Rules on pairing and tokens: the device-code poll, slow_down, refresh, where a token travels, a client_uri's host."""
 
 from __future__ import annotations
 
+import ipaddress
 import itertools
 import json
 import re
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 from decoy_lab.conformance.rulebook import Evidence, Exchange, Result, Rule, Run
 from decoy_lab.conformance.rules.base import pairings, token_calls
@@ -113,17 +114,16 @@ def _refresh_triggers(run: Run) -> list[Exchange]:
 
 def no_token_in_url(run: Run) -> Result:
     bad: list[str] = []
-    good: list[str] = []
+    sent = 0  # authenticated requests with nothing secret in their URL
     for x in run.exchanges:
         params = parse_qsl(x.query, keep_blank_values=True) if x.query else []  # most requests have no query
         leaked = [k for k, v in params if k.lower() in SECRET_PARAMS or FINGERPRINT.search(v)]
         if leaked:
             bad.append(Evidence(f"{x.label()}: a secret in the URL ({', '.join(sorted(set(leaked)))}=…)", x))
         elif x.token:
-            good.append(Evidence(x.label(), x))
-    if not bad and good:
-        good = [f"{len(good)} authenticated requests sent their token in the Authorization header only"]
-    return Result.judge(bad[:3], good)
+            sent += 1
+    good = [f"{sent} authenticated requests sent their token in the Authorization header only"] if sent else []
+    return Result.judge(bad[:3], [] if bad else good)
 
 
 def ask_by_name(run: Run) -> Result:
@@ -151,6 +151,59 @@ def ask_by_name(run: Run) -> Result:
             bad.append(Evidence(f"{x.label()}: pairs without a display name for the owner's approval screen", x))
         else:
             good.append(Evidence(f"{x.label()}: asks by name for {details if named else 'a PAR request_uri'}", x))
+    return Result.judge(bad, good[:3])
+
+
+INTERNAL = (".local", ".localhost", ".internal", ".lan", ".home", ".corp", ".intranet", ".test", ".invalid", ".example")
+
+
+def _host_fault(uri: str) -> str:
+    """Why `client_uri` is not a public https site ("" when it is): 001 "The host must be a public domain
+    name: no IP address, `localhost` or internal name, no port and no credentials"."""
+    try:
+        parts = urlsplit(uri)
+        port = parts.port
+    except ValueError:
+        return "not a URL"
+    host = (parts.hostname or "").rstrip(".").lower()
+    if parts.scheme != "https":
+        return f"{parts.scheme or 'no'} scheme, not https"
+    if not host:
+        return "no host"
+    if parts.username is not None or parts.password is not None:
+        return "credentials in it"
+    if port is not None:
+        return f"a port ({port})"
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return "an IP address"
+    except ValueError:
+        pass
+    if host == "localhost" or "." not in host or host.endswith(INTERNAL):
+        return f"{host!r} is not a public domain name"
+    return ""
+
+
+def client_uri_public(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for x in run.exchanges:
+        if x.method != "POST" or x.path not in ("/oauth/device", "/oauth/par"):
+            continue
+        body = x.request if isinstance(x.request, dict) else dict(x.form)
+        uri = body.get("client_uri")
+        if uri is None:
+            continue
+        answer = x.response if isinstance(x.response, dict) else {}
+        ignored = [w for w in answer.get("warnings") or [] if str(w).startswith("client_uri_ignored")]
+        fault = _host_fault(str(uri)) if isinstance(uri, str) else "not a string"
+        if fault or ignored:
+            said = f"; the answer warns {ignored[0]!r}" if ignored else ""
+            bad.append(
+                Evidence(f"{x.label()}: client_uri {str(uri)[:80]!r}: {fault or 'refused by the server'}{said}", x)
+            )
+        else:
+            good.append(Evidence(f"{x.label()}: client_uri {str(uri)[:80]!r} names a public https site", x))
     return Result.judge(bad, good[:3])
 
 
@@ -210,5 +263,16 @@ RULES = [
         scenarios=("clean",),
         bug="bare-pairing",
         catches="pairs with a name and a key but no authorization_details",
+    ),
+    Rule(
+        "pairing.client-uri-public",
+        "A client_uri names a public https domain: no IP, localhost or internal name, port or credentials",
+        "001",
+        "POST /oauth/device",
+        "The host must be a public domain",
+        client_uri_public,
+        scenarios=("clean",),
+        bug="local-client-uri",
+        catches="sends `client_uri: https://localhost:8443/agent` with its pairing",
     ),
 ]

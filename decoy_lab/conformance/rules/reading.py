@@ -1,8 +1,8 @@
-"""Rules on reading while the owner's phone still owes rows: wait, and never recreate them."""
+"""Rules on reading: read before the first write; while the owner's phone still owes rows, wait, and never recreate them."""
 
 from __future__ import annotations
 
-from decoy_lab.conformance.rulebook import Evidence, Result, Rule, Run, short
+from decoy_lab.conformance.rulebook import MEMORIES, Evidence, Result, Rule, Run, short
 from decoy_lab.conformance.rules.base import normalize, pairings, preparing, reads, writes
 from decoy_lab.conformance.rules.topics import created_topics
 
@@ -16,6 +16,20 @@ def _owed_topics(run: Run, seen: set[str], mine: set[str]) -> dict[str, str]:
         for r in run.app_view
         if r.get("kind") == "topic" and r["id"] not in seen and r["id"] not in mine
     }
+
+
+def read_first(run: Run) -> Result:
+    """The task's first memory write (a save, an edit, a deletion) comes after a read the server answered."""
+    first = next(
+        (x for x in run.exchanges if x.method in ("POST", "PUT") and x.path in (MEMORIES, f"{MEMORIES}/delete")), None
+    )
+    if first is None:
+        return Result.judge([], [])
+    read = next((x for x in reads(run) if x.start < first.start and x.status is not None and x.status < 300), None)
+    if read is None:
+        return Result.judge([Evidence(f"{first.label()}: the task's first memory write, with no read of "
+                                      f"{MEMORIES} answered before it", first)], [])  # fmt: skip
+    return Result.judge([], [Evidence(f"{read.label()}: read before the first write ({first.label()})", read, first)])
 
 
 def preparing_wait(run: Run) -> Result:
@@ -83,6 +97,17 @@ def retry_after(run: Run) -> Result:
 
 
 RULES = [
+    Rule(
+        "reading.read-first",
+        "The task reads the memories before its first write",
+        "000",
+        "Read first, write as you go",
+        "Do the read in step 1 at the start of every new task",
+        read_first,
+        scenarios=("clean",),
+        bug="write-first",
+        catches="saves a note about the task before it has read anything",
+    ),
     Rule(
         "reading.preparing-wait",
         "Rows still preparing are waited for, never saved or created again",

@@ -6,9 +6,11 @@ It pairs (device grant, polling every `interval`, +5 s on `slow_down`), reads ev
 open (waiting `retry_after_seconds` while rows are `preparing`), reuses the topic of that name or
 creates it with its first memory in one POST, resends the SAME sealed rows after an unknown
 outcome, reads them back, and corrects the memory by id (re-reading on `409 REV_CONFLICT`). A
-`403` with a `permission_request` is sent unchanged to `POST /api/agent/grant-request`; a
-`401 TOKEN_EXPIRED` is refreshed once. Then it saves a reminder, removes one of its labels
-(rotating its key: a new key and `kid` with both wraps), deletes it and reads back to see it gone.
+`403` with a `permission_request` is sent unchanged to `POST /api/agent/grant-request`, polled
+every 2 s until the owner answers, then `GET /api/agent/policies` is read (a denial ends the task:
+nothing is asked again, exit 0); a `401 TOKEN_EXPIRED` is refreshed once. Then it saves a reminder, removes one of its labels
+(rotating its key: a new key and `kid` with both wraps), adds another (the same key, wrapped with
+`POST memory-wraps` to the connections it newly reaches), deletes it and reads back to see it gone.
 
 When its grant lets it create accounts (the pairing's `authorization_details` name
 `account.create`: the check's `accounts` scenario), it then signs up for a service: the account
@@ -48,6 +50,8 @@ BUGS = (
     "unpadded-base64", "password-in-text", "text-in-body", "correct-as-new", "one-key", "wrap-too-far",
     "wrap-one-reader", "ignore-rate-limit", "stale-labels", "bare-pairing",
     "credentials-in-memory", "api-key-as-password", "no-idempotency-key", "second-address", "headered-password",
+    "write-first", "topic-in-metadata", "local-client-uri", "poll-grant-fast", "no-policies-read",
+    "ask-again-after-denial", "no-share-on-add",
 )  # fmt: skip
 DECOYS, ACCOUNTS, UNLOCK = "/api/agent/decoys", "/api/agent/accounts", "/api/agent/unlock"
 OAEP = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
@@ -55,6 +59,10 @@ OAEP = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256()
 
 class Unknown(Exception):
     """The outcome of a request is unknown (network error, 5xx): send the same request again."""
+
+
+class Denied(Exception):
+    """The owner denied (or let expire) what the agent asked for: the denial stands, the task stops here."""
 
 
 # -- the byte formats ("Exact formats") -----------------------------------------------------------
@@ -170,6 +178,10 @@ class Agent:
         }
         if self.bug == "bare-pairing":
             del ask["authorization_details"]
+        # its site, for the icon the owner sees (001: "The host must be a public domain name")
+        ask["client_uri"] = (
+            "https://localhost:8443/agent" if self.bug == "local-client-uri" else "https://agent.example.com"
+        )
         dev = self.http.post("/oauth/device", json=ask).json()
         self.say(f"Open {dev['verification_uri_complete']} and approve in the Decoy app.")
         interval, deadline = float(dev.get("interval") or 5), time.monotonic() + float(dev.get("expires_in") or 600)
@@ -225,20 +237,33 @@ class Agent:
             return r
         raise SystemExit(f"{method} {path}: gave up")
 
-    def ask_for(self, request: dict) -> None:
+    def ask_for(self, request: dict, asked: int = 1) -> None:
+        """Send the refusal's permission_request unchanged; poll every 2 s until the owner answers
+        (001 "The loop": every few seconds, up to about ten minutes); then read what it holds."""
         if self.bug == "repair-for-access":
             self.pair()
             return
         r = self.http.post("/api/agent/grant-request", json=request, headers={"Authorization": f"Bearer {self.access}"})
-        rid = r.json().get("request_id")
+        answer = r.json()
+        if answer.get("status") == "already_granted":
+            return
+        rid = answer.get("request_id")
         self.say("I asked for access; approve it in the Decoy app.")
-        for _ in range(120):
-            time.sleep(1.0)
+        for _ in range(300):
+            time.sleep(0.1 if self.bug == "poll-grant-fast" else 2.0)
             status = self.call("GET", f"/api/agent/grant-request?id={rid}").json().get("status")
             if status in ("approved", "resolved"):
+                if self.bug != "no-policies-read":  # "Read GET /api/agent/policies for what you now hold"
+                    access = self.call("GET", "/api/agent/policies").json().get("access") or {}
+                    self.say(f"The owner answered ({status}); memories: {sorted(access.get('memories') or {})}.")
                 return
             if status in ("denied", "expired", "revoked"):
-                raise SystemExit(f"access {status}")
+                if self.bug == "ask-again-after-denial" and asked == 1:
+                    self.say("The owner said no; asking once more.")
+                    self.ask_for(request, asked + 1)
+                    return
+                raise Denied(status)
+        raise Denied("no answer in ten minutes")
 
     def retried(self, method: str, path: str, make_body) -> httpx.Response:
         """Send; after an unknown outcome send the SAME body again (make_body is called once)."""
@@ -333,6 +358,8 @@ class Agent:
         about = ["user", topic["id"]] if self.bug == "two-about" else [topic["id"]]
         labels = ["travel", "misc"] if text.startswith("Reminder:") else ["travel"]
         plain = {"v": 2, "row_id": row_id or str(uuid.uuid4()), "observation": {"entityName": topic["name"], "content": text}, "about": about, "categories": labels}  # fmt: skip
+        if self.bug == "topic-in-metadata":  # the topic named in the free notes too: it files nothing there
+            plain["metadata"] = {"topic": topic["name"]}
         return self.row(plain)
 
     def run(self, subject: str) -> None:
@@ -340,13 +367,19 @@ class Agent:
         g = self.call("GET", "/api/agent/context/memory-grantees").json()
         self.owner_key = g.get("owner_public_key")
         self.grantees = [x for x in g.get("grantees") or [] if x.get("public_key") != self.public_b64]
+        if self.bug == "write-first":  # a note saved before anything was read
+            note = {"v": 2, "row_id": str(uuid.uuid4()), "observation": {"entityName": "default_user",
+                    "content": f"Started a task: {subject}."}, "about": ["user"], "categories": ["misc"]}  # fmt: skip
+            row = self.row(note)
+            self.retried("POST", MEMORIES, lambda: {"rows": [row]})
         _served, opened = self.read_all()
         topic = None if self.bug == "new-topic" else self.find_topic(opened, subject)
         text = f"{subject}: flight search, intermediate result.\nStatus: no flight chosen yet."
         state: dict = {}
 
         def make_rows() -> dict:
-            rows, t = [], topic
+            rows: list[dict] = []
+            t = topic
             if t is None:
                 t, rows = self.topic_rows("me" if self.bug == "user-topic" else subject)
             state["memory"] = self.memory_row(t, text)
@@ -490,6 +523,7 @@ class Agent:
                 body = {k: v for k, v in body.items() if k not in ("owner_wrap", "self_wrap")}
         r = self.retried("PUT", MEMORIES, lambda: body)
         self.say(f"Removed the label 'misc' from {note['id'][:8]}… ({r.status_code}).")
+        self.add_label(note["id"], "food")
         ids = [note["id"], *([topic["id"].removeprefix("topic:")] if self.bug == "delete-used-topic" else [])]
         done = self.retried("POST", f"{MEMORIES}/delete", lambda: {"ids": ids}).json()
         self.say(f"Deleted {len(done.get('deleted') or [])}, refused {len(done.get('refused') or [])}.")
@@ -497,6 +531,32 @@ class Agent:
             return
         _served, opened = self.read_all()
         self.say("The reminder is gone." if note["id"] not in opened else "The reminder is STILL there.")
+
+    def add_label(self, memory_id: str, category: str) -> None:
+        """An edit that only adds a label keeps the key (a plain PUT, no `kid`); the key then goes to
+        each connection the new label newly reaches, with `POST memory-wraps` (001 "An edit that
+        only adds labels … keeps the key; the writer wraps it to the newly eligible connections")."""
+        _served, opened = self.read_all()
+        current = opened.get(memory_id)
+        if current is None:
+            return
+        before = current["plain"]
+        after = dict(before, categories=[*(before.get("categories") or []), category])
+        body = {"id": memory_id, "expected_rev": current["row"]["rev"], "ciphertext": seal(current["key"], after)}
+        r = self.retried("PUT", MEMORIES, lambda: body)
+        self.say(f"Added the label {category!r} to {memory_id[:8]}… ({r.status_code}).")
+        if r.status_code >= 300:
+            return
+        wraps = []
+        for g in self.grantees:
+            sel = g.get("selectors") or {}
+            if reasons_for(sel, after) and not reasons_for(sel, before):  # newly eligible: it had no reason before
+                wrapped = b64(envelope(g["public_key"], current["key"]))
+                wraps.append({"token_id": g["token_id"], "via": reasons_for(sel, after), "wrapped_key": wrapped})
+        if wraps and self.bug != "no-share-on-add":
+            share = {"row_id": memory_id, "kid": current["row"]["kid"], "wraps": wraps}
+            done = self.retried("POST", "/api/agent/context/memory-wraps", lambda: share)
+            self.say(f"Shared its key with {len(wraps)} newly eligible connection(s) ({done.status_code}).")
 
     def correct(self, memory_id: str, old: str, new: str) -> None:
         """Update the same memory by id; on 409 REV_CONFLICT re-read, re-apply and retry."""
@@ -541,7 +601,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", default="Check example agent")
     p.add_argument("--key", metavar="PEM", help="the agent's RSA private key (default: a fresh one)")
     args = p.parse_args(argv)
-    Agent(args.url, args.bug, args.name, args.key).run(args.topic)
+    try:
+        Agent(args.url, args.bug, args.name, args.key).run(args.topic)
+    except Denied as exc:  # the person said no: the task ends here, nothing more is asked
+        print(f"The owner did not grant what this task needs ({exc}); I saved nothing and asked no more.", flush=True)
     return 0
 
 

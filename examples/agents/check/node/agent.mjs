@@ -11,7 +11,8 @@
 //                 409 REV_CONFLICT re-read, re-apply, retry) and read it back
 //   --task relabel as save, then save a reminder (travel, misc), remove its label `misc` (a key
 //                 rotation: a new key and kid, both wraps, and grantee_wraps for every connection the
-//                 remaining labels still reach, with removed_reasons) and read it back
+//                 remaining labels still reach, with removed_reasons) and read it back; then add
+//                 the label `food` (the same key) and wrap that key to the connections it newly reaches
 //   --task read   pair, read what it holds (waiting while rows are `preparing`), print a summary
 //   --bug NAME    plants ONE deliberate mistake (BUGS below), so the check can be seen to catch it
 //
@@ -42,6 +43,13 @@ const BUGS = {
   'ignore-rate-limit': 'sends again 0.1 s after a 429, whatever Retry-After / retry_after_seconds say',
   'stale-labels': "(--task edit) after a 409 re-reads the text but re-seals the labels it first read, putting back the owner's removal",
   'bare-pairing': 'pairs with a name and a key but no authorization_details (and no PAR request_uri)',
+  'write-first': 'saves a note about the task (about the user) before it has read anything',
+  'topic-in-metadata': "names each memory's topic in its metadata (metadata.topic) besides filing it by about",
+  'local-client-uri': 'pairs with client_uri https://localhost:8443/agent',
+  'poll-grant-fast': 'polls its pending grant request every 0.1 s',
+  'no-policies-read': 'after an approval retries the refused call without reading GET /api/agent/policies',
+  'ask-again-after-denial': 'sends the same grant request again after the owner denied it',
+  'no-share-on-add': "(--task relabel) adds the label food to its reminder and never wraps the key to the connections it newly reaches",
 };
 const ALIASES = { 'raw-owner-wrap': 'wrong-owner-wrap', 'bad-kid': 'kid-mismatch', 'poll-fast': 'fast-poll' };
 const TASKS = ['save', 'edit', 'relabel', 'read'];
@@ -53,6 +61,7 @@ const PREPARING_WAIT = Number(process.env.DECOY_PREPARING_WAIT || 90); // s of r
 const GRANT_WAIT = 600; // s: "Poll GET /api/agent/grant-request?id= every few seconds for up to about ten minutes"
 
 class UsageError extends Error {}
+class Denied extends Error {} // the owner said no (or let the ask expire): the task ends, nothing more is asked
 const say = (...words) => console.error('agent:', ...words);
 const b64 = (bytes) => Buffer.from(bytes).toString('base64');
 const unb64 = (text) => new Uint8Array(Buffer.from(text, 'base64'));
@@ -293,6 +302,7 @@ async function newMemoryRow({ topic, text, categories = [] }, keys) {
   const rowId = webcrypto.randomUUID();
   const plaintext = { v: 2, row_id: rowId, observation: { entityName: topic.name, content: text }, about: [topic.id] };
   if (categories.length) plaintext.categories = [...new Set(categories)];
+  if (BUG === 'topic-in-metadata') plaintext.metadata = { topic: topic.name }; // files nothing there
   return sealRow(plaintext, keys);
 }
 
@@ -395,6 +405,7 @@ async function pair(me) {
   }
   const dev = await exchange('POST', '/oauth/device', {
     client_id: CLIENT_ID, name: 'Check example agent (Node)', platform: 'oauth', agent_public_key: me.publicKeyBase64, ...ask,
+    ...(BUG === 'local-client-uri' ? { client_uri: 'https://localhost:8443/agent' } : {}),
   }, { auth: false });
   say(`pairing: approve in the Decoy app: ${dev.verification_uri_complete || dev.verification_uri} (code ${dev.user_code})`);
   let interval = Number(dev.interval || 5);
@@ -441,7 +452,7 @@ async function refresh() {
 }
 
 // 403 with permission_request: send it as the body of grant-request, unchanged, on this connection.
-async function askFor(permissionRequest, refusal) {
+async function askFor(permissionRequest, refusal, asked = 1) {
   say(`${refusal.code}: asking the owner for ${JSON.stringify(permissionRequest.permissions || permissionRequest)} on this connection`);
   let answer;
   for (let attempt = 1; ; attempt++) {
@@ -458,7 +469,7 @@ async function askFor(permissionRequest, refusal) {
   say(`asked (request ${short(answer.request_id)}): approve it in the Decoy app`);
   const deadline = Date.now() + GRANT_WAIT * 1000;
   while (Date.now() < deadline) {
-    await sleep(3);
+    await sleep(BUG === 'poll-grant-fast' ? 0.1 : 3);
     let status;
     try {
       status = (await exchange('GET', `/api/agent/grant-request?id=${encodeURIComponent(answer.request_id)}`)).status;
@@ -468,11 +479,14 @@ async function askFor(permissionRequest, refusal) {
       continue;
     }
     if (status === 'approved' || status === 'resolved') {
-      const access = await readAccess();
       say(`the owner answered (${status})`);
-      return access;
+      return BUG === 'no-policies-read' ? undefined : readAccess(); // what the owner granted, not what was asked
     }
-    if (status !== 'pending') throw new Error(`the owner's answer to the request: ${status}; nothing more is asked`);
+    if (status === 'denied' && BUG === 'ask-again-after-denial' && asked === 1) {
+      say('the owner denied the request; asking again');
+      return askFor(permissionRequest, refusal, asked + 1);
+    }
+    if (status !== 'pending') throw new Denied(`the owner's answer to the request: ${status}; nothing more is asked`);
   }
   throw new Error('the owner did not answer the request in ten minutes');
 }
@@ -491,6 +505,12 @@ const STATUS_BEFORE = 'Status: no flight chosen yet.';
 const STATUS_AFTER = 'Status: chose the Friday 08:10 direct flight; not booked yet.';
 
 async function save(me, keys, subject) {
+  if (BUG === 'write-first') {
+    const note = { v: 2, row_id: webcrypto.randomUUID(), observation: { entityName: 'default_user', content: `Started a task: ${subject}.` }, about: ['user'], categories: ['misc'] };
+    const row = await sealRow(note, keys);
+    await call('POST', MEMORIES, { rows: [row] });
+    say(`saved a note ${short(row.id)} before reading anything`);
+  }
   const { opened } = await readMemories(me);
   const topics = listTopics(opened);
   let topic = BUG === 'new-topic' ? null : findTopic(topics, subject);
@@ -578,6 +598,27 @@ async function edit(me, memoryId, keys) {
 // owner_wrap, self_wrap, grantee_wraps for every connection the remaining labels still reach,
 // and removed_reasons; on 409 REV_CONFLICT it re-reads and does it again from the current row.
 const REMINDER = 'Reminder: check in online 24 h before the flight.';
+// An edit that only adds a label keeps the key (a plain PUT, no kid); the key then goes to each
+// connection the new label newly reaches, with POST memory-wraps (001: "An edit that only adds
+// labels … keeps the key; the writer wraps it to the newly eligible connections").
+async function addLabel(current, keys, category) {
+  const before = current.plain;
+  const after = { ...before, categories: [...new Set([...(before.categories || []), category])] };
+  const body = { id: current.row.id, expected_rev: current.row.rev, ciphertext: b64(await sealVault(current.key, utf8.encode(JSON.stringify(after)))) };
+  await call('PUT', MEMORIES, body);
+  const wraps = [];
+  for (const g of keys.grantees) {
+    const via = reasonsFor(g.selectors, after);
+    if (via.length && !reasonsFor(g.selectors, before).length) {
+      wraps.push({ token_id: g.token_id, via, wrapped_key: b64(await envelope(current.key, g.public_key)) });
+    }
+  }
+  say(`added the label ${category} to ${short(current.row.id)}, same key; ${wraps.length} connection(s) newly reach it`);
+  if (wraps.length && BUG !== 'no-share-on-add') {
+    await call('POST', '/api/agent/context/memory-wraps', { row_id: current.row.id, kid: current.row.kid, wraps });
+  }
+}
+
 async function relabel(me, keys, topic) {
   const note = await newMemoryRow({ topic, text: REMINDER, categories: ['travel', 'misc'] }, keys);
   await call('POST', MEMORIES, { rows: [note] });
@@ -607,6 +648,7 @@ async function relabel(me, keys, topic) {
       throw new Error(`reminder ${note.id} does not read back under its new key without misc`);
     }
     say(`read back reminder ${short(note.id)}: new kid, labels ${JSON.stringify(after.plain.categories || [])}`);
+    await addLabel(after, keys, 'food');
     return { reminder_id: note.id, kid: fresh.kid };
   }
   throw new Error(`reminder ${note.id} kept changing; its label was not removed`);
@@ -649,5 +691,9 @@ async function main() {
 
 main().catch((err) => {
   console.error(`agent: ${err.message}`);
+  if (err instanceof Denied) {
+    console.log(JSON.stringify({ task: OPTS.task, bug: BUG, denied: true }));
+    return; // the person decided: a task that ends as they chose exits 0
+  }
   process.exitCode = err instanceof UsageError ? 2 : 1;
 });
