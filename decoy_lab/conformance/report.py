@@ -8,6 +8,13 @@ writes the JSON report and, in `REPORT.d/`, each exchange a failure names
 (`owner-key.pem`, 0600), so `decoy-lab check --replay REPORT clean#7` (reproduce.replay) stages
 the same sandbox and sends them again.
 
+Each scenario lists every refusal the sandbox answered in it (`refusals(run)`, from `Run.refusals`),
+what counts against the agent first: a write refused (nothing stored), another call refused, then
+a trigger whose recovery a rule of its own judges (a 401 to refresh, a 403 with a
+`permission_request`, a 409, a 429), each marked when the staging hop staged it. The terminal
+gives a scenario's refusals one line, grouped; the JSON and the page list them all, with the
+server's message; a refused write's body goes to `REPORT.d/` like the bodies a failure names.
+
 A rule's status over a check is the worst of its runs (failed, then warning, then passed); it is
 `not-exercised` only when no run exercised it. Its evidence names the scenario and the exchange
 (`[lost-answers] POST /api/agent/context/memories #12, row 3f2a…: …`); the exchanges a line links
@@ -31,8 +38,9 @@ from typing import TYPE_CHECKING, Any
 
 from decoy_lab.conformance import reproduce
 from decoy_lab.conformance.fixes import fix_for
-from decoy_lab.conformance.reproduce import OWNER_KEY, folder_of, shown_path
+from decoy_lab.conformance.reproduce import OWNER_KEY, body_name, folder_of, shown_path
 from decoy_lab.conformance.rulebook import FAILED, NOT_EXERCISED, PASSED, STATUSES, WARNING, Evidence, Result, Rule, Run
+from decoy_lab.conformance.rules.outcome import WRITE_PATHS, recoverable
 from decoy_lab.text import escaped
 
 if TYPE_CHECKING:
@@ -42,6 +50,11 @@ MARKS = {PASSED: "PASSED", WARNING: "WARNING", FAILED: "FAILED", NOT_EXERCISED: 
 EVIDENCE_SHOWN = 3  # evidence lines a failed rule shows in the terminal (the report keeps them all)
 LINE_SHOWN = 240  # characters of one evidence line in the terminal
 STDERR_SHOWN = 5  # lines of an agent's stderr under a scenario that went wrong
+REFUSALS_SHOWN = 3  # kinds of refusal on a scenario's line in the terminal (the report keeps them all)
+MESSAGE_KEPT = 300  # characters of a refusal's message in the report
+# what a refusal means for the verdict, worst first
+WRITE_REFUSED, REFUSED, TRIGGER = "write refused", "refused", "trigger"
+REFUSAL_ORDER = {WRITE_REFUSED: 0, REFUSED: 1, TRIGGER: 2}
 ORDER = {s: i for i, s in enumerate(STATUSES)}
 UNSAFE_IN_JSON = re.compile(r"[\x7f-\x9f\ud800-\udfff]")  # DEL, C1, lone surrogates: json.dumps keeps them raw
 
@@ -141,7 +154,7 @@ class Scorecard:
             "counts": self.counts(),
             "seconds": None if self.seconds is None else round(self.seconds, 1),
             "rules": [v.to_dict() for v in self.by_status()],
-            "scenarios": [_run_dict(r) for r in self.runs],
+            "scenarios": [_run_dict(r, folder_of(self.saved) if self.saved is not None else None) for r in self.runs],
         }
         if self.staging is not None:
             doc["staging"] = {
@@ -200,6 +213,8 @@ def save(card: Scorecard, report: Path | str) -> Path:
             for run, ids in _named(card.runs, v.evidence):
                 reproduce.write_bodies(run, ids, folder)
             v.reproducers = _reproducers(card.runs, v.evidence, folder)
+    for run in card.runs:  # a refused write's body, as sent: what the server said no to
+        reproduce.write_bodies(run, [r["exchange"] for r in refusals(run) if r["kind"] == WRITE_REFUSED], folder)
     path.write_text(to_json(card), encoding="utf-8")
     return path
 
@@ -228,12 +243,69 @@ def _saved_exchanges(card: Scorecard) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _run_dict(run: Run) -> dict[str, Any]:
+def refusals(run: Run) -> list[dict[str, Any]]:
+    """Every refusal the sandbox answered in `run` (`Run.refusals`), what counts against the agent
+    first: each with the server's `message`, its `kind` (a write refused: nothing was stored; a
+    call refused; a trigger, whose recovery a rule judges) and whether the staging hop `staged` it."""
+    by_id = {x.id: x for x in run.exchanges}
+    staged: dict[tuple[str, str, int], int] = {}  # the hop's answers, counted per request and status
+    for e in run.events:
+        if e["kind"] == "answer":
+            k = (e["method"], e["path"], int(e.get("status") or 0))
+            staged[k] = staged.get(k, 0) + 1
+    expired = any(e["kind"] in ("expire", "token-expired") for e in run.events)
+    out = []
+    for r in run.refusals:
+        x = by_id[r["exchange"]]
+        body = x.response if isinstance(x.response, dict) else {}
+        k = (x.method, x.path, x.status or 0)
+        hop = staged.get(k, 0) > 0  # the hop answers before the sandbox: its answers come first, in order
+        if hop:
+            staged[k] -= 1
+        hop = hop or (expired and x.status == 401 and x.code == "TOKEN_EXPIRED")
+        if recoverable(x):
+            kind = TRIGGER
+        elif x.path in WRITE_PATHS and x.method in ("POST", "PUT"):
+            kind = WRITE_REFUSED
+        else:
+            kind = REFUSED
+        message = str(body.get("message") or body.get("error_description") or "")
+        out.append({**r, "kind": kind, "staged": hop, "message": message[:MESSAGE_KEPT]})
+    return sorted(out, key=lambda r: (REFUSAL_ORDER[r["kind"]], r["exchange"]))
+
+
+def refusals_line(run: Run) -> str:
+    """One line for the terminal: the scenario's refusals grouped (status, code, request), worst first."""
+    found = refusals(run)
+    if not found:
+        return ""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in found:
+        groups.setdefault((r["kind"], r["status"], r["code"], r["method"], r["path"]), []).append(r)
+    parts = []
+    for (kind, status, code, method, path), rs in list(groups.items())[:REFUSALS_SHOWN]:
+        times = f" ×{len(rs)}" if len(rs) > 1 else ""
+        how = f"{kind}, staged" if all(r["staged"] for r in rs) else kind
+        where = path.removeprefix("/api/agent")  # the line stays short: every agent route starts so
+        parts.append(f"{status} {code or '(no code)'} {method} {where} #{rs[0]['exchange']}{times} ({how})")
+    more = len(groups) - REFUSALS_SHOWN
+    tail = f"; +{more} more in the report" if more > 0 else ""
+    return _cut(f"    refused {len(found)}: " + "; ".join(parts) + tail)
+
+
+def _run_dict(run: Run, folder: Path | None = None) -> dict[str, Any]:
+    listed = refusals(run)
+    if folder is not None:
+        sent = {x.id for x in run.exchanges if x.body}
+        for r in listed:
+            if r["kind"] == WRITE_REFUSED and r["exchange"] in sent:
+                r["body"] = body_name(run.scenario, r["exchange"])
     return {
         "name": run.scenario,
         "exit_code": run.exit_code,
         "timed_out": run.timed_out,
         "exchanges": len(run.exchanges),
+        "refusals": listed,
         "faults": [{k: v for k, v in e.items() if k != "result"} for e in run.events],
         "notes": list(run.notes),
         "stdout": run.stdout,
@@ -323,6 +395,9 @@ def _scenario_lines(run: Run) -> list[str]:
     ended = "timed out" if run.timed_out else f"exit {run.exit_code}"
     fired = ", ".join(sorted({e["kind"] for e in run.events})) or "none"
     lines = [f"  {run.scenario:<19} {ended}, {len(run.exchanges)} exchanges, faults fired: {fired}"]
+    refused = refusals_line(run)
+    if refused:
+        lines.append(refused)
     if not run.exchanges:
         lines.append("    the agent sent nothing through the inspector: does it read DECOY_BASE_URL (or take {url})?")
     if run.timed_out or run.exit_code not in (0, None) or not run.exchanges:
@@ -397,7 +472,7 @@ def page(card: Scorecard, at: Path | str | None = None) -> str:
         )
     runs = "".join(
         f"<h2>scenario {e(r.scenario)}</h2><p>{'timed out' if r.timed_out else f'exit {r.exit_code}'}, "
-        f"{len(r.exchanges)} exchanges</p><pre>{e(r.stdout[-4000:])}</pre>"
+        f"{len(r.exchanges)} exchanges</p>{_refusals_html(r)}<pre>{e(r.stdout[-4000:])}</pre>"
         + (f"<pre>{e(r.stderr[-4000:])}</pre>" if r.stderr.strip() else "")
         for r in card.runs
     )
@@ -408,6 +483,21 @@ def page(card: Scorecard, at: Path | str | None = None) -> str:
         f"<p>{e(counts_line(card))}</p>"
         f"<table><tr><th>verdict</th><th>rule</th><th>title</th></tr>{rows}</table>{''.join(failed)}{runs}</body></html>\n"
     )
+
+
+def _refusals_html(run: Run) -> str:
+    """The scenario's refusals, worst first: what the server said no to, and what it said."""
+    e = _html
+    found = refusals(run)
+    if not found:
+        return ""
+    rows = "".join(
+        f"<tr><td class='{'failed' if r['kind'] == WRITE_REFUSED else 'warning' if r['kind'] == REFUSED else 'not-exercised'} v'>"
+        f"{e(r['kind'])}{' (staged)' if r['staged'] else ''}</td><td class='r'>#{r['exchange']} {e(r['method'])} "
+        f"{e(r['path'])}</td><td class='r'>{r['status']} {e(r['code'])}</td><td>{e(r['message'])}</td></tr>"
+        for r in found
+    )
+    return f"<table class='refusals'><tr><th>refusal</th><th>request</th><th>answer</th><th>message</th></tr>{rows}</table>"
 
 
 def _html(text: str) -> str:
