@@ -7,8 +7,9 @@ can fail, and a check: `check(run) -> Result`. A check that found nothing to jud
 `not-exercised`, never `passed`.
 
 A `Run` is one scenario's record: the exchanges the inspector saw (as `Exchange`s, in order),
-the owner's view of every stored row at the end (the sandbox's owner API, `app_view`), the
-faults the staging hop fired, and the agent's exit code and output.
+the owner's view of every stored row at the end (the sandbox's owner API, `app_view`) and as it
+stood when the agent started (`app_view_before`), the faults the staging hop fired, and the
+agent's exit code and output.
 """
 
 from __future__ import annotations
@@ -39,8 +40,11 @@ class Evidence(str):
 
     def __new__(cls, text: str, *about: Exchange | int, scenario: str = "") -> Evidence:
         self = super().__new__(cls, text)
-        ids = (a.id if isinstance(a, Exchange) else int(a) for a in about)
-        self.exchanges = tuple(dict.fromkeys(ids))
+        if len(about) == 1:  # most lines name one exchange: a rule may make one per row of a big run
+            a = about[0]
+            self.exchanges = (a.id if isinstance(a, Exchange) else int(a),)
+        else:
+            self.exchanges = tuple(dict.fromkeys(a.id if isinstance(a, Exchange) else int(a) for a in about))
         self.scenario = scenario
         return self
 
@@ -128,6 +132,19 @@ class Exchange:
         memories = body.get("memories") or []
         return tuple(m["id"] for m in memories if isinstance(m, dict) and isinstance(m.get("id"), str))
 
+    @functools.cached_property
+    def rows_sent(self) -> tuple[dict, ...]:
+        """The rows a write carried, as sent (a POST's `rows`, a PUT's body), found once."""
+        body = self.request if isinstance(self.request, dict) else {}
+        if self.method == "PUT":
+            return (body,) if isinstance(body.get("id"), str) else ()
+        return tuple(r for r in body.get("rows") or [] if isinstance(r, dict) and isinstance(r.get("id"), str))
+
+    @functools.cached_property
+    def request_rows(self) -> tuple[Any, ...]:
+        """The inspector's opened rows of what the agent sent (not of what it was answered), found once."""
+        return tuple(r for r in self.rows if str(getattr(r, "field", "")).startswith("request"))
+
     @property
     def code(self) -> str:
         r = self.response if isinstance(self.response, dict) else {}
@@ -186,7 +203,18 @@ class Run:
     notes: list[str] = field(default_factory=list)
     agent_key: bytes | None = field(default=None, repr=False)  # the agent's PEM key, when the check has it
     flows: list[Any] = field(default_factory=list, repr=False, compare=False)  # the inspector's Flows
+    app_view_before: list[dict] = field(default_factory=list, repr=False)  # the owner's view as the agent started
     _by_id: dict[str, dict] | None = field(default=None, repr=False, compare=False)
+    # lists the rules share (the writes, the reads), made once per record: `memoized`
+    memo: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def memoized(self, name: str, make: Callable[[], Any]) -> Any:
+        """`make()` once for this record as it stands (an exchange added makes it again): the rules
+        go over the same writes and reads many times, and a big run has ten thousand exchanges."""
+        key = (name, len(self.exchanges))
+        if key not in self.memo:
+            self.memo[key] = make()
+        return self.memo[key]
 
     def where(self, method: str | None = None, path: str | None = None) -> list[Exchange]:
         return [

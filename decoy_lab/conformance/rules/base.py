@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from collections.abc import Iterator
 from typing import Any
 
 from decoy_lab.conformance.rulebook import MEMORIES, Exchange, Run, short
@@ -20,9 +19,15 @@ def writes(run: Run, *, refused: bool = False) -> list[Exchange]:
     """Every memory write (POST rows, PUT an edit) the server may have kept, in order: answered
     2xx, or with an unknown outcome. With `refused=True` the refused ones (4xx) too: a refused
     write stored nothing, so rules about rows never judge its rows."""
-    return [
-        x for x in run.exchanges if x.path == MEMORIES and x.method in ("POST", "PUT") and (refused or not x.refused)
-    ]
+    kept = run.memoized(
+        f"writes refused={refused}",
+        lambda: [
+            x
+            for x in run.exchanges
+            if x.path == MEMORIES and x.method in ("POST", "PUT") and (refused or not x.refused)
+        ],
+    )
+    return list(kept)  # a copy: a rule may change its list
 
 
 def posts(run: Run, *, refused: bool = False) -> list[Exchange]:
@@ -30,22 +35,17 @@ def posts(run: Run, *, refused: bool = False) -> list[Exchange]:
 
 
 def reads(run: Run) -> list[Exchange]:
-    return [x for x in run.exchanges if x.path == MEMORIES and x.method == "GET"]
+    return list(run.memoized("reads", lambda: [x for x in run.exchanges if x.path == MEMORIES and x.method == "GET"]))
 
 
 def sent_rows(x: Exchange) -> list[dict]:
     """The rows a write carried, as sent (a POST's `rows`, a PUT's body)."""
-    body = x.request if isinstance(x.request, dict) else {}
-    if x.method == "PUT":
-        return [body] if isinstance(body.get("id"), str) else []
-    return [r for r in body.get("rows") or [] if isinstance(r, dict) and isinstance(r.get("id"), str)]
+    return list(x.rows_sent)
 
 
-def opened_rows(x: Exchange) -> Iterator[Any]:
+def opened_rows(x: Exchange) -> tuple[Any, ...]:
     """The inspector's opened rows of what the agent sent (not of what it was answered)."""
-    for r in x.rows:
-        if str(getattr(r, "field", "")).startswith("request"):
-            yield r
+    return x.request_rows
 
 
 def kind_of(row: Any) -> str:
@@ -54,6 +54,14 @@ def kind_of(row: Any) -> str:
     if isinstance(plain, dict):
         return str(plain.get("kind") or "")
     return str(getattr(row, "kind", "") or "")
+
+
+def labels_of(row: Any) -> list[str]:
+    """An opened row's labels (`category:…`, `topic:…`, `account:…`): from the owner's-eye entry, or
+    from the plaintext a kept key opened (a plain edit, which carries no wrap of its own)."""
+    p = getattr(row, "plaintext", None)
+    found = p.get("labels") if isinstance(p, dict) else getattr(p, "labels", None)
+    return [str(v) for v in found] if isinstance(found, list | tuple) else []
 
 
 def plain(row: Any) -> dict:

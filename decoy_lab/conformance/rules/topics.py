@@ -33,15 +33,20 @@ def _names_shown(run: Run, rid: str) -> list[tuple[str, str]]:
 
 
 def created_topics(run: Run) -> list[tuple[Exchange, Any]]:
-    """(exchange, opened topic row) for each topic row the agent wrote, first sending only."""
-    seen: set[str] = set()
-    out = []
-    for x in posts(run):
-        for r in opened_rows(x):
-            if kind_of(r) == "topic" and r.id not in seen:
-                seen.add(r.id)
-                out.append((x, r))
-    return out
+    """(exchange, opened topic row) for each topic row the agent wrote, first sending only (found
+    once per record: three rules ask)."""
+
+    def make() -> list[tuple[Exchange, Any]]:
+        seen: set[str] = set()
+        out = []
+        for x in posts(run):
+            for r in opened_rows(x):
+                if kind_of(r) == "topic" and r.id not in seen:
+                    seen.add(r.id)
+                    out.append((x, r))
+        return out
+
+    return list(run.memoized("created topics", make))
 
 
 def reuse_before_create(run: Run) -> Result:
@@ -73,7 +78,7 @@ def reuse_before_create(run: Run) -> Result:
                     x,
                 )
             )
-        else:
+        elif len(good) < 4:  # the four kept
             good.append(
                 Evidence(
                     f"{row_label(x, r.id)}: created topic {name!r} after reading; no topic of that name was readable",
@@ -135,7 +140,7 @@ def not_the_user(run: Run) -> Result:
         name = str(plain(r).get("name") or "")
         if normalize(name) in USER_NAMES:
             bad.append(Evidence(f"{row_label(x, r.id)}: a topic named {name!r} (the user is never a topic)", x))
-        else:
+        elif len(good) < 3:
             good.append(Evidence(f"{row_label(x, r.id)}: topic {name!r}", x))
     return Result.judge(bad, good[:3])
 
