@@ -2,7 +2,8 @@
 
 `OwnerPanel(sb.owner)` shows what the Decoy app shows its owner and does what it does, through
 the sandbox's `Owner` (sandbox/phone/owner.py, sandbox/phone/ownerapp.py): what is waiting
-(Approve as asked or narrowed, Deny), the memories ten to a page with the selected one's text,
+(Approve as asked or narrowed, Deny), the account family's asks (an unlock: Allow, Don't allow; a
+queued edit of a Decoy address: Apply, Reject with one of 001's codes), the memories ten to a page with the selected one's text,
 topic and Delete, topics (Rename), each connection's grants picked rather than typed (Set,
 Give more, Revoke) and key setup. Every widget is made once: an action or a change the panel
 sees (it polls the owner every `follow` seconds, so a new pairing shows by itself) changes
@@ -25,6 +26,7 @@ from decoy_lab.widgets.owner_parts import (
     STYLE,
     asks,
     button,
+    edit_label,
     follow_owner,
     headlines,
     memory_details,
@@ -32,12 +34,20 @@ from decoy_lab.widgets.owner_parts import (
     set_options,
     shared,
     short,
+    unlock_label,
     what,
 )
 from decoy_lab.widgets.pickers import GrantPicker
 
 YOU = "You (no topic)"
 PAGE = 10
+#: how the owner's app says why it rejects an edit (001's fixed codes)
+REJECT_REASONS = [
+    ("the values are not allowed", "patch_invalid"),
+    ("it names nothing the app changes", "no_supported_keys"),
+    ("the patch does not open", "patch_unopenable"),
+    ("the address's details do not open", "decoy_unreadable"),
+]
 
 
 class OwnerPanel(W.VBox):
@@ -51,6 +61,8 @@ class OwnerPanel(W.VBox):
         self._view: list[dict] = []
         self._pending: dict[str, dict] = {}
         self._conns: dict[str, dict] = {}
+        self._unlocks: dict[str, dict] = {}
+        self._edits: dict[str, dict] = {}
         self._grants: dict[str, dict] = {}
         self._loaded: dict[str, Any] = {}  # editor → what it was last loaded from
         self._muted = False  # the panel is changing a choice's options itself
@@ -74,6 +86,7 @@ class OwnerPanel(W.VBox):
                     ]
                 ),
                 self._waiting_section(),
+                self._account_section(),
                 self._memory_section(),
                 self._topic_section(),
                 self._connection_section(),
@@ -120,6 +133,33 @@ class OwnerPanel(W.VBox):
         self.waiting_body = W.VBox([pick, self.pending_info, buttons, self.narrow])
         pick.observe(self._picked(lambda _c: self._show_pending()), names="value")
         return self._section("waiting", self.waiting_title, self.waiting_body)
+
+    def _account_section(self) -> W.Widget:
+        self.account_title = W.HTML()
+        unlock = self._field("unlock", W.Dropdown(options=[], layout=W.Layout(width="80%")))
+        self.unlock_row = W.HBox(
+            [
+                unlock,
+                self._act("allow-unlock", button("Allow", "success", "allow-unlock"), self._allow_unlock),
+                self._act("deny-unlock", button("Don't allow", "danger", "deny-unlock"), self._deny_unlock),
+            ]
+        )
+        edit = self._field("decoy-edit", W.Dropdown(options=[], layout=W.Layout(width="80%")))
+        reason = self._field("reject-reason", W.Dropdown(options=REJECT_REASONS, description="because"))
+        self.edit_rows = W.VBox(
+            [
+                W.HBox(
+                    [edit, self._act("apply-edit", button("Apply edit", "success", "apply-edit"), self._apply_edit)]
+                ),
+                W.HBox(
+                    [
+                        reason,
+                        self._act("reject-edit", button("Reject edit", "warning", "reject-edit"), self._reject_edit),
+                    ]
+                ),
+            ]
+        )
+        return self._section("accounts", self.account_title, self.unlock_row, self.edit_rows)
 
     def _memory_section(self) -> W.Widget:
         self.memory_title = W.HTML()
@@ -187,7 +227,8 @@ class OwnerPanel(W.VBox):
         rows = tuple((r["id"], r["rev"]) for r in self.owner.rows())
         conns = tuple((c["token_id"], c["revoked"], c["access_version"], c["name"]) for c in self.owner.connections())
         pending = tuple(p["request_id"] for p in self.owner.pending())
-        return rows, conns, pending, self.owner.key_ready
+        accounts = tuple(u["id"] for u in self.owner.unlocks()), tuple(e["id"] for e in self.owner.decoy_edits())
+        return rows, conns, pending, accounts, self.owner.key_ready
 
     def refresh(self, mark: Any = None) -> None:
         """Read the owner's state and change what shows; nothing is rebuilt."""
@@ -198,6 +239,8 @@ class OwnerPanel(W.VBox):
             self.topic_names = {t["topic_id"]: t.get("name") or "(no name)" for t in topics}
             self._pending = {p["request_id"]: p for p in self.owner.pending()}
             self._conns = {c["token_id"]: c for c in self.owner.connections()}
+            self._unlocks = {u["id"]: u for u in self.owner.unlocks()}
+            self._edits = {e["id"]: e for e in self.owner.decoy_edits()}
             named = sorted(((short(n, 40), t) for t, n in self.topic_names.items()), key=lambda p: p[0].lower())
             self.key_switch.unobserve(self._on_key, names="value")
             self.key_switch.value = bool(self.owner.key_ready)
@@ -209,6 +252,7 @@ class OwnerPanel(W.VBox):
             self.narrow.set_topics(named)
             self.grant_picker.set_topics(named)
             self._show_waiting()
+            self._show_accounts()
             self._show_page()
             self.topic_title.value = f"<span class='decoy-owner-title'>Topics</span> ({len(topics)})"
             self._show_connections()
@@ -224,6 +268,17 @@ class OwnerPanel(W.VBox):
         labels = [(f"{p['name']} asks {asks(p)}", ref) for ref, p in self._pending.items()]
         self._options(self.fields["pending"], labels)
         self._show_pending()
+
+    def _show_accounts(self) -> None:
+        n, m = len(self._unlocks), len(self._edits)
+        self.account_title.value = (
+            f"<span class='decoy-owner-title'>Accounts</span> ({plural(n, 'unlock')}, {plural(m, 'address edit')})"
+            + ("" if n or m else " <span class='decoy-owner-note'>· nothing is waiting</span>")
+        )
+        self.unlock_row.layout.display = None if n else "none"
+        self.edit_rows.layout.display = None if m else "none"
+        self._options(self.fields["unlock"], [(unlock_label(u), ref) for ref, u in self._unlocks.items()])
+        self._options(self.fields["decoy-edit"], [(edit_label(e), ref) for ref, e in self._edits.items()])
 
     def _show_pending(self) -> None:
         p = self._pending.get(self.fields["pending"].value)
@@ -361,6 +416,37 @@ class OwnerPanel(W.VBox):
         p = self._chosen_pending()
         self.owner.deny(p["request_id"])
         return f"Denied {p['name']}'s {what(p)}"
+
+    def _chosen(self, field: str, held: dict[str, dict], what: str) -> dict:
+        chosen = held.get(self.fields[field].value)
+        if chosen is None:
+            raise ValueError(f"no {what} is waiting")
+        return chosen
+
+    def _allow_unlock(self) -> str:
+        u = self._chosen("unlock", self._unlocks, "unlock")
+        self.owner.approve_unlock(u["id"])
+        return f"Allowed {u.get('connection')} to read {u.get('account') or 'the account'}: sealed to its key"
+
+    def _deny_unlock(self) -> str:
+        u = self._chosen("unlock", self._unlocks, "unlock")
+        self.owner.deny_unlock(u["id"])
+        return f"Did not allow {u.get('connection')} to read {u.get('account') or 'the account'}"
+
+    def _apply_edit(self) -> str:
+        e = self._chosen("decoy-edit", self._edits, "address edit")
+        done = self.owner.apply_edit(e["id"])
+        if done["status"] != "applied":
+            return (
+                f"The phone could not apply {e.get('connection')}'s edit: {done.get('reject_reason') or done['status']}"
+            )
+        return f"Applied {e.get('connection')}'s edit of {e.get('email')} (revision {done.get('applied_rev')})"
+
+    def _reject_edit(self) -> str:
+        e = self._chosen("decoy-edit", self._edits, "address edit")
+        reason = self.fields["reject-reason"].value
+        self.owner.reject_edit(e["id"], reason)
+        return f"Rejected {e.get('connection')}'s edit of {e.get('email')} ({reason})"
 
     def _memory(self) -> dict:
         m = self.selected_memory()

@@ -120,3 +120,31 @@ def follow_owner(panel: weakref.ref, stop: threading.Event, every: float) -> Non
             del p
 
     threading.Thread(target=run, name="decoy-owner-panel", daemon=True).start()
+
+
+def kinds(datatypes: list[str] | None) -> str:
+    """An unlock's kinds in the owner's words ("every secret" when none is named)."""
+    words = {"basic-auth": "password", "custom-fields": "secret fields", "totp": "2FA code", "note": "note"}
+    return ", ".join(words.get(d, d) for d in datatypes or []) or "every secret"
+
+
+def unlock_label(u: dict) -> str:
+    """One unlock on the Lock Screen: who asks to read what of which account."""
+    account = short(u.get("account") or f"account {str(u.get('target_id'))[:8]}", 40)
+    why = f" · “{short(u['reason'], 40)}”" if u.get("reason") else ""
+    return f"{u.get('connection') or 'a connection'} asks to read {account}'s {kinds(u.get('datatypes'))}{why}"
+
+
+def edit_label(e: dict) -> str:
+    """One queued decoy edit as the phone opens it: the address, its name now and what it becomes."""
+    who = e.get("connection") or "a connection"
+    where = short(e.get("email") or str(e.get("decoy_id"))[:8], 40)
+    patch = e.get("patch") if isinstance(e.get("patch"), dict) else None
+    if patch is None:
+        return f"{who}: an edit of {where} the phone cannot open ({short(e.get('problem'), 40)})"
+    sets = patch.get("set") if isinstance(patch.get("set"), dict) else {}
+    change = "; ".join(f"{'name' if k == 'serviceName' else 'avatar' if k == 'avatarUrl' else k} → “{short(v, 40)}”"
+                       for k, v in sets.items()) or "no change named"  # fmt: skip
+    now = f" (now “{short(e['current_name'], 30)}”)" if e.get("current_name") else ""
+    flag = f" ⚠ {e['problem']}" if e.get("problem") else ""
+    return f"{who}: {where}{now}: {change}{flag}"

@@ -31,7 +31,7 @@ from decoy_lab.sandbox.checks import grants, grantstore
 from decoy_lab.sandbox.checks.bearer import bump_access_version
 from decoy_lab.sandbox.checks.selectors import memory_access_from_rows
 from decoy_lab.sandbox.core import HTTPProblem, SandboxState, iso
-from decoy_lab.sandbox.phone import appview, schedule, sharepass
+from decoy_lab.sandbox.phone import appview, keeper, schedule, sharepass
 from decoy_lab.sandbox.phone.ownerapp import OwnerApp
 from decoy_lab.wire.crypto import AgentKey, public_key_fingerprint
 
@@ -98,6 +98,31 @@ class Owner(OwnerApp):
         """Deny a pairing or a grant request (a denial covers all of a combined request)."""
         with self.state.store.tx() as con:
             return self._deny(con, ref, self.state.now())
+
+    # ── the account family (the phone's side is phone/keeper.py) ─────────────────────────
+    def unlocks(self) -> list[dict[str, Any]]:
+        """The unlock requests waiting on the Lock Screen: who asks, for which account, why."""
+        return keeper.pending_unlocks(self.state)
+
+    def approve_unlock(self, unlock_id: str) -> dict[str, Any]:
+        """Allow: the phone seals the account's secrets to the asking connection's key."""
+        return keeper.decide_unlock(self.state, unlock_id, allow=True)
+
+    def deny_unlock(self, unlock_id: str) -> dict[str, Any]:
+        """Don't Allow: the request reads `denied`, nothing is sealed."""
+        return keeper.decide_unlock(self.state, unlock_id, allow=False)
+
+    def decoy_edits(self) -> list[dict[str, Any]]:
+        """The decoy edits keyless connections queued, oldest first, each as the phone opens it."""
+        return keeper.queued_edits(self.state)
+
+    def apply_edit(self, edit_id: str) -> dict[str, Any]:
+        """Apply one queued edit now: open, check, merge into the address's details, re-seal."""
+        return keeper.decide_edit(self.state, edit_id, apply=True)
+
+    def reject_edit(self, edit_id: str, reason: str = "patch_invalid") -> dict[str, Any]:
+        """Reject one queued edit with one of 001's codes (shown to the agent)."""
+        return keeper.decide_edit(self.state, edit_id, apply=False, reason=reason)
 
     def revoke(self, token_id: str, policy_id: str | None = None) -> dict[str, Any]:
         """Revoke a connection (its tokens answer 401 TOKEN_REVOKED), or one of its policies."""
