@@ -12,7 +12,9 @@ changed ("compare it to skip a refetch").
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator, Mapping, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import DecoyError, InsufficientGrant
@@ -71,13 +73,14 @@ def _details(s: Session, served: Mapping[str, Any]) -> tuple[dict[str, Any] | No
         return None, f"its metadata_seal does not open with this connection's key: {exc}"
 
 
-def _fields(s: Session, served: Mapping[str, Any], cache: FieldsCache) -> FieldsSeen:
-    """The labels of the fields this connection opens (read again only when `fields_rev` moved)."""
+def _read_fields(s: Session, served: Mapping[str, Any], cache: FieldsCache) -> FieldsSeen | dict[str, Any]:
+    """The account's fields as served (`GET …/fields`), or what is known without reading them:
+    the fields as seen for this `fields_rev`, or why they could not be read."""
     account_id, rev = str(served["id"]), served.get("fields_rev")
     if isinstance(rev, int) and (account_id, rev) in cache:
         return cache[(account_id, rev)]
     try:
-        body = s.get(routes.account(account_id, "fields"), fields=list)
+        return s.get(routes.account(account_id, "fields"), fields=list)
     except InsufficientGrant as exc:
         return FieldsSeen(
             None,
@@ -85,6 +88,10 @@ def _fields(s: Session, served: Mapping[str, Any], cache: FieldsCache) -> Fields
         )
     except DecoyError as exc:
         return FieldsSeen(None, f"not read: {exc}")
+
+
+def _open_fields(s: Session, served: Mapping[str, Any], body: dict[str, Any], cache: FieldsCache) -> FieldsSeen:
+    """The labels of the fields this connection opens (kept for this `fields_rev` when complete)."""
     labels, problems = [], []
     for f in body.get("fields") or []:
         if not isinstance(f, dict):
@@ -102,32 +109,42 @@ def _fields(s: Session, served: Mapping[str, Any], cache: FieldsCache) -> Fields
     if failed:
         problems.append(f"{failed} more not shared: Decoy stopped asking the owner's phone")
     seen = FieldsSeen(tuple(labels), "; ".join(problems))
+    rev = served.get("fields_rev")
     if isinstance(rev, int) and not waiting:
-        cache[(account_id, rev)] = seen
+        cache[(str(served["id"]), rev)] = seen
     return seen
 
 
 def list_accounts(
-    s: Session, *, known: Mapping[str, tuple[dict[str, Any], str]], fields_cache: FieldsCache
+    s: Session,
+    *,
+    known: Mapping[str, tuple[dict[str, Any], str]],
+    fields_cache: FieldsCache,
+    workers: int | None = None,
 ) -> list[AccountEntry]:
     """Each account this connection may see, read with what it can open; `known` holds, by
     account id, a record this connection holds in memory and where it came from (sealed here,
-    an unlock answer), `fields_cache` the fields as read for each `fields_rev`."""
-    out = []
-    for served in pages(s):
-        details, why = _details(s, served)
+    an unlock answer), `fields_cache` the fields as read for each `fields_rev`; the fields are
+    opened on `workers` threads (None: one per core) while the next accounts are read."""
+    n = workers if workers is not None else (os.cpu_count() or 1)
+
+    def entry(served: dict[str, Any], details: Any, why: str, fields: FieldsSeen) -> AccountEntry:
         record, record_from = known.get(served["id"], (None, ""))
-        out.append(
-            entry_of(
-                served,
-                details=details,
-                details_why=why,
-                record=record,
-                record_from=record_from,
-                fields=_fields(s, served, fields_cache),
-            )
-        )
-    return out
+        return entry_of(served, details=details, details_why=why, record=record, record_from=record_from, fields=fields)
+
+    def opened(served: dict[str, Any], details: Any, why: str, read: FieldsSeen | dict[str, Any]) -> AccountEntry:
+        fields = read if isinstance(read, FieldsSeen) else _open_fields(s, served, read, fields_cache)
+        return entry(served, details, why, fields)
+
+    # Reading an account is a wait on the server and Python that holds the GIL; opening its fields
+    # is an RSA unwrap each, which releases it. So this thread reads the accounts one after another
+    # while `n` threads open what was read — as a load reads its stream while rows are opened.
+    with ThreadPoolExecutor(max_workers=max(1, n), thread_name_prefix="decoy-accounts") as pool:
+        pending = []
+        for served in pages(s):
+            details, why = _details(s, served)
+            pending.append(pool.submit(opened, served, details, why, _read_fields(s, served, fields_cache)))
+        return [f.result() for f in pending]
 
 
 def unseal_account(s: Session, account_id: str, trace: Trace | None = None) -> Trace:
