@@ -34,6 +34,7 @@ from decoy_lab.sandbox.routes import (
     oauth,
     pages,
     policies,
+    sealedsecrets,
     spaces,
     surface,
     sync,
@@ -133,6 +134,7 @@ def create_app(
             *addresses.routes,  # before decoys: `generate-email` is not a decoy id
             *decoys.routes,
             *vaultkey.routes,
+            *sealedsecrets.routes,
             *unlock.routes,
             *spaces.routes,
             *sync.routes,

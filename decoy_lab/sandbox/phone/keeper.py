@@ -25,6 +25,7 @@ import json
 import re
 import sqlite3
 from typing import Any
+from urllib.parse import urlsplit
 
 from decoy_lab.recipes import sealing
 from decoy_lab.sandbox.checks import acctaccess as access
@@ -32,7 +33,7 @@ from decoy_lab.sandbox.checks.acctshapes import EDIT_TTL
 from decoy_lab.sandbox.checks.bearer import Agent, live_agents
 from decoy_lab.sandbox.checks.grants import new_id
 from decoy_lab.sandbox.core import HTTPProblem, SandboxState
-from decoy_lab.sandbox.phone import acctopen
+from decoy_lab.sandbox.phone import acctopen, passkeys
 from decoy_lab.sandbox.stores import acctstore as acs
 from decoy_lab.wire import layouts as wire
 
@@ -68,12 +69,30 @@ def payload(secrets: dict[str, Any], datatypes: list[str]) -> bytes:
 
 
 def seal_copy(state: SandboxState, con: sqlite3.Connection, account: sqlite3.Row, agent: Agent, now: float) -> str:
-    """Seal the account's secrets (every kind) to this connection's key as its current copy."""
+    """Seal the account's secrets (every kind) to this connection's key as its current copy, and
+    its login as `sealed-secrets` serves it when it holds a password."""
     assert agent.public_key
-    plain = payload(secrets_of(state, con, account), [])
-    sealed = wire.b64encode(sealing.seal_envelope(plain, agent.public_key, owner=False))
+    secrets = secrets_of(state, con, account)
+    login = secrets["basic-auth"]
+    if login.get("password") is not None:  # "`kind: "account"` → `{ host, username, password }`"
+        record = secrets["record"] if isinstance(secrets["record"], dict) else {}
+        plain_login = sealing.json_bytes({"host": host_of(record), **login})
+        envelope = wire.b64encode(sealing.seal_envelope(plain_login, agent.public_key, owner=False))
+        acs.put_secret_copy(con, account["id"], agent.token_id, agent.public_key, account["rev"], envelope, now)
+    sealed = wire.b64encode(sealing.seal_envelope(payload(secrets, []), agent.public_key, owner=False))
     acs.put_copy(con, account["id"], agent.token_id, agent.public_key, account["rev"], sealed, now)
     return sealed
+
+
+def host_of(record: dict[str, Any]) -> str | None:
+    """The site a login is for: the host of the record's login URL or site, else none."""
+    for key in ("loginUrl", "login_url", "url", "serviceURL", "service_url"):
+        value = record.get(key)
+        if isinstance(value, str) and "//" in value:
+            host = urlsplit(value).hostname
+            if host:
+                return host
+    return None
 
 
 def run_pass(state: SandboxState) -> dict[str, int]:
@@ -283,6 +302,10 @@ def decide_unlock(state: SandboxState, unlock_id: str, *, allow: bool) -> dict[s
         agent = next((a for a in live_agents(con, now) if a.token_id == u["token_id"]), None)
         if account is None or agent is None or not agent.public_key:
             raise HTTPProblem(409, "CANNOT_SEAL", "the account or the asking connection is gone")
+        if json.loads(u["datatypes"]) == ["passkey"]:  # a sign-in: the phone signs, nothing is read
+            signed = passkeys.sign(state, con, u, agent.public_key)
+            acs.update_unlock(con, unlock_id, status="ready", decided_at=now, sealed_envelope=signed)
+            return {"id": unlock_id, "status": "ready"}
         sealed = sealing.seal_envelope(
             payload(secrets_of(state, con, account), json.loads(u["datatypes"])), agent.public_key, owner=False
         )

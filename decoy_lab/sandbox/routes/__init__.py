@@ -15,6 +15,7 @@ joins them into one Starlette app:
     addresses.py    Decoy addresses as a set: list, preview, burn, pause, stats, notifications
     vaultkey.py     the vault-key surfaces: the wrapped key, metadata recipients, the edit queue
     unlock.py       `POST /api/agent/unlock` and its poll and withdrawal
+    sealedsecrets.py  `GET /api/agent/sealed-secrets`: saved passwords sealed to the connection's key
     memories.py     the memory read routes
     memwrites.py    the memory write routes
     spaces.py       the legacy space routes

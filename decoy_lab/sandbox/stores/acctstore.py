@@ -18,6 +18,9 @@ Tables (created by db.Store with the connection side's SCHEMA and the memory sid
 - `unlocks`         one unlock request: target, status, the envelope served once.
 - `decoy_prefs`     an address's `notify_all_messages` (absent: false).
 - `decoy_reservations` an address `generate-email` reserved for one connection, for 24 hours.
+- `passkeys`, `passkey_asks`: passkeystore.py's, created with these.
+- `secret_copies`   an account's login (`{host, username, password}`) sealed by the phone to one
+                    connection's key for `sealed-secrets`, for the account `rev` it was made at.
 - `account_copies`  an account's secrets sealed by the owner's phone to one connection's key, for
                     the account `rev` it was made at; `account_asks`: when the phone was asked.
 
@@ -31,7 +34,10 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-SCHEMA = """
+from decoy_lab.sandbox.stores.passkeystore import SCHEMA as PASSKEY_SCHEMA
+
+SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS accounts (
   id TEXT PRIMARY KEY, encrypted_data TEXT, blob_mode TEXT, service_name TEXT,
   status TEXT NOT NULL DEFAULT 'active',                 -- active | inactive | deleted
@@ -89,10 +95,16 @@ CREATE TABLE IF NOT EXISTS account_copies (
   account_id TEXT NOT NULL, token_id TEXT NOT NULL, recipient_key TEXT NOT NULL, account_rev INTEGER NOT NULL,
   sealed_envelope TEXT NOT NULL, made_at REAL NOT NULL, PRIMARY KEY (account_id, token_id)
 );
+CREATE TABLE IF NOT EXISTS secret_copies (
+  account_id TEXT NOT NULL, token_id TEXT NOT NULL, recipient_key TEXT NOT NULL, account_rev INTEGER NOT NULL,
+  sealed_envelope TEXT NOT NULL, made_at REAL NOT NULL, PRIMARY KEY (account_id, token_id)
+);
 CREATE TABLE IF NOT EXISTS account_asks (
   account_id TEXT NOT NULL, token_id TEXT NOT NULL, asked_at REAL NOT NULL, PRIMARY KEY (account_id, token_id)
 );
 """
+    + PASSKEY_SCHEMA
+)
 
 ACCOUNT_COLUMNS = (
     "id",
@@ -378,6 +390,22 @@ def put_copy(
         (account_id, token_id, recipient_key, rev, sealed, now),
     )
     con.execute("DELETE FROM account_asks WHERE account_id=? AND token_id=?", (account_id, token_id))
+
+
+def put_secret_copy(
+    con: sqlite3.Connection, account_id: str, token_id: str, recipient_key: str, rev: int, sealed: str, now: float
+) -> None:
+    con.execute(
+        "INSERT OR REPLACE INTO secret_copies (account_id, token_id, recipient_key, account_rev, sealed_envelope,"
+        " made_at) VALUES (?,?,?,?,?,?)",
+        (account_id, token_id, recipient_key, rev, sealed, now),
+    )
+
+
+def get_secret_copy(con: sqlite3.Connection, account_id: str, token_id: str) -> sqlite3.Row | None:
+    return con.execute(
+        "SELECT * FROM secret_copies WHERE account_id=? AND token_id=?", (account_id, token_id)
+    ).fetchone()
 
 
 def get_copy(con: sqlite3.Connection, account_id: str, token_id: str) -> sqlite3.Row | None:
