@@ -18,7 +18,14 @@ each record kind) and what opens it:
 - a Decoy address (`POST` / `GET` / `PATCH /api/agent/decoys…`): `sealed_details` (the owner key),
   `metadata_seals` and a served `metadata_seal` (the agent's key), VAULT `encrypted_data` details
   (the vault key); an edit's `sealed_patch` (`POST …/edits`): the owner key;
-- an unlock answer, `items[].sealed_envelope` (`GET /api/agent/unlock/{requestId}`): the agent's key.
+- an unlock answer, `items[].sealed_envelope` (`GET /api/agent/unlock/{requestId}`): the agent's key;
+- accounts in bulk, `accounts[].encrypted_data` (`POST /api/agent/accounts/batch`): "a base64
+  **VAULT** SealedBlob": the vault key; a protected account's new address, `decoy_encrypted_data`
+  (`POST …/protect`): the vault key;
+- the pending edits a vault-key surface lists, `edits[].sealed_patch` (`GET /api/agent/decoy-edits`):
+  the owner key;
+- a saved login, `items[].sealed_envelope` (`GET /api/agent/sealed-secrets`): "`kind: "account"` →
+  `{ host, username, password }`", the agent's key.
 
 A blob sealed to the owner is opened twice over: by the recipe (recipes/account_records.py) into a Trace
 that names the step that fails, and by the owner's phone's own check (sandbox/phone/acctopen.py,
@@ -48,11 +55,13 @@ from decoy_lab.wire.crypto import AgentKey
 Opened = tuple[Any, str | None]  # the phone's answer: (what opened, or None; why not, or None)
 
 _ACCOUNTS = re.compile(
-    r"/api/agent/accounts(?:/(?P<account>[^/]+)(?:/(?P<sub>credential|fields)(?:/(?P<field>[^/]+))?)?)?"
+    r"/api/agent/accounts(?:/(?P<account>[^/]+)(?:/(?P<sub>credential|fields|protect)(?:/(?P<field>[^/]+))?)?)?"
 )
 _DECOYS = re.compile(r"/api/agent/decoys(?:/(?P<decoy>[^/]+)(?:/(?P<sub>edits))?)?")
 _UNLOCK = re.compile(r"/api/agent/unlock(?:/(?P<request>[^/]+))?")
-_NOT_IDS = ("public-key", "batch", "generate-email")  # sibling routes that carry no sealed body
+_EDITS = re.compile(r"/api/agent/decoy-edits")
+_SECRETS = re.compile(r"/api/agent/sealed-secrets")
+_NOT_IDS = ("public-key", "generate-email")  # sibling routes that carry no sealed body
 
 # What each kind is called on a row, and the layout its blob must fit (wire.RECORDS, or a layout).
 KINDS = {
@@ -64,6 +73,7 @@ KINDS = {
     "decoy_details": "decoy details",
     "edit_patch": "edit patch",
     "unlock_answer": "unlock answer",
+    "sealed_secret": "sealed login",
 }
 # Members whose values are secrets in an opened record (a field's `value` only when concealed).
 SECRET_VALUES = frozenset({"password", "totp", "secret", "seed", "otp", "value"})
@@ -112,7 +122,9 @@ def handles(flow: Flow) -> bool:
 
 def _match(path: str) -> tuple[str, dict[str, str | None]] | None:
     path = path.rstrip("/")
-    for name, pattern in (("accounts", _ACCOUNTS), ("decoys", _DECOYS), ("unlock", _UNLOCK)):
+    routes = (("accounts", _ACCOUNTS), ("decoys", _DECOYS), ("unlock", _UNLOCK), ("edits", _EDITS),
+              ("secrets", _SECRETS))  # fmt: skip
+    for name, pattern in routes:
         m = pattern.fullmatch(path)
         if m is not None:
             ids = m.groupdict()
@@ -146,11 +158,52 @@ class AccountOpener:
             return self._accounts(flow.method, ids, sent, got)
         if route == "decoys":
             return self._decoys(flow.method, ids, sent, got)
+        if route == "edits":
+            return [
+                row
+                for i, e in enumerate(_list(got.get("edits")))
+                for row in self._owned(
+                    str(e.get("edit_id") or e.get("id")),
+                    f"response.edits[{i}].sealed_patch",
+                    "edit_patch",
+                    e,
+                    member="sealed_patch",
+                )
+            ]
+        if route == "secrets":
+            return [
+                row
+                for i, item in enumerate(_list(got.get("items")))
+                for row in self._agent_blob(
+                    str(item.get("target_id") or ""),
+                    f"response.items[{i}].sealed_envelope",
+                    "sealed_secret",
+                    item.get("sealed_envelope"),
+                )
+            ]
         return self._unlock(got)
 
     # -- routes --------------------------------------------------------------------------------
     def _accounts(self, method: str, ids: dict[str, str | None], sent: dict, got: dict) -> list[Row]:
         account, sub, field = ids.get("account"), ids.get("sub"), ids.get("field")
+        if account == "batch":
+            if sub is not None or method != "POST":
+                return []
+            made = {r.get("index"): r.get("id") for r in _list(got.get("results"))}
+            return [
+                row
+                for i, a in enumerate(_list(sent.get("accounts")))
+                for row in self._owned(
+                    str(made.get(i) or f"batch row {i}"), f"request.accounts[{i}].encrypted_data", "account_record", a
+                )
+            ]
+        if sub == "protect":
+            if method != "POST":
+                return []
+            rid = str(got.get("decoy_id") or f"new address of {account}")
+            return self._owned(
+                rid, "request.decoy_encrypted_data", "decoy_details", sent, member="decoy_encrypted_data"
+            )
         if account is None and method == "POST":
             return self._owned(str(got.get("id") or "new account"), "request.encrypted_data", "account_record", sent)
         if account is None:
@@ -381,7 +434,7 @@ class AccountOpener:
             return [_layout_row(rid, where, kind, blob, "")]
         trace = Trace(f"the agent opens the {KINDS[kind]} of {rid}")
         try:
-            if kind == "unlock_answer":
+            if kind in ("unlock_answer", "sealed_secret"):  # the same envelope: JSON sealed to this key
                 value: Any = records.open_unlock_answer(blob, self.agent_key, trace=trace)
             else:
                 value = records.open_details(blob, self.agent_key, kind=kind, trace=trace)
@@ -438,6 +491,9 @@ class AccountOpener:
             return "; ".join(sets + unsets) or "(no change)", shown
         if kind == "unlock_answer":
             return self._unlock_text(value, shown), shown
+        if kind == "sealed_secret":
+            who = f"username {shown.get('username')}; " if shown.get("username") else ""
+            return f"login for {value.get('host') or 'a site not named'}: {who}password {shown.get('password')}", shown
         name = value.get("serviceName")
         url = value.get("serviceURL")
         return (f"{name} ({url})" if url else str(name)) if name else "(no name)", shown
@@ -516,10 +572,11 @@ def _is_vault(blob: str) -> bool:
 
 
 def _record_kind(kind: str, blob: str) -> str:
-    """The RECORDS kind (or the layout) a row's blob is parsed as: VAULT mode is a VAULT blob."""
+    """The RECORDS kind (or the layout) a row's blob is parsed as: VAULT mode is a VAULT blob; a
+    sealed login travels as an unlock answer does (JSON in an envelope to the agent's key)."""
     if kind == "decoy_details" or (kind in ("account_record", "credential") and _is_vault(blob)):
         return "vault"
-    return kind
+    return "unlock_answer" if kind == "sealed_secret" else kind
 
 
 def _fits(blob: str, kind: str) -> tuple[bool, str]:
