@@ -426,6 +426,8 @@ class OwnerPanel(W.VBox):
     def _allow_unlock(self) -> str:
         u = self._chosen("unlock", self._unlocks, "unlock")
         self.owner.approve_unlock(u["id"])
+        if u.get("datatypes") == ["passkey"]:
+            return f"Allowed {u.get('connection')} to sign in to {u.get('account') or 'the account'} once"
         return f"Allowed {u.get('connection')} to read {u.get('account') or 'the account'}: sealed to its key"
 
     def _deny_unlock(self) -> str:

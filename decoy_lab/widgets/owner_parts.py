@@ -132,7 +132,10 @@ def unlock_label(u: dict) -> str:
     """One unlock on the Lock Screen: who asks to read what of which account."""
     account = short(u.get("account") or f"account {str(u.get('target_id'))[:8]}", 40)
     why = f" · “{short(u['reason'], 40)}”" if u.get("reason") else ""
-    return f"{u.get('connection') or 'a connection'} asks to read {account}'s {kinds(u.get('datatypes'))}{why}"
+    who = u.get("connection") or "a connection"
+    if u.get("datatypes") == ["passkey"]:  # a sign-in, signed on the phone: nothing is read
+        return f"{who} asks to sign in to {account} with its passkey, once{why}"
+    return f"{who} asks to read {account}'s {kinds(u.get('datatypes'))}{why}"
 
 
 def edit_label(e: dict) -> str:

@@ -98,3 +98,22 @@ def test_a_new_unlock_changes_what_the_panel_looks_at():
     assert panel.look() != before, "the panel's follower refreshes on an unlock it has not shown"
     panel.refresh()
     assert panel.fields["unlock"].label.startswith("asker asks to read Acme")
+
+
+def test_a_passkey_sign_in_is_asked_as_a_sign_in_and_allowed_once():
+    import base64
+
+    lab = Lab()
+    maker = lab.pair("maker", "account.create")
+    account = create(maker, {"name": "Shop"})
+    lab.owner.add_passkey(account["id"], "shop.example")
+    lab.state.approve = "manual"
+    client = b'{"type":"webauthn.get","challenge":"c","origin":"https://shop.example","crossOrigin":false}'
+    passkey = {"rp_id": "shop.example", "client_data_json_b64": base64.b64encode(client).decode()}
+    r = maker.post("/api/agent/unlock", {"target": {"kind": "account", "datatypes": ["passkey"], "passkey": passkey}})
+    assert r.status_code == 201, r.text
+    panel = OwnerPanel(lab.owner, follow=0)
+    assert panel.fields["unlock"].label == "maker asks to sign in to Shop with its passkey, once"
+    panel.buttons["allow-unlock"].click()
+    assert _said(panel) == "✓ Allowed maker to sign in to Shop once"
+    assert maker.get(f"/api/agent/unlock/{r.json()['id']}").json()["status"] == "ready"

@@ -9,6 +9,7 @@ One module per concern, each importing only those above it (and checks/, stores/
     sharepass.py    the phone's sharing pass
     appview.py      every row as the owner's app shows it, and as stored
     acctopen.py     opening accounts, credentials, fields and decoy details; the owner's-eye view
+    passkeys.py     the owner's passkeys: made on the owner's surface, a sign-in signed once allowed
     keeper.py       the phone's account side: copies, field keys, decoy names, edits, unlocks
     seed.py         the seed vaults: `demo` and `none`
     ownerapp.py     the owner's own edits, renames, grant changes, key setup, account list

@@ -31,7 +31,7 @@ from decoy_lab.sandbox.checks import grants, grantstore
 from decoy_lab.sandbox.checks.bearer import bump_access_version
 from decoy_lab.sandbox.checks.selectors import memory_access_from_rows
 from decoy_lab.sandbox.core import HTTPProblem, SandboxState, iso
-from decoy_lab.sandbox.phone import appview, keeper, schedule, sharepass
+from decoy_lab.sandbox.phone import appview, keeper, passkeys, schedule, sharepass
 from decoy_lab.sandbox.phone.ownerapp import OwnerApp
 from decoy_lab.wire.crypto import AgentKey, public_key_fingerprint
 
@@ -111,6 +111,10 @@ class Owner(OwnerApp):
     def deny_unlock(self, unlock_id: str) -> dict[str, Any]:
         """Don't Allow: the request reads `denied`, nothing is sealed."""
         return keeper.decide_unlock(self.state, unlock_id, allow=False)
+
+    def add_passkey(self, account_id: str, rp_id: str) -> dict[str, Any]:
+        """A passkey the phone holds for `rp_id` on the account: its credential id and public key."""
+        return passkeys.add(self.state, account_id, rp_id)
 
     def decoy_edits(self) -> list[dict[str, Any]]:
         """The decoy edits keyless connections queued, oldest first, each as the phone opens it."""

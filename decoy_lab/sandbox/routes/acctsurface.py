@@ -11,6 +11,8 @@ under a loopback name; a change is `application/json` or carries this run's toke
 - `POST /_sandbox/edits/apply` and `/reject` (`{"id"}`, `{"id", "reason"}`): the owner's app applies
   one queued edit now (opens, checks, re-seals) or rejects it with one of 001's codes.
 - `POST /_sandbox/aliases` (`{"name"}`): a Personal Alias — an address with no account of its own.
+- `POST /_sandbox/passkeys` (`{"account_id", "rp_id"}`): a passkey the phone holds for a site on an
+  account; its credential id and public key (what the site registered).
 
 The owner's-eye check of accounts, credentials and fields is `GET /_sandbox/app-view?account=`.
 """
@@ -23,7 +25,7 @@ from starlette.routing import Route
 
 from decoy_lab.sandbox.checks.guard import check_owner
 from decoy_lab.sandbox.core import HTTPProblem, json_object, state_of
-from decoy_lab.sandbox.phone import keeper
+from decoy_lab.sandbox.phone import keeper, passkeys
 
 #: "`reason` is one of a fixed set of codes, never free text"
 REJECT_REASONS = ("patch_unopenable", "patch_invalid", "no_supported_keys", "decoy_unreadable", "decoy_not_found")
@@ -88,6 +90,14 @@ async def alias(request: Request) -> JSONResponse:
     return JSONResponse(keeper.make_alias(state_of(request), name.strip()), status_code=201)
 
 
+async def passkey(request: Request) -> JSONResponse:
+    body = await _body(request)
+    account_id, rp_id = body.get("account_id"), body.get("rp_id")
+    if not isinstance(account_id, str) or not isinstance(rp_id, str) or not rp_id.strip():
+        raise HTTPProblem(400, "INVALID_REQUEST", '{"account_id": …, "rp_id": "example.com"}')
+    return JSONResponse(passkeys.add(state_of(request), account_id, rp_id.strip().lower()), status_code=201)
+
+
 routes = [
     Route("/_sandbox/keep", keep, methods=["POST"]),
     Route("/_sandbox/unlocks", unlocks, methods=["GET"]),
@@ -97,4 +107,5 @@ routes = [
     Route("/_sandbox/edits/apply", apply_edit, methods=["POST"]),
     Route("/_sandbox/edits/reject", reject_edit, methods=["POST"]),
     Route("/_sandbox/aliases", alias, methods=["POST"]),
+    Route("/_sandbox/passkeys", passkey, methods=["POST"]),
 ]

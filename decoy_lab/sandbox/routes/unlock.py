@@ -13,13 +13,21 @@ your connection 7 days ago, the copy has not come". Covering is `account.read` o
 again without them. The poll: "When `status: ready`, includes the encrypted envelopes on first
 fetch — subsequent calls return `ready` with no `items` (envelopes are consumed once)". Only the
 token that asked may poll or withdraw; any other gets 404.
+
+A passkey sign-in (`datatypes: ["passkey"]` with `target.passkey`): "Every sign-in is asked of the
+owner at that moment … nothing is stored and nothing standing is granted"; checked in the order of
+001's table of refusals before the owner is asked, then signed by the phone (phone/passkeys.py).
+Kinds `message` and `personal` are 404: the sandbox holds no mail and no personal records.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import sqlite3
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -29,9 +37,10 @@ from decoy_lab.sandbox.checks import acctaccess as access
 from decoy_lab.sandbox.checks.bearer import Agent, agent_from_request
 from decoy_lab.sandbox.checks.bodies import uuid_text
 from decoy_lab.sandbox.checks.grants import new_id, sanitize_reason
-from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, json_body, state_of
+from decoy_lab.sandbox.core import HTTPProblem, SandboxState, bad_request, iso, json_body, state_of
 from decoy_lab.sandbox.phone import keeper
 from decoy_lab.sandbox.stores import acctstore as acs
+from decoy_lab.sandbox.stores import passkeystore as pks
 
 DATATYPES = ("basic-auth", "custom-fields", "totp", "note", "address", "credit-card", "passkey")
 ASKS_PER_MINUTE = 20  # "`429 RATE_LIMITED` (`retry_after_seconds`) past 20 asks a minute"
@@ -54,9 +63,78 @@ def _target(body: dict[str, Any]) -> tuple[str, list[str]]:
     datatypes = target.get("datatypes") or []
     if not isinstance(datatypes, list) or any(d not in DATATYPES for d in datatypes):
         raise bad_request("INVALID_REQUEST", f"datatypes are among {', '.join(DATATYPES)}", "target.datatypes")
-    if "passkey" in datatypes:
-        raise HTTPProblem(404, "PASSKEY_NOT_FOUND", "the sandbox's owner has no passkeys")
     return uuid_text(target.get("id"), "target.id"), list(dict.fromkeys(datatypes))
+
+
+def _wants_passkey(body: dict[str, Any]) -> bool:
+    target = body.get("target")
+    datatypes = target.get("datatypes") if isinstance(target, dict) else None
+    return isinstance(datatypes, list) and "passkey" in datatypes
+
+
+def _b64(value: Any) -> bytes | None:
+    try:
+        return base64.b64decode(value, validate=True) if isinstance(value, str) else None
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _assertion(target: dict[str, Any]) -> tuple[str, bytes | None, str]:
+    """A sign-in's `target.passkey`, checked as 001's table of refusals says: (rp_id, the credential
+    id or None, the clientDataJSON as base64)."""
+    if target.get("kind") != "account" or target.get("datatypes") != ["passkey"]:
+        raise bad_request("PASSKEY_BAD_REQUEST", '`datatypes` is exactly ["passkey"], with kind account')
+    asked = target.get("passkey")
+    if not isinstance(asked, dict) or not asked.get("rp_id") or not asked.get("client_data_json_b64"):
+        raise HTTPProblem(422, "PASSKEY_ASSERT_REQUIRED", "target.passkey needs rp_id and client_data_json_b64")
+    rp_id, cred = str(asked["rp_id"]).lower(), asked.get("credential_id_b64")
+    credential = _b64(cred) if cred not in (None, "") else None
+    if cred not in (None, "") and not credential:
+        raise bad_request("PASSKEY_BAD_REQUEST", "credential_id_b64 is not base64", "target.passkey.credential_id_b64")
+    raw = _b64(asked["client_data_json_b64"])
+    try:
+        client = json.loads(raw) if raw else None
+    except ValueError:
+        client = None
+    if (
+        not isinstance(client, dict)
+        or client.get("type") != "webauthn.get"
+        or not isinstance(client.get("challenge"), str)
+        or not isinstance(client.get("origin"), str)
+    ):
+        raise HTTPProblem(422, "PASSKEY_BAD_CLIENT_DATA", "clientDataJSON is not a webauthn.get ceremony")
+    origin = urlsplit(client["origin"])
+    host = (origin.hostname or "").lower()
+    if origin.scheme != "https" or not (host == rp_id or host.endswith("." + rp_id)):
+        raise HTTPProblem(
+            422, "PASSKEY_ORIGIN_MISMATCH", f"the clientDataJSON origin is not https://{rp_id} or under it"
+        )
+    return rp_id, credential, str(asked["client_data_json_b64"])
+
+
+def _passkey(con: sqlite3.Connection, agent: Agent, now: float, body: dict[str, Any]) -> tuple[sqlite3.Row, str]:
+    """The passkey a sign-in names, and the clientDataJSON to sign; every refusal before the owner
+    is asked ("No Read on the passkey's account; the owner is not asked")."""
+    target = body["target"]
+    rp_id, credential, client_data = _assertion(target)
+    if not agent.public_key:
+        raise HTTPProblem(422, "NO_AGENT_PUBLIC_KEY", "pair with an agent_public_key: the assertion is sealed to it")
+    account_id = uuid_text(target["id"], "target.id") if target.get("id") else None
+    found = [
+        p
+        for p in pks.passkeys_for(con, rp_id)
+        if (credential is None or base64.b64decode(p["credential_id"]) == credential)
+        and (account_id is None or p["account_id"] == account_id)
+    ]
+    if not found:
+        raise HTTPProblem(404, "PASSKEY_NOT_FOUND", "no passkey for that site, credential or account: do not retry")
+    if len(found) > 1:
+        raise HTTPProblem(422, "PASSKEY_AMBIGUOUS", "more than one passkey for the site: name the account (target.id)")
+    account = access.account_or_404(con, found[0]["account_id"])
+    if not access.created(agent, account):  # its creator reads it without the scope, as for a read
+        access.need_scope(con, agent, now, "account.unlock", "account.read", what="a passkey sign-in")
+    access.require(con, agent, now, "account.read", account)  # "which only allows asking"
+    return found[0], client_data
 
 
 def _unlock_json(u: sqlite3.Row, now: float) -> dict[str, Any]:
@@ -120,6 +198,8 @@ async def request_unlock(request: Request) -> JSONResponse:
     now = state.now()
     with state.store.tx() as con:
         agent = agent_from_request(request, con)
+        if _wants_passkey(body):
+            return _sign_in(state, con, agent, now, body)
         account_id, datatypes = _target(body)
         account = acs.get_account(con, account_id)
         if account is None or not access.created(agent, account):
@@ -152,6 +232,35 @@ async def request_unlock(request: Request) -> JSONResponse:
         out = _unlock_json(acs.get_unlock(con, unlock_id), now)  # type: ignore[arg-type]
         if state.approve == "auto":  # the owner's phone answers as it answers pairings
             keeper.decide_unlock(state, unlock_id, allow=True)
+    return JSONResponse(out, status_code=201)
+
+
+def _sign_in(
+    state: SandboxState, con: sqlite3.Connection, agent: Agent, now: float, body: dict[str, Any]
+) -> JSONResponse:
+    """ "A passkey sign-in is always asked of the owner": `201 { id, status: "pending", kind: "account",
+    expires_at, auto_approved: false }`, expiring 5 minutes after the request."""
+    passkey, client_data = _passkey(con, agent, now, body)
+    recent = acs.unlocks_since(con, agent.token_id, now - 60.0)
+    if len(recent) >= ASKS_PER_MINUTE:
+        raise HTTPProblem(429, "RATE_LIMITED", "past 20 asks a minute", retry_after_seconds=int(recent[0] + 61 - now))
+    unlock_id = new_id()
+    acs.insert_unlock(
+        con,
+        id=unlock_id,
+        token_id=agent.token_id,
+        kind="account",
+        target_id=passkey["account_id"],
+        datatypes=json.dumps(["passkey"]),
+        reason=sanitize_reason(body.get("reason"))[:200],
+        status="pending",
+        created_at=now,
+        expires_at=now + keeper.UNLOCK_TTL,
+    )
+    pks.put_passkey_ask(con, unlock_id, passkey["credential_id"], client_data)
+    out = _unlock_json(acs.get_unlock(con, unlock_id), now)  # type: ignore[arg-type]
+    if state.approve == "auto":  # the simulated owner allows at once, as it answers pairings
+        keeper.decide_unlock(state, unlock_id, allow=True)
     return JSONResponse(out, status_code=201)
 
 
