@@ -15,6 +15,7 @@ from pathlib import Path
 from decoy_lab.errors import DecoyError, WireFormatError
 from decoy_lab.recipes import account_records, sealing
 from decoy_lab.recipes.trace import Source, Trace
+from decoy_lab.text import plural
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import AgentKey
 
@@ -50,7 +51,7 @@ def identify(raw: bytes) -> tuple[str | None, str, wire.Layout | None]:
             detail = ""
             if kind == "vault":
                 n = layout["ciphertext"].length
-                detail = f", a 12-byte nonce, {n:,} byte{'s' if n != 1 else ''} of ciphertext and a 16-byte tag"
+                detail = f", a 12-byte nonce, {plural(n, 'byte')} of ciphertext and a 16-byte tag"
             return kind, f"looks like {_NAMES[kind]}: {sign}{detail}", layout
         if loose is None:
             n = layout["wrapped_key"].length
@@ -157,7 +158,7 @@ def open_blob(
             if kind is None:
                 trace.add("identify the layout", ok=False, data=raw, inputs={"bytes": len(raw)}, reason=verdict)
                 return trace
-            _layout_step(trace, raw, kind)
+            sealing.parse_step(raw, kind, trace)
             trace.stopped = f"not opened: {_NEEDS[kind]}"
     except DecoyError as exc:
         if trace.failed is None:  # failed outside a step (a bad key argument)
@@ -193,16 +194,5 @@ def _open_record(trace: Trace, raw: bytes, record: str, *, key: bytes | None, pr
             params={"kind": record},
         )
     )
-    _layout_step(trace, raw, record)
+    sealing.parse_step(raw, record, trace)
     trace.stopped = f"not opened: {_RECORD_NEEDS[spec.opens_with]}"
-
-
-def _layout_step(trace: Trace, raw: bytes, kind: str) -> None:
-    with trace.step(f"parse {kind.replace('_', ' ')}", data=raw, inputs={"bytes": len(raw)}) as s:
-        try:
-            layout = wire.parse(raw, kind)
-        except DecoyError as exc:
-            s.fields = getattr(exc, "fields", ())  # the partial layout, failing bytes marked
-            raise
-        s.fields = layout.fields
-        s.output = ", ".join(f"{f.name}[{f.offset}:{f.end}]" for f in layout.fields)

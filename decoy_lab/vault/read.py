@@ -151,7 +151,7 @@ class Vault:
         if other:
             text += f", {other} other"
         if self.dropped:
-            text += f"; {self.dropped} served element{'s' if self.dropped != 1 else ''} not a row (dropped)"
+            text += f"; {plural(self.dropped, 'served element')} not a row (dropped)"
         if self.skipped_spaces:
             text += f"; {plural(self.skipped_spaces, 'legacy space', 'legacy spaces')} skipped (not served readably)"
         waiting = on_their_way(self.answer)

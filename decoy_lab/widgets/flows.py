@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import anywidget
@@ -40,10 +39,10 @@ import traitlets as T
 from decoy_lab.inspector.flow_record import ERROR, IN_FLIGHT, KEEP, LAYOUT, READABLE, UNREADABLE, Flow, Row
 from decoy_lab.inspector.inspector import Inspector
 from decoy_lab.recipes.trace import Trace
+from decoy_lab.text import plural
 from decoy_lab.widgets.flowdetail import detail_of, status_text
-from decoy_lab.widgets.html import widget_script
+from decoy_lab.widgets.html import ASSETS, widget_script
 
-ASSETS = Path(__file__).with_name("assets")
 COLUMNS = ("id", "method", "path", "status", "agent", "verdict", "ms")
 NUMERIC = ("id", "status", "ms")
 FLUSH_EVERY = 0.1  # seconds: new flows reach the page at most this often
@@ -83,8 +82,7 @@ CELL_KEYS = ("id", "method", "path", "status", "code", "agent", "verdict", "ms",
 
 def count_text(shown: int, total: int, dropped: int = 0) -> str:
     """The count line, in the words the page writes: "12 of 40 exchanges · 3 older dropped"."""
-    noun = "exchange" if total == 1 else "exchanges"
-    line = f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}"
+    line = plural(total, "exchange") if shown == total else f"{shown:,} of {plural(total, 'exchange')}"
     return line + (f" · {dropped:,} older dropped" if dropped else "")
 
 

@@ -199,7 +199,7 @@ def dump_text(
     marks = _changed_set(changed)
     out: list[str] = []
     if plan.spans:
-        out.append(f"{bytes_word(len(plan.data))}, {len(plan.spans)} field{'s' if len(plan.spans) != 1 else ''}:")
+        out.append(f"{bytes_word(len(plan.data))}, {plural(len(plan.spans), 'field')}:")
         name_w = max(len(s.name) for s in plan.spans)
         range_w = max(len(f"[{s.start}:{s.end}]") for s in plan.spans)
         for s in plan.spans:

@@ -7,6 +7,7 @@ from typing import Any
 
 from decoy_lab.recipes.trace.step import COLOURS, MARKS, TraceLike
 from decoy_lab.recipes.trace.wording import dump_spans, headline, step_lines, tone
+from decoy_lab.text import plural
 from decoy_lab.wire.hexdump import bytes_word, dump_html
 
 
@@ -51,7 +52,7 @@ def trace_html(trace: TraceLike, reveal: bool = False, *, width: int = 16, elide
                 f'<div style="color:#666">bytes: the same {_esc(bytes_word(len(args[0])))} as step {shown_at + 1}</div>'
             )
         elif args is not None:
-            summary = bytes_word(len(args[0])) + (f", {len(args[1])} fields" if args[1] else "")
+            summary = bytes_word(len(args[0])) + (f", {plural(len(args[1]), 'field')}" if args[1] else "")
             dump = dump_html(
                 *args[:2], width=width, elide=elide, reveal=reveal, secret=args[2], changed=trace.changed(step)
             )

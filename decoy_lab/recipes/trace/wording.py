@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from decoy_lab.recipes.trace.step import MARKS, Step, TraceLike, as_bytes
+from decoy_lab.text import plural
 from decoy_lab.wire.hexdump import bytes_word, dump_text, fingerprint, secret_label
 from decoy_lab.wire.layouts import Field
 
@@ -73,7 +74,7 @@ def headline(trace: TraceLike) -> str:
     elif failed is not None:
         status = f"{MARKS[False]} failed at step {steps.index(failed) + 1} of {len(steps)}: {failed.name}"
     elif trace.ok and trace.stopped:
-        status = f"{MARKS[None]} {len(steps)} step{'s' if len(steps) != 1 else ''} passed, {trace.stopped}"
+        status = f"{MARKS[None]} {plural(len(steps), 'step')} passed, {trace.stopped}"
     elif trace.ok:
         status = f"{MARKS[True]} all {len(steps)} steps passed"
     else:

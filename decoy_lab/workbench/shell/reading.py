@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Any
 
+from decoy_lab.text import plural
 from decoy_lab.workbench.shell.terminal import (
     connection,
     frame_records,
@@ -30,7 +31,7 @@ def _load(conn: Any, args: argparse.Namespace, verb: str = "memories") -> Any:
     vault = conn.load()
     if is_waiting(vault) and not getattr(args, "no_wait", False):
         coming = on_their_way(vault.answer)
-        what = f"{coming} row{'s' if coming != 1 else ''} (memories, topics, links)" if coming else "rows"
+        what = f"{plural(coming, 'row')} (memories, topics, links)" if coming else "rows"
         note(
             f"waiting for {what} on their way from the owner's phone, which has not shared their keys with "
             f"this connection yet (at most {waiting.WAIT_LIMIT:g} s; --no-wait reads once without waiting)"
