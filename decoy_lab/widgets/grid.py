@@ -20,7 +20,6 @@ page shows, by the same rule, so a count in Python is the count on screen.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -29,7 +28,7 @@ import traitlets as T
 
 from decoy_lab.text import plural
 from decoy_lab.widgets.gridrows import SORTABLE, GridRows, columns_of, fits, search_keys
-from decoy_lab.widgets.html import widget_script
+from decoy_lab.widgets.html import ASSETS, widget_script
 from decoy_lab.widgets.pickers import ANY
 
 if TYPE_CHECKING:
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SORTABLE", "MemoryGrid", "columns_of", "count_text", "search_keys"]
 
-ASSETS = Path(__file__).with_name("assets")
 # Whole in the page while its rows take at most 8 MB of JSON: the bench's 10,000 memories take
 # 5.1 MB and stay as fast as before. Measured in chromium, a key filters 10,000, 20,000 or 40,000
 # rows held in the page in 13 ms (median), so the page's filtering sets no bound; the state's

@@ -10,7 +10,6 @@ The public surface for composites: the `trace` trait, `index`, `go(step)` and `e
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import anywidget
@@ -18,9 +17,7 @@ import traitlets as T
 
 from decoy_lab.errors import DecoyError
 from decoy_lab.recipes.trace import Trace, view
-from decoy_lab.widgets.html import widget_script
-
-ASSETS = Path(__file__).with_name("assets")
+from decoy_lab.widgets.html import ASSETS, widget_script
 
 
 class Stepper(anywidget.AnyWidget):

@@ -19,7 +19,6 @@ the explorable map and nbconvert, GitHub or a closed kernel's page still show th
 from __future__ import annotations
 
 import base64
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -29,13 +28,11 @@ from matplotlib.figure import Figure
 from decoy_lab.errors import MemoryModelError
 from decoy_lab.views import mapcache, topicmap
 from decoy_lab.views.pagedata import graph_data
-from decoy_lab.widgets.html import widget_script
+from decoy_lab.widgets.html import ASSETS, widget_script
 from decoy_lab.widgets.pickers import ANY, chosen
 
 if TYPE_CHECKING:
     from decoy_lab.vault.read import Vault
-
-ASSETS = Path(__file__).with_name("assets")
 
 
 class TopicMapWidget(anywidget.AnyWidget):
