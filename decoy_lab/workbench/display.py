@@ -101,7 +101,9 @@ _FRAME_CSS = (
 )
 
 
-def _plain(value: Any) -> str:
+def cell_text(value: Any) -> str:
+    """One cell of a table as words, in the notebook's frames and the shell's tables alike: a list
+    joined with commas, a missing value as nothing, a time to the minute."""
     if isinstance(value, (list, tuple, set, frozenset)):
         return ", ".join(map(str, value))
     if value is None or (not isinstance(value, str) and pd.api.types.is_scalar(value) and pd.isna(value)):
@@ -124,7 +126,7 @@ def readable_view(df: Any, columns: list[str] | None) -> Any:
             for t, a in zip(view["topic"], accounts)
         ]
     for c in cols:
-        view[c] = [_plain(v) for v in view[c]]
+        view[c] = [cell_text(v) for v in view[c]]
     return view.rename(columns=HEADERS)
 
 

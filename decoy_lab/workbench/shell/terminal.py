@@ -40,21 +40,9 @@ def frame_records(df: Any) -> list[dict]:
 
 
 def _cell(value: Any) -> str:
-    return escaped(_cell_text(value))
+    from decoy_lab.workbench.display import cell_text  # pandas and the displays load with the first table
 
-
-def _cell_text(value: Any) -> str:
-    import pandas as pd
-
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return ", ".join(map(str, value))
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False)
-    if value is None or (not isinstance(value, str) and pd.api.types.is_scalar(value) and pd.isna(value)):
-        return ""
-    if isinstance(value, pd.Timestamp):
-        return value.strftime("%Y-%m-%d %H:%M")
-    return str(value)
+    return escaped(json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else cell_text(value))
 
 
 def table(
