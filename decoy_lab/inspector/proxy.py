@@ -184,16 +184,22 @@ class ProxyApp:
             return
         await self._recorded(scope, receive, send)
 
-    async def _refuse_owner_surface(self, scope: dict, receive: Any, send: Any) -> None:
-        """The owner's pages and actions are the user's, never an agent's: answered here, 403,
-        never forwarded (an agent could read every memory in clear, approve its own asks or
-        widen its own grants); recorded so the attempt shows."""
+    def _begin(self, scope: dict) -> tuple[flow_record.Flow, Tee, Tee, str, str, list[tuple[str, str]]]:
+        """Begin recording the exchange `scope` opens: its flow, the request's and the answer's
+        tees, and the path, query and headers exactly as the agent sent them (latin-1: byte for byte)."""
         rec = self.recorder
         raw = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
         path = (scope.get("raw_path") or scope["path"].encode("utf-8")).decode("latin-1")
         query = scope.get("query_string", b"").decode("latin-1")
         flow = rec.begin(scope["method"], path, query, raw, f"HTTP/{scope.get('http_version', '1.1')}")
-        req, resp = rec.tee(flow, "request"), rec.tee(flow, "response")
+        return flow, rec.tee(flow, "request"), rec.tee(flow, "response"), path, query, raw
+
+    async def _refuse_owner_surface(self, scope: dict, receive: Any, send: Any) -> None:
+        """The owner's pages and actions are the user's, never an agent's: answered here, 403,
+        never forwarded (an agent could read every memory in clear, approve its own asks or
+        widen its own grants); recorded so the attempt shows."""
+        rec = self.recorder
+        flow, req, resp, _, _, _ = self._begin(scope)
         dropped = 0  # a small body is read (never kept) first: closing on unread bytes resets the answer
         while dropped <= OWNER_BODY_READ:
             message = await receive()
@@ -215,11 +221,7 @@ class ProxyApp:
         """One exchange, recorded however it ends: a fault of the proxy itself, or the inspector
         stopping while it runs, still ends its flow (and answers 500 when nothing was sent yet)."""
         rec = self.recorder
-        raw = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
-        path = (scope.get("raw_path") or scope["path"].encode("utf-8")).decode("latin-1")
-        query = scope.get("query_string", b"").decode("latin-1")
-        flow = rec.begin(scope["method"], path, query, raw, f"HTTP/{scope.get('http_version', '1.1')}")
-        req, resp = rec.tee(flow, "request"), rec.tee(flow, "response")
+        flow, req, resp, path, query, raw = self._begin(scope)
         started: list[bool] = []
 
         async def sending(message: dict) -> None:
