@@ -91,7 +91,9 @@ def _decode(blob: bytes | str, field: str, t: Tracer) -> bytes:
     return raw
 
 
-def _parse(raw: bytes, kind: str, t: Tracer) -> wire.Layout:
+def parse_step(raw: bytes, kind: str, t: Tracer) -> wire.Layout:
+    """`raw` parsed as the layout (or record) `kind`, as a step of `t` that shows its annotated
+    fields; a misfit fails the step with the partial layout, its failing bytes marked."""
     with t.step(f"parse {kind.replace('_', ' ')}", data=raw, inputs={"bytes": len(raw)}) as s:
         try:
             layout = wire.parse(raw, kind)
@@ -157,7 +159,7 @@ def open_vault(
     if t is NO_TRACE:  # bulk reads: the same checks, sliced without a Layout, nothing recorded
         _, nonce, sealed = wire.aead_parts(raw, kind)
         return aes_gcm_open(key, nonce, sealed)
-    layout = _parse(raw, kind, t)
+    layout = parse_step(raw, kind, t)
     with t.step(
         "AES-256-GCM open",
         data=raw,
@@ -297,7 +299,7 @@ def open_envelope(
         wrapped, iv, sealed = wire.aead_parts(raw, kind)
         assert wrapped is not None  # an envelope's layout always carries its wrapped key
         return aes_gcm_open(_content_key(key, wrapped), iv, sealed)
-    layout = _parse(raw, kind, t)
+    layout = parse_step(raw, kind, t)
     with t.step(
         "RSA-OAEP-SHA256 unwrap",
         data=raw,
