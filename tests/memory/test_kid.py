@@ -11,11 +11,7 @@ from decoy_lab.errors import UnreadableRow
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import random_key
 
-from support.memory_cast import craft
-
-
-def _plain(row_id: str) -> dict:
-    return {"v": 2, "row_id": row_id, "observation": {"entityName": "default_user", "content": "x"}, "about": ["user"]}
+from support.memory_cast import craft, plain_memory
 
 
 def _flip(digit: str) -> str:
@@ -37,11 +33,11 @@ def test_a_kid_that_agrees_only_in_part_is_refused(c, which):
     key = random_key()
     kid = wire.kid(key)
     assert len(kid) == 16
-    served = craft(_plain("r1"), c.agent, row_id="r1", key=key, kid=_near_misses(kid)[which])
+    served = craft(plain_memory("r1"), c.agent, row_id="r1", key=key, kid=_near_misses(kid)[which])
     cache: dict[str, bytes] = {}
     with pytest.raises(UnreadableRow, match="kid check failed"):
         M.read_memory_row(served, c.agent, key_cache=cache)
     assert cache == {}
-    right = craft(_plain("r1"), c.agent, row_id="r1", key=key)  # the same row under its own kid: read
+    right = craft(plain_memory("r1"), c.agent, row_id="r1", key=key)  # the same row under its own kid: read
     assert M.read_memory_row(right, c.agent, key_cache=cache).id == "r1"
     assert set(cache) == {kid}

@@ -14,7 +14,7 @@ from decoy_lab.recipes.trace import Trace
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import random_key
 
-from support.memory_cast import craft, serve
+from support.memory_cast import craft, plain_memory, serve
 
 
 @pytest.fixture(scope="module")
@@ -103,12 +103,6 @@ def test_rows_stamped_alike_share_one_time_and_a_bad_time_is_refused_every_time(
 
 
 # -- unreadable rows ------------------------------------------------------------------------------
-def _plain(row_id, **over):
-    obj = {"v": 2, "row_id": row_id, "observation": {"entityName": "default_user", "content": "x"}, "about": ["user"]}
-    obj.update(over)
-    return obj
-
-
 def test_a_row_wrapped_to_another_key_is_unreadable(c, vault):
     """It throws for an unreadable row: one this connection's key does not open."""
     with pytest.raises(UnreadableRow, match="does not open wrapped_key") as err:
@@ -118,15 +112,15 @@ def test_a_row_wrapped_to_another_key_is_unreadable(c, vault):
 
 def test_kid_must_match_the_unwrapped_key(c):
     """Check `kid` against it."""
-    served = craft(_plain("r1"), c.agent, row_id="r1", kid="00" * 8)
+    served = craft(plain_memory("r1"), c.agent, row_id="r1", kid="00" * 8)
     with pytest.raises(UnreadableRow, match="kid check failed"):
         M.read_memory_row(served, c.agent)
 
 
 def test_ciphertext_under_another_key_is_unreadable(c):
-    served = craft(_plain("r1"), c.agent, row_id="r1")
+    served = craft(plain_memory("r1"), c.agent, row_id="r1")
     other = random_key()
-    served["ciphertext"] = wire.b64encode(sealing.seal_json(other, _plain("r1")))
+    served["ciphertext"] = wire.b64encode(sealing.seal_json(other, plain_memory("r1")))
     with pytest.raises(UnreadableRow, match="GCM tag mismatch"):
         M.read_memory_row(served, c.agent)
 
@@ -143,22 +137,22 @@ def test_altered_ciphertext_is_unreadable(c, vault):
 @pytest.mark.parametrize(
     "obj,reason",
     [
-        (lambda i: _plain(i, v=1), "v is 1, not 2"),
-        (lambda i: _plain(i, v="2"), "not 2"),
-        (lambda i: _plain(i, v=True), "not 2"),
-        (lambda i: {k: v for k, v in _plain(i).items() if k != "v"}, "v is None"),
-        (lambda i: _plain("another-row"), "bound to row_id 'another-row'"),
+        (lambda i: plain_memory(i, v=1), "v is 1, not 2"),
+        (lambda i: plain_memory(i, v="2"), "not 2"),
+        (lambda i: plain_memory(i, v=True), "not 2"),
+        (lambda i: {k: v for k, v in plain_memory(i).items() if k != "v"}, "v is None"),
+        (lambda i: plain_memory("another-row"), "bound to row_id 'another-row'"),
         (lambda i: [1, 2], "not a JSON object"),
-        (lambda i: _plain(i, observation={"content": 5}), "observation.content must be str"),
-        (lambda i: _plain(i, observation={"entityName": "x"}), "observation.content is missing"),
-        (lambda i: _plain(i, observation="text"), "observation must be an object"),
-        (lambda i: _plain(i, about="user"), "about must be a list of strings"),
-        (lambda i: _plain(i, about=["user", "topic:t"]), "exactly one about"),
-        (lambda i: _plain(i, about=["Lisbon"]), "not user, topic:<id> or account:<id>"),
-        (lambda i: _plain(i, about=["topic:"]), "not user, topic:<id> or account:<id>"),
-        (lambda i: _plain(i, categories="travel"), "categories must be a list"),
-        (lambda i: _plain(i, categories=[1]), "categories must be a list of strings"),
-        (lambda i: _plain(i, metadata=["x"]), "metadata must be dict"),
+        (lambda i: plain_memory(i, observation={"content": 5}), "observation.content must be str"),
+        (lambda i: plain_memory(i, observation={"entityName": "x"}), "observation.content is missing"),
+        (lambda i: plain_memory(i, observation="text"), "observation must be an object"),
+        (lambda i: plain_memory(i, about="user"), "about must be a list of strings"),
+        (lambda i: plain_memory(i, about=["user", "topic:t"]), "exactly one about"),
+        (lambda i: plain_memory(i, about=["Lisbon"]), "not user, topic:<id> or account:<id>"),
+        (lambda i: plain_memory(i, about=["topic:"]), "not user, topic:<id> or account:<id>"),
+        (lambda i: plain_memory(i, categories="travel"), "categories must be a list"),
+        (lambda i: plain_memory(i, categories=[1]), "categories must be a list of strings"),
+        (lambda i: plain_memory(i, metadata=["x"]), "metadata must be dict"),
         (lambda i: {"v": 2, "row_id": i, "entity": {"name": 7}, "about": []}, "entity.name must be str"),
         (
             lambda i: {"v": 2, "row_id": i, "relation": {"from": "a", "to": "b"}, "about": []},
@@ -205,7 +199,7 @@ def test_a_v2_row_of_no_known_kind_is_other(c):
 
 def test_decode_plaintext_classifies_with_labels():
     """Rows whose plaintext has `entity` or `relation` instead of `observation` are graph rows."""
-    p = M.decode_plaintext(_plain("r1", about=["topic:t1"], categories=["travel"]), "r1")
+    p = M.decode_plaintext(plain_memory("r1", about=["topic:t1"], categories=["travel"]), "r1")
     assert (p.kind, p.labels, p.topic_id, p.text) == ("memory", ["category:travel", "topic:t1"], "topic:t1", "x")
     p = M.decode_plaintext({"v": 2, "row_id": "e", "entity": {"name": "G", "entityType": ""}, "about": []}, "e")
     assert (p.kind, p.labels, p.name) == ("topic", ["topic:e"], "G")
@@ -242,16 +236,16 @@ def test_a_read_records_every_step(c, vault):
 def test_a_failed_read_keeps_the_steps_before_it(c):
     t = Trace("read")
     with pytest.raises(UnreadableRow):
-        M.read_memory_row(craft(_plain("r1"), c.agent, row_id="r1", kid="ab" * 8), c.agent, trace=t)
+        M.read_memory_row(craft(plain_memory("r1"), c.agent, row_id="r1", kid="ab" * 8), c.agent, trace=t)
     assert t.failed.name == "kid check" and "kid check failed" in t.failed.reason
     assert all(s.ok for s in t.steps[: t.steps.index(t.failed)])
     t = Trace("read")
     with pytest.raises(UnreadableRow):
-        M.read_memory_row(craft(_plain("other"), c.agent, row_id="r1"), c.agent, trace=t)
+        M.read_memory_row(craft(plain_memory("other"), c.agent, row_id="r1"), c.agent, trace=t)
     assert t.failed.name == "bind check: v == 2 and row_id == id" and "'other'" in t.failed.reason
     t = Trace("read")
     with pytest.raises(UnreadableRow):
-        M.read_memory_row(craft(_plain("r1", categories=5), c.agent, row_id="r1"), c.agent, trace=t)
+        M.read_memory_row(craft(plain_memory("r1", categories=5), c.agent, row_id="r1"), c.agent, trace=t)
     assert t.failed.name == "field types"
 
 
@@ -289,14 +283,14 @@ def test_key_cache_skips_rsa_on_reload(c, vault, monkeypatch):
 def test_key_cache_entries_are_only_checked_keys(c):
     cache = {}
     with pytest.raises(UnreadableRow):
-        M.read_row(craft(_plain("r1"), c.agent, row_id="r1", kid="cd" * 8), c.agent, key_cache=cache)
+        M.read_row(craft(plain_memory("r1"), c.agent, row_id="r1", kid="cd" * 8), c.agent, key_cache=cache)
     assert cache == {}
 
 
 # -- many rows ------------------------------------------------------------------------------------
 def test_read_memory_rows_skips_graph_and_unreadable_rows(c, vault):
     """`readMemoryRows(memories, privateKey)` returns the memories and skips every other row."""
-    broken = craft(_plain("r9"), c.agent, row_id="r9", kid="ef" * 8)
+    broken = craft(plain_memory("r9"), c.agent, row_id="r9", kid="ef" * 8)
     rows = [broken, *vault["rows"]]
     serial = M.read_memory_rows(rows, c.agent, workers=1)
     parallel = M.read_memory_rows(rows, c.agent, workers=4)
@@ -320,7 +314,7 @@ def test_summarize_rows_counts_every_kind(c, vault):
     s = M.summarize_rows(vault["rows"], c.agent)
     assert (s.memories, s.topics, s.links, s.unreadable, s.other) == (3, 1, 1, 0, 0)
     assert s.text == "3 memories, 1 topic, 1 link, 0 unreadable"
-    broken = craft(_plain("r9"), c.agent, row_id="r9", kid="ef" * 8)
+    broken = craft(plain_memory("r9"), c.agent, row_id="r9", kid="ef" * 8)
     foreign = serve(M.new_memory_row(M.RecipientKeys(c.owner.public_key_b64, c.travel.public_key_b64), "x"))
     s = M.summarize_rows([*vault["rows"], broken, foreign, *vault["rows"][:2]], c.agent)
     assert s.text == "3 memories, 2 topics, 2 links, 2 unreadable"

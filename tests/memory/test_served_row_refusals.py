@@ -19,13 +19,7 @@ from decoy_lab.vocab import MAX_CIPHERTEXT
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import random_key
 
-from support.memory_cast import craft
-
-
-def _plain(row_id: str = "r1", **over) -> dict:
-    obj = {"v": 2, "row_id": row_id, "observation": {"entityName": "default_user", "content": "x"}, "about": ["user"]}
-    obj.update(over)
-    return obj
+from support.memory_cast import craft, plain_memory
 
 
 def _refused(served, reader) -> UnreadableRow:
@@ -63,7 +57,7 @@ def _without(row: dict, *names: str) -> dict:
     ],
 )
 def test_a_refused_served_row_names_its_id_and_the_field_at_fault(c, change, reason):
-    served = change(craft(_plain(), c.agent, row_id="r1"))
+    served = change(craft(plain_memory(), c.agent, row_id="r1"))
     err = _refused(served, c.agent)
     assert err.row_id == "r1" and err.reason == reason
     assert M.summarize_rows([served], c.agent).unreadable_reasons == {"r1": err.reason}
@@ -72,7 +66,7 @@ def test_a_refused_served_row_names_its_id_and_the_field_at_fault(c, change, rea
 def test_the_kid_check_names_both_kids_and_the_row(c):
     """ "Check `kid` against it": the refusal says which kid the row claims and which the key has."""
     key = random_key()
-    served = craft(_plain(), c.agent, row_id="r1", key=key, kid="ab" * 8)
+    served = craft(plain_memory(), c.agent, row_id="r1", key=key, kid="ab" * 8)
     err = _refused(served, c.agent)
     assert err.row_id == "r1"
     assert err.reason == (
@@ -85,7 +79,7 @@ def test_a_traced_read_shows_the_kids_it_compared_and_a_cached_key(c):
     """The trace a user opens shows the served kid beside the unwrapped key's; a second read with
     the key cache says the kid was checked before and no RSA work was done."""
     key = random_key()
-    served = craft(_plain(), c.agent, row_id="r1", key=key)
+    served = craft(plain_memory(), c.agent, row_id="r1", key=key)
     cache = M.KeyCache()
     t = Trace("read")
     M.read_row(served, c.agent, trace=t, key_cache=cache)
@@ -110,8 +104,8 @@ def test_a_traced_read_of_a_row_as_built_can_be_run_again_on_an_edited_self_wrap
 
 
 def test_a_ciphertext_that_does_not_open_names_the_row(c):
-    served = craft(_plain(), c.agent, row_id="r1")
-    served["ciphertext"] = wire.b64encode(sealing.seal_json(random_key(), _plain()))
+    served = craft(plain_memory(), c.agent, row_id="r1")
+    served["ciphertext"] = wire.b64encode(sealing.seal_json(random_key(), plain_memory()))
     err = _refused(served, c.agent)
     assert err.row_id == "r1" and err.reason.startswith("the ciphertext does not open under its key")
 
@@ -127,7 +121,7 @@ def test_a_plaintext_that_is_not_json_names_the_row(c):
 def test_a_memory_about_no_one_is_refused(c):
     """ "Exactly one `about` value per memory: the user, one account or one topic" — none is as
     wrong as two."""
-    err = _refused(craft(_plain(about=[]), c.agent, row_id="r1"), c.agent)
+    err = _refused(craft(plain_memory(about=[]), c.agent, row_id="r1"), c.agent)
     assert err.row_id == "r1" and err.reason == (
         "the memory names 0 about values; the contract says exactly one "
         "(the user, one account or one topic), so whom it is about cannot be told"
@@ -150,7 +144,7 @@ def test_a_row_without_an_id_is_refused_without_one(c, served, reason):
 
 # -- the size limit, before any RSA work ---------------------------------------------------------------
 def _sized(c, n: int, *, as_bytes: bool) -> dict:
-    served = craft(_plain(), c.agent, row_id="r1")
+    served = craft(plain_memory(), c.agent, row_id="r1")
     blob = bytes(n)
     served["ciphertext"] = blob if as_bytes else wire.b64encode(blob)
     return served
@@ -184,14 +178,16 @@ def test_a_ciphertext_of_100_kib_or_less_is_opened(c, as_bytes, short):
 
 # -- what the read keeps of the served fields ----------------------------------------------------------
 def test_numeric_times_are_seconds_since_the_epoch_in_utc(c):
-    served = dict(craft(_plain(), c.agent, row_id="r1"), created_at=1_790_000_000, updated_at=1_790_000_000)
+    served = dict(craft(plain_memory(), c.agent, row_id="r1"), created_at=1_790_000_000, updated_at=1_790_000_000)
     m = M.read_row(served, c.agent)
     assert m.created_at == datetime.fromtimestamp(1_790_000_000, tz=UTC) and m.created_at.tzinfo is UTC
     assert m.updated_at is m.created_at  # the same served time is one datetime, as for ISO text
 
 
 def test_an_edited_row_keeps_its_own_update_time(c):
-    served = dict(craft(_plain(), c.agent, row_id="r1"), created_at="2026-10-05T08:10:00Z", updated_at=1_790_000_000)
+    served = dict(
+        craft(plain_memory(), c.agent, row_id="r1"), created_at="2026-10-05T08:10:00Z", updated_at=1_790_000_000
+    )
     m = M.read_row(served, c.agent)
     assert m.created_at == datetime(2026, 10, 5, 8, 10, tzinfo=UTC)
     assert m.updated_at == datetime.fromtimestamp(1_790_000_000, tz=UTC)
@@ -200,7 +196,7 @@ def test_an_edited_row_keeps_its_own_update_time(c):
 
 
 def test_a_time_out_of_range_leaves_the_cell_empty(c):
-    served = dict(craft(_plain(), c.agent, row_id="r1"), created_at=1e20, updated_at=None)
+    served = dict(craft(plain_memory(), c.agent, row_id="r1"), created_at=1e20, updated_at=None)
     m = M.read_row(served, c.agent)
     assert m.created_at is None and m.updated_at is None
 
@@ -208,7 +204,7 @@ def test_a_time_out_of_range_leaves_the_cell_empty(c):
 def test_a_served_row_without_via_or_mine_is_not_taken_for_ours(c):
     """Only a row as this helper built it (a self_wrap, no wrapped_key) reads as ours when the
     server says nothing; a served row carrying both wraps is still the server's word: not ours."""
-    served = _without(craft(_plain(), c.agent, row_id="r1"), "via", "mine")
+    served = _without(craft(plain_memory(), c.agent, row_id="r1"), "via", "mine")
     m = M.read_row(served, c.agent)
     assert (m.via, m.mine) == ([], False)
     both = dict(served, self_wrap=served["wrapped_key"])
@@ -220,13 +216,13 @@ def test_a_served_row_without_via_or_mine_is_not_taken_for_ours(c):
 
 
 def test_an_author_kind_that_is_no_string_does_not_break_the_read(c):
-    served = dict(craft(_plain(), c.agent, row_id="r1"), author_kind=7)
+    served = dict(craft(plain_memory(), c.agent, row_id="r1"), author_kind=7)
     assert M.read_row(served, c.agent).author_kind == 7
     assert M.read_row(dict(served, author_kind=None), c.agent).author_kind is None
 
 
 def test_served_fields_are_checked_as_a_read_checks_them(c):
-    served = dict(craft(_plain(), c.agent, row_id="r1"), rev=4, via=["category:travel"], author_kind="user")
+    served = dict(craft(plain_memory(), c.agent, row_id="r1"), rev=4, via=["category:travel"], author_kind="user")
     f = M.served_fields(served)
     assert (f.rev, f.kid, f.via, f.mine, f.author_kind) == (4, served["kid"], ["category:travel"], True, "user")
     with pytest.raises(UnreadableRow) as err:
@@ -239,7 +235,7 @@ def test_served_fields_are_checked_as_a_read_checks_them(c):
 # -- what the read keeps of the plaintext ------------------------------------------------------------
 def test_empty_texts_stay_empty(c):
     """A memory, topic or link whose text fields are empty reads them empty, never as a stand-in."""
-    m = M.read_row(craft(_plain(observation={"content": ""}), c.agent, row_id="r1"), c.agent)
+    m = M.read_row(craft(plain_memory(observation={"content": ""}), c.agent, row_id="r1"), c.agent)
     assert (m.text, m.entity_name) == ("", None)
     topic = M.read_row(craft({"v": 2, "row_id": "e1", "entity": {"name": ""}}, c.agent, row_id="e1"), c.agent)
     assert (topic.id, topic.topic_id, topic.name, topic.type) == ("e1", "topic:e1", "", "")
@@ -251,12 +247,12 @@ def test_empty_texts_stay_empty(c):
 
 
 def test_a_memory_filed_under_a_topic_without_a_name_keeps_an_empty_name(c):
-    m = M.read_row(craft(_plain(observation={"content": "x"}, about=["topic:t1"]), c.agent, row_id="r1"), c.agent)
+    m = M.read_row(craft(plain_memory(observation={"content": "x"}, about=["topic:t1"]), c.agent, row_id="r1"), c.agent)
     assert m.topic == {"id": "topic:t1", "name": ""}
 
 
 def test_a_memory_keeps_its_metadata_and_about_hint(c):
-    obj = _plain(metadata={"source": "chat", "n": 2}, about_hint="the user's sister")
+    obj = plain_memory(metadata={"source": "chat", "n": 2}, about_hint="the user's sister")
     m = M.read_row(craft(obj, c.agent, row_id="r1"), c.agent)
     assert m.metadata == {"source": "chat", "n": 2} and m.about_hint == "the user's sister"
 

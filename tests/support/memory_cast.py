@@ -123,6 +123,17 @@ def apply_put(served: dict, body: dict, *, to_key: AgentKey | None = None) -> di
     return out
 
 
+def plain_memory(row_id: str = "r1", **over) -> dict:
+    """A memory's plaintext bound to `row_id`, as a writer seals it (`over` replaces or adds fields)."""
+    return {
+        "v": 2,
+        "row_id": row_id,
+        "observation": {"entityName": "default_user", "content": "x"},
+        "about": ["user"],
+        **over,
+    }
+
+
 def craft(
     obj, reader: AgentKey, *, row_id: str | None = None, key: bytes | None = None, kid: str | None = None
 ) -> dict:
