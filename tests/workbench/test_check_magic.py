@@ -8,38 +8,26 @@ from __future__ import annotations
 import os
 import re
 import sys
-import warnings
 from pathlib import Path
 
 import ipywidgets as W
 import pytest
-from IPython import get_ipython
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 from decoy_lab.conformance.report import Scorecard
 from decoy_lab.widgets.flows import FlowsPanel
 from decoy_lab.widgets.scorecard import CheckProgress, ScorecardView
 
+from support.magics import decoy_shell, shown_widgets
+
 AGENT = Path(__file__).resolve().parents[2] / "examples" / "agents" / "check" / "memory_agent.py"
 
 
 @pytest.fixture(scope="module")
 def ip(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("decoy-config")))
-        shell = start_ipython() or get_ipython()  # one shell per process, shared with test_magics.py
-        shell.run_line_magic("load_ext", "decoy_lab")
+    with decoy_shell(tmp_path_factory.mktemp("decoy-config")) as shell:
         yield shell
-
-
-def shown_widgets(captured) -> list[W.Widget]:
-    key = "application/vnd.jupyter.widget-view+json"
-    ids = [o.data[key]["model_id"] for o in captured.outputs if key in o.data]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # the registry is the only way from an id back to it
-        return [W.Widget.widgets[i] for i in ids]
 
 
 @pytest.fixture(scope="module")

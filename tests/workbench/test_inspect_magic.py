@@ -4,14 +4,8 @@ replaces the previous proxy and says so; `--stop` ends it; mistakes are one line
 
 from __future__ import annotations
 
-import time
-import warnings
-
-import ipywidgets as W
 import pytest
-from IPython import get_ipython
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 from decoy_lab.client.connection import Connection
@@ -19,13 +13,13 @@ from decoy_lab.inspector import Inspector
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.widgets.flows import FlowsPanel
 
+from support.magics import decoy_shell, shown_widgets
+from support.polling import wait_for
+
 
 @pytest.fixture(scope="module")
 def ip(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("decoy-config")))
-        shell = start_ipython() or get_ipython()  # one shell per process, shared with test_magics.py
-        shell.run_line_magic("load_ext", "decoy_lab")
+    with decoy_shell(tmp_path_factory.mktemp("decoy-config")) as shell:
         shell.run_line_magic("config", "DecoyMagics.sandbox_options = {'seed': 'none'}")
         yield shell
 
@@ -40,28 +34,6 @@ def magics(ip):
     if m.sandbox is not None:
         m.sandbox.stop()
     m.inspector = m.sandbox = None  # the shell is shared: the next module starts from nothing
-
-
-def shown_widgets(captured) -> list[W.Widget]:
-    """The widgets a cell displayed (by the model ids in its outputs)."""
-    ids = [
-        o.data["application/vnd.jupyter.widget-view+json"]["model_id"]
-        for o in captured.outputs
-        if "application/vnd.jupyter.widget-view+json" in o.data
-    ]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # the registry is the only way from an id back to it
-        return [W.Widget.widgets[i] for i in ids]
-
-
-def wait_for(fn, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = fn()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 def test_inspect_returns_while_nothing_is_exchanged_and_its_view_fills_as_a_later_cell_writes(ip, magics):

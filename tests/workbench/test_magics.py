@@ -7,9 +7,7 @@ import time
 
 import pandas as pd
 import pytest
-from IPython import get_ipython
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 from decoy_lab.recipes import sealing
@@ -20,13 +18,13 @@ from decoy_lab.wire import layouts as wire
 from decoy_lab.workbench import verbs
 from decoy_lab.workbench.display import MEMORY_COLUMNS
 
+from support.magics import decoy_shell
+from support.polling import wait_for
+
 
 @pytest.fixture(scope="module")
 def ip(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:  # profiles land in a temporary directory
-        mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("decoy-config")))
-        shell = start_ipython() or get_ipython()  # one shell per process: another module may have started it
-        shell.run_line_magic("load_ext", "decoy_lab")
+    with decoy_shell(tmp_path_factory.mktemp("decoy-config")) as shell:  # profiles land in a temporary directory
         yield shell
 
 
@@ -44,17 +42,6 @@ def connected(ip, magics):
     conn.close()
     if magics.sandbox is not None:
         magics.sandbox.stop()
-
-
-def wait_for(fn, timeout=30.0):
-    """Poll `fn` until it is truthy (the pairing runs in a thread of its own)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = fn()
-        if got:
-            return got
-        time.sleep(0.02)
-    raise AssertionError("timed out")
 
 
 def decoy(ip, line, cell=None):

@@ -11,27 +11,21 @@ import math
 
 import matplotlib
 import pytest
-from IPython import get_ipython
-from IPython.testing.globalipapp import start_ipython
 from matplotlib.legend import Legend
 
 from decoy_lab.views import topicmap as tm
 from decoy_lab.widgets.topicmap_view import LiveMap, TopicMapWidget
 
 from support.frames import make_frames
+from support.magics import WIDGET_VIEW, decoy_shell
 
 matplotlib.use("Agg")
-
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 @pytest.fixture(scope="module")
 def ip(tmp_path_factory):
     """`%decoy` in IPython over the embedded sandbox with the demo vault, shared by the phone."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("decoy-config")))
-        shell = start_ipython() or get_ipython()  # one shell per process: another module may have started it
-        shell.run_line_magic("load_ext", "decoy_lab")
+    with decoy_shell(tmp_path_factory.mktemp("decoy-config")) as shell:
         magics = shell.magics_manager.registry["DecoyMagics"]
         magics.sandbox = None  # a sandbox of this module's own, seeded with the demo vault
         shell.run_line_magic("config", "DecoyMagics.sandbox_options = {'seed': 'demo'}")

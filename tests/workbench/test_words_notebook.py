@@ -10,21 +10,18 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from IPython import get_ipython
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 from decoy_lab.vault.counts import VaultCounts
 from decoy_lab.workbench import verbs
 
+from support.magics import decoy_shell
+
 
 @pytest.fixture(scope="module")
 def ip(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DECOY_LAB_CONFIG_DIR", str(tmp_path_factory.mktemp("words-nb-config")))
-        shell = start_ipython() or get_ipython()  # one shell per process: another module may have started it
-        shell.run_line_magic("load_ext", "decoy_lab")
+    with decoy_shell(tmp_path_factory.mktemp("words-nb-config")) as shell:
         yield shell
 
 
