@@ -137,30 +137,20 @@ def explain_waiting(answer: Mapping) -> list[str]:
     return notes
 
 
+# a row listed by id only: its status (the answer's key) and what that means for this connection
+_LISTED = (
+    ("preparing", "saved; waiting for the owner's phone to share its key with this connection"),
+    ("failed", "saved; Decoy stopped asking the owner's phone to share its key (stopped_asking)"),
+)
+
+
 def waiting_rows(answer: Mapping) -> list[DecodedRow]:
     """The ids the server listed under `preparing` / `failed`, as rows with a status and reason."""
-    out = []
-    for rid in answer.get("preparing") or []:
-        out.append(
-            DecodedRow(
-                str(rid),
-                WAITING,
-                status="preparing",
-                mine=True,
-                reason="saved; waiting for the owner's phone to share its key with this connection",
-            )
-        )
-    for rid in answer.get("failed") or []:
-        out.append(
-            DecodedRow(
-                str(rid),
-                WAITING,
-                status="failed",
-                mine=True,
-                reason="saved; Decoy stopped asking the owner's phone to share its key (stopped_asking)",
-            )
-        )
-    return out
+    return [
+        DecodedRow(str(rid), WAITING, status=status, mine=True, reason=reason)
+        for status, reason in _LISTED
+        for rid in answer.get(status) or []
+    ]
 
 
 def waiting_sentence(
