@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
+from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS, chromium, chromium_page, offline_context
 from support.lab import KERNEL_READY, run_notebook, running_lab
 from support.node import NODE
 from support.widgetpage import vendored_scripts
@@ -47,95 +47,86 @@ def shoot(page, view, path: Path) -> None:
 
 
 def test_flows_view_filters_sorts_and_opens_the_bad_row_in_jupyterlab(lab):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     base, token = lab
     BUILD.mkdir(exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            assert run_notebook(page, base, token, "notebooks/05-inspect-an-agent.ipynb") == []
-            page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
-            view = page.locator(".decoy-flows").first
-            view.scroll_into_view_if_needed()
-            grid = view.get_by_role("grid", name="exchanges")
-            count = view.locator(".decoy-flows-count")
-            # The notebook left the filter on "unreadable": one flow, the POST of the rows.
-            expect(count).to_have_text(re.compile(r"^1 of \d+ exchanges$"))
-            total = int(count.get_attribute("data-total"))
-            assert total >= 6
-            expect(view.get_by_role("columnheader")).to_have_count(7)
+    with chromium_page({"width": 1400, "height": 1100}) as (page, errors):
+        assert run_notebook(page, base, token, "notebooks/05-inspect-an-agent.ipynb") == []
+        page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
+        view = page.locator(".decoy-flows").first
+        view.scroll_into_view_if_needed()
+        grid = view.get_by_role("grid", name="exchanges")
+        count = view.locator(".decoy-flows-count")
+        # The notebook left the filter on "unreadable": one flow, the POST of the rows.
+        expect(count).to_have_text(re.compile(r"^1 of \d+ exchanges$"))
+        total = int(count.get_attribute("data-total"))
+        assert total >= 6
+        expect(view.get_by_role("columnheader")).to_have_count(7)
 
-            search = view.get_by_role("searchbox")
-            search.fill("")
-            expect(count).to_have_text(f"{total} exchanges")
-            expect(data_rows(view)).to_have_count(total)
-            assert grid.get_attribute("aria-rowcount") == str(total + 1)
-            search.press_sequentially("memories", delay=20)  # filter as you type
-            shown = int(count.get_attribute("data-shown"))
-            expect(count).to_have_text(f"{shown} of {total} exchanges")
-            expect(data_rows(view)).to_have_count(shown)
-            assert all("memories" in p for p in data_rows(view).locator(".col-path").all_inner_texts())
-            search.fill("201")
-            expect(count).to_have_text(f"1 of {total} exchanges")
+        search = view.get_by_role("searchbox")
+        search.fill("")
+        expect(count).to_have_text(f"{total} exchanges")
+        expect(data_rows(view)).to_have_count(total)
+        assert grid.get_attribute("aria-rowcount") == str(total + 1)
+        search.press_sequentially("memories", delay=20)  # filter as you type
+        shown = int(count.get_attribute("data-shown"))
+        expect(count).to_have_text(f"{shown} of {total} exchanges")
+        expect(data_rows(view)).to_have_count(shown)
+        assert all("memories" in p for p in data_rows(view).locator(".col-path").all_inner_texts())
+        search.fill("201")
+        expect(count).to_have_text(f"1 of {total} exchanges")
 
-            # Sort by status, descending: the 201 comes before every 200.
-            search.fill("")
-            status = view.get_by_role("columnheader", name="status")
-            status.get_by_role("button").click()
-            expect(status).to_have_attribute("aria-sort", "ascending")
-            status.get_by_role("button").click()
-            expect(status).to_have_attribute("aria-sort", "descending")
-            expect(data_rows(view).first.locator(".col-status")).to_have_text("201")
+        # Sort by status, descending: the 201 comes before every 200.
+        search.fill("")
+        status = view.get_by_role("columnheader", name="status")
+        status.get_by_role("button").click()
+        expect(status).to_have_attribute("aria-sort", "ascending")
+        status.get_by_role("button").click()
+        expect(status).to_have_attribute("aria-sort", "descending")
+        expect(data_rows(view).first.locator(".col-status")).to_have_text("201")
 
-            # Click the bad flow: its verdict, the opened row and the reason are visible.
-            search.fill("unreadable")
-            bad = data_rows(view).first
-            expect(bad.get_by_role("rowheader")).to_have_text(re.compile(r"^\d+$"))
-            bad.click()
-            detail = view.locator(".decoy-flows-detail")
-            expect(detail.locator(".decoy-flows-title")).to_contain_text("POST /api/agent/context/memories")
-            card = detail.locator(".decoy-flows-rowcard[data-verdict='unreadable']")
-            expect(card).to_have_count(1)
-            expect(card).to_be_visible()
-            expect(card.locator(".decoy-flows-badge")).to_have_text("unreadable")
-            expect(card.locator(".decoy-flows-reason")).to_contain_text("RSA-OAEP-SHA256")
-            expect(card.locator(".decoy-flows-steps li.failed")).to_contain_text("RSA-OAEP-SHA256 unwrap")
-            readable = detail.locator(".decoy-flows-rowcard[data-verdict='readable']")
-            expect(readable.first.locator(".decoy-flows-text")).to_contain_text("Lisbon trip")
-            # the request body as a tree, the bad row marked where it sits, a blob in hex
-            tree = detail.get_by_role("tree", name="request body")
-            expect(tree.locator(".decoy-flows-badge", has_text="unreadable")).to_have_count(1)
-            wrap = tree.locator("details.decoy-flows-leaf", has_text="owner_wrap").last
-            wrap.locator("summary").click()
-            expect(wrap.locator(".decoy-hexdump")).to_be_visible()
-            expect(wrap.locator(".decoy-flows-certainty")).to_contain_text("matches RSA-2048")
-            wrap.locator("summary").click()
+        # Click the bad flow: its verdict, the opened row and the reason are visible.
+        search.fill("unreadable")
+        bad = data_rows(view).first
+        expect(bad.get_by_role("rowheader")).to_have_text(re.compile(r"^\d+$"))
+        bad.click()
+        detail = view.locator(".decoy-flows-detail")
+        expect(detail.locator(".decoy-flows-title")).to_contain_text("POST /api/agent/context/memories")
+        card = detail.locator(".decoy-flows-rowcard[data-verdict='unreadable']")
+        expect(card).to_have_count(1)
+        expect(card).to_be_visible()
+        expect(card.locator(".decoy-flows-badge")).to_have_text("unreadable")
+        expect(card.locator(".decoy-flows-reason")).to_contain_text("RSA-OAEP-SHA256")
+        expect(card.locator(".decoy-flows-steps li.failed")).to_contain_text("RSA-OAEP-SHA256 unwrap")
+        readable = detail.locator(".decoy-flows-rowcard[data-verdict='readable']")
+        expect(readable.first.locator(".decoy-flows-text")).to_contain_text("Lisbon trip")
+        # the request body as a tree, the bad row marked where it sits, a blob in hex
+        tree = detail.get_by_role("tree", name="request body")
+        expect(tree.locator(".decoy-flows-badge", has_text="unreadable")).to_have_count(1)
+        wrap = tree.locator("details.decoy-flows-leaf", has_text="owner_wrap").last
+        wrap.locator("summary").click()
+        expect(wrap.locator(".decoy-hexdump")).to_be_visible()
+        expect(wrap.locator(".decoy-flows-certainty")).to_contain_text("matches RSA-2048")
+        wrap.locator("summary").click()
 
-            # The recipe view of the bad row, through the kernel, open at the failing step.
-            card.get_by_role("button", name="recipe view").click()
-            panel = page.locator(".decoy-flows-panel").first
-            expect(panel.locator(".decoy-recipe .dr-step.open .dr-name").first).to_contain_text(
-                "RSA-OAEP-SHA256 unwrap", timeout=20_000
-            )
-            shoot(page, view, BUILD / "flows-bad-row.png")
+        # The recipe view of the bad row, through the kernel, open at the failing step.
+        card.get_by_role("button", name="recipe view").click()
+        panel = page.locator(".decoy-flows-panel").first
+        expect(panel.locator(".decoy-recipe .dr-step.open .dr-name").first).to_contain_text(
+            "RSA-OAEP-SHA256 unwrap", timeout=20_000
+        )
+        shoot(page, view, BUILD / "flows-bad-row.png")
 
-            # Dark theme: the text follows JupyterLab's colours.
-            page.evaluate(
-                "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
-            )
-            page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-            page.wait_for_timeout(500)
-            colour = view.evaluate("el => getComputedStyle(el).color")
-            rgb = [int(x) for x in re.findall(r"\d+", colour)[:3]]
-            assert sum(rgb) > 3 * 150, f"text is {colour} on a dark page"
-            shoot(page, view, BUILD / "flows-dark.png")
-            assert errors == []
-        finally:
-            browser.close()
+        # Dark theme: the text follows JupyterLab's colours.
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+        page.wait_for_timeout(500)
+        colour = view.evaluate("el => getComputedStyle(el).color")
+        rgb = [int(x) for x in re.findall(r"\d+", colour)[:3]]
+        assert sum(rgb) > 3 * 150, f"text is {colour} on a dark page"
+        shoot(page, view, BUILD / "flows-dark.png")
+        assert errors == []
 
 
 # -- live: the view shown first, the agent run after it -------------------------------------------
@@ -209,7 +200,7 @@ def test_an_exported_page_filters_and_opens_the_bad_flow_offline(vendor, tmp_pat
     import os
     import subprocess
 
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     from decoy_lab.inspector import Inspector
     from decoy_lab.widgets.flows import FlowsView
@@ -224,29 +215,23 @@ def test_an_exported_page_filters_and_opens_the_bad_flow_offline(vendor, tmp_pat
         view = FlowsView(ins)
     page_path = widget_page([view], tmp_path / "flows.html", vendor)
     bad_flow = view.bad_rows()[0][0].id
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            context = browser.new_context(viewport={"width": 1300, "height": 1000})
-            online: list[str] = []
-            context.route(re.compile(r"^https?://"), lambda route: (online.append(route.request.url), route.abort()))
-            page = context.new_page()
-            page.goto(page_path.as_uri())
-            root = page.locator(".decoy-flows")
-            count = root.locator(".decoy-flows-count")
-            expect(count).to_have_text(f"{len(view.flows)} exchanges", timeout=30_000)
-            root.get_by_role("searchbox").fill("unread")
-            expect(count).to_have_text(f"1 of {len(view.flows)} exchanges")
-            data_rows(root).first.click()
-            card = root.locator(".decoy-flows-rowcard[data-verdict='unreadable']")
-            expect(card).to_be_visible()  # opened ahead: in the saved state
-            expect(card.locator(".decoy-flows-reason")).to_contain_text("cannot open owner_wrap")
-            root.get_by_role("searchbox").fill("")
-            data_rows(root).filter(has_not_text="1 unreadable").first.click()
-            expect(root.locator(".decoy-flows-detail .decoy-flows-hint")).to_contain_text("opening…")
-            assert bad_flow >= 1 and online == []
-        finally:
-            browser.close()
+    with chromium() as browser:
+        context, online = offline_context(browser, {"width": 1300, "height": 1000})
+        page = context.new_page()
+        page.goto(page_path.as_uri())
+        root = page.locator(".decoy-flows")
+        count = root.locator(".decoy-flows-count")
+        expect(count).to_have_text(f"{len(view.flows)} exchanges", timeout=30_000)
+        root.get_by_role("searchbox").fill("unread")
+        expect(count).to_have_text(f"1 of {len(view.flows)} exchanges")
+        data_rows(root).first.click()
+        card = root.locator(".decoy-flows-rowcard[data-verdict='unreadable']")
+        expect(card).to_be_visible()  # opened ahead: in the saved state
+        expect(card.locator(".decoy-flows-reason")).to_contain_text("cannot open owner_wrap")
+        root.get_by_role("searchbox").fill("")
+        data_rows(root).filter(has_not_text="1 unreadable").first.click()
+        expect(root.locator(".decoy-flows-detail .decoy-flows-hint")).to_contain_text("opening…")
+        assert bad_flow >= 1 and online == []
 
 
 # -- in flight and bounded: a request held mid-body, older flows dropped ----------------------------
@@ -277,7 +262,7 @@ print("CLOSED")
 
 def test_an_exchange_in_flight_counts_up_then_says_how_it_ended_and_older_flows_are_dropped(tmp_path):
     import nbformat
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     folder = tmp_path / "nb"
     folder.mkdir()
@@ -286,45 +271,41 @@ def test_an_exchange_in_flight_counts_up_then_says_how_it_ended_and_older_flows_
     nbformat.write(nb, folder / "held.ipynb")
     BUILD.mkdir(exist_ok=True)
     run_next = "() => window.jupyterapp.commands.execute('notebook:run-cell-and-select-next')"
-    with running_lab(tmp_path, folder) as (base, token), sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            page = browser.new_context(viewport={"width": 1300, "height": 1000}).new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"{base}/lab/tree/notebooks/held.ipynb?token={token}")
-            page.wait_for_function(KERNEL_READY, timeout=90_000)
-            page.evaluate(run_next)
-            view = page.locator(".held-flows .decoy-flows")
-            count = view.locator(".decoy-flows-count")
-            expect(count).to_have_text("0 exchanges", timeout=60_000)
-            page.evaluate(run_next)
-            expect(page.locator(".jp-OutputArea-output pre", has_text="HELD")).to_be_visible(timeout=60_000)
-            # 9 exchanges, the newest 5 kept: the count line says what was let go
-            expect(count).to_have_text("5 exchanges · 4 older dropped")
-            grid = view.get_by_role("grid", name="exchanges")
-            assert grid.get_attribute("aria-rowcount") == "6"
-            held = data_rows(view).last
-            expect(held.locator(".col-status")).to_have_text("…")
-            expect(held).to_have_attribute("aria-rowindex", "6")
-            first = held.locator(".col-ms").inner_text()
-            page.wait_for_timeout(1200)
-            later = held.locator(".col-ms").inner_text()
-            assert first.endswith("…") and later.endswith("…")
-            assert int(later.rstrip("…").replace(",", "")) > int(first.rstrip("…").replace(",", "")), (first, later)
-            held.click()  # the kernel makes the opening (`picked` → `detail`): a round trip, slow on a busy machine
-            expect(view.locator(".decoy-flows-detail .decoy-flows-facts")).to_contain_text("in flight", timeout=30_000)
-            shoot(page, view, BUILD / "flows-in-flight.png")
-            # the click made the view's cell the active one: the third cell is run by its index
-            page.evaluate(
-                "() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 2;"
-                " return window.jupyterapp.commands.execute('notebook:run-cell'); }"
-            )
-            expect(held.locator(".col-status")).to_have_text("agent disconnected", timeout=30_000)
-            expect(view.locator(".decoy-flows-detail .decoy-flows-facts")).to_contain_text(
-                "agent disconnected: the agent closed its connection while sending its body", timeout=30_000
-            )
-            assert not held.locator(".col-ms").inner_text().endswith("…")
-            assert errors == []
-        finally:
-            browser.close()
+    with (
+        running_lab(tmp_path, folder) as (base, token),
+        chromium_page({"width": 1300, "height": 1000}) as (page, errors),
+    ):
+        page.goto(f"{base}/lab/tree/notebooks/held.ipynb?token={token}")
+        page.wait_for_function(KERNEL_READY, timeout=90_000)
+        page.evaluate(run_next)
+        view = page.locator(".held-flows .decoy-flows")
+        count = view.locator(".decoy-flows-count")
+        expect(count).to_have_text("0 exchanges", timeout=60_000)
+        page.evaluate(run_next)
+        expect(page.locator(".jp-OutputArea-output pre", has_text="HELD")).to_be_visible(timeout=60_000)
+        # 9 exchanges, the newest 5 kept: the count line says what was let go
+        expect(count).to_have_text("5 exchanges · 4 older dropped")
+        grid = view.get_by_role("grid", name="exchanges")
+        assert grid.get_attribute("aria-rowcount") == "6"
+        held = data_rows(view).last
+        expect(held.locator(".col-status")).to_have_text("…")
+        expect(held).to_have_attribute("aria-rowindex", "6")
+        first = held.locator(".col-ms").inner_text()
+        page.wait_for_timeout(1200)
+        later = held.locator(".col-ms").inner_text()
+        assert first.endswith("…") and later.endswith("…")
+        assert int(later.rstrip("…").replace(",", "")) > int(first.rstrip("…").replace(",", "")), (first, later)
+        held.click()  # the kernel makes the opening (`picked` → `detail`): a round trip, slow on a busy machine
+        expect(view.locator(".decoy-flows-detail .decoy-flows-facts")).to_contain_text("in flight", timeout=30_000)
+        shoot(page, view, BUILD / "flows-in-flight.png")
+        # the click made the view's cell the active one: the third cell is run by its index
+        page.evaluate(
+            "() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 2;"
+            " return window.jupyterapp.commands.execute('notebook:run-cell'); }"
+        )
+        expect(held.locator(".col-status")).to_have_text("agent disconnected", timeout=30_000)
+        expect(view.locator(".decoy-flows-detail .decoy-flows-facts")).to_contain_text(
+            "agent disconnected: the agent closed its connection while sending its body", timeout=30_000
+        )
+        assert not held.locator(".col-ms").inner_text().endswith("…")
+        assert errors == []

@@ -165,6 +165,16 @@ ERRORS = (
     ".flatMap(c => c.model.type === 'code' ? c.model.outputs.toJSON() : [])"
     ".filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue)"
 )
+# cell `i` run on its own; resolves, once it has run, to the milliseconds it held the notebook
+RUN_CELL = """async (i) => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  nb.activeCellIndex = i;
+  const cell = nb.widgets[i];
+  const t0 = performance.now();
+  await window.jupyterapp.commands.execute('notebook:run-cell');
+  while (cell.model.executionCount === null) { await new Promise(r => setTimeout(r, 20)); }
+  return performance.now() - t0;
+}"""
 
 
 def notebook_json(cells: list[str]) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
-from support.lab import notebook_json, running_lab
+from support.lab import RUN_CELL, notebook_json, open_notebook, running_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOT = ROOT / "build" / "browser-tour.png"
@@ -150,27 +150,8 @@ FIRST_MINUTE = [
 SHOTS = ROOT / "build"
 
 
-RUN_CELL = """async (i) => {
-  const panel = window.jupyterapp.shell.currentWidget, nb = panel.content;
-  nb.activeCellIndex = i;
-  const cell = nb.widgets[i];
-  const t0 = performance.now();
-  await window.jupyterapp.commands.execute('notebook:run-cell');
-  while (cell.model.executionCount === null) { await new Promise(r => setTimeout(r, 20)); }
-  return performance.now() - t0;
-}"""
-
-
 def _open(page, base, token, path):
-    page.goto(f"{base}/lab/tree/{path}?token={token}")
-    page.wait_for_function(
-        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget "
-        "&& window.jupyterapp.shell.currentWidget.sessionContext "
-        "&& window.jupyterapp.shell.currentWidget.sessionContext.session "
-        "&& window.jupyterapp.shell.currentWidget.sessionContext.session.kernel "
-        "&& window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.connectionStatus === 'connected'",
-        timeout=90_000,
-    )
+    open_notebook(page, base, token, path)
     page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
 
 
