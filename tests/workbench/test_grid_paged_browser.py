@@ -19,7 +19,7 @@ import pytest
 from decoy_lab.widgets import VaultView
 from decoy_lab.widgets.grid import FIRST_PAGE, MemoryGrid
 
-from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
+from support.browser import BROWSER_MARKS, chromium
 from support.lab import notebook_json, open_notebook, running_lab
 from support.widgetpage import PageVault, varied_frames, vendored_scripts, widget_page
 
@@ -37,14 +37,8 @@ def frames():
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
+    with chromium() as b:
+        yield b
 
 
 @pytest.fixture(scope="module")

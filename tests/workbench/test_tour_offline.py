@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
+from support.browser import BROWSER_MARKS, chromium, offline_context
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [*BROWSER_MARKS, pytest.mark.notebook]
@@ -66,51 +66,45 @@ def tour(tmp_path) -> Path:
 
 
 def test_tour_html_renders_widgets_with_no_network(tour):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     html = tour.read_text()
     views = html.count('<script type="application/vnd.jupyter.widget-view+json">')
     assert views >= 5, "the tour should hold its widget views"
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            context = browser.new_context(viewport={"width": 1300, "height": 1000})
-            online: list[str] = []
-            context.route(re.compile(r"^https?://"), lambda route: (online.append(route.request.url), route.abort()))
-            page = context.new_page()
-            failed: list[str] = []
-            page.on("requestfailed", lambda request: failed.append(request.url))
-            page.goto(tour.as_uri())
+    with chromium() as browser:
+        context, online = offline_context(browser, {"width": 1300, "height": 1000})
+        page = context.new_page()
+        failed: list[str] = []
+        page.on("requestfailed", lambda request: failed.append(request.url))
+        page.goto(tour.as_uri())
 
-            # Each view's output area gets the rendered widget beside its state script.
-            rendered = page.locator("div.jupyter-widgets.jp-OutputArea-output > .widget-subarea")
-            expect(rendered).to_have_count(views, timeout=30_000)
-            for i in range(views):
-                expect(rendered.nth(i)).to_be_visible()
-            # Known widgets of the tour: the pairing panel, the map and the table, the unseal recipe
-            # view (anywidgets: their renderer comes from vendor/anywidget.js; they need no kernel).
-            expect(page.locator(".widget-html .decoy-pair-status").first).to_contain_text("done")
-            # The map and the table draw themselves from the saved state, and stay linked
-            # with no kernel: a click on a topic filters the table in the page alone.
-            view = page.locator(".decoy-vaultview").first
-            expect(view.locator(".decoy-map-label").first).to_be_visible()
-            expect(view.locator(".decoy-grid-row").first).to_be_visible()
-            total = view.locator(".decoy-grid-count").inner_text()
-            view.locator(".decoy-map-node.kind-topic").first.click()
-            expect(view.locator(".decoy-grid-count")).not_to_have_text(total)
-            expect(view.locator(".decoy-grid-count")).to_contain_text(" of ")
-            recipe = page.locator(".decoy-recipe").first
-            expect(recipe.locator(".dr-where")).to_have_text(re.compile(r"^step \d+ of \d+$"))
-            expect(recipe.locator(".dr-step.open .dr-hex .dr-b").first).to_be_visible()
-            before = recipe.locator(".dr-where").inner_text()
-            recipe.get_by_role("button", name="Next ▶").click()
-            expect(recipe.locator(".dr-where")).not_to_have_text(before)
-            # Button icons come from the vendored Font Awesome, found through require.js's paths.
-            assert page.evaluate(
-                "() => document.fonts.ready.then(fs => [...fs].some("
-                "f => f.family.includes('Font Awesome') && f.status === 'loaded'))"
-            )
-            assert online == [], f"the page asked the network for {online}"
-            assert failed == [], f"requests failed: {failed}"
-        finally:
-            browser.close()
+        # Each view's output area gets the rendered widget beside its state script.
+        rendered = page.locator("div.jupyter-widgets.jp-OutputArea-output > .widget-subarea")
+        expect(rendered).to_have_count(views, timeout=30_000)
+        for i in range(views):
+            expect(rendered.nth(i)).to_be_visible()
+        # Known widgets of the tour: the pairing panel, the map and the table, the unseal recipe
+        # view (anywidgets: their renderer comes from vendor/anywidget.js; they need no kernel).
+        expect(page.locator(".widget-html .decoy-pair-status").first).to_contain_text("done")
+        # The map and the table draw themselves from the saved state, and stay linked
+        # with no kernel: a click on a topic filters the table in the page alone.
+        view = page.locator(".decoy-vaultview").first
+        expect(view.locator(".decoy-map-label").first).to_be_visible()
+        expect(view.locator(".decoy-grid-row").first).to_be_visible()
+        total = view.locator(".decoy-grid-count").inner_text()
+        view.locator(".decoy-map-node.kind-topic").first.click()
+        expect(view.locator(".decoy-grid-count")).not_to_have_text(total)
+        expect(view.locator(".decoy-grid-count")).to_contain_text(" of ")
+        recipe = page.locator(".decoy-recipe").first
+        expect(recipe.locator(".dr-where")).to_have_text(re.compile(r"^step \d+ of \d+$"))
+        expect(recipe.locator(".dr-step.open .dr-hex .dr-b").first).to_be_visible()
+        before = recipe.locator(".dr-where").inner_text()
+        recipe.get_by_role("button", name="Next ▶").click()
+        expect(recipe.locator(".dr-where")).not_to_have_text(before)
+        # Button icons come from the vendored Font Awesome, found through require.js's paths.
+        assert page.evaluate(
+            "() => document.fonts.ready.then(fs => [...fs].some("
+            "f => f.family.includes('Font Awesome') && f.status === 'loaded'))"
+        )
+        assert online == [], f"the page asked the network for {online}"
+        assert failed == [], f"requests failed: {failed}"

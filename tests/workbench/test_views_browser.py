@@ -13,7 +13,7 @@ import pytest
 
 from decoy_lab.widgets import VaultView
 
-from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
+from support.browser import BROWSER_MARKS, chromium, offline_context
 from support.widgetpage import PageVault, varied_frames, vendored_scripts, widget_page
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -30,23 +30,15 @@ def vendor() -> Path:
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
+    with chromium() as b:
+        yield b
 
 
 def open_view(browser, vendor: Path, tmp: Path, vault: PageVault, *, width: int = 1300):
     """A page `width` px wide showing VaultView(vault), network blocked; returns (page, view)."""
     view = VaultView(vault)
     path = widget_page([view], tmp / "view.html", vendor)
-    context = browser.new_context(viewport={"width": width, "height": 1000})
-    online: list[str] = []
-    context.route(re.compile(r"^https?://"), lambda route: (online.append(route.request.url), route.abort()))
+    context, online = offline_context(browser, {"width": width, "height": 1000})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
