@@ -16,19 +16,10 @@ from decoy_lab.inspector import Inspector, flow_record
 from decoy_lab.inspector.har import load_har
 from decoy_lab.widgets.flows import FlowsView
 
+from support.polling import wait_for
 from support.sockets import refused_url
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def _until(check, timeout: float = 10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise AssertionError("not seen in time")
 
 
 def test_an_exchange_shows_in_flight_from_its_request_head_and_then_how_it_ended(upstream):
@@ -38,17 +29,17 @@ def test_an_exchange_shows_in_flight_from_its_request_head_and_then_how_it_ended
         host, port = insp.url.removeprefix("http://").rsplit(":", 1)
         with socket.create_connection((host, int(port)), timeout=5) as s:
             s.sendall(f"POST /echo HTTP/1.1\r\nHost: {host}\r\nContent-Length: 100000\r\n\r\n".encode() + b"0123")
-            (flow,) = _until(insp.all_flows)  # there as soon as its head came, its body still coming
+            (flow,) = wait_for(insp.all_flows, 10)  # there as soon as its head came, its body still coming
             assert flow.ended == flow_record.IN_FLIGHT and flow.status is None
             row = insp.flows.iloc[0]
             assert (row["ended"], row["path"]) == ("in flight", "/echo") and row["status"] is pd.NA  # no answer yet
-            _until(lambda: view.rows["id"] == [1])
+            wait_for(lambda: view.rows["id"] == [1], 10)
             assert view.rows["status"] == ["…"] and view.rows["t0"][0] > 0 and view.rows["ms"] == [-1]
             facts = dict(view.pick(1)["facts"])
             assert "so far (in flight)" in facts["time"]
             assert facts["verdict"].startswith("— (in flight")  # not "no sealed rows": its body is still coming
         # the agent hangs up mid-body: the same row says so
-        _until(lambda: view.rows["status"] == ["agent disconnected"])
+        wait_for(lambda: view.rows["status"] == ["agent disconnected"], 10)
         assert flow.ended == flow_record.AGENT_DISCONNECTED and view.rows["t0"] == [0] and view.rows["ms"][0] >= 0
         assert view.count == "1 exchange"
 
@@ -56,9 +47,9 @@ def test_an_exchange_shows_in_flight_from_its_request_head_and_then_how_it_ended
         got: list[httpx.Response] = []
         slow = threading.Thread(target=lambda: got.append(httpx.get(f"{insp.url}/drip", trust_env=False)))
         slow.start()
-        _until(lambda: len(view.rows["id"]) == 2 and view.rows["status"][1] == "200 …")
+        wait_for(lambda: len(view.rows["id"]) == 2 and view.rows["status"][1] == "200 …", 10)
         slow.join(10)
-        _until(lambda: view.rows["status"][1] == "200")
+        wait_for(lambda: view.rows["status"][1] == "200", 10)
         assert got[0].text == "".join(f"part {i}\n" for i in range(5))
         view.close()
 
@@ -67,7 +58,7 @@ def test_an_upstream_that_is_down_shows_how_the_exchange_ended():
     with Inspector.start(upstream=refused_url()) as insp:
         view = FlowsView(insp)
         assert httpx.get(f"{insp.url}/api/agent/policies", trust_env=False).status_code == 502
-        _until(lambda: view.rows["status"] == ["502 upstream down"])
+        wait_for(lambda: view.rows["status"] == ["502 upstream down"], 10)
         assert view.rows["tone"] == ["error"] and view.shown_ids() == [1]
         view.search = "upstream down"
         assert view.shown_ids() == [1]
@@ -88,7 +79,7 @@ def test_only_the_newest_flows_are_kept_and_the_har_gets_every_exchange_as_it_fi
         with pytest.raises(KeyError, match="7 older ones were dropped"):
             insp.flow(3)
         assert "(7 older dropped)" in repr(insp)
-        _until(lambda: view.rows["id"] == [8, 9, 10, 11, 12])
+        wait_for(lambda: view.rows["id"] == [8, 9, 10, 11, 12], 10)
         assert view.count == "5 exchanges · 7 older dropped" and view.rows["dropped"] == 7
         view.search = "n=11"
         assert view.count == "1 of 5 exchanges · 7 older dropped"
@@ -167,12 +158,12 @@ def test_a_gap_between_exchanges_told_in_batches_is_no_lull_while_one_is_still_r
     assert first.pending
     rec.finish(second, Tee(), Tee(), [], ended=flow_record.ANSWERED)
     now[0] += IDLE * 2  # now none is in flight: a lull
-    _until(lambda: not first.pending and not second.pending, 5)
+    wait_for(lambda: not first.pending and not second.pending, 5)
     third = rec.begin("GET", "/api/agent/policies", "", head, "HTTP/1.1")
     fourth = rec.begin("GET", "/api/agent/policies", "", head, "HTTP/1.1")
     rec.finish(third, Tee(), Tee(), [], ended=flow_record.ANSWERED)
     now[0] += MAX_LAG  # under a steady load a finished flow waits MAX_LAG at most
-    _until(lambda: not third.pending, 5)
+    wait_for(lambda: not third.pending, 5)
     assert fourth.ended == flow_record.IN_FLIGHT
     rec.close()
 
