@@ -13,6 +13,7 @@ import time
 import traceback
 
 from . import (
+    accounts,
     browse,
     check,
     frames,
@@ -43,6 +44,7 @@ BENCHMARKS = {
     "steady": steady,
     "stream": stream,
     "large": large,
+    "accounts": accounts,
     "frames": frames,
     "topicmap": topicmap,
     "widgets": widgets,
