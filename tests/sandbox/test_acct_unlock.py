@@ -90,3 +90,38 @@ def test_auto_approve_follows_the_sandbox_setting(lab):
     assert r.status_code == 201 and r.json()["status"] == "pending", "the owner was asked"
     ready = asker.get(f"{UNLOCK}/{r.json()['id']}").json()
     assert open_sealed(asker, ready["items"][0]["sealed_envelope"])["basic-auth"]["password"] == "pw-auto"
+
+
+def test_an_account_named_by_its_domain_is_resolved_by_the_phone(lab):
+    """001, `unlock_request`: "`domain`: For kind=account only — resolve by hostname match";
+    "422 … `AMBIGUOUS_DOMAIN`"."""
+    from support.acctfamily_kit import create
+
+    agent = lab.pair("signup", "account.create")
+    shop = create(agent, {"name": "Shop", "url": "https://www.shop.example/login"})
+    create(agent, {"name": "Mail one", "url": "https://mail.example"})
+    create(agent, {"name": "Mail two", "url": "https://login.mail.example"})
+    ask = {"target": {"kind": "account", "domain": "shop.example"}}
+    assert agent.post("/api/agent/unlock", ask).json()["state"] == "preparing", "the phone owes a copy"
+    lab.client.post("/_sandbox/keep", json={})
+    r = agent.post("/api/agent/unlock", ask)
+    assert r.status_code == 201 and r.json()["status"] == "ready", r.text
+    assert r.json()["target_id"] == shop["id"], "www.shop.example is under shop.example"
+    r = agent.post("/api/agent/unlock", {"target": {"kind": "account", "domain": "mail.example"}})
+    assert r.status_code == 422 and r.json()["code"] == "AMBIGUOUS_DOMAIN", r.text
+    r = agent.post("/api/agent/unlock", {"target": {"kind": "account", "domain": "nowhere.example"}})
+    assert r.status_code == 404, r.text
+
+
+def test_a_password_read_of_an_account_without_one_is_no_credential(lab):
+    """001, `unlock_request`: "422 … `NO_CREDENTIAL`"; "a non-credential request can unlock an
+    account that has no stored password"."""
+    from support.acctfamily_kit import create
+
+    agent = lab.pair("signup", "account.create")
+    account = create(agent, {"name": "Shop"})
+    ask = {"target": {"kind": "account", "id": account["id"], "datatypes": ["basic-auth"]}}
+    r = agent.post("/api/agent/unlock", ask)
+    assert r.status_code == 422 and r.json()["code"] == "NO_CREDENTIAL", r.text
+    whole = agent.post("/api/agent/unlock", {"target": {"kind": "account", "id": account["id"]}})
+    assert whole.status_code == 200 and whole.json()["state"] == "preparing", "the record itself may be read"

@@ -84,6 +84,23 @@ def seal_copy(state: SandboxState, con: sqlite3.Connection, account: sqlite3.Row
     return sealed
 
 
+def account_for_domain(state: SandboxState, con: sqlite3.Connection, domain: str) -> str:
+    """The one account whose record's site is `domain` (or under it), matched by the phone, which
+    opens the records: `404` when none is, `422 AMBIGUOUS_DOMAIN` when several are."""
+    want = domain.strip().lower().removeprefix("www.")
+    found = []
+    for account in acs.live_accounts(con):
+        record, _ = acctopen.open_record(state, account["encrypted_data"], account["blob_mode"])
+        host = (host_of(record) if isinstance(record, dict) else None) or ""
+        if host == want or host.endswith("." + want):
+            found.append(account["id"])
+    if not found:
+        raise HTTPProblem(404, "NOT_FOUND", f"no account for {domain!r}")
+    if len(found) > 1:
+        raise HTTPProblem(422, "AMBIGUOUS_DOMAIN", f"{len(found)} accounts are for {domain!r}: name one by target.id")
+    return found[0]
+
+
 def host_of(record: dict[str, Any]) -> str | None:
     """The site a login is for: the host of the record's login URL or site, else none."""
     for key in ("loginUrl", "login_url", "url", "serviceURL", "service_url"):

@@ -17,7 +17,9 @@ token that asked may poll or withdraw; any other gets 404.
 A passkey sign-in (`datatypes: ["passkey"]` with `target.passkey`): "Every sign-in is asked of the
 owner at that moment … nothing is stored and nothing standing is granted"; checked in the order of
 001's table of refusals before the owner is asked, then signed by the phone (phone/passkeys.py).
-Kinds `message` and `personal` are 404: the sandbox holds no mail and no personal records.
+Kinds `message` and `personal` are 404: the sandbox holds no mail and no personal records. An
+account named by `domain` instead of `id` is resolved by the owner's phone, which opens the records
+(the server cannot): one match is that account, none `404`, several `422 AMBIGUOUS_DOMAIN`.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def retry_after(asked_at: float, now: float) -> int:
     return 5 if age < 900 else 60 if age < 3600 else 300 if age < 4 * 3600 else 3600
 
 
-def _target(body: dict[str, Any]) -> tuple[str, list[str]]:
+def _target(body: dict[str, Any]) -> tuple[str | None, list[str]]:
     target = body.get("target")
     if not isinstance(target, dict) or target.get("kind") not in ("account", "message", "personal"):
         raise bad_request("INVALID_REQUEST", "target is {kind: account|message|personal, id}", "target")
@@ -63,6 +65,8 @@ def _target(body: dict[str, Any]) -> tuple[str, list[str]]:
     datatypes = target.get("datatypes") or []
     if not isinstance(datatypes, list) or any(d not in DATATYPES for d in datatypes):
         raise bad_request("INVALID_REQUEST", f"datatypes are among {', '.join(DATATYPES)}", "target.datatypes")
+    if target.get("id") is None and isinstance(target.get("domain"), str) and target["domain"].strip():
+        return None, list(dict.fromkeys(datatypes))  # "For kind=account only — resolve by hostname match"
     return uuid_text(target.get("id"), "target.id"), list(dict.fromkeys(datatypes))
 
 
@@ -201,6 +205,8 @@ async def request_unlock(request: Request) -> JSONResponse:
         if _wants_passkey(body):
             return _sign_in(state, con, agent, now, body)
         account_id, datatypes = _target(body)
+        if account_id is None:
+            account_id = keeper.account_for_domain(state, con, body["target"]["domain"])
         account = acs.get_account(con, account_id)
         if account is None or not access.created(agent, account):
             access.need_scope(con, agent, now, "account.unlock", "account.read", what="unlocking an account")
@@ -214,6 +220,10 @@ async def request_unlock(request: Request) -> JSONResponse:
                 429, "RATE_LIMITED", "past 20 asks a minute", retry_after_seconds=int(recent[0] + 61 - now)
             )
         if access.may(agent, "account.read", account):
+            if datatypes == ["basic-auth"] and not account["encrypted_password"]:
+                # "a non-credential request can unlock an account that has no stored password": a
+                # credential request cannot (told only to a connection that may see `has_password`)
+                raise HTTPProblem(422, "NO_CREDENTIAL", "this account has no stored password to read")
             out = _covered(con, agent, account, datatypes, now)
             return JSONResponse(out, status_code=201 if "id" in out else 200)
         unlock_id = new_id()
