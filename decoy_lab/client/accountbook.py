@@ -64,6 +64,11 @@ class AccountBook:
         vault = self.session.vault
         return accounts_frame(self.entries(), vault.memories if vault is not None else None)
 
+    def logins_frame(self) -> pd.DataFrame:
+        """The saved logins this connection is granted (accounts_unlock.saved_logins), a row each."""
+        columns = accounts_unlock.LOGIN_COLUMNS
+        return pd.DataFrame(accounts_unlock.saved_logins(self.session), columns=columns)
+
     def addresses_frame(self, status: str = "active") -> pd.DataFrame:
         """The Decoy addresses this connection may read, one row each (ADDRESS_COLUMNS)."""
         listed = accounts_decoys.list_addresses(self.session, status=status, key=self.vault_key)

@@ -444,6 +444,13 @@ class Connection:
         again after `retry_after`)."""
         return self.account_book.unlock(account_id, datatypes=datatypes, reason=reason, wait=wait, trace=trace)
 
+    def saved_logins(self) -> pd.DataFrame:
+        """The saved passwords this connection is granted (`GET /api/agent/sealed-secrets`), one row
+        each: `host`, `username`, `password` (a `Secret`: `reveal()` for the text) and `state` —
+        `ready`, or `preparing` / `failed` while the owner's phone has not sealed a copy to this
+        connection's key (saved, not missing: read again later)."""
+        return self.account_book.logins_frame()
+
     def decoys(self, status: str = "active") -> pd.DataFrame:
         """The Decoy addresses this connection may read (`GET /api/agent/decoys`, every page), one row
         each: `email`, `name` (opened from the copy of its details sealed to this connection;

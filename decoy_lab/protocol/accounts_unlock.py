@@ -33,7 +33,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
-__all__ = ["POLL_EVERY", "Unlocked", "poll", "unlock"]
+__all__ = ["LOGIN_COLUMNS", "POLL_EVERY", "Unlocked", "poll", "saved_logins", "unlock"]
+LOGIN_COLUMNS = ["account_id", "host", "username", "password", "state"]
+SEALED_SECRETS = "/api/agent/sealed-secrets"
 POLL_EVERY = 2.5  # seconds between polls of a pending request ("every 2–3 seconds")
 DONE = frozenset({"ready", "denied", "expired", "failed", "unavailable", "consumed"})
 
@@ -170,3 +172,34 @@ def unlock(
         if not isinstance(rid, str):
             raise DecoyError(f"POST {routes.UNLOCK}: the answer names no request id")
         return poll(s, account_id, rid, wait=max(0.0, end - clock()), clock=clock, trace=trace)
+
+
+def saved_logins(s: Session) -> list[dict[str, Any]]:
+    """`GET /api/agent/sealed-secrets`: each saved login this connection is granted, opened with its
+    key (`state` "ready", the password a `Secret`), and each one the owner's phone still owes it
+    (`state` "preparing" or "failed", no password): "They are missing from `items`, not gone"."""
+    answer = s.get(SEALED_SECRETS, items=list)
+    rows: list[dict[str, Any]] = []
+    for item in answer.get("items") or []:
+        if not isinstance(item, dict) or item.get("kind") != "account":
+            continue
+        try:
+            login = records.open_unlock_answer(str(item.get("sealed_envelope") or ""), s.agent_key)
+        except DecoyError as exc:
+            log.warning("sealed-secrets: the login of account %s does not open: %s", item.get("target_id"), exc)
+            rows.append(dict.fromkeys(LOGIN_COLUMNS) | {"account_id": item.get("target_id"), "state": "unopenable"})
+            continue
+        password = login.get("password")
+        rows.append(
+            {
+                "account_id": item.get("target_id"),
+                "host": login.get("host"),
+                "username": login.get("username"),
+                "password": Secret(password) if isinstance(password, str) else None,
+                "state": "ready",
+            }
+        )
+    for state in ("preparing", "failed"):
+        for account_id in answer.get(state) or []:
+            rows.append(dict.fromkeys(LOGIN_COLUMNS) | {"account_id": account_id, "state": state})
+    return rows

@@ -121,3 +121,20 @@ def test_a_rename_is_queued_and_applied_by_the_owners_app(sb):
     with pytest.raises(Exception, match="serviceName"):
         conn.rename_decoy(made.decoy_id)
     conn.close()
+
+
+def test_saved_logins_are_read_back_sealed_and_what_is_owed_is_said(sb):
+    """001, `sealed_secrets_list`: "`kind: "account"` → `{ host, username, password }`"; "A granted
+    record with no copy for your connection yet is listed under `preparing`, never left out"."""
+    conn = paired(sb, ["account.create"], name="Logins")
+    made = conn.create_account("Acme", url="https://acme.example", username="me@acme.test")
+    assert conn.set_password(made.account_id, "pw-acme").ok
+    first = conn.saved_logins()
+    row = first[first["account_id"] == made.account_id].iloc[0]
+    assert row["state"] == "preparing" and row["password"] is None, "owed, not missing"
+    httpx.post(f"{sb.url}/_sandbox/keep", json={})
+    logins = conn.saved_logins().set_index("account_id")
+    login = logins.loc[made.account_id]
+    assert (login["host"], login["username"], login["state"]) == ("acme.example", "me@acme.test", "ready")
+    assert login["password"].reveal() == "pw-acme" and "pw-acme" not in repr(logins)
+    conn.close()
