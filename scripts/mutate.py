@@ -33,7 +33,7 @@ SETS = ROOT / "mutate" / "sets.toml"
 EQUIVALENT = ROOT / "mutate" / "equivalent.txt"
 WORK = ROOT / "build" / "mutate"
 MUTMUT = Path(sys.executable).parent / "mutmut"
-DEFAULT = ["masking", "read", "guard", "writes"]  # the sets `make mutate` runs; the rest on request
+DEFAULT = ["masking", "read", "writes", "verify", "auth", "wire", "guard"]  # `make mutate`; the rest on request
 KILLED = {"killed", "timeout", "caught by type check", "segfault"}
 
 
