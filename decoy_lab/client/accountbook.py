@@ -69,9 +69,9 @@ class AccountBook:
         columns = accounts_unlock.LOGIN_COLUMNS
         return pd.DataFrame(accounts_unlock.saved_logins(self.session), columns=columns)
 
-    def addresses_frame(self, status: str = "active") -> pd.DataFrame:
+    def addresses_frame(self, status: str = "active", **filters: str | None) -> pd.DataFrame:
         """The Decoy addresses this connection may read, one row each (ADDRESS_COLUMNS)."""
-        listed = accounts_decoys.list_addresses(self.session, status=status, key=self.vault_key)
+        listed = accounts_decoys.list_addresses(self.session, status=status, key=self.vault_key, **filters)
         return pd.DataFrame([[getattr(a, c) for c in ADDRESS_COLUMNS] for a in listed], columns=ADDRESS_COLUMNS)
 
     # -- writing ---------------------------------------------------------------------------------

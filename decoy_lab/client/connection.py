@@ -451,12 +451,20 @@ class Connection:
         connection's key (saved, not missing: read again later)."""
         return self.account_book.logins_frame()
 
-    def decoys(self, status: str = "active") -> pd.DataFrame:
+    def decoys(
+        self,
+        status: str = "active",
+        *,
+        search: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> pd.DataFrame:
         """The Decoy addresses this connection may read (`GET /api/agent/decoys`, every page), one row
         each: `email`, `name` (opened from the copy of its details sealed to this connection;
         `name_from` says so, or why there is none), `label`, `status`, `account_id`, `rev`.
-        `status`: active (the default), inactive or all."""
-        return self.account_book.addresses_frame(status)
+        `status`: active (the default), inactive or all; the server's filters: `search` (in the
+        label, "Search agent_label"), `after` / `before` (RFC 3339, on when each was created)."""
+        return self.account_book.addresses_frame(status, search=search, date_after=after, date_before=before)
 
     def protect(self, account_id: str, decoy_id: str | None = None) -> Protected:
         """Give an account a Decoy address (`POST …/protect`): link `decoy_id`, or mint a fresh one

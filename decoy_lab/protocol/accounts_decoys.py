@@ -153,12 +153,18 @@ def _address(s: Session, d: Mapping[str, Any], key: bytes | None) -> Address:
     )
 
 
-def list_addresses(s: Session, *, status: str = "active", key: bytes | None = None) -> list[Address]:
+def list_addresses(
+    s: Session, *, status: str = "active", key: bytes | None = None, **filters: str | None
+) -> list[Address]:
     """`GET /api/agent/decoys`, every page (at most PAGES of 100): the addresses this connection may
-    read, each named from what it opens (its copy, or with the vault `key` when it holds it)."""
+    read, each named from what it opens (its copy, or with the vault `key` when it holds it).
+    `filters`: the route's own — `search` ("Search agent_label"), `date_after`, `date_before`."""
     if status not in ("active", "inactive", "all"):
         raise MemoryModelError("status is active, inactive or all")
-    params: dict[str, Any] = {"limit": 100, "status": status}
+    unknown = set(filters) - {"search", "date_after", "date_before"}
+    if unknown:
+        raise MemoryModelError(f"the address list has no filter {', '.join(sorted(unknown))}")
+    params: dict[str, Any] = {"limit": 100, "status": status, **{k: v for k, v in filters.items() if v}}
     out: list[Address] = []
     for _ in range(PAGES):
         body = s.get(routes.DECOYS, params=params, decoys=list)

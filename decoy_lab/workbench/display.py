@@ -90,6 +90,31 @@ def select_said(vault: Any, *, prompt: str, waits: str | None = None, **filters:
         ) from exc
 
 
+def addresses_said(conn: Any, *, prompt: str, status: str = "active", **filters: str | None) -> str:
+    """Why `decoys` listed nothing: a filter left nothing, the addresses are of another status (one
+    more read, `status=all`, counts them), or this connection may see none — with what lists or
+    asks for them. `filters`: search, after, before, as `Connection.decoys` takes them."""
+    given = {k: v for k, v in filters.items() if v}
+    said = ", ".join(f"--{k} {v!r}" for k, v in given.items())
+    if given:
+        return (
+            f"No {'' if status == 'all' else status + ' '}Decoy address this connection may see matches {said}; "
+            f"{prompt} decoys --status all, with no filter, lists every one."
+        )
+    if status != "all":
+        others = len(conn.decoys("all"))
+        if others:
+            return (
+                f"No {status} Decoy addresses, but {plural(others, 'address is', 'addresses are')} "
+                f"{'inactive (paused)' if status == 'active' else 'active'}: {prompt} decoys --status all lists them."
+            )
+    return (
+        "This connection may see no Decoy addresses: it has created none, and no grant covers one "
+        "(account.read or acctmail.read on an account for its address, alias.read for the Personal "
+        f"Alias). {prompt} request acctmail.read asks the owner for them."
+    )
+
+
 # -- readable results ------------------------------------------------------------------------------
 MEMORY_COLUMNS = ("text", "topic", "categories", "updated_at")
 HEADERS = {"updated_at": "when", "created_at": "created"}

@@ -49,7 +49,10 @@ def test_every_verb_of_the_table_exists_in_both_front_ends_with_the_same_options
         # still taken); in a notebook a cell must return, so waiting is asked for with --wait
         ("memories", "--wait"),
         *((v, w) for v in ("memories", "topics", "accounts", "links", "rows") for w in ("--no-wait", "--wait")),
-        *((v, "--json") for v in ("status", "access", "request", "memories", "topics", "accounts", "links", "rows")),
+        *(
+            (v, "--json")
+            for v in ("status", "access", "request", "memories", "topics", "accounts", "decoys", "links", "rows")
+        ),
         *((v, "--json") for v in ("edit", "delete", "sync", "resend", "app-view")),
     }
     for verb in verbs.VERBS:

@@ -35,6 +35,7 @@ def sources(v: Vault | None) -> dict[str, Callable[[], list[str]]]:
         "category": column("memories", "categories"),
         "id": column("memories", "id"),
         "permission": lambda: list(verbs.PERMISSIONS),
+        "address_status": lambda: list(verbs.ADDRESS_STATUSES),
     }
 
 

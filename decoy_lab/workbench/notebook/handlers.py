@@ -269,6 +269,19 @@ def _accounts(m: Notebook, args: Any, cell: str | None) -> Any:
     return with_progress(lambda _: conn.accounts(), "reading the accounts")
 
 
+def _decoys(m: Notebook, args: Any, cell: str | None) -> Any:
+    """The Decoy addresses this connection may see (`Connection.decoys`), filtered by the server;
+    an empty frame comes with the sentence that says why."""
+    from decoy_lab.workbench.display import addresses_said
+
+    conn = m.conn()
+    filters = {"search": args.search, "after": args.after, "before": args.before}
+    frame = with_progress(lambda _: conn.decoys(args.status, **filters), "reading the Decoy addresses")
+    if frame.empty:
+        print(addresses_said(conn, prompt="%decoy", status=args.status, **filters))
+    return frame
+
+
 def _links(m: Notebook, args: Any, cell: str | None) -> Any:
     return m.vault().links
 
@@ -404,6 +417,7 @@ RUN: dict[str, Handler] = {
     "memories": _memories,
     "topics": _topics,
     "accounts": _accounts,
+    "decoys": _decoys,
     "links": _links,
     "rows": _rows,
     "map": _map,

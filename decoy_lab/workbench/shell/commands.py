@@ -14,7 +14,7 @@ command; the commands live by family:
 
     terminal.py     notes, tables, JSON, the status line, `guarded`, the saved connection
     connections.py  connect, connections, status, access, request, unpair
-    reading.py      memories, topics, links, rows, app-view
+    reading.py      memories, topics, accounts, decoys, links, rows, app-view
     writing.py      save, edit, delete, resend
     traces.py       unseal, seal, dump
     sync.py         sync, cache
@@ -43,6 +43,7 @@ from decoy_lab.workbench.shell.connections import (
 from decoy_lab.workbench.shell.reading import (
     cmd_accounts,
     cmd_app_view,
+    cmd_decoys,
     cmd_links,
     cmd_memories,
     cmd_rows,
@@ -64,6 +65,7 @@ RUN: dict[str, Callable[[argparse.Namespace], int]] = {
     "memories": cmd_memories,
     "topics": cmd_topics,
     "accounts": cmd_accounts,
+    "decoys": cmd_decoys,
     "links": cmd_links,
     "rows": cmd_rows,
     "unseal": cmd_unseal,

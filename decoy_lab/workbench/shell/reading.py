@@ -1,5 +1,5 @@
-"""`decoy-lab` sub-commands that read the vault as tables: memories, topics, links, rows, and the
-sandbox's app-view.
+"""`decoy-lab` sub-commands that read the vault as tables: memories, topics, accounts, Decoy
+addresses, links, rows, and the sandbox's app-view.
 
 A read waits for rows on their way from the owner's phone (right after `connect` the keys take a
 few seconds to arrive) and says so on stderr, at most the spec's 90 s: at a shell prompt nothing
@@ -106,6 +106,28 @@ def cmd_accounts(args: argparse.Namespace) -> int:
             print_json(frame_records(df))
             return 0
         return _listing(args, view, columns, ("service", "decoy_email"), "accounts")
+
+
+def cmd_decoys(args: argparse.Namespace) -> int:
+    """Decoy addresses: each one this connection may see — its email, its name where this
+    connection can open it, its label, status and account. `--status`, `--search`, `--after` and
+    `--before` are the server's filters; an empty list says why on stderr."""
+    from decoy_lab.workbench import verbs
+    from decoy_lab.workbench.display import addresses_said
+
+    verbs.check(verbs.BY_NAME["decoys"], args, verbs.SHELL)
+    filters = {"search": args.search, "after": args.after, "before": args.before}
+    with connection(args) as conn:
+        df = conn.decoys(args.status, **filters)
+        if df.empty:
+            note(addresses_said(conn, prompt="decoy-lab", status=args.status, **filters))
+        if args.json:
+            print_json(frame_records(df))
+            return 0
+        view = df.assign(account=short_ids([a or "" for a in df["account_id"]], list(df["account_id"].dropna())))
+        view["id"] = short_ids(list(df["id"]), list(df["id"]))
+        columns = ["id", "email", "name", "label", "status", "account"]
+        return _listing(args, view, columns, ("email", "name"), "Decoy addresses")
 
 
 def cmd_links(args: argparse.Namespace) -> int:

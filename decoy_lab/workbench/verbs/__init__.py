@@ -20,6 +20,7 @@ from __future__ import annotations
 from decoy_lab.workbench.verbs.completion import complete
 from decoy_lab.workbench.verbs.parsing import UsageProblem, add_arguments, check, closest, find_verb, parse
 from decoy_lab.workbench.verbs.table import (
+    ADDRESS_STATUSES,
     BOTH,
     BY_NAME,
     DUMP_KINDS,
@@ -47,6 +48,7 @@ from decoy_lab.workbench.verbs.translate import (
 )
 
 __all__ = [
+    "ADDRESS_STATUSES",
     "BOTH",
     "BY_NAME",
     "DUMP_KINDS",

@@ -10,7 +10,16 @@ import re
 from collections.abc import Iterable, Sequence
 
 from decoy_lab.errors import DecoyError
-from decoy_lab.workbench.verbs.table import BY_NAME, DUMP_KINDS, NOTEBOOK, PROMPT, SHELL, Verb, verbs_for
+from decoy_lab.workbench.verbs.table import (
+    ADDRESS_STATUSES,
+    BY_NAME,
+    DUMP_KINDS,
+    NOTEBOOK,
+    PROMPT,
+    SHELL,
+    Verb,
+    verbs_for,
+)
 
 
 class UsageProblem(DecoyError, ValueError):
@@ -102,6 +111,14 @@ def check(verb: Verb, args: argparse.Namespace, front: str = NOTEBOOK) -> None:
     in `front`'s words)."""
     if verb.name == "map" and args.depth is not None and args.depth < 0:
         raise UsageProblem("--depth must be 0 or more", verb="map", usage=verb.usage(front))
+    if verb.name == "decoys" and args.status not in ADDRESS_STATUSES:
+        near = closest(args.status, ADDRESS_STATUSES)
+        raise UsageProblem(
+            f"--status is one of {', '.join(ADDRESS_STATUSES)}" + (f" — did you mean {near!r}?" if near else ""),
+            verb="decoys",
+            usage=verb.usage(front),
+            suggestion=near,
+        )
     if verb.name == "dump" and args.kind is not None and args.kind not in DUMP_KINDS:
         near = closest(args.kind, DUMP_KINDS)
         raise UsageProblem(

@@ -203,6 +203,23 @@ VERBS: tuple[Verb, ...] = (
     ),
     Verb("topics", "the topics, with their memory counts", _SHELL_READ),
     Verb("accounts", "the accounts: name, Decoy address, password set, fields, memories about each", _SHELL_READ),
+    Verb(
+        "decoys",
+        "the Decoy addresses this connection may see: email, name, label, status, account",
+        (
+            Arg(
+                "--status",
+                "active (the default), inactive (paused) or all",
+                default="active",
+                metavar="S",
+                completes="address_status",
+            ),
+            Arg("--search", "only addresses whose label contains TEXT (the server's search)", metavar="TEXT"),
+            Arg("--after", "only addresses created after this RFC 3339 date-time, e.g. 2026-12-01", metavar="DATE"),
+            Arg("--before", "only addresses created before this RFC 3339 date-time", metavar="DATE"),
+            _JSON,
+        ),
+    ),
     Verb("links", "relations between You and topics", _SHELL_READ),
     Verb("rows", "every served row, readable or not, with reasons", _SHELL_READ),
     Verb(
@@ -354,6 +371,7 @@ VERBS: tuple[Verb, ...] = (
 
 BY_NAME: dict[str, Verb] = {v.name: v for v in VERBS}
 DUMP_KINDS = ("vault", "owner_envelope", "agent_envelope")
+ADDRESS_STATUSES = ("active", "inactive", "all")  # `GET /api/agent/decoys`' `status`
 
 
 def verbs_for(front: str) -> list[Verb]:
