@@ -5,7 +5,8 @@ JSON body `{"error": code, "code": code, "message": message, **extra}` (`OAuthPr
 RFC 6749 shape). `SandboxState` (on `app.state.sb`) carries the store, the clock, the owner
 phone, the fault settings, the knobs tests turn (`device_interval`, `token_ttl`) and, typed, the
 phone's bookkeeping (`PhoneLog`) and the per-sandbox caches. `iso` is the one timestamp format;
-`json_object` / `json_body` / `form_body` read request bodies.
+`json_object` / `json_body` / `optional_json_body` / `form_fields` / `form_body` read request
+bodies; `need_fields` refuses one that lacks a field.
 """
 
 from __future__ import annotations
@@ -76,6 +77,14 @@ def bad_request(code: str, message: str, field: str | None = None, **extra: Any)
     if field is not None:
         extra["field"] = field
     return HTTPProblem(400, code, message, **extra)
+
+
+def need_fields(body: dict[str, Any], *keys: str, at: str = "", lead: str = "", why: str = "") -> None:
+    """400 INVALID_REQUEST naming the first of `keys` the body lacks (null counts as missing):
+    "{lead}{at}{key} is required{why}", its `field` "{at}{key}" (`at` a path such as "rows[3].")."""
+    for k in keys:
+        if body.get(k) is None:
+            raise bad_request("INVALID_REQUEST", f"{lead}{at}{k} is required{why}", f"{at}{k}")
 
 
 class FakeClock:
@@ -182,21 +191,36 @@ async def json_body(request: Request) -> dict[str, Any]:
     return json_object(await request.body())
 
 
+async def optional_json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object, `{}` for an empty (or blank) body, or 400 INVALID_JSON."""
+    raw = await request.body()
+    return json_object(raw) if raw.strip() else {}
+
+
 def is_form(request: Request) -> bool:
     return request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded")
 
 
+def form_fields(raw: bytes) -> dict[str, str] | None:
+    """A form-encoded body as a dict (the last value of a repeated key wins); None if not UTF-8
+    (each caller refuses that in its own shape)."""
+    try:
+        parsed = parse_qs(raw.decode(), keep_blank_values=True)
+    except UnicodeDecodeError:
+        return None
+    return {k: v[-1] for k, v in parsed.items()}
+
+
 async def form_body(request: Request) -> dict[str, str]:
-    """A form-encoded body as a dict (the last value of a repeated key wins), or 400 invalid_request."""
+    """A form-encoded body as a dict (form_fields), or 400 invalid_request."""
     if not is_form(request):
         raise OAuthProblem(
             400, "invalid_request", f"POST {request.url.path} is form-encoded (application/x-www-form-urlencoded)"
         )
-    try:
-        parsed = parse_qs((await request.body()).decode(), keep_blank_values=True)
-    except UnicodeDecodeError:
-        raise OAuthProblem(400, "invalid_request", "the form is not UTF-8") from None
-    return {k: v[-1] for k, v in parsed.items()}
+    fields = form_fields(await request.body())
+    if fields is None:
+        raise OAuthProblem(400, "invalid_request", "the form is not UTF-8")
+    return fields
 
 
 def base_url(request: Request) -> str:

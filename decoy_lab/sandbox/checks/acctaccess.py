@@ -31,6 +31,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from starlette.requests import Request
+
 from decoy_lab.sandbox.checks import grants, grantstore
 from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.checks.bodies import uuid_text
@@ -149,6 +151,32 @@ def account_or_404(con: sqlite3.Connection, account_id: str) -> sqlite3.Row:
     return row
 
 
+def path_account(
+    request: Request, con: sqlite3.Connection, agent: Agent, now: float, scope: str, permission: str, *, what: str
+) -> sqlite3.Row:
+    """The account named by the path (`{account_id}`), gated in this order: the operation's scope
+    (403 SCOPE_MISSING or GRANT_EXPIRED), the account (404), the permission on it (403
+    INSUFFICIENT_GRANT)."""
+    need_scope(con, agent, now, scope, permission, what=what)
+    account = account_or_404(con, request.path_params["account_id"])
+    require(con, agent, now, permission, account)
+    return account
+
+
+def decoy_account(con: sqlite3.Connection, decoy: sqlite3.Row) -> sqlite3.Row | None:
+    """The account an address belongs to (None for a Personal Alias, or once the account is gone)."""
+    return acs.get_account(con, decoy["account_id"]) if decoy["account_id"] else None
+
+
+def decoy_or_404(con: sqlite3.Connection, decoy_id: str, agent: Agent | None = None) -> sqlite3.Row:
+    """The address by its id, or 404 NOT_FOUND; with `agent`, also 404 for an address that
+    connection may not read ("isn't owned by you"). Without it, who may see it is the caller's check."""
+    decoy = acs.get_decoy(con, decoy_id)
+    if decoy is None or (agent is not None and not may_read_decoy(agent, decoy, decoy_account(con, decoy))):
+        raise HTTPProblem(404, "NOT_FOUND", "no such decoy")
+    return decoy
+
+
 def is_alias(decoy: sqlite3.Row) -> bool:
     """A Personal Alias: an address with no account of its own."""
     return decoy["account_id"] is None
@@ -216,6 +244,15 @@ def refuse_decoy(
     return grantstore.refusal(con, agent.token_id, now, permission or decoy_permission(decoy), selection)
 
 
+def require_edit_decoy(
+    con: sqlite3.Connection, agent: Agent, now: float, decoy: sqlite3.Row, account: sqlite3.Row | None
+) -> None:
+    """403 (refuse_decoy: `acctmail.edit`, or `alias.edit` for a Personal Alias) unless this
+    connection may change the address."""
+    if not may_edit_decoy(agent, decoy, account):
+        raise refuse_decoy(con, agent, now, decoy)
+
+
 def link_decoy(con: sqlite3.Connection, agent: Agent, now: float, decoy_id: Any) -> sqlite3.Row:
     """An existing active address to link to an account: "needs `acctmail.edit` or `alias.edit` on
     that address". Another account's own Decoy email is never moved (409 DECOY_ALREADY_LINKED)."""
@@ -226,8 +263,7 @@ def link_decoy(con: sqlite3.Connection, agent: Agent, now: float, decoy_id: Any)
         raise HTTPProblem(409, "DECOY_ALREADY_LINKED", "this address is another account's Decoy email")
     if decoy["status"] != "active":
         raise bad_request("DECOY_NOT_ACTIVE", "link an active address (this one is paused)", "decoy_id")
-    if not may_edit_decoy(agent, decoy, None):
-        raise refuse_decoy(con, agent, now, decoy)
+    require_edit_decoy(con, agent, now, decoy, None)
     return decoy
 
 

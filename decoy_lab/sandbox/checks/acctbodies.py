@@ -15,7 +15,7 @@ from typing import Any
 
 from decoy_lab.errors import WireFormatError
 from decoy_lab.sandbox.checks.bodies import b64, envelope, kid_text, looks_like_json, uuid_text, vault_blob
-from decoy_lab.sandbox.core import bad_request, problem
+from decoy_lab.sandbox.core import HTTPProblem, bad_request, need_fields, problem
 from decoy_lab.wire import layouts as wire
 
 MAX_RECORD = 64 * 1024  # "VAULT mode, non-empty, ≤64 KB"
@@ -85,6 +85,20 @@ def expected_rev(value: Any, field: str = "expected_rev") -> int | None:
     return value
 
 
+def status_value(value: Any) -> str:
+    """An account's or an address's `status` (in a body or a list's filter): active or inactive."""
+    if value not in ("active", "inactive"):
+        raise bad_request("INVALID_REQUEST", "status is active or inactive", "status")
+    return str(value)
+
+
+def rev_conflict(message: str, current: int) -> HTTPProblem:
+    """409 REV_CONFLICT for an account or a decoy: "The body carries `error.current_rev`" (and, as
+    the field routes carry it, `current_rev` at the top)."""
+    err = {"code": "REV_CONFLICT", "message": message, "current_rev": current}
+    return HTTPProblem(409, "REV_CONFLICT", message, current_rev=current, error=err)
+
+
 def no_field_plaintext(body: dict[str, Any]) -> None:
     for k in body:
         if str(k).lower() in FIELD_PLAINTEXT:
@@ -122,9 +136,9 @@ def grantee_wraps(value: Any) -> list[tuple[str, str]]:
 def field_create(body: dict[str, Any], owner_pk: str | None, self_pk: str | None) -> dict[str, Any]:
     """The POST body of a secret field: id, kid, ciphertext, owner_wrap, self_wrap, grantee_wraps."""
     no_field_plaintext(body)
-    for k in ("id", "kid", "ciphertext", "owner_wrap", "self_wrap"):
-        if body.get(k) is None:
-            raise bad_request("INVALID_REQUEST", f"{k} is required (owner and self wraps are both mandatory)", k)
+    need_fields(
+        body, "id", "kid", "ciphertext", "owner_wrap", "self_wrap", why=" (owner and self wraps are both mandatory)"
+    )
     return {
         "id": uuid_text(body["id"], "id"),
         "kid": kid_text(body["kid"], "kid"),

@@ -75,3 +75,8 @@ def page(
         return out, None
     last = json.dumps(key(out[-1], sort_by)).encode()
     return out, base64.urlsafe_b64encode(last).decode()
+
+
+def pagination(cursor: str | None) -> dict[str, bool | str | None]:
+    """A list's `pagination` object for the next cursor `page` gave (None: the last page)."""
+    return {"has_more": cursor is not None, "next_cursor": cursor}

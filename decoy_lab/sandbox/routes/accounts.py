@@ -30,7 +30,7 @@ from starlette.routing import Route
 
 from decoy_lab.sandbox.checks import acctaccess as access
 from decoy_lab.sandbox.checks import grantstore, listing
-from decoy_lab.sandbox.checks.acctbodies import expected_rev, flags, sealed_record
+from decoy_lab.sandbox.checks.acctbodies import expected_rev, flags, rev_conflict, sealed_record, status_value
 from decoy_lab.sandbox.checks.acctshapes import account_json
 from decoy_lab.sandbox.checks.bearer import agent_from_request
 from decoy_lab.sandbox.checks.faults import faulty
@@ -45,8 +45,8 @@ SORTS = ("created_at", "updated_at", "service_name")
 
 def _filtered(request: Request, rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
     status = request.query_params.get("status")
-    if status not in (None, "active", "inactive"):
-        raise bad_request("INVALID_REQUEST", "status is active or inactive", "status")
+    if status is not None:
+        status_value(status)
     has_decoy = listing.bool_param(request, "has_decoy")
     search = (request.query_params.get("search") or "").lower()
     after, before = listing.time_param(request, "date_after"), listing.time_param(request, "date_before")
@@ -79,8 +79,7 @@ async def list_accounts(request: Request) -> JSONResponse:
         rows = [a for a in acs.live_accounts(con) if access.lists(agent, a)]
         page_rows, cursor = listing.page(_filtered(request, rows), request, SORTS, _sort_key)
         accounts = [account_json(con, a, agent) for a in page_rows]
-    pagination = {"has_more": cursor is not None, "next_cursor": cursor}
-    return JSONResponse({"accounts": accounts, "pagination": pagination})
+    return JSONResponse({"accounts": accounts, "pagination": listing.pagination(cursor)})
 
 
 async def create_account(request: Request) -> JSONResponse:
@@ -175,18 +174,10 @@ async def get_account(request: Request) -> JSONResponse:
     now = state.now()
     with state.store.tx() as con:
         agent = agent_from_request(request, con)
-        access.need_scope(con, agent, now, "account.read", "account.read", what="reading an account")
-        account = _account(request, con)
-        access.require(con, agent, now, "account.read", account)
+        account = access.path_account(
+            request, con, agent, now, "account.read", "account.read", what="reading an account"
+        )
         return JSONResponse(account_json(con, account, agent))
-
-
-def rev_conflict(what: str, current: int) -> HTTPProblem:
-    """409 REV_CONFLICT: "The body carries `error.current_rev`" (and, as the field routes carry it,
-    `current_rev` at the top)."""
-    msg = f"the {what} changed since it was read (rev {current} now): re-read, re-apply, retry"
-    err = {"code": "REV_CONFLICT", "message": msg, "current_rev": current}
-    return HTTPProblem(409, "REV_CONFLICT", msg, current_rev=current, error=err)
 
 
 async def update_account(request: Request) -> JSONResponse:
@@ -195,9 +186,9 @@ async def update_account(request: Request) -> JSONResponse:
     now = state.now()
     with state.store.tx() as con:
         agent = agent_from_request(request, con)
-        access.need_scope(con, agent, now, "account.write", "account.edit", what="updating an account")
-        account = _account(request, con)
-        access.require(con, agent, now, "account.edit", account)
+        account = access.path_account(
+            request, con, agent, now, "account.write", "account.edit", what="updating an account"
+        )
         values = flags(body)
         if body.get("encrypted_data") is not None:
             values["encrypted_data"], values["blob_mode"] = sealed_record(body["encrypted_data"])
@@ -208,14 +199,13 @@ async def update_account(request: Request) -> JSONResponse:
                 next(k for k in IDENTITY if k in body),
             )
         if "status" in body:
-            if body["status"] not in ("active", "inactive"):
-                raise bad_request("INVALID_REQUEST", "status is active or inactive", "status")
-            values["status"] = body["status"]
+            values["status"] = status_value(body["status"])
         if body.get("password_changed") is True:
             values["password_last_changed"] = now
         want = expected_rev(body.get("expected_rev"))
         if want is not None and want != account["rev"]:
-            raise rev_conflict("account", account["rev"])
+            msg = f"the account changed since it was read (rev {account['rev']} now): re-read, re-apply, retry"
+            raise rev_conflict(msg, account["rev"])
         acs.update_account(con, account["id"], rev=account["rev"] + 1, updated_at=now, **values)
         out = account_json(con, _account(request, con), agent)
     schedule.note_write(state)

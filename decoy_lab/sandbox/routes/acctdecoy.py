@@ -35,7 +35,7 @@ from decoy_lab.sandbox.checks.bearer import Agent, agent_from_request
 from decoy_lab.sandbox.checks.bodies import vault_blob
 from decoy_lab.sandbox.checks.faults import faulty
 from decoy_lab.sandbox.checks.grants import new_id
-from decoy_lab.sandbox.core import HTTPProblem, SandboxState, bad_request, json_object, state_of
+from decoy_lab.sandbox.core import HTTPProblem, SandboxState, bad_request, optional_json_body, state_of
 from decoy_lab.sandbox.phone import keeper, schedule
 from decoy_lab.sandbox.stores import acctstore as acs
 
@@ -46,16 +46,8 @@ def email_hash(email: str) -> str:
     return hashlib.sha256(email.strip().lower().encode()).hexdigest()
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    return json_object(raw) if raw.strip() else {}
-
-
 def _editable(request: Request, con: sqlite3.Connection, agent: Agent, now: float, what: str) -> sqlite3.Row:
-    access.need_scope(con, agent, now, "account.write", "account.edit", what=what)
-    account = access.account_or_404(con, request.path_params["account_id"])
-    access.require(con, agent, now, "account.edit", account)
-    return account
+    return access.path_account(request, con, agent, now, "account.write", "account.edit", what=what)
 
 
 def _reserved(con: sqlite3.Connection, agent: Agent, email: Any, now: float) -> str:
@@ -104,7 +96,7 @@ def mint(
 
 async def protect(request: Request) -> JSONResponse:
     state = state_of(request)
-    body = await _body(request)
+    body = await optional_json_body(request)
     now = state.now()
     with state.store.tx() as con:
         agent = agent_from_request(request, con)
@@ -137,7 +129,7 @@ async def protect(request: Request) -> JSONResponse:
 
 async def burn_decoy(request: Request) -> JSONResponse:
     state = state_of(request)
-    body = await _body(request)
+    body = await optional_json_body(request)
     now = state.now()
     replace = body.get("replace", True)
     if not isinstance(replace, bool):

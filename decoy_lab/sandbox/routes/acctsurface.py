@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from decoy_lab.sandbox.checks.guard import check_owner
-from decoy_lab.sandbox.core import HTTPProblem, json_object, state_of
+from decoy_lab.sandbox.core import HTTPProblem, optional_json_body, state_of
 from decoy_lab.sandbox.phone import keeper, passkeys
 
 #: "`reason` is one of a fixed set of codes, never free text"
@@ -34,8 +34,7 @@ REJECT_REASONS = ("patch_unopenable", "patch_invalid", "no_supported_keys", "dec
 async def _body(request: Request) -> dict:
     check_owner(request, changes=False)
     check_owner(request, changes=True)
-    raw = await request.body()
-    return json_object(raw) if raw.strip() else {}
+    return await optional_json_body(request)
 
 
 async def _id(request: Request, what: str = "unlock request") -> str:

@@ -39,16 +39,9 @@ from decoy_lab.sandbox.stores import acctstore as acs
 BATCH_MAX = 20  # "up to 20 decoys in one call"
 
 
-def _account_of(con: sqlite3.Connection, decoy: sqlite3.Row) -> sqlite3.Row | None:
-    return acs.get_account(con, decoy["account_id"]) if decoy["account_id"] else None
-
-
 def _readable(con: sqlite3.Connection, request: Request, agent: Agent) -> sqlite3.Row:
     """The path's address if this connection may read it; else 404 ("isn't owned by you")."""
-    decoy = acs.get_decoy(con, request.path_params["decoy_id"])
-    if decoy is None or not access.may_read_decoy(agent, decoy, _account_of(con, decoy)):
-        raise HTTPProblem(404, "NOT_FOUND", "no such decoy")
-    return decoy
+    return access.decoy_or_404(con, request.path_params["decoy_id"], agent)
 
 
 async def list_decoys(request: Request) -> JSONResponse:
@@ -65,7 +58,7 @@ async def list_decoys(request: Request) -> JSONResponse:
         rows = []
         for d in acs.live_decoys(con):
             created = iso(d["created_at"]) or ""
-            if not access.may_read_decoy(agent, d, _account_of(con, d)):
+            if not access.may_read_decoy(agent, d, access.decoy_account(con, d)):
                 continue
             if (status != "all" and d["status"] != status) or (search and search not in (d["label"] or "").lower()):
                 continue
@@ -74,7 +67,7 @@ async def list_decoys(request: Request) -> JSONResponse:
             rows.append(d)
         page, cursor = listing.page(rows, request, ("created_at", "updated_at"))
         decoys = [decoy_json(con, d, agent, now) for d in page]
-    return JSONResponse({"decoys": decoys, "pagination": {"has_more": cursor is not None, "next_cursor": cursor}})
+    return JSONResponse({"decoys": decoys, "pagination": listing.pagination(cursor)})
 
 
 async def generate_email(request: Request) -> JSONResponse:
@@ -99,10 +92,8 @@ async def burn(request: Request) -> JSONResponse:
     with state.store.tx() as con:
         agent = agent_from_request(request, con)
         access.need_scope(con, agent, now, "decoy.write", "acctmail.edit", what="burning an address")
-        decoy = acs.get_decoy(con, request.path_params["decoy_id"])
-        if decoy is None:
-            raise HTTPProblem(404, "NOT_FOUND", "no such decoy")
-        account = _account_of(con, decoy)
+        decoy = access.decoy_or_404(con, request.path_params["decoy_id"])
+        account = access.decoy_account(con, decoy)
         if not access.may_edit_decoy(agent, decoy, account) and not _burnable(agent, decoy):
             if not access.may_read_decoy(agent, decoy, account):
                 raise HTTPProblem(404, "NOT_FOUND", "no such decoy")
@@ -136,7 +127,7 @@ async def _batch(request: Request, action: str) -> JSONResponse:
         access.need_scope(con, agent, now, "decoy.write", "acctmail.edit", what=f"{action}ing addresses")
         for decoy_id in dict.fromkeys(_ids(body)):
             decoy = acs.get_decoy(con, decoy_id)
-            account = _account_of(con, decoy) if decoy is not None else None
+            account = access.decoy_account(con, decoy) if decoy is not None else None
             if decoy is None or not access.may_read_decoy(agent, decoy, account):
                 failed.append({"id": decoy_id, "error": "Not found"})
             elif action == "burn" and _burnable(agent, decoy):
@@ -195,8 +186,7 @@ async def set_notifications(request: Request) -> JSONResponse:
         agent = agent_from_request(request, con)
         access.need_scope(con, agent, now, "decoy.write", "acctmail.edit", what="changing notifications")
         decoy = _readable(con, request, agent)
-        if not access.may_edit_decoy(agent, decoy, _account_of(con, decoy)):
-            raise access.refuse_decoy(con, agent, now, decoy)
+        access.require_edit_decoy(con, agent, now, decoy, access.decoy_account(con, decoy))
         acs.set_notify_all(con, decoy["id"], value)
     return JSONResponse({"decoy_id": decoy["id"], "notify_all_messages": value})
 

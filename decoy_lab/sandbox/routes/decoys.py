@@ -32,13 +32,27 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from decoy_lab.sandbox.checks import acctaccess as access
-from decoy_lab.sandbox.checks.acctbodies import expected_rev, sealed_record, sealed_to, wrapped_len
+from decoy_lab.sandbox.checks.acctbodies import (
+    expected_rev,
+    rev_conflict,
+    sealed_record,
+    sealed_to,
+    status_value,
+    wrapped_len,
+)
 from decoy_lab.sandbox.checks.acctshapes import decoy_json, edit_json
 from decoy_lab.sandbox.checks.bearer import Agent, agent_from_request
 from decoy_lab.sandbox.checks.bodies import rsa_bytes, uuid_text, vault_blob
 from decoy_lab.sandbox.checks.faults import faulty
 from decoy_lab.sandbox.checks.grants import new_id
-from decoy_lab.sandbox.core import HTTPProblem, SandboxState, bad_request, json_body, json_object, state_of
+from decoy_lab.sandbox.core import (
+    HTTPProblem,
+    SandboxState,
+    bad_request,
+    json_body,
+    optional_json_body,
+    state_of,
+)
 from decoy_lab.sandbox.phone import acctopen, keeper
 from decoy_lab.sandbox.stores import acctstore as acs
 
@@ -179,11 +193,8 @@ async def create_decoy(request: Request) -> JSONResponse:
 
 
 def _decoy(con: sqlite3.Connection, request: Request) -> tuple[sqlite3.Row, sqlite3.Row | None]:
-    decoy = acs.get_decoy(con, request.path_params["decoy_id"])
-    if decoy is None:
-        raise HTTPProblem(404, "NOT_FOUND", "no such decoy")
-    account = acs.get_account(con, decoy["account_id"]) if decoy["account_id"] else None
-    return decoy, account
+    decoy = access.decoy_or_404(con, request.path_params["decoy_id"])
+    return decoy, access.decoy_account(con, decoy)
 
 
 async def get_decoy(request: Request) -> JSONResponse:
@@ -251,15 +262,13 @@ def _new_seals(con: sqlite3.Connection, decoy: sqlite3.Row, seals: Any, now: flo
 
 async def update_decoy(request: Request) -> JSONResponse:
     state = state_of(request)
-    raw = await request.body()
-    body = json_object(raw) if raw.strip() else {}
+    body = await optional_json_body(request)
     now = state.now()
     with state.store.tx() as con:
         agent = agent_from_request(request, con)
         access.need_scope(con, agent, now, "decoy.write", "acctmail.edit", what="updating a decoy")
         decoy, account = _decoy(con, request)
-        if not access.may_edit_decoy(agent, decoy, account):
-            raise access.refuse_decoy(con, agent, now, decoy)
+        access.require_edit_decoy(con, agent, now, decoy, account)
         plain = [k for k in ("service_name", "avatar") if k in body]
         if plain and body.get("encrypted_data") is not None:
             raise bad_request("INVALID_REQUEST", "encrypted_data cannot be combined with avatar or service_name")
@@ -284,14 +293,10 @@ async def update_decoy(request: Request) -> JSONResponse:
         if "label" in body:
             values["label"] = body["label"]
         if "status" in body:
-            if body["status"] not in ("active", "inactive"):
-                raise bad_request("INVALID_REQUEST", "status is active or inactive", "status")
-            values["status"] = body["status"]
+            values["status"] = status_value(body["status"])
         want = expected_rev(body.get("expected_rev"))
         if want is not None and want != decoy["rev"]:
-            msg = f"the decoy changed since it was read (rev {decoy['rev']} now)"
-            err = {"code": "REV_CONFLICT", "message": msg, "current_rev": decoy["rev"]}
-            raise HTTPProblem(409, "REV_CONFLICT", msg, current_rev=decoy["rev"], error=err)
+            raise rev_conflict(f"the decoy changed since it was read (rev {decoy['rev']} now)", decoy["rev"])
         edit = _resolving(con, decoy, body["resolves_edit_id"], now) if body.get("resolves_edit_id") else None
         seals = _new_seals(con, decoy, body["metadata_seals"], now) if body.get("metadata_seals") is not None else None
         acs.update_decoy(con, decoy["id"], updated_at=now, **values)
@@ -321,8 +326,7 @@ async def queue_edit(request: Request) -> JSONResponse:
         agent = agent_from_request(request, con)
         access.need_scope(con, agent, now, "decoy.write", "acctmail.edit", what="queuing a decoy edit")
         decoy, account = _decoy(con, request)
-        if not access.may_edit_decoy(agent, decoy, account):
-            raise access.refuse_decoy(con, agent, now, decoy)
+        access.require_edit_decoy(con, agent, now, decoy, account)
         if body.get("account_id") is not None and uuid_text(body["account_id"], "account_id") != decoy["account_id"]:
             raise bad_request("ACCOUNT_NOT_LINKED", "account_id is not the account this decoy belongs to", "account_id")
         sealed_to(
@@ -367,8 +371,7 @@ async def edit_status(request: Request) -> JSONResponse:
         if edit["token_id"] != agent.token_id:
             access.need_scope(con, agent, now, "decoy.read", "acctmail.edit", what="reading a decoy edit")
             decoy, account = _decoy(con, request)
-            if not access.may_edit_decoy(agent, decoy, account):
-                raise access.refuse_decoy(con, agent, now, decoy)
+            access.require_edit_decoy(con, agent, now, decoy, account)
     return JSONResponse(edit_json(edit, now))
 
 

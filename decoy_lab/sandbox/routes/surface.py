@@ -20,14 +20,13 @@ from __future__ import annotations
 import dataclasses
 import json
 from typing import Any
-from urllib.parse import parse_qs
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from decoy_lab.sandbox.checks.guard import check_owner
-from decoy_lab.sandbox.core import HTTPProblem, is_form, iso, json_object, state_of
+from decoy_lab.sandbox.core import HTTPProblem, form_fields, is_form, iso, optional_json_body, state_of
 from decoy_lab.sandbox.phone import acctopen, appview, pages
 
 
@@ -55,14 +54,12 @@ async def _change(request: Request) -> tuple[Any, dict[str, Any]]:
 
 
 async def _body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
     if is_form(request):
-        try:
-            form = parse_qs(raw.decode(), keep_blank_values=True)
-        except UnicodeDecodeError:
-            raise HTTPProblem(400, "INVALID_REQUEST", "the form is not UTF-8") from None
-        return {k: v[-1] for k, v in form.items()}
-    return json_object(raw) if raw.strip() else {}
+        form = form_fields(await request.body())
+        if form is None:
+            raise HTTPProblem(400, "INVALID_REQUEST", "the form is not UTF-8")
+        return form
+    return await optional_json_body(request)
 
 
 def _json_field(body: dict[str, Any], key: str) -> Any:

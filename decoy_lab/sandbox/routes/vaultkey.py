@@ -34,6 +34,7 @@ from starlette.routing import Route
 
 from decoy_lab.sandbox.checks import acctaccess as access
 from decoy_lab.sandbox.checks import grantstore
+from decoy_lab.sandbox.checks.acctbodies import rev_conflict
 from decoy_lab.sandbox.checks.acctshapes import EDIT_TTL, edit_json
 from decoy_lab.sandbox.checks.bearer import Agent, agent_from_request
 from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, json_body, state_of
@@ -119,9 +120,7 @@ async def metadata_recipients(request: Request) -> JSONResponse:
     with state.store.tx() as con:
         agent = agent_from_request(request, con)
         access.need_vault_key(con, agent, now)
-        decoy = acs.get_decoy(con, request.path_params["decoy_id"])
-        if decoy is None:
-            raise HTTPProblem(404, "NOT_FOUND", "no such decoy")
+        decoy = access.decoy_or_404(con, request.path_params["decoy_id"])
         return JSONResponse({"recipients": recipients_json(con, decoy, agent, now)})
 
 
@@ -179,9 +178,7 @@ async def mark_applied(request: Request) -> JSONResponse:
         if decoy is None:
             raise HTTPProblem(404, "NOT_FOUND", "the edit's decoy is gone: mark it rejected (decoy_not_found)")
         if rev != decoy["rev"]:
-            msg = f"rev is not the decoy's current rev ({decoy['rev']})"
-            err = {"code": "REV_CONFLICT", "message": msg, "current_rev": decoy["rev"]}
-            raise HTTPProblem(409, "REV_CONFLICT", msg, current_rev=decoy["rev"], error=err)
+            raise rev_conflict(f"rev is not the decoy's current rev ({decoy['rev']})", decoy["rev"])
         acs.update_edit(con, edit["id"], status="applied", applied_rev=rev, resolved_at=now)
         out = edit_json(acs.get_edit(con, edit["id"]), now)  # type: ignore[arg-type]
     return JSONResponse(out)
