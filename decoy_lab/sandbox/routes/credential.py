@@ -46,9 +46,9 @@ async def set_credential(request: Request) -> JSONResponse:
     now = state.now()
     with state.store.tx() as con:
         agent = agent_from_request(request, con)
-        access.need_scope(con, agent, now, "account.write", "account.edit", what="setting a password")
-        account = access.account_or_404(con, request.path_params["account_id"])
-        access.require(con, agent, now, "account.edit", account)
+        account = access.path_account(
+            request, con, agent, now, "account.write", "account.edit", what="setting a password"
+        )
         sealed = password_envelope(body.get("encrypted_password"))
         acs.update_account(
             con,
@@ -69,9 +69,9 @@ async def credential_status(request: Request) -> JSONResponse:
     now = state.now()
     with state.store.tx() as con:
         agent = agent_from_request(request, con)
-        access.need_scope(con, agent, now, "account.read", "account.read", what="checking a password")
-        account = access.account_or_404(con, request.path_params["account_id"])
-        access.require(con, agent, now, "account.read", account)
+        account = access.path_account(
+            request, con, agent, now, "account.read", "account.read", what="checking a password"
+        )
         return JSONResponse(_status(account))
 
 
