@@ -17,6 +17,14 @@ decoy edits it applies.
 
 `run_pass` does the first four; the app's background task runs it once something has been owed
 `auto_share_after` seconds (schedule.py's setting; None: only when asked, `POST /_sandbox/keep`).
+
+- **After `failed`.** A copy (or a field key) Decoy asked the phone for during 7 days and did not
+  get is `failed`: "Decoy has stopped asking on its own", so the phone is no longer pushed for it.
+  A later read asks once more: "sending the request again later may ask the phone once more, at
+  most once a day; the request that asks answers `preparing` with a short retry time" ("30 when
+  this request itself asked again after `failed`"); `copy_state` and `fields_state` say which
+  read that is, and push the phone, which makes the copy on its next pass as for any ask. The
+  day is counted from the end of the 7 days, then from the last read that asked.
 """
 
 from __future__ import annotations
@@ -34,6 +42,8 @@ from decoy_lab.sandbox.checks.bearer import Agent, live_agents
 from decoy_lab.sandbox.checks.grants import new_id
 from decoy_lab.sandbox.core import HTTPProblem, SandboxState
 from decoy_lab.sandbox.phone import acctopen, passkeys
+from decoy_lab.sandbox.phone.schedule import DAY, key_time
+from decoy_lab.sandbox.phone.waiting import retry_after
 from decoy_lab.sandbox.stores import acctstore as acs
 from decoy_lab.wire import layouts as wire
 
@@ -41,6 +51,8 @@ EDIT_KEYS = ("serviceName", "avatarUrl")  # "The supported keys are `serviceName
 AVATAR_RE = re.compile(r"^/decoy-variant-[a-z0-9-]+\.png$")
 BAD_CHARS = re.compile("[\x00-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 UNLOCK_TTL = 5 * 60.0  # a request "expired (no answer within 5 minutes of the request)"
+STOPPED = 7 * DAY  # "the phone was asked for your connection 7 days ago, the copy has not come"
+ASKED_AGAIN = 30  # retry_after_seconds: "30 when this request itself asked again after `failed`"
 
 
 def secrets_of(state: SandboxState, con: sqlite3.Connection, account: sqlite3.Row) -> dict[str, Any]:
@@ -133,22 +145,96 @@ def run_pass(state: SandboxState) -> dict[str, int]:
 
 
 def ask(state: SandboxState, now: float) -> None:
-    """Something of the account family is owed (a field key, a decoy name): the phone is asked."""
-    if state.phone.accounts_asked_at is None:
+    """Something of the account family is owed (a field key, a decoy name, a copy asked again after
+    `failed`): the phone is asked. An ask Decoy has stopped pushing is replaced by this one."""
+    at = state.phone.accounts_asked_at
+    if at is None or now - at >= STOPPED:
         state.phone.accounts_asked_at = now
 
 
 def maybe_pass(state: SandboxState, now: float) -> None:
-    """The background task: a pass once the oldest ask is `auto_share_after` seconds old."""
+    """The background task: a pass once the oldest ask Decoy still pushes is `auto_share_after`
+    seconds old. Asks older than 7 days are not pushed ("Decoy has stopped asking on its own")
+    until a read asks again (`ask`)."""
     after = state.phone.auto_share_after
     if after is None:
         return
     with state.store.tx() as con:
         times = [a["asked_at"] for a in acs.asks(con)] + [e["created_at"] for e in acs.pending_edits(con)]
-    if state.phone.accounts_asked_at is not None:
+    times = [t for t in times if now - t < STOPPED]
+    if state.phone.accounts_asked_at is not None and now - state.phone.accounts_asked_at < STOPPED:
         times.append(state.phone.accounts_asked_at)
     if times and now - min(times) >= after:
         run_pass(state)
+
+
+def _asking(
+    state: SandboxState, con: sqlite3.Connection, kind: str, target_id: str, token_id: str, since: float, now: float
+) -> int | None:
+    """The `retry_after_seconds` of a read that finds a copy owed since `since`, or None when it is
+    `failed`: Decoy asks for 7 days, then a read asks once more at most once a day."""
+    if now - since < STOPPED:
+        return retry_after(now - since)
+    last = max(since + STOPPED, acs.last_read_ask(con, kind, target_id, token_id) or 0.0)
+    if now - last < DAY:
+        return None
+    acs.record_read_ask(con, kind, target_id, token_id, now)
+    ask(state, now)
+    return ASKED_AGAIN
+
+
+def copy_state(state: SandboxState, con: sqlite3.Connection, account_id: str, token_id: str, now: float) -> int | None:
+    """A covered read finds no current copy of the account for this connection (unlock,
+    sealed-secrets): the phone is asked (the first ask stands) and this is its `preparing` retry
+    time, or None when the read answers `failed`."""
+    asked = acs.ask_copy(con, account_id, token_id, now)
+    return _asking(state, con, "copy", account_id, token_id, asked, now)
+
+
+def fields_state(
+    state: SandboxState,
+    con: sqlite3.Connection,
+    agent: Agent,
+    account: sqlite3.Row,
+    waiting: list[sqlite3.Row],
+    now: float,
+) -> dict[str, Any]:
+    """What a fields read says of the fields this connection may open and holds no key for: "Decoy
+    asks for 7 days from the moment the newest thing owed to your connection came to be owed. After
+    that the field is listed under `failed` (`recovery: "stopped_asking"`) … Reading again later may
+    ask the phone once more, at most once a day." Owed since the field's last write, this
+    connection's key, or (for another's field) its newest grant, whichever is latest."""
+    if not waiting:
+        return {}
+    mine = [f["id"] for f in waiting if f["writer_token"] == agent.token_id]
+    others = len(waiting) - len(mine)
+    since = max(
+        max(
+            float(f["updated_at"]),
+            key_time(agent),
+            float(agent.newest_grant_at or 0.0) if f["writer_token"] != agent.token_id else 0.0,
+        )
+        for f in waiting
+    )
+    retry = _asking(state, con, "fields", account["id"], agent.token_id, since, now)
+    if retry is None:
+        return {
+            "failed": mine,
+            "failed_others": others,
+            "recovery": "stopped_asking",
+            "recovery_description": "Decoy has stopped asking the owner's phone on its own for these fields: carry "
+            "on without them; they read normally once the phone shares them, and a later read may ask once more.",
+        }
+    ask(state, now)
+    return {
+        "preparing": mine,
+        "preparing_others": others,
+        "retry_after_seconds": retry,
+        "waiting_on": "owner_phone",
+        "recovery": "read_again_later",
+        "recovery_description": "These fields are saved and are being shared with this connection; read again later.",
+        "do_not": ["pair_again", "report_missing"],
+    }
 
 
 def _share_fields(state: SandboxState, con: sqlite3.Connection, agents: dict[str, Agent]) -> int:

@@ -6,7 +6,8 @@ Rules, each from its operation in 001:
   field only until anyone else edits it (… `edited_by_other`). The owner's own wraps are never
   returned." A field is served with this connection's wrap for its CURRENT key; a field it may
   open and holds none for is `preparing` ("Those fields are missing from `fields`, not gone"), and
-  the owner's phone is asked (phone/keeper.py shares the key).
+  the owner's phone is asked (phone/keeper.py shares the key); `failed` after 7 days, and a later
+  read asks once more (keeper's `fields_state`).
 - Create: "Sending the same id again answers `existing` with its current `rev` and adds any wrap
   that was missing — it never creates a second field. … Another connection's id answers 409
   `FIELD_ID_CONFLICT`; a deleted one 410. Wraps to other connections are kept only for those that
@@ -36,12 +37,11 @@ from decoy_lab.sandbox.checks.acctbodies import (
 from decoy_lab.sandbox.checks.bearer import Agent, agent_from_request, live_agents
 from decoy_lab.sandbox.checks.bodies import envelope, kid_text
 from decoy_lab.sandbox.checks.faults import faulty
-from decoy_lab.sandbox.core import HTTPProblem, iso, json_object, state_of
+from decoy_lab.sandbox.core import HTTPProblem, iso, json_body, optional_json_body, state_of
 from decoy_lab.sandbox.phone import keeper
 from decoy_lab.sandbox.stores import acctstore as acs
 
 FIELD_LIMIT = 50
-RETRY = 5  # "5 during the first 15 minutes"
 
 
 def _account(con: sqlite3.Connection, request: Request) -> sqlite3.Row:
@@ -123,27 +123,15 @@ async def list_fields(request: Request) -> JSONResponse:
         fields = [f for f in fields_all if _may_open(agent, account, f)]
         if not fields and not access.may(agent, "account.read", account):
             access.require(con, agent, now, "account.read", account)
-        served, mine_waiting, others_waiting = [], [], 0
+        served, waiting = [], []
         for f in fields:
             wrap = _usable_wrap(con, agent, f)
             if wrap is not None:
                 served.append(_served(f, wrap, agent))
-            elif f["writer_token"] == agent.token_id:
-                mine_waiting.append(f["id"])
             else:
-                others_waiting += 1
+                waiting.append(f)
         out: dict[str, Any] = {"account_id": account["id"], "fields_rev": account["fields_rev"], "fields": served}
-    if mine_waiting or others_waiting:
-        keeper.ask(state, now)
-        out.update(
-            preparing=mine_waiting,
-            preparing_others=others_waiting,
-            retry_after_seconds=RETRY,
-            waiting_on="owner_phone",
-            recovery="read_again_later",
-            recovery_description="These fields are saved and are being shared with this connection; read again later.",
-            do_not=["pair_again", "report_missing"],
-        )
+        out.update(keeper.fields_state(state, con, agent, account, waiting, now))  # preparing, or failed
     return JSONResponse(out)
 
 
@@ -162,7 +150,7 @@ def _keep_grantee_wraps(
 
 async def create_field(request: Request) -> JSONResponse:
     state = state_of(request)
-    raw = json_object(await request.body())
+    raw = await json_body(request)
     now = state.now()
     with state.store.tx() as con:
         agent, account = _gate(con, request, now, "adding a secret field")
@@ -238,7 +226,7 @@ def _check_rev(field: sqlite3.Row, want: int | None) -> None:
 
 async def update_field(request: Request) -> JSONResponse:
     state = state_of(request)
-    raw = json_object(await request.body())
+    raw = await json_body(request)
     no_field_plaintext(raw)
     now = state.now()
     with state.store.tx() as con:
@@ -279,8 +267,7 @@ def values_out(values: dict[str, Any], kid: str) -> dict[str, Any]:
 
 async def delete_field(request: Request) -> JSONResponse:
     state = state_of(request)
-    raw = await request.body()
-    body = json_object(raw) if raw.strip() else {}
+    body = await optional_json_body(request)
     now = state.now()
     with state.store.tx() as con:
         agent, account = _gate(con, request, now, "deleting a secret field")

@@ -15,7 +15,9 @@ The sandbox's choices: only accounts that hold a password are listed (the copy i
 copy is current for the account's `rev` and this connection's key (a new password bumps `rev`);
 the phone makes it on the pass that makes unlock copies (phone/keeper.py); a connection paired
 without a key is `422 NO_AGENT_PUBLIC_KEY`, as for unlock; the sandbox holds no personal records;
-after `failed` a read does not ask the phone again (as for unlock).
+after `failed` a read asks the phone once more at most once a day ("Reading again later may ask
+the phone once more, at most once a day; the read that asks lists the id under `preparing` with a
+short retry time"), as for unlock (phone/keeper.py's `copy_state`).
 """
 
 from __future__ import annotations
@@ -30,10 +32,7 @@ from decoy_lab.sandbox.checks import acctaccess as access
 from decoy_lab.sandbox.checks.bearer import agent_from_request
 from decoy_lab.sandbox.core import HTTPProblem, state_of
 from decoy_lab.sandbox.phone import keeper
-from decoy_lab.sandbox.phone.waiting import retry_after
 from decoy_lab.sandbox.stores import acctstore as acs
-
-STOPPED = 7 * 86400.0  # "asked for your connection 7 days ago and the copy has not come"
 
 
 async def sealed_secrets(request: Request) -> JSONResponse:
@@ -64,12 +63,12 @@ async def sealed_secrets(request: Request) -> JSONResponse:
                     }
                 )
                 continue
-            asked = acs.ask_copy(con, account["id"], agent.token_id, now)
-            if now - asked >= STOPPED:
+            retry = keeper.copy_state(state, con, account["id"], agent.token_id, now)  # after `failed`: once a day
+            if retry is None:
                 failed.append(account["id"])
             else:
                 preparing.append(account["id"])
-                waits.append(retry_after(now - asked))
+                waits.append(retry)
     out: dict[str, Any] = {"items": items}
     if preparing:
         keeper.ask(state, now)  # "Decoy asks the owner's phone to make a new copy in the background"

@@ -6,11 +6,12 @@ their phone and the request is `pending`." A covered read is served from the cop
 to this connection's key for the account's current `rev`; without one the answer is `200` with
 `available: false`: "`state: "preparing"`: Decoy is asking the owner's phone to make the copy …
 send the same request again after `retry_after_seconds`", and "`failed`: the phone was asked for
-your connection 7 days ago, the copy has not come". Covering is `account.read` on the account
-(`everything` included), or having created it ("To get the password back later, use
-`account_unlock`"). A read "that names one kind while your copy holds the whole account" has no
-`state`: the phone's copy holds the whole account, so a covered read that names kinds is sent
-again without them. The poll: "When `status: ready`, includes the encrypted envelopes on first
+your connection 7 days ago, the copy has not come", after which "sending the request again later
+may ask the phone once more, at most once a day" (phone/keeper.py's `copy_state`). Covering is
+`account.read` on the account (`everything` included), or having created it ("To get the
+password back later, use `account_unlock`"). A read "that names one kind while your copy holds the
+whole account" has no `state`: the phone's copy holds the whole account, so a covered read that
+names kinds is sent again without them. The poll: "When `status: ready`, includes the encrypted envelopes on first
 fetch — subsequent calls return `ready` with no `items` (envelopes are consumed once)". Only the
 token that asked may poll or withdraw; any other gets 404.
 
@@ -47,13 +48,6 @@ from decoy_lab.sandbox.stores import passkeystore as pks
 DATATYPES = ("basic-auth", "custom-fields", "totp", "note", "address", "credit-card", "passkey")
 ASKS_PER_MINUTE = 20  # "`429 RATE_LIMITED` (`retry_after_seconds`) past 20 asks a minute"
 PENDING_TTL = 86400.0  # the sandbox's choice: an unanswered (non-passkey) ask expires after a day
-STOPPED = 7 * 86400.0
-
-
-def retry_after(asked_at: float, now: float) -> int:
-    """ "5 during the first 15 minutes, 60 during the first hour, 300 during the first 4 hours, then 3600" """
-    age = now - asked_at
-    return 5 if age < 900 else 60 if age < 3600 else 300 if age < 4 * 3600 else 3600
 
 
 def _target(body: dict[str, Any]) -> tuple[str | None, list[str]]:
@@ -153,7 +147,9 @@ def _unlock_json(u: sqlite3.Row, now: float) -> dict[str, Any]:
     }
 
 
-def _covered(con: sqlite3.Connection, agent: Agent, account: sqlite3.Row, datatypes: list[str], now: float) -> Any:
+def _covered(
+    state: SandboxState, con: sqlite3.Connection, agent: Agent, account: sqlite3.Row, datatypes: list[str], now: float
+) -> Any:
     """A read the permission covers: `ready` from the current copy, or `available: false`."""
     if len(datatypes) > 1:
         raise HTTPProblem(422, "ONE_DATATYPE_PER_REQUEST", "name one kind per request")
@@ -177,8 +173,8 @@ def _covered(con: sqlite3.Connection, agent: Agent, account: sqlite3.Row, dataty
             sealed_envelope=copy["sealed_envelope"],
         )
         return _unlock_json(acs.get_unlock(con, unlock_id), now)  # type: ignore[arg-type]
-    asked = acs.ask_copy(con, account["id"], agent.token_id, now)
-    if now - asked >= STOPPED:
+    retry = keeper.copy_state(state, con, account["id"], agent.token_id, now)  # after `failed`, asks once a day
+    if retry is None:
         return {
             **base,
             "state": "failed",
@@ -190,7 +186,7 @@ def _covered(con: sqlite3.Connection, agent: Agent, account: sqlite3.Row, dataty
     return {
         **base,
         "state": "preparing",
-        "retry_after_seconds": retry_after(asked, now),
+        "retry_after_seconds": retry,
         "waiting_on": "owner_phone",
         "recovery_description": "Decoy is asking the owner's phone for a copy sealed to this connection; send the same request again after retry_after_seconds.",
     }
@@ -224,7 +220,7 @@ async def request_unlock(request: Request) -> JSONResponse:
                 # "a non-credential request can unlock an account that has no stored password": a
                 # credential request cannot (told only to a connection that may see `has_password`)
                 raise HTTPProblem(422, "NO_CREDENTIAL", "this account has no stored password to read")
-            out = _covered(con, agent, account, datatypes, now)
+            out = _covered(state, con, agent, account, datatypes, now)
             return JSONResponse(out, status_code=201 if "id" in out else 200)
         unlock_id = new_id()
         acs.insert_unlock(

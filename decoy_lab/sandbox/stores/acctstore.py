@@ -22,7 +22,8 @@ Tables (created by db.Store with the connection side's SCHEMA and the memory sid
 - `secret_copies`   an account's login (`{host, username, password}`) sealed by the phone to one
                     connection's key for `sealed-secrets`, for the account `rev` it was made at.
 - `account_copies`  an account's secrets sealed by the owner's phone to one connection's key, for
-                    the account `rev` it was made at; `account_asks`: when the phone was asked.
+                    the account `rev` it was made at; `account_asks`: when the phone was asked;
+                    `account_read_asks`: when a read after `failed` last asked it once more.
 
 Every function takes an open sqlite3 connection inside `store.tx()`; nothing here commits.
 """
@@ -101,6 +102,10 @@ CREATE TABLE IF NOT EXISTS secret_copies (
 );
 CREATE TABLE IF NOT EXISTS account_asks (
   account_id TEXT NOT NULL, token_id TEXT NOT NULL, asked_at REAL NOT NULL, PRIMARY KEY (account_id, token_id)
+);
+CREATE TABLE IF NOT EXISTS account_read_asks (
+  kind TEXT NOT NULL, target_id TEXT NOT NULL, token_id TEXT NOT NULL, asked_at REAL NOT NULL,
+  PRIMARY KEY (kind, target_id, token_id)
 );
 """
     + PASSKEY_SCHEMA
@@ -429,3 +434,19 @@ def ask_copy(con: sqlite3.Connection, account_id: str, token_id: str, now: float
 
 def asks(con: sqlite3.Connection) -> list[sqlite3.Row]:
     return list(con.execute("SELECT * FROM account_asks ORDER BY asked_at"))
+
+
+def last_read_ask(con: sqlite3.Connection, kind: str, target_id: str, token_id: str) -> float | None:
+    """When a read after `failed` last asked the phone again (`kind`: copy or fields), if ever."""
+    r = con.execute(
+        "SELECT asked_at FROM account_read_asks WHERE kind=? AND target_id=? AND token_id=?",
+        (kind, target_id, token_id),
+    ).fetchone()
+    return float(r[0]) if r else None
+
+
+def record_read_ask(con: sqlite3.Connection, kind: str, target_id: str, token_id: str, now: float) -> None:
+    con.execute(
+        "INSERT OR REPLACE INTO account_read_asks (kind, target_id, token_id, asked_at) VALUES (?,?,?,?)",
+        (kind, target_id, token_id, now),
+    )
