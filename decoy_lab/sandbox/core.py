@@ -69,10 +69,6 @@ class OAuthProblem(HTTPProblem):
         }
 
 
-def problem(status: int, code: str, message: str, **extra: Any) -> HTTPProblem:
-    return HTTPProblem(status, code, message, **extra)
-
-
 def bad_request(code: str, message: str, field: str | None = None, **extra: Any) -> HTTPProblem:
     if field is not None:
         extra["field"] = field

@@ -15,7 +15,7 @@ from typing import Any
 
 from decoy_lab.errors import WireFormatError
 from decoy_lab.sandbox.checks.bodies import b64, envelope, kid_text, looks_like_json, uuid_text, vault_blob
-from decoy_lab.sandbox.core import HTTPProblem, bad_request, need_fields, problem
+from decoy_lab.sandbox.core import HTTPProblem, bad_request, need_fields
 from decoy_lab.wire import layouts as wire
 
 MAX_RECORD = 64 * 1024  # "VAULT mode, non-empty, ≤64 KB"
@@ -158,7 +158,7 @@ def sealed_to(value: Any, field: str, *, code: str, too_large: str, cap: int = M
     if data is None:
         raise bad_request(code, f"{field} is not canonical base64", field)
     if len(data) > cap:
-        raise problem(413, too_large, f"{field} is {len(data)} bytes; at most {cap}", field=field)
+        raise HTTPProblem(413, too_large, f"{field} is {len(data)} bytes; at most {cap}", field=field)
     try:
         wire.parse(data, "agent_envelope")
     except WireFormatError as exc:

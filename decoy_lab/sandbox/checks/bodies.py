@@ -21,7 +21,7 @@ from starlette.requests import Request
 from decoy_lab.errors import WireFormatError
 from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.checks.guard import STRICT
-from decoy_lab.sandbox.core import bad_request, json_object, problem
+from decoy_lab.sandbox.core import HTTPProblem, bad_request, json_body, need_fields
 from decoy_lab.vocab import MAX_CIPHERTEXT
 from decoy_lab.wire import crypto
 from decoy_lab.wire import layouts as wire
@@ -109,9 +109,9 @@ PLAINTEXT_KEYS = frozenset(
 # ── the body as a whole ────────────────────────────────────────────────────────────────────
 
 
-async def json_body(request: Request) -> dict:
-    """The JSON object body, with plaintext-looking keys refused wherever they appear."""
-    body = json_object(await request.body())
+async def no_plaintext_body(request: Request) -> dict:
+    """The JSON object body (core.json_body), with plaintext-looking keys refused wherever they appear."""
+    body = await json_body(request)
     try:
         reject_plaintext(body)
     except RecursionError:
@@ -201,7 +201,7 @@ def envelope(value: Any, field: str, kind: str, recipient_key: str | None) -> st
 def vault_blob(value: Any, field: str) -> str:
     data = b64(value, field)
     if len(data) > MAX_CIPHERTEXT:
-        raise problem(
+        raise HTTPProblem(
             400,
             "CIPHERTEXT_TOO_LARGE",
             f"{field} decodes to {len(data)} bytes; the maximum is {MAX_CIPHERTEXT} (100 KiB)",
@@ -248,9 +248,7 @@ def uuid_text(value: Any, field: str) -> str:
 
 def edit_fields(body: dict) -> tuple[str, int, str]:
     """The fields every PUT of a sealed row carries: (id, expected_rev, ciphertext), checked."""
-    for k in ("id", "expected_rev", "ciphertext"):
-        if body.get(k) is None:
-            raise bad_request("INVALID_REQUEST", f"{k} is required", k)
+    need_fields(body, "id", "expected_rev", "ciphertext")
     rev = body["expected_rev"]
     if not isinstance(rev, int) or isinstance(rev, bool) or rev < 1:
         raise bad_request("INVALID_REQUEST", "expected_rev must be an integer ≥ 1", "expected_rev")
@@ -336,11 +334,16 @@ def parse_row(r: Any, i: int, agent: Agent, owner_pk: str | None, agents: dict[s
     f = f"rows[{i}]"
     if not isinstance(r, dict):
         raise bad_request("INVALID_REQUEST", f"{f} must be an object", f)
-    for k in ("id", "kid", "ciphertext", "owner_wrap", "self_wrap"):
-        if r.get(k) is None:
-            raise bad_request(
-                "INVALID_REQUEST", f"{f}.{k} is required (owner and self wraps are both mandatory)", f"{f}.{k}"
-            )
+    need_fields(
+        r,
+        "id",
+        "kid",
+        "ciphertext",
+        "owner_wrap",
+        "self_wrap",
+        at=f"{f}.",
+        why=" (owner and self wraps are both mandatory)",
+    )
     return RowIn(
         id=uuid_text(r["id"], f"{f}.id"),
         kid=kid_text(r["kid"], f"{f}.kid"),

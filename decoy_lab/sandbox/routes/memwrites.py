@@ -75,8 +75,8 @@ from decoy_lab.sandbox.checks.bodies import (
     delete_ids,
     edit_fields,
     envelope,
-    json_body,
     kid_text,
+    no_plaintext_body,
     parse_row,
     parse_wraps,
     row_batch,
@@ -84,7 +84,7 @@ from decoy_lab.sandbox.checks.bodies import (
     uuid_text,
 )
 from decoy_lab.sandbox.checks.faults import faulty
-from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, now_of, problem, state_of
+from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, need_fields, now_of, state_of
 from decoy_lab.sandbox.phone import schedule
 from decoy_lab.sandbox.stores import memstore as ms
 
@@ -114,16 +114,16 @@ async def save_memories(request: Request) -> JSONResponse:
 
     state = state_of(request)
     agent = await agent_of(request)
-    body = await json_body(request)
+    body = await no_plaintext_body(request)
     rows = row_batch(body)
     if not agent.access.save:
         with state.store.tx() as con:
             raise save_permission_error(con, agent, now_of(state))
     owner_pk = owner_public_key(state)
     if not owner_pk:
-        raise problem(409, "OWNER_KEY_MISSING", "the owner has not finished key setup in the app; save later")
+        raise HTTPProblem(409, "OWNER_KEY_MISSING", "the owner has not finished key setup in the app; save later")
     if not agent.public_key:
-        raise problem(
+        raise HTTPProblem(
             409,
             "AGENT_KEY_MISSING",
             "this connection registered no agent public key, so no self_wrap "
@@ -217,7 +217,7 @@ async def edit_memory(request: Request) -> JSONResponse:
 
     state = state_of(request)
     agent = await agent_of(request)
-    body = await json_body(request)
+    body = await no_plaintext_body(request)
     row_id, rev, ciphertext = edit_fields(body)
     new_kid = kid_text(body["kid"], "kid") if body.get("kid") is not None else None
     now = now_of(state)
@@ -232,7 +232,7 @@ async def edit_memory(request: Request) -> JSONResponse:
         )
         row = r.row
         if rev != row.rev:
-            raise problem(
+            raise HTTPProblem(
                 409, "REV_CONFLICT", "the memory changed since it was read; re-read and re-apply", current_rev=row.rev
             )
         answer: dict[str, Any] = {"id": row.id}
@@ -262,10 +262,8 @@ def rotate(
     removed label), every wrap of the old key dropped — all in this one transaction."""
     row = r.row
     if not is_author(agent, row):
-        raise problem(403, "AUTHOR_ONLY", "a key rotation (a new kid) is for the memory's author only")
-    for k in ("owner_wrap", "self_wrap"):
-        if body.get(k) is None:
-            raise bad_request("INVALID_REQUEST", f"a new kid is a key rotation: {k} is required", k)
+        raise HTTPProblem(403, "AUTHOR_ONLY", "a key rotation (a new kid) is for the memory's author only")
+    need_fields(body, "owner_wrap", "self_wrap", lead="a new kid is a key rotation: ")
     owner_wrap = envelope(body["owner_wrap"], "owner_wrap", "owner_envelope", None)
     self_wrap = envelope(body["self_wrap"], "self_wrap", "agent_envelope", agent.public_key)
     self_via = str_list(body["self_via"], "self_via") if body.get("self_via") is not None else None
@@ -281,7 +279,7 @@ def rotate(
     }
     missing = _holders_missing(old, agent, agents, row, given, removed)
     if missing:
-        raise problem(
+        raise HTTPProblem(
             409,
             "HOLDERS_MISSING",
             "the new key leaves out connections that read this memory now; "
@@ -367,10 +365,8 @@ async def share_key(request: Request) -> JSONResponse:
 
     state = state_of(request)
     agent = await agent_of(request)
-    body = await json_body(request)
-    for k in ("row_id", "kid", "wraps"):
-        if body.get(k) is None:
-            raise bad_request("INVALID_REQUEST", f"{k} is required", k)
+    body = await no_plaintext_body(request)
+    need_fields(body, "row_id", "kid", "wraps")
     row_id = uuid_text(body["row_id"], "row_id")
     kid = kid_text(body["kid"], "kid")
     now = now_of(state)
@@ -380,7 +376,7 @@ async def share_key(request: Request) -> JSONResponse:
         r = _editable(con, agent, row_id, now, "sharing this memory's key needs memory.edit on it")
         row = r.row
         if kid != row.kid:
-            raise problem(409, "KID_CONFLICT", "the memory's key changed; re-read it before sharing", kid=row.kid)
+            raise HTTPProblem(409, "KID_CONFLICT", "the memory's key changed; re-read it before sharing", kid=row.kid)
         had = memory_reasons(ms.wraps_of(con, row.id), row)
         added, changed = 0, False
         for w in wraps_in:
@@ -408,7 +404,7 @@ async def delete_memories(request: Request) -> JSONResponse:
 
     state = state_of(request)
     agent = await agent_of(request)
-    ids = delete_ids(await json_body(request))
+    ids = delete_ids(await no_plaintext_body(request))
     now = now_of(state)
     deleted, refused, remediation = [], [], {}
     with state.store.tx() as con:

@@ -49,14 +49,14 @@ from decoy_lab.sandbox.checks.bodies import (
     delete_ids,
     edit_fields,
     envelope,
-    json_body,
     kid_text,
+    no_plaintext_body,
     row_batch,
     uuid_text,
     vault_blob,
 )
 from decoy_lab.sandbox.checks.faults import faulty
-from decoy_lab.sandbox.core import bad_request, iso, now_of, problem, state_of
+from decoy_lab.sandbox.core import HTTPProblem, bad_request, iso, need_fields, now_of, state_of
 from decoy_lab.sandbox.phone import legacy_rows
 from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.sandbox.stores import spacestore as ss
@@ -118,11 +118,9 @@ async def list_spaces(request: Request) -> JSONResponse:
 async def create_space(request: Request) -> JSONResponse:
     state = state_of(request)
     agent = await agent_of(request)
-    body = await json_body(request)
+    body = await no_plaintext_body(request)
     kind, account_id = _kind_and_account(body.get("kind"), body.get("account_id"), "")
-    for k in ("skid", "own_wrap", "owner_wrap"):
-        if body.get(k) is None:
-            raise bad_request("INVALID_REQUEST", f"{k} is required", k)
+    need_fields(body, "skid", "own_wrap", "owner_wrap")
     skid = kid_text(body["skid"], "skid")
     own_wrap = envelope(body["own_wrap"], "own_wrap", "agent_envelope", agent.public_key)
     owner_wrap = envelope(body["owner_wrap"], "owner_wrap", "owner_envelope", owner_public_key(state))
@@ -132,7 +130,7 @@ async def create_space(request: Request) -> JSONResponse:
         agents = live_agents(con, now)
         existing = ss.find_space(con, kind, account_id)
         if existing is not None:
-            raise problem(
+            raise HTTPProblem(
                 409,
                 "SPACE_EXISTS",
                 "this space already exists: re-read GET /api/agent/context/spaces and use its key",
@@ -191,7 +189,7 @@ def _mine(row: ss.SpaceRow, agent: Agent) -> bool:
 def _space_for(con: sqlite3.Connection, agent: Agent, space_id: str) -> ss.Space:
     space = ss.get_space(con, space_id)
     if space is None:
-        raise problem(404, "NOT_FOUND", "no such space")
+        raise HTTPProblem(404, "NOT_FOUND", "no such space")
     if not space_covered(agent, space):
         _need_cover(agent, space.kind, space.account_id)
     return space
@@ -222,7 +220,7 @@ async def list_rows(request: Request) -> JSONResponse:
 async def create_rows(request: Request) -> JSONResponse:
     state = state_of(request)
     agent = await agent_of(request)
-    body = await json_body(request)
+    body = await no_plaintext_body(request)
     space_id = uuid_text(body.get("space_id"), "space_id")
     rows = row_batch(body)
     parsed = []
@@ -271,7 +269,7 @@ def _verb_on_space(agent: Agent, space: ss.Space, verb: str) -> str:
 async def update_row(request: Request) -> JSONResponse:
     state = state_of(request)
     agent = await agent_of(request)
-    body = await json_body(request)
+    body = await no_plaintext_body(request)
     rid, rev, ct = edit_fields(body)
     now = now_of(state)
     with state.store.tx() as con:
@@ -280,7 +278,7 @@ async def update_row(request: Request) -> JSONResponse:
         if row is None or space is None or not space_covered(agent, space) or row.owner_edited or not _mine(row, agent):
             # "only rows this agent wrote (and the owner hasn't since edited)"; "a row the owner has
             # edited belongs to the owner and is `404` to you"
-            raise problem(
+            raise HTTPProblem(
                 404,
                 "NOT_FOUND",
                 "no row with this id that this connection wrote (and the owner has "
@@ -294,10 +292,10 @@ async def update_row(request: Request) -> JSONResponse:
                 reason=f"account:{space.account_id}" if space.kind == "account" else None,
             )
         if rev != row.rev:
-            raise problem(409, "REV_CONFLICT", "the row changed since it was read", current_rev=row.rev)
+            raise HTTPProblem(409, "REV_CONFLICT", "the row changed since it was read", current_rev=row.rev)
         if allowed == "moving":
             legacy_rows.ask(state, [rid], now)
-            raise problem(
+            raise HTTPProblem(
                 409,
                 "MEMORY_MOVING",
                 "the owner's phone is asked to move this row to its own key; retry after retry_after_seconds",
@@ -312,7 +310,7 @@ async def update_row(request: Request) -> JSONResponse:
 async def delete_rows(request: Request) -> JSONResponse:
     state = state_of(request)
     agent = await agent_of(request)
-    ids = delete_ids(await json_body(request))
+    ids = delete_ids(await no_plaintext_body(request))
     now = now_of(state)
     deleted, refused, moving, remediation = [], [], [], {}
     with state.store.tx() as con:
