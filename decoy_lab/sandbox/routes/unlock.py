@@ -135,6 +135,30 @@ def _passkey(con: sqlite3.Connection, agent: Agent, now: float, body: dict[str, 
     return found[0], client_data
 
 
+def _within_rate(con: sqlite3.Connection, agent: Agent, now: float) -> None:
+    """429 RATE_LIMITED past ASKS_PER_MINUTE asks of this connection in the last minute."""
+    recent = acs.unlocks_since(con, agent.token_id, now - 60.0)
+    if len(recent) >= ASKS_PER_MINUTE:
+        raise HTTPProblem(429, "RATE_LIMITED", "past 20 asks a minute", retry_after_seconds=int(recent[0] + 61 - now))
+
+
+def _new_unlock(con: sqlite3.Connection, agent: Agent, account_id: str, now: float, **row: Any) -> str:
+    """A new unlock row of this connection on one account; its id."""
+    unlock_id = new_id()
+    acs.insert_unlock(
+        con, id=unlock_id, token_id=agent.token_id, kind="account", target_id=account_id, created_at=now, **row
+    )
+    return unlock_id
+
+
+def _asked(state: SandboxState, con: sqlite3.Connection, unlock_id: str, now: float) -> JSONResponse:
+    """201 with the pending ask; the simulated owner allows it at once when it answers pairings so."""
+    out = _unlock_json(acs.get_unlock(con, unlock_id), now)  # type: ignore[arg-type]
+    if state.approve == "auto":
+        keeper.decide_unlock(state, unlock_id, allow=True)
+    return JSONResponse(out, status_code=201)
+
+
 def _unlock_json(u: sqlite3.Row, now: float) -> dict[str, Any]:
     return {
         "id": u["id"],
@@ -159,16 +183,13 @@ def _covered(
     if current and datatypes:
         return base  # the copy holds the whole account: no state
     if copy is not None and current:
-        unlock_id = new_id()
-        acs.insert_unlock(
+        unlock_id = _new_unlock(
             con,
-            id=unlock_id,
-            token_id=agent.token_id,
-            kind="account",
-            target_id=account["id"],
+            agent,
+            account["id"],
+            now,
             status="ready",
             auto_approved=1,
-            created_at=now,
             decided_at=now,
             sealed_envelope=copy["sealed_envelope"],
         )
@@ -210,11 +231,7 @@ async def request_unlock(request: Request) -> JSONResponse:
         if not agent.public_key:
             raise HTTPProblem(422, "NO_AGENT_PUBLIC_KEY", "pair with an agent_public_key: envelopes are sealed to it")
         reason = sanitize_reason(body.get("reason"))[:200]
-        recent = acs.unlocks_since(con, agent.token_id, now - 60.0)
-        if len(recent) >= ASKS_PER_MINUTE:
-            raise HTTPProblem(
-                429, "RATE_LIMITED", "past 20 asks a minute", retry_after_seconds=int(recent[0] + 61 - now)
-            )
+        _within_rate(con, agent, now)
         if access.may(agent, "account.read", account):
             if datatypes == ["basic-auth"] and not account["encrypted_password"]:
                 # "a non-credential request can unlock an account that has no stored password": a
@@ -222,23 +239,17 @@ async def request_unlock(request: Request) -> JSONResponse:
                 raise HTTPProblem(422, "NO_CREDENTIAL", "this account has no stored password to read")
             out = _covered(state, con, agent, account, datatypes, now)
             return JSONResponse(out, status_code=201 if "id" in out else 200)
-        unlock_id = new_id()
-        acs.insert_unlock(
+        unlock_id = _new_unlock(
             con,
-            id=unlock_id,
-            token_id=agent.token_id,
-            kind="account",
-            target_id=account["id"],
+            agent,
+            account["id"],
+            now,
             datatypes=json.dumps(datatypes),
             reason=reason,
             status="pending",
-            created_at=now,
             expires_at=now + PENDING_TTL,
         )
-        out = _unlock_json(acs.get_unlock(con, unlock_id), now)  # type: ignore[arg-type]
-        if state.approve == "auto":  # the owner's phone answers as it answers pairings
-            keeper.decide_unlock(state, unlock_id, allow=True)
-    return JSONResponse(out, status_code=201)
+        return _asked(state, con, unlock_id, now)
 
 
 def _sign_in(
@@ -247,27 +258,19 @@ def _sign_in(
     """ "A passkey sign-in is always asked of the owner": `201 { id, status: "pending", kind: "account",
     expires_at, auto_approved: false }`, expiring 5 minutes after the request."""
     passkey, client_data = _passkey(con, agent, now, body)
-    recent = acs.unlocks_since(con, agent.token_id, now - 60.0)
-    if len(recent) >= ASKS_PER_MINUTE:
-        raise HTTPProblem(429, "RATE_LIMITED", "past 20 asks a minute", retry_after_seconds=int(recent[0] + 61 - now))
-    unlock_id = new_id()
-    acs.insert_unlock(
+    _within_rate(con, agent, now)
+    unlock_id = _new_unlock(
         con,
-        id=unlock_id,
-        token_id=agent.token_id,
-        kind="account",
-        target_id=passkey["account_id"],
+        agent,
+        passkey["account_id"],
+        now,
         datatypes=json.dumps(["passkey"]),
         reason=sanitize_reason(body.get("reason"))[:200],
         status="pending",
-        created_at=now,
         expires_at=now + keeper.UNLOCK_TTL,
     )
     pks.put_passkey_ask(con, unlock_id, passkey["credential_id"], client_data)
-    out = _unlock_json(acs.get_unlock(con, unlock_id), now)  # type: ignore[arg-type]
-    if state.approve == "auto":  # the simulated owner allows at once, as it answers pairings
-        keeper.decide_unlock(state, unlock_id, allow=True)
-    return JSONResponse(out, status_code=201)
+    return _asked(state, con, unlock_id, now)
 
 
 def _mine(con: sqlite3.Connection, request: Request, agent: Agent) -> sqlite3.Row:
