@@ -19,7 +19,7 @@ from starlette.requests import Request
 from decoy_lab.sandbox.checks import bearer, grants, grantstore
 from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.checks.bodies import WrapIn
-from decoy_lab.sandbox.core import HTTPProblem, SandboxState, problem
+from decoy_lab.sandbox.core import HTTPProblem, SandboxState
 from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.sandbox.stores import spacestore as ss
 
@@ -198,7 +198,7 @@ def visible_or_404(con: sqlite3.Connection, agent: Agent, row_id: str, now: floa
                 agent=agent,
                 now=now,
             )
-    raise problem(404, "NOT_FOUND", "no memory with this id is visible to this connection")
+    raise HTTPProblem(404, "NOT_FOUND", "no memory with this id is visible to this connection")
 
 
 async def agent_of(request: Request) -> Any:

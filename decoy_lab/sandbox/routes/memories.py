@@ -22,7 +22,7 @@ from decoy_lab.sandbox.checks import bearer, readcache
 from decoy_lab.sandbox.checks.access_reasons import Reach, agent_of, is_author, owner_public_key
 from decoy_lab.sandbox.checks.bearer import Agent
 from decoy_lab.sandbox.checks.faults import faulty
-from decoy_lab.sandbox.core import iso, now_of, problem, state_of
+from decoy_lab.sandbox.core import HTTPProblem, iso, now_of, state_of
 from decoy_lab.sandbox.phone import schedule, sharepass, waiting
 
 
@@ -31,7 +31,7 @@ async def public_key(request: Request) -> JSONResponse:
     await agent_of(request)
     pk = owner_public_key(state_of(request))
     if not pk:
-        raise problem(404, "no_public_key", "this account has not completed key setup on a device yet")
+        raise HTTPProblem(404, "no_public_key", "this account has not completed key setup on a device yet")
     return JSONResponse({"public_key": pk})
 
 

@@ -23,7 +23,7 @@ from starlette.routing import Route
 
 from decoy_lab.sandbox.checks.access_reasons import agent_of, is_author, live_via, space_covered, usable_wrap
 from decoy_lab.sandbox.checks.bearer import Agent
-from decoy_lab.sandbox.core import bad_request, problem, state_of
+from decoy_lab.sandbox.core import HTTPProblem, bad_request, state_of
 from decoy_lab.sandbox.stores import memstore as ms
 from decoy_lab.sandbox.stores import spacestore as ss
 
@@ -108,7 +108,7 @@ async def sync_changes(request: Request) -> JSONResponse:
     with state.store.tx() as con:
         floor = ms.prune_floor(con)
         if cur and cur < floor:
-            raise problem(
+            raise HTTPProblem(
                 410,
                 "CURSOR_PRUNED",
                 f"cursor {cur} predates the pruned floor {floor}: re-list "
