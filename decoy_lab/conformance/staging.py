@@ -39,6 +39,7 @@ from urllib.parse import parse_qsl
 
 import httpx
 
+from decoy_lab.inspector.lifespan import answer_lifespan
 from decoy_lab.secret import secret_fingerprint
 
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length"})
@@ -151,17 +152,14 @@ class StageHop:
                 }
             )
 
+    async def _close_client(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                else:
-                    if self._client is not None:
-                        await self._client.aclose()
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            await answer_lifespan(receive, send, self._close_client)
+            return
         if scope["type"] != "http":
             return
         body = bytearray()

@@ -14,6 +14,7 @@ byte and is recorded as a `Flow`, its secrets masked, its sealed rows opened whe
     recorder.py   the newest flows in order: bodies teed up to a cap, masked and opened off the request path
     upstream.py   the HTTP/1.1 client towards the upstream (answers read by llhttp): pooled, streamed
     proxy.py      the ASGI reverse proxy: streamed both ways, every failure recorded, no owner surface
+    lifespan.py   the ASGI lifespan answered one way: confirm startup, close and confirm shutdown
     serve.py      uvicorn on a loopback port in a daemon thread, with the sandbox's hardened config
     agentside.py  the HTTP/1.1 server towards the agents (llhttp, strict): limits, deadlines, refusals
     proxy_child.py  the proxy in a process of its own: each exchange sent to the inspector as data frames

@@ -39,6 +39,7 @@ import orjson
 from decoy_lab.errors import WireFormatError
 from decoy_lab.inspector import flow_record
 from decoy_lab.inspector.flow_record import Body, Flow, Row, Timings
+from decoy_lab.inspector.lifespan import answer_lifespan
 from decoy_lab.shapes import fits, json_kind, shape_name
 
 HAR_VERSION = "1.2"
@@ -472,9 +473,7 @@ class ReplayApp:
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (message := await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await answer_lifespan(receive, send)
             return
         if scope["type"] != "http":
             return

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from decoy_lab.inspector import flow_record
+from decoy_lab.inspector.lifespan import answer_lifespan
 from decoy_lab.inspector.tee import RowCollector, Tee
 from decoy_lab.inspector.upstream import Answer, CutOff, Pool, Refused, TimedOut, UpstreamError
 
@@ -164,14 +165,7 @@ class ProxyApp:
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await self.aclose()
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            await answer_lifespan(receive, send, self.aclose)
         elif scope["type"] == "http":
             await self.exchange(scope, receive, send)
         elif scope["type"] == "websocket":
