@@ -115,6 +115,16 @@ def addresses_said(conn: Any, *, prompt: str, status: str = "active", **filters:
     )
 
 
+def accounts_said(prompt: str) -> str:
+    """Why `accounts` listed nothing: the list serves only accounts this connection created or a
+    grant of it covers, so an empty one means neither — with what asks the owner for them."""
+    return (
+        "This connection may see no accounts: it has created none, and no grant covers one "
+        f"(account.read on an account, or on every account). {prompt} request account.read asks the "
+        "owner for them; account.create lets it add its own."
+    )
+
+
 # -- readable results ------------------------------------------------------------------------------
 MEMORY_COLUMNS = ("text", "topic", "categories", "updated_at")
 HEADERS = {"updated_at": "when", "created_at": "created"}

@@ -50,6 +50,9 @@ def _run(*argv: str) -> tuple[int, str, str]:
 def test_the_shell_lists_the_accounts_with_their_address_and_fields(sandbox, config):
     code, _, err = _run("connect", sandbox.url, "--name", "CLI accounts", "--permission", "account.create")
     assert code == 0, err
+    code, out, err = _run("accounts")
+    assert code == 0, err
+    assert "may see no accounts: it has created none" in err and "decoy-lab request account.read" in err
     with Connection.resume("default", store=ProfileStore(config)) as conn:
         made = conn.create_account("Acme", username="me@acme.test")
         conn.add_field(made.account_id, "API key", "sk-live-1")
@@ -79,6 +82,11 @@ def test_the_magic_returns_the_accounts_frame(sandbox):
                 time.sleep(0.05)
             assert magics.connection not in (None, before), "the pairing did not finish"
             conn = magics.conn()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            empty = shell.run_line_magic("decoy", "accounts")
+        assert isinstance(empty, pd.DataFrame) and empty.empty
+        assert "may see no accounts" in out.getvalue() and "%decoy request account.read" in out.getvalue()
         made = conn.create_account("Library")
         frame = shell.run_line_magic("decoy", "accounts")
         assert isinstance(frame, pd.DataFrame) and list(frame.columns) == list(ACCOUNT_COLUMNS)

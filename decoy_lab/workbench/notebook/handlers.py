@@ -264,9 +264,15 @@ def _topics(m: Notebook, args: Any, cell: str | None) -> Any:
 
 
 def _accounts(m: Notebook, args: Any, cell: str | None) -> Any:
-    """The accounts this connection may see; `memories` counts those of the last load about each."""
+    """The accounts this connection may see; `memories` counts those of the last load about each.
+    An empty frame comes with the sentence that says why."""
+    from decoy_lab.workbench.display import accounts_said
+
     conn = m.conn()
-    return with_progress(lambda _: conn.accounts(), "reading the accounts")
+    frame = with_progress(lambda _: conn.accounts(), "reading the accounts")
+    if frame.empty:
+        print(accounts_said(prompt="%decoy"))
+    return frame
 
 
 def _decoys(m: Notebook, args: Any, cell: str | None) -> Any:

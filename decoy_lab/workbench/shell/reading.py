@@ -95,10 +95,15 @@ def cmd_topics(args: argparse.Namespace) -> int:
 
 def cmd_accounts(args: argparse.Namespace) -> int:
     """Accounts: each one this connection may see — its name where this connection can open it,
-    its Decoy address, whether a password is set, its secret fields, and the memories about it."""
+    its Decoy address, whether a password is set, its secret fields, and the memories about it.
+    An empty list says why on stderr."""
+    from decoy_lab.workbench.display import accounts_said
+
     with connection(args) as conn:
         _load(conn, args, "accounts")  # the memories about each account are counted in this load
         df = conn.accounts()
+        if df.empty:
+            note(accounts_said(prompt="decoy-lab"))
         view = df.assign(field_labels=[", ".join(x) if isinstance(x, list) else "" for x in df["field_labels"]])
         view["id"] = short_ids(list(df["id"]), list(df["id"]))
         columns = ["id", "service", "username", "decoy_email", "has_password", "fields", "memories", "created_by"]
