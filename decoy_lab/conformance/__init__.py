@@ -10,8 +10,8 @@ through their public APIs (the owner API, the recorded flows), never the sandbox
     recording.py      the inspector in front of the hop, opening rows as the sandbox's owner
     scenarios.py      clean, lost-answers, preparing, owner-edits, missing-permission, slow-pairing,
                       token-rotation, other-connections, rate-limit, owner-unlabels (and, not by
-                      default, owner-denies and accounts): a fresh sandbox each, the agent's
-                      command run against it
+                      default, owner-denies, read-write, session-ended and accounts): a fresh
+                      sandbox each, the agent's command run against it
     inventory.py      every normative sentence of the spec's memory sections: enforced by rules,
                       not observable in traffic (why), or a gap; the coverage figure
     spectext.py       finds those sentences in the spec by their wording (the inventory's test)

@@ -94,6 +94,22 @@ FIXES: dict[str, str] = {
         "When a poll answers denied, tell the person what was not granted and stop: send no grant request "
         "again (and never pair again) unless they agree."
     ),
+    "access.ask-with-reason": (
+        'Ask with {"permissions": [...], one selection (e.g. "record_type": "cards"), "reason": "<one line for '
+        "the owner>\"}; a refusal's permission_request goes unchanged."
+    ),
+    "access.ask-known-keys": (
+        "Ask by permission name: permissions plus one selection and a reason; drop resource_id, kind and level "
+        "(the older forms) from grant-request and authorization_details."
+    ),
+    "access.ask-held-never": (
+        "Read GET /api/agent/policies (access, policies[].permissions) before asking, and ask only for what "
+        "the connection does not hold yet."
+    ),
+    "pairing.continue-session": (
+        "On 401 recovery: continue (SESSION_ENDED, TOKEN_SUPERSEDED) reconnect: POST /oauth/device with the same "
+        "client_id (and key), then send the call again; on re_pair, a new pairing; never a refresh."
+    ),
     "access.grant-request-not-repair": (
         "On 403 with permission_request, POST it unchanged to /api/agent/grant-request, wait for approval, "
         "then retry the call; never pair again."
@@ -145,6 +161,22 @@ FIXES: dict[str, str] = {
     "wraps.share-on-add": (
         "After a PUT that only adds labels (same key, no kid), POST /api/agent/context/memory-wraps "
         "{row_id, kid, wraps: [{token_id, via, wrapped_key}]} for each connection the new labels newly reach."
+    ),
+    "writes.others-text-only": (
+        "Editing a memory another wrote, change its text only: re-seal its plaintext with the same "
+        "categories, about and topic, byte for byte, under its key (a PUT with no kid)."
+    ),
+    "contents.account-by-id": (
+        'File a memory about an account with about: ["account:<the account\'s uuid>"] and no entityName; '
+        "the account's name stays on the account."
+    ),
+    "contents.no-copy-to-relabel": (
+        "Change a memory's labels with a PUT of the same id (a rotation when one is removed), "
+        "never by posting a copy under the new labels."
+    ),
+    "contents.no-fixture-wraps": (
+        "Generate every key, nonce and wrap at run time for the user's own keys; never send the spec "
+        "example's ciphertext, owner_wrap, self_wrap or kid 5e45d83427d094d8."
     ),
     "contents.metadata-files-nothing": (
         'File a memory under its topic with about: ["topic:<id>"] (and entityName its name); keep metadata to '

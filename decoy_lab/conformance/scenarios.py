@@ -27,6 +27,10 @@ Never the user's HOME or profile, never another `DECOY_*` variable (a token, a k
                         category, by topic, by account) and not others: where its wraps go shows
     rate-limit          429 RATE_LIMITED with Retry-After on a read and on a save
     owner-unlabels      the owner removes a category from the memory the agent is about to edit
+    read-write          as clean, and the owner also grants Edit all memories (Read & write): an
+                        agent that may corrects a memory another wrote (not in DEFAULT)
+    session-ended       the agent's first memory-grantees read answers 401 SESSION_ENDED
+                        (recovery: continue): it reconnects, and the owner approves (not in DEFAULT)
     accounts            as clean, and the owner also grants Create accounts: an agent that may sign
                         up makes an account with its Decoy address, its password, an API key and a
                         memory about it (not in DEFAULT: run it with `--scenario accounts`)
@@ -53,6 +57,7 @@ from decoy_lab.conformance.staging import Fault, Request, StageHop
 from decoy_lab.vocab import DEVICE_GRANT
 
 READ_ALL = {"permissions": ["memory.read"]}
+EDIT_ALL = {"permissions": ["memory.edit"]}  # Read & write on every memory, whoever saved it
 ACCOUNT_CREATE = {"permissions": ["account.create"]}  # creates accounts, and reads and edits what it creates
 OWNER_NOTE = "The owner added: an aisle seat, please."
 
@@ -183,6 +188,19 @@ def _other_connections(sandbox: Any) -> list[str]:
     return notes
 
 
+SESSION_ENDED = {
+    "error": "SESSION_ENDED",
+    "code": "SESSION_ENDED",
+    "message": "staged: this session of the connection ended; the connection lives on",
+    "recovery": "continue",
+}
+
+
+def _session_ended(sandbox: Any) -> list[Fault]:
+    grantees = "/api/agent/context/memory-grantees"
+    return [Fault("answer", "GET", grantees, (1,), 401, SESSION_ENDED, note="401 SESSION_ENDED, recovery: continue")]
+
+
 def _slow_down(sandbox: Any) -> list[Fault]:
     body = {"error": "slow_down", "error_description": "polled too often; wait 10 s", "interval": 10}
     poll = lambda r: r.form.get("grant_type") == DEVICE_GRANT  # noqa: E731
@@ -238,6 +256,18 @@ SCENARIOS: dict[str, Scenario] = {
             faults=lambda sb: [
                 Fault("before", "PUT", MEMORIES, (1,), action=_owner_unlabel(sb), note="the owner removes a label")
             ],
+        ),
+        Scenario(
+            "read-write",
+            "the owner also grants Edit all memories (Read & write): the agent may correct a memory another "
+            "wrote, its text only (not a default scenario: --scenario read-write)",
+            narrow=lambda asked: [*asked, READ_ALL, EDIT_ALL],
+        ),
+        Scenario(
+            "session-ended",
+            "the first memory-grantees read answers 401 SESSION_ENDED (recovery: continue): the agent reconnects "
+            "with its own client_id (not a default scenario: --scenario session-ended)",
+            faults=_session_ended,
         ),
         Scenario(
             "accounts",
@@ -361,6 +391,7 @@ def run_scenario(
     staged: list[str] = []
     try:
         staged = scenario.setup(sandbox) if scenario.setup is not None else []
+        before = sandbox.owner.app_view()
         insp = start_inspector(served.url, sandbox, agent_key=agent_key)
         if on_flow is not None:
             insp.on_flow(on_flow)
@@ -392,6 +423,7 @@ def run_scenario(
         notes,
         agent_key=agent_key,
         flows=flows,
+        app_view_before=before,
     )
 
 

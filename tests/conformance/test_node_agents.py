@@ -120,6 +120,7 @@ USES = {
     "test_the_correct_agent_rotates_the_key_when_it_removes_a_label": [("other-connections", None, "relabel")],
     "test_the_correct_agent_keeps_the_owners_relabel": [("owner-unlabels", None, "edit")],
     "test_the_correct_agent_lets_a_denial_stand": [("owner-denies", None, None)],
+    "test_the_correct_agent_corrects_anothers_memory_in_its_text_only": [("read-write", None, None)],
 }
 
 
@@ -196,6 +197,17 @@ def test_the_correct_agent_lets_a_denial_stand(checked) -> None:
     assert len([x for x in run.exchanges if x.method == "POST" and x.path == "/api/agent/grant-request"]) == 1
 
 
+def test_the_correct_agent_corrects_anothers_memory_in_its_text_only(checked) -> None:
+    """read-write (not a default scenario): with Read & write on every memory it corrects one another wrote."""
+    run, card = checked("read-write")
+    assert run.exit_code == 0 and failed(card) == {}, explain(run, card)
+    assert card.status_of("writes.others-text-only") == PASSED, explain(run, card)
+    other = json.loads(run.stdout.strip().splitlines()[-1])["corrected_other"]
+    entry = next(r for r in run.app_view if r.get("id") == other)
+    was = next(r for r in run.app_view_before if r.get("id") == other)
+    assert entry["text"].endswith("(Checked with the person.)") and entry["labels"] == was["labels"], entry
+
+
 def test_the_correct_agent_waits_out_a_429(checked) -> None:
     run, card = checked("rate-limit")
     limited = [i for i, x in enumerate(run.exchanges) if x.status == 429]
@@ -236,6 +248,14 @@ BUGGY = {
     "no-policies-read": ("missing-permission", None, {"access.read-policies"}),
     "ask-again-after-denial": ("owner-denies", None, {"access.denial-stands"}),
     "no-share-on-add": ("other-connections", "relabel", {"wraps.share-on-add"}),
+    "relabel-others": ("read-write", None, {"writes.others-text-only"}),
+    "copy-to-relabel": ("clean", "relabel", {"contents.no-copy-to-relabel"}),
+    "fixture-wraps": ("other-connections", None, {"contents.no-fixture-wraps"}),
+    "ask-held": ("missing-permission", None, {"access.ask-held-never"}),
+    "ask-without-reason": ("missing-permission", None, {"access.ask-with-reason"}),
+    "ask-with-level": ("clean", None, {"access.ask-known-keys"}),
+    # its first connection, which holds the same key, is one its rotation's wraps leave out
+    "new-client-on-continue": ("session-ended", "relabel", {"pairing.continue-session", "wraps.every-reader"}),
 }
 # the Node bugs whose name is not that of the Python agent's mutant (docs/rules.md) for the same rule
 PYTHON_NAME = {"wrong-owner-wrap": "raw-owner-wrap", "kid-mismatch": "bad-kid", "fast-poll": "poll-fast"}

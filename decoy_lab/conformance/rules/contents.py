@@ -7,7 +7,10 @@
 - a correction sent as a new memory instead of a PUT of the same id (a new row whose first line
   and filing are those of a memory the agent wrote before and never deleted);
 - keys and nonces used again across rows (one key for two ids, one nonce for two ciphertexts);
-- a topic named in an opened memory's `metadata` (it files nothing: the topic goes in `about`).
+- a topic named in an opened memory's `metadata` (it files nothing: the topic goes in `about`);
+- a memory about an account that names the account (its about is `account:<uuid>`, no entityName);
+- a memory copied to relabel it (a new row with the text of one the agent keeps, other labels);
+- the spec's fixture bytes (the example's ciphertext and wraps, for a discarded test key) sent.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from decoy_lab.conformance.rulebook import MEMORIES, Evidence, Exchange, Result, Rule, Run, short
-from decoy_lab.conformance.rules.base import kind_of, opened_rows, plain, row_label, sent_rows, writes
+from decoy_lab.conformance.rules.base import kind_of, labels_of, opened_rows, plain, row_label, sent_rows, writes
 
 # "Keep booking references, passwords and keys out of the text": each a pattern a reader can check
 SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -218,6 +221,100 @@ def metadata_files_nothing(run: Run) -> Result:
     return Result.judge(bad, good[:3])
 
 
+ACCOUNT_ID = re.compile(r"account:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+
+
+def account_by_id(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for x, r in memories_written(run):
+        p = plain(r)
+        about = str(p.get("about") or "")
+        if not about.startswith("account:") and not p.get("account"):
+            continue
+        named = p.get("entity_name")
+        if named:
+            bad.append(Evidence(f"{row_label(x, r.id)}: a memory about {about} names it ({str(named)[:40]!r} as "
+                                "observation.entityName): never the account's name", x))  # fmt: skip
+        elif not ACCOUNT_ID.fullmatch(about):
+            bad.append(Evidence(f"{row_label(x, r.id)}: about {about[:60]!r}: not account:<the account's uuid>", x))
+        else:
+            good.append(Evidence(f"{row_label(x, r.id)}: about {about}, by id only", x))
+    return Result.judge(bad, good[:3])
+
+
+def _text_of(row: Any) -> str:
+    p = getattr(row, "plaintext", None)
+    return str((p.get("text") if isinstance(p, dict) else getattr(p, "text", "")) or "")
+
+
+def no_copy_to_relabel(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    gone: dict[str, float] = {}  # row id → when a deletion of it was answered
+    for x in run.exchanges:
+        if x.path == f"{MEMORIES}/delete" and x.method == "POST" and isinstance(x.response, dict):
+            for rid in x.response.get("deleted") or []:
+                gone.setdefault(str(rid), x.start)
+    kept: dict[str, tuple[str, list[str], Exchange]] = {}  # row id → (text, labels, where), as last written
+    by_text: dict[str, list[str]] = {}  # text → the row ids that were written with it (an index, not a scan)
+    for x in writes(run):
+        for r in opened_rows(x):
+            if r.verdict != "readable" or kind_of(r) != "memory":
+                continue
+            text, labels = _text_of(r), labels_of(r)
+            before = kept.get(r.id)
+            if x.method == "PUT" and before is not None and before[1] != labels:
+                good.append(Evidence(f"{row_label(x, r.id)}: relabelled in place, by id", x))
+            elif x.method == "POST" and text and before is None:
+                copied = next((
+                    (rid, kept[rid]) for rid in by_text.get(text, [])
+                    if kept[rid][0] == text and kept[rid][1] != labels and gone.get(rid, float("inf")) > x.start
+                ), None)  # fmt: skip
+                if copied is not None:
+                    rid, (_, was, where) = copied
+                    bad.append(Evidence(f"{row_label(x, r.id)}: a copy of memory {short(rid)} ({where.label()}) "
+                                        f"with labels {labels} for {was}: relabel it by id instead", x, where))  # fmt: skip
+            kept[r.id] = (text, labels, x)
+            by_text.setdefault(text, []).append(r.id)
+    return Result.judge(bad[:4], good[:3])
+
+
+# The spec's example of POST memories: synthetic bytes for a discarded test key (the first 44
+# characters of each, and its kid) — "Do not submit these fixture wraps for a real user."
+FIXTURES = {
+    "ciphertext": "AQHYBr7qawBSHirhp7FCw/+kUJOg1bupon41gCmcyH0c",
+    "owner_wrap": "AQIBAK18oN1WIoJFUcST6J4VUdGVGJJ45NQVsdz+wKgu",
+    "self_wrap": "AQBN7UA0MS7gKpdwFyJokbYLMPHh1XG+w4TsosfQFCOm",
+}
+FIXTURE_KID = "5e45d83427d094d8"
+
+
+def _fixtures_in(row: dict) -> list[str]:
+    blobs = [(k, row.get(k)) for k in ("ciphertext", "owner_wrap", "self_wrap")]
+    blobs += [
+        ("grantee_wraps[].wrapped_key", w.get("wrapped_key"))
+        for w in row.get("grantee_wraps") or []
+        if isinstance(w, dict)
+    ]
+    found = [where for where, blob in blobs if isinstance(blob, str) and blob.startswith(tuple(FIXTURES.values()))]
+    return list(dict.fromkeys([*found, *(["kid"] if row.get("kid") == FIXTURE_KID else [])]))
+
+
+def no_fixture_wraps(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for x in writes(run, refused=True):  # bytes sent are sent, whatever the answer
+        for row in sent_rows(x):
+            found = _fixtures_in(row)
+            if found:
+                bad.append(Evidence(f"{row_label(x, row['id'])}: {', '.join(found)}: the spec's example bytes, "
+                                    "for a discarded test key", x))  # fmt: skip
+            elif len(good) < 3:
+                good.append(Evidence(f"{row_label(x, row['id'])}: its own keys and wraps", x))
+    return Result.judge(bad[:4], good)
+
+
 RULES = [
     Rule(
         "contents.no-secrets",
@@ -273,5 +370,39 @@ RULES = [
         scenarios=("clean",),
         bug="topic-in-metadata",
         catches="names the memory's topic in its metadata (`metadata.topic`) besides filing it by `about`",
+    ),
+    Rule(
+        "contents.account-by-id",
+        "A memory about an account names it by its id only",
+        "000",
+        "Exact formats › `ciphertext`",
+        'about a granted account: `{"v":2,"row_id":"<id>","observation":{"content":"Uses squash merges."},'
+        '"about":["account:<account uuid>"]}` (never the account\'s name).',
+        account_by_id,
+        scenarios=("accounts",),
+        bug="account-name-in-memory",
+        catches="files its memory about the account with the service's name as observation.entityName",
+    ),
+    Rule(
+        "contents.no-copy-to-relabel",
+        "A memory is relabelled by id, never copied under other labels",
+        "000",
+        "Topics › Attach, move or detach",
+        "Do not copy a memory to relabel it.",
+        no_copy_to_relabel,
+        scenarios=("clean",),
+        bug="copy-to-relabel",
+        catches="adds a label by posting a copy of its reminder under the new labels",
+    ),
+    Rule(
+        "contents.no-fixture-wraps",
+        "The spec's example bytes are never sent",
+        "001",
+        "POST /api/agent/context/memories",
+        "Do not submit these fixture wraps for a real user.",
+        no_fixture_wraps,
+        scenarios=("other-connections",),
+        bug="fixture-wraps",
+        catches="wraps each row to the other connections with the spec example's self_wrap bytes",
     ),
 ]

@@ -1,11 +1,21 @@
-"""Rules on writes with an unknown outcome and on edits that meet a conflict."""
+"""Rules on writes with an unknown outcome, on edits that meet a conflict, and on editing a memory
+another wrote (its text only)."""
 
 from __future__ import annotations
 
 import math
 
 from decoy_lab.conformance.rulebook import Evidence, Exchange, Result, Rule, Run, short
-from decoy_lab.conformance.rules.base import opened_rows, posts, reads, row_label, sent_rows, writes
+from decoy_lab.conformance.rules.base import (
+    kind_of,
+    labels_of,
+    opened_rows,
+    posts,
+    reads,
+    row_label,
+    sent_rows,
+    writes,
+)
 
 
 def _texts(x: Exchange) -> dict[str, str]:
@@ -163,6 +173,34 @@ def keep_other_fields(run: Run) -> Result:
     return Result.judge(bad, good[:3])
 
 
+def others_text_only(run: Run) -> Result:
+    """A PUT of a memory the agent did not write (one the owner's view held as it started) keeps its
+    labels exactly: categories, topic or account, as they stood."""
+    bad: list[str] = []
+    good: list[str] = []
+    known = {
+        str(e["id"]): [str(v) for v in e.get("labels") or []] for e in run.app_view_before if e.get("kind") == "memory"
+    }
+    if not known:
+        return Result.judge(bad, good)  # no memory another wrote was stored as the agent started
+    own = {row["id"] for x in posts(run) for row in sent_rows(x)}
+    for x in writes(run):
+        if x.method != "PUT":
+            continue
+        for r in opened_rows(x):
+            if r.id in own or r.id not in known or kind_of(r) != "memory" or r.verdict != "readable":
+                continue
+            now, was = labels_of(r), known[r.id]
+            if now != was:
+                bad.append(Evidence(f"{row_label(x, r.id)}: a memory another wrote, relabelled from {was} to {now}: "
+                                    "Read & write corrects its text only", x))  # fmt: skip
+            else:
+                good.append(Evidence(f"{row_label(x, r.id)}: corrected a memory another wrote; its labels {was} "
+                                     "unchanged", x))  # fmt: skip
+            known[r.id] = now
+    return Result.judge(bad, good[:3])
+
+
 RULES = [
     Rule(
         "writes.same-rows-on-retry",
@@ -207,5 +245,17 @@ RULES = [
         scenarios=("owner-unlabels",),
         bug="stale-labels",
         catches="after a 409, re-reads the text but re-seals its own earlier labels, putting back the owner's removal",
+    ),
+    Rule(
+        "writes.others-text-only",
+        "A memory another wrote is corrected in its text only: its labels stay byte-identical",
+        "000",
+        "Topics › Attach, move or detach",
+        "a connection editing someone else's memory with Read & write may correct its text, and must leave its "
+        "labels byte-identical",
+        others_text_only,
+        scenarios=("read-write",),
+        bug="relabel-others",
+        catches="corrects a memory another wrote and adds the category `misc` to it",
     ),
 ]

@@ -8,9 +8,13 @@ creates it with its first memory in one POST, resends the SAME sealed rows after
 outcome, reads them back, and corrects the memory by id (re-reading on `409 REV_CONFLICT`). A
 `403` with a `permission_request` is sent unchanged to `POST /api/agent/grant-request`, polled
 every 2 s until the owner answers, then `GET /api/agent/policies` is read (a denial ends the task:
-nothing is asked again, exit 0); a `401 TOKEN_EXPIRED` is refreshed once. Then it saves a reminder, removes one of its labels
+nothing is asked again, exit 0); a `401 TOKEN_EXPIRED` is refreshed once; a `401` with
+`recovery: continue` (SESSION_ENDED) is met by reconnecting with the same `client_id`. Then it saves a reminder, removes one of its labels
 (rotating its key: a new key and `kid` with both wraps), adds another (the same key, wrapped with
 `POST memory-wraps` to the connections it newly reaches), deletes it and reads back to see it gone.
+
+When its grant holds Edit all memories (`memory.edit`: the check's `read-write` scenario), it
+corrects the text of a memory another wrote, leaving its labels as they were.
 
 When its grant lets it create accounts (the pairing's `authorization_details` name
 `account.create`: the check's `accounts` scenario), it then signs up for a service: the account
@@ -51,8 +55,19 @@ BUGS = (
     "wrap-one-reader", "ignore-rate-limit", "stale-labels", "bare-pairing",
     "credentials-in-memory", "api-key-as-password", "no-idempotency-key", "second-address", "headered-password",
     "write-first", "topic-in-metadata", "local-client-uri", "poll-grant-fast", "no-policies-read",
-    "ask-again-after-denial", "no-share-on-add",
+    "ask-again-after-denial", "no-share-on-add", "relabel-others", "account-name-in-memory", "copy-to-relabel",
+    "fixture-wraps", "ask-held", "ask-without-reason", "ask-with-level", "new-client-on-continue",
 )  # fmt: skip
+# the ask-* bugs' asks of the agent's own (not a refusal's permission_request), sent once it is paired
+CARDS = {"permissions": ["personal.read"], "record_type": "cards", "reason": "Pay for the trip's booking."}
+EXTRA_ASKS = {
+    # held since the pairing in the check's missing-permission scenario (its owner grants personal emails)
+    "ask-held": {"permissions": ["personal.read"], "record_type": "emails", "reason": "Read the booking email."},
+    "ask-without-reason": {k: v for k, v in CARDS.items() if k != "reason"},
+    "ask-with-level": {**CARDS, "level": "read"},
+}
+# the spec's example self_wrap (POST memories), for a discarded test key: only the fixture-wraps bug sends it
+FIXTURE_WRAP = "AQBN7UA0MS7gKpdwFyJokbYLMPHh1XG+w4TsosfQFCOmZm+SGEnOvUBsM51Opqe4EdRxS6QMQAZd0oPRbvjP7na5qLBEaKywCQvd7R37FGejE1JbucnN31wx0X9Rc+x7qFtJRvWds5NXPxnuH7HroDSx3CKkpHerPC5BSt6KHOovWTLnBEf+lzHf8zBdpHP+VN8h0Qlde0eRpq0tLPJBs0KRB3PtZeJfQrgW8Jli21s+O1moH9SWJ2p+V5+A/1BWF3IuxQBpIGDT9HjyNja5iI0D+zvNyBCklOuYUHh7ApnF8cPj4WT6G2SKt/fnUEpYo606eWiKnPRGNxqpRz3jFdsVQi/fSotd1sNqpZ5j7N1ZAfPBB0QGNRnxXh0zTWNghJs4+1fDx046Baim7cSyRIDtaUfZS9yYYvYm3Wpp"
 DECOYS, ACCOUNTS, UNLOCK = "/api/agent/decoys", "/api/agent/accounts", "/api/agent/unlock"
 OAEP = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
 
@@ -231,6 +246,14 @@ class Agent:
             if r.status_code == 401 and r.json().get("code") == "TOKEN_EXPIRED":
                 self.refresh()
                 continue
+            if (
+                r.status_code == 401 and r.json().get("recovery") == "continue"
+            ):  # SESSION_ENDED: the connection lives on
+                self.say("This session ended; reconnecting with the same client_id.")
+                if self.bug == "new-client-on-continue":  # a new client_id: another connection, not this one
+                    self.client_id += "-again"
+                self.pair()
+                continue
             if r.status_code == 403 and isinstance(r.json().get("permission_request"), dict):
                 self.ask_for(r.json()["permission_request"])
                 continue
@@ -245,7 +268,8 @@ class Agent:
             return
         r = self.http.post("/api/agent/grant-request", json=request, headers={"Authorization": f"Bearer {self.access}"})
         answer = r.json()
-        if answer.get("status") == "already_granted":
+        if r.status_code >= 400 or answer.get("status") == "already_granted":
+            self.say(f"The ask was answered {r.status_code} {answer.get('status') or answer.get('code')}.")
             return
         rid = answer.get("request_id")
         self.say("I asked for access; approve it in the Decoy app.")
@@ -338,9 +362,8 @@ class Agent:
             if self.bug == "wrap-too-far" and not via and any_reason(g.get("selectors") or {}):
                 via = [any_reason(g.get("selectors") or {})]
             if via:
-                wraps.append(
-                    {"token_id": g["token_id"], "via": via, "wrapped_key": b64(envelope(g["public_key"], key))}
-                )
+                wrapped = FIXTURE_WRAP if self.bug == "fixture-wraps" else b64(envelope(g["public_key"], key))
+                wraps.append({"token_id": g["token_id"], "via": via, "wrapped_key": wrapped})
             if self.bug == "wrap-one-reader" and wraps:
                 break
         if wraps:
@@ -364,6 +387,8 @@ class Agent:
 
     def run(self, subject: str) -> None:
         self.pair()
+        if self.bug in EXTRA_ASKS:
+            self.ask_for(EXTRA_ASKS[self.bug])
         g = self.call("GET", "/api/agent/context/memory-grantees").json()
         self.owner_key = g.get("owner_public_key")
         self.grantees = [x for x in g.get("grantees") or [] if x.get("public_key") != self.public_b64]
@@ -384,6 +409,7 @@ class Agent:
                 t, rows = self.topic_rows("me" if self.bug == "user-topic" else subject)
             state["memory"] = self.memory_row(t, text)
             state["topic"] = t
+            state["mine"] = [r["id"] for r in rows] + [state["memory"]["id"]]
             return {"rows": [*rows, state["memory"]]}
 
         if topic is None and self.bug == "topic-alone":
@@ -396,6 +422,8 @@ class Agent:
             return
         self.correct(memory_id, "Status: no flight chosen yet.", "Status: chose the Friday 08:10 direct flight.")
         self.relabel_and_forget(state["topic"])
+        if any("memory.edit" in (d.get("permissions") or []) for d in self.granted):
+            self.correct_others(set(state["mine"]))
         if any("account.create" in (d.get("permissions") or []) for d in self.granted):
             self.sign_up("Acme Tickets", "https://tickets.acme.example")
 
@@ -437,7 +465,10 @@ class Agent:
         text = f"{service}: signed up with a Decoy address for the trip's ticket alerts; the login and API key are on the account."
         if self.bug == "credentials-in-memory":
             text += f"\nCredentials: {email} / {password}"
-        plain = {"v": 2, "row_id": str(uuid.uuid4()), "observation": {"content": text},
+        observation = {"content": text}
+        if self.bug == "account-name-in-memory":  # the account named in the memory: its id is all it carries
+            observation["entityName"] = service
+        plain = {"v": 2, "row_id": str(uuid.uuid4()), "observation": observation,
                  "about": [f"account:{account_id}"], "categories": ["technology"]}  # fmt: skip
         note = self.row(plain)
         self.retried("POST", MEMORIES, lambda: {"rows": [note]})
@@ -532,6 +563,29 @@ class Agent:
         _served, opened = self.read_all()
         self.say("The reminder is gone." if note["id"] not in opened else "The reminder is STILL there.")
 
+    def correct_others(self, mine: set[str]) -> None:
+        """With Read & write on every memory (`memory.edit`), correct the text of one another wrote:
+        its text only, its labels byte-identical (000 "a connection editing someone else's memory with
+        Read & write may correct its text, and must leave its labels byte-identical")."""
+        _served, opened = self.read_all()
+        theirs = [
+            o
+            for rid, o in opened.items()
+            if rid not in mine
+            and isinstance(o["plain"].get("observation"), dict)
+            and not str((o["plain"].get("about") or [""])[0]).startswith("account:")  # those are acctmem.*
+        ]
+        if not theirs:
+            return
+        o = theirs[0]
+        plain = dict(o["plain"], observation=dict(o["plain"]["observation"]))
+        plain["observation"]["content"] = plain["observation"]["content"].rstrip() + " (Checked with the person.)"
+        if self.bug == "relabel-others":  # a label of its own choosing on a memory another wrote
+            plain["categories"] = [*(plain.get("categories") or []), "misc"]
+        body = {"id": o["row"]["id"], "expected_rev": o["row"]["rev"], "ciphertext": seal(o["key"], plain)}
+        r = self.retried("PUT", MEMORIES, lambda: body)
+        self.say(f"Corrected the text of memory {o['row']['id'][:8]}…, which another wrote ({r.status_code}).")
+
     def add_label(self, memory_id: str, category: str) -> None:
         """An edit that only adds a label keeps the key (a plain PUT, no `kid`); the key then goes to
         each connection the new label newly reaches, with `POST memory-wraps` (001 "An edit that
@@ -542,6 +596,11 @@ class Agent:
             return
         before = current["plain"]
         after = dict(before, categories=[*(before.get("categories") or []), category])
+        if self.bug == "copy-to-relabel":  # the same memory again under the new labels, a new id and key
+            copy = self.row(dict(after, row_id=str(uuid.uuid4())))
+            self.retried("POST", MEMORIES, lambda: {"rows": [copy]})
+            self.say(f"Saved a copy of {memory_id[:8]}… with the label {category!r}.")
+            return
         body = {"id": memory_id, "expected_rev": current["row"]["rev"], "ciphertext": seal(current["key"], after)}
         r = self.retried("PUT", MEMORIES, lambda: body)
         self.say(f"Added the label {category!r} to {memory_id[:8]}… ({r.status_code}).")

@@ -49,6 +49,13 @@ const BUGS = {
   'poll-grant-fast': 'polls its pending grant request every 0.1 s',
   'no-policies-read': 'after an approval retries the refused call without reading GET /api/agent/policies',
   'ask-again-after-denial': 'sends the same grant request again after the owner denied it',
+  'relabel-others': 'corrects a memory another wrote (with Read & write on all memories) and adds the category misc to it',
+  'copy-to-relabel': '(--task relabel) adds the label food by posting a copy of its reminder under the new labels',
+  'fixture-wraps': "wraps each row to the other connections with the spec example's self_wrap bytes",
+  'ask-held': 'asks, once paired, for what its pairing already holds (missing-permission: personal emails)',
+  'ask-without-reason': 'asks, of its own accord, for Read personal info (cards) with no reason',
+  'ask-with-level': 'asks for Read personal info (cards) with level: read beside its permissions',
+  'new-client-on-continue': 'meets 401 SESSION_ENDED (recovery: continue) by pairing with a new client_id',
   'no-share-on-add': "(--task relabel) adds the label food to its reminder and never wraps the key to the connections it newly reaches",
 };
 const ALIASES = { 'raw-owner-wrap': 'wrong-owner-wrap', 'bad-kid': 'kid-mismatch', 'poll-fast': 'fast-poll' };
@@ -60,6 +67,13 @@ const ATTEMPTS = 5; // sends of one request whose outcome stays unknown (or is 4
 const PREPARING_WAIT = Number(process.env.DECOY_PREPARING_WAIT || 90); // s of reading while rows are owed
 const GRANT_WAIT = 600; // s: "Poll GET /api/agent/grant-request?id= every few seconds for up to about ten minutes"
 
+// the ask-* bugs' asks of the agent's own (not a refusal's permission_request), sent once it is paired
+const CARDS = { permissions: ['personal.read'], record_type: 'cards', reason: "Pay for the trip's booking." };
+const EXTRA_ASKS = {
+  'ask-held': { permissions: ['personal.read'], record_type: 'emails', reason: 'Read the booking email.' },
+  'ask-without-reason': { permissions: CARDS.permissions, record_type: CARDS.record_type },
+  'ask-with-level': { ...CARDS, level: 'read' },
+};
 class UsageError extends Error {}
 class Denied extends Error {} // the owner said no (or let the ask expire): the task ends, nothing more is asked
 const say = (...words) => console.error('agent:', ...words);
@@ -104,7 +118,7 @@ const BASE = (process.env.DECOY_BASE_URL || '').replace(/\/+$/, '');
 // -- HTTP ----------------------------------------------------------------------------------------
 // One exchange. Throws an Error with `status` for an answered non-2xx, and with `unknown: true`
 // when the outcome cannot be known (no answer, a cut answer, a 5xx).
-const session = { access: null, refresh: null, tokenId: null };
+const session = { access: null, refresh: null, tokenId: null, clientId: CLIENT_ID, me: null };
 async function exchange(method, path, body, { form = false, auth = true } = {}) {
   const headers = { accept: 'application/json' };
   if (auth && session.access) headers.authorization = `Bearer ${session.access}`;
@@ -157,6 +171,7 @@ async function call(method, path, makeBody) {
   let body = typeof makeBody === 'function' ? await makeBody() : makeBody;
   let refreshed = false;
   let asked = false;
+  let continued = false;
   for (let attempt = 1; ; attempt++) {
     try {
       return await exchange(method, path, body);
@@ -165,6 +180,15 @@ async function call(method, path, makeBody) {
         say(`${method} ${path}: ${err.code}; refreshing the access token`);
         await refresh();
         refreshed = true;
+        attempt--;
+        continue;
+      }
+      if (err.status === 401 && err.answer?.recovery === 'continue' && !continued) {
+        // SESSION_ENDED / TOKEN_SUPERSEDED: the connection lives on; reconnect it with the same client_id
+        say(`${method} ${path}: ${err.code}; reconnecting with the same client_id`);
+        if (BUG === 'new-client-on-continue') session.clientId = `${CLIENT_ID}-again`; // another connection
+        await pair(session.me);
+        continued = true;
         attempt--;
         continue;
       }
@@ -267,6 +291,8 @@ function anyReason(sel) {
 // reasons its grant holds on the row's labels). Only the ciphertext carries the plaintext. A
 // rotation (`rotating`) is the same: a new key and kid, and wraps for whoever the labels reach.
 const ONE_KEY = random(32); // the one-key bug's key for every row
+// the spec's example self_wrap (POST memories), for a discarded test key: only the fixture-wraps bug sends it
+const FIXTURE_WRAP = 'AQBN7UA0MS7gKpdwFyJokbYLMPHh1XG+w4TsosfQFCOmZm+SGEnOvUBsM51Opqe4EdRxS6QMQAZd0oPRbvjP7na5qLBEaKywCQvd7R37FGejE1JbucnN31wx0X9Rc+x7qFtJRvWds5NXPxnuH7HroDSx3CKkpHerPC5BSt6KHOovWTLnBEf+lzHf8zBdpHP+VN8h0Qlde0eRpq0tLPJBs0KRB3PtZeJfQrgW8Jli21s+O1moH9SWJ2p+V5+A/1BWF3IuxQBpIGDT9HjyNja5iI0D+zvNyBCklOuYUHh7ApnF8cPj4WT6G2SKt/fnUEpYo606eWiKnPRGNxqpRz3jFdsVQi/fSotd1sNqpZ5j7N1ZAfPBB0QGNRnxXh0zTWNghJs4+1fDx046Baim7cSyRIDtaUfZS9yYYvYm3Wpp';
 const unpadded = (text) => (BUG === 'unpadded-base64' ? text.replace(/=+$/, '') : text);
 async function sealRow(plaintext, keys, { rotating = false } = {}) {
   const key = BUG === 'one-key' && !rotating ? ONE_KEY : random(32);
@@ -282,7 +308,8 @@ async function sealRow(plaintext, keys, { rotating = false } = {}) {
   for (const g of keys.grantees) {
     let via = reasonsFor(g.selectors, plaintext);
     if (BUG === 'wrap-too-far' && !via.length && anyReason(g.selectors)) via = [anyReason(g.selectors)];
-    if (via.length && wraps.length < 100) wraps.push({ token_id: g.token_id, via, wrapped_key: b64(await envelope(key, g.public_key)) });
+    const wrapped = BUG === 'fixture-wraps' ? FIXTURE_WRAP : b64(await envelope(key, g.public_key));
+    if (via.length && wraps.length < 100) wraps.push({ token_id: g.token_id, via, wrapped_key: wrapped });
     if (BUG === 'wrap-one-reader' && wraps.length) break;
   }
   if (wraps.length) row.grantee_wraps = wraps;
@@ -396,7 +423,7 @@ async function pair(me) {
   let ask = {}; // the bare-pairing bug asks for nothing by name: no authorization_details, no request_uri
   if (BUG !== 'bare-pairing') {
     try {
-      const par = await exchange('POST', '/oauth/par', { client_id: CLIENT_ID, authorization_details }, { auth: false });
+      const par = await exchange('POST', '/oauth/par', { client_id: session.clientId, authorization_details }, { auth: false });
       ask = { request_uri: par.request_uri };
     } catch (err) {
       if (err.status !== 404 && err.status !== 405) throw err;
@@ -404,13 +431,13 @@ async function pair(me) {
     }
   }
   const dev = await exchange('POST', '/oauth/device', {
-    client_id: CLIENT_ID, name: 'Check example agent (Node)', platform: 'oauth', agent_public_key: me.publicKeyBase64, ...ask,
+    client_id: session.clientId, name: 'Check example agent (Node)', platform: 'oauth', agent_public_key: me.publicKeyBase64, ...ask,
     ...(BUG === 'local-client-uri' ? { client_uri: 'https://localhost:8443/agent' } : {}),
   }, { auth: false });
   say(`pairing: approve in the Decoy app: ${dev.verification_uri_complete || dev.verification_uri} (code ${dev.user_code})`);
   let interval = Number(dev.interval || 5);
   const deadline = Date.now() + Number(dev.expires_in || 600) * 1000;
-  const form = { grant_type: DEVICE_GRANT, device_code: dev.device_code, client_id: CLIENT_ID };
+  const form = { grant_type: DEVICE_GRANT, device_code: dev.device_code, client_id: session.clientId };
   for (;;) {
     const wait = BUG === 'fast-poll' ? 1 : interval;
     if (Date.now() + wait * 1000 >= deadline) throw new Error('the pairing link expired before the owner approved');
@@ -434,7 +461,7 @@ async function pair(me) {
 // A refresh token is used once: the answer replaces both tokens. Sent again only when its answer
 // was lost (no answer at all), never after an answered use.
 async function refresh() {
-  const form = { grant_type: 'refresh_token', refresh_token: session.refresh, client_id: CLIENT_ID };
+  const form = { grant_type: 'refresh_token', refresh_token: session.refresh, client_id: session.clientId };
   for (let attempt = 1; ; attempt++) {
     try {
       const token = await exchange('POST', '/oauth/token', form, { form: true, auth: false });
@@ -601,9 +628,16 @@ const REMINDER = 'Reminder: check in online 24 h before the flight.';
 // An edit that only adds a label keeps the key (a plain PUT, no kid); the key then goes to each
 // connection the new label newly reaches, with POST memory-wraps (001: "An edit that only adds
 // labels … keeps the key; the writer wraps it to the newly eligible connections").
-async function addLabel(current, keys, category) {
+async function addLabel(me, current, keys, category) {
   const before = current.plain;
   const after = { ...before, categories: [...new Set([...(before.categories || []), category])] };
+  if (BUG === 'copy-to-relabel') { // the same memory again under the new labels: a new id and key
+    const copy = await sealRow({ ...after, row_id: webcrypto.randomUUID() }, keys);
+    await call('POST', MEMORIES, { rows: [copy] });
+    say(`saved a copy ${short(copy.id)} of ${short(current.row.id)} with the label ${category}`);
+    await readMemories(me);
+    return;
+  }
   const body = { id: current.row.id, expected_rev: current.row.rev, ciphertext: b64(await sealVault(current.key, utf8.encode(JSON.stringify(after)))) };
   await call('PUT', MEMORIES, body);
   const wraps = [];
@@ -617,6 +651,25 @@ async function addLabel(current, keys, category) {
   if (wraps.length && BUG !== 'no-share-on-add') {
     await call('POST', '/api/agent/context/memory-wraps', { row_id: current.row.id, kid: current.row.kid, wraps });
   }
+  const back = (await readMemories(me)).opened.get(current.row.id);
+  if (!back || !(back.plain.categories || []).includes(category)) throw new Error(`memory ${current.row.id} does not read back with ${category}`);
+}
+
+// With Read & write on every memory (access.memories.write), correct the text of one another wrote:
+// its text only, its labels byte-identical (000 "a connection editing someone else's memory with
+// Read & write may correct its text, and must leave its labels byte-identical").
+async function correctOthers(me, mine) {
+  const { opened } = await readMemories(me);
+  const theirs = [...opened.values()].find((o) => !mine.has(o.row.id) && o.plain.observation
+    && !String((o.plain.about || [''])[0]).startsWith('account:')); // those are acctmem.*
+  if (!theirs) return null;
+  const observation = { ...theirs.plain.observation, content: `${theirs.plain.observation.content.trimEnd()} (Checked with the person.)` };
+  const plain = { ...theirs.plain, observation };
+  if (BUG === 'relabel-others') plain.categories = [...(plain.categories || []), 'misc'];
+  const body = { id: theirs.row.id, expected_rev: theirs.row.rev, ciphertext: b64(await sealVault(theirs.key, utf8.encode(JSON.stringify(plain)))) };
+  await call('PUT', MEMORIES, body);
+  say(`corrected the text of memory ${short(theirs.row.id)}, which another wrote`);
+  return theirs.row.id;
 }
 
 async function relabel(me, keys, topic) {
@@ -648,7 +701,7 @@ async function relabel(me, keys, topic) {
       throw new Error(`reminder ${note.id} does not read back under its new key without misc`);
     }
     say(`read back reminder ${short(note.id)}: new kid, labels ${JSON.stringify(after.plain.categories || [])}`);
-    await addLabel(after, keys, 'food');
+    await addLabel(me, after, keys, 'food');
     return { reminder_id: note.id, kid: fresh.kid };
   }
   throw new Error(`reminder ${note.id} kept changing; its label was not removed`);
@@ -663,7 +716,16 @@ async function main() {
   if (!BASE) throw new UsageError('set DECOY_BASE_URL to the Decoy (or sandbox, or inspector) URL, e.g. http://127.0.0.1:8765');
   if (BUG) say(`--bug ${BUG}: ${BUGS[BUG]}`);
   const me = await newKeyPair();
+  session.me = me;
   await pair(me);
+  if (EXTRA_ASKS[BUG]) {
+    try {
+      await askFor(EXTRA_ASKS[BUG], { code: 'an ask of its own' });
+    } catch (err) {
+      if (err.status !== 400) throw err;
+      say(`the ask was refused: ${err.message}`);
+    }
+  }
   const access = await readAccess();
   if (!access.save && OPTS.task !== 'read') say('this connection cannot save yet: the save will be refused, and its permission_request sent to the owner');
   const g = await get('/api/agent/context/memory-grantees');
@@ -685,6 +747,7 @@ async function main() {
     Object.assign(out, { topic_id: saved.topic.id, memory_id: saved.memoryId, rows: saved.rowIds });
     if (OPTS.task === 'edit') out.text = await edit(me, saved.memoryId, keys);
     if (OPTS.task === 'relabel') Object.assign(out, await relabel(me, keys, saved.topic));
+    if (access.write?.all) out.corrected_other = await correctOthers(me, new Set(saved.rowIds));
   }
   console.log(JSON.stringify(out));
 }
