@@ -1,10 +1,13 @@
-"""Rules on missing access: ask with the refusal's own request, on the same connection; poll the
-ask every few seconds until the owner answers; read the policies after an approval; a denial stands."""
+"""Rules on missing access: ask with the refusal's own request, on the same connection; an ask of
+the agent's own names permissions, one selection and a reason, never `resource_id`, `kind` or
+`level`, and never what the connection holds; poll the ask every few seconds until the owner
+answers; read the policies after an approval; a denial stands."""
 
 from __future__ import annotations
 
 from urllib.parse import parse_qs
 
+from decoy_lab import vocab
 from decoy_lab.conformance.rulebook import Evidence, Exchange, Result, Rule, Run
 from decoy_lab.conformance.rules.base import pairings
 
@@ -154,6 +157,69 @@ def denial_stands(run: Run) -> Result:
     return Result.judge(bad, good[:3])
 
 
+SELECTIONS = frozenset(vocab.SELECTION_KEYS)
+OLD_KEYS = ("resource_id", "kind", "level")  # "Unknown keys are refused: never send them with `permissions`"
+
+
+def _handed(run: Run, ask: Exchange) -> bool:
+    """The ask is a refusal's `permission_request`, unchanged (access.grant-request-not-repair judges it)."""
+    return any(
+        isinstance(x.response, dict) and x.response.get("permission_request") == ask.request and x.start < ask.start
+        for x in run.exchanges
+        if x.status == 403
+    )
+
+
+def ask_with_reason(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for a in asks(run):
+        body = a.request if isinstance(a.request, dict) else {}
+        if _handed(run, a):
+            good.append(Evidence(f"{a.label()}: a refusal's permission_request, unchanged", a))
+            continue
+        chosen = sorted(SELECTIONS & set(body))
+        if not isinstance(body.get("permissions"), list) or not body["permissions"]:
+            bad.append(Evidence(f"{a.label()}: names no permissions", a))
+        elif len(chosen) > 1 and set(chosen) != {"record_type", "personal_id"}:
+            bad.append(Evidence(f"{a.label()}: {len(chosen)} selections ({', '.join(chosen)}): one per ask", a))
+        elif not isinstance(body.get("reason"), str) or not body["reason"].strip():
+            bad.append(Evidence(f"{a.label()}: asks for {body['permissions']} with no reason for the owner", a))
+        else:
+            good.append(Evidence(f"{a.label()}: {body['permissions']}, one selection, and a reason", a))
+    return Result.judge(bad, good[:3])
+
+
+def ask_known_keys(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    rows: list[tuple[Exchange, dict]] = [(a, a.request) for a in asks(run) if isinstance(a.request, dict)]
+    for x in run.exchanges:
+        if x.method == "POST" and x.path in ("/oauth/device", "/oauth/par"):
+            body = x.request if isinstance(x.request, dict) else {}
+            rows += [(x, d) for d in body.get("authorization_details") or [] if isinstance(d, dict)]
+    for x, row in rows:
+        old = [k for k in OLD_KEYS if k in row]
+        if old and "permissions" in row:
+            bad.append(Evidence(f"{x.label()}: sends {', '.join(old)} with permissions {row.get('permissions')}", x))
+        elif "permissions" in row and len(good) < 3:
+            good.append(Evidence(f"{x.label()}: asks by permission name only", x))
+    return Result.judge(bad, good)
+
+
+def ask_held_never(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for a in asks(run):
+        body = a.response if isinstance(a.response, dict) else {}
+        if body.get("status") == "already_granted":
+            bad.append(Evidence(f"{a.label()}: asked for {(a.request or {}).get('permissions')}, which the connection "
+                                "already holds (200 already_granted)", a))  # fmt: skip
+        elif a.answered and not a.refused:
+            good.append(Evidence(f"{a.label()}: asked for what it did not hold ({a.status} {body.get('status')})", a))
+    return Result.judge(bad, good[:3])
+
+
 RULES = [
     Rule(
         "access.grant-request-not-repair",
@@ -198,5 +264,38 @@ RULES = [
         scenarios=("owner-denies",),
         bug="ask-again-after-denial",
         catches="sends the same grant request again after the owner denied it",
+    ),
+    Rule(
+        "access.ask-with-reason",
+        "An ask of the agent's own names permissions, one selection and a reason",
+        "001",
+        "POST /api/agent/grant-request",
+        "Send `permissions`, one selection, and a `reason`",
+        ask_with_reason,
+        scenarios=("missing-permission",),
+        bug="ask-without-reason",
+        catches="asks, of its own accord, for Read personal info (cards) with no reason",
+    ),
+    Rule(
+        "access.ask-known-keys",
+        "An ask never carries resource_id, kind or level beside permissions",
+        "001",
+        "Access: named permissions",
+        "never send `resource_id`, `kind` or `level` with `permissions`.",
+        ask_known_keys,
+        scenarios=("clean",),
+        bug="ask-with-level",
+        catches="asks for Read personal info (cards) with `level: read` beside its permissions",
+    ),
+    Rule(
+        "access.ask-held-never",
+        "The agent never asks for access its connection already holds",
+        "001",
+        "POST /api/agent/grant-request",
+        "Access this connection already holds is never asked again.",
+        ask_held_never,
+        scenarios=("missing-permission",),
+        bug="ask-held",
+        catches="asks again for Save memories, which its pairing already holds",
     ),
 ]

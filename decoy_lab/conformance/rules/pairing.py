@@ -154,6 +154,41 @@ def ask_by_name(run: Run) -> Result:
     return Result.judge(bad, good[:3])
 
 
+def _client_id(x: Exchange) -> str:
+    body = x.request if isinstance(x.request, dict) else dict(x.form)
+    return str(body.get("client_id") or "")
+
+
+def continue_session(run: Run) -> Result:
+    """After a 401 `recovery: continue` the agent reconnects with its own client_id (the connection
+    lives on); after `recovery: re_pair`, a new pairing; never a refresh for either."""
+    bad: list[str] = []
+    good: list[str] = []
+    paired = pairings(run)
+    seen: set[tuple[str, str]] = set()
+    for x in run.exchanges:
+        body = x.response if isinstance(x.response, dict) else {}
+        recovery = str(body.get("recovery") or "")
+        if x.status != 401 or recovery not in ("continue", "re_pair") or (x.token, recovery) in seen:
+            continue
+        seen.add((x.token, recovery))
+        steps = [p for p in [*paired, *token_calls(run, "refresh_token")] if p.start > x.start]
+        nxt = min(steps, key=lambda p: p.start) if steps else None
+        mine = next((_client_id(p) for p in paired if p.start < x.start), "")
+        if nxt is None:
+            bad.append(Evidence(f"{x.label()}: 401 {x.code} (recovery: {recovery}); the agent never reconnected", x))
+        elif nxt.path == "/oauth/token":
+            bad.append(Evidence(f"{nxt.label()}: refreshed after {x.label()} (recovery: {recovery}): "
+                                "the spec's recovery is a reconnect, not a refresh", nxt, x))  # fmt: skip
+        elif recovery == "continue" and mine and _client_id(nxt) != mine:
+            bad.append(Evidence(f"{nxt.label()}: after {x.label()} (recovery: continue) reconnected as client_id "
+                                f"{_client_id(nxt)[:40]!r}, not its own {mine[:40]!r}: another connection", nxt, x))  # fmt: skip
+        else:
+            good.append(Evidence(f"{nxt.label()}: after {x.label()} (recovery: {recovery}) reconnected"
+                                 + (" with the same client_id" if recovery == "continue" else ""), nxt, x))  # fmt: skip
+    return Result.judge(bad, good[:3])
+
+
 INTERNAL = (".local", ".localhost", ".internal", ".lan", ".home", ".corp", ".intranet", ".test", ".invalid", ".example")
 
 
@@ -274,5 +309,16 @@ RULES = [
         scenarios=("clean",),
         bug="local-client-uri",
         catches="sends `client_uri: https://localhost:8443/agent` with its pairing",
+    ),
+    Rule(
+        "pairing.continue-session",
+        "After 401 recovery: continue the agent reconnects with its own client_id; after re_pair, pairs anew",
+        "001",
+        "Errors › 401",
+        "with no registered browser, reconnect with the same `client_id`",
+        continue_session,
+        scenarios=("session-ended",),
+        bug="new-client-on-continue",
+        catches="meets 401 SESSION_ENDED (recovery: continue) by pairing with a new client_id",
     ),
 ]
