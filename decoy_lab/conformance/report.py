@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 
 MARKS = {PASSED: "PASSED", WARNING: "WARNING", FAILED: "FAILED", NOT_EXERCISED: "NOT EXERCISED"}
 EVIDENCE_SHOWN = 3  # evidence lines a failed rule shows in the terminal (the report keeps them all)
+# exchanges a failed rule keeps a reproducer (and a body file) for: a rule failing on every one of
+# 9,000 writes would otherwise make 9,000 curl lines, files and HTML blocks that say the same
+REPRODUCERS_KEPT = 50
 LINE_SHOWN = 240  # characters of one evidence line in the terminal
 STDERR_SHOWN = 5  # lines of an agent's stderr under a scenario that went wrong
 REFUSALS_SHOWN = 3  # kinds of refusal on a scenario's line in the terminal (the report keeps them all)
@@ -65,7 +68,8 @@ class Verdict:
     status: str
     evidence: list[str] = field(default_factory=list)
     by_scenario: dict[str, str] = field(default_factory=dict)
-    reproducers: list[dict[str, Any]] = field(default_factory=list)  # one per exchange a failure names
+    reproducers: list[dict[str, Any]] = field(default_factory=list)  # one per exchange a failure names (kept)
+    named: int = 0  # how many exchanges the failure names, reproducers kept or not
 
     def spec_line(self) -> str:
         return f"{self.rule.doc} {self.rule.section}: “{self.rule.spec}”"
@@ -88,6 +92,7 @@ class Verdict:
             "evidence": list(self.evidence),
             "scenarios": dict(self.by_scenario),
             "reproducers": list(self.reproducers),
+            "exchanges_named": max(self.named, len(self.reproducers)),
         }
 
 
@@ -179,7 +184,9 @@ def score(rules: list[Rule], runs: list[Run], command: str = "", *, staging: Sta
         ]
         verdict = Verdict(rule, status, evidence, {name: r.status for name, r in results})
         if status in (FAILED, WARNING):
-            verdict.reproducers = _reproducers(runs, evidence)
+            named = _named(runs, evidence)
+            verdict.reproducers = _reproducers(runs, evidence, named=named)
+            verdict.named = sum(len(ids) for _, ids in named)
         verdicts.append(verdict)
     return Scorecard(verdicts, runs, command, staging)
 
@@ -193,9 +200,30 @@ def _named(runs: list[Run], evidence: list[str]) -> list[tuple[Run, list[int]]]:
     return [(run, list(wanted[run.scenario])) for run in runs if run.scenario in wanted]
 
 
-def _reproducers(runs: list[Run], evidence: list[str], folder: Path | None = None) -> list[dict[str, Any]]:
-    """How to send again each exchange the evidence links to (reproduce.reproducers)."""
-    return [r for run, ids in _named(runs, evidence) for r in reproduce.reproducers(run, ids, folder)]
+def _kept(
+    runs: list[Run], evidence: list[str], named: list[tuple[Run, list[int]]] | None = None
+) -> list[tuple[Run, list[int]]]:
+    """`_named` (given, or found), the first REPRODUCERS_KEPT exchanges of them: those a report keeps
+    reproducers for."""
+    out, room = [], REPRODUCERS_KEPT
+    for run, ids in _named(runs, evidence) if named is None else named:
+        if room <= 0:
+            break
+        out.append((run, ids[:room]))
+        room -= len(ids[:room])
+    return out
+
+
+def _reproducers(
+    runs: list[Run],
+    evidence: list[str],
+    folder: Path | None = None,
+    *,
+    named: list[tuple[Run, list[int]]] | None = None,
+) -> list[dict[str, Any]]:
+    """How to send again each exchange the evidence links to (reproduce.reproducers), the first
+    REPRODUCERS_KEPT of them."""
+    return [r for run, ids in _kept(runs, evidence, named) for r in reproduce.reproducers(run, ids, folder)]
 
 
 def save(card: Scorecard, report: Path | str) -> Path:
@@ -210,7 +238,7 @@ def save(card: Scorecard, report: Path | str) -> Path:
         _write_private(folder / OWNER_KEY, card.staging.owner_pem)
     for v in card.verdicts:
         if v.status in (FAILED, WARNING):
-            for run, ids in _named(card.runs, v.evidence):
+            for run, ids in _kept(card.runs, v.evidence):
                 reproduce.write_bodies(run, ids, folder)
             v.reproducers = _reproducers(card.runs, v.evidence, folder)
     for run in card.runs:  # a refused write's body, as sent: what the server said no to
@@ -237,7 +265,7 @@ def _saved_exchanges(card: Scorecard) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for v in card.by_status():
         if v.status in (FAILED, WARNING):
-            for run, ids in _named(card.runs, v.evidence):
+            for run, ids in _kept(card.runs, v.evidence):
                 for record in reproduce.records(run, ids, folder):
                     out.setdefault(record["key"], {**record, "rules": []})["rules"].append(v.rule.id)
     return out
@@ -368,7 +396,8 @@ def _failure_lines(card: Scorecard, v: Verdict) -> list[str]:
         lines += [f"  fix:   {wrapped[0]}", *(pad + w for w in wrapped[1:])]
     if v.reproducers:
         first = v.reproducers[0]
-        more = f" (+{len(v.reproducers) - 1} more exchanges)" if len(v.reproducers) > 1 else ""
+        named = max(v.named, len(v.reproducers))
+        more = f" (+{named - 1} more exchanges)" if named > 1 else ""
         if first.get("body"):
             lines.append(f"  bytes: {first['body']} ({first['bytes']:,} bytes, answered {first['status']}){more}")
         elif first["bytes"]:

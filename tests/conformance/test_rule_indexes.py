@@ -1,10 +1,13 @@
 """The indexes that keep the rules linear over a big run (bench/check.py: 10,001 exchanges) judge
 as the scans they replace: a write's grantees are those of the latest memory-grantees answer sent
-before it; the shared lists of writes and reads follow the record as it grows."""
+before it; the shared lists of writes and reads follow the record as it grows. A rule failing on
+thousands of exchanges keeps reproducers for the first REPRODUCERS_KEPT and counts the rest."""
 
 from __future__ import annotations
 
+from decoy_lab.conformance.report import REPRODUCERS_KEPT, score, text
 from decoy_lab.conformance.rulebook import MEMORIES, Exchange, Run
+from decoy_lab.conformance.rules import BY_ID
 from decoy_lab.conformance.rules.base import opened_rows, reads, writes
 from decoy_lab.conformance.rules.wraps import GRANTEES, grantees_before, listings
 from decoy_lab.inspector.flow_record import Row
@@ -53,3 +56,15 @@ def test_opened_rows_are_those_of_the_request_only():
     sent = Row("r1", "request.rows[0]", "readable")
     answered = Row("r2", "response.memories[0]", "readable")
     assert opened_rows(x(1, "POST", MEMORIES, 201, rows=[sent, answered])) == (sent,)
+
+
+def test_a_rule_failing_on_every_write_keeps_some_reproducers_and_counts_them_all():
+    posts = [
+        Exchange(i, "POST", MEMORIES, "", 201, "answered", float(i), i + 0.1, {"rows": [{"id": f"r{i}"}]},
+                 {"created": [f"r{i}"]}, {}, [Row(f"r{i}", "request.rows[0]", "readable")], "t1", b'{"rows": []}')
+        for i in range(1, 201)
+    ]  # fmt: skip
+    card = score([BY_ID["rows.self-wrap"]], [Run("clean", posts, exit_code=0)])
+    (v,) = card.failed
+    assert len(v.evidence) == 200 and len(v.reproducers) == REPRODUCERS_KEPT and v.named == 200
+    assert v.to_dict()["exchanges_named"] == 200 and "(+199 more exchanges)" in text(card)
