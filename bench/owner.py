@@ -1,7 +1,7 @@
 """The owner panel in a real browser: JupyterLab shows `OwnerPanel` over a sandbox with the demo
 vault (tests/support/ownerpanel.py makes the notebook), and chromium, driven by Playwright, does
-every action of the panel (approve, deny, edit, re-file, delete, page on, rename, set / give /
-revoke a grant, share now, key setup off and on, revoke a connection, approve narrowed), each
+every action of the panel (approve, deny, allow an unlock, apply an address edit, edit, re-file,
+delete, page on, rename, set / give / revoke a grant, share now, key setup off and on, revoke a connection, approve narrowed), each
 timed in the page from the click to its visible result. Target (issue 22): each action ≤ 300 ms.
 Before: every action rebuilt ~500 widgets and took ~5 s. Left out under --quick (it starts a
 browser and a JupyterLab: run `make bench`)."""

@@ -22,8 +22,13 @@ sb = Sandbox.start(seed="demo")
 quiet = dict(profile=None, on_link=lambda *a: None)
 trip = Connection.pair(sb.url, name="Trip planner", permissions=[{"permissions": ["memory.read", "memory.edit"]}, {"permissions": ["memory.save"]}], **quiet)
 food = Connection.pair(sb.url, name="Food guide", permissions=[{"permissions": ["memory.read"], "datatypes": ["food"]}], **quiet)
+maker = Connection.pair(sb.url, name="Sign-up helper", permissions=[{"permissions": ["account.create"]}], **quiet)
+shopper = Connection.pair(sb.url, name="Shopping agent", permissions=[{"permissions": ["account.read"], "account_id": "3f1c2a4e-0000-4000-8000-000000000001"}], **quiet)
+acme = maker.create_account("Acme", username="me@acme.test")
 sb.owner.share()
 sb.state.approve = "manual"
+assert shopper.unlock(acme.account_id, reason="Sign in to Acme").status == "pending"
+assert maker.rename_decoy(acme.decoy_id, name="Acme Pro").status == "pending"
 for name in ("Calendar bot", "Spam bot"):
     ask = {"client_id": name.lower().replace(" ", "-"), "name": name, "authorization_details": [{"permissions": ["memory.read"]}]}
     httpx.post(sb.url + "/oauth/device", json=ask).raise_for_status()
@@ -100,6 +105,8 @@ def every_action(page, url: str) -> dict[str, float]:
 
     act("approve", "approve", "Approved Calendar bot's pairing")
     act("deny", "deny", "Denied Spam bot's pairing")
+    act("allow unlock", "allow-unlock", "Allowed Shopping agent to read Acme")
+    act("apply edit", "apply-edit", "Applied Sign-up helper's edit of")
     choose("memory", index=2)
     page.fill(f"{P} .decoy-owner-text input", "Window seats, always.")
     settled(page)

@@ -1,13 +1,14 @@
 """The owner panel in real JupyterLab (Debian chromium, Playwright), at the demo vault.
 
-A notebook of the test's own starts a sandbox with the demo vault, pairs two connections, leaves
-two pairings waiting and shows `OwnerPanel(sb.owner)`. The test then does every action through
-the page (approve, deny, edit, re-file, delete, page on, rename, set a grant, give one, revoke a
-grant, share now, key setup off and on, revoke a connection, approve narrowed), each until its visible
-result (the times are printed; `make bench` judges them: bench/owner.py); a pairing made from
-outside shows with no click at all. After
-all of it the panel still renders: no widget error in the page, nothing on the browser console,
-and it is compact; its text is readable (4.5:1) in JupyterLab Light and Dark. Screenshots:
+A notebook of the test's own starts a sandbox with the demo vault, pairs four connections, leaves
+two pairings, an unlock and a queued address edit waiting, and shows `OwnerPanel(sb.owner)`. The
+test then does every action through the page (approve, deny, allow the unlock, apply the edit,
+edit, re-file, delete, page on, rename, set a grant, give one, revoke a grant, share now, key
+setup off and on, revoke a connection, approve narrowed), each until its visible result (the
+times are printed; `make bench` judges them: bench/owner.py); a pairing made from outside shows
+with no click at all. After all of it the panel still renders: no widget error in the page,
+nothing on the browser console, and it is compact; its text is readable (4.5:1) in JupyterLab
+Light and Dark. Screenshots:
 build/owner-panel-before.png, build/owner-panel-after.png, build/owner-panel-dark.png.
 """
 
