@@ -14,6 +14,10 @@ import pytest
 from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
 
+from decoy_lab.client.connection import Connection
+
+from support.polling import wait_for
+
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
@@ -33,3 +37,15 @@ def shown_widgets(captured: Any) -> list[W.Widget]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # the registry is the only way from an id back to it
         return [W.Widget.widgets[i] for i in ids]
+
+
+def connect_by_magic(shell: Any, line: str) -> Connection:
+    """`%decoy connect <line>`'s connection: the one it returned, or, where it returned the pairing
+    widget, the magics' connection once that pairing finishes in a thread of its own."""
+    magics = shell.magics_manager.registry["DecoyMagics"]
+    before = magics.connection  # the shell is the process's one IPython: an earlier test's may be current
+    conn = shell.run_line_magic("decoy", f"connect {line}")
+    if isinstance(conn, Connection):
+        return conn
+    wait_for(lambda: magics.connection not in (None, before))  # the pairing finished
+    return magics.conn()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,41 +21,30 @@ from IPython.testing.globalipapp import start_ipython
 
 from decoy_lab.client.accountbook import ADDRESS_COLUMNS
 from decoy_lab.client.connection import Connection
-from decoy_lab.store.profiles import ENV_DIR, ENV_KEYRING, ProfileStore
+from decoy_lab.sandbox import Sandbox
+from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.workbench.notebook.completion import complete
-from decoy_lab.workbench.shell.cli import main
+
+from support.magics import connect_by_magic
+from support.shell_runs import prompt_sandbox, run, shell_env
 
 
 @pytest.fixture(scope="module")
 def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    path = tmp_path_factory.mktemp("config")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(ENV_DIR, str(path))
-        mp.setenv(ENV_KEYRING, "0")
-        mp.setenv("COLUMNS", "160")
+    with shell_env(tmp_path_factory.mktemp("config")) as path:
         yield path
 
 
 @pytest.fixture(scope="module")
-def sandbox(config: Path) -> Iterator[object]:
-    from decoy_lab.sandbox import Sandbox
-
-    with Sandbox.start(seed="none") as sb:
-        sb.state.device_interval = 0
+def sandbox(config: Path) -> Iterator[Sandbox]:
+    with prompt_sandbox() as sb:
         yield sb
 
 
-def _run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_the_shell_lists_the_addresses_filters_them_and_says_why_none(sandbox, config):
-    code, _, err = _run("connect", sandbox.url, "--name", "CLI decoys", "--permission", "account.create")
+    code, _, err = run("connect", sandbox.url, "--name", "CLI decoys", "--permission", "account.create")
     assert code == 0, err
-    code, out, err = _run("decoys")
+    code, out, err = run("decoys")
     assert code == 0, err
     assert "(no Decoy addresses)" in out and "may see no Decoy addresses: it has created none" in err
     with Connection.resume("default", store=ProfileStore(config)) as conn:
@@ -64,26 +52,26 @@ def test_the_shell_lists_the_addresses_filters_them_and_says_why_none(sandbox, c
         news = conn.create_account("Daily News", label="newsletter")
         assert conn.pause_decoys([news.decoy_id]) == {news.decoy_id: "paused"}
 
-    code, out, err = _run("decoys", "--json")
+    code, out, err = run("decoys", "--json")
     assert code == 0, err
     (row,) = json.loads(out)  # active by default: the paused one is left out
     assert row["email"] == shop.email and row["label"] == "shop-signup" and row["status"] == "active"
     assert row["account_id"] == shop.account_id and row["name"] == "Acme"
-    code, out, err = _run("decoys", "--status", "all", "--search", "NEWS", "--json")
+    code, out, err = run("decoys", "--status", "all", "--search", "NEWS", "--json")
     assert code == 0, err
     assert [(r["email"], r["status"]) for r in json.loads(out)] == [(news.email, "inactive")]
-    code, out, err = _run("decoys", "--status", "all")
+    code, out, err = run("decoys", "--status", "all")
     assert code == 0, err
     assert shop.email in out and news.email in out and "Daily News" in out and "inactive" in out
 
-    code, out, err = _run("decoys", "--search", "nothing-like-it")
+    code, out, err = run("decoys", "--search", "nothing-like-it")
     assert code == 0 and "(no Decoy addresses)" in out
     assert "matches --search 'nothing-like-it'" in err and "decoy-lab decoys --status all" in err
-    code, _, err = _run("decoys", "--after", "2999-01-01")
+    code, _, err = run("decoys", "--after", "2999-01-01")
     assert code == 0 and "matches --after '2999-01-01'" in err
-    code, _, err = _run("decoys", "--status", "inactive", "--before", "2999-01-01", "--json")
+    code, _, err = run("decoys", "--status", "inactive", "--before", "2999-01-01", "--json")
     assert code == 0, err
-    code, _, err = _run("decoys", "--status", "paused")
+    code, _, err = run("decoys", "--status", "paused")
     assert code == 2 and "--status is one of active, inactive, all" in err
 
 
@@ -91,7 +79,7 @@ def test_the_shell_says_when_the_addresses_are_of_another_status(sandbox, config
     with Connection.resume("default", store=ProfileStore(config)) as conn:
         active = conn.decoys()
         conn.pause_decoys(list(active["id"]))
-    code, out, err = _run("decoys")
+    code, out, err = run("decoys")
     assert code == 0 and "(no Decoy addresses)" in out
     assert "No active Decoy addresses, but 2 addresses are inactive (paused)" in err
 
@@ -99,18 +87,10 @@ def test_the_shell_says_when_the_addresses_are_of_another_status(sandbox, config
 def test_the_magic_returns_the_addresses_frame(sandbox):
     shell = start_ipython() or get_ipython()
     shell.run_line_magic("load_ext", "decoy_lab")
-    magics = shell.magics_manager.registry["DecoyMagics"]
-    before = magics.connection  # the shell is the process's one IPython: an earlier test's may be current
-    conn = shell.run_line_magic(
-        "decoy", f"connect {sandbox.url} --name magic-decoys --profile magic-decoys --permission account.create"
+    conn = connect_by_magic(
+        shell, f"{sandbox.url} --name magic-decoys --profile magic-decoys --permission account.create"
     )
     try:
-        if not isinstance(conn, Connection):  # the widget: its pairing finishes in a thread of its own
-            deadline = time.monotonic() + 30
-            while magics.connection in (None, before) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert magics.connection not in (None, before), "the pairing did not finish"
-            conn = magics.conn()
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             empty = shell.run_line_magic("decoy", "decoys")
