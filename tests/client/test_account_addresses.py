@@ -18,22 +18,7 @@ import pytest
 
 from decoy_lab.errors import NotFound, OutcomeUnknown
 
-from support.connections import paired
-
-
-def _spy(conn, path_end: str) -> list:
-    """The bodies this connection POSTs to paths ending in `path_end`."""
-    bodies: list = []
-    api = conn.session.api
-    real = api.request
-
-    def request(method, path, **kw):
-        if method == "POST" and path.endswith(path_end):
-            bodies.append(kw.get("json"))
-        return real(method, path, **kw)
-
-    api.request = request
-    return bodies
+from support.connections import paired, posted_bodies
 
 
 def _dropping(sb, rate: float):
@@ -76,7 +61,7 @@ def test_an_import_seals_with_the_vault_key_and_reports_each_row(sb):
 def test_a_lost_batch_answer_is_reported_and_never_resent(sb):
     owner_app = paired(sb, ["everything"], name="Importer")
     before = len(owner_app.accounts())
-    sent = _spy(owner_app, "/accounts/batch")
+    sent = posted_bodies(owner_app, "/accounts/batch")
     _dropping(sb, 1.0)
     try:
         with pytest.raises(OutcomeUnknown) as caught:
@@ -92,7 +77,7 @@ def test_a_lost_batch_answer_is_reported_and_never_resent(sb):
 def test_protect_after_a_lost_answer_keeps_one_address_and_reads_it_back(sb):
     owner_app = paired(sb, ["everything"], name="Protector")
     account_id = owner_app.import_accounts([{"name": "Shop", "username": "me"}]).created[0]
-    sent = _spy(owner_app, "/protect")
+    sent = posted_bodies(owner_app, "/protect")
     _dropping(sb, 0.5)
     try:
         done = owner_app.protect(account_id)

@@ -27,7 +27,7 @@ from decoy_lab.vault.account_list import ACCOUNT_COLUMNS
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import AgentKey
 
-from support.connections import paired
+from support.connections import paired, posted_bodies
 
 OTHER_ACCOUNT = "3f1c2a4e-0000-4000-8000-000000000001"
 
@@ -115,26 +115,11 @@ def test_a_credential_sealed_to_the_wrong_key_is_said_unopenable(sb):
     conn.close()
 
 
-def _sent(conn, path_end: str) -> list:
-    """Spy on the connection's requests; the bodies sent to paths ending in `path_end`."""
-    bodies: list = []
-    api = conn.session.api
-    real = api.request
-
-    def request(method, path, **kw):
-        if method == "POST" and path.endswith(path_end):
-            bodies.append(kw.get("json"))
-        return real(method, path, **kw)
-
-    api.request = request
-    return bodies
-
-
 def test_an_unknown_outcome_sends_the_same_sealed_body_again(sb):
     """The answer of the first send is lost after it committed (seed 1: the first roll drops, the
     second does not): the same body goes again, and the server's answer shows it landed once."""
     conn = _maker(sb)
-    decoys = _sent(conn, "/decoys")
+    decoys = posted_bodies(conn, "/decoys")
     sb.state.faults.configure({"drop_after_commit": 0.5, "seed": 1})
     try:
         made = conn.create_account("Shop")
@@ -143,7 +128,7 @@ def test_an_unknown_outcome_sends_the_same_sealed_body_again(sb):
     assert len(decoys) == 2 and decoys[0] == decoys[1], "the same sealed body, never a new one"
     assert made.replayed, "the second send found the first one's address (idempotency_key)"
     assert [a for a in conn.accounts()["service"] if a == "Shop"] == ["Shop"]
-    fields = _sent(conn, "/fields")
+    fields = posted_bodies(conn, "/fields")
     sb.state.faults.configure({"drop_after_commit": 0.5, "seed": 1})
     try:
         field = conn.add_field(made.account_id, "Recovery code", "alpha-bravo")
@@ -151,7 +136,7 @@ def test_an_unknown_outcome_sends_the_same_sealed_body_again(sb):
         sb.state.faults.configure({})
     assert len(fields) == 2 and fields[0] == fields[1] and field.status == "existing"
     assert [f["id"] for f in _view(sb, made.account_id)["fields"]] == [field.id]
-    passwords = _sent(conn, "/credential")
+    passwords = posted_bodies(conn, "/credential")
     sb.state.faults.configure({"drop_after_commit": 0.5, "seed": 1})
     try:
         assert conn.set_password(made.account_id, "pw-once").ok
@@ -258,7 +243,7 @@ def test_the_accounts_frame_names_what_this_connection_can_open(sb):
 def test_the_records_sent_are_the_record_kinds_the_recipes_name(sb):
     """What create_account sends parses as its record kinds (wire/layouts.py RECORDS)."""
     conn = _maker(sb)
-    bodies = _sent(conn, "/decoys")
+    bodies = posted_bodies(conn, "/decoys")
     conn.create_account("Kinds")
     body = bodies[0]
     assert wire.parse(body["sealed_details"], "sealed_details")["wrapped_key"].length == 256

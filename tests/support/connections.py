@@ -22,3 +22,19 @@ def paired(sb: Any, permissions: list[Any], *, name: str) -> Connection:
         on_link=lambda *a: None,
         backoff=0,
     )
+
+
+def posted_bodies(conn: Connection, path_end: str) -> list[Any]:
+    """A spy on the connection's requests from now on: the JSON bodies it POSTs to paths ending in
+    `path_end`, in the order sent (every request still goes to the server)."""
+    bodies: list[Any] = []
+    api = conn.session.api
+    real = api.request
+
+    def request(method: str, path: str, **kw: Any) -> Any:
+        if method == "POST" and path.endswith(path_end):
+            bodies.append(kw.get("json"))
+        return real(method, path, **kw)
+
+    api.request = request
+    return bodies
