@@ -197,6 +197,17 @@ def _decoy(con: sqlite3.Connection, request: Request) -> tuple[sqlite3.Row, sqli
     return decoy, access.decoy_account(con, decoy)
 
 
+def _editable(
+    con: sqlite3.Connection, request: Request, agent: Agent, now: float, scope: str, what: str
+) -> sqlite3.Row:
+    """`x-scope: <scope>` with `acctmail.edit`, then the right to edit the path's decoy (403
+    otherwise): the decoy."""
+    access.need_scope(con, agent, now, scope, "acctmail.edit", what=what)
+    decoy, account = _decoy(con, request)
+    access.require_edit_decoy(con, agent, now, decoy, account)
+    return decoy
+
+
 async def get_decoy(request: Request) -> JSONResponse:
     state = state_of(request)
     now = state.now()
@@ -266,9 +277,7 @@ async def update_decoy(request: Request) -> JSONResponse:
     now = state.now()
     with state.store.tx() as con:
         agent = agent_from_request(request, con)
-        access.need_scope(con, agent, now, "decoy.write", "acctmail.edit", what="updating a decoy")
-        decoy, account = _decoy(con, request)
-        access.require_edit_decoy(con, agent, now, decoy, account)
+        decoy = _editable(con, request, agent, now, "decoy.write", what="updating a decoy")
         plain = [k for k in ("service_name", "avatar") if k in body]
         if plain and body.get("encrypted_data") is not None:
             raise bad_request("INVALID_REQUEST", "encrypted_data cannot be combined with avatar or service_name")
@@ -324,9 +333,7 @@ async def queue_edit(request: Request) -> JSONResponse:
     now = state.now()
     with state.store.tx() as con:
         agent = agent_from_request(request, con)
-        access.need_scope(con, agent, now, "decoy.write", "acctmail.edit", what="queuing a decoy edit")
-        decoy, account = _decoy(con, request)
-        access.require_edit_decoy(con, agent, now, decoy, account)
+        decoy = _editable(con, request, agent, now, "decoy.write", what="queuing a decoy edit")
         if body.get("account_id") is not None and uuid_text(body["account_id"], "account_id") != decoy["account_id"]:
             raise bad_request("ACCOUNT_NOT_LINKED", "account_id is not the account this decoy belongs to", "account_id")
         sealed_to(
@@ -369,9 +376,7 @@ async def edit_status(request: Request) -> JSONResponse:
         if edit is None or edit["decoy_id"] != request.path_params["decoy_id"]:
             raise HTTPProblem(404, "EDIT_NOT_FOUND", "no such edit of this decoy")
         if edit["token_id"] != agent.token_id:
-            access.need_scope(con, agent, now, "decoy.read", "acctmail.edit", what="reading a decoy edit")
-            decoy, account = _decoy(con, request)
-            access.require_edit_decoy(con, agent, now, decoy, account)
+            _editable(con, request, agent, now, "decoy.read", what="reading a decoy edit")
     return JSONResponse(edit_json(edit, now))
 
 
