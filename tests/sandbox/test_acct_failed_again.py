@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from decoy_lab.sandbox.phone import keeper, schedule
 
-from support.acctfamily_kit import ACCOUNTS, create, field_body, open_field, open_sealed, owner_pk, password_envelope
+from support.acctfamily_kit import (
+    ACCOUNTS,
+    create,
+    field_and_reader,
+    open_field,
+    open_sealed,
+    owner_pk,
+    password_envelope,
+)
 
 UNLOCK = "/api/agent/unlock"
 SECRETS = "/api/agent/sealed-secrets"
@@ -97,11 +105,7 @@ def test_sealed_secrets_asks_again_after_failed_as_unlock_does(lab):
 
 
 def test_a_field_read_is_failed_after_seven_days_and_a_later_read_asks_once_more(lab):
-    maker = lab.pair("maker", "account.create")
-    made = create(maker)
-    body, _ = field_body(maker, made["id"], "sk-1")
-    assert maker.post(f"{ACCOUNTS}/{made['id']}/fields", body).status_code == 201
-    reader = lab.pair("reader", {"permissions": ["account.read"], "account_id": made["id"]})
+    _, made, reader = field_and_reader(lab, "sk-1")
     fields = f"{ACCOUNTS}/{made['id']}/fields"
     assert reader.get(fields).json()["preparing_others"] == 1
     lab.clock.advance(3600)

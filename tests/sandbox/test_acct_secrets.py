@@ -18,6 +18,7 @@ from support.acctfamily_kit import (
     ACCOUNTS,
     create,
     delete,
+    field_and_reader,
     field_body,
     open_field,
     owner_pk,
@@ -133,11 +134,7 @@ def test_a_change_from_an_old_rev_is_rev_conflict_and_a_deleted_id_is_gone(lab):
 
 
 def test_a_reader_without_a_key_reads_preparing_until_the_phone_shares_it(lab):
-    maker = lab.pair("maker", "account.create")
-    made = create(maker)
-    body, _ = field_body(maker, made["id"], "sk-1")
-    assert maker.post(f"{ACCOUNTS}/{made['id']}/fields", body).status_code == 201
-    reader = lab.pair("reader", {"permissions": ["account.read"], "account_id": made["id"]})
+    maker, made, reader = field_and_reader(lab, "sk-1")
     first = reader.get(f"{ACCOUNTS}/{made['id']}/fields").json()
     assert first["fields"] == [] and first["preparing"] == [] and first["preparing_others"] == 1
     assert first["waiting_on"] == "owner_phone" and first["retry_after_seconds"] == 5

@@ -77,6 +77,18 @@ def field_body(
     return body, key
 
 
+def field_and_reader(lab, value: str) -> tuple[Any, dict, Any]:
+    """A maker's account holding one secret field (`value`, asserting 201) and a second connection
+    granted `account.read` on that account only, which no wrap has reached yet: (maker, the
+    account's JSON, reader)."""
+    maker = lab.pair("maker", "account.create")
+    made = create(maker)
+    body, _ = field_body(maker, made["id"], value)
+    assert maker.post(f"{ACCOUNTS}/{made['id']}/fields", body).status_code == 201
+    reader = lab.pair("reader", {"permissions": ["account.read"], "account_id": made["id"]})
+    return maker, made, reader
+
+
 def open_field(peer, served: dict) -> dict:
     """Read a served field as 001 says: unwrap, check kid, open, check id and account_id."""
     key = sealing.unwrap_as_agent(served["wrapped_key"], peer.key)
