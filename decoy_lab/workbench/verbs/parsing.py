@@ -106,24 +106,23 @@ def find_verb(word: str, front: str = NOTEBOOK) -> Verb:
     raise UsageProblem(f"unknown sub-command {word!r} — {PROMPT[front]} help lists them")
 
 
+def _not_one_of(flag: str, value: str, choices: Sequence[str], verb: Verb, front: str) -> UsageProblem:
+    """`flag`'s `value` is none of `choices`: say which they are, and the closest as the suggestion."""
+    near = closest(value, choices)
+    return UsageProblem(
+        f"{flag} is one of {', '.join(choices)}" + (f" — did you mean {near!r}?" if near else ""),
+        verb=verb.name,
+        usage=verb.usage(front),
+        suggestion=near,
+    )
+
+
 def check(verb: Verb, args: argparse.Namespace, front: str = NOTEBOOK) -> None:
     """What argparse cannot say: a negative depth, a layout name that does not exist (the usage
     in `front`'s words)."""
     if verb.name == "map" and args.depth is not None and args.depth < 0:
         raise UsageProblem("--depth must be 0 or more", verb="map", usage=verb.usage(front))
     if verb.name == "decoys" and args.status not in ADDRESS_STATUSES:
-        near = closest(args.status, ADDRESS_STATUSES)
-        raise UsageProblem(
-            f"--status is one of {', '.join(ADDRESS_STATUSES)}" + (f" — did you mean {near!r}?" if near else ""),
-            verb="decoys",
-            usage=verb.usage(front),
-            suggestion=near,
-        )
+        raise _not_one_of("--status", args.status, ADDRESS_STATUSES, verb, front)
     if verb.name == "dump" and args.kind is not None and args.kind not in DUMP_KINDS:
-        near = closest(args.kind, DUMP_KINDS)
-        raise UsageProblem(
-            f"--kind is one of {', '.join(DUMP_KINDS)}" + (f" — did you mean {near!r}?" if near else ""),
-            verb="dump",
-            usage=verb.usage(front),
-            suggestion=near,
-        )
+        raise _not_one_of("--kind", args.kind, DUMP_KINDS, verb, front)
