@@ -13,6 +13,7 @@ import pytest
 from decoy_lab.conformance.command import main
 
 from support.check_agents import AGENT, NEW_TOPIC, ROOT, check
+from support.polling import holds_within, process_running
 
 
 @pytest.mark.parametrize(
@@ -125,7 +126,6 @@ def test_an_interrupted_check_stops_the_agent_too():
     import os
     import signal
     import threading
-    import time
 
     from decoy_lab.conformance.scenarios import SCENARIOS, run_scenario
 
@@ -133,20 +133,12 @@ def test_an_interrupted_check_stops_the_agent_too():
     script = f"import time\n# {marker}\ntime.sleep(60)"
 
     def running() -> bool:
-        return marker in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-
-    def until(condition, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.05)
-        return True
+        return process_running(marker)
 
     seen_running: list[bool] = []
 
     def interrupt() -> None:  # Ctrl-C once the agent is running, not after a fixed guess
-        seen_running.append(until(running, 30))
+        seen_running.append(holds_within(running, 30))
         signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
     timer = threading.Thread(target=interrupt, daemon=True)
@@ -160,5 +152,5 @@ def test_an_interrupted_check_stops_the_agent_too():
         signal.signal(signal.SIGINT, was)
     timer.join(5)
     assert seen_running == [True], "the interrupt came while the agent was running"
-    until(lambda: not running(), 10)  # the group is killed; its processes may take a moment to go
+    holds_within(lambda: not running(), 10)  # the group is killed; its processes may take a moment to go
     assert not running()

@@ -4,13 +4,14 @@ whatever order they end in, and an interrupted check stops every running agent."
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 
 import pytest
 
 from decoy_lab.conformance.runner import run_scenarios
+
+from support.polling import holds_within, process_running
 
 
 def test_runs_come_back_in_the_order_asked_and_say_how_they_were_staged():
@@ -27,20 +28,6 @@ def test_runs_come_back_in_the_order_asked_and_say_how_they_were_staged():
     assert sorted(ended) == sorted(names)
 
 
-def _running(marker: str) -> bool:
-    return marker in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-
-
-def _until(condition, timeout: float) -> bool:
-    """Poll `condition` until it holds or `timeout` seconds pass; whether it held."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def test_an_interrupted_check_stops_every_running_agent():
     marker = f"decoy-runner-interrupt-{os.getpid()}"
     script = f"import time\n# {marker}\ntime.sleep(60)"
@@ -48,7 +35,7 @@ def test_an_interrupted_check_stops_every_running_agent():
 
     def interrupt(name: str) -> None:
         if name == "token-rotation":  # once the first agent is running, not after a fixed guess
-            seen_running.append(_until(lambda: _running(marker), 30))
+            seen_running.append(holds_within(lambda: process_running(marker), 30))
             raise KeyboardInterrupt
 
     started = time.monotonic()
@@ -56,5 +43,5 @@ def test_an_interrupted_check_stops_every_running_agent():
         run_scenarios(["clean", "token-rotation"], [sys.executable, "-c", script], timeout=60, on_start=interrupt)
     assert time.monotonic() - started < 30  # not the agent's 60 s: the interrupt ends the run (slack for busy cores)
     assert seen_running == [True], "the interrupt came while an agent was running"
-    _until(lambda: not _running(marker), 10)  # the kill is sent; the process may take a moment to go
-    assert not _running(marker)
+    holds_within(lambda: not process_running(marker), 10)  # the kill is sent; the process may take a moment to go
+    assert not process_running(marker)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -18,3 +19,18 @@ def wait_for(fn: Callable[[], T], timeout: float = 30.0) -> T:
             return got
         time.sleep(0.02)
     raise AssertionError("timed out")
+
+
+def holds_within(condition: Callable[[], bool], timeout: float) -> bool:
+    """Poll `condition` until it holds or `timeout` s pass; whether it held (the test asserts)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def process_running(marker: str) -> bool:
+    """Whether a process on this machine has `marker` in its command line (`ps -eo args`)."""
+    return marker in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
