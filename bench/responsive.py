@@ -42,38 +42,36 @@ def _median(measure: Callable[[], float]) -> float:
     return statistics.median(measure() for _ in range(RUNS))
 
 
+def _get_beside(url: str, heads: int, head: bytes, *, settle: float = 0.0) -> float:
+    """Seconds a GET waits for its answer while `heads` other connections have each sent `head`, a
+    request head they never finish (after `settle` s for them to reach the server); they close after."""
+    held = [_connect(url) for _ in range(heads)]
+    try:
+        for conn in held:
+            conn.sendall(head)
+        if settle:
+            time.sleep(settle)  # the heads reach the server (a bench's settle, not a test's assert)
+        start = time.perf_counter()
+        assert httpx.get(f"{url}/_sandbox/pending", timeout=10).status_code == 200
+        return time.perf_counter() - start
+    finally:
+        for conn in held:
+            conn.close()
+
+
 def _beside_slowloris() -> float:
     from decoy_lab.sandbox import Sandbox
 
     with Sandbox.start(seed="none", head_timeout=5.0, keep_alive=5.0) as running:
         host = urlsplit(running.url).netloc.encode()
-        slow = [_connect(running.url) for _ in range(5)]
-        try:
-            for conn in slow:
-                conn.sendall(b"GET /_sandbox/pending HTTP/1.1\r\nHost: " + host + b"\r\n")
-            start = time.perf_counter()
-            assert httpx.get(f"{running.url}/_sandbox/pending", timeout=10).status_code == 200
-            return time.perf_counter() - start
-        finally:
-            for conn in slow:
-                conn.close()
+        return _get_beside(running.url, 5, b"GET /_sandbox/pending HTTP/1.1\r\nHost: " + host + b"\r\n")
 
 
 def _at_the_connection_limit() -> float:
     from decoy_lab.sandbox import Sandbox
 
     with Sandbox.start(seed="none", head_timeout=30.0, max_connections=6) as running:
-        held = [_connect(running.url) for _ in range(12)]
-        try:
-            for conn in held:
-                conn.sendall(b"GET /_sandbox/pending HTTP/1.1\r\n")
-            time.sleep(0.2)  # the heads reach the server (a bench's settle, not a test's assert)
-            start = time.perf_counter()
-            assert httpx.get(f"{running.url}/_sandbox/pending", timeout=10).status_code == 200
-            return time.perf_counter() - start
-        finally:
-            for conn in held:
-                conn.close()
+        return _get_beside(running.url, 12, b"GET /_sandbox/pending HTTP/1.1\r\n", settle=0.2)
 
 
 @contextlib.contextmanager
