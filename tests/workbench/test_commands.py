@@ -8,7 +8,6 @@ Commands run in-process through `decoy_lab.workbench.shell.cli.main`, and a few 
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -26,6 +25,7 @@ import pytest
 from decoy_lab.store.profiles import ENV_DIR, ENV_KEYRING, ProfileStore
 from decoy_lab.workbench.shell.cli import main
 
+from support.shell_runs import run
 from support.terminal import as_at_a_terminal
 
 SCRIPT = Path(sys.executable).with_name("decoy-lab")
@@ -52,10 +52,7 @@ def sandbox(config: Path) -> Iterator[object]:
         mp.setenv(ENV_DIR, str(config))
         mp.setenv(ENV_KEYRING, "0")
         sb = Sandbox.start()
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(["pair", sb.url, "--name", "CLI test"])
-        sb.paired = (code, out.getvalue(), err.getvalue())  # type: ignore[attr-defined]
+        sb.paired = run("pair", sb.url, "--name", "CLI test")  # type: ignore[attr-defined]
         sb.owner.share()  # the owner's phone shares the demo vault with the new connection
         try:
             yield sb
