@@ -1,7 +1,7 @@
 """How soon things answer while something else waits: figures that used to be wall-clock thresholds
 in the tests (issue 49), which now prove only that the thing happens at all (in order, not in time).
 
-1. The sandbox answers a GET beside five slowloris heads (each sending a header line every 0.3 s)
+1. The sandbox answers a GET beside five slowloris heads (each a head sent in part, then held open)
    — was `< 0.5 s` in tests/sandbox/test_bounds.py.
 2. The sandbox answers a GET with every connection slot held by a half-sent head (6 slots, 12
    heads) — was `< 1 s` there.
