@@ -209,6 +209,22 @@ FIXES: dict[str, str] = {
         "Seal encrypted_password as a headerless envelope (no [0x01][0x02] header, no JSON) of the password's "
         "UTF-8 bytes to GET /api/agent/accounts/public-key; the record as [0x01][0x02] + an envelope to the owner."
     ),
+    "accounts.unlock-retry-after": (
+        "On `preparing`, wait retry_after_seconds before sending the same unlock again; reading sooner does "
+        "not make the phone answer sooner."
+    ),
+    "accounts.unlock-pending": (
+        "Keep the request id of a `pending` unlock and poll GET /api/agent/unlock/{id} every 2–3 s until "
+        "ready, denied or expired; never ask again meanwhile."
+    ),
+    "accounts.edit-polled": (
+        "A 202 from POST …/edits is `pending`: poll GET /api/agent/decoys/{id}/edits/{edit_id} until "
+        "`applied` before saying the address changed."
+    ),
+    "accounts.edit-once": (
+        "Queue an address edit once and wait for it: a pending edit is never dropped, so a second one applies"
+        " the change twice."
+    ),
 }
 
 

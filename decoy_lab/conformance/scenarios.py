@@ -5,7 +5,8 @@ Each scenario starts its own sandbox (its own owner key and database; the owner 
 that, then runs the agent's command with `DECOY_BASE_URL` set to the inspector's URL (and `{url}`
 in its arguments replaced by it). The owner, played here through the sandbox's owner API, approves
 the pairing after a short delay, as a person reaching for their phone would, and approves each
-grant request the same way (or denies it: `owner-denies`). When the command ends (or its time limit passes: it is then killed),
+grant request the same way (or denies it: `owner-denies`), and allows each account unlock asked of
+them. When the command ends (or its time limit passes: it is then killed),
 the scenario keeps the flows, the owner's view of every stored row, the faults that fired and the
 command's output, as a `Run` for the rules.
 
@@ -34,6 +35,11 @@ Never the user's HOME or profile, never another `DECOY_*` variable (a token, a k
     accounts            as clean, and the owner also grants Create accounts: an agent that may sign
                         up makes an account with its Decoy address, its password, an API key and a
                         memory about it (not in DEFAULT: run it with `--scenario accounts`)
+    slow-unlock         the owner grants the accounts' memories and Read on a site's logins (an unlock
+                        scope): the agent asks to read an account a memory is filed under, and the
+                        owner allows it after 12 s (not in DEFAULT)
+    late-edit           as accounts, and the owner's phone answers the account family's asks (a
+                        queued address edit, a copy) only 15 s after they are owed (not in DEFAULT)
 """
 
 from __future__ import annotations
@@ -59,6 +65,11 @@ from decoy_lab.vocab import DEVICE_GRANT
 READ_ALL = {"permissions": ["memory.read"]}
 EDIT_ALL = {"permissions": ["memory.edit"]}  # Read & write on every memory, whoever saved it
 ACCOUNT_CREATE = {"permissions": ["account.create"]}  # creates accounts, and reads and edits what it creates
+# Read on one site's logins: the account.unlock scope, and no account the sandbox can match ("A
+# `domain` selection names no account the sandbox can match"): a read of any other account is asked
+UNLOCK_SCOPE = {"permissions": ["account.read"], "domain": "news.example"}
+ACCOUNT_MEMORIES = {"permissions": ["acctmem.read"]}  # the memories filed under any account (not their secrets)
+LATE_PHONE = 15.0  # late-edit: seconds before the owner's phone answers what the account family owes
 OWNER_NOTE = "The owner added: an aisle seat, please."
 
 
@@ -75,6 +86,7 @@ class Scenario:
     faults: Callable[[Any], list[Fault]] = field(default=lambda sandbox: [])
     setup: Callable[[Any], list[str]] | None = None  # staged on the sandbox before the agent starts (notes)
     deny_asks: bool = False  # the owner denies each grant request (pairings are still approved)
+    unlock_delay: float = 1.5  # the owner allows each unlock asked of them after this many seconds
 
     def rows_for(self, asked: list[dict]) -> list[dict] | None:
         if self.narrow is not None:
@@ -201,6 +213,15 @@ def _session_ended(sandbox: Any) -> list[Fault]:
     return [Fault("answer", "GET", grantees, (1,), 401, SESSION_ENDED, note="401 SESSION_ENDED, recovery: continue")]
 
 
+def _late_phone(sandbox: Any) -> list[str]:
+    """The owner's phone answers late: a queued edit (and a copy an unlock waits for) is made
+    LATE_PHONE seconds after it is owed, not "normally within seconds"."""
+    from decoy_lab.sandbox.phone.schedule import configure
+
+    configure(sandbox.state, auto_share_after=LATE_PHONE)
+    return [f"the owner's phone answers the account family's asks {LATE_PHONE:g} s after they are owed"]
+
+
 def _slow_down(sandbox: Any) -> list[Fault]:
     body = {"error": "slow_down", "error_description": "polled too often; wait 10 s", "interval": 10}
     poll = lambda r: r.form.get("grant_type") == DEVICE_GRANT  # noqa: E731
@@ -275,6 +296,20 @@ SCENARIOS: dict[str, Scenario] = {
             "password, an API key) and saves a memory about it (not a default scenario: --scenario accounts)",
             narrow=lambda asked: [*asked, READ_ALL, ACCOUNT_CREATE],
         ),
+        Scenario(
+            "slow-unlock",
+            "the owner grants account memories and Read on news.example's logins: the agent's read of another "
+            "account is asked of the owner, who allows it after 12 s (not a default scenario: --scenario slow-unlock)",
+            narrow=lambda asked: [*asked, READ_ALL, ACCOUNT_MEMORIES, UNLOCK_SCOPE],
+            unlock_delay=12.0,
+        ),
+        Scenario(
+            "late-edit",
+            f"as accounts; the owner's phone applies the agent's queued address edit (and makes its copies) "
+            f"{LATE_PHONE:g} s after they are owed (not a default scenario: --scenario late-edit)",
+            narrow=lambda asked: [*asked, READ_ALL, ACCOUNT_CREATE],
+            setup=_late_phone,
+        ),
     )
 }
 DEFAULT = (
@@ -326,6 +361,11 @@ class OwnerLoop(threading.Thread):
             self.log.append(f"approved the {p.get('kind')} {p.get('name') or ''} after {now - first:.1f} s")
             if pairing and self.scenario.share:
                 owner.share()
+        for u in owner.unlocks():  # an unlock the owner is asked: Allow, after the scenario's delay
+            first = self.seen.setdefault(u["id"], now)
+            if now - first >= self.scenario.unlock_delay:
+                owner.approve_unlock(u["id"])
+                self.log.append(f"allowed the unlock of {u.get('account') or 'an account'} after {now - first:.1f} s")
 
 
 def _command(command: Sequence[str], url: str) -> list[str]:

@@ -43,7 +43,8 @@ def test_the_correct_agent_signs_up_in_the_accounts_scenario_and_fails_no_rule(r
     assert "password through unlock: verified" in run.stdout and "about the account (read back)" in run.stdout
     card = score(RULES, [run])
     assert not card.failed, [(v.rule.id, v.evidence) for v in card.failed]
-    assert len(ACCOUNT_RULES) == 5 and all(card.status_of(rid) == PASSED for rid in ACCOUNT_RULES)
+    here = [r.id for r in RULES if r.id in ACCOUNT_RULES and "accounts" in r.scenarios]  # unlock-pending: slow-unlock
+    assert len(here) == 8 and all(card.status_of(rid) == PASSED for rid in here)
     assert "accounts" not in DEFAULT
 
 

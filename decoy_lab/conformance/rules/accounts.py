@@ -7,7 +7,11 @@
 - an API key is a concealed secret field (`POST …/fields`), never the credential, a memory's
   text or the record;
 - an address is created with an `idempotency_key`, and never twice for the same sign-up;
-- the credential and the account record open with the owner's key (the owner's-eye verdict).
+- the credential and the account record open with the owner's key (the owner's-eye verdict);
+- an unlock answered `preparing` is sent again only after its `retry_after_seconds`; one answered
+  `pending` (the owner is asked) is polled by its id, and never asked again while it is pending;
+- a queued address edit is polled by its id for `applied` (not taken as done at its `202`), and
+  is not queued again while it is pending (no second edit of the address before the first resolves).
 
 The inspector masks every secret in a row's plaintext (its length only); the password a
 credential holds is read from the owner's open of it (the recipe's trace, `_password`), held
@@ -16,6 +20,7 @@ here to compare and never put in evidence.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -227,6 +232,121 @@ def owner_opens(run: Run) -> Result:
     return Result.judge(bad, good[:3])
 
 
+# -- unlocks: the retry time, the pending request ----------------------------------------------
+UNLOCK = "/api/agent/unlock"
+SLACK = 0.8  # of a retry time: the agent's clock and the recording's differ by a little
+
+
+def _target(x: Exchange) -> str:
+    body = x.request if isinstance(x.request, dict) else {}
+    return json.dumps(body.get("target"), sort_keys=True)
+
+
+def _asks(run: Run) -> list[Exchange]:
+    return run.where("POST", UNLOCK)
+
+
+def unlock_retry_after(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    asks = _asks(run)
+    for i, x in enumerate(asks):
+        answer = x.response if isinstance(x.response, dict) else {}
+        if not x.answered or answer.get("state") != "preparing" or x.done is None:
+            continue
+        wait = float(answer.get("retry_after_seconds") or 0)
+        nxt = next((y for y in asks[i + 1 :] if _target(y) == _target(x)), None)
+        if nxt is None:
+            continue
+        gap = nxt.start - x.done
+        if gap < wait * SLACK:
+            bad.append(Evidence(f"{nxt.label()}: the same unlock sent again {gap:.1f} s after {x.label()} answered "
+                                f"`preparing` with retry_after_seconds {wait:g}", nxt, x))  # fmt: skip
+        else:
+            good.append(Evidence(f"{nxt.label()}: sent again {gap:.1f} s after `preparing` "
+                                 f"(retry_after_seconds {wait:g}) in {x.label()}", nxt, x))  # fmt: skip
+    return Result.judge(bad, good[:3])
+
+
+def _settled(run: Run, path: str, after: float) -> float | None:
+    """When a poll of `path` (or a withdrawal) first said it is no longer `pending`."""
+    for y in run.exchanges:
+        if y.path != path or y.start < after or not y.answered or y.done is None:
+            continue
+        status = (y.response if isinstance(y.response, dict) else {}).get("status")
+        if y.method == "DELETE" or (y.method == "GET" and status != "pending"):
+            return y.done
+    return None
+
+
+def unlock_pending(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    asks = _asks(run)
+    for x in asks:
+        answer = x.response if isinstance(x.response, dict) else {}
+        if x.status != 201 or answer.get("status") != "pending" or not isinstance(answer.get("id"), str):
+            continue
+        path = f"{UNLOCK}/{answer['id']}"
+        end = _settled(run, path, x.start)
+        again = [y for y in asks if y.start > x.start and _target(y) == _target(x) and (end is None or y.start < end)]
+        polls = [y for y in run.where("GET", path) if y.start > x.start]
+        if again:
+            bad.append(Evidence(f"{again[0].label()}: the same unlock asked again while {x.label()} "
+                                f"({short(answer['id'])}) was pending: poll it instead", again[0], x))  # fmt: skip
+        elif not polls:
+            bad.append(Evidence(f"{x.label()}: pending ({short(answer['id'])}) and never polled: the sealed "
+                                "envelope comes only from GET /api/agent/unlock/{requestId}", x))  # fmt: skip
+        else:
+            good.append(Evidence(f"{x.label()}: pending, polled {len(polls)} time{'s' * (len(polls) != 1)} by its "
+                                 "id and not asked again", x, polls[-1]))  # fmt: skip
+    return Result.judge(bad, good[:3])
+
+
+# -- queued address edits --------------------------------------------------------------------------
+_EDITS = re.compile(r"/api/agent/decoys/([^/]+)/edits")
+
+
+def _queued(run: Run) -> Iterator[tuple[Exchange, str, str]]:
+    """(the POST, its decoy, its edit id) of each edit the server queued (202)."""
+    for x in run.where("POST"):
+        m = _EDITS.fullmatch(x.path)
+        answer = x.response if isinstance(x.response, dict) else {}
+        if m and x.status == 202 and isinstance(answer.get("edit_id"), str):
+            yield x, m.group(1), answer["edit_id"]
+
+
+def edit_polled(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    for x, decoy, edit in _queued(run):
+        path = f"/api/agent/decoys/{decoy}/edits/{edit}"
+        polls = [y for y in run.where("GET", path) if y.start > x.start]
+        if not polls:
+            bad.append(Evidence(f"{x.label()}: edit {short(edit)} queued and never polled: a 202 is `pending`, "
+                                "not applied", x))  # fmt: skip
+        else:
+            last = (polls[-1].response if isinstance(polls[-1].response, dict) else {}).get("status")
+            good.append(Evidence(f"{x.label()}: edit {short(edit)} polled {len(polls)} "
+                                 f"time{'s' * (len(polls) != 1)}, last {last!r}", x, polls[-1]))  # fmt: skip
+    return Result.judge(bad, good[:3])
+
+
+def edit_once(run: Run) -> Result:
+    bad: list[str] = []
+    good: list[str] = []
+    queued = list(_queued(run))
+    for x, decoy, edit in queued:
+        end = _settled(run, f"/api/agent/decoys/{decoy}/edits/{edit}", x.start)
+        again = [y for y, d, _ in queued if d == decoy and y.start > x.start and (end is None or y.start < end)]
+        if again:
+            bad.append(Evidence(f"{again[0].label()}: the address's edit queued again while {x.label()} "
+                                f"({short(edit)}) was pending: queued edits are never dropped", again[0], x))  # fmt: skip
+            break
+        good.append(Evidence(f"{x.label()}: edit {short(edit)} queued once", x))
+    return Result.judge(bad, good[:3])
+
+
 RULES = [
     Rule(
         "accounts.no-credentials-in-memory",
@@ -284,5 +404,50 @@ RULES = [
         scenarios=("accounts",),
         bug="headered-password",
         catches="seals the password with a SealedBlob header ([0x01][0x02]) where the headerless envelope belongs",
+    ),
+    Rule(
+        "accounts.unlock-retry-after",
+        "An unlock answered `preparing` is sent again only after its retry_after_seconds",
+        "001",
+        "POST /api/agent/unlock",
+        '`state: "preparing"`: Decoy is asking the owner\'s phone to make the copy (`waiting_on: "owner_phone"`); '
+        "send the same request again after `retry_after_seconds`.",
+        unlock_retry_after,
+        scenarios=("accounts", "late-edit"),
+        bug="unlock-retry-fast",
+        catches="sends a `preparing` unlock again after 1 s, whatever its retry_after_seconds",
+    ),
+    Rule(
+        "accounts.unlock-pending",
+        "A pending unlock is polled by its id, never asked again while it waits on the owner",
+        "001",
+        "POST /api/agent/unlock",
+        "Poll `GET /api/agent/unlock/{requestId}` for the sealed envelope and open it with your agent key.",
+        unlock_pending,
+        scenarios=("slow-unlock",),
+        bug="unlock-ask-again",
+        catches="sends the unlock request again each time its poll still reads `pending`",
+    ),
+    Rule(
+        "accounts.edit-polled",
+        "A queued address edit is polled for `applied`, not taken as done at its 202",
+        "001",
+        "POST /api/agent/decoys/{decoyId}/edits",
+        "The call answers `202` at once; poll `GET /api/agent/decoys/{decoyId}/edits/{editId}` for `applied`.",
+        edit_polled,
+        scenarios=("late-edit", "accounts"),
+        bug="edit-assumed",
+        catches="queues the rename and takes the 202 for done, never polling the edit",
+    ),
+    Rule(
+        "accounts.edit-once",
+        "A pending address edit is waited for, never queued again",
+        "001",
+        "POST /api/agent/decoys/{decoyId}/edits",
+        "Queued edits are never dropped.",
+        edit_once,
+        scenarios=("late-edit", "accounts"),
+        bug="edit-twice",
+        catches="queues the same rename again each time its poll still reads `pending`",
     ),
 ]

@@ -20,7 +20,13 @@ When its grant lets it create accounts (the pairing's `authorization_details` na
 `account.create`: the check's `accounts` scenario), it then signs up for a service: the account
 with its Decoy address (`POST /api/agent/decoys`, one `idempotency_key` kept across resends),
 the login password through `…/credential`, an API key as a concealed secret field, a memory
-about the account (no credential in its text), and the password read back through unlock.
+about the account (no credential in its text), the address renamed through a queued edit (polled
+by its id until the owner's phone applies it, never queued twice) and the password read back
+through unlock.
+
+When its grant holds Read on some account's logins (an `account.read` row: the check's
+`slow-unlock` scenario), it reads an account a memory it read is filed under through unlock:
+the owner is asked (`pending`), and it polls that one request every 2.5 s, never asking again.
 
 `--bug NAME` plants ONE deliberate mistake, so `decoy-lab check` can be seen to catch it (the
 names are in BUGS). It prints what it does, never a token or a key.
@@ -57,6 +63,7 @@ BUGS = (
     "write-first", "topic-in-metadata", "local-client-uri", "poll-grant-fast", "no-policies-read",
     "ask-again-after-denial", "no-share-on-add", "relabel-others", "account-name-in-memory", "copy-to-relabel",
     "fixture-wraps", "ask-held", "ask-without-reason", "ask-with-level", "new-client-on-continue",
+    "unlock-retry-fast", "unlock-ask-again", "edit-assumed", "edit-twice",
 )  # fmt: skip
 # the ask-* bugs' asks of the agent's own (not a refusal's permission_request), sent once it is paired
 CARDS = {"permissions": ["personal.read"], "record_type": "cards", "reason": "Pay for the trip's booking."}
@@ -426,6 +433,18 @@ class Agent:
             self.correct_others(set(state["mine"]))
         if any("account.create" in (d.get("permissions") or []) for d in self.granted):
             self.sign_up("Acme Tickets", "https://tickets.acme.example")
+        if any("account.read" in (d.get("permissions") or []) for d in self.granted):
+            self.read_filed_account(opened)
+
+    def read_filed_account(self, opened: dict[str, dict]) -> None:
+        """The account a memory it read is filed under (`about: ["account:<id>"]`), read through unlock."""
+        abouts = (o["plain"].get("about") for o in opened.values())  # one id, or a list of them
+        about = (a for ab in abouts for a in ([ab] if isinstance(ab, str) else ab or []) if isinstance(a, str))
+        account_id = next((a.removeprefix("account:") for a in about if a.startswith("account:")), None)
+        if account_id is None:
+            return
+        got = self.unlock(account_id, wait=60.0, reason="Check the account a memory names before booking.")
+        self.say(f"The account {account_id[:8]}… through unlock: {'read' if got is not None else 'not read'}.")
 
     # -- an account: its Decoy address, password, API key, a memory about it, unlock ---------------
     def sign_up(self, service: str, url: str) -> None:
@@ -475,7 +494,10 @@ class Agent:
         _served, opened = self.read_all()
         back = "read back" if note["id"] in opened else "NOT read back"
         self.say(f"Saved memory {note['id'][:8]}… about the account ({back}).")
-        got = self.unlock(account_id)
+        self.rename(str(made.get("id") or made.get("decoy_id") or ""), owner_pk, f"{service} alerts")
+        opened_account = self.unlock(account_id)
+        basic = (opened_account or {}).get("basic-auth")
+        got = basic.get("password") if isinstance(basic, dict) else None
         said = "verified" if got == password else "NOT verified" if got is not None else "not read back"
         self.say(f"The account's password through unlock: {said}.")
 
@@ -508,17 +530,39 @@ class Agent:
         r = self.retried("POST", f"{ACCOUNTS}/{account_id}/fields", lambda: body)
         self.say(f"Stored the {label} as a secret field ({r.status_code}).")
 
-    def unlock(self, account_id: str, wait: float = 30.0) -> str | None:
+    def rename(self, decoy_id: str, owner_pk: str, name: str, wait: float = 40.0) -> None:
+        """001 `decoy_edit_request`: the patch sealed to the owner's key and queued ONCE; "The call
+        answers `202` at once; poll `GET …/edits/{editId}` for `applied`" — until then the address
+        keeps its old name. "Queued edits are never dropped": a pending edit is waited for, not resent."""
+        patch = json.dumps({"v": 1, "set": {"serviceName": name}}).encode("utf-8")
+        body = {"sealed_patch": b64(envelope(owner_pk, patch))}
+        edits = f"{DECOYS}/{decoy_id}/edits"
+        edit_id = self.retried("POST", edits, lambda: body).json()["edit_id"]
+        if self.bug == "edit-assumed":  # 202 taken for done: never polled
+            self.say(f"Renamed the address to {name!r}.")
+            return
+        deadline, status = time.monotonic() + wait, "pending"
+        while status == "pending" and time.monotonic() < deadline:
+            time.sleep(2.0)
+            status = str(self.call("GET", f"{edits}/{edit_id}").json().get("status"))
+            if status == "pending" and self.bug == "edit-twice":  # "it did not take": queued again
+                edit_id = self.retried("POST", edits, lambda: body).json()["edit_id"]
+        self.say(f"The address's rename to {name!r}: {status}.")
+
+    def unlock(
+        self, account_id: str, wait: float = 30.0, reason: str = "Check the saved password reads back."
+    ) -> dict | None:
         """001 `unlock_request`: `preparing` → the same request again after `retry_after_seconds`;
-        an id → poll `GET /api/agent/unlock/{id}` every 2.5 s until `ready`; open the envelope."""
-        ask = {"target": {"kind": "account", "id": account_id}, "reason": "Check the saved password reads back."}
+        `pending` (the owner is asked) → poll `GET /api/agent/unlock/{id}` every 2.5 s until
+        `ready`, never asking again meanwhile; the envelope opened."""
+        ask = {"target": {"kind": "account", "id": account_id}, "reason": reason}
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             answer = self.retried("POST", UNLOCK, lambda: ask).json()
             if answer.get("available") is False:
                 if answer.get("state") != "preparing":
                     return None
-                time.sleep(float(answer.get("retry_after_seconds") or 5))
+                time.sleep(1.0 if self.bug == "unlock-retry-fast" else float(answer.get("retry_after_seconds") or 5))
                 continue
             while time.monotonic() < deadline:
                 polled = self.call("GET", f"{UNLOCK}/{answer['id']}").json()
@@ -527,11 +571,12 @@ class Agent:
                     if not items:
                         return None
                     opened = json.loads(open_envelope(self.key, base64.b64decode(items[0]["sealed_envelope"])))
-                    basic = opened.get("basic-auth") if isinstance(opened.get("basic-auth"), dict) else {}
-                    return basic.get("password") if isinstance(basic.get("password"), str) else None
+                    return opened if isinstance(opened, dict) else None
                 if polled.get("status") in ("denied", "expired"):
                     return None
                 time.sleep(2.5)
+                if polled.get("status") == "pending" and self.bug == "unlock-ask-again":  # "no answer yet": ask anew
+                    answer = self.retried("POST", UNLOCK, lambda: ask).json()
         return None
 
     def relabel_and_forget(self, topic: dict) -> None:
