@@ -121,6 +121,11 @@ USES = {
     "test_the_correct_agent_keeps_the_owners_relabel": [("owner-unlabels", None, "edit")],
     "test_the_correct_agent_lets_a_denial_stand": [("owner-denies", None, None)],
     "test_the_correct_agent_corrects_anothers_memory_in_its_text_only": [("read-write", None, None)],
+    "test_the_correct_agent_signs_up_for_an_account": [("accounts", None, None)],
+    "test_the_correct_agent_waits_for_the_owner_on_unlocks_and_edits": [
+        ("slow-unlock", None, None),
+        ("late-edit", None, None),
+    ],
 }
 
 
@@ -208,6 +213,41 @@ def test_the_correct_agent_corrects_anothers_memory_in_its_text_only(checked) ->
     assert entry["text"].endswith("(Checked with the person.)") and entry["labels"] == was["labels"], entry
 
 
+def test_the_correct_agent_signs_up_for_an_account(checked) -> None:
+    """accounts (not a default scenario): granted Create accounts, it signs up for a service (the
+    account with its Decoy address, its password, an API key as a secret field), saves a memory
+    about the account filed by its id, and reads the password back through unlock."""
+    run, card = checked("accounts")
+    assert not run.timed_out and run.exit_code == 0 and failed(card) == {}, explain(run, card)
+    for rule_id in ("accounts.no-credentials-in-memory", "accounts.api-key-field", "accounts.idempotency-key",
+                    "accounts.one-address", "accounts.owner-opens", "contents.account-by-id"):  # fmt: skip
+        assert card.status_of(rule_id) == PASSED, f"{rule_id} is {card.status_of(rule_id)}\n{explain(run, card)}"
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["password_read_back"] == "verified", explain(run, card)
+    (made,) = run.where("POST", "/api/agent/decoys")  # one address, made once
+    assert made.response["account_id"] == out["account_id"]
+    (field,) = run.where("POST", f"/api/agent/accounts/{out['account_id']}/fields")
+    assert field.status in (200, 201), explain(run, card)
+    assert out["account_memory_id"] in {r["id"] for r in run.app_view}  # the owner's app lists it
+
+
+def test_the_correct_agent_waits_for_the_owner_on_unlocks_and_edits(checked) -> None:
+    """slow-unlock: its read of a filed account is asked of the owner and polled by its id ("Poll
+    `GET /api/agent/unlock/{requestId}` for the sealed envelope"); late-edit: its queued rename is
+    polled until `applied`, never queued again ("Queued edits are never dropped")."""
+    run, card = checked("slow-unlock")
+    assert not run.timed_out and run.exit_code == 0 and failed(card) == {}, explain(run, card)
+    assert card.status_of("accounts.unlock-pending") == PASSED, explain(run, card)
+    assert len(run.where("POST", "/api/agent/unlock")) == 1, explain(run, card)  # asked once
+    assert json.loads(run.stdout.strip().splitlines()[-1])["filed_account_read"] is True, explain(run, card)
+    run, card = checked("late-edit")
+    assert not run.timed_out and run.exit_code == 0 and failed(card) == {}, explain(run, card)
+    for rule_id in ("accounts.edit-polled", "accounts.edit-once", "accounts.unlock-retry-after"):
+        assert card.status_of(rule_id) == PASSED, f"{rule_id} is {card.status_of(rule_id)}\n{explain(run, card)}"
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["rename"] == "applied" and out["password_read_back"] == "verified", explain(run, card)
+
+
 def test_the_correct_agent_waits_out_a_429(checked) -> None:
     run, card = checked("rate-limit")
     limited = [i for i, x in enumerate(run.exchanges) if x.status == 429]
@@ -256,6 +296,17 @@ BUGGY = {
     "ask-with-level": ("clean", None, {"access.ask-known-keys"}),
     # its first connection, which holds the same key, is one its rotation's wraps leave out
     "new-client-on-continue": ("session-ended", "relabel", {"pairing.continue-session", "wraps.every-reader"}),
+    # the account flow, run when the grant names account.create (the accounts scenario)
+    "credentials-in-memory": ("accounts", None, {"accounts.no-credentials-in-memory"}),
+    "api-key-as-password": ("accounts", None, {"accounts.api-key-field"}),
+    "no-idempotency-key": ("accounts", None, {"accounts.idempotency-key"}),
+    "second-address": ("accounts", None, {"accounts.one-address"}),
+    "headered-password": ("accounts", None, {"accounts.owner-opens"}),
+    "account-name-in-memory": ("accounts", None, {"contents.account-by-id"}),
+    "unlock-retry-fast": ("accounts", None, {"accounts.unlock-retry-after"}),
+    "unlock-ask-again": ("slow-unlock", None, {"accounts.unlock-pending"}),
+    "edit-assumed": ("late-edit", None, {"accounts.edit-polled"}),
+    "edit-twice": ("late-edit", None, {"accounts.edit-once"}),
 }
 # the Node bugs whose name is not that of the Python agent's mutant (docs/rules.md) for the same rule
 PYTHON_NAME = {"wrong-owner-wrap": "raw-owner-wrap", "kid-mismatch": "bad-kid", "fast-poll": "poll-fast"}

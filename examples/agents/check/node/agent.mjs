@@ -14,6 +14,11 @@
 //                 remaining labels still reach, with removed_reasons) and read it back; then add
 //                 the label `food` (the same key) and wrap that key to the connections it newly reaches
 //   --task read   pair, read what it holds (waiting while rows are `preparing`), print a summary
+//   When the pairing's grant names account.create (the check's `accounts` scenario), any task but
+//   read then signs up for a service: the account with its Decoy address, the login password,
+//   an API key as a secret field, a memory about the account, the address renamed through a queued
+//   edit (polled until applied) and the password read back through unlock. When it names
+//   account.read (`slow-unlock`), it reads the account a memory it reads is filed under, through unlock.
 //   --bug NAME    plants ONE deliberate mistake (BUGS below), so the check can be seen to catch it
 //
 // DECOY_BASE_URL (required) is the Decoy server, the sandbox, or the inspector in front of either;
@@ -57,6 +62,16 @@ const BUGS = {
   'ask-with-level': 'asks for Read personal info (cards) with level: read beside its permissions',
   'new-client-on-continue': 'meets 401 SESSION_ENDED (recovery: continue) by pairing with a new client_id',
   'no-share-on-add': "(--task relabel) adds the label food to its reminder and never wraps the key to the connections it newly reaches",
+  'credentials-in-memory': "(accounts) writes the sign-up's email and password into the memory it saves about the account",
+  'api-key-as-password': '(accounts) sends the API key through the credential route instead of adding it as a secret field',
+  'no-idempotency-key': '(accounts) creates the account and its address without an idempotency_key',
+  'second-address': '(accounts) creates the address again for the same service with a fresh idempotency_key',
+  'headered-password': '(accounts) seals the password with a SealedBlob header ([0x01][0x02]) where the headerless envelope belongs',
+  'account-name-in-memory': "(accounts) files its memory about the account with the service's name as observation.entityName",
+  'unlock-retry-fast': '(accounts) sends a `preparing` unlock again after 1 s, whatever its retry_after_seconds',
+  'unlock-ask-again': '(slow-unlock) sends the unlock request again each time its poll still reads `pending`',
+  'edit-assumed': "(late-edit, accounts) queues the address's rename and takes the 202 for done, never polling the edit",
+  'edit-twice': "(late-edit, accounts) queues the address's rename again each time its poll still reads `pending`",
 };
 const ALIASES = { 'raw-owner-wrap': 'wrong-owner-wrap', 'bad-kid': 'kid-mismatch', 'poll-fast': 'fast-poll' };
 const TASKS = ['save', 'edit', 'relabel', 'read'];
@@ -118,7 +133,7 @@ const BASE = (process.env.DECOY_BASE_URL || '').replace(/\/+$/, '');
 // -- HTTP ----------------------------------------------------------------------------------------
 // One exchange. Throws an Error with `status` for an answered non-2xx, and with `unknown: true`
 // when the outcome cannot be known (no answer, a cut answer, a 5xx).
-const session = { access: null, refresh: null, tokenId: null, clientId: CLIENT_ID, me: null };
+const session = { access: null, refresh: null, tokenId: null, clientId: CLIENT_ID, me: null, granted: [] };
 async function exchange(method, path, body, { form = false, auth = true } = {}) {
   const headers = { accept: 'application/json' };
   if (auth && session.access) headers.authorization = `Bearer ${session.access}`;
@@ -445,6 +460,8 @@ async function pair(me) {
     try {
       const token = await exchange('POST', '/oauth/token', form, { form: true, auth: false });
       Object.assign(session, { access: token.access_token, refresh: token.refresh_token, tokenId: token.token_id });
+      // what the owner granted, by name (the accounts scenario's owner adds account.create)
+      session.granted = (token.authorization_details || []).filter((d) => d && typeof d === 'object');
       say(`paired: connection ${token.token_id}`);
       return token;
     } catch (err) {
@@ -707,6 +724,161 @@ async function relabel(me, keys, topic) {
   throw new Error(`reminder ${note.id} kept changing; its label was not removed`);
 }
 
+// -- an account: its Decoy address, password, API key, a memory about it, unlock -----------------
+// Run only when the pairing's grant names account.create (`accounts`, `late-edit`) or account.read (`slow-unlock`).
+const DECOYS = '/api/agent/decoys';
+const ACCOUNTS = '/api/agent/accounts';
+const UNLOCK = '/api/agent/unlock';
+const grants = (permission) => session.granted.some((d) => (d.permissions || []).includes(permission));
+
+// 001 `decoy_create`: the account and its address in one call, the details sealed to the owner
+// (`sealed_details`, with this connection's own copy in `metadata_seals`) and the record an owner
+// ENVELOPE ([0x01][0x02] + the headerless envelope: `account_encrypted_data`); the same
+// `idempotency_key` on every resend, so a lost answer never mints a second address.
+async function signUp(me, keys, service, url) {
+  const ownerKey = (await get('/api/agent/public-key')).public_key;
+  const details = utf8.encode(JSON.stringify({ serviceName: service, serviceURL: url, agentCreated: true }));
+  const password = `Tk-${Buffer.from(random(12)).toString('base64url')}`;
+  const apiKey = `sk_live_${hex(random(16))}`;
+  const record = { name: service, url, notes: "Signed up for the trip's ticket alerts.", agentCreated: true };
+  const create = async (key) => {
+    const body = {
+      sealed_details: b64(await envelope(details, ownerKey)),
+      metadata_seals: [{ token_id: session.tokenId, sealed_envelope: b64(await envelope(details, me.publicKeyBase64)) }],
+      account_encrypted_data: b64(Uint8Array.from([1, 2, ...(await envelope(utf8.encode(JSON.stringify(record)), ownerKey))])),
+      label: 'acme-tickets',
+    };
+    if (BUG !== 'no-idempotency-key') body.idempotency_key = key;
+    return body;
+  };
+  const made = await call('POST', DECOYS, () => create(`sign-up-${webcrypto.randomUUID()}`));
+  const accountId = made.account_id;
+  const email = String(made.email || '');
+  say(`created account ${short(accountId)} with its Decoy address`);
+  if (BUG === 'second-address') { // "it timed out": a new key for the same sign-up mints another
+    await call('POST', DECOYS, () => create(`sign-up-${webcrypto.randomUUID()}`));
+    say('created the address again');
+  }
+  const accountKey = (await get(`${ACCOUNTS}/public-key`)).public_key;
+  await setCredential(accountId, accountKey, password);
+  if (BUG === 'api-key-as-password') await setCredential(accountId, accountKey, apiKey); // the password's route
+  else await addField(me, accountId, 'API key', apiKey);
+  let text = `${service}: signed up with a Decoy address for the trip's ticket alerts; the login and API key are on the account.`;
+  if (BUG === 'credentials-in-memory') text += `\nCredentials: ${email} / ${password}`;
+  const observation = { content: text };
+  if (BUG === 'account-name-in-memory') observation.entityName = service; // its id is all a memory about it carries
+  const plain = { v: 2, row_id: webcrypto.randomUUID(), observation, about: [`account:${accountId}`], categories: ['technology'] };
+  const note = await sealRow(plain, keys);
+  await call('POST', MEMORIES, { rows: [note] });
+  const back = (await readMemories(me)).opened.has(note.id);
+  say(`saved memory ${short(note.id)} about the account (${back ? 'read back' : 'NOT read back'})`);
+  const renamed = await rename(String(made.id || made.decoy_id || ''), ownerKey, `${service} alerts`);
+  const opened = await unlock(me, accountId);
+  const basic = opened?.['basic-auth'];
+  const got = basic && typeof basic === 'object' ? basic.password : undefined;
+  const said = got === password ? 'verified' : got !== undefined ? 'NOT verified' : 'not read back';
+  say(`the account's password through unlock: ${said}`);
+  return { account_id: accountId, account_memory_id: note.id, rename: renamed, password_read_back: said };
+}
+
+// With Read on some account's logins (an account.read row: the check's `slow-unlock` scenario),
+// read the account a memory it reads is filed under (`about: ["account:<id>"]`) through unlock:
+// the owner is asked (`pending`), and that one request is polled, never asked again.
+async function readFiledAccount(me) {
+  const { opened } = await readMemories(me);
+  const about = [...opened.values()].flatMap(({ plain }) => (typeof plain.about === 'string' ? [plain.about] : plain.about || []));
+  const filed = about.find((a) => typeof a === 'string' && a.startsWith('account:'));
+  if (!filed) return {};
+  const accountId = filed.slice('account:'.length);
+  const got = await unlock(me, accountId, { wait: 60, reason: 'Check the account a memory names before booking.' });
+  say(`the account ${short(accountId)} through unlock: ${got ? 'read' : 'not read'}`);
+  return { filed_account_id: accountId, filed_account_read: Boolean(got) };
+}
+
+// `POST …/credential`: a headerless envelope to the account key, the password's UTF-8 bytes.
+async function setCredential(accountId, publicKey, secret) {
+  let blob = await envelope(utf8.encode(secret), publicKey);
+  if (BUG === 'headered-password') blob = Uint8Array.from([1, 2, ...blob]); // a SealedBlob header where none belongs
+  await call('POST', `${ACCOUNTS}/${accountId}/credential`, { encrypted_password: b64(blob) });
+  say("set the account's password");
+}
+
+// 001 `account_field_create`: a field key and id, the VAULT ciphertext of the field (bound to both
+// ids in its plaintext), owner_wrap (the key's base64 text), self_wrap, a wrap for each field-grantee.
+async function addField(me, accountId, label, value) {
+  const readers = await get(`${ACCOUNTS}/${accountId}/field-grantees`);
+  const key = random(32);
+  const id = webcrypto.randomUUID();
+  const plain = { id, account_id: accountId, fieldType: 'concealed-string', label, value };
+  const wraps = [];
+  for (const g of readers.grantees || []) {
+    if (g.token_id && g.public_key && g.token_id !== session.tokenId) {
+      wraps.push({ token_id: g.token_id, wrapped_key: b64(await envelope(key, g.public_key)) });
+    }
+  }
+  const body = {
+    id, kid: await kidOf(key),
+    ciphertext: b64(await sealVault(key, utf8.encode(JSON.stringify(plain)))),
+    owner_wrap: b64(await ownerWrap(key, readers.owner_public_key)),
+    self_wrap: b64(await envelope(key, me.publicKeyBase64)),
+    grantee_wraps: wraps,
+  };
+  await call('POST', `${ACCOUNTS}/${accountId}/fields`, body);
+  say(`stored the ${label} as a secret field`);
+}
+
+// 001 `decoy_edit_request`: the patch sealed to the owner's key and queued ONCE; "The call answers
+// `202` at once; poll `GET …/edits/{editId}` for `applied`". A pending edit is waited for, not resent
+// ("Queued edits are never dropped").
+async function rename(decoyId, ownerKey, name, wait = 40) {
+  const patch = utf8.encode(JSON.stringify({ v: 1, set: { serviceName: name } }));
+  const body = { sealed_patch: b64(await envelope(patch, ownerKey)) };
+  const edits = `${DECOYS}/${decoyId}/edits`;
+  let editId = (await call('POST', edits, body)).edit_id;
+  if (BUG === 'edit-assumed') { // the 202 taken for done: never polled
+    say(`renamed the address to ${JSON.stringify(name)}`);
+    return 'assumed';
+  }
+  const deadline = Date.now() + wait * 1000;
+  let status = 'pending';
+  while (status === 'pending' && Date.now() < deadline) {
+    await sleep(2);
+    status = String((await get(`${edits}/${editId}`)).status);
+    if (status === 'pending' && BUG === 'edit-twice') editId = (await call('POST', edits, body)).edit_id; // "it did not take"
+  }
+  say(`the address's rename to ${JSON.stringify(name)}: ${status}`);
+  return status;
+}
+
+// 001 `unlock_request`: `preparing` → the same request again after `retry_after_seconds`; `pending`
+// (the owner is asked) → poll `GET /api/agent/unlock/{id}` every 2.5 s until `ready`, never asking
+// again meanwhile; the sealed envelope opened with this agent's key.
+async function unlock(me, accountId, { wait = 30, reason = 'Check the saved password reads back.' } = {}) {
+  const ask = { target: { kind: 'account', id: accountId }, reason };
+  const deadline = Date.now() + wait * 1000;
+  while (Date.now() < deadline) {
+    let answer = await call('POST', UNLOCK, ask);
+    if (answer.available === false) {
+      if (answer.state !== 'preparing') return null;
+      await sleep(BUG === 'unlock-retry-fast' ? 1 : Number(answer.retry_after_seconds ?? 5));
+      continue;
+    }
+    while (Date.now() < deadline) {
+      const polled = await get(`${UNLOCK}/${answer.id}`);
+      if (polled.status === 'ready') {
+        const item = (polled.items || []).find((i) => i && typeof i === 'object');
+        if (!item) return null;
+        const opened = JSON.parse(new TextDecoder().decode(await openEnvelope(unb64(item.sealed_envelope), me.privateKey)));
+        return opened && typeof opened === 'object' ? opened : null;
+      }
+      if (polled.status === 'denied' || polled.status === 'expired') return null;
+      await sleep(2.5);
+      if (polled.status === 'pending' && BUG === 'unlock-ask-again') answer = await call('POST', UNLOCK, ask); // asks anew
+    }
+  }
+  return null;
+}
+
 async function main() {
   if (OPTS.help) {
     console.error('usage: DECOY_BASE_URL=… node agent.mjs [--task save|edit|relabel|read] [--topic NAME] [--bug NAME]\nbugs:');
@@ -748,6 +920,8 @@ async function main() {
     if (OPTS.task === 'edit') out.text = await edit(me, saved.memoryId, keys);
     if (OPTS.task === 'relabel') Object.assign(out, await relabel(me, keys, saved.topic));
     if (access.write?.all) out.corrected_other = await correctOthers(me, new Set(saved.rowIds));
+    if (grants('account.create')) Object.assign(out, await signUp(me, keys, 'Acme Tickets', 'https://tickets.acme.example'));
+    if (grants('account.read')) Object.assign(out, await readFiledAccount(me));
   }
   console.log(JSON.stringify(out));
 }
