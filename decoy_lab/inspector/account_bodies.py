@@ -49,6 +49,7 @@ from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes import dump, sealing
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.sandbox.phone import acctopen
+from decoy_lab.text import plural
 from decoy_lab.wire import layouts as wire
 from decoy_lab.wire.crypto import AgentKey
 
@@ -455,7 +456,7 @@ class AccountOpener:
         if self.reveal:
             return str(value)
         n = len(value) if isinstance(value, str) else 0
-        return f"{MASK} ({n} character{'s' if n != 1 else ''})"
+        return f"{MASK} ({plural(n, 'character')})"
 
     def masked(self, obj: Any, depth: int = 0) -> Any:
         """`obj` with every secret value masked (a field's `value` when it is not a plain `string`)."""
@@ -509,7 +510,7 @@ class AccountOpener:
         fields = shown.get("custom-fields")
         if isinstance(fields, list) and fields:
             labels = [str(f.get("label")) for f in fields if isinstance(f, dict)]
-            parts.append(f"{len(labels)} field{'s' if len(labels) != 1 else ''}: {', '.join(labels)}")
+            parts.append(f"{plural(len(labels), 'field')}: {', '.join(labels)}")
         return "; ".join(parts)
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from decoy_lab.conformance.rulebook import Evidence, Exchange, Result, Rule, Run, short
 from decoy_lab.conformance.rules.base import kind_of, normalize, opened_rows, plain, row_label, writes
 from decoy_lab.conformance.rules.contents import SECRETS, masked
+from decoy_lab.text import plural
 
 DECOYS, ACCOUNTS = "/api/agent/decoys", "/api/agent/accounts"
 _CREDENTIAL = re.compile(r"/api/agent/accounts/([^/]+)/credential")
@@ -97,7 +98,7 @@ def memory_texts(run: Run) -> Iterator[tuple[Exchange, Any, str]]:
 
 
 def _chars(text: str) -> str:
-    return f"{len(text)} character{'s' if len(text) != 1 else ''}"
+    return plural(len(text), "character")
 
 
 # -- the password ----------------------------------------------------------------------------------
@@ -298,7 +299,7 @@ def unlock_pending(run: Run) -> Result:
             bad.append(Evidence(f"{x.label()}: pending ({short(answer['id'])}) and never polled: the sealed "
                                 "envelope comes only from GET /api/agent/unlock/{requestId}", x))  # fmt: skip
         else:
-            good.append(Evidence(f"{x.label()}: pending, polled {len(polls)} time{'s' * (len(polls) != 1)} by its "
+            good.append(Evidence(f"{x.label()}: pending, polled {plural(len(polls), 'time')} by its "
                                  "id and not asked again", x, polls[-1]))  # fmt: skip
     return Result.judge(bad, good[:3])
 
@@ -327,8 +328,8 @@ def edit_polled(run: Run) -> Result:
                                 "not applied", x))  # fmt: skip
         else:
             last = (polls[-1].response if isinstance(polls[-1].response, dict) else {}).get("status")
-            good.append(Evidence(f"{x.label()}: edit {short(edit)} polled {len(polls)} "
-                                 f"time{'s' * (len(polls) != 1)}, last {last!r}", x, polls[-1]))  # fmt: skip
+            good.append(Evidence(f"{x.label()}: edit {short(edit)} polled "
+                                 f"{plural(len(polls), 'time')}, last {last!r}", x, polls[-1]))  # fmt: skip
     return Result.judge(bad, good[:3])
 
 
