@@ -108,6 +108,12 @@ def test_browse_wait_brings_the_rows_and_counts_them_in_the_one_vocabulary(ip, s
         return plain_wait(*args, **kwargs)
 
     monkeypatch.setattr(waiting, "wait_for_rows", wait_then_share)
+    # This test reads the terminal's bar (stderr). tqdm.auto picks its kind once per process, and
+    # in a full run an earlier module may have made it the notebook's widget (tested below).
+    import tqdm.auto
+    import tqdm.std
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", tqdm.std.tqdm)
     try:
         with capture_output() as cap:
             view = decoy(ip, "browse --wait")
