@@ -393,6 +393,15 @@ def test_an_agent_key_is_rsa_2048_and_never_pickled(agent_key):
         pickle.dumps(agent_key)
 
 
+def test_a_new_agent_key_is_rsa_2048_so_its_wraps_are_256_bytes():
+    """001: "The wrapped key is 256 bytes: the owner's public key is RSA-2048, the size the Decoy
+    apps register." A key made for pairing is that size, so what is wrapped to it is too."""
+    made = AgentKey.generate()
+    assert made.key_size == 2048
+    wrapped = rsa_oaep_encrypt(made.public_key_b64, bytes(32))
+    assert len(wrapped) == 256 and made.decrypt(wrapped) == bytes(32)
+
+
 def test_a_public_key_that_is_not_base64_is_named_when_fingerprinted():
     with pytest.raises(WireFormatError) as err:
         public_key_fingerprint("not base64!")
