@@ -45,7 +45,7 @@ from decoy_lab.client.connect import DEFAULT_CLIENT_ID
 from decoy_lab.client.grants import Grants
 from decoy_lab.client.loader import Loader
 from decoy_lab.client.saved import Saved
-from decoy_lab.protocol import account_names, accounts_list, syncfeed, unseal, writes
+from decoy_lab.protocol import account_names, accounts_list, accounts_write, syncfeed, unseal, writes
 from decoy_lab.protocol.access import Access, GrantRequest
 from decoy_lab.protocol.accounts_decoys import AddressEdit, Imported, Protected
 from decoy_lab.protocol.accounts_unlock import Unlocked
@@ -419,15 +419,47 @@ class Connection:
         value: str,
         *,
         field_type: str = "concealed-string",
+        field_id: str | None = None,
         trace: Trace | None = None,
     ) -> FieldWritten:
         """Add a secret field (an API key, a recovery code): a fresh field key wrapped to the owner,
-        to this connection and to each connection field-grantees lists; read back."""
-        return self.account_book.add_field(account_id, label, value, field_type=field_type, trace=trace)
+        to this connection and to each connection field-grantees lists; read back. `field_id`: the
+        id a lost answer's error named ("Reuse the id until you get an answer"), made here if None."""
+        return self.account_book.add_field(
+            account_id, label, value, field_type=field_type, field_id=field_id, trace=trace
+        )
 
     def set_field(self, account_id: str, field_id: str, value: str) -> FieldWritten:
         """Change a secret field's value with `expected_rev` (REV_CONFLICT: read again, re-apply)."""
         return self.account_book.set_field(account_id, field_id, value)
+
+    def delete_field(self, account_id: str, field_id: str) -> dict:
+        """Delete a secret field, only the version read now (`expected_rev`). A lost answer is
+        journaled: `resend()` finishes it (done once the field is no longer served)."""
+        return accounts_write.delete_field(self.session, account_id, field_id)
+
+    def save_account(
+        self, service: str, *, url: str | None = None, username: str | None = None, label: str | None = None
+    ) -> str:
+        """Save an account without a Decoy address (`POST /api/agent/accounts`), its record sealed to
+        the owner's key; returns its id. No idempotency key: a lost answer is journaled, never resent
+        blindly — `resend()` reads the account list first. Needs `account.create`."""
+        return accounts_write.save_account(self.session, service, url=url, username=username, label=label)
+
+    def update_account(
+        self,
+        account_id: str,
+        *,
+        record: dict | None = None,
+        label: str | None = None,
+        status: str | None = None,
+        two_factor: bool | None = None,
+    ) -> dict:
+        """Change an account with `expected_rev` (`record` re-sealed to the owner's key, its label,
+        status, two-factor flag); REV_CONFLICT: read again, apply again. Returns the account."""
+        return accounts_write.update_account(
+            self.session, account_id, record=record, label=label, status=status, two_factor=two_factor
+        )
 
     def unlock(
         self,
@@ -550,7 +582,9 @@ class Connection:
     @property
     def pending(self) -> list[dict]:
         """The writes whose outcome is not known yet (the pending-writes journal), oldest first:
-        each with its `kind` (save / edit), the row `ids`, the memory it is for (`target`), when
+        each with its `kind` (save / edit, or an account write's: address, account, account edit,
+        password, field, field edit, field delete, address edit, protect, pause, import), the row
+        `ids`, the memory (or account, address) it is for (`target`), when
         it was first sent (`at`) and the last unknown outcome (`why`). Empty once all is settled.
         An entry of the journal that is not this connection's (another server, profile or key, or
         written by an older decoy-lab that bound it to nothing) is listed too, its `why` saying so."""
@@ -562,7 +596,9 @@ class Connection:
         or why it was refused (settled: the journal no longer holds it). An entry bound to another
         server, profile or agent key — or to none (an older decoy-lab's) — is never sent: its
         `outcome` is "not sent: …" with the reason, and it stays in the journal. A write that
-        still gets no answer that proves it raises OutcomeUnknown and stays pending."""
+        still gets no answer that proves it raises OutcomeUnknown and stays pending. An account write
+        not safe to repeat (a save without an address, a bulk import) is read back first and only
+        what did not land is sent; `said` tells what proved each account write's outcome."""
         return saved.not_sent(self.session.journal) + writes.resend(self.session)
 
     def share(self, memory_id: str) -> int:

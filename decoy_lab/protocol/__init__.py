@@ -8,9 +8,10 @@ legacy.py   legacy space rows: edit, delete, MEMORY_MOVING
 writes/     save, edit, delete and share by the spec's retry rules, one module per verb
 syncfeed.py the sync feed followed once: cursor pages, the 410 rule, the page cap
 account_names.py account names from the authorized account list, page by page
-accounts_write.py   an account with its Decoy address, its password, a secret field, a field change (retry rules)
+accounts_write.py   an account (with its Decoy address or without), its password, a field added, changed, deleted; an update
 accounts_unlock.py  an account's secrets read back: unlock asked, polled, opened
 accounts_list.py    the accounts this connection may see, each read with what it can open
 accounts_decoys.py  an account's addresses (list, protect, rename by a queued edit, pause), accounts in bulk
+accounts_pending.py an account write journaled until its outcome is known, and finished by resend
 unseal.py   step-through: one served row read step by step, a memory sealed and not sent
 """

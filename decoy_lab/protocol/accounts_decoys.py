@@ -13,7 +13,13 @@ Which sends may be repeated after an unknown outcome (network error, timeout, 5x
 - a batch pause: pausing a paused address changes nothing — sent again unchanged;
 - a batch of accounts: NOT repeated. It has no idempotency key, so a repeat after a lost answer
   could create every row twice; an unknown outcome is reported with what to check (the account
-  list) before sending that chunk again. A 429 created nothing and is waited out as told.
+  list) before sending that chunk again, and the chunk is journaled: `conn.resend()` reads the
+  account list and sends only the rows whose sealed record it does not serve. A 429 created
+  nothing and is waited out as told.
+
+Every one of these writes is entered in the pending-writes journal before it is sent
+(accounts_pending.py), so an outcome still unknown when the call gives up is finished later, from
+any process, by `conn.resend()` / `decoy-lab resend`.
 
 001, `account_create_batch`: "every item must carry `encrypted_data` (a base64 **VAULT**
 SealedBlob sealed client-side) … Larger imports send additional chunks" — the vault key comes from
@@ -35,14 +41,11 @@ from decoy_lab.errors import (
     MemoryModelError,
     NotFound,
     OutcomeUnknown,
-    RateLimited,
-    ServerError,
-    TransportError,
 )
+from decoy_lab.protocol import accounts_pending as pending
 from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes import sealing
 from decoy_lab.transport import routes
-from decoy_lab.transport.retry import MAX_RATE_LIMIT_WAIT
 from decoy_lab.wire import layouts as wire
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -182,12 +185,14 @@ def protect(s: Session, account_id: str, *, decoy_id: str | None = None) -> Prot
     """`POST …/accounts/{id}/protect`: link `decoy_id`, or mint a fresh address (that needs
     `account.create`). Idempotent, so an unknown outcome sends it again."""
     body: dict[str, Any] = {} if decoy_id is None else {"decoy_id": decoy_id}
-    answer = s.send(
+    answer = pending.send_journaled(
+        s,
+        "protect",
         "POST",
         routes.account(account_id, "protect"),
         body,
-        {"decoy_id": str, "already_protected": bool},
-        lambda a: None if isinstance(a.get("decoy_id"), str) else "the answer names no address",
+        again="Protect it again: an account that has an address keeps it (`already_protected`).",
+        target=account_id,
     )
     email = answer.get("decoy_email") if isinstance(answer.get("decoy_email"), str) else None
     if email is None:  # ids only: the address is on the account (an earlier send may have minted it)
@@ -239,12 +244,14 @@ def rename_address(
     rev = s.get(f"{routes.DECOYS}/{decoy_id}", id=str).get("rev")
     if isinstance(rev, int) and rev >= 1:
         body["base_rev"] = rev  # "informational only"
-    answer = s.send(
+    answer = pending.send_journaled(
+        s,
+        "address edit",
         "POST",
         f"{routes.DECOYS}/{decoy_id}/edits",
         body,
-        {"edit_id": str, "status": str},
-        lambda a: None if isinstance(a.get("edit_id"), str) else "the answer names no edit",
+        again="The same sealed patch only sets keys: sending it twice changes nothing more.",
+        target=decoy_id,
     )
     edit = _edit(answer, decoy_id)
     end = clock() + max(0.0, wait)
@@ -260,7 +267,16 @@ def pause_addresses(s: Session, decoy_ids: Sequence[str]) -> dict[str, str]:
     ids = list(dict.fromkeys(decoy_ids))
     out: dict[str, str] = {}
     for start in range(0, len(ids), PAUSE_MAX):
-        answer = s.send("POST", PAUSE, {"decoy_ids": ids[start : start + PAUSE_MAX]}, {"succeeded": list})
+        chunk = ids[start : start + PAUSE_MAX]
+        answer = pending.send_journaled(
+            s,
+            "pause",
+            "POST",
+            PAUSE,
+            {"decoy_ids": chunk},
+            again="Pausing a paused address changes nothing.",
+            ids=chunk,
+        )
         out.update({i: "paused" for i in answer.get("succeeded") or [] if isinstance(i, str)})
         for f in answer.get("failed") or []:
             if isinstance(f, Mapping) and isinstance(f.get("id"), str):
@@ -285,26 +301,20 @@ def vault_key(s: Session) -> bytes:
     return sealing.unwrap_as_agent(answer["wrapped_vault_key"], s.agent_key)
 
 
-def _send_once(s: Session, body: dict[str, Any], where: str) -> dict[str, Any]:
-    """One chunk, sent once: a 429 (nothing created) is waited out; an unknown outcome is not resent."""
-    for _ in range(s.retry.retries + 1):
-        try:
-            answer = s.api.request("POST", BATCH, json=body)
-        except RateLimited as exc:
-            wait = float(exc.retry_after) if isinstance(exc.retry_after, (int, float)) else s.retry.backoff
-            if wait > MAX_RATE_LIMIT_WAIT:
-                raise
-            s.sleep(wait)
-            continue
-        except (TransportError, ServerError) as exc:
-            raise OutcomeUnknown(
-                f"POST {BATCH} ({where}): no answer proves what it did ({exc}); its accounts may have been "
-                "created. List the accounts before sending these rows again: a batch has no idempotency key."
-            ) from exc
-        if not isinstance(answer, Mapping) or not isinstance(answer.get("results"), list):
-            raise OutcomeUnknown(f"POST {BATCH} ({where}): the answer has no per-item results; list the accounts")
-        return dict(answer)
-    raise RateLimited(429, "RATE_LIMITED", f"POST {BATCH} ({where}): still limited after {s.retry.retries} waits")
+def _send_chunk(s: Session, body: dict[str, Any], where: str) -> dict[str, Any]:
+    """One chunk, journaled and sent once: a 429 (nothing created) is waited out; an unknown outcome
+    is not resent here (`conn.resend()` lists the accounts first and sends only the rows that did
+    not land)."""
+    return pending.send_journaled(
+        s,
+        "import",
+        "POST",
+        BATCH,
+        body,
+        again=f"List the accounts before sending these rows ({where}) again: a batch has no idempotency key.",
+        target=where,
+        mode=pending.CHECK,
+    )
 
 
 def import_accounts(
@@ -331,7 +341,14 @@ def import_accounts(
         items = [
             {"encrypted_data": wire.b64encode(sealing.seal_json(key, r)), "has_password": bool(flag(r))} for r in chunk
         ]
-        answer = _send_once(s, {"accounts": items}, f"rows {start}–{start + len(chunk) - 1}")
+        try:
+            answer = _send_chunk(s, {"accounts": items}, f"rows {start}–{start + len(chunk) - 1}")
+        except OutcomeUnknown as exc:  # stop here: say what is known of the rows before it and after it
+            after = start + len(chunk)
+            told = f" Rows before it: {len(out.created)} created, {len(out.failed)} failed."
+            if after < len(rows):
+                told += f" Rows {after}–{len(rows) - 1} were not sent: import them again."
+            raise OutcomeUnknown(f"{exc}{told}", entry=exc.entry, ids=exc.ids) from exc
         for result in answer["results"]:
             if not isinstance(result, Mapping) or not isinstance(result.get("index"), int):
                 continue

@@ -1,11 +1,14 @@
 """The account family's writes under the spec's retry rules: an account with its Decoy address, its
 password, a secret field and a change of one.
 
-The rules are the memory writes' (`Session.send`): each body is sealed once and an unknown outcome
-(network error, timeout, 5xx) sends the SAME body again — the address's `idempotency_key` ("Repeating
+The rules are the memory writes' (`Session.send`): each body is sealed once, entered in the
+pending-writes journal before it is sent (accounts_pending.py), and an unknown outcome (network
+error, timeout, 5xx) sends the SAME body again — the address's `idempotency_key` ("Repeating
 the same key (same token) returns the ORIGINAL decoy with `idempotent_replay: true`") and a field's
 `id` ("Sending the same id again answers `existing` … it never creates a second field") make that
-safe; a definite refusal is never retried; a 429 waits `retry_after_seconds`; `REV_CONFLICT` on a
+safe; an account saved without an address has no key, so it is sent once; when no send gets an
+answer that proves it, the entry stays and `conn.resend()` (`decoy-lab resend`) finishes it from
+any process; a definite refusal is never retried; a 429 waits `retry_after_seconds`; `REV_CONFLICT` on a
 field change re-reads, re-applies to what it read and sends again. Each write is read back, and
 against the sandbox the owner's-eye check is asked too (`GET /_sandbox/app-view?account=`): Decoy
 stores what it cannot read, so a password sealed to the wrong key is stored, and only the owner's
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -33,11 +36,9 @@ from decoy_lab.errors import (
     DecoyError,
     KidConflict,
     MemoryModelError,
-    OutcomeUnknown,
     RevConflict,
-    ServerError,
-    TransportError,
 )
+from decoy_lab.protocol import accounts_pending as pending
 from decoy_lab.protocol.verify import LOOPBACK, Verified
 from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes import sealing
@@ -56,9 +57,12 @@ __all__ = [
     "FieldWritten",
     "add_field",
     "create_account",
+    "delete_field",
     "owner_view",
+    "save_account",
     "set_field",
     "set_password",
+    "update_account",
 ]
 REV_TRIES = 5  # a field change re-read and re-applied at most this often on REV_CONFLICT
 
@@ -89,29 +93,6 @@ class FieldWritten:
     rev: int | None
     status: str
     verified: Verified
-
-
-def _send(
-    s: Session,
-    method: str,
-    path: str,
-    body: dict[str, Any],
-    members: dict[str, Any],
-    check: Callable[[dict[str, Any]], str | None] | None,
-    *,
-    again: str,
-) -> dict[str, Any]:
-    """`Session.send` (the same body, resent after an unknown outcome); when every send ended
-    without an answer and one may have reached the server, an OutcomeUnknown that says how to
-    finish it (`again`) — never "nothing was sent" unless that is so."""
-    before = s.reached
-    try:
-        return s.send(method, path, body, members, check)
-    except (TransportError, ServerError) as exc:
-        if s.reached == before and isinstance(exc, TransportError) and not exc.sent:
-            raise  # the connection was refused every time: nothing was sent, and it says so
-        raise OutcomeUnknown(f"{method} {path}: no send got an answer that proves it ({exc}); it may have "
-                             f"committed. {again}") from exc  # fmt: skip
 
 
 # -- reading back -----------------------------------------------------------------------------
@@ -213,14 +194,15 @@ def create_account(
     }
     if label is not None:
         body["label"] = label
-    answer = _send(
+    answer = pending.send_journaled(
         s,
+        "address",
         "POST",
         routes.DECOYS,
         body,
-        {"id": str, "account_id": str, "email": str},
-        lambda a: None if a.get("id") and a.get("account_id") else "the answer names no decoy and account",
         again=f"Run create_account again with idempotency_key={key!r}: the same key answers the address it made.",
+        target=f"idempotency_key {key}",
+        key=key,
     )
     made = CreatedAccount(
         account_id=answer["account_id"],
@@ -252,14 +234,14 @@ def set_password(
         if not isinstance(public_key, str):
             raise MemoryModelError("the account encryption key is not on file; nothing was sent")
     body = {"encrypted_password": wire.b64encode(records.seal_credential(password, public_key, trace=trace))}
-    _send(
+    pending.send_journaled(
         s,
+        "password",
         "POST",
         routes.account(account_id, "credential"),
         body,
-        {"has_password": bool},
-        lambda a: None if a.get("has_password") is True else "the answer does not say a password is stored",
         again="Set the password again: a password set twice is stored once, the last one.",
+        target=account_id,
     )
     out = Verified(account_id)
     try:
@@ -310,14 +292,16 @@ def add_field(
             if isinstance(g, Mapping) and isinstance(g.get("token_id"), str) and isinstance(g.get("public_key"), str)
         ],
     }
-    answer = _send(
+    answer = pending.send_journaled(
         s,
+        "field",
         "POST",
         routes.account(account_id, "fields"),
         body,
-        {"id": str, "status": str, "kid": str, "rev": int},
-        lambda a: None if a.get("id") == fid and a.get("status") in ("created", "existing") else "not this field",
         again=f"Add it again with field_id={fid!r}: the same id is stored once (`existing`).",
+        target=account_id,
+        ids=[fid],
+        key=fid,
     )
     if answer.get("kid") not in (None, body["kid"]) and not _holds(s, account_id, fid, plain):
         # "If `kid` differs from yours, re-read and PUT instead": the id holds another key.
@@ -376,7 +360,17 @@ def set_field(s: Session, account_id: str, field_id: str, value: str) -> FieldWr
             "ciphertext": wire.b64encode(records.seal_field(key, {**plain, "value": value})),
         }
         try:
-            answer = s.send("PUT", routes.account(account_id, f"fields/{field_id}"), body, {"rev": int})
+            answer = pending.send_journaled(
+                s,
+                "field edit",
+                "PUT",
+                routes.account(account_id, f"fields/{field_id}"),
+                body,
+                again="Change it again: it is read first, and a change already made is not made twice.",
+                target=account_id,
+                ids=[field_id],
+                proof={"read": routes.account(account_id, "fields"), "id": field_id},
+            )
         except RevConflict as exc:
             log.info("field %s changed meanwhile (%s): reading it again (attempt %d)", field_id, exc, attempt + 1)
             continue
@@ -384,3 +378,121 @@ def set_field(s: Session, account_id: str, field_id: str, value: str) -> FieldWr
         return FieldWritten(field_id, account_id, served["kid"], rev if isinstance(rev, int) else None, "changed",
                             Verified(field_id))  # fmt: skip
     raise RevConflict(409, "REV_CONFLICT", f"field {field_id} kept changing: tried {REV_TRIES} times")
+
+
+def delete_field(s: Session, account_id: str, field_id: str, *, expected_rev: int | None = None) -> dict[str, Any]:
+    """`DELETE …/fields/{id}` with `expected_rev` (the rev read now unless given: "Send
+    `expected_rev` … to delete only the version you saw"). A resend after a lost answer that meets
+    404 is done when the field is no longer served."""
+    if expected_rev is None:
+        listed = s.get(routes.account(account_id, "fields"), fields=list)
+        served = next((f for f in listed.get("fields") or [] if isinstance(f, dict) and f.get("id") == field_id), None)
+        if served is None:
+            raise MemoryModelError(f"this connection is not served field {field_id}: it cannot delete it")
+        expected_rev = served.get("rev") if isinstance(served.get("rev"), int) else None
+    body: dict[str, Any] = {} if expected_rev is None else {"expected_rev": expected_rev}
+    answer = pending.send_journaled(
+        s,
+        "field delete",
+        "DELETE",
+        routes.account(account_id, f"fields/{field_id}"),
+        body,
+        again="Read the fields: a field no longer served is deleted.",
+        target=account_id,
+        ids=[field_id],
+        proof={"read": routes.account(account_id, "fields"), "id": field_id},
+    )
+    return {"id": field_id, "deleted": True, **answer}  # an earlier send's answer was lost: `said` tells
+
+
+# -- an account saved without an address, and changed -----------------------------------------------
+def save_account(
+    s: Session,
+    service: str,
+    *,
+    url: str | None = None,
+    username: str | None = None,
+    label: str | None = None,
+    trace: Trace | None = None,
+) -> str:
+    """`POST /api/agent/accounts` ("Save New Account"): the record sealed to the owner's key
+    (ENVELOPE mode, for a connection without the vault key), no address. The route has no
+    idempotency key, so the body is sent ONCE: after a lost answer it is journaled, and
+    `conn.resend()` reads the account list before sending it again. Returns the account's id."""
+    if not isinstance(service, str) or not service.strip():
+        raise MemoryModelError("an account needs its service's name (text); nothing was sent")
+    if url is not None and urlsplit(url).scheme not in ("http", "https"):
+        raise MemoryModelError(f"the service URL must be http or https, not {url!r}; nothing was sent")
+    owner_pk = s.get(routes.OWNER_KEY, public_key=str).get("public_key")
+    if not isinstance(owner_pk, str):
+        raise MemoryModelError("the owner has no public key on file (GET /api/agent/public-key); nothing was sent")
+    record = {"name": service.strip(), "username": username, "url": url, "agentCreated": True}
+    body: dict[str, Any] = {
+        "encrypted_data": wire.b64encode(records.seal_account_record(record, owner_pk, trace=trace))
+    }
+    if label is not None:
+        body["agent_label"] = label
+    answer = pending.send_journaled(
+        s,
+        "account",
+        "POST",
+        routes.ACCOUNTS,
+        body,
+        again="List the accounts before saving it again: this route has no idempotency key.",
+        mode=pending.CHECK,
+    )
+    log.info("saved account %s", answer["id"])
+    return str(answer["id"])
+
+
+def update_account(
+    s: Session,
+    account_id: str,
+    *,
+    record: Mapping[str, Any] | None = None,
+    label: str | None = None,
+    status: str | None = None,
+    two_factor: bool | None = None,
+) -> dict[str, Any]:
+    """`PATCH /api/agent/accounts/{id}` with `expected_rev` (the rev read now): `record` re-sealed
+    to the owner's key as `encrypted_data` ("Identity fields … require an accompanying
+    `encrypted_data` re-seal"), `agent_label`, `status`, `two_factor_enabled`. `REV_CONFLICT`:
+    read again, apply the same change, send again. Returns the account as the server answers it."""
+    change: dict[str, Any] = {
+        k: v
+        for k, v in (("agent_label", label), ("status", status), ("two_factor_enabled", two_factor))
+        if v is not None
+    }
+    if not change and record is None:
+        raise MemoryModelError("name something to change (record, label, status, two_factor); nothing was sent")
+    owner_pk = None
+    if record is not None:
+        owner_pk = s.get(routes.OWNER_KEY, public_key=str).get("public_key")
+        if not isinstance(owner_pk, str):
+            raise MemoryModelError("the owner has no public key on file (GET /api/agent/public-key); nothing was sent")
+    for attempt in range(REV_TRIES):
+        served = s.get(routes.account(account_id), id=str)
+        if record is None and all(served.get(k) == v for k, v in change.items()):
+            return served  # an earlier unanswered send landed, or nothing to change
+        body = {"expected_rev": served.get("rev"), **change}
+        if record is not None and owner_pk is not None:
+            body["encrypted_data"] = wire.b64encode(records.seal_account_record(dict(record), owner_pk))
+        try:
+            answer = pending.send_journaled(
+                s,
+                "account edit",
+                "PATCH",
+                routes.account(account_id),
+                body,
+                again="Update it again: it is read first, with the rev it has now.",
+                target=account_id,
+                ids=[account_id],
+                proof={"read": routes.account(account_id)},
+            )
+        except RevConflict as exc:
+            log.info("account %s changed meanwhile (%s): reading it again (attempt %d)", account_id, exc, attempt + 1)
+            continue
+        if answer.get("outcome") == "already applied":  # an earlier send landed: the account as served now
+            return {**s.get(routes.account(account_id), id=str), **answer}
+        return answer
+    raise RevConflict(409, "REV_CONFLICT", f"account {account_id} kept changing: tried {REV_TRIES} times")

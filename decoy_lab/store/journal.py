@@ -6,7 +6,11 @@ by sending the SAME sealed rows again (`conn.resend()`, `%decoy resend`, `decoy-
 running the same save again), never new ones with new ids.
 
 An entry holds only what goes over the wire anyway: ciphertext, wraps and ids, never a plaintext
-or a key. Its `intent` is an HMAC of what was asked (keyed by the agent's private key), so the
+or a key. The account family's writes are entries too (`family` "account": an account, its
+address, password, fields, a queued address edit, a bulk import; protocol/accounts_pending.py): each
+holds the sealed body sent, its `mode` — `same` (the route is safe to repeat, so the same bytes
+are sent again) or `check` (it is not: whether it landed is read first) — and the `proof` that
+tells a resent change that meets `REV_CONFLICT` whether it had landed. Its `intent` is an HMAC of what was asked (keyed by the agent's private key), so the
 same save run again finds its entry while the file says nothing about the text.
 
 One file per profile, `<profile>.pending.json` next to it, 0600, written atomically under a file
@@ -49,10 +53,13 @@ def binding(base_url: str, profile: str | None, agent_fingerprint: str) -> dict[
 
 
 class Journal:
-    """Pending writes, by entry id. Each entry: `id`, `kind` (save / edit), `sends` (the
-    requests, in order: method, path, body), `ids` (the row ids written), `topic_ids` (the topic
-    rows among them), `intent`, `target` (the memory an edit changes), `at`, and `why` (the last
-    unknown outcome, in words), and `bound` (see `binding`; stamped by `put`)."""
+    """Pending writes, by entry id. Each entry: `id`, `kind` (save / edit, or an account write's:
+    address, account, account edit, password, field, field edit, field delete, address edit,
+    protect, pause, import), `sends` (the requests, in order: method, path, body), `ids` (the row
+    ids written), `topic_ids` (the topic rows among them), `intent`, `target` (the memory an edit
+    changes; the account or address an account write is for), `at`, `why` (the last unknown
+    outcome, in words), and `bound` (see `binding`; stamped by `put`). An account write's entry
+    also holds `family` ("account"), `mode` and `proof` (see the module docstring)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, binding: Mapping[str, str | None] | None = None):
         self.path = Path(path) if path is not None else None
@@ -199,8 +206,15 @@ def new_entry(
     topic_ids: list[str] = (),  # type: ignore[assignment]
     intent: str | None = None,
     target: str | None = None,
+    family: str | None = None,
+    mode: str | None = None,
+    proof: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """An entry for `sends` (method, path, body), not yet in any journal."""
+    """An entry for `sends` (method, path, body), not yet in any journal. `family`, `mode` and
+    `proof`: an account write's (left out of a memory write's entry)."""
+    extra: dict[str, Any] = {}
+    if family is not None:
+        extra = {"family": family, "mode": mode, "proof": dict(proof or {})}
     return {
         "id": str(uuid.uuid4()),
         "kind": kind,
@@ -211,4 +225,5 @@ def new_entry(
         "target": target,
         "at": time.time(),
         "why": "",
+        **extra,
     }

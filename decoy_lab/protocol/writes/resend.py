@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import DecoyError, OutcomeUnknown, RevConflict, ServerError, TransportError
+from decoy_lab.protocol import accounts_pending
 from decoy_lab.protocol.writes.sending import delete_quietly, log, post_rows, put_journaled
 from decoy_lab.store.journal import Journal
 from decoy_lab.transport.api import is_unknown_outcome
@@ -133,15 +134,22 @@ def resend_entry(s: Session, entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def resend(s: Session) -> list[dict[str, Any]]:
-    """Send every pending write again, oldest first (see `resend_entry`). The first that still has
-    no known outcome raises OutcomeUnknown; what was settled before it stays settled."""
+    """Send every pending write again, oldest first (see `resend_entry`; an account write's entry is
+    finished by accounts_pending.resend_entry). The first that still has no known outcome raises
+    OutcomeUnknown; what was settled before it stays settled."""
     if s.journal is None:
         return []
-    return [resend_entry(s, e) for e in s.journal.entries()]
+    return [
+        accounts_pending.resend_entry(s, e) if accounts_pending.is_account_entry(e) else resend_entry(s, e)
+        for e in s.journal.entries()
+    ]
 
 
 def settle_pending(s: Session) -> None:
-    """Before creating a topic: finish pending writes first (one may hold the topic's rows)."""
-    if s.journal is not None and s.journal.entries():
+    """Before creating a topic: finish pending memory writes first (one may hold the topic's rows);
+    an account write's entry holds none, and is left for `resend`."""
+    if s.journal is not None and any(not accounts_pending.is_account_entry(e) for e in s.journal.entries()):
         log.info("pending writes before creating a topic: sending them again first")
-        resend(s)
+        for e in s.journal.entries():
+            if not accounts_pending.is_account_entry(e):
+                resend_entry(s, e)

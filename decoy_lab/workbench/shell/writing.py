@@ -61,8 +61,9 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 def cmd_resend(args: argparse.Namespace) -> int:
     """Send every pending write (its outcome unknown: retries ran out) again with the SAME sealed
-    rows, from the pending-writes journal beside the profile; prints each one's outcome. Exit 1
-    while one is still unknown or was refused."""
+    rows or body, from the pending-writes journal beside the profile — memories and the account
+    family's writes alike (one not safe to repeat is read back first and only what did not land
+    is sent); prints each one's outcome. Exit 1 while one is still unknown or was refused."""
     with connection(args) as conn:
         pending = conn.pending
         if args.list_only or not pending:
@@ -79,7 +80,13 @@ def cmd_resend(args: argparse.Namespace) -> int:
         if not pending:
             print("nothing pending: every write's outcome is known")
         for entry in pending if args.list_only else []:
-            print(f"pending  {entry['kind']:<5} {entry['target']}  ({plural(len(entry['ids']), 'row')})")
+            if entry["kind"] in ("save", "edit"):
+                print(f"pending  {entry['kind']:<5} {entry['target']}  ({plural(len(entry['ids']), 'row')})")
+            else:  # an account write: what it is for, and (its last unknown outcome) what to do
+                print(f"pending  {entry['kind']:<5} {entry['target'] or ''}")
+                if entry.get("why"):
+                    print(f"         {entry['why']}")
         for res in done:
-            print(f"{res.get('kind', ''):<5} {res.get('target') or ''}  {res['outcome']}")
+            said = f"  ({res['said']})" if res.get("said") else ""  # an account write: what proved it
+            print(f"{res.get('kind', ''):<5} {res.get('target') or ''}  {res['outcome']}{said}")
     return 1 if left or any(r["outcome"] != "committed" for r in done) else 0

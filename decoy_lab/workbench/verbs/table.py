@@ -297,7 +297,8 @@ VERBS: tuple[Verb, ...] = (
     Verb("sync", "follow the change cursor; reload only what changed", (_JSON,)),
     Verb(
         "resend",
-        "send the writes whose outcome is unknown again, with the same sealed rows",
+        "finish the writes (memories, accounts) whose outcome is unknown: the same sealed bytes again, "
+        "or read back first where a repeat is not safe",
         (Arg("--list", "only list what is pending", flag=True, dest="list_only"), _JSON),
     ),
     Verb(

@@ -1,0 +1,357 @@
+"""The account family's writes in the pending-writes journal (store/journal.py): each entered with
+its sealed body before it is sent, settled once an answer proves it (or definitely refuses it),
+and — when no answer came — kept, so `resend_entry` finishes it from any process
+(`conn.resend()`, `%decoy resend`, `decoy-lab resend`). An entry holds what was sent, sealed.
+
+How an entry is finished depends on whether 001 makes its route safe to repeat (`mode`):
+
+- `same` — the SAME bytes again, the answer checked as the first send's would be:
+  a Decoy address ("Repeating the same key (same token) returns the ORIGINAL decoy with
+  `idempotent_replay: true`"), a secret field ("Sending the same id again answers `existing` …
+  it never creates a second field. Reuse the id until you get an answer"), a change guarded by
+  `expected_rev` (a field, an account, a field's delete), a password, a queued address edit,
+  protect ("Idempotent when already protected"), a pause. A resent change that meets
+  `REV_CONFLICT` (or a delete that meets 404) is "committed" only when what the server serves
+  now proves it — the field's ciphertext is the one sent, the account holds every member the
+  update set, the field is gone — and "not applied" otherwise ("If the field changed since, the
+  PUT fails 409 `REV_CONFLICT` … and nothing is overwritten").
+- `check` — no key makes a repeat safe (an account saved without an address, a batch: "a
+  timeout + retry" could create it twice), so it is sent once, and finishing it reads the account
+  list first: an account whose sealed record is, byte for byte, one this entry sent is one that
+  landed; only the rest are sent (once more), and the result says which.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from decoy_lab.errors import (
+    APIError,
+    DecoyError,
+    OutcomeUnknown,
+    RateLimited,
+    RevConflict,
+    ServerError,
+    TransportError,
+)
+from decoy_lab.protocol import accounts_list
+from decoy_lab.store.journal import Journal, new_entry
+from decoy_lab.transport.answers import is_unknown_outcome
+from decoy_lab.transport.retry import MAX_RATE_LIMIT_WAIT
+
+if TYPE_CHECKING:  # pragma: no cover
+    from decoy_lab.protocol.session import Session
+
+log = logging.getLogger(__name__)
+
+__all__ = ["CHECK", "FAMILY", "SAME", "is_account_entry", "resend_entry", "send_journaled"]
+FAMILY = "account"
+SAME, CHECK = "same", "check"
+FINISH = "conn.resend() (`%decoy resend`, `decoy-lab resend`, also from a new process)"
+
+Check = Callable[[Mapping[str, Any], Mapping[str, Any]], str | None]  # (body sent, answer) → why not proved
+
+
+def _named(key: str) -> Check:
+    def check(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
+        return None if isinstance(answer.get(key), str) and answer[key] else f"the answer names no {key}"
+
+    return check
+
+
+def _address(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
+    return None if answer.get("id") and answer.get("account_id") else "the answer names no decoy and account"
+
+
+def _password(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
+    return None if answer.get("has_password") is True else "the answer does not say a password is stored"
+
+
+def _field(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
+    if answer.get("id") == body.get("id") and answer.get("status") in ("created", "existing"):
+        return None
+    return "the answer is not about this field (created or existing)"
+
+
+def _rev(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
+    return None if isinstance(answer.get("rev"), int) else "the answer carries no new rev"
+
+
+def _deleted(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
+    return None if answer.get("deleted") is True else "the answer does not say the field was deleted"
+
+
+def _results(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
+    return None if isinstance(answer.get("results"), list) else "the answer has no per-item results"
+
+
+# What each kind's answer must show (checked the same on the first send and on a resend).
+CHECKS: dict[str, Check] = {
+    "address": _address,
+    "account": _named("id"),
+    "account edit": _named("id"),
+    "password": _password,
+    "field": _field,
+    "field edit": _rev,
+    "field delete": _deleted,
+    "address edit": _named("edit_id"),
+    "protect": _named("decoy_id"),
+    "pause": lambda body, answer: None if isinstance(answer.get("succeeded"), list) else "no succeeded list",
+    "import": _results,
+}
+
+
+def is_account_entry(entry: Mapping[str, Any]) -> bool:
+    return entry.get("family") == FAMILY
+
+
+def _journal(s: Session) -> Journal:
+    return s.journal if s.journal is not None else Journal()
+
+
+def _where(journal: Journal) -> str:
+    return f" in {journal.path}" if journal.path is not None else " (in memory, for this kernel)"
+
+
+# -- the first send ---------------------------------------------------------------------------------
+def send_journaled(
+    s: Session,
+    kind: str,
+    method: str,
+    path: str,
+    body: dict[str, Any],
+    *,
+    again: str,
+    target: str | None = None,
+    ids: list[str] | None = None,
+    mode: str = SAME,
+    proof: Mapping[str, Any] | None = None,
+    key: str | None = None,
+) -> dict[str, Any]:
+    """Enter the write in the journal, send it — under the retry rules (`same`: the same body
+    again after an unknown outcome) or once (`check`) — and settle it once an answer proves it or
+    refuses it. A `REV_CONFLICT` or 404 that the served row shows this very write caused is its
+    success (an earlier send landed). No answer that proves it: OutcomeUnknown, which says what
+    to do (`again`, and how resend finishes it); the entry stays. A connection refused every time
+    sent nothing: that error is raised as it is, and nothing stays pending. `key`: what makes a
+    repeat the same write (an `idempotency_key`, a field's id); an answer for it also settles an
+    earlier entry of the same key (the advice "run it again with the same key" was followed)."""
+    journal = _journal(s)
+    intent = f"{kind} {method} {path} {key}" if key is not None else None
+    entry = new_entry(
+        kind,
+        [(method, path, body)],
+        ids=list(ids or []),
+        target=target,
+        intent=intent,
+        family=FAMILY,
+        mode=mode,
+        proof=proof,
+    )
+    journal.put(entry)
+    before = s.reached
+    try:
+        answer = _send(s, entry)
+    except DecoyError as exc:
+        if is_unknown_outcome(exc):
+            if s.reached == before and isinstance(exc, TransportError) and not exc.sent:
+                journal.settle(entry["id"])
+                raise  # the connection was refused every time: nothing was sent, and it says so
+            raise _unknown(journal, entry, exc, again) from exc
+        # Only a refusal after a send that may have landed can be this write's own doing (a refusal is
+        # not counted in `reached`).
+        proved = _proved(s, entry, exc) if s.reached > before else None
+        journal.settle(entry["id"])
+        if proved is None:
+            raise
+        log.info("%s %s: %s", method, path, proved)
+        return {"outcome": "already applied", "said": proved}
+    journal.settle(entry["id"])
+    while intent is not None and (earlier := journal.find(intent)) is not None:
+        log.info("%s: the answer for %s settles the earlier pending entry %s", kind, key, earlier["id"])
+        journal.settle(earlier["id"])
+    return answer
+
+
+def _send(s: Session, entry: Mapping[str, Any], body: Any = None) -> dict[str, Any]:
+    step = entry["sends"][0]
+    body = step["body"] if body is None else body
+    check = CHECKS[entry["kind"]]
+    if entry.get("mode") == CHECK:
+        return send_once(s, step["method"], step["path"], body, lambda a: check(body, a))
+    return s.send(step["method"], step["path"], body, None, lambda a: check(body, a))
+
+
+def send_once(
+    s: Session, method: str, path: str, body: Any, check: Callable[[dict[str, Any]], str | None]
+) -> dict[str, Any]:
+    """One send of a write that is not safe to repeat: a 429 (nothing created) is waited out as
+    told; an unknown outcome is raised, never resent."""
+    for _ in range(s.retry.retries + 1):
+        try:
+            answer = s.api.request(method, path, json=body)
+        except RateLimited as exc:
+            wait = float(exc.retry_after) if isinstance(exc.retry_after, (int, float)) else s.retry.backoff
+            if wait > MAX_RATE_LIMIT_WAIT:
+                raise
+            s.sleep(wait)
+            continue
+        except TransportError as exc:
+            s.reached += exc.sent
+            raise
+        except ServerError:
+            s.reached += 1
+            raise
+        s.reached += 1
+        why = check(answer) if isinstance(answer, dict) else "the answer is not an object"
+        if why:
+            raise TransportError(f"{method} {path}: {why}; the outcome is unknown")
+        return dict(answer)
+    raise RateLimited(429, "RATE_LIMITED", f"{method} {path}: still limited after {s.retry.retries} waits")
+
+
+def _unknown(journal: Journal, entry: dict[str, Any], exc: BaseException, again: str) -> OutcomeUnknown:
+    step = entry["sends"][0]
+    how = (
+        "sends the same sealed bytes again and checks the answer"
+        if entry.get("mode") != CHECK
+        else "reads the account list first and sends only what did not land"
+    )
+    message = (
+        f"{step['method']} {step['path']}: no send got an answer that proves it ({exc}); it may have committed. "
+        f"{again + ' ' if again else ''}The sealed body is kept in the pending-writes journal{_where(journal)}: "
+        f"{FINISH} {how}."
+    )
+    journal.note(entry["id"], message)
+    return OutcomeUnknown(message, entry=entry["id"], ids=entry["ids"], sent=True)
+
+
+# -- what the server serves now proves it -----------------------------------------------------------
+def _proved(s: Session, entry: Mapping[str, Any], exc: DecoyError) -> str | None:
+    """Did this very write land, though its send was now refused (`REV_CONFLICT`, or a 404/410 for
+    a delete)? Only what the server serves now can say: the words of the proof, or None."""
+    proof = entry.get("proof") or {}
+    body = entry["sends"][0]["body"]
+    status = exc.status if isinstance(exc, APIError) else None
+    try:
+        if entry["kind"] == "field edit" and isinstance(exc, RevConflict):
+            served = _served_field(s, proof)
+            if served is not None and served.get("ciphertext") == body.get("ciphertext"):
+                return f"it had landed: the field serves this change (rev {served.get('rev')})"
+        elif entry["kind"] == "field delete" and (isinstance(exc, RevConflict) or status in (404, 410)):
+            if status in (404, 410) and _served_field(s, proof) is None:
+                return "it had landed: the field is no longer served"
+        elif entry["kind"] == "account edit" and isinstance(exc, RevConflict):
+            served = s.get(proof["read"], id=str)
+            asked = {k: v for k, v in body.items() if k not in ("expected_rev", "password_changed")}
+            if all(served.get(k) == v for k, v in asked.items()):
+                return f"it had landed: the account holds every member this update set (rev {served.get('rev')})"
+    except DecoyError as read:
+        log.info("%s: could not read back whether it landed: %s", entry["kind"], read)
+    return None
+
+
+def _served_field(s: Session, proof: Mapping[str, Any]) -> dict[str, Any] | None:
+    listed = s.get(proof["read"], fields=list)
+    return next((f for f in listed.get("fields") or [] if isinstance(f, dict) and f.get("id") == proof["id"]), None)
+
+
+# -- finishing it later -----------------------------------------------------------------------------
+def resend_entry(s: Session, entry: dict[str, Any]) -> dict[str, Any]:
+    """Finish a journaled account write (see the module docstring). Returns {'entry', 'kind',
+    'ids', 'target', 'outcome', 'said'}: `outcome` "committed" (the answer, or what is served now,
+    proves it), "not applied: …" or "refused: …" (settled too); `said` what proved it. Still no
+    answer that proves it: OutcomeUnknown, and the entry stays."""
+    journal = _journal(s)
+    out: dict[str, Any] = {"entry": entry["id"], "kind": entry["kind"], "ids": list(entry["ids"])}
+    out["target"] = entry.get("target")
+    try:
+        if entry.get("mode") == CHECK:
+            out["outcome"], out["said"], landed = _finish_unsure(s, entry)
+            out["landed"] = landed
+        else:
+            answer = _send(s, entry)
+            out["outcome"], out["said"] = "committed", _said(entry, answer)
+    except OutcomeUnknown as exc:  # whether it landed could not be read: nothing was sent again
+        journal.note(entry["id"], str(exc))
+        raise
+    except DecoyError as exc:
+        if is_unknown_outcome(exc):
+            raise _unknown(journal, entry, exc, "") from exc
+        proved = _proved(s, entry, exc)
+        if proved is not None:
+            out["outcome"], out["said"] = "committed", proved
+        elif isinstance(exc, RevConflict):
+            out["outcome"] = f"not applied: it changed meanwhile, and not by this write ({exc})"
+        else:  # settled: resending cannot change this answer, and it does not say what the first send did
+            out["outcome"] = f"refused: {exc}"
+            out["said"] = "refused now; whether an earlier send of it landed is not shown: read the account back"
+    journal.settle(entry["id"])
+    log.info("pending %s %s: %s", entry["kind"], entry["id"], out["outcome"])
+    return out
+
+
+def _said(entry: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
+    if entry["kind"] == "address":
+        again = " (the original, replayed: an earlier send had made it)" if answer.get("idempotent_replay") else ""
+        return f"account {answer.get('account_id')}, address {answer.get('email')}{again}"
+    if entry["kind"] == "field":
+        return f"field {answer.get('id')} {answer.get('status')} (rev {answer.get('rev')})"
+    if entry["kind"] == "address edit":
+        return f"edit {answer.get('edit_id')} {answer.get('status')}"
+    return "the answer proves it" + (f" (rev {answer['rev']})" if isinstance(answer.get("rev"), int) else "")
+
+
+def landed(s: Session, blobs: list[str]) -> dict[str, str]:
+    """The sealed records among `blobs` that the account list serves now: blob → account id."""
+    wanted = set(blobs)
+    try:
+        return {a["encrypted_data"]: a["id"] for a in accounts_list.pages(s) if a.get("encrypted_data") in wanted}
+    except DecoyError as exc:
+        raise OutcomeUnknown(
+            f"the account list cannot be read ({exc}), so whether the pending write landed is unknown; it stays "
+            "pending and nothing was sent again (a repeat could create it twice)",
+            sent=False,
+        ) from exc
+
+
+def _finish_unsure(s: Session, entry: dict[str, Any]) -> tuple[str, str, dict[int, str]]:
+    """A write that is not safe to repeat: read which of its records landed, send only the rest."""
+    body = entry["sends"][0]["body"]
+    if entry["kind"] == "account":
+        found = landed(s, [body["encrypted_data"]])
+        if body["encrypted_data"] in found:
+            return (
+                "committed",
+                f"it had landed: account {found[body['encrypted_data']]}",
+                {0: found[body["encrypted_data"]]},
+            )
+        answer = _send(s, entry)
+        return "committed", f"it had not landed; sent now: account {answer['id']}", {}
+    items = body["accounts"]
+    found = landed(s, [i["encrypted_data"] for i in items])
+    had = {n: found[i["encrypted_data"]] for n, i in enumerate(items) if i["encrypted_data"] in found}
+    rest = [n for n in range(len(items)) if n not in had]
+    made: dict[int, str] = {}
+    failed: dict[int, str] = {}
+    if rest:
+        answer = _send(s, entry, {**body, "accounts": [items[n] for n in rest]})
+        for r in answer["results"]:
+            if isinstance(r, Mapping) and isinstance(r.get("index"), int) and 0 <= r["index"] < len(rest):
+                n = rest[r["index"]]
+                if r.get("status") == "created" and isinstance(r.get("id"), str):
+                    made[n] = r["id"]
+                else:
+                    failed[n] = str(r.get("error") or "failed")
+        failed.update(dict.fromkeys((n for n in rest if n not in made and n not in failed), "not reported"))
+    said = f"rows {_rows(had)} had landed; rows {_rows(made)} sent now" if rest else f"rows {_rows(had)} had landed"
+    if failed:
+        why = "; ".join(f"row {n}: {w}" for n, w in sorted(failed.items()))
+        return f"refused: {len(failed)} of {len(items)} rows failed ({why})", said, {**had, **made}
+    return "committed", said, {**had, **made}
+
+
+def _rows(rows: Mapping[int, str]) -> str:
+    return ", ".join(str(n) for n in sorted(rows)) or "none"
