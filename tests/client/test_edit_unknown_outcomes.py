@@ -1,0 +1,212 @@
+"""An edit whose answer never came, and an edit that met `REV_CONFLICT`: what its user is told.
+
+Against the sandbox over real HTTP, the network scripted by `support.meddler`. "If the answer is
+lost (a network error or a 5xx), resend the same … then read back … to confirm completion";
+"`409 REV_CONFLICT` means it changed since you read it: re-read, re-apply, retry"."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import pytest
+
+from decoy_lab.client.connection import Connection
+from decoy_lab.errors import OutcomeUnknown, RevConflict
+from decoy_lab.transport import routes
+
+from support.meddler import Meddler, answer, committed_then_lost, lost
+
+ALL = ["memory.read", "memory.save", "memory.edit", "memory.delete"]
+CONFLICT = answer(409, {"code": "REV_CONFLICT", "message": "the memory changed since it was read", "current_rev": 9})
+
+
+def pair(sb, *, retries: int = 0, backoff: float = 0, sleeps: list | None = None) -> tuple[Connection, Meddler]:
+    meddler = Meddler()
+    conn = Connection.pair(
+        sb.url,
+        name="Edit outcome test",
+        profile=None,
+        permissions=ALL,
+        on_link=lambda *a: None,
+        client_id=f"edit-{uuid.uuid4().hex[:8]}",
+        retries=retries,
+        backoff=backoff,
+        sleep=(sleeps.append if sleeps is not None else lambda s: None),
+        transport=meddler,
+    )
+    return conn, meddler
+
+
+def owner_sees(sb, memory_id: str) -> dict:
+    return next(r for r in sb.owner.app_view() if r["id"] == memory_id)
+
+
+@pytest.fixture(scope="module")
+def one(sb):
+    """A connection that sends each write once (no resend): a lost answer is read back at once."""
+    conn, meddler = pair(sb)
+    yield conn, meddler
+    conn.close()
+
+
+def committed_then_conflict(request, inner):
+    """The server took the PUT; the answer that came back is a REV_CONFLICT (a stale front)."""
+    response = inner.handle_request(request)
+    response.read()
+    response.close()
+    return CONFLICT(request, inner)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"text": "Leaves at seven."},
+        {"categories": ["travel"]},
+        {"topic": None},
+        {"topic": "Morning routine"},
+    ],
+)
+def test_an_edit_that_landed_before_its_answer_was_lost_is_confirmed_by_reading_it_back(sb, one, change):
+    conn, meddler = one
+    mid = conn.save("Leaves at six.", categories=["travel", "misc"], topic="Commute")
+    meddler.plan("PUT", routes.MEMORIES, committed_then_lost)
+    done = conn.edit(mid, **change)
+    assert done == {"id": mid, "outcome": "applied (confirmed by reading it back)"}
+    assert conn.pending == []
+    m = conn.load().memory(mid)
+    if "text" in change:
+        assert m.text == "Leaves at seven."
+    if "categories" in change:
+        assert m.categories == ["travel"]
+    if "topic" in change:
+        assert (m.topic or {}).get("name") == change["topic"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"text": "Leaves at seven."},
+        {"categories": ["travel"]},
+        {"topic": None},
+        {"topic": "Evening routine"},
+    ],
+)
+def test_an_edit_lost_before_the_server_saw_it_is_pending_not_done(sb, one, change):
+    """Read back, the memory does not read as asked: the outcome is unknown, the PUT is kept."""
+    conn, meddler = one
+    mid = conn.save("Leaves at six.", categories=["travel", "misc"], topic="Commute")
+    meddler.plan("PUT", routes.MEMORIES, lost)
+    with pytest.raises(OutcomeUnknown) as caught:
+        conn.edit(mid, **change)
+    assert "may have committed" in str(caught.value) and "conn.resend()" in str(caught.value)
+    assert [(p["kind"], p["target"]) for p in conn.pending] == [("edit", mid)]
+    assert [r["outcome"] for r in conn.resend()] == ["committed"] and conn.pending == []
+
+
+@pytest.fixture
+def fresh(sb):
+    """A connection of its own (its journal starts empty), sending each write once."""
+    conn, meddler = pair(sb)
+    yield conn, meddler
+    conn.close()
+
+
+def test_an_edit_whose_read_back_is_lost_too_is_pending(sb, fresh):
+    """Landed, but its answer and the read-back that would tell were lost: nothing says the edit
+    landed, so it is pending."""
+    conn, meddler = fresh
+    mid = conn.save("Swims on Mondays.")
+
+    def committed_then_lost_and_the_read_back_too(request, inner):
+        meddler.plan("GET", routes.MEMORIES, lost)
+        return committed_then_lost(request, inner)
+
+    meddler.plan("PUT", routes.MEMORIES, committed_then_lost_and_the_read_back_too)
+    with pytest.raises(OutcomeUnknown):
+        conn.edit(mid, text="Swims on Wednesdays.")
+    assert [p["target"] for p in conn.pending] == [mid]
+    assert owner_sees(sb, mid)["text"] == "Swims on Wednesdays."
+    assert [r["outcome"] for r in conn.resend()] == ["committed"] and conn.pending == []
+
+
+def test_the_same_edit_run_again_finishes_the_pending_one(sb, fresh):
+    """Running the same edit again sends the journaled PUT (the SAME body), not a new one."""
+    conn, meddler = fresh
+    mid = conn.save("Tea, no sugar.")
+    meddler.plan("PUT", routes.MEMORIES, lost)
+    with pytest.raises(OutcomeUnknown):
+        conn.edit(mid, text="Tea, one sugar.")
+    sent = meddler.bodies("PUT", routes.MEMORIES)[-1]
+    done = conn.edit(mid, text="Tea, one sugar.")
+    assert done == {"id": mid, "outcome": "applied (the pending edit was sent again)"}
+    assert meddler.bodies("PUT", routes.MEMORIES)[-1] == sent
+    assert conn.pending == [] and owner_sees(sb, mid)["text"] == "Tea, one sugar."
+
+
+def test_another_edit_does_not_finish_a_pending_one(sb, fresh):
+    """A different edit of the same memory is its own: it is sent as asked, and the pending one
+    stays pending."""
+    conn, meddler = fresh
+    mid = conn.save("Coffee, black.")
+    meddler.plan("PUT", routes.MEMORIES, lost)
+    with pytest.raises(OutcomeUnknown):
+        conn.edit(mid, text="Coffee, with milk.")
+    done = conn.edit(mid, text="Coffee, with oat milk.")
+    assert done["id"] == mid and "rev" in done
+    assert owner_sees(sb, mid)["text"] == "Coffee, with oat milk."
+    assert [p["target"] for p in conn.pending] == [mid]
+    outcome = conn.resend()[0]["outcome"]
+    assert outcome.startswith("not applied"), "the pending edit met the newer one: REV_CONFLICT, not applied"
+    assert conn.pending == []
+
+
+def test_a_rev_conflict_rereads_reapplies_and_sends_again(sb, caplog):
+    sleeps: list = []
+    conn, meddler = pair(sb, retries=2, backoff=0, sleeps=sleeps)
+    try:
+        mid = conn.save("Budget: 2000 EUR.", categories=["travel", "misc"])
+        meddler.plan("PUT", routes.MEMORIES, CONFLICT)
+        before = len(meddler.bodies("PUT", routes.MEMORIES))
+        with caplog.at_level(logging.INFO, logger="decoy_lab.protocol.writes.sending"):
+            done = conn.edit(mid, categories=["travel"])  # a rotation, re-sealed after the conflict
+        assert done["id"] == mid and "rev" in done
+        assert len(meddler.bodies("PUT", routes.MEMORIES)) - before == 2
+        assert f"memory {mid} changed since it was read (REV_CONFLICT): re-reading and re-applying" in caplog.messages
+        assert sleeps == [0.0], "no backoff asked for: no wait"
+        assert conn.load().memory(mid).categories == ["travel"]
+    finally:
+        conn.close()
+
+
+def test_rev_conflicts_are_retried_a_bounded_number_of_times(sb):
+    sleeps: list = []
+    conn, meddler = pair(sb, retries=2, backoff=0.25, sleeps=sleeps)
+    try:
+        mid = conn.save("Runs 5 km.")
+        meddler.plan("PUT", routes.MEMORIES, CONFLICT, CONFLICT, CONFLICT, CONFLICT)
+        before = len(meddler.bodies("PUT", routes.MEMORIES))
+        with pytest.raises(RevConflict):
+            conn.edit(mid, text="Runs 10 km.")
+        assert len(meddler.bodies("PUT", routes.MEMORIES)) - before == 3
+        assert len(sleeps) == 2 and all(0 <= w <= 0.25 * n for n, w in enumerate(sleeps, 1))
+        assert conn.pending == [] and owner_sees(sb, mid)["text"] == "Runs 5 km."
+    finally:
+        meddler.plans.clear()
+        conn.close()
+
+
+def test_a_rev_conflict_for_an_edit_that_already_landed_is_already_applied(sb, one):
+    """Re-read after the conflict, the memory already reads as asked: done, not sent again."""
+    conn, meddler = one
+    conn.session.retries = 1
+    try:
+        mid = conn.save("Bedtime 23:00.")
+        meddler.plan("PUT", routes.MEMORIES, committed_then_conflict)
+        before = len(meddler.bodies("PUT", routes.MEMORIES))
+        done = conn.edit(mid, text="Bedtime 22:30.")
+        assert done == {"id": mid, "outcome": "already applied"}
+        assert len(meddler.bodies("PUT", routes.MEMORIES)) - before == 1
+        assert owner_sees(sb, mid)["text"] == "Bedtime 22:30."
+    finally:
+        conn.session.retries = 0
