@@ -28,7 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PAGES", "FieldsCache", "list_accounts", "pages", "unseal_account"]
+__all__ = ["IN_FLIGHT", "PAGES", "FieldsCache", "list_accounts", "pages", "reads_in_flight", "unseal_account"]
+IN_FLIGHT = 2  # accounts read side by side per core, by default (see list_accounts)
 PAGES = 20  # pages of the account list read (of up to 100 accounts each); past that, the rest is not listed
 FieldsCache = MutableMapping[tuple[str, int], FieldsSeen]  # (account id, fields_rev) → the fields as read
 
@@ -115,6 +116,13 @@ def _open_fields(s: Session, served: Mapping[str, Any], body: dict[str, Any], ca
     return seen
 
 
+def reads_in_flight(workers: int | None) -> int:
+    """How many accounts are read side by side: `workers`, or by default IN_FLIGHT per core."""
+    if workers is not None:
+        return max(1, workers)
+    return IN_FLIGHT * (os.cpu_count() or 1)
+
+
 def list_accounts(
     s: Session,
     *,
@@ -122,28 +130,26 @@ def list_accounts(
     fields_cache: FieldsCache,
     workers: int | None = None,
 ) -> list[AccountEntry]:
-    """Each account this connection may see, read with what it can open; `known` holds, by
-    account id, a record this connection holds in memory and where it came from (sealed here,
-    an unlock answer), `fields_cache` the fields as read for each `fields_rev`; the fields are
-    opened on `workers` threads (None: one per core) while the next accounts are read."""
-    n = workers if workers is not None else (os.cpu_count() or 1)
+    """Each account this connection may see, read with what it can open, in the list's order;
+    `known` holds, by account id, a record this connection holds in memory and where it came from
+    (sealed here, an unlock answer), `fields_cache` the fields as read for each `fields_rev`. The
+    accounts are read on `workers` threads (None: `reads_in_flight`) while the list's next pages
+    are read."""
 
-    def entry(served: dict[str, Any], details: Any, why: str, fields: FieldsSeen) -> AccountEntry:
+    def read(served: dict[str, Any]) -> AccountEntry:
+        details, why = _details(s, served)
+        got = _read_fields(s, served, fields_cache)
+        fields = got if isinstance(got, FieldsSeen) else _open_fields(s, served, got, fields_cache)
         record, record_from = known.get(served["id"], (None, ""))
         return entry_of(served, details=details, details_why=why, record=record, record_from=record_from, fields=fields)
 
-    def opened(served: dict[str, Any], details: Any, why: str, read: FieldsSeen | dict[str, Any]) -> AccountEntry:
-        fields = read if isinstance(read, FieldsSeen) else _open_fields(s, served, read, fields_cache)
-        return entry(served, details, why, fields)
-
-    # Reading an account is a wait on the server and Python that holds the GIL; opening its fields
-    # is an RSA unwrap each, which releases it. So this thread reads the accounts one after another
-    # while `n` threads open what was read — as a load reads its stream while rows are opened.
-    with ThreadPoolExecutor(max_workers=max(1, n), thread_name_prefix="decoy-accounts") as pool:
-        pending = []
-        for served in pages(s):
-            details, why = _details(s, served)
-            pending.append(pool.submit(opened, served, details, why, _read_fields(s, served, fields_cache)))
+    # One account's read is a request to the server (a wait, then Python that holds the GIL) and
+    # an RSA unwrap per field (which releases it). Done one after another, every round trip leaves
+    # the cores idle while it waits; so several accounts are read at once, each thread sending its
+    # request while the others unwrap — as a load opens rows while its stream is still arriving.
+    # Nothing here is shared between accounts but `fields_cache` (one key per account and rev).
+    with ThreadPoolExecutor(max_workers=reads_in_flight(workers), thread_name_prefix="decoy-accounts") as pool:
+        pending = [pool.submit(read, served) for served in pages(s)]
         return [f.result() for f in pending]
 
 
