@@ -292,9 +292,13 @@ def unlock_pending(run: Run) -> Result:
         end = _settled(run, path, x.start)
         again = [y for y in asks if y.start > x.start and _target(y) == _target(x) and (end is None or y.start < end)]
         polls = [y for y in run.where("GET", path) if y.start > x.start]
+        withdrawn = [y for y in run.where("DELETE", path) if y.start > x.start]  # no envelope left to poll for
         if again:
             bad.append(Evidence(f"{again[0].label()}: the same unlock asked again while {x.label()} "
                                 f"({short(answer['id'])}) was pending: poll it instead", again[0], x))  # fmt: skip
+        elif withdrawn and not polls:
+            good.append(Evidence(f"{x.label()}: pending, withdrawn by {withdrawn[0].label()} and not asked again",
+                                 x, withdrawn[0]))  # fmt: skip
         elif not polls:
             bad.append(Evidence(f"{x.label()}: pending ({short(answer['id'])}) and never polled: the sealed "
                                 "envelope comes only from GET /api/agent/unlock/{requestId}", x))  # fmt: skip

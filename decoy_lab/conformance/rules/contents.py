@@ -28,7 +28,7 @@ SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a password", re.compile(r"\b(?:login\s+)?(?:password|passcode|passphrase|pwd|PIN)\b\s*(?::|=|\bis\b)\s*\S{3,}", re.I)),
     ("a booking reference", re.compile(
         r"\b(?:booking|reservation|confirmation|record\s+locator)\s*(?:ref(?:erence)?|code|number|no\.?|#)?\s*"
-        r"(?::|=|\bis\b)\s*[A-Z0-9]{5,10}\b", re.I)),
+        r"(?::|=|\bis\b)\s*(?-i:[A-Z0-9]{5,10})\b", re.I)),  # the reference in capitals: "booking is confirmed" is none
     ("a booking reference", re.compile(r"\bPNR\b\s*(?::|=|\bis\b)?\s*[A-Z0-9]{6}\b")),
     ("a private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
     ("an API key", re.compile(r"\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{12,}|\bsk-[A-Za-z0-9_-]{20,}|\bAKIA[0-9A-Z]{16}\b"

@@ -46,9 +46,7 @@ def finished(run: Run) -> Result:
         return Result.judge([], [])  # no agent ran: nothing to judge
     bad: list[str] = []
     for x in refused_writes(run):
-        why = (
-            (x.response or {}).get("message") or (x.response or {}).get("error") if isinstance(x.response, dict) else ""
-        )
+        why = (x.response.get("message") or x.response.get("error") or "") if isinstance(x.response, dict) else ""
         bad.append(Evidence(f"{x.label()}: refused {x.status} {x.code or '(no code)'}: nothing was stored ({why})", x))
     if len(bad) > 3:
         bad = [*bad[:3], f"… and {len(bad) - 3} more refused writes"]
