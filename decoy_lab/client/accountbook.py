@@ -46,7 +46,7 @@ class AccountBook:
         self.pending: dict[tuple[str, tuple[str, ...]], str] = {}  # (account, kinds) → unlock request id
         self.last: list[AccountEntry] = []  # the last listing
         self.vault_key: bytes | None = None  # fetched by a bulk import; this process only
-        self.workers: int | None = None  # threads reading accounts side by side (None: one per core)
+        self.workers: int | None = None  # accounts read side by side (None: accounts_list.reads_in_flight)
 
     def __repr__(self) -> str:  # never a record (they hold usernames), never the vault key
         return f"<AccountBook {len(self.last)} listed, {len(self.known)} records held, {len(self.pending)} unlocks pending>"
