@@ -71,3 +71,28 @@ def test_accounts_read_side_by_side_keep_their_own_fields_in_the_lists_order(sb)
     others = again.set_index("id").drop(index=made[4])["field_labels"].map(list).to_dict()
     assert others == {a: labels[a] for a in made if a != made[4]}
     conn.close()
+
+
+def test_accounts_in_flight_that_meet_an_expired_token_refresh_it_once(clocked_sb, clock):
+    """ "`401` … `recovery: refresh` (`TOKEN_EXPIRED`) → `POST /oauth/token`": the reads in flight
+    meet the expired token; one refreshes, the others take the newer token (a refresh token is
+    single-use), and every account is read."""
+    conn = paired(clocked_sb, ["account.create"], name="Expiring")
+    conn.workers = 4
+    made = [conn.create_account(f"Site {i}").account_id for i in range(6)]
+    for account_id in made:
+        conn.add_field(account_id, "token", "tk")
+    api, expired = conn.session.api, threading.Event()
+    real = api.request
+
+    def request(method: str, path: str, **kw: Any) -> Any:
+        if path.endswith("/fields") and not expired.is_set():
+            expired.set()  # the token expires after the list was read, as the reads are in flight
+            clock.advance(clocked_sb.state.token_ttl + 1)
+        return real(method, path, **kw)
+
+    api.request = request
+    frame = conn.accounts()
+    assert sorted(frame["id"]) == sorted(made) and list(frame["fields"]) == [1] * 6
+    assert conn.session.api.refreshes == 1
+    conn.close()
