@@ -71,7 +71,8 @@ class Connection:
 
     Made by `pair` / `start_pairing` / `sandbox` / `resume`, rarely by hand. `retries` bounds how
     often a write with an unknown outcome is sent again (waiting `backoff` s, doubling; `sleep`
-    is injectable), `workers` how many threads read rows (default: one per core), and `http` /
+    is injectable), `workers` how many threads read rows (default: one per core) and accounts
+    (default: two per core, as each waits on its own request), and `http` /
     `transport` let tests run against an in-process app.
     """
 
@@ -151,7 +152,8 @@ class Connection:
 
     @property
     def workers(self) -> int | None:
-        """How many threads read rows and accounts (None: one per core)."""
+        """How many threads read rows and accounts (None: rows one per core, accounts
+        `accounts_list.IN_FLIGHT` per core)."""
         return self.loader.workers
 
     @workers.setter
