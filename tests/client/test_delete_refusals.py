@@ -112,6 +112,7 @@ def test_another_connections_memory_never_loaded_here_is_deleted_as_the_server_s
     """The answer's `deleted` is taken as it is, for ids this connection neither wrote nor read."""
     remover = pair(sb, ALL, name="Remover")
     try:
+        remover.load()  # before the memory exists: this connection has never read it
         mid = writer.save("Written by another connection.", categories=["travel"])
         sb.owner.share()
         res = remover.delete([mid])
@@ -167,5 +168,26 @@ def test_ids_the_answer_leaves_out_are_settled_by_what_is_served(sb):
         meddler.plan("POST", routes.MEMORIES_DELETE, left_out_after_committing)
         res = conn.delete([gone])
         assert res.deleted == [gone] and res.refused == [] and res.why == {}
+    finally:
+        conn.close()
+
+
+def named_one_of_two(request: httpx.Request, inner: httpx.BaseTransport) -> httpx.Response:
+    """The server deletes both ids; the answer names only the first."""
+    ids = json.loads(request.content)["ids"]
+    response = inner.handle_request(request)
+    response.read()
+    response.close()
+    return answer(200, {"deleted": ids[:1], "refused": []})(request, inner)
+
+
+def test_an_answer_naming_one_deleted_id_and_leaving_out_another_gone_reports_both(sb):
+    meddler = Meddler()
+    conn = pair(sb, ALL, transport=meddler)
+    try:
+        a, b = conn.save("Named in the answer."), conn.save("Left out of the answer.")
+        meddler.plan("POST", routes.MEMORIES_DELETE, named_one_of_two)
+        res = conn.delete([a, b])
+        assert res.deleted == [a, b] and res.refused == [] and res.why == {}
     finally:
         conn.close()

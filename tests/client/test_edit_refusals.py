@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import uuid
 
+import httpx
 import pytest
 
 from decoy_lab.client.connection import Connection
@@ -132,8 +133,19 @@ def test_a_refused_edit_whose_topic_rows_cannot_be_removed_says_so_in_the_log(sb
     mid = conn.save("Compare two stoves.")
     refused = answer(403, {"code": "AUTHOR_ONLY", "message": "a key rotation is for the memory's author only"})
     meddler.plan("PUT", routes.MEMORIES, refused)
-    meddler.plan("POST", routes.MEMORIES_DELETE, answer(503, {"code": "UNAVAILABLE", "message": "try later"}))
+    gateway = httpx.Response(200, content=b"<html>gateway</html>", headers={"content-type": "text/html"})
+    meddler.plan("POST", routes.MEMORIES_DELETE, lambda request, inner: gateway)
     with caplog.at_level(logging.INFO, logger="decoy_lab.protocol.writes.sending"), pytest.raises(APIError):
         conn.edit(mid, topic="Stoves", topic_type="product")
     said = [m for m in caplog.messages if m.startswith("could not remove topic rows ")]
-    assert len(said) == 1 and "['" in said[0] and "503" in said[0]
+    assert len(said) == 1 and "['" in said[0]
+    assert "POST /api/agent/context/memories/delete: the answer is not JSON" in said[0]
+
+
+def test_an_edit_is_read_back_and_found_as_asked(cast, caplog):
+    """After the PUT the memory is read back and compared with what was asked: nothing to warn of."""
+    conn, _meddler = cast
+    mid = conn.save("Takes the early ferry.", categories=["travel"])
+    with caplog.at_level(logging.WARNING, logger="decoy_lab.protocol.verify"):
+        conn.edit(mid, text="Takes the late ferry.", categories=["travel", "misc"])
+    assert [r.getMessage() for r in caplog.records if r.name == "decoy_lab.protocol.verify"] == []

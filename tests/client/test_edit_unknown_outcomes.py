@@ -6,14 +6,18 @@ lost (a network error or a 5xx), resend the same … then read back … to confi
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 
+import httpx
 import pytest
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import OutcomeUnknown, RevConflict
+from decoy_lab.recipes import sealing
 from decoy_lab.transport import routes
+from decoy_lab.wire import layouts as wire
 
 from support.meddler import Meddler, answer, committed_then_lost, lost
 
@@ -179,21 +183,39 @@ def test_a_rev_conflict_rereads_reapplies_and_sends_again(sb, caplog):
         conn.close()
 
 
-def test_rev_conflicts_are_retried_a_bounded_number_of_times(sb):
+def test_rev_conflicts_are_retried_a_bounded_number_of_times_after_growing_random_waits(sb):
+    """`retries` conflicts re-read and re-applied, then the conflict is raised; the n-th wait is a
+    random share of n × backoff, so writers racing on one memory take turns."""
     sleeps: list = []
-    conn, meddler = pair(sb, retries=2, backoff=0.25, sleeps=sleeps)
+    conn, meddler = pair(sb, retries=5, backoff=0.25, sleeps=sleeps)
     try:
         mid = conn.save("Runs 5 km.")
-        meddler.plan("PUT", routes.MEMORIES, CONFLICT, CONFLICT, CONFLICT, CONFLICT)
+        meddler.plan("PUT", routes.MEMORIES, *[CONFLICT] * 7)
         before = len(meddler.bodies("PUT", routes.MEMORIES))
         with pytest.raises(RevConflict):
             conn.edit(mid, text="Runs 10 km.")
-        assert len(meddler.bodies("PUT", routes.MEMORIES)) - before == 3
-        assert len(sleeps) == 2 and all(0 <= w <= 0.25 * n for n, w in enumerate(sleeps, 1))
+        assert len(meddler.bodies("PUT", routes.MEMORIES)) - before == 6
+        assert len(sleeps) == 5 and all(0 <= w <= 0.25 * n for n, w in enumerate(sleeps, 1))
+        # the bound grows: some later wait is longer than a fixed share of backoff would allow
+        # (each wait falls under backoff / n with odds 1/n², all four with odds under 1 in 50,000)
+        assert any(w > 0.25 / n for n, w in enumerate(sleeps, 1) if n > 1)
         assert conn.pending == [] and owner_sees(sb, mid)["text"] == "Runs 5 km."
     finally:
         meddler.plans.clear()
         conn.close()
+
+
+def test_a_pending_edit_of_a_memory_gone_meanwhile_is_not_applied(sb, fresh):
+    """The resent PUT meets REV_CONFLICT and the memory is no longer served: this edit did not land."""
+    conn, meddler = fresh
+    mid = conn.save("Feeds the cat at six.")
+    meddler.plan("PUT", routes.MEMORIES, lost)
+    with pytest.raises(OutcomeUnknown):
+        conn.edit(mid, text="Feeds the cat at seven.")
+    assert conn.delete(mid).deleted == [mid]
+    meddler.plan("PUT", routes.MEMORIES, CONFLICT)
+    [done] = conn.resend()
+    assert done["outcome"].startswith("not applied: ") and conn.pending == []
 
 
 def test_a_rev_conflict_for_an_edit_that_already_landed_is_already_applied(sb, one):
@@ -210,3 +232,54 @@ def test_a_rev_conflict_for_an_edit_that_already_landed_is_already_applied(sb, o
         assert owner_sees(sb, mid)["text"] == "Bedtime 22:30."
     finally:
         conn.session.retries = 0
+
+
+def test_a_new_topic_of_an_edit_confirmed_by_reading_back_is_reused_before_the_next_load(sb, fresh):
+    conn, meddler = fresh
+    mid = conn.save("Cooks on Fridays.")
+    meddler.plan("PUT", routes.MEMORIES, committed_then_lost)
+    assert conn.edit(mid, topic="Friday dinners")["outcome"] == "applied (confirmed by reading it back)"
+    _row, trace = conn.seal_preview("Risotto next week.", topic="friday dinners")
+    assert "new topic" not in repr(trace), "the topic just made is found by name, not made again"
+
+
+def test_topic_rows_whose_answer_never_accounts_for_them_leave_the_edit_pending(sb, fresh):
+    """The topic rows' POST is answered, but the answer names none of the rows: an unknown outcome,
+    like a lost one. The edit is pending (its topic rows may have committed), nothing is removed."""
+    conn, meddler = fresh
+    mid = conn.save("Grows tomatoes.")
+    meddler.plan("POST", routes.MEMORIES, answer(200, {"created": [], "existing": []}))
+    with pytest.raises(OutcomeUnknown, match="accounts for 0 of the 2 rows"):
+        conn.edit(mid, topic="Vegetable garden")
+    assert [(p["kind"], p["target"]) for p in conn.pending] == [("edit", mid)]
+    assert meddler.bodies("POST", routes.MEMORIES_DELETE) == []
+    assert [r["outcome"] for r in conn.resend()] == ["committed"]
+    assert conn.load().memory(mid).topic["name"] == "Vegetable garden"
+
+
+def test_a_read_back_that_opens_as_no_memory_confirms_nothing(sb, fresh):
+    """The PUT landed and its answer was lost; read back, the row opens but is no memory (neither
+    memory, topic nor link): that proves nothing, so the edit is pending, not done."""
+    conn, meddler = fresh
+    mid = conn.save("Naps after lunch.")
+
+    def served_as_another_kind(request: httpx.Request, inner: httpx.BaseTransport) -> httpx.Response:
+        response = inner.handle_request(request)
+        body = json.loads(response.read())
+        response.close()
+        for row in body["memories"]:
+            if row.get("id") == mid:
+                key = sealing.unwrap_as_agent(row["wrapped_key"], conn.agent_key)
+                plain = sealing.open_json(key, row["ciphertext"])
+                del plain["observation"]  # neither a memory, a topic nor a link
+                row["ciphertext"] = wire.b64encode(sealing.seal_json(key, plain))
+        return answer(200, body)(request, inner)
+
+    def committed_then_lost_and_read_back_as_another_kind(request, inner):
+        meddler.plan("GET", routes.MEMORIES, served_as_another_kind)
+        return committed_then_lost(request, inner)
+
+    meddler.plan("PUT", routes.MEMORIES, committed_then_lost_and_read_back_as_another_kind)
+    with pytest.raises(OutcomeUnknown):
+        conn.edit(mid, text="Naps after dinner.")
+    assert [p["target"] for p in conn.pending] == [mid]

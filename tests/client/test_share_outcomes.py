@@ -120,3 +120,21 @@ def test_a_row_that_opens_but_is_not_a_memory_is_refused_in_words(sb, cast):
     assert str(caught.value) == f"row {mid}: opens, but is not a memory, topic or link"
     assert caught.value.row_id == mid
     assert shares(meddler) == before
+
+
+def test_an_editor_that_never_read_the_memory_shares_it(sb, cast):
+    """memory-wraps "Needs `memory.edit` on the memory": a connection that edits every memory, and has
+    not loaded or read this one before, opens it with its own key and wraps it to a new reader."""
+    _meddler, writer = cast
+    mid = writer.save("Runs the half marathon in May.", categories=["sports", "milestones"])
+    editor = pair(sb, ALL, name="Editor")
+    try:
+        sb.owner.share()  # the owner's phone wraps the memory to the editor
+        late = late_reader(sb, "milestones")
+        try:
+            assert editor.share(mid) == 1
+            assert late.load().memory(mid).text == "Runs the half marathon in May."
+        finally:
+            late.close()
+    finally:
+        editor.close()

@@ -125,3 +125,11 @@ def test_a_topic_made_here_is_reused_before_the_next_load_lists_it(cast):
     t = conn.load().topics
     [tid] = t[t["name"] == "Pottery"]["id"]
     assert about == [tid]
+
+
+def test_an_edit_to_a_new_topic_links_it_from_the_parent_topic_named(cast):
+    conn, _meddler = cast
+    mid = conn.save("Wants to see the Matterhorn.")
+    conn.edit(mid, topic="Zermatt day", link={"relation_type": "part of", "topic": "Alps holiday"})
+    assert link_to(conn, "Zermatt day") == [("Alps holiday", "part of")]
+    assert conn.load().memory(mid).topic["name"] == "Zermatt day"
