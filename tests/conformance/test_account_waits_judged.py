@@ -160,16 +160,19 @@ def test_asking_again_after_the_request_settled_is_no_second_ask():
             "accounts.unlock-pending", pending(1), poll(2), end, pending(4, rid="req-2"), poll(5, rid="req-2")
         )
         assert status == PASSED, end.method
-    still = judge("accounts.unlock-pending", pending(1), poll(2), pending(3, rid="req-2"))
-    assert still[0] == FAILED  # the poll said pending: nothing settled
-    unanswered = x(2, "GET", f"{UNLOCK}/req-1", None, None, None)
-    assert judge("accounts.unlock-pending", pending(1), unanswered, pending(3, rid="req-2"))[0] == FAILED
-    running = poll(2, "approved", done=None)  # no answer recorded yet
-    assert judge("accounts.unlock-pending", pending(1), running, pending(3, rid="req-2"))[0] == FAILED
-    before = poll(0, "approved", rid="req-1")  # a settled poll sent before the ask settles nothing of it
-    assert judge("accounts.unlock-pending", before, pending(1), poll(2), pending(3, rid="req-2"))[0] == FAILED
-    elsewhere = x(2, "GET", f"{UNLOCK}/req-9", 200, None, {"status": "approved"})
-    assert judge("accounts.unlock-pending", pending(1), poll(2), elsewhere, pending(3, rid="req-2"))[0] == FAILED
+
+    def asked_again(*exchanges: Exchange) -> bool:
+        """Whether the second ask (req-2, polled) is judged an ask again while req-1 was pending."""
+        status, evidence = judge("accounts.unlock-pending", *exchanges, pending(3, rid="req-2"), poll(9, rid="req-2"))
+        return status == FAILED and "asked again while" in evidence[0]
+
+    assert asked_again(pending(1), poll(2))  # the poll said pending: nothing settled
+    assert asked_again(pending(1), x(2, "GET", f"{UNLOCK}/req-1", None, None, None))  # no answer
+    assert asked_again(pending(1), poll(2, "approved", done=None))  # no answer recorded yet
+    assert asked_again(poll(0, "approved"), pending(1), poll(2))  # a poll before the ask settles nothing of it
+    assert asked_again(pending(1), poll(2), x(2, "GET", f"{UNLOCK}/req-9", 200, None, {"status": "approved"}))
+    assert not asked_again(pending(1), poll(2, "approved", start=1.0))  # its answer settles it, sent when it may
+    assert not asked_again(pending(1), poll(2, "approved"))
     late = judge(
         "accounts.unlock-pending",
         pending(1),
@@ -178,8 +181,6 @@ def test_asking_again_after_the_request_settled_is_no_second_ask():
         poll(4, rid="req-1"),
     )
     assert late[0] == PASSED  # another target is another ask
-    not_json = x(2, "GET", f"{UNLOCK}/req-1", 200, None, None)  # an answer that is not JSON says nothing settled
-    assert judge("accounts.unlock-pending", pending(1), not_json, pending(3, rid="req-2"))[0] == FAILED
 
 
 def test_only_a_201_pending_with_an_id_is_a_pending_unlock():
@@ -597,6 +598,10 @@ def test_a_pending_unlock_withdrawn_needs_no_poll():
     assert status == PASSED
     assert evidence == [f"POST {UNLOCK} #1: pending, withdrawn by DELETE {UNLOCK}/req-1 #2 and not asked again"]
     assert links("accounts.unlock-pending", pending(1), withdraw) == [(1, 2)]
+    alongside = x(2, "DELETE", f"{UNLOCK}/req-1", 200, None, {}, start=1.0)  # sent with the ask: no withdrawal of it
+    assert judge("accounts.unlock-pending", pending(1), alongside)[0] == FAILED
+    other = x(2, "DELETE", f"{UNLOCK}/req-9", 200, None, {})  # another request withdrawn
+    assert judge("accounts.unlock-pending", pending(1), other)[0] == FAILED
     early = x(0, "DELETE", f"{UNLOCK}/req-1", 200, None, {})  # before the ask: withdraws nothing of it
     assert judge("accounts.unlock-pending", early, pending(1))[0] == FAILED
     other = x(2, "GET", "/api/agent/policies", 200, None, {"status": "approved"})  # no poll of the request

@@ -214,3 +214,35 @@ def test_a_check_that_stops_is_a_warning_never_a_crash():
     broken = Exchange(1, "POST", M, "", 201, "answered", 1.0, 1.1, {"rows": [{"id": "r1"}]}, {}, {}, [odd], "t1")
     result = BY_ID["rows.owner-opens"].evaluate(Run("clean", [broken]))
     assert result.status == WARNING and result.evidence[0].startswith("the check stopped: ")
+
+
+# -- what the first run left alive: each a record a user could send --------------------------------
+
+
+def test_a_429_is_answered_only_by_a_later_send():
+    status, evidence = judge("limits.retry-after", again(0, path="/api/agent/policies"), limited(1))
+    assert status == FAILED and evidence[0].endswith("never sent again: what it asked for was never done")
+    seq = [limited(1, path="/api/agent/policies"), limited(2, done=2.1), again(3, start=2.5)]
+    assert len(judge("limits.retry-after", *seq)[1]) == 2  # the first never sent again, the second too soon
+    assert (
+        judge("limits.retry-after", limited(1, done=1.5), again(2, start=4.0))[0] == PASSED
+    )  # 2.5 s: the wait less its slack
+
+
+def test_four_refused_writes_are_all_named():
+    status, evidence = judge("outcome.finished", *(refused(i) for i in range(1, 5)), exit_code=0)
+    assert status == FAILED and len(evidence) == 4 and evidence[3] == "… and 1 more refused writes"
+
+
+def test_a_401_is_a_refresh_to_make_whatever_its_code_and_a_403_of_no_json_is_refused():
+    assert judge("outcome.finished", refused(1, "X", 401), exit_code=0)[0] == PASSED
+    listed = x(1, "POST", M, 403, ["forbidden"])
+    assert judge("outcome.finished", listed, exit_code=0)[0] == FAILED
+
+
+def test_rows_opened_without_a_plaintext_are_read_as_empty():
+    bare = Row("m1", "request.rows[0]", "readable", kind="memory", opened_by="owner key")
+    write = x(1, "POST", M, 201, {"created": ["m1"]}, [bare])
+    write.request = {"rows": [{"id": "m1"}]}
+    assert judge("rows.about-once", write)[1] == [f"POST {M} #1, row m1: about None"]
+    assert judge("contents.no-copy-to-relabel", write)[0] == NOT_EXERCISED

@@ -575,3 +575,13 @@ def test_no_copy_to_relabel_reads_objects_and_every_row():
     mail = x(2, "POST", "/api/agent/inbox/delete", 200, {"ids": ["m1"]}, {"deleted": ["m1"]})
     assert judge("contents.no-copy-to-relabel", one, mail, write(3, memory("m2", text=TEXT, labels=["b"])))[0] == FAILED
     assert links("contents.no-copy-to-relabel", one, write(2, memory("m2", text=TEXT, labels=["b"]))) == [(2, 1)]
+
+
+def test_correct_by_id_reads_past_a_read_and_a_refused_write():
+    one, two = (
+        write(1, memory("m1", text=FIRST, about="topic:t1")),
+        write(3, memory("m2", text=SECOND, about="topic:t1")),
+    )
+    read = x(0, "GET", M, 200, None, {"memories": []})
+    refused = write(2, memory("m9", text="x", about="topic:t1"), status=400)
+    assert judge("contents.correct-by-id", read, one, refused, two)[0] == FAILED
