@@ -128,3 +128,35 @@ def test_no_pending_writes_nothing_is_sent_again_before_a_topic(cast, caplog):
     with caplog.at_level(logging.INFO, logger=LOGGER):
         conn.save("Climbs on Tuesdays.", topic="Bouldering")
     assert "pending writes before creating a topic: sending them again first" not in caplog.messages
+
+
+def test_a_same_name_copy_in_use_does_not_keep_the_unused_copy(sb, cast):
+    """Two connections made a topic of one name (neither saw the other's yet): the listing shows
+    one topic over both copies. Only a memory filed under THIS write's copy keeps its rows; one
+    filed under the other copy does not."""
+    conn, meddler = cast
+    mid = conn.save("Joined a kayak club.")
+    meddler.plan("PUT", routes.MEMORIES, lost)
+    with pytest.raises(OutcomeUnknown) as caught:
+        conn.edit(mid, topic="Kayak club")
+    entity = caught.value.ids[0]  # this write's topic rows come first: the entity, then its relation
+    other = Connection.pair(
+        sb.url,
+        name="Other paddler",
+        profile=None,
+        permissions=ALL,
+        on_link=lambda *a: None,
+        client_id=f"pending-topic-other-{uuid.uuid4().hex[:8]}",
+        backoff=0,
+    )
+    try:
+        theirs = other.save("Paddles on Sundays.", topic="Kayak club")  # its own copy: it cannot see ours yet
+        sb.owner.share()
+        conn.edit(mid, text="Left the kayak club.")
+        [done] = conn.resend()
+        assert done["outcome"].startswith("not applied: ")
+        served = {r["id"] for r in sb.owner.app_view()}
+        assert entity not in served, "this write's copy, unused, was removed"
+        assert listed(conn, "Kayak club") == [theirs]
+    finally:
+        other.close()

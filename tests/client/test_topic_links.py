@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 
+from decoy_lab import memory
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import MemoryModelError
 from decoy_lab.recipes import sealing
@@ -133,3 +134,15 @@ def test_an_edit_to_a_new_topic_links_it_from_the_parent_topic_named(cast):
     conn.edit(mid, topic="Zermatt day", link={"relation_type": "part of", "topic": "Alps holiday"})
     assert link_to(conn, "Zermatt day") == [("Alps holiday", "part of")]
     assert conn.load().memory(mid).topic["name"] == "Zermatt day"
+
+
+def test_a_topic_object_naming_no_visible_topic_is_refused_in_words(cast):
+    """A Topic (as a load lists them) that names no topic visible here is neither a name to create
+    nor a topic to file under: refused before anything is sent."""
+    conn, meddler = cast
+    stray = memory.Topic(f"topic:{uuid.uuid4()}", "Apiary notes", "")
+    posts = len(meddler.bodies("POST", routes.MEMORIES))
+    with pytest.raises(MemoryModelError) as caught:
+        conn.save("Wants honey.", topic=stray)
+    assert str(caught.value) == "topic is a name, a topic:<id>, or {'id', 'name'}"
+    assert len(meddler.bodies("POST", routes.MEMORIES)) == posts
