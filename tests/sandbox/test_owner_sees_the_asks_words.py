@@ -14,6 +14,7 @@ import warnings
 import pytest
 
 from decoy_lab.sandbox import FakeClock, create_app
+from decoy_lab.sandbox.testing import bearer, pair_agent
 
 warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
 from starlette.testclient import TestClient  # noqa: E402
@@ -96,3 +97,32 @@ def test_sensitive_permissions_carry_a_marker_and_the_others_do_not(client):
         "Edit all memories",
         "Delete all memories",  # "memory.delete … Sensitive: no"
     ]
+
+
+@pytest.mark.parametrize(
+    "reason, shown",
+    [
+        ("Plan\u2028dinners\u2029you\tlike", "Plan dinners you like"),  # line and paragraph separators, tab
+        ("  Plan \r\n  dinners  ", "Plan dinners"),  # runs of spaces become one; the ends are trimmed
+        ("Plan\u200bdin\u2060ners", "Plandinners"),  # invisibles go and leave nothing in their place
+        ("x" * 600, "x" * 500),  # one line, at most 500 characters
+    ],
+)
+def test_the_reason_reaches_the_owner_as_one_line(client, reason, shown):
+    """`grant-request`: "`reason` is shown to the owner as one line: line breaks and control
+    characters in it are replaced by a space, and invisible characters are removed."""
+    name = f"Agent {next(_names)}"
+    tok = pair_agent(client, None, [{"permissions": ["memory.save"]}], name=name)
+    r = client.post(
+        "/api/agent/grant-request", json={"permissions": ["memory.read"], "reason": reason}, headers=bearer(tok)
+    )
+    assert r.status_code == 201, r.text
+    [item] = [p for p in client.get("/_sandbox/pending").json()["pending"] if p.get("name") == name]
+    assert item["reasons"] == [shown]
+
+
+def test_a_reason_that_is_not_text_is_refused(client):
+    tok = pair_agent(client, None, [{"permissions": ["memory.save"]}], name=f"Agent {next(_names)}")
+    r = client.post("/api/agent/grant-request", json={"permissions": ["memory.read"], "reason": 7}, headers=bearer(tok))
+    assert r.status_code == 400
+    assert (r.json()["code"], r.json()["message"]) == ("INVALID_REASON", "`reason` must be a string")

@@ -147,6 +147,11 @@ def ask(client: TestClient, tok: dict, body: dict):
             {"permissions": ["memory.read"], "about": [TOPIC_A, TOPIC_B]},
             False,
         ),
+        (
+            {"permissions": ["memory.read"], "about": [TOPIC_A, TOPIC_B]},
+            {"permissions": ["memory.read"], "about": [TOPIC_B, TOPIC_A]},
+            True,
+        ),
         # a category grant does not hold a topic, nor a topic grant a category
         (
             {"permissions": ["memory.read"], "datatypes": ["food"]},
@@ -196,3 +201,13 @@ def test_an_ask_for_what_is_held_is_already_granted(client, holding, asked, alre
         assert r.status_code == 200 and r.json()["status"] == "already_granted", r.text
     else:
         assert r.status_code == 201 and r.json()["status"] == "pending", r.text
+
+
+def test_a_pairing_that_asks_for_nothing_holds_the_read_only_default_scopes(client):
+    """ "A request with nothing in it gets a small read-only default **and a `warnings[]` entry**"; the
+    scopes are held by the connection itself (no policy row grants them), and policies lists them."""
+    tok = pair_agent(client, None, [], name="Asks nothing")
+    pol = policies(client, tok)
+    assert pol["policies"] == []
+    assert pol["scopes"] == ["account.read", "decoy.read", "message.read", "profile.read"]
+    assert pol["token"]["name"] == "Asks nothing" and pol["token"]["token_id"] == tok["token_id"]
