@@ -67,6 +67,8 @@ def test_a_preparing_unlock_sent_again_after_its_retry_time_passes():
     assert evidence == [
         f"POST {UNLOCK} #2: sent again 3.0 s after `preparing` (retry_after_seconds 3) in POST {UNLOCK} #1"
     ]
+    assert links("accounts.unlock-retry-after", ask(1, start=1.0, done=1.5), ask(2, start=4.5)) == [(2, 1)]
+    assert links("accounts.unlock-retry-after", ask(1, start=1.0, done=1.5), ask(2, start=2.0)) == [(2, 1)]
     # the agent's clock and the recording's differ a little: 80 % of the wait is enough
     assert judge("accounts.unlock-retry-after", ask(1, start=1.0, done=1.5), ask(2, start=4.0))[0] == PASSED
 
@@ -173,6 +175,8 @@ def test_asking_again_after_the_request_settled_is_no_second_ask():
     assert asked_again(pending(1), poll(2), x(2, "GET", f"{UNLOCK}/req-9", 200, None, {"status": "approved"}))
     assert not asked_again(pending(1), poll(2, "approved", start=1.0))  # its answer settles it, sent when it may
     assert not asked_again(pending(1), poll(2, "approved"))
+    # an answer that does not say `pending` is read as the request no longer pending, whatever its body
+    assert not asked_again(pending(1), x(2, "GET", f"{UNLOCK}/req-1", 200, None, ["pending"]))
     late = judge(
         "accounts.unlock-pending",
         pending(1),

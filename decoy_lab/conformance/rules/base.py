@@ -83,11 +83,6 @@ def preparing(x: Exchange) -> bool:
     return bool(body.get("preparing") or body.get("preparing_others") or body.get("preparing_unknown"))
 
 
-def topic_names(run: Run) -> dict[str, str]:
-    """Owner's view: topic row id → its name (every stored topic)."""
-    return {r["id"]: str(r.get("name") or "") for r in run.app_view if r.get("kind") == "topic"}
-
-
 def row_label(x: Exchange, row_id: str) -> str:
     return f"{x.label()}, row {short(row_id)}"
 
