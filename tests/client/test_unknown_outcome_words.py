@@ -58,6 +58,7 @@ def test_each_attempt_answered_5xx_is_said_with_its_status_and_code(cast):
     with pytest.raises(OutcomeUnknown) as caught:
         conn.save("Waters the plants on Sundays.")
     said = str(caught.value)
+    assert said.startswith("save: the outcome of this write is unknown — attempt 1: ")
     assert (
         " — attempt 1: sent, answered 503 UNAVAILABLE — may have committed; "
         "attempt 2: sent, answered 503 — may have committed. "

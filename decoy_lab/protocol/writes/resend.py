@@ -72,7 +72,7 @@ def unsettled(
     tried = attempts_of(exc)
     each = "; ".join(f"attempt {i}: {attempt_said(e)}" for i, e in enumerate(tried, 1))
     route = _route(str(exc))
-    sends = f" {route}" if route else ""
+    sends = f" {route}" if route else " this write"  # a 5xx's error names its status, not its request
     if not maybe_sent:
         said = f"{entry['kind']}: nothing of the {rows} was sent{f' ({route})' if route else ''} — {each}"
         finish = "conn.resend() — or running the same save again — sends them once the server can be reached"
