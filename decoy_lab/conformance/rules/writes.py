@@ -57,6 +57,7 @@ def same_rows_on_retry(run: Run) -> Result:
                     f"{nxt.label()}, row {short(rid)}: new rows for a retry of {w.label()} ({_why(w)}): "
                     f"{len(rebuilt)} rebuilt with new ids (e.g. {text[:40]!r})",
                     nxt,
+                    w,
                 )
             )
         else:
@@ -92,6 +93,7 @@ def rev_conflict_reread(run: Run) -> Result:
                 Evidence(
                     f"{retry.label()}, row {short(mid)}: sent again after 409 at #{c.id} without reading the current row",
                     retry,
+                    c,
                 )
             )
             continue
@@ -108,6 +110,7 @@ def rev_conflict_reread(run: Run) -> Result:
                 Evidence(
                     f"{retry.label()}, row {short(mid)}: re-read after 409 at #{c.id} and kept the owner's change",
                     retry,
+                    c,
                 )
             )
     return Result.judge(bad, good[:3])
