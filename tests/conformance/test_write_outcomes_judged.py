@@ -45,9 +45,9 @@ def read(i: int, *ids: str, status: int = 200) -> Exchange:
 
 def judge(rule: str, *exchanges: Exchange, scenario: str = "clean", **run: Any) -> tuple[str, list[str]]:
     result = BY_ID[rule].evaluate(Run(scenario, list(exchanges), **run))
-    for e in result.evidence:  # a line links the exchange it is about (the report's reproducer), and only ones it names
+    for e in result.evidence:  # a line links each exchange it names (a reproducer each in the report), no other
         named = [int(n) for n in re.findall(r"#(\d+)", e)]
-        assert named[0] in e.exchanges and set(e.exchanges) <= set(named), e
+        assert named[0] in e.exchanges and set(e.exchanges) == set(named), e
     return result.status, [str(e) for e in result.evidence]
 
 
