@@ -106,6 +106,7 @@ def test_sensitive_permissions_carry_a_marker_and_the_others_do_not(client):
         ("  Plan \r\n  dinners  ", "Plan dinners"),  # runs of spaces become one; the ends are trimmed
         ("Plan\u200bdin\u2060ners", "Plandinners"),  # invisibles go and leave nothing in their place
         ("x" * 600, "x" * 500),  # one line, at most 500 characters
+        ("Export the XML", "Export the XML"),  # printable text is kept as sent
     ],
 )
 def test_the_reason_reaches_the_owner_as_one_line(client, reason, shown):
@@ -126,3 +127,12 @@ def test_a_reason_that_is_not_text_is_refused(client):
     r = client.post("/api/agent/grant-request", json={"permissions": ["memory.read"], "reason": 7}, headers=bearer(tok))
     assert r.status_code == 400
     assert (r.json()["code"], r.json()["message"]) == ("INVALID_REASON", "`reason` must be a string")
+
+
+def test_an_ask_without_a_reason_shows_the_owner_none(client):
+    name = f"Agent {next(_names)}"
+    tok = pair_agent(client, None, [{"permissions": ["memory.save"]}], name=name)
+    r = client.post("/api/agent/grant-request", json={"permissions": ["memory.read"]}, headers=bearer(tok))
+    assert r.status_code == 201, r.text
+    [item] = [p for p in client.get("/_sandbox/pending").json()["pending"] if p.get("name") == name]
+    assert item["reasons"] == []

@@ -38,3 +38,15 @@ def test_a_reason_the_memory_already_has_may_be_shared_by_any_editor(lab, alpha)
     r = editor.post(WRAPS, wraps_body(row["id"], row["kid"], key, (late, ["category:food"])))
     assert r.json() == {"added": 1}
     assert late.served(row["id"])["via"] == ["category:food"]
+
+
+def test_all_may_be_shared_by_any_editor_and_each_reason_is_judged_alone(lab, alpha):
+    """ "(or one the memory already has, or `all`)": `all` needs no write on it; in one wrap a
+    reason the caller may not share is dropped and the next one still kept."""
+    editor = lab.pair("editor", grant("memory.edit", "travel"))
+    row = saved(alpha, categories=["travel", "music"])
+    everyone = lab.pair("everyone", "memory.read")
+    key = key_of(editor, row["id"])
+    r = editor.post(WRAPS, wraps_body(row["id"], row["kid"], key, (everyone, ["category:music", "all"])))
+    assert r.json() == {"added": 1}
+    assert everyone.served(row["id"])["via"] == ["all"]
