@@ -52,8 +52,9 @@ bench: $(VENV)/.test-installed
 
 # Mutation testing (mutmut, one worker) of the modules that guard keys, secrets and writes, each
 # set with the tests that cover it (mutate/sets.toml): prints the share of mutants killed and the
-# survivors (build/mutate/report.txt). Not part of `make test`: ~10 minutes for the default sets.
-# SETS="masking guard" runs only those; mutate/equivalent.txt lists the mutants that change nothing.
+# survivors (build/mutate/report.txt). Not part of `make test`: about 3 hours for every set on two
+# busy cores; SETS="masking guard" runs only those (minutes each); mutate/equivalent.txt lists the
+# mutants that change nothing.
 SETS ?=
 mutate: $(VENV)/.test-installed
 	$(BIN)/python scripts/mutate.py $(SETS)

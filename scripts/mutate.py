@@ -4,7 +4,8 @@ Each set of mutate/sets.toml (modules + the test files that cover them) runs in 
 its own, build/mutate/<set>/, holding a pyproject.toml with that set's [tool.mutmut] and symlinks
 to decoy_lab/ and tests/: mutmut writes its mutants under build/mutate/<set>/mutants/, never into
 the sources, so others can keep editing while it runs, and a rerun reuses what did not change.
-One worker (the machine is shared); pass set names to run only those:
+One worker (the machine is shared). Every set but `judges` (which repeats the judges_* sets in one
+piece) runs by default, about three hours on two busy cores; pass set names to run only those:
 
     .venv/bin/python scripts/mutate.py masking read      # or: make mutate SETS="masking read"
 
@@ -33,7 +34,7 @@ SETS = ROOT / "mutate" / "sets.toml"
 EQUIVALENT = ROOT / "mutate" / "equivalent.txt"
 WORK = ROOT / "build" / "mutate"
 MUTMUT = Path(sys.executable).parent / "mutmut"
-DEFAULT = ["masking", "read", "writes", "verify", "auth", "wire", "guard"]  # `make mutate`; the rest on request
+ON_REQUEST = {"judges"}  # the rules package at once: the same mutants as the judges_* sets, in one sitting
 KILLED = {"killed", "timeout", "caught by type check", "segfault"}
 
 
@@ -120,13 +121,15 @@ def run_set(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("sets", nargs="*", help=f"set names of mutate/sets.toml (default: {' '.join(DEFAULT)})")
+    parser.add_argument(
+        "sets", nargs="*", help=f"set names of mutate/sets.toml (default: all but {', '.join(sorted(ON_REQUEST))})"
+    )
     parser.add_argument(
         "--keep", action="store_true", help="reuse the last run's verdicts (fast, but blind to tests added since)"
     )
     args = parser.parse_args(argv)
     sets = tomllib.loads(SETS.read_text())["sets"]
-    names = args.sets or DEFAULT
+    names = args.sets or [n for n in sets if n not in ON_REQUEST]
     unknown = [n for n in names if n not in sets]
     if unknown:
         parser.error(f"no such set: {', '.join(unknown)} (sets: {', '.join(sets)})")
