@@ -64,3 +64,23 @@ def test_removing_a_label_it_does_not_write_names_the_ask(lab):
     assert got["code"] == "INSUFFICIENT_GRANT"
     assert got["message"] == "removing the label 'category:food' needs memory.edit on it"
     assert got["permission_request"] == {"permissions": ["memory.edit"], "datatypes": ["food"]}
+
+
+def test_a_grantee_wrap_never_keeps_a_label_the_rotation_removes(lab):
+    """001, PUT memories: "`removed_reasons`: the labels this edit removes" — a reader that also
+    holds the removed label keeps the new key only by the labels left, even when the author's wrap
+    lists the removed one ("a connection that only had it through that label stops getting it")."""
+    author = lab.pair("author", "memory.save")
+    reader = lab.pair("reader", TRAVEL, FOOD)
+    row = saved(author, categories=["travel", "food"])
+    assert reader.served(row["id"])["via"] == ["category:travel", "category:food"]
+    body, _ = rotation(
+        author,
+        row["id"],
+        lab,
+        grantees=[(reader, ["category:travel", "category:food"])],
+        removed_reasons=["category:food"],
+    )
+    r = author.put(PUT, body)
+    assert r.status_code == 200 and r.json()["grantee_wraps"] == 1, r.text
+    assert reader.served(row["id"])["via"] == ["category:travel"]
