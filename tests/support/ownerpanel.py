@@ -121,8 +121,15 @@ def every_action(page, url: str) -> dict[str, float]:
     settled(page)
     act("rename", "rename", "to “Renamed in the browser”")
     choose("connection", label="Food guide")
-    page.select_option(f"{P} .decoy-owner-connections .decoy-grant-categories select", ["food", "music"])
-    settled(page)
+    # Choosing the connection makes the kernel set these categories to its grant's; under load that
+    # echo can land after the choice below and undo it, so choose until the choice stands.
+    categories = f"{P} .decoy-owner-connections .decoy-grant-categories select"
+    for _ in range(3):
+        page.select_option(categories, ["food", "music"])
+        settled(page)
+        chosen = page.eval_on_selector(categories, "(s) => Array.from(s.selectedOptions, (o) => o.textContent.trim())")
+        if sorted(chosen) == ["food", "music"]:
+            break
     act("set grant", "set-grant", "Food guide's grant is now: Read memories in food, music")
     page.select_option(f"{P} .decoy-owner-connections .decoy-grant-reach select", label="all memories")
     settled(page)
