@@ -7,7 +7,6 @@ a new one is created first — and removed again if the edit is then definitely 
 from __future__ import annotations
 
 import logging
-import uuid
 
 import httpx
 import pytest
@@ -16,26 +15,12 @@ from decoy_lab.client.connection import Connection
 from decoy_lab.errors import APIError, MemoryModelError
 from decoy_lab.transport import routes
 
-from support.meddler import Meddler, answer
-
-ALL = ["memory.read", "memory.save", "memory.edit", "memory.delete"]
+from support.meddler import answer, scripted_pair
 
 
 @pytest.fixture(scope="module")
 def cast(sb):
-    meddler = Meddler()
-    conn = Connection.pair(
-        sb.url,
-        name="Edit refusal test",
-        profile=None,
-        permissions=ALL,
-        on_link=lambda *a: None,
-        client_id=f"edit-refusal-{uuid.uuid4().hex[:8]}",
-        retries=1,
-        backoff=0,
-        sleep=lambda s: None,
-        transport=meddler,
-    )
+    conn, meddler = scripted_pair(sb, "Edit refusal test")
     yield conn, meddler
     conn.close()
 

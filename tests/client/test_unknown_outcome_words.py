@@ -7,37 +7,21 @@ did, which rows may have committed, where they are kept and how to finish."""
 
 from __future__ import annotations
 
-import uuid
-
 import httpx
 import pytest
 
-from decoy_lab.client.connection import Connection
 from decoy_lab.errors import OutcomeUnknown
 from decoy_lab.transport import routes
 
-from support.meddler import Meddler, answer, lost
+from support.meddler import answer, lost, scripted_pair
 
-ALL = ["memory.read", "memory.save", "memory.edit", "memory.delete"]
 KEPT = "The sealed rows are kept in the pending-writes journal (in memory, for this kernel): "
 EARLIER = " (an earlier request of this write reached the server)"
 
 
 @pytest.fixture
 def cast(sb):
-    meddler = Meddler()
-    conn = Connection.pair(
-        sb.url,
-        name="Outcome words test",
-        profile=None,
-        permissions=ALL,
-        on_link=lambda *a: None,
-        client_id=f"words-{uuid.uuid4().hex[:8]}",
-        retries=1,
-        backoff=0,
-        sleep=lambda s: None,
-        transport=meddler,
-    )
+    conn, meddler = scripted_pair(sb, "Outcome words test")
     yield conn, meddler
     conn.close()
 

@@ -5,6 +5,7 @@ one step (lose the request, answer for the server, …) instead."""
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -64,3 +65,27 @@ def committed_then_lost(request: httpx.Request, inner: httpx.BaseTransport) -> h
     response.read()
     response.close()
     raise httpx.ReadError("the connection dropped after the server answered", request=request)
+
+
+MEMORY_PERMISSIONS = ["memory.read", "memory.save", "memory.edit", "memory.delete"]
+
+
+def scripted_pair(sb: Any, name: str, **options: Any) -> tuple[Any, Meddler]:
+    """A connection paired with `sb` over a Meddler it returns beside it: one send and one retry,
+    no waiting between them (what a test of unknown outcomes and refusals wants)."""
+    from decoy_lab.client.connection import Connection
+
+    meddler = Meddler()
+    settings: dict[str, Any] = {"permissions": MEMORY_PERMISSIONS, "retries": 1, **options}
+    conn = Connection.pair(
+        sb.url,
+        name=name,
+        profile=None,
+        on_link=lambda *a: None,
+        client_id=f"scripted-{uuid.uuid4().hex[:8]}",
+        backoff=0,
+        sleep=lambda s: None,
+        transport=meddler,
+        **settings,
+    )
+    return conn, meddler
