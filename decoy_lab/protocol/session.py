@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from decoy_lab import memory
 from decoy_lab.errors import NotFound, ServerError, TransportError
+from decoy_lab.store.journal import Journal
 from decoy_lab.transport import routes
 from decoy_lab.transport.api import Api, expect_object
 from decoy_lab.transport.retry import RetryPolicy
 from decoy_lab.wire.crypto import AgentKey
 
 if TYPE_CHECKING:  # pragma: no cover
-    from decoy_lab.store.journal import Journal
     from decoy_lab.vault.read import Vault
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ class Session:
         self.agent_key = agent_key
         self.retry = RetryPolicy(retries, backoff, sleep)
         self.key_cache = memory.KeyCache()  # kid -> raw key, this session only, never on disk
-        self.journal = journal
+        self.journal = journal if journal is not None else Journal()  # in memory without a profile
         self.vault: Vault | None = None  # the last load
         self.made_topics: list[memory.Topic] = []  # topics written since the last load listed them
         self.resends = 0  # how many times a write was sent again after an unknown outcome

@@ -76,13 +76,17 @@ def scripted_pair(sb: Any, name: str, **options: Any) -> tuple[Any, Meddler]:
     from decoy_lab.client.connection import Connection
 
     meddler = Meddler()
-    settings: dict[str, Any] = {"permissions": MEMORY_PERMISSIONS, "retries": 1, **options}
+    settings: dict[str, Any] = {
+        "permissions": MEMORY_PERMISSIONS,
+        "retries": 1,
+        "client_id": f"scripted-{uuid.uuid4().hex[:8]}",
+        **options,
+    }
     conn = Connection.pair(
         sb.url,
         name=name,
         profile=None,
         on_link=lambda *a: None,
-        client_id=f"scripted-{uuid.uuid4().hex[:8]}",
         backoff=0,
         sleep=lambda s: None,
         transport=meddler,

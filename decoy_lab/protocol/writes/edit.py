@@ -18,7 +18,7 @@ from decoy_lab.protocol.writes.sending import MEMORIES, checked_text, delete_qui
 from decoy_lab.protocol.writes.topics import find_or_refuse_new, new_topic, remember_topic, topic_name
 from decoy_lab.recipes import sealing
 from decoy_lab.shapes import fits
-from decoy_lab.store.journal import Journal, new_entry
+from decoy_lab.store.journal import new_entry
 from decoy_lab.transport.api import is_unknown_outcome
 from decoy_lab.wire import layouts as wire
 
@@ -29,14 +29,14 @@ UNSET: Any = object()
 
 
 def edit(
-    s: Session, memory_id: str, changes: dict[str, Any], *, topic_type: str = "", link: Any = None
+    s: Session, memory_id: str, changes: dict[str, Any], *, topic_type: str, link: Any = None
 ) -> dict[str, Any]:
     if not changes:
         raise MemoryModelError("edit needs text=, topic= or categories=")
     checked_text(changes.get("text"), "text")
-    checked_text(changes.get("topic") if isinstance(changes.get("topic"), (str, bytes)) else None, "topic name")
+    checked_text(changes.get("topic"), "topic name")  # a topic id, name or Topic: only text is checked
     intent = s.intent("edit", [memory_id, changes, topic_type, link])
-    earlier = s.journal.find(intent) if s.journal is not None else None
+    earlier = s.journal.find(intent)
     if earlier is not None and resend_entry(s, earlier)["outcome"] == "committed":  # the same edit, cut short
         return {"id": memory_id, "outcome": "applied (the pending edit was sent again)"}
     if legacy.is_space_row(s, memory_id):
@@ -57,7 +57,7 @@ def edit(
             changes["topic"] = made.topic
     topic_ids = [r["id"] for r in made.rows] if made is not None else []
     entry = new_entry("edit", sends, ids=[*topic_ids, memory_id], topic_ids=topic_ids, intent=intent, target=memory_id)
-    journal = s.journal if s.journal is not None else Journal()
+    journal = s.journal
     body = memory.edit_memory_row(s.served_row(memory_id), changes, s.agent_key, keys)
     entry["sends"].append({"method": "PUT", "path": MEMORIES, "body": body})
     journal.put(entry)  # the topic rows and the PUT, before either is sent

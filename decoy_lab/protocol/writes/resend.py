@@ -23,7 +23,7 @@ def run_entry(s: Session, entry: dict[str, Any]) -> None:
     """Send an entry's requests in order, journaled until the outcome is known. A definite refusal
     settles it (topic rows it wrote are removed); an unknown outcome keeps it and raises
     OutcomeUnknown, which says what may have committed and how to finish."""
-    journal = s.journal if s.journal is not None else Journal()
+    journal = s.journal
     journal.put(entry)
     reached = s.reached
     try:
@@ -137,8 +137,6 @@ def resend(s: Session) -> list[dict[str, Any]]:
     """Send every pending write again, oldest first (see `resend_entry`; an account write's entry is
     finished by accounts_pending.resend_entry). The first that still has no known outcome raises
     OutcomeUnknown; what was settled before it stays settled."""
-    if s.journal is None:
-        return []
     return [
         accounts_pending.resend_entry(s, e) if accounts_pending.is_account_entry(e) else resend_entry(s, e)
         for e in s.journal.entries()
@@ -148,7 +146,7 @@ def resend(s: Session) -> list[dict[str, Any]]:
 def settle_pending(s: Session) -> None:
     """Before creating a topic: finish pending memory writes first (one may hold the topic's rows);
     an account write's entry holds none, and is left for `resend`."""
-    if s.journal is not None and any(not accounts_pending.is_account_entry(e) for e in s.journal.entries()):
+    if any(not accounts_pending.is_account_entry(e) for e in s.journal.entries()):
         log.info("pending writes before creating a topic: sending them again first")
         for e in s.journal.entries():
             if not accounts_pending.is_account_entry(e):

@@ -34,7 +34,7 @@ def save(
     categories = list(categories)
     asked = [text, topic, topic_type, link, sorted(map(str, categories)), account, metadata]
     intent = s.intent("save", asked)
-    earlier = s.journal.find(intent) if s.journal is not None else None
+    earlier = s.journal.find(intent)
     if earlier is not None:  # the same save, cut short before: finish it with the same rows
         log.info("this save is pending from an earlier run: sending its rows again")
         if resend_entry(s, earlier)["outcome"] == "committed":
