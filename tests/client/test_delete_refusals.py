@@ -16,26 +16,16 @@ import pytest
 from decoy_lab.client.connection import Connection
 from decoy_lab.transport import routes
 
-from support.meddler import Meddler, answer, committed_then_lost
+from support.meddler import MEMORY_PERMISSIONS as ALL
+from support.meddler import answer, committed_then_lost, scripted_pair
 
-ALL = ["memory.read", "memory.save", "memory.edit", "memory.delete"]
 MISSING_WHY = "missing, or not a memory this connection may delete (its own, or with memory.delete on it)"
 STILL_WHY = "the server's answer named it neither deleted nor refused, and it is still served: not deleted"
 
 
-def pair(sb, permissions, *, name: str = "Delete test", retries: int = 1, transport=None) -> Connection:
-    return Connection.pair(
-        sb.url,
-        name=name,
-        profile=None,
-        permissions=permissions,
-        on_link=lambda *a: None,
-        client_id=f"delete-{uuid.uuid4().hex[:8]}",
-        retries=retries,
-        backoff=0,
-        sleep=lambda s: None,
-        transport=transport,
-    )
+def pair(sb, permissions, *, name: str = "Delete test") -> Connection:
+    """A connection that sends over the real network (its scripted one unused)."""
+    return scripted_pair(sb, name, permissions=permissions)[0]
 
 
 def served_to_owner(sb) -> set[str]:
@@ -59,8 +49,7 @@ def test_one_id_given_as_text_is_deleted(sb, writer):
 
 
 def test_no_ids_send_nothing(sb):
-    meddler = Meddler()
-    conn = pair(sb, ALL, transport=meddler)
+    conn, meddler = scripted_pair(sb, "Delete test")
     try:
         res = conn.delete([])
         assert (res.deleted, res.refused, res.why, res.remediation) == ([], [], {}, {})
@@ -126,8 +115,7 @@ def test_a_lost_answer_counts_what_is_gone_as_deleted_and_the_rest_as_refused(sb
     """The delete committed and its answer was lost; the same ids sent again are refused (gone
     now). Each id this connection wrote, or read in its last load, and that is no longer served,
     was deleted by the lost attempt; an id it never knew stays refused."""
-    meddler = Meddler()
-    conn = pair(sb, ALL, transport=meddler)
+    conn, meddler = scripted_pair(sb, "Delete test")
     try:
         theirs = writer.save("Read here in a load, then deleted.", categories=["travel"])
         sb.owner.share()
@@ -155,8 +143,7 @@ def left_out_after_committing(request: httpx.Request, inner: httpx.BaseTransport
 def test_ids_the_answer_leaves_out_are_settled_by_what_is_served(sb):
     """Every id is answered for: one the answer names neither deleted nor refused is deleted if it
     is gone now, and refused, saying so, if it is still served."""
-    meddler = Meddler()
-    conn = pair(sb, ALL, transport=meddler)
+    conn, meddler = scripted_pair(sb, "Delete test")
     try:
         kept = conn.save("Left out of the answer, still served.")
         meddler.plan("POST", routes.MEMORIES_DELETE, answer(200, {"deleted": [], "refused": []}))
@@ -182,8 +169,7 @@ def named_one_of_two(request: httpx.Request, inner: httpx.BaseTransport) -> http
 
 
 def test_an_answer_naming_one_deleted_id_and_leaving_out_another_gone_reports_both(sb):
-    meddler = Meddler()
-    conn = pair(sb, ALL, transport=meddler)
+    conn, meddler = scripted_pair(sb, "Delete test")
     try:
         a, b = conn.save("Named in the answer."), conn.save("Left out of the answer.")
         meddler.plan("POST", routes.MEMORIES_DELETE, named_one_of_two)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 
 import httpx
 import pytest
@@ -18,25 +17,14 @@ from decoy_lab.client.connection import Connection
 from decoy_lab.errors import HoldersMissing, OutcomeUnknown
 from decoy_lab.transport import routes
 
-from support.meddler import Meddler, answer, lost
+from support.meddler import Meddler, answer, lost, scripted_pair
 
-ALL = ["memory.read", "memory.save", "memory.edit", "memory.delete"]
 READS_TRAVEL = [{"permissions": ["memory.read"], "datatypes": ["travel"]}]
 
 
-def pair(sb, permissions, *, name: str, retries: int = 1, transport=None) -> Connection:
-    return Connection.pair(
-        sb.url,
-        name=name,
-        profile=None,
-        permissions=permissions,
-        on_link=lambda *a: None,
-        client_id=f"holders-{uuid.uuid4().hex[:8]}",
-        retries=retries,
-        backoff=0,
-        sleep=lambda s: None,
-        transport=transport,
-    )
+def pair(sb, permissions, *, name: str) -> Connection:
+    """A connection that sends over the real network (its scripted one unused)."""
+    return scripted_pair(sb, name, permissions=permissions)[0]
 
 
 def grantees_without(*token_ids: str):
@@ -59,8 +47,7 @@ def holders_missing(missing: list) -> object:
 @pytest.fixture(scope="module")
 def cast(sb):
     """A writer (on a network it can script) and two connections that read travel memories."""
-    meddler = Meddler()
-    writer = pair(sb, ALL, name="Writer", transport=meddler)
+    writer, meddler = scripted_pair(sb, "Writer")
     readers = [pair(sb, READS_TRAVEL, name=f"Reader {i}") for i in (1, 2)]
     yield meddler, writer, readers
     for c in [writer, *readers]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 
 import httpx
 import pytest
@@ -19,27 +18,19 @@ from decoy_lab.recipes import sealing
 from decoy_lab.transport import routes
 from decoy_lab.wire import layouts as wire
 
-from support.meddler import Meddler, answer, committed_then_lost, lost
+from support.meddler import Meddler, answer, committed_then_lost, lost, scripted_pair
 
-ALL = ["memory.read", "memory.save", "memory.edit", "memory.delete"]
 CONFLICT = answer(409, {"code": "REV_CONFLICT", "message": "the memory changed since it was read", "current_rev": 9})
 
 
 def pair(sb, *, retries: int = 0, backoff: float = 0, sleeps: list | None = None) -> tuple[Connection, Meddler]:
-    meddler = Meddler()
-    conn = Connection.pair(
-        sb.url,
-        name="Edit outcome test",
-        profile=None,
-        permissions=ALL,
-        on_link=lambda *a: None,
-        client_id=f"edit-{uuid.uuid4().hex[:8]}",
+    return scripted_pair(
+        sb,
+        "Edit outcome test",
         retries=retries,
         backoff=backoff,
         sleep=(sleeps.append if sleeps is not None else lambda s: None),
-        transport=meddler,
     )
-    return conn, meddler
 
 
 def owner_sees(sb, memory_id: str) -> dict:

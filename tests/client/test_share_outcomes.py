@@ -8,7 +8,6 @@ connections"; `409 KID_CONFLICT`: the memory's key changed since it was read —
 from __future__ import annotations
 
 import json
-import uuid
 
 import httpx
 import pytest
@@ -19,31 +18,20 @@ from decoy_lab.recipes import sealing
 from decoy_lab.transport import routes
 from decoy_lab.wire import layouts as wire
 
-from support.meddler import Meddler, answer
+from support.meddler import MEMORY_PERMISSIONS as ALL
+from support.meddler import Meddler, answer, scripted_pair
 
-ALL = ["memory.read", "memory.save", "memory.edit", "memory.delete"]
 KID_CONFLICT = answer(409, {"code": "KID_CONFLICT", "message": "the memory's key changed; re-read it before sharing"})
 
 
-def pair(sb, permissions, *, name: str, transport=None) -> Connection:
-    return Connection.pair(
-        sb.url,
-        name=name,
-        profile=None,
-        permissions=permissions,
-        on_link=lambda *a: None,
-        client_id=f"share-{uuid.uuid4().hex[:8]}",
-        retries=1,
-        backoff=0,
-        sleep=lambda s: None,
-        transport=transport,
-    )
+def pair(sb, permissions, *, name: str) -> Connection:
+    """A connection that sends over the real network (its scripted one unused)."""
+    return scripted_pair(sb, name, permissions=permissions)[0]
 
 
 @pytest.fixture(scope="module")
 def cast(sb):
-    meddler = Meddler()
-    writer = pair(sb, ALL, name="Writer", transport=meddler)
+    writer, meddler = scripted_pair(sb, "Writer")
     yield meddler, writer
     writer.close()
 

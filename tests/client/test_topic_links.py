@@ -16,25 +16,12 @@ from decoy_lab.errors import MemoryModelError
 from decoy_lab.recipes import sealing
 from decoy_lab.transport import routes
 
-from support.meddler import Meddler
-
-ALL = ["memory.read", "memory.save", "memory.edit", "memory.delete"]
+from support.meddler import scripted_pair
 
 
 @pytest.fixture(scope="module")
 def cast(sb):
-    meddler = Meddler()
-    conn = Connection.pair(
-        sb.url,
-        name="Topic link test",
-        profile=None,
-        permissions=ALL,
-        on_link=lambda *a: None,
-        client_id=f"links-{uuid.uuid4().hex[:8]}",
-        backoff=0,
-        sleep=lambda s: None,
-        transport=meddler,
-    )
+    conn, meddler = scripted_pair(sb, "Topic link test")
     conn.save("Plans a walking holiday.", topic="Alps holiday", topic_type="trip")
     yield conn, meddler
     conn.close()

@@ -72,7 +72,8 @@ MEMORY_PERMISSIONS = ["memory.read", "memory.save", "memory.edit", "memory.delet
 
 def scripted_pair(sb: Any, name: str, **options: Any) -> tuple[Any, Meddler]:
     """A connection paired with `sb` over a Meddler it returns beside it: one send and one retry,
-    no waiting between them (what a test of unknown outcomes and refusals wants)."""
+    no waiting between them (what a test of unknown outcomes and refusals wants). `options` are
+    Connection.pair's and replace those defaults (permissions, retries, client_id, backoff, sleep)."""
     from decoy_lab.client.connection import Connection
 
     meddler = Meddler()
@@ -80,6 +81,8 @@ def scripted_pair(sb: Any, name: str, **options: Any) -> tuple[Any, Meddler]:
         "permissions": MEMORY_PERMISSIONS,
         "retries": 1,
         "client_id": f"scripted-{uuid.uuid4().hex[:8]}",
+        "backoff": 0,
+        "sleep": lambda s: None,
         **options,
     }
     conn = Connection.pair(
@@ -87,8 +90,6 @@ def scripted_pair(sb: Any, name: str, **options: Any) -> tuple[Any, Meddler]:
         name=name,
         profile=None,
         on_link=lambda *a: None,
-        backoff=0,
-        sleep=lambda s: None,
         transport=meddler,
         **settings,
     )
