@@ -1,0 +1,216 @@
+"""The notebook's account verbs: account-new, account-save, password, field-add, field-set,
+field-delete, unlock, protect, decoy-rename and decoy-edit, each over `Connection` (`RUN`, merged
+into handlers.py's table).
+
+A secret (a password, a field's value) is never a `%decoy` argument — the line would stay in the
+notebook's history and outputs: it is asked for at a hidden prompt (`getpass`, which a kernel
+answers with a password box). What each verb gives back is the library's answer (`made =
+%decoy account-new Acme`, then `made.account_id`), shown as the sentence that says what happened;
+unlocked secrets show masked to their length unless `--reveal` (`u.password.reveal()` reads one).
+A refusal is the server's typed error; an unknown outcome says what to reuse and that `%decoy
+resend` finishes it.
+"""
+
+from __future__ import annotations
+
+import getpass
+import html
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from decoy_lab.errors import DecoyError, OutcomeUnknown
+from decoy_lab.workbench import verbs
+
+NB = verbs.NOTEBOOK
+
+
+class Notebook(Protocol):
+    """What an account verb uses of `DecoyMagics`: the current connection and the reveal setting."""
+
+    @property
+    def reveal(self) -> bool: ...
+
+    def conn(self) -> Any: ...
+
+
+class Answered:
+    """What an account verb gives back: the library's answer (`value`; its attributes, or a
+    server answer's members, read through this object too), shown as the lines and the sentence
+    that say what happened."""
+
+    def __init__(self, value: Any, lines: list[str], said: str = ""):
+        self.value, self.lines, self.said = value, list(lines), said
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # IPython's display probes (_repr_html_, …) are not the answer's
+            raise AttributeError(name)
+        if isinstance(self.value, Mapping) and name in self.value:  # a server's answer: its members
+            return self.value[name]
+        return getattr(self.value, name)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.value[key]
+
+    def __repr__(self) -> str:
+        return "\n".join([*self.lines, *([self.said] if self.said else [])])
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td><code>{html.escape(v.strip())}</code></td></tr>"
+            for k, v in (line.split(None, 1) if " " in line else (line, "") for line in self.lines)
+        )
+        table = f"<table>{rows}</table>" if rows else ""
+        return f"{table}<p>{html.escape(self.said)}</p>" if self.said else table
+
+
+def ask_secret(what: str, verb: str) -> str:
+    """A secret from a hidden prompt (a kernel's password box); empty is a mistake."""
+    try:
+        text = getpass.getpass(f"{what} (not shown): ")
+    except EOFError:
+        text = ""
+    if not text:
+        raise verbs.UsageProblem(f"the {what} is empty", verb=verb, usage=verbs.BY_NAME[verb].usage(NB))
+    return text
+
+
+@contextmanager
+def _unknown(reuse: str | None = None) -> Iterator[None]:
+    """An unknown outcome in the notebook's words: what to reuse, and that `%decoy resend` finishes it."""
+    try:
+        yield
+    except OutcomeUnknown as exc:
+        raise DecoyError(verbs.unknown_said(exc, front=NB, reuse=reuse)) from None
+
+
+def _checked(problems: list[str], where: str) -> None:
+    if problems:
+        raise DecoyError(f"{where} — {verbs.problems_said(problems)}")
+
+
+def _account(m: Notebook, given: str, verb: str) -> str:
+    return verbs.account_id(m.conn(), given, verb=verb, front=NB)
+
+
+def _account_new(m: Notebook, args: Any, cell: str | None) -> Answered:
+    key = args.idempotency_key or f"decoy-lab-{uuid.uuid4()}"
+    reuse = (
+        f"Trying again? Give the same key: %decoy account-new {args.service!r} --idempotency-key {key} answers the "
+        "address it made, never a second one."
+    )
+    with _unknown(reuse):
+        made = m.conn().create_account(
+            args.service, url=args.url, username=args.username, label=args.label, idempotency_key=key
+        )
+    where = f"account {made.account_id} was made with the address {made.email}"
+    _checked(made.verified.problems, where)
+    replayed = " (an earlier try with this key made it: the server answered it again)" if made.replayed else ""
+    return Answered(
+        made, verbs.created_lines(made), f"Created account {args.service!r} with its Decoy address{replayed}."
+    )
+
+
+def _account_save(m: Notebook, args: Any, cell: str | None) -> Answered:
+    reuse = "Do not save it again: the route has no idempotency key, and a second save could make a second account."
+    with _unknown(reuse):
+        account = m.conn().save_account(args.service, url=args.url, username=args.username, label=args.label)
+    return Answered(account, [f"{'account_id':<16}{account}"], f"Saved account {args.service!r}, without an address.")
+
+
+def _password(m: Notebook, args: Any, cell: str | None) -> Answered:
+    account = _account(m, args.account, "password")
+    with _unknown():
+        verified = m.conn().set_password(account, ask_secret("password", "password"))
+    _checked(verified.problems, f"the password of account {account} was stored")
+    return Answered(verified, [], f"Password set for account {account}, sealed to the owner, and read back.")
+
+
+def _field_add(m: Notebook, args: Any, cell: str | None) -> Answered:
+    account = _account(m, args.account, "field-add")
+    field_id = args.field_id or str(uuid.uuid4())
+    reuse = (
+        f"Trying again? Give the same id: %decoy field-add {account} {args.label!r} --field-id {field_id} is "
+        "stored once."
+    )
+    value = ask_secret(f"value of {args.label!r}", "field-add")
+    with _unknown(reuse):
+        field = m.conn().add_field(account, args.label, value, field_type=args.type, field_id=field_id)
+    _checked(field.verified.problems, f"field {field.id} was stored")
+    again = " (an earlier try with this id had stored it)" if field.status == "existing" else ""
+    return Answered(field, [f"{'field_id':<16}{field.id}"], f"Added field {args.label!r} to account {account}{again}.")
+
+
+def _field_set(m: Notebook, args: Any, cell: str | None) -> Answered:
+    conn = m.conn()
+    account = _account(m, args.account, "field-set")
+    field_id = verbs.field_id(conn, account, args.field, verb="field-set", front=NB)
+    with _unknown():
+        field = conn.set_field(account, field_id, ask_secret("new value", "field-set"))
+    rev = f" (rev {field.rev})" if field.rev is not None else ""
+    return Answered(field, [], f"Field {field.id}: {field.status}{rev}.")
+
+
+def _field_delete(m: Notebook, args: Any, cell: str | None) -> Answered:
+    conn = m.conn()
+    account = _account(m, args.account, "field-delete")
+    field_id = verbs.field_id(conn, account, args.field, verb="field-delete", front=NB)
+    with _unknown():
+        done = conn.delete_field(account, field_id)
+    said = f" ({done['said']})" if done.get("said") else ""
+    return Answered(done, [], f"Deleted field {field_id} of account {account}{said}.")
+
+
+def _unlock(m: Notebook, args: Any, cell: str | None) -> Answered:
+    conn = m.conn()
+    account = _account(m, args.account, "unlock")
+    if args.request:  # a request asked before this kernel: poll it, never ask the owner again
+        conn.account_book.pending[(account, ())] = args.request
+    got = conn.unlock(account, reason=args.reason, wait=args.wait)
+    lines, said = verbs.unlock_said(got, front=NB, account=args.account, wait=args.wait, reveal=args.reveal or m.reveal)
+    return Answered(got, lines, said)
+
+
+def _protect(m: Notebook, args: Any, cell: str | None) -> Answered:
+    conn = m.conn()
+    account = _account(m, args.account, "protect")
+    decoy = verbs.decoy_id(conn, args.decoy, verb="protect", front=NB) if args.decoy else None
+    with _unknown():
+        done = conn.protect(account, decoy)
+    lines = [f"{k:<16}{v or '(unknown)'}" for k, v in (("email", done.email), ("decoy_id", done.decoy_id))]
+    kept = "It already had this address, and keeps it." if done.already_protected else "It has a Decoy address now."
+    return Answered(done, lines, f"Protected account {account}. {kept}")
+
+
+def _decoy_rename(m: Notebook, args: Any, cell: str | None) -> Answered:
+    conn = m.conn()
+    decoy = verbs.decoy_id(conn, args.decoy, verb="decoy-rename", front=NB)
+    with _unknown():
+        edit = conn.rename_decoy(decoy, name=" ".join(args.name), avatar=args.avatar, wait=args.wait)
+    return _edit_shown(edit, args.decoy)
+
+
+def _decoy_edit(m: Notebook, args: Any, cell: str | None) -> Answered:
+    conn = m.conn()
+    decoy = verbs.decoy_id(conn, args.decoy, verb="decoy-edit", front=NB)
+    return _edit_shown(conn.decoy_edit(decoy, args.edit), args.decoy)
+
+
+def _edit_shown(edit: Any, decoy: str) -> Answered:
+    lines = [f"{'edit_id':<16}{edit.edit_id}", f"{'status':<16}{edit.status}"]
+    return Answered(edit, lines, verbs.edit_said(edit, front=NB, decoy=decoy))
+
+
+RUN: dict[str, Callable[[Notebook, Any, str | None], Any]] = {
+    "account-new": _account_new,
+    "account-save": _account_save,
+    "password": _password,
+    "field-add": _field_add,
+    "field-set": _field_set,
+    "field-delete": _field_delete,
+    "unlock": _unlock,
+    "protect": _protect,
+    "decoy-rename": _decoy_rename,
+    "decoy-edit": _decoy_edit,
+}
