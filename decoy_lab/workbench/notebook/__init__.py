@@ -1,5 +1,7 @@
 """`%decoy` / `%%decoy` in IPython.
 
+account_handlers.py  the account verbs (account-new, password, field-add, unlock, …): a secret
+               asked for at a hidden prompt, never typed on the line
 agents.py      %decoy inspect and %decoy check: an agent's traffic shown, or judged
 clean.py       the tracked notebooks saved without outputs (JupyterLab's pre-save hook)
 completion.py  what Tab offers on a %decoy line, and the names a suggestion picks from

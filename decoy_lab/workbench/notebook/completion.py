@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from decoy_lab.recipes.account_records import FIELD_TYPES
 from decoy_lab.workbench import verbs
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ def sources(v: Vault | None) -> dict[str, Callable[[], list[str]]]:
         "id": column("memories", "id"),
         "permission": lambda: list(verbs.PERMISSIONS),
         "address_status": lambda: list(verbs.ADDRESS_STATUSES),
+        "field_type": lambda: list(FIELD_TYPES),
     }
 
 

@@ -17,7 +17,7 @@ from decoy_lab.errors import DecoyError
 from decoy_lab.text import plural
 from decoy_lab.workbench import verbs
 from decoy_lab.workbench.display import MemoryFrame, say, select_said, with_progress
-from decoy_lab.workbench.notebook import agents
+from decoy_lab.workbench.notebook import account_handlers, agents
 
 if TYPE_CHECKING:  # the widgets and the sandbox load on first use
     from decoy_lab.client.connection import Connection
@@ -440,3 +440,4 @@ RUN: dict[str, Handler] = {
     "help": _help,
 }
 RUN.update(agents.RUN)  # inspect, check: the verbs about other agents (agents.py)
+RUN.update(account_handlers.RUN)  # account-new, password, field-…, unlock, protect, decoy-… (account_handlers.py)

@@ -16,13 +16,16 @@ command; the commands live by family:
     connections.py  connect, connections, status, access, request, unpair
     reading.py      memories, topics, accounts, decoys, links, rows, app-view
     writing.py      save, edit, delete, resend
+    account_writes.py  account-new, account-save, password, field-add, field-set, field-delete,
+                    unlock, protect, decoy-rename, decoy-edit (a secret never on the command line)
     traces.py       unseal, seal, dump
     sync.py         sync, cache
 
 Tables go to stdout through `DataFrame.to_string`; notes (what is on its way, what a dry run
 did not send) go to stderr. Tokens, the private key and raw memory keys are
-never printed (`--reveal` shows raw keys in traces). Exit codes: 0 done, 1 a step or part of
-the work failed (unseal, seal, delete, request --wait), 2 bad arguments or a `DecoyError`
+never printed (`--reveal` shows raw keys in traces, and unlocked secrets). Exit codes: 0 done, 1 a
+step or part of the work failed (unseal, seal, delete, request --wait; an account write the server
+refused or whose outcome is unknown, an unlock not ready), 2 bad arguments or a `DecoyError`
 (printed as `error: …` with the server's code and recovery), 130 interrupted.
 """
 
@@ -32,6 +35,7 @@ import argparse
 from collections.abc import Callable
 
 from decoy_lab.workbench import verbs
+from decoy_lab.workbench.shell import account_writes
 from decoy_lab.workbench.shell.connections import (
     cmd_access,
     cmd_connect,
@@ -78,6 +82,7 @@ RUN: dict[str, Callable[[argparse.Namespace], int]] = {
     "cache": cmd_cache,
     "dump": cmd_dump,
     "app-view": cmd_app_view,
+    **account_writes.RUN,  # account-new, account-save, password, field-…, unlock, protect, decoy-…
 }
 DESCRIPTIONS = {
     "app-view": "Sandbox only: every stored row as the simulated owner's app sees it, from the "

@@ -11,15 +11,29 @@ was wrong in one line and suggests the closest word.
     parsing.py     UsageProblem, closest, parse (argparse that raises), find_verb, check
     translate.py   connect_url, topic_value, save_options, edit_changes, dump_key, front_words, hint, value_suggestion
     completion.py  complete: what Tab offers
+    accountwords.py  the account verbs' words: ids by their start, secrets masked, where an unlock
+                   stands, what to reuse after an unknown outcome
 
 Both front ends import the package (`from decoy_lab.workbench import verbs`), not the modules.
 """
 
 from __future__ import annotations
 
+from decoy_lab.workbench.verbs.accountwords import (
+    account_id,
+    created_lines,
+    decoy_id,
+    edit_said,
+    field_id,
+    masked,
+    problems_said,
+    unknown_said,
+    unlock_said,
+)
 from decoy_lab.workbench.verbs.completion import complete
 from decoy_lab.workbench.verbs.parsing import UsageProblem, add_arguments, check, closest, find_verb, parse
 from decoy_lab.workbench.verbs.table import (
+    ACCOUNT_VERBS,
     ADDRESS_STATUSES,
     BOTH,
     BY_NAME,
@@ -48,6 +62,7 @@ from decoy_lab.workbench.verbs.translate import (
 )
 
 __all__ = [
+    "ACCOUNT_VERBS",
     "ADDRESS_STATUSES",
     "BOTH",
     "BY_NAME",
@@ -62,19 +77,28 @@ __all__ = [
     "Arg",
     "UsageProblem",
     "Verb",
+    "account_id",
     "add_arguments",
     "check",
     "closest",
     "complete",
     "connect_url",
+    "created_lines",
+    "decoy_id",
     "dump_key",
     "edit_changes",
+    "edit_said",
+    "field_id",
     "find_verb",
     "front_words",
     "hint",
+    "masked",
     "parse",
+    "problems_said",
     "save_options",
     "topic_value",
+    "unknown_said",
+    "unlock_said",
     "usage",
     "value_suggestion",
     "verbs_for",

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from decoy_lab.errors import DecoyError
+from decoy_lab.recipes.account_records import FIELD_TYPES
 from decoy_lab.workbench.verbs.table import (
     ADDRESS_STATUSES,
     BY_NAME,
@@ -118,11 +119,13 @@ def _not_one_of(flag: str, value: str, choices: Sequence[str], verb: Verb, front
 
 
 def check(verb: Verb, args: argparse.Namespace, front: str = NOTEBOOK) -> None:
-    """What argparse cannot say: a negative depth, a layout name that does not exist (the usage
-    in `front`'s words)."""
+    """What argparse cannot say: a negative depth, a layout name or field type that does not exist
+    (the usage in `front`'s words)."""
     if verb.name == "map" and args.depth is not None and args.depth < 0:
         raise UsageProblem("--depth must be 0 or more", verb="map", usage=verb.usage(front))
     if verb.name == "decoys" and args.status not in ADDRESS_STATUSES:
         raise _not_one_of("--status", args.status, ADDRESS_STATUSES, verb, front)
     if verb.name == "dump" and args.kind is not None and args.kind not in DUMP_KINDS:
         raise _not_one_of("--kind", args.kind, DUMP_KINDS, verb, front)
+    if verb.name == "field-add" and args.type not in FIELD_TYPES:
+        raise _not_one_of("--type", args.type, FIELD_TYPES, verb, front)

@@ -119,6 +119,111 @@ _WAIT_SHELL = Arg(
 )
 _SHELL_READ = (_NO_WAIT, _WAIT_SHELL, _JSON)
 
+# -- the account family's writes (shell/account_writes.py, notebook/account_handlers.py) ---------------
+_ACCOUNT = Arg("account", "the account's id, or its start as the accounts table prints it", metavar="ACCOUNT")
+_DECOY = Arg("decoy", "the Decoy address's id, or its start as the decoys table prints it", metavar="DECOY")
+_FIELD = Arg("field", "the field's id (field-add prints it), its start, or its label", metavar="FIELD")
+_SERVICE = Arg("service", "the service's name, e.g. Acme", metavar="SERVICE")
+_RECORD = (
+    _SERVICE,
+    Arg("--url", "the service's http(s) URL", metavar="URL"),
+    Arg("--username", "the username at the service", metavar="NAME"),
+    Arg("--label", "a label for it, in your words", metavar="TEXT"),
+)
+# A secret is never an argument: a command line lands in the shell's history and the process list,
+# a %decoy line in the notebook's history and outputs.
+_ASKED = {
+    NOTEBOOK: "asked for at a hidden prompt, never typed on the %decoy line",
+    SHELL: "read from a hidden prompt, or one line of stdin when piped; never from the command line",
+}
+_WAIT_FOR = Arg(
+    "--wait",
+    "follow the answer for up to S seconds (default: ask once and say where it stands)",
+    type=seconds,
+    default=0.0,
+    metavar="S",
+)
+
+ACCOUNT_VERBS: tuple[Verb, ...] = (
+    Verb(
+        "account-new",
+        "create an account with its Decoy address; gives its id, the address and the idempotency key",
+        (
+            *_RECORD,
+            Arg(
+                "--idempotency-key",
+                "the key of an earlier try whose outcome is unknown: the same key answers the address it made",
+                metavar="KEY",
+            ),
+        ),
+    ),
+    Verb("account-save", "save an account without a Decoy address; gives its id", _RECORD),
+    Verb(
+        "password",
+        "set an account's password, sealed to the owner",
+        (_ACCOUNT,),
+        summaries={k: f"set an account's password, sealed to the owner ({v})" for k, v in _ASKED.items()},
+    ),
+    Verb(
+        "field-add",
+        "add a secret field (an API key, a recovery code) to an account; gives its id",
+        (
+            _ACCOUNT,
+            Arg("label", "what the field is, e.g. 'API key'", metavar="LABEL"),
+            Arg(
+                "--type",
+                "concealed-string (the default: a secret) or string",
+                default="concealed-string",
+                metavar="T",
+                completes="field_type",
+            ),
+            Arg("--field-id", "the id of an earlier try whose outcome is unknown: it is stored once", metavar="ID"),
+        ),
+        summaries={
+            k: f"add a secret field (an API key, a recovery code) to an account; gives its id (the value {v})"
+            for k, v in _ASKED.items()
+        },
+    ),
+    Verb(
+        "field-set",
+        "change a secret field's value",
+        (_ACCOUNT, _FIELD),
+        summaries={k: f"change a secret field's value (the new value {v})" for k, v in _ASKED.items()},
+    ),
+    Verb("field-delete", "delete a secret field (only the version read now)", (_ACCOUNT, _FIELD)),
+    Verb(
+        "unlock",
+        "read an account's secrets back with the owner's approval (shown masked unless --reveal)",
+        (
+            _ACCOUNT,
+            _WAIT_FOR,
+            Arg("--request", "poll this pending request (the id an earlier unlock printed)", metavar="ID"),
+            Arg("--reason", "why, in words the owner reads (at most 200 characters)", metavar="TEXT"),
+            Arg("--reveal", "show the secrets instead of their length", flag=True),
+        ),
+    ),
+    Verb(
+        "protect",
+        "give an account a Decoy address (an account that has one keeps it)",
+        (_ACCOUNT, Arg("--decoy", "link this existing address instead of minting one", metavar="DECOY")),
+    ),
+    Verb(
+        "decoy-rename",
+        "rename a Decoy address: an edit queued for the owner's devices; gives its id and status",
+        (
+            _DECOY,
+            Arg("name", "the new name", nargs="+", metavar="NAME"),
+            Arg("--avatar", "a new avatar URL too", metavar="URL"),
+            _WAIT_FOR,
+        ),
+    ),
+    Verb(
+        "decoy-edit",
+        "what became of a queued edit of a Decoy address: pending, applied, rejected or expired",
+        (_DECOY, Arg("edit", "the edit's id (decoy-rename prints it)", metavar="EDIT")),
+    ),
+)
+
 VERBS: tuple[Verb, ...] = (
     Verb(
         "connect",
@@ -294,6 +399,7 @@ VERBS: tuple[Verb, ...] = (
         "delete memories, topic rows or legacy space rows",
         (Arg("ids", "ids to delete", nargs="+", metavar="ID", completes="id"), _JSON),
     ),
+    *ACCOUNT_VERBS,
     Verb("sync", "follow the change cursor; reload only what changed", (_JSON,)),
     Verb(
         "resend",
