@@ -89,6 +89,12 @@ class AccountBook:
     def set_field(self, account_id: str, field_id: str, value: str) -> FieldWritten:
         return accounts_write.set_field(self.session, account_id, field_id, value)
 
+    def delete(self, account_id: str) -> dict[str, Any]:
+        """Delete the account; the record held for it goes too (it is gone from reads)."""
+        done = accounts_write.delete_account(self.session, account_id)
+        self.known.pop(account_id, None)
+        return done
+
     # -- unlock ----------------------------------------------------------------------------------
     def unlock(
         self,
@@ -128,6 +134,12 @@ class AccountBook:
 
     def address_edit(self, decoy_id: str, edit_id: str) -> AddressEdit:
         return accounts_decoys.edit_status(self.session, decoy_id, edit_id)
+
+    def update_address(self, decoy_id: str, **change: Any) -> dict[str, Any]:
+        return accounts_decoys.update_address(self.session, decoy_id, **change)
+
+    def burn_address(self, decoy_id: str) -> dict[str, Any]:
+        return accounts_decoys.burn_address(self.session, decoy_id)
 
     def pause_addresses(self, decoy_ids: Sequence[str]) -> dict[str, str]:
         return accounts_decoys.pause_addresses(self.session, decoy_ids)

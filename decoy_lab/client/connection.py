@@ -45,7 +45,7 @@ from decoy_lab.client.connect import DEFAULT_CLIENT_ID
 from decoy_lab.client.grants import Grants
 from decoy_lab.client.loader import Loader
 from decoy_lab.client.saved import Saved
-from decoy_lab.protocol import account_names, accounts_list, accounts_write, syncfeed, unseal, writes
+from decoy_lab.protocol import account_names, accounts_decoys, accounts_list, accounts_write, syncfeed, unseal, writes
 from decoy_lab.protocol.access import Access, GrantRequest
 from decoy_lab.protocol.accounts_decoys import AddressEdit, Imported, Protected
 from decoy_lab.protocol.accounts_unlock import Unlocked
@@ -440,6 +440,14 @@ class Connection:
         journaled: `resend()` finishes it (done once the field is no longer served)."""
         return accounts_write.delete_field(self.session, account_id, field_id)
 
+    def delete_account(self, account_id: str) -> dict:
+        """Delete an account (`DELETE /api/agent/accounts/{id}`; needs `account.delete` on it, even
+        for its creator): it disappears from reads, its fields with it, and its own Decoy email is
+        burned (a Personal Alias linked to it only with `alias.burn`, else unlinked). The memories
+        filed about it stay. Returns `account_id`, `deleted`, `burned_decoys`, `unlinked_decoys`. A
+        lost answer is journaled: `resend()` deletes it only if it is still the version read now."""
+        return self.account_book.delete(account_id)
+
     def save_account(
         self, service: str, *, url: str | None = None, username: str | None = None, label: str | None = None
     ) -> str:
@@ -513,6 +521,20 @@ class Connection:
         for up to `wait` seconds (`pending`, `applied`, `rejected`, `expired`)."""
         return self.account_book.rename_address(decoy_id, name=name, avatar=avatar, wait=wait)
 
+    def update_decoy(self, decoy_id: str, *, label: Any = accounts_decoys.KEEP, status: str | None = None) -> dict:
+        """Change an address in place (`PATCH /api/agent/decoys/{id}`): its `label` (None clears it)
+        and/or `status` (`inactive` pauses its mail, `active` resumes it), with the `rev` read now
+        (REV_CONFLICT: read again, apply again). Its name and avatar are sealed: `rename_decoy`.
+        Returns `decoy_id`, `updated`, `rev` (`updated` False when it held these already)."""
+        return self.account_book.update_address(decoy_id, label=label, status=status)
+
+    def burn_decoy(self, decoy_id: str) -> dict:
+        """Burn an address for good (`DELETE /api/agent/decoys/{id}`, irreversible; a Personal Alias
+        needs `alias.burn`). An account's own Decoy email goes only with its account
+        (`403 ACCOUNT_EMAIL_GOES_WITH_ACCOUNT`: `delete_account`). Returns `decoy_id`, `deleted`,
+        `burned_at`; a lost answer is journaled, and done once the address is no longer served."""
+        return self.account_book.burn_address(decoy_id)
+
     def decoy_edit(self, decoy_id: str, edit_id: str) -> AddressEdit:
         """What became of a queued edit of an address."""
         return self.account_book.address_edit(decoy_id, edit_id)
@@ -585,7 +607,8 @@ class Connection:
     def pending(self) -> list[dict]:
         """The writes whose outcome is not known yet (the pending-writes journal), oldest first:
         each with its `kind` (save / edit, or an account write's: address, account, account edit,
-        password, field, field edit, field delete, address edit, protect, pause, import), the row
+        password, field, field edit, field delete, address edit, protect, pause, import, account
+        delete, address update, address burn), the row
         `ids`, the memory (or account, address) it is for (`target`), when
         it was first sent (`at`) and the last unknown outcome (`why`). Empty once all is settled.
         An entry of the journal that is not this connection's (another server, profile or key, or

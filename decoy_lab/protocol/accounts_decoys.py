@@ -41,6 +41,7 @@ from decoy_lab.errors import (
     MemoryModelError,
     NotFound,
     OutcomeUnknown,
+    RevConflict,
 )
 from decoy_lab.protocol import accounts_pending as pending
 from decoy_lab.recipes import account_records as records
@@ -58,12 +59,14 @@ __all__ = [
     "AddressEdit",
     "Imported",
     "Protected",
+    "burn_address",
     "edit_status",
     "import_accounts",
     "list_addresses",
     "pause_addresses",
     "protect",
     "rename_address",
+    "update_address",
 ]
 
 # Paths of this module's operations (transport/routes.py names the rest; these are built from it).
@@ -75,6 +78,8 @@ PAUSE_MAX = 20  # "up to 20 decoys in one call"
 PAGES = 20  # pages of the address list read (of up to 100 each)
 EDIT_POLL = 2.0  # seconds between reads of a queued edit's status
 EDIT_KEYS = ("serviceName", "avatarUrl")
+REV_TRIES = 5  # an address change re-read and re-applied at most this often on REV_CONFLICT
+KEEP: Any = object()  # a label left as it is (None clears it: "label … nullable")
 
 
 @dataclass
@@ -259,6 +264,72 @@ def rename_address(
         s.sleep(EDIT_POLL)
         edit = edit_status(s, decoy_id, edit.edit_id)
     return edit
+
+
+# -- a label or status, in place; a burn ---------------------------------------------------------
+def update_address(s: Session, decoy_id: str, *, label: Any = KEEP, status: str | None = None) -> dict[str, Any]:
+    """`PATCH …/decoys/{decoyId}` with what an agent changes in plain text: its `label` (None
+    clears it) and `status` (`active`, or `inactive`: "Use `PATCH` with `status: inactive` for a
+    reversible pause"). The name and avatar are sealed ("A plaintext `avatar` or `service_name` …
+    is refused"): `rename_address` queues those. Sent with the `rev` read now as `expected_rev`
+    ("`label`/`status` changes don't bump `rev`, but are refused the same way when `expected_rev`
+    is stale"); REV_CONFLICT: read again, apply again. A repeat sets the same values, so a lost
+    answer sends the same body again; `resend()` first reads whether the address holds them.
+    Needs `acctmail.edit` on its account (`alias.edit` for a Personal Alias); "Nothing when this
+    connection created the decoy". Returns the answer (`decoy_id`, `updated`, `rev`)."""
+    change: dict[str, Any] = {}
+    if label is not KEEP:
+        if label is not None and not isinstance(label, str):
+            raise MemoryModelError("an address's label is text, or None to clear it; nothing was sent")
+        change["label"] = label
+    if status is not None:
+        if status not in ("active", "inactive"):
+            raise MemoryModelError("an address's status is active or inactive; nothing was sent")
+        change["status"] = status
+    if not change:
+        raise MemoryModelError("name something to change (label, status); nothing was sent")
+    path = f"{routes.DECOYS}/{decoy_id}"
+    for attempt in range(REV_TRIES):
+        served = s.get(path, id=str)
+        if all(served.get(k) == v for k, v in change.items()):  # an earlier unanswered send landed, or no change
+            return {"decoy_id": decoy_id, "updated": False, "rev": served.get("rev"), "said": "it holds these already"}
+        body = {**change, **({"expected_rev": served["rev"]} if isinstance(served.get("rev"), int) else {})}
+        try:
+            return pending.send_journaled(
+                s,
+                "address update",
+                "PATCH",
+                path,
+                body,
+                again="Update it again: it is read first, and what it holds already is not sent.",
+                target=decoy_id,
+                ids=[decoy_id],
+                proof={"read": path},
+            )
+        except RevConflict as exc:
+            log.info("address %s changed meanwhile (%s): reading it again (attempt %d)", decoy_id, exc, attempt + 1)
+    raise RevConflict(409, "REV_CONFLICT", f"address {decoy_id} kept changing: tried {REV_TRIES} times")
+
+
+def burn_address(s: Session, decoy_id: str) -> dict[str, Any]:
+    """`DELETE …/decoys/{decoyId}`: "Permanently delete a decoy and all its data. **Irreversible.**"
+    A Personal Alias needs `alias.burn`; an account's own Decoy email is never burned on its own
+    (403 `ACCOUNT_EMAIL_GOES_WITH_ACCOUNT`: delete the account). A repeat can burn only this
+    address, so a lost answer sends the same request again; it is done once the address is no
+    longer served (a repeat meets 404). Returns the answer (`decoy_id`, `deleted`, `burned_at`)."""
+    path = f"{routes.DECOYS}/{decoy_id}"
+    answer = pending.send_journaled(
+        s,
+        "address burn",
+        "DELETE",
+        path,
+        None,
+        again="Read the address: one no longer served is burned.",
+        target=decoy_id,
+        ids=[decoy_id],
+        proof={"read": path},
+    )
+    return {"decoy_id": decoy_id, "deleted": True, **answer}
 
 
 # -- pause --------------------------------------------------------------------------------------

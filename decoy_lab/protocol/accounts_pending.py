@@ -10,26 +10,46 @@ How an entry is finished depends on whether 001 makes its route safe to repeat (
   `idempotent_replay: true`"), a secret field ("Sending the same id again answers `existing` …
   it never creates a second field. Reuse the id until you get an answer"), a change guarded by
   `expected_rev` (a field, an account, a field's delete), a password, a queued address edit,
-  protect ("Idempotent when already protected"), a pause. A resent change that meets
+  protect ("Idempotent when already protected"), a pause, an address's label and status (`PATCH
+  …/decoys/{id}`: a repeat sets the same values), a burn ("Permanently delete a decoy …
+  **Irreversible.**": a repeat can burn only that address, and meets 404), an account's delete (a
+  repeat meets 404: "it disappears from reads"). A resent change that meets
   `REV_CONFLICT` (or a delete that meets 404) is "committed" only when what the server serves
   now proves it — the field's ciphertext is the one sent, the account holds every member the
   update set, the field is gone — and "not applied" otherwise ("If the field changed since, the
   PUT fails 409 `REV_CONFLICT` … and nothing is overwritten").
+  Some are read before they are sent again, and settled without a send when what is served
+  already answers (`BEFORE`): a delete or burn whose target is no longer served had landed; an
+  address that holds every value the update set needs nothing more; and an account whose `rev`
+  moved since its delete was asked is NOT deleted again — someone changed it (or restored it:
+  "reversible server-side") meanwhile, and 001 asks agents to "obtain fresh confirmation for
+  destructive … actions", so it is "not applied" and the caller decides anew.
 - `check` — no key makes a repeat safe (an account saved without an address, a batch: "a
   timeout + retry" could create it twice), so it is sent once, and finishing it reads the account
   list first: an account whose sealed record is, byte for byte, one this entry sent is one that
   landed; only the rest are sent (once more), and the result says which.
+
+No two processes send one entry at once (`entry_lock`): a lock file beside the journal for each
+entry is held by the first send from before the entry is journaled until it is settled or left
+pending, and by a resend from reading what landed until it settles it; a resend that finds the
+entry settled once it holds the lock sends nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from filelock import FileLock, Timeout
 
 from decoy_lab.errors import (
     APIError,
     DecoyError,
+    NotFound,
     OutcomeUnknown,
     RateLimited,
     RevConflict,
@@ -38,6 +58,7 @@ from decoy_lab.errors import (
 )
 from decoy_lab.protocol import accounts_list
 from decoy_lab.store.journal import Journal, new_entry
+from decoy_lab.store.profiles import make_private_dirs
 from decoy_lab.transport.answers import is_unknown_outcome
 from decoy_lab.transport.retry import MAX_RATE_LIMIT_WAIT
 
@@ -50,6 +71,7 @@ __all__ = ["CHECK", "FAMILY", "SAME", "is_account_entry", "resend_entry", "send_
 FAMILY = "account"
 SAME, CHECK = "same", "check"
 FINISH = "conn.resend() (`%decoy resend`, `decoy-lab resend`, also from a new process)"
+ENTRY_WAIT = 120.0  # seconds a send waits for another process finishing the same entry
 
 Check = Callable[[Mapping[str, Any], Mapping[str, Any]], str | None]  # (body sent, answer) → why not proved
 
@@ -79,8 +101,15 @@ def _rev(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
     return None if isinstance(answer.get("rev"), int) else "the answer carries no new rev"
 
 
-def _deleted(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
-    return None if answer.get("deleted") is True else "the answer does not say the field was deleted"
+def _deleted(what: str) -> Check:
+    def check(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
+        return None if answer.get("deleted") is True else f"the answer does not say the {what} was deleted"
+
+    return check
+
+
+def _updated(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
+    return None if answer.get("updated") is True else "the answer does not say the address was updated"
 
 
 def _results(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
@@ -95,7 +124,10 @@ CHECKS: dict[str, Check] = {
     "password": _password,
     "field": _field,
     "field edit": _rev,
-    "field delete": _deleted,
+    "field delete": _deleted("field"),
+    "account delete": _deleted("account"),
+    "address update": _updated,
+    "address burn": _deleted("address"),
     "address edit": _named("edit_id"),
     "protect": _named("decoy_id"),
     "pause": lambda body, answer: None if isinstance(answer.get("succeeded"), list) else "no succeeded list",
@@ -115,13 +147,80 @@ def _where(journal: Journal) -> str:
     return f" in {journal.path}" if journal.path is not None else " (in memory, for this kernel)"
 
 
+# -- one process at a time on an entry -------------------------------------------------------------
+_LOCAL_GUARD = threading.Lock()
+_LOCAL: dict[tuple[int, str], threading.Lock] = {}  # (journal, entry) → its lock, for an in-memory journal
+
+
+def _lock_path(journal: Journal, entry_id: str) -> Path:
+    assert journal.path is not None
+    return journal.path.with_name(f"{journal.path.name}.{entry_id}.lock")
+
+
+@contextlib.contextmanager
+def entry_lock(journal: Journal, entry_id: str, *, wait: float = ENTRY_WAIT) -> Iterator[None]:
+    """Hold the entry's own lock: a file beside the journal (`<journal>.<entry id>.lock`, 0600,
+    `flock`ed through filelock, as the journal itself is), so that no two processes send the same
+    entry at once — the first send holds it until the entry is settled or left pending, a resend
+    from reading what landed until it settles it. Another holder is waited for up to `wait`
+    seconds (said in the log), then OutcomeUnknown: nothing was sent, the entry stays. An
+    in-memory journal (no profile) is one process's: a lock per entry among its threads. The
+    file is removed once the entry is settled (a holder that finds it settled sends nothing, so a
+    lock file made anew after that guards nothing that can be sent)."""
+    local: threading.Lock | None = None
+    lock: FileLock | None = None
+    if journal.path is None:
+        with _LOCAL_GUARD:
+            local = _LOCAL.setdefault((id(journal), entry_id), threading.Lock())
+    else:
+        make_private_dirs(journal.path.parent)
+        lock = FileLock(str(_lock_path(journal, entry_id)), mode=0o600)
+
+    def acquire(timeout: float) -> bool:
+        if local is not None:
+            return local.acquire(timeout=timeout) if timeout > 0 else local.acquire(blocking=False)
+        assert lock is not None
+        try:
+            lock.acquire(timeout=timeout)
+        except Timeout:
+            return False
+        return True
+
+    if not acquire(0):
+        log.info("pending write %s: another process is finishing it; waiting up to %.0f s", entry_id, wait)
+        if not acquire(wait):
+            raise OutcomeUnknown(
+                f"pending write {entry_id}: another process has been finishing it for {wait:.0f} s; nothing was "
+                f"sent, and it stays pending: run {FINISH} again once that process is done",
+                entry=entry_id,
+                sent=False,
+            )
+    settled = False
+    try:
+        yield
+    finally:
+        try:
+            settled = journal.get(entry_id) is None
+            if settled and journal.path is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    _lock_path(journal, entry_id).unlink()
+        finally:
+            if lock is not None:
+                lock.release()
+            elif local is not None:
+                local.release()
+                if settled:
+                    with _LOCAL_GUARD:
+                        _LOCAL.pop((id(journal), entry_id), None)
+
+
 # -- the first send ---------------------------------------------------------------------------------
 def send_journaled(
     s: Session,
     kind: str,
     method: str,
     path: str,
-    body: dict[str, Any],
+    body: dict[str, Any] | None,
     *,
     again: str,
     target: str | None = None,
@@ -150,29 +249,30 @@ def send_journaled(
         mode=mode,
         proof=proof,
     )
-    journal.put(entry)
-    before = s.reached
-    try:
-        answer = _send(s, entry)
-    except DecoyError as exc:
-        if is_unknown_outcome(exc):
-            if s.reached == before and isinstance(exc, TransportError) and not exc.sent:
-                journal.settle(entry["id"])
-                raise  # the connection was refused every time: nothing was sent, and it says so
-            raise _unknown(journal, entry, exc, again) from exc
-        # Only a refusal after a send that may have landed can be this write's own doing (a refusal is
-        # not counted in `reached`).
-        proved = _proved(s, entry, exc) if s.reached > before else None
+    with entry_lock(journal, entry["id"]):  # held from before it is listed until it is settled or left
+        journal.put(entry)
+        before = s.reached
+        try:
+            answer = _send(s, entry)
+        except DecoyError as exc:
+            if is_unknown_outcome(exc):
+                if s.reached == before and isinstance(exc, TransportError) and not exc.sent:
+                    journal.settle(entry["id"])
+                    raise  # the connection was refused every time: nothing was sent, and it says so
+                raise _unknown(journal, entry, exc, again) from exc
+            # Only a refusal after a send that may have landed can be this write's own doing (a refusal is
+            # not counted in `reached`).
+            proved = _proved(s, entry, exc) if s.reached > before else None
+            journal.settle(entry["id"])
+            if proved is None:
+                raise
+            log.info("%s %s: %s", method, path, proved)
+            return {"outcome": "already applied", "said": proved}
         journal.settle(entry["id"])
-        if proved is None:
-            raise
-        log.info("%s %s: %s", method, path, proved)
-        return {"outcome": "already applied", "said": proved}
-    journal.settle(entry["id"])
-    while intent is not None and (earlier := journal.find(intent)) is not None:
-        log.info("%s: the answer for %s settles the earlier pending entry %s", kind, key, earlier["id"])
-        journal.settle(earlier["id"])
-    return answer
+        while intent is not None and (earlier := journal.find(intent)) is not None:
+            log.info("%s: the answer for %s settles the earlier pending entry %s", kind, key, earlier["id"])
+            journal.settle(earlier["id"])
+        return answer
 
 
 def _send(s: Session, entry: Mapping[str, Any], body: Any = None) -> dict[str, Any]:
@@ -243,13 +343,65 @@ def _proved(s: Session, entry: Mapping[str, Any], exc: DecoyError) -> str | None
         elif entry["kind"] == "field delete" and (isinstance(exc, RevConflict) or status in (404, 410)):
             if status in (404, 410) and _served_field(s, proof) is None:
                 return "it had landed: the field is no longer served"
-        elif entry["kind"] == "account edit" and isinstance(exc, RevConflict):
-            served = s.get(proof["read"], id=str)
-            asked = {k: v for k, v in body.items() if k not in ("expected_rev", "password_changed")}
-            if all(served.get(k) == v for k, v in asked.items()):
-                return f"it had landed: the account holds every member this update set (rev {served.get('rev')})"
+        elif entry["kind"] in ("account edit", "address update") and isinstance(exc, RevConflict):
+            said = _holds_all(s, entry)
+            if said is not None:
+                return said
+        elif entry["kind"] in GONE and status in (404, 410) and _gone(s, proof["read"]):
+            return f"it had landed: the {GONE[entry['kind']]} is no longer served"
     except DecoyError as read:
         log.info("%s: could not read back whether it landed: %s", entry["kind"], read)
+    return None
+
+
+GONE = {"account delete": "account", "address burn": "address"}  # kinds whose target a 404 shows gone
+
+
+def _served(s: Session, path: str) -> dict[str, Any] | None:
+    """The record at `path` as served now, or None when it is not (404). Any other failure to
+    read it is raised."""
+    try:
+        return s.get(path)
+    except NotFound:
+        return None
+
+
+def _gone(s: Session, path: str) -> bool:
+    return _served(s, path) is None
+
+
+def _holds_all(s: Session, entry: Mapping[str, Any]) -> str | None:
+    """The words of the proof when the served record (`proof["read"]`) holds every member the
+    entry's body set, else None."""
+    body = entry["sends"][0]["body"]
+    served = s.get(entry["proof"]["read"])
+    asked = {k: v for k, v in body.items() if k not in ("expected_rev", "password_changed")}
+    if not all(served.get(k) == v for k, v in asked.items()):
+        return None
+    what = "account" if entry["kind"] == "account edit" else "address"
+    return f"it had landed: the {what} holds every member this update set (rev {served.get('rev')})"
+
+
+def _before(s: Session, entry: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Read before a resend (see the module docstring): (outcome, said) when what is served
+    settles the entry without a send; None when it is to be sent again."""
+    kind, proof = entry["kind"], entry.get("proof") or {}
+    if kind in GONE:
+        served = _served(s, proof["read"])
+        if served is None:
+            return "committed", f"it had landed: the {GONE[kind]} is no longer served"
+        if kind == "account delete":
+            rev = served.get("rev")
+            if rev != proof.get("rev"):
+                return (
+                    f"not applied: the account changed since its delete was asked (rev {rev}, asked at rev "
+                    f"{proof.get('rev')}); it was not deleted now — read it and delete it again if it is still to go",
+                    "the account is still served, changed meanwhile",
+                )
+    elif kind == "address update":
+        said = _holds_all(s, entry)
+        if said is not None:
+            return "committed", said
     return None
 
 
@@ -259,18 +411,34 @@ def _served_field(s: Session, proof: Mapping[str, Any]) -> dict[str, Any] | None
 
 
 # -- finishing it later -----------------------------------------------------------------------------
-def resend_entry(s: Session, entry: dict[str, Any]) -> dict[str, Any]:
+def resend_entry(s: Session, entry: dict[str, Any]) -> dict[str, Any] | None:
     """Finish a journaled account write (see the module docstring). Returns {'entry', 'kind',
     'ids', 'target', 'outcome', 'said'}: `outcome` "committed" (the answer, or what is served now,
     proves it), "not applied: …" or "refused: …" (settled too); `said` what proved it. Still no
-    answer that proves it: OutcomeUnknown, and the entry stays."""
+    answer that proves it: OutcomeUnknown, and the entry stays.
+
+    It holds the entry's lock (`entry_lock`) from reading what landed to settling it, and reads the
+    entry again once it holds it: another process (or thread) finishing the same entry is waited
+    for, and an entry it settled meanwhile is not sent again — None is returned (that process
+    reports its outcome)."""
     journal = _journal(s)
+    with entry_lock(journal, entry["id"]):
+        held = journal.get(entry["id"])
+        if held is None:
+            log.info("pending %s %s: settled meanwhile by another process; nothing sent", entry["kind"], entry["id"])
+            return None
+        return _finish(s, journal, held)
+
+
+def _finish(s: Session, journal: Journal, entry: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"entry": entry["id"], "kind": entry["kind"], "ids": list(entry["ids"])}
     out["target"] = entry.get("target")
     try:
         if entry.get("mode") == CHECK:
             out["outcome"], out["said"], landed = _finish_unsure(s, entry)
             out["landed"] = landed
+        elif (early := _before(s, entry)) is not None:
+            out["outcome"], out["said"] = early
         else:
             answer = _send(s, entry)
             out["outcome"], out["said"] = "committed", _said(entry, answer)
@@ -301,6 +469,11 @@ def _said(entry: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
         return f"field {answer.get('id')} {answer.get('status')} (rev {answer.get('rev')})"
     if entry["kind"] == "address edit":
         return f"edit {answer.get('edit_id')} {answer.get('status')}"
+    if entry["kind"] == "account delete":
+        return (
+            f"account {answer.get('account_id')} deleted: {answer.get('burned_decoys')} address(es) burned with it, "
+            f"{answer.get('unlinked_decoys')} unlinked"
+        )
     return "the answer proves it" + (f" (rev {answer['rev']})" if isinstance(answer.get("rev"), int) else "")
 
 

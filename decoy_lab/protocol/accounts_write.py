@@ -57,6 +57,7 @@ __all__ = [
     "FieldWritten",
     "add_field",
     "create_account",
+    "delete_account",
     "delete_field",
     "owner_view",
     "save_account",
@@ -496,3 +497,32 @@ def update_account(
             return {**s.get(routes.account(account_id), id=str), **answer}
         return answer
     raise RevConflict(409, "REV_CONFLICT", f"account {account_id} kept changing: tried {REV_TRIES} times")
+
+
+def delete_account(s: Session, account_id: str) -> dict[str, Any]:
+    """`DELETE /api/agent/accounts/{id}`: "Soft-delete an account (status becomes `deleted` and it
+    disappears from reads; reversible server-side). Needs `account.delete` on the account — its own
+    permission … The account's own Decoy email goes with it." A Personal Alias linked to it is
+    burned only with `alias.burn`, else unlinked and left live. Its fields go with it ("its fields
+    are no longer served"); the memories filed about it are not deleted (that is a memory delete).
+
+    The account is read first: its `rev` names the version asked to delete (001 gives the route no
+    `expected_rev`), so `resend()` after a lost answer deletes it only if it is that version still
+    — one changed or restored meanwhile is "not applied" — and counts it done once it is no longer
+    served. Returns the answer: `account_id`, `deleted`, `burned_decoys`, `unlinked_decoys` (or
+    `outcome` "already applied" and `said` when an earlier send's answer was lost)."""
+    path = routes.account(account_id)
+    rev = s.get(path, id=str).get("rev")
+    answer = pending.send_journaled(
+        s,
+        "account delete",
+        "DELETE",
+        path,
+        None,
+        again="Read the account: one no longer served is deleted.",
+        target=account_id,
+        ids=[account_id],
+        proof={"read": path, "rev": rev},
+    )
+    log.info("deleted account %s", account_id)
+    return {"account_id": account_id, "deleted": True, **answer}
