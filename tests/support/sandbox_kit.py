@@ -2,7 +2,8 @@
 
 `Lab` is one in-process sandbox on a fake clock (TestClient over create_app); `lab.pair(...)`
 runs the real device flow (auto-approve) and returns a `Peer` that talks to the API with its
-token and seals rows with decoy_lab.memory for its own key.
+token and seals rows with decoy_lab.memory for its own key. `LoopbackLab(sb)` is the same over a
+sandbox served on a loopback port, for tests that want real HTTP.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 from starlette.testclient import TestClient
 
 from decoy_lab import memory
@@ -169,3 +171,18 @@ def saved(peer, text: str = "Lisbon: Fridays only.", **kw: Any) -> dict:
     row = peer.new_row(text, **kw)
     assert peer.save([row]).status_code == 201
     return row
+
+
+class LoopbackLab(Lab):
+    """A Lab over a sandbox served on a loopback port (the `sb` / `clocked_sb` fixtures): the same
+    helpers, every request sent over real HTTP by httpx; the clock is whatever `sb` runs on. Peers
+    of one module share the sandbox, so each test pairs under names of its own."""
+
+    def __init__(self, sb: Any, *, auto_share_after: float | None = None) -> None:
+        self.app = sb.app
+        self.state = sb.state
+        self.clock = self.state.clock
+        self.state.device_interval = 0
+        schedule.configure(self.state, auto_share_after=auto_share_after)
+        self.client = httpx.Client(base_url=sb.url, timeout=10)
+        self.owner = sb.owner
