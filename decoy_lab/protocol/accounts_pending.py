@@ -13,14 +13,17 @@ How an entry is finished depends on whether 001 makes its route safe to repeat (
   protect ("Idempotent when already protected"), a pause, an address's label and status (`PATCH
   …/decoys/{id}`: a repeat sets the same values), a burn ("Permanently delete a decoy …
   **Irreversible.**": a repeat can burn only that address, and meets 404), an account's delete (a
-  repeat meets 404: "it disappears from reads"). A resent change that meets
+  repeat meets 404: "it disappears from reads"), a burn of an account's linked address (read
+  first: see below). A resent change that meets
   `REV_CONFLICT` (or a delete that meets 404) is "committed" only when what the server serves
   now proves it — the field's ciphertext is the one sent, the account holds every member the
   update set, the field is gone — and "not applied" otherwise ("If the field changed since, the
   PUT fails 409 `REV_CONFLICT` … and nothing is overwritten").
   Some are read before they are sent again, and settled without a send when what is served
   already answers (`BEFORE`): a delete or burn whose target is no longer served had landed; an
-  address that holds every value the update set needs nothing more; and an account whose `rev`
+  address that holds every value the update set needs nothing more; a burn of an account's
+  linked address is sent again only while that address is still linked (an address linked since
+  would be burned instead); and an account whose `rev`
   moved since its delete was asked is NOT deleted again — someone changed it (or restored it:
   "reversible server-side") meanwhile, and 001 asks agents to "obtain fresh confirmation for
   destructive … actions", so it is "not applied" and the caller decides anew.
@@ -41,6 +44,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,9 +60,9 @@ from decoy_lab.errors import (
     ServerError,
     TransportError,
 )
-from decoy_lab.protocol import accounts_list
 from decoy_lab.store.journal import Journal, new_entry
 from decoy_lab.store.profiles import make_private_dirs
+from decoy_lab.transport import routes
 from decoy_lab.transport.answers import is_unknown_outcome
 from decoy_lab.transport.retry import MAX_RATE_LIMIT_WAIT
 
@@ -128,6 +132,7 @@ CHECKS: dict[str, Check] = {
     "account delete": _deleted("account"),
     "address update": _updated,
     "address burn": _deleted("address"),
+    "linked burn": _named("burned_decoy_id"),
     "address edit": _named("edit_id"),
     "protect": _named("decoy_id"),
     "pause": lambda body, answer: None if isinstance(answer.get("succeeded"), list) else "no succeeded list",
@@ -349,6 +354,11 @@ def _proved(s: Session, entry: Mapping[str, Any], exc: DecoyError) -> str | None
                 return said
         elif entry["kind"] in GONE and status in (404, 410) and _gone(s, proof["read"]):
             return f"it had landed: the {GONE[entry['kind']]} is no longer served"
+        elif entry["kind"] == "linked burn" and status in (400, 403):
+            # A repeat meets the replacement (the account's own email: 403) or no linked address (400).
+            moved = _unlinked(s, proof)
+            if moved is not None and moved[0]:
+                return moved[1]
     except DecoyError as read:
         log.info("%s: could not read back whether it landed: %s", entry["kind"], read)
     return None
@@ -402,7 +412,23 @@ def _before(s: Session, entry: Mapping[str, Any]) -> tuple[str, str] | None:
         said = _holds_all(s, entry)
         if said is not None:
             return "committed", said
+    elif kind == "linked burn":
+        moved = _unlinked(s, proof)
+        if moved is not None:
+            return ("committed", moved[1]) if moved[0] else (f"not applied: {moved[1]}", moved[1])
     return None
+
+
+def _unlinked(s: Session, proof: Mapping[str, Any]) -> tuple[bool, str] | None:
+    """A burn of an account's linked address: None while that address is still linked (not
+    landed); else (landed?, the words) — landed when it is no longer served either."""
+    linked = s.get(proof["read"]).get("decoy_id")
+    if linked == proof["decoy"]:
+        return None
+    if _gone(s, proof["decoy_read"]):
+        now = f"; the account's address is now {linked}" if linked else ""
+        return True, f"it had landed: address {proof['decoy']} is no longer served{now}"
+    return False, f"address {proof['decoy']} was unlinked meanwhile, not burned by this write, and is still served"
 
 
 def _served_field(s: Session, proof: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -469,6 +495,9 @@ def _said(entry: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
         return f"field {answer.get('id')} {answer.get('status')} (rev {answer.get('rev')})"
     if entry["kind"] == "address edit":
         return f"edit {answer.get('edit_id')} {answer.get('status')}"
+    if entry["kind"] == "linked burn":
+        fresh = f", replaced by {answer['new_decoy_email']}" if answer.get("new_decoy_email") else ""
+        return f"address {answer.get('burned_decoy_id')} burned{fresh}"
     if entry["kind"] == "account delete":
         return (
             f"account {answer.get('account_id')} deleted: {answer.get('burned_decoys')} address(es) burned with it, "
@@ -477,24 +506,61 @@ def _said(entry: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
     return "the answer proves it" + (f" (rev {answer['rev']})" if isinstance(answer.get("rev"), int) else "")
 
 
-def landed(s: Session, blobs: list[str]) -> dict[str, str]:
-    """The sealed records among `blobs` that the account list serves now: blob → account id."""
-    wanted = set(blobs)
+LANDED_LIMIT = 100  # accounts a page when reading what landed ("limit", at most 100)
+LANDED_PAGES = 50  # pages read at most; a list longer than that, unsettled, sends nothing
+CLOCK_SKEW = 86400.0  # seconds this machine's clock may be ahead of the server's, for the early stop
+
+
+def _created(served: Mapping[str, Any]) -> float | None:
+    text = served.get("created_at")
     try:
-        return {a["encrypted_data"]: a["id"] for a in accounts_list.pages(s) if a.get("encrypted_data") in wanted}
+        return datetime.fromisoformat(text).timestamp() if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def landed(s: Session, blobs: list[str], since: float | None = None) -> dict[str, str]:
+    """The sealed records among `blobs` that the account list serves now: blob → account id.
+
+    The list is read newest first (`sort_by=created_at`, `order=desc`) until every record is
+    found, the list ends, or — `since` being when the entry was first sent — the accounts read are
+    older than that (less CLOCK_SKEW): none of what it created can come after. A list that goes on
+    past LANDED_PAGES pages without settling it is not guessed at: OutcomeUnknown, nothing sent
+    (a record beyond what was read would be created twice)."""
+    wanted = set(blobs)
+    found: dict[str, str] = {}
+    params: dict[str, Any] = {"limit": LANDED_LIMIT, "sort_by": "created_at", "order": "desc"}
+    try:
+        for _ in range(LANDED_PAGES):
+            body = s.get(routes.ACCOUNTS, params=params, accounts=list)
+            served = [a for a in body.get("accounts") or [] if isinstance(a, dict) and isinstance(a.get("id"), str)]
+            found.update({a["encrypted_data"]: a["id"] for a in served if a.get("encrypted_data") in wanted})
+            page = body.get("pagination")
+            cursor = page.get("next_cursor") if isinstance(page, dict) and page.get("has_more") else None
+            times = [t for t in map(_created, served) if t is not None]
+            older = since is not None and bool(times) and min(times) < since - CLOCK_SKEW
+            if set(found) == wanted or older or not isinstance(cursor, str) or not cursor:
+                return found
+            params = {**params, "cursor": cursor}
     except DecoyError as exc:
         raise OutcomeUnknown(
             f"the account list cannot be read ({exc}), so whether the pending write landed is unknown; it stays "
             "pending and nothing was sent again (a repeat could create it twice)",
             sent=False,
         ) from exc
+    raise OutcomeUnknown(
+        f"the account list goes on past {LANDED_PAGES} pages of {LANDED_LIMIT} newer than this write, and what it "
+        "created was not among them, so whether it landed is unknown; it stays pending and nothing was sent again "
+        "(a repeat could create it twice)",
+        sent=False,
+    )
 
 
 def _finish_unsure(s: Session, entry: dict[str, Any]) -> tuple[str, str, dict[int, str]]:
     """A write that is not safe to repeat: read which of its records landed, send only the rest."""
     body = entry["sends"][0]["body"]
     if entry["kind"] == "account":
-        found = landed(s, [body["encrypted_data"]])
+        found = landed(s, [body["encrypted_data"]], entry.get("at"))
         if body["encrypted_data"] in found:
             return (
                 "committed",
@@ -504,7 +570,7 @@ def _finish_unsure(s: Session, entry: dict[str, Any]) -> tuple[str, str, dict[in
         answer = _send(s, entry)
         return "committed", f"it had not landed; sent now: account {answer['id']}", {}
     items = body["accounts"]
-    found = landed(s, [i["encrypted_data"] for i in items])
+    found = landed(s, [i["encrypted_data"] for i in items], entry.get("at"))
     had = {n: found[i["encrypted_data"]] for n, i in enumerate(items) if i["encrypted_data"] in found}
     rest = [n for n in range(len(items)) if n not in had]
     made: dict[int, str] = {}

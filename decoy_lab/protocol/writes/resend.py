@@ -136,11 +136,14 @@ def resend_entry(s: Session, entry: dict[str, Any]) -> dict[str, Any]:
 def resend(s: Session) -> list[dict[str, Any]]:
     """Send every pending write again, oldest first (see `resend_entry`; an account write's entry is
     finished by accounts_pending.resend_entry). The first that still has no known outcome raises
-    OutcomeUnknown; what was settled before it stays settled."""
-    return [
-        accounts_pending.resend_entry(s, e) if accounts_pending.is_account_entry(e) else resend_entry(s, e)
-        for e in s.journal.entries()
-    ]
+    OutcomeUnknown; what was settled before it stays settled. An account write another process
+    settled meanwhile is left out (that process reports it)."""
+    done: list[dict[str, Any]] = []
+    for e in s.journal.entries():
+        result = accounts_pending.resend_entry(s, e) if accounts_pending.is_account_entry(e) else resend_entry(s, e)
+        if result is not None:
+            done.append(result)
+    return done
 
 
 def settle_pending(s: Session) -> None:
