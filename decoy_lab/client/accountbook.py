@@ -31,6 +31,7 @@ from decoy_lab.vault.account_list import AccountEntry, FieldsSeen, accounts_fram
 
 __all__ = ["ADDRESS_COLUMNS", "AccountBook"]
 
+SEALED_HERE = "the record this connection sealed (in this session)"  # where a held record came from
 #: the columns of `AccountBook.addresses_frame()` (a Decoy address a row)
 ADDRESS_COLUMNS = ["id", "email", "name", "label", "status", "account_id", "rev", "name_from"]
 
@@ -77,8 +78,21 @@ class AccountBook:
     # -- writing ---------------------------------------------------------------------------------
     def create(self, service: str, **options: Any) -> CreatedAccount:
         made = accounts_write.create_account(self.session, service, **options)
-        self.known[made.account_id] = (made.record, "the record this connection sealed (in this session)")
+        self.known[made.account_id] = (made.record, SEALED_HERE)
         return made
+
+    def save(self, service: str, *, url: str | None = None, username: str | None = None, **options: Any) -> str:
+        """Save an account without an address; its record is held, as for `create` (sealed here)."""
+        account_id = accounts_write.save_account(self.session, service, url=url, username=username, **options)
+        self.known[account_id] = (accounts_write.account_record(service, url=url, username=username), SEALED_HERE)
+        return account_id
+
+    def update(self, account_id: str, **change: Any) -> dict[str, Any]:
+        """Change an account; a record re-sealed here is the one held for it from now on."""
+        done = accounts_write.update_account(self.session, account_id, **change)
+        if change.get("record") is not None:
+            self.known[account_id] = (dict(change["record"]), SEALED_HERE)
+        return done
 
     def set_password(self, account_id: str, password: str, **options: Any) -> Verified:
         return accounts_write.set_password(self.session, account_id, password, **options)
@@ -141,6 +155,9 @@ class AccountBook:
     def burn_address(self, decoy_id: str) -> dict[str, Any]:
         return accounts_decoys.burn_address(self.session, decoy_id)
 
+    def burn_linked(self, account_id: str, *, replace: bool = True) -> dict[str, Any]:
+        return accounts_decoys.burn_linked_address(self.session, account_id, replace=replace)
+
     def pause_addresses(self, decoy_ids: Sequence[str]) -> dict[str, str]:
         return accounts_decoys.pause_addresses(self.session, decoy_ids)
 
@@ -151,5 +168,5 @@ class AccountBook:
         done = accounts_decoys.import_accounts(self.session, records, key=self.vault_key)
         for index, account_id in done.created.items():
             held = {k: v for k, v in records[index].items() if k != "password"}  # a password is never held
-            self.known[account_id] = (held, "the record this connection sealed (in this session)")
+            self.known[account_id] = (held, SEALED_HERE)
         return done

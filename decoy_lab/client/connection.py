@@ -384,8 +384,9 @@ class Connection:
     # -- the account family (the rules live in protocol/accounts_*.py; the state in account_book) ----
     def accounts(self) -> pd.DataFrame:
         """The accounts this connection may see, one row each: `service` (opened from a copy sealed
-        to this connection, a plain name, or a record it holds in this session; `service_from` says
-        which, or why there is none), `username`, `decoy_email`, `has_password`, its secret fields
+        to this connection, a plain name, or a record it holds in this session — one it sealed with
+        create_account, save_account, update_account(record=) or import_accounts, or an unlock
+        answered; `service_from` says which, or why there is none), `username`, `decoy_email`, `has_password`, its secret fields
         (`fields`, `field_labels`: those it opens), `created_by`, and `memories` filed about it
         (`about: ["account:<id>"]`) in the last load (empty before a load)."""
         return self.account_book.frame()
@@ -454,7 +455,7 @@ class Connection:
         """Save an account without a Decoy address (`POST /api/agent/accounts`), its record sealed to
         the owner's key; returns its id. No idempotency key: a lost answer is journaled, never resent
         blindly — `resend()` reads the account list first. Needs `account.create`."""
-        return accounts_write.save_account(self.session, service, url=url, username=username, label=label)
+        return self.account_book.save(service, url=url, username=username, label=label)
 
     def update_account(
         self,
@@ -467,9 +468,7 @@ class Connection:
     ) -> dict:
         """Change an account with `expected_rev` (`record` re-sealed to the owner's key, its label,
         status, two-factor flag); REV_CONFLICT: read again, apply again. Returns the account."""
-        return accounts_write.update_account(
-            self.session, account_id, record=record, label=label, status=status, two_factor=two_factor
-        )
+        return self.account_book.update(account_id, record=record, label=label, status=status, two_factor=two_factor)
 
     def unlock(
         self,
@@ -534,6 +533,13 @@ class Connection:
         (`403 ACCOUNT_EMAIL_GOES_WITH_ACCOUNT`: `delete_account`). Returns `decoy_id`, `deleted`,
         `burned_at`; a lost answer is journaled, and done once the address is no longer served."""
         return self.account_book.burn_address(decoy_id)
+
+    def burn_account_decoy(self, account_id: str, *, replace: bool = True) -> dict:
+        """Burn the Personal Alias linked to an account (`POST …/accounts/{id}/burn-decoy`; needs
+        `alias.burn`) and, with `replace` (the default; needs `account.create`), give the account a
+        fresh address. Returns `account_id`, `burned_decoy_id`, `new_decoy_id`, `new_decoy_email`.
+        A lost answer is journaled; `resend()` sends it again only while that address is linked."""
+        return self.account_book.burn_linked(account_id, replace=replace)
 
     def decoy_edit(self, decoy_id: str, edit_id: str) -> AddressEdit:
         """What became of a queued edit of an address."""
@@ -608,7 +614,7 @@ class Connection:
         """The writes whose outcome is not known yet (the pending-writes journal), oldest first:
         each with its `kind` (save / edit, or an account write's: address, account, account edit,
         password, field, field edit, field delete, address edit, protect, pause, import, account
-        delete, address update, address burn), the row
+        delete, address update, address burn, linked burn), the row
         `ids`, the memory (or account, address) it is for (`target`), when
         it was first sent (`at`) and the last unknown outcome (`why`). Empty once all is settled.
         An entry of the journal that is not this connection's (another server, profile or key, or
@@ -623,7 +629,9 @@ class Connection:
         `outcome` is "not sent: …" with the reason, and it stays in the journal. A write that
         still gets no answer that proves it raises OutcomeUnknown and stays pending. An account write
         not safe to repeat (a save without an address, a bulk import) is read back first and only
-        what did not land is sent; `said` tells what proved each account write's outcome."""
+        what did not land is sent; `said` tells what proved each account write's outcome. No two
+        processes send one account write at once: each holds the entry's lock while it reads and
+        sends, and an entry another process settled meanwhile is left out of the results."""
         return saved.not_sent(self.session.journal) + writes.resend(self.session)
 
     def share(self, memory_id: str) -> int:

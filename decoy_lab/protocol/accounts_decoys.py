@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from decoy_lab import vocab
 from decoy_lab.errors import (
     DecoyError,
     MemoryModelError,
@@ -60,6 +61,7 @@ __all__ = [
     "Imported",
     "Protected",
     "burn_address",
+    "burn_linked_address",
     "edit_status",
     "import_accounts",
     "list_addresses",
@@ -283,8 +285,8 @@ def update_address(s: Session, decoy_id: str, *, label: Any = KEEP, status: str 
             raise MemoryModelError("an address's label is text, or None to clear it; nothing was sent")
         change["label"] = label
     if status is not None:
-        if status not in ("active", "inactive"):
-            raise MemoryModelError("an address's status is active or inactive; nothing was sent")
+        if status not in vocab.STATUSES:
+            raise MemoryModelError(f"an address's status is {' or '.join(vocab.STATUSES)}; nothing was sent")
         change["status"] = status
     if not change:
         raise MemoryModelError("name something to change (label, status); nothing was sent")
@@ -330,6 +332,35 @@ def burn_address(s: Session, decoy_id: str) -> dict[str, Any]:
         proof={"read": path},
     )
     return {"decoy_id": decoy_id, "deleted": True, **answer}
+
+
+def burn_linked_address(s: Session, account_id: str, *, replace: bool = True) -> dict[str, Any]:
+    """`POST …/accounts/{accountId}/burn-decoy`: "Permanently deletes (burns) the linked decoy.
+    Optionally creates a fresh replacement." For a Personal Alias linked to the account ("needs
+    `alias.burn`"); an account's own Decoy email "goes only with its account" (403
+    `ACCOUNT_EMAIL_GOES_WITH_ACCOUNT`). "`replace: true` (the default) also needs `account.create`,
+    live — otherwise `403 SCOPE_MISSING` … and NOTHING is burned."
+
+    The account is read first: the address linked now is the one this burn is for. A repeat is not
+    safe as such (an address linked since would be burned instead), so `resend()` reads the account
+    again: still linked to that address — not landed, sent again; another address, and that one no
+    longer served — it had landed; that one still served — "not applied". Returns the answer:
+    `account_id`, `burned_decoy_id`, `new_decoy_id`, `new_decoy_email`."""
+    path = routes.account(account_id)
+    linked = s.get(path, id=str).get("decoy_id")
+    if not isinstance(linked, str) or not linked:
+        raise MemoryModelError(f"account {account_id} has no linked address to burn; nothing was sent")
+    return pending.send_journaled(
+        s,
+        "linked burn",
+        "POST",
+        routes.account(account_id, "burn-decoy"),
+        {"replace": replace},
+        again="Read the account: an address no longer linked and no longer served is burned.",
+        target=account_id,
+        ids=[linked],
+        proof={"read": path, "decoy": linked, "decoy_read": f"{routes.DECOYS}/{linked}"},
+    )
 
 
 # -- pause --------------------------------------------------------------------------------------

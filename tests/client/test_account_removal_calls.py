@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from decoy_lab.client.connection import Connection
-from decoy_lab.errors import APIError, MemoryModelError, NotFound, OutcomeUnknown
+from decoy_lab.errors import APIError, InsufficientGrant, MemoryModelError, NotFound, OutcomeUnknown
 from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.transport import routes
 
@@ -36,14 +36,16 @@ def store(tmp_path, monkeypatch) -> ProfileStore:
     return ProfileStore(tmp_path / "cfg")
 
 
-def pair(sb, store: ProfileStore, meddler: Meddler, *, retries: int = 0) -> Connection:
-    """A connection saved as profile "work" holding `everything`, every request through `meddler`."""
+def pair(
+    sb, store: ProfileStore, meddler: Meddler, *, retries: int = 0, permissions: tuple[str, ...] = ("everything",)
+) -> Connection:
+    """A connection saved as profile "work" (`everything` unless told), every request through `meddler`."""
     return Connection.pair(
         sb.url,
         name="Removals",
         profile="work",
         store=store,
-        permissions=["everything"],
+        permissions=list(permissions),
         on_link=lambda *a: None,
         client_id=f"removals-{uuid.uuid4().hex[:8]}",
         retries=retries,
@@ -82,6 +84,18 @@ def test_an_account_deleted_takes_its_address_and_leaves_nothing_pending(sb, sto
         conn.session.get(routes.account(made.account_id))
     assert made.decoy_id not in set(conn.decoys("all")["id"]), "its own Decoy email went with it"
     assert made.account_id not in set(conn.accounts()["id"]) and conn.pending == []
+    conn.close()
+
+
+def test_its_creator_is_refused_without_account_delete_and_told_what_to_ask(sb, store):
+    """ "Needs `account.delete` on the account — its own permission: reading or editing never
+    authorizes a delete." A definite refusal: nothing is left pending, and the ask is named."""
+    conn = pair(sb, store, Meddler(), permissions=("account.create",))
+    made = conn.create_account("Mine To Keep")
+    with pytest.raises(InsufficientGrant) as refused:
+        conn.delete_account(made.account_id)
+    assert refused.value.permission_request == {"permissions": ["account.delete"], "account_id": made.account_id}
+    assert conn.pending == [] and conn.session.get(routes.account(made.account_id))["id"] == made.account_id
     conn.close()
 
 
@@ -230,4 +244,65 @@ def test_a_personal_alias_burned_and_a_lost_burn_finished_by_the_resend(sb, stor
     (done,) = later(store, meddler).resend()
     assert done["outcome"] == "committed" and done["said"] == "it had landed: the address is no longer served"
     assert len(meddler.bodies("DELETE", path)) == 1 and conn.pending == []
+    conn.close()
+
+
+# -- burning the address linked to an account -----------------------------------------------------
+def test_a_linked_alias_is_burned_and_replaced_and_a_lost_burn_is_read_before_it_is_resent(sb, store):
+    """001, `account_burn_decoy`: "Permanently deletes (burns) the linked decoy. Optionally creates a
+    fresh replacement." A repeat is sent only while that address is still the one linked."""
+    meddler = Meddler()
+    conn = pair(sb, store, meddler)
+    saved = conn.save_account("Linked Shop")
+    first = alias(sb, "Linked One")
+    conn.protect(saved, first)
+    done = conn.burn_account_decoy(saved, replace=False)
+    assert done == {"account_id": saved, "burned_decoy_id": first, "new_decoy_id": None, "new_decoy_email": None}
+    assert conn.session.get(routes.account(saved))["decoy_id"] is None
+    with pytest.raises(MemoryModelError):
+        conn.burn_account_decoy(saved)  # nothing linked: nothing to send
+    second = alias(sb, "Linked Two")
+    conn.protect(saved, second)
+    path = routes.account(saved, "burn-decoy")
+    meddler.plan("POST", path, committed_then_lost)
+    with pytest.raises(OutcomeUnknown):
+        conn.burn_account_decoy(saved)
+    (done,) = later(store, meddler).resend()
+    fresh = conn.session.get(routes.account(saved))["decoy_id"]
+    assert fresh not in (None, second), "the replacement the first send minted"
+    assert done["outcome"] == "committed", done
+    assert done["said"] == f"it had landed: address {second} is no longer served; the account's address is now {fresh}"
+    assert len(meddler.bodies("POST", path)) == 2, "read, not sent again"
+    conn.close()
+
+
+def test_a_lost_linked_burn_is_sent_again_while_that_address_is_still_linked(sb, store):
+    meddler = Meddler()
+    conn = pair(sb, store, meddler)
+    saved = conn.save_account("Relinked Shop")
+    linked = alias(sb, "Relinked")
+    conn.protect(saved, linked)
+    path = routes.account(saved, "burn-decoy")
+    meddler.plan("POST", path, lost)
+    with pytest.raises(OutcomeUnknown):
+        conn.burn_account_decoy(saved, replace=False)
+    (done,) = later(store, meddler).resend()
+    assert done["outcome"] == "committed" and done["said"] == f"address {linked} burned", done
+    assert len(meddler.bodies("POST", path)) == 2 and conn.pending == []
+    conn.close()
+
+
+@pytest.mark.parametrize("replace", [True, False])
+def test_within_one_call_a_repeated_linked_burn_refused_is_the_first_send_landing(sb, store, replace):
+    """The repeat meets the replacement (the account's own email: 403) or no linked address (400);
+    the account no longer links that address, and it is not served: the first send landed."""
+    meddler = Meddler()
+    conn = pair(sb, store, meddler, retries=1)
+    saved = conn.save_account("Retried Burn")
+    linked = alias(sb, "Retried")
+    conn.protect(saved, linked)
+    meddler.plan("POST", routes.account(saved, "burn-decoy"), committed_then_lost)
+    done = conn.burn_account_decoy(saved, replace=replace)
+    assert done["outcome"] == "already applied" and done["said"].startswith(f"it had landed: address {linked}")
+    assert conn.pending == []
     conn.close()
