@@ -79,3 +79,16 @@ def test_an_address_label_and_status_change_together_or_not_at_all_and_a_repeat_
     cleared = patch(agent, path, {"label": None, "status": "active"})
     assert cleared.status_code == 200, cleared.text
     assert (agent.get(path).json()["label"], agent.get(path).json()["status"]) == (None, "active")
+
+
+def test_an_address_label_is_text_or_null_and_a_refused_one_writes_nothing(lab):
+    """001, `decoy_create`: "`label` is plain text in every form"; `decoy_update`: `label: { type:
+    string, nullable: true }` — and a refused request writes none of what it asked."""
+    agent = lab.pair("maker", "account.create")
+    made = _with_address(agent)
+    path = f"{DECOYS}/{made['id']}"
+    for label in (7, ["a"], "x" * 201):
+        r = patch(agent, path, {"label": label, "status": "inactive"})
+        assert r.status_code == 400 and r.json()["field"] == "label", r.text
+    served = agent.get(path).json()
+    assert (served["label"], served["status"]) == ("acme", "active")

@@ -141,9 +141,7 @@ async def create_decoy(request: Request) -> JSONResponse:
         if replay is not None:
             return JSONResponse(replay, status_code=200)
         details = _details(body, agent, state.owner.public_key_b64)
-        label = body.get("label")
-        if label is not None and (not isinstance(label, str) or len(label) > 200):
-            raise bad_request("INVALID_REQUEST", "label is text of at most 200 characters", "label")
+        label = label_value(body.get("label"))
         access.need_address_room(con, agent, now)
         # "Optional client-sealed VAULT account record", and for a keyless agent the owner's key:
         # "Seal the record to this key (SealedBlob **ENVELOPE** mode …) and send it as
@@ -271,6 +269,14 @@ def _new_seals(con: sqlite3.Connection, decoy: sqlite3.Row, seals: Any, now: flo
     return out
 
 
+def label_value(value: Any) -> str | None:
+    """An address's `label` ("`label` is plain text in every form"; `nullable` on update): text of at
+    most 200 characters (the sandbox's bound), or None."""
+    if value is not None and (not isinstance(value, str) or len(value) > 200):
+        raise bad_request("INVALID_REQUEST", "label is text of at most 200 characters", "label")
+    return value
+
+
 async def update_decoy(request: Request) -> JSONResponse:
     state = state_of(request)
     body = await optional_json_body(request)
@@ -300,7 +306,7 @@ async def update_decoy(request: Request) -> JSONResponse:
             values.update(encrypted_data=vault_blob(body["encrypted_data"], "encrypted_data"), details_mode="vault")
             values["rev"] = decoy["rev"] + 1
         if "label" in body:
-            values["label"] = body["label"]
+            values["label"] = label_value(body["label"])  # "`label` is plain text in every form"
         if "status" in body:
             values["status"] = status_value(body["status"])
         want = expected_rev(body.get("expected_rev"))
