@@ -17,6 +17,7 @@ __all__ = [
     "PERMISSIONS",
     "REFRESH_GRANT",
     "SELECTION_KEYS",
+    "STATUSES",
     "USER_ENTITY",
     "USER_NAMES",
 ]
@@ -75,6 +76,11 @@ SELECTION_KEYS = ("account_id", "domain", "namespace_id", "record_type", "person
 """The keys of a permission row's one selection, in the spec's order. 001 oauth_par: "`permissions`
 plus at most one of `account_id`, `domain`, `namespace_id`, `record_type` / `personal_id`,
 `datatypes` or `about`"."""
+
+STATUSES = ("active", "inactive")
+"""An account's or a Decoy address's `status`, as a write sets it and a list filters by it.
+001 decoy_update: "`status: { type: string, enum: [active, inactive] }`"; account_list: "`status`
+… `enum: [active, inactive]`"; decoy_burn: "Use `PATCH` with `status: inactive` for a reversible pause"."""
 
 ASKED_ALONE = frozenset({"account.create", "memory.save", "everything"})
 """Permissions that take no selection and are asked alone, one row each. 001 Access, Selections:

@@ -80,6 +80,7 @@ PINNED = {
         "PERMISSIONS",
         "REFRESH_GRANT",
         "SELECTION_KEYS",
+        "STATUSES",
         "USER_ENTITY",
         "USER_NAMES",
     ],

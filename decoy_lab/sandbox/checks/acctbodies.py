@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from decoy_lab import vocab
 from decoy_lab.errors import WireFormatError
 from decoy_lab.sandbox.checks.bodies import b64, envelope, kid_text, looks_like_json, uuid_text, vault_blob
 from decoy_lab.sandbox.core import HTTPProblem, bad_request, need_fields
@@ -87,7 +88,7 @@ def expected_rev(value: Any, field: str = "expected_rev") -> int | None:
 
 def status_value(value: Any) -> str:
     """An account's or an address's `status` (in a body or a list's filter): active or inactive."""
-    if value not in ("active", "inactive"):
+    if value not in vocab.STATUSES:
         raise bad_request("INVALID_REQUEST", "status is active or inactive", "status")
     return str(value)
 
