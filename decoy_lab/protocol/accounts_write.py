@@ -55,6 +55,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "CreatedAccount",
     "FieldWritten",
+    "account_record",
     "add_field",
     "create_account",
     "delete_account",
@@ -144,6 +145,12 @@ def _say(trace: Trace | None, out: Verified) -> None:
 
 
 # -- an account with its Decoy address ---------------------------------------------------------
+def account_record(service: str, *, url: str | None = None, username: str | None = None) -> dict[str, Any]:
+    """The account record this connection seals for `service` (with or without an address): what
+    the owner's app opens, and what this connection holds to name the account in this session."""
+    return {"name": service.strip(), "username": username, "url": url, "agentCreated": True}
+
+
 def _token_id(s: Session) -> str:
     """This connection's token id (learnt from the memory-grantees answer when not yet known)."""
     tokens = s.api.tokens
@@ -175,7 +182,7 @@ def create_account(
     if url is not None and urlsplit(url).scheme not in ("http", "https"):
         raise MemoryModelError(f"the service URL must be http or https, not {url!r}; nothing was sent")
     details: dict[str, Any] = {"serviceName": service.strip(), "serviceURL": url, "agentCreated": True}
-    record: dict[str, Any] = {"name": service.strip(), "username": username, "url": url, "agentCreated": True}
+    record = account_record(service, url=url, username=username)
     owner_pk = s.get(routes.OWNER_KEY, public_key=str).get("public_key")
     if not isinstance(owner_pk, str):
         raise MemoryModelError("the owner has no public key on file (GET /api/agent/public-key); nothing was sent")
@@ -427,7 +434,7 @@ def save_account(
     owner_pk = s.get(routes.OWNER_KEY, public_key=str).get("public_key")
     if not isinstance(owner_pk, str):
         raise MemoryModelError("the owner has no public key on file (GET /api/agent/public-key); nothing was sent")
-    record = {"name": service.strip(), "username": username, "url": url, "agentCreated": True}
+    record = account_record(service, url=url, username=username)
     body: dict[str, Any] = {
         "encrypted_data": wire.b64encode(records.seal_account_record(record, owner_pk, trace=trace))
     }
