@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from IPython.core.error import UsageError
+from IPython.core.error import StdinNotImplementedError, UsageError
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.sandbox import Sandbox
@@ -99,6 +99,14 @@ def test_an_account_its_password_and_a_field_asked_for_at_a_hidden_prompt_then_u
     assert got.status == "ready" and got.password.reveal() == PASSWORD and got.fields["API key"] == API_KEY
     shown = repr(got) + got._repr_html_() + printed
     assert PASSWORD not in shown and API_KEY not in shown and f"({len(PASSWORD)} characters)" in shown
+    assert "<th style='text-align:left'>API key</th>" in got._repr_html_()
+    magics = shell.magics_manager.registry["DecoyMagics"]
+    magics.reveal = True  # raw keys in traces: never a password without the unlock's own --reveal
+    try:
+        keys_shown, _ = decoy(shell, f"unlock {short}")
+    finally:
+        magics.reveal = False
+    assert keys_shown.status == "ready" and PASSWORD not in repr(keys_shown) + keys_shown._repr_html_()
     revealed, _ = decoy(shell, f"unlock {short} --reveal")
     assert f"password        {PASSWORD}" in repr(revealed)
     history = "\n".join(shell.history_manager.input_hist_raw)
@@ -124,6 +132,11 @@ def test_a_field_changed_and_deleted_an_account_saved_protected_and_its_address_
     keep(sandbox)
     applied, _ = decoy(shell, f"decoy-edit {given.decoy_id} {edit.edit_id}")
     assert applied.status == "applied" and "applied by the owner's devices" in repr(applied)
+    updated, _ = decoy(shell, f"decoy-update {given.decoy_id[:8]} --label cloud --status inactive")
+    assert updated.updated and repr(updated).startswith(f"Updated address {given.decoy_id}")
+    with pytest.raises(UsageError) as refused:  # its creator still needs account.delete to delete it
+        decoy(shell, f"account-delete {account.value[:8]}")
+    assert "HTTP 403" in str(refused.value) and "%decoy request account.delete" in str(refused.value)
 
 
 def test_a_refusal_and_an_unknown_outcome_say_what_to_run(shell, sandbox, monkeypatch):
@@ -157,13 +170,21 @@ def test_a_refusal_and_an_unknown_outcome_say_what_to_run(shell, sandbox, monkey
     assert again.replayed, "the first try had made it"
 
 
-def test_mistakes_are_one_line_and_the_verbs_complete_and_suggest(shell, prompts):
+def test_mistakes_are_one_line_and_the_verbs_complete_and_suggest(shell, prompts, monkeypatch):
     magics = shell.magics_manager.registry["DecoyMagics"]
     made, _ = decoy(shell, "account-new Mistakes")
     prompts.answers[:] = [""]
     with pytest.raises(UsageError) as empty:
         decoy(shell, f"password {made.account_id}")
     assert str(empty.value) == ("%decoy password: the password is empty\nusage: %decoy password ACCOUNT")
+
+    def no_front_end(prompt: str = "") -> str:
+        raise StdinNotImplementedError("raw_input was called, but this frontend does not support input requests")
+
+    monkeypatch.setattr("getpass.getpass", no_front_end)  # a kernel run headless (nbconvert)
+    with pytest.raises(UsageError) as headless:
+        decoy(shell, f"password {made.account_id}")
+    assert "this kernel has no front end to ask for the password" in str(headless.value)
     with pytest.raises(UsageError) as typed:
         decoy(shell, f"password {made.account_id} {PASSWORD}")  # a secret is never an argument
     assert "unrecognized arguments" in str(typed.value)
@@ -179,9 +200,14 @@ def test_mistakes_are_one_line_and_the_verbs_complete_and_suggest(shell, prompts
         decoy(shell, "unlok x")
     assert "did you mean 'unlock'?" in str(typo.value)
     assert magics.complete("%decoy field-") == ["field-add", "field-delete", "field-set"]
-    assert magics.complete("%decoy decoy-") == ["decoy-edit", "decoy-rename"]
+    assert magics.complete("%decoy decoy-") == ["decoy-edit", "decoy-rename", "decoy-update"]
+    assert magics.complete("%decoy decoy-update x --status ") == ["active", "inactive"]
     assert magics.complete("%decoy field-add x y --type ") == ["concealed-string", "string"]
     assert "--idempotency-key" in magics.complete("%decoy account-new Acme --i")
+    listed, _ = decoy(shell, "accounts")  # Tab offers the ids the latest account list held
+    assert made.account_id in set(listed["id"])
+    assert magics.complete(f"%decoy unlock {made.account_id[:6]}") == [made.account_id]
+    assert made.decoy_id in magics.complete("%decoy decoy-rename ")
 
 
 def test_the_help_says_a_secret_is_asked_for_never_typed(shell):

@@ -26,6 +26,7 @@ import httpx
 import pytest
 
 from decoy_lab.client.connection import Connection
+from decoy_lab.protocol.accounts_unlock import POLL_EVERY
 from decoy_lab.sandbox import Sandbox
 
 from support.shell_runs import prompt_sandbox, run, shell_env
@@ -215,6 +216,92 @@ def test_an_unlock_the_owner_must_approve_is_pending_and_polled_by_its_request(s
         assert values(out)["password"] == f"•••••• ({len(PASSWORD)} characters)" and PASSWORD not in out + err
     finally:
         sandbox.state.approve = "auto"
+
+
+def test_an_address_label_and_status_change_in_place(sandbox):
+    code, out, _ = run("account-new", "Newsletter", "--label", "news")
+    decoy = values(out)["decoy_id"]
+    code, out, err = run("decoy-update", decoy[:8], "--label", "daily news")
+    assert code == 0, err
+    assert out.startswith(f"updated address {decoy}")
+    code, out, err = run("decoy-update", decoy[:8], "--status", "inactive")
+    assert code == 0, err
+    code, out, _ = run("decoys", "--status", "all", "--json")
+    assert [(d["label"], d["status"]) for d in json.loads(out) if d["id"] == decoy] == [("daily news", "inactive")]
+    code, out, err = run("decoy-update", decoy[:8], "--status", "inactive")
+    assert code == 0 and "holds these already: nothing changed" in out
+    code, out, err = run("decoy-update", decoy[:8], "--clear-label", "--status", "active")
+    assert code == 0, err
+    code, out, _ = run("decoys", "--json")
+    assert [d["label"] for d in json.loads(out) if d["id"] == decoy] == [None]
+    code, _, err = run("decoy-update", decoy[:8])
+    assert code == 2 and err == "error: say what changes: --label TEXT, --clear-label or --status\n"
+    code, _, err = run("decoy-update", decoy[:8], "--status", "all")
+    assert code == 2 and err == "error: --status is one of active, inactive\n"
+
+
+def test_an_account_is_deleted_with_account_delete_and_its_address_goes_with_it(sandbox):
+    code, out, _ = run("account-new", "Forum")
+    made = values(out)
+    code, out, err = run("account-delete", made["account_id"][:8])  # created here, yet not without the permission
+    assert code == 1 and out == ""
+    assert err.startswith("refused: HTTP 403") and "decoy-lab request account.delete" in err
+    code, _, err = run("request", "account.delete", "--reason", "tidy up the test accounts", "--wait")
+    assert code == 0, err
+    code, out, err = run("account-delete", made["account_id"][:8])
+    assert code == 0, err
+    assert out == f"deleted account {made['account_id']}\n"
+    assert err == "1 address burned with it; the memories filed about it stay\n"
+    code, out, _ = run("decoys", "--status", "all", "--json")
+    assert made["decoy_id"] not in {d["id"] for d in json.loads(out)}, "its own Decoy email went with it"
+    code, out, _ = run("accounts", "--json")
+    assert made["account_id"] not in {a["id"] for a in json.loads(out)}
+
+
+def test_unlock_wait_follows_preparing_and_pending_for_up_to_its_seconds(sandbox, monkeypatch):
+    """While the command waits, the owner's phone makes the copy (preparing) or the owner approves
+    (pending): each wait it is told to make is where they answer, so no time passes in the test."""
+    code, out, _ = run("account-new", "Hotel")
+    account = values(out)["account_id"]
+    with Connection.resume("default") as maker:
+        maker.set_password(account, PASSWORD)
+    waits: list[float] = []
+
+    def phone_answers(seconds: float) -> None:
+        waits.append(seconds)
+        keep(sandbox)
+        for ask in httpx.get(f"{sandbox.url}/_sandbox/unlocks").json()["unlocks"]:
+            httpx.post(f"{sandbox.url}/_sandbox/unlocks/approve", json={"id": ask["id"]})
+
+    resume = Connection.resume.__func__
+    monkeypatch.setattr(
+        Connection,
+        "resume",
+        classmethod(lambda cls, profile="default", **kw: resume(cls, profile, sleep=phone_answers, **kw)),
+    )
+    code, out, err = run("unlock", account[:8], "--wait", "20")
+    assert code == 0, err
+    assert waits == [5.0], "asked again after retry_after_seconds, once the copy was made"
+    assert "following the answer for up to 20 s" in err and values(out)["password"].endswith("characters)")
+
+    asker = Connection.pair(
+        sandbox.url,
+        name="Waiting asker",
+        permissions=[{"permissions": ["account.read"], "account_id": OTHER_ACCOUNT}],
+        profile="waiting-asker",
+        on_link=lambda *_: None,
+        backoff=0,
+    )
+    asker.close()
+    sandbox.state.approve = "manual"
+    try:
+        waits.clear()
+        code, out, err = run("unlock", account, "--wait", "20", "--profile", "waiting-asker")
+    finally:
+        sandbox.state.approve = "auto"
+    assert code == 0, err
+    assert waits == [POLL_EVERY], "the request polled again after the client's interval, then approved"
+    assert PASSWORD not in out + err
 
 
 def test_a_refusal_is_the_servers_words_and_the_command_that_answers_it(sandbox):

@@ -1,6 +1,6 @@
-"""The notebook's account verbs: account-new, account-save, password, field-add, field-set,
-field-delete, unlock, protect, decoy-rename and decoy-edit, each over `Connection` (`RUN`, merged
-into handlers.py's table).
+"""The notebook's account verbs: account-new, account-save, account-delete, password, field-add,
+field-set, field-delete, unlock, protect, decoy-rename, decoy-edit and decoy-update, each over
+`Connection` (`RUN`, merged into handlers.py's table).
 
 A secret (a password, a field's value) is never a `%decoy` argument — the line would stay in the
 notebook's history and outputs: it is asked for at a hidden prompt (`getpass`, which a kernel
@@ -18,30 +18,33 @@ import html
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from IPython.core.error import StdinNotImplementedError
 
 from decoy_lab.errors import DecoyError, OutcomeUnknown
 from decoy_lab.workbench import verbs
+
+if TYPE_CHECKING:  # the client loads with the first verb that needs a connection
+    from decoy_lab.protocol.accounts_decoys import AddressEdit
 
 NB = verbs.NOTEBOOK
 
 
 class Notebook(Protocol):
-    """What an account verb uses of `DecoyMagics`: the current connection and the reveal setting."""
-
-    @property
-    def reveal(self) -> bool: ...
+    """What an account verb uses of `DecoyMagics`: the current connection. (`DecoyMagics.reveal`
+    shows raw keys in traces; a password is shown only when one unlock asks, with `--reveal`.)"""
 
     def conn(self) -> Any: ...
 
 
 class Answered:
     """What an account verb gives back: the library's answer (`value`; its attributes, or a
-    server answer's members, read through this object too), shown as the lines and the sentence
-    that say what happened."""
+    server answer's members, read through this object too), shown as its values by name and the
+    sentence that says what happened."""
 
-    def __init__(self, value: Any, lines: list[str], said: str = ""):
-        self.value, self.lines, self.said = value, list(lines), said
+    def __init__(self, value: Any, shown: list[tuple[str, str]], said: str = ""):
+        self.value, self.shown, self.said = value, list(shown), said
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # IPython's display probes (_repr_html_, …) are not the answer's
@@ -54,12 +57,12 @@ class Answered:
         return self.value[key]
 
     def __repr__(self) -> str:
-        return "\n".join([*self.lines, *([self.said] if self.said else [])])
+        return "\n".join([*verbs.named_lines(self.shown), *([self.said] if self.said else [])])
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td><code>{html.escape(v.strip())}</code></td></tr>"
-            for k, v in (line.split(None, 1) if " " in line else (line, "") for line in self.lines)
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td><code>{html.escape(v)}</code></td></tr>"
+            for k, v in self.shown
         )
         table = f"<table>{rows}</table>" if rows else ""
         return f"{table}<p>{html.escape(self.said)}</p>" if self.said else table
@@ -71,6 +74,13 @@ def ask_secret(what: str, verb: str) -> str:
         text = getpass.getpass(f"{what} (not shown): ")
     except EOFError:
         text = ""
+    except StdinNotImplementedError:  # a kernel run without a front end to ask (nbconvert, papermill)
+        raise verbs.UsageProblem(
+            f"this kernel has no front end to ask for the {what} (it runs without input): run the cell in "
+            "JupyterLab or a console — a secret is never taken on the %decoy line",
+            verb=verb,
+            usage=verbs.BY_NAME[verb].usage(NB),
+        ) from None
     if not text:
         raise verbs.UsageProblem(f"the {what} is empty", verb=verb, usage=verbs.BY_NAME[verb].usage(NB))
     return text
@@ -108,7 +118,7 @@ def _account_new(m: Notebook, args: Any, cell: str | None) -> Answered:
     _checked(made.verified.problems, where)
     replayed = " (an earlier try with this key made it: the server answered it again)" if made.replayed else ""
     return Answered(
-        made, verbs.created_lines(made), f"Created account {args.service!r} with its Decoy address{replayed}."
+        made, verbs.created_values(made), f"Created account {args.service!r} with its Decoy address{replayed}."
     )
 
 
@@ -116,7 +126,14 @@ def _account_save(m: Notebook, args: Any, cell: str | None) -> Answered:
     reuse = "Do not save it again: the route has no idempotency key, and a second save could make a second account."
     with _unknown(reuse):
         account = m.conn().save_account(args.service, url=args.url, username=args.username, label=args.label)
-    return Answered(account, [f"{'account_id':<16}{account}"], f"Saved account {args.service!r}, without an address.")
+    return Answered(account, [("account_id", account)], f"Saved account {args.service!r}, without an address.")
+
+
+def _account_delete(m: Notebook, args: Any, cell: str | None) -> Answered:
+    account = _account(m, args.account, "account-delete")
+    with _unknown():
+        done = m.conn().delete_account(account)
+    return Answered(done, [("account_id", account)], f"Deleted account {account}: {verbs.deleted_said(done)}.")
 
 
 def _password(m: Notebook, args: Any, cell: str | None) -> Answered:
@@ -139,7 +156,7 @@ def _field_add(m: Notebook, args: Any, cell: str | None) -> Answered:
         field = m.conn().add_field(account, args.label, value, field_type=args.type, field_id=field_id)
     _checked(field.verified.problems, f"field {field.id} was stored")
     again = " (an earlier try with this id had stored it)" if field.status == "existing" else ""
-    return Answered(field, [f"{'field_id':<16}{field.id}"], f"Added field {args.label!r} to account {account}{again}.")
+    return Answered(field, [("field_id", field.id)], f"Added field {args.label!r} to account {account}{again}.")
 
 
 def _field_set(m: Notebook, args: Any, cell: str | None) -> Answered:
@@ -168,8 +185,8 @@ def _unlock(m: Notebook, args: Any, cell: str | None) -> Answered:
     if args.request:  # a request asked before this kernel: poll it, never ask the owner again
         conn.account_book.pending[(account, ())] = args.request
     got = conn.unlock(account, reason=args.reason, wait=args.wait)
-    lines, said = verbs.unlock_said(got, front=NB, account=args.account, wait=args.wait, reveal=args.reveal or m.reveal)
-    return Answered(got, lines, said)
+    shown, said = verbs.unlock_said(got, front=NB, account=args.account, wait=args.wait, reveal=args.reveal)
+    return Answered(got, shown, said)
 
 
 def _protect(m: Notebook, args: Any, cell: str | None) -> Answered:
@@ -178,9 +195,9 @@ def _protect(m: Notebook, args: Any, cell: str | None) -> Answered:
     decoy = verbs.decoy_id(conn, args.decoy, verb="protect", front=NB) if args.decoy else None
     with _unknown():
         done = conn.protect(account, decoy)
-    lines = [f"{k:<16}{v or '(unknown)'}" for k, v in (("email", done.email), ("decoy_id", done.decoy_id))]
+    shown = [("email", done.email or "(unknown)"), ("decoy_id", done.decoy_id)]
     kept = "It already had this address, and keeps it." if done.already_protected else "It has a Decoy address now."
-    return Answered(done, lines, f"Protected account {account}. {kept}")
+    return Answered(done, shown, f"Protected account {account}. {kept}")
 
 
 def _decoy_rename(m: Notebook, args: Any, cell: str | None) -> Answered:
@@ -197,14 +214,24 @@ def _decoy_edit(m: Notebook, args: Any, cell: str | None) -> Answered:
     return _edit_shown(conn.decoy_edit(decoy, args.edit), args.decoy)
 
 
-def _edit_shown(edit: Any, decoy: str) -> Answered:
-    lines = [f"{'edit_id':<16}{edit.edit_id}", f"{'status':<16}{edit.status}"]
-    return Answered(edit, lines, verbs.edit_said(edit, front=NB, decoy=decoy))
+def _decoy_update(m: Notebook, args: Any, cell: str | None) -> Answered:
+    conn = m.conn()
+    decoy = verbs.decoy_id(conn, args.decoy, verb="decoy-update", front=NB)
+    with _unknown():
+        done = conn.update_decoy(decoy, **verbs.decoy_changes(args))
+    said = verbs.updated_said(done, decoy)
+    return Answered(done, [], f"{said[0].upper()}{said[1:]}.")
+
+
+def _edit_shown(edit: AddressEdit, decoy: str) -> Answered:
+    shown = [("edit_id", edit.edit_id), ("status", edit.status)]
+    return Answered(edit, shown, verbs.edit_said(edit, front=NB, decoy=decoy))
 
 
 RUN: dict[str, Callable[[Notebook, Any, str | None], Any]] = {
     "account-new": _account_new,
     "account-save": _account_save,
+    "account-delete": _account_delete,
     "password": _password,
     "field-add": _field_add,
     "field-set": _field_set,
@@ -213,4 +240,5 @@ RUN: dict[str, Callable[[Notebook, Any, str | None], Any]] = {
     "protect": _protect,
     "decoy-rename": _decoy_rename,
     "decoy-edit": _decoy_edit,
+    "decoy-update": _decoy_update,
 }

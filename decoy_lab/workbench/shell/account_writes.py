@@ -1,6 +1,6 @@
 """`decoy-lab` sub-commands that write the account family: account-new (an account with its Decoy
-address), account-save (one without), password, field-add, field-set, field-delete, unlock,
-protect, decoy-rename and decoy-edit.
+address), account-save (one without), account-delete, password, field-add, field-set,
+field-delete, unlock, protect, decoy-rename, decoy-edit and decoy-update.
 
 A secret (a password, a field's value) is never an argument — a command line lands in the shell's
 history and the process list: it is read from a hidden prompt on a terminal, else as one line of
@@ -106,8 +106,7 @@ def cmd_account_new(args: argparse.Namespace) -> int:
         made = conn.create_account(
             args.service, url=args.url, username=args.username, label=args.label, idempotency_key=args.idempotency_key
         )
-    for line in verbs.created_lines(made):
-        print(line)
+    print("\n".join(verbs.named_lines(verbs.created_values(made))))
     if made.replayed:
         note("the address an earlier try with this key made: the server answered it again, and made nothing new")
     return _checked(made.verified.problems)
@@ -120,6 +119,19 @@ def cmd_account_save(args: argparse.Namespace) -> int:
     list first and sends it again only if it did not land."""
     with connection(args) as conn:
         print(conn.save_account(args.service, url=args.url, username=args.username, label=args.label))
+    return 0
+
+
+@answered
+def cmd_account_delete(args: argparse.Namespace) -> int:
+    """Delete an account: it is gone from reads, its secret fields with it, and its own Decoy email
+    is burned. Needs account.delete on it, even for an account this connection created. The
+    memories filed about it stay."""
+    with connection(args) as conn:
+        account = verbs.account_id(conn, args.account, verb="account-delete", front=SH)
+        done = conn.delete_account(account)
+    print(f"deleted account {account}")
+    note(verbs.deleted_said(done))
     return 0
 
 
@@ -195,9 +207,9 @@ def cmd_unlock(args: argparse.Namespace) -> int:
         if args.wait:
             note(f"asking for the secrets of account {account}; following the answer for up to {args.wait:g} s")
         got = conn.unlock(account, reason=args.reason, wait=args.wait)
-    lines, said = verbs.unlock_said(got, front=SH, account=args.account, wait=args.wait, reveal=args.reveal)
-    for line in lines:
-        print(line)
+    shown, said = verbs.unlock_said(got, front=SH, account=args.account, wait=args.wait, reveal=args.reveal)
+    if shown:
+        print("\n".join(verbs.named_lines(shown)))
     note(said)
     return 0 if got.status == "ready" else 1
 
@@ -210,8 +222,13 @@ def cmd_protect(args: argparse.Namespace) -> int:
         account = verbs.account_id(conn, args.account, verb="protect", front=SH)
         decoy = verbs.decoy_id(conn, args.decoy, verb="protect", front=SH) if args.decoy else None
         done = conn.protect(account, decoy)
-    for name, value in (("account_id", done.account_id), ("email", done.email), ("decoy_id", done.decoy_id)):
-        print(f"{name:<16}{value or '(unknown)'}")
+    print(
+        "\n".join(
+            verbs.named_lines(
+                [("account_id", done.account_id), ("email", done.email or "(unknown)"), ("decoy_id", done.decoy_id)]
+            )
+        )
+    )
     if done.already_protected:
         note("the account already had this address: it keeps it")
     return 0
@@ -219,7 +236,7 @@ def cmd_protect(args: argparse.Namespace) -> int:
 
 def _edit_said(edit: AddressEdit, decoy: str) -> int:
     """A queued edit's id and status on stdout, what it means on stderr; 1 once it will never apply."""
-    print(f"{'edit_id':<16}{edit.edit_id}\n{'status':<16}{edit.status}")
+    print("\n".join(verbs.named_lines([("edit_id", edit.edit_id), ("status", edit.status)])))
     note(verbs.edit_said(edit, front=SH, decoy=decoy))
     return 0 if edit.status in ("pending", "applied") else 1
 
@@ -244,9 +261,22 @@ def cmd_decoy_edit(args: argparse.Namespace) -> int:
     return _edit_said(edit, args.decoy)
 
 
+@answered
+def cmd_decoy_update(args: argparse.Namespace) -> int:
+    """Change a Decoy address's label (--label, --clear-label) or status (--status inactive pauses
+    its mail, active resumes it) in place. Its name is sealed: decoy-rename changes it."""
+    verbs.check(verbs.BY_NAME["decoy-update"], args, SH)
+    with connection(args) as conn:
+        decoy = verbs.decoy_id(conn, args.decoy, verb="decoy-update", front=SH)
+        done = conn.update_decoy(decoy, **verbs.decoy_changes(args))
+    print(verbs.updated_said(done, decoy))
+    return 0
+
+
 RUN: dict[str, Callable[[argparse.Namespace], int]] = {
     "account-new": cmd_account_new,
     "account-save": cmd_account_save,
+    "account-delete": cmd_account_delete,
     "password": cmd_password,
     "field-add": cmd_field_add,
     "field-set": cmd_field_set,
@@ -255,4 +285,5 @@ RUN: dict[str, Callable[[argparse.Namespace], int]] = {
     "protect": cmd_protect,
     "decoy-rename": cmd_decoy_rename,
     "decoy-edit": cmd_decoy_edit,
+    "decoy-update": cmd_decoy_update,
 }

@@ -8,7 +8,8 @@ would let anyone who sees it test guesses.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import argparse
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import DecoyError
@@ -21,8 +22,11 @@ if TYPE_CHECKING:  # the client loads with the first command that needs a connec
     from decoy_lab.client.connection import Connection
     from decoy_lab.protocol.accounts_decoys import AddressEdit
     from decoy_lab.protocol.accounts_unlock import Unlocked
+    from decoy_lab.protocol.accounts_write import CreatedAccount
 
 MASK = "••••••"
+NAME_WIDTH = 16  # `idempotency_key` and a space: the values line up
+Named = list[tuple[str, str]]  # what a verb shows, by name, in order
 WHOLE = 36  # a UUID's length: an id this long is taken as given (the server says whether it exists)
 
 
@@ -108,15 +112,20 @@ def masked(value: Secret | str | None, reveal: bool = False) -> str:
     return text if reveal else f"{MASK} ({plural(len(text), 'character')})"
 
 
-def unlock_said(got: Unlocked, *, front: str, account: str, wait: float, reveal: bool) -> tuple[list[str], str]:
-    """What an unlock shows: the secrets (masked unless `reveal`) when it is ready, and one
-    sentence of where it stands and what to run next."""
+def named_lines(values: Named) -> list[str]:
+    """Each (name, value) as one line, the values aligned: what a shell prints, a repr shows."""
+    return [f"{name:<{NAME_WIDTH}}{value}" for name, value in values]
+
+
+def unlock_said(got: Unlocked, *, front: str, account: str, wait: float, reveal: bool) -> tuple[Named, str]:
+    """What an unlock shows: the secrets by name (masked unless `reveal`) when it is ready, and
+    one sentence of where it stands and what to run next."""
     p = PROMPT[front]
     if got.status == "ready":
-        lines = [f"{'username':<16}{got.username or '(none)'}", f"{'password':<16}{masked(got.password, reveal)}"]
-        lines += [f"{label:<16}{masked(value, reveal)}" for label, value in got.fields.items()]
+        shown_values = [("username", got.username or "(none)"), ("password", masked(got.password, reveal))]
+        shown_values += [(label, masked(value, reveal)) for label, value in got.fields.items()]
         shown = "shown" if reveal else "masked to their length (--reveal shows them)"
-        return lines, f"unlocked account {account}: its secrets, {shown}"
+        return shown_values, f"unlocked account {account}: its secrets, {shown}"
     if got.status == "pending":
         again = (
             f"{p} unlock {account} --request {got.request_id}"
@@ -162,13 +171,13 @@ def problems_said(problems: list[str]) -> str:
     return "sent, but " + "; ".join(problems)
 
 
-def created_lines(made: Any) -> list[str]:
-    """An account made with its address: each value on its own line, name first."""
+def created_values(made: CreatedAccount) -> Named:
+    """An account made with its address: its ids, its address and the key that makes a repeat the same."""
     return [
-        f"{'account_id':<16}{made.account_id}",
-        f"{'email':<16}{made.email}",
-        f"{'decoy_id':<16}{made.decoy_id}",
-        f"{'idempotency_key':<16}{made.idempotency_key}",
+        ("account_id", made.account_id),
+        ("email", made.email),
+        ("decoy_id", made.decoy_id),
+        ("idempotency_key", made.idempotency_key),
     ]
 
 
@@ -185,3 +194,35 @@ def edit_said(edit: AddressEdit, *, front: str, decoy: str) -> str:
     if edit.status == "rejected":
         return f"rejected: {edit.reject_reason or 'the owner declined it'}"
     return f"{edit.status}: the owner's devices did not apply it"
+
+
+def deleted_said(done: Mapping[str, Any]) -> str:
+    """What went with a deleted account (`burned_decoys` and `unlinked_decoys` are counts)."""
+
+    def count(key: str) -> int:
+        n = done.get(key)
+        return n if isinstance(n, int) and not isinstance(n, bool) else 0
+
+    parts = [f"{plural(count('burned_decoys'), 'address', 'addresses')} burned with it"]
+    if count("unlinked_decoys"):
+        parts.append(f"{plural(count('unlinked_decoys'), 'address', 'addresses')} unlinked and kept live")
+    said = f" ({done['said']})" if done.get("said") else ""
+    return "; ".join(parts) + f"; the memories filed about it stay{said}"
+
+
+def decoy_changes(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of `Connection.update_decoy` that decoy-update's flags mean."""
+    changes: dict[str, Any] = {}
+    if args.label is not None or args.clear_label:
+        changes["label"] = None if args.clear_label else args.label
+    if args.status is not None:
+        changes["status"] = args.status
+    return changes
+
+
+def updated_said(done: Mapping[str, Any], decoy: str) -> str:
+    """An address updated in place, or found to hold these already."""
+    rev = f" (rev {done['rev']})" if done.get("rev") is not None else ""
+    if done.get("updated") is False:
+        return f"address {decoy} holds these already: nothing changed{rev}"
+    return f"updated address {decoy}{rev}"
