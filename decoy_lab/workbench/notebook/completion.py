@@ -1,23 +1,26 @@
 """Tab on a `%decoy` line: verbs, flags, then topic names, categories and ids from the latest
-load, offered through an IPython context matcher (and the same names suggest a fix for a typo).
+load, and account and address ids from the latest account list, offered through an IPython
+context matcher (and the same names suggest a fix for a typo).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.recipes.account_records import FIELD_TYPES
 from decoy_lab.workbench import verbs
 
 if TYPE_CHECKING:
+    from decoy_lab.vault.account_list import AccountEntry
     from decoy_lab.vault.read import Vault
 
 NB = verbs.NOTEBOOK
 
 
-def sources(v: Vault | None) -> dict[str, Callable[[], list[str]]]:
-    """What completion and suggestions offer: names and ids from the latest load (`v`)."""
+def sources(v: Vault | None, accounts: Sequence[AccountEntry] = ()) -> dict[str, Callable[[], list[str]]]:
+    """What completion and suggestions offer: names and ids from the latest load (`v`), and the
+    ids of the accounts the latest account list held and of their addresses (`accounts`)."""
 
     def column(frame: str, col: str) -> Callable[[], list[str]]:
         def read() -> list[str]:
@@ -38,13 +41,17 @@ def sources(v: Vault | None) -> dict[str, Callable[[], list[str]]]:
         "permission": lambda: list(verbs.PERMISSIONS),
         "address_status": lambda: list(verbs.ADDRESS_STATUSES),
         "field_type": lambda: list(FIELD_TYPES),
+        "set_status": lambda: list(verbs.SET_STATUSES),
+        "account": lambda: [a.id for a in accounts],
+        "decoy": lambda: [a.decoy_id for a in accounts if a.decoy_id],
     }
 
 
-def complete(line: str, vault: Vault | None) -> list[str]:
-    """What Tab offers at the end of `line` (a `%decoy …` line up to the cursor), after loading `vault`."""
+def complete(line: str, vault: Vault | None, accounts: Sequence[AccountEntry] = ()) -> list[str]:
+    """What Tab offers at the end of `line` (a `%decoy …` line up to the cursor), after loading
+    `vault` and listing `accounts`."""
     parts = line.lstrip().split(None, 1)
-    return verbs.complete(parts[1] if len(parts) > 1 else "", NB, sources(vault))
+    return verbs.complete(parts[1] if len(parts) > 1 else "", NB, sources(vault, accounts))
 
 
 def matcher(complete: Callable[[str], list[str]]) -> Callable[[Any], dict]:

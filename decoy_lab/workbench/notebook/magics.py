@@ -6,7 +6,8 @@ handlers.py (the table `RUN`) that calls client / memory / topicmap / widgets an
 value (so `df = %decoy memories` works) with a display that suits it; this module parses and
 dispatches. Settings are traitlets: `%config DecoyMagics.profile =
 "work"`. A mistake is one line and a suggestion (`UsageError`); `%decoy help` lists everything.
-Tab completes verbs, flags, topic names, categories and ids (completion.py).
+Tab completes verbs, flags, topic names, categories and ids, and account and address ids from the
+last account list (completion.py).
 """
 
 from __future__ import annotations
@@ -156,11 +157,15 @@ class DecoyMagics(Magics):
 
     def _sources(self) -> dict[str, Callable[[], list[str]]]:
         """What completion and suggestions offer: names and ids from the latest load."""
-        return completion.sources(self.last_vault)
+        return completion.sources(self.last_vault, self._listed())
 
     def complete(self, line: str) -> list[str]:
         """What Tab offers at the end of `line` (a `%decoy …` line up to the cursor)."""
-        return completion.complete(line, self.last_vault)
+        return completion.complete(line, self.last_vault, self._listed())
+
+    def _listed(self) -> list[Any]:
+        """The accounts the current connection's latest account list held (`%decoy accounts`)."""
+        return list(self.connection.account_book.last) if self.connection is not None else []
 
     def _matcher(self) -> Callable[[Any], dict]:
         """An IPython context matcher: on a `%decoy` line only our words are offered."""

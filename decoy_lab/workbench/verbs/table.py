@@ -21,7 +21,7 @@ PERMISSIONS = PERMISSION_WORDS  # the names Tab completes, and what each shows t
 @dataclass(frozen=True)
 class Arg:
     """One argument: `name` is `--flag` or a positional's name; `completes` says what Tab offers
-    for its value (topic, category, id, permission, file)."""
+    for its value (topic, category, id, permission, file, account, decoy, field_type)."""
 
     name: str
     help: str = ""
@@ -120,8 +120,12 @@ _WAIT_SHELL = Arg(
 _SHELL_READ = (_NO_WAIT, _WAIT_SHELL, _JSON)
 
 # -- the account family's writes (shell/account_writes.py, notebook/account_handlers.py) ---------------
-_ACCOUNT = Arg("account", "the account's id, or its start as the accounts table prints it", metavar="ACCOUNT")
-_DECOY = Arg("decoy", "the Decoy address's id, or its start as the decoys table prints it", metavar="DECOY")
+_ACCOUNT = Arg(
+    "account", "the account's id, or its start as the accounts table prints it", metavar="ACCOUNT", completes="account"
+)
+_DECOY = Arg(
+    "decoy", "the Decoy address's id, or its start as the decoys table prints it", metavar="DECOY", completes="decoy"
+)
 _FIELD = Arg("field", "the field's id (field-add prints it), its start, or its label", metavar="FIELD")
 _SERVICE = Arg("service", "the service's name, e.g. Acme", metavar="SERVICE")
 _RECORD = (
@@ -158,6 +162,12 @@ ACCOUNT_VERBS: tuple[Verb, ...] = (
         ),
     ),
     Verb("account-save", "save an account without a Decoy address; gives its id", _RECORD),
+    Verb(
+        "account-delete",
+        "delete an account, its secret fields and its own Decoy email (needs account.delete, even for one "
+        "this connection created); the memories about it stay",
+        (_ACCOUNT,),
+    ),
     Verb(
         "password",
         "set an account's password, sealed to the owner",
@@ -205,7 +215,10 @@ ACCOUNT_VERBS: tuple[Verb, ...] = (
     Verb(
         "protect",
         "give an account a Decoy address (an account that has one keeps it)",
-        (_ACCOUNT, Arg("--decoy", "link this existing address instead of minting one", metavar="DECOY")),
+        (
+            _ACCOUNT,
+            Arg("--decoy", "link this existing address instead of minting one", metavar="DECOY", completes="decoy"),
+        ),
     ),
     Verb(
         "decoy-rename",
@@ -221,6 +234,16 @@ ACCOUNT_VERBS: tuple[Verb, ...] = (
         "decoy-edit",
         "what became of a queued edit of a Decoy address: pending, applied, rejected or expired",
         (_DECOY, Arg("edit", "the edit's id (decoy-rename prints it)", metavar="EDIT")),
+    ),
+    Verb(
+        "decoy-update",
+        "change a Decoy address's label or status in place (inactive pauses its mail, active resumes it)",
+        (
+            _DECOY,
+            Arg("--label", "its new label", metavar="TEXT"),
+            Arg("--clear-label", "remove its label", flag=True),
+            Arg("--status", "active or inactive", metavar="S", completes="set_status"),
+        ),
     ),
 )
 
@@ -479,6 +502,7 @@ VERBS: tuple[Verb, ...] = (
 BY_NAME: dict[str, Verb] = {v.name: v for v in VERBS}
 DUMP_KINDS = ("vault", "owner_envelope", "agent_envelope")
 ADDRESS_STATUSES = ("active", "inactive", "all")  # `GET /api/agent/decoys`' `status`
+SET_STATUSES = ADDRESS_STATUSES[:2]  # what `PATCH /api/agent/decoys/{id}` sets (`all` is only a filter)
 
 
 def verbs_for(front: str) -> list[Verb]:
