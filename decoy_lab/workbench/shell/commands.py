@@ -16,8 +16,9 @@ command; the commands live by family:
     connections.py  connect, connections, status, access, request, unpair
     reading.py      memories, topics, accounts, decoys, links, rows, app-view
     writing.py      save, edit, delete, resend
-    account_writes.py  account-new, account-save, password, field-add, field-set, field-delete,
-                    unlock, protect, decoy-rename, decoy-edit (a secret never on the command line)
+    account_writes.py  account-new, account-save, account-delete, password, field-add, field-set,
+                    field-delete, unlock, protect, decoy-rename, decoy-edit, decoy-update (a secret
+                    never on the command line)
     traces.py       unseal, seal, dump
     sync.py         sync, cache
 
@@ -82,7 +83,7 @@ RUN: dict[str, Callable[[argparse.Namespace], int]] = {
     "cache": cmd_cache,
     "dump": cmd_dump,
     "app-view": cmd_app_view,
-    **account_writes.RUN,  # account-new, account-save, password, field-…, unlock, protect, decoy-…
+    **account_writes.RUN,  # account-…, password, field-…, unlock, protect, decoy-…
 }
 DESCRIPTIONS = {
     "app-view": "Sandbox only: every stored row as the simulated owner's app sees it, from the "

@@ -17,6 +17,7 @@ from decoy_lab.workbench.verbs.table import (
     DUMP_KINDS,
     NOTEBOOK,
     PROMPT,
+    SET_STATUSES,
     SHELL,
     Verb,
     verbs_for,
@@ -119,8 +120,8 @@ def _not_one_of(flag: str, value: str, choices: Sequence[str], verb: Verb, front
 
 
 def check(verb: Verb, args: argparse.Namespace, front: str = NOTEBOOK) -> None:
-    """What argparse cannot say: a negative depth, a layout name or field type that does not exist
-    (the usage in `front`'s words)."""
+    """What argparse cannot say: a negative depth, a layout name, field type or status that does
+    not exist, an address update that changes nothing (the usage in `front`'s words)."""
     if verb.name == "map" and args.depth is not None and args.depth < 0:
         raise UsageProblem("--depth must be 0 or more", verb="map", usage=verb.usage(front))
     if verb.name == "decoys" and args.status not in ADDRESS_STATUSES:
@@ -129,3 +130,12 @@ def check(verb: Verb, args: argparse.Namespace, front: str = NOTEBOOK) -> None:
         raise _not_one_of("--kind", args.kind, DUMP_KINDS, verb, front)
     if verb.name == "field-add" and args.type not in FIELD_TYPES:
         raise _not_one_of("--type", args.type, FIELD_TYPES, verb, front)
+    if verb.name == "decoy-update":
+        if args.status is not None and args.status not in SET_STATUSES:
+            raise _not_one_of("--status", args.status, SET_STATUSES, verb, front)
+        if args.label is not None and args.clear_label:
+            raise UsageProblem("give --label TEXT or --clear-label, not both", verb=verb.name, usage=verb.usage(front))
+        if args.label is None and not args.clear_label and args.status is None:
+            raise UsageProblem(
+                "say what changes: --label TEXT, --clear-label or --status", verb=verb.name, usage=verb.usage(front)
+            )
