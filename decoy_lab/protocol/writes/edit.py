@@ -28,9 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
 UNSET: Any = object()
 
 
-def edit(
-    s: Session, memory_id: str, changes: dict[str, Any], *, topic_type: str, link: Any = None
-) -> dict[str, Any]:
+def edit(s: Session, memory_id: str, changes: dict[str, Any], *, topic_type: str, link: Any = None) -> dict[str, Any]:
     if not changes:
         raise MemoryModelError("edit needs text=, topic= or categories=")
     checked_text(changes.get("text"), "text")
