@@ -329,7 +329,7 @@ def test_an_unknown_outcome_says_what_to_reuse_and_that_resend_finishes_it(sandb
     assert code == 1 and out == ""
     assert "unknown outcome: POST /api/agent/decoys: no send got an answer that proves it" in err
     key = err.split("--idempotency-key ", 1)[1].split()[0]
-    assert f"decoy-lab account-new 'Shop' --idempotency-key {key} answers the address it made" in err
+    assert f"decoy-lab account-new Shop --idempotency-key {key} answers the address it made" in err
     assert "decoy-lab resend finishes it" in err and "create_account" not in err, "in the shell's words"
     code, out, err = run("account-new", "Shop", "--idempotency-key", key)
     assert code == 0 and "made nothing new" in err, "the first try had made it: the same address"

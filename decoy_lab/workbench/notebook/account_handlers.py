@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import getpass
 import html
+import shlex
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -107,7 +108,7 @@ def _account(m: Notebook, given: str, verb: str) -> str:
 def _account_new(m: Notebook, args: Any, cell: str | None) -> Answered:
     key = args.idempotency_key or f"decoy-lab-{uuid.uuid4()}"
     reuse = (
-        f"Trying again? Give the same key: %decoy account-new {args.service!r} --idempotency-key {key} answers the "
+        f"Trying again? Give the same key: %decoy account-new {shlex.quote(args.service)} --idempotency-key {key} answers the "
         "address it made, never a second one."
     )
     with _unknown(reuse):
@@ -148,7 +149,7 @@ def _field_add(m: Notebook, args: Any, cell: str | None) -> Answered:
     account = _account(m, args.account, "field-add")
     field_id = args.field_id or str(uuid.uuid4())
     reuse = (
-        f"Trying again? Give the same id: %decoy field-add {account} {args.label!r} --field-id {field_id} is "
+        f"Trying again? Give the same id: %decoy field-add {account} {shlex.quote(args.label)} --field-id {field_id} is "
         "stored once."
     )
     value = ask_secret(f"value of {args.label!r}", "field-add")

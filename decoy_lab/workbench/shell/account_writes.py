@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import functools
 import getpass
+import shlex
 import sys
 import uuid
 from collections.abc import Callable
@@ -54,12 +55,12 @@ def _reuse(args: argparse.Namespace) -> str | None:
     """What to give a second try of this write so it is the same write, in the shell's words."""
     if args.command == "account-new":
         return (
-            f"Trying again? Give the same key: decoy-lab account-new {args.service!r} --idempotency-key "
+            f"Trying again? Give the same key: decoy-lab account-new {shlex.quote(args.service)} --idempotency-key "
             f"{args.idempotency_key} answers the address it made, never a second one."
         )
     if args.command == "field-add":
         return (
-            f"Trying again? Give the same id: decoy-lab field-add {args.account} {args.label!r} --field-id "
+            f"Trying again? Give the same id: decoy-lab field-add {shlex.quote(args.account)} {shlex.quote(args.label)} --field-id "
             f"{args.field_id} is stored once."
         )
     if args.command == "account-save":
