@@ -117,9 +117,9 @@ class Saved:
         return contextlib.nullcontext()
 
 
-def drop_journal(journal: Journal | None, why: str) -> list[dict]:
+def drop_journal(journal: Journal, why: str) -> list[dict]:
     """Remove a profile's pending-writes journal, saying (a warning) what was pending."""
-    if journal is None or journal.path is None:
+    if journal.path is None:
         return []
     dropped = [pending_view(e) for e in journal.drop()]
     for e in dropped:
@@ -145,20 +145,18 @@ def pending_view(entry: dict, why: str | None = None) -> dict:
     }
 
 
-def pending(journal: Journal | None) -> list[dict]:
+def pending(journal: Journal) -> list[dict]:
     """`Connection.pending`: every entry, with why one is not this connection's."""
-    if journal is None:
-        return []
     return [
         {k: v for k, v in pending_view(e, journal.mismatch(e)).items() if k != "server"} for e in journal.everything()
     ]
 
 
-def not_sent(journal: Journal | None) -> list[dict]:
+def not_sent(journal: Journal) -> list[dict]:
     """The journal's entries bound to another server, profile or key (or none): never sent."""
     refused = [
         {"entry": e["id"], "kind": e.get("kind"), "ids": list(e.get("ids") or []), "target": e.get("target"), "outcome": why}
-        for e, why in (journal.foreign() if journal is not None else [])
+        for e, why in journal.foreign()
     ]  # fmt: skip
     for r in refused:
         log.warning("pending write %s: %s", r["entry"], r["outcome"])

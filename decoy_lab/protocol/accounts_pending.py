@@ -144,10 +144,6 @@ def is_account_entry(entry: Mapping[str, Any]) -> bool:
     return entry.get("family") == FAMILY
 
 
-def _journal(s: Session) -> Journal:
-    return s.journal if s.journal is not None else Journal()
-
-
 def _where(journal: Journal) -> str:
     return f" in {journal.path}" if journal.path is not None else " (in memory, for this kernel)"
 
@@ -242,7 +238,7 @@ def send_journaled(
     sent nothing: that error is raised as it is, and nothing stays pending. `key`: what makes a
     repeat the same write (an `idempotency_key`, a field's id); an answer for it also settles an
     earlier entry of the same key (the advice "run it again with the same key" was followed)."""
-    journal = _journal(s)
+    journal = s.journal
     intent = f"{kind} {method} {path} {key}" if key is not None else None
     entry = new_entry(
         kind,
@@ -447,7 +443,7 @@ def resend_entry(s: Session, entry: dict[str, Any]) -> dict[str, Any] | None:
     entry again once it holds it: another process (or thread) finishing the same entry is waited
     for, and an entry it settled meanwhile is not sent again — None is returned (that process
     reports its outcome)."""
-    journal = _journal(s)
+    journal = s.journal
     with entry_lock(journal, entry["id"]):
         held = journal.get(entry["id"])
         if held is None:
