@@ -86,3 +86,19 @@ def test_a_lost_fourth_send_after_three_rounds_of_holders_missing_is_resent_with
     assert [d["outcome"] for d in writer.resend()] == ["committed"]
     assert puts(meddler)[-1] == last
     assert reader.load().memory(mid).categories == ["travel"]
+
+
+def test_the_fourth_send_after_holders_missing_is_proven_by_its_answer_too(cast):
+    """After three rounds of HOLDERS_MISSING the last send's answer is checked like the first's:
+    one that carries no new rev proves nothing, and `resend()` finishes the edit."""
+    writer, meddler, reader = cast
+    mid = writer.save("Spare key under the mat.", categories=["travel", "misc"])
+    row = {"token_id": reader.token_id, "public_key": reader.agent_key.public_key_b64, "via": ["category:travel"]}
+    refusal = {"code": "HOLDERS_MISSING", "message": "wrap it to each one in `missing`", "missing": [row]}
+    meddler.plan(
+        "PUT", routes.MEMORIES, *[answer(409, refusal)] * 3, answer(200, {"id": mid}), answer(200, {"id": mid})
+    )
+    with pytest.raises(OutcomeUnknown, match="carries no new rev"):
+        writer.edit(mid, categories=["travel"])
+    assert [d["outcome"] for d in writer.resend()] == ["committed"]
+    assert reader.load().memory(mid).categories == ["travel"]
