@@ -5,7 +5,10 @@ ciphertext"), its plain metadata and `rev`, "password presence/last-changed indi
 **never the passwords themselves**" — and `decoy_id`. `service_name` is the name the server was
 given in plain text (by the owner's surface or a plain decoy create), else null: a sealed record's
 name is inside `encrypted_data`. The linked address (`decoy_email`) is served to a connection that
-may read it.
+may read it, and with it this connection's copy of the address's details exactly as the decoy
+reads serve it: the `metadata_seals` entry is "returned to this connection as `metadata_seal` on
+`GET /api/agent/decoys`, `GET /api/agent/decoys/{decoyId}` and the account reads" — "one without
+[the vault key] reads its own `metadata_seal` (served on the account)".
 
 A decoy is served with its address, label, status, `rev`, its VAULT `encrypted_data` when it has
 one, and this connection's copy of its details: `metadata_seal`, or null with a
@@ -28,7 +31,7 @@ ASKING = 7 * 86400.0  # "… then once a day, for 7 days"
 EDIT_TTL = 7 * 86400.0  # "An edit no device applied within 7 days is `expired`."
 
 
-def account_json(con: sqlite3.Connection, account: sqlite3.Row, agent: Agent) -> dict[str, Any]:
+def account_json(con: sqlite3.Connection, account: sqlite3.Row, agent: Agent, now: float) -> dict[str, Any]:
     decoy = acs.get_decoy(con, account["decoy_id"]) if account["decoy_id"] else None
     out: dict[str, Any] = {
         "id": account["id"],
@@ -48,6 +51,7 @@ def account_json(con: sqlite3.Connection, account: sqlite3.Row, agent: Agent) ->
     }
     if decoy is not None and access.may_read_decoy(agent, decoy, account):
         out["decoy_email"] = decoy["email"]
+        out.update(seal_json(con, decoy, agent, now))
     return out
 
 
@@ -66,15 +70,19 @@ def decoy_json(con: sqlite3.Connection, decoy: sqlite3.Row, agent: Agent, now: f
         "created_at": iso(decoy["created_at"]),
         "updated_at": iso(decoy["updated_at"]),
     }
+    return {**out, **seal_json(con, decoy, agent, now)}
+
+
+def seal_json(con: sqlite3.Connection, decoy: sqlite3.Row, agent: Agent, now: float) -> dict[str, Any]:
+    """This connection's copy of the address's details, the same on the decoy and the account reads:
+    the copy sealed to its CURRENT key, else `metadata_seal: null` with a `metadata_seal_state` —
+    never another connection's copy, nor one made for a key it no longer holds."""
     seal = acs.decoy_seal(con, decoy["id"], agent.token_id)
     if seal is not None and seal["recipient_key"] == agent.public_key:
-        out["metadata_seal"] = seal["sealed_envelope"]
-    elif decoy["details_mode"] == "vault" and access.has_everything(agent):
-        out["metadata_seal"] = None  # the details are `encrypted_data`, and this connection holds the vault key
-    else:
-        out["metadata_seal"] = None
-        out.update(seal_state(decoy["updated_at"], now))
-    return out
+        return {"metadata_seal": seal["sealed_envelope"]}
+    if decoy["details_mode"] == "vault" and access.has_everything(agent):
+        return {"metadata_seal": None}  # the details are `encrypted_data`, and this connection holds the vault key
+    return {"metadata_seal": None, **seal_state(decoy["updated_at"], now)}
 
 
 def seal_state(since: float, now: float) -> dict[str, str]:

@@ -2,7 +2,9 @@
 
 The memory contract: "An account end in a relation carries endpoint `account:<id>` with an empty
 name; resolve its name from the authorized account list." The list serves `service_name` where
-the server was given it in plain text (the owner's surface, a plain decoy create), never a password.
+the server was given it in plain text (the owner's surface, a plain decoy create), never a password;
+a name sealed with the address comes as this connection's own `metadata_seal` ("returned to this
+connection as `metadata_seal` on … the account reads"; acctshapes.py says to whom).
 
 Who may list (the operation's `x-scope: account.read`, and "A scope with no matching permission
 authorizes nothing … List endpoints return only what the permissions cover"): a token without the
@@ -78,7 +80,7 @@ async def list_accounts(request: Request) -> JSONResponse:
         access.need_scope(con, agent, now, "account.read", "account.read", what="listing accounts")
         rows = [a for a in acs.live_accounts(con) if access.lists(agent, a)]
         page_rows, cursor = listing.page(_filtered(request, rows), request, SORTS, _sort_key)
-        accounts = [account_json(con, a, agent) for a in page_rows]
+        accounts = [account_json(con, a, agent, now) for a in page_rows]
     return JSONResponse({"accounts": accounts, "pagination": listing.pagination(cursor)})
 
 
@@ -109,7 +111,7 @@ async def create_account(request: Request) -> JSONResponse:
         )
         if decoy is not None and not access.is_alias(decoy):
             acs.update_decoy(con, decoy["id"], account_id=account_id)  # a Personal Alias stays one, linked
-        out = account_json(con, acs.get_account(con, account_id), agent)  # type: ignore[arg-type]
+        out = account_json(con, acs.get_account(con, account_id), agent, now)  # type: ignore[arg-type]
     schedule.note_write(state)
     return JSONResponse(out, status_code=201)
 
@@ -177,7 +179,7 @@ async def get_account(request: Request) -> JSONResponse:
         account = access.path_account(
             request, con, agent, now, "account.read", "account.read", what="reading an account"
         )
-        return JSONResponse(account_json(con, account, agent))
+        return JSONResponse(account_json(con, account, agent, now))
 
 
 async def update_account(request: Request) -> JSONResponse:
@@ -207,7 +209,7 @@ async def update_account(request: Request) -> JSONResponse:
             msg = f"the account changed since it was read (rev {account['rev']} now): re-read, re-apply, retry"
             raise rev_conflict(msg, account["rev"])
         acs.update_account(con, account["id"], rev=account["rev"] + 1, updated_at=now, **values)
-        out = account_json(con, _account(request, con), agent)
+        out = account_json(con, _account(request, con), agent, now)
     schedule.note_write(state)
     return JSONResponse(out)
 
