@@ -3,8 +3,11 @@
 `GET /api/agent/accounts` page by page ("Discover which accounts the user has — service name,
 username, URL, linked decoy, and whether a password is stored — but **never the passwords
 themselves**"); for each account, its name from the copy of its address's details sealed to this
-connection (`metadata_seal` on the account, else on `GET /api/agent/decoys/{decoyId}`: "returned
-to this connection as `metadata_seal` on … the account reads"), and its secret fields this
+connection: `metadata_seal` on the account read itself ("returned to this connection as
+`metadata_seal` on … the account reads"; "one without [the vault key] reads its own
+`metadata_seal` (served on the account)"), or its `metadata_seal_state` there when it is null — so
+no decoy read per account; `GET /api/agent/decoys/{decoyId}` only for an account served without
+the member (a server that does not put it on the account), and its secret fields this
 connection may open (`GET …/fields`: unwrap, kid, open, bind), read again only when `fields_rev`
 changed ("compare it to skip a refetch").
 """
@@ -51,9 +54,9 @@ def pages(s: Session) -> Iterator[dict[str, Any]]:
 def _details(s: Session, served: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """The address's details from a copy sealed to this connection, or why there is none."""
     seal = served.get("metadata_seal")
-    state = ""
+    state = str(served.get("metadata_seal_state") or "")
     decoy_id = served.get("decoy_id")
-    if not isinstance(seal, str) and isinstance(decoy_id, str):
+    if "metadata_seal" not in served and isinstance(decoy_id, str):  # not on the account: ask the address
         try:
             decoy = s.get(f"{routes.DECOYS}/{decoy_id}", metadata_seal=str)
         except InsufficientGrant as exc:
@@ -169,7 +172,7 @@ def unseal_account(s: Session, account_id: str, trace: Trace | None = None) -> T
         output="served",
     )
     seal = served.get("metadata_seal")
-    if not isinstance(seal, str) and isinstance(served.get("decoy_id"), str):
+    if "metadata_seal" not in served and isinstance(served.get("decoy_id"), str):  # not on the account
         try:
             seal = s.get(f"{routes.DECOYS}/{served['decoy_id']}", metadata_seal=str).get("metadata_seal")
         except DecoyError as exc:
