@@ -17,7 +17,8 @@ directories inside that HOME), `DECOY_BASE_URL`, and the variables the user name
 Never the user's HOME or profile, never another `DECOY_*` variable (a token, a key).
 
     clean               the demo vault; the owner also grants Read all memories and shares at once
-    lost-answers        as clean; the first memory POST commits and its answer is lost, the next is a 503
+    lost-answers        as clean; the first memory POST commits and its answer is lost, the next is a 503;
+                        the first address create (`POST /api/agent/decoys`) commits and its answer is lost
     preparing           the demo vault granted, its keys still owed by the owner's phone (shared ~5 s later)
     owner-edits         as clean; the owner edits the agent's memory just before the agent's first edit
     missing-permission  the owner approves the pairing without Save memories, then approves the ask
@@ -64,6 +65,7 @@ from decoy_lab.vocab import DEVICE_GRANT
 
 READ_ALL = {"permissions": ["memory.read"]}
 EDIT_ALL = {"permissions": ["memory.edit"]}  # Read & write on every memory, whoever saved it
+DECOYS = "/api/agent/decoys"
 ACCOUNT_CREATE = {"permissions": ["account.create"]}  # creates accounts, and reads and edits what it creates
 # Read on one site's logins: the account.unlock scope, and no account the sandbox can match ("A
 # `domain` selection names no account the sandbox can match"): a read of any other account is asked
@@ -111,6 +113,8 @@ def _owner_edit(sandbox: Any) -> Callable[[Request], str]:
 def _lost_answers(sandbox: Any) -> list[Fault]:
     return [
         Fault("drop", "POST", MEMORIES, (1,), note="the write commits and its answer is lost"),
+        # an agent that signs up meets a lost answer there too: its resend must keep the idempotency_key
+        Fault("drop", "POST", DECOYS, (1,), note="the address is created and its answer is lost"),
         Fault(
             "answer",
             "POST",

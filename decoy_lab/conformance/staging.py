@@ -16,8 +16,8 @@ of `Fault`s, each matching requests by method and path and firing on chosen matc
 - `expire`  — from the matching request on, the bearer token it carries answers
               `401 TOKEN_EXPIRED` (`recovery: refresh`), as an access token past its life does.
 
-A fault with `after="drop"` counts its matches only once a drop has fired (the 503 that meets
-the resend of the rows whose answer was lost). An `answer` may carry headers (`Retry-After` with a
+A fault with `after="drop"` counts its matches only once a drop has fired on its own route (the
+503 that meets the resend of the rows whose answer was lost, not of another write's). An `answer` may carry headers (`Retry-After` with a
 `429 RATE_LIMITED`).
 
 Every fault that fires is kept in `events` (kind, method, path, when), so a rule can tell a
@@ -109,7 +109,7 @@ class Fault:
     action: Callable[[Request], Any] | None = None
     when: Callable[[Request], bool] | None = None
     note: str = ""
-    after: str = ""  # counts matches only once a fault of this kind has fired ("drop": the resend)
+    after: str = ""  # counts matches only once a fault of this kind fired on this route ("drop": the resend)
     headers: list[tuple[str, str]] = field(default_factory=list)  # an `answer`'s headers (Retry-After)
     seen: int = 0
 
@@ -178,9 +178,10 @@ class StageHop:
         """Every matching fault counts this request; the first whose turn it is fires."""
         firing = None
         with self._lock:
-            fired = {e["kind"] for e in self.events}
+            # a drop of another write is not the loss this fault's resend follows
+            fired = {(e["kind"], e["method"], e["path"]) for e in self.events}
             for fault in self.faults:
-                if fault.after and fault.after not in fired:
+                if fault.after and (fault.after, fault.method, fault.path) not in fired:
                     continue
                 if fault.matches(req):
                     fault.seen += 1
