@@ -36,13 +36,20 @@ SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a key or token", re.compile(r"\b(?:api[_ -]?key|secret(?:[_ -]?key)?|access[_ -]?token|token)\b\s*(?::|=|\bis\b)\s*\S{8,}",
                                   re.I)),
 )  # fmt: skip
+# A word after "password is" / "API key:" that says where or how the secret is kept, not what it is:
+# "the login password is saved on the account" names the credential and holds none.
+DESCRIBED = re.compile(
+    r"[a-z]+ed|kept|set|held|known|hidden|written|sent|given|not|now|also|still|already|the|this|that|its|their"
+    r"|there|here|safe|safely|secret|private|available|elsewhere"
+)  # lower case (a sentence may capitalise its first letter): "SuperSeed" or "KEPT99" is a value
+SEPARATOR = re.compile(r"(?::|=|\bis\b)\s*")
 BINARY = frozenset({"ciphertext", "owner_wrap", "self_wrap", "wrapped_key"})
 OPAQUE = frozenset({"id", "kid", "token_id", "row_id", "expected_rev", "ids", "via", "self_via", "removed_reasons"})
 
 
 def masked(found: str) -> str:
     """The matched bytes with the secret value cut: enough to see what broke it, not to use it."""
-    m = re.search(r"(?::|=|\bis\b)\s*", found)
+    m = SEPARATOR.search(found)
     if m is None:
         return f"{found[:12]}…"
     value = found[m.end() :]
@@ -50,7 +57,17 @@ def masked(found: str) -> str:
 
 
 def secrets_in(text: str) -> list[tuple[str, str]]:
-    return [(what, m.group(0)) for what, pattern in SECRETS for m in pattern.finditer(text)]
+    return [(what, m.group(0)) for what, pattern in SECRETS for m in pattern.finditer(text) if holds_value(m.group(0))]
+
+
+def holds_value(found: str) -> bool:
+    """A match is a secret unless the word after its `:`/`=`/`is` is one that describes where or how
+    the secret is kept ("password is saved", "API key: stored on the account"), never a value."""
+    m = SEPARATOR.search(found)
+    if m is None:
+        return True  # a key by its shape (sk_live_…, -----BEGIN …): the bytes are the secret
+    word = found[m.end() :].rstrip(".,;!?)")
+    return DESCRIBED.fullmatch(word[:1].lower() + word[1:]) is None
 
 
 def memories_written(run: Run) -> Iterator[tuple[Exchange, Any]]:
