@@ -16,7 +16,8 @@ each record kind) and what opens it:
   its key opens with the key this record learned for that `kid`;
 - a served field (`GET …/fields`): its `wrapped_key` with the agent's key (`records.open_field`);
 - a Decoy address (`POST` / `GET` / `PATCH /api/agent/decoys…`): `sealed_details` (the owner key),
-  `metadata_seals` and a served `metadata_seal` (the agent's key), VAULT `encrypted_data` details
+  `metadata_seals` and a served `metadata_seal` (the agent's key; without it, a create's own entry
+  that the owner's key opens is flagged as sealed to the wrong key), VAULT `encrypted_data` details
   (the vault key); an edit's `sealed_patch` (`POST …/edits`): the owner key;
 - an unlock answer, `items[].sealed_envelope` (`GET /api/agent/unlock/{requestId}`): the agent's key;
 - accounts in bulk, `accounts[].encrypted_data` (`POST /api/agent/accounts/batch`): "a base64
@@ -432,7 +433,8 @@ class AccountOpener:
         if not isinstance(blob, str) or not blob:
             return []
         if self.agent_key is None:
-            return [_layout_row(rid, where, kind, blob, "")]
+            mistaken = self._sealed_to_owner(rid, where, blob) if own and kind == "metadata_seal" else None
+            return [mistaken or _layout_row(rid, where, kind, blob, "")]
         trace = Trace(f"the agent opens the {KINDS[kind]} of {rid}")
         try:
             if kind in ("unlock_answer", "sealed_secret"):  # the same envelope: JSON sealed to this key
@@ -449,6 +451,19 @@ class AccountOpener:
             return [_row(rid, where, kind, ERROR, f"opening stopped: {exc!r}", trace=trace)]
         text, shown = self._describe(kind, value)
         return [_row(rid, where, kind, READABLE, "", "", text, "agent key", shown, trace)]
+
+    def _sealed_to_owner(self, rid: str, where: str, blob: str) -> Row | None:
+        """001: a `metadata_seals` entry is "the same record sealed to this connection's own public
+        key". Without the agent's key, one the owner's key opens was sealed to the wrong key."""
+        eye = self.eye()
+        if eye is None:
+            return None
+        try:
+            records.open_details(blob, eye.key, kind="metadata_seal")
+        except Exception:  # sealed to some other key (the agent's, as it should be): not the owner's
+            return None
+        reason = "it opens with the owner's key: this connection's own copy is sealed to its own public key"
+        return _row(rid, where, "metadata_seal", UNREADABLE, reason, "metadata_seal", opened_by="owner key")
 
     # -- words -----------------------------------------------------------------------------------
     def secret(self, value: Any) -> str:

@@ -6,9 +6,13 @@
   opened memory text and record; never shown, only its length);
 - an API key is a concealed secret field (`POST …/fields`), never the credential, a memory's
   text or the record;
-- an address is created with an `idempotency_key`, and never twice for the same sign-up;
-- the credential and the account record open with the owner's key (the owner's-eye verdict);
-- an unlock answered `preparing` is sent again only after its `retry_after_seconds`; one answered
+- an address is created with an `idempotency_key`, resent with that same key after an unknown
+  outcome, and never twice for the same sign-up;
+- the credential, the account record and each secret field open with the owner's key (the
+  owner's-eye verdict), an address's `metadata_seals` entry is sealed to this connection's own key
+  (not the owner's), and a field's key is wrapped to no connection `field-grantees` did not list;
+- an unlock answered `preparing` is sent again, and only after its `retry_after_seconds` (an
+  agent that exits 0 never having sent it again took `preparing` for `failed`); one answered
   `pending` (the owner is asked) is polled by its id, and never asked again while it is pending;
 - a queued address edit is polled by its id for `applied` (not taken as done at its `202`), and
   is not queued again while it is pending (no second edit of the address before the first resolves).
@@ -46,6 +50,11 @@ def _kept(run: Run, path: re.Pattern[str] | str, method: str = "POST") -> Iterat
         hit = x.path == path if isinstance(path, str) else path.fullmatch(x.path) is not None
         if hit and x.method == method and not x.refused:
             yield x
+
+
+def is_api_key(secret: str) -> bool:
+    """The whole secret is key-shaped: a generated password that merely holds `-sk-…` is a password."""
+    return API_KEY.fullmatch(secret.strip()) is not None
 
 
 def _rows(x: Exchange, kind: str) -> list[Any]:
@@ -106,7 +115,7 @@ def no_credentials_in_memory(run: Run) -> Result:
     bad: list[str] = []
     good: list[str] = []
     sent = [  # an API key sent as the password is accounts.api-key-field's
-        (x, pw) for x, pw in credentials(run) if pw is not None and len(pw) >= MIN_PASSWORD and not API_KEY.search(pw)
+        (x, pw) for x, pw in credentials(run) if pw is not None and len(pw) >= MIN_PASSWORD and not is_api_key(pw)
     ]
     for x, r, text in memory_texts(run):
         for cx, pw in sent:
@@ -138,7 +147,7 @@ def api_key_field(run: Run) -> Result:
     bad: list[str] = []
     good: list[str] = []
     for x, secret in credentials(run):
-        if secret is not None and API_KEY.search(secret):
+        if secret is not None and is_api_key(secret):
             bad.append(Evidence(f"{x.label()}: an API key ({_chars(secret)}) sent as the account's password: the "
                                 "credential route is for a login password, not an API key", x))  # fmt: skip
     for x in _kept(run, _FIELDS, "POST"):
@@ -179,7 +188,30 @@ def idempotency_key(run: Run) -> Result:
             bad.append(Evidence(f"{x.label()}: its idempotency_key is {len(key)} characters; at most 128", x))
         else:
             good.append(Evidence(f"{x.label()}: idempotency_key of {_chars(key)}", x))
+    bad += _new_key_on_retry(run)
     return Result.judge(bad, good[:3])
+
+
+def _key(x: Exchange) -> Any:
+    return (x.request if isinstance(x.request, dict) else {}).get("idempotency_key")
+
+
+def _new_key_on_retry(run: Run) -> list[str]:
+    """001 "Same idempotency_key again (a timeout, a retry) → 200, same id … Never a second
+    address.": the create sent next for the same service after an unknown outcome keeps its key."""
+    bad: list[str] = []
+    creates = run.where("POST", DECOYS)
+    for i, x in enumerate(creates):
+        if not x.unknown or not isinstance(_key(x), str):
+            continue
+        service = normalize(_service(x))
+        nxt = next((y for y in creates[i + 1 :] if not service or not _service(y) or
+                    normalize(_service(y)) == service), None)  # fmt: skip
+        if nxt is not None and _key(nxt) != _key(x):
+            bad.append(Evidence(f"{nxt.label()}: sent with another idempotency_key after {x.label()}'s outcome was "
+                                "unknown: that create may have committed, and only its own key answers it "
+                                "instead of minting a second address", nxt, x))  # fmt: skip
+    return bad
 
 
 def _service(x: Exchange) -> str:
@@ -215,6 +247,10 @@ def one_address(run: Run) -> Result:
 
 
 # -- the owner's eye -------------------------------------------------------------------------------
+WHAT = {"credential": "credential", "account": "account record", "field": "secret field"}
+NOT_THE_OWNERS = frozenset({"self_wrap", "grantee_wraps"})  # a field the owner opens, faulted for another reader
+
+
 def owner_opens(run: Run) -> Result:
     bad: list[str] = []
     good: list[str] = []
@@ -222,15 +258,62 @@ def owner_opens(run: Run) -> Result:
         if x.refused or not (x.path == DECOYS or x.path.startswith(ACCOUNTS)) or x.method == "GET":
             continue
         for r in opened_rows(x):
-            if r.kind not in ("credential", "account"):
+            if r.kind not in WHAT:
                 continue
-            what = "credential" if r.kind == "credential" else "account record"
-            if r.verdict == "readable":
+            what = WHAT[r.kind] + (f" {short(r.id)}" if r.kind == "field" else "")
+            if r.verdict == "readable" or (r.kind == "field" and r.problem in NOT_THE_OWNERS):
                 good.append(Evidence(f"{x.label()}: the owner's app opens its {what} ({r.opened_by})", x))
             elif r.verdict == "unreadable":
                 why = r.reason.removeprefix("the owner's app cannot open it: ")
                 bad.append(Evidence(f"{x.label()}: the owner's app cannot open its {what}: {why}", x))
+    bad += _own_copy_sealed_wrong(run)
+    bad += _field_wraps_too_far(run)
     return Result.judge(bad, good[:3])
+
+
+def _own_copy_sealed_wrong(run: Run) -> list[str]:
+    """001 `decoy_create`: `metadata_seals` is "one entry for this connection (the same record
+    sealed to this connection's own public key)": the inspector opens it with the agent's key when
+    it has it, and says when the owner's key opens it instead."""
+    bad: list[str] = []
+    for x in run.where("POST", DECOYS):
+        if x.refused:
+            continue
+        for r in opened_rows(x):
+            if r.kind == "metadata seal" and r.verdict == "unreadable" and r.problem != "layout":
+                bad.append(Evidence(f"{x.label()}: its metadata_seals entry, this connection's own copy of the "
+                                    f"address's details, is not sealed to its own key: {r.reason}", x))  # fmt: skip
+    return bad
+
+
+_GRANTEES = re.compile(r"/api/agent/accounts/([^/]+)/field-grantees")
+
+
+def _field_wraps_too_far(run: Run) -> list[str]:
+    """001 `account_field_create`: "optionally `grantee_wraps` — the same to each connection
+    field-grantees lists." Each field write's grantee wraps against the newest answer of
+    `GET …/field-grantees` for its account before it (unjudged when the agent never read one)."""
+    bad: list[str] = []
+    listed: dict[str, tuple[set[str], Exchange]] = {}  # account → (the token ids listed, where)
+    for x in run.exchanges:
+        m = _GRANTEES.fullmatch(x.path)
+        if m and x.method == "GET" and x.answered and (x.status or 0) < 300 and isinstance(x.response, dict):
+            ids = {str(g.get("token_id")) for g in x.response.get("grantees") or [] if isinstance(g, dict)}
+            listed[m.group(1)] = (ids, x)
+            continue
+        f = _FIELDS.fullmatch(x.path)
+        if not f or x.method not in ("POST", "PUT") or x.refused or f.group(1) not in listed:
+            continue
+        body = x.request if isinstance(x.request, dict) else {}
+        sent = [str(w.get("token_id")) for w in body.get("grantee_wraps") or [] if isinstance(w, dict)]
+        ids, where = listed[f.group(1)]
+        extra = [t for t in dict.fromkeys(sent) if t not in ids]
+        if extra:
+            who = ", ".join(short(t) for t in extra[:3]) + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")
+            bad.append(Evidence(f"{x.label()}: the field's key wrapped to {plural(len(extra), 'connection')} "
+                                f"{where.label()} did not list ({who}): wrap it only to the readers "
+                                "field-grantees names", x, where))  # fmt: skip
+    return bad
 
 
 # -- unlocks: the retry time, the pending request ----------------------------------------------
@@ -258,6 +341,9 @@ def unlock_retry_after(run: Run) -> Result:
         wait = float(answer.get("retry_after_seconds") or 0)
         nxt = next((y for y in asks[i + 1 :] if _target(y) == _target(x)), None)
         if nxt is None:
+            if run.exit_code == 0 and _given_up(asks, i):
+                bad.append(Evidence(f"{x.label()}: answered `preparing` (retry_after_seconds {wait:g}) and never sent "
+                                    "again before the agent exited: `preparing` is not `failed`", x))  # fmt: skip
             continue
         gap = nxt.start - x.done
         if gap < wait * SLACK:
@@ -267,6 +353,26 @@ def unlock_retry_after(run: Run) -> Result:
             good.append(Evidence(f"{nxt.label()}: sent again {gap:.1f} s after `preparing` "
                                  f"(retry_after_seconds {wait:g}) in {x.label()}", nxt, x))  # fmt: skip
     return Result.judge(bad, good[:3])
+
+
+def _account_of(x: Exchange) -> tuple[Any, Any]:
+    target = (x.request if isinstance(x.request, dict) else {}).get("target")
+    return (target.get("kind"), target.get("id") or target.get("domain")) if isinstance(target, dict) else (None, None)
+
+
+def _given_up(asks: list[Exchange], i: int) -> bool:
+    """The agent's first `preparing` for this record, and no later ask names the record (with any
+    datatypes): it took the first `preparing` for final. One that asked again and later stopped
+    waiting is not judged here (001 lets a task that needs it now ask the person after 60–90 s)."""
+    x = asks[i]
+    same = [y for y in asks if _account_of(y) == _account_of(x) and _account_of(x) != (None, None)]
+    later = [y for y in same if y.start > x.start]
+    earlier = [y for y in same if y.start < x.start and _preparing(y)]
+    return not later and not earlier
+
+
+def _preparing(x: Exchange) -> bool:
+    return x.answered and isinstance(x.response, dict) and x.response.get("state") == "preparing"
 
 
 def _settled(run: Run, path: str, after: float) -> float | None:
@@ -378,7 +484,7 @@ RULES = [
     ),
     Rule(
         "accounts.idempotency-key",
-        "Every address is created with an idempotency_key",
+        "Every address is created with an idempotency_key, and resent with the same one",
         "001",
         "POST /api/agent/decoys",
         "Client-chosen key so a timeout + retry cannot mint a second address.",
@@ -386,6 +492,8 @@ RULES = [
         scenarios=("accounts",),
         bug="no-idempotency-key",
         catches="creates the account and its address without an idempotency_key",
+        fix="Send an idempotency_key (at most 128 characters) with POST /api/agent/decoys, and after a timeout, a "
+        "dropped connection or a 5xx resend the same body with the same key: a repeat answers the original address.",
     ),
     Rule(
         "accounts.one-address",
@@ -401,7 +509,7 @@ RULES = [
     ),
     Rule(
         "accounts.owner-opens",
-        "The owner's app opens the credential and the account record the agent sends",
+        "Each sealed account body opens for whom it is for: the owner, this connection, the listed readers",
         "001",
         "POST /api/agent/accounts/{accountId}/credential",
         "The server can't read it to validate it: a wrong format is stored and the owner's phone can't open it.",
@@ -409,10 +517,13 @@ RULES = [
         scenarios=("accounts",),
         bug="headered-password",
         catches="seals the password with a SealedBlob header ([0x01][0x02]) where the headerless envelope belongs",
+        fix="Seal encrypted_password as a headerless envelope of its UTF-8 bytes to /accounts/public-key; a "
+        "field's owner_wrap as [0x01][0x02] + an envelope of the key's base64 text; wrap only to field-grantees; "
+        "metadata_seals to your own key.",
     ),
     Rule(
         "accounts.unlock-retry-after",
-        "An unlock answered `preparing` is sent again only after its retry_after_seconds",
+        "An unlock answered `preparing` is sent again, and only after its retry_after_seconds",
         "001",
         "POST /api/agent/unlock",
         '`state: "preparing"`: Decoy is asking the owner\'s phone to make the copy (`waiting_on: "owner_phone"`); '
@@ -421,6 +532,8 @@ RULES = [
         scenarios=("accounts", "late-edit"),
         bug="unlock-retry-fast",
         catches="sends a `preparing` unlock again after 1 s, whatever its retry_after_seconds",
+        fix="On `preparing`, wait retry_after_seconds and send the same unlock again (sooner does not make the "
+        "phone answer sooner); only `failed` means carry on without it.",
     ),
     Rule(
         "accounts.unlock-pending",

@@ -9,9 +9,16 @@ judge; every other refusal of a write is a write the spec's path would not have 
 
 from __future__ import annotations
 
+import re
+
 from decoy_lab.conformance.rulebook import MEMORIES, Evidence, Exchange, Result, Rule, Run
 
 WRITE_PATHS = frozenset({MEMORIES, f"{MEMORIES}/delete", "/api/agent/context/memory-wraps"})
+# the account family's writes: an address (and its edits), an account, its credential and fields
+ACCOUNT_WRITES = re.compile(
+    r"/api/agent/(?:decoys(?:/(?!generate-email$)[^/]+(?:/edits)?)?"
+    r"|accounts(?:/(?!public-key$)[^/]+(?:/credential|/fields(?:/[^/]+)?|/protect|/burn-decoy)?)?)"
+)
 # refusals with their own recovery (judged by the rules of that recovery)
 RECOVERABLE = frozenset(
     {"REV_CONFLICT", "KID_CONFLICT", "HOLDERS_MISSING", "GRANT_ALREADY_REQUESTED", "RATE_LIMITED", "TOKEN_EXPIRED"}
@@ -28,12 +35,15 @@ def recoverable(x: Exchange) -> bool:
 
 
 def refused_writes(run: Run) -> list[Exchange]:
-    """The agent's memory writes the server refused for the request itself (a 4xx with no recovery)."""
-    return [
-        x
-        for x in run.exchanges
-        if x.path in WRITE_PATHS and x.method in ("POST", "PUT") and x.refused and not recoverable(x)
-    ]
+    """The agent's writes (memories, and the account family's) the server refused for the request
+    itself (a 4xx with no recovery)."""
+    return [x for x in run.exchanges if is_write(x) and x.refused and not recoverable(x)]
+
+
+def is_write(x: Exchange) -> bool:
+    if x.path in WRITE_PATHS:
+        return x.method in ("POST", "PUT")
+    return x.method in ("POST", "PUT", "PATCH") and ACCOUNT_WRITES.fullmatch(x.path) is not None
 
 
 def last_line(text: str) -> str:
