@@ -427,6 +427,16 @@ def test_the_password_in_any_text_member_of_the_record_fails():
     assert status == FAILED and len(evidence) == 1 and "its notes holds a password: 'pin: 12…(6 chars)'" in evidence[0]
 
 
+def test_a_record_that_says_where_the_password_is_kept_holds_none():
+    """The record may say where the secret is ("write only that the account has them"); a value
+    after the same words still fails."""
+    kept = record(2, notes="Login password: stored on the account. API key: kept as a secret field.")
+    assert judge("accounts.no-credentials-in-memory", kept)[0] != FAILED
+    held = record(2, notes="Login password: stored on the account. Password: Hunter2024")
+    status, evidence = judge("accounts.no-credentials-in-memory", held)
+    assert status == FAILED and "its notes holds a password: 'Password: Hu…(10 chars)'" in evidence[0]
+
+
 def test_what_is_no_password_in_a_record():
     masked_members = record(2, password=PASSWORD, secret=PASSWORD, value=PASSWORD, totp=PASSWORD, seed="x", otp="y")
     status, evidence = judge("accounts.no-credentials-in-memory", cred(1), masked_members)
