@@ -11,8 +11,6 @@ The page size and count are lowered here so a handful of accounts stands for a l
 
 from __future__ import annotations
 
-import uuid
-
 import httpx
 import pytest
 
@@ -22,7 +20,7 @@ from decoy_lab.protocol import accounts_pending
 from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.transport import routes
 
-from support.meddler import Meddler, committed_then_lost, lost
+from support.meddler import Meddler, committed_then_lost, lost, scripted_pair, scripted_resume
 
 
 @pytest.fixture
@@ -38,23 +36,13 @@ def short_pages(monkeypatch) -> None:
 
 
 def pair(sb, store: ProfileStore, meddler: Meddler) -> Connection:
-    return Connection.pair(
-        sb.url,
-        name="Landed reads",
-        profile="work",
-        store=store,
-        permissions=["everything"],
-        on_link=lambda *a: None,
-        client_id=f"landed-{uuid.uuid4().hex[:8]}",
-        retries=0,
-        backoff=0,
-        sleep=lambda s: None,
-        transport=meddler,
-    )
+    return scripted_pair(
+        sb, "Landed reads", meddler=meddler, profile="work", store=store, permissions=["everything"], retries=0
+    )[0]
 
 
 def later(store: ProfileStore, meddler: Meddler) -> Connection:
-    return Connection.resume("work", store=store, retries=0, backoff=0, sleep=lambda s: None, transport=meddler)
+    return scripted_resume("work", meddler, store=store)
 
 
 def noting(asked: list[dict]):

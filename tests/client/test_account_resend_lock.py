@@ -20,7 +20,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -34,7 +33,7 @@ from decoy_lab.store.journal import Journal, new_entry
 from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.transport import routes
 
-from support.meddler import Meddler, committed_then_lost, lost
+from support.meddler import Meddler, committed_then_lost, lost, scripted_pair, scripted_resume
 
 SAFETY = 60.0  # seconds before a staged wait gives up (only a broken lock or a hang gets there)
 
@@ -72,24 +71,14 @@ def waits():
 
 
 def pair(sb, store: ProfileStore, meddler: Meddler) -> Connection:
-    return Connection.pair(
-        sb.url,
-        name="Racing resends",
-        profile="work",
-        store=store,
-        permissions=["everything"],
-        on_link=lambda *a: None,
-        client_id=f"race-{uuid.uuid4().hex[:8]}",
-        retries=0,
-        backoff=0,
-        sleep=lambda s: None,
-        transport=meddler,
-    )
+    return scripted_pair(
+        sb, "Racing resends", meddler=meddler, profile="work", store=store, permissions=["everything"], retries=0
+    )[0]
 
 
 def later(store: ProfileStore, meddler: Meddler) -> Connection:
     """The profile opened anew, as another process would: its own Journal, its own lock fd."""
-    return Connection.resume("work", store=store, retries=0, backoff=0, sleep=lambda s: None, transport=meddler)
+    return scripted_resume("work", meddler, store=store)
 
 
 def account_count(conn: Connection) -> int:

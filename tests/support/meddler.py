@@ -70,27 +70,31 @@ def committed_then_lost(request: httpx.Request, inner: httpx.BaseTransport) -> h
 MEMORY_PERMISSIONS = ["memory.read", "memory.save", "memory.edit", "memory.delete"]
 
 
-def scripted_pair(sb: Any, name: str, **options: Any) -> tuple[Any, Meddler]:
-    """A connection paired with `sb` over a Meddler it returns beside it: one send and one retry,
-    no waiting between them (what a test of unknown outcomes and refusals wants). `options` are
-    Connection.pair's and replace those defaults (permissions, retries, client_id, backoff, sleep)."""
+def scripted_pair(sb: Any, name: str, *, meddler: Meddler | None = None, **options: Any) -> tuple[Any, Meddler]:
+    """A connection paired with `sb` over a Meddler (`meddler`, or a new one) it returns beside it:
+    one send and one retry, no waiting between them (what a test of unknown outcomes and refusals
+    wants), no saved profile. `options` are Connection.pair's and replace those defaults
+    (permissions, retries, client_id, backoff, sleep, profile)."""
     from decoy_lab.client.connection import Connection
 
-    meddler = Meddler()
+    meddler = meddler or Meddler()
     settings: dict[str, Any] = {
         "permissions": MEMORY_PERMISSIONS,
         "retries": 1,
         "client_id": f"scripted-{uuid.uuid4().hex[:8]}",
         "backoff": 0,
         "sleep": lambda s: None,
+        "profile": None,
         **options,
     }
-    conn = Connection.pair(
-        sb.url,
-        name=name,
-        profile=None,
-        on_link=lambda *a: None,
-        transport=meddler,
-        **settings,
-    )
+    conn = Connection.pair(sb.url, name=name, on_link=lambda *a: None, transport=meddler, **settings)
     return conn, meddler
+
+
+def scripted_resume(profile: str, meddler: Meddler, **options: Any) -> Any:
+    """The saved profile opened anew over `meddler`, as another process would (its own journal):
+    no resend of its own, no waiting."""
+    from decoy_lab.client.connection import Connection
+
+    settings: dict[str, Any] = {"retries": 0, "backoff": 0, "sleep": lambda s: None, **options}
+    return Connection.resume(profile, transport=meddler, **settings)
