@@ -6,6 +6,7 @@ write's topic rows are removed unless a memory is filed under that topic now.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import DecoyError, OutcomeUnknown, RevConflict, ServerError, TransportError
@@ -92,12 +93,13 @@ def _sent(exc: BaseException) -> bool:
     return not (isinstance(exc, TransportError) and not exc.sent)
 
 
+_ROUTE = re.compile(r"(?:POST|PUT|GET|DELETE) /\S*?(?=: |$)")  # "<METHOD> <path>" before ": " or the end
+
+
 def _route(text: str) -> str:
     """'POST /api/…' from an error's message that begins with the request it is about, else ''."""
-    head = text.split(": ", 1)[0]
-    return (
-        head if head.startswith(("POST /", "PUT /", "GET /", "DELETE /")) and " " not in head[head.index("/") :] else ""
-    )
+    found = _ROUTE.match(text)
+    return found.group(0) if found else ""
 
 
 def attempt_said(exc: BaseException) -> str:
