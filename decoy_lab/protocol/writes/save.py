@@ -23,14 +23,14 @@ def save(
     text: str,
     *,
     topic: Any = None,
-    topic_type: str,
+    topic_type: str = "",
     link: Any = None,
     categories: Iterable[str] = (),
     account: str | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> str:
     checked_text(text, "text")
-    checked_text(topic, "topic name")  # a topic id, name or Topic: only text is checked
+    checked_text(topic if isinstance(topic, (str, bytes)) else None, "topic name")
     categories = list(categories)
     asked = [text, topic, topic_type, link, sorted(map(str, categories)), account, metadata]
     intent = s.intent("save", asked)
