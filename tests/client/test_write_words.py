@@ -47,9 +47,8 @@ def test_an_unknown_outcome_says_which_journal_file_keeps_the_rows(sb, tmp_path)
         meddler.plan("POST", routes.MEMORIES, lost, lost)
         with pytest.raises(OutcomeUnknown) as unknown:
             conn.save("Reads before bed.")
-        assert (
-            f"The sealed rows are kept in the pending-writes journal in {store.journal_path('work')}: "
-            in str(unknown.value)
+        assert f"The sealed rows are kept in the pending-writes journal in {store.journal_path('work')}: " in str(
+            unknown.value
         )
         assert [d["outcome"] for d in conn.resend()] == ["committed"]
     finally:
@@ -76,3 +75,13 @@ def test_an_edit_whose_new_topic_rows_were_lost_stays_pending_and_resend_finishe
     assert [p["kind"] for p in conn.pending] == ["edit"]
     assert [d["outcome"] for d in conn.resend()] == ["committed"] and conn.pending == []
     assert conn.load().memory(mid).topic["name"] == "Baking projects"
+
+
+def test_a_memory_saved_about_an_account_with_notes_reads_back_so(sb, cast):
+    """ "about a granted account: `{…"about":["account:<account uuid>"]}` (never the account's
+    name)", and `metadata` "an object of free notes" kept as given."""
+    conn, _meddler = cast
+    gym = sb.owner.add_account("Gym")["id"]
+    mid = conn.save("Renews the membership in March.", account=gym, metadata={"source": "chat"})
+    saved = conn.load().memory(mid)
+    assert (saved.about, saved.account, saved.metadata) == (f"account:{gym}", gym, {"source": "chat"})
