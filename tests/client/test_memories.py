@@ -193,17 +193,17 @@ def test_without_memory_save_the_refusal_asks_and_the_grant_arrives(sb, keys3):
 
 def test_request_access_by_topic_name(sb, writer, keys3):
     asker = connect(sb, keys3[1], ["memory.save"], name="Topic asker")
-    writer.save("Booked the hotel in Alfama.", topic="Lisbon trip", categories=["travel"])  # the topic, reused if there
-    tid = writer.load().find_topic("Lisbon trip").id
-    req = asker.request_access(["memory.read"], about=tid, reason="Plan the Lisbon trip")
+    writer.save("Booked the hotel in Alfama.", topic="Porto trip", categories=["travel"])
+    tid = writer.load().find_topic("Porto trip").id
+    req = asker.request_access(["memory.read"], about=tid, reason="Plan the Porto trip")
     assert req.status in ("pending", "approved")
     req.wait(timeout=5, interval=0)
     assert any(r.get("about") for r in asker.access().frame["row"])
     sb.owner.share()  # the owner's phone wraps the topic's rows to the asker
     asker.load()  # the topic is readable now: what the connection holds names it, not its id
     acc = asker.access()
-    assert "1 topic (Lisbon trip)" in acc.summary and tid not in acc.summary
-    assert "about=Lisbon trip" in set(acc.frame["selection"]) and tid not in str(acc)
+    assert "1 topic (Porto trip)" in acc.summary and tid not in acc.summary
+    assert "about=Porto trip" in set(acc.frame["selection"]) and tid not in str(acc)
 
 
 def test_unseal_steps_through_one_row(writer):
