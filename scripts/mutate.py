@@ -3,9 +3,9 @@
 Each set of mutate/sets.toml (modules + the test files that cover them) runs in a work folder of
 its own, build/mutate/<set>/, holding a pyproject.toml with that set's [tool.mutmut] and symlinks
 to decoy_lab/ and tests/: mutmut writes its mutants under build/mutate/<set>/mutants/, never into
-the sources, and a rerun reuses what did not change. mutmut copies decoy_lab/ as it starts (an
-edit half made then is what every mutant runs on) and reads tests/ live: on a shared tree, run it
-from a `git worktree` of a commit instead.
+the sources, and a rerun reuses what did not change. mutmut copies decoy_lab/ and tests/ into
+mutants/ as it starts (an edit half made then is what every mutant runs on): on a shared tree, run
+it from a `git worktree` of a commit instead.
 One worker (the machine is shared). Every set but `judges` (which repeats the judges_* sets in one
 piece) runs by default, about three hours on two busy cores; pass set names to run only those:
 
