@@ -21,6 +21,8 @@ from decoy_lab.conformance.rulebook import FAILED, NOT_EXERCISED, PASSED, Eviden
 from decoy_lab.conformance.rules import BY_ID
 from decoy_lab.inspector.flow_record import Row
 
+from support.exchanges import x
+
 ACCOUNT = "5d09cdae-1b84-45f8-bbcd-a96a32475078"
 OTHER = "6e1aa0bf-2c95-46a9-8cde-b07b43586189"
 FIELD = "7f3b1c2d-0000-4000-8000-00000000f1e1"
@@ -35,14 +37,6 @@ OWNER_OPENS, RETRY_AFTER, IDEMPOTENCY = (
     "accounts.idempotency-key",
 )
 STOPPED = "the check stopped"
-
-
-def x(i: int, method: str, path: str, status: int | None = 200, request: Any = None, response: Any = None,
-      rows=(), start: float | None = None, done: float | None = -1.0) -> Exchange:  # fmt: skip
-    t = float(i) if start is None else start
-    end = t + 0.1 if done == -1.0 else done
-    ended = "answered" if status is not None else "no answer"
-    return Exchange(i, method, path, "", status, ended, t, end, request, response, {}, list(rows), "t1")
 
 
 def judge(rule: str, *exchanges: Exchange) -> tuple[str, list[str], list[tuple[int, ...]]]:

@@ -23,6 +23,8 @@ from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.wire.crypto import AgentKey
 
+from support.exchanges import x
+
 UNLOCK = "/api/agent/unlock"
 DECOYS = "/api/agent/decoys"
 ACCOUNT = "5d09cdae-1b84-45f8-bbcd-a96a32475078"
@@ -31,14 +33,6 @@ TARGET = {"kind": "credential", "account_id": ACCOUNT}
 OWNER = AgentKey.generate()
 PASSWORD = "Tk-Lisb0n-rain-2026"
 API_KEY = "sk_live_" + "3f" * 16
-
-
-def x(i: int, method: str, path: str, status: int | None = 200, request: Any = None, response: Any = None,
-      rows=(), start: float | None = None, done: float | None = -1.0) -> Exchange:  # fmt: skip
-    t = float(i) if start is None else start
-    end = t + 0.1 if done == -1.0 else done
-    ended = "answered" if status is not None else "no answer"
-    return Exchange(i, method, path, "", status, ended, t, end, request, response, {}, list(rows), "t1")
 
 
 def judge(rule: str, *exchanges: Exchange, scenario: str = "accounts") -> tuple[str, list[str]]:

@@ -30,6 +30,8 @@ from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.wire.crypto import AgentKey
 
+from support.exchanges import x
+
 ACCOUNT = "5d09cdae-1b84-45f8-bbcd-a96a32475078"
 FIELD = "7f3b1c2d-0000-4000-8000-00000000f1e1"
 LISTED = "a1a1a1a1-0000-4000-8000-000000000001"
@@ -39,14 +41,6 @@ FIELDS = f"/api/agent/accounts/{ACCOUNT}/fields"
 GRANTEES = f"/api/agent/accounts/{ACCOUNT}/field-grantees"
 CREDENTIAL = f"/api/agent/accounts/{ACCOUNT}/credential"
 OWNER = AgentKey.generate()
-
-
-def x(i: int, method: str, path: str, status: int | None = 200, request: Any = None, response: Any = None,
-      rows=(), start: float | None = None, done: float | None = -1.0) -> Exchange:  # fmt: skip
-    t = float(i) if start is None else start
-    end = t + 0.1 if done == -1.0 else done
-    ended = "answered" if status is not None else "no answer"
-    return Exchange(i, method, path, "", status, ended, t, end, request, response, {}, list(rows), "t1")
 
 
 def judge(rule: str, *exchanges: Exchange, exit_code: int | None = 0) -> tuple[str, list[str]]:
