@@ -360,7 +360,7 @@ def find_account(agent: Agent, service: str) -> tuple[str | None, str | None]:
         return None, None
     candidates = list(d.get("accounts") or [])
     if not any(a.get("metadata_seal") for a in candidates):
-        # 001 says the account reads serve our metadata_seal; the sandbox serves it on decoys only.
+        # 001: the account reads serve our metadata_seal; a server that does not, the address list does.
         try:
             _, dd = agent.call("GET", "/api/agent/decoys")
             candidates += [{**x, "id": x.get("account_id")} for x in dd.get("decoys") or []]
