@@ -9,6 +9,11 @@ one AES-GCM open (its `ciphertext`), so both are counted in opened items a secon
 is accounts' ratio ÷ memories' ratio: 1.0 is "the same ratio to the machine's RSA limit as
 memories do"; the target allows the host's drift (≥ 0.9).
 
+Beside it, the CPU each kind spends per item, both ends counted (the sandbox's server thread
+apart): with every core busy, a kind's ratio can reach at most (a)'s CPU per unwrap ÷ its own,
+so memories' CPU per item ÷ accounts' bounds the figure whatever the threads do — what one
+request per account costs on this stack, measured in the same run.
+
 Staging: the accounts and fields are written into the sandbox's store as a client would have
 sent them (an owner ENVELOPE record; per field a fresh key, its VAULT ciphertext, an owner wrap
 and this connection's wrap) — the load measured is over real HTTP. The memories are sealed and
@@ -19,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -100,6 +107,28 @@ def stage_accounts(sb: Any, conn: Any, accounts: int, fields: int, workers: int)
     return served
 
 
+def _server_cpu() -> float:
+    """CPU seconds the in-process sandbox's server thread has used (Linux; 0.0 elsewhere)."""
+    thread = next((t for t in threading.enumerate() if t.name == "decoy-sandbox"), None)
+    try:
+        with open(f"/proc/self/task/{thread.native_id}/stat", encoding="ascii") as fh:  # type: ignore[union-attr]
+            ticks = fh.read().rsplit(")", 1)[1].split()
+    except (AttributeError, OSError):
+        return 0.0
+    return (int(ticks[11]) + int(ticks[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _with_cpu(run: Any) -> Any:
+    """`run()` → (seconds, items), also keeping the process's CPU and the server thread's share."""
+
+    def timed() -> tuple[float, int, float, float]:
+        cpu, server = time.process_time(), _server_cpu()
+        seconds, items = run()
+        return seconds, items, time.process_time() - cpu, _server_cpu() - server
+
+    return timed
+
+
 def measure(ctx: Context, accounts: int = ACCOUNTS, fields: int = FIELDS) -> list[Figure]:
     from decoy_lab.sandbox.checks import readcache
 
@@ -137,13 +166,18 @@ def measure(ctx: Context, accounts: int = ACCOUNTS, fields: int = FIELDS) -> lis
             return seconds, opened
 
         runs: dict[str, list[tuple[float, float, float, str]]] = {"memories": [], "accounts": []}
+        cpu: dict[str, list[tuple[float, float]]] = {"memories": [], "accounts": []}  # (ms per item, server's)
         for rep in range(REPEATS):  # alternated, so a drift of the host touches both alike
             ctx.say(f"round {rep + 1} of {REPEATS}: a cold memories load and the accounts frame, each between two (a)")
-            (m_s, m_rows), limit, how = rsa_limit_around(ctx, sample, mem.agent_key.private_key, memories_load)
-            runs["memories"].append(((m_rows / m_s) / limit, m_rows / m_s, limit, how))
-            (a_s, a_fields), limit, how = rsa_limit_around(
-                ctx, served_fields[: len(sample)], acct.agent_key.private_key, accounts_shown
+            (m_s, m_rows, m_cpu, m_srv), limit, how = rsa_limit_around(
+                ctx, sample, mem.agent_key.private_key, _with_cpu(memories_load)
             )
+            runs["memories"].append(((m_rows / m_s) / limit, m_rows / m_s, limit, how))
+            cpu["memories"].append((m_cpu * 1e3 / m_rows, m_srv * 1e3 / m_rows))
+            (a_s, a_fields, a_cpu, a_srv), limit, how = rsa_limit_around(
+                ctx, served_fields[: len(sample)], acct.agent_key.private_key, _with_cpu(accounts_shown)
+            )
+            cpu["accounts"].append((a_cpu * 1e3 / max(a_fields, 1), a_srv * 1e3 / max(a_fields, 1)))
             if a_fields != items:
                 return [missing(NAME, "", f"the frame opened {a_fields:,} of {items:,} fields")]
             runs["accounts"].append(((a_fields / a_s) / limit, a_fields / a_s, limit, how))
@@ -153,6 +187,8 @@ def measure(ctx: Context, accounts: int = ACCOUNTS, fields: int = FIELDS) -> lis
         )
         spread = {k: ", ".join(f"{r[0]:.2f}" for r in v) for k, v in runs.items()}
         figure = a_ratio / m_ratio
+        per = {k: sorted(v)[REPEATS // 2] for k, v in cpu.items()}  # median CPU per item, server's with it
+        bound = per["memories"][0] / per["accounts"][0]
         return [
             info(
                 "memories: cold load",
@@ -166,6 +202,15 @@ def measure(ctx: Context, accounts: int = ACCOUNTS, fields: int = FIELDS) -> lis
                 "fields/s",
                 f"{a_ratio:.2f} of the RSA limit, median of {spread['accounts']} ({a_limit:,.0f}/s; {a_how}); "
                 f"{items / a_rate:.2f} s for {accounts:,} accounts",
+            ),
+            info(
+                "accounts: CPU per field ÷ memories' per row",
+                per["accounts"][0] / per["memories"][0],
+                "×",
+                f"both ends, median of {REPEATS}: {per['accounts'][0]:.3f} ms a field (the sandbox "
+                f"{per['accounts'][1]:.3f}) against {per['memories'][0]:.3f} ms a row (the sandbox "
+                f"{per['memories'][1]:.3f}); with every core busy the figure below can reach at most "
+                f"{bound:.2f} × (one fields read per account: 001 reads no account's fields with another's)",
             ),
             check(
                 NAME.replace("1,000 × 5", f"{accounts:,} × {fields}"),
