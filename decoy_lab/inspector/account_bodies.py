@@ -19,6 +19,9 @@ each record kind) and what opens it:
   `metadata_seals` and a served `metadata_seal` (the agent's key; without it, a create's own entry
   that the owner's key opens is flagged as sealed to the wrong key), VAULT `encrypted_data` details
   (the vault key); an edit's `sealed_patch` (`POST …/edits`): the owner key;
+- an account read (`GET /api/agent/accounts`, `GET …/accounts/{id}`): its record as above, and the
+  `metadata_seal` of its address, opened as the address reads' is ("returned to this connection as
+  `metadata_seal` on … the account reads");
 - an unlock answer, `items[].sealed_envelope` (`GET /api/agent/unlock/{requestId}`): the agent's key;
 - accounts in bulk, `accounts[].encrypted_data` (`POST /api/agent/accounts/batch`): "a base64
   **VAULT** SealedBlob": the vault key; a protected account's new address, `decoy_encrypted_data`
@@ -212,8 +215,10 @@ class AccountOpener:
             return [
                 row
                 for i, a in enumerate(_list(got.get("accounts")))
-                for row in self._owned(str(a.get("id")), f"response.accounts[{i}].encrypted_data", "account_record", a)
+                for row in self._account_read(str(a.get("id")), f"response.accounts[{i}]", a)
             ]
+        if sub is None and method == "GET":
+            return self._account_read(account, "response", got)
         if sub is None:
             body, side = (sent, "request") if method in ("PATCH", "PUT") else (got, "response")
             return self._owned(account, f"{side}.encrypted_data", "account_record", body)
@@ -259,6 +264,17 @@ class AccountOpener:
                                      seal.get("sealed_envelope"), own=own)  # fmt: skip
         if method == "POST" and not sent.get("metadata_seals"):  # a copy the server sealed itself
             rows += self._agent_blob(rid, "response.metadata_seal", "metadata_seal", got.get("metadata_seal"))
+        return rows
+
+    def _account_read(self, account: str, where: str, a: dict) -> list[Row]:
+        """An account as a read serves it: its record, then this connection's copy of its address's
+        details — the create's `metadata_seals` entry is "returned to this connection as
+        `metadata_seal` on `GET /api/agent/decoys`, `GET /api/agent/decoys/{decoyId}` and the account
+        reads" (001), so it opens as the address reads' does: with the agent's key, or, without it,
+        flagged when the owner's key opens it and parsed by layout otherwise. The row is the address's."""
+        rows = self._owned(account, f"{where}.encrypted_data", "account_record", a)
+        address = str(a.get("decoy_id") or f"address of account {account}")
+        rows += self._agent_blob(address, f"{where}.metadata_seal", "metadata_seal", a.get("metadata_seal"))
         return rows
 
     def _decoy(self, where: str, d: dict) -> list[Row]:
