@@ -321,8 +321,10 @@ class Connection:
     def unpair(self) -> list[dict]:
         """End this connection at the server (RFC 7009 revocation: its tokens stop working, and
         pairing again makes a new connection that inherits nothing), then delete its saved profile
-        and its pending-writes journal. Returns the pending writes that were dropped with it (as
-        `pending` lists them; each is also logged as a warning): their outcome stays unknown.
+        and its pending-writes journal, with its entries' lock files — but one that a process holds
+        to send its entry now is left to that process (`lock` "held", said as a warning). Returns
+        the pending writes that were dropped with it (as `pending` lists them, plus `lock`; each is
+        also logged as a warning): their outcome stays unknown.
         When the server cannot be reached the profile is kept, so the revocation can be tried again."""
         saved_here = self.saved.saved_tokens() is not None
         self.session.retry.run(self.session.api.revoke)
@@ -549,6 +551,14 @@ class Connection:
         """Pause inbound mail on addresses (20 a call): id → "paused" or why not ("Not permitted")."""
         return self.account_book.pause_addresses(decoy_ids)
 
+    def burn_decoys(self, decoy_ids: Sequence[str]) -> dict[str, str]:
+        """Burn up to 20 addresses for good in one call (`POST /api/agent/decoys/batch/burn`,
+        irreversible; a Personal Alias needs `alias.burn`): id → "burned" or why not ("Not
+        permitted" — an account's own Decoy email goes only with its account — or "Not found").
+        More than 20 is refused before anything is sent. A lost answer is journaled; `resend()`
+        reads each address first (one no longer served was burned) and burns only the rest."""
+        return self.account_book.burn_addresses(decoy_ids)
+
     def import_accounts(self, records: Sequence[dict[str, Any]]) -> Imported:
         """Save many accounts at once (a password manager's export: `name`, `username`, `password`,
         URLs, notes …), each sealed with the vault key (`everything` only) and sent 25 a call; each
@@ -614,7 +624,7 @@ class Connection:
         """The writes whose outcome is not known yet (the pending-writes journal), oldest first:
         each with its `kind` (save / edit, or an account write's: address, account, account edit,
         password, field, field edit, field delete, address edit, protect, pause, import, account
-        delete, address update, address burn, linked burn), the row
+        delete, address update, address burn, linked burn, batch burn), the row
         `ids`, the memory (or account, address) it is for (`target`), when
         it was first sent (`at`) and the last unknown outcome (`why`). Empty once all is settled.
         An entry of the journal that is not this connection's (another server, profile or key, or

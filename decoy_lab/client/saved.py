@@ -2,7 +2,8 @@
 cache key) in a `ProfileStore`, opens its sealed cache and its pending-writes journal, and is the
 `TokenStore` its `Api` refreshes through (the tokens another process may have refreshed, a lock
 shared by every process using the profile). `pending` / `not_sent` / `drop_journal` read a
-journal as `Connection.pending` and `resend` show it."""
+journal as `Connection.pending` and `resend` show it; `sweep_locks` removes the lock files of
+entries a journal no longer holds (on opening it, and with `drop_journal`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import time
 from typing import Any
 
 from decoy_lab.errors import DecoyError
+from decoy_lab.protocol import accounts_pending
 from decoy_lab.store import cache
 from decoy_lab.store.journal import Journal, binding
 from decoy_lab.store.profiles import Profile, ProfileStore, profile_tokens, token_fields
@@ -89,9 +91,12 @@ class Saved:
             cache.clear(self.store.cache_path(self.profile))
 
     def journal(self) -> Journal:
-        """The pending-writes journal, bound to this server, profile and key (in memory without a profile)."""
+        """The pending-writes journal, bound to this server, profile and key (in memory without a
+        profile). Opening it sweeps the lock files of entries it no longer holds (`sweep_locks`)."""
         path = self.store.journal_path(self.profile) if self.profile and self.store is not None else None
-        return Journal(path, binding=binding(self.api.base_url, self.profile, self.agent_key.fingerprint))
+        journal = Journal(path, binding=binding(self.api.base_url, self.profile, self.agent_key.fingerprint))
+        sweep_locks(journal)
+        return journal
 
     # -- the TokenStore the Api refreshes through --------------------------------------------------
     def saved_tokens(self) -> Tokens | None:
@@ -117,16 +122,40 @@ class Saved:
         return contextlib.nullcontext()
 
 
+def sweep_locks(journal: Journal) -> tuple[list[str], list[str]]:
+    """Remove the lock files of entries `journal` no longer holds, nobody holding them
+    (accounts_pending.sweep_entry_locks); (removed, held) entry ids. A journal that cannot be read
+    is left as it is (and its lock files with it): whoever reads it next says why."""
+    try:
+        return accounts_pending.sweep_entry_locks(journal)
+    except (DecoyError, OSError) as exc:
+        log.debug("pending-writes journal %s: lock files not swept: %s", journal.path, exc)
+        return [], []
+
+
 def drop_journal(journal: Journal, why: str) -> list[dict]:
-    """Remove a profile's pending-writes journal, saying (a warning) what was pending."""
+    """Remove a profile's pending-writes journal, its lock file and its entries' lock files, saying
+    (a warning) what was pending. Each dropped entry's `lock` says what became of its lock file: "removed",
+    "held" (a process is sending it now: left to that process, which removes it once done), or
+    None (it had none). A lock file held for a send not journaled yet is left the same way."""
     if journal.path is None:
         return []
     dropped = [pending_view(e) for e in journal.drop()]
+    removed, held = sweep_locks(journal)
+    if not journal.remove_lock():
+        log.debug("pending-writes journal %s: its lock is held now, so its lock file stays", journal.path)
     for e in dropped:
+        e["lock"] = "removed" if e["entry"] in removed else "held" if e["entry"] in held else None
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["at"] or 0))
         log.warning(
             "%s: dropped the pending %s of %s (rows %s, for %s, first sent %s): its outcome stays unknown",
             why, e["kind"], e["target"], ", ".join(e["ids"]), e["server"] or "an unnamed server", when,
+        )  # fmt: skip
+    for entry_id in held:
+        log.warning(
+            "%s: the lock file of pending write %s is held by a process sending it now, so it was left in place "
+            "(that process removes it once it is done; if it died, the next opening of the journal does)",
+            why, entry_id,
         )  # fmt: skip
     return dropped
 

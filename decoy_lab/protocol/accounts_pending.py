@@ -31,17 +31,26 @@ How an entry is finished depends on whether 001 makes its route safe to repeat (
   timeout + retry" could create it twice), so it is sent once, and finishing it reads the account
   list first: an account whose sealed record is, byte for byte, one this entry sent is one that
   landed; only the rest are sent (once more), and the result says which.
+- `read` — a batch burn ("Permanently delete up to 20 decoys in one call. Irreversible."): a
+  repeat would answer an address the lost send burned as one it cannot find, so it is sent once,
+  and finishing it reads each address first: one no longer served was burned; the batch is sent
+  again for those still served only, and the result says, per address, "burned" or why not.
 
 No two processes send one entry at once (`entry_lock`): a lock file beside the journal for each
 entry is held by the first send from before the entry is journaled until it is settled or left
 pending, and by a resend from reading what landed until it settles it; a resend that finds the
-entry settled once it holds the lock sends nothing.
+entry settled once it holds the lock sends nothing. So a lock file whose entry is gone from the
+journal (dropped by unpairing, or left by a process that died) guards nothing: `sweep_entry_locks`
+removes each one nobody holds — when the journal is opened, and when it is dropped — and leaves a
+held one to the process sending it now, which removes it once its entry is settled.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
@@ -71,9 +80,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CHECK", "FAMILY", "SAME", "is_account_entry", "resend_entry", "send_journaled"]
+__all__ = [
+    "CHECK",
+    "FAMILY",
+    "READ",
+    "SAME",
+    "batch_results",
+    "is_account_entry",
+    "resend_entry",
+    "send_journaled",
+    "sweep_entry_locks",
+]
 FAMILY = "account"
-SAME, CHECK = "same", "check"
+SAME, CHECK, READ = "same", "check", "read"
 FINISH = "conn.resend() (`%decoy resend`, `decoy-lab resend`, also from a new process)"
 ENTRY_WAIT = 120.0  # seconds a send waits for another process finishing the same entry
 
@@ -136,6 +155,7 @@ CHECKS: dict[str, Check] = {
     "address edit": _named("edit_id"),
     "protect": _named("decoy_id"),
     "pause": lambda body, answer: None if isinstance(answer.get("succeeded"), list) else "no succeeded list",
+    "batch burn": lambda body, answer: None if isinstance(answer.get("succeeded"), list) else "no succeeded list",
     "import": _results,
 }
 
@@ -215,6 +235,53 @@ def entry_lock(journal: Journal, entry_id: str, *, wait: float = ENTRY_WAIT) -> 
                         _LOCAL.pop((id(journal), entry_id), None)
 
 
+_ENTRY_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")  # new_entry's ids
+
+
+def entry_lock_files(journal: Journal) -> dict[str, Path]:
+    """The entries' lock files beside the journal's file, by entry id (none in memory). The
+    journal's own lock (`<journal>.lock`) and any file not named for an entry id are not among them."""
+    if journal.path is None or not journal.path.parent.is_dir():
+        return {}
+    prefix = f"{journal.path.name}."
+    found = {}
+    for path in journal.path.parent.glob(f"{glob.escape(journal.path.name)}.*.lock"):
+        entry_id = path.name[len(prefix) : -len(".lock")]
+        if _ENTRY_ID.fullmatch(entry_id):
+            found[entry_id] = path
+    return found
+
+
+def sweep_entry_locks(journal: Journal) -> tuple[list[str], list[str]]:
+    """Remove the lock file of every entry the journal no longer holds (settled, dropped, or left
+    by a process that died before settling it), unless another holder has it. Returns (the entry
+    ids whose lock file was removed, those left because it is held). A held one is a send in
+    flight (a first send locks its entry before journaling it): it is left to that process, which
+    removes the file once the entry is settled. Each file is removed while this process holds it,
+    and only when the entry is still gone then; filelock's acquire retries on an inode unlinked
+    under it, so a waiter never ends up holding a removed file. Another holder is never waited for."""
+    removed: list[str] = []
+    held: list[str] = []
+    for entry_id, path in sorted(entry_lock_files(journal).items()):
+        lock = FileLock(str(path), mode=0o600)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            held.append(entry_id)
+            continue
+        try:
+            if any(e.get("id") == entry_id for e in journal.everything()):
+                continue  # journaled meanwhile: its lock guards it again
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            removed.append(entry_id)
+        finally:
+            lock.release()
+    if removed:
+        log.info("removed the lock files of %d settled or dropped pending writes%s", len(removed), _where(journal))
+    return removed, held
+
+
 # -- the first send ---------------------------------------------------------------------------------
 def send_journaled(
     s: Session,
@@ -280,7 +347,7 @@ def _send(s: Session, entry: Mapping[str, Any], body: Any = None) -> dict[str, A
     step = entry["sends"][0]
     body = step["body"] if body is None else body
     check = CHECKS[entry["kind"]]
-    if entry.get("mode") == CHECK:
+    if entry.get("mode") in (CHECK, READ):
         return send_once(s, step["method"], step["path"], body, lambda a: check(body, a))
     return s.send(step["method"], step["path"], body, None, lambda a: check(body, a))
 
@@ -315,11 +382,10 @@ def send_once(
 
 def _unknown(journal: Journal, entry: dict[str, Any], exc: BaseException, again: str) -> OutcomeUnknown:
     step = entry["sends"][0]
-    how = (
-        "sends the same sealed bytes again and checks the answer"
-        if entry.get("mode") != CHECK
-        else "reads the account list first and sends only what did not land"
-    )
+    how = {
+        CHECK: "reads the account list first and sends only what did not land",
+        READ: "reads each address first and sends the batch again only for those still served",
+    }.get(entry.get("mode") or SAME, "sends the same sealed bytes again and checks the answer")
     message = (
         f"{step['method']} {step['path']}: no send got an answer that proves it ({exc}); it may have committed. "
         f"{again + ' ' if again else ''}The sealed body is kept in the pending-writes journal{_where(journal)}: "
@@ -459,6 +525,8 @@ def _finish(s: Session, journal: Journal, entry: dict[str, Any]) -> dict[str, An
         if entry.get("mode") == CHECK:
             out["outcome"], out["said"], landed = _finish_unsure(s, entry)
             out["landed"] = landed
+        elif entry.get("mode") == READ:
+            out["outcome"], out["said"], out["results"] = _finish_burns(s, entry)
         elif (early := _before(s, entry)) is not None:
             out["outcome"], out["said"] = early
         else:
@@ -481,6 +549,37 @@ def _finish(s: Session, journal: Journal, entry: dict[str, Any]) -> dict[str, An
     journal.settle(entry["id"])
     log.info("pending %s %s: %s", entry["kind"], entry["id"], out["outcome"])
     return out
+
+
+def batch_results(ids: list[str], answer: Mapping[str, Any], done: str) -> dict[str, str]:
+    """A batch's answer per id: `done` for each it lists in `succeeded`, each `failed` entry's
+    reason ("Not permitted": "Ids you may not touch are listed in `failed` as "Not permitted" and
+    left alone"), and for an id it lists in neither, that it said nothing of it."""
+    out = dict.fromkeys(ids, "not in the answer: read the address to see what became of it")
+    out.update({i: done for i in answer.get("succeeded") or [] if isinstance(i, str)})
+    for f in answer.get("failed") or []:
+        if isinstance(f, Mapping) and isinstance(f.get("id"), str):
+            out[f["id"]] = str(f.get("error") or f.get("reason") or "failed")
+    return out
+
+
+def _finish_burns(s: Session, entry: Mapping[str, Any]) -> tuple[str, str, dict[str, str]]:
+    """A batch burn whose answer was lost: each address read first — never burned blindly. One no
+    longer served is done ("burned": a burned address is never served again; an id this
+    connection could never read reads the same, and the lost send burned nothing of it either);
+    the batch is sent again for those still served only (a repeat burns only what it names)."""
+    ids = [i for i in entry["sends"][0]["body"]["decoy_ids"] if isinstance(i, str)]
+    served = [i for i in ids if _served(s, f"{routes.DECOYS}/{i}") is not None]
+    results = {i: "burned" for i in ids if i not in served}
+    said = f"{len(results)} no longer served (burned)" if results else ""
+    if served:
+        results.update(batch_results(served, _send(s, entry, {"decoy_ids": served}), "burned"))
+        sent = f"sent again for the {len(served)} still served"
+        said = f"{said}; {sent}" if said else sent
+    failed = {i: why for i, why in results.items() if why != "burned"}
+    if failed:
+        said += "; not burned: " + ", ".join(f"{i} ({why})" for i, why in failed.items())
+    return "committed", said, results
 
 
 def _said(entry: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
