@@ -161,6 +161,9 @@ class AccountBook:
     def pause_addresses(self, decoy_ids: Sequence[str]) -> dict[str, str]:
         return accounts_decoys.pause_addresses(self.session, decoy_ids)
 
+    def burn_addresses(self, decoy_ids: Sequence[str]) -> dict[str, str]:
+        return accounts_decoys.burn_addresses(self.session, decoy_ids)
+
     def import_accounts(self, records: Sequence[dict[str, Any]]) -> Imported:
         """Accounts in bulk, VAULT-sealed; each created one's record is held (this connection wrote it)."""
         if self.vault_key is None:

@@ -638,8 +638,9 @@ class Connection:
         server, profile or agent key — or to none (an older decoy-lab's) — is never sent: its
         `outcome` is "not sent: …" with the reason, and it stays in the journal. A write that
         still gets no answer that proves it raises OutcomeUnknown and stays pending. An account write
-        not safe to repeat (a save without an address, a bulk import) is read back first and only
-        what did not land is sent; `said` tells what proved each account write's outcome. No two
+        not safe to repeat (a save without an address, a bulk import, a batch burn) is read back
+        first and only what did not land is sent (a batch burn's result also has `results`: id →
+        "burned" or why not); `said` tells what proved each account write's outcome. No two
         processes send one account write at once: each holds the entry's lock while it reads and
         sends, and an entry another process settled meanwhile is left out of the results."""
         return saved.not_sent(self.session.journal) + writes.resend(self.session)

@@ -1,6 +1,6 @@
 """An account's Decoy addresses and accounts in bulk, under the spec's retry rules: the addresses
 listed and named, an account protected, an address renamed through a queued edit, addresses
-paused, accounts imported from another password manager.
+paused or burned in a batch, accounts imported from another password manager.
 
 Which sends may be repeated after an unknown outcome (network error, timeout, 5xx), and why:
 
@@ -11,6 +11,9 @@ Which sends may be repeated after an unknown outcome (network error, timeout, 5x
   unchanged, and the edit the answer names is followed ("The call answers `202` at once; poll
   `GET /api/agent/decoys/{decoyId}/edits/{editId}` for `applied`");
 - a batch pause: pausing a paused address changes nothing — sent again unchanged;
+- a batch burn: NOT repeated as such. A repeat would answer an address the lost send burned as
+  one it cannot find, so it is sent once and journaled; `conn.resend()` reads each address first
+  (one no longer served was burned) and sends the batch again only for those still served;
 - a batch of accounts: NOT repeated. It has no idempotency key, so a repeat after a lost answer
   could create every row twice; an unknown outcome is reported with what to check (the account
   list) before sending that chunk again, and the chunk is journaled: `conn.resend()` reads the
@@ -61,6 +64,7 @@ __all__ = [
     "Imported",
     "Protected",
     "burn_address",
+    "burn_addresses",
     "burn_linked_address",
     "edit_status",
     "import_accounts",
@@ -75,8 +79,9 @@ __all__ = [
 VAULT_KEY = "/api/agent/vault-key"
 BATCH = f"{routes.ACCOUNTS}/batch"
 PAUSE = f"{routes.DECOYS}/batch/pause"
+BURN = f"{routes.DECOYS}/batch/burn"
 CHUNK = 25  # "Create up to **25 sealed accounts in one call**"
-PAUSE_MAX = 20  # "up to 20 decoys in one call"
+PAUSE_MAX = 20  # "up to 20 decoys in one call" (a batch pause or burn)
 PAGES = 20  # pages of the address list read (of up to 100 each)
 EDIT_POLL = 2.0  # seconds between reads of a queued edit's status
 EDIT_KEYS = ("serviceName", "avatarUrl")
@@ -361,6 +366,40 @@ def burn_linked_address(s: Session, account_id: str, *, replace: bool = True) ->
         ids=[linked],
         proof={"read": path, "decoy": linked, "decoy_read": f"{routes.DECOYS}/{linked}"},
     )
+
+
+def burn_addresses(s: Session, decoy_ids: Sequence[str]) -> dict[str, str]:
+    """`POST …/decoys/batch/burn`: "Permanently delete up to 20 decoys in one call. Irreversible.
+    Burning a Personal Alias address needs `alias.burn`. An account's own Decoy email is never
+    burned on its own … listed as "Not permitted". Ids you may not touch are listed in `failed` as
+    "Not permitted" and left alone." Returns id → "burned", or why not (the answer's words).
+
+    One call, one request: more than 20 ids are refused before anything is sent (MemoryModelError),
+    not split, so a lost answer never hides what other calls of the same ask burned, and the
+    caller sees each batch's outcome before burning more. The batch is sent once (see the module
+    docstring) and journaled: a lost answer is OutcomeUnknown, and `conn.resend()` reads each
+    address first — one no longer served was burned — and sends the batch again only for the rest."""
+    if isinstance(decoy_ids, str) or not all(isinstance(i, str) and i for i in decoy_ids):
+        raise MemoryModelError("burn_decoys takes a list of address ids; nothing was sent")
+    ids = list(dict.fromkeys(decoy_ids))
+    if not ids:
+        raise MemoryModelError("name at least one address to burn; nothing was sent")
+    if len(ids) > PAUSE_MAX:
+        raise MemoryModelError(
+            f"burn at most {PAUSE_MAX} addresses a call (001: 'Permanently delete up to 20 decoys in one call'), "
+            f"not {len(ids)}; nothing was sent: burn them in batches, checking each batch's outcome"
+        )
+    answer = pending.send_journaled(
+        s,
+        "batch burn",
+        "POST",
+        BURN,
+        {"decoy_ids": ids},
+        again="Read the addresses: one no longer served is burned.",
+        ids=ids,
+        mode=pending.READ,
+    )
+    return pending.batch_results(ids, answer, "burned")
 
 
 # -- pause --------------------------------------------------------------------------------------
