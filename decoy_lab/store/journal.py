@@ -23,7 +23,7 @@ resend, or to the same save run again) only the entries bound to it; any other â
 another server, profile or key (a journal left behind by an unpaired profile, or copied from
 another), or by an older decoy-lab that bound nothing â€” is never sent: `foreign()` lists it with
 the reason. Unpairing and pairing a profile anew remove its journal (`drop`), after saying what
-was pending.
+was pending, and its lock file (`remove_lock`) unless a process holds it.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from decoy_lab.errors import ProfileError
 from decoy_lab.store.profiles import check_private, make_private_dirs
@@ -67,14 +67,19 @@ class Journal:
         self._memory: dict[str, dict[str, Any]] = {}
 
     # -- the file -----------------------------------------------------------------------------
+    @property
+    def lock_path(self) -> Path | None:
+        """The file every process using the journal locks to read or write it (None in memory)."""
+        return self.path.with_name(f"{self.path.name}.lock") if self.path is not None else None
+
     @contextlib.contextmanager
     def _locked(self) -> Iterator[dict[str, dict[str, Any]]]:
         """The entries, to read or change; written back when changed (atomically, 0600)."""
-        if self.path is None:
+        if self.path is None or self.lock_path is None:
             yield self._memory
             return
         make_private_dirs(self.path.parent)
-        with FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT, mode=0o600):
+        with FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT, mode=0o600):
             entries = self._read()
             before = json.dumps(entries, sort_keys=True)
             yield entries
@@ -162,6 +167,26 @@ class Journal:
             held = sorted((dict(e) for e in entries.values()), key=lambda e: e.get("at") or 0)
             entries.clear()
         return held
+
+    def remove_lock(self) -> bool:
+        """Remove the journal's lock file once the journal holds nothing (after `drop`, so an
+        unpaired profile leaves no file behind), unless a process holds it now: then it is left.
+        True when it is gone. The next use of the journal makes it again."""
+        if self.path is None or self.lock_path is None or not self.lock_path.exists():
+            return True
+        lock = FileLock(str(self.lock_path), mode=0o600)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            return False
+        try:
+            if self.path.exists():  # entries were added meanwhile: the lock guards them
+                return False
+            with contextlib.suppress(FileNotFoundError):
+                self.lock_path.unlink()
+            return True
+        finally:
+            lock.release()
 
     def find(self, intent: str) -> dict[str, Any] | None:
         """The unsettled entry written for this same `intent` (None when there is none)."""
