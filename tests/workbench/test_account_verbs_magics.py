@@ -176,7 +176,7 @@ def test_mistakes_are_one_line_and_the_verbs_complete_and_suggest(shell, prompts
     prompts.answers[:] = [""]
     with pytest.raises(UsageError) as empty:
         decoy(shell, f"password {made.account_id}")
-    assert str(empty.value) == ("%decoy password: the password is empty\nusage: %decoy password ACCOUNT")
+    assert str(empty.value) == ("%decoy password: the password is empty\nusage: %decoy password ACCOUNT [--from NAME]")
 
     def no_front_end(prompt: str = "") -> str:
         raise StdinNotImplementedError("raw_input was called, but this frontend does not support input requests")
@@ -200,7 +200,13 @@ def test_mistakes_are_one_line_and_the_verbs_complete_and_suggest(shell, prompts
         decoy(shell, "unlok x")
     assert "did you mean 'unlock'?" in str(typo.value)
     assert magics.complete("%decoy field-") == ["field-add", "field-delete", "field-set"]
-    assert magics.complete("%decoy decoy-") == ["decoy-edit", "decoy-rename", "decoy-update"]
+    assert magics.complete("%decoy decoy-") == [
+        "decoy-burn",
+        "decoy-edit",
+        "decoy-pause",
+        "decoy-rename",
+        "decoy-update",
+    ]
     assert magics.complete("%decoy decoy-update x --status ") == ["active", "inactive"]
     assert magics.complete("%decoy field-add x y --type ") == ["concealed-string", "string"]
     assert "--idempotency-key" in magics.complete("%decoy account-new Acme --i")

@@ -54,6 +54,9 @@ def test_every_verb_of_the_table_exists_in_both_front_ends_with_the_same_options
             for v in ("status", "access", "request", "memories", "topics", "accounts", "decoys", "links", "rows")
         ),
         *((v, "--json") for v in ("edit", "delete", "sync", "resend", "app-view")),
+        *((v.name, "--json") for v in verbs.ACCOUNT_VERBS),  # each account write's outcome as one object
+        # a headless notebook has no password box: the secret from a variable the line names
+        *((v, "--from") for v in ("password", "field-add", "field-set")),
     }
     for verb in verbs.VERBS:
         if verbs.SHELL in verb.fronts:

@@ -1,14 +1,18 @@
-"""The notebook's account verbs: account-new, account-save, account-delete, password, field-add,
-field-set, field-delete, unlock, protect, decoy-rename, decoy-edit and decoy-update, each over
+"""The notebook's account verbs: account-new, account-save, account-update, account-delete,
+password, field-add, field-set, field-delete, unlock, protect, decoy-rename, decoy-edit,
+decoy-update, decoy-pause, decoy-burn, account-burn-decoy and account-import, each over
 `Connection` (`RUN`, merged into handlers.py's table).
 
 A secret (a password, a field's value) is never a `%decoy` argument — the line would stay in the
 notebook's history and outputs: it is asked for at a hidden prompt (`getpass`, which a kernel
-answers with a password box). What each verb gives back is the library's answer (`made =
+answers with a password box), or, where no one can answer one (a notebook run headless), taken
+from a variable of the notebook that `--from NAME` names. What each verb gives back is the library's answer (`made =
 %decoy account-new Acme`, then `made.account_id`), shown as the sentence that says what happened;
 unlocked secrets show masked to their length unless `--reveal` (`u.password.reveal()` reads one).
 A refusal is the server's typed error; an unknown outcome says what to reuse and that `%decoy
-resend` finishes it.
+resend` finishes it. A burn is irreversible and a notebook has no prompt to confirm it at, so
+the line itself must say `--yes`. A pause or an import gives back each address's or row's
+outcome, refused ones too: the value holds what was done.
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ import shlex
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.core.error import StdinNotImplementedError
 
 from decoy_lab.errors import DecoyError, OutcomeUnknown
+from decoy_lab.secret import Secret
 from decoy_lab.workbench import verbs
 
 if TYPE_CHECKING:  # the client loads with the first verb that needs a connection
@@ -33,8 +39,11 @@ NB = verbs.NOTEBOOK
 
 
 class Notebook(Protocol):
-    """What an account verb uses of `DecoyMagics`: the current connection. (`DecoyMagics.reveal`
-    shows raw keys in traces; a password is shown only when one unlock asks, with `--reveal`.)"""
+    """What an account verb uses of `DecoyMagics`: the current connection, and the IPython shell
+    whose namespace `--from NAME` reads. (`DecoyMagics.reveal` shows raw keys in traces; a password
+    is shown only when one unlock asks, with `--reveal`.)"""
+
+    shell: Any
 
     def conn(self) -> Any: ...
 
@@ -78,12 +87,41 @@ def ask_secret(what: str, verb: str) -> str:
     except StdinNotImplementedError:  # a kernel run without a front end to ask (nbconvert, papermill)
         raise verbs.UsageProblem(
             f"this kernel has no front end to ask for the {what} (it runs without input): run the cell in "
-            "JupyterLab or a console — a secret is never taken on the %decoy line",
+            "JupyterLab or a console, or give --from NAME, a variable holding it — a secret is never taken on the "
+            "%decoy line",
             verb=verb,
             usage=verbs.BY_NAME[verb].usage(NB),
         ) from None
     if not text:
         raise verbs.UsageProblem(f"the {what} is empty", verb=verb, usage=verbs.BY_NAME[verb].usage(NB))
+    return text
+
+
+def secret_from(m: Notebook, args: Any, what: str, verb: str) -> str:
+    """The secret a verb writes: from the notebook's variable `--from NAME` (a str or a Secret),
+    else asked for at a hidden prompt. A missing, empty or other-typed variable is a mistake; the
+    name is repeated in it only when it is a name (a value typed by mistake is not echoed)."""
+    name = args.from_name
+    if name is None:
+        return ask_secret(what, verb)
+    usage = verbs.BY_NAME[verb].usage(NB)
+    shown = f"{name!r}" if name.isidentifier() else "given"
+    namespace = getattr(m.shell, "user_ns", None) or {}
+    if not name.isidentifier() or name not in namespace:
+        raise verbs.UsageProblem(
+            f"--from names a variable of this notebook holding the {what}, and none is {shown}: set one first "
+            "(e.g. with getpass), then give its name",
+            verb=verb,
+            usage=usage,
+        )
+    value = namespace[name]
+    text = value.reveal() if isinstance(value, Secret) else value
+    if not isinstance(text, str):
+        raise verbs.UsageProblem(
+            f"--from {name}: it holds a {type(value).__name__}, not a str or a Secret", verb=verb, usage=usage
+        )
+    if not text:
+        raise verbs.UsageProblem(f"--from {name}: the {what} it holds is empty", verb=verb, usage=usage)
     return text
 
 
@@ -140,7 +178,7 @@ def _account_delete(m: Notebook, args: Any, cell: str | None) -> Answered:
 def _password(m: Notebook, args: Any, cell: str | None) -> Answered:
     account = _account(m, args.account, "password")
     with _unknown():
-        verified = m.conn().set_password(account, ask_secret("password", "password"))
+        verified = m.conn().set_password(account, secret_from(m, args, "password", "password"))
     _checked(verified.problems, f"the password of account {account} was stored")
     return Answered(verified, [], f"Password set for account {account}, sealed to the owner, and read back.")
 
@@ -152,7 +190,7 @@ def _field_add(m: Notebook, args: Any, cell: str | None) -> Answered:
         f"Trying again? Give the same id: %decoy field-add {account} {shlex.quote(args.label)} --field-id {field_id} is "
         "stored once."
     )
-    value = ask_secret(f"value of {args.label!r}", "field-add")
+    value = secret_from(m, args, f"value of {args.label!r}", "field-add")
     with _unknown(reuse):
         field = m.conn().add_field(account, args.label, value, field_type=args.type, field_id=field_id)
     _checked(field.verified.problems, f"field {field.id} was stored")
@@ -165,7 +203,7 @@ def _field_set(m: Notebook, args: Any, cell: str | None) -> Answered:
     account = _account(m, args.account, "field-set")
     field_id = verbs.field_id(conn, account, args.field, verb="field-set", front=NB)
     with _unknown():
-        field = conn.set_field(account, field_id, ask_secret("new value", "field-set"))
+        field = conn.set_field(account, field_id, secret_from(m, args, "new value", "field-set"))
     rev = f" (rev {field.rev})" if field.rev is not None else ""
     return Answered(field, [], f"Field {field.id}: {field.status}{rev}.")
 
@@ -224,6 +262,80 @@ def _decoy_update(m: Notebook, args: Any, cell: str | None) -> Answered:
     return Answered(done, [], f"{said[0].upper()}{said[1:]}.")
 
 
+def _account_update(m: Notebook, args: Any, cell: str | None) -> Answered:
+    account = _account(m, args.account, "account-update")
+    changes = verbs.account_changes(args)
+    with _unknown():
+        done = m.conn().update_account(account, **changes)
+    shown, problems = verbs.account_updated(done, changes)
+    _checked(problems, f"account {account} was updated")
+    return Answered(done, shown, f"Updated account {account} at the rev read now.")
+
+
+def _needs_yes(args: Any, verb: str, given: str) -> None:
+    """A notebook has no prompt to confirm an irreversible burn at: the line itself says --yes."""
+    if not args.yes:
+        raise verbs.unconfirmed(verb, NB, given=given, why="a notebook has no prompt to confirm it at")
+
+
+def _decoy_burn(m: Notebook, args: Any, cell: str | None) -> Answered:
+    _needs_yes(args, "decoy-burn", args.decoy)
+    conn = m.conn()
+    decoy, email = verbs.burn_target(conn, args.decoy, verb="decoy-burn", front=NB)
+    with _unknown():
+        done = conn.burn_decoy(decoy)
+    shown, problems = verbs.burned_values(done, email)
+    _checked(problems, f"the burn of address {decoy} was sent")
+    return Answered(done, shown, f"Burned address {email or decoy} for good, with all its mail.")
+
+
+def _account_burn_decoy(m: Notebook, args: Any, cell: str | None) -> Answered:
+    _needs_yes(args, "account-burn-decoy", args.account)
+    conn = m.conn()
+    account = _account(m, args.account, "account-burn-decoy")
+    linked, email = verbs.linked_address(conn, account, verb="account-burn-decoy", front=NB)
+    with _unknown():
+        done = conn.burn_account_decoy(account, replace=not args.no_replace)
+    shown, problems = verbs.linked_burned(done, linked, replace=not args.no_replace)
+    _checked(problems, f"the burn of address {linked} was sent")
+    fresh = " It has a fresh address now." if not args.no_replace else " It has no address now."
+    return Answered(done, shown, f"Burned {email or linked}, the address account {account} had.{fresh}")
+
+
+def _decoy_pause(m: Notebook, args: Any, cell: str | None) -> Answered:
+    """Each address's outcome comes back, refused ones too (the value holds which were paused)."""
+    conn = m.conn()
+    ids = verbs.decoy_ids(conn, args.decoys, verb="decoy-pause", front=NB)
+    with _unknown():
+        got = conn.pause_decoys(ids)
+    outcome = {i: got.get(i, "the answer does not name it") for i in ids}
+    said = verbs.pause_said(outcome, NB)
+    return Answered(outcome, verbs.pause_values(outcome), f"{said[0].upper()}{said[1:]}.")
+
+
+def _account_import(m: Notebook, args: Any, cell: str | None) -> Answered:
+    """Each row's outcome comes back, failed ones too (the value holds the ids created)."""
+    path = Path(args.file).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise verbs.UsageProblem(
+            f"{path}: cannot be read as text ({why})",
+            verb="account-import",
+            usage=verbs.BY_NAME["account-import"].usage(NB),
+        ) from None
+    records = verbs.import_records(text, source=args.file, verb="account-import", front=NB)
+    run = verbs.import_rows(m.conn(), records)
+    said = run.said(NB) + "."
+    if run.refused is not None:
+        said += f" Then refused: {verbs.front_words(str(run.refused), NB)}"
+    if run.lost is not None:
+        reuse = "Do not import the file again: a batch has no idempotency key, so a second import could make every row twice."
+        said += " " + verbs.unknown_said(run.lost, front=NB, reuse=reuse)
+    return Answered(run, run.values(), said)
+
+
 def _edit_shown(edit: AddressEdit, decoy: str) -> Answered:
     shown = [("edit_id", edit.edit_id), ("status", edit.status)]
     return Answered(edit, shown, verbs.edit_said(edit, front=NB, decoy=decoy))
@@ -242,4 +354,9 @@ RUN: dict[str, Callable[[Notebook, Any, str | None], Any]] = {
     "decoy-rename": _decoy_rename,
     "decoy-edit": _decoy_edit,
     "decoy-update": _decoy_update,
+    "account-update": _account_update,
+    "decoy-burn": _decoy_burn,
+    "account-burn-decoy": _account_burn_decoy,
+    "decoy-pause": _decoy_pause,
+    "account-import": _account_import,
 }

@@ -39,6 +39,7 @@ class Notebook(Protocol):
     asked: Any
     granted: Access | None
     last_vault: Vault | None
+    shell: Any  # the IPython shell: its namespace holds the variable an account verb's --from names
 
     @property
     def base_url(self) -> str: ...

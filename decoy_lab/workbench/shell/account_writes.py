@@ -1,15 +1,28 @@
 """`decoy-lab` sub-commands that write the account family: account-new (an account with its Decoy
-address), account-save (one without), account-delete, password, field-add, field-set,
-field-delete, unlock, protect, decoy-rename, decoy-edit and decoy-update.
+address), account-save (one without), account-update, account-delete, password, field-add,
+field-set, field-delete, unlock, protect, decoy-rename, decoy-edit, decoy-update, decoy-pause,
+decoy-burn, account-burn-decoy and account-import.
 
 A secret (a password, a field's value) is never an argument — a command line lands in the shell's
 history and the process list: it is read from a hidden prompt on a terminal, else as one line of
-stdin (its newline dropped). Unlocked secrets print masked to their length unless `--reveal`.
+stdin (its newline dropped); an import's passwords are in its file. Unlocked secrets print
+masked to their length unless `--reveal`. A burn cannot be undone: on a terminal it asks for the
+address (or its id) to be typed back, and without one it needs `--yes`.
+
+`--json` prints the outcome as one JSON object on stdout instead (exit codes unchanged, notes
+still on stderr): `outcome` first — done; disagrees (reading it back did not agree: `problems`);
+partial (some addresses or rows were not done); not ready (an unlock); not applied (an edit
+rejected or expired); not confirmed (a burn declined at the terminal); refused (with the server's
+`status`, `code`, `message` and the `hint`); unknown (with what to `reuse` and the journal
+`entry` that resend finishes) — then the ids and status. Never a secret: an unlock's secrets are
+their `length`, and their `value` only with --reveal.
 
 Exit codes: 0 when the server's answer proves the write (and reading it back agrees); 1 when the
 server refused it (its code and words, and the command that answers it), when the outcome is
 unknown (what to reuse, and that `decoy-lab resend` finishes it), when reading it back found it
-does not read as sent, or when an unlock is not ready; 2 for a mistake (`error: …`).
+does not read as sent, when an unlock is not ready, when an address was not paused or an
+imported row failed, or when a burn was not confirmed at the terminal; 2 for a mistake
+(`error: …`, a burn without `--yes` where nothing can ask among them).
 """
 
 from __future__ import annotations
@@ -20,12 +33,14 @@ import getpass
 import shlex
 import sys
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from decoy_lab.errors import APIError, OutcomeUnknown
+from decoy_lab.errors import APIError, InsufficientGrant, OutcomeUnknown
+from decoy_lab.secret import Secret
 from decoy_lab.workbench import verbs
-from decoy_lab.workbench.shell.terminal import connection, note
+from decoy_lab.workbench.shell.terminal import connection, note, print_json
 
 if TYPE_CHECKING:  # the client loads with the first command that needs a connection
     from decoy_lab.protocol.accounts_decoys import AddressEdit
@@ -63,35 +78,86 @@ def _reuse(args: argparse.Namespace) -> str | None:
             f"Trying again? Give the same id: decoy-lab field-add {shlex.quote(args.account)} {shlex.quote(args.label)} --field-id "
             f"{args.field_id} is stored once."
         )
+    if args.command == "account-import":
+        return (
+            "Do not import the file again: a batch has no idempotency key, so a second import could make every row "
+            "twice."
+        )
     if args.command == "account-save":
         return "Do not save it again: the route has no idempotency key, and a second save could make a second account."
     return None
 
 
+def _refusal(exc: APIError, args: argparse.Namespace, hint: str | None) -> dict[str, Any]:
+    """A refusal as --json gives it: the server's status, code and words, and what answers it."""
+    out: dict[str, Any] = {
+        "outcome": "refused",
+        "verb": args.command,
+        "status": exc.status,
+        "code": exc.code,
+        "message": verbs.front_words(exc.message, SH),
+        "recovery": exc.recovery,
+    }
+    if isinstance(exc, InsufficientGrant) and exc.required_permission:
+        out["required_permission"] = exc.required_permission
+    return {**out, "hint": hint}
+
+
+def _unknown_json(exc: OutcomeUnknown, args: argparse.Namespace, said: str) -> dict[str, Any]:
+    """An unknown outcome as --json gives it: what to reuse in a second try, the journal entry
+    `resend` finishes, and the words."""
+    reuse = {k: getattr(args, k) for k in ("idempotency_key", "field_id") if getattr(args, k, None)}
+    return {"outcome": "unknown", "verb": args.command, "reuse": reuse, "entry": exc.entry, "said": said}
+
+
 def answered(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """A write's command: a refusal from the server, or an unknown outcome, is said and exits 1
-    (a mistake still reaches `guarded`: `error: …`, exit 2)."""
+    """A write's command: a refusal from the server, or an unknown outcome, is said on stderr and
+    exits 1 — with --json, also as one object on stdout (`outcome`: refused, unknown). A mistake
+    still reaches `guarded`: `error: …`, exit 2, nothing on stdout."""
 
     @functools.wraps(fn)
     def run(args: argparse.Namespace) -> int:
         try:
             return fn(args)
         except OutcomeUnknown as exc:
-            note(verbs.unknown_said(exc, front=SH, reuse=_reuse(args)))
+            said = verbs.unknown_said(exc, front=SH, reuse=_reuse(args))
+            note(said)
+            if getattr(args, "json", False):
+                print_json(_unknown_json(exc, args, said))
             return 1
         except APIError as exc:
             note(f"refused: {verbs.front_words(str(exc), SH)}")
             hint = verbs.hint(exc, SH, verb=args.command, profile=args.profile)
             if hint:
                 note(f"hint: {hint}")
+            if getattr(args, "json", False):
+                print_json(_refusal(exc, args, hint))
             return 1
 
     return run
 
 
-def _checked(problems: list[str]) -> int:
+def _done(
+    args: argparse.Namespace,
+    data: dict[str, Any],
+    lines: list[str],
+    *,
+    problems: Sequence[str] = (),
+    outcome: str | None = None,
+) -> int:
+    """The outcome on stdout: `lines`, or with --json one object (`outcome` first: done, or
+    disagrees when reading it back found `problems`). Problems are said on stderr too; exit 1."""
+    if args.json:
+        said = outcome or ("disagrees" if problems else "done")
+        print_json({"outcome": said, **data, **({"problems": list(problems)} if problems else {})})
+    elif lines:
+        print("\n".join(lines))
+    return _checked(problems)
+
+
+def _checked(problems: Sequence[str]) -> int:
     if problems:
-        note(verbs.problems_said(problems))
+        note(verbs.problems_said(list(problems)))
         return 1
     return 0
 
@@ -107,10 +173,11 @@ def cmd_account_new(args: argparse.Namespace) -> int:
         made = conn.create_account(
             args.service, url=args.url, username=args.username, label=args.label, idempotency_key=args.idempotency_key
         )
-    print("\n".join(verbs.named_lines(verbs.created_values(made))))
     if made.replayed:
         note("the address an earlier try with this key made: the server answered it again, and made nothing new")
-    return _checked(made.verified.problems)
+    values = verbs.created_values(made)
+    data = {**dict(values), "replayed": bool(made.replayed)}
+    return _done(args, data, verbs.named_lines(values), problems=made.verified.problems)
 
 
 @answered
@@ -119,8 +186,8 @@ def cmd_account_save(args: argparse.Namespace) -> int:
     route has no idempotency key: after an unknown outcome, `decoy-lab resend` reads the account
     list first and sends it again only if it did not land."""
     with connection(args) as conn:
-        print(conn.save_account(args.service, url=args.url, username=args.username, label=args.label))
-    return 0
+        account = conn.save_account(args.service, url=args.url, username=args.username, label=args.label)
+    return _done(args, {"account_id": account}, [account])
 
 
 @answered
@@ -131,9 +198,9 @@ def cmd_account_delete(args: argparse.Namespace) -> int:
     with connection(args) as conn:
         account = verbs.account_id(conn, args.account, verb="account-delete", front=SH)
         done = conn.delete_account(account)
-    print(f"deleted account {account}")
     note(verbs.deleted_said(done))
-    return 0
+    data = {"account_id": account, **{k: done.get(k) for k in ("deleted", "burned_decoys", "unlinked_decoys", "said")}}
+    return _done(args, data, [f"deleted account {account}"])
 
 
 @answered
@@ -144,8 +211,8 @@ def cmd_password(args: argparse.Namespace) -> int:
     with connection(args) as conn:
         account = verbs.account_id(conn, args.account, verb="password", front=SH)
         verified = conn.set_password(account, read_secret("password", "password"))
-    print(f"password set for account {account}")
-    return _checked(verified.problems)
+    data = {"account_id": account, "password_set": True}
+    return _done(args, data, [f"password set for account {account}"], problems=verified.problems)
 
 
 @answered
@@ -160,10 +227,10 @@ def cmd_field_add(args: argparse.Namespace) -> int:
         args.account = account
         value = read_secret(f"value of {args.label!r}", "field-add")
         field = conn.add_field(account, args.label, value, field_type=args.type, field_id=args.field_id)
-    print(field.id)
     if field.status == "existing":
         note("an earlier try with this id had stored it: the field is stored once")
-    return _checked(field.verified.problems)
+    data = {"account_id": account, "field_id": field.id, "label": args.label, "status": field.status, "rev": field.rev}
+    return _done(args, data, [field.id], problems=field.verified.problems)
 
 
 @answered
@@ -176,8 +243,8 @@ def cmd_field_set(args: argparse.Namespace) -> int:
         field_id = verbs.field_id(conn, account, args.field, verb="field-set", front=SH)
         field = conn.set_field(account, field_id, read_secret("new value", "field-set"))
     rev = f" (rev {field.rev})" if field.rev is not None else ""
-    print(f"{field.status} field {field.id}{rev}")
-    return 0
+    data = {"account_id": account, "field_id": field.id, "status": field.status, "rev": field.rev}
+    return _done(args, data, [f"{field.status} field {field.id}{rev}"])
 
 
 @answered
@@ -188,10 +255,18 @@ def cmd_field_delete(args: argparse.Namespace) -> int:
         account = verbs.account_id(conn, args.account, verb="field-delete", front=SH)
         field_id = verbs.field_id(conn, account, args.field, verb="field-delete", front=SH)
         done = conn.delete_field(account, field_id)
-    print(f"deleted field {field_id}")
     if done.get("said"):
         note(str(done["said"]))
-    return 0
+    data = {"account_id": account, "field_id": field_id, "deleted": True, "said": done.get("said")}
+    return _done(args, data, [f"deleted field {field_id}"])
+
+
+def _secret_json(value: Any, reveal: bool) -> dict[str, Any] | None:
+    """A secret as --json gives it: its length, and its text only with --reveal."""
+    if value is None:
+        return None
+    text = value.reveal() if isinstance(value, Secret) else str(value)
+    return {"length": len(text), **({"value": text} if reveal else {})}
 
 
 @answered
@@ -200,7 +275,8 @@ def cmd_unlock(args: argparse.Namespace) -> int:
     permission, else pending while the owner decides, or preparing while the owner's phone makes a
     copy sealed to this connection. --wait S follows it for up to S seconds; --request polls a
     pending request an earlier unlock printed. The secrets print masked to their length unless
-    --reveal. Exit 0 only when they were read."""
+    --reveal (--json gives each secret's length, and its text only with --reveal). Exit 0 only
+    when they were read."""
     with connection(args) as conn:
         account = verbs.account_id(conn, args.account, verb="unlock", front=SH)
         if args.request:  # the request an earlier process made: poll it, never ask the owner again
@@ -209,9 +285,19 @@ def cmd_unlock(args: argparse.Namespace) -> int:
             note(f"asking for the secrets of account {account}; following the answer for up to {args.wait:g} s")
         got = conn.unlock(account, reason=args.reason, wait=args.wait)
     shown, said = verbs.unlock_said(got, front=SH, account=args.account, wait=args.wait, reveal=args.reveal)
-    if shown:
-        print("\n".join(verbs.named_lines(shown)))
     note(said)
+    data: dict[str, Any] = {
+        "account_id": account,
+        "status": got.status,
+        "request_id": got.request_id,
+        "retry_after": got.retry_after,
+        "said": said,
+    }
+    if got.status == "ready":
+        data["username"] = got.username
+        data["password"] = _secret_json(got.password, args.reveal)
+        data["fields"] = {label: _secret_json(value, args.reveal) for label, value in got.fields.items()}
+    _done(args, data, verbs.named_lines(shown), outcome="done" if got.status == "ready" else "not ready")
     return 0 if got.status == "ready" else 1
 
 
@@ -223,23 +309,34 @@ def cmd_protect(args: argparse.Namespace) -> int:
         account = verbs.account_id(conn, args.account, verb="protect", front=SH)
         decoy = verbs.decoy_id(conn, args.decoy, verb="protect", front=SH) if args.decoy else None
         done = conn.protect(account, decoy)
-    print(
-        "\n".join(
-            verbs.named_lines(
-                [("account_id", done.account_id), ("email", done.email or "(unknown)"), ("decoy_id", done.decoy_id)]
-            )
-        )
-    )
     if done.already_protected:
         note("the account already had this address: it keeps it")
-    return 0
+    values = [("account_id", done.account_id), ("email", done.email or "(unknown)"), ("decoy_id", done.decoy_id)]
+    data = {
+        "account_id": done.account_id,
+        "email": done.email,
+        "decoy_id": done.decoy_id,
+        "already_protected": done.already_protected,
+    }
+    return _done(args, data, verbs.named_lines(values))
 
 
-def _edit_said(edit: AddressEdit, decoy: str) -> int:
+def _edit_said(args: argparse.Namespace, edit: AddressEdit, decoy: str) -> int:
     """A queued edit's id and status on stdout, what it means on stderr; 1 once it will never apply."""
-    print("\n".join(verbs.named_lines([("edit_id", edit.edit_id), ("status", edit.status)])))
-    note(verbs.edit_said(edit, front=SH, decoy=decoy))
-    return 0 if edit.status in ("pending", "applied") else 1
+    said = verbs.edit_said(edit, front=SH, decoy=decoy)
+    note(said)
+    will = edit.status in ("pending", "applied")
+    data = {
+        "decoy_id": edit.decoy_id,
+        "edit_id": edit.edit_id,
+        "status": edit.status,
+        "applied_rev": edit.applied_rev,
+        "reject_reason": edit.reject_reason,
+        "said": said,
+    }
+    lines = verbs.named_lines([("edit_id", edit.edit_id), ("status", edit.status)])
+    _done(args, data, lines, outcome="done" if will else "not applied")
+    return 0 if will else 1
 
 
 @answered
@@ -250,7 +347,7 @@ def cmd_decoy_rename(args: argparse.Namespace) -> int:
     with connection(args) as conn:
         decoy = verbs.decoy_id(conn, args.decoy, verb="decoy-rename", front=SH)
         edit = conn.rename_decoy(decoy, name=" ".join(args.name), avatar=args.avatar, wait=args.wait)
-    return _edit_said(edit, args.decoy)
+    return _edit_said(args, edit, args.decoy)
 
 
 @answered
@@ -259,7 +356,7 @@ def cmd_decoy_edit(args: argparse.Namespace) -> int:
     with connection(args) as conn:
         decoy = verbs.decoy_id(conn, args.decoy, verb="decoy-edit", front=SH)
         edit = conn.decoy_edit(decoy, args.edit)
-    return _edit_said(edit, args.decoy)
+    return _edit_said(args, edit, args.decoy)
 
 
 @answered
@@ -270,8 +367,177 @@ def cmd_decoy_update(args: argparse.Namespace) -> int:
     with connection(args) as conn:
         decoy = verbs.decoy_id(conn, args.decoy, verb="decoy-update", front=SH)
         done = conn.update_decoy(decoy, **verbs.decoy_changes(args))
-    print(verbs.updated_said(done, decoy))
-    return 0
+    data = {"decoy_id": decoy, "updated": done.get("updated", True), "rev": done.get("rev")}
+    return _done(args, data, [verbs.updated_said(done, decoy)])
+
+
+@answered
+def cmd_account_update(args: argparse.Namespace) -> int:
+    """Change an account in place, at the rev read now (REV_CONFLICT: read again, apply the same
+    change): --service re-seals its record to the owner, whole (with --url and --username: the
+    server cannot open the record to change one key of it), --label, --status, --two-factor on|off.
+    Prints the account as the server answers it; exit 1 when that answer does not hold a change."""
+    verbs.check(verbs.BY_NAME["account-update"], args, SH)
+    changes = verbs.account_changes(args)
+    with connection(args) as conn:
+        account = verbs.account_id(conn, args.account, verb="account-update", front=SH)
+        done = conn.update_account(account, **changes)
+    shown, problems = verbs.account_updated(done, changes)
+    data: dict[str, Any] = {"account_id": account, "record_resealed": "record" in changes}
+    data.update({k: done.get(k) for k in ("agent_label", "status", "two_factor_enabled", "rev", "said") if k in done})
+    return _done(args, data, verbs.named_lines(shown), problems=problems)
+
+
+def _confirm(args: argparse.Namespace, *, email: str, target: str, given: str) -> bool:
+    """Asked on a terminal: the address (or its id) typed back burns it; --yes skips the question."""
+    if args.yes:
+        return True
+    note(verbs.burn_warning(SH, email=email, decoy=target, given=given))
+    print(f"type {'the address' if email else 'its id'} to burn it: ", end="", file=sys.stderr, flush=True)
+    if verbs.confirmed(sys.stdin.readline(), email, target):
+        return True
+    note(f"not burned: what was typed is not {email or target}; nothing was sent")
+    if args.json:
+        print_json({"outcome": "not confirmed", "decoy_id": target, "email": email or None})
+    return False
+
+
+def _needs_yes(args: argparse.Namespace, given: str) -> None:
+    """Without a terminal nothing can ask: --yes on the line itself, else a mistake (exit 2)."""
+    if not args.yes and not sys.stdin.isatty():
+        raise verbs.unconfirmed(args.command, SH, given=given, why="stdin is not a terminal to confirm it at")
+
+
+@answered
+def cmd_decoy_burn(args: argparse.Namespace) -> int:
+    """Burn a Decoy address for good, with all its mail: irreversible (`decoy-lab decoy-update
+    DECOY --status inactive` pauses it instead, reversibly). On a terminal it asks you to type the
+    address (or its id) back; without one, --yes is needed. An account's own Decoy email goes only
+    with its account (`decoy-lab account-delete ACCOUNT`); a Personal Alias needs alias.burn."""
+    _needs_yes(args, args.decoy)
+    with connection(args) as conn:
+        decoy, email = verbs.burn_target(conn, args.decoy, verb="decoy-burn", front=SH)
+        if not _confirm(args, email=email, target=decoy, given=args.decoy):
+            return 1
+        done = conn.burn_decoy(decoy)
+    shown, problems = verbs.burned_values(done, email)
+    data = {"decoy_id": decoy, "email": email or None, **{k: done.get(k) for k in ("deleted", "burned_at", "said")}}
+    return _done(args, data, verbs.named_lines(shown), problems=problems)
+
+
+@answered
+def cmd_account_burn_decoy(args: argparse.Namespace) -> int:
+    """Burn the Personal Alias linked to an account (needs alias.burn) and give the account a fresh
+    address (needs account.create; --no-replace leaves it without one): irreversible. On a
+    terminal it asks you to type the linked address (or its id) back; without one, --yes is
+    needed. An account's own Decoy email is never burned this way: it goes only with its account
+    (`decoy-lab account-delete ACCOUNT`)."""
+    _needs_yes(args, args.account)
+    with connection(args) as conn:
+        account = verbs.account_id(conn, args.account, verb="account-burn-decoy", front=SH)
+        linked, email = verbs.linked_address(conn, account, verb="account-burn-decoy", front=SH)
+        if not _confirm(args, email=email, target=linked, given=linked):
+            return 1
+        done = conn.burn_account_decoy(account, replace=not args.no_replace)
+    shown, problems = verbs.linked_burned(done, linked, replace=not args.no_replace)
+    data = {
+        "account_id": account,
+        "burned_decoy_id": done.get("burned_decoy_id", linked),
+        "burned_email": email or None,
+        **{k: done.get(k) for k in ("new_decoy_id", "new_decoy_email", "said")},
+    }
+    return _done(args, data, verbs.named_lines(shown), problems=problems)
+
+
+@answered
+def cmd_decoy_pause(args: argparse.Namespace) -> int:
+    """Pause inbound mail on Decoy addresses: reversible (`decoy-lab decoy-update DECOY --status
+    active` resumes one). More than 20 are sent 20 a call, as the route takes them: pausing a
+    paused address changes nothing, so each call stands alone and a lost answer is sent again.
+    Prints each id with "paused" or why it was not (the server's words, e.g. "Not permitted");
+    exit 1 if any was not paused."""
+    with connection(args) as conn:
+        ids = verbs.decoy_ids(conn, args.decoys, verb="decoy-pause", front=SH)
+        got = conn.pause_decoys(ids)
+    outcome = {i: got.get(i, "the answer does not name it") for i in ids}
+    note(verbs.pause_said(outcome, SH))
+    every = all(v == "paused" for v in outcome.values())
+    data = {
+        "addresses": [
+            {"decoy_id": i, "paused": v == "paused", **({} if v == "paused" else {"error": v})}
+            for i, v in outcome.items()
+        ]
+    }
+    lines = [f"{decoy}  {said}" for decoy, said in verbs.pause_values(outcome)]
+    _done(args, data, lines, outcome="done" if every else "partial")
+    return 0 if every else 1
+
+
+def _import_text(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).expanduser().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise verbs.UsageProblem(f"{path}: cannot be read as text ({why})") from None
+
+
+def _import_json(run: verbs.ImportRun, args: argparse.Namespace, said: str) -> dict[str, Any]:
+    """An import as --json gives it: each row's outcome (never a password), the counts, and what
+    stopped it (a refusal's code, an unknown outcome's words)."""
+    rows: list[dict[str, Any]] = []
+    for i, record in enumerate(run.records):
+        row: dict[str, Any] = {"row": i + 1, "name": record.get("name")}
+        if i in run.created:
+            row.update(outcome="created", account_id=run.created[i])
+        elif i in run.failed:
+            row.update(outcome="failed", error=run.failed[i])
+        else:
+            row["outcome"] = "unknown" if i in run.unknown else "not sent"
+        rows.append(row)
+    outcome = "unknown" if run.lost else "refused" if run.refused else "done" if run.ok else "partial"
+    out: dict[str, Any] = {
+        "outcome": outcome,
+        "rows": rows,
+        "created": len(run.created),
+        "failed": len(run.failed),
+        "unknown": len(run.unknown),
+        "not_sent": len(run.unsent),
+        "said": said,
+    }
+    if run.refused is not None:
+        out.update(code=run.refused.code, status=run.refused.status, message=run.refused.message)
+    if run.lost is not None:
+        out["entry"] = run.lost.entry
+    return out
+
+
+@answered
+def cmd_account_import(args: argparse.Namespace) -> int:
+    """Save a password manager's export as accounts, each record sealed with the vault key (the
+    connection needs everything) and sent 25 a call. FILE is a JSON array of records, or a CSV
+    whose header names the columns (name, username, password, url, notes …); `-` reads stdin.
+    The passwords are in the file, never on the command line, and never printed. Prints each
+    row's outcome; exit 1 if any row failed or its outcome is unknown. A batch has no idempotency
+    key, so a lost answer is never sent again blindly: `decoy-lab accounts` shows what landed, and
+    `decoy-lab resend` lists the accounts and sends only the rows it does not find."""
+    records = verbs.import_records(
+        _import_text(args.file), source="stdin" if args.file == "-" else args.file, verb="account-import", front=SH
+    )
+    with connection(args) as conn:
+        run = verbs.import_rows(conn, records)
+    said = run.said(SH)
+    note(said)
+    if run.refused is not None:
+        note(f"refused: {verbs.front_words(str(run.refused), SH)}")
+    if run.lost is not None:
+        note(verbs.unknown_said(run.lost, front=SH, reuse=_reuse(args)))
+    if args.json:
+        print_json(_import_json(run, args, said))
+    else:
+        print("\n".join(verbs.named_lines(run.values())))
+    return 0 if run.ok else 1
 
 
 RUN: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -287,4 +553,9 @@ RUN: dict[str, Callable[[argparse.Namespace], int]] = {
     "decoy-rename": cmd_decoy_rename,
     "decoy-edit": cmd_decoy_edit,
     "decoy-update": cmd_decoy_update,
+    "account-update": cmd_account_update,
+    "decoy-burn": cmd_decoy_burn,
+    "account-burn-decoy": cmd_account_burn_decoy,
+    "decoy-pause": cmd_decoy_pause,
+    "account-import": cmd_account_import,
 }

@@ -16,9 +16,10 @@ command; the commands live by family:
     connections.py  connect, connections, status, access, request, unpair
     reading.py      memories, topics, accounts, decoys, links, rows, app-view
     writing.py      save, edit, delete, resend
-    account_writes.py  account-new, account-save, account-delete, password, field-add, field-set,
-                    field-delete, unlock, protect, decoy-rename, decoy-edit, decoy-update (a secret
-                    never on the command line)
+    account_writes.py  account-new, account-save, account-update, account-delete, password,
+                    field-add, field-set, field-delete, unlock, protect, decoy-rename, decoy-edit,
+                    decoy-update, decoy-pause, decoy-burn, account-burn-decoy, account-import (a
+                    secret never on the command line; a burn asked first)
     traces.py       unseal, seal, dump
     sync.py         sync, cache
 
@@ -26,8 +27,9 @@ Tables go to stdout through `DataFrame.to_string`; notes (what is on its way, wh
 did not send) go to stderr. Tokens, the private key and raw memory keys are
 never printed (`--reveal` shows raw keys in traces, and unlocked secrets). Exit codes: 0 done, 1 a
 step or part of the work failed (unseal, seal, delete, request --wait; an account write the server
-refused or whose outcome is unknown, an unlock not ready), 2 bad arguments or a `DecoyError`
-(printed as `error: …` with the server's code and recovery), 130 interrupted.
+refused or whose outcome is unknown, an unlock not ready, an address or imported row not done),
+2 bad arguments or a `DecoyError` (printed as `error: …` with the server's code and recovery),
+130 interrupted.
 """
 
 from __future__ import annotations

@@ -9,10 +9,14 @@ would let anyone who sees it test guesses.
 from __future__ import annotations
 
 import argparse
+import csv
+import io
+import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from decoy_lab.errors import DecoyError
+from decoy_lab.errors import APIError, DecoyError, OutcomeUnknown
 from decoy_lab.secret import Secret
 from decoy_lab.text import plural
 from decoy_lab.workbench.verbs.parsing import UsageProblem
@@ -114,7 +118,7 @@ def masked(value: Secret | str | None, reveal: bool = False) -> str:
 
 def named_lines(values: Named) -> list[str]:
     """Each (name, value) as one line, the values aligned: what a shell prints, a repr shows."""
-    return [f"{name:<{NAME_WIDTH}}{value}" for name, value in values]
+    return [f"{name:<{NAME_WIDTH - 1}} {value}" for name, value in values]  # a longer name: one space
 
 
 def unlock_said(got: Unlocked, *, front: str, account: str, wait: float, reveal: bool) -> tuple[Named, str]:
@@ -226,3 +230,301 @@ def updated_said(done: Mapping[str, Any], decoy: str) -> str:
     if done.get("updated") is False:
         return f"address {decoy} holds these already: nothing changed{rev}"
     return f"updated address {decoy}{rev}"
+
+
+# -- account-update ---------------------------------------------------------------------------------
+def account_changes(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of `Connection.update_account` that account-update's flags mean. The
+    record is sealed to the owner, so the server cannot change one key of it: `--service` re-seals
+    it whole from what is given (`parsing.check` made sure it is given with --url / --username)."""
+    changes: dict[str, Any] = {}
+    if args.service is not None:
+        from decoy_lab.protocol.accounts_write import account_record
+
+        changes["record"] = account_record(args.service, url=args.url, username=args.username)
+    if args.label is not None:
+        changes["label"] = args.label
+    if args.status is not None:
+        changes["status"] = args.status
+    if args.two_factor is not None:
+        changes["two_factor"] = args.two_factor == "on"
+    return changes
+
+
+# What the server answers for each change account-update asks (`agent_label`, …), and its flag.
+_ANSWERED = (
+    ("label", "agent_label", "--label"),
+    ("status", "status", "--status"),
+    ("two_factor", "two_factor_enabled", "--two-factor"),
+)
+
+
+def _shown(value: Any) -> str:
+    """A served value as a line shows it: true/false as typed on the line, none as (none)."""
+    if value is None:
+        return "(none)"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def account_updated(done: Mapping[str, Any], changes: Mapping[str, Any]) -> tuple[Named, list[str]]:
+    """What an account-update shows (the account as the server answered it) and the problems: a
+    change asked for that the answer does not hold."""
+    if done.get("outcome") == "already applied":  # an earlier send landed: the read proved it
+        return [("account_id", str(done.get("id") or "")), ("said", str(done.get("said") or ""))], []
+    shown: Named = [("account_id", str(done.get("id") or ""))]
+    problems = []
+    for key, served, flag in _ANSWERED:
+        if key in changes:
+            shown.append((served, _shown(done.get(served))))
+            if done.get(served) != changes[key]:
+                problems.append(
+                    f"the server answers {served} {done.get(served)!r}, not the {flag} asked ({changes[key]!r})"
+                )
+    if "record" in changes:
+        parts = ", ".join(f"{k} {v}" for k, v in changes["record"].items() if k != "agentCreated" and v is not None)
+        shown.append(("record", f"re-sealed to the owner ({parts})"))
+    if done.get("rev") is not None:
+        shown.append(("rev", str(done["rev"])))
+    return shown, problems
+
+
+# -- burning: asked first ---------------------------------------------------------------------------
+def burn_target(conn: Connection, given: str, *, verb: str, front: str) -> tuple[str, str]:
+    """An address's whole id and its email (empty when the list does not hold it), from the list
+    of every address (paused ones too): what a burn asks the user to type back."""
+    frame = conn.decoys("all")
+    ids = list(frame["id"])
+    decoy = whole_id(given, ids, what="Decoy address", lists="decoys --status all", verb=verb, front=front)
+    emails = [str(e) for i, e in zip(ids, frame["email"]) if i == decoy and isinstance(e, str)]
+    return decoy, (emails[0] if emails else "")
+
+
+def burn_warning(front: str, *, email: str, decoy: str, given: str) -> str:
+    """What a burn is, said before it is done, and the reversible pause it is not."""
+    what = f"{email} ({decoy})" if email else decoy
+    return (
+        f"burning {what} deletes it and all its mail for good: it is irreversible. "
+        f"{PROMPT[front]} decoy-update {given} --status inactive pauses it instead, reversibly"
+    )
+
+
+def unconfirmed(verb: str, front: str, *, given: str, why: str) -> UsageProblem:
+    """A burn asked without --yes where nothing can ask to confirm it (a pipe, a notebook cell)."""
+    return UsageProblem(
+        f"{verb} is irreversible and {why}: give --yes to burn it ({PROMPT[front]} decoy-update {given} "
+        "--status inactive pauses an address instead, reversibly); nothing was sent",
+        verb=verb,
+        usage=BY_NAME[verb].usage(front),
+    )
+
+
+def confirmed(typed: str, *answers: str) -> bool:
+    """What was typed back at the prompt is the address, or its id (any case, spaces around ignored)."""
+    text = typed.strip().casefold()
+    return bool(text) and text in {a.casefold() for a in answers if a}
+
+
+def burned_values(done: Mapping[str, Any], email: str) -> tuple[Named, list[str]]:
+    """What a decoy-burn shows, and a problem when the answer does not say the address is deleted."""
+    shown: Named = [("decoy_id", str(done.get("decoy_id") or "")), ("email", email or "(unknown)")]
+    if done.get("burned_at"):
+        shown.append(("burned_at", str(done["burned_at"])))
+    if done.get("said"):
+        shown.append(("said", str(done["said"])))
+    problems = [] if done.get("deleted") is True else ["the answer does not say the address is deleted"]
+    return shown, problems
+
+
+def linked_address(conn: Connection, account: str, *, verb: str, front: str) -> tuple[str, str]:
+    """The id and email of the address linked to an account now: the one its burn is for."""
+    from decoy_lab.transport import routes
+
+    served = conn.session.get(routes.account(account), id=str)
+    linked, email = served.get("decoy_id"), served.get("decoy_email")
+    if not isinstance(linked, str) or not linked:
+        raise UsageProblem(
+            f"account {account} has no linked address to burn ({PROMPT[front]} protect {account} gives it one); "
+            "nothing was sent",
+            verb=verb,
+            usage=BY_NAME[verb].usage(front),
+        )
+    return linked, email if isinstance(email, str) else ""
+
+
+def linked_burned(done: Mapping[str, Any], linked: str, *, replace: bool) -> tuple[Named, list[str]]:
+    """What an account-burn-decoy shows: the address burned and its replacement; problems when the
+    answer names another address, or no replacement when one was asked."""
+    if done.get("outcome") == "already applied":  # an earlier send landed: the read proved it
+        return [("burned_decoy_id", linked), ("said", str(done.get("said") or ""))], []
+    shown: Named = [
+        ("account_id", str(done.get("account_id") or "")),
+        ("burned_decoy_id", str(done.get("burned_decoy_id"))),
+    ]
+    problems = []
+    if done.get("burned_decoy_id") != linked:
+        problems.append(f"the answer names {done.get('burned_decoy_id')!r} burned, not the linked {linked}")
+    if replace:
+        shown += [
+            ("new_decoy_id", str(done.get("new_decoy_id"))),
+            ("new_decoy_email", str(done.get("new_decoy_email"))),
+        ]
+        if not done.get("new_decoy_id"):
+            problems.append("the answer names no fresh address, though one was asked")
+    return shown, problems
+
+
+# -- decoy-pause ------------------------------------------------------------------------------------
+def decoy_ids(conn: Connection, given: Iterable[str], *, verb: str, front: str) -> list[str]:
+    """Many addresses' whole ids from their starts (the list read once, only when one is short),
+    each once, in the order given."""
+    given = list(dict.fromkeys(given))
+    ids = list(conn.decoys("all")["id"]) if any(len(g) < WHOLE for g in given) else []
+    what, lists = "Decoy address", "decoys --status all"
+    return list(dict.fromkeys(whole_id(g, ids, what=what, lists=lists, verb=verb, front=front) for g in given))
+
+
+def pause_values(outcome: Mapping[str, str]) -> Named:
+    """Each address and "paused", or why it was not (the server's words: "Not permitted")."""
+    return [(decoy, said) for decoy, said in outcome.items()]
+
+
+def pause_said(outcome: Mapping[str, str], front: str) -> str:
+    """How many were paused, and what resumes one."""
+    paused = sum(v == "paused" for v in outcome.values())
+    left = len(outcome) - paused
+    said = f"{paused} of {plural(len(outcome), 'address', 'addresses')} paused"
+    if left:
+        said += f"; {left} not (each says why, and was left alone)"
+    return said + f": {PROMPT[front]} decoy-update DECOY --status active resumes one"
+
+
+# -- account-import ---------------------------------------------------------------------------------
+# A password manager's export names its columns its own way: each spelling, and the record's key.
+IMPORT_KEYS = {
+    "name": "name", "title": "name", "service": "name",
+    "username": "username", "login_username": "username", "user": "username", "login": "username",
+    "password": "password", "login_password": "password",
+    "url": "url", "login_uri": "url", "website": "url", "uri": "url",
+    "urls": "urls",
+    "notes": "notes", "note": "notes", "extra": "notes",
+    "totp": "totp", "login_totp": "totp",
+}  # fmt: skip
+
+
+def import_records(text: str, *, source: str, verb: str, front: str) -> list[dict[str, Any]]:
+    """The records of a password manager's export: a JSON array of objects, or a CSV whose first
+    line names the columns (IMPORT_KEYS maps the usual spellings; an empty cell is left out; other
+    columns are kept as they are named). Every record needs its `name`; a mistake names the row,
+    and nothing is sent."""
+    usage = BY_NAME[verb].usage(front)
+
+    def mistake(message: str) -> UsageProblem:
+        return UsageProblem(f"{source}: {message}; nothing was sent", verb=verb, usage=usage)
+
+    body = text.lstrip("\ufeff")  # a spreadsheet's byte order mark
+    if body.lstrip().startswith(("[", "{")):
+        try:
+            rows = json.loads(body)
+        except json.JSONDecodeError as exc:
+            raise mistake(f"not JSON ({exc.msg}, line {exc.lineno})") from None
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise mistake("JSON must be an array of objects, one record each")
+        records = [{IMPORT_KEYS.get(str(k).strip().lower(), str(k)): v for k, v in r.items()} for r in rows]
+    else:
+        reader = csv.DictReader(io.StringIO(body))
+        if not reader.fieldnames:
+            raise mistake("empty: a CSV needs a header line (name, username, password, url, notes …)")
+        keys = {f: IMPORT_KEYS.get(f.strip().lower(), f.strip()) for f in reader.fieldnames if f}
+        if "name" not in keys.values():
+            raise mistake(f"the CSV header has no name column (it names {', '.join(reader.fieldnames)})")
+        records = [{keys[k]: v for k, v in r.items() if k in keys and isinstance(v, str) and v != ""} for r in reader]
+    if not records:
+        raise mistake("no records in it")
+    for n, r in enumerate(records, 1):
+        if not isinstance(r.get("name"), str) or not r["name"].strip():
+            raise mistake(f"row {n} has no name (the service): every record needs one")
+    return records
+
+
+def import_values(
+    records: list[dict[str, Any]],
+    created: Mapping[int, str],
+    failed: Mapping[int, str],
+    unknown: Iterable[int] = (),
+    unsent: Iterable[int] = (),
+) -> Named:
+    """Each row (numbered from 1) and its outcome: created with its id, failed and why, unknown
+    (sent, no answer), or not sent. Never a password: a row is named by its service."""
+    said: dict[int, str] = {i: f"created {a}" for i, a in created.items()}
+    said.update({i: f"failed: {why}" for i, why in failed.items()})
+    said.update(dict.fromkeys(unknown, "unknown: sent, and no answer proves it"))
+    said.update(dict.fromkeys(unsent, "not sent"))
+    return [(f"row {i + 1}", f"{said[i]} ({records[i]['name']})") for i in sorted(said)]
+
+
+def import_said(total: int, created: int, failed: int, unknown: int, front: str) -> str:
+    """The import in one sentence: how many rows were created and how many were not."""
+    said = f"{created} of {plural(total, 'row')} created"
+    if failed:
+        said += f", {failed} failed (each says why; the rest were created)"
+    if unknown:
+        said += (
+            f", {unknown} unknown: a batch has no idempotency key, so it is never sent again blindly — "
+            f"{PROMPT[front]} accounts shows what landed, {PROMPT[front]} resend sends only the rows it does not find"
+        )
+    return said
+
+
+IMPORT_CHUNK = 25  # 001, `account_create_batch`: "Create up to **25 sealed accounts in one call**"
+
+
+@dataclass
+class ImportRun:
+    """What an account-import did, row by row (indexes into its records): created (the id),
+    failed (why), unknown (sent, no answer proves it), not sent; and the unknown outcome or the
+    refusal that stopped it."""
+
+    records: list[dict[str, Any]]
+    created: dict[int, str] = field(default_factory=dict)
+    failed: dict[int, str] = field(default_factory=dict)
+    unknown: list[int] = field(default_factory=list)
+    unsent: list[int] = field(default_factory=list)
+    lost: OutcomeUnknown | None = None
+    refused: APIError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return len(self.created) == len(self.records)
+
+    def values(self) -> Named:
+        return import_values(self.records, self.created, self.failed, self.unknown, self.unsent)
+
+    def said(self, front: str) -> str:
+        return import_said(len(self.records), len(self.created), len(self.failed), len(self.unknown), front)
+
+
+def import_rows(conn: Connection, records: list[dict[str, Any]]) -> ImportRun:
+    """Send the records IMPORT_CHUNK a call, each call's rows reported as it answers. A batch has no
+    idempotency key, so after an unknown outcome nothing more is sent (those rows are unknown, the
+    rest not sent). A refusal before any row was answered is raised as it is; after, it stops the
+    run and is kept, so the rows already created are still said."""
+    run = ImportRun(records)
+    for start in range(0, len(records), IMPORT_CHUNK):
+        rows = range(start, min(start + IMPORT_CHUNK, len(records)))
+        if run.lost is not None or run.refused is not None:
+            run.unsent += rows
+            continue
+        try:
+            done = conn.import_accounts(records[rows.start : rows.stop])
+        except OutcomeUnknown as exc:
+            run.lost, run.unknown = exc, list(rows)
+            continue
+        except APIError as exc:
+            if not run.created and not run.failed:
+                raise
+            run.refused = exc
+            run.unsent += rows
+            continue
+        run.created.update({start + i: a for i, a in done.created.items()})
+        run.failed.update({start + i: why for i, why in done.failed.items()})
+    return run

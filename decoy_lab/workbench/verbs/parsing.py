@@ -16,6 +16,7 @@ from decoy_lab.workbench.verbs.table import (
     BY_NAME,
     DUMP_KINDS,
     NOTEBOOK,
+    ON_OFF,
     PROMPT,
     SET_STATUSES,
     SHELL,
@@ -139,3 +140,26 @@ def check(verb: Verb, args: argparse.Namespace, front: str = NOTEBOOK) -> None:
             raise UsageProblem(
                 "say what changes: --label TEXT, --clear-label or --status", verb=verb.name, usage=verb.usage(front)
             )
+    if verb.name == "account-update":
+        _check_account_update(verb, args, front)
+
+
+def _check_account_update(verb: Verb, args: argparse.Namespace, front: str) -> None:
+    """account-update changes something, and a record it re-seals has its name: the server cannot
+    open the record to change one key of it, so the record is sealed whole from what is given."""
+    if args.status is not None and args.status not in SET_STATUSES:
+        raise _not_one_of("--status", args.status, SET_STATUSES, verb, front)
+    if args.two_factor is not None and args.two_factor not in ON_OFF:
+        raise _not_one_of("--two-factor", args.two_factor, ON_OFF, verb, front)
+    if (args.url is not None or args.username is not None) and args.service is None:
+        raise UsageProblem(
+            "--url and --username go into the record, which is re-sealed whole: give --service NAME too",
+            verb=verb.name,
+            usage=verb.usage(front),
+        )
+    if all(getattr(args, k) is None for k in ("service", "label", "status", "two_factor")):
+        raise UsageProblem(
+            "say what changes: --service (with --url, --username), --label, --status or --two-factor",
+            verb=verb.name,
+            usage=verb.usage(front),
+        )

@@ -137,9 +137,18 @@ _RECORD = (
 # A secret is never an argument: a command line lands in the shell's history and the process list,
 # a %decoy line in the notebook's history and outputs.
 _ASKED = {
-    NOTEBOOK: "asked for at a hidden prompt, never typed on the %decoy line",
+    NOTEBOOK: "asked for at a hidden prompt, never typed on the %decoy line; --from NAME takes it from a variable",
     SHELL: "read from a hidden prompt, or one line of stdin when piped; never from the command line",
 }
+# A notebook run headless (nbclient, papermill) has no password box: the secret comes from a
+# variable of the notebook's own, named on the line — the value itself never is.
+_FROM = Arg(
+    "--from",
+    "take the secret from this variable of the notebook (a str or a Secret) instead of asking",
+    metavar="NAME",
+    dest="from_name",
+    fronts=ONLY_NOTEBOOK,
+)
 _WAIT_FOR = Arg(
     "--wait",
     "follow the answer for up to S seconds (default: ask once and say where it stands)",
@@ -147,6 +156,16 @@ _WAIT_FOR = Arg(
     default=0.0,
     metavar="S",
 )
+
+# An irreversible burn asks first: a terminal is asked to type the address; without one (a pipe, a
+# notebook cell) nothing is burned unless --yes says so on the line itself.
+_YES = Arg(
+    "--yes",
+    "burn without asking (needed when stdin is not a terminal)",
+    flag=True,
+    helps={NOTEBOOK: "burn it: a notebook has no prompt to confirm at, so the line itself must say so"},
+)
+ON_OFF = ("on", "off")
 
 ACCOUNT_VERBS: tuple[Verb, ...] = (
     Verb(
@@ -171,7 +190,7 @@ ACCOUNT_VERBS: tuple[Verb, ...] = (
     Verb(
         "password",
         "set an account's password, sealed to the owner",
-        (_ACCOUNT,),
+        (_ACCOUNT, _FROM),
         summaries={k: f"set an account's password, sealed to the owner ({v})" for k, v in _ASKED.items()},
     ),
     Verb(
@@ -188,6 +207,7 @@ ACCOUNT_VERBS: tuple[Verb, ...] = (
                 completes="field_type",
             ),
             Arg("--field-id", "the id of an earlier try whose outcome is unknown: it is stored once", metavar="ID"),
+            _FROM,
         ),
         summaries={
             k: f"add a secret field (an API key, a recovery code) to an account; gives its id (the value {v})"
@@ -197,7 +217,7 @@ ACCOUNT_VERBS: tuple[Verb, ...] = (
     Verb(
         "field-set",
         "change a secret field's value",
-        (_ACCOUNT, _FIELD),
+        (_ACCOUNT, _FIELD, _FROM),
         summaries={k: f"change a secret field's value (the new value {v})" for k, v in _ASKED.items()},
     ),
     Verb("field-delete", "delete a secret field (only the version read now)", (_ACCOUNT, _FIELD)),
@@ -245,7 +265,79 @@ ACCOUNT_VERBS: tuple[Verb, ...] = (
             Arg("--status", "active or inactive", metavar="S", completes="set_status"),
         ),
     ),
+    Verb(
+        "account-update",
+        "change an account in place at the rev read now: its record re-sealed to the owner (--service, "
+        "with --url and --username), its label, status or two-factor flag",
+        (
+            _ACCOUNT,
+            Arg(
+                "--service", "re-seal the record with this service name (the record is replaced whole)", metavar="NAME"
+            ),
+            Arg("--url", "the service's http(s) URL in the re-sealed record (needs --service)", metavar="URL"),
+            Arg("--username", "the username in the re-sealed record (needs --service)", metavar="NAME"),
+            Arg("--label", "its new label, in your words", metavar="TEXT"),
+            Arg("--status", "active or inactive", metavar="S", completes="set_status"),
+            Arg("--two-factor", "on or off: whether the account has two-factor sign-in", metavar="on|off"),
+        ),
+    ),
+    Verb(
+        "decoy-burn",
+        "burn a Decoy address for good, with all its mail (irreversible: decoy-update --status inactive "
+        "pauses it instead); asks first",
+        (_DECOY, _YES),
+    ),
+    Verb(
+        "account-burn-decoy",
+        "burn the Personal Alias linked to an account and give it a fresh address (irreversible); asks first",
+        (
+            _ACCOUNT,
+            Arg("--no-replace", "leave the account without an address (no fresh one is made)", flag=True),
+            _YES,
+        ),
+    ),
+    Verb(
+        "decoy-pause",
+        "pause inbound mail on Decoy addresses (reversible: decoy-update --status active resumes one); "
+        "says each one's outcome",
+        (
+            Arg(
+                "decoys",
+                "the addresses' ids or their starts (sent 20 a call)",
+                nargs="+",
+                metavar="DECOY",
+                completes="decoy",
+            ),
+        ),
+    ),
+    Verb(
+        "account-import",
+        "save a password manager's export as accounts, sealed with the vault key (needs everything); "
+        "says each row's outcome",
+        (
+            Arg(
+                "file",
+                "a JSON array of records or a CSV with a header (name, username, password, url, notes …)",
+                metavar="FILE",
+                completes="file",
+                helps={
+                    SHELL: "a JSON array of records or a CSV with a header (name, username, password, url, "
+                    "notes …); - reads stdin"
+                },
+            ),
+        ),
+    ),
 )
+
+# Every account write says its outcome as one JSON object with --json (a shell's script reads it):
+# ids, status, problems, what to reuse — never a secret (an unlock's as their length unless --reveal).
+_JSON_OUTCOME = Arg(
+    "--json",
+    "print the outcome as one JSON object (ids, status, problems; never a secret)",
+    flag=True,
+    fronts=ONLY_SHELL,
+)
+ACCOUNT_VERBS = tuple(replace(v, args=(*v.args, _JSON_OUTCOME)) for v in ACCOUNT_VERBS)
 
 VERBS: tuple[Verb, ...] = (
     Verb(

@@ -9,7 +9,15 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from decoy_lab.errors import DecoyError, InsufficientGrant, ProfileError, ServerError, TokenError, TransportError
+from decoy_lab.errors import (
+    APIError,
+    DecoyError,
+    InsufficientGrant,
+    ProfileError,
+    ServerError,
+    TokenError,
+    TransportError,
+)
 from decoy_lab.vocab import USER_NAMES
 from decoy_lab.workbench.verbs.parsing import UsageProblem, closest
 from decoy_lab.workbench.verbs.table import BY_NAME, NOTEBOOK, PROMPT, SHELL, Verb
@@ -102,6 +110,13 @@ def hint(exc: DecoyError, front: str, *, verb: str | None = None, profile: str |
         return f"pair first: {again}" if missing else None
     if isinstance(exc, TokenError) and (exc.recovery == "re_pair" or exc.code == "TOKEN_REVOKED"):
         return f"this connection needs a new pairing: {again}"
+    if isinstance(exc, APIError) and exc.code == "ACCOUNT_EMAIL_GOES_WITH_ACCOUNT":
+        # 001: "An account's own Decoy email is never burned, replaced or rotated by an agent: it goes
+        # only with its account" — a code with no ask.
+        return (
+            f"an account's own Decoy email goes only with its account: {p} account-delete ACCOUNT deletes both "
+            f"(it needs account.delete){flag}; {p} decoy-update DECOY --status inactive pauses the address instead"
+        )
     if isinstance(exc, InsufficientGrant) and exc.required_permission:
         return f'ask the owner for it: {p} request {exc.required_permission} --reason "…"{flag}'
     if verb == "unpair" and isinstance(exc, (TransportError, ServerError)):
