@@ -328,15 +328,17 @@ def test_06_accounts_notebook_reads_secrets_back_masked_and_names_the_owners_fai
         cell = next(c for c in nb.cells if c.cell_type == "code" and marker in c.source)
         return "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs(cell))
 
-    made = shown_by("conn.create_account(")
+    made = shown_by("%decoy account-new")
     assert re.search(r"^sign up with: \S+@decoys\.me$", made, re.M) and "the owner's app opens it: True" in made
-    assert "stored, and the owner's app opens it: True" in shown_by("checked = conn.set_password(")
-    assert "created" in shown_by("conn.add_field(") and "opened by the owner: True" in shown_by("conn.add_field(")
+    assert "stored, and the owner's app opens it: True" in shown_by("%decoy password $acct --from password")
+    added = shown_by("%decoy field-add $acct")
+    assert "created" in added and "opened by the owner: True" in added
     listed = shown_by("%decoy accounts")
     assert "Acme Cloud" in listed and "API key" in listed
     assert re.search(r"^memories\s+1$", shown_by("loc[acct, columns]"), re.M), "the memory about the account"
-    creator = shown_by("first = conn.unlock(acct)")
+    creator = shown_by("first = %decoy unlock $acct")
     assert creator.startswith("preparing") and "ready — password Secret(sha256:" in creator
+    assert "masked to their length" in creator, "the verb's answer shows the secrets masked"
     assert "the password read back is the one set: True" in creator
     assert "the API key read back is the one added: True" in creator
     assert shown_by("asked = reader.unlock(").startswith("pending")
