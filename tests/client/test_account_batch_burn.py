@@ -23,7 +23,7 @@ from decoy_lab.errors import APIError, MemoryModelError, NotFound, OutcomeUnknow
 from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.transport import routes
 
-from support.meddler import Meddler, committed_then_lost, lost
+from support.meddler import Meddler, committed_then_lost, lost, scripted_pair, scripted_resume
 
 BURN = f"{routes.DECOYS}/batch/burn"
 
@@ -38,24 +38,15 @@ def pair(
     sb, store: ProfileStore, meddler: Meddler, *, retries: int = 0, permissions: tuple[str, ...] = ("everything",)
 ) -> Connection:
     """A connection saved as profile "work" (`everything` unless told), every request through `meddler`."""
-    return Connection.pair(
-        sb.url,
-        name="Batch burns",
-        profile="work",
-        store=store,
-        permissions=list(permissions),
-        on_link=lambda *a: None,
-        client_id=f"burns-{uuid.uuid4().hex[:8]}",
-        retries=retries,
-        backoff=0,
-        sleep=lambda s: None,
-        transport=meddler,
+    conn, _ = scripted_pair(
+        sb, "Batch burns", meddler=meddler, profile="work", store=store, retries=retries, permissions=list(permissions)
     )
+    return conn
 
 
 def later(store: ProfileStore, meddler: Meddler) -> Connection:
     """The same profile opened anew, as a new process would, over `meddler` (the network is back)."""
-    return Connection.resume("work", store=store, retries=0, backoff=0, sleep=lambda s: None, transport=meddler)
+    return scripted_resume("work", meddler, store=store)
 
 
 def alias(sb, name: str) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import stat
-import uuid
 
 import httpx
 import pytest
@@ -27,7 +26,7 @@ from decoy_lab.errors import APIError, InsufficientGrant, MemoryModelError, NotF
 from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.transport import routes
 
-from support.meddler import Meddler, committed_then_lost, lost
+from support.meddler import Meddler, committed_then_lost, lost, scripted_pair, scripted_resume
 
 
 @pytest.fixture
@@ -40,25 +39,16 @@ def pair(
     sb, store: ProfileStore, meddler: Meddler, *, retries: int = 0, permissions: tuple[str, ...] = ("everything",)
 ) -> Connection:
     """A connection saved as profile "work" (`everything` unless told), every request through `meddler`."""
-    return Connection.pair(
-        sb.url,
-        name="Removals",
-        profile="work",
-        store=store,
-        permissions=list(permissions),
-        on_link=lambda *a: None,
-        client_id=f"removals-{uuid.uuid4().hex[:8]}",
-        retries=retries,
-        backoff=0,
-        sleep=lambda s: None,
-        transport=meddler,
+    conn, _ = scripted_pair(
+        sb, "Removals", meddler=meddler, profile="work", store=store, retries=retries, permissions=list(permissions)
     )
+    return conn
 
 
 def later(store: ProfileStore, meddler: Meddler) -> Connection:
     """The same profile opened anew, as a new process would, over `meddler` with nothing planned
     (the network is back; it still counts what is sent)."""
-    return Connection.resume("work", store=store, retries=0, backoff=0, sleep=lambda s: None, transport=meddler)
+    return scripted_resume("work", meddler, store=store)
 
 
 def journal(store: ProfileStore) -> str:
