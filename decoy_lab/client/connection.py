@@ -464,12 +464,13 @@ class Connection:
         account_id: str,
         *,
         record: dict | None = None,
-        label: str | None = None,
+        label: Any = accounts_decoys.KEEP,
         status: str | None = None,
         two_factor: bool | None = None,
     ) -> dict:
-        """Change an account with `expected_rev` (`record` re-sealed to the owner's key, its label,
-        status, two-factor flag); REV_CONFLICT: read again, apply again. Returns the account."""
+        """Change an account with `expected_rev` (`record` re-sealed to the owner's key, its label —
+        None clears it, as `update_decoy`'s — status, two-factor flag); REV_CONFLICT: read again,
+        apply again. Returns the account."""
         return self.account_book.update(account_id, record=record, label=label, status=status, two_factor=two_factor)
 
     def unlock(

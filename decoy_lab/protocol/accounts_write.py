@@ -39,6 +39,7 @@ from decoy_lab.errors import (
     RevConflict,
 )
 from decoy_lab.protocol import accounts_pending as pending
+from decoy_lab.protocol.accounts_decoys import KEEP
 from decoy_lab.protocol.verify import LOOPBACK, Verified
 from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes import sealing
@@ -458,19 +459,25 @@ def update_account(
     account_id: str,
     *,
     record: Mapping[str, Any] | None = None,
-    label: str | None = None,
+    label: Any = KEEP,
     status: str | None = None,
     two_factor: bool | None = None,
 ) -> dict[str, Any]:
     """`PATCH /api/agent/accounts/{id}` with `expected_rev` (the rev read now): `record` re-sealed
     to the owner's key as `encrypted_data` ("Identity fields … require an accompanying
     `encrypted_data` re-seal"), `agent_label`, `status`, `two_factor_enabled`. `REV_CONFLICT`:
-    read again, apply the same change, send again. Returns the account as the server answers it."""
+    read again, apply the same change, send again. Returns the account as the server answers it.
+
+    `label`: KEEP (the default) leaves it as it is; None clears it, sent as `agent_label: null`.
+    001 says "Provide only the fields you want to change" and names `agent_label` among the
+    "Metadata-only updates", as `update_address` clears an address's (`label … nullable`)."""
     change: dict[str, Any] = {
-        k: v
-        for k, v in (("agent_label", label), ("status", status), ("two_factor_enabled", two_factor))
-        if v is not None
+        k: v for k, v in (("status", status), ("two_factor_enabled", two_factor)) if v is not None
     }
+    if label is not KEEP:
+        if label is not None and not isinstance(label, str):
+            raise MemoryModelError("an account's label is text, or None to clear it; nothing was sent")
+        change["agent_label"] = label
     if not change and record is None:
         raise MemoryModelError("name something to change (record, label, status, two_factor); nothing was sent")
     owner_pk = None
