@@ -138,7 +138,10 @@ def test_account_update_mistakes_are_an_error_line_and_exit_2(sandbox):
     account = values(out)["account_id"]
     code, _, err = run("account-update", account)
     assert code == 2
-    assert err == "error: say what changes: --service (with --url, --username), --label, --status or --two-factor\n"
+    assert err == (
+        "error: say what changes: --service (with --url, --username), --label, --clear-label, --status or "
+        "--two-factor\n"
+    )
     code, _, err = run("account-update", account, "--url", "https://x.example")
     assert code == 2 and "give --service NAME too" in err, "the record is sealed whole: never half of it"
     code, _, err = run("account-update", account, "--two-factor", "yes")

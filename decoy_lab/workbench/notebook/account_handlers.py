@@ -11,8 +11,8 @@ from a variable of the notebook that `--from NAME` names. What each verb gives b
 unlocked secrets show masked to their length unless `--reveal` (`u.password.reveal()` reads one).
 A refusal is the server's typed error; an unknown outcome says what to reuse and that `%decoy
 resend` finishes it. A burn is irreversible and a notebook has no prompt to confirm it at, so
-the line itself must say `--yes`. A pause or an import gives back each address's or row's
-outcome, refused ones too: the value holds what was done.
+the line itself must say `--yes`. A pause, a burn of several addresses or an import gives back
+each address's or row's outcome, refused ones too: the value holds what was done.
 """
 
 from __future__ import annotations
@@ -272,16 +272,25 @@ def _account_update(m: Notebook, args: Any, cell: str | None) -> Answered:
     return Answered(done, shown, f"Updated account {account} at the rev read now.")
 
 
-def _needs_yes(args: Any, verb: str, given: str) -> None:
+def _needs_yes(args: Any, verb: str, given: str | list[str]) -> None:
     """A notebook has no prompt to confirm an irreversible burn at: the line itself says --yes."""
     if not args.yes:
         raise verbs.unconfirmed(verb, NB, given=given, why="a notebook has no prompt to confirm it at")
 
 
 def _decoy_burn(m: Notebook, args: Any, cell: str | None) -> Answered:
-    _needs_yes(args, "decoy-burn", args.decoy)
+    """One address: its burn's answer. Several (at most 20, one call): each address's outcome,
+    refused ones too (the value holds which were burned)."""
+    _needs_yes(args, "decoy-burn", args.decoys)
     conn = m.conn()
-    decoy, email = verbs.burn_target(conn, args.decoy, verb="decoy-burn", front=NB)
+    targets = verbs.burn_targets(conn, args.decoys, verb="decoy-burn", front=NB)
+    if len(targets) > 1:
+        with _unknown(verbs.burn_batch_resend(NB)):
+            got = conn.burn_decoys(list(targets))
+        outcome = {d: got.get(d, "the answer does not name it") for d in targets}
+        said = verbs.burn_said(outcome, NB)
+        return Answered(outcome, verbs.burn_values(outcome), f"{said[0].upper()}{said[1:]}.")
+    ((decoy, email),) = targets.items()
     with _unknown():
         done = conn.burn_decoy(decoy)
     shown, problems = verbs.burned_values(done, email)

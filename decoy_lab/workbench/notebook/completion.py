@@ -42,6 +42,7 @@ def sources(v: Vault | None, accounts: Sequence[AccountEntry] = ()) -> dict[str,
         "address_status": lambda: list(verbs.ADDRESS_STATUSES),
         "field_type": lambda: list(FIELD_TYPES),
         "set_status": lambda: list(verbs.SET_STATUSES),
+        "on_off": lambda: list(verbs.ON_OFF),
         "account": lambda: [a.id for a in accounts],
         "decoy": lambda: [a.decoy_id for a in accounts if a.decoy_id],
     }

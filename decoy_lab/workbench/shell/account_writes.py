@@ -7,7 +7,8 @@ A secret (a password, a field's value) is never an argument — a command line l
 history and the process list: it is read from a hidden prompt on a terminal, else as one line of
 stdin (its newline dropped); an import's passwords are in its file. Unlocked secrets print
 masked to their length unless `--reveal`. A burn cannot be undone: on a terminal it asks for the
-address (or its id) to be typed back, and without one it needs `--yes`.
+address (or its id) to be typed back — for several addresses, each listed, their number — and
+without one it needs `--yes`.
 
 `--json` prints the outcome as one JSON object on stdout instead (exit codes unchanged, notes
 still on stderr): `outcome` first — done; disagrees (reading it back did not agree: `problems`);
@@ -20,9 +21,10 @@ their `length`, and their `value` only with --reveal.
 Exit codes: 0 when the server's answer proves the write (and reading it back agrees); 1 when the
 server refused it (its code and words, and the command that answers it), when the outcome is
 unknown (what to reuse, and that `decoy-lab resend` finishes it), when reading it back found it
-does not read as sent, when an unlock is not ready, when an address was not paused or an
-imported row failed, or when a burn was not confirmed at the terminal; 2 for a mistake
-(`error: …`, a burn without `--yes` where nothing can ask among them).
+does not read as sent, when an unlock is not ready, when an address was not paused or burned
+or an imported row failed, or when a burn was not confirmed at the terminal; 2 for a mistake
+(`error: …`, a burn without `--yes` where nothing can ask, or of more than 20 addresses, among
+them).
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ def _reuse(args: argparse.Namespace) -> str | None:
             "Do not import the file again: a batch has no idempotency key, so a second import could make every row "
             "twice."
         )
+    if args.command == "decoy-burn" and getattr(args, "batch", False):
+        return verbs.burn_batch_resend(SH)
     if args.command == "account-save":
         return "Do not save it again: the route has no idempotency key, and a second save could make a second account."
     return None
@@ -402,7 +406,25 @@ def _confirm(args: argparse.Namespace, *, email: str, target: str, given: str) -
     return False
 
 
-def _needs_yes(args: argparse.Namespace, given: str) -> None:
+def _confirm_many(args: argparse.Namespace, targets: dict[str, str]) -> bool:
+    """Asked on a terminal: each address is listed, and typing how many there are burns them all.
+    The count, not each address: typing back twenty addresses invites pasting them, which proves
+    nothing, while the count is what a wrong glob or a pasted list gets wrong, and it is read off
+    the list just shown (--yes skips the question)."""
+    if args.yes:
+        return True
+    note(verbs.burn_list_warning(SH, targets))
+    print(f"type {len(targets)} (how many addresses) to burn them all: ", end="", file=sys.stderr, flush=True)
+    if verbs.confirmed_count(sys.stdin.readline(), len(targets)):
+        return True
+    note(f"not burned: what was typed is not {len(targets)}; nothing was sent")
+    if args.json:
+        addresses = [{"decoy_id": d, "email": e or None} for d, e in targets.items()]
+        print_json({"outcome": "not confirmed", "addresses": addresses})
+    return False
+
+
+def _needs_yes(args: argparse.Namespace, given: str | list[str]) -> None:
     """Without a terminal nothing can ask: --yes on the line itself, else a mistake (exit 2)."""
     if not args.yes and not sys.stdin.isatty():
         raise verbs.unconfirmed(args.command, SH, given=given, why="stdin is not a terminal to confirm it at")
@@ -410,19 +432,51 @@ def _needs_yes(args: argparse.Namespace, given: str) -> None:
 
 @answered
 def cmd_decoy_burn(args: argparse.Namespace) -> int:
-    """Burn a Decoy address for good, with all its mail: irreversible (`decoy-lab decoy-update
-    DECOY --status inactive` pauses it instead, reversibly). On a terminal it asks you to type the
-    address (or its id) back; without one, --yes is needed. An account's own Decoy email goes only
-    with its account (`decoy-lab account-delete ACCOUNT`); a Personal Alias needs alias.burn."""
-    _needs_yes(args, args.decoy)
+    """Burn Decoy addresses for good, with all their mail: irreversible (`decoy-lab decoy-update
+    DECOY --status inactive` pauses one instead, reversibly). On a terminal it asks first: one
+    address is typed back (or its id); for several, each is listed and their number is typed.
+    Without a terminal, --yes is needed. Several (at most 20: one confirmation covers one call) go
+    in one call, and each id prints with "burned" or why it was not (the server's words); exit 1
+    if any was not burned. An account's own Decoy email goes only with its account (`decoy-lab
+    account-delete ACCOUNT`); a Personal Alias needs alias.burn. A lost answer is finished by
+    `decoy-lab resend`, which reads each address first and burns only those still served."""
+    _needs_yes(args, args.decoys)
     with connection(args) as conn:
-        decoy, email = verbs.burn_target(conn, args.decoy, verb="decoy-burn", front=SH)
-        if not _confirm(args, email=email, target=decoy, given=args.decoy):
+        targets = verbs.burn_targets(conn, args.decoys, verb="decoy-burn", front=SH)
+        args.batch = len(targets) > 1  # what a lost answer's words say to reuse
+        if args.batch:
+            if not _confirm_many(args, targets):
+                return 1
+            got = conn.burn_decoys(list(targets))
+            return _burned_many(args, targets, got)
+        ((decoy, email),) = targets.items()
+        if not _confirm(args, email=email, target=decoy, given=args.decoys[0]):
             return 1
         done = conn.burn_decoy(decoy)
     shown, problems = verbs.burned_values(done, email)
     data = {"decoy_id": decoy, "email": email or None, **{k: done.get(k) for k in ("deleted", "burned_at", "said")}}
     return _done(args, data, verbs.named_lines(shown), problems=problems)
+
+
+def _burned_many(args: argparse.Namespace, targets: dict[str, str], got: dict[str, str]) -> int:
+    """Each address of a batch burn and "burned" or why not; exit 1 if any was not burned."""
+    outcome = {d: got.get(d, "the answer does not name it") for d in targets}
+    note(verbs.burn_said(outcome, SH))
+    every = all(v == "burned" for v in outcome.values())
+    data = {
+        "addresses": [
+            {
+                "decoy_id": d,
+                "email": targets[d] or None,
+                "burned": v == "burned",
+                **({} if v == "burned" else {"error": v}),
+            }
+            for d, v in outcome.items()
+        ]
+    }
+    lines = [f"{decoy}  {said}" for decoy, said in verbs.burn_values(outcome)]
+    _done(args, data, lines, outcome="done" if every else "partial")
+    return 0 if every else 1
 
 
 @answered

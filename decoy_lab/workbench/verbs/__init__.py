@@ -13,7 +13,7 @@ was wrong in one line and suggests the closest word.
     completion.py  complete: what Tab offers
     accountwords.py  the account verbs' words: ids by their start, secrets masked, where an unlock
                    stands, what to reuse after an unknown outcome, what a burn asks first, each
-                   paused address and imported row
+                   burned or paused address and imported row
 
 Both front ends import the package (`from decoy_lab.workbench import verbs`), not the modules.
 """
@@ -21,14 +21,21 @@ Both front ends import the package (`from decoy_lab.workbench import verbs`), no
 from __future__ import annotations
 
 from decoy_lab.workbench.verbs.accountwords import (
+    BURN_MAX,
     ImportRun,
     account_changes,
     account_id,
     account_updated,
+    burn_batch_resend,
+    burn_list_warning,
+    burn_said,
     burn_target,
+    burn_targets,
+    burn_values,
     burn_warning,
     burned_values,
     confirmed,
+    confirmed_count,
     created_values,
     decoy_changes,
     decoy_id,
@@ -61,6 +68,7 @@ from decoy_lab.workbench.verbs.table import (
     BY_NAME,
     DUMP_KINDS,
     NOTEBOOK,
+    ON_OFF,
     ONLY_NOTEBOOK,
     ONLY_SHELL,
     PERMISSIONS,
@@ -88,11 +96,13 @@ __all__ = [
     "ACCOUNT_VERBS",
     "ADDRESS_STATUSES",
     "BOTH",
+    "BURN_MAX",
     "BY_NAME",
     "DUMP_KINDS",
     "NOTEBOOK",
     "ONLY_NOTEBOOK",
     "ONLY_SHELL",
+    "ON_OFF",
     "PERMISSIONS",
     "PROMPT",
     "SET_STATUSES",
@@ -106,13 +116,19 @@ __all__ = [
     "account_id",
     "account_updated",
     "add_arguments",
+    "burn_batch_resend",
+    "burn_list_warning",
+    "burn_said",
     "burn_target",
+    "burn_targets",
+    "burn_values",
     "burn_warning",
     "burned_values",
     "check",
     "closest",
     "complete",
     "confirmed",
+    "confirmed_count",
     "connect_url",
     "created_values",
     "decoy_changes",

@@ -242,8 +242,8 @@ def account_changes(args: argparse.Namespace) -> dict[str, Any]:
         from decoy_lab.protocol.accounts_write import account_record
 
         changes["record"] = account_record(args.service, url=args.url, username=args.username)
-    if args.label is not None:
-        changes["label"] = args.label
+    if args.label is not None or getattr(args, "clear_label", False):
+        changes["label"] = None if args.clear_label else args.label
     if args.status is not None:
         changes["status"] = args.status
     if args.two_factor is not None:
@@ -289,14 +289,81 @@ def account_updated(done: Mapping[str, Any], changes: Mapping[str, Any]) -> tupl
 
 
 # -- burning: asked first ---------------------------------------------------------------------------
-def burn_target(conn: Connection, given: str, *, verb: str, front: str) -> tuple[str, str]:
-    """An address's whole id and its email (empty when the list does not hold it), from the list
-    of every address (paused ones too): what a burn asks the user to type back."""
+BURN_MAX = 20  # 001, `decoy_burn_batch`: "Permanently delete up to 20 decoys in one call"
+
+
+def burn_targets(conn: Connection, given: Iterable[str], *, verb: str, front: str) -> dict[str, str]:
+    """Each address's whole id → its email (empty when the list does not hold it), each once in
+    the order given, from the list of every address (paused ones too): what a burn names before
+    it is done. More than BURN_MAX is a mistake, and nothing is sent: one confirmation covers one
+    call of the batch route, and burning is irreversible, so the next batch is asked for after
+    this one's outcome is seen (`Connection.burn_decoys` refuses more too)."""
     frame = conn.decoys("all")
     ids = list(frame["id"])
-    decoy = whole_id(given, ids, what="Decoy address", lists="decoys --status all", verb=verb, front=front)
-    emails = [str(e) for i, e in zip(ids, frame["email"]) if i == decoy and isinstance(e, str)]
-    return decoy, (emails[0] if emails else "")
+    emails = {i: e for i, e in zip(ids, frame["email"]) if isinstance(i, str) and isinstance(e, str)}
+    out: dict[str, str] = {}
+    for g in dict.fromkeys(given):
+        decoy = whole_id(g, ids, what="Decoy address", lists="decoys --status all", verb=verb, front=front)
+        out.setdefault(decoy, emails.get(decoy, ""))
+    if len(out) > BURN_MAX:
+        raise UsageProblem(
+            f"{verb} burns at most {BURN_MAX} addresses at a time, not {len(out)}: burning is irreversible, so one "
+            f"confirmation covers one call of {BURN_MAX} — burn them in batches, seeing each one's outcome; "
+            "nothing was sent",
+            verb=verb,
+            usage=BY_NAME[verb].usage(front),
+        )
+    return out
+
+
+def burn_target(conn: Connection, given: str, *, verb: str, front: str) -> tuple[str, str]:
+    """An address's whole id and its email (empty when the list does not hold it): what a burn of
+    one address asks the user to type back."""
+    ((decoy, email),) = burn_targets(conn, [given], verb=verb, front=front).items()
+    return decoy, email
+
+
+def burn_list_warning(front: str, targets: Mapping[str, str]) -> str:
+    """What burning several addresses is, each one named, said before it is done, and the
+    reversible pause it is not."""
+    named = "\n".join(f"  {f'{email} ({decoy})' if email else decoy}" for decoy, email in targets.items())
+    return (
+        f"burning these {len(targets)} addresses deletes each one and all its mail for good: it is irreversible.\n"
+        f"{named}\n{PROMPT[front]} decoy-pause DECOY… pauses them instead, reversibly"
+    )
+
+
+def confirmed_count(typed: str, count: int) -> bool:
+    """What was typed back at the prompt is the number of addresses about to be burned."""
+    return typed.strip() == str(count)
+
+
+def burn_values(outcome: Mapping[str, str]) -> Named:
+    """Each address and "burned", or why it was not (the server's words: "Not permitted")."""
+    return [(decoy, said) for decoy, said in outcome.items()]
+
+
+def burn_said(outcome: Mapping[str, str], front: str) -> str:
+    """How many of a batch were burned, and why an address may not have been."""
+    burned = sum(v == "burned" for v in outcome.values())
+    left = len(outcome) - burned
+    said = f"{burned} of {plural(len(outcome), 'address', 'addresses')} burned for good"
+    if left:
+        said += f"; {left} not (each says why, and was left alone)"
+    if any(v == "Not permitted" for v in outcome.values()):
+        said += (
+            f". Not permitted: an account's own Decoy email goes only with its account ({PROMPT[front]} "
+            "account-delete ACCOUNT), and a Personal Alias needs alias.burn"
+        )
+    return said
+
+
+def burn_batch_resend(front: str) -> str:
+    """After a batch burn's answer was lost: never burn them again by hand."""
+    return (
+        f"Do not burn them again by hand: {PROMPT[front]} resend reads each address first — one no longer served "
+        "was burned — and burns only the rest."
+    )
 
 
 def burn_warning(front: str, *, email: str, decoy: str, given: str) -> str:
@@ -308,11 +375,16 @@ def burn_warning(front: str, *, email: str, decoy: str, given: str) -> str:
     )
 
 
-def unconfirmed(verb: str, front: str, *, given: str, why: str) -> UsageProblem:
-    """A burn asked without --yes where nothing can ask to confirm it (a pipe, a notebook cell)."""
+def unconfirmed(verb: str, front: str, *, given: str | list[str], why: str) -> UsageProblem:
+    """A burn asked without --yes where nothing can ask to confirm it (a pipe, a notebook cell).
+    Several addresses (`given` a list of more than one) are paused with decoy-pause instead."""
+    words = [given] if isinstance(given, str) else list(dict.fromkeys(given))
+    if len(words) > 1:
+        it, pause = "them", f"decoy-pause {' '.join(words)} pauses them instead, reversibly"
+    else:
+        it, pause = "it", f"decoy-update {words[0]} --status inactive pauses an address instead, reversibly"
     return UsageProblem(
-        f"{verb} is irreversible and {why}: give --yes to burn it ({PROMPT[front]} decoy-update {given} "
-        "--status inactive pauses an address instead, reversibly); nothing was sent",
+        f"{verb} is irreversible and {why}: give --yes to burn {it} ({PROMPT[front]} {pause}); nothing was sent",
         verb=verb,
         usage=BY_NAME[verb].usage(front),
     )

@@ -157,9 +157,11 @@ def _check_account_update(verb: Verb, args: argparse.Namespace, front: str) -> N
             verb=verb.name,
             usage=verb.usage(front),
         )
-    if all(getattr(args, k) is None for k in ("service", "label", "status", "two_factor")):
+    if args.label is not None and args.clear_label:
+        raise UsageProblem("give --label TEXT or --clear-label, not both", verb=verb.name, usage=verb.usage(front))
+    if all(getattr(args, k) is None for k in ("service", "label", "status", "two_factor")) and not args.clear_label:
         raise UsageProblem(
-            "say what changes: --service (with --url, --username), --label, --status or --two-factor",
+            "say what changes: --service (with --url, --username), --label, --clear-label, --status or --two-factor",
             verb=verb.name,
             usage=verb.usage(front),
         )

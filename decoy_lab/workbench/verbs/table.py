@@ -21,7 +21,7 @@ PERMISSIONS = PERMISSION_WORDS  # the names Tab completes, and what each shows t
 @dataclass(frozen=True)
 class Arg:
     """One argument: `name` is `--flag` or a positional's name; `completes` says what Tab offers
-    for its value (topic, category, id, permission, file, account, decoy, field_type)."""
+    for its value (topic, category, id, permission, file, account, decoy, field_type, set_status, on_off)."""
 
     name: str
     help: str = ""
@@ -157,8 +157,9 @@ _WAIT_FOR = Arg(
     metavar="S",
 )
 
-# An irreversible burn asks first: a terminal is asked to type the address; without one (a pipe, a
-# notebook cell) nothing is burned unless --yes says so on the line itself.
+# An irreversible burn asks first: a terminal is asked to type the address (for several, how many
+# there are); without one (a pipe, a notebook cell) nothing is burned unless --yes says so on the
+# line itself.
 _YES = Arg(
     "--yes",
     "burn without asking (needed when stdin is not a terminal)",
@@ -277,15 +278,30 @@ ACCOUNT_VERBS: tuple[Verb, ...] = (
             Arg("--url", "the service's http(s) URL in the re-sealed record (needs --service)", metavar="URL"),
             Arg("--username", "the username in the re-sealed record (needs --service)", metavar="NAME"),
             Arg("--label", "its new label, in your words", metavar="TEXT"),
+            Arg("--clear-label", "remove its label", flag=True),
             Arg("--status", "active or inactive", metavar="S", completes="set_status"),
-            Arg("--two-factor", "on or off: whether the account has two-factor sign-in", metavar="on|off"),
+            Arg(
+                "--two-factor",
+                "on or off: whether the account has two-factor sign-in",
+                metavar="on|off",
+                completes="on_off",
+            ),
         ),
     ),
     Verb(
         "decoy-burn",
-        "burn a Decoy address for good, with all its mail (irreversible: decoy-update --status inactive "
-        "pauses it instead); asks first",
-        (_DECOY, _YES),
+        "burn Decoy addresses for good, with all their mail (irreversible: decoy-update --status inactive "
+        "pauses one instead); asks first; several (at most 20) are burned in one call, each one's outcome said",
+        (
+            Arg(
+                "decoys",
+                "the addresses' ids or their starts (at most 20: one confirmation covers one call)",
+                nargs="+",
+                metavar="DECOY",
+                completes="decoy",
+            ),
+            _YES,
+        ),
     ),
     Verb(
         "account-burn-decoy",
