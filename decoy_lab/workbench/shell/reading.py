@@ -110,7 +110,19 @@ def cmd_accounts(args: argparse.Namespace) -> int:
         if args.json:
             print_json(frame_records(df))
             return 0
-        return _listing(args, view, columns, ("service", "decoy_email"), "accounts")
+        shown = _listing(args, view, columns, ("service", "decoy_email"), "accounts")
+        _say_unnamed(df)
+        return shown
+
+
+def _say_unnamed(df: Any) -> None:
+    """Why a row's service is blank (its record is sealed to the owner, say), on stderr: a blank
+    cell alone reads as a name lost, and the reason is in `--json`'s `service_from` only."""
+    unnamed = df[df["service"].isna()] if len(df) else df
+    for why, rows in unnamed.groupby("service_from", sort=False) if len(unnamed) else ():
+        ids = short_ids(list(rows["id"]), list(df["id"]))
+        which = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+        note(f"{plural(len(rows), 'account')} with no service shown ({which}): {str(why).removeprefix('no name: ')}")
 
 
 def cmd_decoys(args: argparse.Namespace) -> int:
@@ -129,7 +141,9 @@ def cmd_decoys(args: argparse.Namespace) -> int:
         if args.json:
             print_json(frame_records(df))
             return 0
-        view = df.assign(account=short_ids([a or "" for a in df["account_id"]], list(df["account_id"].dropna())))
+        # a Personal Alias has no account: pandas holds its account_id as NaN, which is truthy
+        linked = [a if isinstance(a, str) else "" for a in df["account_id"]]
+        view = df.assign(account=short_ids(linked, [a for a in linked if a]))
         view["id"] = short_ids(list(df["id"]), list(df["id"]))
         columns = ["id", "email", "name", "label", "status", "account"]
         return _listing(args, view, columns, ("email", "name"), "Decoy addresses")
