@@ -6,7 +6,7 @@
 
 The first line printed is the URL to give the agent (with `--sandbox`, the next says how to
 pair); then one line per exchange once it is opened (in a lull of traffic, or within 2 s):
-`#id METHOD path status verdict`. Ctrl-C (or
+`#id METHOD path status verdict` ("layout only (2 of 3 rows opened)" when some did). Ctrl-C (or
 SIGTERM) stops it, writes `--record` and exits 0. A usage mistake is `error: …` on stderr, exit 2.
 `add_arguments(parser)` and `run(args)` are what the `decoy-lab` command wires in.
 """
@@ -24,8 +24,8 @@ from typing import Any, TextIO
 
 from decoy_lab.argtypes import port_number
 from decoy_lab.errors import DecoyError
-from decoy_lab.inspector.flow_record import KEEP
-from decoy_lab.text import escaped
+from decoy_lab.inspector.flow_record import KEEP, LAYOUT, READABLE
+from decoy_lab.text import escaped, plural
 from decoy_lab.wire.crypto import AgentKey
 
 DESCRIPTION = (
@@ -60,6 +60,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--keep", type=flow_count, default=KEEP, metavar="N", help=f"flows kept on show, the newest (default {KEEP:,})"
     )
     p.add_argument("--reveal", action="store_true", help="keep tokens and codes in the record unmasked")
+
+
+def _verdict_said(flow: Any) -> str:
+    """The flow's verdict for its line. "layout only" says how many of its rows did open: an account
+    write carries the owner's record (opened) beside the agent's own copy (opened only with
+    --agent-key), and the bare words would read as if nothing had opened."""
+    verdict = flow.verdict or "-"
+    if verdict == LAYOUT:
+        opened = sum(r.verdict == READABLE for r in flow.rows)
+        if opened:
+            return f"{verdict} ({opened} of {plural(len(flow.rows), 'row')} opened)"
+    return verdict
 
 
 def _usage(args: argparse.Namespace) -> str | None:
@@ -108,7 +120,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, stop: threading.
     def line(flow: Any) -> None:
         status = flow.status if flow.status is not None else "-"
         ended = "" if flow.ended == "answered" else f"  ({flow.ended})"
-        say(f"#{flow.id} {flow.method} {flow.url} {status} {flow.verdict or '-'}{ended}")
+        say(f"#{flow.id} {flow.method} {flow.url} {status} {_verdict_said(flow)}{ended}")
 
     insp.on_flow(line)
     say(f"Decoy inspector on {insp.url}  (give this URL to the agent; recording in front of {insp.upstream})")
