@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING
 
 from decoy_lab.errors import DecoyError
 from decoy_lab.widgets.html import countdown, status_parts
 from decoy_lab.workbench import verbs
 from decoy_lab.workbench.shell.terminal import (
+    DEFAULT_PROFILE,
     INTERRUPTED,
     StatusLine,
     connection,
@@ -19,6 +21,9 @@ from decoy_lab.workbench.shell.terminal import (
     print_json,
     table,
 )
+
+if TYPE_CHECKING:
+    from decoy_lab.client.connection import Connection
 
 DEFAULT_NAME = "decoy-lab command line"
 
@@ -45,9 +50,18 @@ def cmd_connect(args: argparse.Namespace) -> int:
             with Connection.resume(args.profile) as conn:
                 print(
                     f"Already connected: profile {args.profile!r} is {conn.name!r} at {conn.base_url} "
-                    f"(token id {conn.token_id}); using it. decoy-lab connect {url} --new pairs again; "
-                    "decoy-lab request PERM asks for more on this one."
+                    f"(token id {conn.token_id}); using it. decoy-lab connect {url} --new --profile NAME "
+                    "pairs another beside it; decoy-lab request PERM asks for more on this one."
                 )
+                missing = _not_held(conn, args.permissions or [])
+            if missing:  # the reused connection is not what was asked for: a script must not carry on
+                also = f" --profile {args.profile}" if args.profile != DEFAULT_PROFILE else ""
+                note(
+                    f"it does not hold {', '.join(missing)}, asked for here: decoy-lab request "
+                    f"{' '.join(missing)}{also} asks the owner for {'it' if len(missing) == 1 else 'them'} "
+                    "on this connection"
+                )
+                return 1
             return 0
         if not args.force:  # a URL that cannot pair is said for what it is, before the name clash
             _reachable(url)
@@ -97,6 +111,14 @@ def cmd_connect(args: argparse.Namespace) -> int:
     finally:
         conn.close()
     return 0
+
+
+def _not_held(conn: Connection, asked: list[str]) -> list[str]:
+    """The permission names in `asked` the connection does not hold now (`everything` holds all)."""
+    if not asked:
+        return []
+    held = conn.access().names
+    return [] if "everything" in held else [p for p in dict.fromkeys(asked) if p not in held]
 
 
 def _reachable(url: str) -> None:
