@@ -97,3 +97,14 @@ def frames() -> dict:
     from support.frames import make_frames
 
     return make_frames()
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory):
+    """A config directory of this module's own, in force for every `decoy-lab` run in the module
+    (shell_runs.shell_env: profiles there, keyring off, a wide terminal). A module whose runs need
+    other settings declares its own."""
+    from support.shell_runs import shell_env
+
+    with shell_env(tmp_path_factory.mktemp("config")) as path:
+        yield path

@@ -25,18 +25,12 @@ from decoy_lab.transport import routes
 
 from support.magics import connect_by_magic, decoy_shell
 from support.meddler import Meddler, committed_then_lost
-from support.shell_runs import prompt_sandbox, run, shell_env
-
-
-@pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with shell_env(tmp_path_factory.mktemp("config")) as path:
-        yield path
+from support.shell_runs import run, shell_sandbox
 
 
 @pytest.fixture(scope="module")
 def sandbox(config: Path) -> Iterator[Sandbox]:
-    with prompt_sandbox() as sb:
+    with shell_sandbox() as sb:
         yield sb
 
 

@@ -34,6 +34,17 @@ def prompt_sandbox() -> Iterator[Sandbox]:
         yield sb
 
 
+@contextlib.contextmanager
+def shell_sandbox(*pairings: tuple[str, ...]) -> Iterator[Sandbox]:
+    """A `prompt_sandbox` with each of `pairings` (what follows the URL on a `decoy-lab connect`
+    line) connected in turn, as a user would before the verbs under test."""
+    with prompt_sandbox() as sb:
+        for args in pairings:
+            code, _, err = run("connect", sb.url, *args)
+            assert code == 0, err
+        yield sb
+
+
 def run(*argv: str) -> tuple[int, str, str]:
     """`decoy-lab *argv`: its exit code, what it printed to stdout and to stderr."""
     out, err = io.StringIO(), io.StringIO()

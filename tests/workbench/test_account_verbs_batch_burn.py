@@ -26,25 +26,18 @@ from decoy_lab.sandbox import Sandbox
 from decoy_lab.transport import routes
 
 from support.meddler import Meddler, committed_then_lost
-from support.shell_runs import prompt_sandbox, run, shell_env
+from support.shell_runs import run, shell_sandbox
 
 OWNER = ("--profile", "owner")  # a connection holding everything: alias.burn
 BURN = f"{routes.DECOYS}/batch/burn"
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with shell_env(tmp_path_factory.mktemp("config")) as path:
-        yield path
-
-
-@pytest.fixture(scope="module")
 def sandbox(config: Path) -> Iterator[Sandbox]:
-    with prompt_sandbox() as sb:
-        code, _, err = run("connect", sb.url, "--name", "CLI burns", "--permission", "account.create")
-        assert code == 0, err
-        code, _, err = run("connect", sb.url, "--name", "CLI burns owner", "--permission", "everything", *OWNER)
-        assert code == 0, err
+    with shell_sandbox(
+        ("--name", "CLI burns", "--permission", "account.create"),
+        ("--name", "CLI burns owner", "--permission", "everything", *OWNER),
+    ) as sb:
         yield sb
 
 

@@ -23,7 +23,7 @@ import pytest
 from decoy_lab.client.connection import Connection
 from decoy_lab.sandbox import Sandbox
 
-from support.shell_runs import prompt_sandbox, run, shell_env
+from support.shell_runs import run, shell_sandbox
 
 OWNER = ("--profile", "owner")
 PASSWORD = "hunter2-json"
@@ -31,18 +31,11 @@ API_KEY = "sk-json-77"
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with shell_env(tmp_path_factory.mktemp("config")) as path:
-        yield path
-
-
-@pytest.fixture(scope="module")
 def sandbox(config: Path) -> Iterator[Sandbox]:
-    with prompt_sandbox() as sb:
-        code, _, err = run("connect", sb.url, "--name", "CLI json", "--permission", "account.create")
-        assert code == 0, err
-        code, _, err = run("connect", sb.url, "--name", "CLI json owner", "--permission", "everything", *OWNER)
-        assert code == 0, err
+    with shell_sandbox(
+        ("--name", "CLI json", "--permission", "account.create"),
+        ("--name", "CLI json owner", "--permission", "everything", *OWNER),
+    ) as sb:
         yield sb
 
 

@@ -32,25 +32,18 @@ from decoy_lab.sandbox import Sandbox
 from decoy_lab.transport import routes
 from decoy_lab.workbench.shell.cli import main
 
-from support.shell_runs import prompt_sandbox, run, shell_env
+from support.shell_runs import run, shell_sandbox
 
 OWNER = ("--profile", "owner")  # a connection holding everything: the vault key, alias.burn
 PASSWORDS = ("pw-mail-1", "pw-bank-2")
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with shell_env(tmp_path_factory.mktemp("config")) as path:
-        yield path
-
-
-@pytest.fixture(scope="module")
 def sandbox(config: Path) -> Iterator[Sandbox]:
-    with prompt_sandbox() as sb:
-        code, _, err = run("connect", sb.url, "--name", "CLI more writes", "--permission", "account.create")
-        assert code == 0, err
-        code, _, err = run("connect", sb.url, "--name", "CLI owner app", "--permission", "everything", *OWNER)
-        assert code == 0, err
+    with shell_sandbox(
+        ("--name", "CLI more writes", "--permission", "account.create"),
+        ("--name", "CLI owner app", "--permission", "everything", *OWNER),
+    ) as sb:
         yield sb
 
 

@@ -29,7 +29,7 @@ from decoy_lab.client.connection import Connection
 from decoy_lab.protocol.accounts_unlock import POLL_EVERY
 from decoy_lab.sandbox import Sandbox
 
-from support.shell_runs import prompt_sandbox, run, shell_env
+from support.shell_runs import run, shell_sandbox
 
 OTHER_ACCOUNT = "3f1c2a4e-0000-4000-8000-000000000001"
 PASSWORD = "correct-horse-7"
@@ -37,16 +37,8 @@ API_KEY = "sk-live-51HqX"
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with shell_env(tmp_path_factory.mktemp("config")) as path:
-        yield path
-
-
-@pytest.fixture(scope="module")
 def sandbox(config: Path) -> Iterator[Sandbox]:
-    with prompt_sandbox() as sb:
-        code, _, err = run("connect", sb.url, "--name", "CLI account writes", "--permission", "account.create")
-        assert code == 0, err
+    with shell_sandbox(("--name", "CLI account writes", "--permission", "account.create")) as sb:
         yield sb
 
 

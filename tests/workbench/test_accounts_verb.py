@@ -20,18 +20,12 @@ from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.vault.account_list import ACCOUNT_COLUMNS
 
 from support.magics import connect_by_magic
-from support.shell_runs import prompt_sandbox, run, shell_env
-
-
-@pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with shell_env(tmp_path_factory.mktemp("config")) as path:
-        yield path
+from support.shell_runs import run, shell_sandbox
 
 
 @pytest.fixture(scope="module")
 def sandbox(config: Path) -> Iterator[Sandbox]:
-    with prompt_sandbox() as sb:
+    with shell_sandbox() as sb:
         yield sb
 
 
