@@ -165,12 +165,25 @@ def _unrecognized(command: str | None, extra: list[str], known: dict[str, argpar
     return 2
 
 
+#: A notebook verb's shell counterpart, where the shell has one under another name.
+SHELL_NAMES = {
+    "inspect": "decoy-lab proxy records an agent's traffic",
+    "map": "decoy-lab topics and decoy-lab links list what it draws",
+    "browse": "decoy-lab memories lists its table",
+    "help": "decoy-lab --help lists the sub-commands",
+}
+
+
 def _unknown(word: str, known: dict[str, argparse.ArgumentParser]) -> int:
-    """A mistyped sub-command: one line and the closest one's whole usage, exit 2."""
-    from decoy_lab.workbench.verbs import closest
+    """A mistyped sub-command: one line and the closest one's whole usage, exit 2. A notebook's
+    verb (`%decoy inspect`, `map`) is said to be one, with the shell's counterpart where there is."""
+    from decoy_lab.workbench.verbs import BY_NAME, closest
 
     near = closest(word, list(known))
-    if near is None:
+    if word in BY_NAME:
+        instead = SHELL_NAMES.get(word, "decoy-lab --help lists the sub-commands")
+        print(f"error: {word!r} is a notebook verb (%decoy {word}); in a shell, {instead}", file=sys.stderr)
+    elif near is None:
         print(f"error: unknown sub-command {word!r} — decoy-lab --help lists them", file=sys.stderr)
     else:
         print(f"error: unknown sub-command {word!r} — did you mean {near!r}?", file=sys.stderr)
