@@ -26,8 +26,9 @@ SHORT_ID = 8  # the shortest id prefix a table shows (a UUID's first group), lon
 
 
 def note(text: str) -> None:
-    """A message for the person at the terminal (stderr, so stdout stays the result)."""
-    print(text, file=sys.stderr, flush=True)
+    """A message for the person at the terminal (stderr, so stdout stays the result). Its control
+    characters are shown, never acted on: an error carries the server's own words."""
+    print(escaped(text, newlines=True), file=sys.stderr, flush=True)
 
 
 def print_json(value: Any) -> None:
