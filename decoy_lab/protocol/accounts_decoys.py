@@ -230,7 +230,7 @@ def _edit(answer: Mapping[str, Any], decoy_id: str) -> AddressEdit:
 
 def edit_status(s: Session, decoy_id: str, edit_id: str) -> AddressEdit:
     """`GET …/decoys/{decoyId}/edits/{editId}`."""
-    return _edit(s.get(f"{routes.DECOYS}/{decoy_id}/edits/{edit_id}", status=str), decoy_id)
+    return _edit(s.get(routes.decoy(decoy_id, "edits", edit_id), status=str), decoy_id)
 
 
 def rename_address(
@@ -253,14 +253,14 @@ def rename_address(
     if not isinstance(owner_pk, str):
         raise MemoryModelError("the owner has no public key on file (GET /api/agent/public-key); nothing was sent")
     body: dict[str, Any] = {"sealed_patch": wire.b64encode(records.seal_patch({"v": 1, "set": sets}, owner_pk))}
-    rev = s.get(f"{routes.DECOYS}/{decoy_id}", id=str).get("rev")
+    rev = s.get(routes.decoy(decoy_id), id=str).get("rev")
     if isinstance(rev, int) and rev >= 1:
         body["base_rev"] = rev  # "informational only"
     answer = pending.send_journaled(
         s,
         "address edit",
         "POST",
-        f"{routes.DECOYS}/{decoy_id}/edits",
+        routes.decoy(decoy_id, "edits"),
         body,
         again="The same sealed patch only sets keys: sending it twice changes nothing more.",
         target=decoy_id,
@@ -295,7 +295,7 @@ def update_address(s: Session, decoy_id: str, *, label: Any = KEEP, status: str 
         change["status"] = status
     if not change:
         raise MemoryModelError("name something to change (label, status); nothing was sent")
-    path = f"{routes.DECOYS}/{decoy_id}"
+    path = routes.decoy(decoy_id)
     for attempt in range(REV_TRIES):
         served = s.get(path, id=str)
         if all(served.get(k) == v for k, v in change.items()):  # an earlier unanswered send landed, or no change
@@ -324,7 +324,7 @@ def burn_address(s: Session, decoy_id: str) -> dict[str, Any]:
     (403 `ACCOUNT_EMAIL_GOES_WITH_ACCOUNT`: delete the account). A repeat can burn only this
     address, so a lost answer sends the same request again; it is done once the address is no
     longer served (a repeat meets 404). Returns the answer (`decoy_id`, `deleted`, `burned_at`)."""
-    path = f"{routes.DECOYS}/{decoy_id}"
+    path = routes.decoy(decoy_id)
     answer = pending.send_journaled(
         s,
         "address burn",
@@ -364,7 +364,7 @@ def burn_linked_address(s: Session, account_id: str, *, replace: bool = True) ->
         again="Read the account: an address no longer linked and no longer served is burned.",
         target=account_id,
         ids=[linked],
-        proof={"read": path, "decoy": linked, "decoy_read": f"{routes.DECOYS}/{linked}"},
+        proof={"read": path, "decoy": linked, "decoy_read": routes.decoy(linked)},
     )
 
 

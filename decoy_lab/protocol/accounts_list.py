@@ -58,7 +58,7 @@ def _details(s: Session, served: Mapping[str, Any]) -> tuple[dict[str, Any] | No
     decoy_id = served.get("decoy_id")
     if "metadata_seal" not in served and isinstance(decoy_id, str):  # not on the account: ask the address
         try:
-            decoy = s.get(f"{routes.DECOYS}/{decoy_id}", metadata_seal=str)
+            decoy = s.get(routes.decoy(decoy_id), metadata_seal=str)
         except InsufficientGrant as exc:
             return None, f"its address's details cannot be read here ({exc.status} {exc.code})"
         except DecoyError as exc:
@@ -174,7 +174,7 @@ def unseal_account(s: Session, account_id: str, trace: Trace | None = None) -> T
     seal = served.get("metadata_seal")
     if "metadata_seal" not in served and isinstance(served.get("decoy_id"), str):  # not on the account
         try:
-            seal = s.get(f"{routes.DECOYS}/{served['decoy_id']}", metadata_seal=str).get("metadata_seal")
+            seal = s.get(routes.decoy(served["decoy_id"]), metadata_seal=str).get("metadata_seal")
         except DecoyError as exc:
             trace.add("read its address", ok=False, inputs={"decoy_id": served["decoy_id"]}, reason=str(exc))
             return trace

@@ -569,7 +569,7 @@ def _finish_burns(s: Session, entry: Mapping[str, Any]) -> tuple[str, str, dict[
     connection could never read reads the same, and the lost send burned nothing of it either);
     the batch is sent again for those still served only (a repeat burns only what it names)."""
     ids = [i for i in entry["sends"][0]["body"]["decoy_ids"] if isinstance(i, str)]
-    served = [i for i in ids if _served(s, f"{routes.DECOYS}/{i}") is not None]
+    served = [i for i in ids if _served(s, routes.decoy(i)) is not None]
     results = {i: "burned" for i in ids if i not in served}
     said = f"{len(results)} no longer served (burned)" if results else ""
     if served:

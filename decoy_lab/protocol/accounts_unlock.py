@@ -119,7 +119,7 @@ def poll(
     """`GET /api/agent/unlock/{id}` until it is decided or `wait` seconds pass (every POLL_EVERY s)."""
     end = clock() + max(0.0, wait)
     while True:
-        answer = s.get(f"{routes.UNLOCK}/{request_id}", status=str, items=list)
+        answer = s.get(routes.unlock(request_id), status=str, items=list)
         status = answer.get("status")
         if status == "ready":
             return _opened(s, account_id, answer, trace)

@@ -6,6 +6,10 @@ never share the rules, only the spec's words.
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
+from decoy_lab.errors import MemoryModelError
+
 METADATA = "/.well-known/oauth-authorization-server"
 
 # Pairing: RFC 9126 PAR, then the RFC 8628 device grant; tokens and their refresh.
@@ -25,9 +29,37 @@ DECOYS = "/api/agent/decoys"  # POST: an account with its Decoy address, in one 
 UNLOCK = "/api/agent/unlock"
 
 
-def account(account_id: str, part: str = "") -> str:
-    """`/api/agent/accounts/{id}` and its parts (`credential`, `fields`, `field-grantees`, …)."""
-    return f"{ACCOUNTS}/{account_id}" + (f"/{part}" if part else "")
+def segment(value: object) -> str:
+    """An id as one path segment. An id comes from someone's typing or a server's answer, and must
+    name nothing but itself: one holding a slash or a control character, or that is empty or all
+    dots, is refused (`A/../B` would reach account B; servers decode `%2F` back into a slash before
+    routing, so quoting it is not enough); `?`, `#`, `%` and spaces are percent-encoded."""
+    text = str(value)
+    if text.strip(".") == "" or any(c in "/\\" or ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        raise MemoryModelError(f"{text!r} is not an id (Decoy's ids are UUIDs); nothing was sent")
+    return quote(text, safe="")
+
+
+def _under(root: str, row_id: object, part: str, item: object) -> str:
+    return (
+        f"{root}/{segment(row_id)}" + (f"/{part}" if part else "") + (f"/{segment(item)}" if item is not None else "")
+    )
+
+
+def account(account_id: object, part: str = "", item: object = None) -> str:
+    """`/api/agent/accounts/{id}` and its parts (`credential`, `fields`, `field-grantees`, …),
+    `item` the id under the part (`fields/{fieldId}`)."""
+    return _under(ACCOUNTS, account_id, part, item)
+
+
+def decoy(decoy_id: object, part: str = "", item: object = None) -> str:
+    """`/api/agent/decoys/{id}` and its parts (`edits`, `edits/{editId}` with `item`)."""
+    return _under(DECOYS, decoy_id, part, item)
+
+
+def unlock(request_id: object) -> str:
+    """`/api/agent/unlock/{requestId}`: an unlock request polled."""
+    return _under(UNLOCK, request_id, "", None)
 
 
 # Memories, their wraps and who they may be wrapped to.
