@@ -1,11 +1,14 @@
 """The `decoy-lab` command: the sandbox, the tour, and the verbs of `verbs/` (commands.py).
 
-Each sub-command is a small function over the same modules the notebook uses.
+Each sub-command is a small function over the same modules the notebook uses. An exception no
+command expected (a defect in decoy-lab, never a mistake of the user's) is one `error: …` line
+naming it and exit 70 (EX_SOFTWARE), not a traceback; `DECOY_LAB_TRACEBACK=1` shows where.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -119,7 +122,22 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 0
-    return int(args.run(args) or 0)
+    try:
+        return int(args.run(args) or 0)
+    except Exception as exc:  # a defect: said in one line, as every other failure is said
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        from decoy_lab.workbench.shell.terminal import note
+
+        note(
+            f"error: decoy-lab {args.command} stopped on an unexpected {type(exc).__name__}: {exc} — a defect in "
+            f"decoy-lab, not in what you typed; {TRACEBACK_ENV}=1 shows where (please report it)"
+        )
+        return DEFECT
+
+
+TRACEBACK_ENV = "DECOY_LAB_TRACEBACK"
+DEFECT = 70  # sysexits' EX_SOFTWARE: neither the user's mistake (2) nor a refusal (1)
 
 
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
