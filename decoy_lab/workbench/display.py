@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import pandas as pd
 
+from decoy_lab.errors import DecoyError
 from decoy_lab.text import plural
 from decoy_lab.vault.waiting import empty_sentence, waiting_sentence
 from decoy_lab.widgets.html import MUTED, esc
@@ -108,11 +109,40 @@ def addresses_said(conn: Any, *, prompt: str, status: str = "active", **filters:
                 f"No {status} Decoy addresses, but {plural(others, 'address is', 'addresses are')} "
                 f"{'inactive (paused)' if status == 'active' else 'active'}: {prompt} decoys --status all lists them."
             )
+    held = _address_grants(conn)
+    if held:
+        return (
+            f"This connection may see no Decoy addresses: it has created none, and what it holds "
+            f"({', '.join(held)}) reaches none — the owner has no address there yet. {prompt} account-new SERVICE "
+            "makes an account with its address (with account.create)."
+        )
     return (
         "This connection may see no Decoy addresses: it has created none, and no grant covers one "
         "(account.read or acctmail.read on an account for its address, alias.read for the Personal "
         f"Alias). {prompt} request acctmail.read asks the owner for them."
     )
+
+
+ADDRESS_GRANTS = frozenset({"everything", "acctmail.read", "acctmail.edit", "alias.read", "alias.edit"})
+
+
+def _address_grants(conn: Any) -> list[str]:
+    """The permissions this connection holds that reach Decoy addresses (`/policies`; none when it
+    cannot be read), so an empty list is told apart from a missing grant."""
+    try:
+        rows = conn.access().policies
+    except DecoyError:
+        return []
+    held = {
+        p
+        for row in rows
+        if isinstance(row, dict) and row.get("status", "approved") == "approved"
+        for detail in row.get("permissions") or []
+        if isinstance(detail, dict)
+        for p in detail.get("permissions") or []
+        if p in ADDRESS_GRANTS
+    }
+    return sorted(held)
 
 
 def accounts_said(prompt: str) -> str:
