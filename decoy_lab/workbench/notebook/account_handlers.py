@@ -23,7 +23,6 @@ import shlex
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.core.error import StdinNotImplementedError
@@ -272,7 +271,7 @@ def _account_update(m: Notebook, args: Any, cell: str | None) -> Answered:
     return Answered(done, shown, f"Updated account {account} at the rev read now.")
 
 
-def _needs_yes(args: Any, verb: str, given: str | list[str]) -> None:
+def _needs_yes(args: Any, verb: str, given: str | list[str] | None) -> None:
     """A notebook has no prompt to confirm an irreversible burn at: the line itself says --yes."""
     if not args.yes:
         raise verbs.unconfirmed(verb, NB, given=given, why="a notebook has no prompt to confirm it at")
@@ -289,7 +288,7 @@ def _decoy_burn(m: Notebook, args: Any, cell: str | None) -> Answered:
             got = conn.burn_decoys(list(targets))
         outcome = {d: got.get(d, "the answer does not name it") for d in targets}
         said = verbs.burn_said(outcome, NB)
-        return Answered(outcome, verbs.burn_values(outcome), f"{said[0].upper()}{said[1:]}.")
+        return Answered(outcome, verbs.batch_values(outcome), f"{said[0].upper()}{said[1:]}.")
     ((decoy, email),) = targets.items()
     with _unknown():
         done = conn.burn_decoy(decoy)
@@ -299,7 +298,7 @@ def _decoy_burn(m: Notebook, args: Any, cell: str | None) -> Answered:
 
 
 def _account_burn_decoy(m: Notebook, args: Any, cell: str | None) -> Answered:
-    _needs_yes(args, "account-burn-decoy", args.account)
+    _needs_yes(args, "account-burn-decoy", None)  # the line names the account, not its address
     conn = m.conn()
     account = _account(m, args.account, "account-burn-decoy")
     linked, email = verbs.linked_address(conn, account, verb="account-burn-decoy", front=NB)
@@ -319,29 +318,19 @@ def _decoy_pause(m: Notebook, args: Any, cell: str | None) -> Answered:
         got = conn.pause_decoys(ids)
     outcome = {i: got.get(i, "the answer does not name it") for i in ids}
     said = verbs.pause_said(outcome, NB)
-    return Answered(outcome, verbs.pause_values(outcome), f"{said[0].upper()}{said[1:]}.")
+    return Answered(outcome, verbs.batch_values(outcome), f"{said[0].upper()}{said[1:]}.")
 
 
 def _account_import(m: Notebook, args: Any, cell: str | None) -> Answered:
     """Each row's outcome comes back, failed ones too (the value holds the ids created)."""
-    path = Path(args.file).expanduser()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or exc
-        raise verbs.UsageProblem(
-            f"{path}: cannot be read as text ({why})",
-            verb="account-import",
-            usage=verbs.BY_NAME["account-import"].usage(NB),
-        ) from None
+    text = verbs.import_text(args.file, verb="account-import", front=NB)
     records = verbs.import_records(text, source=args.file, verb="account-import", front=NB)
     run = verbs.import_rows(m.conn(), records)
     said = run.said(NB) + "."
     if run.refused is not None:
         said += f" Then refused: {verbs.front_words(str(run.refused), NB)}"
     if run.lost is not None:
-        reuse = "Do not import the file again: a batch has no idempotency key, so a second import could make every row twice."
-        said += " " + verbs.unknown_said(run.lost, front=NB, reuse=reuse)
+        said += " " + verbs.unknown_said(run.lost, front=NB, reuse=verbs.IMPORT_AGAIN)
     return Answered(run, run.values(), said)
 
 

@@ -35,12 +35,12 @@ import getpass
 import shlex
 import sys
 import uuid
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import APIError, InsufficientGrant, OutcomeUnknown
 from decoy_lab.secret import Secret
+from decoy_lab.text import escaped
 from decoy_lab.workbench import verbs
 from decoy_lab.workbench.shell.terminal import connection, note, print_json
 
@@ -81,10 +81,7 @@ def _reuse(args: argparse.Namespace) -> str | None:
             f"{args.field_id} is stored once."
         )
     if args.command == "account-import":
-        return (
-            "Do not import the file again: a batch has no idempotency key, so a second import could make every row "
-            "twice."
-        )
+        return verbs.IMPORT_AGAIN
     if args.command == "decoy-burn" and getattr(args, "batch", False):
         return verbs.burn_batch_resend(SH)
     if args.command == "account-save":
@@ -155,8 +152,14 @@ def _done(
         said = outcome or ("disagrees" if problems else "done")
         print_json({"outcome": said, **data, **({"problems": list(problems)} if problems else {})})
     elif lines:
-        print("\n".join(lines))
+        _print_lines(lines)
     return _checked(problems)
+
+
+def _print_lines(lines: Sequence[str]) -> None:
+    """Lines on stdout, each with its control characters shown, never acted on: they carry what an
+    import file or a server says (a row's name, why an address was not burned)."""
+    print(escaped("\n".join(lines), newlines=True))
 
 
 def _checked(problems: Sequence[str]) -> int:
@@ -424,7 +427,7 @@ def _confirm_many(args: argparse.Namespace, targets: dict[str, str]) -> bool:
     return False
 
 
-def _needs_yes(args: argparse.Namespace, given: str | list[str]) -> None:
+def _needs_yes(args: argparse.Namespace, given: str | list[str] | None) -> None:
     """Without a terminal nothing can ask: --yes on the line itself, else a mistake (exit 2)."""
     if not args.yes and not sys.stdin.isatty():
         raise verbs.unconfirmed(args.command, SH, given=given, why="stdin is not a terminal to confirm it at")
@@ -461,21 +464,28 @@ def cmd_decoy_burn(args: argparse.Namespace) -> int:
 def _burned_many(args: argparse.Namespace, targets: dict[str, str], got: dict[str, str]) -> int:
     """Each address of a batch burn and "burned" or why not; exit 1 if any was not burned."""
     outcome = {d: got.get(d, "the answer does not name it") for d in targets}
-    note(verbs.burn_said(outcome, SH))
-    every = all(v == "burned" for v in outcome.values())
-    data = {
-        "addresses": [
-            {
-                "decoy_id": d,
-                "email": targets[d] or None,
-                "burned": v == "burned",
-                **({} if v == "burned" else {"error": v}),
-            }
-            for d, v in outcome.items()
-        ]
-    }
-    lines = [f"{decoy}  {said}" for decoy, said in verbs.burn_values(outcome)]
-    _done(args, data, lines, outcome="done" if every else "partial")
+    return _each_address(args, outcome, "burned", verbs.burn_said(outcome, SH), emails=targets)
+
+
+def _each_address(
+    args: argparse.Namespace, outcome: dict[str, str], word: str, said: str, *, emails: Mapping[str, str] | None = None
+) -> int:
+    """A batch's outcome (burn, pause): each address and `word` ("burned") or why not, the count
+    said on stderr; with --json each address's `word` true or false and its `error`. Exit 1 if any
+    was not done."""
+    note(said)
+    every = all(v == word for v in outcome.values())
+    addresses = [
+        {
+            "decoy_id": d,
+            **({"email": emails.get(d) or None} if emails is not None else {}),
+            word: v == word,
+            **({} if v == word else {"error": v}),
+        }
+        for d, v in outcome.items()
+    ]
+    lines = [f"{decoy}  {v}" for decoy, v in verbs.batch_values(outcome)]
+    _done(args, {"addresses": addresses}, lines, outcome="done" if every else "partial")
     return 0 if every else 1
 
 
@@ -486,7 +496,7 @@ def cmd_account_burn_decoy(args: argparse.Namespace) -> int:
     terminal it asks you to type the linked address (or its id) back; without one, --yes is
     needed. An account's own Decoy email is never burned this way: it goes only with its account
     (`decoy-lab account-delete ACCOUNT`)."""
-    _needs_yes(args, args.account)
+    _needs_yes(args, None)  # the line names the account, not its address
     with connection(args) as conn:
         account = verbs.account_id(conn, args.account, verb="account-burn-decoy", front=SH)
         linked, email = verbs.linked_address(conn, account, verb="account-burn-decoy", front=SH)
@@ -514,27 +524,11 @@ def cmd_decoy_pause(args: argparse.Namespace) -> int:
         ids = verbs.decoy_ids(conn, args.decoys, verb="decoy-pause", front=SH)
         got = conn.pause_decoys(ids)
     outcome = {i: got.get(i, "the answer does not name it") for i in ids}
-    note(verbs.pause_said(outcome, SH))
-    every = all(v == "paused" for v in outcome.values())
-    data = {
-        "addresses": [
-            {"decoy_id": i, "paused": v == "paused", **({} if v == "paused" else {"error": v})}
-            for i, v in outcome.items()
-        ]
-    }
-    lines = [f"{decoy}  {said}" for decoy, said in verbs.pause_values(outcome)]
-    _done(args, data, lines, outcome="done" if every else "partial")
-    return 0 if every else 1
+    return _each_address(args, outcome, "paused", verbs.pause_said(outcome, SH))
 
 
 def _import_text(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).expanduser().read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or exc
-        raise verbs.UsageProblem(f"{path}: cannot be read as text ({why})") from None
+    return sys.stdin.read() if path == "-" else verbs.import_text(path, verb="account-import", front=SH)
 
 
 def _import_json(run: verbs.ImportRun, args: argparse.Namespace, said: str) -> dict[str, Any]:
@@ -590,7 +584,7 @@ def cmd_account_import(args: argparse.Namespace) -> int:
     if args.json:
         print_json(_import_json(run, args, said))
     else:
-        print("\n".join(verbs.named_lines(run.values())))
+        _print_lines(verbs.named_lines(run.values()))
     return 0 if run.ok else 1
 
 

@@ -32,7 +32,15 @@ def note(text: str) -> None:
 
 
 def print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    """`value` as JSON on stdout. json escapes C0 controls only: a C1 control, a bidi control or a
+    lone surrogate in what a file or a server said is written as its \\u escape — the same JSON,
+    shown, never acted on by the terminal (and a lone surrogate cannot be printed as UTF-8)."""
+    lines = json.dumps(value, indent=2, ensure_ascii=False, default=str).split("\n")
+    print("\n".join(line if line.isprintable() else "".join(map(_json_visible, line)) for line in lines))
+
+
+def _json_visible(ch: str) -> str:
+    return ch if escaped(ch) == ch else f"\\u{ord(ch):04x}"  # all BMP: escaped() leaves the rest as it is
 
 
 def frame_records(df: Any) -> list[dict]:

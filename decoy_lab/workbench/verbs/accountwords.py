@@ -12,8 +12,9 @@ import argparse
 import csv
 import io
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import APIError, DecoyError, OutcomeUnknown
@@ -316,13 +317,6 @@ def burn_targets(conn: Connection, given: Iterable[str], *, verb: str, front: st
     return out
 
 
-def burn_target(conn: Connection, given: str, *, verb: str, front: str) -> tuple[str, str]:
-    """An address's whole id and its email (empty when the list does not hold it): what a burn of
-    one address asks the user to type back."""
-    ((decoy, email),) = burn_targets(conn, [given], verb=verb, front=front).items()
-    return decoy, email
-
-
 def burn_list_warning(front: str, targets: Mapping[str, str]) -> str:
     """What burning several addresses is, each one named, said before it is done, and the
     reversible pause it is not."""
@@ -338,18 +332,24 @@ def confirmed_count(typed: str, count: int) -> bool:
     return typed.strip() == str(count)
 
 
-def burn_values(outcome: Mapping[str, str]) -> Named:
-    """Each address and "burned", or why it was not (the server's words: "Not permitted")."""
-    return [(decoy, said) for decoy, said in outcome.items()]
+def batch_values(outcome: Mapping[str, str]) -> Named:
+    """Each address of a batch (burn, pause) and "burned" / "paused", or why it was not (the
+    server's words: "Not permitted")."""
+    return list(outcome.items())
+
+
+def _batch_said(outcome: Mapping[str, str], word: str, how: str = "") -> str:
+    """How many addresses of a batch are `word` ("burned"), and that each of the rest says why."""
+    done = sum(v == word for v in outcome.values())
+    said = f"{done} of {plural(len(outcome), 'address', 'addresses')} {word}{how}"
+    if len(outcome) > done:
+        said += f"; {len(outcome) - done} not (each says why, and was left alone)"
+    return said
 
 
 def burn_said(outcome: Mapping[str, str], front: str) -> str:
     """How many of a batch were burned, and why an address may not have been."""
-    burned = sum(v == "burned" for v in outcome.values())
-    left = len(outcome) - burned
-    said = f"{burned} of {plural(len(outcome), 'address', 'addresses')} burned for good"
-    if left:
-        said += f"; {left} not (each says why, and was left alone)"
+    said = _batch_said(outcome, "burned", " for good")
     if any(v == "Not permitted" for v in outcome.values()):
         said += (
             f". Not permitted: an account's own Decoy email goes only with its account ({PROMPT[front]} "
@@ -375,10 +375,11 @@ def burn_warning(front: str, *, email: str, decoy: str, given: str) -> str:
     )
 
 
-def unconfirmed(verb: str, front: str, *, given: str | list[str], why: str) -> UsageProblem:
+def unconfirmed(verb: str, front: str, *, given: str | list[str] | None, why: str) -> UsageProblem:
     """A burn asked without --yes where nothing can ask to confirm it (a pipe, a notebook cell).
-    Several addresses (`given` a list of more than one) are paused with decoy-pause instead."""
-    words = [given] if isinstance(given, str) else list(dict.fromkeys(given))
+    Several addresses (`given` a list of more than one) are paused with decoy-pause instead. None:
+    the line names no address (account-burn-decoy names its account), so the pause names none."""
+    words = ["DECOY"] if given is None else [given] if isinstance(given, str) else list(dict.fromkeys(given))
     if len(words) > 1:
         it, pause = "them", f"decoy-pause {' '.join(words)} pauses them instead, reversibly"
     else:
@@ -455,19 +456,9 @@ def decoy_ids(conn: Connection, given: Iterable[str], *, verb: str, front: str) 
     return list(dict.fromkeys(whole_id(g, ids, what=what, lists=lists, verb=verb, front=front) for g in given))
 
 
-def pause_values(outcome: Mapping[str, str]) -> Named:
-    """Each address and "paused", or why it was not (the server's words: "Not permitted")."""
-    return [(decoy, said) for decoy, said in outcome.items()]
-
-
 def pause_said(outcome: Mapping[str, str], front: str) -> str:
     """How many were paused, and what resumes one."""
-    paused = sum(v == "paused" for v in outcome.values())
-    left = len(outcome) - paused
-    said = f"{paused} of {plural(len(outcome), 'address', 'addresses')} paused"
-    if left:
-        said += f"; {left} not (each says why, and was left alone)"
-    return said + f": {PROMPT[front]} decoy-update DECOY --status active resumes one"
+    return _batch_said(outcome, "paused") + f": {PROMPT[front]} decoy-update DECOY --status active resumes one"
 
 
 # -- account-import ---------------------------------------------------------------------------------
@@ -483,6 +474,36 @@ IMPORT_KEYS = {
 }  # fmt: skip
 
 
+def import_text(path: str, *, verb: str, front: str) -> str:
+    """An export file's text (UTF-8); one that cannot be read is a mistake naming it."""
+    try:
+        return Path(path).expanduser().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise UsageProblem(
+            f"{path}: cannot be read as text ({why})", verb=verb, usage=BY_NAME[verb].usage(front)
+        ) from None
+
+
+IMPORT_AGAIN = (
+    "Do not import the file again: a batch has no idempotency key, so a second import could make every row twice."
+)
+
+
+def _header_said(header: Sequence[str]) -> str:
+    """What a first line with no name column holds: its cells when each is a column IMPORT_KEYS
+    knows, else only how many — a file with no header line has a record there, password and all."""
+    if all(f.strip().lower() in IMPORT_KEYS for f in header):
+        return f"it names {', '.join(header)}"
+    return f"its first line has {plural(len(header), 'cell')}, not all of them column names: is it a header line?"
+
+
+def _no_constant(word: str) -> Any:
+    """NaN and Infinity are Python's JSON, not JSON: a record sealed with one is one the owner's
+    apps cannot open."""
+    raise ValueError(f"{word} is not a JSON value")
+
+
 def import_records(text: str, *, source: str, verb: str, front: str) -> list[dict[str, Any]]:
     """The records of a password manager's export: a JSON array of objects, or a CSV whose first
     line names the columns (IMPORT_KEYS maps the usual spellings; an empty cell is left out; other
@@ -494,27 +515,40 @@ def import_records(text: str, *, source: str, verb: str, front: str) -> list[dic
         return UsageProblem(f"{source}: {message}; nothing was sent", verb=verb, usage=usage)
 
     body = text.lstrip("\ufeff")  # a spreadsheet's byte order mark
+    records: list[dict[str, Any]] = []
     if body.lstrip().startswith(("[", "{")):
         try:
-            rows = json.loads(body)
+            rows = json.loads(body, parse_constant=_no_constant)
         except json.JSONDecodeError as exc:
             raise mistake(f"not JSON ({exc.msg}, line {exc.lineno})") from None
+        except (ValueError, RecursionError) as exc:  # NaN, a number too long to read, nesting too deep
+            raise mistake(f"not JSON the import reads ({str(exc).split(';')[0]})") from None
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             raise mistake("JSON must be an array of objects, one record each")
         records = [{IMPORT_KEYS.get(str(k).strip().lower(), str(k)): v for k, v in r.items()} for r in rows]
     else:
         reader = csv.DictReader(io.StringIO(body))
-        if not reader.fieldnames:
-            raise mistake("empty: a CSV needs a header line (name, username, password, url, notes …)")
-        keys = {f: IMPORT_KEYS.get(f.strip().lower(), f.strip()) for f in reader.fieldnames if f}
-        if "name" not in keys.values():
-            raise mistake(f"the CSV header has no name column (it names {', '.join(reader.fieldnames)})")
-        records = [{keys[k]: v for k, v in r.items() if k in keys and isinstance(v, str) and v != ""} for r in reader]
+        try:
+            if not reader.fieldnames:
+                raise mistake("empty: a CSV needs a header line (name, username, password, url, notes …)")
+            keys = {f: IMPORT_KEYS.get(f.strip().lower(), f.strip()) for f in reader.fieldnames if f}
+            if "name" not in keys.values():
+                raise mistake(f"the CSV header has no name column ({_header_said(reader.fieldnames)})")
+            for r in reader:
+                records.append({keys[k]: v for k, v in r.items() if k in keys and isinstance(v, str) and v != ""})
+        except csv.Error as exc:  # a cell past csv's size limit
+            raise mistake(f"not a CSV the import reads (row {len(records) + 1}: {exc})") from None
     if not records:
         raise mistake("no records in it")
     for n, r in enumerate(records, 1):
         if not isinstance(r.get("name"), str) or not r["name"].strip():
             raise mistake(f"row {n} has no name (the service): every record needs one")
+        try:  # JSON's "\ud800" escape reads as a lone surrogate, which no UTF-8 record can hold
+            json.dumps(r, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise mistake(
+                f"row {n} holds a lone surrogate escape (\\ud800–\\udfff): not text a record can hold"
+            ) from None
     return records
 
 
@@ -534,15 +568,21 @@ def import_values(
     return [(f"row {i + 1}", f"{said[i]} ({records[i]['name']})") for i in sorted(said)]
 
 
-def import_said(total: int, created: int, failed: int, unknown: int, front: str) -> str:
-    """The import in one sentence: how many rows were created and how many were not."""
+def import_said(total: int, created: int, failed: int, unknown: int, front: str, unsent: int = 0) -> str:
+    """The import in one sentence: how many rows were created and how many were not, and what
+    finishes those not sent (the file is not imported again: its created rows would be made twice)."""
     said = f"{created} of {plural(total, 'row')} created"
     if failed:
-        said += f", {failed} failed (each says why; the rest were created)"
+        said += f", {failed} failed (each says why{'; the rest were created' if created + failed == total else ''})"
     if unknown:
         said += (
             f", {unknown} unknown: a batch has no idempotency key, so it is never sent again blindly — "
             f"{PROMPT[front]} accounts shows what landed, {PROMPT[front]} resend sends only the rows it does not find"
+        )
+    if unsent:
+        said += (
+            f", {unsent} not sent (the import stopped before them): once the rest is settled, import a file of "
+            "those rows alone"
         )
     return said
 
@@ -556,7 +596,7 @@ class ImportRun:
     failed (why), unknown (sent, no answer proves it), not sent; and the unknown outcome or the
     refusal that stopped it."""
 
-    records: list[dict[str, Any]]
+    records: list[dict[str, Any]] = field(repr=False)  # the file's rows, passwords and all
     created: dict[int, str] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
     unknown: list[int] = field(default_factory=list)
@@ -572,7 +612,8 @@ class ImportRun:
         return import_values(self.records, self.created, self.failed, self.unknown, self.unsent)
 
     def said(self, front: str) -> str:
-        return import_said(len(self.records), len(self.created), len(self.failed), len(self.unknown), front)
+        counts = len(self.created), len(self.failed), len(self.unknown)
+        return import_said(len(self.records), *counts, front, unsent=len(self.unsent))
 
 
 def import_rows(conn: Connection, records: list[dict[str, Any]]) -> ImportRun:
