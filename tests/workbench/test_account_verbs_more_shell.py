@@ -220,7 +220,8 @@ def test_no_replace_leaves_the_account_without_an_address_and_its_own_email_is_r
     made = values(out)
     code, _, err = run("account-burn-decoy", made["account_id"], "--yes", *OWNER)
     assert code == 1 and err.startswith("refused: HTTP 403 ACCOUNT_EMAIL_GOES_WITH_ACCOUNT")
-    assert "decoy-lab account-delete ACCOUNT deletes both" in err
+    assert "decoy-lab account-delete ACCOUNT --profile owner deletes both" in err
+    assert "decoy-lab decoy-update DECOY --status inactive --profile owner pauses the address instead" in err
     assert served("owner", routes.account(made["account_id"]))["decoy_id"] == made["decoy_id"]
 
 

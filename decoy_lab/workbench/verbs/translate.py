@@ -114,8 +114,8 @@ def hint(exc: DecoyError, front: str, *, verb: str | None = None, profile: str |
         # 001: "An account's own Decoy email is never burned, replaced or rotated by an agent: it goes
         # only with its account" — a code with no ask.
         return (
-            f"an account's own Decoy email goes only with its account: {p} account-delete ACCOUNT deletes both "
-            f"(it needs account.delete){flag}; {p} decoy-update DECOY --status inactive pauses the address instead"
+            f"an account's own Decoy email goes only with its account: {p} account-delete ACCOUNT{flag} deletes "
+            f"both (it needs account.delete); {p} decoy-update DECOY --status inactive{flag} pauses the address instead"
         )
     if isinstance(exc, InsufficientGrant) and exc.required_permission:
         return f'ask the owner for it: {p} request {exc.required_permission} --reason "…"{flag}'
