@@ -147,8 +147,14 @@ def _say(trace: Trace | None, out: Verified) -> None:
 
 # -- an account with its Decoy address ---------------------------------------------------------
 def account_record(service: str, *, url: str | None = None, username: str | None = None) -> dict[str, Any]:
-    """The account record this connection seals for `service` (with or without an address): what
-    the owner's app opens, and what this connection holds to name the account in this session."""
+    """The account record this connection seals for `service` (with or without an address, or
+    re-sealed whole by an update): what the owner's app opens, and what this connection holds to
+    name the account in this session. A name that is not text, or a URL that is not http(s) — the
+    owner's app offers it as a link — is a mistake, and nothing is sent."""
+    if not isinstance(service, str) or not service.strip():
+        raise MemoryModelError("an account needs its service's name (text); nothing was sent")
+    if url is not None and urlsplit(url).scheme not in ("http", "https"):
+        raise MemoryModelError(f"the service URL must be http or https, not {url!r}; nothing was sent")
     return {"name": service.strip(), "username": username, "url": url, "agentCreated": True}
 
 
@@ -178,12 +184,8 @@ def create_account(
     owner ENVELOPE in `account_encrypted_data`, so the account is born named. One body, sent
     again unchanged after an unknown outcome; the `idempotency_key` (made here when not given)
     answers the original address to a repeat."""
-    if not isinstance(service, str) or not service.strip():
-        raise MemoryModelError("an account needs its service's name (text); nothing was sent")
-    if url is not None and urlsplit(url).scheme not in ("http", "https"):
-        raise MemoryModelError(f"the service URL must be http or https, not {url!r}; nothing was sent")
-    details: dict[str, Any] = {"serviceName": service.strip(), "serviceURL": url, "agentCreated": True}
     record = account_record(service, url=url, username=username)
+    details: dict[str, Any] = {"serviceName": service.strip(), "serviceURL": url, "agentCreated": True}
     owner_pk = s.get(routes.OWNER_KEY, public_key=str).get("public_key")
     if not isinstance(owner_pk, str):
         raise MemoryModelError("the owner has no public key on file (GET /api/agent/public-key); nothing was sent")
@@ -428,14 +430,10 @@ def save_account(
     (ENVELOPE mode, for a connection without the vault key), no address. The route has no
     idempotency key, so the body is sent ONCE: after a lost answer it is journaled, and
     `conn.resend()` reads the account list before sending it again. Returns the account's id."""
-    if not isinstance(service, str) or not service.strip():
-        raise MemoryModelError("an account needs its service's name (text); nothing was sent")
-    if url is not None and urlsplit(url).scheme not in ("http", "https"):
-        raise MemoryModelError(f"the service URL must be http or https, not {url!r}; nothing was sent")
+    record = account_record(service, url=url, username=username)
     owner_pk = s.get(routes.OWNER_KEY, public_key=str).get("public_key")
     if not isinstance(owner_pk, str):
         raise MemoryModelError("the owner has no public key on file (GET /api/agent/public-key); nothing was sent")
-    record = account_record(service, url=url, username=username)
     body: dict[str, Any] = {
         "encrypted_data": wire.b64encode(records.seal_account_record(record, owner_pk, trace=trace))
     }
