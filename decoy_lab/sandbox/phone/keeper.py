@@ -58,7 +58,7 @@ ASKED_AGAIN = 30  # retry_after_seconds: "30 when this request itself asked agai
 def secrets_of(state: SandboxState, con: sqlite3.Connection, account: sqlite3.Row) -> dict[str, Any]:
     """What the phone seals for an account read: its record, its password and its fields."""
     record, _ = acctopen.open_record(state, account["encrypted_data"], account["blob_mode"])
-    password, _ = acctopen.open_password(state, account["encrypted_password"])
+    password = password_of(state, account, record)
     fields = []
     for f in acs.fields_of(con, account["id"]):
         plain, _, why = acctopen.open_field(state, f)
@@ -70,6 +70,16 @@ def secrets_of(state: SandboxState, con: sqlite3.Connection, account: sqlite3.Ro
         "basic-auth": {"username": (record or {}).get("username"), "password": password},
         "custom-fields": fields,
     }
+
+
+def password_of(state: SandboxState, account: sqlite3.Row, record: Any) -> str | None:
+    """The account's password as the phone gives it: the credential route's, else the one inside
+    the record. An import seals each record "with the vault key" holding its password ("imported
+    passwords never reach the server readable"); the phone opens the record and reads it there."""
+    if account["encrypted_password"]:
+        return acctopen.open_password(state, account["encrypted_password"])[0]
+    inside = record.get("password") if isinstance(record, dict) else None
+    return inside if isinstance(inside, str) and inside else None
 
 
 def payload(secrets: dict[str, Any], datatypes: list[str]) -> bytes:

@@ -49,7 +49,8 @@ async def sealed_secrets(request: Request) -> JSONResponse:
         if not agent.public_key:
             raise HTTPProblem(422, "NO_AGENT_PUBLIC_KEY", "pair with an agent_public_key: copies are sealed to it")
         for account in acs.live_accounts(con):
-            if not account["encrypted_password"] or not access.may(agent, "account.read", account):
+            held = account["encrypted_password"] or account["has_password"]  # an import's is in its record
+            if not held or not access.may(agent, "account.read", account):
                 continue  # "Records you're not covered for are omitted, never a 403."
             copy = acs.get_secret_copy(con, account["id"], agent.token_id)
             if copy is not None and copy["account_rev"] == account["rev"] and copy["recipient_key"] == agent.public_key:

@@ -233,9 +233,10 @@ async def request_unlock(request: Request) -> JSONResponse:
         reason = sanitize_reason(body.get("reason"))[:200]
         _within_rate(con, agent, now)
         if access.may(agent, "account.read", account):
-            if datatypes == ["basic-auth"] and not account["encrypted_password"]:
+            if datatypes == ["basic-auth"] and not (account["encrypted_password"] or account["has_password"]):
                 # "a non-credential request can unlock an account that has no stored password": a
-                # credential request cannot (told only to a connection that may see `has_password`)
+                # credential request cannot (told only to a connection that may see `has_password`).
+                # An imported record holds its password inside, flagged by its `has_password`.
                 raise HTTPProblem(422, "NO_CREDENTIAL", "this account has no stored password to read")
             out = _covered(state, con, agent, account, datatypes, now)
             return JSONResponse(out, status_code=201 if "id" in out else 200)
