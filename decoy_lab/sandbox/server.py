@@ -357,10 +357,34 @@ def run(
         print(f"error: {why}", file=sys.stderr)
         return 2
     config = server_config(app, host, port, log_level="warning")
-    server = uvicorn.Server(config)
-    print(next_steps(host, port, db_path, approve, app.state.sb.owner.key.fingerprint), flush=True)
+    fingerprint = app.state.sb.owner.key.fingerprint
+    server = _TellingServer(config, lambda h, p: print(next_steps(h, p, db_path, approve, fingerprint), flush=True))
     server.run()
     return 0
+
+
+class _TellingServer(uvicorn.Server):
+    """A uvicorn server that says where it listens once it does: the port it bound (`--port 0`
+    asks the system for a free one), so the URL printed is one that answers."""
+
+    def __init__(self, config: uvicorn.Config, tell: Callable[[str, int], None]) -> None:
+        super().__init__(config)
+        self._tell = tell
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self._tell(*bound_address(self.config.host, self.servers))
+
+
+def bound_address(host: str, servers: list[Any]) -> tuple[str, int]:
+    """(host, port) to show for what the server bound. The host as asked, with the port bound;
+    when port 0 bound several sockets (`localhost`: IPv4 and IPv6) on different ports, the first
+    socket's own address, so the URL names one socket exactly."""
+    names = [sock.getsockname()[:2] for srv in servers for sock in srv.sockets]
+    if len({port for _, port in names}) == 1:
+        return host, names[0][1]
+    return names[0][0], names[0][1]
 
 
 def next_steps(host: str, port: int, db_path: str, approve: str, fingerprint: str) -> str:

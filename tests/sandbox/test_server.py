@@ -115,7 +115,7 @@ def test_non_loopback_host_needs_explicit_flag_and_warns(capsys, monkeypatch):
     assert run(host="0.0.0.0", port=0, db=":memory:", seed="none", host_explicit=True) == 0
     err = capsys.readouterr()
     assert "WARNING" in err.err and served == ["0.0.0.0"]
-    assert "Decoy sandbox on http://0.0.0.0:0" in err.out
+    assert "Decoy sandbox on" not in err.out, "the URL is printed once the server listens (it never did here)"
 
 
 def test_cli_db_file_survives_a_restart(tmp_path, agent_key, monkeypatch):
