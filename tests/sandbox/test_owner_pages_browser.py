@@ -1,7 +1,10 @@
 """The sandbox's home page in Debian chromium: the owner follows a pairing from the home page to
-its page and approves it, landing on a page that says what was approved; text is readable
-(WCAG AA, 4.5:1, measured on the rendered page) in the light and the dark colour scheme.
-Screenshots: build/sandbox-home.png, build/sandbox-home-dark.png, build/sandbox-approved.png.
+its page and approves it, landing on a page that says what was approved, then allows an unlock
+waiting there (an agent asking for an account its grant does not cover: 001, "otherwise the owner
+is asked on their phone and the request is `pending`"); text is readable (WCAG AA, 4.5:1, measured
+on the rendered page) in the light and the dark colour scheme.
+Screenshots: build/sandbox-home.png, build/sandbox-home-dark.png, build/sandbox-approved.png,
+build/sandbox-unlock-allowed.png.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ import pytest
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.sandbox.testing import pair_agent
 
+from support.acctfamily_kit import create
 from support.browser import BROWSER_MARKS, CHROMIUM, FLAGS
 from support.readable import AA, low_contrast
+from support.sandbox_kit import LoopbackLab
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
@@ -36,6 +41,11 @@ def sb():
         more = {"permissions": ["memory.read"], "datatypes": ["food"], "reason": "Suggest dinners"}
         headers = {"Authorization": f"Bearer {tok['access_token']}"}
         httpx.post(running.url + "/api/agent/grant-request", json=more, headers=headers).raise_for_status()
+        lab = LoopbackLab(running)
+        account = create(lab.pair("Sign-ups", "account.create"), {"name": "Acme", "username": "me@acme.test"})
+        other = {"permissions": ["account.read"], "account_id": "3f1c2a4e-0000-4000-8000-000000000001"}
+        unlock = {"target": {"kind": "account", "id": account["id"]}, "reason": "Sign in to check the order"}
+        assert lab.pair("Shopping helper", other).post("/api/agent/unlock", unlock).json()["status"] == "pending"
         yield running
 
 
@@ -69,10 +79,20 @@ def test_the_home_page_leads_to_an_approval_and_reads_in_both_schemes(sb):
             expect(page.locator("li")).to_have_text(["Read memories in travel"])
             page.screenshot(path=str(BUILD / "sandbox-approved.png"), full_page=True)
             page.get_by_role("link", name="Back to the home page").click()
+            expect(page.locator("body")).to_contain_text("Waiting for you (2)")
+            expect(page.locator(".item").first).to_contain_text("“Food guide” asks for more access: Suggest dinners")
+            unlock = page.locator(".item.unlock")
+            expect(unlock).to_contain_text("“Shopping helper” asks to unlock Acme: Sign in to check the order")
+            unlock.get_by_role("button", name="Allow").click()
+            expect(page.locator("h1")).to_have_text("Allowed “Shopping helper”")
+            expect(page.locator("body")).to_contain_text("Your phone sealed Acme to it, once")
+            page.screenshot(path=str(BUILD / "sandbox-unlock-allowed.png"), full_page=True)
+            page.get_by_role("link", name="Back to the home page").click()
             expect(page.locator("body")).to_contain_text("Waiting for you (1)")
-            expect(page.locator(".item")).to_contain_text("“Food guide” asks for more access: Suggest dinners")
+            expect(page.locator(".item.unlock")).to_have_count(0)
         finally:
             browser.close()
     assert low == {"light": [], "dark": []}, f"text under {AA}:1 contrast: {low}"
     assert errors == [], errors
     assert "Trip planner" in [c["name"] for c in sb.owner.connections()]
+    assert httpx.get(sb.url + "/_sandbox/unlocks").json() == {"unlocks": []}, "the unlock was decided"

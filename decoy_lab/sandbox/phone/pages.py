@@ -1,7 +1,8 @@
 """The owner's pages as HTML: the layout and headers every page shares, what is waiting and who is
 connected in words, and the page an Approve or Deny lands on. `routes/pages.py` serves the home
 page and `/connect` with them; `routes/surface.py` answers a browser's Approve or Deny with
-`decided`. Every name an agent chose is escaped; pages are never cached nor framed.
+`decided`, and `routes/acctsurface.py` an unlock's Allow or Deny with `decided_unlock`. Every
+name an agent chose, and every reason it gave, is escaped; pages are never cached nor framed.
 """
 
 from __future__ import annotations
@@ -73,8 +74,9 @@ def asked(item: dict) -> str:
     return f"<ul>{lines}</ul>{warnings}"
 
 
-def waiting(request: Request, pending: list[dict]) -> str:
-    if not pending:
+def waiting(request: Request, pending: list[dict], unlocks: list[dict] | None = None) -> str:
+    """Pairings and grant requests (Approve / Deny), then unlocks (Allow / Deny)."""
+    if not pending and not unlocks:
         return "<p class='muted'>Nothing is waiting for you.</p>"
     out = []
     for p in pending:
@@ -88,7 +90,51 @@ def waiting(request: Request, pending: list[dict]) -> str:
             reasons = "; ".join(p.get("reasons") or [])
             head = f"<b>“{esc(p['name'])}”</b> asks {what}" + (f": <i>{esc(reasons)}</i>" if reasons else "")
         out.append(f"<div class='item'>{head}{asked(p)}{buttons(request, p['request_id'])}</div>")
+    out.extend(_unlock_item(request, u) for u in unlocks or [])
     return "".join(out)
+
+
+#: What an unlock reads, in the owner's words, by `target.datatypes` kind.
+KIND_WORDS = {
+    "basic-auth": "its password",
+    "custom-fields": "its custom fields",
+    "totp": "its current 2FA code",
+    "note": "its notes",
+    "address": "its address",
+    "credit-card": "its card",
+}
+
+
+def unlock_what(u: dict) -> str:
+    """What a pending unlock asks to read, in words ("every secret" when it names no kind)."""
+    kinds = u.get("datatypes") or []
+    if kinds == ["passkey"]:
+        return "to sign in with its passkey, once"
+    if not kinds:
+        return "to read its password and its other secrets"
+    return "to read " + " and ".join(KIND_WORDS.get(k, k) for k in kinds)
+
+
+def _unlock_item(request: Request, u: dict) -> str:
+    """One unlock waiting on the owner: who asks, which account, why (the agent's words, escaped)."""
+    who = esc(u.get("connection") or "An agent")
+    account = esc(u.get("account") or "an account")
+    reason = f": <i>{esc(u['reason'])}</i>" if u.get("reason") else ""
+    head = f"<b>“{who}”</b> asks to unlock <b>{account}</b>{reason}"
+    what = f"<ul><li>{esc(unlock_what(u))}</li></ul>"
+    return f"<div class='item unlock'>{head}{what}{unlock_buttons(request, u['id'])}</div>"
+
+
+def unlock_buttons(request: Request, unlock_id: str) -> str:
+    """Allow and Deny for one unlock, as the phone's Lock Screen asks: forms with the secret."""
+    hidden = (
+        f'<input type="hidden" name="id" value="{esc(unlock_id)}">'
+        f'<input type="hidden" name="token" value="{esc(state_of(request).owner_secret)}">'
+    )
+    return (
+        f'<form method="post" action="/_sandbox/unlocks/approve">{hidden}<button>Allow</button></form>'
+        f'<form method="post" action="/_sandbox/unlocks/deny">{hidden}<button>Deny</button></form>'
+    )
 
 
 def connections(conns: list[dict]) -> str:
@@ -139,3 +185,31 @@ def decided(request: Request, owner: Any, ref: str, verb: str, act: Callable[[],
         "<p class='muted'>The agent picks up its access on its next poll.</p>"
     )
     return page("approved", body + home_link)
+
+
+def decided_unlock(asked: dict | None, allow: bool, act: Callable[[], dict]) -> HTMLResponse:
+    """The page an unlock's Allow or Deny lands on: what was decided, in words, or why not.
+    `asked` is the unlock as it waited (phone/keeper.py `pending_unlocks`), None when it no longer
+    waits."""
+    who = esc((asked or {}).get("connection") or "the agent")
+    account = esc((asked or {}).get("account") or "the account")
+    verb = "allow" if allow else "deny"
+    home_link = "<p><a href='/'>Back to the home page</a></p>"
+    try:
+        act()
+    except HTTPProblem as exc:
+        body = f"<h1 class='no'>Could not {verb} “{who}”'s unlock</h1><p>{esc(exc.message)}</p>{home_link}"
+        return page(f"could not {verb}", body, status=exc.status)
+    if not allow:
+        body = f"<h1 class='no'>Denied “{who}”</h1><p>It was not given {account}: nothing was read.</p>"
+        return page("denied", body + home_link)
+    if (asked or {}).get("datatypes") == ["passkey"]:  # nothing is read: the phone signs one sign-in
+        done_words = f"Your phone signed this one sign-in to {account} for it; nothing was read or stored."
+    else:
+        what = esc(unlock_what(asked or {}).removeprefix("to "))
+        done_words = f"Your phone sealed {account} to it, once: it may {what}."
+    body = (
+        f"<h1 class='ok'>Allowed “{who}”</h1><p>{done_words}</p>"
+        "<p class='muted'>The agent picks it up on its next poll.</p>"
+    )
+    return page("allowed", body + home_link)

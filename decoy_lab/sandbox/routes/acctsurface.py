@@ -6,7 +6,8 @@ under a loopback name; a change is `application/json` or carries this run's toke
 - `POST /_sandbox/keep`: the owner's phone runs its account pass now (phone/keeper.py): copies
   for unlock reads, field keys, decoy names, queued decoy edits. Its report.
 - `GET /_sandbox/unlocks`: the unlock requests waiting on the owner's Lock Screen.
-- `POST /_sandbox/unlocks/approve` and `/deny` (`{"id"}`): the owner's Allow / Don't Allow.
+- `POST /_sandbox/unlocks/approve` and `/deny` (`{"id"}`): the owner's Allow / Don't Allow; also
+  the home page's Allow and Deny forms (`id` and this run's `token`), answered with a page.
 - `GET /_sandbox/edits`: the decoy edits waiting on the owner's devices, each as the phone opens it.
 - `POST /_sandbox/edits/apply` and `/reject` (`{"id"}`, `{"id", "reason"}`): the owner's app applies
   one queued edit now (opens, checks, re-seals) or rejects it with one of 001's codes.
@@ -20,12 +21,12 @@ The owner's-eye check of accounts, credentials and fields is `GET /_sandbox/app-
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from decoy_lab.sandbox.checks.guard import check_owner
-from decoy_lab.sandbox.core import HTTPProblem, optional_json_body, state_of
-from decoy_lab.sandbox.phone import keeper, passkeys
+from decoy_lab.sandbox.core import HTTPProblem, form_fields, is_form, optional_json_body, state_of
+from decoy_lab.sandbox.phone import keeper, pages, passkeys
 
 #: "`reason` is one of a fixed set of codes, never free text"
 REJECT_REASONS = ("patch_unopenable", "patch_invalid", "no_supported_keys", "decoy_unreadable", "decoy_not_found")
@@ -56,12 +57,37 @@ async def unlocks(request: Request) -> JSONResponse:
     return JSONResponse({"unlocks": keeper.pending_unlocks(state_of(request))})
 
 
-async def approve_unlock(request: Request) -> JSONResponse:
-    return JSONResponse(keeper.decide_unlock(state_of(request), await _id(request), allow=True))
+async def _decision(request: Request) -> str:
+    """The unlock an Allow or Deny names, once the request is known to be the owner's: a script's
+    JSON (as `_id`), or the home page's form, whose secret comes in its `token` field."""
+    if not is_form(request):
+        return await _id(request)
+    check_owner(request, changes=False)
+    form = form_fields(await request.body())
+    if form is None:
+        raise HTTPProblem(400, "INVALID_REQUEST", "the form is not UTF-8")
+    check_owner(request, changes=True, form_token=form.pop("token", "") or None)
+    named = form.get("id", "")
+    if not named:
+        raise HTTPProblem(400, "INVALID_REFERENCE", "name the unlock request: id=…")
+    return named
 
 
-async def deny_unlock(request: Request) -> JSONResponse:
-    return JSONResponse(keeper.decide_unlock(state_of(request), await _id(request), allow=False))
+async def _decide(request: Request, *, allow: bool) -> Response:
+    state = state_of(request)
+    unlock_id = await _decision(request)
+    if pages.wants_page(request):  # the browser's form: a page saying what was decided
+        asked = next((u for u in keeper.pending_unlocks(state) if u["id"] == unlock_id), None)
+        return pages.decided_unlock(asked, allow, lambda: keeper.decide_unlock(state, unlock_id, allow=allow))
+    return JSONResponse(keeper.decide_unlock(state, unlock_id, allow=allow))
+
+
+async def approve_unlock(request: Request) -> Response:
+    return await _decide(request, allow=True)
+
+
+async def deny_unlock(request: Request) -> Response:
+    return await _decide(request, allow=False)
 
 
 async def edits(request: Request) -> JSONResponse:

@@ -2,7 +2,8 @@
 opens (`/connect`, with a box to type a code), and the page an Approve or Deny lands on.
 
 The home page says what is waiting (pairings and grant requests, by connection name, each with
-its buttons), which connections hold what, how to pair an agent, and links to the owner's
+Approve and Deny; unlocks of an account, with who asks, which account and why, each with Allow
+and Deny), which connections hold what, how to pair an agent, and links to the owner's
 views. These are owner-surface pages: the owner on this machine only (guard.check_owner, as
 every read there), forms that carry this run's secret, never cached, never framed, and every
 name an agent chose escaped. A form the browser posts (it asks for `text/html`) gets a page
@@ -17,6 +18,7 @@ from starlette.routing import Route
 
 from decoy_lab.sandbox.checks.guard import check_owner
 from decoy_lab.sandbox.core import base_url, state_of
+from decoy_lab.sandbox.phone import keeper
 from decoy_lab.sandbox.phone.owner import normalize_user_code
 from decoy_lab.sandbox.phone.pages import CODE_BOX, asked, buttons, connections, esc, page, waiting
 
@@ -25,7 +27,7 @@ async def home(request: Request) -> HTMLResponse:
     """The owner's home page: what is waiting, who is connected, how to pair, where to look."""
     check_owner(request, changes=False)
     state = state_of(request)
-    pending, conns = state.owner.pending(), state.owner.connections()
+    pending, unlocks, conns = state.owner.pending(), keeper.pending_unlocks(state), state.owner.connections()
     url = esc(base_url(request))
     mode = (
         "This sandbox approves every ask at once (<code>--approve auto</code>)."
@@ -34,7 +36,7 @@ async def home(request: Request) -> HTMLResponse:
     )
     body = (
         "<h1>Your Decoy sandbox</h1>"
-        f"<h2>Waiting for you ({len(pending)})</h2>{waiting(request, pending)}"
+        f"<h2>Waiting for you ({len(pending) + len(unlocks)})</h2>{waiting(request, pending, unlocks)}"
         f"<h2>Connections ({sum(1 for c in conns if not c['revoked'])} live)</h2>{connections(conns)}"
         "<h2>Pair an agent</h2>"
         f"<p>Give the agent this server's URL: <code>{url}</code>. It asks to pair and shows you a link and a "
@@ -43,7 +45,8 @@ async def home(request: Request) -> HTMLResponse:
         f"<code>%decoy connect {url}</code>.</p>"
         "<h2>The owner's views</h2><ul>"
         "<li><a href='/_sandbox/app-view'>every row as the owner's app shows it</a> (JSON)</li>"
-        "<li><a href='/_sandbox/pending'>what is waiting</a> and "
+        "<li><a href='/_sandbox/pending'>what is waiting</a>, "
+        "<a href='/_sandbox/unlocks'>the unlocks waiting</a> and "
         "<a href='/_sandbox/connections'>the connections</a> (JSON)</li>"
         "<li><a href='/_sandbox/rows'>every row as the server stores it</a> (JSON)</li></ul>"
     )
