@@ -12,8 +12,9 @@ without one it needs `--yes`.
 
 `--json` prints the outcome as one JSON object on stdout instead (exit codes unchanged, notes
 still on stderr): `outcome` first — done; disagrees (reading it back did not agree: `problems`);
-partial (some addresses or rows were not done); not ready (an unlock); not applied (an edit
-rejected or expired); not confirmed (a burn declined at the terminal); refused (with the server's
+partial (some addresses or rows were not done); not ready (an unlock still pending or
+preparing: ask again); not given (an unlock that ended without the secrets: denied, expired,
+failed …); not applied (an edit rejected or expired); not confirmed (a burn declined at the terminal); refused (with the server's
 `status`, `code`, `message` and the `hint`); unknown (with what to `reuse` and the journal
 `entry` that resend finishes) — then the ids and status. Never a secret: an unlock's secrets are
 their `length`, and their `value` only with --reveal.
@@ -304,7 +305,8 @@ def cmd_unlock(args: argparse.Namespace) -> int:
         data["username"] = got.username
         data["password"] = _secret_json(got.password, args.reveal)
         data["fields"] = {label: _secret_json(value, args.reveal) for label, value in got.fields.items()}
-    _done(args, data, verbs.named_lines(shown), outcome="done" if got.status == "ready" else "not ready")
+    outcome = "done" if got.status == "ready" else "not given" if got.done else "not ready"
+    _done(args, data, verbs.named_lines(shown), outcome=outcome)
     return 0 if got.status == "ready" else 1
 
 
