@@ -178,10 +178,11 @@ def test_from_takes_the_secret_from_a_notebook_variable_never_from_the_line(shel
 
     said = refused(shell, f"password {account} --from nope")
     assert said.startswith("%decoy password: --from names a variable of this notebook holding the password, and "
-                           "none is 'nope'")  # fmt: skip
+                           "no variable of the name given is set")  # fmt: skip
     assert "usage: %decoy password ACCOUNT [--from NAME]" in said
-    said = refused(shell, f"password {account} --from hunter2!")  # a value typed by mistake is not echoed
-    assert "none is given" in said and "hunter2!" not in said
+    for typo in ("hunter2", "hunter2!"):  # a password typed by mistake, name-shaped or not, is not echoed
+        said = refused(shell, f"password {account} --from {typo}")
+        assert "no variable of the name given is set" in said and "hunter2" not in said
     assert refused(shell, f"password {account} --from number").endswith(
         "--from number: it holds a int, not a str or a Secret\nusage: %decoy password ACCOUNT [--from NAME]"
     )

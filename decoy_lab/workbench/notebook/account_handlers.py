@@ -98,18 +98,18 @@ def ask_secret(what: str, verb: str) -> str:
 
 def secret_from(m: Notebook, args: Any, what: str, verb: str) -> str:
     """The secret a verb writes: from the notebook's variable `--from NAME` (a str or a Secret),
-    else asked for at a hidden prompt. A missing, empty or other-typed variable is a mistake; the
-    name is repeated in it only when it is a name (a value typed by mistake is not echoed)."""
+    else asked for at a hidden prompt. A missing, empty or other-typed variable is a mistake. A
+    missing name is not repeated: a password typed there by mistake can look like a name
+    (`hunter2`), and the cell's output would keep it."""
     name = args.from_name
     if name is None:
         return ask_secret(what, verb)
     usage = verbs.BY_NAME[verb].usage(NB)
-    shown = f"{name!r}" if name.isidentifier() else "given"
     namespace = getattr(m.shell, "user_ns", None) or {}
     if not name.isidentifier() or name not in namespace:
         raise verbs.UsageProblem(
-            f"--from names a variable of this notebook holding the {what}, and none is {shown}: set one first "
-            "(e.g. with getpass), then give its name",
+            f"--from names a variable of this notebook holding the {what}, and no variable of the name given is "
+            "set: set one first (e.g. with getpass), then give its name",
             verb=verb,
             usage=usage,
         )
