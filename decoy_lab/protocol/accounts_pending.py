@@ -571,7 +571,7 @@ def _finish_burns(s: Session, entry: Mapping[str, Any]) -> tuple[str, str, dict[
     ids = [i for i in entry["sends"][0]["body"]["decoy_ids"] if isinstance(i, str)]
     served = [i for i in ids if _served(s, routes.decoy(i)) is not None]
     results = {i: "burned" for i in ids if i not in served}
-    said = f"{len(results)} no longer served (burned)" if results else ""
+    said = f"{len(results)} no longer served (burned, or never this connection's to read)" if results else ""
     if served:
         results.update(batch_results(served, _send(s, entry, {"decoy_ids": served}), "burned"))
         sent = f"sent again for the {len(served)} still served"

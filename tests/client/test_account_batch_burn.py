@@ -137,7 +137,7 @@ def test_a_lost_answer_is_never_repeated_within_the_call_and_the_resend_reads_ea
     assert done["outcome"] == "committed", done
     assert done["results"] == {first: "burned", second: "burned", own: "Not permitted"}
     assert done["said"] == (
-        f"2 no longer served (burned); sent again for the 1 still served; not burned: {own} (Not permitted)"
+        f"2 no longer served (burned, or never this connection's to read); sent again for the 1 still served; not burned: {own} (Not permitted)"
     )
     assert sent_ids(meddler)[1:] == [[own]], "only the address still served is named again"
     assert again.pending == [] and served(again, own)
@@ -160,7 +160,7 @@ def test_a_lost_batch_that_never_arrived_is_sent_again_and_one_that_landed_is_no
     assert [d["results"] for d in done] == [{never: "burned"}, {landed: "burned"}]
     assert [d["said"] for d in done] == [
         "sent again for the 1 still served",
-        "1 no longer served (burned)",
+        "1 no longer served (burned, or never this connection's to read)",
     ]
     assert sent_ids(meddler) == [[never], [landed], [never]], "the landed one was read, not sent again"
     assert not served(again, never) and not served(again, landed) and again.pending == []
