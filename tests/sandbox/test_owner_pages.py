@@ -155,7 +155,7 @@ def test_decoy_lab_sandbox_prints_what_to_do_next_and_how_to_stop(tmp_path):
         assert f"give an agent this URL   {url}\n" in out and f"your home page           {url}/\n" in out
         assert f'decoy-lab connect {url} --name "My agent"' in out and f"%decoy connect {url}" in out
         assert "jupyter lab notebooks/01-tour.ipynb" in out
-        for _ in range(100):  # the banner is printed just before uvicorn listens
+        for _ in range(100):  # printed once it listens; a slow host may still be a moment behind
             try:
                 home = httpx.get(f"{url}/", timeout=2)
                 break
