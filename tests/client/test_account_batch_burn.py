@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import uuid
 
-import httpx
 import pytest
 
 from decoy_lab.client.connection import Connection
@@ -23,6 +22,7 @@ from decoy_lab.errors import APIError, MemoryModelError, NotFound, OutcomeUnknow
 from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.transport import routes
 
+from support.accounts_kit import personal_alias
 from support.meddler import Meddler, committed_then_lost, lost, scripted_pair, scripted_resume
 
 BURN = f"{routes.DECOYS}/batch/burn"
@@ -49,13 +49,6 @@ def later(store: ProfileStore, meddler: Meddler) -> Connection:
     return scripted_resume("work", meddler, store=store)
 
 
-def alias(sb, name: str) -> str:
-    """A Personal Alias made on the owner's surface (an address with no account of its own)."""
-    r = httpx.post(f"{sb.url}/_sandbox/aliases", json={"name": name})
-    assert r.status_code in (200, 201), r.text
-    return str(r.json()["id"])
-
-
 def served(conn: Connection, decoy_id: str) -> bool:
     try:
         conn.session.get(f"{routes.DECOYS}/{decoy_id}")
@@ -71,7 +64,7 @@ def sent_ids(meddler: Meddler) -> list[list[str]]:
 def test_each_id_is_burned_or_told_why_not_and_an_accounts_own_email_is_left_alone(sb, store):
     meddler = Meddler()
     conn = pair(sb, store, meddler)
-    forums, lists = alias(sb, "Forums"), alias(sb, "Lists")
+    forums, lists = personal_alias(sb, "Forums")["id"], personal_alias(sb, "Lists")["id"]
     own = conn.create_account("Own Address").decoy_id
     nowhere = str(uuid.uuid4())
     done = conn.burn_decoys([forums, lists, own, nowhere, forums])
@@ -86,7 +79,7 @@ def test_each_id_is_burned_or_told_why_not_and_an_accounts_own_email_is_left_alo
 def test_without_alias_burn_a_personal_alias_is_not_permitted_and_left_alone(sb, store):
     """ "Burning a Personal Alias address needs `alias.burn`": `alias.edit` pauses, never burns."""
     conn = pair(sb, store, Meddler(), permissions=("alias.edit",))
-    kept = alias(sb, "Kept")
+    kept = personal_alias(sb, "Kept")["id"]
     assert conn.burn_decoys([kept]) == {kept: "Not permitted"}
     assert served(conn, kept) and conn.pending == []
     conn.close()
@@ -97,7 +90,7 @@ def test_more_than_twenty_or_none_is_refused_before_anything_is_sent(sb, store):
     it refuses a call of 21 whole, as nothing of an irreversible call should be left half-done."""
     meddler = Meddler()
     conn = pair(sb, store, meddler)
-    many = [alias(sb, f"Alias {n}") for n in range(21)]
+    many = [personal_alias(sb, f"Alias {n}")["id"] for n in range(21)]
     with pytest.raises(MemoryModelError) as refused:
         conn.burn_decoys(many)
     assert "at most 20" in str(refused.value) and "nothing was sent" in str(refused.value)
@@ -119,7 +112,7 @@ def test_a_lost_answer_is_never_repeated_within_the_call_and_the_resend_reads_ea
     for the one still served only."""
     meddler = Meddler()
     conn = pair(sb, store, meddler, retries=1)
-    first, second = alias(sb, "First"), alias(sb, "Second")
+    first, second = personal_alias(sb, "First")["id"], personal_alias(sb, "Second")["id"]
     own = conn.create_account("Still Here").decoy_id
     meddler.plan("POST", BURN, committed_then_lost)
     with pytest.raises(OutcomeUnknown) as caught:
@@ -147,7 +140,7 @@ def test_a_lost_answer_is_never_repeated_within_the_call_and_the_resend_reads_ea
 def test_a_lost_batch_that_never_arrived_is_sent_again_and_one_that_landed_is_not(sb, store):
     meddler = Meddler()
     conn = pair(sb, store, meddler)
-    never, landed = alias(sb, "Never Arrived"), alias(sb, "Landed")
+    never, landed = personal_alias(sb, "Never Arrived")["id"], personal_alias(sb, "Landed")["id"]
     meddler.plan("POST", BURN, lost, committed_then_lost)
     for ids in ([never], [landed]):
         with pytest.raises(OutcomeUnknown):

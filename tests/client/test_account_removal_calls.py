@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import stat
 
-import httpx
 import pytest
 
 from decoy_lab.client.connection import Connection
@@ -26,6 +25,7 @@ from decoy_lab.errors import APIError, InsufficientGrant, MemoryModelError, NotF
 from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.transport import routes
 
+from support.accounts_kit import personal_alias
 from support.meddler import Meddler, committed_then_lost, lost, scripted_pair, scripted_resume
 
 
@@ -55,13 +55,6 @@ def journal(store: ProfileStore) -> str:
     path = store.journal_path("work")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     return path.read_text()
-
-
-def alias(sb, name: str) -> str:
-    """A Personal Alias made on the owner's surface (an address with no account of its own)."""
-    r = httpx.post(f"{sb.url}/_sandbox/aliases", json={"name": name})
-    assert r.status_code in (200, 201), r.text
-    return str(r.json()["id"])
 
 
 # -- deleting an account --------------------------------------------------------------------------
@@ -219,12 +212,12 @@ def test_an_accounts_own_address_is_not_burned_and_nothing_is_left_pending(sb, s
 def test_a_personal_alias_burned_and_a_lost_burn_finished_by_the_resend(sb, store):
     meddler = Meddler()
     conn = pair(sb, store, meddler)
-    first = alias(sb, "Forums")
+    first = personal_alias(sb, "Forums")["id"]
     done = conn.burn_decoy(first)
     assert done["decoy_id"] == first and done["deleted"] is True and done["burned_at"]
     with pytest.raises(NotFound):
         conn.session.get(f"{routes.DECOYS}/{first}")
-    second = alias(sb, "Newsletters")
+    second = personal_alias(sb, "Newsletters")["id"]
     path = f"{routes.DECOYS}/{second}"
     meddler.plan("DELETE", path, committed_then_lost)
     with pytest.raises(OutcomeUnknown) as caught:
@@ -244,14 +237,14 @@ def test_a_linked_alias_is_burned_and_replaced_and_a_lost_burn_is_read_before_it
     meddler = Meddler()
     conn = pair(sb, store, meddler)
     saved = conn.save_account("Linked Shop")
-    first = alias(sb, "Linked One")
+    first = personal_alias(sb, "Linked One")["id"]
     conn.protect(saved, first)
     done = conn.burn_account_decoy(saved, replace=False)
     assert done == {"account_id": saved, "burned_decoy_id": first, "new_decoy_id": None, "new_decoy_email": None}
     assert conn.session.get(routes.account(saved))["decoy_id"] is None
     with pytest.raises(MemoryModelError):
         conn.burn_account_decoy(saved)  # nothing linked: nothing to send
-    second = alias(sb, "Linked Two")
+    second = personal_alias(sb, "Linked Two")["id"]
     conn.protect(saved, second)
     path = routes.account(saved, "burn-decoy")
     meddler.plan("POST", path, committed_then_lost)
@@ -270,7 +263,7 @@ def test_a_lost_linked_burn_is_sent_again_while_that_address_is_still_linked(sb,
     meddler = Meddler()
     conn = pair(sb, store, meddler)
     saved = conn.save_account("Relinked Shop")
-    linked = alias(sb, "Relinked")
+    linked = personal_alias(sb, "Relinked")["id"]
     conn.protect(saved, linked)
     path = routes.account(saved, "burn-decoy")
     meddler.plan("POST", path, lost)
@@ -289,7 +282,7 @@ def test_within_one_call_a_repeated_linked_burn_refused_is_the_first_send_landin
     meddler = Meddler()
     conn = pair(sb, store, meddler, retries=1)
     saved = conn.save_account("Retried Burn")
-    linked = alias(sb, "Retried")
+    linked = personal_alias(sb, "Retried")["id"]
     conn.protect(saved, linked)
     meddler.plan("POST", routes.account(saved, "burn-decoy"), committed_then_lost)
     done = conn.burn_account_decoy(saved, replace=replace)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import httpx
+
 from decoy_lab import memory
 from decoy_lab.client.connection import Connection
 from decoy_lab.protocol.writes import MEMORIES
@@ -52,3 +54,11 @@ def vault_with_an_account(sb, conn: Connection, account_id: str) -> tuple[Any, s
     mid = conn.save("Shares the family plan.", account=account_id)
     sb.owner.share()
     return conn.load(), link, mid
+
+
+def personal_alias(sb, name: str) -> dict:
+    """A Personal Alias made on the sandbox owner's surface (an address no account owns): its
+    served form (`id`, `email`, …)."""
+    r = httpx.post(f"{sb.url}/_sandbox/aliases", json={"name": name})
+    assert r.status_code == 201, r.text
+    return r.json()

@@ -3,6 +3,8 @@ the shell with decoy_lab loaded, and the widgets a cell displayed."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +14,7 @@ from typing import Any
 import ipywidgets as W
 import pytest
 from IPython import get_ipython
+from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 
 from decoy_lab.client.connection import Connection
@@ -49,3 +52,19 @@ def connect_by_magic(shell: Any, line: str) -> Connection:
         return conn
     wait_for(lambda: magics.connection not in (None, before))  # the pairing finished
     return magics.conn()
+
+
+def quiet_decoy(ip: Any, line: str) -> Any:
+    """`%decoy line`'s value; a verb gives back its answer and prints nothing."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        value = ip.run_line_magic("decoy", line)
+    assert out.getvalue() == "", "a verb gives back its answer; it prints nothing"
+    return value
+
+
+def decoy_refused(ip: Any, line: str) -> str:
+    """The words of the mistake `%decoy line` is refused with."""
+    with pytest.raises(UsageError) as caught:
+        quiet_decoy(ip, line)
+    return str(caught.value)

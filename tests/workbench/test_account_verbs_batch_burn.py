@@ -17,7 +17,6 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from decoy_lab.client.connection import Connection
@@ -25,6 +24,7 @@ from decoy_lab.errors import NotFound
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.transport import routes
 
+from support.accounts_kit import personal_alias
 from support.meddler import Meddler, committed_then_lost
 from support.shell_runs import run, shell_sandbox
 
@@ -48,13 +48,6 @@ class Terminal(io.StringIO):
         return True
 
 
-def alias(sb: Sandbox, name: str) -> dict:
-    """A Personal Alias made on the owner's surface (an address with no account of its own)."""
-    r = httpx.post(f"{sb.url}/_sandbox/aliases", json={"name": name})
-    assert r.status_code == 201, r.text
-    return r.json()
-
-
 def served(profile: str, path: str) -> dict | None:
     with Connection.resume(profile) as conn:
         try:
@@ -73,7 +66,7 @@ def lines(out: str) -> dict[str, str]:
 
 # -- decoy-burn DECOY… ------------------------------------------------------------------------------
 def test_several_without_a_terminal_need_yes_then_go_in_one_call(sandbox, monkeypatch):
-    a, b = alias(sandbox, "Batch A"), alias(sandbox, "Batch B")
+    a, b = personal_alias(sandbox, "Batch A"), personal_alias(sandbox, "Batch B")
     monkeypatch.setattr("sys.stdin", io.StringIO())
     code, out, err = run("decoy-burn", a["id"][:8], b["id"][:8], *OWNER)
     assert code == 2 and out == ""
@@ -89,7 +82,7 @@ def test_several_without_a_terminal_need_yes_then_go_in_one_call(sandbox, monkey
 
 
 def test_on_a_terminal_each_is_listed_and_their_number_typed_back(sandbox, monkeypatch):
-    a, b, c = (alias(sandbox, f"Listed {n}") for n in "ABC")
+    a, b, c = (personal_alias(sandbox, f"Listed {n}") for n in "ABC")
     monkeypatch.setattr("sys.stdin", Terminal("2\n"))
     code, out, err = run("decoy-burn", a["id"], b["id"], c["id"][:8], *OWNER)
     assert code == 1 and out == ""
@@ -110,7 +103,7 @@ def test_on_a_terminal_each_is_listed_and_their_number_typed_back(sandbox, monke
 
 
 def test_one_not_permitted_is_said_the_rest_burned_and_exit_1(sandbox):
-    kept = alias(sandbox, "Beside Own")
+    kept = personal_alias(sandbox, "Beside Own")
     code, out, _ = run("account-new", "Own Address", *OWNER)
     own = lines(out)["decoy_id"]
     code, out, err = run("decoy-burn", kept["id"], own, "--yes", *OWNER)
@@ -119,7 +112,7 @@ def test_one_not_permitted_is_said_the_rest_burned_and_exit_1(sandbox):
     assert err.startswith("1 of 2 addresses burned for good; 1 not (each says why, and was left alone)")
     assert "an account's own Decoy email goes only with its account (decoy-lab account-delete ACCOUNT)" in err
     assert not live(kept["id"]) and live(own)
-    other = alias(sandbox, "Beside Own Again")
+    other = personal_alias(sandbox, "Beside Own Again")
     code, out, _ = run("decoy-burn", other["id"], own, "--yes", "--json", *OWNER)
     assert code == 1
     said = json.loads(out)
@@ -133,7 +126,7 @@ def test_one_not_permitted_is_said_the_rest_burned_and_exit_1(sandbox):
 
 
 def test_more_than_twenty_is_a_mistake_and_nothing_is_sent(sandbox):
-    ids = [alias(sandbox, f"Too Many {n}")["id"] for n in range(21)]
+    ids = [personal_alias(sandbox, f"Too Many {n}")["id"] for n in range(21)]
     code, out, err = run("decoy-burn", *ids, "--yes", *OWNER)
     assert code == 2 and out == ""
     assert err.startswith("error: decoy-burn burns at most 20 addresses at a time, not 21: burning is irreversible, "
@@ -155,7 +148,7 @@ def test_a_lost_answer_is_unknown_and_resend_reads_each_address_first(sandbox, m
         "resume",
         classmethod(lambda cls, profile="default", **kw: resume(cls, profile, retries=0, transport=meddler, **kw)),
     )
-    a, b = alias(sandbox, "Lost A"), alias(sandbox, "Lost B")
+    a, b = personal_alias(sandbox, "Lost A"), personal_alias(sandbox, "Lost B")
     meddler.plan("POST", BURN, committed_then_lost)
     code, out, err = run("decoy-burn", a["id"], b["id"], "--yes", "--json", *OWNER)
     assert code == 1

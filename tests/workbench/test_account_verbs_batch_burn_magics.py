@@ -12,20 +12,19 @@ want to change."
 
 from __future__ import annotations
 
-import contextlib
-import io
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
-from IPython.core.error import UsageError
 
 from decoy_lab.errors import NotFound
 from decoy_lab.sandbox import Sandbox
 from decoy_lab.transport import routes
 
+from support.accounts_kit import personal_alias
 from support.magics import connect_by_magic, decoy_shell
+from support.magics import decoy_refused as refused
+from support.magics import quiet_decoy as decoy
 from support.shell_runs import prompt_sandbox
 
 
@@ -43,26 +42,6 @@ def shell(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         conn.close()
 
 
-def decoy(ip: Any, line: str) -> Any:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        value = ip.run_line_magic("decoy", line)
-    assert out.getvalue() == "", "a verb gives back its answer; it prints nothing"
-    return value
-
-
-def refused(ip: Any, line: str) -> str:
-    with pytest.raises(UsageError) as caught:
-        decoy(ip, line)
-    return str(caught.value)
-
-
-def alias(sb: Sandbox, name: str) -> dict:
-    r = httpx.post(f"{sb.url}/_sandbox/aliases", json={"name": name})
-    assert r.status_code == 201, r.text
-    return r.json()
-
-
 def live(ip: Any, decoy_id: str) -> bool:
     try:
         ip.magics_manager.registry["DecoyMagics"].conn().session.get(f"{routes.DECOYS}/{decoy_id}")
@@ -72,7 +51,7 @@ def live(ip: Any, decoy_id: str) -> bool:
 
 
 def test_several_are_burned_in_one_call_with_yes_each_outcome_given_back(shell, sandbox):
-    a, b = alias(sandbox, "Nb Batch A"), alias(sandbox, "Nb Batch B")
+    a, b = personal_alias(sandbox, "Nb Batch A"), personal_alias(sandbox, "Nb Batch B")
     said = refused(shell, f"decoy-burn {a['id'][:8]} {b['id'][:8]}")
     assert said.startswith(
         "%decoy decoy-burn: decoy-burn is irreversible and a notebook has no prompt to confirm it at: give --yes to "
@@ -91,10 +70,10 @@ def test_several_are_burned_in_one_call_with_yes_each_outcome_given_back(shell, 
 
 
 def test_one_address_is_burned_as_before_and_more_than_twenty_is_a_mistake(shell, sandbox):
-    one = alias(sandbox, "Nb One")
+    one = personal_alias(sandbox, "Nb One")
     done = decoy(shell, f"decoy-burn {one['id'][:8]} {one['id']} --yes")  # the same address twice: one burn
     assert done.deleted is True and f"Burned address {one['email']} for good" in repr(done)
-    ids = [alias(sandbox, f"Nb Many {n}")["id"] for n in range(21)]
+    ids = [personal_alias(sandbox, f"Nb Many {n}")["id"] for n in range(21)]
     said = refused(shell, "decoy-burn " + " ".join(ids) + " --yes")
     assert "decoy-burn burns at most 20 addresses at a time, not 21" in said and "nothing was sent" in said
     assert all(live(shell, i) for i in ids)

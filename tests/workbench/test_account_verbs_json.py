@@ -23,6 +23,7 @@ import pytest
 from decoy_lab.client.connection import Connection
 from decoy_lab.sandbox import Sandbox
 
+from support.accounts_kit import personal_alias
 from support.shell_runs import run, shell_sandbox
 
 OWNER = ("--profile", "owner")
@@ -52,12 +53,6 @@ def typed(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
 
 def keep(sb: Sandbox) -> None:
     assert httpx.post(f"{sb.url}/_sandbox/keep", json={}).status_code == 200
-
-
-def alias(sb: Sandbox, name: str) -> dict:
-    r = httpx.post(f"{sb.url}/_sandbox/aliases", json={"name": name})
-    assert r.status_code == 201, r.text
-    return r.json()
 
 
 def test_an_account_its_secrets_and_their_unlock_as_json_never_holding_a_secret(sandbox, monkeypatch):
@@ -109,7 +104,7 @@ def test_an_address_given_renamed_updated_and_paused_as_json(sandbox):
     assert updated["outcome"] == "done" and updated["decoy_id"] == decoy and updated["updated"] is True
     account, _ = as_json("account-update", saved["account_id"], "--label", "cloud", "--two-factor", "on")
     assert (account["agent_label"], account["two_factor_enabled"], account["record_resealed"]) == ("cloud", True, False)
-    theirs = alias(sandbox, "Not mine")["id"]
+    theirs = personal_alias(sandbox, "Not mine")["id"]
     paused, err = as_json("decoy-pause", decoy, theirs, code=1)
     assert paused == {
         "outcome": "partial",
@@ -119,7 +114,7 @@ def test_an_address_given_renamed_updated_and_paused_as_json(sandbox):
 
 
 def test_burns_as_json_and_one_not_confirmed(sandbox, monkeypatch):
-    forums = alias(sandbox, "Forums")
+    forums = personal_alias(sandbox, "Forums")
     burned, _ = as_json("decoy-burn", forums["id"][:8], "--yes", *OWNER)
     assert (burned["outcome"], burned["decoy_id"], burned["email"], burned["deleted"]) == (
         "done",
@@ -127,7 +122,7 @@ def test_burns_as_json_and_one_not_confirmed(sandbox, monkeypatch):
         forums["email"],
         True,
     )
-    kept = alias(sandbox, "Kept")
+    kept = personal_alias(sandbox, "Kept")
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

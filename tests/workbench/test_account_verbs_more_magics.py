@@ -12,14 +12,11 @@ rest are created".
 
 from __future__ import annotations
 
-import contextlib
-import io
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from IPython.core.error import UsageError
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import NotFound
@@ -27,7 +24,10 @@ from decoy_lab.sandbox import Sandbox
 from decoy_lab.secret import Secret
 from decoy_lab.transport import routes
 
+from support.accounts_kit import personal_alias
 from support.magics import connect_by_magic, decoy_shell
+from support.magics import decoy_refused as refused
+from support.magics import quiet_decoy as decoy
 from support.shell_runs import prompt_sandbox
 
 PASSWORD = "pw-import-9"
@@ -45,26 +45,6 @@ def shell(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         conn = connect_by_magic(ip, f"{sandbox.url} --name magic-more --profile magic-more --permission everything")
         yield ip
         conn.close()
-
-
-def decoy(ip: Any, line: str) -> Any:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        value = ip.run_line_magic("decoy", line)
-    assert out.getvalue() == "", "a verb gives back its answer; it prints nothing"
-    return value
-
-
-def refused(ip: Any, line: str) -> str:
-    with pytest.raises(UsageError) as caught:
-        decoy(ip, line)
-    return str(caught.value)
-
-
-def alias(sb: Sandbox, name: str) -> dict:
-    r = httpx.post(f"{sb.url}/_sandbox/aliases", json={"name": name})
-    assert r.status_code == 201, r.text
-    return r.json()
 
 
 def conn_of(ip: Any) -> Connection:
@@ -91,7 +71,7 @@ def test_an_account_changed_in_place_gives_back_the_account_as_answered(shell, s
 
 
 def test_a_burn_needs_yes_on_the_line_and_names_the_reversible_pause(shell, sandbox):
-    forums = alias(sandbox, "Forums")
+    forums = personal_alias(sandbox, "Forums")
     said = refused(shell, f"decoy-burn {forums['id'][:8]}")
     assert said.startswith(
         "%decoy decoy-burn: decoy-burn is irreversible and a notebook has no prompt to confirm it at: give --yes"
@@ -110,7 +90,7 @@ def test_a_burn_needs_yes_on_the_line_and_names_the_reversible_pause(shell, sand
 
 def test_the_alias_linked_to_an_account_is_burned_with_yes(shell, sandbox):
     account = decoy(shell, "account-save 'Linked Shop'").value
-    linked = alias(sandbox, "Linked")
+    linked = personal_alias(sandbox, "Linked")
     decoy(shell, f"protect {account} --decoy {linked['id']}")
     said = refused(shell, f"account-burn-decoy {account}")
     assert "account-burn-decoy is irreversible" in said and "give --yes" in said
@@ -121,7 +101,7 @@ def test_the_alias_linked_to_an_account_is_burned_with_yes(shell, sandbox):
 
 
 def test_a_pause_gives_back_each_addresss_outcome(shell, sandbox):
-    ids = [alias(sandbox, f"Pause {n}")["id"] for n in (1, 2)]
+    ids = [personal_alias(sandbox, f"Pause {n}")["id"] for n in (1, 2)]
     unknown = "00000000-0000-4000-8000-00000000beef"
     outcome = decoy(shell, f"decoy-pause {ids[0][:8]} {ids[1]} {unknown}")
     assert outcome.value == {ids[0]: "paused", ids[1]: "paused", unknown: "Not found"}, "the server's words"

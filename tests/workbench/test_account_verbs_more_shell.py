@@ -32,6 +32,7 @@ from decoy_lab.sandbox import Sandbox
 from decoy_lab.transport import routes
 from decoy_lab.workbench.shell.cli import main
 
+from support.accounts_kit import personal_alias
 from support.shell_runs import run, shell_sandbox
 
 OWNER = ("--profile", "owner")  # a connection holding everything: the vault key, alias.burn
@@ -69,13 +70,6 @@ def values(out: str) -> dict[str, str]:
 def rows(out: str) -> dict[str, str]:
     """`row N  outcome` lines as a dict."""
     return dict(re.fullmatch(r"(row \d+)\s+(.*)", line).groups() for line in out.splitlines())  # type: ignore[union-attr]
-
-
-def alias(sb: Sandbox, name: str) -> dict:
-    """A Personal Alias made on the owner's surface (an address with no account of its own)."""
-    r = httpx.post(f"{sb.url}/_sandbox/aliases", json={"name": name})
-    assert r.status_code == 201, r.text
-    return r.json()
 
 
 def served(profile: str, path: str) -> dict:
@@ -146,7 +140,7 @@ def test_account_update_mistakes_are_an_error_line_and_exit_2(sandbox):
 
 # -- decoy-burn -------------------------------------------------------------------------------------
 def test_a_burn_without_a_terminal_needs_yes_and_sends_nothing_without_it(sandbox, monkeypatch):
-    forums = alias(sandbox, "Forums")
+    forums = personal_alias(sandbox, "Forums")
     piped(monkeypatch)
     code, out, err = run("decoy-burn", forums["id"][:8], *OWNER)
     assert code == 2 and out == ""
@@ -161,7 +155,7 @@ def test_a_burn_without_a_terminal_needs_yes_and_sends_nothing_without_it(sandbo
 
 
 def test_on_a_terminal_the_address_is_typed_back_before_it_is_burned(sandbox, monkeypatch):
-    news = alias(sandbox, "News")
+    news = personal_alias(sandbox, "News")
     at_terminal(monkeypatch, "news@decoys.me\n")
     code, out, err = run("decoy-burn", news["id"][:8], *OWNER)
     assert code == 1 and out == ""
@@ -189,7 +183,7 @@ def test_an_accounts_own_address_is_refused_and_account_delete_is_named(sandbox)
 def test_the_alias_linked_to_an_account_is_burned_and_replaced(sandbox, monkeypatch):
     code, out, _ = run("account-save", "Linked Shop", *OWNER)
     account = out.strip()
-    first = alias(sandbox, "Linked One")
+    first = personal_alias(sandbox, "Linked One")
     code, _, err = run("protect", account, "--decoy", first["id"], *OWNER)
     assert code == 0, err
     piped(monkeypatch)
@@ -208,7 +202,7 @@ def test_the_alias_linked_to_an_account_is_burned_and_replaced(sandbox, monkeypa
 def test_no_replace_leaves_the_account_without_an_address_and_its_own_email_is_refused(sandbox):
     code, out, _ = run("account-save", "Bare Shop", *OWNER)
     account = out.strip()
-    linked = alias(sandbox, "Bare")
+    linked = personal_alias(sandbox, "Bare")
     run("protect", account, "--decoy", linked["id"], *OWNER)
     code, out, err = run("account-burn-decoy", account, "--no-replace", "--yes", *OWNER)
     assert code == 0, err
@@ -246,7 +240,7 @@ def test_addresses_are_paused_and_one_it_may_not_touch_is_said_and_left_alone(sa
 
 def test_more_than_twenty_are_sent_twenty_a_call(sandbox):
     """The route takes "up to 20 decoys in one call"; pausing is idempotent, so the verb splits."""
-    ids = [alias(sandbox, f"Many {n}")["id"] for n in range(21)]
+    ids = [personal_alias(sandbox, f"Many {n}")["id"] for n in range(21)]
     code, out, err = run("decoy-pause", *ids, *OWNER)
     assert code == 0, err
     assert out.splitlines() == [f"{i}  paused" for i in ids]
