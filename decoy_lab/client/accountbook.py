@@ -14,12 +14,15 @@ It keeps, in memory only (never on disk: these are an account's plain details):
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
 
+from decoy_lab.errors import DecoyError
 from decoy_lab.protocol import accounts_decoys, accounts_list, accounts_unlock, accounts_write
 from decoy_lab.protocol.accounts_decoys import AddressEdit, Imported, Protected
 from decoy_lab.protocol.accounts_unlock import Unlocked
@@ -28,6 +31,8 @@ from decoy_lab.protocol.session import Session
 from decoy_lab.protocol.verify import Verified
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.vault.account_list import AccountEntry, FieldsSeen, accounts_frame
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ADDRESS_COLUMNS", "AccountBook"]
 
@@ -46,7 +51,9 @@ class AccountBook:
         self.fields_seen: dict[tuple[str, int], FieldsSeen] = {}
         self.pending: dict[tuple[str, tuple[str, ...]], str] = {}  # (account, kinds) → unlock request id
         self.last: list[AccountEntry] = []  # the last listing
-        self.vault_key: bytes | None = None  # fetched by a bulk import; this process only
+        self.vault_key: bytes | None = None  # fetched by a bulk import or to name one; this process only
+        self._vault_key_asked = False  # GET /vault-key sent once at most (an `everything` grant has it)
+        self._vault_key_lock = threading.Lock()  # the accounts are read on several threads
         self.workers: int | None = None  # accounts read side by side (None: accounts_list.reads_in_flight)
 
     def __repr__(self) -> str:  # never a record (they hold usernames), never the vault key
@@ -56,9 +63,27 @@ class AccountBook:
     def entries(self) -> list[AccountEntry]:
         """Every account this connection may see, read now."""
         self.last = accounts_list.list_accounts(
-            self.session, known=self.known, fields_cache=self.fields_seen, workers=self.workers
+            self.session,
+            known=self.known,
+            fields_cache=self.fields_seen,
+            workers=self.workers,
+            vault_key=self._vault_key_if_held,
         )
         return self.last
+
+    def _vault_key_if_held(self) -> bytes | None:
+        """The vault key, asked for once in this process when a record sealed with it is met: a
+        connection without `everything` is refused it, and the frame says so."""
+        with self._vault_key_lock:
+            if self.vault_key is None and not self._vault_key_asked:
+                self._vault_key_asked = True
+                try:
+                    self.vault_key = accounts_decoys.vault_key(self.session)
+                except DecoyError:
+                    log.info(
+                        "accounts: this connection does not hold the vault key; records sealed with it stay unnamed"
+                    )
+            return self.vault_key
 
     def frame(self) -> pd.DataFrame:
         """The accounts as a DataFrame, with the memories of the last load filed about each."""

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import DecoyError, InsufficientGrant
 from decoy_lab.recipes import account_records as records
+from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.transport import routes
 from decoy_lab.vault.account_list import AccountEntry, FieldsSeen, entry_of
+from decoy_lab.wire import layouts as wire
 
 if TYPE_CHECKING:  # pragma: no cover
     from decoy_lab.protocol.session import Session
@@ -119,6 +121,33 @@ def _open_fields(s: Session, served: Mapping[str, Any], body: dict[str, Any], ca
     return seen
 
 
+def _vault_record(
+    served: Mapping[str, Any], vault_key: Callable[[], bytes | None] | None
+) -> tuple[dict[str, Any] | None, str, str]:
+    """An account record sealed with the vault key (an import, the owner's own apps): opened when
+    this connection holds the key — (record, where it came from, why not)."""
+    try:
+        vault = wire.b64decode(served.get("encrypted_data") or "")[:2] == wire.VAULT_HEADER
+    except DecoyError:
+        vault = False
+    if not vault:
+        return None, "", ""
+    key = vault_key() if vault_key is not None else None
+    if key is None:
+        return (
+            None,
+            "",
+            "its record is sealed with the vault key (an import, or the owner's own app), which this connection does not hold",
+        )
+    try:
+        record = sealing.open_json(key, served["encrypted_data"])
+    except DecoyError as exc:
+        return None, "", f"its record does not open with the vault key: {exc}"
+    if not isinstance(record, dict):
+        return None, "", "its record, opened with the vault key, is not a JSON object"
+    return record, "its record, opened with the vault key", ""
+
+
 def reads_in_flight(workers: int | None) -> int:
     """How many accounts are read side by side: `workers`, or by default IN_FLIGHT per core."""
     if workers is not None:
@@ -132,18 +161,23 @@ def list_accounts(
     known: Mapping[str, tuple[dict[str, Any], str]],
     fields_cache: FieldsCache,
     workers: int | None = None,
+    vault_key: Callable[[], bytes | None] | None = None,
 ) -> list[AccountEntry]:
     """Each account this connection may see, read with what it can open, in the list's order;
     `known` holds, by account id, a record this connection holds in memory and where it came from
-    (sealed here, an unlock answer), `fields_cache` the fields as read for each `fields_rev`. The
-    accounts are read on `workers` threads (None: `reads_in_flight`) while the list's next pages
-    are read."""
+    (sealed here, an unlock answer), `fields_cache` the fields as read for each `fields_rev`,
+    `vault_key` gives the vault key where this connection holds it (asked only for a record sealed
+    with it that nothing else names). The accounts are read on `workers` threads (None:
+    `reads_in_flight`) while the list's next pages are read."""
 
     def read(served: dict[str, Any]) -> AccountEntry:
         details, why = _details(s, served)
         got = _read_fields(s, served, fields_cache)
         fields = got if isinstance(got, FieldsSeen) else _open_fields(s, served, got, fields_cache)
         record, record_from = known.get(served["id"], (None, ""))
+        if record is None and not (details or {}).get("serviceName") and not served.get("service_name"):
+            record, record_from, vault_why = _vault_record(served, vault_key)
+            why = vault_why or why
         return entry_of(served, details=details, details_why=why, record=record, record_from=record_from, fields=fields)
 
     # One account's read is a request to the server (a wait, then Python that holds the GIL) and
