@@ -8,7 +8,7 @@ import argparse
 import json
 
 from decoy_lab.errors import TransportError
-from decoy_lab.text import plural
+from decoy_lab.text import escaped, plural
 from decoy_lab.workbench import verbs
 from decoy_lab.workbench.shell.terminal import (
     connection,
@@ -83,10 +83,11 @@ def cmd_resend(args: argparse.Namespace) -> int:
             if entry["kind"] in ("save", "edit"):
                 print(f"pending  {entry['kind']:<5} {entry['target']}  ({plural(len(entry['ids']), 'row')})")
             else:  # an account write: what it is for, and (its last unknown outcome) what to do
-                print(f"pending  {entry['kind']:<5} {entry['target'] or ''}")
-                if entry.get("why"):
-                    print(f"         {entry['why']}")
+                print(escaped(f"pending  {entry['kind']:<5} {entry['target'] or ''}"))
+                if entry.get("why"):  # the library's words (and the server's): in the shell's, inert
+                    print(escaped(f"         {verbs.front_words(entry['why'], verbs.SHELL)}"))
         for res in done:
             said = f"  ({res['said']})" if res.get("said") else ""  # an account write: what proved it
-            print(f"{res.get('kind', ''):<5} {res.get('target') or ''}  {res['outcome']}{said}")
+            line = f"{res.get('kind', ''):<5} {res.get('target') or ''}  {res['outcome']}{said}"
+            print(escaped(verbs.front_words(line, verbs.SHELL)))
     return 1 if left or any(r["outcome"] != "committed" for r in done) else 0

@@ -84,6 +84,17 @@ PYTHON_WORDS: tuple[tuple[str, dict[str, str]], ...] = (
     ("Connection.pair(...)", {NOTEBOOK: "%decoy connect URL", SHELL: "decoy-lab connect URL"}),
     ("conn.resend()", {NOTEBOOK: "%decoy resend", SHELL: "decoy-lab resend"}),
     ("pass force=True (--force)", {NOTEBOOK: "pass --force", SHELL: "pass --force"}),
+    (
+        "Run create_account again with idempotency_key=",
+        {
+            NOTEBOOK: "Run %decoy account-new again with --idempotency-key ",
+            SHELL: "Run decoy-lab account-new again with --idempotency-key ",
+        },
+    ),
+    (
+        "with create_account instead",
+        {NOTEBOOK: "with %decoy account-new instead", SHELL: "with decoy-lab account-new instead"},
+    ),
 )
 
 
