@@ -143,7 +143,7 @@ def test_a_field_is_changed_by_its_label_and_deleted_by_the_start_of_its_id(sand
     assert out == f"deleted field {field_id}\n"
     assert owner_sees(sandbox, account)["fields"] == []
     code, _, err = run("field-delete", account, "Token")
-    assert code == 2 and "no field of this account" in err and "has an id starting 'Token'" in err
+    assert code == 2 and "no field of this account" in err and "or the label 'Token'" in err
 
 
 def test_an_account_saved_without_an_address_is_given_one_by_protect(sandbox):

@@ -106,6 +106,14 @@ def field_id(conn: Connection, account: str, given: str, *, verb: str, front: st
             verb=verb,
             usage=BY_NAME[verb].usage(front),
         )
+    if not [i for i in ids if i.startswith(given)]:  # neither an id, nor its start, nor a label
+        where = "decoy-lab accounts --json lists" if front == SHELL else "%decoy accounts gives"
+        raise UsageProblem(
+            f"no field of this account this connection may see has the id, the start of an id, or the label "
+            f"{given!r} ({where} each account's field_labels)",
+            verb=verb,
+            usage=BY_NAME[verb].usage(front),
+        )
     return whole_id(given, ids, what="field of this account", lists="accounts", verb=verb, front=front)
 
 

@@ -121,6 +121,12 @@ def hint(exc: DecoyError, front: str, *, verb: str | None = None, profile: str |
         return f"pair first: {again}" if missing else None
     if isinstance(exc, TokenError) and (exc.recovery == "re_pair" or exc.code == "TOKEN_REVOKED"):
         return f"this connection needs a new pairing: {again}"
+    if isinstance(exc, APIError) and exc.code == "ACCOUNT_EMAIL_GOES_WITH_ACCOUNT" and verb == "protect":
+        # 001: "An account's current Decoy email is never replaced this way" — it keeps the one it has
+        return (
+            f"the account keeps the Decoy email it has: {p} protect ACCOUNT{flag} (no --decoy) answers "
+            "already_protected, and the address you named stays free for another account"
+        )
     if isinstance(exc, APIError) and exc.code == "ACCOUNT_EMAIL_GOES_WITH_ACCOUNT":
         # 001: "An account's own Decoy email is never burned, replaced or rotated by an agent: it goes
         # only with its account" — a code with no ask.
