@@ -51,6 +51,7 @@ class AccountBook:
         self.fields_seen: dict[tuple[str, int], FieldsSeen] = {}
         self.pending: dict[tuple[str, tuple[str, ...]], str] = {}  # (account, kinds) → unlock request id
         self.last: list[AccountEntry] = []  # the last listing
+        self.last_addresses: list[str] = []  # the ids of the last address listing (Tab offers them)
         self.vault_key: bytes | None = None  # fetched by a bulk import or to name one; this process only
         self._vault_key_asked = False  # GET /vault-key sent once at most (an `everything` grant has it)
         self._vault_key_lock = threading.Lock()  # the accounts are read on several threads
@@ -98,6 +99,7 @@ class AccountBook:
     def addresses_frame(self, status: str = "active", **filters: str | None) -> pd.DataFrame:
         """The Decoy addresses this connection may read, one row each (ADDRESS_COLUMNS)."""
         listed = accounts_decoys.list_addresses(self.session, status=status, key=self.vault_key, **filters)
+        self.last_addresses = [a.id for a in listed]
         return pd.DataFrame([[getattr(a, c) for c in ADDRESS_COLUMNS] for a in listed], columns=ADDRESS_COLUMNS)
 
     # -- writing ---------------------------------------------------------------------------------

@@ -103,3 +103,15 @@ def test_tab_completes_each_decoy_to_burn_and_two_factor_on_off(shell, sandbox):
     assert magics.complete("%decoy account-update x --two-factor o") == ["on", "off"]
     assert magics.complete("%decoy account-update x --two-factor of") == ["off"]
     assert magics.complete("%decoy account-update x --cl") == ["--clear-label"]
+
+
+def test_tab_offers_a_personal_alias_the_latest_address_list_held(shell, sandbox):
+    """A Personal Alias belongs to no account, so the account list never names it: Tab offers the
+    ids `%decoy decoys` listed last (the addresses decoy-burn and decoy-pause act on)."""
+    magics = shell.magics_manager.registry["DecoyMagics"]
+    spare = personal_alias(sandbox, "Nb Tab Spare")
+    assert spare["id"] not in magics.complete("%decoy decoy-burn ")
+    listed = decoy(shell, "decoys")
+    assert spare["id"] in set(listed["id"])
+    assert spare["id"] in magics.complete("%decoy decoy-burn ")
+    assert magics.complete(f"%decoy decoy-pause {spare['id'][:8]}") == [spare["id"]]

@@ -18,9 +18,12 @@ if TYPE_CHECKING:
 NB = verbs.NOTEBOOK
 
 
-def sources(v: Vault | None, accounts: Sequence[AccountEntry] = ()) -> dict[str, Callable[[], list[str]]]:
-    """What completion and suggestions offer: names and ids from the latest load (`v`), and the
-    ids of the accounts the latest account list held and of their addresses (`accounts`)."""
+def sources(
+    v: Vault | None, accounts: Sequence[AccountEntry] = (), addresses: Sequence[str] = ()
+) -> dict[str, Callable[[], list[str]]]:
+    """What completion and suggestions offer: names and ids from the latest load (`v`), the ids
+    of the accounts the latest account list held and of their addresses (`accounts`), and the
+    ids the latest address list held (`addresses`: a Personal Alias belongs to no account)."""
 
     def column(frame: str, col: str) -> Callable[[], list[str]]:
         def read() -> list[str]:
@@ -44,15 +47,17 @@ def sources(v: Vault | None, accounts: Sequence[AccountEntry] = ()) -> dict[str,
         "set_status": lambda: list(verbs.SET_STATUSES),
         "on_off": lambda: list(verbs.ON_OFF),
         "account": lambda: [a.id for a in accounts],
-        "decoy": lambda: [a.decoy_id for a in accounts if a.decoy_id],
+        "decoy": lambda: list(dict.fromkeys([*(a.decoy_id for a in accounts if a.decoy_id), *addresses])),
     }
 
 
-def complete(line: str, vault: Vault | None, accounts: Sequence[AccountEntry] = ()) -> list[str]:
+def complete(
+    line: str, vault: Vault | None, accounts: Sequence[AccountEntry] = (), addresses: Sequence[str] = ()
+) -> list[str]:
     """What Tab offers at the end of `line` (a `%decoy …` line up to the cursor), after loading
-    `vault` and listing `accounts`."""
+    `vault` and listing `accounts` and `addresses`."""
     parts = line.lstrip().split(None, 1)
-    return verbs.complete(parts[1] if len(parts) > 1 else "", NB, sources(vault, accounts))
+    return verbs.complete(parts[1] if len(parts) > 1 else "", NB, sources(vault, accounts, addresses))
 
 
 def matcher(complete: Callable[[str], list[str]]) -> Callable[[Any], dict]:

@@ -157,15 +157,19 @@ class DecoyMagics(Magics):
 
     def _sources(self) -> dict[str, Callable[[], list[str]]]:
         """What completion and suggestions offer: names and ids from the latest load."""
-        return completion.sources(self.last_vault, self._listed())
+        return completion.sources(self.last_vault, self._listed(), self._addresses())
 
     def complete(self, line: str) -> list[str]:
         """What Tab offers at the end of `line` (a `%decoy …` line up to the cursor)."""
-        return completion.complete(line, self.last_vault, self._listed())
+        return completion.complete(line, self.last_vault, self._listed(), self._addresses())
 
     def _listed(self) -> list[Any]:
         """The accounts the current connection's latest account list held (`%decoy accounts`)."""
         return list(self.connection.account_book.last) if self.connection is not None else []
+
+    def _addresses(self) -> list[str]:
+        """The address ids the current connection's latest address list held (`%decoy decoys`)."""
+        return list(self.connection.account_book.last_addresses) if self.connection is not None else []
 
     def _matcher(self) -> Callable[[Any], dict]:
         """An IPython context matcher: on a `%decoy` line only our words are offered."""
