@@ -506,6 +506,16 @@ def _header_said(header: Sequence[str]) -> str:
     return f"its first line has {plural(len(header), 'cell')}, not all of them column names: is it a header line?"
 
 
+TEXT_KEYS = ("username", "password", "url", "notes", "totp")  # IMPORT_KEYS' values that hold text
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in words (never the value: it may be a password)."""
+    if isinstance(value, bool):
+        return "true or false"
+    return {str: "text", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(type(value), "null")
+
+
 def _no_constant(word: str) -> Any:
     """NaN and Infinity are Python's JSON, not JSON: a record sealed with one is one the owner's
     apps cannot open."""
@@ -535,7 +545,7 @@ def import_records(text: str, *, source: str, verb: str, front: str) -> list[dic
             raise mistake("JSON must be an array of objects, one record each")
         records = [{IMPORT_KEYS.get(str(k).strip().lower(), str(k)): v for k, v in r.items()} for r in rows]
     else:
-        reader = csv.DictReader(io.StringIO(body))
+        reader = csv.DictReader(io.StringIO(body), strict=True)  # an unterminated quote is a mistake, not a name
         try:
             if not reader.fieldnames:
                 raise mistake("empty: a CSV needs a header line (name, username, password, url, notes …)")
@@ -551,6 +561,13 @@ def import_records(text: str, *, source: str, verb: str, front: str) -> list[dic
     for n, r in enumerate(records, 1):
         if not isinstance(r.get("name"), str) or not r["name"].strip():
             raise mistake(f"row {n} has no name (the service): every record needs one")
+        for k in TEXT_KEYS:  # sealed as given, a number or an object there is not what the owner's apps read
+            if r.get(k) is not None and not isinstance(r[k], str):
+                raise mistake(f"row {n}'s {k} is {_json_kind(r[k])}, not text")
+        if r.get("urls") is not None and not (
+            isinstance(r["urls"], list) and all(isinstance(u, str) for u in r["urls"])
+        ):
+            raise mistake(f"row {n}'s urls is {_json_kind(r['urls'])}, not a list of text")
         try:  # JSON's "\ud800" escape reads as a lone surrogate, which no UTF-8 record can hold
             json.dumps(r, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
