@@ -277,6 +277,13 @@ def _secret_json(value: Any, reveal: bool) -> dict[str, Any] | None:
     return {"length": len(text), **({"value": text} if reveal else {})}
 
 
+def _unprintable(got: Any) -> bool:
+    """Whether an unlocked secret would print escaped (control characters, bidi controls …)."""
+    secrets = [got.password, *got.fields.values()]
+    texts = [v.reveal() if isinstance(v, Secret) else str(v) for v in secrets if v is not None]
+    return any(escaped(t) != t for t in texts)
+
+
 @answered
 def cmd_unlock(args: argparse.Namespace) -> int:
     """Read an account's secrets back, with the owner's approval: ready at once under a covering
@@ -305,6 +312,9 @@ def cmd_unlock(args: argparse.Namespace) -> int:
         data["username"] = got.username
         data["password"] = _secret_json(got.password, args.reveal)
         data["fields"] = {label: _secret_json(value, args.reveal) for label, value in got.fields.items()}
+    if args.reveal and not args.json and got.status == "ready" and _unprintable(got):
+        # the terminal is shown the secret escaped (never acted on), so it is not the value to copy
+        note("a secret holds control characters, shown escaped: --json --reveal gives its exact text")
     outcome = "done" if got.status == "ready" else "not given" if got.done else "not ready"
     _done(args, data, verbs.named_lines(shown), outcome=outcome)
     return 0 if got.status == "ready" else 1
