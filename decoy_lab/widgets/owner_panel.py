@@ -31,11 +31,13 @@ from decoy_lab.widgets.owner_parts import (
     headlines,
     memory_details,
     memory_label,
+    resolved_as,
     set_options,
     shared,
     short,
     unlock_label,
     what,
+    wide_choice,
 )
 from decoy_lab.widgets.pickers import GrantPicker
 
@@ -136,7 +138,7 @@ class OwnerPanel(W.VBox):
 
     def _account_section(self) -> W.Widget:
         self.account_title = W.HTML()
-        unlock = self._field("unlock", W.Dropdown(options=[], layout=W.Layout(width="80%")))
+        unlock = self._field("unlock", wide_choice())
         self.unlock_row = W.HBox(
             [
                 unlock,
@@ -144,7 +146,7 @@ class OwnerPanel(W.VBox):
                 self._act("deny-unlock", button("Don't allow", "danger", "deny-unlock"), self._deny_unlock),
             ]
         )
-        edit = self._field("decoy-edit", W.Dropdown(options=[], layout=W.Layout(width="80%")))
+        edit = self._field("decoy-edit", wide_choice())
         reason = self._field("reject-reason", W.Dropdown(options=REJECT_REASONS, description="because"))
         self.edit_rows = W.VBox(
             [
@@ -274,6 +276,7 @@ class OwnerPanel(W.VBox):
         self.account_title.value = (
             f"<span class='decoy-owner-title'>Accounts</span> ({plural(n, 'unlock')}, {plural(m, 'address edit')})"
             + ("" if n or m else " <span class='decoy-owner-note'>· nothing is waiting</span>")
+            + (f" <span class='decoy-owner-note'>· {esc(self._edits_note())}</span>" if m else "")
         )
         self.unlock_row.layout.display = None if n else "none"
         self.edit_rows.layout.display = None if m else "none"
@@ -396,6 +399,7 @@ class OwnerPanel(W.VBox):
                 said = action()
             except Exception as exc:  # the owner's refusal (HTTPProblem) or a bad choice, shown
                 self.status.value = f"✗ {esc(label)}: {esc(getattr(exc, 'message', None) or exc)}"
+                self._refresh_quietly()  # a refusal often means the list was stale: show what is now
                 return
             self.refresh()
             self.status.value = f"✓ {esc(said)}"
@@ -417,6 +421,20 @@ class OwnerPanel(W.VBox):
         self.owner.deny(p["request_id"])
         return f"Denied {p['name']}'s {what(p)}"
 
+    def _refresh_quietly(self) -> None:
+        try:
+            self.refresh()
+        except Exception:  # the sandbox is gone: the refusal already said what went wrong
+            pass
+
+    def _edits_note(self) -> str:
+        """How long a queued edit waits here: the phone's own pass applies it ("the owner's devices
+        are woken by a silent push, apply it to the sealed details and re-seal them")."""
+        after = getattr(getattr(getattr(self.owner, "state", None), "phone", None), "auto_share_after", None)
+        if after is None:
+            return "the phone's own pass is off: a queued edit waits for you"
+        return f"the phone applies a queued edit on its own about {after:g} s after it comes"
+
     def _chosen(self, field: str, held: dict[str, dict], what: str) -> dict:
         chosen = held.get(self.fields[field].value)
         if chosen is None:
@@ -437,7 +455,13 @@ class OwnerPanel(W.VBox):
 
     def _apply_edit(self) -> str:
         e = self._chosen("decoy-edit", self._edits, "address edit")
-        done = self.owner.apply_edit(e["id"])
+        try:
+            done = self.owner.apply_edit(e["id"])
+        except Exception as exc:
+            if resolved_as(exc) != "applied":
+                raise
+            # The phone's own pass applied it between the look and the click: the owner's wish stands.
+            return f"The phone had already applied {e.get('connection')}'s edit of {e.get('email')} on its own"
         if done["status"] != "applied":
             return (
                 f"The phone could not apply {e.get('connection')}'s edit: {done.get('reject_reason') or done['status']}"
@@ -447,7 +471,14 @@ class OwnerPanel(W.VBox):
     def _reject_edit(self) -> str:
         e = self._chosen("decoy-edit", self._edits, "address edit")
         reason = self.fields["reject-reason"].value
-        self.owner.reject_edit(e["id"], reason)
+        try:
+            self.owner.reject_edit(e["id"], reason)
+        except Exception as exc:
+            if resolved_as(exc) != "applied":
+                raise
+            raise ValueError(
+                f"too late: the phone had already applied {e.get('connection')}'s edit of {e.get('email')} on its own"
+            ) from exc
         return f"Rejected {e.get('connection')}'s edit of {e.get('email')} ({reason})"
 
     def _memory(self) -> dict:

@@ -60,9 +60,15 @@ def set_options(widget: W.Widget, options: list[tuple[str, Any]]) -> None:
 
 
 def button(label: str, style: str = "", name: str = "") -> W.Button:
-    b = W.Button(description=label, button_style=style, layout=W.Layout(width="auto"))
+    # Never shrunk: beside a long choice in a narrow notebook, "Allow" was cut to "All…".
+    b = W.Button(description=label, button_style=style, layout=W.Layout(width="auto", flex="0 0 auto"))
     b.add_class(f"decoy-owner-{name or label.lower().replace(' ', '-')}")
     return b
+
+
+def wide_choice() -> W.Dropdown:
+    """A choice that takes the row's room left by its buttons, down to a readable least width."""
+    return W.Dropdown(options=[], layout=W.Layout(width="auto", flex="1 1 auto", min_width="12em", max_width="60em"))
 
 
 def memory_label(m: dict) -> str:
@@ -120,6 +126,15 @@ def follow_owner(panel: weakref.ref, stop: threading.Event, every: float) -> Non
             del p
 
     threading.Thread(target=run, name="decoy-owner-panel", daemon=True).start()
+
+
+def resolved_as(exc: BaseException) -> str | None:
+    """The status an owner's answer met when it came too late (409 ALREADY_RESOLVED: the phone, or
+    another look, decided first), or None for any other refusal."""
+    if getattr(exc, "code", None) != "ALREADY_RESOLVED":
+        return None
+    status = (getattr(exc, "extra", None) or {}).get("status")
+    return status if isinstance(status, str) else None
 
 
 def kinds(datatypes: list[str] | None) -> str:

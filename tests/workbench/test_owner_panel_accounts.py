@@ -117,3 +117,34 @@ def test_a_passkey_sign_in_is_asked_as_a_sign_in_and_allowed_once():
     panel.buttons["allow-unlock"].click()
     assert _said(panel) == "✓ Allowed maker to sign in to Shop once"
     assert maker.get(f"/api/agent/unlock/{r.json()['id']}").json()["status"] == "ready"
+
+
+def test_an_edit_the_phone_applied_on_its_own_is_said_so_not_refused():
+    # `decoy_edit_request`: "the owner's devices are woken by a silent push, apply it to the sealed
+    # details and re-seal them" — the phone's own pass can apply an edit a panel still lists.
+    lab = Lab()
+    maker = lab.pair("maker", "account.create")
+    made = maker.post("/api/agent/decoys", {"service_name": "Acme"}).json()
+    patch = {"v": 1, "set": {"serviceName": "Acme Pro"}}
+    maker.post(f"/api/agent/decoys/{made['id']}/edits", {"sealed_patch": sealed_to(lab.owner.public_key_b64, patch)})
+    applying, rejecting = OwnerPanel(lab.owner, follow=0), OwnerPanel(lab.owner, follow=0)
+    assert "the phone's own pass is off: a queued edit waits for you" in html.unescape(applying.account_title.value)
+    assert lab.client.post("/_sandbox/keep", json={}).json()["edits"] == 1  # the phone's pass, before the taps
+    applying.buttons["apply-edit"].click()
+    assert _said(applying) == f"✓ The phone had already applied maker's edit of {made['email']} on its own"
+    rejecting.buttons["reject-edit"].click()
+    assert _said(rejecting) == (
+        f"✗ Reject edit: too late: the phone had already applied maker's edit of {made['email']} on its own"
+    )
+    for panel in (applying, rejecting):
+        assert panel.edit_rows.layout.display == "none", "the answer, said or refused, refreshes the stale list"
+
+
+def test_the_accounts_title_says_when_the_phone_applies_a_queued_edit_itself():
+    lab = Lab(auto_share_after=5)
+    maker = lab.pair("maker", "account.create")
+    made = maker.post("/api/agent/decoys", {"service_name": "Acme"}).json()
+    patch = {"v": 1, "set": {"serviceName": "Acme Pro"}}
+    maker.post(f"/api/agent/decoys/{made['id']}/edits", {"sealed_patch": sealed_to(lab.owner.public_key_b64, patch)})
+    panel = OwnerPanel(lab.owner, follow=0)
+    assert "the phone applies a queued edit on its own about 5 s after it comes" in panel.account_title.value
