@@ -147,6 +147,7 @@ class AccountBook:
         trace: Trace | None = None,
     ) -> Unlocked:
         """Ask for the account's secrets, or poll the ask still pending for the same kinds."""
+        accounts_unlock.check_ask(account_id, datatypes, reason, wait)  # before datatypes is a key
         key = (account_id, tuple(datatypes or ()))
         rid = self.pending.pop(key, None)
         if rid is not None:
@@ -193,6 +194,9 @@ class AccountBook:
 
     def import_accounts(self, records: Sequence[dict[str, Any]]) -> Imported:
         """Accounts in bulk, VAULT-sealed; each created one's record is held (this connection wrote it)."""
+        records = accounts_decoys.import_rows(records)  # refused before the vault key is asked for
+        if not records:
+            return Imported()
         if self.vault_key is None:
             self.vault_key = accounts_decoys.vault_key(self.session)
         done = accounts_decoys.import_accounts(self.session, records, key=self.vault_key)

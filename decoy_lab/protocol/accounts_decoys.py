@@ -33,6 +33,7 @@ sealed to the owner's key from `GET /api/agent/public-key`.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -46,10 +47,13 @@ from decoy_lab.errors import (
     NotFound,
     OutcomeUnknown,
     RevConflict,
+    TransportError,
 )
 from decoy_lab.protocol import accounts_pending as pending
 from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes import sealing
+from decoy_lab.shapes import fits, shape_name
+from decoy_lab.text import escaped
 from decoy_lab.transport import routes
 from decoy_lab.wire import layouts as wire
 
@@ -59,6 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "LABEL_MAX",
     "Address",
     "AddressEdit",
     "Imported",
@@ -67,12 +72,21 @@ __all__ = [
     "burn_addresses",
     "burn_linked_address",
     "edit_status",
+    "flag_arg",
+    "ids_arg",
     "import_accounts",
+    "import_rows",
+    "label_arg",
     "list_addresses",
     "pause_addresses",
     "protect",
+    "record_arg",
     "rename_address",
+    "seconds_arg",
+    "served_row",
+    "text_arg",
     "update_address",
+    "whole",
 ]
 
 # Paths of this module's operations (transport/routes.py names the rest; these are built from it).
@@ -87,6 +101,88 @@ EDIT_POLL = 2.0  # seconds between reads of a queued edit's status
 EDIT_KEYS = ("serviceName", "avatarUrl")
 REV_TRIES = 5  # an address change re-read and re-applied at most this often on REV_CONFLICT
 KEEP: Any = object()  # a label left as it is (None clears it: "label … nullable")
+LABEL_MAX = 200  # "agent_label: { type: string, maxLength: 200 }"
+
+
+# -- what a call takes (the account family's calls share these): a wrong argument is a
+# MemoryModelError naming it, before anything is sent, never a TypeError from deep inside --------
+def text_arg(value: object, what: str, *, limit: int | None = None) -> str:
+    """`value` if it is non-blank text of at most `limit` characters, else why not."""
+    if not isinstance(value, str):
+        raise MemoryModelError(f"{what} is text, not {type(value).__name__}; nothing was sent")
+    if not value.strip():
+        raise MemoryModelError(f"{what} is empty; nothing was sent")
+    if limit is not None and len(value) > limit:
+        raise MemoryModelError(f"{what} is at most {limit} characters, not {len(value)}; nothing was sent")
+    return value
+
+
+def label_arg(value: object, what: str) -> str | None:
+    """A label: None (none, or clear it) or text of at most LABEL_MAX characters ("" clears it too)."""
+    if value is None:
+        return None
+    if value == "":
+        return ""
+    return text_arg(value, what, limit=LABEL_MAX)
+
+
+def flag_arg(value: object, what: str) -> bool:
+    """True or False, nothing else (1, "yes" and None are mistakes, not answers)."""
+    if not isinstance(value, bool):
+        raise MemoryModelError(f"{what} is True or False, not {value!r:.40}; nothing was sent")
+    return value
+
+
+def seconds_arg(value: object, what: str = "wait") -> float:
+    """A time to wait: a finite number of seconds, 0 or more (NaN or infinity would never end)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        raise MemoryModelError(f"{what} is a finite number of seconds, 0 or more, not {value!r:.40}; nothing was sent")
+    return float(value)
+
+
+def whole(answer: Mapping[str, Any], where: str, **required: Any) -> dict[str, Any]:
+    """`answer` when it holds each of `required` with its shape. A 200 with no body reads as `{}`,
+    and a read missing what a write is built on (a row's id, its rev) is no answer: nothing is
+    decided on it — no list taken for empty, no write sent without its `expected_rev`."""
+    for name, shape in required.items():
+        if not fits(answer.get(name), shape):
+            raise TransportError(f"{where}: the answer has no {name} ({shape_name(shape)}); the outcome is unknown")
+    return dict(answer)
+
+
+def served_row(s: Session, path: str, row_id: str, **required: Any) -> dict[str, Any]:
+    """`GET path`: the row `row_id` as served, with `required` members (an answer about another
+    row, or without them, is a TransportError)."""
+    served = whole(s.get(path, id=str, **required), f"GET {path}", id=str, **required)
+    if served["id"] != row_id:
+        raise TransportError(f"GET {path}: the answer is about another row; the outcome is unknown")
+    return served
+
+
+def record_arg(value: object, what: str) -> dict[str, Any]:
+    """A record to seal: a dict whose values are JSON (text, numbers, lists …). bytes, a set or NaN
+    would fail in the sealing, after reads were sent — or, NaN, seal JSON the owner's app cannot parse."""
+    if not isinstance(value, Mapping):
+        raise MemoryModelError(
+            f"{what} is a dict (name, username, url …), not {type(value).__name__}; nothing was sent"
+        )
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise MemoryModelError(f"{what} holds a value that is not JSON ({exc}); nothing was sent") from None
+    return dict(value)
+
+
+def ids_arg(values: object, what: str, *, most: int | None = None) -> list[str]:
+    """A list of ids (text), each once, at least one and at most `most`."""
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise MemoryModelError(f"{what} takes a list of ids, not {type(values).__name__}; nothing was sent")
+    ids = list(dict.fromkeys(text_arg(v, f"each of {what}'s ids") for v in values))
+    if not ids:
+        raise MemoryModelError(f"{what} needs at least one id; nothing was sent")
+    if most is not None and len(ids) > most:
+        raise MemoryModelError(f"{what} takes at most {most} ids a call, not {len(ids)}; nothing was sent")
+    return ids
 
 
 @dataclass
@@ -179,11 +275,17 @@ def list_addresses(
     unknown = set(filters) - {"search", "date_after", "date_before"}
     if unknown:
         raise MemoryModelError(f"the address list has no filter {', '.join(sorted(unknown))}")
+    for name, value in filters.items():
+        if value is not None and value != "":
+            text_arg(value, f"the address list's filter {name}")
     params: dict[str, Any] = {"limit": 100, "status": status, **{k: v for k, v in filters.items() if v}}
     out: list[Address] = []
     for _ in range(PAGES):
-        body = s.get(routes.DECOYS, params=params, decoys=list)
-        out += [_address(s, d, key) for d in body.get("decoys") or [] if isinstance(d, Mapping) and d.get("id")]
+        body = whole(s.get(routes.DECOYS, params=params, decoys=list), f"GET {routes.DECOYS}", decoys=list)
+        rows = [d for d in body["decoys"] if isinstance(d, Mapping) and pending.is_id(d.get("id"))]
+        if len(rows) < len(body["decoys"]):
+            log.warning("decoys: %d rows of the address list name no id: left out", len(body["decoys"]) - len(rows))
+        out += [_address(s, d, key) for d in rows]
         page = body.get("pagination")
         cursor = page.get("next_cursor") if isinstance(page, Mapping) and page.get("has_more") else None
         if not isinstance(cursor, str):
@@ -196,6 +298,8 @@ def list_addresses(
 def protect(s: Session, account_id: str, *, decoy_id: str | None = None) -> Protected:
     """`POST …/accounts/{id}/protect`: link `decoy_id`, or mint a fresh address (that needs
     `account.create`). Idempotent, so an unknown outcome sends it again."""
+    if decoy_id is not None:
+        text_arg(decoy_id, "the address id to link")
     body: dict[str, Any] = {} if decoy_id is None else {"decoy_id": decoy_id}
     answer = pending.send_journaled(
         s,
@@ -244,11 +348,15 @@ def rename_address(
 ) -> AddressEdit:
     """Queue a change of the address's name and/or avatar for the owner's devices (no vault key):
     the patch sealed to the owner's key, then its status followed for up to `wait` seconds."""
+    wait = seconds_arg(wait)
     sets = {k: v for k, v in (("serviceName", name), ("avatarUrl", avatar)) if v is not None}
     if not sets or not all(isinstance(v, str) and v for v in sets.values()):
         raise MemoryModelError("name a new serviceName and/or avatarUrl (text); nothing was sent")
     if name is not None and len(name) > 200:
         raise MemoryModelError("serviceName is at most 200 characters; nothing was sent")
+    if name is not None and escaped(name) != name:  # a control, a bidi control or a lone surrogate
+        # "`serviceName`: at most 200 characters, with no control or bidirectional-format characters"
+        raise MemoryModelError("serviceName holds a control or bidirectional-format character; nothing was sent")
     owner_pk = s.get(routes.OWNER_KEY, public_key=str).get("public_key")
     if not isinstance(owner_pk, str):
         raise MemoryModelError("the owner has no public key on file (GET /api/agent/public-key); nothing was sent")
@@ -288,6 +396,7 @@ def update_address(s: Session, decoy_id: str, *, label: Any = KEEP, status: str 
     if label is not KEEP:
         if label is not None and not isinstance(label, str):
             raise MemoryModelError("an address's label is text, or None to clear it; nothing was sent")
+        label_arg(label, "an address's label")
         change["label"] = label
     if status is not None:
         if status not in vocab.STATUSES:
@@ -297,7 +406,7 @@ def update_address(s: Session, decoy_id: str, *, label: Any = KEEP, status: str 
         raise MemoryModelError("name something to change (label, status); nothing was sent")
     path = routes.decoy(decoy_id)
     for attempt in range(REV_TRIES):
-        served = s.get(path, id=str)
+        served = served_row(s, path, decoy_id, rev=int)
         if all(served.get(k) == v for k, v in change.items()):  # an earlier unanswered send landed, or no change
             return {"decoy_id": decoy_id, "updated": False, "rev": served.get("rev"), "said": "it holds these already"}
         body = {**change, **({"expected_rev": served["rev"]} if isinstance(served.get("rev"), int) else {})}
@@ -351,8 +460,9 @@ def burn_linked_address(s: Session, account_id: str, *, replace: bool = True) ->
     again: still linked to that address — not landed, sent again; another address, and that one no
     longer served — it had landed; that one still served — "not applied". Returns the answer:
     `account_id`, `burned_decoy_id`, `new_decoy_id`, `new_decoy_email`."""
+    flag_arg(replace, "replace")
     path = routes.account(account_id)
-    linked = s.get(path, id=str).get("decoy_id")
+    linked = served_row(s, path, account_id).get("decoy_id")
     if not isinstance(linked, str) or not linked:
         raise MemoryModelError(f"account {account_id} has no linked address to burn; nothing was sent")
     return pending.send_journaled(
@@ -379,11 +489,7 @@ def burn_addresses(s: Session, decoy_ids: Sequence[str]) -> dict[str, str]:
     caller sees each batch's outcome before burning more. The batch is sent once (see the module
     docstring) and journaled: a lost answer is OutcomeUnknown, and `conn.resend()` reads each
     address first — one no longer served was burned — and sends the batch again only for the rest."""
-    if isinstance(decoy_ids, str) or not all(isinstance(i, str) and i for i in decoy_ids):
-        raise MemoryModelError("burn_decoys takes a list of address ids; nothing was sent")
-    ids = list(dict.fromkeys(decoy_ids))
-    if not ids:
-        raise MemoryModelError("name at least one address to burn; nothing was sent")
+    ids = ids_arg(decoy_ids, "burn_decoys")
     if len(ids) > PAUSE_MAX:
         raise MemoryModelError(
             f"burn at most {PAUSE_MAX} addresses a call (001: 'Permanently delete up to 20 decoys in one call'), "
@@ -405,7 +511,7 @@ def burn_addresses(s: Session, decoy_ids: Sequence[str]) -> dict[str, str]:
 # -- pause --------------------------------------------------------------------------------------
 def pause_addresses(s: Session, decoy_ids: Sequence[str]) -> dict[str, str]:
     """`POST …/decoys/batch/pause`, 20 at a time: id → "paused" or why not ("Not permitted")."""
-    ids = list(dict.fromkeys(decoy_ids))
+    ids = ids_arg(decoy_ids, "pause_decoys")
     out: dict[str, str] = {}
     for start in range(0, len(ids), PAUSE_MAX):
         chunk = ids[start : start + PAUSE_MAX]
@@ -418,9 +524,9 @@ def pause_addresses(s: Session, decoy_ids: Sequence[str]) -> dict[str, str]:
             again="Pausing a paused address changes nothing.",
             ids=chunk,
         )
-        out.update({i: "paused" for i in answer.get("succeeded") or [] if isinstance(i, str)})
-        for f in answer.get("failed") or []:
-            if isinstance(f, Mapping) and isinstance(f.get("id"), str):
+        out.update({i: "paused" for i in pending.listed(answer, "succeeded") if i in chunk})
+        for f in pending.listed(answer, "failed"):
+            if isinstance(f, Mapping) and f.get("id") in chunk:
                 out[f["id"]] = str(f.get("error") or "failed")
     return out
 
@@ -429,7 +535,7 @@ def pause_addresses(s: Session, decoy_ids: Sequence[str]) -> dict[str, str]:
 def vault_key(s: Session) -> bytes:
     """The vault key, wrapped to this connection (`everything` only), unwrapped with its key."""
     try:
-        answer = s.get(VAULT_KEY, wrapped_vault_key=str)
+        answer = whole(s.get(VAULT_KEY, wrapped_vault_key=str), f"GET {VAULT_KEY}", wrapped_vault_key=str)
     except NotFound as exc:
         raise NotFound(
             404,
@@ -458,6 +564,19 @@ def _send_chunk(s: Session, body: dict[str, Any], where: str) -> dict[str, Any]:
     )
 
 
+def import_rows(accounts: object) -> list[dict[str, Any]]:
+    """The records an import takes, as dicts: a list of records each naming its service, or a
+    MemoryModelError saying what is wrong before anything (even the vault key) is asked for."""
+    if isinstance(accounts, (str, bytes, Mapping)) or not isinstance(accounts, Iterable):
+        raise MemoryModelError(
+            f"import_accounts takes a list of records, not {type(accounts).__name__}; nothing was sent"
+        )
+    rows = [record_arg(r, f"record {i} to import") for i, r in enumerate(accounts)]
+    if not all(isinstance(r.get("name"), str) and r["name"] for r in rows):
+        raise MemoryModelError("every record needs its `name` (the service); nothing was sent")
+    return [dict(r) for r in rows]
+
+
 def import_accounts(
     s: Session,
     accounts: Iterable[Mapping[str, Any]],
@@ -469,11 +588,9 @@ def import_accounts(
     25 a call, each row's outcome reported. `has_password` says which records hold a password
     ("the writer must flag stored passwords"; default: a non-empty `password` key). `key`: the vault
     key when the caller holds it (else fetched)."""
-    rows = [dict(a) for a in accounts]
+    rows = import_rows(accounts)
     if not rows:
         return Imported()
-    if not all(isinstance(r.get("name"), str) and r["name"] for r in rows):
-        raise MemoryModelError("every record needs its `name` (the service); nothing was sent")
     key = key if key is not None else vault_key(s)
     flag = has_password or (lambda r: bool(r.get("password")))
     out = Imported()
@@ -491,10 +608,11 @@ def import_accounts(
                 told += f" Rows {after}–{len(rows) - 1} were not sent: import them again."
             raise OutcomeUnknown(f"{exc}{told}", entry=exc.entry, ids=exc.ids) from exc
         for result in answer["results"]:
-            if not isinstance(result, Mapping) or not isinstance(result.get("index"), int):
-                continue
-            index = start + result["index"]
-            if result.get("status") == "created" and isinstance(result.get("id"), str):
+            at = result.get("index") if isinstance(result, Mapping) else None
+            if not isinstance(at, int) or isinstance(at, bool) or not 0 <= at < len(chunk):
+                continue  # no row of this chunk: an index out of it would name a record never sent
+            index = start + at
+            if result.get("status") == "created" and pending.is_id(result.get("id")):
                 out.created[index] = result["id"]
             else:
                 out.failed[index] = str(result.get("error") or "failed")

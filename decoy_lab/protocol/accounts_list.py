@@ -21,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import DecoyError, InsufficientGrant
+from decoy_lab.protocol.accounts_decoys import whole
+from decoy_lab.protocol.accounts_pending import is_id
 from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes import sealing
 from decoy_lab.recipes.trace import Trace
@@ -43,8 +45,11 @@ def pages(s: Session) -> Iterator[dict[str, Any]]:
     """Every account the list serves, page by page (at most PAGES pages of 100)."""
     params: dict[str, Any] = {"limit": 100}
     for _ in range(PAGES):
-        body = s.get(routes.ACCOUNTS, params=params, accounts=list)
-        yield from (a for a in body.get("accounts") or [] if isinstance(a, dict) and isinstance(a.get("id"), str))
+        body = whole(s.get(routes.ACCOUNTS, params=params, accounts=list), f"GET {routes.ACCOUNTS}", accounts=list)
+        rows = [a for a in body["accounts"] if isinstance(a, dict) and is_id(a.get("id"))]
+        if len(rows) < len(body["accounts"]):
+            log.warning("accounts: %d rows of the list name no id: left out", len(body["accounts"]) - len(rows))
+        yield from rows
         page = body.get("pagination")
         cursor = page.get("next_cursor") if isinstance(page, dict) and page.get("has_more") else None
         if not isinstance(cursor, str) or not cursor:
@@ -96,6 +101,15 @@ def _read_fields(s: Session, served: Mapping[str, Any], cache: FieldsCache) -> F
         return FieldsSeen(None, f"not read: {exc}")
 
 
+def _owed(body: Mapping[str, Any], key: str) -> int | None:
+    """How many fields the answer says are `key` (its list, plus `{key}_others`), or None when it
+    says so in no readable way (a count that is not a count)."""
+    listed, others = body.get(key) or [], body.get(f"{key}_others") or 0
+    if not isinstance(listed, list) or not isinstance(others, int) or isinstance(others, bool) or others < 0:
+        return None
+    return len(listed) + others
+
+
 def _open_fields(s: Session, served: Mapping[str, Any], body: dict[str, Any], cache: FieldsCache) -> FieldsSeen:
     """The labels of the fields this connection opens (kept for this `fields_rev` when complete)."""
     labels, problems = [], []
@@ -108,15 +122,17 @@ def _open_fields(s: Session, served: Mapping[str, Any], body: dict[str, Any], ca
             problems.append(f"field {f.get('id')} does not open: {exc}")
             continue
         labels.append(str(plain.get("label") or plain.get("id")))
-    waiting = len(body.get("preparing") or []) + (body.get("preparing_others") or 0)
-    failed = len(body.get("failed") or []) + (body.get("failed_others") or 0)
+    waiting, failed = _owed(body, "preparing"), _owed(body, "failed")
+    for key, count in (("preparing", waiting), ("failed", failed)):
+        if count is None:
+            problems.append(f"the answer's {key} and {key}_others are not a list and a count")
     if waiting:
         problems.append(f"{waiting} more preparing (the owner's phone shares their keys; read again later)")
     if failed:
         problems.append(f"{failed} more not shared: Decoy stopped asking the owner's phone")
     seen = FieldsSeen(tuple(labels), "; ".join(problems))
     rev = served.get("fields_rev")
-    if isinstance(rev, int) and not waiting:
+    if isinstance(rev, int) and waiting == 0 and failed is not None:
         cache[(str(served["id"]), rev)] = seen
     return seen
 

@@ -87,6 +87,8 @@ __all__ = [
     "SAME",
     "batch_results",
     "is_account_entry",
+    "is_id",
+    "listed",
     "resend_entry",
     "send_journaled",
     "sweep_entry_locks",
@@ -99,15 +101,23 @@ ENTRY_WAIT = 120.0  # seconds a send waits for another process finishing the sam
 Check = Callable[[Mapping[str, Any], Mapping[str, Any]], str | None]  # (body sent, answer) → why not proved
 
 
+def is_id(value: object) -> bool:
+    """Whether a served value can be an id: text that fits one path segment (not 5, null or 100 kB,
+    which would be kept, journaled and later overflow the URL of every read of it)."""
+    return isinstance(value, str) and 0 < len(value) <= routes.ID_MAX
+
+
 def _named(key: str) -> Check:
     def check(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
-        return None if isinstance(answer.get(key), str) and answer[key] else f"the answer names no {key}"
+        return None if is_id(answer.get(key)) else f"the answer names no {key}"
 
     return check
 
 
 def _address(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
-    return None if answer.get("id") and answer.get("account_id") else "the answer names no decoy and account"
+    if is_id(answer.get("id")) and is_id(answer.get("account_id")):
+        return None
+    return "the answer names no decoy and account"
 
 
 def _password(body: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
@@ -556,11 +566,20 @@ def batch_results(ids: list[str], answer: Mapping[str, Any], done: str) -> dict[
     reason ("Not permitted": "Ids you may not touch are listed in `failed` as "Not permitted" and
     left alone"), and for an id it lists in neither, that it said nothing of it."""
     out = dict.fromkeys(ids, "not in the answer: read the address to see what became of it")
-    out.update({i: done for i in answer.get("succeeded") or [] if isinstance(i, str)})
-    for f in answer.get("failed") or []:
-        if isinstance(f, Mapping) and isinstance(f.get("id"), str):
+    succeeded, failed = listed(answer, "succeeded"), listed(answer, "failed")
+    out.update(
+        {i: done for i in succeeded if isinstance(i, str) and i in out}
+    )  # an id never sent is no outcome of this batch
+    for f in failed:
+        if isinstance(f, Mapping) and isinstance(f.get("id"), str) and f["id"] in out:
             out[f["id"]] = str(f.get("error") or f.get("reason") or "failed")
     return out
+
+
+def listed(answer: Mapping[str, Any], key: str) -> list[Any]:
+    """The answer's list `key`; nothing when it is missing or not a list (5 or "x" lists nothing)."""
+    value = answer.get(key)
+    return value if isinstance(value, list) else []
 
 
 def _finish_burns(s: Session, entry: Mapping[str, Any]) -> tuple[str, str, dict[str, str]]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import DecoyError, MemoryModelError
+from decoy_lab.protocol.accounts_decoys import seconds_arg, text_arg, whole
 from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.secret import Secret
@@ -33,11 +34,35 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LOGIN_COLUMNS", "POLL_EVERY", "Unlocked", "poll", "saved_logins", "unlock"]
+__all__ = [
+    "DATATYPES",
+    "LOGIN_COLUMNS",
+    "POLL_EVERY",
+    "REASON_MAX",
+    "Unlocked",
+    "check_ask",
+    "poll",
+    "saved_logins",
+    "unlock",
+]
 LOGIN_COLUMNS = ["account_id", "host", "username", "password", "state"]
 SEALED_SECRETS = "/api/agent/sealed-secrets"
 POLL_EVERY = 2.5  # seconds between polls of a pending request ("every 2–3 seconds")
 DONE = frozenset({"ready", "denied", "expired", "failed", "unavailable", "consumed"})
+#: "datatypes: … enum: [basic-auth, custom-fields, totp, note, address, credit-card, passkey, email, phone, identity]"
+DATATYPES = (
+    "basic-auth",
+    "custom-fields",
+    "totp",
+    "note",
+    "address",
+    "credit-card",
+    "passkey",
+    "email",
+    "phone",
+    "identity",
+)
+REASON_MAX = 200  # "`reason` is plain text, at most 200 characters"
 
 
 @dataclass
@@ -69,7 +94,10 @@ class Unlocked:
     def username(self) -> str | None:
         basic = (self.opened or {}).get("basic-auth")
         name = basic.get("username") if isinstance(basic, dict) else None
-        return name if isinstance(name, str) else (self.record or {}).get("username")
+        if isinstance(name, str):
+            return name
+        name = (self.record or {}).get("username")
+        return name if isinstance(name, str) else None
 
     @property
     def password(self) -> Secret | None:
@@ -81,10 +109,27 @@ class Unlocked:
     def fields(self) -> dict[str, Secret]:
         """Each secret field by its label (its id when it has none)."""
         out: dict[str, Secret] = {}
-        for f in (self.opened or {}).get("custom-fields") or []:
+        custom = (self.opened or {}).get("custom-fields")
+        for f in custom if isinstance(custom, list) else []:
             if isinstance(f, dict) and isinstance(f.get("value"), str):
                 out[str(f.get("label") or f.get("id"))] = Secret(f["value"])
         return out
+
+
+def check_ask(account_id: object, datatypes: object, reason: object, wait: object) -> float:
+    """An unlock's arguments as 001 takes them, or a MemoryModelError saying which is wrong (before
+    anything is sent); returns `wait` as seconds."""
+    text_arg(account_id, "the account id")
+    if datatypes is not None:
+        if isinstance(datatypes, (str, bytes)) or not isinstance(datatypes, Sequence) or len(datatypes) != 1:
+            raise MemoryModelError("name one kind per request (ONE_DATATYPE_PER_REQUEST), or none for every kind")
+        if datatypes[0] not in DATATYPES:
+            raise MemoryModelError(
+                f"datatypes are among {', '.join(DATATYPES)}, not {datatypes[0]!r:.40}; nothing was sent"
+            )
+    if reason is not None and reason != "":
+        text_arg(reason, "reason", limit=REASON_MAX)
+    return seconds_arg(wait)
 
 
 def _target(account_id: str, datatypes: Sequence[str] | None, reason: str | None) -> dict[str, Any]:
@@ -93,14 +138,17 @@ def _target(account_id: str, datatypes: Sequence[str] | None, reason: str | None
         target["datatypes"] = list(datatypes)
     body: dict[str, Any] = {"target": target}
     if reason:
-        body["reason"] = reason[:200]  # "`reason` is plain text, at most 200 characters"
+        body["reason"] = reason
     return body
 
 
 def _opened(s: Session, account_id: str, answer: dict[str, Any], trace: Trace | None) -> Unlocked:
     """A `ready` poll: open its item with this connection's key (or say it was consumed before)."""
     rid = answer.get("id")
-    items = [i for i in answer.get("items") or [] if isinstance(i, dict) and isinstance(i.get("sealed_envelope"), str)]
+    served = answer.get("items") or []
+    items = [i for i in served if isinstance(i, dict) and isinstance(i.get("sealed_envelope"), str)]
+    if served and not items:  # items served, none an envelope: a broken answer, not one fetched before
+        raise DecoyError("the unlock answer is ready, but its items hold no sealed_envelope (text) to open")
     if not items:
         return Unlocked(account_id, "consumed", rid, note="ready, but its envelope was fetched before (served once)")
     opened = records.open_unlock_answer(items[0]["sealed_envelope"], s.agent_key, trace=trace)
@@ -117,6 +165,7 @@ def poll(
     trace: Trace | None = None,
 ) -> Unlocked:
     """`GET /api/agent/unlock/{id}` until it is decided or `wait` seconds pass (every POLL_EVERY s)."""
+    wait = seconds_arg(wait)
     end = clock() + max(0.0, wait)
     while True:
         answer = s.get(routes.unlock(request_id), status=str, items=list)
@@ -144,8 +193,7 @@ def unlock(
     """Ask for the account's secrets (every kind when `datatypes` is None, else the ONE kind
     named) and follow the answer for up to `wait` seconds: `preparing` → the same request again
     after `retry_after_seconds`; `pending` → poll; `ready` → fetch and open the envelope."""
-    if datatypes is not None and len(datatypes) != 1:
-        raise MemoryModelError("name one kind per request (ONE_DATATYPE_PER_REQUEST), or none for every kind")
+    wait = check_ask(account_id, datatypes, reason, wait)
     body = _target(account_id, datatypes, reason)
     end = clock() + max(0.0, wait)
     while True:
@@ -178,7 +226,7 @@ def saved_logins(s: Session) -> list[dict[str, Any]]:
     """`GET /api/agent/sealed-secrets`: each saved login this connection is granted, opened with its
     key (`state` "ready", the password a `Secret`), and each one the owner's phone still owes it
     (`state` "preparing" or "failed", no password): "They are missing from `items`, not gone"."""
-    answer = s.get(SEALED_SECRETS, items=list)
+    answer = whole(s.get(SEALED_SECRETS, items=list), f"GET {SEALED_SECRETS}", items=list)
     rows: list[dict[str, Any]] = []
     for item in answer.get("items") or []:
         if not isinstance(item, dict) or item.get("kind") != "account":
@@ -200,6 +248,8 @@ def saved_logins(s: Session) -> list[dict[str, Any]]:
             }
         )
     for state in ("preparing", "failed"):
-        for account_id in answer.get(state) or []:
-            rows.append(dict.fromkeys(LOGIN_COLUMNS) | {"account_id": account_id, "state": state})
+        owed = answer.get(state)
+        for account_id in owed if isinstance(owed, list) else []:  # a list of ids, or it says nothing
+            if isinstance(account_id, str):
+                rows.append(dict.fromkeys(LOGIN_COLUMNS) | {"account_id": account_id, "state": state})
     return rows

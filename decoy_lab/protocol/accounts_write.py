@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from decoy_lab import vocab
 from decoy_lab.errors import (
     DecoyError,
     KidConflict,
@@ -39,7 +40,7 @@ from decoy_lab.errors import (
     RevConflict,
 )
 from decoy_lab.protocol import accounts_pending as pending
-from decoy_lab.protocol.accounts_decoys import KEEP
+from decoy_lab.protocol.accounts_decoys import KEEP, flag_arg, label_arg, record_arg, served_row, text_arg
 from decoy_lab.protocol.verify import LOOPBACK, Verified
 from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes import sealing
@@ -153,6 +154,10 @@ def account_record(service: str, *, url: str | None = None, username: str | None
     owner's app offers it as a link — is a mistake, and nothing is sent."""
     if not isinstance(service, str) or not service.strip():
         raise MemoryModelError("an account needs its service's name (text); nothing was sent")
+    if url is not None and not isinstance(url, str):
+        raise MemoryModelError(f"the service URL is text, not {type(url).__name__}; nothing was sent")
+    if username is not None and not isinstance(username, str):
+        raise MemoryModelError(f"the username is text, not {type(username).__name__}; nothing was sent")
     if url is not None and urlsplit(url).scheme not in ("http", "https"):
         raise MemoryModelError(f"the service URL must be http or https, not {url!r}; nothing was sent")
     return {"name": service.strip(), "username": username, "url": url, "agentCreated": True}
@@ -185,6 +190,9 @@ def create_account(
     again unchanged after an unknown outcome; the `idempotency_key` (made here when not given)
     answers the original address to a repeat."""
     record = account_record(service, url=url, username=username)
+    label_arg(label, "an account's label")
+    if idempotency_key is not None:
+        text_arg(idempotency_key, "idempotency_key", limit=128)  # "maxLength: 128"
     details: dict[str, Any] = {"serviceName": service.strip(), "serviceURL": url, "agentCreated": True}
     owner_pk = s.get(routes.OWNER_KEY, public_key=str).get("public_key")
     if not isinstance(owner_pk, str):
@@ -280,7 +288,9 @@ def add_field(
     """`POST …/fields` as 001's steps 1–4 lay it out: a fresh field key and id, the VAULT
     ciphertext of `{"id","account_id","fieldType","label","value"}`, `owner_wrap`, `self_wrap`,
     and a wrap for each connection `field-grantees` lists. The id makes a resend safe."""
-    if field_type not in records.FIELD_TYPES:
+    if field_id is not None:
+        text_arg(field_id, "field_id")
+    if not isinstance(field_type, str) or field_type not in records.FIELD_TYPES:
         raise MemoryModelError(f"fieldType is one of {', '.join(records.FIELD_TYPES)}; nothing was sent")
     for what, text in (("label", label), ("value", value)):
         if not isinstance(text, str) or not text:
@@ -355,6 +365,7 @@ def set_field(s: Session, account_id: str, field_id: str, value: str) -> FieldWr
     """`PUT …/fields/{id}` with `expected_rev`: the field read and opened, its `value` changed and
     every other key kept ("Keep every key you do not recognise when you edit it"), sealed under the
     same key. `REV_CONFLICT`: read again, apply the change to what was read, send again."""
+    text_arg(field_id, "the field id")
     if not isinstance(value, str) or not value:
         raise MemoryModelError("a field's value is non-empty text; nothing was sent")
     for attempt in range(REV_TRIES):
@@ -395,6 +406,7 @@ def delete_field(s: Session, account_id: str, field_id: str, *, expected_rev: in
     """`DELETE …/fields/{id}` with `expected_rev` (the rev read now unless given: "Send
     `expected_rev` … to delete only the version you saw"). A resend after a lost answer that meets
     404 is done when the field is no longer served."""
+    text_arg(field_id, "the field id")
     if expected_rev is None:
         listed = s.get(routes.account(account_id, "fields"), fields=list)
         served = next((f for f in listed.get("fields") or [] if isinstance(f, dict) and f.get("id") == field_id), None)
@@ -431,6 +443,7 @@ def save_account(
     idempotency key, so the body is sent ONCE: after a lost answer it is journaled, and
     `conn.resend()` reads the account list before sending it again. Returns the account's id."""
     record = account_record(service, url=url, username=username)
+    label_arg(label, "an account's label")
     owner_pk = s.get(routes.OWNER_KEY, public_key=str).get("public_key")
     if not isinstance(owner_pk, str):
         raise MemoryModelError("the owner has no public key on file (GET /api/agent/public-key); nothing was sent")
@@ -475,7 +488,16 @@ def update_account(
     if label is not KEEP:
         if label is not None and not isinstance(label, str):
             raise MemoryModelError("an account's label is text, or None to clear it; nothing was sent")
+        label_arg(label, "an account's label")
         change["agent_label"] = label
+    if status is not None and status not in vocab.STATUSES:
+        raise MemoryModelError(
+            f"an account's status is {' or '.join(vocab.STATUSES)}, not {status!r:.40}; nothing was sent"
+        )
+    if two_factor is not None:
+        flag_arg(two_factor, "two_factor")
+    if record is not None:
+        record = record_arg(record, "record")
     if not change and record is None:
         raise MemoryModelError("name something to change (record, label, status, two_factor); nothing was sent")
     owner_pk = None
@@ -484,7 +506,7 @@ def update_account(
         if not isinstance(owner_pk, str):
             raise MemoryModelError("the owner has no public key on file (GET /api/agent/public-key); nothing was sent")
     for attempt in range(REV_TRIES):
-        served = s.get(routes.account(account_id), id=str)
+        served = served_row(s, routes.account(account_id), account_id, rev=int)
         if record is None and all(served.get(k) == v for k, v in change.items()):
             return served  # an earlier unanswered send landed, or nothing to change
         body = {"expected_rev": served.get("rev"), **change}
@@ -524,7 +546,7 @@ def delete_account(s: Session, account_id: str) -> dict[str, Any]:
     served. Returns the answer: `account_id`, `deleted`, `burned_decoys`, `unlinked_decoys` (or
     `outcome` "already applied" and `said` when an earlier send's answer was lost)."""
     path = routes.account(account_id)
-    rev = s.get(path, id=str).get("rev")
+    rev = served_row(s, path, account_id, rev=int)["rev"]
     answer = pending.send_journaled(
         s,
         "account delete",

@@ -29,14 +29,19 @@ DECOYS = "/api/agent/decoys"  # POST: an account with its Decoy address, in one 
 UNLOCK = "/api/agent/unlock"
 
 
+ID_MAX = 256  # Decoy's ids are UUIDs (36 characters); a longer one is no id, and would overflow a URL
+
+
 def segment(value: object) -> str:
     """An id as one path segment. An id comes from someone's typing or a server's answer, and must
     name nothing but itself: one holding a slash or a control character, or that is empty or all
     dots, is refused (`A/../B` would reach account B; servers decode `%2F` back into a slash before
     routing, so quoting it is not enough); `?`, `#`, `%` and spaces are percent-encoded."""
-    text = str(value)
-    if text.strip(".") == "" or any(c in "/\\" or ord(c) < 0x20 or ord(c) == 0x7F for c in text):
-        raise MemoryModelError(f"{text!r} is not an id (Decoy's ids are UUIDs); nothing was sent")
+    if not isinstance(value, str):  # None, 5 or b"…" would name "None", "5", "b'…'": a wrong row, or none
+        raise MemoryModelError(f"an id is text (Decoy's ids are UUIDs), not {type(value).__name__}; nothing was sent")
+    text = value
+    if len(text) > ID_MAX or text.strip(".") == "" or any(c in "/\\" or ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        raise MemoryModelError(f"{text[:60]!r} is not an id (Decoy's ids are UUIDs); nothing was sent")
     return quote(text, safe="")
 
 
