@@ -54,6 +54,17 @@ def connect_by_magic(shell: Any, line: str) -> Connection:
     return magics.conn()
 
 
+@contextmanager
+def paired_shell(config_dir: Path, url: str, line: str) -> Iterator[Any]:
+    """A `decoy_shell` whose connection `%decoy connect URL <line>` made, closed afterwards."""
+    with decoy_shell(config_dir) as ip:
+        conn = connect_by_magic(ip, f"{url} {line}")
+        try:
+            yield ip
+        finally:
+            conn.close()
+
+
 def quiet_decoy(ip: Any, line: str) -> Any:
     """`%decoy line`'s value; a verb gives back its answer and prints nothing."""
     out = io.StringIO()

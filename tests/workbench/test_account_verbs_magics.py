@@ -22,7 +22,7 @@ from IPython.core.error import StdinNotImplementedError, UsageError
 from decoy_lab.client.connection import Connection
 from decoy_lab.sandbox import Sandbox
 
-from support.magics import connect_by_magic, decoy_shell
+from support.magics import paired_shell
 from support.shell_runs import prompt_sandbox
 
 PASSWORD = "tr0ub4dor&3"
@@ -37,11 +37,12 @@ def sandbox() -> Iterator[Sandbox]:
 
 @pytest.fixture(scope="module")
 def shell(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with decoy_shell(tmp_path_factory.mktemp("config")) as ip:
-        conn = connect_by_magic(ip, f"{sandbox.url} --name magic-accounts --profile magic-accounts "
-                                    "--permission account.create")  # fmt: skip
+    with paired_shell(
+        tmp_path_factory.mktemp("config"),
+        sandbox.url,
+        "--name magic-accounts --profile magic-accounts --permission account.create",
+    ) as ip:
         yield ip
-        conn.close()
 
 
 def decoy(ip: Any, line: str) -> tuple[Any, str]:

@@ -25,8 +25,8 @@ from decoy_lab.secret import Secret
 from decoy_lab.transport import routes
 
 from support.accounts_kit import personal_alias
-from support.magics import connect_by_magic, decoy_shell
 from support.magics import decoy_refused as refused
+from support.magics import paired_shell
 from support.magics import quiet_decoy as decoy
 from support.shell_runs import prompt_sandbox
 
@@ -41,10 +41,10 @@ def sandbox() -> Iterator[Sandbox]:
 
 @pytest.fixture(scope="module")
 def shell(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with decoy_shell(tmp_path_factory.mktemp("config")) as ip:
-        conn = connect_by_magic(ip, f"{sandbox.url} --name magic-more --profile magic-more --permission everything")
+    with paired_shell(
+        tmp_path_factory.mktemp("config"), sandbox.url, "--name magic-more --profile magic-more --permission everything"
+    ) as ip:
         yield ip
-        conn.close()
 
 
 def conn_of(ip: Any) -> Connection:
