@@ -6,6 +6,7 @@ every cell is run, and then, in JupyterLab Light and again after switching to Ju
 - no cell ends in an error, no output shows a widget error ("Error displaying widget",
   "model not found", "Click to show javascript error"), and the browser's console has no error
   from the page or a widget;
+- no text of the page carries notebook 06's API key, nor does its recipe views' text at any step;
 - every visible text of every output reads at WCAG AA ("a contrast ratio of at least 4.5:1",
   large text 3:1), measured on the rendered page (tests/support/contrast.py). The map's SVG
   labels are painted by `fill`, not `color`, and are measured by test_map_lab_browser.py.
@@ -14,6 +15,7 @@ Screenshots: build/notebooks-in-lab/<notebook>-<theme>.png.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -30,7 +32,25 @@ OUTPUTS = ".jp-Notebook .jp-OutputArea-output"
 NOT_TEXT = ".decoy-map-svg"  # SVG text: its colour is `fill` (measured by the map's own Lab test)
 WIDGET_ERRORS = ("error displaying widget", "model not found", "click to show javascript error")
 
+SECRET = re.compile(r"sk_live_[0-9a-f]{32}")  # notebook 06's API key (its code cell shows only the prefix)
 pytestmark = [*BROWSER_MARKS, pytest.mark.timeout(600)]
+
+
+def every_step(page) -> list[str]:
+    """Each recipe view's text at each of its steps, walked with its Next button: a step that opens
+    a secret (notebook 06's API key field) shows it masked, whichever step is open."""
+    seen = []
+    views = page.locator(".jp-Notebook .decoy-recipe")
+    for i in range(views.count()):
+        view = views.nth(i)
+        view.get_by_text("1. ", exact=False).first.click()
+        nxt = view.locator("button.dr-btn", has_text="Next")
+        while True:
+            seen.append(view.inner_text())
+            if nxt.first.is_disabled():
+                break
+            nxt.first.click()
+    return seen
 
 
 def _needs(name: str) -> None:
@@ -63,10 +83,14 @@ def test_run_all_in_light_and_dark_shows_no_error_and_reads_at_wcag_aa(tmp_path,
                 )
             measured = text_nodes(page, OUTPUTS, exclude=NOT_TEXT)
             text = page.inner_text(".jp-Notebook").lower()
+            stepped = every_step(page) if name.startswith("06") else []  # the notebook with secrets
         finally:
             browser.close()
     assert measured > 20, f"only {measured} text nodes were measured: the outputs did not render"
     assert [w for w in WIDGET_ERRORS if w in text] == []
+    assert [t for t in [text, *stepped] if SECRET.search(t)] == [], "an API key shows in the page"
+    if name.startswith("06"):  # the unseal trace (17 steps) and the wrong-key trace (3) were walked
+        assert len(stepped) == 17 + 3, len(stepped)
     ours = [c for c in console if "decoy" in c.lower() or "widget" in c.lower() or "model" in c.lower()]
     assert ours == [], "\n".join(console)
     assert low == {LIGHT: "", DARK: ""}, "\n".join(f"{t}:\n{r}" for t, r in low.items() if r)
