@@ -18,6 +18,7 @@ STYLE = """<style>
 .decoy-owner{color:var(--jp-ui-font-color1,#1f1f1f);background:var(--jp-layout-color1,#fff);
  border:1px solid var(--jp-border-color2,#d0d0d0);border-radius:4px;padding:6px 10px;max-width:980px}
 .decoy-owner .decoy-owner-head{font-weight:600;font-size:1.1em}
+.decoy-owner .widget-hbox{flex-wrap:wrap}
 .decoy-owner .decoy-owner-section{border-top:1px solid var(--jp-border-color2,#d0d0d0);margin-top:6px;padding-top:4px}
 .decoy-owner .decoy-owner-title{font-weight:600;color:var(--jp-ui-font-color1,#1f1f1f)}
 .decoy-owner .decoy-owner-note{color:var(--jp-ui-font-color2,#4a4a4a)}
@@ -30,6 +31,7 @@ STYLE = """<style>
 .decoy-owner .jupyter-button.mod-danger{background-color:#b3261e;color:#fff}
 </style>"""
 # The coloured buttons: ipywidgets' own shades put white text at 2.7-4.1:1; these are 4.5:1 or more.
+# A row wraps in a narrow notebook rather than run past the panel's edge, where it was cut off.
 
 
 def short(text: Any, n: int = 60) -> str:
