@@ -524,10 +524,7 @@ def pause_addresses(s: Session, decoy_ids: Sequence[str]) -> dict[str, str]:
             again="Pausing a paused address changes nothing.",
             ids=chunk,
         )
-        out.update({i: "paused" for i in pending.listed(answer, "succeeded") if i in chunk})
-        for f in pending.listed(answer, "failed"):
-            if isinstance(f, Mapping) and f.get("id") in chunk:
-                out[f["id"]] = str(f.get("error") or "failed")
+        out.update(pending.batch_results(chunk, answer, "paused"))
     return out
 
 
