@@ -48,6 +48,7 @@ __all__ = [
 LOGIN_COLUMNS = ["account_id", "host", "username", "password", "state"]
 SEALED_SECRETS = "/api/agent/sealed-secrets"
 POLL_EVERY = 2.5  # seconds between polls of a pending request ("every 2–3 seconds")
+MIN_RETRY = 1.0  # the least wait before asking again for a copy still `preparing`, whatever the answer says
 DONE = frozenset({"ready", "denied", "expired", "failed", "unavailable", "consumed"})
 #: "datatypes: … enum: [basic-auth, custom-fields, totp, note, address, credit-card, passkey, email, phone, identity]"
 DATATYPES = (
@@ -202,6 +203,8 @@ def unlock(
             state = answer.get("state")
             after = answer.get("retry_after_seconds")
             after = float(after) if isinstance(after, (int, float)) and not isinstance(after, bool) else None
+            if after is not None:  # a server's 0 (or less, or NaN) must not turn the wait into a loop
+                after = max(MIN_RETRY, after) if after == after else MIN_RETRY
             if state == "preparing":
                 if after is not None and clock() + after <= end:
                     log.info("unlock %s: the owner's phone is making the copy; asking again in %ss", account_id, after)
