@@ -28,12 +28,6 @@ from support.meddler import Meddler, committed_then_lost, lost, scripted_pair, s
 BURN = f"{routes.DECOYS}/batch/burn"
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> ProfileStore:
-    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    return ProfileStore(tmp_path / "cfg")
-
-
 def pair(
     sb, store: ProfileStore, meddler: Meddler, *, retries: int = 0, permissions: tuple[str, ...] = ("everything",)
 ) -> Connection:

@@ -15,16 +15,9 @@ import json
 import pytest
 
 from decoy_lab.errors import MemoryModelError, OutcomeUnknown
-from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.transport import routes
 
 from support.meddler import Meddler, committed_then_lost, scripted_pair, scripted_resume
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> ProfileStore:
-    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    return ProfileStore(tmp_path / "cfg")
 
 
 def test_label_none_clears_it_and_a_call_without_a_label_keeps_it(sb, store):

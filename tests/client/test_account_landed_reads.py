@@ -24,12 +24,6 @@ from support.meddler import Meddler, committed_then_lost, lost, scripted_pair, s
 
 
 @pytest.fixture
-def store(tmp_path, monkeypatch) -> ProfileStore:
-    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    return ProfileStore(tmp_path / "cfg")
-
-
-@pytest.fixture
 def short_pages(monkeypatch) -> None:
     monkeypatch.setattr(accounts_pending, "LANDED_LIMIT", 1)
     monkeypatch.setattr(accounts_pending, "LANDED_PAGES", 3)

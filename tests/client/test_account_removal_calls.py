@@ -29,12 +29,6 @@ from support.accounts_kit import personal_alias
 from support.meddler import Meddler, committed_then_lost, lost, scripted_pair, scripted_resume
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> ProfileStore:
-    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    return ProfileStore(tmp_path / "cfg")
-
-
 def pair(
     sb, store: ProfileStore, meddler: Meddler, *, retries: int = 0, permissions: tuple[str, ...] = ("everything",)
 ) -> Connection:

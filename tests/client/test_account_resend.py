@@ -33,12 +33,6 @@ from support.meddler import Meddler, committed_then_lost, lost
 PERMS = ["everything"]
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> ProfileStore:
-    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    return ProfileStore(tmp_path / "cfg")
-
-
 def pair(sb, store: ProfileStore, meddler: Meddler) -> Connection:
     """A connection saved as profile "work", every request through `meddler`, no resend in-process."""
     return Connection.pair(

@@ -38,12 +38,6 @@ from support.meddler import Meddler, committed_then_lost, lost, scripted_pair, s
 SAFETY = 60.0  # seconds before a staged wait gives up (only a broken lock or a hang gets there)
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> ProfileStore:
-    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    return ProfileStore(tmp_path / "cfg")
-
-
 class Waits(logging.Handler):
     """Sets `event` (and `met`) when the entry's lock says a send is waiting for another holder."""
 

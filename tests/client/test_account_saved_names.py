@@ -11,17 +11,9 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
-
 from decoy_lab.client.accountbook import SEALED_HERE
 from decoy_lab.client.connection import Connection
 from decoy_lab.store.profiles import ProfileStore
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> ProfileStore:
-    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    return ProfileStore(tmp_path / "cfg")
 
 
 def pair(sb, store: ProfileStore | None, name: str) -> Connection:

@@ -20,12 +20,6 @@ from decoy_lab.transport.api import Api, Tokens
 from support.answers import AGENT, OWNER
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> ProfileStore:
-    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    return ProfileStore(tmp_path / "cfg")
-
-
 def pair(url: str, store: ProfileStore, **kw) -> Connection:
     return Connection.pair(
         url, name="Hygiene", profile="work", store=store, on_link=lambda *a: None, client_id=kw.pop("cid", None), **kw

@@ -15,15 +15,8 @@ import pytest
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import OutcomeUnknown
 from decoy_lab.sandbox import Sandbox
-from decoy_lab.store.profiles import ProfileStore
 
 PERMS = ["memory.read", "memory.save", "memory.edit", "memory.delete"]
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> ProfileStore:
-    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    return ProfileStore(tmp_path / "cfg")
 
 
 @pytest.fixture(scope="module")

@@ -44,12 +44,6 @@ lock.release()
 """
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> ProfileStore:
-    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    return ProfileStore(tmp_path / "cfg")
-
-
 def pair(sb, store: ProfileStore, meddler: Meddler | None = None) -> Connection:
     return scripted_pair(
         sb, "Lock files", meddler=meddler, profile="work", store=store, permissions=["everything"], retries=0

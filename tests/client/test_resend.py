@@ -18,18 +18,11 @@ import pytest
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.errors import OutcomeUnknown, TransportError
-from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.transport.api import Tokens
 
 from support.answers import AGENT, OWNER
 
 PERMS = ["memory.read", "memory.save", "memory.edit", "memory.delete"]
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> ProfileStore:
-    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    return ProfileStore(tmp_path / "cfg")
 
 
 def pair(sb, store, profile="work", **kw) -> Connection:

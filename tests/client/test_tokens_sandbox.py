@@ -16,12 +16,6 @@ from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.transport.api import Tokens
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> ProfileStore:
-    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    return ProfileStore(tmp_path / "cfg")
-
-
 def pair(url: str, store: ProfileStore | None, profile: str | None = "work", **kw) -> Connection:
     return Connection.pair(
         url,

@@ -15,7 +15,6 @@ import pytest
 
 from decoy_lab.client.connection import Connection
 from decoy_lab.sandbox import Sandbox
-from decoy_lab.store.profiles import ProfileStore
 from decoy_lab.workbench.shell.cli import build_parser
 
 CHILD = """
@@ -33,12 +32,6 @@ try:
 except Exception as exc:
     print("FAIL", type(exc).__name__, exc, flush=True)
 """
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> ProfileStore:
-    monkeypatch.setenv("DECOY_LAB_KEYRING", "0")
-    return ProfileStore(tmp_path / "cfg")
 
 
 @pytest.fixture(scope="module")

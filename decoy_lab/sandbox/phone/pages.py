@@ -56,16 +56,22 @@ def esc(value: Any) -> str:
     return html.escape(str(value))
 
 
-def buttons(request: Request, ref: str) -> str:
-    """Approve and Deny for one pairing or request: forms to the owner surface with the secret."""
+def _decision(request: Request, name: str, value: str, base: str, yes: str) -> str:
+    """Yes and Deny for one waiting ask: two forms to the owner surface (`{base}approve`,
+    `{base}deny`) carrying its `name`=`value` and the run's secret."""
     hidden = (
-        f'<input type="hidden" name="ref" value="{esc(ref)}">'
+        f'<input type="hidden" name="{name}" value="{esc(value)}">'
         f'<input type="hidden" name="token" value="{esc(state_of(request).owner_secret)}">'
     )
     return (
-        f'<form method="post" action="/_sandbox/approve">{hidden}<button>Approve</button></form>'
-        f'<form method="post" action="/_sandbox/deny">{hidden}<button>Deny</button></form>'
+        f'<form method="post" action="{base}approve">{hidden}<button>{yes}</button></form>'
+        f'<form method="post" action="{base}deny">{hidden}<button>Deny</button></form>'
     )
+
+
+def buttons(request: Request, ref: str) -> str:
+    """Approve and Deny for one pairing or request."""
+    return _decision(request, "ref", ref, "/_sandbox/", "Approve")
 
 
 def asked(item: dict) -> str:
@@ -126,15 +132,8 @@ def _unlock_item(request: Request, u: dict) -> str:
 
 
 def unlock_buttons(request: Request, unlock_id: str) -> str:
-    """Allow and Deny for one unlock, as the phone's Lock Screen asks: forms with the secret."""
-    hidden = (
-        f'<input type="hidden" name="id" value="{esc(unlock_id)}">'
-        f'<input type="hidden" name="token" value="{esc(state_of(request).owner_secret)}">'
-    )
-    return (
-        f'<form method="post" action="/_sandbox/unlocks/approve">{hidden}<button>Allow</button></form>'
-        f'<form method="post" action="/_sandbox/unlocks/deny">{hidden}<button>Deny</button></form>'
-    )
+    """Allow and Deny for one unlock, as the phone's Lock Screen asks."""
+    return _decision(request, "id", unlock_id, "/_sandbox/unlocks/", "Allow")
 
 
 def connections(conns: list[dict]) -> str:
