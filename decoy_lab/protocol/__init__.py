@@ -13,5 +13,6 @@ accounts_unlock.py  an account's secrets read back: unlock asked, polled, opened
 accounts_list.py    the accounts this connection may see, each read with what it can open
 accounts_decoys.py  an account's addresses (list, protect, rename by a queued edit, pause), accounts in bulk
 accounts_pending.py an account write journaled until its outcome is known, and finished by resend
+accounts_checks.py  what the account calls take, and what an answer must hold before a write is built on it
 unseal.py   step-through: one served row read step by step, a memory sealed and not sent
 """

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import DecoyError, InsufficientGrant
-from decoy_lab.protocol.accounts_decoys import whole
+from decoy_lab.protocol.accounts_checks import whole
 from decoy_lab.protocol.accounts_pending import is_id
 from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes import sealing

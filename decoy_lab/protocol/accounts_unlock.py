@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from decoy_lab.errors import DecoyError, MemoryModelError
-from decoy_lab.protocol.accounts_decoys import seconds_arg, text_arg, whole
+from decoy_lab.protocol.accounts_checks import seconds_arg, text_arg, whole
 from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes.trace import Trace
 from decoy_lab.secret import Secret

@@ -40,7 +40,8 @@ from decoy_lab.errors import (
     RevConflict,
 )
 from decoy_lab.protocol import accounts_pending as pending
-from decoy_lab.protocol.accounts_decoys import KEEP, flag_arg, label_arg, record_arg, served_row, text_arg
+from decoy_lab.protocol.accounts_checks import flag_arg, label_arg, record_arg, served_row, text_arg
+from decoy_lab.protocol.accounts_decoys import KEEP
 from decoy_lab.protocol.verify import LOOPBACK, Verified
 from decoy_lab.recipes import account_records as records
 from decoy_lab.recipes import sealing
